@@ -1,0 +1,50 @@
+# prebake: the two commands a newcomer needs are `make demo` and `make test`.
+GO ?= go
+BIN := bin/prebake
+export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
+PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
+export PATH
+
+.PHONY: build test unit lint bench demo parity-refresh parity-live infra clean
+
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/prebake
+
+## test: unit and integration tests (integration tests start real servers on 127.0.0.1).
+test: build
+	PREBAKE_IT=1 $(GO) test -race -timeout 40m ./...
+
+## unit: tests that need no server.
+unit:
+	$(GO) test ./...
+
+lint:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed (hack/infra.sh installs it)"; fi
+
+bench: build
+	PREBAKE_IT=1 $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./... 
+
+## demo: resolve a few real coordinates from testdata/demo-repo over file://, print the tree, write a lock.
+demo: build
+	@mkdir -p .demo
+	$(BIN) resolve --no-default-repositories \
+		--repositories file://$(CURDIR)/testdata/demo-repo/ \
+		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock \
+		$(DEMO_PACKAGES)
+	@echo "lockfile written to .demo/prebake.lock"
+
+## parity-refresh: regenerate the golden .expected files with the real Ivy oracle.
+parity-refresh:
+	$(GO) run ./hack/parity -refresh
+
+## parity-live: run the live Ivy oracle over every golden case and compare.
+parity-live:
+	$(GO) run ./hack/parity -live
+
+infra:
+	hack/infra.sh
+
+clean:
+	rm -rf bin .demo

@@ -1,0 +1,106 @@
+// Package cmd is prebake's cobra CLI: wiring only. The work is done in the
+// resolver, layers, s3store and submit packages.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// globals are the persistent flags of every command.
+type globals struct {
+	output  string
+	quiet   bool
+	verbose bool
+}
+
+// subcommands registers the commands; each command file adds itself in init.
+var subcommands []func(g *globals) *cobra.Command
+
+func register(f func(g *globals) *cobra.Command) { subcommands = append(subcommands, f) }
+
+// NewRoot builds the command tree.
+func NewRoot() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "prebake",
+		Short: "Resolve Spark --packages ahead of time, bake them into an image or S3, submit and follow the driver",
+		Long: `prebake replaces spark-submit's run-time --packages resolution (Apache Ivy) with one
+done ahead of time, in Go, with Spark's exact semantics. The jars are cached in an
+image layer or in S3, the submission is rewritten to use them, and the driver is
+followed to its real end.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVarP(&g.output, "output", "o", "", "output format: text|json (resolve: tree|names|json)")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "print more progress detail")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitcode.New(exitcode.Usage, fmt.Errorf("%s: %w", c.CommandPath(), err))
+	})
+	for _, f := range subcommands {
+		root.AddCommand(f(g))
+	}
+	return root
+}
+
+// Execute runs the CLI and returns the process exit code.
+func Execute(args []string) int {
+	return ExecuteContext(context.Background(), args, os.Stdout, os.Stderr)
+}
+
+// ExecuteContext runs the CLI with the given streams; SIGINT and SIGTERM
+// cancel ctx.
+func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := NewRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	code := exitcode.Code(err)
+	var ee *exitcode.Error
+	if !errors.As(err, &ee) && isCobraUsageError(err) {
+		code = exitcode.Usage
+	}
+	fmt.Fprintf(stderr, "prebake: %s\n", redact.String(err.Error()))
+	return code
+}
+
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOutput validates -o for a command, defaulting to the first allowed value.
+func checkOutput(g *globals, allowed ...string) (string, error) {
+	if g.output == "" {
+		return allowed[0], nil
+	}
+	for _, a := range allowed {
+		if g.output == a {
+			return a, nil
+		}
+	}
+	return "", exitcode.Errorf(exitcode.Usage, "-o %q: must be one of %v", g.output, allowed)
+}

@@ -1,0 +1,191 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// A backend submits to and follows one kind of cluster manager. Backends
+// register themselves by master scheme: "k8s" (cmd/submit_k8s.go) and
+// "rest" for spark:// and mesos:// (cmd/submit_rest.go).
+type backend interface {
+	// AddFlags adds the backend's own flags (shared ones are in submitFlags).
+	AddFlags(fs *pflag.FlagSet)
+	// Submit runs the rewritten submission and follows the driver to its end.
+	// The returned error carries the exit code (exitcode.Driver for the
+	// driver's own result).
+	Submit(ctx context.Context, req *submitRequest) error
+	// Status prints the state of id (spark-submit --status).
+	Status(ctx context.Context, req *idRequest) error
+	// Kill stops id (spark-submit --kill).
+	Kill(ctx context.Context, req *idRequest) error
+}
+
+var backends = map[string]backend{}
+
+func registerBackend(name string, b backend) { backends[name] = b }
+
+// submitFlags are shared by every backend.
+type submitFlags struct {
+	resolve      resolveFlags
+	store        string
+	imageTarget  string
+	sparkSubmit  string
+	timeout      time.Duration
+	pollInterval time.Duration
+	killOnCancel bool
+}
+
+// submitRequest is what a backend gets: the argv after resolve, bake and
+// rewrite, ready for spark-submit (K8s) or the REST protocol.
+type submitRequest struct {
+	Args    []string // rewritten spark-submit arguments (without the spark-submit binary)
+	Master  string
+	Flags   *submitFlags
+	Output  string // text|json
+	Quiet   bool
+	Verbose bool
+	Stdout  io.Writer
+	Stderr  io.Writer
+}
+
+// idRequest is a status or kill request.
+type idRequest struct {
+	ID     string
+	Master string
+	Output string
+	Stdout io.Writer
+	Stderr io.Writer
+	Flags  *pflag.FlagSet
+}
+
+// prepareSubmission resolves, caches and rewrites args. It is set by the
+// wiring that composes rewrite with bake (cmd/prepare.go); until then it passes
+// args through.
+var prepareSubmission = func(ctx context.Context, f *submitFlags, args []string, stderr io.Writer) ([]string, error) {
+	return args, nil
+}
+
+// masterKind returns the backend name for a master URL.
+func masterKind(master string) (string, error) {
+	switch {
+	case strings.HasPrefix(master, "k8s://"):
+		return "k8s", nil
+	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
+		return "rest", nil
+	case master == "":
+		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos://")
+	}
+	return "", exitcode.Errorf(exitcode.Usage, "--master %q: prebake submit follows k8s://, spark:// (standalone cluster mode) and mesos:// masters; run spark-submit directly for others", master)
+}
+
+// findMaster returns the --master value in spark-submit args (before the
+// primary resource), in either --master x or --master=x form.
+func findMaster(args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if a == "--master" && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "--master="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func init() {
+	register(func(g *globals) *cobra.Command {
+		f := &submitFlags{}
+		c := &cobra.Command{
+			Use:   "submit [flags] -- <spark-submit args>",
+			Short: "Resolve, cache and rewrite --packages, submit, and follow the driver to its end",
+			Example: `  prebake submit --store s3://bucket/prebake -- \
+    --master k8s://https://k8s.example:6443 --deploy-mode cluster \
+    --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
+			RunE: func(c *cobra.Command, args []string) error {
+				out, err := checkOutput(g, "text", "json")
+				if err != nil {
+					return err
+				}
+				master := findMaster(args)
+				kind, err := masterKind(master)
+				if err != nil {
+					return err
+				}
+				b, ok := backends[kind]
+				if !ok {
+					return exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
+				}
+				rewritten, err := prepareSubmission(c.Context(), f, args, c.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				return b.Submit(c.Context(), &submitRequest{
+					Args: rewritten, Master: master, Flags: f, Output: out,
+					Quiet: g.quiet, Verbose: g.verbose,
+					Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
+				})
+			},
+		}
+		fs := c.Flags()
+		f.resolve.add(fs)
+		fs.StringVar(&f.store, "store", "", "S3 store for the jars (s3://bucket/prefix or file://DIR); env PREBAKE_STORE")
+		fs.StringVar(&f.imageTarget, "image-target", "", "bake the jars into the Spark image and push it here; env PREBAKE_IMAGE_TARGET")
+		fs.StringVar(&f.sparkSubmit, "spark-submit", "", "spark-submit binary (default $SPARK_HOME/bin/spark-submit)")
+		fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
+		fs.DurationVar(&f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
+		fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
+		for _, name := range []string{"k8s", "rest"} {
+			if b, ok := backends[name]; ok {
+				b.AddFlags(fs)
+			}
+		}
+		return c
+	})
+	for _, op := range []string{"status", "kill"} {
+		register(func(g *globals) *cobra.Command {
+			var master string
+			c := &cobra.Command{
+				Use:   op + " ID --master URL",
+				Short: map[string]string{"status": "Print a driver's state, as spark-submit --status", "kill": "Kill a driver, as spark-submit --kill"}[op],
+				Example: fmt.Sprintf(`  prebake %[1]s spark-ns:my-app-driver --master k8s://https://k8s.example:6443
+  prebake %[1]s 'spark-ns:nightly-*' --master k8s://https://k8s.example:6443
+  prebake %[1]s driver-20261129101010-0001 --master spark://m1:7077,m2:7077`, op),
+				Args: cobra.ExactArgs(1),
+				RunE: func(c *cobra.Command, args []string) error {
+					out, err := checkOutput(g, "text", "json")
+					if err != nil {
+						return err
+					}
+					kind, err := masterKind(master)
+					if err != nil {
+						return err
+					}
+					b, ok := backends[kind]
+					if !ok {
+						return exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
+					}
+					req := &idRequest{ID: args[0], Master: master, Output: out, Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), Flags: c.Flags()}
+					if op == "status" {
+						return b.Status(c.Context(), req)
+					}
+					return b.Kill(c.Context(), req)
+				},
+			}
+			c.Flags().StringVar(&master, "master", "", "master URL: k8s://…, spark://… or mesos://…")
+			return c
+		})
+	}
+}

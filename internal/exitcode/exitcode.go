@@ -1,0 +1,118 @@
+// Package exitcode holds prebake's single exit-code table (see README, "Exit codes")
+// and an error type that carries a code through wrapping.
+package exitcode
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The exit codes shared by every command. Codes 1–63, 101 and 126–255 are only used
+// by submit, to pass the driver container's own exit code through.
+const (
+	OK           = 0
+	Usage        = 64 // bad flag or argv
+	DataErr      = 65 // malformed coordinate, POM, manifest or lock
+	NotFound     = 66 // coordinate, image, bucket, pod, submission
+	Unavailable  = 69 // a service is unavailable after retries
+	Internal     = 70 // internal error
+	CantCreate   = 73 // the cache or a store could not be written
+	Timeout      = 75 // --timeout, --pending-timeout
+	NoPerm       = 77 // 401/403 from any service, after retries
+	StaleLock    = 78 // a stale lock with --frozen
+	Hung         = 79 // submit: driver hung after SparkContext stopped, no exit code known
+	DriverFailed = 80 // submit: driver failed with no container exit code
+)
+
+// Source says where an exit code came from.
+const (
+	SourcePrebake = "prebake"
+	SourceDriver  = "driver"
+)
+
+// Error carries an exit code and its source through error wrapping.
+type Error struct {
+	Code   int
+	Source string // SourcePrebake (default) or SourceDriver
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit code %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New wraps err with code. A nil err gives nil.
+func New(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Source: SourcePrebake, Err: err}
+}
+
+// Errorf is fmt.Errorf with a code.
+func Errorf(code int, format string, args ...any) error {
+	return &Error{Code: code, Source: SourcePrebake, Err: fmt.Errorf(format, args...)}
+}
+
+// Driver wraps err as the driver's own result with code.
+func Driver(code int, err error) error {
+	return &Error{Code: code, Source: SourceDriver, Err: err}
+}
+
+// Code returns the exit code for err: 0 for nil, the outermost *Error's code,
+// else Internal.
+func Code(err error) int {
+	if err == nil {
+		return OK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// SourceOf returns where the code of err came from.
+func SourceOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Source != "" {
+		return e.Source
+	}
+	return SourcePrebake
+}
+
+// Meaning is the README's one-line meaning of each prebake-owned code.
+func Meaning(code int) string {
+	switch code {
+	case OK:
+		return "success"
+	case Usage:
+		return "usage error"
+	case DataErr:
+		return "bad input data"
+	case NotFound:
+		return "not found"
+	case Unavailable:
+		return "service unavailable after retries"
+	case Internal:
+		return "internal error"
+	case CantCreate:
+		return "cache or store could not be written"
+	case Timeout:
+		return "timeout"
+	case NoPerm:
+		return "permission denied"
+	case StaleLock:
+		return "stale lock with --frozen"
+	case Hung:
+		return "driver hung after SparkContext stopped"
+	case DriverFailed:
+		return "driver failed with no container exit code"
+	}
+	return "driver exit code"
+}

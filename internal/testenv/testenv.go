@@ -1,0 +1,87 @@
+// Package testenv gates integration tests and finds the real servers they
+// start. Integration tests run when PREBAKE_IT=1; with CI=true a skip is a
+// failure.
+package testenv
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Integration reports whether integration tests are enabled.
+func Integration() bool { return os.Getenv("PREBAKE_IT") == "1" }
+
+// InCI reports whether we run under CI, where skips are failures.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// RequireIT skips t unless PREBAKE_IT=1. Under CI=true it fails instead.
+func RequireIT(t testing.TB) {
+	t.Helper()
+	if !Integration() {
+		Skip(t, "integration test: set PREBAKE_IT=1 (make test does) to run it against real servers")
+	}
+}
+
+// Skip skips t with msg, or fails it under CI=true.
+func Skip(t testing.TB, msg string) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("skip is a failure under CI=true: %s", msg)
+	}
+	t.Skip(msg)
+}
+
+// CacheDir is where hack/infra.sh caches binaries built from source.
+func CacheDir() string {
+	if d := os.Getenv("PREBAKE_CI_CACHE"); d != "" {
+		return d
+	}
+	return "/var/cache/prebake-ci"
+}
+
+// Binary finds a server binary: $envVar, then PATH, then the given paths
+// relative to CacheDir(). It skips (fails under CI) when none exists.
+func Binary(t testing.TB, name, envVar string, cachePaths ...string) string {
+	t.Helper()
+	if envVar != "" {
+		if p := os.Getenv(envVar); p != "" {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, c := range cachePaths {
+		p := filepath.Join(CacheDir(), c)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	Skip(t, name+" not installed: run hack/infra.sh")
+	return ""
+}
+
+// FreePort returns a free TCP port on 127.0.0.1.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// SharedDir returns ../shared (the corpus and oracle beside the clone), or
+// skips (fails under CI) when it is absent.
+func SharedDir(t testing.TB, repoRoot string) string {
+	t.Helper()
+	d := filepath.Join(repoRoot, "..", "shared")
+	if _, err := os.Stat(filepath.Join(d, "corpus")); err != nil {
+		Skip(t, "../shared/corpus not found beside the repository")
+	}
+	return d
+}

@@ -1,0 +1,117 @@
+package resolver
+
+// This file is the contract between the resolver's parts and its callers
+// (cmd, layers, s3store, submit). Keep it small and stable.
+
+import (
+	"context"
+	"errors"
+)
+
+// Conflict modes.
+const (
+	ConflictLatest  = "latest"  // Ivy's latest-revision, Spark's behaviour (default)
+	ConflictNearest = "nearest" // Maven's nearest-wins
+)
+
+// Checksum policies (see the conventions).
+const (
+	ChecksumStrict = "strict"
+	ChecksumWarn   = "warn" // default
+	ChecksumIgnore = "ignore"
+)
+
+// Request is one resolution, with spark-submit's inputs.
+type Request struct {
+	// Packages are --packages values as given (each may hold several
+	// comma-separated coordinates, split with Spark's rules).
+	Packages []string
+	// Repositories are --repositories values (comma-separated lists allowed);
+	// http, https and file URLs, with optional userinfo credentials.
+	Repositories []string
+	// Excludes are --exclude-packages values: g:a globs, comma-separated.
+	Excludes []string
+	// NoDefaultRepositories drops ~/.m2, Central and spark-packages.
+	NoDefaultRepositories bool
+	// Settings is a Maven settings.xml path (mirrors, server credentials); optional.
+	Settings string
+	// Conflict is ConflictLatest (default) or ConflictNearest.
+	Conflict string
+	// LockPath, when set, is read if it exists and matches the inputs, and
+	// written after a fresh resolution.
+	LockPath string
+	// Frozen fails with exit code 78 when the lock is missing or stale.
+	Frozen bool
+	// Offline makes no network request: everything must be in the cache.
+	Offline bool
+	// CacheDir is the content-addressed cache; "" means DefaultCacheDir().
+	CacheDir string
+	// ChecksumPolicy is ChecksumStrict, ChecksumWarn (default) or ChecksumIgnore.
+	ChecksumPolicy string
+}
+
+// Result is what Resolve gives back.
+type Result struct {
+	// Lock is the resolved set (always set). Its artifacts are in spark.jars order.
+	Lock *Lockfile
+	// Paths are the local cache paths of Lock.Artifacts, index for index.
+	Paths []string
+	// Graph is the resolution graph, nil when the result came from a lock.
+	Graph *Graph
+	// FromLock is true when a matching lock was used and nothing was resolved.
+	FromLock bool
+}
+
+// ErrNotFound is matched (errors.Is) by every "module or artifact not found" error.
+var ErrNotFound = errors.New("not found")
+
+// Logger receives progress lines (to stderr); it must not be given secrets.
+type Logger interface {
+	Printf(format string, args ...any)
+}
+
+// Source is what the graph builder needs from the repository chain. It is
+// safe for concurrent use, and concurrent requests for the same file are
+// merged.
+type Source interface {
+	// POM returns the POM of g:a:v from the first repository in the chain
+	// that has it. When none has it, the error matches ErrNotFound and lists
+	// every repository tried (without userinfo).
+	POM(ctx context.Context, group, artifact, version string) (*POMFile, error)
+	// Artifact makes the artifact available in the cache, verified, and
+	// returns where it is. It is looked up in ref.Repo, the repository that
+	// served the module's POM, as Ivy does.
+	Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, error)
+	// Versions lists the versions published for g:a (maven-metadata.xml, else
+	// a directory listing), for dynamic revisions.
+	Versions(ctx context.Context, group, artifact string) ([]string, error)
+}
+
+// Repository is one entry of the chain.
+type Repository struct {
+	Name string // Spark's resolver name: local-m2-cache, central, spark-packages, repo-1…
+	URL  string // without userinfo: safe to print
+}
+
+// POMFile is a fetched POM.
+type POMFile struct {
+	Data []byte
+	Repo Repository
+	URL  string // without userinfo
+}
+
+// ArtifactRef names one artifact file of a module.
+type ArtifactRef struct {
+	Group, Artifact, Version string
+	Classifier               string // optional
+	Ext                      string // "jar" unless the POM says otherwise
+	Repo                     Repository
+}
+
+// CachedFile is an artifact in the content-addressed cache.
+type CachedFile struct {
+	Path   string // the cache's blob path, named by sha256
+	Sha256 string
+	Size   int64
+	URL    string // the URL that served it, without userinfo
+}
