@@ -1,0 +1,22 @@
+package cmd
+
+import "github.com/spf13/cobra"
+
+// bakeSubcommands are added under `prebake bake` (image: cmd/bake_image.go,
+// s3: cmd/bake_s3.go).
+var bakeSubcommands []func(g *globals) *cobra.Command
+
+func registerBake(f func(g *globals) *cobra.Command) { bakeSubcommands = append(bakeSubcommands, f) }
+
+func init() {
+	register(func(g *globals) *cobra.Command {
+		c := &cobra.Command{
+			Use:   "bake",
+			Short: "Cache resolved jars in an image layer or an S3 store",
+		}
+		for _, f := range bakeSubcommands {
+			c.AddCommand(f(g))
+		}
+		return c
+	})
+}
