@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -103,4 +104,16 @@ func checkOutput(g *globals, allowed ...string) (string, error) {
 		}
 	}
 	return "", exitcode.Errorf(exitcode.Usage, "-o %q: must be one of %v", g.output, allowed)
+}
+
+// reporter returns the progress reporter for stderr honouring -q and -v.
+func (g *globals) reporter(stderr io.Writer) *progress.Reporter {
+	level := progress.Normal
+	switch {
+	case g.quiet:
+		level = progress.Quiet
+	case g.verbose:
+		level = progress.Verbose
+	}
+	return progress.New(stderr, level)
 }
