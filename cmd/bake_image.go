@@ -1,0 +1,191 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/resolver"
+)
+
+func init() { registerBake(newBakeImageCmd) }
+
+// registryFlags reach a registry (bake image, inspect).
+type registryFlags struct {
+	auth string
+	jobs int
+}
+
+func (f *registryFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.auth, "registry-auth", "", "registry credentials user:password for every registry (default $PREBAKE_REGISTRY_AUTH, else the Docker config: $DOCKER_CONFIG/config.json and its credential helpers)")
+	fs.IntVar(&f.jobs, "jobs", 4, "blob uploads in flight")
+}
+
+func (f *registryFlags) options(stderr io.Writer, quiet bool) ([]layers.Option, error) {
+	opts := []layers.Option{layers.WithJobs(f.jobs)}
+	auth := f.auth
+	if auth == "" {
+		auth = os.Getenv("PREBAKE_REGISTRY_AUTH")
+	}
+	if auth != "" {
+		user, pass, ok := strings.Cut(auth, ":")
+		if !ok || user == "" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--registry-auth: want user:password")
+		}
+		opts = append(opts, layers.WithBasicAuth(user, pass))
+	}
+	if !quiet {
+		opts = append(opts, layers.WithLogger(storeLogger{stderr}))
+	}
+	return opts, nil
+}
+
+type bakeImageOptions struct {
+	resolve      resolveFlags
+	registry     registryFlags
+	base, target string
+	tag          string
+	jarsDir      string
+	platforms    []string
+	skipProvided bool
+	layers       int
+}
+
+func newBakeImageCmd(g *globals) *cobra.Command {
+	o := &bakeImageOptions{}
+	c := &cobra.Command{
+		Use:   "image --base REF --target REF [coordinates...]",
+		Short: "Append the resolved jars to a Spark image as a reproducible layer and print the Spark settings",
+		Long: `bake image resolves (or reads --lock), appends the jars to the base image under
+--jars-dir and pushes the result to --target under a tag derived from the base
+digest and the lock hash (or --tag). If the target already has that tag, it
+prints it and stops: no download, no push. REF is a registry reference or
+oci:PATH[:tag], an OCI image layout on disk (no Docker daemon is used).
+
+An index base gets the layer on every platform, or only on --platform (one
+platform gives a plain image). The same base digest and lock always give the
+same image digest (SOURCE_DATE_EPOCH sets the file times).
+
+stdout: the digest reference, then spark.kubernetes.container.image=… and
+spark.jars=local:///… in the lock's order. stderr: progress and the classpath
+conflict report against the base's /opt/spark/jars.`,
+		Example: `  prebake bake image --base oci:testdata/base-image:3.5.0 --target oci:.demo/image \
+    --lock .demo/prebake.lock
+  prebake bake image --base apache/spark:3.5.0 --target registry.example.com/team/spark-jobs \
+    --packages org.apache.spark:spark-avro_2.12:3.5.0 --lock prebake.lock`,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runBakeImage(c.Context(), g, o, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	fs := c.Flags()
+	o.resolve.add(fs)
+	o.registry.add(fs)
+	fs.StringVar(&o.base, "base", "", "base image: registry reference or oci:PATH[:tag]")
+	fs.StringVar(&o.target, "target", "", "target repository (registry reference or oci:PATH); a tag in it is used as --tag")
+	fs.StringVar(&o.tag, "tag", "", "target tag (default: prebake-<hash of base digest, lock hash and options>)")
+	fs.StringVar(&o.jarsDir, "jars-dir", layers.DefaultJarsDir, "directory of the jars in the image")
+	fs.StringSliceVar(&o.platforms, "platform", nil, "for an index base: only these platforms (os/arch[/variant]; repeat or comma-separate)")
+	fs.BoolVar(&o.skipProvided, "skip-provided", false, "leave out jars the base already has at the same version")
+	fs.IntVar(&o.layers, "layers", 1, fmt.Sprintf("split the jars into up to N layers (1..%d; big jars alone) so a re-bake re-uploads only what changed", layers.MaxLayers))
+	return c
+}
+
+// bakeImageJSON is the -o json output (stable; documented in the README):
+// layers.Result plus the Spark settings.
+type bakeImageJSON struct {
+	*layers.Result
+	SparkConf map[string]string `json:"sparkConf"`
+}
+
+func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []string, stdout, stderr io.Writer) error {
+	out, err := checkOutput(g, "text", "json")
+	if err != nil {
+		return err
+	}
+	if o.base == "" || o.target == "" {
+		return exitcode.Errorf(exitcode.Usage, "bake image: --base and --target are required")
+	}
+	if o.layers < 1 || o.layers > layers.MaxLayers {
+		return exitcode.Errorf(exitcode.Usage, "--layers %d: must be 1..%d", o.layers, layers.MaxLayers)
+	}
+	opts, err := o.registry.options(stderr, g.quiet)
+	if err != nil {
+		return err
+	}
+	cache := o.resolve.cache
+	if cache == "" {
+		cache = resolver.DefaultCacheDir()
+	}
+	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache))
+	lock, jars, err := lockAndJars(ctx, &o.resolve, args, stderr, g.quiet)
+	if err != nil {
+		return err
+	}
+	res, err := layers.Bake(ctx, layers.BakeInput{
+		Lock: lock, Fetch: jars, Base: o.base, Target: o.target, Tag: o.tag,
+		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,
+	}, opts...)
+	if err != nil {
+		return err
+	}
+	conf := res.SparkConf()
+	if out == "json" {
+		js := bakeImageJSON{Result: res, SparkConf: map[string]string{}}
+		for _, kv := range conf {
+			js.SparkConf[kv[0]] = kv[1]
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(js)
+	}
+	if !g.quiet {
+		printBakeSummary(stderr, res)
+	}
+	fmt.Fprintln(stdout, res.Ref)
+	for _, kv := range conf {
+		fmt.Fprintf(stdout, "%s=%s\n", kv[0], kv[1])
+	}
+	return nil
+}
+
+func printBakeSummary(w io.Writer, r *layers.Result) {
+	if r.CacheHit {
+		fmt.Fprintf(w, "cache hit: %s (%d registry requests, %s)\n", r.Tag, r.Requests, r.Duration.Round(1e6))
+		return
+	}
+	fmt.Fprintf(w, "baked %d jars in %d layer(s) onto %s: %s, %d bytes uploaded\n", len(r.Files), len(r.Layers), r.BaseDigest, r.Tag, r.BytesUploaded)
+	if r.Report == nil {
+		return
+	}
+	rep := r.Report
+	fmt.Fprintf(w, "base: Spark %s, Scala %s, %d jars\n", orNone(rep.BaseSparkVersion), orNone(rep.BaseScalaBinary), rep.BaseJars)
+	for _, c := range rep.Conflicts {
+		state := "different version"
+		if c.SameVersion {
+			state = "same version"
+		}
+		if c.Skipped {
+			state += ", skipped (--skip-provided)"
+		}
+		fmt.Fprintf(w, "conflict: %s (%s) vs base %s (%s): %s\n", c.Coord, c.Version, c.BasePath, c.BaseVersion, state)
+	}
+	for _, x := range rep.Warnings {
+		fmt.Fprintf(w, "WARNING (%s): %s\n", x.Kind, x.Message)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

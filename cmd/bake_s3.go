@@ -1,0 +1,216 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
+)
+
+func init() { registerBake(newBakeS3Cmd) }
+
+// s3StoreFlags are the flags that name and reach a jar store (bake s3, warm).
+type s3StoreFlags struct {
+	store       string
+	endpoint    string
+	pathStyle   bool
+	region      string
+	concurrency int
+}
+
+func (f *s3StoreFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.store, "store", os.Getenv("PREBAKE_STORE"), "jar store: s3://bucket/prefix or file:///dir (default $PREBAKE_STORE)")
+	fs.StringVar(&f.endpoint, "endpoint", "", "S3 endpoint URL for S3-compatible servers (default: AWS)")
+	fs.BoolVar(&f.pathStyle, "path-style", false, "path-style bucket addressing (endpoint/bucket/key)")
+	fs.StringVar(&f.region, "region", "", "AWS region (default: the AWS config chain, else us-east-1)")
+	fs.IntVar(&f.concurrency, "concurrency", 8, "uploads and HEADs in flight")
+}
+
+// options turns the flags into s3store options; credentials come from the
+// AWS chain (env, profile, web identity).
+func (f *s3StoreFlags) options(stderr io.Writer, quiet bool) ([]s3store.Option, error) {
+	if f.store == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--store is required (s3://bucket/prefix or file:///dir)")
+	}
+	opts := []s3store.Option{s3store.WithPathStyle(f.pathStyle), s3store.WithRegion(f.region), s3store.WithConcurrency(f.concurrency)}
+	if f.endpoint != "" {
+		opts = append(opts, s3store.WithEndpoint(f.endpoint))
+	}
+	if !quiet {
+		opts = append(opts, s3store.WithLogger(storeLogger{stderr}))
+	}
+	return opts, nil
+}
+
+// storeLogger prints s3store progress lines to stderr.
+type storeLogger struct{ w io.Writer }
+
+func (l storeLogger) Printf(format string, args ...any) { fmt.Fprintf(l.w, format+"\n", args...) }
+
+type bakeS3Options struct {
+	s3       s3StoreFlags
+	resolve  resolveFlags
+	urlStyle string
+	expires  time.Duration
+	verify   bool
+}
+
+func newBakeS3Cmd(g *globals) *cobra.Command {
+	o := &bakeS3Options{}
+	c := &cobra.Command{
+		Use:   "s3 [coordinates...]",
+		Short: "Upload the resolved jars to a content-addressed S3 store and print the spark.jars value",
+		Long: `bake s3 resolves (or reads --lock), uploads every jar not yet in the store to
+<prefix>/jars/sha256/<hex>/<file>, then writes the set's manifest
+<prefix>/sets/<lock-hash>.json, and prints the spark.jars value.
+
+A set already in the store costs one GET; --verify also HEADs every jar and
+re-uploads missing ones. URL styles: s3a (default; needs hadoop-aws and the AWS
+SDK in the image), presigned (needs nothing, but the URLs are bearer credentials
+valid for --expires, which must outlast the job), https (public-read buckets).`,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runBakeS3(c.Context(), g, o, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	fs := c.Flags()
+	o.s3.add(fs)
+	o.resolve.add(fs)
+	fs.StringVar(&o.urlStyle, "url-style", s3store.StyleS3A, "spark.jars URL style: s3a, presigned or https")
+	fs.DurationVar(&o.expires, "expires", 6*time.Hour, "lifetime of presigned URLs; must outlast the job")
+	fs.BoolVar(&o.verify, "verify", false, "on a hit, HEAD every jar and re-upload missing ones")
+	return c
+}
+
+// bakeS3JSON is the -o json output (stable; documented in the README).
+type bakeS3JSON struct {
+	Store     string        `json:"store"`
+	LockHash  string        `json:"lockHash"`
+	Hit       bool          `json:"hit"`
+	Uploaded  int           `json:"uploaded"`
+	Skipped   int           `json:"skipped"`
+	Repaired  int           `json:"repaired"`
+	BytesSent int64         `json:"bytesSent"`
+	URLStyle  string        `json:"urlStyle"`
+	SparkJars string        `json:"sparkJars"`
+	Jars      []bakeS3JarJS `json:"jars"`
+}
+
+type bakeS3JarJS struct {
+	Coord  string `json:"coord"`
+	File   string `json:"file"`
+	Sha256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+	URL    string `json:"url"`
+}
+
+func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string, stdout, stderr io.Writer) error {
+	out, err := checkOutput(g, "text", "json")
+	if err != nil {
+		return err
+	}
+	if err := s3store.CheckStyle(o.urlStyle); err != nil {
+		return err
+	}
+	opts, err := o.s3.options(stderr, g.quiet)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, s3store.WithExpires(o.expires))
+	store, err := s3store.Open(ctx, o.s3.store, opts...)
+	if err != nil {
+		return err
+	}
+	lock, jars, err := lockAndJars(ctx, &o.resolve, args, stderr, g.quiet)
+	if err != nil {
+		return err
+	}
+	res, err := store.Bake(ctx, lock, jars, s3store.Verify(o.verify))
+	if err != nil {
+		return err
+	}
+	urls, err := store.URLs(ctx, res.Manifest, o.urlStyle)
+	if err != nil {
+		return err
+	}
+	if !g.quiet {
+		switch o.urlStyle {
+		case s3store.StyleS3A:
+			fmt.Fprintln(stderr, "warning: s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither")
+		case s3store.StylePresigned:
+			fmt.Fprintf(stderr, "warning: presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job\n", o.expires)
+		}
+	}
+	value := s3store.JarsValue(urls)
+	if out == "json" {
+		js := bakeS3JSON{Store: store.URL(), LockHash: res.Manifest.LockHash, Hit: res.Hit, Uploaded: res.Uploaded, Skipped: res.Skipped,
+			Repaired: res.Repaired, BytesSent: res.BytesSent, URLStyle: o.urlStyle, SparkJars: value, Jars: []bakeS3JarJS{}}
+		for i, j := range res.Manifest.Jars {
+			js.Jars = append(js.Jars, bakeS3JarJS{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size, URL: urls[i]})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(js)
+	}
+	_, err = fmt.Fprintln(stdout, value)
+	return err
+}
+
+// lockAndJars gets the set to bake: from --lock alone (jars fetched only if
+// something must be uploaded), else by resolving.
+func lockAndJars(ctx context.Context, f *resolveFlags, args []string, stderr io.Writer, quiet bool) (*resolver.Lockfile, s3store.JarSource, error) {
+	var ropts []resolver.Option
+	if !quiet {
+		ropts = append(ropts, resolver.WithLogger(storeLogger{stderr}))
+	}
+	if len(f.packages) == 0 && len(args) == 0 {
+		if f.lock == "" {
+			return nil, nil, exitcode.Errorf(exitcode.Usage, "give coordinates (--packages) or --lock FILE")
+		}
+		lock, err := resolver.ReadLock(f.lock)
+		if err != nil {
+			return nil, nil, err
+		}
+		return lock, lockedJars(lock, f, ropts), nil
+	}
+	req, err := f.request(args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := resolver.Resolve(ctx, req, ropts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.Lock, s3store.LocalPaths(res.Paths), nil
+}
+
+// lockedJars fetches a lock's jars into the cache when Bake needs them.
+func lockedJars(lock *resolver.Lockfile, f *resolveFlags, ropts []resolver.Option) s3store.JarSource {
+	return func(ctx context.Context) ([]string, error) {
+		cache := f.cache
+		if cache == "" {
+			cache = resolver.DefaultCacheDir()
+		}
+		var repos []string
+		for _, r := range f.repositories {
+			for _, u := range strings.Split(r, ",") {
+				if u = strings.TrimSpace(u); u != "" {
+					repos = append(repos, u)
+				}
+			}
+		}
+		opts := slices.Concat(ropts, []resolver.Option{resolver.WithOffline(f.offline), resolver.WithRepositoryURLs(repos...), resolver.WithChecksumPolicy(f.checksumPolicy)})
+		return resolver.FetchLocked(ctx, lock, cache, opts...)
+	}
+}

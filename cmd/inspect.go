@@ -1,0 +1,73 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prebake/prebake/layers"
+)
+
+func init() { register(newInspectCmd) }
+
+func newInspectCmd(g *globals) *cobra.Command {
+	var rf registryFlags
+	c := &cobra.Command{
+		Use:   "inspect REF",
+		Short: "Print the prebake annotations of an image baked by `bake image`",
+		Long: `inspect reads the manifest (or index) REF names, a registry reference or
+oci:PATH[:tag], and prints its digest reference, its annotations
+(dev.prebake.lock, dev.prebake.jars, dev.prebake.coords, …) and the
+spark.jars value they give.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runInspect(c.Context(), g, &rf, args[0], c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	rf.add(c.Flags())
+	return c
+}
+
+func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, stdout, stderr io.Writer) error {
+	out, err := checkOutput(g, "text", "json")
+	if err != nil {
+		return err
+	}
+	opts, err := rf.options(stderr, true)
+	if err != nil {
+		return err
+	}
+	info, err := layers.Inspect(ctx, ref, opts...)
+	if err != nil {
+		return err
+	}
+	if out == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(info)
+	}
+	fmt.Fprintln(stdout, info.Ref)
+	keys := make([]string, 0, len(info.Annotations))
+	for k := range info.Annotations {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(stdout, "%s=%s\n", k, info.Annotations[k])
+	}
+	if info.JarsDir != "" {
+		urls := make([]string, len(info.Files))
+		for i, f := range info.Files {
+			urls[i] = "local://" + path.Join(info.JarsDir, f)
+		}
+		fmt.Fprintf(stdout, "spark.jars=%s\n", strings.Join(urls, ","))
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prebake/prebake/resolver"
+)
+
+// resolveJSON is the stable JSON schema of `prebake resolve -o json`
+// (documented in the README):
+//
+//	{"lockHash": "…", "fromLock": false,
+//	 "artifacts": [{"coord","file","sha256","size","repository","path"}],
+//	 "evicted": [{"module":"g:a:v","by":"v2"}],
+//	 "tree": [{"coord":"g:a:v","evicted":false,"by":"","children":[…]}]}
+type resolveJSON struct {
+	LockHash  string             `json:"lockHash"`
+	FromLock  bool               `json:"fromLock"`
+	Artifacts []resolvedArtifact `json:"artifacts"`
+	Evicted   []evictedJSON      `json:"evicted"`
+	Tree      []*treeJSON        `json:"tree"`
+}
+
+type resolvedArtifact struct {
+	Coord      string `json:"coord"`
+	File       string `json:"file"`
+	Sha256     string `json:"sha256"`
+	Size       int64  `json:"size"`
+	Repository string `json:"repository"`
+	Path       string `json:"path"`
+}
+
+type evictedJSON struct {
+	Module string `json:"module"`
+	By     string `json:"by"`
+}
+
+type treeJSON struct {
+	Coord    string      `json:"coord"`
+	Evicted  bool        `json:"evicted"`
+	By       string      `json:"by,omitempty"`
+	Children []*treeJSON `json:"children,omitempty"`
+}
+
+func init() {
+	register(func(g *globals) *cobra.Command {
+		var f resolveFlags
+		c := &cobra.Command{
+			Use:   "resolve [g:a:v ...]",
+			Short: "Resolve --packages exactly as spark-submit (Ivy 2.5.1) does",
+			Long: `resolve resolves Maven coordinates with Spark 3.5's --packages semantics
+(Ivy's latest-revision conflicts, Spark's default excludes, compile+runtime scopes)
+and prints the tree (default), the jar file names Spark would retrieve (-o names)
+or JSON (-o json). Coordinates come from --packages and/or positional arguments.`,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				out, err := checkOutput(g, "tree", "names", "json")
+				if err != nil {
+					return err
+				}
+				req, err := f.request(args...)
+				if err != nil {
+					return err
+				}
+				rep := g.reporter(cmd.ErrOrStderr())
+				res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep))
+				rep.Wait()
+				if err != nil {
+					return err
+				}
+				return printResolve(cmd.OutOrStdout(), out, res)
+			},
+		}
+		f.add(c.Flags())
+		return c
+	})
+}
+
+func printResolve(w io.Writer, format string, res *resolver.Result) error {
+	switch format {
+	case "names":
+		for _, a := range res.Lock.Artifacts {
+			fmt.Fprintln(w, a.File)
+		}
+		return nil
+	case "json":
+		j := resolveJSON{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []resolvedArtifact{}, Evicted: []evictedJSON{}, Tree: []*treeJSON{}}
+		for i, a := range res.Lock.Artifacts {
+			j.Artifacts = append(j.Artifacts, resolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i]})
+		}
+		if res.Graph != nil {
+			for _, e := range res.Graph.Evicted {
+				j.Evicted = append(j.Evicted, evictedJSON{Module: e.Group + ":" + e.Artifact + ":" + e.Version, By: e.By})
+			}
+			var conv func(n *resolver.Node) *treeJSON
+			conv = func(n *resolver.Node) *treeJSON {
+				t := &treeJSON{Coord: n.Group + ":" + n.Artifact + ":" + n.Version, Evicted: n.Evicted, By: n.By}
+				for _, c := range n.Children {
+					t.Children = append(t.Children, conv(c))
+				}
+				return t
+			}
+			for _, r := range res.Graph.Roots {
+				j.Tree = append(j.Tree, conv(r))
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(j)
+	}
+	// tree
+	if res.Graph == nil {
+		fmt.Fprintf(w, "(from lock %s)\n", res.Lock.Hash())
+		for _, a := range res.Lock.Artifacts {
+			fmt.Fprintf(w, "%s\n", a.Coord)
+		}
+		return nil
+	}
+	var walk func(n *resolver.Node, prefix string, last bool)
+	walk = func(n *resolver.Node, prefix string, last bool) {
+		branch, next := "├── ", "│   "
+		if last {
+			branch, next = "└── ", "    "
+		}
+		line := n.Group + ":" + n.Artifact + ":" + n.Version
+		if n.Evicted {
+			line += " (evicted"
+			if n.By != "" {
+				line += " by " + n.By
+			}
+			line += ")"
+		}
+		fmt.Fprintln(w, prefix+branch+line)
+		for i, c := range n.Children {
+			walk(c, prefix+next, i == len(n.Children)-1)
+		}
+	}
+	for i, r := range res.Graph.Roots {
+		walk(r, "", i == len(res.Graph.Roots)-1)
+	}
+	fmt.Fprintf(w, "%d jar(s)%s\n", len(res.Lock.Artifacts), evictedSummary(res.Graph))
+	return nil
+}
+
+func evictedSummary(g *resolver.Graph) string {
+	if len(g.Evicted) == 0 {
+		return ""
+	}
+	var s []string
+	for _, e := range g.Evicted {
+		x := e.Group + ":" + e.Artifact + ":" + e.Version
+		if e.By != "" {
+			x += " by " + e.By
+		}
+		s = append(s, x)
+	}
+	return "; evicted: " + strings.Join(s, ", ")
+}

@@ -1,0 +1,72 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/prebake/prebake/submit"
+)
+
+// k8sBackend submits to k8s:// masters with spark-submit and polls the
+// driver pod (submit.SubmitK8s).
+type k8sBackend struct {
+	pendingTimeout  time.Duration
+	hungGrace       time.Duration
+	notFoundGrace   time.Duration
+	apiRetryTimeout time.Duration
+	killHungDriver  bool
+	logTail         int
+}
+
+func init() { registerBackend("k8s", &k8sBackend{}) }
+
+func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
+	fs.DurationVar(&b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")
+	fs.BoolVar(&b.killHungDriver, "kill-hung-driver", true, "k8s: delete a hung driver's pod")
+	fs.IntVar(&b.logTail, "log-tail", 50, "k8s: driver log lines to show when the driver fails")
+	fs.DurationVar(&b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
+	fs.DurationVar(&b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
+}
+
+func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
+	bin := req.Flags.sparkSubmit
+	if bin == "" && os.Getenv("SPARK_HOME") != "" {
+		bin = filepath.Join(os.Getenv("SPARK_HOME"), "bin", "spark-submit")
+	}
+	_, err := submit.SubmitK8s(ctx, req.Args, submit.K8sOptions{
+		SparkSubmit:     bin,
+		Timeout:         req.Flags.timeout,
+		PollInterval:    req.Flags.pollInterval,
+		PendingTimeout:  b.pendingTimeout,
+		HungGrace:       b.hungGrace,
+		NotFoundGrace:   b.notFoundGrace,
+		APIRetryTimeout: b.apiRetryTimeout,
+		KillHungDriver:  b.killHungDriver,
+		KillOnCancel:    req.Flags.killOnCancel,
+		LogTail:         b.logTail,
+		Output:          req.Output,
+		Quiet:           req.Quiet,
+		Verbose:         req.Verbose,
+		Stdout:          req.Stdout,
+		Stderr:          req.Stderr,
+		Getenv:          os.Getenv,
+	})
+	return err
+}
+
+func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
+	return submit.K8sStatus(ctx, req.Master, req.ID, b.idOptions(req))
+}
+
+func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
+	return submit.K8sKill(ctx, req.Master, req.ID, b.idOptions(req))
+}
+
+func (b *k8sBackend) idOptions(req *idRequest) submit.K8sIDOptions {
+	return submit.K8sIDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
+}

@@ -1,0 +1,132 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
+)
+
+// restBackend submits to spark:// (standalone cluster mode) and mesos://
+// masters through Spark's REST submission protocol and polls to the end.
+type restBackend struct {
+	restPort      int
+	pollOnly      string
+	clientVersion string
+}
+
+func init() { registerBackend("rest", &restBackend{}) }
+
+func (b *restBackend) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&b.restPort, "rest-port", 0, "REST port on every spark:// or mesos:// master host (default: 6066 when the URL has the RPC port 7077 or none, else the URL's port)")
+	fs.StringVar(&b.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end instead of submitting (spark://, mesos://)")
+	fs.StringVar(&b.clientVersion, "rest-client-version", submit.DefaultClientSparkVersion, "clientSparkVersion sent to the master; before 4.0 MESOS_* variables are sent too")
+}
+
+func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []submit.RestOption {
+	log := stderr
+	if quiet {
+		log = io.Discard
+	}
+	return []submit.RestOption{submit.WithLog(log), submit.WithRESTPort(port), submit.WithClientSparkVersion(b.clientVersion)}
+}
+
+func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
+	opts := append(b.options(req.Stderr, req.Quiet, b.restPort),
+		submit.WithPollInterval(req.Flags.pollInterval),
+		submit.WithTimeout(req.Flags.timeout),
+		submit.WithKillOnCancel(req.Flags.killOnCancel))
+	var res *submit.RestResult
+	if b.pollOnly != "" {
+		res = submit.AttachREST(ctx, req.Master, b.pollOnly, opts...)
+	} else {
+		res = submit.SubmitREST(ctx, req.Args, opts...)
+	}
+	if req.Output == "json" {
+		if err := res.WriteJSON(req.Stdout); err != nil {
+			return err
+		}
+	} else {
+		res.WriteText(req.Stdout)
+	}
+	return res.Err()
+}
+
+// idPort returns --rest-port when the status/kill command has one.
+func idPort(req *idRequest) int {
+	if req.Flags == nil {
+		return 0
+	}
+	if f := req.Flags.Lookup("rest-port"); f != nil {
+		p, _ := strconv.Atoi(f.Value.String())
+		return p
+	}
+	return 0
+}
+
+// restStatusJSON is `prebake status -o json` for spark:// and mesos://:
+// {"submissionId", "master", "restUrl", "state", "workerId",
+// "workerHostPort", "message", "serverSparkVersion"} (empty ones omitted).
+type restStatusJSON struct {
+	SubmissionID       string `json:"submissionId"`
+	Master             string `json:"master"`
+	RestURL            string `json:"restUrl,omitempty"`
+	State              string `json:"state,omitempty"`
+	WorkerID           string `json:"workerId,omitempty"`
+	WorkerHostPort     string `json:"workerHostPort,omitempty"`
+	Message            string `json:"message,omitempty"`
+	ServerSparkVersion string `json:"serverSparkVersion,omitempty"`
+}
+
+func (b *restBackend) printID(req *idRequest, r *submit.RestResponse) error {
+	if r == nil {
+		return nil
+	}
+	if req.Output == "json" {
+		enc := json.NewEncoder(req.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
+			WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: r.Message, ServerSparkVersion: r.ServerSparkVersion})
+	}
+	line := req.ID
+	if r.DriverState != "" {
+		line += " " + r.DriverState
+	}
+	if r.WorkerID != "" {
+		line += " " + r.WorkerID
+	}
+	if r.WorkerHostPort != "" {
+		line += " " + r.WorkerHostPort
+	}
+	fmt.Fprintln(req.Stdout, line)
+	if r.Message != "" {
+		fmt.Fprintln(req.Stderr, r.Message)
+	}
+	return nil
+}
+
+func (b *restBackend) Status(ctx context.Context, req *idRequest) error {
+	r, err := submit.RestStatus(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
+	if perr := b.printID(req, r); perr != nil {
+		return perr
+	}
+	return err
+}
+
+func (b *restBackend) Kill(ctx context.Context, req *idRequest) error {
+	r, err := submit.RestKill(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
+	if err == nil && r != nil && req.Output != "json" {
+		fmt.Fprintln(req.Stdout, r.Message)
+		return nil
+	}
+	if perr := b.printID(req, r); perr != nil {
+		return perr
+	}
+	return err
+}

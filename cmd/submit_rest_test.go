@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/sparkrest"
+)
+
+// passThroughPrepare makes prepareSubmission hand the args on unchanged
+// (these tests have no --packages and follow only the REST backend).
+func passThroughPrepare(t *testing.T) {
+	t.Helper()
+	saved := prepareSubmission
+	prepareSubmission = func(ctx context.Context, f *submitFlags, args []string, stderr io.Writer) ([]string, error) {
+		return args, nil
+	}
+	t.Cleanup(func() { prepareSubmission = saved })
+}
+
+func restMaster(t *testing.T, fake *sparkrest.Server) string {
+	t.Helper()
+	s := httptest.NewServer(fake)
+	t.Cleanup(s.Close)
+	return "spark://" + strings.TrimPrefix(s.URL, "http://")
+}
+
+// TestSubmitRESTEndToEnd runs `prebake submit` against the fake standalone
+// master and checks the exit codes: 0 for FINISHED, 80 for FAILED.
+func TestSubmitRESTEndToEnd(t *testing.T) {
+	passThroughPrepare(t)
+	tests := []struct {
+		end      string
+		wantCode int
+		output   string
+	}{
+		{"FINISHED", 0, "text"},
+		{"FAILED", exitcode.DriverFailed, "json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.end, func(t *testing.T) {
+			fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "SUBMITTED"},
+				sparkrest.Step{State: "RUNNING", WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"},
+				sparkrest.Step{State: tt.end, WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"}))
+			master := restMaster(t, fake)
+			var stdout, stderr bytes.Buffer
+			code := ExecuteContext(context.Background(), []string{"submit", "-o", tt.output, "--poll-interval", "10ms", "--",
+				"--master", master, "--deploy-mode", "cluster", "--class", "com.example.Main", "hdfs:///app.jar", "arg1"}, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "is RUNNING on worker-1 (127.0.0.1:40000)") {
+				t.Errorf("stderr lacks the transition:\n%s", stderr.String())
+			}
+			if tt.output == "json" {
+				var res struct {
+					SubmissionID string `json:"submissionId"`
+					State        string `json:"state"`
+					ExitCode     int    `json:"exitCode"`
+					Source       string `json:"source"`
+					Reason       string `json:"reason"`
+					Timings      struct {
+						TotalSeconds float64 `json:"totalSeconds"`
+					} `json:"timings"`
+				}
+				if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+					t.Fatalf("stdout is not JSON: %v\n%s", err, stdout.String())
+				}
+				if res.State != tt.end || res.ExitCode != tt.wantCode || res.Source != exitcode.SourceDriver || res.Reason != tt.end || !strings.HasPrefix(res.SubmissionID, "driver-") {
+					t.Errorf("json result %+v", res)
+				}
+			} else if !strings.Contains(stdout.String(), " FINISHED exit=0 source=driver") {
+				t.Errorf("stdout %q", stdout.String())
+			}
+		})
+	}
+}
+
+func TestStatusKillAndPollOnlyREST(t *testing.T) {
+	passThroughPrepare(t)
+	fake := sparkrest.New()
+	master := restMaster(t, fake)
+	id := "driver-20261129101010-0001"
+	fake.AddDriver(id, sparkrest.Step{State: "RUNNING", WorkerID: "worker-1", Polls: 3}, sparkrest.Step{State: "FINISHED"})
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := ExecuteContext(context.Background(), args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	if code, out, errs := run("status", id, "--master", master); code != 0 || !strings.Contains(out, id+" RUNNING worker-1") {
+		t.Errorf("status: exit %d %q %q", code, out, errs)
+	}
+	if code, out, errs := run("submit", "--status-poll-only", id, "--poll-interval", "10ms", "--", "--master", master); code != 0 || !strings.Contains(out, id+" FINISHED exit=0") {
+		t.Errorf("poll-only: exit %d %q %q", code, out, errs)
+	}
+	if code, _, errs := run("kill", id, "--master", master); code != exitcode.NotFound || !strings.Contains(errs, "has already finished or does not exist") {
+		t.Errorf("kill of a finished driver: exit %d %q", code, errs)
+	}
+	if code, _, errs := run("status", "driver-nope", "--master", master); code != exitcode.NotFound {
+		t.Errorf("status of an unknown id: exit %d %q", code, errs)
+	}
+}

@@ -1,0 +1,367 @@
+// Command parity maintains and checks the parity suite of testdata/parity
+// against the real Ivy oracle (../shared/oracle/run-oracle.sh).
+//
+//	go run ./hack/parity -init     # (re)create cases from hack/parity/cases.txt, copying the POMs they need from ../shared/corpus
+//	go run ./hack/parity -refresh  # regenerate every .expected with the oracle (make parity-refresh)
+//	go run ./hack/parity -live     # run the oracle on every case; compare with the goldens and with prebake (make parity-live)
+//
+// A case's .repos lines use ${PARITY} for testdata/parity.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/prebake/prebake/resolver"
+)
+
+func main() {
+	initF := flag.Bool("init", false, "create cases from hack/parity/cases.txt and copy the files they need")
+	refresh := flag.Bool("refresh", false, "regenerate the golden .expected files with the oracle")
+	live := flag.Bool("live", false, "run the oracle on every case and compare with the goldens and prebake")
+	shared := flag.String("shared", "../shared", "the shared directory (corpus and oracle)")
+	flag.Parse()
+	root, _ := os.Getwd()
+	parity := filepath.Join(root, "testdata", "parity")
+	oracle := filepath.Join(*shared, "oracle", "run-oracle.sh")
+	var err error
+	switch {
+	case *initF:
+		err = initCases(filepath.Join(root, "hack", "parity", "cases.txt"), filepath.Join(*shared, "corpus"), parity)
+	case *refresh:
+		err = forCases(parity, func(c kase) error {
+			out, err := runOracle(oracle, c)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(parity, "cases", c.name+".expected"), []byte(out), 0o644)
+		})
+	case *live:
+		var failed []string
+		var mu sync.Mutex
+		err = forCases(parity, func(c kase) error {
+			out, err := runOracle(oracle, c)
+			if err != nil {
+				return err
+			}
+			golden, _ := os.ReadFile(filepath.Join(parity, "cases", c.name+".expected"))
+			var problems []string
+			if strings.TrimSpace(out) != strings.TrimSpace(string(golden)) {
+				problems = append(problems, fmt.Sprintf("oracle output differs from the golden:\n--- golden\n%s--- oracle\n%s", golden, out))
+			}
+			if p := comparePrebake(c, out); p != "" {
+				problems = append(problems, p)
+			}
+			if len(problems) > 0 {
+				mu.Lock()
+				failed = append(failed, c.name+": "+strings.Join(problems, "\n"))
+				mu.Unlock()
+			}
+			return nil
+		})
+		if err == nil && len(failed) > 0 {
+			sort.Strings(failed)
+			err = fmt.Errorf("%d case(s) differ:\n%s", len(failed), strings.Join(failed, "\n"))
+		}
+	default:
+		flag.Usage()
+		os.Exit(64)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "parity:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintln(os.Stderr, "parity: ok")
+}
+
+type kase struct {
+	name, coords, exclude string
+	repos                 []string
+}
+
+func loadCases(parity string) ([]kase, error) {
+	files, err := filepath.Glob(filepath.Join(parity, "cases", "*.coords"))
+	if err != nil {
+		return nil, err
+	}
+	var out []kase
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".coords")
+		read := func(ext string) string {
+			b, _ := os.ReadFile(filepath.Join(parity, "cases", name+ext))
+			return strings.TrimSpace(string(b))
+		}
+		c := kase{name: name, coords: read(".coords"), exclude: read(".exclude")}
+		for _, r := range strings.Split(read(".repos"), "\n") {
+			if r = strings.TrimSpace(r); r != "" {
+				c.repos = append(c.repos, strings.ReplaceAll(r, "${PARITY}", parity))
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func forCases(parity string, fn func(kase) error) error {
+	cases, err := loadCases(parity)
+	if err != nil {
+		return err
+	}
+	if len(cases) == 0 {
+		return errors.New("no cases in " + parity)
+	}
+	sem := make(chan struct{}, 2)
+	errs := make([]error, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := fn(c); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", c.name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runOracle runs the oracle; exit codes 2–4 are resolution failures whose
+// "error" lines are the expected output.
+func runOracle(oracle string, c kase) (string, error) {
+	args := []string{"--coords", c.coords, "--repos", strings.Join(c.repos, ",")}
+	if c.exclude != "" {
+		args = append(args, "--exclude", c.exclude)
+	}
+	cmd := exec.Command(oracle, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() >= 2 && ee.ExitCode() <= 4 && strings.Contains(out.String(), "error ") {
+		err = nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("oracle: %w: %s", err, lastLines(errb.String(), 5))
+	}
+	return out.String(), nil
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
+
+// comparePrebake resolves the case with prebake's real resolver (over
+// file://, no default repositories) and compares with the oracle's jars.
+func comparePrebake(c kase, oracleOut string) string {
+	var want []string
+	wantErr := false
+	for _, l := range strings.Split(oracleOut, "\n") {
+		if strings.HasPrefix(l, "jar ") {
+			want = append(want, strings.TrimPrefix(l, "jar "))
+		}
+		if strings.HasPrefix(l, "error ") {
+			wantErr = true
+		}
+	}
+	cache, err := os.MkdirTemp("", "parity-cache-")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(cache)
+	req := resolver.Request{Packages: []string{c.coords}, Repositories: c.repos, NoDefaultRepositories: true, CacheDir: cache, ChecksumPolicy: resolver.ChecksumIgnore}
+	if c.exclude != "" {
+		req.Excludes = []string{c.exclude}
+	}
+	res, err := resolver.Resolve(context.Background(), req)
+	if wantErr {
+		if err == nil {
+			return "oracle failed but prebake succeeded"
+		}
+		return ""
+	}
+	if err != nil {
+		return "prebake failed: " + err.Error()
+	}
+	var got []string
+	for _, a := range res.Lock.Artifacts {
+		got = append(got, a.File)
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		return fmt.Sprintf("prebake jars differ:\n oracle  %v\n prebake %v", want, got)
+	}
+	return ""
+}
+
+// recorder is a file Source over the full corpus that records which module
+// directories a resolution touches.
+type recorder struct {
+	repos   []resolver.Repository
+	dirs    map[string]string // repo URL → dir
+	mu      sync.Mutex
+	touched map[string]bool // absolute module version dirs
+}
+
+func (r *recorder) Repositories() []resolver.Repository { return r.repos }
+
+func (r *recorder) touch(dir string) {
+	r.mu.Lock()
+	r.touched[dir] = true
+	r.mu.Unlock()
+}
+
+func (r *recorder) POM(ctx context.Context, g, a, v string) (*resolver.POMFile, error) {
+	rel := filepath.Join(strings.ReplaceAll(g, ".", "/"), a, v)
+	for _, repo := range r.repos {
+		d := filepath.Join(r.dirs[repo.URL], rel)
+		b, err := os.ReadFile(filepath.Join(d, a+"-"+v+".pom"))
+		if err == nil {
+			r.touch(d)
+			return &resolver.POMFile{Data: b, Repo: repo, URL: repo.URL + rel}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s:%s:%s: %w", g, a, v, resolver.ErrNotFound)
+}
+
+func (r *recorder) Artifact(ctx context.Context, ref resolver.ArtifactRef) (*resolver.CachedFile, error) {
+	rel := filepath.Join(strings.ReplaceAll(ref.Group, ".", "/"), ref.Artifact, ref.Version)
+	name := ref.Artifact + "-" + ref.Version
+	if ref.Classifier != "" {
+		name += "-" + ref.Classifier
+	}
+	d := filepath.Join(r.dirs[ref.Repo.URL], rel)
+	p := filepath.Join(d, name+"."+ref.Ext)
+	if _, err := os.Stat(p); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, resolver.ErrNotFound)
+	}
+	r.touch(d)
+	return &resolver.CachedFile{Path: p}, nil
+}
+
+func (r *recorder) Versions(ctx context.Context, g, a string) ([]string, error) {
+	return nil, resolver.ErrNotFound
+}
+
+var repoDirs = map[string]string{"real": "repo-real", "m2": "repo-ivy-tests/m2", "pp": "repo-ivy-tests/parentPom", "deb": "repo-debian"}
+
+func initCases(spec, corpus, parity string) error {
+	b, err := os.ReadFile(spec)
+	if err != nil {
+		return err
+	}
+	casesDir := filepath.Join(parity, "cases")
+	if err := os.MkdirAll(casesDir, 0o755); err != nil {
+		return err
+	}
+	touched := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) != 4 {
+			return fmt.Errorf("bad line %q", line)
+		}
+		name, coords, repos, exclude := f[0], f[1], strings.Split(f[2], ","), f[3]
+		rec := &recorder{dirs: map[string]string{}, touched: map[string]bool{}}
+		var repoLines []string
+		for i, short := range repos {
+			d := filepath.Join(corpus, repoDirs[short])
+			u := "file://" + d + "/"
+			rec.repos = append(rec.repos, resolver.Repository{Name: fmt.Sprintf("repo-%d", i+1), URL: u})
+			rec.dirs[u] = d
+			repoLines = append(repoLines, "file://${PARITY}/repos/"+short+"/")
+		}
+		req := resolver.Request{Packages: []string{coords}}
+		if exclude != "" {
+			req.Excludes = []string{exclude}
+		}
+		_, err := resolver.BuildGraph(context.Background(), req, rec, nil)
+		fmt.Fprintf(os.Stderr, "%s: %d module dirs (err=%v)\n", name, len(rec.touched), err)
+		for d := range rec.touched {
+			touched[d] = true
+		}
+		write := func(ext, s string) error {
+			return os.WriteFile(filepath.Join(casesDir, name+ext), []byte(s+"\n"), 0o644)
+		}
+		if err := write(".coords", coords); err != nil {
+			return err
+		}
+		if err := write(".repos", strings.Join(repoLines, "\n")); err != nil {
+			return err
+		}
+		if exclude != "" {
+			if err := write(".exclude", exclude); err != nil {
+				return err
+			}
+		}
+	}
+	// Copy the touched module directories (POMs, jars, checksums).
+	for d := range touched {
+		for short, rd := range repoDirs {
+			base := filepath.Join(corpus, rd) + "/"
+			if !strings.HasPrefix(d, base) || (short == "m2" && false) {
+				continue
+			}
+			if short == "real" && strings.HasPrefix(d, filepath.Join(corpus, "repo-ivy-tests")) {
+				continue
+			}
+			rel := strings.TrimPrefix(d, base)
+			if err := copyDir(d, filepath.Join(parity, "repos", short, rel)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func copyDir(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		in, err := os.Open(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		out, err := os.Create(filepath.Join(dst, e.Name()))
+		if err != nil {
+			in.Close()
+			return err
+		}
+		_, err = io.Copy(out, in)
+		in.Close()
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

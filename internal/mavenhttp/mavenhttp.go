@@ -1,0 +1,186 @@
+// Package mavenhttp serves Maven repository directories over HTTP for tests
+// and benchmarks: with a per-request delay, a request counter, injected
+// faults and optional basic auth.
+package mavenhttp
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Fault handles a request instead of the file server when it returns true.
+type Fault func(w http.ResponseWriter, r *http.Request, n int) bool
+
+// Server is a Maven repository over HTTP.
+type Server struct {
+	*httptest.Server
+	root  string
+	delay time.Duration
+	user  string
+	pass  string
+
+	requests atomic.Int64
+	mu       sync.Mutex
+	perPath  map[string]int
+	faults   map[string]Fault
+	log      []Entry
+}
+
+// Entry is one request: when it arrived and its path.
+type Entry struct {
+	At   time.Time
+	Path string
+}
+
+// Option configures New.
+type Option func(*Server)
+
+// WithDelay sleeps d before answering each request (an emulated RTT).
+func WithDelay(d time.Duration) Option { return func(s *Server) { s.delay = d } }
+
+// WithBasicAuth requires user:pass on every request.
+func WithBasicAuth(user, pass string) Option {
+	return func(s *Server) { s.user, s.pass = user, pass }
+}
+
+// New serves the Maven repository directory root on 127.0.0.1. Close it
+// when done.
+func New(root string, opts ...Option) *Server {
+	s := &Server{root: root, perPath: map[string]int{}, faults: map[string]Fault{}}
+	for _, o := range opts {
+		o(s)
+	}
+	fs := http.FileServer(http.Dir(root))
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		s.mu.Lock()
+		s.perPath[r.URL.Path]++
+		s.log = append(s.log, Entry{At: time.Now(), Path: r.URL.Path})
+		n := s.perPath[r.URL.Path]
+		f := s.faults[r.URL.Path]
+		s.mu.Unlock()
+		if s.delay > 0 {
+			time.Sleep(s.delay)
+		}
+		if s.user != "" {
+			u, p, ok := r.BasicAuth()
+			if !ok || u != s.user || p != s.pass {
+				w.Header().Set("WWW-Authenticate", `Basic realm="maven"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+		}
+		if f != nil && f(w, r, n) {
+			return
+		}
+		fs.ServeHTTP(w, r)
+	}))
+	return s
+}
+
+// URL returns the base URL with a trailing slash.
+func (s *Server) URL() string { return s.Server.URL + "/" }
+
+// Requests is the number of requests served so far.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Count is the number of requests for one path.
+func (s *Server) Count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.perPath[path]
+}
+
+// Log returns the requests so far, in arrival order.
+func (s *Server) Log() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Entry(nil), s.log...)
+}
+
+// Reset zeroes the counters and the log.
+func (s *Server) Reset() {
+	s.requests.Store(0)
+	s.mu.Lock()
+	s.perPath = map[string]int{}
+	s.log = nil
+	s.mu.Unlock()
+}
+
+// SetFault installs f for one path ("" removes it).
+func (s *Server) SetFault(path string, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f == nil {
+		delete(s.faults, path)
+		return
+	}
+	s.faults[path] = f
+}
+
+// Status answers with code for the first times requests, then serves
+// normally; times < 0 means always.
+func Status(code, times int, header ...string) Fault {
+	return func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if times >= 0 && n > times {
+			return false
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		http.Error(w, http.StatusText(code), code)
+		return true
+	}
+}
+
+// Body answers 200 with body (and its length) for every request.
+func Body(body []byte) Fault {
+	return func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Write(body)
+		return true
+	}
+}
+
+// Truncated announces size bytes but sends only part, then closes the
+// connection, for the first times requests (times < 0: always).
+func Truncated(part []byte, size, times int) Fault {
+	return func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if times >= 0 && n > times {
+			return false
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		w.WriteHeader(http.StatusOK)
+		w.Write(part)
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+			}
+		}
+		return true
+	}
+}
+
+// Hang sends part of the body and then blocks until the request ends or
+// release is closed.
+func Hang(part []byte, size int, release <-chan struct{}) Fault {
+	return func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		w.WriteHeader(http.StatusOK)
+		w.Write(part)
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+		return true
+	}
+}

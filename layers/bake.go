@@ -1,0 +1,597 @@
+package layers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver"
+)
+
+// Annotation keys on a baked manifest (and index).
+const (
+	// AnnotationLock holds the lock hash.
+	AnnotationLock = "dev.prebake.lock"
+	// AnnotationJars holds JarsAnnotation as JSON.
+	AnnotationJars = "dev.prebake.jars"
+	// AnnotationCoords holds the requested coordinates (the lock's
+	// inputs.packages), comma-separated; the artifacts' coordinates when the
+	// lock records no inputs.
+	AnnotationCoords = "dev.prebake.coords"
+	// AnnotationBaseDigest is the OCI annotation for the base's digest.
+	AnnotationBaseDigest = "org.opencontainers.image.base.digest"
+)
+
+// DefaultJarsDir is where the jars go in the image.
+const DefaultJarsDir = "/opt/spark/prebake/jars"
+
+// JarsAnnotation is the value of dev.prebake.jars.
+type JarsAnnotation struct {
+	Dir   string   `json:"dir"`
+	Files []string `json:"files"`
+}
+
+// BakeInput is one bake.
+type BakeInput struct {
+	// Lock is the resolved set; its artifacts are in spark.jars order.
+	Lock *resolver.Lockfile
+	// Paths are the local files of Lock.Artifacts, index for index. When
+	// nil, Fetch is called, and only on a cache miss.
+	Paths []string
+	Fetch func(ctx context.Context) ([]string, error)
+	// Base and Target are references: registry or oci:PATH[:tag]. A tag in
+	// Target is used as the tag.
+	Base, Target string
+	// Tag is the target tag; "" derives it from the base digest and the lock.
+	Tag string
+	// JarsDir is the absolute directory of the jars; "" is DefaultJarsDir.
+	JarsDir string
+	// Platforms ("linux/amd64") restrict an index base; empty means all.
+	// One platform gives an image, several give an index.
+	Platforms []string
+	// SkipProvided drops the jars that the base has at the same version.
+	SkipProvided bool
+}
+
+// Result is what a bake produced (or found).
+type Result struct {
+	// Ref is repo@sha256:… (oci:PATH@sha256:… for a layout).
+	Ref string `json:"ref"`
+	// Digest is the manifest (or index) digest.
+	Digest string `json:"digest"`
+	// Tag is repo:tag, the tag written (or found).
+	Tag string `json:"tag"`
+	// CacheHit is true when the target already had the tag and nothing was
+	// built or pushed.
+	CacheHit   bool   `json:"cacheHit"`
+	LockHash   string `json:"lockHash"`
+	BaseDigest string `json:"baseDigest"`
+	JarsDir    string `json:"jarsDir"`
+	// Files are the jar file names in the image, in lock order.
+	Files []string `json:"files"`
+	// Image is spark.kubernetes.container.image; Jars is spark.jars, split.
+	Image string   `json:"image"`
+	Jars  []string `json:"jars"`
+	// Platforms are the platforms that got the layers ("" for a single
+	// image base without a platform in its config).
+	Platforms []string    `json:"platforms"`
+	Layers    []LayerInfo `json:"layers"`
+	// Report is the classpath conflict report (nil on a cache hit).
+	Report *Report `json:"report,omitempty"`
+	// BytesUploaded counts blob bytes sent to the target registry.
+	BytesUploaded int64 `json:"bytesUploaded"`
+	// Requests counts registry requests, not counting the auth handshake.
+	Requests int64 `json:"registryRequests"`
+	// Duration is the wall time of the bake.
+	Duration time.Duration `json:"durationNs"`
+}
+
+// SparkConf returns the Spark settings to use with the image.
+func (r *Result) SparkConf() [][2]string {
+	return [][2]string{
+		{"spark.kubernetes.container.image", r.Image},
+		{"spark.jars", strings.Join(r.Jars, ",")},
+	}
+}
+
+// jarURLs returns local:// URLs of files in dir.
+func jarURLs(dir string, files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = "local://" + path.Join(dir, f)
+	}
+	return out
+}
+
+// bakeKey names the bake: everything that decides the image's bytes.
+func bakeKey(baseDigest, lockHash, jarsDir string, platforms []string, skip bool, layers int, big int64, epoch time.Time) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "prebake-bake-v1\nbase %s\nlock %s\ndir %s\nplatforms %s\nskip %t\nlayers %d %d\n%s\nepoch %d\n",
+		baseDigest, lockHash, jarsDir, strings.Join(platforms, ","), skip, layers, big, compressorID, epoch.Unix())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CacheTag is the tag derived from the bake key.
+func cacheTag(key string) string { return "prebake-" + key[:32] }
+
+func cleanJarsDir(d string) (string, error) {
+	if d == "" {
+		return DefaultJarsDir, nil
+	}
+	if !path.IsAbs(d) {
+		return "", exitcode.Errorf(exitcode.Usage, "--jars-dir %q: must be an absolute path", d)
+	}
+	return path.Clean(d), nil
+}
+
+func coordsOf(l *resolver.Lockfile) string {
+	if len(l.Inputs.Packages) > 0 {
+		return strings.Join(l.Inputs.Packages, ",")
+	}
+	cs := make([]string, len(l.Artifacts))
+	for i, a := range l.Artifacts {
+		cs[i] = a.Coord
+	}
+	return strings.Join(cs, ",")
+}
+
+// Bake appends the jars of in.Lock to in.Base and writes the result to
+// in.Target under a tag derived from (base digest, lock hash) or in.Tag. When
+// the target already has that tag for the same lock and base, it returns at
+// once (CacheHit) with no download and no push.
+func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
+	start := time.Now()
+	o := makeOptions(opts...)
+	ct := &countingTransport{base: o.transport}
+	o.transport = ct
+	if in.Lock == nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "bake: no lock")
+	}
+	lockHash := in.Lock.Hash()
+	jarsDir, err := cleanJarsDir(in.JarsDir)
+	if err != nil {
+		return nil, err
+	}
+	baseRef, err := parseRef(in.Base)
+	if err != nil {
+		return nil, err
+	}
+	targetRef, err := parseRef(in.Target)
+	if err != nil {
+		return nil, err
+	}
+	tag := in.Tag
+	if hasExplicitTag(in.Target) {
+		t := targetRef.tag
+		if !targetRef.isLayout() {
+			t = targetRef.name.Identifier()
+		}
+		if targetRef.digest != "" || strings.HasPrefix(t, "sha256:") {
+			return nil, exitcode.Errorf(exitcode.Usage, "--target %s: name a repository or a tag, not a digest", in.Target)
+		}
+		if tag != "" && tag != t {
+			return nil, exitcode.Errorf(exitcode.Usage, "--target %s has tag %q but --tag is %q", in.Target, t, tag)
+		}
+		tag = t
+	}
+	var plats []v1.Platform
+	var platNames []string
+	for _, s := range in.Platforms {
+		for _, s := range strings.Split(s, ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+			p, err := v1.ParsePlatform(s)
+			if err != nil {
+				return nil, exitcode.Errorf(exitcode.Usage, "--platform %q: %w", s, err)
+			}
+			plats = append(plats, *p)
+			platNames = append(platNames, p.String())
+		}
+	}
+	slices.Sort(platNames)
+	epoch := DefaultEpoch
+	if o.epoch != nil {
+		epoch = o.epoch.UTC()
+	} else if epoch, err = Epoch(); err != nil {
+		return nil, err
+	}
+
+	// 1. The base digest: one HEAD at most.
+	bdesc, err := headDigest(ctx, baseRef, o)
+	if err != nil {
+		return nil, err
+	}
+	baseDigest := bdesc.Digest.String()
+	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, epoch)
+	if tag == "" {
+		tag = cacheTag(key)
+	}
+	tgt, err := targetRef.withTag(tag)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Tag: tgt.String(), LockHash: lockHash, BaseDigest: baseDigest, JarsDir: jarsDir, Layers: []LayerInfo{}, Platforms: []string{}}
+	finish := func() *Result {
+		res.Image = res.Ref
+		res.Jars = jarURLs(res.JarsDir, res.Files)
+		res.Requests = ct.requests.Load()
+		res.BytesUploaded = ct.uploaded.Load()
+		res.Duration = time.Since(start)
+		return res
+	}
+
+	// 2. Cache hit: one GET of the target manifest.
+	info, err := lookup(ctx, tgt, o)
+	if err != nil {
+		return nil, err
+	}
+	if info != nil && info.LockHash == lockHash && info.BaseDigest == baseDigest && info.JarsDir == jarsDir && info.Key == key {
+		o.logger.Printf("cache hit: %s already has %s", tgt, info.Digest)
+		res.CacheHit = true
+		res.Digest = info.Digest
+		res.Ref = tgt.digestRef(info.digest)
+		res.Files = info.Files
+		res.Platforms = info.Platforms
+		return finish(), nil
+	}
+	if info != nil {
+		o.logger.Printf("%s exists but holds another bake; replacing it", tgt)
+	}
+
+	// 3. The jars.
+	paths := in.Paths
+	if paths == nil && in.Fetch != nil {
+		if paths, err = in.Fetch(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if len(paths) != len(in.Lock.Artifacts) {
+		return nil, exitcode.Errorf(exitcode.Internal, "bake: %d paths for %d artifacts", len(paths), len(in.Lock.Artifacts))
+	}
+
+	// 4. The base, and the images to extend.
+	b, err := loadBase(ctx, baseRef, o)
+	if err != nil {
+		return nil, err
+	}
+	if b.desc.Digest != bdesc.Digest {
+		return nil, exitcode.Errorf(exitcode.Unavailable, "base %s changed while baking (%s, then %s); rerun", in.Base, bdesc.Digest, b.desc.Digest)
+	}
+	targets, err := selectImages(b, plats, in.Base)
+	if err != nil {
+		return nil, err
+	}
+
+	// 5. The classpath conflict report (first platform; jars do not vary by
+	// platform).
+	x := processIndex
+	if o.cacheDir != "" {
+		x = &jarIndex{dir: o.cacheDir, mem: processIndex.mem}
+	}
+	bj, err := baseJars(ctx, targets[0].img, []string{SparkJarsDir, jarsDir}, x)
+	if err != nil {
+		return nil, registryError(err, "reading base "+in.Base)
+	}
+	coords := make([]string, len(in.Lock.Artifacts))
+	files := make([]string, len(in.Lock.Artifacts))
+	for i, a := range in.Lock.Artifacts {
+		coords[i], files[i] = a.Coord, a.File
+	}
+	report := conflictReport(coords, files, bj)
+	skip := map[string]bool{}
+	if in.SkipProvided {
+		for i, c := range report.Conflicts {
+			if c.SameVersion {
+				report.Conflicts[i].Skipped = true
+				skip[c.File] = true
+			}
+		}
+	}
+	res.Report = report
+
+	// 6. The layers, built once for every platform.
+	var jars []bakeJar
+	for i, a := range in.Lock.Artifacts {
+		if skip[a.File] {
+			continue
+		}
+		jars = append(jars, bakeJar{file: a.File, path: paths[i], sha256: a.Sha256})
+		res.Files = append(res.Files, a.File)
+	}
+	if res.Files == nil {
+		res.Files = []string{}
+	}
+	tmp, err := os.MkdirTemp("", "prebake-layers-")
+	if err != nil {
+		return nil, exitcode.New(exitcode.CantCreate, err)
+	}
+	defer os.RemoveAll(tmp)
+	built, err := buildJarLayers(ctx, jars, jarsDir, epoch, o, tmp)
+	if err != nil {
+		return nil, err
+	}
+	for _, bl := range built {
+		res.Layers = append(res.Layers, bl.info)
+		o.logger.Printf("layer %s: %d jars, %d bytes", bl.layer.digest, len(bl.info.Files), bl.layer.size)
+	}
+
+	// 7. Append and annotate.
+	ja, _ := json.Marshal(JarsAnnotation{Dir: jarsDir, Files: res.Files})
+	anns := map[string]string{
+		AnnotationLock:       lockHash,
+		AnnotationJars:       string(ja),
+		AnnotationCoords:     coordsOf(in.Lock),
+		AnnotationBaseDigest: baseDigest,
+		annotationKey:        key,
+	}
+	history := v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "prebake bake image", Comment: "prebake lock " + lockHash}
+	var out []platformImage
+	for _, t := range targets {
+		img, err := appendLayers(t.img, built, history, anns)
+		if err != nil {
+			return nil, exitcode.New(exitcode.Internal, fmt.Errorf("appending layers to %s: %w", in.Base, err))
+		}
+		out = append(out, platformImage{desc: t.desc, img: img})
+		if t.desc.Platform != nil {
+			res.Platforms = append(res.Platforms, t.desc.Platform.String())
+		}
+	}
+
+	// 8. Write.
+	var w writable
+	if len(out) == 1 && (b.img != nil || len(plats) == 1) {
+		w = writable{img: out[0].img}
+	} else {
+		idx, err := buildIndex(b, out, anns)
+		if err != nil {
+			return nil, exitcode.New(exitcode.Internal, fmt.Errorf("building index for %s: %w", in.Base, err))
+		}
+		w = writable{idx: idx}
+	}
+	d, err := w.digest()
+	if err != nil {
+		return nil, exitcode.New(exitcode.Internal, err)
+	}
+	o.logger.Printf("writing %s (%s)", tgt, d)
+	if err := write(ctx, tgt, w, o); err != nil {
+		return nil, err
+	}
+	res.Digest = d.String()
+	res.Ref = tgt.digestRef(d)
+	return finish(), nil
+}
+
+// annotationKey records the bake key, so a cache hit also matches the
+// layering, platforms and options.
+const annotationKey = "dev.prebake.key"
+
+type platformImage struct {
+	desc v1.Descriptor
+	img  v1.Image
+}
+
+// selectImages picks the images of b to extend.
+func selectImages(b *base, want []v1.Platform, name string) ([]platformImage, error) {
+	matches := func(p *v1.Platform) bool {
+		if len(want) == 0 {
+			return true
+		}
+		if p == nil {
+			return false
+		}
+		for _, w := range want {
+			if p.Satisfies(w) {
+				return true
+			}
+		}
+		return false
+	}
+	if b.img != nil {
+		d := b.desc
+		if cf, err := b.img.ConfigFile(); err == nil {
+			d.Platform = cf.Platform()
+		} else {
+			return nil, registryError(err, "reading base config "+name)
+		}
+		if d.Platform != nil && d.Platform.OS == "" {
+			d.Platform = nil
+		}
+		if !matches(d.Platform) {
+			return nil, exitcode.Errorf(exitcode.NotFound, "base %s is %v, not %v", name, d.Platform, want)
+		}
+		d.Platform = nil // a single image keeps no platform in a descriptor
+		return []platformImage{{desc: d, img: b.img}}, nil
+	}
+	im, err := b.idx.IndexManifest()
+	if err != nil {
+		return nil, registryError(err, "reading base index "+name)
+	}
+	var out []platformImage
+	for _, d := range im.Manifests {
+		if isIndex(d.MediaType) || (d.Platform != nil && d.Platform.OS == "unknown") {
+			continue // nested indexes and attestations
+		}
+		if !matches(d.Platform) {
+			continue
+		}
+		img, err := b.idx.Image(d.Digest)
+		if err != nil {
+			return nil, registryError(err, "reading base image "+name+"@"+d.Digest.String())
+		}
+		out = append(out, platformImage{desc: d, img: img})
+	}
+	if len(out) == 0 {
+		return nil, exitcode.Errorf(exitcode.NotFound, "base %s has no image for platform %v", name, want)
+	}
+	return out, nil
+}
+
+type bakeJar struct {
+	file, path, sha256 string
+}
+
+type builtJarLayer struct {
+	layer *builtLayer
+	info  LayerInfo
+}
+
+// assignLayers splits jars (in lock order) into at most k groups with an
+// assignment that depends only on each jar's name and size: up to k/4 jars of
+// at least big bytes get a layer of their own (largest first), and the rest
+// go to k-k/4 buckets by a hash of the file name. The bucket count never
+// changes, so adding a package changes only the buckets its jars fall into
+// (about 1/(k-k/4) of the set).
+func assignLayers(names []string, sizes []int64, k int, big int64) [][]int {
+	if k <= 1 || len(names) <= 1 {
+		all := make([]int, len(names))
+		for i := range all {
+			all[i] = i
+		}
+		return [][]int{all}
+	}
+	maxBig := k / 4
+	var bigs []int
+	for i, s := range sizes {
+		if s >= big {
+			bigs = append(bigs, i)
+		}
+	}
+	slices.SortStableFunc(bigs, func(a, b int) int {
+		if sizes[a] != sizes[b] {
+			if sizes[a] > sizes[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(names[a], names[b])
+	})
+	if len(bigs) > maxBig {
+		bigs = bigs[:maxBig]
+	}
+	isBig := map[int]bool{}
+	for _, i := range bigs {
+		isBig[i] = true
+	}
+	var groups [][]int
+	for i := range names { // big layers in lock order
+		if isBig[i] {
+			groups = append(groups, []int{i})
+		}
+	}
+	nb := k - maxBig
+	buckets := make([][]int, nb)
+	for i, n := range names {
+		if isBig[i] {
+			continue
+		}
+		h := sha256.Sum256([]byte(n))
+		b := int(binary.BigEndian.Uint32(h[:4]) % uint32(nb))
+		buckets[b] = append(buckets[b], i)
+	}
+	for _, b := range buckets {
+		if len(b) > 0 {
+			groups = append(groups, b)
+		}
+	}
+	return groups
+}
+
+func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.Time, o *options, tmp string) ([]builtJarLayer, error) {
+	names := make([]string, len(jars))
+	sizes := make([]int64, len(jars))
+	files := make([]File, len(jars))
+	for i, j := range jars {
+		f, err := FileFromPath(path.Join(dir, j.file), j.path, 0o644, j.sha256)
+		if err != nil {
+			return nil, err
+		}
+		files[i], names[i], sizes[i] = f, j.file, f.Size
+	}
+	var out []builtJarLayer
+	for _, g := range assignLayers(names, sizes, o.maxLayers, o.bigJar) {
+		var fs []File
+		var ns []string
+		for _, i := range g {
+			fs = append(fs, files[i])
+			ns = append(ns, names[i])
+		}
+		l, err := buildLayerWithDir(ctx, fs, dir, epoch, o, tmp)
+		if err != nil {
+			return nil, err
+		}
+		if ns == nil {
+			ns = []string{}
+		}
+		out = append(out, builtJarLayer{layer: l, info: LayerInfo{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size, Files: ns}})
+	}
+	return out, nil
+}
+
+// buildLayerWithDir builds a layer of files; an empty set still gets the
+// jars directory (with an empty .keep file), so the image says where the (no)
+// jars are.
+func buildLayerWithDir(ctx context.Context, files []File, dir string, epoch time.Time, o *options, tmp string) (*builtLayer, error) {
+	if len(files) == 0 {
+		files = []File{{Name: path.Join(dir, ".keep"), Mode: 0o644, Size: 0, ID: "empty", Open: emptyOpen}}
+	}
+	return buildLayer(ctx, files, epoch, types.OCILayer, o.cacheDir, tmp)
+}
+
+func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[string]string) (v1.Image, error) {
+	mt, err := img.MediaType()
+	if err != nil {
+		return nil, err
+	}
+	lmt := types.OCILayer
+	if mt == types.DockerManifestSchema2 {
+		lmt = types.DockerLayer
+	}
+	adds := make([]mutate.Addendum, len(built))
+	for i, b := range built {
+		l := *b.layer
+		l.mt = lmt
+		adds[i] = mutate.Addendum{Layer: &l, History: h, MediaType: lmt}
+	}
+	out, err := mutate.Append(img, adds...)
+	if err != nil {
+		return nil, err
+	}
+	return mutate.Annotations(out, anns).(v1.Image), nil
+}
+
+func buildIndex(b *base, imgs []platformImage, anns map[string]string) (v1.ImageIndex, error) {
+	mt := types.OCIImageIndex
+	all := map[string]string{}
+	if b.idx != nil {
+		m, err := b.idx.MediaType()
+		if err != nil {
+			return nil, err
+		}
+		mt = m
+		if im, err := b.idx.IndexManifest(); err == nil {
+			for k, v := range im.Annotations {
+				all[k] = v
+			}
+		}
+	}
+	for k, v := range anns {
+		all[k] = v
+	}
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, mt), indexAddenda(imgs)...)
+	return mutate.Annotations(idx, all).(v1.ImageIndex), nil
+}

@@ -1,0 +1,578 @@
+package layers
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver"
+)
+
+// testArtifact is a fake resolved jar.
+type testArtifact struct {
+	coord string // g:a:v
+	size  int    // content size; content is derived from the coord
+}
+
+func fileName(coord string) string {
+	c := parseCoord(coord)
+	n := c.group + "_" + c.artifact + "-" + c.version
+	if c.classifier != "" {
+		n += "-" + c.classifier
+	}
+	return n + ".jar"
+}
+
+func content(coord string, size int) []byte {
+	b := make([]byte, size)
+	seed := sha256.Sum256([]byte(coord))
+	for i := 0; i < size; i += 32 {
+		seed = sha256.Sum256(seed[:])
+		copy(b[i:], seed[:])
+	}
+	// Make a third compressible, like the manifests and resources of a jar.
+	for i := 0; i < size/3; i++ {
+		b[i] = "spark"[i%5]
+	}
+	return b
+}
+
+// makeLock writes the artifacts' files into dir and returns a lock over
+// them and their paths, in lock order.
+func makeLock(t testing.TB, dir string, arts ...testArtifact) (*resolver.Lockfile, []string) {
+	t.Helper()
+	l := &resolver.Lockfile{Inputs: resolver.Inputs{Conflict: "latest"}}
+	for _, a := range arts {
+		data := content(a.coord, a.size)
+		sum := sha256.Sum256(data)
+		l.Artifacts = append(l.Artifacts, resolver.Artifact{Coord: a.coord, File: fileName(a.coord), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "https://repo1.maven.org/maven2/"})
+		l.Inputs.Packages = append(l.Inputs.Packages, a.coord)
+	}
+	l.Normalize()
+	var paths []string
+	for _, a := range l.Artifacts {
+		p := filepath.Join(dir, a.Sha256[:12]+".jar")
+		for _, ta := range arts {
+			if fileName(ta.coord) == a.File {
+				if err := os.WriteFile(p, content(ta.coord, ta.size), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		paths = append(paths, p)
+	}
+	return l, paths
+}
+
+var demoArtifacts = []testArtifact{
+	{"org.apache.spark:spark-avro_2.12:3.5.0", 40_000},
+	{"org.tukaani:xz:1.9", 20_000},
+	{"org.apache.commons:commons-lang3:3.14.0", 30_000},
+	{"com.fasterxml.jackson.core:jackson-databind:2.15.2", 25_000},
+}
+
+func newRegistry(t testing.TB) (host string) {
+	t.Helper()
+	s := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(s.Close)
+	return strings.TrimPrefix(s.URL, "http://")
+}
+
+func validateImage(t testing.TB, ref string, opts ...Option) {
+	t.Helper()
+	r, err := parseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadBase(context.Background(), r, makeOptions(opts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.img != nil {
+		if err := validate.Image(b.img); err != nil {
+			t.Fatalf("validate.Image(%s): %v", ref, err)
+		}
+		return
+	}
+	if err := validate.Index(b.idx); err != nil {
+		t.Fatalf("validate.Index(%s): %v", ref, err)
+	}
+}
+
+func noFetch(t testing.TB) func(context.Context) ([]string, error) {
+	return func(context.Context) ([]string, error) {
+		t.Error("Fetch called on a cache hit")
+		return nil, errors.New("no fetch")
+	}
+}
+
+func TestBakeLayoutAndCacheHit(t *testing.T) {
+	ctx := context.Background()
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	target := "oci:" + filepath.Join(t.TempDir(), "out")
+	in := BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: target}
+	res, err := Bake(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, res.Ref)
+	if res.CacheHit {
+		t.Error("first bake is a cache hit")
+	}
+	var wantFiles []string
+	for _, a := range lock.Artifacts {
+		wantFiles = append(wantFiles, a.File)
+	}
+	if diff := cmp.Diff(wantFiles, res.Files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(res.Jars[0], "local:///opt/spark/prebake/jars/") {
+		t.Errorf("jars = %v", res.Jars)
+	}
+	dir, files, err := ReadJars(ctx, res.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir != DefaultJarsDir || !cmp.Equal(files, wantFiles) {
+		t.Errorf("ReadJars = %q %v", dir, files)
+	}
+	info, err := Inspect(ctx, res.Tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.LockHash != lock.Hash() || info.Digest != res.Digest || info.Annotations[AnnotationCoords] != strings.Join(lock.Inputs.Packages, ",") {
+		t.Errorf("inspect = %+v", info)
+	}
+	// The layer holds the jars, sorted, with parents, root-owned, at the epoch.
+	checkLayer(t, res, lock, paths)
+
+	in.Paths, in.Fetch = nil, noFetch(t)
+	hit, err := Bake(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hit.CacheHit || hit.Ref != res.Ref || !cmp.Equal(hit.Files, res.Files) {
+		t.Errorf("second bake: hit=%v ref=%s want %s", hit.CacheHit, hit.Ref, res.Ref)
+	}
+}
+
+func checkLayer(t *testing.T, res *Result, lock *resolver.Lockfile, paths []string) {
+	t.Helper()
+	r, _ := parseRef(res.Ref)
+	b, err := loadBase(context.Background(), r, makeOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := b.img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := ls[len(ls)-1]
+	if d, _ := top.DiffID(); d.String() != res.Layers[0].DiffID {
+		t.Errorf("diffID %s, result says %s", d, res.Layers[0].DiffID)
+	}
+	rc, err := top.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	var got []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(DefaultEpoch) || h.Uname != "" {
+			t.Errorf("%s: uid %d gid %d mtime %v", h.Name, h.Uid, h.Gid, h.ModTime)
+		}
+		got = append(got, fmt.Sprintf("%s %o", h.Name, h.Mode))
+	}
+	want := []string{"opt/ 755", "opt/spark/ 755", "opt/spark/prebake/ 755", "opt/spark/prebake/jars/ 755"}
+	for _, a := range lock.Artifacts {
+		want = append(want, "opt/spark/prebake/jars/"+a.File+" 644")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("layer entries (-want +got):\n%s", diff)
+	}
+}
+
+// TestBakeReproducible builds twice from copies of the jars in different
+// directories, with different file times, at different wall times, and
+// compares the digests.
+func TestBakeReproducible(t *testing.T) {
+	ctx := context.Background()
+	base := "oci:" + baseImageDir + ":" + baseImageTag
+	var digests []string
+	for i := range 2 {
+		dir := t.TempDir()
+		lock, paths := makeLock(t, dir, demoArtifacts...)
+		for _, p := range paths {
+			mt := time.Now().Add(time.Duration(i*1000+1) * time.Hour)
+			os.Chtimes(p, mt, mt)
+			os.Chmod(p, os.FileMode(0o600+i*0o55))
+		}
+		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, WithCacheDir(t.TempDir()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateImage(t, res.Ref)
+		digests = append(digests, res.Digest)
+		time.Sleep(1100 * time.Millisecond)
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("digests differ: %v", digests)
+	}
+	// SOURCE_DATE_EPOCH changes the bytes.
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Digest == digests[0] {
+		t.Error("SOURCE_DATE_EPOCH did not change the digest")
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	res, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Digest != digests[0] {
+		t.Error("empty SOURCE_DATE_EPOCH is not the default epoch")
+	}
+}
+
+func TestBakeIndexPlatforms(t *testing.T) {
+	ctx := context.Background()
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	out := "oci:" + filepath.Join(t.TempDir(), "out")
+	base := "oci:" + baseImageDir + ":" + baseImageTag
+	all, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, all.Ref)
+	if diff := cmp.Diff([]string{"linux/amd64", "linux/arm64"}, all.Platforms); diff != "" {
+		t.Errorf("platforms (-want +got):\n%s", diff)
+	}
+	info, err := Inspect(ctx, all.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.MediaType != "application/vnd.oci.image.index.v1+json" || info.LockHash != lock.Hash() {
+		t.Errorf("index info = %+v", info)
+	}
+	r, _ := parseRef(all.Ref)
+	b, _ := loadBase(ctx, r, makeOptions())
+	im, _ := b.idx.IndexManifest()
+	for _, d := range im.Manifests {
+		img, _ := b.idx.Image(d.Digest)
+		ls, _ := img.Layers()
+		top, _ := ls[len(ls)-1].Digest()
+		if top.String() != all.Layers[0].Digest {
+			t.Errorf("%v: top layer %s, want %s", d.Platform, top, all.Layers[0].Digest)
+		}
+	}
+	one, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: out, Platforms: []string{"linux/arm64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, one.Ref)
+	if one.Tag == all.Tag || !cmp.Equal(one.Platforms, []string{"linux/arm64"}) {
+		t.Errorf("arm64 bake: tag %s platforms %v", one.Tag, one.Platforms)
+	}
+	info, _ = Inspect(ctx, one.Ref)
+	if info.MediaType != "application/vnd.oci.image.manifest.v1+json" {
+		t.Errorf("one platform gave %s", info.MediaType)
+	}
+	_, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: out, Platforms: []string{"linux/s390x"}})
+	if exitcode.Code(err) != exitcode.NotFound {
+		t.Errorf("missing platform: %v (code %d)", err, exitcode.Code(err))
+	}
+}
+
+func TestConflictReportAndSkipProvided(t *testing.T) {
+	ctx := context.Background()
+	lock, paths := makeLock(t, t.TempDir(), append(demoArtifacts,
+		testArtifact{"org.apache.spark:spark-connect_2.13:3.5.1", 1000})...)
+	base := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
+	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out"), SkipProvided: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Report{
+		BaseSparkVersion: "3.5.0", BaseScalaBinary: "2.12", BaseJars: len(sparkJars),
+		Conflicts: []Conflict{
+			{Coord: "com.fasterxml.jackson.core:jackson-databind:2.15.2", File: "com.fasterxml.jackson.core_jackson-databind-2.15.2.jar", Version: "2.15.2", BasePath: "/opt/spark/jars/jackson-databind-2.15.2.jar", BaseVersion: "2.15.2", SameVersion: true, Skipped: true},
+			{Coord: "org.apache.commons:commons-lang3:3.14.0", File: "org.apache.commons_commons-lang3-3.14.0.jar", Version: "3.14.0", BasePath: "/opt/spark/jars/commons-lang3-3.12.0.jar", BaseVersion: "3.12.0"},
+		},
+		Warnings: []Warning{
+			{Kind: WarnScalaBinary, Coord: "org.apache.spark:spark-connect_2.13:3.5.1", Message: "org.apache.spark:spark-connect_2.13:3.5.1 is built for Scala 2.13 but the base image has Scala 2.12"},
+			{Kind: WarnSparkVersion, Coord: "org.apache.spark:spark-connect_2.13:3.5.1", Message: "org.apache.spark:spark-connect_2.13:3.5.1 is Spark 3.5.1 but the base image has Spark 3.5.0"},
+		},
+	}
+	if diff := cmp.Diff(want, res.Report); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+	for _, f := range res.Files {
+		if strings.Contains(f, "jackson-databind") {
+			t.Errorf("--skip-provided kept %s", f)
+		}
+	}
+	if len(res.Files) != len(lock.Artifacts)-1 || len(res.Jars) != len(res.Files) {
+		t.Errorf("files %v", res.Files)
+	}
+}
+
+func TestSplitJarName(t *testing.T) {
+	for _, tc := range []struct{ file, name, version string }{
+		{"spark-core_2.12-3.5.0.jar", "spark-core_2.12", "3.5.0"},
+		{"log4j-1.2-api-2.20.0.jar", "log4j-1.2-api", "2.20.0"},
+		{"zstd-jni-1.5.5-4.jar", "zstd-jni", "1.5.5-4"},
+		{"guava-32.1.2-jre.jar", "guava", "32.1.2-jre"},
+		{"json4s-core_2.12-3.7.0-M11.jar", "json4s-core_2.12", "3.7.0-M11"},
+		{"netty-transport-native-epoll-4.1.96.Final-linux-x86_64.jar", "netty-transport-native-epoll", "4.1.96.Final-linux-x86_64"},
+		{"commons-lang3-3.12.0.jar", "commons-lang3", "3.12.0"},
+		{"oro-2.0.8.jar", "oro", "2.0.8"},
+		{"foo.jar", "foo", ""},
+		{"org.apache.commons_commons-lang3-3.14.0.jar", "org.apache.commons_commons-lang3", "3.14.0"},
+	} {
+		n, v := splitJarName(tc.file)
+		if n != tc.name || v != tc.version {
+			t.Errorf("splitJarName(%q) = %q %q, want %q %q", tc.file, n, v, tc.name, tc.version)
+		}
+	}
+}
+
+func TestAssignLayers(t *testing.T) {
+	var names []string
+	var sizes []int64
+	for i := range 40 {
+		names = append(names, fmt.Sprintf("g_a%02d-1.0.jar", i))
+		sizes = append(sizes, 1000)
+	}
+	sizes[7] = 300 << 20 // aws-java-sdk-bundle
+	groups := assignLayers(names, sizes, 8, 64<<20)
+	if len(groups) > 8 {
+		t.Fatalf("%d layers", len(groups))
+	}
+	if !cmp.Equal(groups[0], []int{7}) {
+		t.Errorf("big jar not alone first: %v", groups[0])
+	}
+	if !cmp.Equal(groups, assignLayers(names, sizes, 8, 64<<20)) {
+		t.Error("assignment not deterministic")
+	}
+	// Adding a jar changes one group only.
+	key := func(gs [][]int, ns []string) map[string]bool {
+		m := map[string]bool{}
+		for _, g := range gs {
+			var s []string
+			for _, i := range g {
+				s = append(s, ns[i])
+			}
+			m[strings.Join(s, ",")] = true
+		}
+		return m
+	}
+	before := key(groups, names)
+	names2 := append(append([]string{}, names...), "g_new-2.0.jar")
+	sizes2 := append(append([]int64{}, sizes...), 1000)
+	after := key(assignLayers(names2, sizes2, 8, 64<<20), names2)
+	changed := 0
+	for k := range after {
+		if !before[k] {
+			changed++
+		}
+	}
+	if changed != 1 {
+		t.Errorf("adding a jar changed %d layers, want 1", changed)
+	}
+}
+
+func TestBakeRegistry(t *testing.T) {
+	ctx := context.Background()
+	host := newRegistry(t)
+	baseRef := host + "/spark:3.5.0"
+	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
+		t.Fatal(err)
+	}
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	ct := &countingTransport{base: http.DefaultTransport}
+	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/team/spark-jobs"}
+	res, err := Bake(ctx, in, WithTransport(ct), WithLayers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, res.Ref)
+	if !strings.HasPrefix(res.Ref, host+"/team/spark-jobs@sha256:") || !strings.HasPrefix(res.Tag, host+"/team/spark-jobs:prebake-") {
+		t.Errorf("ref %s tag %s", res.Ref, res.Tag)
+	}
+	if len(res.Layers) < 2 {
+		t.Errorf("WithLayers(3) gave %d layers", len(res.Layers))
+	}
+	var layerBytes int64
+	for _, l := range res.Layers {
+		layerBytes += l.Size
+	}
+	if res.BytesUploaded < layerBytes || res.BytesUploaded > layerBytes+4096 {
+		t.Errorf("uploaded %d bytes, layers are %d", res.BytesUploaded, layerBytes)
+	}
+	dir, files, err := ReadJars(ctx, res.Ref)
+	if err != nil || dir != DefaultJarsDir || len(files) != len(lock.Artifacts) {
+		t.Errorf("ReadJars = %q %v %v", dir, files, err)
+	}
+
+	// A cache hit: no fetch, no push, at most 3 requests.
+	in.Paths, in.Fetch = nil, noFetch(t)
+	hit, err := Bake(ctx, in, WithLayers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hit.CacheHit || hit.Ref != res.Ref || hit.Requests > 3 || hit.BytesUploaded != 0 {
+		t.Errorf("cache hit: hit=%v ref=%s requests=%d uploaded=%d", hit.CacheHit, hit.Ref, hit.Requests, hit.BytesUploaded)
+	}
+	if hit.Duration > 100*time.Millisecond {
+		t.Logf("cache hit took %v (budget 100ms on loopback)", hit.Duration)
+	}
+
+	// An explicit --tag that holds another bake is replaced.
+	lock2, paths2 := makeLock(t, t.TempDir(), demoArtifacts[:2]...)
+	r2, err := Bake(ctx, BakeInput{Lock: lock2, Paths: paths2, Base: baseRef, Target: host + "/team/spark-jobs:latest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/team/spark-jobs", Tag: "latest"}, WithLayers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r3.CacheHit || r3.Digest == r2.Digest || r3.Digest != res.Digest {
+		t.Errorf("tag reuse: hit=%v r2=%s r3=%s", r3.CacheHit, r2.Digest, r3.Digest)
+	}
+}
+
+func TestBakeIncrementalUpload(t *testing.T) {
+	ctx := context.Background()
+	host := newRegistry(t)
+	baseRef := host + "/spark:3.5.0"
+	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
+		t.Fatal(err)
+	}
+	var arts []testArtifact
+	for i := range 24 {
+		arts = append(arts, testArtifact{fmt.Sprintf("com.example:lib%02d:1.%d", i, i), 20_000})
+	}
+	lock, paths := makeLock(t, t.TempDir(), arts...)
+	first, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/jobs"}, WithLayers(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock2, paths2 := makeLock(t, t.TempDir(), append(arts, testArtifact{"com.example:added:2.0", 20_000})...)
+	second, err := Bake(ctx, BakeInput{Lock: lock2, Paths: paths2, Base: baseRef, Target: host + "/jobs"}, WithLayers(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, second.Ref)
+	var total int64
+	for _, l := range second.Layers {
+		total += l.Size
+	}
+	t.Logf("re-bake after adding one jar uploaded %d of %d layer bytes (%d layers)", second.BytesUploaded, total, len(second.Layers))
+	if second.BytesUploaded*2 > total || first.BytesUploaded < total*3/4 {
+		t.Errorf("first uploaded %d, re-bake uploaded %d of %d", first.BytesUploaded, second.BytesUploaded, total)
+	}
+}
+
+func TestRegistryErrors(t *testing.T) {
+	ctx := context.Background()
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts[:1]...)
+	deny := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer deny.Close()
+	dh := strings.TrimPrefix(deny.URL, "http://")
+	host := newRegistry(t)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	ch := strings.TrimPrefix(closed.URL, "http://")
+	closed.Close()
+	for _, tc := range []struct {
+		name, base, target string
+		code               int
+	}{
+		{"denied base", dh + "/spark:3.5.0", host + "/x", exitcode.NoPerm},
+		{"missing base", host + "/nope:1", host + "/x", exitcode.NotFound},
+		{"missing layout", "oci:/nonexistent/layout:1", host + "/x", exitcode.NotFound},
+		{"missing layout tag", "oci:" + baseImageDir + ":9.9.9", host + "/x", exitcode.NotFound},
+		{"registry down", ch + "/spark:1", host + "/x", exitcode.Unavailable},
+		{"denied target", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, dh + "/x", exitcode.NoPerm},
+		{"bad jars dir", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, host + "/x", exitcode.Usage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := BakeInput{Lock: lock, Paths: paths, Base: tc.base, Target: tc.target}
+			if tc.code == exitcode.Usage {
+				in.JarsDir = "relative/jars"
+			}
+			_, err := Bake(ctx, in, WithBasicAuth("prebake", "s3cret-pw"))
+			if got := exitcode.Code(err); got != tc.code {
+				t.Fatalf("code %d, want %d: %v", got, tc.code, err)
+			}
+			if strings.Contains(err.Error(), "s3cret-pw") {
+				t.Errorf("error leaks the password: %v", err)
+			}
+		})
+	}
+}
+
+// TestBaseLayerMounted checks that a bake into another repository of the
+// same registry sends only the new layers.
+func TestBaseLayerNotReuploaded(t *testing.T) {
+	ctx := context.Background()
+	host := newRegistry(t)
+	baseRef := host + "/spark:3.5.0"
+	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
+		t.Fatal(err)
+	}
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BytesUploaded > res.Layers[0].Size+4096 {
+		t.Errorf("uploaded %d bytes for a %d-byte layer: base layers were re-sent", res.BytesUploaded, res.Layers[0].Size)
+	}
+	ref, _ := name.ParseReference(res.Ref)
+	img, err := remote.Image(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate.Image(img); err != nil {
+		t.Fatal(err)
+	}
+	_ = layout.Path("")
+	_ = v1.Hash{}
+}

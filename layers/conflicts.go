@@ -1,0 +1,304 @@
+package layers
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// SparkJarsDir is where a Spark distribution keeps its jars.
+const SparkJarsDir = "/opt/spark/jars"
+
+// Conflict is a resolved artifact that the base image already has.
+type Conflict struct {
+	Coord       string `json:"coord"`
+	File        string `json:"file"`
+	Version     string `json:"version"`
+	BasePath    string `json:"basePath"`
+	BaseVersion string `json:"baseVersion"`
+	SameVersion bool   `json:"sameVersion"`
+	// Skipped is true when --skip-provided dropped the jar from the layer.
+	Skipped bool `json:"skipped"`
+}
+
+// Warning kinds.
+const (
+	WarnScalaBinary  = "scala-binary"
+	WarnSparkVersion = "spark-version"
+)
+
+// Warning flags a likely run-time failure.
+type Warning struct {
+	Kind    string `json:"kind"`
+	Coord   string `json:"coord"`
+	Message string `json:"message"`
+}
+
+// Report is the classpath conflict report against the base image.
+type Report struct {
+	BaseSparkVersion string     `json:"baseSparkVersion,omitempty"`
+	BaseScalaBinary  string     `json:"baseScalaBinary,omitempty"`
+	BaseJars         int        `json:"baseJars"`
+	Conflicts        []Conflict `json:"conflicts"`
+	Warnings         []Warning  `json:"warnings"`
+}
+
+// layerJars is what one layer does to the jar list: the .jar files it adds
+// and the paths it deletes (whiteouts, opaque directories).
+type layerJars struct {
+	Jars      []string `json:"jars"`
+	Whiteouts []string `json:"whiteouts"`
+	Opaque    []string `json:"opaque"`
+}
+
+// jarIndex caches layer file lists by layer digest, in memory and under
+// cacheDir/base-index, so each base layer is read once.
+type jarIndex struct {
+	dir string
+	mu  sync.Mutex
+	mem map[string]*layerJars
+}
+
+var processIndex = &jarIndex{mem: map[string]*layerJars{}}
+
+func (x *jarIndex) get(ctx context.Context, l v1.Layer) (*layerJars, error) {
+	d, err := l.Digest()
+	if err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	lj, ok := x.mem[d.String()]
+	x.mu.Unlock()
+	if ok {
+		return lj, nil
+	}
+	file := ""
+	if x.dir != "" {
+		file = filepath.Join(x.dir, "base-index", d.Hex+".json")
+		if data, err := os.ReadFile(file); err == nil {
+			var c layerJars
+			if json.Unmarshal(data, &c) == nil {
+				x.put(d.String(), &c)
+				return &c, nil
+			}
+		}
+	}
+	lj, err = scanLayer(ctx, l)
+	if err != nil {
+		return nil, fmt.Errorf("reading base layer %s: %w", d, err)
+	}
+	x.put(d.String(), lj)
+	if file != "" {
+		if data, err := json.Marshal(lj); err == nil && os.MkdirAll(filepath.Dir(file), 0o755) == nil {
+			tmp := file + ".tmp"
+			if os.WriteFile(tmp, data, 0o644) == nil {
+				os.Rename(tmp, file)
+			}
+		}
+	}
+	return lj, nil
+}
+
+func (x *jarIndex) put(k string, v *layerJars) {
+	x.mu.Lock()
+	x.mem[k] = v
+	x.mu.Unlock()
+}
+
+// scanLayer streams the tar headers of l.
+func scanLayer(ctx context.Context, l v1.Layer) (*layerJars, error) {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	lj := &layerJars{Jars: []string{}, Whiteouts: []string{}, Opaque: []string{}}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := path.Clean("/" + h.Name)
+		dir, base := path.Split(p)
+		switch {
+		case base == ".wh..wh..opq":
+			lj.Opaque = append(lj.Opaque, path.Clean(dir))
+		case strings.HasPrefix(base, ".wh."):
+			lj.Whiteouts = append(lj.Whiteouts, path.Join(dir, strings.TrimPrefix(base, ".wh.")))
+		case strings.HasSuffix(base, ".jar") && (h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeSymlink || h.Typeflag == tar.TypeLink):
+			lj.Jars = append(lj.Jars, p)
+		}
+	}
+	return lj, nil
+}
+
+// baseJars returns the .jar files of img under dirs, by path, applying
+// whiteouts layer by layer.
+func baseJars(ctx context.Context, img v1.Image, dirs []string, x *jarIndex) ([]string, error) {
+	ls, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]bool{}
+	under := func(p, d string) bool { return p == d || strings.HasPrefix(p, d+"/") }
+	for _, l := range ls {
+		lj, err := x.get(ctx, l)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range lj.Opaque {
+			for f := range files {
+				if f != o && under(f, o) {
+					delete(files, f)
+				}
+			}
+		}
+		for _, w := range lj.Whiteouts {
+			for f := range files {
+				if under(f, w) {
+					delete(files, f)
+				}
+			}
+		}
+		for _, j := range lj.Jars {
+			files[j] = true
+		}
+	}
+	var out []string
+	for f := range files {
+		for _, d := range dirs {
+			if path.Dir(f) == path.Clean(d) {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// splitJarName splits "name-1.2.3.jar" into ("name", "1.2.3"): at the last
+// "-<digit>" whose remainder has a dot, else at the last "-<digit>".
+func splitJarName(file string) (name, version string) {
+	s := strings.TrimSuffix(file, ".jar")
+	last, lastDot := -1, -1
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '-' && s[i+1] >= '0' && s[i+1] <= '9' {
+			last = i
+			if strings.Contains(s[i+1:], ".") {
+				lastDot = i
+			}
+		}
+	}
+	if lastDot < 0 {
+		lastDot = last
+	}
+	if lastDot < 0 {
+		return s, ""
+	}
+	return s[:lastDot], s[lastDot+1:]
+}
+
+var scalaSuffixRE = regexp.MustCompile(`_(2\.1[0-3]|3)$`)
+
+// scalaBinary returns the Scala binary version of an artifact id ("" if none).
+func scalaBinary(artifactID string) string {
+	if m := scalaSuffixRE.FindStringSubmatch(artifactID); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+type coord struct{ group, artifact, version, classifier string }
+
+func parseCoord(s string) coord {
+	p := strings.Split(s, ":")
+	var c coord
+	if len(p) > 0 {
+		c.group = p[0]
+	}
+	if len(p) > 1 {
+		c.artifact = p[1]
+	}
+	if len(p) > 2 {
+		c.version = p[2]
+	}
+	if len(p) > 3 {
+		c.classifier = p[3]
+	}
+	return c
+}
+
+// conflictReport compares the resolved artifacts (coord, file) with the
+// base's jars.
+func conflictReport(coords, files []string, base []string) *Report {
+	r := &Report{BaseJars: len(base), Conflicts: []Conflict{}, Warnings: []Warning{}}
+	byName := map[string][]string{} // jar name without version → paths
+	versionOf := map[string]string{}
+	for _, p := range base {
+		n, v := splitJarName(path.Base(p))
+		byName[n] = append(byName[n], p)
+		versionOf[p] = v
+		switch {
+		case strings.HasPrefix(n, "spark-core_"):
+			r.BaseSparkVersion = v
+			if r.BaseScalaBinary == "" {
+				r.BaseScalaBinary = scalaBinary(n)
+			}
+		case n == "scala-library":
+			if i := strings.LastIndex(v, "."); i > 0 && strings.HasPrefix(v, "2.") {
+				r.BaseScalaBinary = v[:i]
+			}
+		case n == "scala3-library_3":
+			r.BaseScalaBinary = "3"
+		}
+	}
+	for i, cs := range coords {
+		c := parseCoord(cs)
+		keys := []string{c.artifact, c.group + "_" + c.artifact}
+		seen := map[string]bool{}
+		for _, k := range keys {
+			for _, p := range byName[k] {
+				if seen[p] {
+					continue
+				}
+				seen[p] = true
+				bv := versionOf[p]
+				if c.classifier != "" {
+					bv = strings.TrimSuffix(bv, "-"+c.classifier)
+				}
+				r.Conflicts = append(r.Conflicts, Conflict{
+					Coord: cs, File: files[i], Version: c.version,
+					BasePath: p, BaseVersion: bv, SameVersion: bv == c.version,
+				})
+			}
+		}
+		if sb := scalaBinary(c.artifact); sb != "" && r.BaseScalaBinary != "" && sb != r.BaseScalaBinary {
+			r.Warnings = append(r.Warnings, Warning{Kind: WarnScalaBinary, Coord: cs,
+				Message: fmt.Sprintf("%s is built for Scala %s but the base image has Scala %s", cs, sb, r.BaseScalaBinary)})
+		}
+		if c.group == "org.apache.spark" && strings.HasPrefix(c.artifact, "spark-") && r.BaseSparkVersion != "" && c.version != r.BaseSparkVersion {
+			r.Warnings = append(r.Warnings, Warning{Kind: WarnSparkVersion, Coord: cs,
+				Message: fmt.Sprintf("%s is Spark %s but the base image has Spark %s", cs, c.version, r.BaseSparkVersion)})
+		}
+	}
+	return r
+}

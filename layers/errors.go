@@ -1,0 +1,78 @@
+package layers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// registryError maps a registry error to prebake's exit codes: 401/403 → 77,
+// not found → 66, unavailable (connection refused or reset, 5xx, 429) → 69.
+// what names the operation and the reference; the message never holds
+// credentials.
+func registryError(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitcode.Error
+	if errors.As(err, &ee) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return exitcode.New(exitcode.Timeout, fmt.Errorf("%s: %w", what, err))
+	}
+	msg := redact.String(err.Error())
+	wrap := func(code int, hint string) error {
+		return exitcode.New(code, &redactedError{msg: what + ": " + msg + hint, err: err})
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		for _, d := range te.Errors {
+			switch d.Code {
+			case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
+				return wrap(exitcode.NoPerm, " (check the Docker config or --registry-auth)")
+			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode:
+				return wrap(exitcode.NotFound, "")
+			}
+		}
+		switch {
+		case te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden:
+			return wrap(exitcode.NoPerm, " (check the Docker config or --registry-auth)")
+		case te.StatusCode == http.StatusNotFound:
+			return wrap(exitcode.NotFound, "")
+		case te.StatusCode == http.StatusTooManyRequests || te.StatusCode >= 500:
+			return wrap(exitcode.Unavailable, "")
+		}
+		return wrap(exitcode.Internal, "")
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return wrap(exitcode.NotFound, "")
+	}
+	var ne net.Error
+	var oe *net.OpError
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &oe) || errors.As(err, &ne) {
+		return wrap(exitcode.Unavailable, " (registry unavailable; rerun to resume: blobs already pushed are not sent again)")
+	}
+	return wrap(exitcode.Unavailable, "")
+}
+
+// redactedError prints a redacted message and keeps the chain for
+// errors.Is/As.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

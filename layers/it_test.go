@@ -1,0 +1,261 @@
+package layers
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// distRegistry is a real CNCF distribution registry (Debian docker-registry)
+// on 127.0.0.1, started by the test and stopped at cleanup.
+type distRegistry struct {
+	t       testing.TB
+	bin     string
+	dir     string
+	port    int
+	htpass  bool
+	cmd     *exec.Cmd
+	stopped bool
+}
+
+const (
+	itUser = "prebake"
+	itPass = "s3cret-it"
+)
+
+// startRegistry starts docker-registry; with auth it requires htpasswd
+// basic auth (user itUser, password itPass).
+func startRegistry(t testing.TB, auth bool) *distRegistry {
+	t.Helper()
+	testenv.RequireIT(t)
+	r := &distRegistry{t: t, bin: testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY"), dir: t.TempDir(), port: testenv.FreePort(t), htpass: auth}
+	cfg := fmt.Sprintf(`version: 0.1
+log: {level: warn, accesslog: {disabled: true}}
+storage:
+  filesystem: {rootdirectory: %s/data}
+  delete: {enabled: true}
+  maintenance: {uploadpurging: {enabled: false}}
+http:
+  addr: 127.0.0.1:%d
+  secret: ci-only-not-secret
+`, r.dir, r.port)
+	if auth {
+		htpasswd := testenv.Binary(t, "htpasswd", "")
+		out, err := exec.Command(htpasswd, "-Bbn", itUser, itPass).Output()
+		if err != nil {
+			t.Fatalf("htpasswd: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(r.dir, "htpasswd"), out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg += fmt.Sprintf("auth: {htpasswd: {realm: prebake-test, path: %s/htpasswd}}\n", r.dir)
+	}
+	if err := os.WriteFile(filepath.Join(r.dir, "config.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *distRegistry) host() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
+
+func (r *distRegistry) start() {
+	r.t.Helper()
+	log, err := os.OpenFile(filepath.Join(r.dir, "registry.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.cmd = exec.Command(r.bin, "serve", filepath.Join(r.dir, "config.yml"))
+	r.cmd.Stdout, r.cmd.Stderr = log, log
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatalf("starting docker-registry: %v", err)
+	}
+	r.stopped = false
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + r.host() + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 || resp.StatusCode == 401 {
+				return
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	data, _ := os.ReadFile(filepath.Join(r.dir, "registry.log"))
+	r.t.Fatalf("docker-registry did not start on %s: %s", r.host(), data)
+}
+
+func (r *distRegistry) stop() {
+	if r.cmd == nil || r.stopped {
+		return
+	}
+	r.stopped = true
+	r.cmd.Process.Signal(syscall.SIGKILL)
+	r.cmd.Wait()
+}
+
+// dockerConfig writes a Docker config with credentials for host and points
+// DOCKER_CONFIG at it.
+func dockerConfig(t *testing.T, host, user, pass string) {
+	t.Helper()
+	dir := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+	data := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, host, auth)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dir)
+}
+
+func TestITBakeDistribution(t *testing.T) {
+	reg := startRegistry(t, false)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	ctx := context.Background()
+	// The base comes from the OCI layout into the registry (a cross-"registry"
+	// copy), then a bake into another repository mounts its layers.
+	baseRef := reg.host() + "/spark:3.5.0"
+	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
+		t.Fatal(err)
+	}
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: reg.host() + "/team/jobs"}
+	res, err := Bake(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, res.Ref)
+	if res.BytesUploaded > res.Layers[0].Size+8192 {
+		t.Errorf("uploaded %d bytes for a %d-byte layer: base layers were not mounted", res.BytesUploaded, res.Layers[0].Size)
+	}
+	info, err := Inspect(ctx, res.Ref)
+	if err != nil || info.LockHash != lock.Hash() || len(info.Platforms) != 2 {
+		t.Fatalf("inspect: %+v %v", info, err)
+	}
+	in.Paths, in.Fetch = nil, noFetch(t)
+	hit, err := Bake(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cache hit: %d registry requests, %v", hit.Requests, hit.Duration)
+	if !hit.CacheHit || hit.Ref != res.Ref || hit.Requests > 3 || hit.BytesUploaded != 0 {
+		t.Errorf("cache hit: hit=%v requests=%d uploaded=%d", hit.CacheHit, hit.Requests, hit.BytesUploaded)
+	}
+	// From the layout straight into the registry: the blobs must cross.
+	res2, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: reg.host() + "/from-layout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, res2.Ref)
+	_, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: reg.host() + "/missing:1", Target: reg.host() + "/x"})
+	if exitcode.Code(err) != exitcode.NotFound {
+		t.Errorf("missing base: code %d: %v", exitcode.Code(err), err)
+	}
+}
+
+func TestITAuth(t *testing.T) {
+	reg := startRegistry(t, true)
+	ctx := context.Background()
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	layoutBase := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
+
+	t.Run("docker config", func(t *testing.T) {
+		dockerConfig(t, reg.host(), itUser, itPass)
+		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: layoutBase, Target: reg.host() + "/via-config"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateImage(t, res.Ref)
+		// The pushed image is a base for the next bake (pull with auth).
+		res2, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: res.Ref, Target: reg.host() + "/via-config", JarsDir: "/opt/extra"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateImage(t, res2.Ref)
+	})
+	t.Run("registry-auth", func(t *testing.T) {
+		t.Setenv("DOCKER_CONFIG", t.TempDir())
+		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: layoutBase, Target: reg.host() + "/via-flag"}, WithBasicAuth(itUser, itPass))
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateImage(t, res.Ref, WithBasicAuth(itUser, itPass))
+		if _, _, err := ReadJars(ctx, res.Ref, WithBasicAuth(itUser, itPass)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		cfg  string
+	}{
+		{"wrong password flag", []Option{WithBasicAuth(itUser, "wrong-pw-123")}, ""},
+		{"wrong password config", nil, "wrong-pw-123"},
+		{"no credentials", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.cfg != "" {
+				dockerConfig(t, reg.host(), itUser, tc.cfg)
+			} else {
+				t.Setenv("DOCKER_CONFIG", t.TempDir())
+			}
+			_, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: layoutBase, Target: reg.host() + "/denied"}, tc.opts...)
+			if exitcode.Code(err) != exitcode.NoPerm {
+				t.Fatalf("code %d, want 77: %v", exitcode.Code(err), err)
+			}
+			if strings.Contains(err.Error(), "wrong-pw-123") || strings.Contains(err.Error(), itPass) {
+				t.Errorf("error leaks a password: %v", err)
+			}
+		})
+	}
+}
+
+// killOnUpload kills the registry when the first blob upload starts.
+type killOnUpload struct {
+	base http.RoundTripper
+	once sync.Once
+	reg  *distRegistry
+}
+
+func (k *killOnUpload) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPatch || (r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads")) {
+		k.once.Do(k.reg.stop)
+	}
+	return k.base.RoundTrip(r)
+}
+
+func TestITRegistryStopsMidPush(t *testing.T) {
+	reg := startRegistry(t, false)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	ctx := context.Background()
+	lock, paths := makeLock(t, t.TempDir(), testArtifact{"com.example:big:1.0", 8 << 20}, testArtifact{"com.example:small:1.0", 1000})
+	in := BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: reg.host() + "/jobs"}
+	cache := WithCacheDir(t.TempDir())
+	_, err := Bake(ctx, in, cache, WithTransport(&killOnUpload{base: http.DefaultTransport, reg: reg}))
+	if exitcode.Code(err) != exitcode.Unavailable {
+		t.Fatalf("registry stopped: code %d, want 69: %v", exitcode.Code(err), err)
+	}
+	if !strings.Contains(err.Error(), "pushing "+reg.host()+"/jobs") {
+		t.Errorf("error does not say what failed: %v", err)
+	}
+	t.Logf("error: %v", err)
+	reg.start()
+	res, err := Bake(ctx, in, cache)
+	if err != nil {
+		t.Fatalf("rerun: %v", err)
+	}
+	validateImage(t, res.Ref)
+}

@@ -1,0 +1,131 @@
+package layers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Logger receives progress lines (to stderr). It is never given secrets.
+type Logger interface {
+	Printf(format string, args ...any)
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// Option configures Bake, Inspect, ReadJars and BuildImage.
+type Option func(*options)
+
+type options struct {
+	auth      authn.Authenticator
+	keychain  authn.Keychain
+	transport http.RoundTripper
+	jobs      int
+	logger    Logger
+	cacheDir  string
+	epoch     *time.Time
+	maxLayers int
+	bigJar    int64
+	userAgent string
+}
+
+func makeOptions(opts ...Option) *options {
+	o := &options{
+		keychain:  authn.DefaultKeychain,
+		transport: remote.DefaultTransport,
+		jobs:      4,
+		logger:    nopLogger{},
+		maxLayers: 1,
+		bigJar:    64 << 20,
+		userAgent: "prebake",
+	}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if o.jobs < 1 {
+		o.jobs = 1
+	}
+	if o.maxLayers < 1 {
+		o.maxLayers = 1
+	}
+	if o.maxLayers > MaxLayers {
+		o.maxLayers = MaxLayers
+	}
+	return o
+}
+
+// WithBasicAuth authenticates to every registry with user and password
+// (prebake's --registry-auth). The default is the Docker config keychain
+// ($DOCKER_CONFIG/config.json, credential helpers).
+func WithBasicAuth(user, password string) Option {
+	return func(o *options) {
+		o.auth = &authn.Basic{Username: user, Password: password}
+	}
+}
+
+// WithTransport sets the HTTP transport under ggcr's auth and retry layers
+// (tests count requests with it). The default is remote.DefaultTransport.
+func WithTransport(rt http.RoundTripper) Option {
+	return func(o *options) { o.transport = rt }
+}
+
+// WithJobs bounds the number of concurrent blob uploads. The default is 4.
+func WithJobs(n int) Option {
+	return func(o *options) { o.jobs = n }
+}
+
+// WithLogger sends progress lines to l. The default discards them.
+func WithLogger(l Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	}
+}
+
+// WithCacheDir sets where built layers and the per-layer file lists of base
+// images (for the conflict report) are cached. The default is no cache:
+// layers are built in a temporary directory and removed.
+func WithCacheDir(dir string) Option {
+	return func(o *options) { o.cacheDir = dir }
+}
+
+// WithEpoch sets the mtime of every layer entry. The default is
+// SOURCE_DATE_EPOCH when set and non-empty, else 1970-01-01T00:00:01Z.
+func WithEpoch(t time.Time) Option {
+	return func(o *options) { o.epoch = &t }
+}
+
+// WithLayers splits the jars into at most n layers (1..MaxLayers) with a
+// deterministic assignment; jars of at least the big-jar size get a layer of
+// their own while layers remain. The default is 1.
+func WithLayers(n int) Option {
+	return func(o *options) { o.maxLayers = n }
+}
+
+// WithBigJarSize sets the size from which a jar gets its own layer (with
+// WithLayers > 1). The default is 64 MiB.
+func WithBigJarSize(n int64) Option {
+	return func(o *options) { o.bigJar = n }
+}
+
+// MaxLayers is the most layers a bake appends.
+const MaxLayers = 8
+
+func (o *options) remoteOptions(ctxOpts ...remote.Option) []remote.Option {
+	ro := []remote.Option{
+		remote.WithTransport(o.transport),
+		remote.WithJobs(o.jobs),
+		remote.WithUserAgent(o.userAgent),
+	}
+	if o.auth != nil {
+		ro = append(ro, remote.WithAuth(o.auth))
+	} else {
+		ro = append(ro, remote.WithAuthFromKeychain(o.keychain))
+	}
+	return append(ro, ctxOpts...)
+}

@@ -1,0 +1,239 @@
+package layers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/match"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+func emptyOpen() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("")), nil }
+
+// countingTransport counts registry requests (not the /v2/ ping nor token
+// requests) and the blob bytes uploaded.
+type countingTransport struct {
+	base     http.RoundTripper
+	requests atomic.Int64
+	uploaded atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if isAuthRequest(r) {
+		return c.base.RoundTrip(r)
+	}
+	c.requests.Add(1)
+	if r.Body != nil && r.Body != http.NoBody && strings.Contains(r.URL.Path, "/blobs/uploads") && (r.Method == http.MethodPatch || r.Method == http.MethodPut || r.Method == http.MethodPost) {
+		r2 := r.Clone(r.Context())
+		r2.Body = &countingBody{ReadCloser: r.Body, n: &c.uploaded}
+		return c.base.RoundTrip(r2)
+	}
+	return c.base.RoundTrip(r)
+}
+
+// isAuthRequest reports the auth handshake: the /v2/ ping and token
+// requests (which carry no repository path under /v2/).
+func isAuthRequest(r *http.Request) bool {
+	p := r.URL.Path
+	return p == "/v2/" || p == "/v2" || !strings.HasPrefix(p, "/v2/")
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// writable is an image or an index.
+type writable struct {
+	img v1.Image
+	idx v1.ImageIndex
+}
+
+func (w writable) digest() (v1.Hash, error) {
+	if w.img != nil {
+		return w.img.Digest()
+	}
+	return w.idx.Digest()
+}
+
+// write pushes w to the registry (blobs the target has are skipped, blobs of
+// the same registry are mounted, the rest are streamed with o.jobs parallel
+// uploads) or writes it into the OCI layout under its tag.
+func write(ctx context.Context, t *ref, w writable, o *options) error {
+	if t.isLayout() {
+		p, err := layout.FromPath(t.path)
+		if errors.Is(err, os.ErrNotExist) {
+			p, err = layout.Write(t.path, empty.Index)
+		}
+		if err != nil {
+			return exitcode.New(exitcode.CantCreate, fmt.Errorf("OCI layout %s: %w", t.path, err))
+		}
+		m := match.Annotation(refNameAnnotation, t.tag)
+		opt := layout.WithAnnotations(map[string]string{refNameAnnotation: t.tag})
+		if w.img != nil {
+			err = p.ReplaceImage(w.img, m, opt)
+		} else {
+			err = p.ReplaceIndex(w.idx, m, opt)
+		}
+		if err != nil {
+			return exitcode.New(exitcode.CantCreate, fmt.Errorf("writing %s: %w", t, err))
+		}
+		return nil
+	}
+	ro := o.remoteOptions(remote.WithContext(ctx))
+	var err error
+	if w.img != nil {
+		err = remote.Write(t.name, w.img, ro...)
+	} else {
+		err = remote.WriteIndex(t.name, w.idx, ro...)
+	}
+	return registryError(err, "pushing "+t.String())
+}
+
+// Info is what `prebake inspect` shows of a manifest.
+type Info struct {
+	Ref         string            `json:"ref"`
+	Digest      string            `json:"digest"`
+	MediaType   string            `json:"mediaType"`
+	LockHash    string            `json:"lockHash"`
+	JarsDir     string            `json:"jarsDir"`
+	Files       []string          `json:"files"`
+	Coords      []string          `json:"coords"`
+	BaseDigest  string            `json:"baseDigest"`
+	Platforms   []string          `json:"platforms"`
+	Annotations map[string]string `json:"annotations"`
+	Key         string            `json:"-"`
+	digest      v1.Hash
+}
+
+// manifestAnnotations is the part of a manifest or index we read.
+type manifestAnnotations struct {
+	MediaType   string            `json:"mediaType"`
+	Annotations map[string]string `json:"annotations"`
+	Manifests   []v1.Descriptor   `json:"manifests"`
+}
+
+func parseInfo(r *ref, raw []byte, d v1.Hash, mt string) (*Info, error) {
+	var m manifestAnnotations
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, exitcode.Errorf(exitcode.DataErr, "manifest of %s: %w", r, err)
+	}
+	if m.MediaType != "" {
+		mt = m.MediaType
+	}
+	in := &Info{Ref: r.digestRef(d), Digest: d.String(), MediaType: mt, Annotations: m.Annotations, digest: d, Files: []string{}, Coords: []string{}, Platforms: []string{}}
+	if in.Annotations == nil {
+		in.Annotations = map[string]string{}
+	}
+	in.LockHash = in.Annotations[AnnotationLock]
+	in.BaseDigest = in.Annotations[AnnotationBaseDigest]
+	in.Key = in.Annotations[annotationKey]
+	if c := in.Annotations[AnnotationCoords]; c != "" {
+		in.Coords = strings.Split(c, ",")
+	}
+	if j := in.Annotations[AnnotationJars]; j != "" {
+		var ja JarsAnnotation
+		if err := json.Unmarshal([]byte(j), &ja); err != nil {
+			return nil, exitcode.Errorf(exitcode.DataErr, "%s: annotation %s: %w", r, AnnotationJars, err)
+		}
+		in.JarsDir = ja.Dir
+		if ja.Files != nil {
+			in.Files = ja.Files
+		}
+	}
+	for _, md := range m.Manifests {
+		if md.Platform != nil {
+			in.Platforms = append(in.Platforms, md.Platform.String())
+		}
+	}
+	return in, nil
+}
+
+// lookup reads the manifest r names with one request; nil, nil when it does
+// not exist.
+func lookup(ctx context.Context, r *ref, o *options) (*Info, error) {
+	if r.isLayout() {
+		p, err := layout.FromPath(r.path)
+		if err != nil {
+			return nil, nil // no layout yet: a miss
+		}
+		d, err := r.layoutDescriptor(p)
+		if exitcode.Code(err) == exitcode.NotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		raw, err := p.Bytes(d.Digest)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.DataErr, "%s: %w", r, err)
+		}
+		return parseInfo(r, raw, d.Digest, string(d.MediaType))
+	}
+	desc, err := remote.Get(r.name, o.remoteOptions(remote.WithContext(ctx))...)
+	if err != nil {
+		var te *transport.Error
+		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
+			return nil, nil
+		}
+		return nil, registryError(err, "reading "+r.String())
+	}
+	return parseInfo(r, desc.Manifest, desc.Digest, string(desc.MediaType))
+}
+
+// Inspect reads the prebake annotations of the manifest (or index) ref
+// names. A missing image is exit code 66.
+func Inspect(ctx context.Context, refStr string, opts ...Option) (*Info, error) {
+	o := makeOptions(opts...)
+	r, err := parseRef(refStr)
+	if err != nil {
+		return nil, err
+	}
+	if r.isLayout() {
+		if _, err := r.openLayout(); err != nil {
+			return nil, err
+		}
+	}
+	in, err := lookup(ctx, r, o)
+	if err != nil {
+		return nil, err
+	}
+	if in == nil {
+		return nil, exitcode.Errorf(exitcode.NotFound, "image %s: not found", refStr)
+	}
+	return in, nil
+}
+
+// ReadJars returns the jars directory and the jar file names (in spark.jars
+// order) that `bake image` recorded on the image ref names. An image without
+// the annotation is exit code 65.
+func ReadJars(ctx context.Context, refStr string, opts ...Option) (dir string, files []string, err error) {
+	in, err := Inspect(ctx, refStr, opts...)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, ok := in.Annotations[AnnotationJars]; !ok {
+		return "", nil, exitcode.Errorf(exitcode.DataErr, "image %s has no %s annotation: bake it with `prebake bake image`", refStr, AnnotationJars)
+	}
+	return in.JarsDir, in.Files, nil
+}

@@ -1,0 +1,482 @@
+package maven
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/vifraa/gopom"
+)
+
+// Coord is a module revision: groupId, artifactId, version.
+type Coord struct{ Group, Artifact, Version string }
+
+func (c Coord) String() string { return c.Group + ":" + c.Artifact + ":" + c.Version }
+
+// Exclusion is one <exclusion>; "*" in a field matches anything (Ivy's
+// ExactPatternMatcher treats a lone "*" as "any").
+type Exclusion struct{ Group, Artifact string }
+
+// Matches reports whether the exclusion covers group:artifact.
+func (e Exclusion) Matches(group, artifact string) bool {
+	return (e.Group == "*" || e.Group == group) && (e.Artifact == "*" || e.Artifact == artifact)
+}
+
+// Dependency is one dependency as Ivy's PomModuleDescriptorBuilder sees it:
+// version and scope filled from dependencyManagement, exclusions inherited
+// from it when the dependency has none.
+type Dependency struct {
+	Group, Artifact, Version string
+	Scope                    string // compile, runtime, provided, test or system (unknown → compile)
+	Optional                 bool
+	Classifier               string
+	Type                     string // "" when absent
+	Exclusions               []Exclusion
+	// NonTransitive is set by a "*:*" exclusion.
+	NonTransitive bool
+}
+
+// Managed is one dependencyManagement entry.
+type Managed struct {
+	Group, Artifact, Version, Scope, Type string
+	Exclusions                          []Exclusion
+}
+
+// Model is the effective descriptor of one module, as Ivy builds it.
+type Model struct {
+	Coord
+	Packaging string
+	// Relocation, when set, is where the module moved to another
+	// groupId/artifactId: Ivy then keeps the module as an artifact-less
+	// stub with a single dependency on the target (same confs).
+	Relocation *Coord
+	// VersionRelocated marks a relocation to another version of the same
+	// module: Ivy keeps the target's dependencies and no artifact.
+	VersionRelocated bool
+	// Dependencies in Ivy's order: the POM's own, then the inherited ones.
+	Dependencies []Dependency
+	// Managed is the effective dependencyManagement, in insertion order
+	// (later entries with the same groupId:artifactId replace earlier ones).
+	Managed []Managed
+	// props are the properties a child POM inherits (Ivy's extra infos), in
+	// order; a later entry wins.
+	props [][2]string
+	// raw inherited elements, re-interpolated by each child (Ivy re-reads
+	// the parent's elements with the child's properties).
+	rawDeps  []gopom.Dependency
+	rawMgmt  []mgmtEntry
+	hasModel bool
+
+	once       sync.Once
+	managedIdx map[[2]string]string
+}
+
+type mgmtEntry struct {
+	raw      *gopom.Dependency // nil for an entry imported from a BOM
+	resolved Managed
+}
+
+// Fetcher gives the bytes of a POM; name identifies it in errors (a URL
+// without credentials).
+type Fetcher interface {
+	FetchPOM(ctx context.Context, group, artifact, version string) (data []byte, name string, err error)
+}
+
+// ErrCycle is matched by a parent (or import) cycle.
+var ErrCycle = errors.New("cycle")
+
+// Loader builds effective models, memoising them; it is safe for
+// concurrent use.
+type Loader struct {
+	f Fetcher
+	// Profile activation environment.
+	Env ProfileEnv
+
+	mu    sync.Mutex
+	cache map[Coord]*loadCall
+}
+
+type loadCall struct {
+	done chan struct{}
+	m    *Model
+	err  error
+}
+
+// NewLoader returns a Loader reading POMs through f.
+func NewLoader(f Fetcher) *Loader {
+	return &Loader{f: f, cache: map[Coord]*loadCall{}, Env: DefaultProfileEnv()}
+}
+
+type stackKey struct{}
+
+func stackOf(ctx context.Context) []Coord {
+	s, _ := ctx.Value(stackKey{}).([]Coord)
+	return s
+}
+
+// Load returns the effective model of g:a:v (parents and imports loaded
+// recursively). Concurrent loads of the same module are merged.
+func (l *Loader) Load(ctx context.Context, group, artifact, version string) (*Model, error) {
+	c := Coord{group, artifact, version}
+	stack := stackOf(ctx)
+	for i, s := range stack {
+		if s == c {
+			var names []string
+			for _, x := range stack[i:] {
+				names = append(names, x.String())
+			}
+			return nil, fmt.Errorf("%w: %s -> %s", ErrCycle, strings.Join(names, " -> "), c)
+		}
+	}
+	l.mu.Lock()
+	call, ok := l.cache[c]
+	if !ok {
+		call = &loadCall{done: make(chan struct{})}
+		l.cache[c] = call
+		l.mu.Unlock()
+		call.m, call.err = l.build(context.WithValue(ctx, stackKey{}, append(append([]Coord{}, stack...), c)), c)
+		close(call.done)
+	} else {
+		l.mu.Unlock()
+		if len(stack) > 0 {
+			// A nested load (parent/import) waiting on a call that may be one of
+			// our own ancestors would deadlock; those are caught above, others wait.
+		}
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return call.m, call.err
+}
+
+func (l *Loader) build(ctx context.Context, c Coord) (*Model, error) {
+	data, name, err := l.f.FetchPOM(ctx, c.Group, c.Artifact, c.Version)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	m, err := l.effective(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+// props is Ivy's PomReader property table: first set wins.
+type props map[string]string
+
+func (p props) set(k, v string) {
+	if _, ok := p[k]; !ok {
+		p[k] = v
+	}
+}
+
+var varPattern = regexp.MustCompile(`\$\{(.*?)\}`)
+
+// ErrCyclicProperty is matched by a property defined in terms of itself.
+var ErrCyclicProperty = errors.New("cyclic property definition")
+
+// Interpolate substitutes ${name} as Ivy's IvyPatternHelper does: values
+// are expanded recursively, unknown names are left as they are, and a
+// cycle is an error.
+func Interpolate(s string, vars map[string]string) (string, error) {
+	return interpolate(s, vars, nil)
+}
+
+func interpolate(s string, vars map[string]string, stack []string) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range varPattern.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(s[last:m[0]])
+		name := s[m[2]:m[3]]
+		val, ok := vars[name]
+		if ok {
+			for _, x := range stack {
+				if x == name {
+					return "", fmt.Errorf("%w: %s", ErrCyclicProperty, strings.Join(append(stack, name), " -> "))
+				}
+			}
+			var err error
+			val, err = interpolate(val, vars, append(stack, name))
+			if err != nil {
+				return "", err
+			}
+		} else {
+			val = s[m[0]:m[1]]
+		}
+		b.WriteString(val)
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String(), nil
+}
+
+type interp struct {
+	vars props
+	err  error
+}
+
+func (in *interp) s(p *string) string {
+	v := str(p)
+	if v == "" {
+		return ""
+	}
+	out, err := Interpolate(v, in.vars)
+	if err != nil && in.err == nil {
+		in.err = err
+	}
+	return strings.TrimSpace(out)
+}
+
+func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error) {
+	m := &Model{hasModel: true}
+	vars := props{}
+	in := &interp{vars: vars}
+	active := l.activeProfiles(p)
+	var parent *Model
+	if p.Parent != nil {
+		pv, pg := in.s(p.Parent.Version), in.s(p.Parent.GroupID)
+		vars.set("parent.version", pv)
+		vars.set("parent.groupId", pg)
+		vars.set("project.parent.version", pv)
+		vars.set("project.parent.groupId", pg)
+	}
+	own := ownProperties(p, active)
+	for _, kv := range own {
+		vars.set(kv[0], kv[1])
+	}
+	if p.Parent != nil {
+		pc := Coord{in.s(p.Parent.GroupID), in.s(p.Parent.ArtifactID), in.s(p.Parent.Version)}
+		var err error
+		parent, err = l.Load(ctx, pc.Group, pc.Artifact, pc.Version)
+		if err != nil {
+			return nil, fmt.Errorf("impossible to load parent %s: %w", pc, err)
+		}
+		for k, v := range parent.propertyMap() {
+			vars.set(k, v)
+		}
+	}
+	m.Group = in.s(p.GroupID)
+	if m.Group == "" && p.Parent != nil {
+		m.Group = in.s(p.Parent.GroupID)
+	}
+	m.Artifact = in.s(p.ArtifactID)
+	m.Version = in.s(p.Version)
+	if m.Version == "" && p.Parent != nil {
+		m.Version = in.s(p.Parent.Version)
+	}
+	m.Packaging = in.s(p.Packaging)
+	if m.Packaging == "" {
+		m.Packaging = "jar"
+	}
+	m.props = append(m.props, own...)
+	if parent != nil {
+		m.props = append(m.props, parent.props...)
+	}
+
+	if reloc := relocationOf(p, active); reloc != nil {
+		rc := Coord{in.s(reloc.GroupID), in.s(reloc.ArtifactID), in.s(reloc.Version)}
+		if rc.Group == "" {
+			rc.Group = m.Group
+		}
+		if rc.Artifact == "" {
+			rc.Artifact = m.Artifact
+		}
+		if rc.Version == "" {
+			rc.Version = m.Version
+		}
+		if rc.Group == m.Group && rc.Artifact == m.Artifact {
+			// Ivy: "Relocation to an other version number not supported":
+			// only the relocated element's dependencies are kept.
+			target, err := l.Load(ctx, rc.Group, rc.Artifact, rc.Version)
+			if err != nil {
+				return nil, fmt.Errorf("impossible to load module %s to which %s has been relocated: %w", rc, m.Coord, err)
+			}
+			m.VersionRelocated = true
+			m.Dependencies = target.Dependencies
+			return m, in.err
+		}
+		m.Relocation = &rc
+		return m, in.err
+	}
+
+	for _, k := range []string{"project.groupId", "pom.groupId", "groupId"} {
+		vars.set(k, m.Group)
+	}
+	for _, k := range []string{"project.artifactId", "pom.artifactId", "artifactId"} {
+		vars.set(k, m.Artifact)
+	}
+	for _, k := range []string{"project.version", "pom.version", "version"} {
+		vars.set(k, m.Version)
+	}
+
+	// dependencyManagement: the parent's (re-read with our properties), then ours.
+	mgmt := newMgmt()
+	if parent != nil {
+		for _, e := range parent.rawMgmt {
+			if e.raw != nil {
+				mgmt.put(mgmtEntry{raw: e.raw, resolved: in.managed(e.raw)})
+			} else {
+				mgmt.put(e)
+			}
+		}
+	}
+	for _, d := range ownManaged(p, active) {
+		d := d
+		if strings.EqualFold(in.s(d.Scope), "import") {
+			ic := Coord{in.s(d.GroupID), in.s(d.ArtifactID), in.s(d.Version)}
+			bom, err := l.Load(ctx, ic.Group, ic.Artifact, ic.Version)
+			if err != nil {
+				return nil, fmt.Errorf("impossible to import module %s: %w", ic, err)
+			}
+			for _, e := range bom.Managed {
+				e := e
+				mgmt.put(mgmtEntry{resolved: Managed{Group: e.Group, Artifact: e.Artifact, Version: e.Version, Scope: e.Scope, Exclusions: e.Exclusions}})
+			}
+			continue
+		}
+		mgmt.put(mgmtEntry{raw: &d, resolved: in.managed(&d)})
+	}
+	m.rawMgmt = mgmt.list()
+	for _, e := range m.rawMgmt {
+		m.Managed = append(m.Managed, e.resolved)
+	}
+
+	// Dependencies: ours, then the parent's (re-read with our properties).
+	m.rawDeps = append(m.rawDeps, ownDeps(p, active)...)
+	if parent != nil {
+		m.rawDeps = append(m.rawDeps, parent.rawDeps...)
+	}
+	for i := range m.rawDeps {
+		if d, ok := in.dependency(&m.rawDeps[i], m, mgmt); ok {
+			m.Dependencies = append(m.Dependencies, d)
+		}
+	}
+	return m, in.err
+}
+
+// ManagedVersion is the version dependencyManagement gives group:artifact.
+func (m *Model) ManagedVersion(group, artifact string) (string, bool) {
+	m.once.Do(func() {
+		m.managedIdx = map[[2]string]string{}
+		for _, e := range m.Managed {
+			m.managedIdx[[2]string{e.Group, e.Artifact}] = e.Version
+		}
+	})
+	v, ok := m.managedIdx[[2]string{group, artifact}]
+	return v, ok
+}
+
+func (m *Model) propertyMap() map[string]string {
+	out := map[string]string{}
+	for _, kv := range m.props {
+		out[kv[0]] = kv[1]
+	}
+	return out
+}
+
+type mgmtTable struct {
+	order []string
+	byKey map[string]mgmtEntry
+}
+
+func newMgmt() *mgmtTable { return &mgmtTable{byKey: map[string]mgmtEntry{}} }
+
+func (t *mgmtTable) put(e mgmtEntry) {
+	k := e.resolved.Group + ":" + e.resolved.Artifact
+	if _, ok := t.byKey[k]; !ok {
+		t.order = append(t.order, k)
+	}
+	t.byKey[k] = e
+}
+
+func (t *mgmtTable) get(g, a string) (Managed, bool) {
+	e, ok := t.byKey[g+":"+a]
+	return e.resolved, ok
+}
+
+func (t *mgmtTable) list() []mgmtEntry {
+	out := make([]mgmtEntry, 0, len(t.order))
+	for _, k := range t.order {
+		out = append(out, t.byKey[k])
+	}
+	return out
+}
+
+func (in *interp) exclusions(d *gopom.Dependency) []Exclusion {
+	if d.Exclusions == nil {
+		return nil
+	}
+	var out []Exclusion
+	for _, e := range *d.Exclusions {
+		g, a := in.s(e.GroupID), in.s(e.ArtifactID)
+		if g == "" {
+			g = "*"
+		}
+		if a == "" {
+			a = "*"
+		}
+		out = append(out, Exclusion{g, a})
+	}
+	return out
+}
+
+func (in *interp) managed(d *gopom.Dependency) Managed {
+	return Managed{
+		Group: in.s(d.GroupID), Artifact: in.s(d.ArtifactID), Version: in.s(d.Version),
+		Scope: in.s(d.Scope), Type: in.s(d.Type), Exclusions: in.exclusions(d),
+	}
+}
+
+var knownScopes = map[string]bool{"compile": true, "runtime": true, "provided": true, "test": true, "system": true}
+
+func (in *interp) dependency(raw *gopom.Dependency, m *Model, mgmt *mgmtTable) (Dependency, bool) {
+	d := Dependency{
+		Group: in.s(raw.GroupID), Artifact: in.s(raw.ArtifactID), Version: in.s(raw.Version),
+		Scope: in.s(raw.Scope), Classifier: in.s(raw.Classifier), Type: in.s(raw.Type),
+		Optional:   strings.EqualFold(in.s(raw.Optional), "true"),
+		Exclusions: in.exclusions(raw),
+	}
+	// Some POMs depend on themselves; Ivy drops that dependency.
+	if d.Group == m.Group && d.Artifact == m.Artifact {
+		return d, false
+	}
+	mg, managed := mgmt.get(d.Group, d.Artifact)
+	if d.Scope == "" {
+		if managed {
+			d.Scope = mg.Scope
+		}
+		if !knownScopes[d.Scope] {
+			d.Scope = "compile"
+		}
+	} else if !knownScopes[d.Scope] {
+		d.Scope = "compile" // unknown scope → compile
+	}
+	if d.Version == "" && managed {
+		d.Version = mg.Version
+	}
+	if len(d.Exclusions) == 0 && managed {
+		d.Exclusions = mg.Exclusions
+	}
+	var kept []Exclusion
+	for _, e := range d.Exclusions {
+		if e.Group == "*" && e.Artifact == "*" {
+			d.NonTransitive = true
+			continue
+		}
+		kept = append(kept, e)
+	}
+	d.Exclusions = kept
+	return d, true
+}

@@ -1,0 +1,279 @@
+package resolver
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// EnvCache is the environment variable that overrides the default cache dir.
+const EnvCache = "PREBAKE_CACHE"
+
+// DefaultCacheDir is $PREBAKE_CACHE, else os.UserCacheDir()/prebake, else
+// a directory under os.TempDir().
+func DefaultCacheDir() string {
+	if d := os.Getenv(EnvCache); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "prebake")
+	}
+	return filepath.Join(os.TempDir(), "prebake-cache")
+}
+
+// BlobPath is where the cache keeps the file with the given sha256 (hex):
+// <cacheDir>/blobs/sha256/<hex>. A blob's name is its content hash; blobs
+// are written to a temp file and renamed into place, so a present blob is
+// complete.
+func BlobPath(cacheDir, sha256Hex string) string {
+	return filepath.Join(cacheDir, "blobs", "sha256", sha256Hex)
+}
+
+// cache is the content-addressed store plus an index from a URL (without
+// userinfo) to the blob that URL served:
+//
+//	<dir>/blobs/sha256/<hex>          the files
+//	<dir>/index/<h[:2]>/<h>           h = sha256(url); "sha256 size url\n"
+//	<dir>/tmp/                        downloads in progress
+//
+// Every write is temp file + rename, so concurrent processes sharing a
+// cache never see partial files; two writers of one blob write the same
+// bytes, and the last rename wins harmlessly.
+type cache struct {
+	dir string
+}
+
+// staleTemp is how old a temp file must be before a new process removes it
+// (it was left by a killed process).
+const staleTemp = time.Hour
+
+func openCache(dir string) (*cache, error) {
+	if dir == "" {
+		dir = DefaultCacheDir()
+	}
+	for _, d := range []string{"blobs/sha256", "index", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", dir, err))
+		}
+	}
+	c := &cache{dir: dir}
+	c.sweepTemp()
+	return c, nil
+}
+
+// sweepTemp removes temp files left by killed processes.
+func (c *cache) sweepTemp() {
+	ents, err := os.ReadDir(filepath.Join(c.dir, "tmp"))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
+			os.Remove(filepath.Join(c.dir, "tmp", e.Name()))
+		}
+	}
+}
+
+func (c *cache) blobPath(sum string) string { return BlobPath(c.dir, sum) }
+
+func (c *cache) indexPath(url string) string {
+	h := sha256.Sum256([]byte(url))
+	x := hex.EncodeToString(h[:])
+	return filepath.Join(c.dir, "index", x[:2], x)
+}
+
+// indexEntry is a URL's cached blob.
+type indexEntry struct {
+	Sha256 string
+	Size   int64
+}
+
+// lookup finds the blob a URL served before. It returns false when the URL
+// is not indexed or its blob is gone.
+func (c *cache) lookup(url string) (indexEntry, bool) {
+	data, err := os.ReadFile(c.indexPath(url))
+	if err != nil {
+		return indexEntry{}, false
+	}
+	f := strings.SplitN(strings.TrimSpace(string(data)), " ", 3)
+	if len(f) != 3 || f[2] != url || len(f[0]) != 64 {
+		return indexEntry{}, false
+	}
+	size, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return indexEntry{}, false
+	}
+	if info, err := os.Stat(c.blobPath(f[0])); err != nil || info.Size() != size {
+		return indexEntry{}, false
+	}
+	return indexEntry{Sha256: f[0], Size: size}, true
+}
+
+// record indexes url → blob.
+func (c *cache) record(url string, e indexEntry) error {
+	line := fmt.Sprintf("%s %d %s\n", e.Sha256, e.Size, url)
+	if err := c.writeAtomic(c.indexPath(url), []byte(line)); err != nil {
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("cache index for %s: %w", url, err))
+	}
+	return nil
+}
+
+// writeAtomic writes a small file by temp + rename, without fsync (see
+// commit).
+func (c *cache) writeAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "idx-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // a no-op after the rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// hasBlob reports whether the blob exists with the given size (stat only:
+// a blob's name is its hash and it was renamed into place whole).
+func (c *cache) hasBlob(sum string, size int64) bool {
+	info, err := os.Stat(c.blobPath(sum))
+	return err == nil && info.Mode().IsRegular() && (size < 0 || info.Size() == size)
+}
+
+// sums are the digests of one download.
+type sums struct {
+	sha256, sha1, md5 string
+	size              int64
+}
+
+// tempWriter writes a download to <cache>/tmp while hashing it.
+type tempWriter struct {
+	c                  *cache
+	f                  *os.File
+	w                  io.Writer
+	h256, h1, h5       hash.Hash
+	n                  int64
+	committed, aborted bool
+}
+
+func (c *cache) newTemp() (*tempWriter, error) {
+	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "dl-*")
+	if err != nil {
+		return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", c.dir, err))
+	}
+	t := &tempWriter{c: c, f: f, h256: sha256.New(), h1: sha1.New(), h5: md5.New()}
+	t.w = io.MultiWriter(f, t.h256, t.h1, t.h5)
+	return t, nil
+}
+
+func (t *tempWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	t.n += int64(n)
+	return n, err
+}
+
+// reset truncates the temp file for a retry.
+func (t *tempWriter) reset() error {
+	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if err := t.f.Truncate(0); err != nil {
+		return err
+	}
+	t.h256.Reset()
+	t.h1.Reset()
+	t.h5.Reset()
+	t.n = 0
+	return nil
+}
+
+func (t *tempWriter) sums() sums {
+	return sums{
+		sha256: hex.EncodeToString(t.h256.Sum(nil)),
+		sha1:   hex.EncodeToString(t.h1.Sum(nil)),
+		md5:    hex.EncodeToString(t.h5.Sum(nil)),
+		size:   t.n,
+	}
+}
+
+// commit syncs the temp file and renames it to its blob path.
+func (t *tempWriter) commit() (string, error) {
+	s := t.sums()
+	// No fsync: it would put a disk flush on the critical path of every
+	// POM. A crash can at worst leave a blob shorter than its name says;
+	// every reader checks the size (lock, index), and a wrong-size blob is
+	// fetched again.
+	if err := t.f.Close(); err != nil {
+		t.abort()
+		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", t.c.dir, err))
+	}
+	dst := t.c.blobPath(s.sha256)
+	if t.c.hasBlob(s.sha256, s.size) {
+		t.abort()
+		return dst, nil
+	}
+	if err := os.Chmod(t.f.Name(), 0o444); err != nil {
+		t.abort()
+		return "", exitcode.New(exitcode.CantCreate, err)
+	}
+	if err := os.Rename(t.f.Name(), dst); err != nil {
+		t.abort()
+		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", t.c.dir, err))
+	}
+	t.committed = true
+	return dst, nil
+}
+
+// abort removes the temp file (idempotent).
+func (t *tempWriter) abort() {
+	if t.committed || t.aborted {
+		return
+	}
+	t.aborted = true
+	t.f.Close()
+	os.Remove(t.f.Name())
+}
+
+// putFile copies a local file into the cache and returns its digests.
+func (c *cache) putFile(path string) (sums, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sums{}, "", err
+	}
+	defer f.Close()
+	t, err := c.newTemp()
+	if err != nil {
+		return sums{}, "", err
+	}
+	if _, err := io.Copy(t, f); err != nil {
+		t.abort()
+		return sums{}, "", fmt.Errorf("copying %s into the cache: %w", path, err)
+	}
+	s := t.sums()
+	p, err := t.commit()
+	return s, p, err
+}
+
+// errNotCached is returned offline for URLs the cache lacks.
+var errNotCached = errors.New("not in the cache (offline)")

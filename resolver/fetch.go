@@ -1,0 +1,284 @@
+package resolver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// ErrChecksumMismatch is matched by every checksum mismatch error.
+var ErrChecksumMismatch = errors.New("checksum mismatch")
+
+// ErrChecksumMissing is matched when --checksum-policy=strict finds no
+// checksum file.
+var ErrChecksumMissing = errors.New("no checksum file")
+
+// HTTPError is a non-success HTTP status from a repository (after retries).
+type HTTPError struct {
+	URL        string // without userinfo
+	StatusCode int
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("GET %s: %d %s", e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+}
+
+// Is makes a 404/410 match ErrNotFound.
+func (e *HTTPError) Is(target error) bool {
+	return target == ErrNotFound && (e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusGone)
+}
+
+// fetcher does GETs with retries, bounded per-host concurrency and one
+// keep-alive client.
+type fetcher struct {
+	client        *http.Client
+	log           Logger
+	attempts      int
+	backoff       time.Duration
+	maxRetryAfter time.Duration
+	idleTimeout   time.Duration
+	perHost       int
+
+	mu   sync.Mutex
+	sems map[string]chan struct{}
+}
+
+func (f *fetcher) sem(host string) chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.sems[host]
+	if !ok {
+		s = make(chan struct{}, f.perHost)
+		f.sems[host] = s
+	}
+	return s
+}
+
+// target is one URL to GET: the printable form and its credentials.
+type target struct {
+	url        string // without userinfo
+	user, pass string
+	hasAuth    bool
+}
+
+func (r *repo) target(rel string) target {
+	return target{url: r.base + rel, user: r.user, pass: r.pass, hasAuth: r.hasAuth}
+}
+
+// errTruncated marks a body shorter than its Content-Length.
+var errTruncated = errors.New("truncated body")
+
+// get downloads t.url into w (which is reset before each retry). It
+// returns an error that names the URL (without userinfo) and carries an
+// exit code: 404/410 match ErrNotFound and are never retried; 401/403 are
+// NoPerm; 5xx, 429, timeouts and truncated bodies are retried with backoff
+// and end as Unavailable.
+func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
+	var last error
+	for attempt := 0; attempt < f.attempts; attempt++ {
+		if attempt > 0 {
+			if err := w.reset(); err != nil {
+				return exitcode.New(exitcode.CantCreate, fmt.Errorf("GET %s: %w", t.url, err))
+			}
+		}
+		wait, err := f.once(ctx, t, w)
+		if err == nil {
+			return nil
+		}
+		last = err
+		if wait < 0 { // not retryable
+			return err
+		}
+		if ctx.Err() != nil {
+			return exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
+		}
+		if attempt+1 >= f.attempts {
+			break
+		}
+		if wait == 0 {
+			wait = f.backoff << attempt
+			wait += time.Duration(rand.Int64N(int64(wait)/2 + 1))
+		}
+		f.log.Printf("retrying %s in %s: %s", t.url, wait.Round(time.Millisecond), redact.String(err.Error()))
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
+		case <-timer.C:
+		}
+	}
+	var he *HTTPError
+	if errors.As(last, &he) {
+		return exitcode.New(exitcode.Unavailable, fmt.Errorf("%w (after %d attempts)", last, f.attempts))
+	}
+	return exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w (after %d attempts)", t.url, last, f.attempts))
+}
+
+// resetWriter is a download destination that can start over.
+type resetWriter interface {
+	io.Writer
+	reset() error
+}
+
+// once does one attempt. wait < 0 means "do not retry"; wait > 0 is the
+// server's Retry-After; 0 means the default backoff.
+func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duration, error) {
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return -1, exitcode.Errorf(exitcode.Usage, "bad URL %s: %v", redact.URL(t.url), redactErr(err))
+	}
+	sem := f.sem(u.Host)
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return -1, exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
+	}
+	defer func() { <-sem }()
+
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, t.url, nil)
+	if err != nil {
+		return -1, exitcode.Errorf(exitcode.Usage, "bad URL %s: %v", t.url, redactErr(err))
+	}
+	if t.hasAuth {
+		req.SetBasicAuth(t.user, t.pass)
+	}
+	// An idle timer cancels the attempt when no byte arrives for idleTimeout
+	// (headers or body); big jars are not limited by a total timeout.
+	idle := time.AfterFunc(f.idleTimeout, func() { cancel(errIdle) })
+	defer idle.Stop()
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return 0, netErr(t.url, err, actx)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		return -1, exitcode.New(exitcode.NotFound, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return -1, exitcode.New(exitcode.NoPerm, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
+	case resp.StatusCode == http.StatusTooManyRequests:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return f.retryAfter(resp.Header.Get("Retry-After")), &HTTPError{URL: t.url, StatusCode: resp.StatusCode}
+	case resp.StatusCode >= 500:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return 0, &HTTPError{URL: t.url, StatusCode: resp.StatusCode}
+	default:
+		return -1, exitcode.New(exitcode.Unavailable, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
+	}
+	n, err := io.Copy(w, &idleReader{r: resp.Body, t: idle, d: f.idleTimeout})
+	if err != nil {
+		var we *writeError
+		if errors.As(err, &we) {
+			return -1, exitcode.New(exitcode.CantCreate, fmt.Errorf("GET %s: writing to the cache: %w", t.url, we.err))
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) && resp.ContentLength > 0 {
+			return 0, fmt.Errorf("%w: got %d of %d bytes", errTruncated, n, resp.ContentLength)
+		}
+		return 0, netErr(t.url, err, actx)
+	}
+	if resp.ContentLength >= 0 && n != resp.ContentLength {
+		return 0, fmt.Errorf("%w: got %d of %d bytes", errTruncated, n, resp.ContentLength)
+	}
+	return 0, nil
+}
+
+var errIdle = errors.New("timeout: no data received")
+
+// netErr describes a transport error without the URL Go's client quotes
+// (it may hold userinfo in other clients; ours never does, but be sure).
+func netErr(u string, err error, ctx context.Context) error {
+	if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
+		return errIdle
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("timeout: %s", redact.String(err.Error()))
+	}
+	return errors.New(redact.String(err.Error()))
+}
+
+// retryAfter parses Retry-After (seconds or an HTTP date), capped.
+func (f *fetcher) retryAfter(v string) time.Duration {
+	var d time.Duration
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = time.Until(t)
+	}
+	if d <= 0 {
+		d = f.backoff
+	}
+	if d > f.maxRetryAfter {
+		d = f.maxRetryAfter
+	}
+	return d
+}
+
+// idleReader resets the idle timer on each read.
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.t.Reset(r.d)
+	}
+	return n, err
+}
+
+// writeError marks a failure of the destination, not the network.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// memBuf is a resetWriter in memory with a size cap (checksums, metadata).
+type memBuf struct {
+	b   []byte
+	max int
+}
+
+func (m *memBuf) Write(p []byte) (int, error) {
+	if len(m.b)+len(p) > m.max {
+		return 0, &writeError{fmt.Errorf("response larger than %d bytes", m.max)}
+	}
+	m.b = append(m.b, p...)
+	return len(p), nil
+}
+
+func (m *memBuf) reset() error { m.b = m.b[:0]; return nil }
+
+// fileDest adapts a tempWriter, marking its errors as write errors.
+type fileDest struct{ t *tempWriter }
+
+func (d fileDest) Write(p []byte) (int, error) {
+	n, err := d.t.Write(p)
+	if err != nil {
+		return n, &writeError{err}
+	}
+	return n, nil
+}
+
+func (d fileDest) reset() error { return d.t.reset() }

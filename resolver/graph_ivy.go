@@ -1,0 +1,667 @@
+package resolver
+
+// The deterministic part of BuildGraph: Ivy 2.5.1's ResolveEngine
+// (fetchDependencies / doFetchDependencies, LatestConflictManager with
+// latest-revision, caller-based exclusions, transitive eviction) replayed on
+// POMs that prefetch has already loaded concurrently.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/prebake/prebake/maven"
+)
+
+// Ivy's Maven 2 configurations that matter for conf "default".
+var confExtends = map[string][]string{
+	"default": {"runtime", "master"},
+	"runtime": {"compile"},
+}
+
+// depArt is a dependency artifact (a <dependency> with a classifier or a
+// non-jar type).
+type depArt struct{ classifier, typ, ext string }
+
+// dd is an Ivy dependency descriptor.
+type dd struct {
+	target     maven.Coord
+	confs      map[string][]string // caller conf → dependency confs
+	excl       []maven.Exclusion
+	transitive bool
+	arts       map[string][]depArt // caller conf → dependency artifacts
+}
+
+type caller struct {
+	parent *inode // nil: the root module
+	dd     *dd
+}
+
+type inode struct {
+	id      maven.Coord
+	model   *maven.Model
+	pom     *POMFile
+	noPOM   bool // resolved without a POM (Ivy's allownomd)
+	loadErr error
+	loaded  bool
+	dds     []*dd
+	callers []caller
+	evicted bool
+	fetched map[string]bool
+	// selectedWhenRoot: this node was selected while reached from a root
+	// dependency only (see artifactsOf).
+	rootSelected bool
+	order        int
+}
+
+func (n *inode) mid() string { return n.id.Group + ":" + n.id.Artifact }
+
+type engine struct {
+	ctx    context.Context
+	src    Source
+	log    Logger
+	rules  []ExcludeRule
+	loader *maven.Loader
+	poms   sync.Map // maven.Coord → *POMFile
+
+	nodes    map[maven.Coord]*inode
+	selected map[string]*inode
+	// everRootSelected: module ids for which a node reached only from the
+	// root was selected at some point.
+	rootDDs []*dd
+	root    *inode
+	err     error
+	seq     int
+}
+
+type pomFetcher struct{ e *engine }
+
+func (f pomFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, string, error) {
+	p, err := f.e.src.POM(ctx, g, a, v)
+	if err != nil {
+		return nil, g + ":" + a + ":" + v, err
+	}
+	f.e.poms.Store(maven.Coord{Group: g, Artifact: a, Version: v}, p)
+	return p.Data, p.URL, nil
+}
+
+func newEngine(ctx context.Context, src Source, log Logger, rules []ExcludeRule) *engine {
+	e := &engine{ctx: ctx, src: src, log: log, rules: rules,
+		nodes: map[maven.Coord]*inode{}, selected: map[string]*inode{}}
+	e.loader = maven.NewLoader(pomFetcher{e})
+	e.root = &inode{fetched: map[string]bool{}, loaded: true}
+	return e
+}
+
+func (e *engine) rootExcludes(group, artifact string) bool {
+	for _, r := range e.rules {
+		if r.Matches(group, artifact) {
+			return true
+		}
+	}
+	return false
+}
+
+// ddsOf converts a model into Ivy dependency descriptors
+// (PomModuleDescriptorBuilder's conf mappings).
+func ddsOf(m *maven.Model) []*dd {
+	if m.Relocation != nil {
+		c := map[string][]string{}
+		for _, conf := range []string{"default", "master", "compile", "provided", "runtime", "system", "sources", "javadoc", "optional"} {
+			c[conf] = []string{conf}
+		}
+		return []*dd{{target: *m.Relocation, confs: c, transitive: true}}
+	}
+	var out []*dd
+	for _, d := range m.Dependencies {
+		x := &dd{target: maven.Coord{Group: d.Group, Artifact: d.Artifact, Version: d.Version},
+			excl: d.Exclusions, transitive: !d.NonTransitive, confs: map[string][]string{}}
+		scope := d.Scope
+		switch {
+		case d.Optional:
+			scope = "optional"
+			x.confs["optional"] = []string{"compile", "master"}
+		case scope == "compile":
+			x.confs["compile"] = []string{"compile", "master"}
+			x.confs["runtime"] = []string{"runtime"}
+		case scope == "runtime":
+			x.confs["runtime"] = []string{"compile", "runtime", "master"}
+		case scope == "provided":
+			x.confs["provided"] = []string{"compile", "provided", "runtime", "master"}
+		case scope == "test":
+			x.confs["test"] = []string{"runtime", "master"}
+		case scope == "system":
+			x.confs["system"] = []string{"master"}
+		}
+		if d.Classifier != "" || (d.Type != "" && d.Type != "jar") {
+			typ := d.Type
+			if typ == "" {
+				typ = "jar"
+			}
+			ext, cls := typ, d.Classifier
+			switch {
+			case typ == "test-jar":
+				ext = "jar"
+				if cls == "" {
+					cls = "tests"
+				}
+			case jarPackagings[typ]:
+				ext = "jar"
+			}
+			x.arts = map[string][]depArt{scope: {{classifier: cls, typ: typ, ext: ext}}}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// jarPackagings are Ivy's packagings (and types) whose artifact is a .jar.
+var jarPackagings = map[string]bool{"jar": true, "ejb": true, "bundle": true, "maven-plugin": true, "eclipse-plugin": true,
+	"jbi-component": true, "jbi-shared-library": true, "orbit": true, "hk2-jar": true}
+
+func (e *engine) node(c maven.Coord) *inode {
+	n, ok := e.nodes[c]
+	if !ok {
+		e.seq++
+		n = &inode{id: c, fetched: map[string]bool{}, order: e.seq}
+		e.nodes[c] = n
+	}
+	return n
+}
+
+// load reads the node's descriptor (from the prefetched loader).
+func (e *engine) load(n *inode) {
+	if n.loaded {
+		return
+	}
+	n.loaded = true
+	m, err := e.loader.Load(e.ctx, n.id.Group, n.id.Artifact, n.id.Version)
+	if err != nil {
+		_, hadPOM := e.poms.Load(n.id)
+		if !hadPOM && errors.Is(err, ErrNotFound) && e.noPOMFallback(n) {
+			n.noPOM = true
+			return
+		}
+		n.loadErr = err
+		if e.err == nil {
+			e.err = unresolvedError(n.id, err)
+		}
+		return
+	}
+	n.model = m
+	if p, ok := e.poms.Load(n.id); ok {
+		n.pom = p.(*POMFile)
+	}
+	n.dds = ddsOf(m)
+}
+
+// isCircular: the node's module already appears on the visit path.
+func isCircular(n *inode, path []*inode) bool {
+	for _, a := range path {
+		if a != nil && a != n && a.mid() == n.mid() {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveConflict applies LatestConflictManager(latest-revision) at the
+// root level: the newest revision seen so far is selected.
+func (e *engine) resolveConflict(n *inode, fromRoot bool) {
+	if n.evicted {
+		return
+	}
+	cur := e.selected[n.mid()]
+	switch {
+	case cur == nil:
+		e.selected[n.mid()] = n
+	case cur == n:
+		return
+	case CompareRevisions(n.id.Version, cur.id.Version) > 0:
+		cur.evicted = true
+		e.selected[n.mid()] = n
+	default:
+		n.evicted = true
+		return
+	}
+	if fromRoot && !n.hasNonRootCaller() {
+		n.rootSelected = true
+	}
+}
+
+func (n *inode) hasNonRootCaller() bool {
+	for _, c := range n.callers {
+		if c.parent != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// fetch is Ivy's fetchDependencies(node, conf).
+func (e *engine) fetch(n *inode, conf string, path []*inode, fromRoot bool) {
+	if e.err != nil {
+		return
+	}
+	e.resolveConflict(n, fromRoot)
+	if n.evicted {
+		// The winner is fetched in the configuration asked of the loser.
+		if w := e.selected[n.mid()]; w != nil && w != n {
+			e.fetch(w, conf, path, false)
+		}
+		return
+	}
+	e.load(n)
+	if n.loadErr != nil || n.noPOM {
+		return
+	}
+	if isCircular(n, path) {
+		return
+	}
+	e.doFetch(n, conf, path)
+}
+
+func (e *engine) doFetch(n *inode, conf string, path []*inode) {
+	for _, ext := range confExtends[conf] {
+		e.doFetch(n, ext, path)
+		if e.err != nil {
+			return
+		}
+	}
+	if n.fetched[conf] || !e.transitiveVia(n, path) {
+		return
+	}
+	n.fetched[conf] = true
+	type visit struct {
+		child *inode
+		confs []string
+	}
+	var visits []visit
+	for _, d := range n.dds {
+		cconfs := d.confs[conf]
+		if len(cconfs) == 0 {
+			continue
+		}
+		if e.excludedBelow(n, d.target.Group, d.target.Artifact) {
+			continue
+		}
+		d = mediate(d, path)
+		child := e.node(d.target)
+		child.callers = append(child.callers, caller{parent: n, dd: d})
+		visits = append(visits, visit{child, cconfs})
+	}
+	sub := append(append([]*inode{}, path...), n)
+	for _, v := range visits {
+		for _, rc := range v.confs {
+			e.fetch(v.child, rc, sub, false)
+			if e.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// mediate applies the dependencyManagement of the dependers (Ivy's
+// OverrideDependencyDescriptorMediator, one per managed entry), going up
+// the visit path: the topmost manager wins.
+func mediate(d *dd, path []*inode) *dd {
+	for _, a := range path {
+		if a == nil || a.model == nil {
+			continue
+		}
+		if v, ok := a.model.ManagedVersion(d.target.Group, d.target.Artifact); ok && v != "" {
+			if v == d.target.Version {
+				return d
+			}
+			c := *d
+			c.target.Version = v
+			return &c
+		}
+	}
+	return d
+}
+
+// transitiveVia: the dependency descriptor that led to n on this path is
+// transitive (a "*:*" exclusion makes it not).
+func (e *engine) transitiveVia(n *inode, path []*inode) bool {
+	if len(path) == 0 {
+		return true
+	}
+	parent := path[len(path)-1]
+	for _, c := range n.callers {
+		if c.parent == parent || (c.parent == nil && parent == e.root) {
+			return c.dd.transitive
+		}
+	}
+	return true
+}
+
+// excludedBelow is Ivy's isDependencyModuleExcluded for a dependency of n:
+// excluded when every caller path of n excludes it (dd exclusions on the
+// way, or the root module's rules).
+func (e *engine) excludedBelow(n *inode, g, a string) bool {
+	if e.rootExcludes(g, a) {
+		return true
+	}
+	if n == e.root {
+		return false
+	}
+	r := e.callersExclude(n, g, a, map[*inode]bool{})
+	return r != nil && *r
+}
+
+func (e *engine) callersExclude(n *inode, g, a string, stack map[*inode]bool) *bool {
+	t, f := true, false
+	if len(n.callers) == 0 {
+		return &f
+	}
+	stack[n] = true
+	defer delete(stack, n)
+	allInconclusive := true
+	for _, c := range n.callers {
+		var ex *bool
+		switch {
+		case ddExcludes(c.dd, g, a):
+			ex = &t
+		case c.parent == nil:
+			ex = &f
+		case stack[c.parent]:
+			ex = nil
+		default:
+			ex = e.callersExclude(c.parent, g, a, stack)
+		}
+		if ex != nil {
+			if !*ex {
+				return &f
+			}
+			allInconclusive = false
+		}
+	}
+	if allInconclusive {
+		return &f
+	}
+	return &t
+}
+
+func ddExcludes(d *dd, g, a string) bool {
+	for _, x := range d.excl {
+		if x.Matches(g, a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *engine) runLatest(coords []Coordinate) {
+	e.root.fetched["default"] = true
+	var visits []*inode
+	for _, c := range coords {
+		d := &dd{target: maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: c.Version},
+			confs: map[string][]string{"default": {"default"}}, transitive: true}
+		e.rootDDs = append(e.rootDDs, d)
+		if e.rootExcludes(c.Group, c.Artifact) {
+			continue
+		}
+		child := e.node(d.target)
+		child.callers = append(child.callers, caller{parent: nil, dd: d})
+		visits = append(visits, child)
+	}
+	for _, child := range visits {
+		e.fetch(child, "default", []*inode{e.root}, true)
+		if e.err != nil {
+			return
+		}
+	}
+}
+
+// survivors applies Ivy's transitive eviction: a node all of whose callers
+// are evicted is evicted too. The result is in visit order.
+func (e *engine) survivors() []*inode {
+	alive := map[*inode]bool{}
+	children := map[*inode][]*inode{}
+	var roots []*inode
+	for _, n := range e.nodes {
+		for _, c := range n.callers {
+			if c.parent == nil {
+				roots = append(roots, n)
+			} else {
+				children[c.parent] = append(children[c.parent], n)
+			}
+		}
+	}
+	queue := []*inode{}
+	for _, n := range roots {
+		if !n.evicted && n.loaded && !alive[n] {
+			alive[n] = true
+			queue = append(queue, n)
+		}
+	}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, c := range children[n] {
+			if !c.evicted && c.loaded && !alive[c] {
+				alive[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	var out []*inode
+	for n := range alive {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
+	return out
+}
+
+func (e *engine) noPOMFallback(n *inode) bool {
+	arts := e.requestedArts(n)
+	if len(arts) == 0 {
+		arts = []depArt{{typ: "jar", ext: "jar"}}
+	}
+	for _, r := range e.repositories() {
+		for _, a := range arts {
+			if _, err := e.src.Artifact(e.ctx, ArtifactRef{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version,
+				Classifier: a.classifier, Ext: a.ext, Repo: r}); err == nil {
+				n.pom = &POMFile{Repo: r}
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// repositories lists the chain when the Source can tell it.
+func (e *engine) repositories() []Repository {
+	if rs, ok := e.src.(interface{ Repositories() []Repository }); ok {
+		return rs.Repositories()
+	}
+	return nil
+}
+
+// requestedArts is the union of the dependency artifacts the callers ask for.
+func (e *engine) requestedArts(n *inode) []depArt {
+	var out []depArt
+	seen := map[depArt]bool{}
+	for _, c := range n.callers {
+		for _, conf := range sortedKeys(c.dd.arts) {
+			if conf != "compile" && conf != "runtime" {
+				continue
+			}
+			for _, a := range c.dd.arts[conf] {
+				if !seen[a] {
+					seen[a] = true
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// artifactsOf lists the artifacts Ivy retrieves for a resolved node.
+func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
+	if n.rootSelected && !n.hasNonRootCaller() && e.rootEvictedBy(n) {
+		// Ivy 2.5.1 quirk (oracle-verified, e.g. --packages
+		// org.slf4j:slf4j-api:1.7.36,org.slf4j:slf4j-api:2.0.7): a root
+		// dependency that evicts a previously selected root dependency of the
+		// same module is resolved but retrieves no artifact.
+		return nil, nil
+	}
+	if n.model != nil && (n.model.Relocation != nil || n.model.VersionRelocated) {
+		return nil, nil
+	}
+	if arts := e.requestedArts(n); len(arts) > 0 {
+		return arts, nil
+	}
+	if n.noPOM {
+		return []depArt{{typ: "jar", ext: "jar"}}, nil
+	}
+	p := n.model.Packaging
+	switch {
+	case p == "pom":
+		ref := ArtifactRef{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version, Ext: "jar"}
+		for _, r := range e.repositories() {
+			ref.Repo = r
+			if _, err := e.src.Artifact(e.ctx, ref); err == nil {
+				return []depArt{{typ: "jar", ext: "jar"}}, nil
+			}
+		}
+		return nil, nil
+	case jarPackagings[p]:
+		return []depArt{{typ: p, ext: "jar"}}, nil
+	case p == "pear":
+		return []depArt{{typ: p, ext: "phar"}}, nil
+	}
+	return []depArt{{typ: p, ext: p}}, nil
+}
+
+// rootEvictedBy: n (reached from the root only) evicted, directly or via a
+// chain, a node that had been selected from the root only.
+func (e *engine) rootEvictedBy(n *inode) bool {
+	for _, o := range e.nodes {
+		if o != n && o.mid() == n.mid() && o.rootSelected && o.order < n.order {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *engine) graph(coords []Coordinate) (*Graph, error) {
+	g := &Graph{}
+	alive := e.survivors()
+	aliveSet := map[*inode]bool{}
+	for _, n := range alive {
+		aliveSet[n] = true
+		g.Modules = append(g.Modules, n.id.String())
+		arts, err := e.artifactsOf(n)
+		if err != nil {
+			return nil, err
+		}
+		var repo Repository
+		if n.pom != nil {
+			repo = n.pom.Repo
+		}
+		for _, a := range arts {
+			if a.ext != "jar" {
+				e.log.Printf("Skipping non-jar dependency %s:%s:%s (%s)", n.id.Group, n.id.Artifact, n.id.Version, a.ext)
+				continue
+			}
+			g.Artifacts = append(g.Artifacts, ArtifactRef{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version,
+				Classifier: a.classifier, Ext: a.ext, Repo: repo})
+		}
+	}
+	sort.Strings(g.Modules)
+	sort.Slice(g.Artifacts, func(i, j int) bool {
+		a, b := g.Artifacts[i], g.Artifacts[j]
+		return SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext) < SparkFileName(b.Group, b.Artifact, b.Version, b.Classifier, b.Ext)
+	})
+	// dedupe (two callers asking for the same artifact)
+	out := g.Artifacts[:0]
+	for i, a := range g.Artifacts {
+		if i > 0 && a == g.Artifacts[i-1] {
+			continue
+		}
+		out = append(out, a)
+	}
+	g.Artifacts = out
+
+	for _, n := range e.nodes {
+		if !aliveSet[n] && n.loaded {
+			by := ""
+			if w := e.selected[n.mid()]; w != nil && aliveSet[w] && w != n {
+				by = w.id.Version
+			}
+			if n.evicted || by != "" {
+				g.Evicted = append(g.Evicted, Eviction{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version, By: by})
+			}
+		} else if n.evicted {
+			by := ""
+			if w := e.selected[n.mid()]; w != nil && w != n {
+				by = w.id.Version
+			}
+			g.Evicted = append(g.Evicted, Eviction{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version, By: by})
+		}
+	}
+	sort.Slice(g.Evicted, func(i, j int) bool {
+		return fmt.Sprint(g.Evicted[i]) < fmt.Sprint(g.Evicted[j])
+	})
+	g.Roots = e.tree(aliveSet)
+	return g, nil
+}
+
+// tree renders the caller edges as a tree; each module's children are
+// expanded once.
+func (e *engine) tree(alive map[*inode]bool) []*Node {
+	children := map[*inode][]*inode{}
+	var roots []*inode
+	nodes := make([]*inode, 0, len(e.nodes))
+	for _, n := range e.nodes {
+		nodes = append(nodes, n)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].order < nodes[j].order })
+	for _, n := range nodes {
+		for _, c := range n.callers {
+			if c.parent == nil {
+				roots = append(roots, n)
+			} else {
+				children[c.parent] = append(children[c.parent], n)
+			}
+		}
+	}
+	expanded := map[*inode]bool{}
+	var mk func(n *inode) *Node
+	mk = func(n *inode) *Node {
+		out := &Node{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version}
+		if !alive[n] {
+			out.Evicted = true
+			if w := e.selected[n.mid()]; w != nil && w != n && alive[w] {
+				out.By = w.id.Version
+			}
+			return out
+		}
+		if expanded[n] {
+			return out
+		}
+		expanded[n] = true
+		seen := map[*inode]bool{}
+		for _, c := range children[n] {
+			if !seen[c] {
+				seen[c] = true
+				out.Children = append(out.Children, mk(c))
+			}
+		}
+		return out
+	}
+	var out []*Node
+	seen := map[*inode]bool{}
+	for _, r := range roots {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, mk(r))
+		}
+	}
+	return out
+}

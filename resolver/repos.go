@@ -1,0 +1,207 @@
+package resolver
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// Spark's resolver names and default roots (SparkSubmitUtils.buildIvySettings,
+// spark-semantics §1.4).
+const (
+	RepoLocalM2      = "local-m2-cache"
+	RepoCentral      = "central"
+	RepoSparkPackage = "spark-packages"
+
+	DefaultCentralURL       = "https://repo1.maven.org/maven2/"
+	DefaultSparkPackagesURL = "https://repos.spark-packages.org/"
+
+	// EnvDefaultArtifactRepository redirects both central and spark-packages,
+	// as in Spark.
+	EnvDefaultArtifactRepository = "DEFAULT_ARTIFACT_REPOSITORY"
+
+	// m2InputsName is how the local Maven repository is written in a lock's
+	// inputs, so that a lock made on one machine matches on another.
+	m2InputsName = "~/.m2/repository/"
+)
+
+// repo is one entry of the chain, with its credentials (never printed).
+type repo struct {
+	Repository        // Name and URL without userinfo: safe to print
+	base       string // the URL with a trailing slash, without userinfo
+	dir        string // for file repositories: the local directory
+	user, pass string // basic auth from the URL's userinfo
+	hasAuth    bool
+	isM2Cache  bool // the user's ~/.m2: checksums are not expected there
+}
+
+func (r *repo) isFile() bool { return r.dir != "" }
+
+// String is the repository as printed in errors: "name (url)".
+func (r *repo) String() string { return r.Name + " (" + r.URL + ")" }
+
+// chainConfig holds the environment the default chain depends on.
+type chainConfig struct {
+	home            string // user home for ~/.m2
+	defaultArtifact string // $DEFAULT_ARTIFACT_REPOSITORY
+}
+
+// buildChain returns Spark's repository chain for req (spark-semantics §1.4):
+// local-m2-cache, central, spark-packages (unless NoDefaultRepositories),
+// then --repositories as repo-1..N, split on "," with no trimming.
+//
+// Spark's local-ivy-cache resolver (<ivy home>/local/…) sits between
+// local-m2-cache and central. It is modelled as absent: only `ivy publish`
+// writes there, prebake never does, and a resolution that depended on it
+// could not be reproduced from a lock on another machine.
+func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
+	var chain []*repo
+	if !req.NoDefaultRepositories {
+		home := cfg.home
+		if home != "" {
+			dir := filepath.Join(home, ".m2", "repository")
+			chain = append(chain, &repo{
+				Repository: Repository{Name: RepoLocalM2, URL: fileURL(dir)},
+				base:       fileURL(dir),
+				dir:        dir,
+				isM2Cache:  true,
+			})
+		}
+		central, sparkPackages := DefaultCentralURL, DefaultSparkPackagesURL
+		if cfg.defaultArtifact != "" {
+			central, sparkPackages = cfg.defaultArtifact, cfg.defaultArtifact
+		}
+		for _, d := range []struct{ name, url string }{{RepoCentral, central}, {RepoSparkPackage, sparkPackages}} {
+			r, err := parseRepo(d.name, d.url)
+			if err != nil {
+				return nil, err
+			}
+			chain = append(chain, r)
+		}
+	}
+	n := 0
+	for _, v := range req.Repositories {
+		for _, u := range strings.Split(v, ",") {
+			if u == "" {
+				// Spark would add an IBiblio resolver with an empty root that
+				// never finds anything; skipping it changes no result.
+				continue
+			}
+			n++
+			r, err := parseRepo(fmt.Sprintf("repo-%d", n), u)
+			if err != nil {
+				return nil, err
+			}
+			chain = append(chain, r)
+		}
+	}
+	if len(chain) == 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "no repository to resolve from: --no-default-repositories needs --repositories")
+	}
+	return chain, nil
+}
+
+// parseRepo parses one repository URL (http, https or file).
+func parseRepo(name, raw string) (*repo, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: %v", name, redact.String(raw), redactErr(err))
+	}
+	r := &repo{Repository: Repository{Name: name}}
+	if u.User != nil {
+		r.user = u.User.Username()
+		r.pass, _ = u.User.Password()
+		r.hasAuth = true
+		u.User = nil
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if u.Host == "" {
+			return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: no host", name, u.String())
+		}
+	case "file":
+		p := u.Path
+		if p == "" {
+			p = u.Opaque // file:relative/path
+		}
+		if p == "" {
+			return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: no path", name, u.String())
+		}
+		r.dir = filepath.FromSlash(p)
+	default:
+		return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: scheme must be http, https or file", name, redact.URL(raw))
+	}
+	s := u.String()
+	if !strings.HasSuffix(s, "/") {
+		s += "/"
+	}
+	r.base = s
+	r.URL = s
+	return r, nil
+}
+
+// redactErr renders a url.Parse error without the URL it quotes.
+func redactErr(err error) string {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err.Error()
+	}
+	return redact.String(err.Error())
+}
+
+// fileURL returns the file: URL of a directory, with a trailing slash.
+func fileURL(dir string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}
+	s := u.String()
+	if !strings.HasSuffix(s, "/") {
+		s += "/"
+	}
+	return s
+}
+
+// inputsRepositories is the chain as recorded in a lock's inputs: URLs
+// without userinfo, ~/.m2 written home-independently.
+func inputsRepositories(chain []*repo) []string {
+	out := make([]string, 0, len(chain))
+	for _, r := range chain {
+		if r.isM2Cache {
+			out = append(out, m2InputsName)
+			continue
+		}
+		out = append(out, r.URL)
+	}
+	return out
+}
+
+// envChainConfig reads the environment the default chain depends on.
+func envChainConfig() chainConfig {
+	home, _ := os.UserHomeDir()
+	return chainConfig{home: home, defaultArtifact: os.Getenv(EnvDefaultArtifactRepository)}
+}
+
+// modulePath is the m2 directory of g:a:v relative to a repository root.
+func modulePath(group, artifact, version string) string {
+	return strings.ReplaceAll(group, ".", "/") + "/" + artifact + "/" + version + "/"
+}
+
+// artifactFileName is the m2 file name of an artifact.
+func artifactFileName(artifact, version, classifier, ext string) string {
+	if ext == "" {
+		ext = "jar"
+	}
+	n := artifact + "-" + version
+	if classifier != "" {
+		n += "-" + classifier
+	}
+	return n + "." + ext
+}
+
+// SparkFileName is the name Spark retrieves an artifact as:
+// [organization]_[artifact]-[revision](-[classifier]).[ext].
+func SparkFileName(group, artifact, version, classifier, ext string) string {
+	return group + "_" + artifactFileName(artifact, version, classifier, ext)
+}

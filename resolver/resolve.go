@@ -1,0 +1,340 @@
+package resolver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// Resolve resolves req as spark-submit --packages would, with a lockfile:
+//
+//   - When req.LockPath holds a lock whose inputsHash matches req, the lock
+//     is used: no request is made, cached blobs are trusted by name (stat
+//     only) and missing ones are fetched from the repository the lock
+//     records.
+//   - When the lock is missing or stale and req.Frozen is set, the error has
+//     exit code 78 and says what changed.
+//   - Otherwise the graph is built, every artifact is downloaded in parallel
+//     into the cache, and the lock is written (atomically) to req.LockPath.
+//
+// Result.Paths are the cache paths of the locked artifacts, in lock order.
+func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if req.CacheDir == "" {
+		req.CacheDir = DefaultCacheDir()
+	}
+	if req.Settings != "" {
+		o.log.Printf("warning: --settings %s is not supported yet; using Spark's default chain", req.Settings)
+	}
+	chain, err := buildChain(req, o.chain)
+	if err != nil {
+		return nil, err
+	}
+	in := canonicalInputs(req, chain)
+
+	if req.LockPath != "" {
+		lock, err := ReadLock(req.LockPath)
+		switch {
+		case err == nil && lock.Inputs.InputsHash == in.InputsHash:
+			paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, req.Offline, o)
+			if err != nil {
+				return nil, err
+			}
+			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
+		case err == nil && req.Frozen:
+			return nil, exitcode.Errorf(exitcode.StaleLock, "lockfile %s is stale (--frozen): %s", req.LockPath, inputsDiff(lock.Inputs, in))
+		case err != nil && req.Frozen:
+			return nil, exitcode.New(exitcode.StaleLock, fmt.Errorf("--frozen needs a lockfile matching the inputs: %w", err))
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return nil, err
+		}
+	} else if req.Frozen {
+		return nil, exitcode.Errorf(exitcode.StaleLock, "--frozen needs --lock")
+	}
+
+	src, err := newSource(req, o)
+	if err != nil {
+		return nil, err
+	}
+	g, err := buildGraph(ctx, req, src, o.log)
+	if err != nil {
+		return nil, err
+	}
+	lock := &Lockfile{Inputs: in}
+	files, err := downloadAll(ctx, src, g.Artifacts, o.parallel)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		lock.Artifacts = append(lock.Artifacts, f.art)
+	}
+	if req.LockPath != "" {
+		if err := WriteLock(req.LockPath, lock); err != nil {
+			return nil, err
+		}
+	} else {
+		lock.Normalize()
+	}
+	paths := make([]string, len(lock.Artifacts))
+	for i, a := range lock.Artifacts {
+		paths[i] = BlobPath(req.CacheDir, a.Sha256)
+	}
+	return &Result{Lock: lock, Paths: paths, Graph: g}, nil
+}
+
+// buildGraph is BuildGraph; tests replace it to exercise the download and
+// lock flow without the graph builder.
+var buildGraph = BuildGraph
+
+type lockedFile struct {
+	art  Artifact
+	path string
+}
+
+// downloadAll fetches the jar artifacts of a graph in parallel (bounded),
+// one per Spark file name (Spark 3.5 skips non-jar artifacts).
+func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel int) ([]lockedFile, error) {
+	var todo []ArtifactRef
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		if ref.Ext != "" && ref.Ext != "jar" {
+			src.log.Printf("Skipping non-jar dependency %s:%s:%s (%s)", ref.Group, ref.Artifact, ref.Version, ref.Ext)
+			continue
+		}
+		name := SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		todo = append(todo, ref)
+	}
+	out := make([]lockedFile, len(todo))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for i, ref := range todo {
+		g.Go(func() error {
+			cf, err := src.Artifact(gctx, ref)
+			if err != nil {
+				return err
+			}
+			coord := ref.Group + ":" + ref.Artifact + ":" + ref.Version
+			if ref.Classifier != "" {
+				coord += ":" + ref.Classifier
+			}
+			out[i] = lockedFile{
+				art: Artifact{
+					Coord:      coord,
+					File:       SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar"),
+					Repository: redact.StripUserinfo(ref.Repo.URL),
+					Sha256:     cf.Sha256,
+					Size:       cf.Size,
+				},
+				path: cf.Path,
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// canonicalInputs are the inputs a lock records: coordinates and excludes
+// split on "," as Spark does (no trimming), the chain without userinfo and
+// the conflict mode.
+func canonicalInputs(req Request, chain []*repo) Inputs {
+	split := func(vs []string) []string {
+		out := []string{}
+		for _, v := range vs {
+			for _, s := range strings.Split(v, ",") {
+				if s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+		return out
+	}
+	conflict := req.Conflict
+	if conflict == "" {
+		conflict = ConflictLatest
+	}
+	in := Inputs{
+		Conflict:     conflict,
+		Excludes:     split(req.Excludes),
+		Packages:     split(req.Packages),
+		Repositories: inputsRepositories(chain),
+	}
+	in.InputsHash = ComputeInputsHash(in)
+	return in
+}
+
+// inputsDiff says what changed between a lock's inputs and the request's.
+func inputsDiff(old, cur Inputs) string {
+	var d []string
+	list := func(name string, a, b []string) {
+		if slices.Equal(a, b) {
+			return
+		}
+		d = append(d, fmt.Sprintf("%s changed from [%s] to [%s]", name, strings.Join(a, ","), strings.Join(b, ",")))
+	}
+	list("packages", old.Packages, cur.Packages)
+	list("repositories", old.Repositories, cur.Repositories)
+	list("excludes", old.Excludes, cur.Excludes)
+	if old.Conflict != cur.Conflict {
+		d = append(d, fmt.Sprintf("conflict changed from %s to %s", old.Conflict, cur.Conflict))
+	}
+	if len(d) == 0 {
+		return "inputsHash " + old.InputsHash + " does not match " + cur.InputsHash
+	}
+	return redact.String(strings.Join(d, "; "))
+}
+
+// WithRepositoryURLs gives FetchLocked the repository URLs, with userinfo,
+// whose credentials apply to the lock's repositories (matched without
+// userinfo). The default is no credentials.
+func WithRepositoryURLs(urls ...string) Option {
+	return func(o *options) error {
+		o.creds = append(o.creds, urls...)
+		return nil
+	}
+}
+
+// FetchLocked makes every artifact of lock available in the cache and
+// returns their paths, in lock order. A blob already in the cache is
+// trusted by name (stat only); a missing one is fetched from the repository
+// the lock records and checked against the lock's sha256. With
+// WithOffline, a missing blob is an error (exit code 69).
+func FetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, opts ...Option) ([]string, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	var chain []*repo
+	for i, u := range o.creds {
+		r, err := parseRepo(fmt.Sprintf("creds-%d", i+1), u)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, r)
+	}
+	return fetchLocked(ctx, lock, cacheDir, chain, o.offline, o)
+}
+
+// WithOffline makes FetchLocked fail instead of downloading. The default
+// is online.
+func WithOffline(offline bool) Option {
+	return func(o *options) error { o.offline = offline; return nil }
+}
+
+func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*repo, offline bool, o *options) ([]string, error) {
+	if cacheDir == "" {
+		cacheDir = DefaultCacheDir()
+	}
+	paths := make([]string, len(lock.Artifacts))
+	var missing []int
+	for i, a := range lock.Artifacts {
+		paths[i] = BlobPath(cacheDir, a.Sha256)
+		if info, err := os.Stat(paths[i]); err != nil || !info.Mode().IsRegular() || info.Size() != a.Size {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return paths, nil
+	}
+	c, err := openCache(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	f := &fetcher{
+		client: o.client, log: o.log, attempts: o.attempts, backoff: o.backoff,
+		maxRetryAfter: o.maxRetryAfter, idleTimeout: o.idleTimeout, perHost: o.perHost,
+		sems: map[string]chan struct{}{},
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.parallel)
+	for _, i := range missing {
+		a := lock.Artifacts[i]
+		g.Go(func() error { return fetchLockedOne(gctx, c, f, chain, a, offline) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return paths, nil
+}
+
+// lockedRel is the m2 path of a locked artifact, from its coordinate.
+func lockedRel(a Artifact) (string, error) {
+	p := strings.Split(a.Coord, ":")
+	if len(p) != 3 && len(p) != 4 {
+		return "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
+	}
+	cls := ""
+	if len(p) == 4 {
+		cls = p[3]
+	}
+	return modulePath(p[0], p[1], p[2]) + artifactFileName(p[1], p[2], cls, "jar"), nil
+}
+
+func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a Artifact, offline bool) error {
+	rel, err := lockedRel(a)
+	if err != nil {
+		return err
+	}
+	r := &repo{}
+	for _, cr := range chain {
+		if cr.URL == a.Repository {
+			r = cr
+			break
+		}
+	}
+	if r.base == "" {
+		if r, err = parseRepo("locked", a.Repository); err != nil {
+			return err
+		}
+	}
+	u := r.base + rel
+	if r.isFile() {
+		sum, _, err := c.putFile(r.dir + string(os.PathSeparator) + rel)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return exitcode.New(exitcode.NotFound, fmt.Errorf("locked artifact %s: %s: %w", a.File, u, ErrNotFound))
+			}
+			return exitcode.New(exitcode.CantCreate, err)
+		}
+		if sum.sha256 != a.Sha256 {
+			return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
+		}
+		return nil
+	}
+	if offline {
+		return exitcode.New(exitcode.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.dir, errNotCached))
+	}
+	t, err := c.newTemp()
+	if err != nil {
+		return err
+	}
+	defer t.abort()
+	if err := f.get(ctx, r.target(rel), fileDest{t}); err != nil {
+		return fmt.Errorf("locked artifact %s: %w", a.File, err)
+	}
+	sum := t.sums()
+	if sum.sha256 != a.Sha256 {
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
+	}
+	if _, err := t.commit(); err != nil {
+		return err
+	}
+	return c.record(u, indexEntry{Sha256: sum.sha256, Size: sum.size})
+}

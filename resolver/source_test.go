@@ -1,0 +1,580 @@
+package resolver
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/mavenhttp"
+)
+
+// testRepo writes Maven-layout files into a temp dir. Each file gets a
+// .sha1 unless noSum is set.
+type testRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newTestRepo(t *testing.T) *testRepo {
+	return &testRepo{t: t, dir: t.TempDir()}
+}
+
+func (r *testRepo) put(rel string, data []byte, sums ...string) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	for _, s := range sums {
+		var h string
+		switch s {
+		case "sha1":
+			x := sha1.Sum(data)
+			h = hex.EncodeToString(x[:])
+		case "sha256":
+			x := sha256.Sum256(data)
+			h = hex.EncodeToString(x[:])
+		case "md5":
+			x := md5.Sum(data)
+			h = hex.EncodeToString(x[:])
+		}
+		if err := os.WriteFile(p+"."+s, []byte(h+"\n"), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// module writes g:a:v's POM and jar with .sha1 files.
+func (r *testRepo) module(g, a, v string) {
+	base := strings.ReplaceAll(g, ".", "/") + "/" + a + "/" + v + "/" + a + "-" + v
+	r.put(base+".pom", []byte(fmt.Sprintf("<project><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version></project>\n", g, a, v)), "sha1")
+	r.put(base+".jar", []byte("jar of "+g+":"+a+":"+v), "sha1")
+}
+
+func sha256hex(b []byte) string {
+	x := sha256.Sum256(b)
+	return hex.EncodeToString(x[:])
+}
+
+// logBuf is a Logger that records lines.
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(&l.b, format+"\n", args...)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// fastOpts are options for tests: no ~/.m2, short backoff and timeouts.
+func fastOpts(extra ...Option) []Option {
+	return append([]Option{WithDefaultChain("", ""), WithRetry(3, 10*time.Millisecond), WithIdleTimeout(2 * time.Second)}, extra...)
+}
+
+func testSource(t *testing.T, repos []string, policy string, extra ...Option) *source {
+	t.Helper()
+	req := Request{Repositories: repos, NoDefaultRepositories: true, CacheDir: t.TempDir(), ChecksumPolicy: policy}
+	o, err := makeOptions(fastOpts(extra...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSource(req, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestBuildChain(t *testing.T) {
+	tests := []struct {
+		name    string
+		req     Request
+		cfg     chainConfig
+		want    []Repository
+		wantErr string
+	}{
+		{
+			name: "spark default",
+			cfg:  chainConfig{home: "/home/u"},
+			want: []Repository{
+				{RepoLocalM2, "file:///home/u/.m2/repository/"},
+				{RepoCentral, DefaultCentralURL},
+				{RepoSparkPackage, DefaultSparkPackagesURL},
+			},
+		},
+		{
+			name: "DEFAULT_ARTIFACT_REPOSITORY redirects central and spark-packages",
+			cfg:  chainConfig{home: "/home/u", defaultArtifact: "https://nexus.example/maven"},
+			req:  Request{Repositories: []string{"https://a.example/m2,file:///srv/repo"}},
+			want: []Repository{
+				{RepoLocalM2, "file:///home/u/.m2/repository/"},
+				{RepoCentral, "https://nexus.example/maven/"},
+				{RepoSparkPackage, "https://nexus.example/maven/"},
+				{"repo-1", "https://a.example/m2/"},
+				{"repo-2", "file:///srv/repo/"},
+			},
+		},
+		{
+			name: "no default repositories, userinfo stripped",
+			req:  Request{NoDefaultRepositories: true, Repositories: []string{"https://bob:s3cret@a.example/m2/", "http://c.example/r"}},
+			want: []Repository{
+				{"repo-1", "https://a.example/m2/"},
+				{"repo-2", "http://c.example/r/"},
+			},
+		},
+		{
+			name:    "no trimming: a space is part of the URL",
+			req:     Request{NoDefaultRepositories: true, Repositories: []string{"https://a.example/m2, https://b.example/"}},
+			wantErr: "repo-2",
+		},
+		{
+			name:    "bad scheme never prints the password",
+			req:     Request{NoDefaultRepositories: true, Repositories: []string{"ftp://bob:s3cret@a.example/"}},
+			wantErr: "scheme must be http, https or file",
+		},
+		{
+			name:    "nothing left",
+			req:     Request{NoDefaultRepositories: true},
+			wantErr: "needs --repositories",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			chain, err := buildChain(tt.req, tt.cfg)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "s3cret") {
+					t.Errorf("error leaks the password: %v", err)
+				}
+				if exitcode.Code(err) != exitcode.Usage {
+					t.Errorf("exit code %d, want %d", exitcode.Code(err), exitcode.Usage)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Repository
+			for _, r := range chain {
+				got = append(got, r.Repository)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("chain (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestPOMChainOrder(t *testing.T) {
+	a, b := newTestRepo(t), newTestRepo(t)
+	a.module("org.x", "both", "1.0")
+	b.module("org.x", "both", "1.0")
+	b.module("org.x", "onlyb", "1.0")
+	sa, sb := mavenhttp.New(a.dir), mavenhttp.New(b.dir)
+	defer sa.Close()
+	defer sb.Close()
+	s := testSource(t, []string{sa.URL(), "file://" + b.dir}, ChecksumStrict)
+	ctx := context.Background()
+
+	p, err := s.POM(ctx, "org.x", "both", "1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Repo.Name != "repo-1" || !strings.HasPrefix(p.URL, sa.URL()) {
+		t.Errorf("both: served by %v %s, want repo-1", p.Repo, p.URL)
+	}
+	p, err = s.POM(ctx, "org.x", "onlyb", "1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Repo.Name != "repo-2" {
+		t.Errorf("onlyb: served by %v, want repo-2", p.Repo)
+	}
+	if !bytes.Contains(p.Data, []byte("<artifactId>onlyb</artifactId>")) {
+		t.Errorf("onlyb: data %q", p.Data)
+	}
+	// The artifact comes from the repository that served the POM.
+	cf, err := s.Artifact(ctx, ArtifactRef{Group: "org.x", Artifact: "onlyb", Version: "1.0", Ext: "jar", Repo: p.Repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cf.Path)
+	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != sha256hex(data) || cf.Path != BlobPath(s.cache.dir, cf.Sha256) {
+		t.Errorf("artifact %+v: %q %v", cf, data, err)
+	}
+
+	_, err = s.POM(ctx, "org.x", "missing", "1.0")
+	if !errors.Is(err, ErrNotFound) || exitcode.Code(err) != exitcode.NotFound {
+		t.Fatalf("missing: err = %v (code %d), want ErrNotFound/66", err, exitcode.Code(err))
+	}
+	for _, w := range []string{"org.x:missing:1.0", "repo-1 (" + sa.URL() + ")", "repo-2 (file://" + b.dir + "/)"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing: error %q lacks %q", err, w)
+		}
+	}
+}
+
+func TestSingleflight(t *testing.T) {
+	a := newTestRepo(t)
+	a.module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.dir, mavenhttp.WithDelay(30*time.Millisecond))
+	defer srv.Close()
+	s := testSource(t, []string{srv.URL()}, ChecksumWarn)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.POM(context.Background(), "org.x", "m", "1.0")
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"/org/x/m/1.0/m-1.0.pom", "/org/x/m/1.0/m-1.0.pom.sha1"} {
+		if n := srv.Count(p); n != 1 {
+			t.Errorf("%s requested %d times, want 1", p, n)
+		}
+	}
+}
+
+func TestFaults(t *testing.T) {
+	const pom = "/org/x/m/1.0/m-1.0.pom"
+	tests := []struct {
+		name      string
+		fault     mavenhttp.Fault
+		wantErr   []string // substrings; empty means success
+		wantCode  int
+		wantCount int // requests for the POM
+		minTime   time.Duration
+	}{
+		{name: "404 is never retried", fault: mavenhttp.Status(404, -1), wantErr: []string{"not found", "org.x:m:1.0"}, wantCode: exitcode.NotFound, wantCount: 1},
+		{name: "5xx is retried then succeeds", fault: mavenhttp.Status(503, 2), wantCount: 3},
+		{name: "5xx after retries", fault: mavenhttp.Status(502, -1), wantErr: []string{"502", pom, "after 3 attempts"}, wantCode: exitcode.Unavailable, wantCount: 3},
+		{name: "429 honours Retry-After", fault: mavenhttp.Status(429, 1, "Retry-After", "1"), wantCount: 2, minTime: time.Second},
+		{name: "401 is a permission error", fault: mavenhttp.Status(401, -1), wantErr: []string{"401", pom}, wantCode: exitcode.NoPerm, wantCount: 1},
+		{name: "truncated body", fault: mavenhttp.Truncated([]byte("<proj"), 100, -1), wantErr: []string{"truncated body", "got 5 of 100 bytes", pom}, wantCode: exitcode.Unavailable, wantCount: 3},
+		{name: "truncated once then whole", fault: mavenhttp.Truncated([]byte("<proj"), 100, 1), wantCount: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := newTestRepo(t)
+			a.module("org.x", "m", "1.0")
+			srv := mavenhttp.New(a.dir)
+			defer srv.Close()
+			srv.SetFault(pom, tt.fault)
+			s := testSource(t, []string{srv.URL()}, ChecksumWarn)
+			start := time.Now()
+			p, err := s.POM(context.Background(), "org.x", "m", "1.0")
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(p.Data, []byte("<artifactId>m</artifactId>")) {
+					t.Errorf("data %q", p.Data)
+				}
+			} else {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				if c := exitcode.Code(err); c != tt.wantCode {
+					t.Errorf("exit code %d, want %d (%v)", c, tt.wantCode, err)
+				}
+				assertNoBlobs(t, s.cache.dir)
+			}
+			if n := srv.Count(pom); n != tt.wantCount {
+				t.Errorf("%d requests, want %d", n, tt.wantCount)
+			}
+			if d := time.Since(start); d < tt.minTime {
+				t.Errorf("took %s, want at least %s", d, tt.minTime)
+			}
+		})
+	}
+}
+
+// assertNoBlobs fails if the cache holds any blob, index entry or temp file.
+func assertNoBlobs(t *testing.T, dir string) {
+	t.Helper()
+	for _, sub := range []string{"blobs/sha256", "index", "tmp"} {
+		filepath.WalkDir(filepath.Join(dir, sub), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				t.Errorf("cache holds %s after a failure", p)
+			}
+			return nil
+		})
+	}
+}
+
+func Test429NeverCachedAsMissing(t *testing.T) {
+	const pom = "/org/x/m/1.0/m-1.0.pom"
+	a := newTestRepo(t)
+	a.module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.dir)
+	defer srv.Close()
+	srv.SetFault(pom, mavenhttp.Status(429, -1, "Retry-After", "0"))
+	s := testSource(t, []string{srv.URL()}, ChecksumWarn)
+	_, err := s.POM(context.Background(), "org.x", "m", "1.0")
+	if err == nil || errors.Is(err, ErrNotFound) || exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "429") {
+		t.Fatalf("err = %v (code %d), want a 429 Unavailable error that is not ErrNotFound", err, exitcode.Code(err))
+	}
+	srv.SetFault(pom, nil)
+	if _, err := s.POM(context.Background(), "org.x", "m", "1.0"); err != nil {
+		t.Fatalf("after the 429s stopped: %v", err)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	const jar = "/org/x/m/1.0/m-1.0.jar"
+	a := newTestRepo(t)
+	a.module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.dir)
+	release := make(chan struct{})
+	defer srv.Close()
+	defer close(release)
+	srv.SetFault(jar, mavenhttp.Hang([]byte("ja"), 100, release))
+	s := testSource(t, []string{srv.URL()}, ChecksumWarn, WithIdleTimeout(150*time.Millisecond), WithRetry(2, time.Millisecond))
+	_, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
+	if err == nil || !strings.Contains(err.Error(), "timeout") || !strings.Contains(err.Error(), srv.URL()+jar[1:]) || exitcode.Code(err) != exitcode.Unavailable {
+		t.Fatalf("err = %v (code %d), want a timeout naming the URL", err, exitcode.Code(err))
+	}
+	if n := srv.Count(jar); n != 2 {
+		t.Errorf("%d attempts, want 2", n)
+	}
+	assertNoBlobs(t, s.cache.dir)
+}
+
+func TestChecksums(t *testing.T) {
+	const base = "org/x/m/1.0/m-1.0.jar"
+	jar := []byte("the jar")
+	tests := []struct {
+		name     string
+		sums     []string // checksum files to write
+		override string   // replaces the .sha1 content
+		policy   string
+		wantErr  string
+		wantCode int
+		wantWarn bool
+	}{
+		{name: "sha1 ok", sums: []string{"sha1"}, policy: ChecksumStrict},
+		{name: "sha256 only", sums: []string{"sha256"}, policy: ChecksumStrict},
+		{name: "md5 only", sums: []string{"md5"}, policy: ChecksumStrict},
+		{name: "sha1 mismatch", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumIgnore, wantErr: "checksum mismatch", wantCode: exitcode.DataErr},
+		{name: "sha1 with file name", sums: []string{"sha1"}, override: "@@", policy: ChecksumStrict},
+		{name: "malformed", sums: []string{"sha1"}, override: "<html>oops</html>", policy: ChecksumWarn, wantErr: "malformed", wantCode: exitcode.DataErr},
+		{name: "missing strict", policy: ChecksumStrict, wantErr: "no checksum file", wantCode: exitcode.DataErr},
+		{name: "missing warn", policy: ChecksumWarn, wantWarn: true},
+		{name: "missing ignore", policy: ChecksumIgnore},
+	}
+	for _, tt := range tests {
+		for _, transport := range []string{"http", "file"} {
+			t.Run(tt.name+"/"+transport, func(t *testing.T) {
+				a := newTestRepo(t)
+				a.put(base, jar, tt.sums...)
+				switch tt.override {
+				case "":
+				case "@@":
+					x := sha1.Sum(jar)
+					a.put(base+".sha1", []byte(hex.EncodeToString(x[:])+"  m-1.0.jar\n"))
+				default:
+					a.put(base+".sha1", []byte(tt.override))
+				}
+				url := "file://" + a.dir
+				if transport == "http" {
+					srv := mavenhttp.New(a.dir)
+					defer srv.Close()
+					url = srv.URL()
+				}
+				log := &logBuf{}
+				s := testSource(t, []string{url}, tt.policy, WithLogger(log))
+				_, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
+				if tt.wantErr == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), s.chain[0].base+base) {
+						t.Fatalf("err = %v, want %q naming the URL", err, tt.wantErr)
+					}
+					if c := exitcode.Code(err); c != tt.wantCode {
+						t.Errorf("exit code %d, want %d", c, tt.wantCode)
+					}
+					if tt.wantErr == "checksum mismatch" && !errors.Is(err, ErrChecksumMismatch) {
+						t.Errorf("err does not match ErrChecksumMismatch: %v", err)
+					}
+				}
+				if got := strings.Contains(log.String(), "no checksum for"); got != tt.wantWarn {
+					t.Errorf("warned = %v, want %v; log:\n%s", got, tt.wantWarn, log)
+				}
+			})
+		}
+	}
+}
+
+func TestMalformedResponse(t *testing.T) {
+	// A server that answers garbage instead of HTTP.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HELLO this is not HTTP\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	u := "http://127.0.0.1:" + fmt.Sprint(l.Addr().(*net.TCPAddr).Port) + "/"
+	s := testSource(t, []string{u}, ChecksumWarn)
+	_, err = s.POM(context.Background(), "org.x", "m", "1.0")
+	if err == nil || !strings.Contains(err.Error(), u+"org/x/m/1.0/m-1.0.pom") || exitcode.Code(err) != exitcode.Unavailable {
+		t.Fatalf("err = %v (code %d), want Unavailable naming the URL", err, exitcode.Code(err))
+	}
+
+	// Malformed maven-metadata.xml.
+	a := newTestRepo(t)
+	a.put("org/x/m/maven-metadata.xml", []byte("<metadata><versioning><versions><version>1.0"), "sha1")
+	srv := mavenhttp.New(a.dir)
+	defer srv.Close()
+	s = testSource(t, []string{srv.URL()}, ChecksumWarn)
+	_, err = s.Versions(context.Background(), "org.x", "m")
+	if err == nil || !strings.Contains(err.Error(), "malformed "+srv.URL()+"org/x/m/maven-metadata.xml") || exitcode.Code(err) != exitcode.DataErr {
+		t.Fatalf("err = %v (code %d), want DataErr naming the metadata URL", err, exitcode.Code(err))
+	}
+}
+
+func TestVersions(t *testing.T) {
+	a := newTestRepo(t)
+	a.put("org/x/m/maven-metadata.xml", []byte(`<metadata><versioning><versions><version>1.0</version><version>1.1</version></versions></versioning></metadata>`), "sha1")
+	b := newTestRepo(t)
+	b.module("org.x", "m", "1.1")
+	b.module("org.x", "m", "2.0")
+	sa, sb := mavenhttp.New(a.dir), mavenhttp.New(b.dir)
+	defer sa.Close()
+	defer sb.Close()
+	for _, tt := range []struct {
+		name  string
+		repos []string
+		want  []string
+	}{
+		{"metadata", []string{sa.URL()}, []string{"1.0", "1.1"}},
+		{"http listing", []string{sb.URL()}, []string{"1.1", "2.0"}},
+		{"file listing", []string{"file://" + b.dir}, []string{"1.1", "2.0"}},
+		{"chain merges", []string{sa.URL(), sb.URL()}, []string{"1.0", "1.1", "2.0"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testSource(t, tt.repos, ChecksumWarn)
+			got, err := s.Versions(context.Background(), "org.x", "m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("versions (-want +got):\n%s", d)
+			}
+		})
+	}
+	s := testSource(t, []string{sb.URL()}, ChecksumWarn)
+	if _, err := s.Versions(context.Background(), "org.x", "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("nope: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCredentialsNeverPrinted(t *testing.T) {
+	a := newTestRepo(t)
+	a.module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
+	defer srv.Close()
+	withUser := func(pw string) string { return strings.Replace(srv.URL(), "http://", "http://bob:"+pw+"@", 1) }
+
+	log := &logBuf{}
+	s := testSource(t, []string{withUser("s3cret-pw")}, ChecksumWarn, WithLogger(log))
+	p, err := s.POM(context.Background(), "org.x", "m", "1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.URL+p.Repo.URL, "s3cret") {
+		t.Errorf("POMFile carries the password: %+v", p)
+	}
+
+	s = testSource(t, []string{withUser("wrong-pw")}, ChecksumWarn, WithLogger(log))
+	_, err = s.POM(context.Background(), "org.x", "m", "1.0")
+	if err == nil || exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), srv.URL()+"org/x/m/1.0/m-1.0.pom") {
+		t.Fatalf("err = %v (code %d), want 77 naming the redacted URL", err, exitcode.Code(err))
+	}
+	if all := err.Error() + log.String(); strings.Contains(all, "pw") || strings.Contains(all, "bob") {
+		t.Errorf("credentials printed:\n%s", all)
+	}
+}
+
+func TestOffline(t *testing.T) {
+	a := newTestRepo(t)
+	a.module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.dir)
+	defer srv.Close()
+	cache := t.TempDir()
+	o, _ := makeOptions(fastOpts())
+	online, err := newSource(Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := online.POM(context.Background(), "org.x", "m", "1.0"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Reset()
+	offline, err := newSource(Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache, Offline: true}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := offline.POM(context.Background(), "org.x", "m", "1.0"); err != nil {
+		t.Fatalf("offline, cached: %v", err)
+	}
+	_, err = offline.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: offline.chain[0].Repository})
+	if err == nil || exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "m-1.0.jar") {
+		t.Fatalf("offline, not cached: err = %v (code %d), want 69 naming the file", err, exitcode.Code(err))
+	}
+	if n := srv.Requests(); n != 0 {
+		t.Errorf("offline made %d requests", n)
+	}
+}

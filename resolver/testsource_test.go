@@ -1,0 +1,57 @@
+package resolver
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// fsSource is a test-only Source over file:// Maven-layout directories,
+// tried in order.
+type fsSource struct{ repos []Repository }
+
+func newFSSource(urls []string) (*fsSource, error) {
+	s := &fsSource{}
+	for i, u := range urls {
+		if _, err := url.Parse(u); err != nil {
+			return nil, err
+		}
+		s.repos = append(s.repos, Repository{Name: fmt.Sprintf("repo-%d", i+1), URL: u})
+	}
+	return s, nil
+}
+
+func (s *fsSource) Repositories() []Repository { return s.repos }
+
+func repoDir(r Repository) string { return strings.TrimPrefix(r.URL, "file://") }
+
+func (s *fsSource) POM(ctx context.Context, g, a, v string) (*POMFile, error) {
+	rel := modulePath(g, a, v) + artifactFileName(a, v, "", "pom")
+	var tried []string
+	for _, r := range s.repos {
+		p := filepath.Join(repoDir(r), rel)
+		data, err := os.ReadFile(p)
+		if err == nil {
+			return &POMFile{Data: data, Repo: r, URL: r.URL + rel}, nil
+		}
+		tried = append(tried, r.Name)
+	}
+	return nil, fmt.Errorf("module %s:%s:%s not found in %s: %w", g, a, v, strings.Join(tried, ", "), ErrNotFound)
+}
+
+func (s *fsSource) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, error) {
+	rel := modulePath(ref.Group, ref.Artifact, ref.Version) + artifactFileName(ref.Artifact, ref.Version, ref.Classifier, ref.Ext)
+	p := filepath.Join(repoDir(ref.Repo), rel)
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", ref.Repo.URL+rel, ErrNotFound)
+	}
+	return &CachedFile{Path: p, Size: st.Size(), URL: ref.Repo.URL + rel}, nil
+}
+
+func (s *fsSource) Versions(ctx context.Context, g, a string) ([]string, error) {
+	return nil, fmt.Errorf("versions of %s:%s: %w", g, a, ErrNotFound)
+}

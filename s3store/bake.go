@@ -1,0 +1,349 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver"
+)
+
+// ManifestVersion is the schema version of sets/<lock-hash>.json.
+const ManifestVersion = 1
+
+// Manifest is sets/<lock-hash>.json: the jars of one set in lock order
+// (spark.jars order). Field order is alphabetical, so keys are sorted.
+type Manifest struct {
+	Jars     []ManifestJar `json:"jars"`
+	LockHash string        `json:"lockHash"`
+	Version  int           `json:"version"`
+}
+
+// ManifestJar is one jar of a set.
+type ManifestJar struct {
+	Coord  string `json:"coord"`
+	File   string `json:"file"`
+	Path   string `json:"path"` // relative to the store prefix: jars/sha256/<hex>/<file>
+	Sha256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// NewManifest builds the manifest of lock.
+func NewManifest(lock *resolver.Lockfile) *Manifest {
+	m := &Manifest{Jars: make([]ManifestJar, 0, len(lock.Artifacts)), LockHash: lock.Hash(), Version: ManifestVersion}
+	for _, a := range lock.Artifacts {
+		m.Jars = append(m.Jars, ManifestJar{Coord: a.Coord, File: a.File, Path: JarPath(a.Sha256, a.File), Sha256: a.Sha256, Size: a.Size})
+	}
+	return m
+}
+
+// Marshal returns the manifest's stable JSON form.
+func (m *Manifest) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// ParseManifest parses and checks a manifest; name is used in errors.
+func ParseManifest(name string, data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: %w", name, err)
+	}
+	if m.Version != ManifestVersion {
+		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: unsupported version %d (want %d)", name, m.Version, ManifestVersion)
+	}
+	lock := &resolver.Lockfile{}
+	for _, j := range m.Jars {
+		if len(j.Sha256) != 64 || j.File == "" || j.Path != JarPath(j.Sha256, j.File) {
+			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: jar %q has a bad sha256 or path", name, j.File)
+		}
+		lock.Artifacts = append(lock.Artifacts, resolver.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256})
+	}
+	if h := lock.Hash(); h != m.LockHash {
+		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: lockHash %s does not match its jars (%s)", name, m.LockHash, h)
+	}
+	return &m, nil
+}
+
+// JarSource returns the local paths of a lock's artifacts, index for index.
+// Bake calls it only when some jar must be uploaded, so a cache hit needs no
+// local jars.
+type JarSource func(ctx context.Context) ([]string, error)
+
+// LocalPaths is a JarSource for paths already at hand.
+func LocalPaths(paths []string) JarSource {
+	return func(context.Context) ([]string, error) { return paths, nil }
+}
+
+// BakeOption configures Bake.
+type BakeOption func(*bakeOptions)
+
+type bakeOptions struct{ verify bool }
+
+// Verify makes a cache hit also HEAD every jar and re-upload the missing
+// ones. The default is false: a hit costs one GET.
+func Verify(v bool) BakeOption { return func(o *bakeOptions) { o.verify = v } }
+
+// BakeResult says what Bake did.
+type BakeResult struct {
+	Manifest *Manifest
+	// Hit is true when the set's manifest was already in the store.
+	Hit bool
+	// Uploaded and Skipped count jars sent and jars found in place.
+	Uploaded, Skipped int
+	// Repaired counts jars that a verified hit found missing and re-sent.
+	Repaired int
+	// BytesSent is the jar and manifest bytes sent.
+	BytesSent int64
+}
+
+// Bake makes lock's set available in the store: every jar, then the
+// manifest. When the manifest already exists it is a hit and nothing is sent
+// (with Verify, missing jars are re-sent).
+func (s *Store) Bake(ctx context.Context, lock *resolver.Lockfile, jars JarSource, opts ...BakeOption) (*BakeResult, error) {
+	var bo bakeOptions
+	for _, o := range opts {
+		o(&bo)
+	}
+	want := NewManifest(lock)
+	res := &BakeResult{Manifest: want}
+	have, err := s.Manifest(ctx, want.LockHash)
+	switch {
+	case err == nil:
+		res.Hit = true
+		res.Manifest = have
+		s.o.logger.Printf("set %s: in the store (%d jars)", want.LockHash[:12], len(have.Jars))
+		if !bo.verify {
+			return res, nil
+		}
+	case errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoBucket):
+	default:
+		return nil, err
+	}
+	var paths []string
+	needPaths := func() error {
+		if paths != nil {
+			return nil
+		}
+		p, err := jars(ctx)
+		if err != nil {
+			return err
+		}
+		if len(p) != len(lock.Artifacts) {
+			return exitcode.Errorf(exitcode.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lock.Artifacts))
+		}
+		paths = p
+		return nil
+	}
+	if !res.Hit {
+		if err := needPaths(); err != nil {
+			return nil, err
+		}
+	}
+	// HEAD every jar; collect the missing ones.
+	todo, err := s.missing(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	res.Skipped = len(want.Jars) - len(todo)
+	if len(todo) > 0 {
+		if err := needPaths(); err != nil {
+			return nil, err
+		}
+	}
+	var sent atomic.Int64
+	var uploaded atomic.Int32
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.o.concurrency)
+	for _, i := range todo {
+		j := want.Jars[i]
+		g.Go(func() error {
+			n, err := s.putJar(gctx, j, paths[i])
+			if n > 0 {
+				uploaded.Add(1)
+			}
+			sent.Add(n)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	res.Uploaded, res.BytesSent = int(uploaded.Load()), sent.Load()
+	if res.Hit {
+		res.Repaired = len(todo)
+		if len(todo) > 0 {
+			s.o.logger.Printf("set %s: repaired %d missing jars", want.LockHash[:12], len(todo))
+		}
+		return res, nil
+	}
+	// Every jar is in place: now, and only now, the manifest.
+	data, err := want.Marshal()
+	if err != nil {
+		return nil, exitcode.New(exitcode.Internal, err)
+	}
+	switch err := s.b.putBytes(ctx, s.key(SetPath(want.LockHash)), data); {
+	case err == nil:
+		res.BytesSent += int64(len(data))
+	case errors.Is(err, ErrExists):
+	default:
+		return nil, err
+	}
+	s.o.logger.Printf("set %s: %d jars sent, %d already there", want.LockHash[:12], res.Uploaded, res.Skipped)
+	return res, nil
+}
+
+// Manifest reads sets/<lockHash>.json. A missing set matches ErrNotFound.
+func (s *Store) Manifest(ctx context.Context, lockHash string) (*Manifest, error) {
+	key := s.key(SetPath(lockHash))
+	data, err := s.b.get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	m, err := ParseManifest(s.b.name(key), data)
+	if err != nil {
+		return nil, err
+	}
+	if m.LockHash != lockHash {
+		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: names set %s", s.b.name(key), m.LockHash)
+	}
+	return m, nil
+}
+
+// Missing HEADs every jar of m and returns those not in the store.
+func (s *Store) Missing(ctx context.Context, m *Manifest) ([]ManifestJar, error) {
+	idx, err := s.missing(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ManifestJar, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, m.Jars[i])
+	}
+	return out, nil
+}
+
+// missing HEADs every jar of m and returns the indexes of those missing.
+func (s *Store) missing(ctx context.Context, m *Manifest) ([]int, error) {
+	missing := make([]bool, len(m.Jars))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.o.concurrency)
+	for i, j := range m.Jars {
+		g.Go(func() error {
+			ok, err := s.has(gctx, j)
+			missing[i] = !ok
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var idx []int
+	for i, m := range missing {
+		if m {
+			idx = append(idx, i)
+		}
+	}
+	return idx, nil
+}
+
+// has reports whether the jar is in the store with the right size.
+func (s *Store) has(ctx context.Context, j ManifestJar) (bool, error) {
+	key := s.key(j.Path)
+	size, err := s.b.head(ctx, key)
+	switch {
+	case err == nil && size == j.Size:
+		return true, nil
+	case err == nil:
+		return false, exitcode.Errorf(exitcode.DataErr, "%s: %d bytes in the store, %d in the lock: the store is corrupt; delete the object", s.b.name(key), size, j.Size)
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// putJar uploads one jar; a concurrent call for the same key waits for the
+// first and sends nothing. It returns the bytes sent.
+func (s *Store) putJar(ctx context.Context, j ManifestJar, file string) (int64, error) {
+	key := s.key(j.Path)
+	s.mu.Lock()
+	if c, ok := s.inflight[key]; ok {
+		s.mu.Unlock()
+		select {
+		case <-c.done:
+			return 0, c.err
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	c := &call{done: make(chan struct{})}
+	s.inflight[key] = c
+	s.mu.Unlock()
+	n, err := s.upload(ctx, key, j, file)
+	c.err = err
+	close(c.done)
+	s.mu.Lock()
+	delete(s.inflight, key) // a failure can be retried by a later call
+	s.mu.Unlock()
+	return n, err
+}
+
+type call struct {
+	done chan struct{}
+	err  error
+}
+
+func (s *Store) upload(ctx context.Context, key string, j ManifestJar, file string) (int64, error) {
+	if err := checkFile(file, j); err != nil {
+		return 0, err
+	}
+	if err := s.acquire(ctx); err != nil {
+		return 0, err
+	}
+	defer s.release()
+	s.o.logger.Printf("uploading %s (%d bytes)", j.File, j.Size)
+	switch err := s.b.putFile(ctx, key, file, j.Size, j.Sha256); {
+	case err == nil:
+		return j.Size, nil
+	case errors.Is(err, ErrExists):
+		// A racing writer got there first: same key, same bytes.
+		return 0, nil
+	default:
+		return 0, err
+	}
+}
+
+// checkFile makes sure the local file is the jar the lock names, so a
+// corrupt cache never fills an immutable key.
+func checkFile(file string, j ManifestJar) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return exitcode.New(exitcode.NotFound, fmt.Errorf("jar %s: %w", j.File, err))
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s: %w", file, err))
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != j.Sha256 || n != j.Size {
+		return exitcode.Errorf(exitcode.DataErr, "jar %s at %s: sha256 %s and %d bytes, the lock says %s and %d bytes", j.File, file, got, n, j.Sha256, j.Size)
+	}
+	return nil
+}

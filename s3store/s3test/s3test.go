@@ -1,0 +1,309 @@
+// Package s3test is for tests only. It starts the real S3 server of the integration tests
+// (versitygw, posix backend) on 127.0.0.1, and puts a counting, fault
+// injecting proxy in front of it.
+package s3test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// Test credentials of the root user; never real ones.
+const (
+	AccessKey = "prebake-it"
+	SecretKey = "prebake-it-secret-not-real"
+)
+
+// Server is a running versitygw.
+type Server struct {
+	Endpoint string // http://127.0.0.1:PORT
+	Root     string // the posix backend's directory: buckets are its subdirectories
+}
+
+// Start starts versitygw for the test (skipping unless PREBAKE_IT=1) and
+// stops it at cleanup.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	testenv.RequireIT(t)
+	bin := testenv.Binary(t, "versitygw", "PREBAKE_VERSITYGW", "versitygw-v1.8.0/versitygw")
+	root := t.TempDir()
+	port := testenv.FreePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(bin, "--access", AccessKey, "--secret", SecretKey, "--port", addr, "--quiet", "posix", root)
+	var logBuf syncBuffer
+	cmd.Stdout, cmd.Stderr = &logBuf, &logBuf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting versitygw: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("versitygw exited: %s", logBuf.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("versitygw not ready on %s: %s", addr, logBuf.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return &Server{Endpoint: "http://" + addr, Root: root}
+}
+
+// Client returns an SDK client for the server (or for endpoint when given).
+func (s *Server) Client(endpoint string) *s3.Client {
+	if endpoint == "" {
+		endpoint = s.Endpoint
+	}
+	return s3.New(s3.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(AccessKey, SecretKey, ""),
+	})
+}
+
+// Bucket creates a bucket named after the test and returns its name.
+func (s *Server) Bucket(t testing.TB, name string) string {
+	t.Helper()
+	if _, err := s.Client("").CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &name}); err != nil {
+		t.Fatalf("creating bucket %s: %v", name, err)
+	}
+	return name
+}
+
+// MultipartUploads lists the multipart uploads in progress in bucket.
+func (s *Server) MultipartUploads(t testing.TB, bucket string) []string {
+	t.Helper()
+	out, err := s.Client("").ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: &bucket})
+	if err != nil {
+		t.Fatalf("listing multipart uploads in %s: %v", bucket, err)
+	}
+	var keys []string
+	for _, u := range out.Uploads {
+		keys = append(keys, aws.ToString(u.Key)+" "+aws.ToString(u.UploadId))
+	}
+	return keys
+}
+
+// Delete removes bucket/key.
+func (s *Server) Delete(t testing.TB, bucket, key string) {
+	t.Helper()
+	if _, err := s.Client("").DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: &bucket, Key: &key}); err != nil {
+		t.Fatalf("deleting %s/%s: %v", bucket, key, err)
+	}
+}
+
+// ObjectPath is where the posix backend keeps bucket/key.
+func (s *Server) ObjectPath(bucket, key string) string {
+	return filepath.Join(s.Root, bucket, filepath.FromSlash(key))
+}
+
+// Fault decides what the proxy does with a request: nil forwards it.
+type Fault func(r *http.Request) Action
+
+// Action is a proxy fault.
+type Action int
+
+// Proxy fault actions.
+const (
+	Forward  Action = iota
+	SlowDown        // answer 503 SlowDown
+	Internal        // answer 500 InternalError
+	Drop            // read part of the body, then close the connection
+	NotFound        // answer 404 (a HEAD that misses)
+	// IgnoreConditional makes a conditional write (If-None-Match) overwrite,
+	// like a server that ignores the header: the proxy deletes the key, then
+	// forwards the (signed, unchanged) request.
+	IgnoreConditional
+)
+
+// Proxy is a reverse proxy in front of the server that counts request body
+// bytes and injects faults.
+type Proxy struct {
+	URL string
+	// BodyBytes counts request body bytes that reached the proxy.
+	BodyBytes atomic.Int64
+	// Requests counts requests by method.
+	mu       sync.Mutex
+	requests map[string]int
+	statuses map[int]int
+	fault    atomic.Pointer[Fault]
+}
+
+// NewProxy starts a proxy in front of the server.
+func (s *Server) NewProxy(t testing.TB) *Proxy {
+	t.Helper()
+	target, _ := url.Parse(s.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	p := &Proxy{requests: map[string]int{}, statuses: map[int]int{}}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.requests[r.Method]++
+		p.mu.Unlock()
+		act := Forward
+		if f := p.fault.Load(); f != nil {
+			act = (*f)(r)
+		}
+		switch act {
+		case SlowDown:
+			n, _ := io.Copy(io.Discard, r.Body)
+			p.BodyBytes.Add(n)
+			writeError(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
+			return
+		case Internal:
+			n, _ := io.Copy(io.Discard, r.Body)
+			p.BodyBytes.Add(n)
+			writeError(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+			return
+		case NotFound:
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusNotFound)
+			return
+		case IgnoreConditional:
+			if r.Header.Get("If-None-Match") != "" {
+				if bucket, key, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); ok {
+					_, _ = s.Client("").DeleteObject(r.Context(), &s3.DeleteObjectInput{Bucket: &bucket, Key: &key})
+				}
+			}
+		case Drop:
+			n, _ := io.CopyN(io.Discard, r.Body, 64<<10)
+			p.BodyBytes.Add(n)
+			hj, ok := w.(http.Hijacker)
+			if !ok {
+				panic("proxy: no hijacker")
+			}
+			c, _, err := hj.Hijack()
+			if err == nil {
+				c.Close()
+			}
+			return
+		}
+		r.Body = &countBody{r.Body, &p.BodyBytes}
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		rp.ServeHTTP(sw, r)
+		p.mu.Lock()
+		p.statuses[sw.status]++
+		p.mu.Unlock()
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL
+	return p
+}
+
+// SetFault installs f (nil removes it).
+func (p *Proxy) SetFault(f Fault) {
+	if f == nil {
+		p.fault.Store(nil)
+		return
+	}
+	p.fault.Store(&f)
+}
+
+// Requests returns how many requests of method reached the proxy.
+func (p *Proxy) Requests(method string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.requests[method]
+}
+
+// Statuses returns how many forwarded requests got status.
+func (p *Proxy) Statuses(status int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.statuses[status]
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Reset zeroes the counters.
+func (p *Proxy) Reset() {
+	p.mu.Lock()
+	p.requests = map[string]int{}
+	p.statuses = map[int]int{}
+	p.mu.Unlock()
+	p.BodyBytes.Store(0)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>%s</Message></Error>`, code, msg)
+}
+
+type countBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c *countBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,300 @@
+package s3store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// URL styles for the spark.jars value.
+const (
+	StyleS3A       = "s3a"       // s3a://bucket/key: needs hadoop-aws and the AWS SDK in the image (default)
+	StylePresigned = "presigned" // https with a signed query: bearer credentials, valid for Expires
+	StyleHTTPS     = "https"     // plain https: the bucket must allow anonymous reads
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrNotFound is matched by a missing object, set or bucket.
+	ErrNotFound = errors.New("not found")
+	// ErrNoBucket is matched by a missing bucket; it also matches ErrNotFound.
+	ErrNoBucket = fmt.Errorf("bucket %w", ErrNotFound)
+	// ErrExists is returned by a conditional write when the object is
+	// already there (HTTP 412 or an existing file).
+	ErrExists = errors.New("already exists")
+)
+
+// Logger receives progress lines. It is never given secrets.
+type Logger interface {
+	Printf(format string, args ...any)
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// Option configures Open.
+type Option func(*options) error
+
+type options struct {
+	endpoint    string
+	pathStyle   bool
+	region      string
+	httpClient  *http.Client
+	concurrency int
+	partSize    int64
+	threshold   int64
+	maxAttempts int
+	maxBackoff  time.Duration
+	accessKey   string
+	secretKey   string
+	expires     time.Duration
+	logger      Logger
+}
+
+// WithEndpoint sets the S3 endpoint URL (for S3-compatible servers). The
+// default is AWS's endpoint for the region.
+func WithEndpoint(u string) Option {
+	return func(o *options) error {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return exitcode.Errorf(exitcode.Usage, "--endpoint %q: must be an http or https URL", redact.URL(u))
+		}
+		if p.User != nil {
+			return exitcode.Errorf(exitcode.Usage, "--endpoint %q: must not carry credentials (use the AWS credential chain)", redact.URL(u))
+		}
+		o.endpoint = strings.TrimSuffix(u, "/")
+		return nil
+	}
+}
+
+// WithPathStyle addresses buckets as endpoint/bucket/key instead of
+// bucket.endpoint/key. The default is false (virtual-hosted style).
+func WithPathStyle(b bool) Option { return func(o *options) error { o.pathStyle = b; return nil } }
+
+// WithRegion sets the AWS region. The default comes from the AWS config
+// chain, else us-east-1.
+func WithRegion(r string) Option { return func(o *options) error { o.region = r; return nil } }
+
+// WithHTTPClient sets the HTTP client (tests count bytes through it). The
+// default is the SDK's.
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) error { o.httpClient = c; return nil }
+}
+
+// WithConcurrency bounds the blob transfers and HEADs in flight, and the
+// parts of one multipart upload. The default is 8.
+func WithConcurrency(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return exitcode.Errorf(exitcode.Usage, "--concurrency %d: must be at least 1", n)
+		}
+		o.concurrency = n
+		return nil
+	}
+}
+
+// WithPartSize sets the multipart part size and the size from which uploads
+// are multipart (threshold). The defaults are 8 MiB and 16 MiB. S3 needs
+// parts of at least 5 MiB.
+func WithPartSize(part, threshold int64) Option {
+	return func(o *options) error {
+		if part < 5<<20 || threshold < part {
+			return fmt.Errorf("part size %d must be at least 5 MiB and at most the threshold %d", part, threshold)
+		}
+		o.partSize, o.threshold = part, threshold
+		return nil
+	}
+}
+
+// WithRetry sets the attempts per request (500, 503 SlowDown and connection
+// errors are retried) and the longest back-off. The defaults are 5 and 20s.
+func WithRetry(maxAttempts int, maxBackoff time.Duration) Option {
+	return func(o *options) error {
+		if maxAttempts < 1 {
+			return fmt.Errorf("max attempts %d: must be at least 1", maxAttempts)
+		}
+		o.maxAttempts, o.maxBackoff = maxAttempts, maxBackoff
+		return nil
+	}
+}
+
+// WithStaticCredentials uses the given key pair instead of the AWS
+// credential chain (tests use it). The default is the chain.
+func WithStaticCredentials(accessKey, secretKey string) Option {
+	return func(o *options) error { o.accessKey, o.secretKey = accessKey, secretKey; return nil }
+}
+
+// WithExpires sets how long presigned URLs stay valid. It must outlast the
+// job. The default is 6h; S3 allows at most 7 days.
+func WithExpires(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 || d > 7*24*time.Hour {
+			return exitcode.Errorf(exitcode.Usage, "--expires %s: must be between 1s and 168h (S3's limit for presigned URLs)", d)
+		}
+		o.expires = d
+		return nil
+	}
+}
+
+// WithLogger sends progress lines to l. The default discards them.
+func WithLogger(l Logger) Option { return func(o *options) error { o.logger = l; return nil } }
+
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{
+		concurrency: 8,
+		partSize:    8 << 20,
+		threshold:   16 << 20,
+		maxAttempts: 5,
+		maxBackoff:  20 * time.Second,
+		expires:     6 * time.Hour,
+		logger:      nopLogger{},
+	}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if (o.accessKey == "") != (o.secretKey == "") {
+		return nil, errors.New("static credentials need both an access key and a secret key")
+	}
+	return o, nil
+}
+
+// CheckStyle validates a URL style name.
+func CheckStyle(s string) error {
+	switch s {
+	case StyleS3A, StylePresigned, StyleHTTPS:
+		return nil
+	}
+	return exitcode.Errorf(exitcode.Usage, "--url-style %q: must be s3a, presigned or https", s)
+}
+
+// object is one stored object, as listed.
+type object struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+}
+
+// backend is what a Store needs from S3 or a directory. Keys are full keys
+// (prefix included).
+type backend interface {
+	// head returns the object's size, or an error matching ErrNotFound.
+	head(ctx context.Context, key string) (int64, error)
+	// get reads a small object whole; ErrNotFound when missing.
+	get(ctx context.Context, key string) ([]byte, error)
+	// putFile uploads a local file (size bytes, sha256 hex) without
+	// clobbering; ErrExists when the key is already there.
+	putFile(ctx context.Context, key, file string, size int64, sha string) error
+	// putBytes writes a small object without clobbering; ErrExists when the
+	// key is already there.
+	putBytes(ctx context.Context, key string, data []byte) error
+	// url returns the URL of key in the given style.
+	url(ctx context.Context, key, style string, expires time.Duration) (string, error)
+	// list lists the objects under a key prefix.
+	list(ctx context.Context, prefix string) ([]object, error)
+	// remove deletes an object; a missing object is no error.
+	remove(ctx context.Context, key string) error
+	// name returns the printable location of key (no credentials).
+	name(key string) string
+}
+
+// Store is a content-addressed jar store. It is safe for concurrent use;
+// concurrent uploads of the same blob are merged.
+type Store struct {
+	b      backend
+	prefix string // "" or "p/" with a trailing slash
+	url    string // the store URL as given (no credentials)
+	o      *options
+	sem    chan struct{}
+
+	mu       sync.Mutex
+	inflight map[string]*call // uploads in progress, by key
+}
+
+// Open opens the store at storeURL: s3://bucket[/prefix] or file:///dir (a
+// plain path is taken as a directory). It makes no request.
+func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{o: o, sem: make(chan struct{}, o.concurrency), inflight: map[string]*call{}}
+	u, perr := url.Parse(storeURL)
+	switch {
+	case perr == nil && u.Scheme == "s3":
+		if u.User != nil {
+			return nil, exitcode.Errorf(exitcode.Usage, "--store %s: must not carry credentials (use the AWS credential chain)", redact.URL(storeURL))
+		}
+		if u.Host == "" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--store %q: no bucket (want s3://bucket/prefix)", storeURL)
+		}
+		s.prefix = cleanPrefix(u.Path)
+		s.url = "s3://" + u.Host + "/" + s.prefix
+		b, err := newS3Backend(ctx, u.Host, o)
+		if err != nil {
+			return nil, err
+		}
+		s.b = b
+	case perr == nil && u.Scheme == "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--store %q: file URLs need an absolute path (file:///dir)", storeURL)
+		}
+		s.b, s.url = newFileBackend(u.Path), "file://"+filepath.ToSlash(u.Path)
+	case perr == nil && u.Scheme == "" || filepath.IsAbs(storeURL):
+		abs, err := filepath.Abs(storeURL)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Usage, "--store %q: %w", storeURL, err)
+		}
+		s.b, s.url = newFileBackend(abs), "file://"+filepath.ToSlash(abs)
+	default:
+		return nil, exitcode.Errorf(exitcode.Usage, "--store %q: must be s3://bucket/prefix or file:///dir", redact.URL(storeURL))
+	}
+	return s, nil
+}
+
+// URL returns the store's URL (without credentials).
+func (s *Store) URL() string { return s.url }
+
+func cleanPrefix(p string) string {
+	p = strings.Trim(path.Clean("/"+p), "/")
+	if p == "" {
+		return ""
+	}
+	return p + "/"
+}
+
+// JarPath returns the path of a jar relative to the store prefix:
+// jars/sha256/<hex>/<file>.
+func JarPath(sha256Hex, file string) string {
+	return "jars/sha256/" + strings.ToLower(sha256Hex) + "/" + file
+}
+
+// SetPath returns the path of a set manifest relative to the store prefix:
+// sets/<lock-hash>.json.
+func SetPath(lockHash string) string { return "sets/" + lockHash + ".json" }
+
+func (s *Store) key(rel string) string { return s.prefix + rel }
+
+// acquire takes a transfer slot.
+func (s *Store) acquire(ctx context.Context) error {
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) release() { <-s.sem }

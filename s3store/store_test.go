@@ -1,0 +1,304 @@
+package s3store_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
+	"github.com/prebake/prebake/s3store/s3test"
+)
+
+// countingTransport counts request body bytes that leave the client.
+type countingTransport struct {
+	base  http.RoundTripper
+	bytes atomic.Int64
+	reqs  atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.reqs.Add(1)
+	if r.Body != nil && r.ContentLength > 0 {
+		c.bytes.Add(r.ContentLength)
+	}
+	return c.base.RoundTrip(r)
+}
+
+func fakeS3(t *testing.T, bucket string) (string, *countingTransport) {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket(bucket); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	return srv.URL, &countingTransport{base: http.DefaultTransport}
+}
+
+func TestBakeFakeS3(t *testing.T) {
+	endpoint, ct := fakeS3(t, "jars")
+	lock, paths := s3test.Fixture(t, t.TempDir(), 11, s3test.Jar{Name: "a", Size: 70 << 10}, s3test.Jar{Name: "b", Size: 5 << 10})
+	ctx := context.Background()
+	st, err := s3store.Open(ctx, "s3://jars/p", s3store.WithEndpoint(endpoint), s3store.WithPathStyle(true),
+		s3store.WithStaticCredentials("k", "s"), s3store.WithHTTPClient(&http.Client{Transport: ct}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Uploaded != 2 || res.Hit {
+		t.Fatalf("first bake: %+v", res)
+	}
+	ct.bytes.Store(0)
+	ct.reqs.Store(0)
+	res, err = st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	if err != nil || !res.Hit {
+		t.Fatalf("second bake: %+v, %v", res, err)
+	}
+	if ct.reqs.Load() != 1 || ct.bytes.Load() != 0 {
+		t.Errorf("hit: %d requests, %d body bytes; want 1 and 0", ct.reqs.Load(), ct.bytes.Load())
+	}
+	urls, err := st.URLs(ctx, res.Manifest, s3store.StyleS3A)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"s3a://jars/p/jars/sha256/" + lock.Artifacts[0].Sha256 + "/" + lock.Artifacts[0].File,
+		"s3a://jars/p/jars/sha256/" + lock.Artifacts[1].Sha256 + "/" + lock.Artifacts[1].File}
+	if d := cmp.Diff(want, urls); d != "" {
+		t.Errorf("URLs (-want +got):\n%s", d)
+	}
+}
+
+func TestFileStore(t *testing.T) {
+	dir := t.TempDir()
+	lock, paths := s3test.Fixture(t, t.TempDir(), 12, s3test.Jar{Name: "a", Size: 10 << 10}, s3test.Jar{Name: "b", Size: 3 << 10})
+	ctx := context.Background()
+	st, err := s3store.Open(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	if err != nil || res.Uploaded != 2 {
+		t.Fatalf("bake: %+v, %v", res, err)
+	}
+	// Layout.
+	for _, a := range lock.Artifacts {
+		if _, err := os.Stat(filepath.Join(dir, "jars", "sha256", a.Sha256, a.File)); err != nil {
+			t.Error(err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "sets", lock.Hash()+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s3store.ParseManifest("m", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(s3store.NewManifest(lock), m); d != "" {
+		t.Errorf("manifest (-want +got):\n%s", d)
+	}
+	// No temp files left.
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", ".*tmp*"))
+	if len(matches) != 0 {
+		t.Errorf("temp files left: %v", matches)
+	}
+	// Repair with Verify.
+	if err := os.Remove(filepath.Join(dir, "jars", "sha256", lock.Artifacts[0].Sha256, lock.Artifacts[0].File)); err != nil {
+		t.Fatal(err)
+	}
+	res, err = st.Bake(ctx, lock, s3store.LocalPaths(paths), s3store.Verify(true))
+	if err != nil || !res.Hit || res.Repaired != 1 {
+		t.Fatalf("verify: %+v, %v", res, err)
+	}
+	urls, err := s3store.SetURLs(ctx, "file://"+dir, lock.Hash(), s3store.StyleS3A)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "file://" + filepath.ToSlash(dir) + "/jars/sha256/" + lock.Artifacts[0].Sha256 + "/" + lock.Artifacts[0].File; urls[0] != want {
+		t.Errorf("url %s, want %s", urls[0], want)
+	}
+	_, err = s3store.SetURLs(ctx, "file://"+dir, strings.Repeat("a", 64), s3store.StyleS3A)
+	if exitcode.Code(err) != exitcode.NotFound || !strings.Contains(err.Error(), "prebake bake s3") {
+		t.Errorf("missing set: %v", err)
+	}
+}
+
+func TestBakeRejectsCorruptLocalJar(t *testing.T) {
+	dir := t.TempDir()
+	lock, paths := s3test.Fixture(t, t.TempDir(), 13, s3test.Jar{Name: "a", Size: 1 << 10})
+	if err := os.WriteFile(paths[0], []byte("not the jar"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s3store.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Bake(context.Background(), lock, s3store.LocalPaths(paths))
+	if exitcode.Code(err) != exitcode.DataErr {
+		t.Fatalf("corrupt jar: %v (code %d), want 65", err, exitcode.Code(err))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "jars")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a corrupt jar reached the store")
+	}
+}
+
+func TestFileStoreUnwritable(t *testing.T) {
+	parent := t.TempDir()
+	file := filepath.Join(parent, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lock, paths := s3test.Fixture(t, t.TempDir(), 14, s3test.Jar{Name: "a", Size: 1 << 10})
+	st, err := s3store.Open(context.Background(), "file://"+file+"/store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Bake(context.Background(), lock, s3store.LocalPaths(paths))
+	if exitcode.Code(err) != exitcode.CantCreate {
+		t.Fatalf("unwritable store: %v (code %d), want 73", err, exitcode.Code(err))
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"s3://", "no bucket"},
+		{"s3://user:secret@bucket/p", "must not carry credentials"},
+		{"gs://bucket/p", "must be s3://"},
+		{"file://host/dir", "absolute path"},
+	} {
+		_, err := s3store.Open(context.Background(), tc.url)
+		if err == nil || exitcode.Code(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open(%q) = %v, want a usage error containing %q", tc.url, err, tc.want)
+		}
+	}
+}
+
+func TestParseManifestErrors(t *testing.T) {
+	lock := &resolver.Lockfile{Artifacts: []resolver.Artifact{{Coord: "g:a:1", File: "g_a-1.jar", Sha256: strings.Repeat("1", 64), Size: 3}}}
+	good, _ := s3store.NewManifest(lock).Marshal()
+	for _, tc := range []struct{ name, data string }{
+		{"not json", "{"},
+		{"version", strings.Replace(string(good), `"version": 1`, `"version": 9`, 1)},
+		{"hash", strings.Replace(string(good), lock.Hash(), strings.Repeat("f", 64), 1)},
+		{"path", strings.Replace(string(good), `"path": "jars/`, `"path": "x/`, 1)},
+	} {
+		if _, err := s3store.ParseManifest(tc.name, []byte(tc.data)); exitcode.Code(err) != exitcode.DataErr {
+			t.Errorf("%s: %v, want exit 65", tc.name, err)
+		}
+	}
+	if _, err := s3store.ParseManifest("good", good); err != nil {
+		t.Errorf("good manifest: %v", err)
+	}
+}
+
+func TestSetsAndShards(t *testing.T) {
+	data := []byte(`
+store: s3://b/p
+sets:
+  - name: a
+    packages: ["g:a:1"]
+  - name: b
+    lock: b.lock
+  - name: c
+    packages: ["g:c:1"]
+    conflict: nearest
+`)
+	f, err := s3store.ParseSets("sets.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(ss []s3store.SetSpec) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if d := cmp.Diff([]string{"a", "c"}, names(s3store.Shard(f.Sets, 0, 2))); d != "" {
+		t.Error(d)
+	}
+	if d := cmp.Diff([]string{"b"}, names(s3store.Shard(f.Sets, 1, 2))); d != "" {
+		t.Error(d)
+	}
+	for _, bad := range []string{"sets: []", "sets: [{name: x}]", "sets: [{name: x, packages: [a], bogus: 1}]", "sets: [{name: x, packages: [a]}, {name: x, packages: [b]}]", "sets: [{name: x, packages: [a], conflict: max}]"} {
+		if _, err := s3store.ParseSets("bad", []byte(bad)); exitcode.Code(err) != exitcode.DataErr {
+			t.Errorf("ParseSets(%q) = %v, want exit 65", bad, err)
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		i, n int
+		ok   bool
+	}{{"0/1", 0, 1, true}, {"3/4", 3, 4, true}, {"4/4", 0, 0, false}, {"-1/2", 0, 0, false}, {"x", 0, 0, false}, {"1/0", 0, 0, false}} {
+		i, n, err := s3store.ParseShard(tc.in)
+		if (err == nil) != tc.ok || i != tc.i || n != tc.n {
+			t.Errorf("ParseShard(%q) = %d, %d, %v", tc.in, i, n, err)
+		}
+	}
+}
+
+func TestWarmFileStoreIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	fix := t.TempDir()
+	lockA, pathsA := s3test.Fixture(t, fix, 21, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "a", Size: 2 << 10})
+	lockB, pathsB := s3test.Fixture(t, fix, 21, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "b", Size: 1 << 10})
+	sets := []s3store.SetSpec{{Name: "A", Packages: []string{"x"}}, {Name: "B", Packages: []string{"y"}}, {Name: "bad", Packages: []string{"z"}}}
+	resolve := func(_ context.Context, s s3store.SetSpec) (*resolver.Lockfile, s3store.JarSource, error) {
+		switch s.Name {
+		case "A":
+			return lockA, s3store.LocalPaths(pathsA), nil
+		case "B":
+			return lockB, s3store.LocalPaths(pathsB), nil
+		}
+		return nil, nil, exitcode.Errorf(exitcode.NotFound, "no such module")
+	}
+	st, err := s3store.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Warm(context.Background(), sets, resolve, 2)
+	if exitcode.Code(err) != exitcode.NotFound || res[2].Error == "" {
+		t.Fatalf("warm with a failing set: %v", err)
+	}
+	if got := res[0].Uploaded + res[1].Uploaded; got != 3 {
+		t.Errorf("first warm uploaded %d jars, want 3 (the shared one once)", got)
+	}
+	res, err = st.Warm(context.Background(), sets[:2], resolve, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if !r.Hit || r.BytesSent != 0 {
+			t.Errorf("second warm, set %s: hit=%v sent=%d, want a hit sending nothing", r.Name, r.Hit, r.BytesSent)
+		}
+	}
+}
+
+func TestExampleSetsFile(t *testing.T) {
+	data, err := os.ReadFile("../examples/sets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s3store.ParseSets("examples/sets.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Store == "" || len(f.Sets) < 4 {
+		t.Errorf("examples/sets.yaml: store %q, %d sets", f.Store, len(f.Sets))
+	}
+}

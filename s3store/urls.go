@@ -1,0 +1,51 @@
+package s3store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// URLs returns the URL of every jar of m, in manifest (spark.jars) order.
+// A file:// store gives file: URLs whatever the style. Presigned URLs are
+// bearer credentials: print them only as the product, never in logs.
+func (s *Store) URLs(ctx context.Context, m *Manifest, style string) ([]string, error) {
+	if err := CheckStyle(style); err != nil {
+		return nil, err
+	}
+	urls := make([]string, 0, len(m.Jars))
+	for _, j := range m.Jars {
+		u, err := s.b.url(ctx, s.key(j.Path), style, s.o.expires)
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, u)
+	}
+	return urls, nil
+}
+
+// SetURLs reads the manifest of the set lockHash in the store at storeURL
+// and returns its jars' URLs in spark.jars order, in the given style
+// (StyleS3A, StylePresigned or StyleHTTPS; WithExpires sets how long
+// presigned URLs last). A missing manifest is an error (exit 66) that says
+// to run `prebake bake s3`. It costs one GET (plus local signing).
+func SetURLs(ctx context.Context, storeURL, lockHash, style string, opts ...Option) ([]string, error) {
+	s, err := Open(ctx, storeURL, opts...)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.Manifest(ctx, lockHash)
+	if errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoBucket) {
+		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("set %s is not in the store %s: run `prebake bake s3 --store %s --lock <lockfile>` first: %w", lockHash, s.URL(), strings.TrimSuffix(s.URL(), "/"), err))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.URLs(ctx, m, style)
+}
+
+// JarsValue joins URLs into a spark.jars value.
+func JarsValue(urls []string) string { return strings.Join(urls, ",") }

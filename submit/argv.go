@@ -1,0 +1,297 @@
+package submit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// spark-submit's options that take a value, by alias, with their canonical
+// name: Spark 3.5's SparkSubmitOptionParser.opts plus Spark 4's --remote
+// (3.4+) and --driver-default-class-path.
+var submitValueOpts = map[string]string{
+	"--archives":                  "--archives",
+	"--class":                     "--class",
+	"--conf":                      "--conf",
+	"-c":                          "--conf",
+	"--deploy-mode":               "--deploy-mode",
+	"--driver-class-path":         "--driver-class-path",
+	"--driver-cores":              "--driver-cores",
+	"--driver-default-class-path": "--driver-default-class-path",
+	"--driver-java-options":       "--driver-java-options",
+	"--driver-library-path":       "--driver-library-path",
+	"--driver-memory":             "--driver-memory",
+	"--executor-cores":            "--executor-cores",
+	"--executor-memory":           "--executor-memory",
+	"--files":                     "--files",
+	"--jars":                      "--jars",
+	"--keytab":                    "--keytab",
+	"--kill":                      "--kill",
+	"--master":                    "--master",
+	"--remote":                    "--remote",
+	"--name":                      "--name",
+	"--num-executors":             "--num-executors",
+	"--packages":                  "--packages",
+	"--exclude-packages":          "--exclude-packages",
+	"--principal":                 "--principal",
+	"--properties-file":           "--properties-file",
+	"--proxy-user":                "--proxy-user",
+	"--py-files":                  "--py-files",
+	"--queue":                     "--queue",
+	"--repositories":              "--repositories",
+	"--status":                    "--status",
+	"--total-executor-cores":      "--total-executor-cores",
+}
+
+// spark-submit's switches, by alias (SparkSubmitOptionParser.switches; Spark
+// 4 adds --load-spark-defaults).
+var submitSwitches = map[string]string{
+	"--help":                "--help",
+	"-h":                    "--help",
+	"--supervise":           "--supervise",
+	"--usage-error":         "--usage-error",
+	"--verbose":             "--verbose",
+	"-v":                    "--verbose",
+	"--version":             "--version",
+	"--load-spark-defaults": "--load-spark-defaults",
+}
+
+// Actions of a spark-submit command line.
+const (
+	ActionSubmit     = "submit"
+	ActionKill       = "kill"
+	ActionStatus     = "status"
+	ActionVersion    = "version"
+	ActionHelp       = "help"
+	ActionUsageError = "usage-error"
+)
+
+// Special primary resources (SparkSubmit.isShell / isInternal).
+const (
+	ResourceSparkInternal = "spark-internal"
+	ResourcePySparkShell  = "pyspark-shell"
+	ResourceSparkShell    = "spark-shell"
+	ResourceSparkRShell   = "sparkr-shell"
+)
+
+// An Arg is one spark-submit option before the primary resource.
+type Arg struct {
+	// Name is the canonical option name ("--conf" for -c too).
+	Name string
+	// Value is the option's value ("k=v" for --conf); "" for a switch.
+	Value string
+	// Tokens are the argv tokens as given: ["--jars", "a.jar"] or
+	// ["--jars=a.jar"] or ["-v"].
+	Tokens []string
+}
+
+// Switch reports whether a is an option without a value.
+func (a Arg) Switch() bool { _, ok := submitSwitches[a.Name]; return ok }
+
+// ConfKV splits a --conf value as Spark does (at the first '=').
+func (a Arg) ConfKV() (string, string) {
+	k, v, _ := strings.Cut(a.Value, "=")
+	return k, v
+}
+
+// Eq reports whether the option was given in --opt=value form.
+func (a Arg) Eq() bool { return len(a.Tokens) == 1 && !a.Switch() }
+
+// Argv is a parsed spark-submit command line, with spark-submit's own
+// grammar (SparkSubmitOptionParser.parse): options before the primary
+// resource, in "--opt value" or "--opt=value" form; the first token that is
+// not an option is the primary resource; every later token is an
+// application argument, untouched even when it looks like an option.
+type Argv struct {
+	// Options are the options before the primary resource, in order.
+	Options []Arg
+	// Primary is the primary resource (jar, .py, .R, spark-internal,
+	// pyspark-shell…); HasPrimary is false when there is none (--kill,
+	// --status, --version).
+	Primary    string
+	HasPrimary bool
+	// AppArgs are the tokens after the primary resource (or after
+	// --version, where spark-submit stops parsing), verbatim.
+	AppArgs []string
+	// Action is ActionSubmit unless --kill, --status, --version, --help or
+	// --usage-error was given.
+	Action string
+}
+
+// ParseArgv parses spark-submit arguments (without the spark-submit binary).
+// An unknown option, an option without its value and a --conf without '='
+// are usage errors (exitcode.Usage) naming the argument, as in spark-submit.
+func ParseArgv(args []string) (*Argv, error) {
+	a := &Argv{Action: ActionSubmit}
+	i := 0
+	for ; i < len(args); i++ {
+		tok := args[i]
+		name, value, eq := splitEqOpt(tok)
+		if canon, ok := submitValueOpts[name]; ok {
+			arg := Arg{Name: canon, Tokens: []string{tok}}
+			if eq {
+				arg.Value = value
+			} else {
+				if i == len(args)-1 {
+					return nil, exitcode.Errorf(exitcode.Usage, "spark-submit argument %q: missing value (Spark: \"Missing argument for option '%s'.\")", name, name)
+				}
+				i++
+				arg.Value = args[i]
+				arg.Tokens = append(arg.Tokens, args[i])
+			}
+			if err := a.handle(arg); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if canon, ok := submitSwitches[name]; ok {
+			// spark-submit accepts (and ignores) a value given to a switch
+			// in = form: "--verbose=x" is --verbose.
+			arg := Arg{Name: canon, Tokens: []string{tok}}
+			a.Options = append(a.Options, arg)
+			switch canon {
+			case "--help":
+				a.Action = ActionHelp
+			case "--usage-error":
+				a.Action = ActionUsageError
+			case "--version":
+				a.Action = ActionVersion
+			}
+			if canon == "--version" {
+				// SparkSubmitArguments.handle returns false: parsing stops.
+				a.AppArgs = append([]string{}, args[i+1:]...)
+				return a, nil
+			}
+			continue
+		}
+		if strings.HasPrefix(name, "-") {
+			hint := ""
+			if eq {
+				hint = fmt.Sprintf(" (the option %s is unknown)", name)
+			}
+			return nil, exitcode.Errorf(exitcode.Usage, "spark-submit argument %q: unrecognized option%s", tok, hint)
+		}
+		a.Primary, a.HasPrimary = tok, true
+		i++
+		break
+	}
+	if i < len(args) {
+		a.AppArgs = append([]string{}, args[i:]...)
+	}
+	return a, nil
+}
+
+func (a *Argv) handle(arg Arg) error {
+	switch arg.Name {
+	case "--conf":
+		if !strings.Contains(arg.Value, "=") {
+			return exitcode.Errorf(exitcode.Usage, "spark-submit --conf %q: Spark config without '='", arg.Value)
+		}
+	case "--deploy-mode":
+		if arg.Value != "client" && arg.Value != "cluster" {
+			return exitcode.Errorf(exitcode.Usage, "spark-submit --deploy-mode %q: must be either \"client\" or \"cluster\"", arg.Value)
+		}
+	case "--kill":
+		a.Action = ActionKill
+	case "--status":
+		a.Action = ActionStatus
+	}
+	a.Options = append(a.Options, arg)
+	return nil
+}
+
+// splitEqOpt applies spark-submit's "(--[^=]+)=(.+)" pattern (Java's '.'
+// matches no line terminator).
+func splitEqOpt(tok string) (name, value string, eq bool) {
+	if !strings.HasPrefix(tok, "--") {
+		return tok, "", false
+	}
+	i := strings.IndexByte(tok, '=')
+	if i <= 2 || i == len(tok)-1 {
+		return tok, "", false
+	}
+	v := tok[i+1:]
+	if strings.ContainsAny(v, "\n\r\u0085\u2028\u2029") {
+		return tok, "", false
+	}
+	return tok[:i], v, true
+}
+
+// Flag returns the value of the last occurrence of the canonical option
+// name (spark-submit: the last one wins).
+func (a *Argv) Flag(name string) (string, bool) {
+	for i := len(a.Options) - 1; i >= 0; i-- {
+		if a.Options[i].Name == name {
+			return a.Options[i].Value, true
+		}
+	}
+	return "", false
+}
+
+// Has reports whether the canonical option or switch name was given.
+func (a *Argv) Has(name string) bool { _, ok := a.Flag(name); return ok }
+
+// Conf returns the value of the last --conf key=... (the last one wins).
+func (a *Argv) Conf(key string) (string, bool) {
+	for i := len(a.Options) - 1; i >= 0; i-- {
+		if a.Options[i].Name == "--conf" {
+			if k, v := a.Options[i].ConfKV(); k == key {
+				return v, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Tokens returns the command line again, token for token.
+func (a *Argv) Tokens() []string {
+	var out []string
+	for _, o := range a.Options {
+		out = append(out, o.Tokens...)
+	}
+	if a.HasPrimary {
+		out = append(out, a.Primary)
+	}
+	return append(out, a.AppArgs...)
+}
+
+// IsPython reports whether the primary resource is a Python app
+// (SparkSubmit.isPython).
+func (a *Argv) IsPython() bool {
+	return a.HasPrimary && (strings.HasSuffix(a.Primary, ".py") || a.Primary == ResourcePySparkShell)
+}
+
+// IsInternal reports whether the primary resource is spark-internal
+// (Thrift server, Spark Connect server, …).
+func (a *Argv) IsInternal() bool { return a.HasPrimary && a.Primary == ResourceSparkInternal }
+
+// ShellQuote quotes args for a POSIX shell, on one line: words that need no
+// quoting are left bare, others are single-quoted.
+func ShellQuote(args []string) string {
+	var b strings.Builder
+	for i, s := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(shellQuote(s))
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}

@@ -1,0 +1,225 @@
+package submit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// K8sIDOptions configures K8sStatus and K8sKill. Credentials come from the
+// kubeconfig ($KUBECONFIG, context spark.kubernetes.context in Conf) or the
+// in-cluster service account, as spark-submit --status/--kill take them.
+type K8sIDOptions struct {
+	Output         string // text (default) or json
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	InClusterDir   string
+	// Conf is Spark conf for the credentials
+	// (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context).
+	Conf map[string]string
+	// GracePeriod for kill; nil: the pod's own.
+	GracePeriod *int64
+
+	client kubernetes.Interface // tests
+}
+
+// DriverStatus is one driver pod in `prebake status -o json` (a JSON array).
+type DriverStatus struct {
+	SubmissionID string            `json:"submissionId"`
+	Namespace    string            `json:"namespace"`
+	Pod          string            `json:"pod"`
+	Phase        string            `json:"phase"`
+	Reason       string            `json:"reason,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Node         string            `json:"node,omitempty"`
+	Created      time.Time         `json:"created"`
+	Deleting     bool              `json:"deleting,omitempty"`
+	Containers   []ContainerResult `json:"containers,omitempty"`
+}
+
+// K8sStatus prints the state of the driver pods matching id ("ns:pod",
+// "pod", or a glob "ns:prefix*" on pods labelled spark-role=driver), as
+// spark-submit --status does. No match is exit 66.
+func K8sStatus(ctx context.Context, master, id string, o K8sIDOptions) error {
+	pods, err := findDrivers(ctx, master, id, &o)
+	if err != nil {
+		return err
+	}
+	var out []DriverStatus
+	for _, p := range pods {
+		out = append(out, driverStatus(p))
+	}
+	if o.Output == "json" {
+		if out == nil {
+			out = []DriverStatus{}
+		}
+		enc := json.NewEncoder(o.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return exitcode.New(exitcode.Internal, err)
+		}
+	} else {
+		for _, s := range out {
+			fmt.Fprintf(o.Stdout, "Application status (driver):\n%s", statusBundle(s))
+		}
+	}
+	if len(pods) == 0 {
+		if o.Output != "json" {
+			fmt.Fprintln(o.Stdout, "Application not found.")
+		}
+		return exitcode.Errorf(exitcode.NotFound, "no driver pod matches %s", id)
+	}
+	return nil
+}
+
+// K8sKill deletes the driver pods matching id, as spark-submit --kill does.
+func K8sKill(ctx context.Context, master, id string, o K8sIDOptions) error {
+	pods, err := findDrivers(ctx, master, id, &o)
+	if err != nil {
+		return err
+	}
+	if len(pods) == 0 {
+		fmt.Fprintln(o.Stdout, "No applications found.")
+		return exitcode.Errorf(exitcode.NotFound, "no driver pod matches %s", id)
+	}
+	for _, p := range pods {
+		fmt.Fprintf(o.Stdout, "Deleting driver pod: %s.\n", p.Name)
+		err := o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.GracePeriod})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return apiError(fmt.Sprintf("deleting %s/%s", p.Namespace, p.Name), err)
+		}
+	}
+	return nil
+}
+
+// findDrivers resolves id to pods.
+func findDrivers(ctx context.Context, master, id string, o *K8sIDOptions) ([]corev1.Pod, error) {
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	defNS := "default"
+	if o.client == nil {
+		creds, err := newK8sCreds(master, o.Conf, o.Getenv, o.InClusterDir)
+		if err != nil {
+			return nil, exitcode.New(exitcode.Usage, err)
+		}
+		cfg, err := creds.Config()
+		if err != nil {
+			return nil, exitcode.New(exitcode.NoPerm, fmt.Errorf("credentials from %s: %w", creds.Source(), err))
+		}
+		cfg.Timeout = apiCallTimeout
+		if o.client, err = kubernetes.NewForConfig(cfg); err != nil {
+			return nil, exitcode.New(exitcode.Usage, err)
+		}
+		defNS = creds.Namespace()
+	}
+	ns, name, ok := strings.Cut(id, ":")
+	if !ok {
+		ns, name = defNS, id
+	}
+	if name == "" || ns == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "submission ID %q: expected namespace:pod or pod (a trailing * globs)", id)
+	}
+	if prefix, glob := strings.CutSuffix(name, "*"); glob {
+		list, err := o.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
+		if err != nil {
+			return nil, apiError("listing driver pods in "+ns, err)
+		}
+		var out []corev1.Pod
+		for _, p := range list.Items {
+			if strings.HasPrefix(p.Name, prefix) {
+				out = append(out, p)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out, nil
+	}
+	p, err := o.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, apiError("getting "+ns+"/"+name, err)
+	}
+	return []corev1.Pod{*p}, nil
+}
+
+// apiError maps an API error to prebake's exit codes.
+func apiError(what string, err error) error {
+	switch {
+	case isAuthError(err):
+		return exitcode.New(exitcode.NoPerm, fmt.Errorf("%s: %w", what, err))
+	case apierrors.IsNotFound(err):
+		return exitcode.New(exitcode.NotFound, fmt.Errorf("%s: %w", what, err))
+	}
+	return exitcode.New(exitcode.Unavailable, fmt.Errorf("%s: %w", what, err))
+}
+
+func driverStatus(p corev1.Pod) DriverStatus {
+	return DriverStatus{
+		SubmissionID: p.Namespace + ":" + p.Name,
+		Namespace:    p.Namespace, Pod: p.Name,
+		Phase: string(p.Status.Phase), Reason: p.Status.Reason,
+		Labels: p.Labels, Node: p.Spec.NodeName,
+		Created:    p.CreationTimestamp.Time,
+		Deleting:   p.DeletionTimestamp != nil,
+		Containers: containerResults(&p),
+	}
+}
+
+// statusBundle formats a pod like Spark's LoggingPodStatusWatcher.
+func statusBundle(s DriverStatus) string {
+	var b strings.Builder
+	kv := func(k, v string) { fmt.Fprintf(&b, "\t %s: %s\n", k, v) }
+	kv("pod name", s.Pod)
+	kv("namespace", s.Namespace)
+	var labels []string
+	for k, v := range s.Labels {
+		labels = append(labels, k+" -> "+v)
+	}
+	sort.Strings(labels)
+	kv("labels", strings.Join(labels, ", "))
+	kv("creation time", s.Created.UTC().Format(time.RFC3339))
+	kv("node name", orNA(s.Node))
+	kv("phase", s.Phase)
+	if s.Reason != "" {
+		kv("reason", s.Reason)
+	}
+	if s.Deleting {
+		kv("deletion", "in progress")
+	}
+	for _, c := range s.Containers {
+		kv("container name", c.Name)
+		kv("container state", c.State)
+		if c.ExitCode != nil {
+			kv("exit code", fmt.Sprint(*c.ExitCode))
+		}
+		if c.Reason != "" && c.State == "terminated" {
+			kv("termination reason", c.Reason)
+		} else if c.Reason != "" {
+			kv("reason", c.Reason)
+		}
+		if c.Explanation != "" {
+			kv("explanation", c.Explanation)
+		}
+	}
+	return b.String()
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "N/A"
+	}
+	return s
+}

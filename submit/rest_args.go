@@ -1,0 +1,138 @@
+package submit
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// restArgs is what the REST backend reads from a (rewritten) spark-submit
+// argv parsed by ParseArgv: what CreateSubmissionRequest carries.
+type restArgs struct {
+	master, deployMode, class, name string
+	resource                        string
+	appArgs                         []string
+	propertiesFile                  string
+	supervise                       bool
+	conf                            map[string]string // --conf, later ones win
+	opts                            map[string]string // spark-submit options by name, e.g. "--jars"
+	order                           []string          // conf keys in the order given (for messages)
+}
+
+// parseRestArgs reads args with the shared spark-submit parser (ParseArgv).
+func parseRestArgs(args []string) (*restArgs, error) {
+	v, err := ParseArgv(args)
+	if err != nil {
+		return nil, err
+	}
+	if v.Action != ActionSubmit {
+		return nil, fmt.Errorf("spark-submit --%s: use prebake status/kill ID --master URL", v.Action)
+	}
+	a := &restArgs{conf: map[string]string{}, opts: map[string]string{}}
+	for _, o := range v.Options {
+		switch o.Name {
+		case "--supervise":
+			a.supervise = true
+		case "--conf":
+			k, val := o.ConfKV()
+			if k == "" || !strings.Contains(o.Value, "=") {
+				return nil, fmt.Errorf("--conf %q: must be key=value", o.Value)
+			}
+			if _, seen := a.conf[k]; !seen {
+				a.order = append(a.order, k)
+			}
+			a.conf[k] = val
+		case "--master":
+			a.master = o.Value
+		case "--deploy-mode":
+			a.deployMode = o.Value
+		case "--class":
+			a.class = o.Value
+		case "--name":
+			a.name = o.Value
+		case "--properties-file":
+			a.propertiesFile = o.Value
+		default:
+			if !o.Switch() {
+				a.opts[o.Name] = o.Value
+			}
+		}
+	}
+	if v.HasPrimary {
+		a.resource = v.Primary
+		a.appArgs = append([]string{}, v.AppArgs...)
+	}
+	return a, nil
+}
+
+// restReadProperties reads a spark-defaults.conf style file (Java
+// properties: "k=v", "k v" or "k:v"; # and ! comments). Values are trimmed
+// as Spark's Utils.getPropertiesFromFile does.
+func restReadProperties(name string) (map[string]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("properties file %s: %w", name, err)
+	}
+	defer f.Close()
+	props := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		end := strings.IndexAny(line, "=: \t")
+		if end < 0 {
+			props[line] = ""
+			continue
+		}
+		k, v := line[:end], strings.TrimSpace(line[end:])
+		v = strings.TrimSpace(strings.TrimLeft(v, "=:"))
+		props[k] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("properties file %s: %w", name, err)
+	}
+	return props, nil
+}
+
+// restDefaultProperties is spark-submit's spark-defaults.conf: under
+// SPARK_CONF_DIR, else SPARK_HOME/conf; "" when there is none.
+func restDefaultProperties(env map[string]string) string {
+	dir := env["SPARK_CONF_DIR"]
+	if dir == "" && env["SPARK_HOME"] != "" {
+		dir = filepath.Join(env["SPARK_HOME"], "conf")
+	}
+	if dir == "" {
+		return ""
+	}
+	p := filepath.Join(dir, "spark-defaults.conf")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// restIsPython reports whether the primary resource is a Python file.
+func restIsPython(resource string) bool { return strings.HasSuffix(resource, ".py") }
+
+// restIsUserJar is SparkSubmit.restIsUserJar: not a shell, Python, R or internal resource.
+func restIsUserJar(resource string) bool {
+	return resource != "" && resource != "spark-shell" && resource != "pyspark-shell" &&
+		resource != "sparkr-shell" && resource != "spark-internal" && !restIsPython(resource) &&
+		!strings.HasSuffix(strings.ToLower(resource), ".r")
+}
+
+// restBaseName is new File(resource).getName for a path or URL.
+func restBaseName(resource string) string {
+	if i := strings.Index(resource, "://"); i >= 0 {
+		resource = resource[i+3:]
+		if j := strings.IndexByte(resource, '/'); j >= 0 {
+			resource = resource[j:]
+		}
+	}
+	return path.Base(resource)
+}

@@ -1,0 +1,620 @@
+package submit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// Jars are the resolved jars rewrite merges into the submission, in
+// spark.jars order (the lock's order).
+type Jars struct {
+	// Local are absolute paths on this host (the resolver's retrieve
+	// directory). They are required: the driver uses them in client and
+	// local mode, and YARN distributes them.
+	Local []string
+	// Cluster are the URLs the cluster reads, index for index with Local:
+	// local:///<dir>/<file> from the image's dev.prebake.jars annotation, or
+	// the store's URLs (s3a://…). Nil when neither --image-from nor --store
+	// is given.
+	Cluster []string
+	// From names where Cluster came from, for the report: "image REF" or
+	// "store URL" (credentials are redacted before printing).
+	From string
+	// LockHash names the set (resolver.Lockfile.Hash); optional.
+	LockHash string
+}
+
+// A JarSource turns the packages found in a command line into jars. The cmd
+// wiring implements it with resolver.Resolve, resolver.Retrieve and the
+// image annotation or store manifest. It returns nil jars when there is
+// nothing to add.
+type JarSource interface {
+	Jars(ctx context.Context, p Packages) (*Jars, error)
+}
+
+// JarSourceFunc adapts a function to JarSource.
+type JarSourceFunc func(ctx context.Context, p Packages) (*Jars, error)
+
+// Jars calls f.
+func (f JarSourceFunc) Jars(ctx context.Context, p Packages) (*Jars, error) { return f(ctx, p) }
+
+// RewriteOption configures Rewrite.
+type RewriteOption func(*rewriteOptions) error
+
+type rewriteOptions struct {
+	source  JarSource
+	image   string
+	getenv  func(string) string
+	workDir string
+}
+
+// WithJarSource sets where the resolved jars come from. The default is none:
+// the packages are removed and nothing is added.
+func WithJarSource(s JarSource) RewriteOption {
+	return func(o *rewriteOptions) error { o.source = s; return nil }
+}
+
+// WithImage sets the image (--image-from) whose jars the cluster uses: it
+// becomes spark.kubernetes.container.image on K8s masters, and replaces the
+// driver and executor images the user set. The default is to keep the
+// user's images.
+func WithImage(ref string) RewriteOption {
+	return func(o *rewriteOptions) error { o.image = ref; return nil }
+}
+
+// WithEnv sets how environment variables are read (SPARK_CONF_DIR,
+// SPARK_HOME, MASTER, DEPLOY_MODE, SPARK_REMOTE, PYSPARK_SUBMIT_ARGS,
+// SPARK_SUBMIT_OPTS). The default is os.Getenv.
+func WithEnv(getenv func(string) string) RewriteOption {
+	return func(o *rewriteOptions) error { o.getenv = getenv; return nil }
+}
+
+// WithWorkDir sets where edited copies of properties files are written. The
+// copies must outlive the rewrite (spark-submit reads them later), so cmd
+// puts them under the cache. The default is $TMPDIR/prebake-rewrite.
+func WithWorkDir(dir string) RewriteOption {
+	return func(o *rewriteOptions) error { o.workDir = dir; return nil }
+}
+
+func makeRewriteOptions(opts []RewriteOption) (*rewriteOptions, error) {
+	o := &rewriteOptions{getenv: os.Getenv, workDir: filepath.Join(os.TempDir(), "prebake-rewrite")}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.getenv == nil {
+		o.getenv = os.Getenv
+	}
+	return o, nil
+}
+
+// Rewritten is the result of Rewrite. Its JSON form is `prebake rewrite -o
+// json` (stable; the README copies this schema):
+//
+//	{
+//	  "args": ["--master", "k8s://…", …],   // the rewritten argv (product: not redacted)
+//	  "command": "--master k8s://… …",      // args, shell-quoted on one line
+//	  "action": "submit",                   // submit|kill|status|version|help|usage-error
+//	  "master": "k8s://https://…",          // effective master (redacted)
+//	  "deployMode": "cluster",              // client|cluster
+//	  "cluster": "k8s",                     // k8s|standalone|yarn|mesos|local|connect|other
+//	  "primaryResource": "local:///app.jar",
+//	  "python": false,                      // .py, pyspark-shell or spark-internal: jars go to pyFiles too
+//	  "packages": {"packages": "g:a:v,…", "repositories": "…", "excludes": "…", "ivy": "…", "ivySettings": "…"},
+//	  "jarsFrom": "image REF",              // "image REF", "store URL", "local" or "" (nothing added)
+//	  "lockHash": "…",                      // optional
+//	  "propertiesFile": "/…/x-abcd.conf",   // edited copy written, optional
+//	  "changes": [                          // what changed and why, secrets redacted
+//	    {"action": "removed|replaced|added|overridden|kept",
+//	     "target": "--packages | spark.jars.packages | …",
+//	     "source": "argv | properties-file PATH | spark-defaults PATH | prebake",
+//	     "old": "…", "new": "…",            // optional
+//	     "reason": "…"}
+//	  ],
+//	  "warnings": ["…"]                     // packages set where argv cannot reach, and caveats
+//	}
+type Rewritten struct {
+	Args           []string `json:"args"`
+	Command        string   `json:"command"`
+	Action         string   `json:"action"`
+	Master         string   `json:"master,omitempty"`
+	DeployMode     string   `json:"deployMode,omitempty"`
+	Cluster        string   `json:"cluster,omitempty"`
+	Primary        string   `json:"primaryResource,omitempty"`
+	Python         bool     `json:"python"`
+	Packages       Packages `json:"packages"`
+	JarsFrom       string   `json:"jarsFrom"`
+	LockHash       string   `json:"lockHash,omitempty"`
+	PropertiesFile string   `json:"propertiesFile,omitempty"`
+	Changes        []Change `json:"changes"`
+	Warnings       []string `json:"warnings"`
+}
+
+// A Change is one edit rewrite made, with its reason. Values are redacted.
+type Change struct {
+	Action string `json:"action"`
+	Target string `json:"target"`
+	Source string `json:"source"`
+	Old    string `json:"old,omitempty"`
+	New    string `json:"new,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Change actions.
+const (
+	ChangeRemoved    = "removed"
+	ChangeReplaced   = "replaced"
+	ChangeAdded      = "added"
+	ChangeOverridden = "overridden"
+	ChangeKept       = "kept"
+)
+
+// redact makes r safe to print as a report: packages,
+// master, warnings and the jar source are redacted; Args and Command are the
+// product and are kept.
+func (r *Rewritten) redact() {
+	r.Master = redact.URL(r.Master)
+	r.Packages.Repositories = redactList(r.Packages.Repositories)
+	r.Packages.Packages = redact.String(r.Packages.Packages)
+	r.Packages.Excludes = redact.String(r.Packages.Excludes)
+	r.Packages.Ivy = redact.String(r.Packages.Ivy)
+	r.Packages.IvySettings = redact.String(r.Packages.IvySettings)
+	r.JarsFrom = redact.String(r.JarsFrom)
+	for i, w := range r.Warnings {
+		r.Warnings[i] = redact.String(w)
+	}
+}
+
+func redactList(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = redact.URL(p)
+	}
+	return strings.Join(parts, ",")
+}
+
+// A managed setting is one rewrite replaces with a single merged value.
+type managed struct {
+	flag  string // CLI flag ("--jars"), "" for conf-only keys
+	key   string // conf key ("spark.jars")
+	value string // the new value
+	// add is what is merged after the user's value (sep-separated); when
+	// replace is set the user's value is dropped instead.
+	add     []string
+	sep     string
+	replace string
+	reason  string
+	// onlyIfSet: emit only when the user set the key somewhere.
+	onlyIfSet bool
+}
+
+// Rewrite rewrites a spark-submit command line so that Spark resolves
+// nothing at run time: every packages source is removed (flags, --conf,
+// --properties-file, spark-defaults.conf) and the jars from the JarSource
+// are merged into one jar list, with the URLs each deploy mode needs:
+//
+//   - K8s, standalone, Mesos and unknown masters in cluster mode: the
+//     cluster URLs (image local:// or store); refused when there are none.
+//   - local mode, Spark Connect and YARN (client and cluster): the local
+//     file paths (YARN distributes them itself).
+//   - client mode elsewhere: with cluster URLs, spark.jars gets them (the
+//     executors load them through SparkContext.addJar, as --packages jars
+//     were) and the driver gets the local paths on
+//     spark.driver.extraClassPath (and spark.submit.pyFiles); without,
+//     spark.jars gets the local paths and the driver serves them to the
+//     executors, exactly as with --packages.
+//
+// Python apps (.py, pyspark-shell, spark-internal) also get the jars in
+// --py-files/spark.submit.pyFiles. Every other argument keeps its tokens and
+// order. --kill, --status, --version and --help pass through unchanged.
+func Rewrite(ctx context.Context, args []string, opts ...RewriteOption) (*Rewritten, error) {
+	o, err := makeRewriteOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	s, err := LoadSubmission(args, o.getenv)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rewritten{Action: s.Argv.Action, Changes: []Change{}, Warnings: []string{}}
+	if s.Argv.Action != ActionSubmit {
+		r.Args = append([]string{}, args...)
+		r.Command = ShellQuote(r.Args)
+		r.Changes = append(r.Changes, Change{Action: ChangeKept, Target: "--" + s.Argv.Action, Source: SourceArgv,
+			Reason: "not a submission: passed through unchanged"})
+		r.redact()
+		return r, nil
+	}
+	rw := &rewriter{s: s, o: o, r: r}
+	if err := rw.run(ctx); err != nil {
+		return nil, err
+	}
+	r.Command = ShellQuote(r.Args)
+	r.redact()
+	return r, nil
+}
+
+type rewriter struct {
+	s *Submission
+	o *rewriteOptions
+	r *Rewritten
+
+	kind, deploy string
+	python       bool
+	items        []*managed
+}
+
+func (w *rewriter) change(action, target, source, old, new, reason string) {
+	key := strings.TrimLeft(target, "-")
+	w.r.Changes = append(w.r.Changes, Change{Action: action, Target: target, Source: source,
+		Old: redact.Conf(key, old), New: redact.Conf(key, new), Reason: reason})
+}
+
+func (w *rewriter) warn(format string, args ...any) {
+	w.r.Warnings = append(w.r.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (w *rewriter) run(ctx context.Context) error {
+	s, r := w.s, w.r
+	r.Master = s.Master()
+	w.deploy = s.DeployMode()
+	r.DeployMode = w.deploy
+	w.kind = ClusterKind(r.Master)
+	r.Cluster = w.kind
+	r.Primary = s.Argv.Primary
+	w.python = s.Argv.IsPython() || s.Argv.IsInternal()
+	r.Python = w.python
+	r.Packages = s.Packages()
+	w.detectUnreachable()
+
+	var jars *Jars
+	if w.o.source != nil {
+		var err error
+		if jars, err = w.o.source.Jars(ctx, r.Packages); err != nil {
+			return err
+		}
+	}
+	if err := w.plan(jars); err != nil {
+		return err
+	}
+	return w.emit()
+}
+
+// plan decides the managed settings.
+func (w *rewriter) plan(j *Jars) error {
+	if j != nil && len(j.Local) == 0 && len(j.Cluster) > 0 {
+		return exitcode.Errorf(exitcode.Internal, "rewrite: the jar source gave cluster URLs without local paths")
+	}
+	if j != nil && j.Cluster != nil && len(j.Cluster) != len(j.Local) {
+		return exitcode.Errorf(exitcode.Internal, "rewrite: the jar source gave %d cluster URLs for %d jars", len(j.Cluster), len(j.Local))
+	}
+	if j != nil {
+		for _, p := range append(append([]string{}, j.Local...), j.Cluster...) {
+			if strings.ContainsAny(p, ",\n") {
+				return exitcode.Errorf(exitcode.DataErr, "rewrite: jar path %q holds a comma or newline, which Spark's jar lists cannot carry", redact.URL(p))
+			}
+		}
+		w.r.LockHash = j.LockHash
+	}
+	if j != nil && len(j.Local) > 0 {
+		w.r.JarsFrom = "local"
+		if j.Cluster != nil {
+			w.r.JarsFrom = j.From
+		}
+		cluster := w.deploy == "cluster"
+		var jarsAdd, pyAdd, cpAdd []string
+		var why string
+		switch {
+		case w.kind == ClusterYARN:
+			jarsAdd, pyAdd = j.Local, j.Local
+			why = "YARN distributes local jars itself (spark.yarn.dist.jars)"
+		case w.kind == ClusterLocal || w.kind == ClusterConnect:
+			jarsAdd, pyAdd = j.Local, j.Local
+			why = w.kind + " mode: the driver runs here and reads the local files"
+		case cluster:
+			if j.Cluster == nil {
+				return exitcode.Errorf(exitcode.Usage, "%s cluster mode: the driver does not run here, so local jar paths cannot work; give --image-from or --store", w.kind)
+			}
+			jarsAdd, pyAdd = j.Cluster, j.Cluster
+			why = fmt.Sprintf("%s cluster mode: the driver and executors read the jars from %s", w.kind, j.From)
+		case j.Cluster != nil:
+			jarsAdd, pyAdd, cpAdd = j.Cluster, j.Local, j.Local
+			why = fmt.Sprintf("%s client mode: executors read the jars from %s; the driver runs here and uses the local copies", w.kind, j.From)
+			if strings.HasPrefix(j.From, "store") {
+				w.warn("%s client mode with a store: spark-submit also downloads the store's jars on this host (spark.jars in client mode); the S3A filesystem (hadoop-aws) must be on this host's Spark classpath", w.kind)
+			}
+		default:
+			jarsAdd, pyAdd = j.Local, j.Local
+			why = fmt.Sprintf("%s client mode: the driver runs here and serves the local jars to the executors, as with --packages", w.kind)
+		}
+		w.items = append(w.items, &managed{flag: "--jars", key: "spark.jars", add: jarsAdd, sep: ",", reason: "one merged jar list (the user's first, then the resolved jars); " + why})
+		if w.python {
+			w.items = append(w.items, &managed{flag: "--py-files", key: "spark.submit.pyFiles", add: pyAdd, sep: ",", reason: "Python app: Spark also puts --packages jars on the Python path"})
+		}
+		if len(cpAdd) > 0 {
+			w.items = append(w.items, &managed{flag: "--driver-class-path", key: "spark.driver.extraClassPath", add: cpAdd, sep: ":", reason: "client mode: the driver runs here and loads the local copies of the jars the executors read from " + j.From})
+		}
+	}
+	if w.o.image != "" {
+		if w.kind == ClusterK8s {
+			why := "--image-from: the image holds the jars"
+			w.items = append(w.items,
+				&managed{key: "spark.kubernetes.container.image", replace: w.o.image, reason: why},
+				&managed{key: "spark.kubernetes.driver.container.image", replace: w.o.image, reason: why + "; it replaces the driver image the user set", onlyIfSet: true},
+				&managed{key: "spark.kubernetes.executor.container.image", replace: w.o.image, reason: why + "; it replaces the executor image the user set", onlyIfSet: true})
+		} else {
+			w.warn("--image-from %s: master %s is not Kubernetes, so no image is set; the local:// jars must exist on every %s node", w.o.image, w.kind, w.kind)
+		}
+	}
+	// Compute values with the user's effective setting first.
+	kept := w.items[:0]
+	for _, m := range w.items {
+		user, ok := "", false
+		if m.flag != "" {
+			user, ok = w.s.flagOrConf(m.flag, m.key)
+		} else {
+			user, _, ok = w.s.Conf(m.key)
+		}
+		if m.onlyIfSet && !ok {
+			continue
+		}
+		if m.replace != "" {
+			m.value = m.replace
+		} else {
+			m.value = strings.Join(m.add, m.sep)
+			if strings.TrimSpace(user) != "" {
+				m.value = user + m.sep + m.value
+			}
+		}
+		kept = append(kept, m)
+	}
+	w.items = kept
+	return nil
+}
+
+func (w *rewriter) item(flag, key string) *managed {
+	for _, m := range w.items {
+		if (flag != "" && m.flag == flag) || (key != "" && m.key == key) {
+			return m
+		}
+	}
+	return nil
+}
+
+// emit builds the new argv.
+func (w *rewriter) emit() error {
+	s := w.s
+	opts := s.Argv.Options
+	// The last option that sets each managed item takes its place.
+	last := map[*managed]int{}
+	for i, a := range opts {
+		if m := w.optItem(a); m != nil {
+			last[m] = i
+		}
+	}
+	lastPF := -1
+	for i, a := range opts {
+		if a.Name == "--properties-file" {
+			lastPF = i
+		}
+	}
+	newPF, err := w.editFiles()
+	if err != nil {
+		return err
+	}
+	var out []string
+	for i, a := range opts {
+		if key, ok := packagesFlags[a.Name]; ok {
+			w.change(ChangeRemoved, a.Name, SourceArgv, a.Value, "", "prebake resolved it ahead of time; spark-submit must not resolve ("+key+")")
+			continue
+		}
+		if a.Name == "--conf" {
+			if k, v := a.ConfKV(); isPackagesKey(k) {
+				w.change(ChangeRemoved, k, SourceArgv, v, "", removeReason(k))
+				continue
+			}
+		}
+		if m := w.optItem(a); m != nil {
+			if last[m] != i {
+				w.change(ChangeRemoved, a.Name, SourceArgv, a.Value, "", "merged into the one "+m.key+" value (spark-submit keeps only the last)")
+				continue
+			}
+			out = append(out, w.render(m, a)...)
+			continue
+		}
+		if i == lastPF && newPF != "" {
+			if a.Eq() {
+				out = append(out, "--properties-file="+newPF)
+			} else {
+				out = append(out, a.Tokens[0], newPF)
+			}
+			w.change(ChangeReplaced, "--properties-file", SourceArgv, a.Value, newPF, "an edited copy without the packages keys (the original is untouched)")
+			continue
+		}
+		out = append(out, a.Tokens...)
+	}
+	// Items the user never set in argv go just before the primary resource.
+	var tail []string
+	if newPF != "" && lastPF < 0 {
+		tail = append(tail, "--properties-file", newPF)
+		w.change(ChangeAdded, "--properties-file", SourceDefaults+" "+s.Defaults.Path, "", newPF,
+			"an edited copy of spark-defaults.conf without the packages keys; spark-submit reads it instead of spark-defaults.conf")
+	}
+	for _, m := range w.items {
+		if _, ok := last[m]; ok {
+			continue
+		}
+		tail = append(tail, w.render(m, Arg{})...)
+	}
+	tail = append(tail, w.overrides()...)
+	out = append(out, tail...)
+	if s.Argv.HasPrimary {
+		out = append(out, s.Argv.Primary)
+	}
+	out = append(out, s.Argv.AppArgs...)
+	w.r.Args = out
+	w.r.PropertiesFile = newPF
+	return nil
+}
+
+func removeReason(k string) string {
+	switch k {
+	case "spark.jars.ivy", "spark.jars.ivySettings":
+		return "Ivy is not used any more: prebake resolved the packages ahead of time with the default chain"
+	}
+	return "prebake resolved it ahead of time; a K8s driver pod or standalone worker would resolve it again"
+}
+
+// optItem returns the managed item an argv option sets, if any.
+func (w *rewriter) optItem(a Arg) *managed {
+	if a.Name == "--conf" {
+		k, _ := a.ConfKV()
+		return w.item("", k)
+	}
+	return w.item(a.Name, "")
+}
+
+// render emits m in the form of the user's option a (flag or --conf, = or
+// not), or as a new flag (--conf for conf-only keys) when a is zero.
+func (w *rewriter) render(m *managed, a Arg) []string {
+	old, _ := "", false
+	if m.flag != "" {
+		old, _ = w.s.flagOrConf(m.flag, m.key)
+	} else {
+		old, _, _ = w.s.Conf(m.key)
+	}
+	action := ChangeReplaced
+	if a.Name == "" {
+		action = ChangeAdded
+		if old != "" {
+			action = ChangeOverridden
+		}
+	}
+	defer w.change(action, m.key, SourceArgv, old, m.value, m.reason)
+	switch {
+	case a.Name == "--conf" && a.Eq():
+		return []string{"--conf=" + m.key + "=" + m.value}
+	case a.Name == "--conf":
+		return []string{a.Tokens[0], m.key + "=" + m.value}
+	case a.Name != "" && a.Eq():
+		return []string{a.Name + "=" + m.value}
+	case a.Name != "":
+		return []string{a.Tokens[0], m.value}
+	case m.flag != "":
+		return []string{m.flag, m.value}
+	}
+	return []string{"--conf", m.key + "=" + m.value}
+}
+
+// editKeys are the keys an edited properties file drops.
+func (w *rewriter) editKeys() map[string]bool {
+	keys := map[string]bool{}
+	for _, k := range packagesKeys {
+		keys[k] = true
+	}
+	for _, m := range w.items {
+		keys[m.key] = true
+	}
+	return keys
+}
+
+// editFiles writes the edited copy of the properties file spark-submit
+// reads instead of spark-defaults.conf (the --properties-file, else
+// spark-defaults.conf itself) when it sets a key rewrite removes or
+// replaces. It returns the copy's path, or "".
+func (w *rewriter) editFiles() (string, error) {
+	f := w.s.PropertiesFile
+	if f == nil {
+		if w.s.Argv.Has("--properties-file") {
+			return "", nil
+		}
+		f = w.s.Defaults
+	}
+	if f == nil {
+		return "", nil
+	}
+	keys := w.editKeys()
+	src := SourcePropertiesFile + " " + f.Path
+	if f == w.s.Defaults {
+		src = SourceDefaults + " " + f.Path
+	}
+	hit := false
+	for _, k := range f.Keys() {
+		if !keys[k] {
+			continue
+		}
+		hit = true
+		v, _ := f.Get(k)
+		if isPackagesKey(k) {
+			w.change(ChangeRemoved, k, src, v, "", removeReason(k))
+		} else {
+			w.change(ChangeRemoved, k, src, v, "", "set once in argv instead (merged with this value where it is a list)")
+		}
+	}
+	if !hit {
+		return "", nil
+	}
+	return writeEditedProps(w.o.workDir, f.Path, f.Without(keys))
+}
+
+// overrides neutralises the packages keys of a spark-defaults.conf that
+// Spark 4 reads besides the --properties-file (--load-spark-defaults): it
+// cannot be replaced, so each key gets an explicit empty --conf.
+func (w *rewriter) overrides() []string {
+	d := w.s.Defaults
+	if d == nil || w.s.PropertiesFile == nil {
+		return nil
+	}
+	var out []string
+	src := SourceDefaults + " " + d.Path
+	for _, k := range packagesKeys {
+		v, ok := d.Get(k)
+		if !ok || w.s.PropertiesFile.Has(k) {
+			continue
+		}
+		if k == "spark.jars.ivySettings" {
+			w.change(ChangeKept, k, src, v, "", "an empty spark.jars.ivySettings makes spark-submit fail; with no packages left it only loads the file")
+			w.warn("%s sets spark.jars.ivySettings, which cannot be overridden with an empty value; spark-submit will still load %s (nothing is resolved)", d.Path, v)
+			continue
+		}
+		out = append(out, "--conf", k+"=")
+		w.change(ChangeOverridden, k, src, v, "", "spark-defaults.conf is read besides --properties-file (--load-spark-defaults) and is not ours to edit: an explicit empty --conf beats it")
+	}
+	return out
+}
+
+// detectUnreachable warns about packages set where argv cannot reach.
+func (w *rewriter) detectUnreachable() {
+	for _, env := range []string{"PYSPARK_SUBMIT_ARGS", "SPARK_SUBMIT_OPTS"} {
+		v := w.o.getenv(env)
+		if strings.Contains(v, "--packages") || strings.Contains(v, "spark.jars.packages") || strings.Contains(v, "--repositories") {
+			w.warn("$%s sets packages, which this rewrite cannot remove: unset it, or move them into the spark-submit arguments given to prebake", env)
+		}
+	}
+	if !w.s.Argv.IsPython() || w.s.Argv.Primary == ResourcePySparkShell {
+		return
+	}
+	p := w.s.Argv.Primary
+	if strings.Contains(p, "://") && !strings.HasPrefix(p, "file://") {
+		return
+	}
+	p = strings.TrimPrefix(p, "file://")
+	p = strings.TrimPrefix(p, "file:")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return
+	}
+	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.ivySettings"} {
+		if strings.Contains(string(data), k) {
+			w.warn("%s sets %s itself (SparkSession.builder.config): Spark will resolve it at run time; remove it from the app and pass it to prebake as --packages", w.s.Argv.Primary, k)
+			return
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package submit
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// The conf keys that make spark-submit (or a K8s driver pod, or a
+// standalone DriverWrapper) resolve packages at run time.
+var packagesKeys = []string{
+	"spark.jars.packages",
+	"spark.jars.repositories",
+	"spark.jars.excludes",
+	"spark.jars.ivy",
+	"spark.jars.ivySettings",
+}
+
+// The flags that do the same.
+var packagesFlags = map[string]string{
+	"--packages":         "spark.jars.packages",
+	"--repositories":     "spark.jars.repositories",
+	"--exclude-packages": "spark.jars.excludes",
+}
+
+func isPackagesKey(k string) bool {
+	for _, p := range packagesKeys {
+		if k == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Packages are the dependency inputs spark-submit would resolve from a
+// command line, with Spark's precedence applied across every source
+// (SparkSubmitArguments.loadEnvironmentArguments): a flag replaces the conf
+// key, and --conf beats the properties file and spark-defaults.conf. Values
+// are as given (comma-separated lists).
+type Packages struct {
+	Packages     string `json:"packages,omitempty"`
+	Repositories string `json:"repositories,omitempty"`
+	Excludes     string `json:"excludes,omitempty"`
+	Ivy          string `json:"ivy,omitempty"`
+	IvySettings  string `json:"ivySettings,omitempty"`
+}
+
+// Empty reports whether nothing would be resolved.
+func (p Packages) Empty() bool { return strings.TrimSpace(p.Packages) == "" }
+
+// Submission is a spark-submit command line with the conf files
+// spark-submit would read for it.
+type Submission struct {
+	Argv *Argv
+	// PropertiesFile is the --properties-file, parsed; nil without one.
+	PropertiesFile *PropsFile
+	// Defaults is spark-defaults.conf ($SPARK_CONF_DIR, else
+	// $SPARK_HOME/conf) when spark-submit reads it: without
+	// --properties-file, or with Spark 4's --load-spark-defaults.
+	Defaults *PropsFile
+
+	getenv func(string) string
+}
+
+// LoadSubmission parses args and reads the properties files spark-submit
+// would read. getenv nil means os.Getenv. A --properties-file that does not
+// exist is an error (exitcode.NotFound), as in spark-submit.
+func LoadSubmission(args []string, getenv func(string) string) (*Submission, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	argv, err := ParseArgv(args)
+	if err != nil {
+		return nil, err
+	}
+	s := &Submission{Argv: argv, getenv: getenv}
+	if argv.Action != ActionSubmit {
+		return s, nil
+	}
+	pf, hasPF := argv.Flag("--properties-file")
+	if hasPF {
+		p, err := readProps(pf)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("spark-submit --properties-file %s: %w (spark-submit would fail too)", pf, err))
+		case errors.Is(err, fs.ErrPermission):
+			return nil, exitcode.New(exitcode.NoPerm, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
+		case err != nil:
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
+		}
+		s.PropertiesFile = p
+	}
+	if !hasPF || argv.Has("--load-spark-defaults") {
+		if dp := sparkDefaultsPath(getenv); dp != "" {
+			p, err := readProps(dp)
+			if err != nil {
+				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("spark-defaults.conf %s: %w", dp, err))
+			}
+			s.Defaults = p
+		}
+	}
+	return s, nil
+}
+
+// Source names used in changes.
+const (
+	SourceArgv           = "argv"
+	SourcePropertiesFile = "properties-file"
+	SourceDefaults       = "spark-defaults"
+)
+
+// Conf returns the effective value of a spark.* key and where it came from:
+// --conf (the last one) beats the properties file, which beats
+// spark-defaults.conf (Spark 4 --load-spark-defaults: the properties file
+// first, then the defaults for keys it lacks).
+func (s *Submission) Conf(key string) (value, source string, ok bool) {
+	if v, ok := s.Argv.Conf(key); ok {
+		return v, SourceArgv, true
+	}
+	if v, ok := s.PropertiesFile.Get(key); ok {
+		return v, SourcePropertiesFile + " " + s.PropertiesFile.Path, true
+	}
+	if v, ok := s.Defaults.Get(key); ok {
+		return v, SourceDefaults + " " + s.Defaults.Path, true
+	}
+	return "", "", false
+}
+
+// flagOrConf is Option(flag).orElse(sparkProperties.get(key)).
+func (s *Submission) flagOrConf(flag, key string) (string, bool) {
+	if v, ok := s.Argv.Flag(flag); ok {
+		return v, true
+	}
+	v, _, ok := s.Conf(key)
+	return v, ok
+}
+
+// Packages returns what spark-submit would resolve.
+func (s *Submission) Packages() Packages {
+	var p Packages
+	p.Packages, _ = s.flagOrConf("--packages", "spark.jars.packages")
+	p.Repositories, _ = s.flagOrConf("--repositories", "spark.jars.repositories")
+	p.Excludes, _ = s.flagOrConf("--exclude-packages", "spark.jars.excludes")
+	p.Ivy, _, _ = s.Conf("spark.jars.ivy")
+	p.IvySettings, _, _ = s.Conf("spark.jars.ivySettings")
+	return p
+}
+
+// PackagesSources lists every place that still sets a packages flag or key
+// ("--packages (argv)", "spark.jars.ivy (spark-defaults /p)"); a rewritten
+// command line has none.
+func (s *Submission) PackagesSources() []string {
+	var out []string
+	for _, o := range s.Argv.Options {
+		if _, ok := packagesFlags[o.Name]; ok {
+			out = append(out, o.Name+" ("+SourceArgv+")")
+		}
+		if o.Name == "--conf" {
+			if k, v := o.ConfKV(); isPackagesKey(k) && !inertEmpty(k, v) {
+				out = append(out, k+" ("+SourceArgv+")")
+			}
+		}
+	}
+	for _, k := range packagesKeys {
+		if v, src, ok := s.Conf(k); ok && src != SourceArgv && !inertEmpty(k, v) {
+			out = append(out, k+" ("+src+")")
+		}
+	}
+	return out
+}
+
+// inertEmpty reports whether an empty override neutralises key: every
+// packages key but spark.jars.ivySettings, which spark-submit loads even
+// when it is empty (and then fails).
+func inertEmpty(key, v string) bool {
+	return strings.TrimSpace(v) == "" && key != "spark.jars.ivySettings"
+}
+
+// Master returns the effective master: --master, spark.master, $MASTER,
+// else local[*]; with --remote/spark.remote/$SPARK_REMOTE and no master,
+// "connect".
+func (s *Submission) Master() string {
+	if v, ok := s.flagOrConf("--master", "spark.master"); ok && v != "" {
+		return v
+	}
+	if v := s.getenv("MASTER"); v != "" {
+		return v
+	}
+	if v, ok := s.flagOrConf("--remote", "spark.remote"); (ok && v != "") || s.getenv("SPARK_REMOTE") != "" {
+		return "connect"
+	}
+	return "local[*]"
+}
+
+// DeployMode returns the effective deploy mode: --deploy-mode,
+// spark.submit.deployMode, $DEPLOY_MODE, else client.
+func (s *Submission) DeployMode() string {
+	if v, ok := s.flagOrConf("--deploy-mode", "spark.submit.deployMode"); ok && v != "" {
+		return v
+	}
+	if v := s.getenv("DEPLOY_MODE"); v != "" {
+		return v
+	}
+	return "client"
+}
+
+// Cluster managers, as ClusterKind names them.
+const (
+	ClusterK8s        = "k8s"
+	ClusterStandalone = "standalone"
+	ClusterYARN       = "yarn"
+	ClusterMesos      = "mesos"
+	ClusterLocal      = "local"
+	ClusterConnect    = "connect"
+	ClusterOther      = "other"
+)
+
+// ClusterKind classifies a master URL.
+func ClusterKind(master string) string {
+	switch {
+	case strings.HasPrefix(master, "k8s://"):
+		return ClusterK8s
+	case strings.HasPrefix(master, "spark://"):
+		return ClusterStandalone
+	case strings.HasPrefix(master, "mesos://"):
+		return ClusterMesos
+	case strings.HasPrefix(master, "yarn"):
+		return ClusterYARN
+	case strings.HasPrefix(master, "local"):
+		return ClusterLocal
+	case master == "connect":
+		return ClusterConnect
+	}
+	return ClusterOther
+}

@@ -1,0 +1,301 @@
+package submit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver"
+)
+
+// A propsEntry is one logical line of a Java properties file that holds a
+// key (comments and blank lines are kept as raw text around entries).
+type propsEntry struct {
+	Key, Value string
+	start, end int // byte range of the logical line, terminator included
+}
+
+// PropsFile is a parsed Java properties file (java.util.Properties.load), as
+// spark-submit reads --properties-file and spark-defaults.conf.
+type PropsFile struct {
+	Path    string
+	data    []byte
+	entries []propsEntry
+}
+
+// Get returns the value of key as Spark sees it: the last definition wins
+// and the value is trimmed (Utils.getPropertiesFromFile).
+func (p *PropsFile) Get(key string) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	for i := len(p.entries) - 1; i >= 0; i-- {
+		if p.entries[i].Key == key {
+			return trimSpark(p.entries[i].Value), true
+		}
+	}
+	return "", false
+}
+
+// Has reports whether key is defined.
+func (p *PropsFile) Has(key string) bool { _, ok := p.Get(key); return ok }
+
+// Keys returns the defined keys in file order, each once.
+func (p *PropsFile) Keys() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range p.entries {
+		if !seen[e.Key] {
+			seen[e.Key] = true
+			out = append(out, e.Key)
+		}
+	}
+	return out
+}
+
+// Without returns the file's bytes with every logical line defining one of
+// keys removed; everything else (comments, order, escapes) is kept byte for
+// byte.
+func (p *PropsFile) Without(keys map[string]bool) []byte {
+	var b bytes.Buffer
+	last := 0
+	for _, e := range p.entries {
+		if !keys[e.Key] {
+			continue
+		}
+		b.Write(p.data[last:e.start])
+		last = e.end
+	}
+	b.Write(p.data[last:])
+	return b.Bytes()
+}
+
+// trimSpark is Spark's Utils.trimExceptCRLF: trim characters <= ' ' except
+// CR and LF.
+func trimSpark(s string) string {
+	cut := func(r rune) bool { return r <= ' ' && r != '\r' && r != '\n' }
+	return strings.TrimFunc(s, cut)
+}
+
+// readProps reads and parses a properties file as UTF-8 (Spark reads them
+// with an UTF-8 reader). A missing file matches fs.ErrNotExist.
+func readProps(path string) (*PropsFile, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("properties file %s is not a normal file", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p := parseProps(data)
+	p.Path = path
+	return p, nil
+}
+
+// parseProps parses Java properties syntax: logical lines joined by a
+// trailing odd run of backslashes, # and ! comments, key terminated by an
+// unescaped '=', ':' or whitespace, \uXXXX and \t \n \r \f escapes.
+func parseProps(data []byte) *PropsFile {
+	p := &PropsFile{data: data}
+	i := 0
+	n := len(data)
+	for i < n {
+		start := i
+		// Skip leading whitespace of the natural line.
+		j := i
+		for j < n && isPropsSpace(data[j]) {
+			j++
+		}
+		if j >= n {
+			break
+		}
+		if data[j] == '\n' || data[j] == '\r' {
+			i = propsLineEnd(data, j)
+			continue
+		}
+		if data[j] == '#' || data[j] == '!' {
+			i = propsLineEnd(data, j)
+			continue
+		}
+		// Gather the logical line.
+		var logical []byte
+		k := j
+		for {
+			e := k
+			for e < n && data[e] != '\n' && data[e] != '\r' {
+				e++
+			}
+			seg := data[k:e]
+			bs := 0
+			for x := len(seg) - 1; x >= 0 && seg[x] == '\\'; x-- {
+				bs++
+			}
+			next := propsLineEnd(data, e)
+			if bs%2 == 1 && next <= n && e < n {
+				logical = append(logical, seg[:len(seg)-1]...)
+				k = next
+				for k < n && isPropsSpace(data[k]) {
+					k++
+				}
+				continue
+			}
+			if bs%2 == 1 {
+				// A trailing backslash at EOF is dropped by Properties.load.
+				seg = seg[:len(seg)-1]
+			}
+			logical = append(logical, seg...)
+			i = next
+			break
+		}
+		key, val := splitProp(logical)
+		p.entries = append(p.entries, propsEntry{Key: key, Value: val, start: start, end: i})
+	}
+	return p
+}
+
+func isPropsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\f' }
+
+// propsLineEnd returns the index after the line terminator at or after i.
+func propsLineEnd(data []byte, i int) int {
+	for i < len(data) && data[i] != '\n' && data[i] != '\r' {
+		i++
+	}
+	if i < len(data) && data[i] == '\r' {
+		i++
+		if i < len(data) && data[i] == '\n' {
+			i++
+		}
+		return i
+	}
+	if i < len(data) {
+		i++
+	}
+	return i
+}
+
+func splitProp(line []byte) (string, string) {
+	keyLen := 0
+	valStart := len(line)
+	hasSep := false
+	escaped := false
+	for keyLen < len(line) {
+		c := line[keyLen]
+		if (c == '=' || c == ':') && !escaped {
+			valStart = keyLen + 1
+			hasSep = true
+			break
+		}
+		if isPropsSpace(c) && !escaped {
+			valStart = keyLen + 1
+			break
+		}
+		if c == '\\' {
+			escaped = !escaped
+		} else {
+			escaped = false
+		}
+		keyLen++
+	}
+	for valStart < len(line) {
+		c := line[valStart]
+		if !isPropsSpace(c) {
+			if !hasSep && (c == '=' || c == ':') {
+				hasSep = true
+			} else {
+				break
+			}
+		}
+		valStart++
+	}
+	return unescapeProp(line[:keyLen]), unescapeProp(line[min(valStart, len(line)):])
+}
+
+func unescapeProp(b []byte) string {
+	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		return string(b)
+	}
+	var s strings.Builder
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 >= len(b) {
+			s.WriteByte(c)
+			continue
+		}
+		i++
+		switch c = b[i]; c {
+		case 't':
+			s.WriteByte('\t')
+		case 'n':
+			s.WriteByte('\n')
+		case 'r':
+			s.WriteByte('\r')
+		case 'f':
+			s.WriteByte('\f')
+		case 'u':
+			if i+5 <= len(b) {
+				if v, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 32); err == nil {
+					s.WriteRune(rune(v))
+					i += 4
+					continue
+				}
+			}
+			// Properties.load rejects a malformed \uxxxx; keep it literally.
+			s.WriteByte('u')
+		default:
+			s.WriteByte(c)
+		}
+	}
+	return s.String()
+}
+
+// sparkDefaultsPath returns the spark-defaults.conf spark-submit would read
+// (Utils.getDefaultPropertiesFile): $SPARK_CONF_DIR, else $SPARK_HOME/conf;
+// "" when it is not a regular file.
+func sparkDefaultsPath(getenv func(string) string) string {
+	dir := getenv("SPARK_CONF_DIR")
+	if dir == "" {
+		home := getenv("SPARK_HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, "conf")
+	}
+	p := filepath.Join(dir, "spark-defaults.conf")
+	if info, err := os.Stat(p); err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p
+}
+
+// writeEditedProps writes data to workDir under a content-addressed name
+// (atomically) and returns its path.
+func writeEditedProps(workDir, orig string, data []byte) (string, error) {
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("rewrite work dir %s: %w", workDir, err))
+	}
+	base := strings.TrimSuffix(filepath.Base(orig), filepath.Ext(orig))
+	path := filepath.Join(workDir, fmt.Sprintf("%s-%s%s", base, propsHash(data), filepath.Ext(orig)))
+	if err := resolver.WriteFileAtomic(path, data, 0o600); err != nil {
+		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("writing edited copy of %s: %w", orig, err))
+	}
+	return path, nil
+}
+
+func propsHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
