@@ -1,6 +1,8 @@
 # prebake: the two commands a newcomer needs are `make demo` and `make test`.
 GO ?= go
 BIN := bin/prebake
+# demo: real POMs (with placeholder jars) in testdata/demo-repo; slf4j-api 1.7.36 loses to the transitive 2.0.7 (Ivy latest-revision).
+DEMO_PACKAGES ?= ch.qos.logback:logback-classic:1.4.11 org.slf4j:slf4j-api:1.7.36
 export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH

@@ -2,16 +2,20 @@ package cmd
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver"
 )
@@ -29,7 +33,9 @@ func (f *registryFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&f.jobs, "jobs", 4, "blob uploads in flight")
 }
 
-func (f *registryFlags) options(stderr io.Writer, quiet bool) ([]layers.Option, error) {
+// options turns the flags into layers options; rep (nil for none) gets the
+// progress lines and bars.
+func (f *registryFlags) options(rep *progress.Reporter) ([]layers.Option, error) {
 	opts := []layers.Option{layers.WithJobs(f.jobs)}
 	auth := f.auth
 	if auth == "" {
@@ -42,8 +48,8 @@ func (f *registryFlags) options(stderr io.Writer, quiet bool) ([]layers.Option, 
 		}
 		opts = append(opts, layers.WithBasicAuth(user, pass))
 	}
-	if !quiet {
-		opts = append(opts, layers.WithLogger(storeLogger{stderr}))
+	if rep != nil {
+		opts = append(opts, layers.WithLogger(rep), layers.WithProgress(rep))
 	}
 	return opts, nil
 }
@@ -57,6 +63,7 @@ type bakeImageOptions struct {
 	platforms    []string
 	skipProvided bool
 	layers       int
+	addSelf      bool
 }
 
 func newBakeImageCmd(g *globals) *cobra.Command {
@@ -94,6 +101,7 @@ conflict report against the base's /opt/spark/jars.`,
 	fs.StringVar(&o.jarsDir, "jars-dir", layers.DefaultJarsDir, "directory of the jars in the image")
 	fs.StringSliceVar(&o.platforms, "platform", nil, "for an index base: only these platforms (os/arch[/variant]; repeat or comma-separate)")
 	fs.BoolVar(&o.skipProvided, "skip-provided", false, "leave out jars the base already has at the same version")
+	fs.BoolVar(&o.addSelf, "add-self", false, "also add this prebake binary as "+selfPath+" (linux only; the base platform must match), so the image can run prebake submit")
 	fs.IntVar(&o.layers, "layers", 1, fmt.Sprintf("split the jars into up to N layers (1..%d; big jars alone) so a re-bake re-uploads only what changed", layers.MaxLayers))
 	return c
 }
@@ -116,7 +124,9 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if o.layers < 1 || o.layers > layers.MaxLayers {
 		return exitcode.Errorf(exitcode.Usage, "--layers %d: must be 1..%d", o.layers, layers.MaxLayers)
 	}
-	opts, err := o.registry.options(stderr, g.quiet)
+	rep := g.reporter(stderr)
+	defer rep.Wait()
+	opts, err := o.registry.options(rep)
 	if err != nil {
 		return err
 	}
@@ -125,14 +135,22 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 		cache = resolver.DefaultCacheDir()
 	}
 	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache))
+	in := layers.BakeInput{
+		Base: o.base, Target: o.target, Tag: o.tag,
+		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,
+	}
+	if o.addSelf {
+		if in.Extra, in.ExtraPlatform, err = selfFile(); err != nil {
+			return err
+		}
+	}
 	lock, jars, err := lockAndJars(ctx, &o.resolve, args, stderr, g.quiet)
 	if err != nil {
 		return err
 	}
-	res, err := layers.Bake(ctx, layers.BakeInput{
-		Lock: lock, Fetch: jars, Base: o.base, Target: o.target, Tag: o.tag,
-		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,
-	}, opts...)
+	in.Lock, in.Fetch = lock, jars
+	res, err := layers.Bake(ctx, in, opts...)
+	rep.Wait()
 	if err != nil {
 		return err
 	}
@@ -155,6 +173,34 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 		fmt.Fprintf(stdout, "%s=%s\n", kv[0], kv[1])
 	}
 	return nil
+}
+
+// selfPath is where --add-self puts the prebake binary.
+const selfPath = "/usr/local/bin/prebake"
+
+// selfFile is the running prebake binary as a layer file.
+func selfFile() ([]layers.File, string, error) {
+	if runtime.GOOS != "linux" {
+		return nil, "", exitcode.Errorf(exitcode.Usage, "--add-self: this prebake is built for %s/%s; run a linux build", runtime.GOOS, runtime.GOARCH)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", exitcode.New(exitcode.Internal, fmt.Errorf("--add-self: %w", err))
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return nil, "", exitcode.New(exitcode.Internal, fmt.Errorf("--add-self: %w", err))
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, "", exitcode.New(exitcode.Internal, fmt.Errorf("--add-self: reading %s: %w", exe, err))
+	}
+	lf, err := layers.FileFromPath(selfPath, exe, 0o755, hex.EncodeToString(h.Sum(nil)))
+	if err != nil {
+		return nil, "", err
+	}
+	return []layers.File{lf}, runtime.GOOS + "/" + runtime.GOARCH, nil
 }
 
 func printBakeSummary(w io.Writer, r *layers.Result) {

@@ -95,7 +95,7 @@ func TestWarmCLIWithVersity(t *testing.T) {
 	proxy := srv.NewProxy(t)
 	repo := s3FileRepo(t)
 	dir := t.TempDir()
-	sets := fmt.Sprintf("sets:\n  - name: a\n    packages: [\"com.example:lib-a:1.0\"]\n  - name: b\n    packages: [\"com.example:lib-b:1.0\"]\n")
+	sets := "sets:\n  - name: a\n    packages: [\"com.example:lib-a:1.0\"]\n  - name: b\n    packages: [\"com.example:lib-b:1.0\"]\n"
 	if err := os.WriteFile(filepath.Join(dir, "sets.yaml"), []byte(sets), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +137,45 @@ func TestWarmCLIWithVersity(t *testing.T) {
 	_, stderr, code = runCLI(t, append(args[:len(args)-2], "--concurrency", "1")...)
 	if code != exitcode.NoPerm || strings.Contains(stderr, "wrong-secret-value-123") || !strings.Contains(stderr, "s3://"+bucket+"/p/") {
 		t.Errorf("bad credentials: exit %d, stderr %s", code, stderr)
+	}
+}
+
+func TestGCCLI(t *testing.T) {
+	repo := s3FileRepo(t)
+	dir := t.TempDir()
+	store := "file://" + dir
+	cache := t.TempDir()
+	lockA := filepath.Join(t.TempDir(), "a.lock")
+	for _, args := range [][]string{
+		{"--lock", lockA, "--packages", "com.example:lib-a:1.0"},
+		{"--packages", "com.example:lib-b:1.0", "--exclude-packages", "none:none"},
+	} {
+		base := []string{"bake", "s3", "-q", "--store", store, "--no-default-repositories", "--repositories", repo, "--cache", cache}
+		if _, stderr, code := runCLI(t, append(base, args...)...); code != 0 {
+			t.Fatalf("bake: exit %d: %s", code, stderr)
+		}
+	}
+	keep := filepath.Join(filepath.Dir(lockA), "keep.txt")
+	if err := os.WriteFile(keep, []byte("# sets in use\na.lock\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// lib-a's set references lib-b's jar too, so only lib-b's set goes.
+	out, stderr, code := runCLI(t, "gc", "--store", store, "--keep-sets", keep, "--grace", "0s", "--dry-run")
+	if code != 0 || strings.Count(out, "set\t") != 1 || strings.Contains(out, "jar\t") {
+		t.Fatalf("gc --dry-run: exit %d, out %q, err %s", code, out, stderr)
+	}
+	sets, _ := filepath.Glob(filepath.Join(dir, "sets", "*.json"))
+	if len(sets) != 2 {
+		t.Fatalf("dry run deleted sets: %v", sets)
+	}
+	if _, stderr, code := runCLI(t, "gc", "--store", store, "--keep-sets", keep, "--grace", "0s"); code != 0 {
+		t.Fatalf("gc: exit %d: %s", code, stderr)
+	}
+	sets, _ = filepath.Glob(filepath.Join(dir, "sets", "*.json"))
+	if len(sets) != 1 {
+		t.Errorf("after gc: sets %v, want one", sets)
+	}
+	if _, _, code := runCLI(t, "gc", "--store", store); code != exitcode.Usage {
+		t.Errorf("gc without a rule: exit %d, want 64", code)
 	}
 }

@@ -39,7 +39,7 @@ func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, 
 	if err != nil {
 		return err
 	}
-	opts, err := rf.options(stderr, true)
+	opts, err := rf.options(nil)
 	if err != nil {
 		return err
 	}

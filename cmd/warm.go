@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -130,4 +133,133 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		fmt.Fprintf(stderr, "warm: %d sets, %d bytes sent\n", len(results), sent)
 	}
 	return werr
+}
+
+// gc lives here with warm: both maintain the jar store.
+func init() { register(newGCCmd) }
+
+type gcOptions struct {
+	s3        s3StoreFlags
+	keepSets  string
+	olderThan string
+	grace     time.Duration
+	dryRun    bool
+}
+
+func newGCCmd(g *globals) *cobra.Command {
+	o := &gcOptions{}
+	c := &cobra.Command{
+		Use:   "gc --store URL (--keep-sets FILE | --older-than 30d)",
+		Short: "Delete sets, and the jars no kept set references, from a jar store",
+		Long: `gc deletes the set manifests that are not kept, then every jar that no kept set
+references. A set is kept when --keep-sets lists it (lock hashes or lockfile
+paths, one per line; # starts a comment) or, with --older-than, when it was
+written more recently than that. Jars younger than --grace are never deleted,
+because a bake in progress uploads its jars before its manifest.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runGC(c.Context(), g, o, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	o.s3.add(c.Flags())
+	c.Flags().StringVar(&o.keepSets, "keep-sets", "", "file listing the sets to keep (lock hashes or lockfile paths)")
+	c.Flags().StringVar(&o.olderThan, "older-than", "", "delete sets written longer ago than this (e.g. 30d, 12h)")
+	c.Flags().DurationVar(&o.grace, "grace", time.Hour, "never delete jars younger than this")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted, delete nothing")
+	return c
+}
+
+func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writer) error {
+	out, err := checkOutput(g, "text", "json")
+	if err != nil {
+		return err
+	}
+	if o.keepSets == "" && o.olderThan == "" {
+		return exitcode.Errorf(exitcode.Usage, "gc needs --keep-sets FILE or --older-than AGE")
+	}
+	keep := map[string]bool{}
+	if o.keepSets != "" {
+		data, err := os.ReadFile(o.keepSets)
+		if err != nil {
+			return exitcode.New(exitcode.NotFound, fmt.Errorf("--keep-sets: %w", err))
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			line = strings.TrimSpace(line)
+			switch {
+			case line == "":
+			case len(line) == 64 && strings.Trim(line, "0123456789abcdef") == "":
+				keep[line] = true
+			default:
+				p := line
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(filepath.Dir(o.keepSets), p)
+				}
+				l, err := resolver.ReadLock(p)
+				if err != nil {
+					return err
+				}
+				keep[l.Hash()] = true
+			}
+		}
+	}
+	var maxAge time.Duration
+	if o.olderThan != "" {
+		if maxAge, err = parseAge(o.olderThan); err != nil {
+			return err
+		}
+	}
+	opts, err := o.s3.options(stderr, g.quiet)
+	if err != nil {
+		return err
+	}
+	store, err := s3store.Open(ctx, o.s3.store, opts...)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	res, err := store.GC(ctx, func(hash string, written time.Time) bool {
+		if keep[hash] {
+			return true
+		}
+		return maxAge > 0 && now.Sub(written) < maxAge
+	}, o.grace, o.dryRun)
+	if err != nil {
+		return err
+	}
+	if out == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"store": store.URL(), "dryRun": o.dryRun, "result": res})
+	}
+	for _, s := range res.DeletedSets {
+		fmt.Fprintf(stdout, "set\t%s\n", s)
+	}
+	for _, j := range res.DeletedJars {
+		fmt.Fprintf(stdout, "jar\t%s\n", j)
+	}
+	if !g.quiet {
+		verb := "deleted"
+		if o.dryRun {
+			verb = "would delete"
+		}
+		fmt.Fprintf(stderr, "gc: kept %d sets; %s %d sets and %d jars (%d bytes); %d young jars left alone\n",
+			res.KeptSets, verb, len(res.DeletedSets), len(res.DeletedJars), res.FreedBytes, res.YoungSkipped)
+	}
+	return nil
+}
+
+// parseAge parses a duration that also accepts days ("30d").
+func parseAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, exitcode.Errorf(exitcode.Usage, "--older-than %q: want a positive age such as 30d or 12h", s)
+	}
+	return d, nil
 }

@@ -65,6 +65,12 @@ type BakeInput struct {
 	Platforms []string
 	// SkipProvided drops the jars that the base has at the same version.
 	SkipProvided bool
+	// Extra files go in a last layer of their own (--add-self: the prebake
+	// binary). Each needs an ID (its sha256): it is part of the cache key.
+	Extra []File
+	// ExtraPlatform ("linux/amd64"), when set, is the only platform the
+	// Extra files run on: every platform baked must match it.
+	ExtraPlatform string
 }
 
 // Result is what a bake produced (or found).
@@ -118,10 +124,13 @@ func jarURLs(dir string, files []string) []string {
 }
 
 // bakeKey names the bake: everything that decides the image's bytes.
-func bakeKey(baseDigest, lockHash, jarsDir string, platforms []string, skip bool, layers int, big int64, epoch time.Time) string {
+func bakeKey(baseDigest, lockHash, jarsDir string, platforms []string, skip bool, layers int, big int64, epoch time.Time, extra []File) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "prebake-bake-v1\nbase %s\nlock %s\ndir %s\nplatforms %s\nskip %t\nlayers %d %d\n%s\nepoch %d\n",
 		baseDigest, lockHash, jarsDir, strings.Join(platforms, ","), skip, layers, big, compressorID, epoch.Unix())
+	for _, f := range extra {
+		fmt.Fprintf(h, "extra %s %o %d %s\n", f.Name, normMode(f.Mode), f.Size, f.ID)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -204,10 +213,8 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		}
 	}
 	slices.Sort(platNames)
-	epoch := DefaultEpoch
-	if o.epoch != nil {
-		epoch = o.epoch.UTC()
-	} else if epoch, err = Epoch(); err != nil {
+	epoch, err := o.layerEpoch()
+	if err != nil {
 		return nil, err
 	}
 
@@ -217,7 +224,12 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	baseDigest := bdesc.Digest.String()
-	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, epoch)
+	for _, f := range in.Extra {
+		if f.ID == "" {
+			return nil, exitcode.Errorf(exitcode.Internal, "bake: extra file %s has no ID", f.Name)
+		}
+	}
+	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, epoch, in.Extra)
 	if tag == "" {
 		tag = cacheTag(key)
 	}
@@ -276,14 +288,15 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.ExtraPlatform != "" && len(in.Extra) > 0 {
+		if err := checkExtraPlatform(targets, b, in.ExtraPlatform, in.Base); err != nil {
+			return nil, err
+		}
+	}
 
 	// 5. The classpath conflict report (first platform; jars do not vary by
 	// platform).
-	x := processIndex
-	if o.cacheDir != "" {
-		x = &jarIndex{dir: o.cacheDir, mem: processIndex.mem}
-	}
-	bj, err := baseJars(ctx, targets[0].img, []string{SparkJarsDir, jarsDir}, x)
+	bj, err := baseJars(ctx, targets[0].img, []string{SparkJarsDir, jarsDir}, processIndex, o.cacheDir)
 	if err != nil {
 		return nil, registryError(err, "reading base "+in.Base)
 	}
@@ -324,6 +337,17 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	built, err := buildJarLayers(ctx, jars, jarsDir, epoch, o, tmp)
 	if err != nil {
 		return nil, err
+	}
+	if len(in.Extra) > 0 {
+		l, err := buildLayer(ctx, in.Extra, epoch, types.OCILayer, o.cacheDir, tmp, o)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, len(in.Extra))
+		for i, f := range in.Extra {
+			names[i] = f.Name
+		}
+		built = append(built, builtJarLayer{layer: l, info: LayerInfo{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size, Files: names}})
 	}
 	for _, bl := range built {
 		res.Layers = append(res.Layers, bl.info)
@@ -441,6 +465,27 @@ func selectImages(b *base, want []v1.Platform, name string) ([]platformImage, er
 	return out, nil
 }
 
+// checkExtraPlatform refuses to add platform-specific files (the prebake
+// binary) to an image of another platform.
+func checkExtraPlatform(targets []platformImage, b *base, want, name string) error {
+	wp, err := v1.ParsePlatform(want)
+	if err != nil {
+		return exitcode.Errorf(exitcode.Usage, "extra files platform %q: %w", want, err)
+	}
+	for _, t := range targets {
+		p := t.desc.Platform
+		if p == nil && b.img != nil {
+			if cf, err := t.img.ConfigFile(); err == nil {
+				p = cf.Platform()
+			}
+		}
+		if p == nil || p.OS != wp.OS || p.Architecture != wp.Architecture {
+			return exitcode.Errorf(exitcode.Usage, "base %s is %v but the added files are for %s only: restrict it with --platform %s", name, p, want, want)
+		}
+	}
+	return nil
+}
+
 type bakeJar struct {
 	file, path, sha256 string
 }
@@ -549,7 +594,7 @@ func buildLayerWithDir(ctx context.Context, files []File, dir string, epoch time
 	if len(files) == 0 {
 		files = []File{{Name: path.Join(dir, ".keep"), Mode: 0o644, Size: 0, ID: "empty", Open: emptyOpen}}
 	}
-	return buildLayer(ctx, files, epoch, types.OCILayer, o.cacheDir, tmp)
+	return buildLayer(ctx, files, epoch, types.OCILayer, o.cacheDir, tmp, o)
 }
 
 func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[string]string) (v1.Image, error) {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,11 +22,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -548,7 +549,7 @@ func TestRegistryErrors(t *testing.T) {
 	}
 }
 
-// TestBaseLayerMounted checks that a bake into another repository of the
+// TestBaseLayerNotReuploaded checks that a bake into another repository of the
 // same registry sends only the new layers.
 func TestBaseLayerNotReuploaded(t *testing.T) {
 	ctx := context.Background()
@@ -573,6 +574,162 @@ func TestBaseLayerNotReuploaded(t *testing.T) {
 	if err := validate.Image(img); err != nil {
 		t.Fatal(err)
 	}
-	_ = layout.Path("")
-	_ = v1.Hash{}
+}
+
+func TestBakeExtraFiles(t *testing.T) {
+	ctx := context.Background()
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts[:1]...)
+	self := bytesFile("/usr/local/bin/prebake", 0o755, []byte("\x7fELF fake"))
+	self.ID = "fake-self-v1"
+	in := BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out"),
+		Extra: []File{self}, ExtraPlatform: "linux/amd64"}
+	if _, err := Bake(ctx, in); exitcode.Code(err) != exitcode.Usage {
+		t.Fatalf("extra files on an arm64+amd64 index: code %d: %v", exitcode.Code(err), err)
+	}
+	in.Platforms = []string{"linux/amd64"}
+	res, err := Bake(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, res.Ref)
+	if len(res.Layers) != 2 || !cmp.Equal(res.Layers[1].Files, []string{"/usr/local/bin/prebake"}) {
+		t.Errorf("layers %+v", res.Layers)
+	}
+	in.Extra[0].ID = "fake-self-v2"
+	res2, err := Bake(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Tag == res.Tag {
+		t.Error("another binary gives the same cache tag")
+	}
+}
+
+// TestBaseIndexCached checks that each base layer is read once: in memory,
+// then from the cache directory in a new process (a fresh index).
+func TestBaseIndexCached(t *testing.T) {
+	ctx := context.Background()
+	r, _ := parseRef("oci:" + baseImageDir + ":" + baseImageAmd64Tag)
+	b, err := loadBase(ctx, r, makeOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	dirs := []string{SparkJarsDir, DefaultJarsDir}
+	x := &jarIndex{mem: map[string]*layerJars{}}
+	first, err := baseJars(ctx, b.img, dirs, x, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != len(sparkJars) || x.scans != 2 {
+		t.Fatalf("%d jars, %d layers read", len(first), x.scans)
+	}
+	if _, err := baseJars(ctx, b.img, dirs, x, dir); err != nil || x.scans != 2 {
+		t.Errorf("second read scanned again (%d): %v", x.scans, err)
+	}
+	fresh := &jarIndex{mem: map[string]*layerJars{}}
+	again, err := baseJars(ctx, b.img, dirs, fresh, dir)
+	if err != nil || fresh.scans != 0 || !cmp.Equal(first, again) {
+		t.Errorf("from the cache dir: scans %d, %v vs %v, %v", fresh.scans, again, first, err)
+	}
+}
+
+// TestBaseJarsWhiteouts applies whiteouts and opaque directories.
+func TestBaseJarsWhiteouts(t *testing.T) {
+	x := &jarIndex{mem: map[string]*layerJars{
+		"sha256:" + strings.Repeat("1", 64): {Jars: []string{"/opt/spark/jars/a-1.0.jar", "/opt/spark/jars/b-1.0.jar", "/opt/other/c-1.0.jar"}},
+		"sha256:" + strings.Repeat("2", 64): {Whiteouts: []string{"/opt/spark/jars/a-1.0.jar"}, Jars: []string{"/opt/spark/jars/a-2.0.jar"}},
+		"sha256:" + strings.Repeat("3", 64): {Opaque: []string{"/opt/spark/prebake/jars"}, Jars: []string{"/opt/spark/prebake/jars/d-1.0.jar"}},
+	}}
+	img := fakeLayersImage{strings.Repeat("1", 64), strings.Repeat("2", 64), strings.Repeat("3", 64)}
+	got, err := baseJars(context.Background(), img, []string{SparkJarsDir, DefaultJarsDir}, x, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/opt/spark/jars/a-2.0.jar", "/opt/spark/jars/b-1.0.jar", "/opt/spark/prebake/jars/d-1.0.jar"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// fakeLayersImage is an image whose layers only have digests.
+type fakeLayersImage []string
+
+func (f fakeLayersImage) Layers() ([]v1.Layer, error) {
+	var ls []v1.Layer
+	for _, h := range f {
+		ls = append(ls, &builtLayer{digest: v1.Hash{Algorithm: "sha256", Hex: h}})
+	}
+	return ls, nil
+}
+
+type fakeProgress struct {
+	mu    sync.Mutex
+	tasks map[string]*fakeTask
+}
+
+type fakeTask struct {
+	total, n int64
+	done     bool
+	err      error
+}
+
+func (p *fakeProgress) Start(name string, total int64) progress.Task {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := &fakeTask{total: total}
+	p.tasks[strings.Fields(name)[0]] = t
+	return &lockedTask{mu: &p.mu, t: t}
+}
+
+type lockedTask struct {
+	mu *sync.Mutex
+	t  *fakeTask
+}
+
+func (l *lockedTask) Add(n int64)    { l.mu.Lock(); l.t.n += n; l.mu.Unlock() }
+func (l *lockedTask) Done(err error) { l.mu.Lock(); l.t.done, l.t.err = true, err; l.mu.Unlock() }
+
+func TestBakeProgress(t *testing.T) {
+	ctx := context.Background()
+	host := newRegistry(t)
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	p := &fakeProgress{tasks: map[string]*fakeTask{}}
+	if _, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: host + "/p"}, WithProgress(p)); err != nil {
+		t.Fatal(err)
+	}
+	l, push := p.tasks["layer"], p.tasks["push"]
+	if l == nil || !l.done || l.n < l.total || l.total == 0 {
+		t.Errorf("layer task %+v", l)
+	}
+	if push == nil || !push.done || push.err != nil || push.n == 0 || push.n < push.total {
+		t.Errorf("push task %+v", push)
+	}
+}
+
+// TestBakeGoldenDigest pins the digest of a bake of fixed jars onto the
+// committed base: a change of compressor, tar layout or annotation shows up
+// here (and changes every cache tag: bump compressorID or the key version).
+// -update-base rewrites the golden file.
+func TestBakeGoldenDigest(t *testing.T) {
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	res, err := Bake(context.Background(), BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "bake-digest.golden")
+	got := res.Digest + " " + res.Layers[0].Digest + "\n"
+	if *updateBase {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("bake digest (image layer) = %s, golden %s", got, want)
+	}
 }

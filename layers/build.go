@@ -71,10 +71,8 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 	if !hasExplicitTag(spec.Target) || tgt.digest != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "build target %s: needs a tag", spec.Target)
 	}
-	epoch := DefaultEpoch
-	if o.epoch != nil {
-		epoch = o.epoch.UTC()
-	} else if epoch, err = Epoch(); err != nil {
+	epoch, err := o.layerEpoch()
+	if err != nil {
 		return nil, err
 	}
 	var b *base
@@ -109,7 +107,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 		}
 		bi := BuiltImage{Platform: p.String(), Layers: []LayerInfo{}}
 		for _, files := range pf.Layers {
-			l, err := buildLayer(ctx, files, epoch, types.OCILayer, o.cacheDir, tmp)
+			l, err := buildLayer(ctx, files, epoch, types.OCILayer, o.cacheDir, tmp, o)
 			if err != nil {
 				return nil, err
 			}

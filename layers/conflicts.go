@@ -63,16 +63,16 @@ type layerJars struct {
 }
 
 // jarIndex caches layer file lists by layer digest, in memory and under
-// cacheDir/base-index, so each base layer is read once.
+// dir/base-index, so each base layer is read once.
 type jarIndex struct {
-	dir string
-	mu  sync.Mutex
-	mem map[string]*layerJars
+	mu    sync.Mutex
+	mem   map[string]*layerJars
+	scans int // layers read, for tests
 }
 
 var processIndex = &jarIndex{mem: map[string]*layerJars{}}
 
-func (x *jarIndex) get(ctx context.Context, l v1.Layer) (*layerJars, error) {
+func (x *jarIndex) get(ctx context.Context, l v1.Layer, dir string) (*layerJars, error) {
 	d, err := l.Digest()
 	if err != nil {
 		return nil, err
@@ -84,8 +84,8 @@ func (x *jarIndex) get(ctx context.Context, l v1.Layer) (*layerJars, error) {
 		return lj, nil
 	}
 	file := ""
-	if x.dir != "" {
-		file = filepath.Join(x.dir, "base-index", d.Hex+".json")
+	if dir != "" {
+		file = filepath.Join(dir, "base-index", d.Hex+".json")
 		if data, err := os.ReadFile(file); err == nil {
 			var c layerJars
 			if json.Unmarshal(data, &c) == nil {
@@ -98,6 +98,9 @@ func (x *jarIndex) get(ctx context.Context, l v1.Layer) (*layerJars, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading base layer %s: %w", d, err)
 	}
+	x.mu.Lock()
+	x.scans++
+	x.mu.Unlock()
 	x.put(d.String(), lj)
 	if file != "" {
 		if data, err := json.Marshal(lj); err == nil && os.MkdirAll(filepath.Dir(file), 0o755) == nil {
@@ -152,7 +155,7 @@ func scanLayer(ctx context.Context, l v1.Layer) (*layerJars, error) {
 
 // baseJars returns the .jar files of img under dirs, by path, applying
 // whiteouts layer by layer.
-func baseJars(ctx context.Context, img v1.Image, dirs []string, x *jarIndex) ([]string, error) {
+func baseJars(ctx context.Context, img interface{ Layers() ([]v1.Layer, error) }, dirs []string, x *jarIndex, cacheDir string) ([]string, error) {
 	ls, err := img.Layers()
 	if err != nil {
 		return nil, err
@@ -160,7 +163,7 @@ func baseJars(ctx context.Context, img v1.Image, dirs []string, x *jarIndex) ([]
 	files := map[string]bool{}
 	under := func(p, d string) bool { return p == d || strings.HasPrefix(p, d+"/") }
 	for _, l := range ls {
-		lj, err := x.get(ctx, l)
+		lj, err := x.get(ctx, l, cacheDir)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/prebake/prebake/internal/progress"
 )
 
 // Logger receives progress lines (to stderr). It is never given secrets.
@@ -31,7 +33,32 @@ type options struct {
 	maxLayers int
 	bigJar    int64
 	userAgent string
+	progress  Progress
 }
+
+// Progress starts transfer tasks: building a layer, pushing an image.
+// *progress.Reporter (internal/progress) implements it.
+type Progress interface {
+	Start(name string, total int64) progress.Task
+}
+
+// WithProgress reports the layer builds and the push to p. The default
+// reports nothing.
+func WithProgress(p Progress) Option {
+	return func(o *options) { o.progress = p }
+}
+
+func (o *options) startTask(name string, total int64) progress.Task {
+	if o.progress == nil {
+		return nopTask{}
+	}
+	return o.progress.Start(name, total)
+}
+
+type nopTask struct{}
+
+func (nopTask) Add(int64)  {}
+func (nopTask) Done(error) {}
 
 func makeOptions(opts ...Option) *options {
 	o := &options{
@@ -128,4 +155,12 @@ func (o *options) remoteOptions(ctxOpts ...remote.Option) []remote.Option {
 		ro = append(ro, remote.WithAuthFromKeychain(o.keychain))
 	}
 	return append(ro, ctxOpts...)
+}
+
+// layerEpoch is WithEpoch, else Epoch().
+func (o *options) layerEpoch() (time.Time, error) {
+	if o.epoch != nil {
+		return o.epoch.UTC(), nil
+	}
+	return Epoch()
 }

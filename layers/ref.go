@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -218,17 +217,16 @@ func headDigest(ctx context.Context, r *ref, o *options) (*v1.Descriptor, error)
 		}
 		return r.layoutDescriptor(p)
 	}
+	if d, ok := r.name.(name.Digest); ok {
+		h, err := v1.NewHash(d.DigestStr())
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Usage, "image reference %q: %w", r.raw, err)
+		}
+		return &v1.Descriptor{Digest: h}, nil // no request: the digest names it
+	}
 	desc, err := remote.Head(r.name, o.remoteOptions(remote.WithContext(ctx))...)
 	if err != nil {
 		return nil, registryError(err, "reading image "+r.raw)
 	}
 	return desc, nil
-}
-
-// absLayout makes a layout path absolute for messages and writes.
-func absLayout(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

@@ -20,6 +20,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 )
 
 func emptyOpen() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("")), nil }
@@ -101,11 +102,40 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 		return nil
 	}
 	ro := o.remoteOptions(remote.WithContext(ctx))
+	var done chan struct{}
+	if o.progress != nil {
+		ch := make(chan v1.Update, 64)
+		done = make(chan struct{})
+		ro = append(ro, remote.WithProgress(ch))
+		go func() {
+			defer close(done)
+			var task progress.Task
+			var last int64
+			var failed error
+			for u := range ch { // drained until ggcr closes it
+				if task == nil {
+					task = o.startTask("push "+t.String(), u.Total)
+				}
+				if u.Error != nil {
+					failed = u.Error
+					continue
+				}
+				task.Add(u.Complete - last)
+				last = u.Complete
+			}
+			if task != nil {
+				task.Done(failed)
+			}
+		}()
+	}
 	var err error
 	if w.img != nil {
 		err = remote.Write(t.name, w.img, ro...)
 	} else {
 		err = remote.WriteIndex(t.name, w.idx, ro...)
+	}
+	if done != nil {
+		<-done
 	}
 	return registryError(err, "pushing "+t.String())
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 )
 
 // The pinned compressor: klauspost/compress gzip at level 1 (BestSpeed).
@@ -200,6 +201,11 @@ type readCloser struct {
 
 func (r *readCloser) Close() error { return r.close() }
 
+// taskWriter reports bytes written to a progress task.
+type taskWriter struct{ t progress.Task }
+
+func (w taskWriter) Write(p []byte) (int, error) { w.t.Add(int64(len(p))); return len(p), nil }
+
 // countWriter counts bytes.
 type countWriter struct{ n int64 }
 
@@ -207,19 +213,15 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 
 // compressLayer streams the tar of entries through sha256 (diffID), the
 // pinned gzip and sha256 (digest) into dst, in three stages that overlap.
-func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer) (digest, diffID v1.Hash, size int64, err error) {
+func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task progress.Task) (digest, diffID v1.Hash, size int64, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tarR, tarW := io.Pipe()
 	gzR, gzW := io.Pipe()
 	diffH := sha256.New()
 	go func() {
-		bw := bufio.NewWriterSize(io.MultiWriter(diffH, tarW), 1<<20)
-		err := writeTar(ctx, entries, epoch, bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		tarW.CloseWithError(err)
+		// File data goes through in 1 MiB chunks; no extra buffer.
+		tarW.CloseWithError(writeTar(ctx, entries, epoch, io.MultiWriter(diffH, tarW, taskWriter{task})))
 	}()
 	go func() {
 		bw := bufio.NewWriterSize(gzW, 1<<20)
@@ -270,7 +272,7 @@ func cacheKey(entries []tarEntry, epoch time.Time) string {
 
 // buildLayer builds (or finds in cacheDir) the layer of files. With no
 // cacheDir the blob goes to tmpDir.
-func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.MediaType, cacheDir, tmpDir string) (*builtLayer, error) {
+func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.MediaType, cacheDir, tmpDir string, o *options) (*builtLayer, error) {
 	entries, err := tarEntries(files)
 	if err != nil {
 		return nil, err
@@ -293,11 +295,13 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.Med
 		return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("layer cache %s: %w", dir, err))
 	}
 	tmp := f.Name()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	digest, diffID, size, err := compressLayer(ctx, entries, epoch, bw)
-	if err == nil {
-		err = bw.Flush()
+	var total int64
+	for _, f := range files {
+		total += f.Size
 	}
+	task := o.startTask(fmt.Sprintf("layer (%d files)", len(files)), total)
+	digest, diffID, size, err := compressLayer(ctx, entries, epoch, f, task)
+	task.Done(err)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

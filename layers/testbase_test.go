@@ -104,6 +104,12 @@ func TestBaseImageUpToDate(t *testing.T) {
 	if *updateBase {
 		os.RemoveAll(baseImageDir)
 		writeSparkBase(t, baseImageDir)
+		filepath.Walk(baseImageDir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				os.Chmod(p, 0o644)
+			}
+			return nil
+		})
 	}
 	dir := filepath.Join(t.TempDir(), "base")
 	writeSparkBase(t, dir)

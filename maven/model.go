@@ -42,7 +42,7 @@ type Dependency struct {
 // Managed is one dependencyManagement entry.
 type Managed struct {
 	Group, Artifact, Version, Scope, Type string
-	Exclusions                          []Exclusion
+	Exclusions                            []Exclusion
 }
 
 // Model is the effective descriptor of one module, as Ivy builds it.
@@ -62,7 +62,7 @@ type Model struct {
 	// (later entries with the same groupId:artifactId replace earlier ones).
 	Managed []Managed
 	// props are the properties a child POM inherits (Ivy's extra infos), in
-	// order; a later entry wins.
+	// order, nearest first; the first entry of a name wins.
 	props [][2]string
 	// raw inherited elements, re-interpolated by each child (Ivy re-reads
 	// the parent's elements with the child's properties).
@@ -141,10 +141,8 @@ func (l *Loader) Load(ctx context.Context, group, artifact, version string) (*Mo
 		close(call.done)
 	} else {
 		l.mu.Unlock()
-		if len(stack) > 0 {
-			// A nested load (parent/import) waiting on a call that may be one of
-			// our own ancestors would deadlock; those are caught above, others wait.
-		}
+		// A load waiting on one of its own ancestors would deadlock; those
+		// are caught as cycles above.
 		select {
 		case <-call.done:
 		case <-ctx.Done():
@@ -305,6 +303,9 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 			}
 			m.VersionRelocated = true
 			m.Dependencies = target.Dependencies
+			// The target may itself be relocated to another module: its
+			// dependency on that module is what Ivy copies.
+			m.Relocation = target.Relocation
 			return m, in.err
 		}
 		m.Relocation = &rc
@@ -379,9 +380,13 @@ func (m *Model) ManagedVersion(group, artifact string) (string, bool) {
 }
 
 func (m *Model) propertyMap() map[string]string {
+	// The nearest definition wins (oracle-verified: a parent's property
+	// beats the grandparent's).
 	out := map[string]string{}
 	for _, kv := range m.props {
-		out[kv[0]] = kv[1]
+		if _, ok := out[kv[0]]; !ok {
+			out[kv[0]] = kv[1]
+		}
 	}
 	return out
 }

@@ -92,4 +92,3 @@ func str(p *string) string {
 	}
 	return strings.TrimSpace(*p)
 }
-

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,10 +38,13 @@ func BenchmarkColdResolve(b *testing.B) {
 	defer srv.Close()
 	var elapsed time.Duration
 	var res *Result
+	var tr *tracer
 	for i := 0; i < b.N; i++ {
 		req := benchRequest(srv.URL(), b.TempDir(), "")
+		tr = &tracer{}
 		start := time.Now()
-		r, err := Resolve(context.Background(), req, WithDefaultChain("", ""), WithMaxPerHost(128))
+		tr.t0 = start
+		r, err := Resolve(context.Background(), req, WithDefaultChain("", ""), withTransportWrap(tr.wrap))
 		elapsed += time.Since(start)
 		if err != nil {
 			b.Fatal(err)
@@ -45,23 +52,104 @@ func BenchmarkColdResolve(b *testing.B) {
 		res = r
 	}
 	cold := elapsed / time.Duration(b.N)
+	rounds := tr.rounds()
 	if os.Getenv("PREBAKE_BENCH_TIMELINE") != "" {
-		log := srv.Log()
-		for _, e := range log {
-			b.Logf("%6.1fms %s", float64(e.At.Sub(log[0].At).Microseconds())/1000, e.Path)
+		for _, e := range tr.sorted() {
+			b.Logf("%6.1f–%6.1fms round %d %s", ms(e.start.Sub(tr.t0)), ms(e.end.Sub(tr.t0)), e.round, e.path)
 		}
 	}
 	depth := graphDepth(b, res.Graph)
 	ratio := float64(cold) / float64(time.Duration(depth)*benchRTT)
+	load, _ := os.ReadFile("/proc/loadavg")
 	b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
 	b.ReportMetric(float64(depth), "depth")
+	b.ReportMetric(float64(rounds), "rounds")
 	b.ReportMetric(float64(srv.Requests())/float64(b.N), "requests")
 	b.ReportMetric(ratio, "cold/depth×RTT")
-	b.Logf("cold %s for %d jars, depth %d × %s = %s: ratio %.2f (target ≤ 1.2), %d requests",
-		cold, len(res.Lock.Artifacts), depth, benchRTT, time.Duration(depth)*benchRTT, ratio, srv.Requests()/int64(b.N))
+	b.Logf("cold %s for %d jars, depth %d × %s = %s: ratio %.2f (target ≤ 1.2), %d requests in %d sequential rounds; loadavg %s",
+		cold, len(res.Lock.Artifacts), depth, benchRTT, time.Duration(depth)*benchRTT, ratio, srv.Requests()/int64(b.N), rounds, strings.TrimSpace(string(load)))
+	if rounds > depth {
+		b.Errorf("the requests took %d sequential rounds, more than the graph's depth %d", rounds, depth)
+	}
 	if ratio > 1.2 {
 		b.Errorf("cold resolve %.2f× depth×RTT, want ≤ 1.2", ratio)
 	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// tracer records each request's start and end (its body closed) as the
+// client sees them.
+type tracer struct {
+	t0   time.Time
+	mu   sync.Mutex
+	reqs []*traced
+}
+
+type traced struct {
+	path       string
+	start, end time.Time
+	round      int
+}
+
+func (t *tracer) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		e := &traced{path: req.URL.Path, start: time.Now()}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			e.end = time.Now()
+			t.add(e)
+			return nil, err
+		}
+		resp.Body = &tracedBody{ReadCloser: resp.Body, done: func() { e.end = time.Now(); t.add(e) }}
+		return resp, nil
+	})
+}
+
+func (t *tracer) add(e *traced) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.reqs = append(t.reqs, e)
+}
+
+// rounds is the longest chain of requests each started after the previous
+// one ended: the sequential round trips the resolution really made.
+func (t *tracer) rounds() int {
+	rs := t.sorted()
+	best := 0
+	for i, e := range rs {
+		e.round = 1
+		for _, p := range rs[:i] {
+			if !p.end.After(e.start) {
+				e.round = max(e.round, p.round+1)
+			}
+		}
+		best = max(best, e.round)
+	}
+	return best
+}
+
+func (t *tracer) sorted() []*traced {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rs := append([]*traced(nil), t.reqs...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].start.Before(rs[j].start) })
+	return rs
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+type tracedBody struct {
+	io.ReadCloser
+	once sync.Once
+	done func()
+}
+
+func (b *tracedBody) Close() error {
+	b.once.Do(b.done)
+	return b.ReadCloser.Close()
 }
 
 // BenchmarkColdVsIvy runs the Ivy oracle (Spark 3.5's Ivy 2.5.1 with
@@ -176,76 +264,135 @@ func benchRequest(repo, cache, lock string) Request {
 	}
 }
 
-// graphDepth is the critical path of sequential fetches for g: along the
-// resolved tree, each module costs 1 + its parent chain + its longest
-// imported-BOM chain (a parent is only known once the child's POM arrived;
-// imports once the parents are known); one more round fetches the jars. It
-// reads the POMs from testdata/repo with maven.Parse.
+// graphDepth is the critical path of sequential fetches for g, in round
+// trips, by an earliest-start simulation over the POMs in testdata/repo
+// (read with maven.Parse): a module's POM can be requested once something
+// names it; its parent once its POM arrived; its imported BOMs once its
+// parent chain is known; its dependencies (the resolved tree's children)
+// once its effective POM is ready. Each file is fetched once (merged
+// requests). One more round fetches the jars.
 func graphDepth(tb testing.TB, g *Graph) int {
-	memo := map[string]int{}
-	var chain func(gr, a, v string, props map[string]string, seen int) int
-	chain = func(gr, a, v string, props map[string]string, seen int) int {
-		key := gr + ":" + a + ":" + v
-		if d, ok := memo[key]; ok {
-			return d
+	type pomInfo struct {
+		parent  string
+		imports []string
+	}
+	infos := map[string]*pomInfo{}
+	info := func(key string) *pomInfo {
+		if in, ok := infos[key]; ok {
+			return in
 		}
-		if seen > 50 {
-			return 0
-		}
-		data, err := os.ReadFile(filepath.Join("testdata/repo", modulePath(gr, a, v), artifactFileName(a, v, "", "pom")))
+		in := &pomInfo{}
+		infos[key] = in
+		f := strings.Split(key, ":")
+		data, err := os.ReadFile(filepath.Join("testdata/repo", modulePath(f[0], f[1], f[2]), artifactFileName(f[1], f[2], "", "pom")))
 		if err != nil {
-			return 1 // a 404 still costs a round
+			return in
 		}
 		p, err := maven.Parse(data)
 		if err != nil {
-			return 1
+			return in
 		}
-		own := map[string]string{"project.version": v, "pom.version": v, "version": v}
+		if pp := p.Parent; pp != nil && pp.ArtifactID != nil && pp.GroupID != nil && pp.Version != nil {
+			in.parent = *pp.GroupID + ":" + *pp.ArtifactID + ":" + *pp.Version
+		}
+		vars := map[string]string{"project.version": f[2], "pom.version": f[2], "version": f[2]}
 		if p.Properties != nil {
 			for k, x := range p.Properties.Entries {
-				own[k] = x
+				vars[k] = x
 			}
 		}
-		for k, x := range props {
-			if _, ok := own[k]; !ok {
-				own[k] = x
-			}
-		}
-		d := 1
-		if pp := p.Parent; pp != nil && pp.ArtifactID != nil && pp.GroupID != nil && pp.Version != nil {
-			d += chain(*pp.GroupID, *pp.ArtifactID, *pp.Version, nil, seen+1)
-		}
-		best := 0
 		if dm := p.DependencyManagement; dm != nil && dm.Dependencies != nil {
 			for _, dep := range *dm.Dependencies {
 				if dep.Scope == nil || *dep.Scope != "import" || dep.GroupID == nil || dep.ArtifactID == nil || dep.Version == nil {
 					continue
 				}
-				ver, err := maven.Interpolate(*dep.Version, own)
-				if err != nil || strings.Contains(ver, "${") {
-					continue
+				if v, err := maven.Interpolate(*dep.Version, vars); err == nil && !strings.Contains(v, "${") {
+					in.imports = append(in.imports, *dep.GroupID+":"+*dep.ArtifactID+":"+v)
 				}
-				best = max(best, chain(*dep.GroupID, *dep.ArtifactID, ver, nil, seen+1))
 			}
 		}
-		memo[key] = d + best
-		return d + best
+		return in
 	}
-	var depth func(n *Node, level int) int
-	depth = func(n *Node, level int) int {
+	const inf = 1 << 30
+	start := map[string]int{}
+	children := map[string][]string{}
+	var walk func(n *Node, level int)
+	walk = func(n *Node, level int) {
+		key := n.Group + ":" + n.Artifact + ":" + n.Version
 		if level > 100 {
-			return 0
+			return
 		}
-		own := chain(n.Group, n.Artifact, n.Version, nil, 0)
-		best := 0
 		for _, c := range n.Children {
-			best = max(best, depth(c, level+1))
+			children[key] = append(children[key], c.Group+":"+c.Artifact+":"+c.Version)
+			walk(c, level+1)
 		}
-		return own + best
+	}
+	for _, r := range g.Roots {
+		start[r.Group+":"+r.Artifact+":"+r.Version] = 0
+		walk(r, 0)
+	}
+	get := func(k string) int {
+		if v, ok := start[k]; ok {
+			return v
+		}
+		return inf
+	}
+	relax := func(k string, t int) bool {
+		if t < get(k) {
+			start[k] = t
+			return true
+		}
+		return false
+	}
+	var ready func(k string, depth int) int
+	ready = func(k string, depth int) int {
+		in := info(k)
+		r := get(k) + 1
+		if in.parent != "" && depth < 50 {
+			r = max(r, ready(in.parent, depth+1))
+		}
+		for _, i := range in.imports {
+			if depth < 50 {
+				r = max(r, ready(i, depth+1))
+			}
+		}
+		return r
+	}
+	for iter := 0; iter < 1000; iter++ {
+		changed := false
+		keys := make([]string, 0, len(start))
+		for k := range start {
+			keys = append(keys, k)
+		}
+		for _, k := range keys {
+			if get(k) >= inf {
+				continue
+			}
+			in := info(k)
+			done := get(k) + 1
+			if in.parent != "" {
+				changed = relax(in.parent, done) || changed
+			}
+			afterParent := done
+			if in.parent != "" {
+				afterParent = max(done, ready(in.parent, 0))
+			}
+			for _, i := range in.imports {
+				changed = relax(i, afterParent) || changed
+			}
+			for _, c := range children[k] {
+				changed = relax(c, ready(k, 0)) || changed
+			}
+		}
+		if !changed {
+			break
+		}
 	}
 	d := 0
-	for _, r := range g.Roots {
-		d = max(d, depth(r, 0))
+	for k := range start {
+		if get(k) < inf {
+			d = max(d, ready(k, 0))
+		}
 	}
 	if d == 0 {
 		tb.Fatalf("graph depth 0: %s", fmt.Sprint(g.Roots))

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -51,18 +52,117 @@ type fetcher struct {
 	perHost       int
 
 	mu   sync.Mutex
-	sems map[string]chan struct{}
+	sems map[string]*hostSem
 }
 
-func (f *fetcher) sem(host string) chan struct{} {
+func (f *fetcher) sem(host string) *hostSem {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, ok := f.sems[host]
 	if !ok {
-		s = make(chan struct{}, f.perHost)
+		s = newHostSem(f.perHost)
 		f.sems[host] = s
 	}
 	return s
+}
+
+// hostSem bounds the concurrent requests to one host. Low-priority requests
+// (speculative jar downloads, see source.speculate) hold at most half the
+// slots, and a freed slot goes to a waiting ordinary request first, so
+// speculation does not starve the critical path.
+type hostSem struct {
+	mu                   sync.Mutex
+	max, specMax         int
+	used, specUsed       int
+	waiting, specWaiting []chan struct{}
+}
+
+func newHostSem(n int) *hostSem {
+	return &hostSem{max: n, specMax: max(1, n/2)}
+}
+
+func (s *hostSem) free(spec bool) bool {
+	if spec {
+		return s.used < s.max && s.specUsed < s.specMax && len(s.waiting) == 0 && len(s.specWaiting) == 0
+	}
+	return s.used < s.max && len(s.waiting) == 0
+}
+
+func (s *hostSem) take(spec bool) {
+	s.used++
+	if spec {
+		s.specUsed++
+	}
+}
+
+// acquire takes a slot, or fails when ctx ends first.
+func (s *hostSem) acquire(ctx context.Context, spec bool) error {
+	s.mu.Lock()
+	if s.free(spec) {
+		s.take(spec)
+		s.mu.Unlock()
+		return nil
+	}
+	ready := make(chan struct{})
+	if spec {
+		s.specWaiting = append(s.specWaiting, ready)
+	} else {
+		s.waiting = append(s.waiting, ready)
+	}
+	s.mu.Unlock()
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	select {
+	case <-ready: // granted meanwhile: give it back
+		s.mu.Unlock()
+		s.release(spec)
+		return ctx.Err()
+	default:
+	}
+	if spec {
+		s.specWaiting = slices.DeleteFunc(s.specWaiting, func(c chan struct{}) bool { return c == ready })
+	} else {
+		s.waiting = slices.DeleteFunc(s.waiting, func(c chan struct{}) bool { return c == ready })
+	}
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+// release frees a slot and hands free slots to waiters, ordinary first.
+func (s *hostSem) release(spec bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used--
+	if spec {
+		s.specUsed--
+	}
+	for len(s.waiting) > 0 && s.used < s.max {
+		s.take(false)
+		close(s.waiting[0])
+		s.waiting = s.waiting[1:]
+	}
+	for len(s.waiting) == 0 && len(s.specWaiting) > 0 && s.used < s.max && s.specUsed < s.specMax {
+		s.take(true)
+		close(s.specWaiting[0])
+		s.specWaiting = s.specWaiting[1:]
+	}
+}
+
+type lowPriorityKey struct{}
+
+// lowPriority marks ctx's requests as speculative for the per-host limit
+// (hostSem): they hold at most half the slots and yield to the others.
+func lowPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lowPriorityKey{}, true)
+}
+
+func isLowPriority(ctx context.Context) bool {
+	v, _ := ctx.Value(lowPriorityKey{}).(bool)
+	return v
 }
 
 // target is one URL to GET: the printable form and its credentials.
@@ -139,13 +239,11 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	if err != nil {
 		return -1, exitcode.Errorf(exitcode.Usage, "bad URL %s: %v", redact.URL(t.url), redactErr(err))
 	}
-	sem := f.sem(u.Host)
-	select {
-	case sem <- struct{}{}:
-	case <-ctx.Done():
-		return -1, exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
+	sem, spec := f.sem(u.Host), isLowPriority(ctx)
+	if err := sem.acquire(ctx, spec); err != nil {
+		return -1, exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w", t.url, err))
 	}
-	defer func() { <-sem }()
+	defer sem.release(spec)
 
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -67,6 +67,10 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Jars and parent POMs start downloading as soon as a POM names them,
+	// overlapping the graph walk; downloadAll then mostly waits on them.
+	stop := src.startSpeculation(ctx)
+	defer stop()
 	g, err := buildGraph(ctx, req, src, o.log)
 	if err != nil {
 		return nil, err
@@ -260,7 +264,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	f := &fetcher{
 		client: o.client, log: o.log, attempts: o.attempts, backoff: o.backoff,
 		maxRetryAfter: o.maxRetryAfter, idleTimeout: o.idleTimeout, perHost: o.perHost,
-		sems: map[string]chan struct{}{},
+		sems: map[string]*hostSem{},
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)

@@ -84,10 +84,7 @@ func TestResolveLockFlow(t *testing.T) {
 	if strings.Contains(string(data)+log.String(), "s3cret") || strings.Contains(string(data), "bob") {
 		t.Errorf("lock or log holds credentials:\n%s\n%s", data, log)
 	}
-	var got []Artifact
-	for _, x := range res.Lock.Artifacts {
-		got = append(got, x)
-	}
+	got := res.Lock.Artifacts
 	want := []Artifact{
 		{Coord: "org.x:a:2.0", File: "org.x_a-2.0.jar", Repository: srv.URL(), Sha256: sha256hex([]byte("jar of org.x:a:2.0")), Size: 18},
 		{Coord: "org.x:b:1.0", File: "org.x_b-1.0.jar", Repository: srv.URL(), Sha256: sha256hex([]byte("jar of org.x:b:1.0")), Size: 18},

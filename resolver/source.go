@@ -1,11 +1,13 @@
 package resolver
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -38,12 +40,15 @@ type options struct {
 	parallel      int
 	creds         []string
 	offline       bool
+	// wrapTransport wraps the default client's transport (tests trace
+	// requests with it).
+	wrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func makeOptions(opts []Option) (*options, error) {
 	o := &options{
 		log:           nopLogger{},
-		perHost:       32,
+		perHost:       64,
 		attempts:      4,
 		backoff:       200 * time.Millisecond,
 		maxRetryAfter: 30 * time.Second,
@@ -65,6 +70,9 @@ func makeOptions(opts []Option) (*options, error) {
 		tr.MaxConnsPerHost = o.perHost
 		tr.DialContext = (&net.Dialer{Timeout: o.idleTimeout, KeepAlive: 30 * time.Second}).DialContext
 		o.client = &http.Client{Transport: tr}
+		if o.wrapTransport != nil {
+			o.client.Transport = o.wrapTransport(tr)
+		}
 	}
 	switch {
 	case o.perHost < 1:
@@ -78,6 +86,11 @@ func makeOptions(opts []Option) (*options, error) {
 type nopLogger struct{}
 
 func (nopLogger) Printf(string, ...any) {}
+
+// withTransportWrap wraps the default client's transport (for tracing).
+func withTransportWrap(w func(http.RoundTripper) http.RoundTripper) Option {
+	return func(o *options) error { o.wrapTransport = w; return nil }
+}
 
 // WithHTTPClient sets the client for http(s) repositories. The default is
 // one keep-alive client with at most WithMaxPerHost connections per host.
@@ -95,7 +108,7 @@ func WithLogger(l Logger) Option {
 	}
 }
 
-// WithMaxPerHost bounds concurrent requests per host. The default is 32.
+// WithMaxPerHost bounds concurrent requests per host. The default is 64.
 func WithMaxPerHost(n int) Option {
 	return func(o *options) error { o.perHost = n; return nil }
 }
@@ -156,9 +169,46 @@ type source struct {
 	offline  bool
 	checksum string
 
-	poms    flight[*POMFile]
-	files   flight[*CachedFile]
+	poms    flight[*pomResult]
+	files   flight[*fetched]
 	missing sync.Map // url → struct{}: 404s seen by this source (in memory only)
+	warned  sync.Map // warning → struct{}: each is printed once
+
+	// Speculation (see speculate): specCtx is nil unless Resolve enabled it.
+	specMu      sync.Mutex
+	specCtx     context.Context
+	specCancel  context.CancelFunc
+	specStopped bool
+	specWG      sync.WaitGroup
+}
+
+// pomResult is a POM lookup with the warnings met on the way, printed by
+// the first caller that is not speculative.
+type pomResult struct {
+	pf       *POMFile
+	warnings []string
+}
+
+// fetched is a file in the cache; warn is set when it had no checksum.
+type fetched struct {
+	cf   *CachedFile
+	warn string
+	data []byte // the body, when download kept it in memory (POMs)
+}
+
+// warn prints each warning once per source.
+func (s *source) warn(ctx context.Context, msgs ...string) {
+	if isBackground(ctx) {
+		return
+	}
+	for _, m := range msgs {
+		if m == "" {
+			continue
+		}
+		if _, seen := s.warned.LoadOrStore(m, struct{}{}); !seen {
+			s.log.Printf("warning: %s", m)
+		}
+	}
 }
 
 var _ Source = (*source)(nil)
@@ -203,7 +253,7 @@ func newSource(req Request, o *options) (*source, error) {
 			maxRetryAfter: o.maxRetryAfter,
 			idleTimeout:   o.idleTimeout,
 			perHost:       o.perHost,
-			sems:          map[string]chan struct{}{},
+			sems:          map[string]*hostSem{},
 		},
 		log:      o.log,
 		offline:  req.Offline,
@@ -224,18 +274,33 @@ func (s *source) Repositories() []Repository {
 // POM wins.
 func (s *source) POM(ctx context.Context, group, artifact, version string) (*POMFile, error) {
 	key := group + ":" + artifact + ":" + version
-	return s.poms.do(key, func() (*POMFile, error) {
+	res, err := s.poms.do(key, func() (*pomResult, error) {
 		rel := modulePath(group, artifact, version) + artifactFileName(artifact, version, "", "pom")
 		var tried []string
 		var hard error
+		res := &pomResult{}
 		for _, r := range s.chain {
-			cf, err := s.file(ctx, r, rel)
+			fctx, hooked := ctx, false
+			if !r.isFile() && s.speculating() {
+				fctx = context.WithValue(ctx, bodyHookKey{}, func(data []byte) {
+					hooked = true
+					s.speculate(r, group, artifact, version, data, !isBackground(ctx))
+				})
+			}
+			f, err := s.fetch(fctx, r, rel)
 			if err == nil {
-				data, err := os.ReadFile(cf.Path)
-				if err != nil {
-					return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cached %s: %w", cf.URL, err))
+				data := f.data
+				if data == nil {
+					if data, err = os.ReadFile(f.cf.Path); err != nil {
+						return res, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cached %s: %w", f.cf.URL, err))
+					}
 				}
-				return &POMFile{Data: data, Repo: r.Repository, URL: cf.URL}, nil
+				if fctx != ctx && !hooked {
+					s.speculate(r, group, artifact, version, data, !isBackground(ctx))
+				}
+				res.warnings = append(res.warnings, f.warn)
+				res.pf = &POMFile{Data: data, Repo: r.Repository, URL: f.cf.URL}
+				return res, nil
 			}
 			tried = append(tried, r.String())
 			if errors.Is(err, ErrNotFound) || errors.Is(err, errNotCached) {
@@ -243,13 +308,297 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 			}
 			// Ivy's chain goes on after a failing resolver; the failure is
 			// reported if no later repository has the module.
-			s.log.Printf("warning: %s: %s", r.Name, redact.String(err.Error()))
+			res.warnings = append(res.warnings, r.Name+": "+redact.String(err.Error()))
 			if hard == nil {
 				hard = err
 			}
 		}
-		return nil, notFoundErr("module "+key, tried, hard, s.offline)
+		return res, notFoundErr("module "+key, tried, hard, s.offline)
 	})
+	if res != nil {
+		s.warn(ctx, res.warnings...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res.pf, nil
+}
+
+// speculate starts, in the background, the downloads that a module's POM
+// makes likely, so that they overlap with the graph walk instead of
+// following it:
+//
+//   - the parent POM: the loader needs it before it can use this one;
+//   - when the packaging is jar or bundle, the module's jar and its
+//     checksum: Resolve needs it unless the module loses a conflict (a
+//     speculative jar nobody needed is left in the cache). These requests
+//     have a low priority for the per-host limit (hostSem);
+//   - when deps is set (the POM was asked for by the graph builder, not by
+//     speculation, so speculation goes one level beyond what the builder
+//     knows), the POMs of its compile/runtime, non-optional dependencies
+//     with a literal version: the builder can only name them once the
+//     parent chain has arrived, which may be several round trips later.
+//     Dependency management or an exclusion may make one of them unneeded.
+//
+// Results are shared through the source's merged requests; speculation
+// changes which requests overlap, never what is resolved. It does nothing
+// unless Resolve enabled it (startSpeculation).
+func (s *source) speculate(r *repo, group, artifact, version string, data []byte, deps bool) {
+	if !s.speculating() {
+		return
+	}
+	h, ok := pomHints(data)
+	if !ok {
+		return
+	}
+	if p := h.parent; p != nil {
+		s.goSpec(func(ctx context.Context) { s.POM(ctx, p.Group, p.Artifact, p.Version) })
+	}
+	switch h.packaging {
+	case "", "jar", "bundle":
+		ref := ArtifactRef{Group: group, Artifact: artifact, Version: version, Ext: "jar", Repo: r.Repository}
+		s.goSpec(func(ctx context.Context) { s.Artifact(lowPriority(ctx), ref) })
+	}
+	if deps && len(h.deps) > 0 {
+		s.goSpec(func(ctx context.Context) { s.speculateDeps(ctx, version, h) })
+	}
+}
+
+// speculateDeps fetches the POMs of a module's dependencies as soon as
+// their versions are known: a literal version at once; a managed one or
+// one made of properties as soon as the parent chain, walked as its POMs
+// arrive, gives a literal value (nearest first, Ivy's first-set-wins for
+// properties). It only guesses: the graph builder decides, and a wrong
+// guess costs a request, never a result.
+func (s *source) speculateDeps(ctx context.Context, version string, h hints) {
+	props := map[string]string{"project.version": version, "pom.version": version, "version": version}
+	pending := map[string]string{} // "g:a" → raw version, "" if managed
+	var order []dependencyHint
+	for _, d := range h.deps {
+		key := d.Group + ":" + d.Artifact
+		if _, dup := pending[key]; !dup {
+			pending[key] = d.Version
+			order = append(order, d)
+		}
+	}
+	for level := 0; level < 16 && len(pending) > 0; level++ {
+		for k, v := range h.props {
+			if _, set := props[k]; !set {
+				props[k] = v
+			}
+		}
+		for _, d := range order {
+			key := d.Group + ":" + d.Artifact
+			raw, ok := pending[key]
+			if !ok {
+				continue
+			}
+			if raw == "" {
+				raw = h.managed[key]
+				pending[key] = raw
+			}
+			if v, ok := interpolateLiteral(raw, props); ok {
+				delete(pending, key)
+				s.goSpec(func(ctx context.Context) { s.POM(ctx, d.Group, d.Artifact, v) })
+			}
+		}
+		if len(pending) == 0 || h.parent == nil {
+			return
+		}
+		pf, err := s.POM(ctx, h.parent.Group, h.parent.Artifact, h.parent.Version)
+		if err != nil {
+			return
+		}
+		var ok bool
+		if h, ok = pomHints(pf.Data); !ok {
+			return
+		}
+	}
+}
+
+var propRE = regexp.MustCompile(`\$\{([^}]+)\}`)
+
+// interpolateLiteral expands ${...} from props; ok is false unless the
+// result is a literal version.
+func interpolateLiteral(v string, props map[string]string) (string, bool) {
+	for i := 0; i < 8 && strings.Contains(v, "${"); i++ {
+		changed := false
+		v = propRE.ReplaceAllStringFunc(v, func(m string) string {
+			if x, ok := props[m[2:len(m)-1]]; ok {
+				changed = true
+				return x
+			}
+			return m
+		})
+		if !changed {
+			break
+		}
+	}
+	return v, v != "" && !strings.Contains(v, "${") && !strings.ContainsAny(v, "[](),")
+}
+
+// startSpeculation enables speculate until the returned stop is called;
+// stop cancels the speculative downloads still running and waits for them.
+func (s *source) startSpeculation(ctx context.Context) (stop func()) {
+	if s.offline {
+		return func() {}
+	}
+	s.specMu.Lock()
+	s.specCtx, s.specCancel = context.WithCancel(background(ctx))
+	s.specMu.Unlock()
+	return func() {
+		s.specMu.Lock()
+		s.specStopped = true
+		s.specCancel()
+		s.specMu.Unlock()
+		s.specWG.Wait()
+	}
+}
+
+func (s *source) speculating() bool {
+	s.specMu.Lock()
+	defer s.specMu.Unlock()
+	return s.specCtx != nil && !s.specStopped
+}
+
+// goSpec runs fn in the background with the speculative context.
+func (s *source) goSpec(fn func(ctx context.Context)) {
+	s.specMu.Lock()
+	if s.specCtx == nil || s.specStopped {
+		s.specMu.Unlock()
+		return
+	}
+	ctx := s.specCtx
+	s.specWG.Add(1)
+	s.specMu.Unlock()
+	go func() {
+		defer s.specWG.Done()
+		fn(ctx)
+	}()
+}
+
+type bgKey struct{}
+
+// background marks ctx as speculation's: warnings are left to the first
+// caller that really needs the file.
+func background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bgKey{}, true)
+}
+
+func isBackground(ctx context.Context) bool {
+	v, _ := ctx.Value(bgKey{}).(bool)
+	return v
+}
+
+// gav is a literal module coordinate.
+type gav struct{ Group, Artifact, Version string }
+
+func (c gav) literal() bool {
+	return c.Group != "" && c.Artifact != "" && c.Version != "" &&
+		!strings.Contains(c.Group+c.Artifact+c.Version, "${") && !strings.ContainsAny(c.Version, "[](),")
+}
+
+// hints are what speculate reads from a raw POM, outside profiles.
+type hints struct {
+	parent    *gav
+	packaging string           // "?" when it needs interpolation
+	deps      []dependencyHint // compile/runtime, non-optional
+	managed   map[string]string
+	props     map[string]string
+}
+
+// dependencyHint is a dependency as written: Version may be empty
+// (managed) or hold properties.
+type dependencyHint = gav
+
+// pomHints reads, cheaply and without interpolation, a POM's literal
+// <parent>, its <packaging>, its dependencies, its dependencyManagement
+// (without imports) and its properties; ok is false for a malformed POM
+// (the loader reports it).
+func pomHints(data []byte) (h hints, ok bool) {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	var stack []string
+	var text []byte
+	var parent gav
+	var dep gav
+	var scope, optional string
+	h.managed, h.props = map[string]string{}, map[string]string{}
+	isDep := func(n int) bool { return len(stack) == n && stack[1] == "dependencies" && stack[2] == "dependency" }
+	isMgmt := func(n int) bool {
+		return len(stack) == n && stack[1] == "dependencyManagement" && stack[2] == "dependencies" && stack[3] == "dependency"
+	}
+	for {
+		tok, err := d.RawToken()
+		if err == io.EOF && len(stack) == 0 {
+			break
+		}
+		if err != nil {
+			return hints{}, false
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			stack = append(stack, t.Name.Local)
+			text = text[:0]
+			if isDep(3) || isMgmt(4) {
+				dep, scope, optional = gav{}, "", ""
+			}
+		case xml.CharData:
+			text = append(text, t...)
+		case xml.EndElement:
+			if len(stack) == 0 {
+				return hints{}, false
+			}
+			v := strings.TrimSpace(string(text))
+			switch {
+			case len(stack) == 2 && stack[1] == "packaging":
+				h.packaging = v
+			case len(stack) == 3 && stack[1] == "parent":
+				setGAV(&parent, stack[2], v)
+			case len(stack) == 3 && stack[1] == "properties":
+				if _, set := h.props[stack[2]]; !set {
+					h.props[stack[2]] = v
+				}
+			case isDep(4) || isMgmt(5):
+				field := stack[len(stack)-1]
+				setGAV(&dep, field, v)
+				switch field {
+				case "scope":
+					scope = v
+				case "optional":
+					optional = v
+				}
+			case isDep(3):
+				if dep.Group != "" && dep.Artifact != "" && (scope == "" || scope == "compile" || scope == "runtime") && optional != "true" {
+					h.deps = append(h.deps, dep)
+				}
+			case isMgmt(4):
+				key := dep.Group + ":" + dep.Artifact
+				if _, set := h.managed[key]; !set && scope != "import" && dep.Version != "" {
+					h.managed[key] = dep.Version
+				}
+			}
+			stack = stack[:len(stack)-1]
+			text = text[:0]
+		}
+	}
+	if parent.literal() {
+		h.parent = &parent
+	}
+	if strings.Contains(h.packaging, "${") {
+		h.packaging = "?"
+	}
+	return h, true
+}
+
+func setGAV(c *gav, field, v string) {
+	switch field {
+	case "groupId":
+		c.Group = v
+	case "artifactId":
+		c.Artifact = v
+	case "version":
+		c.Version = v
+	}
 }
 
 // notFoundErr is the error for a module or file no repository had.
@@ -298,19 +647,29 @@ func (s *source) repoFor(want Repository) *repo {
 	return nil
 }
 
-// file makes r/rel available in the cache: from the index, else by
-// download (verified) or by copying a local file.
+// file is fetch, printing its missing-checksum warning.
 func (s *source) file(ctx context.Context, r *repo, rel string) (*CachedFile, error) {
+	f, err := s.fetch(ctx, r, rel)
+	if err != nil {
+		return nil, err
+	}
+	s.warn(ctx, f.warn)
+	return f.cf, nil
+}
+
+// fetch makes r/rel available in the cache: from the index, else by
+// download (verified) or by copying a local file.
+func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
 	if _, ok := s.missing.Load(u); ok {
 		return nil, exitcode.New(exitcode.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
 	}
-	cf, err := s.files.do(u, func() (*CachedFile, error) {
+	cf, err := s.files.do(u, func() (*fetched, error) {
 		if r.isFile() {
 			return s.localFile(r, rel)
 		}
 		if e, ok := s.cache.lookup(u); ok {
-			return &CachedFile{Path: s.cache.blobPath(e.Sha256), Sha256: e.Sha256, Size: e.Size, URL: u}, nil
+			return &fetched{cf: &CachedFile{Path: s.cache.blobPath(e.Sha256), Sha256: e.Sha256, Size: e.Size, URL: u}}, nil
 		}
 		if s.offline {
 			return nil, fmt.Errorf("%s: %w", u, errNotCached)
@@ -325,7 +684,7 @@ func (s *source) file(ctx context.Context, r *repo, rel string) (*CachedFile, er
 
 // localFile copies a file of a file: repository into the cache, verifying
 // its checksum files like a remote one.
-func (s *source) localFile(r *repo, rel string) (*CachedFile, error) {
+func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
 	p := filepath.Join(r.dir, filepath.FromSlash(rel))
 	info, err := os.Stat(p)
@@ -336,21 +695,22 @@ func (s *source) localFile(r *repo, rel string) (*CachedFile, error) {
 	if err != nil {
 		return nil, exitcode.New(exitcode.CantCreate, err)
 	}
-	if err := s.verify(u, sum, func(ext string) ([]byte, error) {
+	warn, err := s.verify(u, sum, func(ext string) ([]byte, error) {
 		data, err := os.ReadFile(p + ext)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrNotFound
 		}
 		return data, err
-	}, r.isM2Cache); err != nil {
+	}, r.isM2Cache)
+	if err != nil {
 		return nil, err
 	}
-	return &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, nil
+	return &fetched{cf: &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn}, nil
 }
 
 // download GETs r/rel into the cache while fetching its .sha1 in parallel;
 // it verifies the checksum before the blob becomes visible under its URL.
-func (s *source) download(ctx context.Context, r *repo, rel string) (*CachedFile, error) {
+func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
 	type csum struct {
 		data []byte
@@ -370,12 +730,24 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*CachedFile
 		return nil, err
 	}
 	defer t.abort()
-	if err := s.f.get(ctx, r.target(rel), fileDest{t}); err != nil {
+	// A POM is kept in memory too: the caller parses it at once.
+	var dst resetWriter = fileDest{t}
+	var mem *memBuf
+	if strings.HasSuffix(rel, ".pom") {
+		mem = &memBuf{max: 16 << 20}
+		dst = teeDest{dst, mem}
+	}
+	if err := s.f.get(ctx, r.target(rel), dst); err != nil {
 		return nil, err
+	}
+	if hook, ok := ctx.Value(bodyHookKey{}).(func([]byte)); ok && mem != nil {
+		// Speculation starts before the checksum check and the cache
+		// writes: it only guesses, and the real request checks.
+		hook(mem.b)
 	}
 	sum := t.sums()
 	first := true
-	if err := s.verify(u, sum, func(ext string) ([]byte, error) {
+	warn, err := s.verify(u, sum, func(ext string) ([]byte, error) {
 		if ext == ".sha1" && first {
 			first = false
 			c := <-sha1c
@@ -384,7 +756,8 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*CachedFile
 		b := &memBuf{max: 64 << 10}
 		err := s.f.get(ctx, r.target(rel+ext), b)
 		return b.b, err
-	}, false); err != nil {
+	}, false)
+	if err != nil {
 		return nil, err
 	}
 	blob, err := t.commit()
@@ -395,14 +768,41 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*CachedFile
 	if err := s.cache.record(u, e); err != nil {
 		return nil, err
 	}
-	return &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, nil
+	f := &fetched{cf: &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn}
+	if mem != nil {
+		f.data = mem.b
+	}
+	return f, nil
+}
+
+// bodyHookKey carries a func([]byte) that download calls with a POM's body
+// as soon as it has arrived.
+type bodyHookKey struct{}
+
+// teeDest writes to a resetWriter and a memBuf.
+type teeDest struct {
+	w   resetWriter
+	mem *memBuf
+}
+
+func (d teeDest) Write(p []byte) (int, error) {
+	if _, err := d.mem.Write(p); err != nil {
+		return 0, err
+	}
+	return d.w.Write(p)
+}
+
+func (d teeDest) reset() error {
+	d.mem.reset()
+	return d.w.reset()
 }
 
 // verify checks a file's digests against its checksum files (.sha1, then
 // .sha256, then .md5: the first that exists decides). A mismatch is always
-// an error; a missing checksum follows the policy. get returns an error
+// an error; a missing checksum follows the policy (with ChecksumWarn,
+// warn is the warning to print). get returns an error
 // matching ErrNotFound when a checksum file does not exist.
-func (s *source) verify(u string, sum sums, get func(ext string) ([]byte, error), quietMissing bool) error {
+func (s *source) verify(u string, sum sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
 	// Even with ChecksumIgnore a checksum at hand is checked: a mismatch is
 	// always an error; only a missing checksum passes silently.
 	for _, c := range []struct {
@@ -414,24 +814,24 @@ func (s *source) verify(u string, sum sums, get func(ext string) ([]byte, error)
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("checksum %s%s: %w", u, c.ext, err)
+			return "", fmt.Errorf("checksum %s%s: %w", u, c.ext, err)
 		}
 		got, ok := parseChecksum(data, c.n)
 		if !ok {
-			return exitcode.Errorf(exitcode.DataErr, "checksum %s%s: malformed (want %d hex digits)", u, c.ext, c.n)
+			return "", exitcode.Errorf(exitcode.DataErr, "checksum %s%s: malformed (want %d hex digits)", u, c.ext, c.n)
 		}
 		if got != c.want {
-			return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: %s is %s, the file's is %s", ErrChecksumMismatch, u, c.ext[1:], got, c.want))
+			return "", exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: %s is %s, the file's is %s", ErrChecksumMismatch, u, c.ext[1:], got, c.want))
 		}
-		return nil
+		return "", nil
 	}
 	switch {
 	case s.checksum == ChecksumStrict:
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w for %s (.sha1, .sha256, .md5) and --checksum-policy=strict", ErrChecksumMissing, u))
+		return "", exitcode.New(exitcode.DataErr, fmt.Errorf("%w for %s (.sha1, .sha256, .md5) and --checksum-policy=strict", ErrChecksumMissing, u))
 	case s.checksum == ChecksumWarn && !quietMissing:
-		s.log.Printf("warning: no checksum for %s", u)
+		return "no checksum for " + u, nil
 	}
-	return nil
+	return "", nil
 }
 
 // parseChecksum reads the first field of a checksum file ("hex" or
@@ -469,7 +869,7 @@ func (s *source) Versions(ctx context.Context, group, artifact string) ([]string
 		tried = append(tried, r.String())
 		if err != nil {
 			if !errors.Is(err, ErrNotFound) && !errors.Is(err, errNotCached) {
-				s.log.Printf("warning: %s: %s", r.Name, redact.String(err.Error()))
+				s.warn(ctx, r.Name+": "+redact.String(err.Error()))
 				if hard == nil {
 					hard = err
 				}

@@ -578,3 +578,112 @@ func TestOffline(t *testing.T) {
 		t.Errorf("offline made %d requests", n)
 	}
 }
+
+func TestPOMHints(t *testing.T) {
+	const pom = `<?xml version="1.0"?>
+<project>
+  <parent><groupId>org.p</groupId><artifactId>parent</artifactId><version>3</version></parent>
+  <artifactId>m</artifactId>
+  <packaging>bundle</packaging>
+  <properties><a.version>1.${minor}</a.version><minor>2</minor></properties>
+  <dependencyManagement><dependencies>
+    <dependency><groupId>org.b</groupId><artifactId>b</artifactId><version>${b.version}</version></dependency>
+    <dependency><groupId>org.bom</groupId><artifactId>bom</artifactId><version>1</version><scope>import</scope></dependency>
+  </dependencies></dependencyManagement>
+  <dependencies>
+    <dependency><groupId>org.a</groupId><artifactId>a</artifactId><version>${a.version}</version></dependency>
+    <dependency><groupId>org.b</groupId><artifactId>b</artifactId></dependency>
+    <dependency><groupId>org.t</groupId><artifactId>t</artifactId><version>1</version><scope>test</scope></dependency>
+    <dependency><groupId>org.o</groupId><artifactId>o</artifactId><version>1</version><optional>true</optional></dependency>
+    <dependency><groupId>org.r</groupId><artifactId>r</artifactId><version>1</version><scope>runtime</scope></dependency>
+  </dependencies>
+  <profiles><profile><dependencies><dependency><groupId>org.x</groupId><artifactId>x</artifactId><version>1</version></dependency></dependencies></profile></profiles>
+</project>`
+	h, ok := pomHints([]byte(pom))
+	if !ok {
+		t.Fatal("pomHints: not ok")
+	}
+	want := hints{
+		parent:    &gav{"org.p", "parent", "3"},
+		packaging: "bundle",
+		deps:      []gav{{"org.a", "a", "${a.version}"}, {"org.b", "b", ""}, {"org.r", "r", "1"}},
+		managed:   map[string]string{"org.b:b": "${b.version}"},
+		props:     map[string]string{"a.version": "1.${minor}", "minor": "2"},
+	}
+	if diff := cmp.Diff(want, h, cmp.AllowUnexported(hints{})); diff != "" {
+		t.Errorf("pomHints (-want +got):\n%s", diff)
+	}
+	for _, tt := range []struct {
+		name, pom      string
+		ok, wantParent bool
+		wantPackaging  string
+	}{
+		{"malformed", "<project><parent>", false, false, ""},
+		{"interpolated parent", "<project><parent><groupId>g</groupId><artifactId>a</artifactId><version>${v}</version></parent></project>", true, false, ""},
+		{"interpolated packaging", "<project><packaging>${p}</packaging></project>", true, false, "?"},
+		{"range parent", "<project><parent><groupId>g</groupId><artifactId>a</artifactId><version>[1,2)</version></parent></project>", true, false, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, ok := pomHints([]byte(tt.pom))
+			if ok != tt.ok || (h.parent != nil) != tt.wantParent || h.packaging != tt.wantPackaging {
+				t.Errorf("pomHints = %+v, %v; want ok %v, parent %v, packaging %q", h, ok, tt.ok, tt.wantParent, tt.wantPackaging)
+			}
+		})
+	}
+}
+
+func TestInterpolateLiteral(t *testing.T) {
+	props := map[string]string{"a": "1.${b}", "b": "2", "loop": "${loop}", "range": "[1,2)"}
+	for _, tt := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"3.0", "3.0", true},
+		{"${a}", "1.2", true},
+		{"${a}-x", "1.2-x", true},
+		{"${missing}", "${missing}", false},
+		{"${loop}", "${loop}", false},
+		{"${range}", "[1,2)", false},
+		{"", "", false},
+	} {
+		got, ok := interpolateLiteral(tt.in, props)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("interpolateLiteral(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestHostSemPriority: low-priority requests hold at most half the slots,
+// and a freed slot goes to a waiting ordinary request first.
+func TestHostSemPriority(t *testing.T) {
+	ctx := context.Background()
+	s := newHostSem(4)
+	for i := 0; i < 2; i++ {
+		if err := s.acquire(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if err := s.acquire(short, true); err == nil {
+		t.Fatal("a third low-priority slot out of 4 was granted")
+	}
+	for i := 0; i < 2; i++ {
+		if err := s.acquire(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan string, 2)
+	go func() { s.acquire(ctx, true); got <- "low" }()
+	time.Sleep(10 * time.Millisecond) // the low-priority waiter queues first
+	go func() { s.acquire(ctx, false); got <- "normal" }()
+	time.Sleep(10 * time.Millisecond)
+	s.release(false)
+	if w := <-got; w != "normal" {
+		t.Errorf("freed slot went to the %s waiter, want the normal one", w)
+	}
+	s.release(true)
+	if w := <-got; w != "low" {
+		t.Errorf("second freed slot went to %s, want low", w)
+	}
+}

@@ -231,7 +231,7 @@ func (b *s3Backend) remove(ctx context.Context, key string) error {
 // the package's sentinels.
 func (b *s3Backend) wrap(op, key string, err error) error {
 	loc := b.name(key)
-	code, sentinel, why := classify(err)
+	code, why, sentinel := classify(err)
 	if sentinel != nil {
 		err = fmt.Errorf("%w: %w", sentinel, err)
 	}
@@ -243,7 +243,7 @@ func (b *s3Backend) wrap(op, key string, err error) error {
 }
 
 // classify maps an SDK error to an exit code, a sentinel and a short reason.
-func classify(err error) (int, error, string) {
+func classify(err error) (code int, why string, sentinel error) {
 	var ae smithy.APIError
 	apiCode := ""
 	if errors.As(err, &ae) {
@@ -256,27 +256,27 @@ func classify(err error) (int, error, string) {
 	}
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return exitcode.Timeout, nil, "interrupted"
+		return exitcode.Timeout, "interrupted", nil
 	case apiCode == "InvalidAccessKeyId" || apiCode == "SignatureDoesNotMatch" || apiCode == "AccessDenied" ||
 		apiCode == "ExpiredToken" || apiCode == "InvalidToken" ||
 		apiCode == "XAdminUserNotFound" || // versitygw: an unknown access key
 		status == 401 || status == 403:
-		return exitcode.NoPerm, nil, "permission denied (check the AWS credentials: env, profile or web identity)"
+		return exitcode.NoPerm, "permission denied (check the AWS credentials: env, profile or web identity)", nil
 	case apiCode == "NoSuchBucket":
-		return exitcode.NotFound, ErrNoBucket, "the bucket does not exist"
+		return exitcode.NotFound, "the bucket does not exist", ErrNoBucket
 	case apiCode == "NoSuchKey" || apiCode == "NotFound" || status == 404:
-		return exitcode.NotFound, ErrNotFound, ""
+		return exitcode.NotFound, "", ErrNotFound
 	case apiCode == "PreconditionFailed" || status == 412:
-		return exitcode.Internal, ErrExists, ""
+		return exitcode.Internal, "", ErrExists
 	case isNoCredentials(err):
-		return exitcode.NoPerm, nil, "no AWS credentials found (env AWS_ACCESS_KEY_ID, a profile, or web identity)"
+		return exitcode.NoPerm, "no AWS credentials found (env AWS_ACCESS_KEY_ID, a profile, or web identity)", nil
 	case status >= 500 || apiCode == "SlowDown" || apiCode == "ServiceUnavailable":
-		return exitcode.Unavailable, nil, "S3 is unavailable after retries"
+		return exitcode.Unavailable, "S3 is unavailable after retries", nil
 	case status == 0:
 		// No HTTP response: connection refused or reset after retries.
-		return exitcode.Unavailable, nil, "S3 is unreachable after retries"
+		return exitcode.Unavailable, "S3 is unreachable after retries", nil
 	}
-	return exitcode.Unavailable, nil, ""
+	return exitcode.Unavailable, "", nil
 }
 
 func isNoCredentials(err error) bool {

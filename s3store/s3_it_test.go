@@ -342,3 +342,36 @@ func TestITRaceTwoWriters(t *testing.T) {
 		})
 	}
 }
+
+func TestITGC(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t, "gc-test")
+	fix := t.TempDir()
+	lockA, pathsA := s3test.Fixture(t, fix, 41, s3test.Jar{Name: "shared", Size: 40 << 10}, s3test.Jar{Name: "a", Size: 20 << 10})
+	lockB, pathsB := s3test.Fixture(t, fix, 41, s3test.Jar{Name: "shared", Size: 40 << 10}, s3test.Jar{Name: "b", Size: 10 << 10})
+	ctx := context.Background()
+	st := openS3(t, srv.Endpoint, bucket)
+	if _, err := st.Bake(ctx, lockA, s3store.LocalPaths(pathsA)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Bake(ctx, lockB, s3store.LocalPaths(pathsB)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.GC(ctx, func(h string, _ time.Time) bool { return h == lockA.Hash() }, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.DeletedSets) != 1 || len(res.DeletedJars) != 1 || res.KeptSets != 1 || res.FreedBytes != 10<<10 {
+		t.Fatalf("gc: %+v", res)
+	}
+	if _, err := st.Manifest(ctx, lockB.Hash()); !errors.Is(err, s3store.ErrNotFound) {
+		t.Errorf("deleted set still readable: %v", err)
+	}
+	m, err := st.Manifest(ctx, lockA.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing, err := st.Missing(ctx, m); err != nil || len(missing) != 0 {
+		t.Errorf("kept set lost jars: %v %v", missing, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/johannesboyne/gofakes3"
@@ -300,5 +301,51 @@ func TestExampleSetsFile(t *testing.T) {
 	}
 	if f.Store == "" || len(f.Sets) < 4 {
 		t.Errorf("examples/sets.yaml: store %q, %d sets", f.Store, len(f.Sets))
+	}
+}
+
+func TestGCFileStore(t *testing.T) {
+	dir := t.TempDir()
+	fix := t.TempDir()
+	lockA, pathsA := s3test.Fixture(t, fix, 31, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "a", Size: 2 << 10})
+	lockB, pathsB := s3test.Fixture(t, fix, 31, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "b", Size: 1 << 10})
+	ctx := context.Background()
+	st, err := s3store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		l *resolver.Lockfile
+		p []string
+	}{{lockA, pathsA}, {lockB, pathsB}} {
+		if _, err := st.Bake(ctx, x.l, s3store.LocalPaths(x.p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keepA := func(h string, _ time.Time) bool { return h == lockA.Hash() }
+	// Young jars are protected by the grace period.
+	res, err := st.GC(ctx, keepA, time.Hour, true)
+	if err != nil || res.YoungSkipped != 1 || len(res.DeletedJars) != 0 {
+		t.Fatalf("gc with grace: %+v, %v", res, err)
+	}
+	res, err = st.GC(ctx, keepA, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bJar string
+	for _, a := range lockB.Artifacts {
+		if strings.Contains(a.File, "_b-") {
+			bJar = s3store.JarPath(a.Sha256, a.File)
+		}
+	}
+	if d := cmp.Diff([]string{bJar}, res.DeletedJars); d != "" || len(res.DeletedSets) != 1 || res.DeletedSets[0] != lockB.Hash() {
+		t.Errorf("gc: %+v (-want +got jars):\n%s", res, d)
+	}
+	if _, err := st.Manifest(ctx, lockA.Hash()); err != nil {
+		t.Errorf("kept set gone: %v", err)
+	}
+	m, _ := st.Manifest(ctx, lockA.Hash())
+	if missing, err := st.Missing(ctx, m); err != nil || len(missing) != 0 {
+		t.Errorf("kept set lost jars: %v %v", missing, err)
 	}
 }

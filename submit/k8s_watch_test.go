@@ -55,7 +55,7 @@ var (
 	errGone    = apierrors.NewNotFound(podGR, "app-driver")
 	err401     = apierrors.NewUnauthorized("token expired")
 	err503     = apierrors.NewServiceUnavailable("etcd leader changed")
-	netErr     = errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: connection reset by peer")
+	errNet     = errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: connection reset by peer")
 	logsWithTS = func(lines ...string) []byte {
 		var b strings.Builder
 		base := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -150,7 +150,7 @@ func TestDriverWatch(t *testing.T) {
 			{err: err401}, {pod: podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed"))},
 		}, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Succeeded"},
 		{name: "5xx and network errors are retried", steps: []step{
-			{pod: podIn(corev1.PodRunning, running(driverC))}, {err: err503}, {err: netErr}, {err: err503},
+			{pod: podIn(corev1.PodRunning, running(driverC))}, {err: err503}, {err: errNet}, {err: err503},
 			{pod: podIn(corev1.PodFailed, terminated(driverC, 3, "Error"))},
 		}, wantCode: 3, wantSource: "driver", wantReason: "Error", wantPhase: "Failed"},
 		{name: "API unavailable", steps: []step{{err: err503}},
@@ -322,8 +322,8 @@ func TestTailWriter(t *testing.T) {
 func TestSparkSubmitFailedCodes(t *testing.T) {
 	for out, want := range map[string]int{
 		"KubernetesClientException: Failure executing: POST ... Message: Forbidden": exitcode.NoPerm,
-		"java.net.UnknownHostException: k8s.example":                                 exitcode.Unavailable,
-		"Error: Missing application resource.":                                       exitcode.Usage,
+		"java.net.UnknownHostException: k8s.example":                                exitcode.Unavailable,
+		"Error: Missing application resource.":                                      exitcode.Usage,
 	} {
 		err := sparkSubmitFailed("/bin/spark-submit", 1, []string{out})
 		if got := exitcode.Code(err); got != want || !strings.Contains(err.Error(), "exited with code 1") {

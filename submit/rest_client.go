@@ -140,12 +140,11 @@ func WithRetry(rounds int, backoff time.Duration, maxPollErrors int) RestOption 
 // RestClient speaks Spark's REST submission protocol (v1) to the standalone
 // masters or the Mesos dispatcher of one master URL, trying each in turn.
 type RestClient struct {
-	master  string   // the master URL as given
-	urls    []string // http://host:port, one per master
-	mesos   bool
-	leader  int // index of the master that answered last
-	o       *restOptions
-	started time.Time
+	master string   // the master URL as given
+	urls   []string // http://host:port, one per master
+	mesos  bool
+	leader int // index of the master that answered last
+	o      *restOptions
 }
 
 // NewRestClient parses master (spark://h1[:port][,h2[:port]…] or
@@ -251,8 +250,12 @@ func (c *RestClient) once(ctx context.Context, base, method, path string, body [
 			return nil, nil, ctx.Err()
 		}
 		kind := restFailNetwork
-		if errors.Is(err, syscall.ECONNREFUSED) || restIsDialError(err) {
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED) || restIsDialError(err):
 			kind = restFailRefused
+		case strings.Contains(err.Error(), "malformed HTTP"):
+			// Not an HTTP server (e.g. the RPC port): no REST server got it.
+			kind = restFailNotREST
 		}
 		return nil, &restFailure{url: base, kind: kind, err: err}, nil
 	}
@@ -264,12 +267,12 @@ func (c *RestClient) once(ctx context.Context, base, method, path string, body [
 	r, perr := parseRestResponse(data)
 	switch {
 	case resp.StatusCode == 468:
-		v := ""
-		if r != nil {
+		v := "an unknown version"
+		if r != nil && r.HighestProtocolVersion != "" {
 			v = r.HighestProtocolVersion
 		}
 		return nil, nil, &restDefinitiveError{exitcode.New(exitcode.Unavailable, fmt.Errorf("%w: %s answered HTTP 468 to protocol %s (it speaks %s): %s",
-			ErrProtocolVersion, base, RestProtocolVersion, restOrUnknown(v), restFirstLines(restMsgOf(r, data))))}
+			ErrProtocolVersion, base, RestProtocolVersion, v, restFirstLines(restMsgOf(r, data))))}
 	case perr != nil && resp.StatusCode >= 500:
 		return nil, &restFailure{url: base, kind: restFailServer, err: fmt.Errorf("HTTP %d: %s", resp.StatusCode, restFirstLines(string(data)))}, nil
 	case perr != nil:
@@ -300,7 +303,7 @@ func restMsgOf(r *RestResponse, raw []byte) string {
 
 func restOrUnknown(s string) string {
 	if s == "" {
-		return "an unknown version"
+		return "unknown"
 	}
 	return s
 }

@@ -27,14 +27,20 @@ var restPackagesKeys = []string{"spark.jars.packages", "spark.jars.repositories"
 // restEnvExcluded are the SPARK_* variables RestSubmissionClient does not send.
 var restEnvExcluded = map[string]bool{"SPARK_ENV_LOADED": true, "SPARK_HOME": true, "SPARK_CONF_DIR": true}
 
+// restEnvHostSpecific are excluded too by Spark 4 clients: they name this
+// host, not the driver's.
+var restEnvHostSpecific = map[string]bool{"SPARK_LOCAL_IP": true, "SPARK_LOCAL_HOSTNAME": true}
+
 // filterRestEnv is RestSubmissionClient.filterSystemEnvironment: SPARK_*
 // minus SPARK_ENV_LOADED/SPARK_HOME/SPARK_CONF_DIR, and MESOS_* for clients
-// before Spark 4.0.
+// before Spark 4.0 (4.x drops Mesos and also leaves out SPARK_LOCAL_IP and
+// SPARK_LOCAL_HOSTNAME).
 func filterRestEnv(env map[string]string, clientVersion string) map[string]string {
-	mesos := !(strings.HasPrefix(clientVersion, "4.") || strings.HasPrefix(clientVersion, "5."))
+	legacy := !(strings.HasPrefix(clientVersion, "4.") || strings.HasPrefix(clientVersion, "5."))
 	out := map[string]string{}
 	for k, v := range env {
-		if strings.HasPrefix(k, "SPARK_") && !restEnvExcluded[k] || mesos && strings.HasPrefix(k, "MESOS_") {
+		spark := strings.HasPrefix(k, "SPARK_") && !restEnvExcluded[k] && (legacy || !restEnvHostSpecific[k])
+		if spark || legacy && strings.HasPrefix(k, "MESOS_") {
 			out[k] = v
 		}
 	}

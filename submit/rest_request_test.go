@@ -132,8 +132,8 @@ func TestRestPropertiesFile(t *testing.T) {
 }
 
 func TestRestEnvFilter(t *testing.T) {
-	env := map[string]string{"SPARK_A": "1", "SPARK_HOME": "h", "SPARK_CONF_DIR": "c", "SPARK_ENV_LOADED": "1", "MESOS_X": "m", "OTHER": "o"}
-	if diff := cmp.Diff(map[string]string{"SPARK_A": "1", "MESOS_X": "m"}, filterRestEnv(env, "3.5.1")); diff != "" {
+	env := map[string]string{"SPARK_A": "1", "SPARK_HOME": "h", "SPARK_CONF_DIR": "c", "SPARK_ENV_LOADED": "1", "MESOS_X": "m", "OTHER": "o", "SPARK_LOCAL_IP": "10.0.0.1"}
+	if diff := cmp.Diff(map[string]string{"SPARK_A": "1", "MESOS_X": "m", "SPARK_LOCAL_IP": "10.0.0.1"}, filterRestEnv(env, "3.5.1")); diff != "" {
 		t.Errorf("3.5 (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]string{"SPARK_A": "1"}, filterRestEnv(env, "4.0.0")); diff != "" {

@@ -169,7 +169,7 @@ func SubmitREST(ctx context.Context, args []string, opts ...RestOption) *RestRes
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	fmt.Fprintf(o.log, "prebake: submitting %s (%s) to %s\n", req.SparkProperties["spark.app.name"], req.AppResource, strings.Join(c.urls, ","))
+	fmt.Fprintf(o.log, "prebake: submitting %s (%s) to %s\n", req.SparkProperties["spark.app.name"], redact.URL(req.AppResource), strings.Join(c.urls, ","))
 	r, err := c.Create(ctx, req)
 	if r != nil {
 		res.RestURL = r.Master
@@ -184,8 +184,9 @@ func SubmitREST(ctx context.Context, args []string, opts ...RestOption) *RestRes
 	now := o.now()
 	res.SubmissionID = r.SubmissionID
 	res.Timings.Submitted = &now
-	fmt.Fprintf(o.log, "prebake: %s\n", restOrUnknown(r.Message))
-	if r.Message == "" {
+	if r.Message != "" {
+		fmt.Fprintf(o.log, "prebake: %s\n", r.Message)
+	} else {
 		fmt.Fprintf(o.log, "prebake: submitted as %s\n", r.SubmissionID)
 	}
 	return c.follow(ctx, r.SubmissionID, res)

@@ -246,9 +246,11 @@ type rewriter struct {
 	o *rewriteOptions
 	r *Rewritten
 
-	kind, deploy string
-	python       bool
-	items        []*managed
+	kind, deploy   string
+	python         bool
+	items          []*managed
+	mergedDefaults bool // the copy merges spark-defaults.conf: drop --load-spark-defaults
+	useOverrides   bool // spark-defaults.conf could not be copied: override its keys
 }
 
 func (w *rewriter) change(action, target, source, old, new, reason string) {
@@ -429,6 +431,10 @@ func (w *rewriter) emit() error {
 			out = append(out, w.render(m, a)...)
 			continue
 		}
+		if a.Name == "--load-spark-defaults" && w.mergedDefaults {
+			w.change(ChangeRemoved, a.Name, SourceArgv, "", "", "the edited --properties-file copy already holds spark-defaults.conf's other keys")
+			continue
+		}
 		if i == lastPF && newPF != "" {
 			if a.Eq() {
 				out = append(out, "--properties-file="+newPF)
@@ -526,57 +532,96 @@ func (w *rewriter) editKeys() map[string]bool {
 }
 
 // editFiles writes the edited copy of the properties file spark-submit
-// reads instead of spark-defaults.conf (the --properties-file, else
-// spark-defaults.conf itself) when it sets a key rewrite removes or
-// replaces. It returns the copy's path, or "".
+// reads (the --properties-file, else spark-defaults.conf) when it sets a key
+// rewrite removes or replaces, and returns the copy's path, or "". With
+// Spark 4's --load-spark-defaults both files are read (the properties file
+// first); the copy then holds both, spark-defaults.conf's keys appended for
+// those the properties file lacks, and the switch is dropped (mergedDefaults),
+// which keeps every other key's value and precedence.
 func (w *rewriter) editFiles() (string, error) {
-	f := w.s.PropertiesFile
+	p, d := w.s.PropertiesFile, w.s.Defaults
+	f := p
 	if f == nil {
-		if w.s.Argv.Has("--properties-file") {
-			return "", nil
-		}
-		f = w.s.Defaults
+		f = d
 	}
 	if f == nil {
 		return "", nil
 	}
 	keys := w.editKeys()
+	hit := w.noteRemoved(f, keys, nil)
+	if p != nil && d != nil {
+		hit = w.noteRemoved(d, keys, p) || hit
+	}
+	if !hit {
+		return "", nil
+	}
+	data := f.Without(keys)
+	if p != nil && d != nil {
+		var extra []byte
+		for _, e := range d.entries {
+			if !keys[e.Key] && !p.Has(e.Key) {
+				extra = append(extra, d.data[e.start:e.end]...)
+				if n := len(extra); n > 0 && extra[n-1] != '\n' && extra[n-1] != '\r' {
+					extra = append(extra, '\n')
+				}
+			}
+		}
+		if len(data) > 0 && data[len(data)-1] != '\n' && data[len(data)-1] != '\r' {
+			data = append(data, '\n')
+		}
+		data = append(data, []byte("# prebake: spark-defaults.conf (--load-spark-defaults), keys the file above lacks\n")...)
+		data = append(data, extra...)
+		w.mergedDefaults = true
+	}
+	path, err := writeEditedProps(w.o.workDir, f.Path, data)
+	if err != nil && p == nil {
+		// spark-defaults.conf cannot be replaced by a copy: override its
+		// keys explicitly instead.
+		w.warn("could not write an edited copy of %s (%v); overriding its keys with --conf instead", f.Path, err)
+		w.useOverrides = true
+		w.r.Changes = w.r.Changes[:0]
+		return "", nil
+	}
+	return path, err
+}
+
+// noteRemoved records the keys of f that the copy drops (for d with
+// --load-spark-defaults, only those p does not shadow) and reports whether
+// there are any.
+func (w *rewriter) noteRemoved(f *PropsFile, keys map[string]bool, shadow *PropsFile) bool {
 	src := SourcePropertiesFile + " " + f.Path
 	if f == w.s.Defaults {
 		src = SourceDefaults + " " + f.Path
 	}
 	hit := false
 	for _, k := range f.Keys() {
-		if !keys[k] {
+		if !keys[k] || (shadow != nil && shadow.Has(k)) {
 			continue
 		}
 		hit = true
 		v, _ := f.Get(k)
 		if isPackagesKey(k) {
-			w.change(ChangeRemoved, k, src, v, "", removeReason(k))
+			w.change(ChangeRemoved, k, src, v, "", removeReason(k)+" (dropped from the edited copy)")
 		} else {
-			w.change(ChangeRemoved, k, src, v, "", "set once in argv instead (merged with this value where it is a list)")
+			w.change(ChangeRemoved, k, src, v, "", "dropped from the edited copy: set once in argv instead (merged with this value where it is a list)")
 		}
 	}
-	if !hit {
-		return "", nil
-	}
-	return writeEditedProps(w.o.workDir, f.Path, f.Without(keys))
+	return hit
 }
 
 // overrides neutralises the packages keys of a spark-defaults.conf that
-// Spark 4 reads besides the --properties-file (--load-spark-defaults): it
-// cannot be replaced, so each key gets an explicit empty --conf.
+// cannot be replaced by an edited copy: each key gets an explicit empty
+// --conf, which beats the file.
 func (w *rewriter) overrides() []string {
 	d := w.s.Defaults
-	if d == nil || w.s.PropertiesFile == nil {
+	if d == nil || !w.useOverrides {
 		return nil
 	}
 	var out []string
 	src := SourceDefaults + " " + d.Path
 	for _, k := range packagesKeys {
 		v, ok := d.Get(k)
-		if !ok || w.s.PropertiesFile.Has(k) {
+		if !ok {
 			continue
 		}
 		if k == "spark.jars.ivySettings" {
@@ -585,7 +630,7 @@ func (w *rewriter) overrides() []string {
 			continue
 		}
 		out = append(out, "--conf", k+"=")
-		w.change(ChangeOverridden, k, src, v, "", "spark-defaults.conf is read besides --properties-file (--load-spark-defaults) and is not ours to edit: an explicit empty --conf beats it")
+		w.change(ChangeOverridden, k, src, v, "", "spark-defaults.conf cannot be replaced: an explicit empty --conf beats it")
 	}
 	return out
 }

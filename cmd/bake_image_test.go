@@ -1,0 +1,130 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/resolver"
+)
+
+// startBakeRegistry starts the Debian docker-registry with htpasswd auth
+// (user prebake, password pw) on 127.0.0.1.
+func startBakeRegistry(t *testing.T, pw string) string {
+	t.Helper()
+	testenv.RequireIT(t)
+	bin := testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY")
+	htpasswd := testenv.Binary(t, "htpasswd", "")
+	dir, port := t.TempDir(), testenv.FreePort(t)
+	hp, err := exec.Command(htpasswd, "-Bbn", "prebake", pw).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "htpasswd"), hp, 0o600)
+	cfg := fmt.Sprintf("version: 0.1\nlog: {level: warn, accesslog: {disabled: true}}\nstorage: {filesystem: {rootdirectory: %s/data}}\nhttp: {addr: 127.0.0.1:%d, secret: ci-only}\nauth: {htpasswd: {realm: prebake-test, path: %s/htpasswd}}\n", dir, port, dir)
+	os.WriteFile(filepath.Join(dir, "config.yml"), []byte(cfg), 0o644)
+	cmd := exec.Command(bin, "serve", filepath.Join(dir, "config.yml"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() })
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	for i := 0; i < 300; i++ {
+		if resp, err := http.Get("http://" + host + "/v2/"); err == nil {
+			resp.Body.Close()
+			return host
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("docker-registry did not start on %s", host)
+	return ""
+}
+
+func runBakeCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = ExecuteContext(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// TestBakeImageCLI drives `prebake bake image` and `prebake inspect`
+// against a real registry with htpasswd auth: --registry-auth, a cache hit
+// with --lock (no jar fetched: the lock's repository does not exist), -o
+// json, wrong credentials (77) and a missing base (66).
+func TestBakeImageCLI(t *testing.T) {
+	const pw = "cli-s3cret"
+	host := startBakeRegistry(t, pw)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	dir := t.TempDir()
+	data := []byte("not really a jar")
+	sum := sha256.Sum256(data)
+	jar := filepath.Join(dir, "x.jar")
+	os.WriteFile(jar, data, 0o644)
+	lock := &resolver.Lockfile{Inputs: resolver.Inputs{Packages: []string{"com.example:x:1.0"}, Conflict: "latest"},
+		Artifacts: []resolver.Artifact{{Coord: "com.example:x:1.0", File: "com.example_x-1.0.jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "http://127.0.0.1:1/nowhere/"}}}
+	lockPath := filepath.Join(dir, "prebake.lock")
+	if err := resolver.WriteLock(lockPath, lock); err != nil {
+		t.Fatal(err)
+	}
+	base := "oci:../testdata/base-image:3.5.0-amd64"
+	target := host + "/team/jobs"
+	first, err := layers.Bake(context.Background(), layers.BakeInput{Lock: lock, Paths: []string{jar}, Base: base, Target: target}, layers.WithBasicAuth("prebake", pw))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := runBakeCLI(t, "bake", "image", "--base", base, "--target", target, "--lock", lockPath, "--cache", t.TempDir(), "--registry-auth", "prebake:"+pw)
+	if code != 0 {
+		t.Fatalf("bake image: exit %d: %s", code, errOut)
+	}
+	want := first.Ref + "\nspark.kubernetes.container.image=" + first.Ref + "\nspark.jars=local:///opt/spark/prebake/jars/com.example_x-1.0.jar\n"
+	if out != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+	if strings.Contains(errOut+out, pw) {
+		t.Error("output leaks the password")
+	}
+
+	code, out, errOut = runBakeCLI(t, "bake", "image", "-o", "json", "--base", base, "--target", target, "--lock", lockPath, "--cache", t.TempDir(), "--registry-auth", "prebake:"+pw)
+	var js struct {
+		Ref       string            `json:"ref"`
+		CacheHit  bool              `json:"cacheHit"`
+		Requests  int               `json:"registryRequests"`
+		SparkConf map[string]string `json:"sparkConf"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &js) != nil || !js.CacheHit || js.Ref != first.Ref || js.Requests > 3 || js.SparkConf["spark.kubernetes.container.image"] != first.Ref {
+		t.Errorf("json: exit %d %+v: %s %s", code, js, out, errOut)
+	}
+
+	code, out, _ = runBakeCLI(t, "inspect", first.Ref, "--registry-auth", "prebake:"+pw)
+	if code != 0 || !strings.Contains(out, "dev.prebake.lock="+lock.Hash()) || !strings.Contains(out, "dev.prebake.coords=com.example:x:1.0") {
+		t.Errorf("inspect: exit %d:\n%s", code, out)
+	}
+
+	code, _, errOut = runBakeCLI(t, "bake", "image", "--base", base, "--target", target, "--lock", lockPath, "--registry-auth", "prebake:wrong-pw")
+	if code != exitcode.NoPerm || strings.Contains(errOut, "wrong-pw") {
+		t.Errorf("wrong credentials: exit %d (want 77): %s", code, errOut)
+	}
+	code, _, errOut = runBakeCLI(t, "bake", "image", "--base", "oci:"+filepath.Join(dir, "no-such-layout"), "--target", target, "--lock", lockPath)
+	if code != exitcode.NotFound {
+		t.Errorf("missing base: exit %d (want 66): %s", code, errOut)
+	}
+	code, _, _ = runBakeCLI(t, "bake", "image", "--target", target, "--lock", lockPath)
+	if code != exitcode.Usage {
+		t.Errorf("no --base: exit %d (want 64)", code)
+	}
+}

@@ -1,0 +1,181 @@
+package layers
+
+import (
+	"archive/zip"
+	"bytes"
+	stdgzip "compress/gzip"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// jarLike returns a real jar (a deflated zip) of about size bytes whose
+// entries look like class files and resources: jar bytes are mostly
+// incompressible, as in a real jar.
+func jarLike(seed uint64, size int) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	words := []string{"java/lang/Object", "org/apache/spark/", "Code", "LineNumberTable", "scala/collection/", "<init>", "()V", "Ljava/lang/String;", "StackMapTable", "SourceFile"}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for i := 0; buf.Len() < size; i++ {
+		w, _ := zw.Create(fmt.Sprintf("org/example/C%05d.class", i))
+		var e bytes.Buffer
+		for e.Len() < 16<<10 {
+			if r.IntN(3) == 0 {
+				var b [8]byte
+				for j := range b {
+					b[j] = byte(r.Uint32())
+				}
+				e.Write(b[:])
+			} else {
+				e.WriteString(words[r.IntN(len(words))])
+			}
+		}
+		w.Write(e.Bytes())
+	}
+	zw.Close()
+	return buf.Bytes()
+}
+
+// benchJars writes n jars of size bytes into dir and returns the bake input.
+func benchJars(b *testing.B, dir string, n, size int) ([]File, [][]byte) {
+	var files []File
+	var datas [][]byte
+	for i := range n {
+		data := jarLike(uint64(i), size)
+		p := filepath.Join(dir, fmt.Sprintf("lib%02d.jar", i))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		f, err := FileFromPath("/opt/spark/prebake/jars/"+filepath.Base(p), p, 0o644, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, f)
+		datas = append(datas, data)
+	}
+	return files, datas
+}
+
+func best(reps int, f func()) time.Duration {
+	var min time.Duration
+	for i := 0; i < reps; i++ {
+		s := time.Now()
+		f()
+		if d := time.Since(s); i == 0 || d < min {
+			min = d
+		}
+	}
+	return min
+}
+
+// BenchmarkCompressor compares the candidate layer compressors on jar
+// bytes: klauspost/compress gzip level 1 (the pinned one) and compress/gzip
+// levels 1 and 6 (the default).
+func BenchmarkCompressor(b *testing.B) {
+	_, datas := benchJars(b, b.TempDir(), 8, 4<<20)
+	data := bytes.Join(datas, nil)
+	mb := float64(len(data)) / 1e6
+	for _, c := range []struct {
+		name string
+		new  func(io.Writer) io.WriteCloser
+	}{
+		{"klauspost-L1", func(w io.Writer) io.WriteCloser { z, _ := gzip.NewWriterLevel(w, 1); return z }},
+		{"stdlib-L1", func(w io.Writer) io.WriteCloser { z, _ := stdgzip.NewWriterLevel(w, 1); return z }},
+		{"stdlib-L6", func(w io.Writer) io.WriteCloser { z, _ := stdgzip.NewWriterLevel(w, 6); return z }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var out countWriter
+			for b.Loop() {
+				d := best(3, func() {
+					out = countWriter{}
+					z := c.new(&out)
+					z.Write(data)
+					z.Close()
+				})
+				b.ReportMetric(mb/d.Seconds(), "MB/s")
+				b.ReportMetric(float64(out.n)/float64(len(data)), "size_ratio")
+			}
+		})
+	}
+}
+
+// BenchmarkBakeLayer measures building a layer of 64 MB of cached jars
+// (tar, sha256 of the tar, pinned gzip, sha256 of the blob, write to disk)
+// against sha256 + the pinned compressor over the same bytes in memory.
+// The budget is overhead_ratio <= 1.2.
+func BenchmarkBakeLayer(b *testing.B) {
+	dir := b.TempDir()
+	files, datas := benchJars(b, dir, 16, 4<<20)
+	entries, err := tarEntries(files)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := bytes.Join(datas, nil)
+	out := filepath.Join(dir, "layer.tar.gz")
+	ctx := context.Background()
+	for b.Loop() {
+		base := best(3, func() {
+			sha256.Sum256(data)
+			z, _ := gzip.NewWriterLevel(io.Discard, compressionLevel)
+			z.Write(data)
+			z.Close()
+		})
+		bake := best(3, func() {
+			f, _ := os.Create(out)
+			if _, _, _, err := compressLayer(ctx, entries, DefaultEpoch, f, nopTask{}); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		})
+		b.ReportMetric(float64(len(data))/1e6, "MB")
+		b.ReportMetric(base.Seconds()*1e3, "baseline_ms")
+		b.ReportMetric(bake.Seconds()*1e3, "bake_ms")
+		b.ReportMetric(bake.Seconds()/base.Seconds(), "overhead_ratio")
+	}
+}
+
+// BenchmarkCacheHit measures a cache hit with a lock: registry requests
+// (without the auth handshake) and wall time, against the real registry
+// under PREBAKE_IT=1.
+func BenchmarkCacheHit(b *testing.B) {
+	var host string
+	if testenv.Integration() {
+		host = startRegistry(b, false).host()
+	} else {
+		host = newRegistry(b)
+	}
+	b.Setenv("DOCKER_CONFIG", b.TempDir())
+	ctx := context.Background()
+	baseRef := host + "/spark:3.5.0"
+	if _, err := BuildImage(ctx, sparkBaseSpec(b, baseRef, sparkJars, "linux/amd64")); err != nil {
+		b.Fatal(err)
+	}
+	lock, paths := makeLock(b, b.TempDir(), demoArtifacts...)
+	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/jobs"}
+	if _, err := Bake(ctx, in); err != nil {
+		b.Fatal(err)
+	}
+	in.Paths, in.Fetch = nil, noFetch(b)
+	for b.Loop() {
+		var res *Result
+		d := best(5, func() {
+			var err error
+			if res, err = Bake(ctx, in); err != nil || !res.CacheHit {
+				b.Fatalf("cache hit: %v %v", res, err)
+			}
+		})
+		b.ReportMetric(float64(res.Requests), "requests")
+		b.ReportMetric(d.Seconds()*1e3, "hit_ms")
+	}
+}

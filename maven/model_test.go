@@ -1,0 +1,185 @@
+package maven
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type memFetcher map[string]string
+
+func (m memFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, string, error) {
+	k := g + ":" + a + ":" + v
+	s, ok := m[k]
+	if !ok {
+		return nil, k, fmt.Errorf("%s: %w", k, errNotFound)
+	}
+	return []byte(s), k, nil
+}
+
+var errNotFound = errors.New("not found")
+
+func pom(body string) string {
+	return `<?xml version="1.0"?><project><modelVersion>4.0.0</modelVersion>` + body + `</project>`
+}
+
+func load(t *testing.T, f memFetcher, c string) (*Model, error) {
+	t.Helper()
+	var g, a, v string
+	fmt.Sscanf(c, "%s", &g)
+	parts := splitColon(c)
+	g, a, v = parts[0], parts[1], parts[2]
+	return NewLoader(f).Load(context.Background(), g, a, v)
+}
+
+func splitColon(s string) []string {
+	var out []string
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			out = append(out, s[last:i])
+			last = i + 1
+		}
+	}
+	return append(out, s[last:])
+}
+
+func deps(m *Model) []string {
+	var out []string
+	for _, d := range m.Dependencies {
+		s := d.Group + ":" + d.Artifact + ":" + d.Version + "/" + d.Scope
+		if d.Optional {
+			s += "/optional"
+		}
+		for _, e := range d.Exclusions {
+			s += "/-" + e.Group + ":" + e.Artifact
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestInterpolationAndParents(t *testing.T) {
+	f := memFetcher{
+		"org.x:grand:1": pom(`<groupId>org.x</groupId><artifactId>grand</artifactId><version>1</version><packaging>pom</packaging>
+			<properties><lib.version>9.9</lib.version><shared>grand</shared></properties>
+			<dependencyManagement><dependencies>
+			  <dependency><groupId>org.lib</groupId><artifactId>managed</artifactId><version>${lib.version}</version><scope>runtime</scope>
+			    <exclusions><exclusion><groupId>org.bad</groupId><artifactId>*</artifactId></exclusion></exclusions></dependency>
+			  <dependency><groupId>org.lib</groupId><artifactId>selfver</artifactId><version>${project.version}</version></dependency>
+			</dependencies></dependencyManagement>`),
+		"org.x:parent:2": pom(`<parent><groupId>org.x</groupId><artifactId>grand</artifactId><version>1</version></parent>
+			<artifactId>parent</artifactId><version>2</version><packaging>pom</packaging>
+			<properties><lib.version>1.5</lib.version></properties>
+			<dependencies><dependency><groupId>org.lib</groupId><artifactId>inherited</artifactId><version>${pom.version}</version></dependency></dependencies>`),
+		"org.x:child:3": pom(`<parent><groupId>org.x</groupId><artifactId>parent</artifactId><version>2</version></parent>
+			<artifactId>child</artifactId><version>3</version>
+			<properties><own>${project.artifactId}-${parent.version}</own></properties>
+			<dependencies>
+			  <dependency><groupId>org.lib</groupId><artifactId>managed</artifactId></dependency>
+			  <dependency><groupId>org.lib</groupId><artifactId>selfver</artifactId></dependency>
+			  <dependency><groupId>org.lib</groupId><artifactId>${own}</artifactId><version>${project.parent.version}</version><scope>test</scope></dependency>
+			  <dependency><groupId>org.lib</groupId><artifactId>opt</artifactId><version>1</version><optional>true</optional></dependency>
+			  <dependency><groupId>org.lib</groupId><artifactId>odd</artifactId><version>1</version><scope>weird</scope></dependency>
+			  <dependency><groupId>org.x</groupId><artifactId>child</artifactId><version>0</version></dependency>
+			</dependencies>`),
+	}
+	m, err := load(t, f, "org.x:child:3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Coord != (Coord{"org.x", "child", "3"}) {
+		t.Errorf("coord = %v (groupId inherited from the parent)", m.Coord)
+	}
+	want := []string{
+		"org.lib:managed:1.5/runtime/-org.bad:*", // managed version via the nearest property, scope and exclusions from dependencyManagement
+		"org.lib:selfver:3/compile",              // ${project.version} in the grandparent's management is the child's (IVY-1301)
+		"org.lib:child-2:2/test",
+		"org.lib:opt:1/compile/optional",
+		"org.lib:odd:1/compile",       // unknown scope → compile
+		"org.lib:inherited:3/compile", // parent's dependencies come last, re-read with the child's properties
+	}
+	if diff := cmp.Diff(want, deps(m)); diff != "" {
+		t.Errorf("dependencies (-want +got):\n%s", diff)
+	}
+}
+
+func TestBOMImportAndRelocation(t *testing.T) {
+	f := memFetcher{
+		"org.b:bom:1": pom(`<groupId>org.b</groupId><artifactId>bom</artifactId><version>1</version><packaging>pom</packaging>
+			<dependencyManagement><dependencies><dependency><groupId>org.lib</groupId><artifactId>a</artifactId><version>7</version></dependency></dependencies></dependencyManagement>`),
+		"org.x:user:1": pom(`<groupId>org.x</groupId><artifactId>user</artifactId><version>1</version>
+			<dependencyManagement><dependencies><dependency><groupId>org.b</groupId><artifactId>bom</artifactId><version>1</version><type>pom</type><scope>import</scope></dependency></dependencies></dependencyManagement>
+			<dependencies><dependency><groupId>org.lib</groupId><artifactId>a</artifactId></dependency></dependencies>`),
+		"org.x:missingbom:1": pom(`<groupId>org.x</groupId><artifactId>missingbom</artifactId><version>1</version>
+			<dependencyManagement><dependencies><dependency><groupId>org.b</groupId><artifactId>nope</artifactId><version>1</version><type>pom</type><scope>import</scope></dependency></dependencies></dependencyManagement>`),
+		"org.old:lib:1": pom(`<groupId>org.old</groupId><artifactId>lib</artifactId><version>1</version>
+			<distributionManagement><relocation><groupId>org.new</groupId></relocation></distributionManagement>`),
+		"org.x:cyc:1": pom(`<parent><groupId>org.x</groupId><artifactId>cyc</artifactId><version>1</version></parent><artifactId>cyc</artifactId>`),
+	}
+	m, err := load(t, f, "org.x:user:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"org.lib:a:7/compile"}, deps(m)); diff != "" {
+		t.Errorf("BOM-managed dependency (-want +got):\n%s", diff)
+	}
+	if _, err := load(t, f, "org.x:missingbom:1"); !errors.Is(err, errNotFound) {
+		t.Errorf("missing BOM: err = %v, want not found", err)
+	}
+	r, err := load(t, f, "org.old:lib:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Relocation == nil || *r.Relocation != (Coord{"org.new", "lib", "1"}) {
+		t.Errorf("relocation = %v, want org.new:lib:1", r.Relocation)
+	}
+	if _, err := load(t, f, "org.x:cyc:1"); !errors.Is(err, ErrCycle) {
+		t.Errorf("self parent: err = %v, want ErrCycle", err)
+	}
+}
+
+func TestInterpolateCycle(t *testing.T) {
+	_, err := Interpolate("${a}", map[string]string{"a": "${b}", "b": "${a}"})
+	if !errors.Is(err, ErrCyclicProperty) {
+		t.Errorf("err = %v, want ErrCyclicProperty", err)
+	}
+	got, _ := Interpolate("${a}-${unknown}", map[string]string{"a": "${b}", "b": "x"})
+	if got != "x-${unknown}" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestParseMalformed(t *testing.T) {
+	for _, s := range []string{"", "<project>", "<notpom/>", "<project></project><project/>"} {
+		if _, err := Parse([]byte(s)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Parse(%q): err = %v, want ErrMalformed", s, err)
+		}
+	}
+	latin1 := []byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><project><name>caf\xe9</name><artifactId>a</artifactId></project>")
+	p, err := Parse(latin1)
+	if err != nil || *p.Name != "café" {
+		t.Errorf("ISO-8859-1 POM: %v", err)
+	}
+}
+
+func FuzzParsePOM(f *testing.F) {
+	f.Add([]byte(pom(`<groupId>g</groupId><artifactId>a</artifactId><version>1</version>`)))
+	f.Add([]byte(`<model><artifactId>x</artifactId></model>`))
+	f.Add([]byte(`<project><properties><a>${a}</a></properties></project>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error not ErrMalformed: %v", err)
+			}
+			return
+		}
+		l := NewLoader(memFetcher{"g:a:1": string(data)})
+		_ = p
+		_, _ = l.Load(context.Background(), "g", "a", "1")
+	})
+}

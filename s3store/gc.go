@@ -1,0 +1,72 @@
+package s3store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// GCResult says what GC removed (or, with a dry run, would remove).
+type GCResult struct {
+	KeptSets     int      `json:"keptSets"`
+	DeletedSets  []string `json:"deletedSets"`
+	DeletedJars  []string `json:"deletedJars"`
+	FreedBytes   int64    `json:"freedBytes"`
+	YoungSkipped int      `json:"youngJarsSkipped"`
+}
+
+// GC deletes the sets for which keep returns false, then every jar that no
+// remaining set references. Jars younger than grace are left alone, since a
+// bake in progress uploads its jars before its manifest. With dryRun
+// nothing is deleted.
+func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.Time) bool, grace time.Duration, dryRun bool) (*GCResult, error) {
+	res := &GCResult{DeletedSets: []string{}, DeletedJars: []string{}}
+	sets, err := s.b.list(ctx, s.key("sets/"))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	referenced := map[string]bool{}
+	for _, o := range sets {
+		hash := strings.TrimSuffix(strings.TrimPrefix(o.Key, s.key("sets/")), ".json")
+		if keep(hash, o.ModTime) {
+			m, err := s.Manifest(ctx, hash)
+			if err != nil {
+				return nil, err
+			}
+			for _, j := range m.Jars {
+				referenced[s.key(j.Path)] = true
+			}
+			res.KeptSets++
+			continue
+		}
+		res.DeletedSets = append(res.DeletedSets, hash)
+		if !dryRun {
+			if err := s.b.remove(ctx, o.Key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	jars, err := s.b.list(ctx, s.key("jars/"))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	now := time.Now()
+	for _, o := range jars {
+		if referenced[o.Key] {
+			continue
+		}
+		if now.Sub(o.ModTime) < grace {
+			res.YoungSkipped++
+			continue
+		}
+		res.DeletedJars = append(res.DeletedJars, strings.TrimPrefix(o.Key, s.prefix))
+		res.FreedBytes += o.Size
+		if !dryRun {
+			if err := s.b.remove(ctx, o.Key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res, nil
+}

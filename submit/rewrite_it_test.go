@@ -1,0 +1,154 @@
+package submit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// startNginx serves dir over HTTP on 127.0.0.1 with a real nginx and
+// returns its URL; the server is stopped when the test ends.
+func startNginx(t *testing.T, dir string) string {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		if bin, err = exec.LookPath("/usr/sbin/nginx"); err != nil {
+			t.Fatalf("nginx is not installed (hack/infra.d/10-apt.sh installs it): %v", err)
+		}
+	}
+	port := testenv.FreePort(t)
+	d := t.TempDir()
+	conf := fmt.Sprintf(`daemon off;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events {}
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  server {
+    listen 127.0.0.1:%[2]d;
+    root %[3]s;
+    autoindex on;
+  }
+}
+`, d, port, dir)
+	if err := os.WriteFile(filepath.Join(d, "nginx.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", d, "-c", filepath.Join(d, "nginx.conf"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting nginx: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nginx did not listen on %s: %s", addr, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "http://" + addr + "/"
+}
+
+// TestRewriteIT runs `prebake rewrite` end to end: the packages in the argv
+// are resolved from a real HTTP repository (nginx), retrieved, and the
+// rewritten command line carries the local jars and no packages source.
+func TestRewriteIT(t *testing.T) {
+	testenv.RequireIT(t)
+	repo, err := filepath.Abs(filepath.Join("testdata", "rewrite", "m2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startNginx(t, repo)
+	bin := filepath.Join(t.TempDir(), "prebake")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/prebake")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cache := t.TempDir()
+	run := func(extra ...string) (*Rewritten, string, error) {
+		args := append([]string{"rewrite", "--no-default-repositories", "--cache", cache, "-o", "json"}, extra...)
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "SPARK_CONF_DIR="+t.TempDir(), "SPARK_HOME=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			return nil, stderr.String(), err
+		}
+		var r Rewritten
+		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+			t.Fatalf("json: %v\n%s", err, stdout.String())
+		}
+		return &r, stderr.String(), nil
+	}
+	r, stderr, err := run("--", "--master", "k8s://https://k8s.example:6443", "--deploy-mode", "client",
+		"--packages", "com.example:hello:1.0", "--repositories", url, "--class", "com.example.Main", "app.jar", "--packages", "kept")
+	if err != nil {
+		t.Fatalf("prebake rewrite: %v\n%s", err, stderr)
+	}
+	s, err := LoadSubmission(r.Args, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := s.PackagesSources(); len(left) > 0 {
+		t.Errorf("packages left: %v", left)
+	}
+	jars, ok := s.Argv.Flag("--jars")
+	if !ok {
+		t.Fatalf("no --jars in %q", r.Args)
+	}
+	var names []string
+	for _, p := range strings.Split(jars, ",") {
+		names = append(names, filepath.Base(p))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("retrieved jar: %v", err)
+		}
+		src := map[string]string{
+			"com.example_hello-1.0.jar": "com/example/hello/1.0/hello-1.0.jar",
+			"com.example_dep-2.0.jar":   "com/example/dep/2.0/dep-2.0.jar",
+		}[filepath.Base(p)]
+		want, err := os.ReadFile(filepath.Join(repo, src))
+		if err != nil || !bytes.Equal(data, want) {
+			t.Errorf("%s: content differs from the repository's %s (%v)", p, src, err)
+		}
+	}
+	if got, want := strings.Join(names, ","), "com.example_dep-2.0.jar,com.example_hello-1.0.jar"; got != want {
+		t.Errorf("jars = %s, want %s", got, want)
+	}
+	if got := r.Args[len(r.Args)-2:]; got[0] != "--packages" || got[1] != "kept" {
+		t.Errorf("app args changed: %q", r.Args)
+	}
+	// Cluster mode without an image or a store is refused (exit 64).
+	_, _, err = run("--", "--master", "k8s://https://k8s.example:6443", "--deploy-mode", "cluster",
+		"--packages", "com.example:hello:1.0", "--repositories", url, "app.jar")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 64 {
+		t.Errorf("cluster mode without --image-from/--store: err %v, want exit 64", err)
+	}
+}
