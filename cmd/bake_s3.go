@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,10 +54,17 @@ func (f *s3StoreFlags) options(stderr io.Writer, quiet bool) ([]s3store.Option, 
 	return opts, nil
 }
 
-// storeLogger prints s3store progress lines to stderr.
+// storeLogger prints progress lines to stderr; lines from concurrent
+// uploads and resolutions are serialized.
 type storeLogger struct{ w io.Writer }
 
-func (l storeLogger) Printf(format string, args ...any) { fmt.Fprintf(l.w, format+"\n", args...) }
+var storeLogMu sync.Mutex
+
+func (l storeLogger) Printf(format string, args ...any) {
+	storeLogMu.Lock()
+	defer storeLogMu.Unlock()
+	fmt.Fprintf(l.w, format+"\n", args...)
+}
 
 type bakeS3Options struct {
 	s3       s3StoreFlags

@@ -185,6 +185,7 @@ func init() {
 				},
 			}
 			c.Flags().StringVar(&master, "master", "", "master URL: k8s://…, spark://… or mesos://…")
+			c.Flags().Int("rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
 			return c
 		})
 	}

@@ -354,3 +354,37 @@ func TestITDockerMediaTypes(t *testing.T) {
 		t.Errorf("report on a base without Spark: %+v", res.Report)
 	}
 }
+
+// TestITCrossRegistry bakes a base of one registry into another: the base
+// layers stream across (they cannot be mounted), once; a rerun sends nothing.
+func TestITCrossRegistry(t *testing.T) {
+	a, b := startRegistry(t, false), startRegistry(t, false)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	ctx := context.Background()
+	baseRef := a.host() + "/spark:3.5.0"
+	built, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var baseBytes int64
+	for _, l := range built.Images[0].Layers {
+		baseBytes += l.Size
+	}
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: b.host() + "/jobs"}
+	res, err := Bake(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateImage(t, res.Ref)
+	if want := baseBytes + res.Layers[0].Size; res.BytesUploaded < want || res.BytesUploaded > want+16384 {
+		t.Errorf("uploaded %d bytes, want base %d + layer %d (+config)", res.BytesUploaded, baseBytes, res.Layers[0].Size)
+	}
+	res2, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: b.host() + "/jobs", Tag: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.BytesUploaded != 0 || res2.Digest != res.Digest {
+		t.Errorf("rerun under another tag uploaded %d bytes (digest %s vs %s)", res2.BytesUploaded, res2.Digest, res.Digest)
+	}
+}

@@ -3,10 +3,13 @@ package submit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +30,11 @@ type itEnv struct {
 	saNS    string
 	saName  string
 	fakeSub string
+
+	binDir    string
+	buildOnce sync.Once
+	bin       string
+	buildErr  error
 }
 
 // itRun is one prebake submit against the cluster.
@@ -48,7 +56,8 @@ type itResult struct {
 	stderr string
 }
 
-func (e *itEnv) submit(t *testing.T, r itRun) itResult {
+// fill sets the defaults of a run; each run gets its own bound token.
+func (e *itEnv) fill(t *testing.T, r *itRun) {
 	t.Helper()
 	if r.master == "" {
 		r.master = e.c.url
@@ -63,14 +72,12 @@ func (e *itEnv) submit(t *testing.T, r itRun) itResult {
 	if r.name == "" {
 		r.name = "it-" + r.ns
 	}
-	args := []string{
-		"--master", "k8s://" + r.master, "--deploy-mode", "cluster", "--name", r.name,
-		"--conf", "spark.kubernetes.namespace=" + r.ns,
-		"--conf", confOAuthTokenFile + "=" + r.tokenFile,
-		"--conf", confCACertFile + "=" + r.caFile,
-		"--conf", "spark.kubernetes.container.image=apache/spark:3.5.3",
-		"--class", "org.example.Main", "local:///opt/app.jar", "arg1",
-	}
+}
+
+func (e *itEnv) submit(t *testing.T, r itRun) itResult {
+	t.Helper()
+	e.fill(t, &r)
+	args := e.args(r)
 	var stdout, stderr syncBuffer
 	o := K8sOptions{
 		SparkSubmit: e.fakeSub, PollInterval: 200 * time.Millisecond, PendingTimeout: 30 * time.Second,
@@ -96,6 +103,47 @@ func (e *itEnv) submit(t *testing.T, r itRun) itResult {
 	return itResult{res, err, stdout.String(), stderr.String()}
 }
 
+// args is the spark-submit argv of a run.
+func (e *itEnv) args(r itRun) []string {
+	return []string{
+		"--master", "k8s://" + r.master, "--deploy-mode", "cluster", "--name", r.name,
+		"--conf", "spark.kubernetes.namespace=" + r.ns,
+		"--conf", confOAuthTokenFile + "=" + r.tokenFile,
+		"--conf", confCACertFile + "=" + r.caFile,
+		"--conf", "spark.kubernetes.container.image=apache/spark:3.5.3",
+		"--class", "org.example.Main", "local:///opt/app.jar", "arg1",
+	}
+}
+
+// cli returns the prebake binary set up to submit r (stdout and stderr are
+// *syncBuffer).
+func (e *itEnv) cli(t *testing.T, r itRun, global ...string) *exec.Cmd {
+	t.Helper()
+	e.fill(t, &r)
+	args := append(global, "submit", "--spark-submit", e.fakeSub, "--poll-interval", "200ms", "--log-tail", "5", "--")
+	cmd := exec.Command(e.prebake(t), append(args, e.args(r)...)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=", "SPARK_HOME=")
+	cmd.Stdout, cmd.Stderr = &syncBuffer{}, &syncBuffer{}
+	return cmd
+}
+
+// prebake builds the CLI once.
+func (e *itEnv) prebake(t *testing.T) string {
+	t.Helper()
+	e.buildOnce.Do(func() {
+		bin := filepath.Join(e.binDir, "prebake")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/prebake/prebake/cmd/prebake").CombinedOutput()
+		if err != nil {
+			e.buildErr = fmt.Errorf("go build ./cmd/prebake: %v\n%s", err, out)
+		}
+		e.bin = bin
+	})
+	if e.buildErr != nil {
+		t.Fatal(e.buildErr)
+	}
+	return e.bin
+}
+
 func mapEnv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 type syncBuffer struct {
@@ -108,6 +156,8 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
+
+func (s *syncBuffer) Bytes() []byte { return []byte(s.String()) }
 
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
@@ -179,7 +229,7 @@ func TestK8sIT(t *testing.T) {
 	start := time.Now()
 	c := startCluster(t)
 	t.Logf("etcd + kube-apiserver ready in %s", time.Since(start).Round(10*time.Millisecond))
-	e := &itEnv{c: c, k: startKubelet(t, c), saNS: "spark-it", saName: "submitter"}
+	e := &itEnv{c: c, k: startKubelet(t, c), saNS: "spark-it", saName: "submitter", binDir: t.TempDir()}
 	c.setupSubmitter(t, e.saNS, e.saName)
 	e.saDir = filepath.Join(t.TempDir(), "serviceaccount")
 	writeFile(t, filepath.Join(e.saDir, "token"), c.adminToken)
@@ -436,6 +486,42 @@ func TestK8sIT(t *testing.T) {
 			}
 			if u := p.uses(e.c.adminToken); len(u) != 0 {
 				t.Errorf("the process's own in-cluster token was used: %v", u)
+			}
+		})
+
+		t.Run("CLI: driver exit code passes through", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-cli-exit"
+			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runToEnd(t, ns, pod, []string{"ERROR Main: boom"}, phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
+			})
+			cmd := e.cli(t, itRun{ns: ns}, "-o", "json")
+			err := cmd.Run()
+			wait()
+			var js map[string]any
+			if jerr := json.Unmarshal(cmd.Stdout.(*syncBuffer).Bytes(), &js); jerr != nil || cmd.ProcessState.ExitCode() != 3 ||
+				js["exitCode"] != 3.0 || js["source"] != "driver" || js["reason"] != "Error" || js["phase"] != "Failed" {
+				t.Errorf("exit %d (%v), JSON %v (%v)\nstderr:\n%s", cmd.ProcessState.ExitCode(), err, js, jerr, cmd.Stderr)
+			}
+		})
+
+		t.Run("CLI: SIGTERM deletes the driver", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-cli-sigterm"
+			cmd := e.cli(t, itRun{ns: ns})
+			var pod string
+			wait := e.kubeletScript(t, ns, func(p string) {
+				pod = p
+				e.runToEnd(t, ns, p, nil, nil)
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+			})
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			wait()
+			_ = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitCancelled || !e.deleted(t, ns, pod) {
+				t.Errorf("exit %d, pod deleted %v\nstdout:\n%s\nstderr:\n%s", code, e.deleted(t, ns, pod), cmd.Stdout, cmd.Stderr)
 			}
 		})
 

@@ -253,7 +253,7 @@ func (c *RestClient) once(ctx context.Context, base, method, path string, body [
 		switch {
 		case errors.Is(err, syscall.ECONNREFUSED) || restIsDialError(err):
 			kind = restFailRefused
-		case strings.Contains(err.Error(), "malformed HTTP"):
+		case strings.Contains(err.Error(), "malformed HTTP"), strings.Contains(err.Error(), "readLoopPeekFailLocked"):
 			// Not an HTTP server (e.g. the RPC port): no REST server got it.
 			kind = restFailNotREST
 		}
@@ -356,7 +356,7 @@ func (c *RestClient) call(ctx context.Context, method, path string, body []byte,
 		if !safeToRepeat {
 			for _, x := range f {
 				if x.kind == restFailNetwork || x.kind == restFailServer {
-					return nil, exitcode.New(exitcode.Unavailable, fmt.Errorf("%w: the connection to %s broke after the request was sent (%v); check with prebake status before submitting again", ErrMaybeSubmitted, x.url, restRedactErr(x.err)))
+					return nil, exitcode.New(exitcode.Unavailable, fmt.Errorf("%w: the connection to %s broke after the request was sent (%v); check the master UI before submitting again (if %s is not the REST port, e.g. the RPC port 7077, pass --rest-port; the REST server needs spark.master.rest.enabled=true)", ErrMaybeSubmitted, x.url, restRedactErr(x.err), x.url))
 				}
 			}
 		}

@@ -195,6 +195,28 @@ func TestRestDisabled(t *testing.T) {
 			c.Close()
 		}
 	}()
+	// An RPC port that reads the request and hangs up: the request may have
+	// been handled, so it is not repeated, and the hint names the REST port.
+	hangup, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hangup.Close()
+	go func() {
+		for {
+			c, err := hangup.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Read(make([]byte, 4096))
+			c.Close()
+		}
+	}()
+	var log syncBuf
+	res := SubmitREST(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
+	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || !strings.Contains(res.Message, "--rest-port") {
+		t.Errorf("hang-up: exit %d: %v", res.ExitCode, res.Err())
+	}
 	for _, master := range []string{
 		"spark://" + refusedAddr(t) + "," + refusedAddr(t),
 		"spark://" + notREST,

@@ -4,6 +4,8 @@
 //	go run ./hack/parity -init     # (re)create cases from hack/parity/cases.txt, copying the POMs they need from ../shared/corpus
 //	go run ./hack/parity -refresh  # regenerate every .expected with the oracle (make parity-refresh)
 //	go run ./hack/parity -live     # run the oracle on every case; compare with the goldens and with prebake (make parity-live)
+//	go run ./hack/parity -diff 300 -seed 1 -j 2 -report /tmp/diff.txt
+//	                               # differential test: random coordinate sets from ../shared/corpus, oracle vs prebake's graph
 //
 // A case's .repos lines use ${PARITY} for testdata/parity.
 package main
@@ -30,12 +32,22 @@ func main() {
 	refresh := flag.Bool("refresh", false, "regenerate the golden .expected files with the oracle")
 	live := flag.Bool("live", false, "run the oracle on every case and compare with the goldens and prebake")
 	shared := flag.String("shared", "../shared", "the shared directory (corpus and oracle)")
+	diff := flag.Int("diff", 0, "compare prebake with the oracle on this many random coordinate sets from the corpus")
+	seed := flag.Int64("seed", 1, "random seed for -diff")
+	par := flag.Int("j", 2, "oracle runs in parallel for -diff")
+	report := flag.String("report", "", "write the -diff report to this file")
 	flag.Parse()
 	root, _ := os.Getwd()
 	parity := filepath.Join(root, "testdata", "parity")
 	oracle := filepath.Join(*shared, "oracle", "run-oracle.sh")
 	var err error
 	switch {
+	case *diff > 0:
+		var bad int
+		bad, err = runDiff(oracle, filepath.Join(*shared, "corpus"), *diff, *seed, *par, *report)
+		if err == nil && bad > 0 {
+			err = fmt.Errorf("%d mismatch(es)", bad)
+		}
 	case *initF:
 		err = initCases(filepath.Join(root, "hack", "parity", "cases.txt"), filepath.Join(*shared, "corpus"), parity)
 	case *refresh:

@@ -1,0 +1,362 @@
+package main
+
+// -diff: differential testing of prebake's graph builder against the real
+// Ivy oracle on coordinate sets picked at random from ../shared/corpus.
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prebake/prebake/resolver"
+)
+
+type module struct{ repo, g, a, v string }
+
+func (m module) coord() string { return m.g + ":" + m.a + ":" + m.v }
+
+// scanRepo lists the modules of a Maven-layout directory (every
+// g/../a/v/a-v.pom).
+func scanRepo(short, dir string) ([]module, error) {
+	var out []module
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".pom") {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if len(parts) < 4 {
+			return nil
+		}
+		v, a := parts[len(parts)-2], parts[len(parts)-3]
+		if filepath.Base(p) != a+"-"+v+".pom" {
+			return nil
+		}
+		out = append(out, module{repo: short, g: strings.Join(parts[:len(parts)-3], "."), a: a, v: v})
+		return nil
+	})
+	return out, err
+}
+
+// genSets picks n coordinate sets: single modules, pairs/triples of one
+// groupId, two or three versions of one module, and a module plus another
+// version of something in its closure.
+func genSets(ctx context.Context, corpus string, n int, rng *rand.Rand) ([]kase, error) {
+	byRepo := map[string][]module{}
+	for _, short := range []string{"real", "m2", "pp", "deb"} {
+		ms, err := scanRepo(short, filepath.Join(corpus, repoDirs[short]))
+		if err != nil {
+			return nil, err
+		}
+		byRepo[short] = ms
+	}
+	weights := []string{"deb", "deb", "deb", "deb", "real", "real", "m2", "pp"}
+	var out []kase
+	seen := map[string]bool{}
+	for tries := 0; len(out) < n && tries < n*50; tries++ {
+		short := weights[rng.Intn(len(weights))]
+		ms := byRepo[short]
+		pick := func() module { return ms[rng.Intn(len(ms))] }
+		var coords []string
+		kind := rng.Intn(5)
+		first := pick()
+		switch kind {
+		case 0: // single
+			coords = []string{first.coord()}
+		case 1: // same groupId, 2 or 3 modules
+			var same []module
+			for _, m := range ms {
+				if m.g == first.g && m != first {
+					same = append(same, m)
+				}
+			}
+			if len(same) == 0 {
+				continue
+			}
+			coords = []string{first.coord()}
+			for i := 0; i < 1+rng.Intn(2) && len(same) > 0; i++ {
+				coords = append(coords, same[rng.Intn(len(same))].coord())
+			}
+		case 2: // versions of one module
+			var vs []module
+			for _, m := range ms {
+				if m.g == first.g && m.a == first.a && m != first {
+					vs = append(vs, m)
+				}
+			}
+			if len(vs) == 0 {
+				continue
+			}
+			coords = []string{first.coord(), vs[rng.Intn(len(vs))].coord()}
+			if rng.Intn(3) == 0 {
+				coords = append(coords, vs[rng.Intn(len(vs))].coord())
+			}
+		default: // module + another version of something in its closure, or two modules sharing a dependency
+			g, err := prebakeGraph(ctx, []string{corpusURL(corpus, short)}, first.coord(), "")
+			if err != nil || len(g.Modules) < 2 {
+				continue
+			}
+			var other []string
+			var sharing []string
+			for _, mod := range g.Modules {
+				p := strings.Split(mod, ":")
+				if mod == first.coord() {
+					continue
+				}
+				for _, m := range ms {
+					if m.g == p[0] && m.a == p[1] && m.v != p[2] {
+						other = append(other, m.coord())
+					}
+					if m.g == p[0] && m.a == p[1] && m.v == p[2] {
+						sharing = append(sharing, mod)
+					}
+				}
+			}
+			switch {
+			case kind == 3 && len(other) > 0:
+				coords = []string{first.coord(), other[rng.Intn(len(other))]}
+			case len(sharing) > 0:
+				// a module that depends on the same thing: a dependency of first plus first
+				coords = []string{first.coord(), sharing[rng.Intn(len(sharing))]}
+			default:
+				continue
+			}
+			if rng.Intn(2) == 0 {
+				coords[0], coords[1] = coords[1], coords[0]
+			}
+		}
+		key := short + "|" + strings.Join(coords, ",")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, kase{name: fmt.Sprintf("diff-%03d", len(out)), coords: strings.Join(coords, ","),
+			repos: []string{corpusURL(corpus, short)}})
+	}
+	return out, nil
+}
+
+func corpusURL(corpus, short string) string {
+	return "file://" + filepath.Join(corpus, repoDirs[short]) + "/"
+}
+
+// fileSource is a file:// Source that needs nothing of the resolver's
+// network code.
+type fileSource struct{ repos []resolver.Repository }
+
+func newFileSource(urls []string) *fileSource {
+	s := &fileSource{}
+	for i, u := range urls {
+		s.repos = append(s.repos, resolver.Repository{Name: fmt.Sprintf("repo-%d", i+1), URL: u})
+	}
+	return s
+}
+
+func (s *fileSource) Repositories() []resolver.Repository { return s.repos }
+
+func relPath(g, a, v string) string { return strings.ReplaceAll(g, ".", "/") + "/" + a + "/" + v + "/" }
+
+func (s *fileSource) POM(ctx context.Context, g, a, v string) (*resolver.POMFile, error) {
+	rel := relPath(g, a, v) + a + "-" + v + ".pom"
+	var tried []string
+	for _, r := range s.repos {
+		b, err := os.ReadFile(strings.TrimPrefix(r.URL, "file://") + rel)
+		if err == nil {
+			return &resolver.POMFile{Data: b, Repo: r, URL: r.URL + rel}, nil
+		}
+		tried = append(tried, r.Name)
+	}
+	return nil, fmt.Errorf("module %s:%s:%s not found in %s: %w", g, a, v, strings.Join(tried, ", "), resolver.ErrNotFound)
+}
+
+func (s *fileSource) Artifact(ctx context.Context, ref resolver.ArtifactRef) (*resolver.CachedFile, error) {
+	name := ref.Artifact + "-" + ref.Version
+	if ref.Classifier != "" {
+		name += "-" + ref.Classifier
+	}
+	rel := relPath(ref.Group, ref.Artifact, ref.Version) + name + "." + ref.Ext
+	p := strings.TrimPrefix(ref.Repo.URL, "file://") + rel
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", ref.Repo.URL+rel, resolver.ErrNotFound)
+	}
+	return &resolver.CachedFile{Path: p, Size: st.Size(), URL: ref.Repo.URL + rel}, nil
+}
+
+func (s *fileSource) Versions(ctx context.Context, g, a string) ([]string, error) {
+	return fileVersions(s.repos, g, a)
+}
+
+// fileVersions reads maven-metadata.xml, else lists the module directory.
+func fileVersions(repos []resolver.Repository, g, a string) ([]string, error) {
+	for _, r := range repos {
+		dir := strings.TrimPrefix(r.URL, "file://") + strings.ReplaceAll(g, ".", "/") + "/" + a + "/"
+		if b, err := os.ReadFile(dir + "maven-metadata.xml"); err == nil {
+			if vs := metadataVersions(b); len(vs) > 0 {
+				return vs, nil
+			}
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		var vs []string
+		for _, e := range entries {
+			if e.IsDir() {
+				vs = append(vs, e.Name())
+			}
+		}
+		if len(vs) > 0 {
+			return vs, nil
+		}
+	}
+	return nil, fmt.Errorf("versions of %s:%s: %w", g, a, resolver.ErrNotFound)
+}
+
+func metadataVersions(b []byte) []string {
+	var out []string
+	s := string(b)
+	for {
+		i := strings.Index(s, "<version>")
+		if i < 0 {
+			return out
+		}
+		s = s[i+len("<version>"):]
+		j := strings.Index(s, "</version>")
+		if j < 0 {
+			return out
+		}
+		out = append(out, strings.TrimSpace(s[:j]))
+		s = s[j:]
+	}
+}
+
+func prebakeGraph(ctx context.Context, repos []string, coords, exclude string) (*resolver.Graph, error) {
+	req := resolver.Request{Packages: []string{coords}}
+	if exclude != "" {
+		req.Excludes = []string{exclude}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return resolver.BuildGraph(ctx, req, newFileSource(repos), nil)
+}
+
+// prebakeJars is the graph's jar list, or an error when Ivy's retrieve
+// would fail (a missing artifact).
+func prebakeJars(ctx context.Context, c kase) ([]string, error) {
+	g, err := prebakeGraph(ctx, c.repos, c.coords, c.exclude)
+	if err != nil {
+		return nil, err
+	}
+	src := newFileSource(c.repos)
+	var names []string
+	for _, a := range g.Artifacts {
+		if _, err := src.Artifact(ctx, a); err != nil {
+			return nil, err
+		}
+		names = append(names, resolver.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func oracleJars(out string) (jars []string, failed bool) {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "jar ") {
+			jars = append(jars, strings.TrimPrefix(l, "jar "))
+		}
+		if strings.HasPrefix(l, "error ") {
+			failed = true
+		}
+	}
+	return jars, failed
+}
+
+// runDiff generates the sets, runs both sides in a bounded pool and writes
+// a report; it returns the number of mismatches.
+func runDiff(oracle, corpus string, n int, seed int64, par int, report string) (int, error) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(seed))
+	sets, err := genSets(ctx, corpus, n, rng)
+	if err != nil {
+		return 0, err
+	}
+	type result struct {
+		c    kase
+		diff string
+	}
+	results := make([]result, len(sets))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	var done int
+	var mu sync.Mutex
+	for i, c := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out, err := runOracle(oracle, c)
+			r := result{c: c}
+			if err != nil {
+				r.diff = "oracle error: " + err.Error()
+			} else {
+				want, wantErr := oracleJars(out)
+				got, gotErr := prebakeJars(ctx, c)
+				switch {
+				case wantErr && gotErr == nil:
+					r.diff = fmt.Sprintf("oracle failed, prebake succeeded\n oracle: %s\n prebake: %v", strings.TrimSpace(out), got)
+				case !wantErr && gotErr != nil:
+					r.diff = fmt.Sprintf("prebake failed: %v\n oracle: %v", gotErr, want)
+				case !wantErr && strings.Join(want, " ") != strings.Join(got, " "):
+					r.diff = fmt.Sprintf("jars differ\n oracle  %v\n prebake %v", want, got)
+				}
+			}
+			results[i] = r
+			mu.Lock()
+			done++
+			if done%25 == 0 {
+				fmt.Fprintf(os.Stderr, "diff: %d/%d\n", done, len(sets))
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	var b strings.Builder
+	bad := 0
+	for _, r := range results {
+		if r.diff == "" {
+			continue
+		}
+		bad++
+		fmt.Fprintf(&b, "== %s|%s|%s|%s\n%s\n", r.c.name, r.c.coords, shortRepos(corpus, r.c.repos), r.c.exclude, r.diff)
+	}
+	fmt.Fprintf(&b, "compared %d sets, %d match, %d mismatch (seed %d)\n", len(results), len(results)-bad, bad, seed)
+	if report != "" {
+		if err := os.WriteFile(report, []byte(b.String()), 0o644); err != nil {
+			return bad, err
+		}
+	}
+	fmt.Print(b.String())
+	return bad, nil
+}
+
+func shortRepos(corpus string, repos []string) string {
+	var out []string
+	for _, r := range repos {
+		for short := range repoDirs {
+			if r == corpusURL(corpus, short) {
+				r = short
+			}
+		}
+		out = append(out, r)
+	}
+	return strings.Join(out, ",")
+}
