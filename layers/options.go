@@ -85,13 +85,38 @@ func makeOptions(opts ...Option) *options {
 	return o
 }
 
-// WithBasicAuth authenticates to every registry with user and password
-// (prebake's --registry-auth). The default is the Docker config keychain
-// ($DOCKER_CONFIG/config.json, credential helpers).
+// WithBasicAuth authenticates with user and password (prebake's
+// --registry-auth) to one registry: the target's for Bake (the base's when
+// the target is a layout), the named image's for Inspect and ReadJars.
+// Other registries (a public base on Docker Hub) keep the Docker config
+// keychain ($DOCKER_CONFIG/config.json, credential helpers), the default.
 func WithBasicAuth(user, password string) Option {
 	return func(o *options) {
 		o.auth = &authn.Basic{Username: user, Password: password}
 	}
+}
+
+// scopedKeychain gives auth to host and asks fallback for the others.
+type scopedKeychain struct {
+	host     string
+	auth     authn.Authenticator
+	fallback authn.Keychain
+}
+
+func (k scopedKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
+	if r.RegistryStr() == k.host {
+		return k.auth, nil
+	}
+	return k.fallback.Resolve(r)
+}
+
+// scopeAuth applies WithBasicAuth to the registry of r only.
+func (o *options) scopeAuth(r *ref) {
+	if o.auth == nil || r == nil || r.isLayout() {
+		return
+	}
+	o.keychain = scopedKeychain{host: r.name.Context().RegistryStr(), auth: o.auth, fallback: o.keychain}
+	o.auth = nil
 }
 
 // WithTransport sets the HTTP transport under ggcr's auth and retry layers

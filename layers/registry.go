@@ -239,6 +239,7 @@ func Inspect(ctx context.Context, refStr string, opts ...Option) (*Info, error) 
 	if err != nil {
 		return nil, err
 	}
+	o.scopeAuth(r)
 	if r.isLayout() {
 		if _, err := r.openLayout(); err != nil {
 			return nil, err

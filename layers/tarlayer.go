@@ -2,7 +2,6 @@ package layers
 
 import (
 	"archive/tar"
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -165,13 +164,18 @@ type LayerInfo struct {
 	Files  []string `json:"files"`  // file names in the layer (base names for jars)
 }
 
-// builtLayer is a compressed layer blob on disk; it implements v1.Layer.
+// builtLayer is a reproducible layer whose digests were computed by one
+// streaming pass; it implements v1.Layer. Its bytes are produced again, on
+// demand, from the same files when a blob must be uploaded or written (the
+// compressor is deterministic), and checked against the digest as they go:
+// no compressed copy of the jars is kept on disk.
 type builtLayer struct {
-	path   string
-	digest v1.Hash
-	diffID v1.Hash
-	size   int64
-	mt     types.MediaType
+	entries []tarEntry
+	epoch   time.Time
+	digest  v1.Hash
+	diffID  v1.Hash
+	size    int64
+	mt      types.MediaType
 }
 
 var _ v1.Layer = (*builtLayer)(nil)
@@ -180,26 +184,64 @@ func (l *builtLayer) Digest() (v1.Hash, error)            { return l.digest, nil
 func (l *builtLayer) DiffID() (v1.Hash, error)            { return l.diffID, nil }
 func (l *builtLayer) Size() (int64, error)                { return l.size, nil }
 func (l *builtLayer) MediaType() (types.MediaType, error) { return l.mt, nil }
-func (l *builtLayer) Compressed() (io.ReadCloser, error)  { return os.Open(l.path) }
-func (l *builtLayer) Uncompressed() (io.ReadCloser, error) {
-	f, err := os.Open(l.path)
-	if err != nil {
-		return nil, err
-	}
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &readCloser{Reader: zr, close: func() error { zr.Close(); return f.Close() }}, nil
+
+// Compressed streams the gzip blob again, verifying its digest at the end.
+func (l *builtLayer) Compressed() (io.ReadCloser, error) {
+	return l.stream(true, l.digest, l.size)
 }
 
-type readCloser struct {
-	io.Reader
+// Uncompressed streams the tar again, verifying its diffID at the end.
+func (l *builtLayer) Uncompressed() (io.ReadCloser, error) {
+	return l.stream(false, l.diffID, -1)
+}
+
+func (l *builtLayer) stream(compressed bool, want v1.Hash, size int64) (io.ReadCloser, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	go func() {
+		var err error
+		if compressed {
+			var zw *gzip.Writer
+			if zw, err = gzip.NewWriterLevel(pw, compressionLevel); err == nil {
+				if err = writeTar(ctx, l.entries, l.epoch, zw); err == nil {
+					err = zw.Close()
+				}
+			}
+		} else {
+			err = writeTar(ctx, l.entries, l.epoch, pw)
+		}
+		pw.CloseWithError(err)
+	}()
+	return &verifyReader{r: pr, h: sha256.New(), want: want, size: size, close: func() error {
+		cancel()
+		return pr.Close()
+	}}, nil
+}
+
+// verifyReader fails the read that reaches EOF when the bytes do not hash to
+// want (a jar changed in the cache since the digests were computed).
+type verifyReader struct {
+	r     io.Reader
+	h     hash.Hash
+	n     int64
+	want  v1.Hash
+	size  int64
 	close func() error
 }
 
-func (r *readCloser) Close() error { return r.close() }
+func (v *verifyReader) Read(p []byte) (int, error) {
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	if err == io.EOF {
+		if got := sumHash(v.h); got != v.want || (v.size >= 0 && v.n != v.size) {
+			return n, exitcode.Errorf(exitcode.DataErr, "layer %s: the files changed since it was built (now %s, %d bytes): rerun", v.want, got, v.n)
+		}
+	}
+	return n, err
+}
+
+func (v *verifyReader) Close() error { return v.close() }
 
 // taskWriter reports bytes written to a progress task.
 type taskWriter struct{ t progress.Task }
@@ -216,33 +258,29 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task progress.Task) (digest, diffID v1.Hash, size int64, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	tarR, tarW := io.Pipe()
-	gzR, gzW := io.Pipe()
+	const chunks, chunkSize = 4, 1 << 20
+	tarP, gzP := newChunkPipe(chunks, chunkSize), newChunkPipe(chunks, chunkSize)
 	diffH := sha256.New()
-	go func() {
-		// File data goes through in 1 MiB chunks; no extra buffer.
-		tarW.CloseWithError(writeTar(ctx, entries, epoch, io.MultiWriter(diffH, tarW, taskWriter{task})))
+	go func() { // stage 1: read the files, tar, sha256 (diffID)
+		tarP.CloseWrite(writeTar(ctx, entries, epoch, io.MultiWriter(diffH, tarP, taskWriter{task})))
 	}()
-	go func() {
-		bw := bufio.NewWriterSize(gzW, 1<<20)
-		zw, err := gzip.NewWriterLevel(bw, compressionLevel)
+	go func() { // stage 2: gzip
+		zw, err := gzip.NewWriterLevel(gzP, compressionLevel)
 		if err == nil {
-			_, err = io.CopyBuffer(zw, tarR, make([]byte, 1<<20))
-			if err == nil {
+			if _, err = tarP.WriteTo(zw); err == nil {
 				err = zw.Close()
 			}
-			if err == nil {
-				err = bw.Flush()
-			}
 		}
-		tarR.CloseWithError(err)
-		gzW.CloseWithError(err)
+		tarP.CloseRead(errPipeAborted)
+		gzP.CloseWrite(err)
 	}()
+	// stage 3: sha256 (digest), count, write
 	digH := sha256.New()
 	cw := &countWriter{}
-	_, err = io.CopyBuffer(io.MultiWriter(digH, cw, dst), gzR, make([]byte, 1<<20))
-	gzR.CloseWithError(errors.New("layer write aborted"))
+	_, err = gzP.WriteTo(io.MultiWriter(digH, cw, dst))
+	gzP.CloseRead(errPipeAborted)
 	if err != nil {
+		cancel()
 		return v1.Hash{}, v1.Hash{}, 0, err
 	}
 	return sumHash(digH), sumHash(diffH), cw.n, nil
@@ -270,55 +308,39 @@ func cacheKey(entries []tarEntry, epoch time.Time) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// buildLayer builds (or finds in cacheDir) the layer of files. With no
-// cacheDir the blob goes to tmpDir.
-func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.MediaType, cacheDir, tmpDir string, o *options) (*builtLayer, error) {
+// buildLayer computes the digests of the layer of files in one streaming
+// pass (or finds them in cacheDir/layers by content key).
+func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.MediaType, o *options) (*builtLayer, error) {
 	entries, err := tarEntries(files)
 	if err != nil {
 		return nil, err
 	}
-	dir, key := tmpDir, ""
-	if cacheDir != "" {
-		dir = filepath.Join(cacheDir, "layers")
+	l := &builtLayer{entries: entries, epoch: epoch, mt: mt}
+	dir, key := "", ""
+	if o.cacheDir != "" {
+		dir = filepath.Join(o.cacheDir, "layers")
 		key = cacheKey(entries, epoch)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("layer cache %s: %w", dir, err))
-	}
 	if key != "" {
-		if l, ok := readCachedLayer(dir, key, mt); ok {
+		if m, ok := readCachedLayer(dir, key); ok {
+			l.digest, l.diffID, l.size = m.digest, m.diffID, m.size
 			return l, nil
 		}
 	}
-	f, err := os.CreateTemp(dir, ".layer-*.tar.gz")
-	if err != nil {
-		return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("layer cache %s: %w", dir, err))
-	}
-	tmp := f.Name()
 	var total int64
 	for _, f := range files {
 		total += f.Size
 	}
 	task := o.startTask(fmt.Sprintf("layer (%d files)", len(files)), total)
-	digest, diffID, size, err := compressLayer(ctx, entries, epoch, f, task)
+	l.digest, l.diffID, l.size, err = compressLayer(ctx, entries, epoch, io.Discard, task)
 	task.Done(err)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		os.Remove(tmp)
 		var ee *exitcode.Error
 		if errors.As(err, &ee) || ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("building layer in %s: %w", dir, err))
+		return nil, exitcode.New(exitcode.Internal, fmt.Errorf("building layer: %w", err))
 	}
-	final := filepath.Join(dir, digest.Hex+".tar.gz")
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("layer cache %s: %w", dir, err))
-	}
-	l := &builtLayer{path: final, digest: digest, diffID: diffID, size: size, mt: mt}
 	if key != "" {
 		writeCachedLayer(dir, key, l)
 	}
@@ -331,29 +353,33 @@ type cachedLayerMeta struct {
 	Size   int64  `json:"size"`
 }
 
-func readCachedLayer(dir, key string, mt types.MediaType) (*builtLayer, bool) {
+type layerDigests struct {
+	digest, diffID v1.Hash
+	size           int64
+}
+
+func readCachedLayer(dir, key string) (layerDigests, bool) {
 	data, err := os.ReadFile(filepath.Join(dir, key+".json"))
 	if err != nil {
-		return nil, false
+		return layerDigests{}, false
 	}
 	var m cachedLayerMeta
 	if json.Unmarshal(data, &m) != nil {
-		return nil, false
+		return layerDigests{}, false
 	}
 	d, err1 := v1.NewHash(m.Digest)
 	di, err2 := v1.NewHash(m.DiffID)
-	if err1 != nil || err2 != nil {
-		return nil, false
+	if err1 != nil || err2 != nil || m.Size <= 0 {
+		return layerDigests{}, false
 	}
-	p := filepath.Join(dir, d.Hex+".tar.gz")
-	if st, err := os.Stat(p); err != nil || st.Size() != m.Size {
-		return nil, false
-	}
-	return &builtLayer{path: p, digest: d, diffID: di, size: m.Size, mt: mt}, true
+	return layerDigests{digest: d, diffID: di, size: m.Size}, true
 }
 
 func writeCachedLayer(dir, key string, l *builtLayer) {
 	data, _ := json.Marshal(cachedLayerMeta{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size})
+	if os.MkdirAll(dir, 0o755) != nil {
+		return
+	}
 	tmp := filepath.Join(dir, "."+key+".json.tmp")
 	if os.WriteFile(tmp, data, 0o644) == nil {
 		os.Rename(tmp, filepath.Join(dir, key+".json"))

@@ -50,10 +50,22 @@ type inode struct {
 	callers []caller
 	evicted bool
 	fetched map[string]bool
-	// selectedWhenRoot: this node was selected while reached from a root
-	// dependency only (see artifactsOf).
-	rootSelected bool
-	order        int
+	// ownReal: the node's own IvyNodeUsage holds a real configuration
+	// (default or master) of the root conf, i.e. some visit loaded it
+	// through a VisitNode that was not redirected to another node's usage
+	// (see visitKey). Without it Ivy selects no artifact of the descriptor.
+	ownReal bool
+	order   int
+}
+
+// visitKey is Ivy's VisitNode: a node reached from a parent (e.root for
+// the coordinates).
+type visitKey struct{ parent, child *inode }
+
+// parentMid is a parent's conflict table entry for one module.
+type parentMid struct {
+	parent *inode
+	mid    string
 }
 
 func (n *inode) mid() string { return n.id.Group + ":" + n.id.Artifact }
@@ -74,6 +86,14 @@ type engine struct {
 	root    *inode
 	err     error
 	seq     int
+	// usage: VisitNode.gotoNode redirects a visit node's IvyNodeUsage to
+	// the usage of the node it replaced in a conflict; the handleConfiguration
+	// calls made through that visit node then fill the other node's usage.
+	usage map[visitKey]*inode
+	// parentResolved: the winner among a parent's own dependencies on the
+	// same module in different versions (computeConflicts at the direct
+	// parent, before any of them is loaded).
+	parentResolved map[parentMid]*inode
 }
 
 type pomFetcher struct{ e *engine }
@@ -89,7 +109,8 @@ func (f pomFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, strin
 
 func newEngine(ctx context.Context, src Source, log Logger, rules []ExcludeRule) *engine {
 	e := &engine{ctx: ctx, src: src, log: log, rules: rules,
-		nodes: map[maven.Coord]*inode{}, selected: map[string]*inode{}}
+		nodes: map[maven.Coord]*inode{}, selected: map[string]*inode{},
+		usage: map[visitKey]*inode{}, parentResolved: map[parentMid]*inode{}}
 	e.loader = maven.NewLoader(pomFetcher{e})
 	e.root = &inode{fetched: map[string]bool{}, loaded: true}
 	return e
@@ -208,14 +229,30 @@ func isCircular(n *inode, path []*inode) bool {
 }
 
 // resolveConflict applies LatestConflictManager(latest-revision) at the
-// root level: the newest revision seen so far is selected.
-func (e *engine) resolveConflict(n *inode, fromRoot bool) {
+// root level: the newest revision seen so far is selected. When the root
+// has not resolved the module yet, Ivy's computeConflicts puts every
+// direct dependency of the root on the module in competition too (loaded
+// or not), so a newer coordinate evicts n before n is loaded; the winner is
+// then resolved through n's visit.gotoNode(winner) (see gotoNode).
+func (e *engine) resolveConflict(n, parent *inode, fromRoot bool) {
 	if n.evicted {
 		return
 	}
 	cur := e.selected[n.mid()]
 	switch {
 	case cur == nil:
+		var rootTargets []*dd
+		for _, d := range e.rootDDs {
+			if !e.rootExcludes(d.target.Group, d.target.Artifact) {
+				rootTargets = append(rootTargets, d)
+			}
+		}
+		if w := latestOf(n, e.siblings(n, e.root, rootTargets)); w != n {
+			n.evicted = true
+			e.selected[n.mid()] = w
+			e.gotoNode(parent, n, w)
+			return
+		}
 		e.selected[n.mid()] = n
 	case cur == n:
 		return
@@ -226,18 +263,88 @@ func (e *engine) resolveConflict(n *inode, fromRoot bool) {
 		n.evicted = true
 		return
 	}
-	if fromRoot && !n.hasNonRootCaller() {
-		n.rootSelected = true
-	}
 }
 
-func (n *inode) hasNonRootCaller() bool {
-	for _, c := range n.callers {
-		if c.parent != nil {
-			return true
+// usageOwner is the node whose main IvyNodeUsage the visit of child from
+// parent records into (VisitNode.getUsage).
+func (e *engine) usageOwner(parent, child *inode) *inode {
+	if o := e.usage[visitKey{parent, child}]; o != nil {
+		return o
+	}
+	return child
+}
+
+// gotoNode is VisitNode.gotoNode(selected) called on the visit of loser
+// from parent: the selected node's visit node from the same parent takes
+// the loser's usage.
+func (e *engine) gotoNode(parent, loser, selected *inode) {
+	e.usage[visitKey{parent, selected}] = e.usageOwner(parent, loser)
+}
+
+// siblingConflict is ResolveEngine.computeConflicts at the direct parent
+// when the parent has not resolved the module yet: every dependency of the
+// parent on the same module competes, loaded or not, so an older sibling
+// is evicted before it is loaded. When the winner is another sibling, Ivy
+// resolves it upwards through loser.gotoNode(winner), which redirects the
+// winner's visit node from this parent to the loser's usage.
+func (e *engine) siblingConflict(n, parent *inode) {
+	if parent == nil || parent == e.root || n.evicted {
+		return
+	}
+	key := parentMid{parent, n.mid()}
+	if w, ok := e.parentResolved[key]; ok {
+		if w != n && CompareRevisions(w.id.Version, n.id.Version) >= 0 {
+			n.evicted = true
+		}
+		return
+	}
+	sibs := e.siblings(n, parent, parent.dds)
+	if len(sibs) == 0 {
+		return
+	}
+	// LatestConflictManager: completely evicted nodes only when nothing else.
+	w := latestOf(n, sibs)
+	e.parentResolved[key] = w
+	if w == n {
+		return
+	}
+	n.evicted = true
+	e.gotoNode(parent, n, w)
+	e.resolveConflict(w, parent, false)
+}
+
+// latestOf is LatestConflictManager(latest-revision) over n and the
+// candidates that are not evicted yet.
+func latestOf(n *inode, cands []*inode) *inode {
+	w := n
+	for _, c := range cands {
+		if !c.evicted && CompareRevisions(c.id.Version, w.id.Version) > 0 {
+			w = c
 		}
 	}
-	return false
+	return w
+}
+
+// siblings are the other nodes parent's dependencies on n's module point at.
+func (e *engine) siblings(n, parent *inode, dds []*dd) []*inode {
+	var sibs []*inode
+	seen := map[*inode]bool{n: true}
+	for _, d := range dds {
+		if d.target.Group != n.id.Group || d.target.Artifact != n.id.Artifact || (len(d.confs["default"]) == 0 &&
+			len(d.confs["compile"]) == 0 && len(d.confs["runtime"]) == 0) {
+			continue
+		}
+		if parent != e.root && e.excludedBelow(parent, d.target.Group, d.target.Artifact) {
+			continue
+		}
+		c := e.nodes[d.target]
+		if c == nil || seen[c] {
+			continue
+		}
+		seen[c] = true
+		sibs = append(sibs, c)
+	}
+	return sibs
 }
 
 // fetch is Ivy's fetchDependencies(node, conf).
@@ -245,16 +352,36 @@ func (e *engine) fetch(n *inode, conf string, path []*inode, fromRoot bool) {
 	if e.err != nil {
 		return
 	}
-	e.resolveConflict(n, fromRoot)
+	var parent *inode
+	if len(path) > 0 {
+		parent = path[len(path)-1]
+	}
+	e.siblingConflict(n, parent)
+	e.resolveConflict(n, parent, fromRoot)
 	if n.evicted {
-		// The winner is fetched in the configuration asked of the loser.
+		// The winner is fetched in the configuration asked of the loser:
+		// through loser.gotoNode(winner) when it is loaded already, else
+		// its confs to fetch are updated and it is fetched on its own visit.
 		if w := e.selected[n.mid()]; w != nil && w != n {
+			if !w.loaded {
+				return
+			}
+			e.gotoNode(parent, n, w)
 			e.fetch(w, conf, path, false)
 		}
 		return
 	}
 	e.load(n)
-	if n.loadErr != nil || n.noPOM {
+	if n.loadErr != nil {
+		return
+	}
+	if conf == "default" || conf == "master" || conf == "compile" || conf == "runtime" {
+		// handleConfiguration: the real conf goes into the visit node's usage.
+		if o := e.usageOwner(parent, n); o == n {
+			n.ownReal = true
+		}
+	}
+	if n.noPOM {
 		return
 	}
 	if isCircular(n, path) {
@@ -457,7 +584,7 @@ func (e *engine) survivors() []*inode {
 }
 
 func (e *engine) noPOMFallback(n *inode) bool {
-	arts := e.requestedArts(n)
+	arts, _ := e.requestedArts(n)
 	if len(arts) == 0 {
 		arts = []depArt{{typ: "jar", ext: "jar"}}
 	}
@@ -481,44 +608,59 @@ func (e *engine) repositories() []Repository {
 	return nil
 }
 
-// requestedArts is the union of the dependency artifacts the callers ask for.
-func (e *engine) requestedArts(n *inode) []depArt {
-	var out []depArt
+// requestedArts is the union of the dependency artifacts the callers ask
+// for. allToo reports a caller that asks for none: IvyNodeUsage's
+// getDependencyIncludesSet then adds an "include all artifacts" rule, so
+// the descriptor's artifacts are selected as well.
+func (e *engine) requestedArts(n *inode) (out []depArt, allToo bool) {
 	seen := map[depArt]bool{}
 	for _, c := range n.callers {
+		own := false
 		for _, conf := range sortedKeys(c.dd.arts) {
 			if conf != "compile" && conf != "runtime" {
 				continue
 			}
 			for _, a := range c.dd.arts[conf] {
+				own = true
 				if !seen[a] {
 					seen[a] = true
 					out = append(out, a)
 				}
 			}
 		}
+		if !own {
+			allToo = true
+		}
 	}
-	return out
+	return out, allToo
 }
 
 // artifactsOf lists the artifacts Ivy retrieves for a resolved node.
 func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
-	if n.rootSelected && !n.hasNonRootCaller() && e.rootEvictedBy(n) {
-		// Ivy 2.5.1 quirk (oracle-verified, e.g. --packages
-		// org.slf4j:slf4j-api:1.7.36,org.slf4j:slf4j-api:2.0.7): a root
-		// dependency that evicts a previously selected root dependency of the
-		// same module is resolved but retrieves no artifact.
-		return nil, nil
-	}
 	if n.model != nil && (n.model.Relocation != nil || n.model.VersionRelocated) {
 		return nil, nil
 	}
-	if arts := e.requestedArts(n); len(arts) > 0 {
+	arts, allToo := e.requestedArts(n)
+	if len(arts) > 0 && (!allToo || n.noPOM) {
+		return arts, nil
+	}
+	if !n.ownReal {
+		// IvyNode.getArtifacts: the node's own usage holds only the
+		// unresolved "default(runtime)" of the root dependency (the real
+		// confs went to the usage of the node it evicted, see gotoNode), so
+		// no descriptor artifact is selected: e.g. --packages
+		// org.slf4j:slf4j-api:1.7.36,org.slf4j:slf4j-api:2.0.7.
 		return arts, nil
 	}
 	if n.noPOM {
-		return []depArt{{typ: "jar", ext: "jar"}}, nil
+		return append(arts, depArt{typ: "jar", ext: "jar"}), nil
 	}
+	main, err := e.mainArtifacts(n)
+	return append(arts, main...), err
+}
+
+// mainArtifacts are the descriptor's own artifacts (conf master).
+func (e *engine) mainArtifacts(n *inode) ([]depArt, error) {
 	p := n.model.Packaging
 	switch {
 	case p == "pom":
@@ -538,16 +680,6 @@ func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
 	return []depArt{{typ: p, ext: p}}, nil
 }
 
-// rootEvictedBy: n (reached from the root only) evicted, directly or via a
-// chain, a node that had been selected from the root only.
-func (e *engine) rootEvictedBy(n *inode) bool {
-	for _, o := range e.nodes {
-		if o != n && o.mid() == n.mid() && o.rootSelected && o.order < n.order {
-			return true
-		}
-	}
-	return false
-}
 
 func (e *engine) graph(coords []Coordinate) (*Graph, error) {
 	g := &Graph{}

@@ -53,6 +53,12 @@ type K8sOptions struct {
 	KillOnCancel bool
 	// LogTail is how many driver log lines to show on failure.
 	LogTail int
+	// Via is "" (run spark-submit) or "operator": create a kubeflow
+	// SparkApplication instead and poll its status.applicationState.
+	Via string
+	// SparkVersion is spec.sparkVersion of a SparkApplication. The default
+	// is 3.5.3.
+	SparkVersion string
 	// Output is "text" (default) or "json".
 	Output         string
 	Quiet, Verbose bool
@@ -90,6 +96,9 @@ func (o *K8sOptions) defaults() {
 	}
 	if o.Output == "" {
 		o.Output = "text"
+	}
+	if o.SparkVersion == "" {
+		o.SparkVersion = "3.5.3"
 	}
 }
 
@@ -151,7 +160,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	if err := a.withDefaults(confDir); err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
-	if o.SparkSubmit == "" {
+	if o.SparkSubmit == "" && o.Via == "" {
 		return exitcode.Errorf(exitcode.Usage, "no spark-submit: pass --spark-submit PATH or set $SPARK_HOME")
 	}
 	if o.Timeout > 0 {
@@ -159,7 +168,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
 		defer cancel()
 	}
-	if a.deployMode() != "cluster" {
+	if a.deployMode() != "cluster" && o.Via == "" {
 		// Client mode: the driver is spark-submit itself, so its exit code is
 		// the driver's.
 		code, tail, err := runSparkSubmit(ctx, o, a.args)
@@ -196,6 +205,13 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	}
 	w.logs = apiLogs{client: func() kubernetes.Interface { return w.client }}
 	res.Namespace, res.Pod, res.SubmissionID = w.ns, w.pod, w.ns+":"+w.pod
+	switch o.Via {
+	case "":
+	case "operator":
+		return w.runOperator(ctx, a, res)
+	default:
+		return exitcode.Errorf(exitcode.Usage, "--via %q: must be operator or empty", o.Via)
+	}
 
 	subArgs := a.withConf(
 		"spark.kubernetes.submission.waitAppCompletion", "false",
@@ -363,6 +379,8 @@ type pollState struct {
 	stuckSince time.Time
 	logs       logFollower
 	logErr     bool
+	execOff    bool            // listing executors is not allowed
+	execSeen   map[string]bool // executor pods already reported
 }
 
 // run polls the driver pod with Get every PollInterval until it ends. No
@@ -370,10 +388,8 @@ type pollState struct {
 func (w *driverWatch) run(ctx context.Context, res *K8sResult) error {
 	submitted := w.now()
 	var (
-		st        pollState
-		authFails int
-		errStreak int
-		errSince  time.Time
+		st    pollState
+		retry apiRetry
 	)
 	for {
 		getCtx, cancel := context.WithTimeout(ctx, apiCallTimeout)
@@ -385,13 +401,13 @@ func (w *driverWatch) run(ctx context.Context, res *K8sResult) error {
 		wait := w.jitter(w.o.PollInterval)
 		switch {
 		case err == nil:
-			authFails, errStreak, errSince = 0, 0, time.Time{}
+			retry = apiRetry{}
 			st.seen = true
 			if done, derr := w.observe(ctx, pod, res, &st); done {
 				return derr
 			}
 		case apierrors.IsNotFound(err):
-			authFails, errStreak, errSince = 0, 0, time.Time{}
+			retry = apiRetry{}
 			if st.seen {
 				res.Phase, res.Reason = "Deleted", reasonDeleted
 				return exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("driver pod %s/%s was deleted while %s, before its driver container terminated", w.ns, w.pod, st.lastPhase))
@@ -400,34 +416,53 @@ func (w *driverWatch) run(ctx context.Context, res *K8sResult) error {
 				res.Phase, res.Reason = "NotFound", reasonNotFound
 				return exitcode.Errorf(exitcode.NotFound, "driver pod %s/%s not found %s after spark-submit returned", w.ns, w.pod, w.o.NotFoundGrace)
 			}
-		case isAuthError(err):
-			authFails++
-			if authFails > authRetries {
-				res.Reason = reasonUnauthorized
-				return exitcode.Errorf(exitcode.NoPerm, "the API server refused the submission's credentials (%s) %d times in a row: %w", w.source(), authFails, err)
-			}
-			w.progressf("%v; re-reading credentials from %s (attempt %d of %d)", err, w.source(), authFails, authRetries)
-			if rerr := w.reload(); rerr != nil {
-				w.progressf("%v", rerr)
-			}
-			wait = time.Duration(authFails) * min(time.Second, w.o.PollInterval)
 		default:
-			errStreak++
-			if errSince.IsZero() {
-				errSince = w.now()
+			if wait, err = w.failed(&retry, err, "driver pod "+w.ns+"/"+w.pod, res); err != nil {
+				return err
 			}
-			if w.now().Sub(errSince) >= w.o.APIRetryTimeout {
-				res.Reason = reasonUnavailable
-				return exitcode.Errorf(exitcode.Unavailable, "API server unavailable for %s (%d failed polls of %s/%s): %w", w.o.APIRetryTimeout, errStreak, w.ns, w.pod, err)
-			}
-			w.progressf("polling %s/%s: %v (retrying)", w.ns, w.pod, err)
-			back := time.Duration(250*(1<<min(errStreak, 8))) * time.Millisecond
-			wait = w.jitter(min(back, w.o.PollInterval))
 		}
 		if err := sleepCtx(ctx, wait); err != nil {
 			return w.interrupted(ctx, res)
 		}
 	}
+}
+
+// apiRetry counts the consecutive failures of a poll loop.
+type apiRetry struct {
+	authFails int
+	errStreak int
+	errSince  time.Time
+}
+
+// failed handles a failed poll of what: a 401/403 re-reads the credentials
+// and is retried authRetries times (then 77); 5xx and network errors are
+// retried with backoff for APIRetryTimeout (then 69). It returns the wait
+// before the next poll, or the final error.
+func (w *driverWatch) failed(r *apiRetry, err error, what string, res *K8sResult) (time.Duration, error) {
+	if isAuthError(err) {
+		r.authFails++
+		if r.authFails > authRetries {
+			res.Reason = reasonUnauthorized
+			return 0, exitcode.Errorf(exitcode.NoPerm, "the API server refused the submission's credentials (%s) %d times in a row: %w", w.source(), r.authFails, err)
+		}
+		w.progressf("%v; re-reading credentials from %s (attempt %d of %d)", err, w.source(), r.authFails, authRetries)
+		if rerr := w.reload(); rerr != nil {
+			w.progressf("%v", rerr)
+		}
+		return time.Duration(r.authFails) * min(time.Second, w.o.PollInterval), nil
+	}
+	r.authFails = 0
+	r.errStreak++
+	if r.errSince.IsZero() {
+		r.errSince = w.now()
+	}
+	if w.now().Sub(r.errSince) >= w.o.APIRetryTimeout {
+		res.Reason = reasonUnavailable
+		return 0, exitcode.Errorf(exitcode.Unavailable, "API server unavailable for %s (%d failed polls of %s): %w", w.o.APIRetryTimeout, r.errStreak, what, err)
+	}
+	w.progressf("polling %s: %v (retrying)", what, err)
+	back := time.Duration(250*(1<<min(r.errStreak, 8))) * time.Millisecond
+	return w.jitter(min(back, w.o.PollInterval)), nil
 }
 
 func isAuthError(err error) bool {
@@ -479,6 +514,9 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *K8sResu
 	res.Phase = string(pod.Status.Phase)
 	cs := w.driverStatus(pod)
 	w.reportProgress(pod, cs)
+	if pod.Status.Phase != corev1.PodPending {
+		w.checkExecutors(ctx, pod, res, st)
+	}
 
 	// The driver container's own result, as spark-operator reads it:
 	// sidecars may keep the pod Running after the driver ended.
@@ -549,6 +587,54 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *K8sResu
 		return true, exitcode.New(exitcode.Timeout, err)
 	}
 	return false, nil
+}
+
+// checkExecutors records executor pods of the driver's application whose
+// container ended with a non-zero code (they are usually deleted soon after,
+// so this runs on every poll).
+func (w *driverWatch) checkExecutors(ctx context.Context, driver *corev1.Pod, res *K8sResult, st *pollState) {
+	app := driver.Labels["spark-app-selector"]
+	if st.execOff || app == "" {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+	defer cancel()
+	list, err := w.client.CoreV1().Pods(w.ns).List(lctx, metav1.ListOptions{LabelSelector: "spark-role=executor,spark-app-selector=" + app})
+	if err != nil {
+		if isAuthError(err) {
+			st.execOff = true
+			w.progressf("not reporting executor failures: listing pods is not allowed (%v)", err)
+		}
+		return
+	}
+	for _, p := range list.Items {
+		if st.execSeen[p.Name] {
+			continue
+		}
+		f := ExecutorFailure{Pod: p.Name, ExecutorID: p.Labels["spark-exec-id"]}
+		for _, c := range p.Status.ContainerStatuses {
+			if t := c.State.Terminated; t != nil && t.ExitCode != 0 && (c.Name == "spark-kubernetes-executor" || f.ExitCode == nil) {
+				code := int(t.ExitCode)
+				f.ExitCode, f.Reason, f.Explanation = &code, t.Reason, explainExecutorExit(code, t.Reason)
+			}
+		}
+		if f.ExitCode == nil && p.Status.Phase == corev1.PodFailed {
+			f.Reason, f.Explanation = p.Status.Reason, oneLine(p.Status.Message)
+		}
+		if f.ExitCode == nil && f.Reason == "" {
+			continue
+		}
+		if st.execSeen == nil {
+			st.execSeen = map[string]bool{}
+		}
+		st.execSeen[p.Name] = true
+		res.ExecutorFailures = append(res.ExecutorFailures, f)
+		code := "no exit code"
+		if f.ExitCode != nil {
+			code = fmt.Sprintf("exit code %d", *f.ExitCode)
+		}
+		w.progressf("executor %s (%s) failed: %s (%s)", f.ExecutorID, p.Name, code, f.Explanation)
+	}
 }
 
 // stuckReason names why a pod is not running: a waiting container's reason

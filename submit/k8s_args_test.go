@@ -112,3 +112,42 @@ func TestAPIServerURL(t *testing.T) {
 		t.Error("spark:// master: want an error")
 	}
 }
+
+func TestSparkApplication(t *testing.T) {
+	a, err := parseK8sArgs([]string{
+		"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--name", "etl",
+		"--class", "com.example.Main", "--jars", "s3a://b/sets/1/a.jar,s3a://b/sets/1/b.jar",
+		"--driver-memory", "2g", "--executor-cores=2", "--num-executors", "3",
+		"--conf", "spark.kubernetes.namespace=data", "--conf", "spark.kubernetes.container.image=img:1",
+		"--conf", confOAuthToken + "=secret", "--conf", "spark.kubernetes.submission.waitAppCompletion=false",
+		"--conf", "spark.executor.memoryOverhead=1g",
+		"s3a://b/app.jar", "--day", "2026-11-29",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := sparkApplication(a, "etl-1", "3.5.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "SparkApplication",
+		"metadata": map[string]any{"name": "etl-1", "namespace": "data", "labels": map[string]any{"app.kubernetes.io/managed-by": "prebake"}},
+		"spec": map[string]any{
+			"type": "Scala", "mode": "cluster", "sparkVersion": "3.5.3", "image": "img:1",
+			"mainClass": "com.example.Main", "mainApplicationFile": "s3a://b/app.jar",
+			"arguments":     []any{"--day", "2026-11-29"},
+			"restartPolicy": map[string]any{"type": "Never"},
+			"driver":        map[string]any{"memory": "2g"},
+			"executor":      map[string]any{"cores": int64(2), "instances": int64(3)},
+			"deps":          map[string]any{"jars": []any{"s3a://b/sets/1/a.jar", "s3a://b/sets/1/b.jar"}},
+			"sparkConf": map[string]any{
+				"spark.kubernetes.namespace": "data", "spark.kubernetes.container.image": "img:1",
+				"spark.executor.memoryOverhead": "1g",
+			},
+		},
+	}
+	if d := cmp.Diff(want, u.Object); d != "" {
+		t.Errorf("SparkApplication (-want +got):\n%s", d)
+	}
+}

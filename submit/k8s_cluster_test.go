@@ -36,6 +36,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -51,7 +54,7 @@ type testCluster struct {
 	admin      kubernetes.Interface
 }
 
-func k8sBinary(t *testing.T, name string) string {
+func k8sBinary(t testing.TB, name string) string {
 	t.Helper()
 	env := "PREBAKE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 	if p := os.Getenv(env); p != "" {
@@ -66,7 +69,7 @@ func k8sBinary(t *testing.T, name string) string {
 
 // startCluster starts etcd and kube-apiserver; they stop in t.Cleanup
 // (kube-apiserver first).
-func startCluster(t *testing.T) *testCluster {
+func startCluster(t testing.TB) *testCluster {
 	t.Helper()
 	etcdBin, apiBin := k8sBinary(t, "etcd"), k8sBinary(t, "kube-apiserver")
 	dir := t.TempDir()
@@ -121,7 +124,7 @@ func startCluster(t *testing.T) *testCluster {
 	return c
 }
 
-func startProc(t *testing.T, dir, name, bin string, args ...string) *exec.Cmd {
+func startProc(t testing.TB, dir, name, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	logf, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
@@ -137,7 +140,7 @@ func startProc(t *testing.T, dir, name, bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func stopProc(t *testing.T, cmd *exec.Cmd) {
+func stopProc(t testing.TB, cmd *exec.Cmd) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
@@ -162,7 +165,7 @@ func randHex(n int) string {
 }
 
 // selfSigned makes a serving certificate for host, usable as its own CA.
-func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte) {
+func selfSigned(t testing.TB, host string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -185,7 +188,7 @@ func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte) {
 
 // setupSubmitter creates the submission's service account with only the
 // rights spark-submit and prebake need, in every namespace.
-func (c *testCluster) setupSubmitter(t *testing.T, ns, sa string) {
+func (c *testCluster) setupSubmitter(t testing.TB, ns, sa string) {
 	t.Helper()
 	ctx := context.Background()
 	c.ensureNamespace(t, ns)
@@ -195,6 +198,7 @@ func (c *testCluster) setupSubmitter(t *testing.T, ns, sa string) {
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "create", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"sparkoperator.k8s.io"}, Resources: []string{"sparkapplications"}, Verbs: []string{"get", "create", "delete"}},
 	}}
 	if _, err := c.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -207,7 +211,7 @@ func (c *testCluster) setupSubmitter(t *testing.T, ns, sa string) {
 	}
 }
 
-func (c *testCluster) ensureNamespace(t *testing.T, ns string) {
+func (c *testCluster) ensureNamespace(t testing.TB, ns string) {
 	t.Helper()
 	_, err := c.admin.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -217,7 +221,7 @@ func (c *testCluster) ensureNamespace(t *testing.T, ns string) {
 
 // boundToken issues a TokenRequest token for sa bound to a new Secret
 // secretName; deleting the Secret revokes the token.
-func (c *testCluster) boundToken(t *testing.T, ns, sa, secretName string) string {
+func (c *testCluster) boundToken(t testing.TB, ns, sa, secretName string) string {
 	t.Helper()
 	ctx := context.Background()
 	sec, err := c.admin.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName}}, metav1.CreateOptions{})
@@ -237,7 +241,7 @@ func (c *testCluster) boundToken(t *testing.T, ns, sa, secretName string) string
 
 // waitRevoked waits until the API server rejects token (its token cache
 // keeps a revoked token valid for about 10 s).
-func (c *testCluster) waitRevoked(t *testing.T, token string) time.Duration {
+func (c *testCluster) waitRevoked(t testing.TB, token string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	cs := kubernetes.NewForConfigOrDie(&rest.Config{Host: c.url, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}})
@@ -250,6 +254,43 @@ func (c *testCluster) waitRevoked(t *testing.T, token string) time.Duration {
 	}
 	t.Fatal("the revoked token still works after 60s")
 	return 0
+}
+
+// installSparkOperatorCRD installs a schemaless SparkApplication CRD and
+// waits until it is served; it returns an admin dynamic client for it.
+func (c *testCluster) installSparkOperatorCRD(t testing.TB) dynamic.NamespaceableResourceInterface {
+	t.Helper()
+	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "sparkapplications.sparkoperator.k8s.io",
+			// as the kubeflow chart does: *.k8s.io groups need it
+			"annotations": map[string]any{"api-approved.kubernetes.io": "https://github.com/kubeflow/spark-operator/pull/1298"}},
+		"spec": map[string]any{
+			"group": "sparkoperator.k8s.io", "scope": "Namespaced",
+			"names": map[string]any{"plural": "sparkapplications", "singular": "sparkapplication", "kind": "SparkApplication", "listKind": "SparkApplicationList"},
+			"versions": []any{map[string]any{
+				"name": "v1beta2", "served": true, "storage": true,
+				"subresources": map[string]any{"status": map[string]any{}},
+				"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+			}},
+		},
+	}}
+	if _, err := dyn.Resource(crdGVR).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	apps := dyn.Resource(sparkAppGVR)
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		_, err := apps.Namespace("default").List(context.Background(), metav1.ListOptions{})
+		if err == nil {
+			return apps
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("SparkApplication CRD not served after 30s: %v", err)
+		}
+	}
 }
 
 // testKubelet plays the node: it binds pods to fake-node, sets their status
@@ -267,7 +308,7 @@ type logEntry struct {
 	text string
 }
 
-func startKubelet(t *testing.T, c *testCluster) *testKubelet {
+func startKubelet(t testing.TB, c *testCluster) *testKubelet {
 	t.Helper()
 	certPEM, keyPEM := selfSigned(t, "127.0.0.1")
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
@@ -351,7 +392,7 @@ func (k *testKubelet) log(ns, pod, container string, lines ...string) {
 
 // waitPod waits for the driver pod in ns (spark-submit creates it) and
 // returns its name.
-func (k *testKubelet) waitPod(t *testing.T, ns string) string {
+func (k *testKubelet) waitPod(t testing.TB, ns string) string {
 	t.Helper()
 	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
 		l, err := k.c.admin.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "spark-role=driver"})
@@ -364,7 +405,7 @@ func (k *testKubelet) waitPod(t *testing.T, ns string) string {
 }
 
 // bind schedules the pod on fake-node, as the scheduler does.
-func (k *testKubelet) bind(t *testing.T, ns, pod string) {
+func (k *testKubelet) bind(t testing.TB, ns, pod string) {
 	t.Helper()
 	err := k.c.admin.CoreV1().Pods(ns).Bind(context.Background(), &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Name: pod}, Target: corev1.ObjectReference{Kind: "Node", Name: "fake-node"},
@@ -375,7 +416,7 @@ func (k *testKubelet) bind(t *testing.T, ns, pod string) {
 }
 
 // setStatus updates the pod's status subresource.
-func (k *testKubelet) setStatus(t *testing.T, ns, pod string, mutate func(*corev1.PodStatus)) {
+func (k *testKubelet) setStatus(t testing.TB, ns, pod string, mutate func(*corev1.PodStatus)) {
 	t.Helper()
 	ctx := context.Background()
 	for attempt := 0; attempt < 5; attempt++ {
@@ -424,12 +465,13 @@ type faultProxy struct {
 	caFile string
 	mu     sync.Mutex
 	gets   int
+	total  int
 	faults map[int]string // GET number (1-based) → "503" | "drop" | "401"
 	done   map[string]int // fault kind → times injected
 	tokens map[string]map[int]int
 }
 
-func startFaultProxy(t *testing.T, c *testCluster, faults map[int]string) *faultProxy {
+func startFaultProxy(t testing.TB, c *testCluster, faults map[int]string) *faultProxy {
 	t.Helper()
 	target, _ := url.Parse(c.url)
 	ca, err := os.ReadFile(c.caFile)
@@ -455,6 +497,9 @@ func startFaultProxy(t *testing.T, c *testCluster, faults map[int]string) *fault
 	}
 	p.url = "https://" + ln.Addr().String()
 	p.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.total++
+		p.mu.Unlock()
 		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/pods/") && !strings.HasSuffix(r.URL.Path, "/log") {
 			p.mu.Lock()
 			p.gets++
@@ -511,6 +556,13 @@ func (p *faultProxy) uses(token string) map[int]int {
 	return out
 }
 
+// counts returns the driver-pod GETs and all requests so far.
+func (p *faultProxy) counts() (gets, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gets, p.total
+}
+
 func (p *faultProxy) injected() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -522,7 +574,7 @@ func (p *faultProxy) injected() map[string]int {
 }
 
 // readLines reads a file of lines (the fake spark-submit's argv).
-func readLines(t *testing.T, path string) []string {
+func readLines(t testing.TB, path string) []string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

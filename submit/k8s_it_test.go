@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/testenv"
@@ -57,7 +58,7 @@ type itResult struct {
 }
 
 // fill sets the defaults of a run; each run gets its own bound token.
-func (e *itEnv) fill(t *testing.T, r *itRun) {
+func (e *itEnv) fill(t testing.TB, r *itRun) {
 	t.Helper()
 	if r.master == "" {
 		r.master = e.c.url
@@ -74,7 +75,7 @@ func (e *itEnv) fill(t *testing.T, r *itRun) {
 	}
 }
 
-func (e *itEnv) submit(t *testing.T, r itRun) itResult {
+func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	t.Helper()
 	e.fill(t, &r)
 	args := e.args(r)
@@ -117,7 +118,7 @@ func (e *itEnv) args(r itRun) []string {
 
 // cli returns the prebake binary set up to submit r (stdout and stderr are
 // *syncBuffer).
-func (e *itEnv) cli(t *testing.T, r itRun, global ...string) *exec.Cmd {
+func (e *itEnv) cli(t testing.TB, r itRun, global ...string) *exec.Cmd {
 	t.Helper()
 	e.fill(t, &r)
 	args := append(global, "submit", "--spark-submit", e.fakeSub, "--poll-interval", "200ms", "--log-tail", "5", "--")
@@ -128,7 +129,7 @@ func (e *itEnv) cli(t *testing.T, r itRun, global ...string) *exec.Cmd {
 }
 
 // prebake builds the CLI once.
-func (e *itEnv) prebake(t *testing.T) string {
+func (e *itEnv) prebake(t testing.TB) string {
 	t.Helper()
 	e.buildOnce.Do(func() {
 		bin := filepath.Join(e.binDir, "prebake")
@@ -167,7 +168,7 @@ func (s *syncBuffer) String() string {
 
 // kubeletScript runs fn for the driver pod of ns in the background; wait
 // returns when it is done.
-func (e *itEnv) kubeletScript(t *testing.T, ns string, fn func(pod string)) (wait func()) {
+func (e *itEnv) kubeletScript(t testing.TB, ns string, fn func(pod string)) (wait func()) {
 	t.Helper()
 	e.c.ensureNamespace(t, ns)
 	done := make(chan struct{})
@@ -181,7 +182,7 @@ func (e *itEnv) kubeletScript(t *testing.T, ns string, fn func(pod string)) (wai
 }
 
 // runToEnd binds the pod, starts the driver, logs lines, then ends it.
-func (e *itEnv) runToEnd(t *testing.T, ns, pod string, lines []string, end func(*corev1.PodStatus)) {
+func (e *itEnv) runToEnd(t testing.TB, ns, pod string, lines []string, end func(*corev1.PodStatus)) {
 	e.k.bind(t, ns, pod)
 	e.k.setStatus(t, ns, pod, phaseWith(corev1.PodPending, waiting(driverC, "ContainerCreating")))
 	time.Sleep(300 * time.Millisecond)
@@ -193,9 +194,29 @@ func (e *itEnv) runToEnd(t *testing.T, ns, pod string, lines []string, end func(
 	}
 }
 
+// runExecutor creates executor id of the driver's application (as the
+// driver would) and sets its container status.
+func (e *itEnv) runExecutor(t testing.TB, ns, driverPod, id string, st corev1.ContainerStatus) {
+	ctx := context.Background()
+	d, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, driverPod, metav1.GetOptions{})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	name := strings.TrimSuffix(driverPod, "-driver") + "-exec-" + id
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"spark-role": "executor", "spark-exec-id": id, "spark-app-selector": d.Labels["spark-app-selector"]}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "spark-kubernetes-executor", Image: "apache/spark:3.5.3"}}}}
+	if _, err := e.c.admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Error(err)
+		return
+	}
+	e.k.setStatus(t, ns, name, phaseWith(corev1.PodFailed, st))
+}
+
 // deleted reports whether the pod is gone or being deleted (no kubelet
 // confirms a graceful deletion here).
-func (e *itEnv) deleted(t *testing.T, ns, pod string) bool {
+func (e *itEnv) deleted(t testing.TB, ns, pod string) bool {
 	p, err := e.c.admin.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return true
@@ -213,7 +234,7 @@ type itWant struct {
 	Phase  string
 }
 
-func checkResult(t *testing.T, r itResult, want itWant) {
+func checkResult(t testing.TB, r itResult, want itWant) {
 	t.Helper()
 	got := itWant{exitcode.Code(r.err), exitcode.SourceOf(r.err), r.res.Reason, r.res.Phase}
 	if r.err == nil {
@@ -224,7 +245,10 @@ func checkResult(t *testing.T, r itResult, want itWant) {
 	}
 }
 
-func TestK8sIT(t *testing.T) {
+// newITEnv starts the cluster, the test kubelet and the submission's
+// service account.
+func newITEnv(t testing.TB) *itEnv {
+	t.Helper()
 	testenv.RequireIT(t)
 	start := time.Now()
 	c := startCluster(t)
@@ -236,7 +260,11 @@ func TestK8sIT(t *testing.T) {
 	writeFile(t, filepath.Join(e.saDir, "namespace"), "default")
 	wd, _ := os.Getwd()
 	e.fakeSub = filepath.Join(wd, "testdata", "k8s", "spark-submit")
+	return e
+}
 
+func TestK8sIT(t *testing.T) {
+	e := newITEnv(t)
 	t.Run("group", func(t *testing.T) {
 		t.Run("succeeded with sidecar and generated pod name", func(t *testing.T) {
 			t.Parallel()
@@ -279,11 +307,15 @@ func TestK8sIT(t *testing.T) {
 				lines = append(lines, "driver line "+strings.Repeat("x", i%3)+string(rune('a'+i%26)))
 			}
 			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runExecutor(t, ns, pod, "1", terminated("spark-kubernetes-executor", 52, "Error"))
 				e.runToEnd(t, ns, pod, lines, phaseWith(corev1.PodFailed, terminated(driverC, 137, "OOMKilled")))
 			})
 			r := e.submit(t, itRun{ns: ns})
 			wait()
 			checkResult(t, r, itWant{137, "driver", "OOMKilled", "Failed"})
+			if len(r.res.ExecutorFailures) != 1 || r.res.ExecutorFailures[0].Explanation != "JVM OOM" || !strings.Contains(r.stderr, "Executor 1 (") {
+				t.Errorf("executor failures %+v\nstderr:\n%s", r.res.ExecutorFailures, r.stderr)
+			}
 			if d := cmp.Diff(lines[55:], r.res.LogTail); d != "" {
 				t.Errorf("log tail (-want +got):\n%s", d)
 			}
@@ -509,19 +541,89 @@ func TestK8sIT(t *testing.T) {
 			t.Parallel()
 			ns := "it-cli-sigterm"
 			cmd := e.cli(t, itRun{ns: ns})
+			e.c.ensureNamespace(t, ns)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			proc := cmd.Process
 			var pod string
 			wait := e.kubeletScript(t, ns, func(p string) {
 				pod = p
 				e.runToEnd(t, ns, p, nil, nil)
-				_ = cmd.Process.Signal(syscall.SIGTERM)
+				_ = proc.Signal(syscall.SIGTERM)
 			})
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
 			wait()
 			_ = cmd.Wait()
 			if code := cmd.ProcessState.ExitCode(); code != exitCancelled || !e.deleted(t, ns, pod) {
 				t.Errorf("exit %d, pod deleted %v\nstdout:\n%s\nstderr:\n%s", code, e.deleted(t, ns, pod), cmd.Stdout, cmd.Stderr)
+			}
+		})
+
+		t.Run("via operator", func(t *testing.T) {
+			t.Parallel()
+			apps := e.c.installSparkOperatorCRD(t)
+			for _, tc := range []struct {
+				ns    string
+				final string
+				code  int32
+				want  itWant
+			}{
+				{"it-op-ok", "COMPLETED", 0, itWant{0, "driver", "Completed", "COMPLETED"}},
+				{"it-op-fail", "FAILED", 101, itWant{101, "driver", "FAILED", "FAILED"}},
+			} {
+				t.Run(tc.final, func(t *testing.T) {
+					t.Parallel()
+					e.c.ensureNamespace(t, tc.ns)
+					done := make(chan struct{})
+					var spec map[string]any
+					go func() { // the test "operator"
+						defer close(done)
+						ctx := context.Background()
+						var app *unstructured.Unstructured
+						for start := time.Now(); app == nil && time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
+							if l, err := apps.Namespace(tc.ns).List(ctx, metav1.ListOptions{}); err == nil && len(l.Items) > 0 {
+								app = &l.Items[0]
+							}
+						}
+						if app == nil {
+							t.Error("no SparkApplication created")
+							return
+						}
+						spec, _, _ = unstructured.NestedMap(app.Object, "spec")
+						pod := app.GetName() + "-driver"
+						driver := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Labels: map[string]string{"spark-role": "driver"}},
+							Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: driverC, Image: "apache/spark:3.5.3"}}}}
+						if _, err := e.c.admin.CoreV1().Pods(tc.ns).Create(ctx, driver, metav1.CreateOptions{}); err != nil {
+							t.Error(err)
+							return
+						}
+						for _, state := range []string{"SUBMITTED", "RUNNING", tc.final} {
+							if state == tc.final {
+								e.k.setStatus(t, tc.ns, pod, phaseWith(corev1.PodFailed, terminated(driverC, tc.code, "Error")))
+							}
+							cur, err := apps.Namespace(tc.ns).Get(ctx, app.GetName(), metav1.GetOptions{})
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							_ = unstructured.SetNestedField(cur.Object, state, "status", "applicationState", "state")
+							_ = unstructured.SetNestedField(cur.Object, pod, "status", "driverInfo", "podName")
+							if _, err := apps.Namespace(tc.ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+								t.Error(err)
+							}
+							time.Sleep(500 * time.Millisecond)
+						}
+					}()
+					r := e.submit(t, itRun{ns: tc.ns, opts: func(o *K8sOptions) { o.Via = "operator"; o.SparkSubmit = "" }})
+					<-done
+					checkResult(t, r, tc.want)
+					if spec["mainClass"] != "org.example.Main" || spec["mainApplicationFile"] != "local:///opt/app.jar" {
+						t.Errorf("SparkApplication spec: %v", spec)
+					}
+					if sc, _ := spec["sparkConf"].(map[string]any); sc[confOAuthTokenFile] != nil {
+						t.Errorf("submission credentials leaked into sparkConf: %v", sc)
+					}
+				})
 			}
 		})
 

@@ -34,6 +34,8 @@ import (
 //	  "containers": [{"name": "spark-kubernetes-driver", "state": "terminated",
 //	                  "exitCode": 137, "reason": "OOMKilled", "explanation": "..."}],
 //	  "logTail": ["..."],              // last --log-tail driver log lines, on failure
+//	  "executorFailures": [{"pod": "...-exec-3", "executorId": "3", "exitCode": 52,
+//	                        "reason": "Error", "explanation": "JVM OOM"}],  // seen during the run
 //	  "sparkSubmitExitCode": 1,        // only when spark-submit itself failed
 //	  "timings": {"started": "RFC3339", "submitted": "...", "running": "...", "finished": "...",
 //	              "submitSeconds": 1.2, "pendingSeconds": 3.4, "runSeconds": 56.7, "totalSeconds": 61.3}
@@ -51,6 +53,7 @@ type K8sResult struct {
 	Message             string            `json:"message,omitempty"`
 	Containers          []ContainerResult `json:"containers,omitempty"`
 	LogTail             []string          `json:"logTail,omitempty"`
+	ExecutorFailures    []ExecutorFailure `json:"executorFailures,omitempty"`
 	SparkSubmitExitCode *int              `json:"sparkSubmitExitCode,omitempty"`
 	Timings             Timings           `json:"timings"`
 
@@ -65,6 +68,16 @@ type ContainerResult struct {
 	ExitCode    *int   `json:"exitCode,omitempty"`
 	Reason      string `json:"reason,omitempty"`
 	Message     string `json:"message,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
+}
+
+// ExecutorFailure is an executor pod (spark-role=executor of the same
+// application) whose container ended with a non-zero code during the run.
+type ExecutorFailure struct {
+	Pod         string `json:"pod"`
+	ExecutorID  string `json:"executorId,omitempty"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 	Explanation string `json:"explanation,omitempty"`
 }
 
@@ -163,6 +176,22 @@ func explainExit(code int, reason string) string {
 	return strings.Join(s, "; ")
 }
 
+// explainExecutorExit is ExecutorPodsLifecycleManager.describeExitCode.
+func explainExecutorExit(code int, reason string) string {
+	s := map[int]string{
+		1: "generic, look at the executor log", 10: "uncaught exception", 50: "uncaught exception",
+		52: "JVM OOM", 53: "DiskStore failed to create a temp dir", 126: "not executable (permissions or architecture)",
+		137: "SIGKILL, possible container OOM", 139: "SIGSEGV", 143: "SIGTERM: deleted, evicted or preempted", 255: "exit(-1)",
+	}[code]
+	if s == "" {
+		s = "unexpected"
+	}
+	if reason == "OOMKilled" {
+		s = "OOMKilled: the container exceeded its memory limit (spark.executor.memoryOverhead)"
+	}
+	return s
+}
+
 // containerResults summarises a pod's init and app container statuses.
 func containerResults(pod *corev1.Pod) []ContainerResult {
 	var out []ContainerResult
@@ -211,6 +240,13 @@ func (r *K8sResult) writeText(stdout, stderr io.Writer) {
 				}
 				fmt.Fprintln(stderr)
 			}
+		}
+		for _, x := range r.ExecutorFailures {
+			fmt.Fprintf(stderr, "Executor %s (%s) failed", x.ExecutorID, x.Pod)
+			if x.ExitCode != nil {
+				fmt.Fprintf(stderr, " with exit code %d", *x.ExitCode)
+			}
+			fmt.Fprintf(stderr, ": %s\n", x.Explanation)
 		}
 		if len(r.LogTail) > 0 {
 			fmt.Fprintf(stderr, "Last %d lines of the driver log:\n", len(r.LogTail))

@@ -331,3 +331,47 @@ func TestSparkSubmitFailedCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestExecutorFailures(t *testing.T) {
+	exec := func(name, app, id string, phase corev1.PodPhase, reason string, st ...corev1.ContainerStatus) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"spark-role": "executor", "spark-app-selector": app, "spark-exec-id": id}},
+			Status:     corev1.PodStatus{Phase: phase, Reason: reason, ContainerStatuses: st},
+		}
+	}
+	cs := fake.NewClientset(
+		exec("app-exec-1", "spark-1", "1", corev1.PodFailed, "", terminated("spark-kubernetes-executor", 52, "Error")),
+		exec("app-exec-2", "spark-1", "2", corev1.PodRunning, "", running("spark-kubernetes-executor")),
+		exec("app-exec-3", "spark-1", "3", corev1.PodFailed, "Evicted"),
+		exec("app-exec-4", "spark-1", "4", corev1.PodFailed, "", terminated("spark-kubernetes-executor", 137, "OOMKilled")),
+		exec("other-exec-1", "spark-2", "1", corev1.PodFailed, "", terminated("spark-kubernetes-executor", 1, "Error")),
+	)
+	driver := podIn(corev1.PodRunning, running(driverC))
+	driver.Labels["spark-app-selector"] = "spark-1"
+	done := podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed"))
+	done.Labels["spark-app-selector"] = "spark-1"
+	n := 0
+	cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		n++
+		if n < 3 {
+			return true, driver.DeepCopy(), nil
+		}
+		return true, done.DeepCopy(), nil
+	})
+	o := &K8sOptions{PollInterval: time.Millisecond}
+	o.defaults()
+	w := &driverWatch{client: cs, logs: &fakeLogs{}, ns: "ns", pod: "app-driver", o: o, now: time.Now}
+	res := &K8sResult{}
+	if err := w.run(context.Background(), res); err != nil {
+		t.Fatal(err)
+	}
+	code := func(c int) *int { return &c }
+	want := []ExecutorFailure{
+		{Pod: "app-exec-1", ExecutorID: "1", ExitCode: code(52), Reason: "Error", Explanation: "JVM OOM"},
+		{Pod: "app-exec-3", ExecutorID: "3", Reason: "Evicted"},
+		{Pod: "app-exec-4", ExecutorID: "4", ExitCode: code(137), Reason: "OOMKilled", Explanation: "OOMKilled: the container exceeded its memory limit (spark.executor.memoryOverhead)"},
+	}
+	if d := cmp.Diff(want, res.ExecutorFailures); d != "" {
+		t.Errorf("executor failures (-want +got):\n%s", d)
+	}
+}

@@ -635,31 +635,9 @@ func (w *rewriter) overrides() []string {
 	return out
 }
 
-// detectUnreachable warns about packages set where argv cannot reach.
+// detectUnreachable warns about packages set where argv cannot reach
+// ($PYSPARK_SUBMIT_ARGS, $SPARK_SUBMIT_OPTS, the .py app's own
+// SparkSession.builder.config calls): see unreachableWarnings.
 func (w *rewriter) detectUnreachable() {
-	for _, env := range []string{"PYSPARK_SUBMIT_ARGS", "SPARK_SUBMIT_OPTS"} {
-		v := w.o.getenv(env)
-		if strings.Contains(v, "--packages") || strings.Contains(v, "spark.jars.packages") || strings.Contains(v, "--repositories") {
-			w.warn("$%s sets packages, which this rewrite cannot remove: unset it, or move them into the spark-submit arguments given to prebake", env)
-		}
-	}
-	if !w.s.Argv.IsPython() || w.s.Argv.Primary == ResourcePySparkShell {
-		return
-	}
-	p := w.s.Argv.Primary
-	if strings.Contains(p, "://") && !strings.HasPrefix(p, "file://") {
-		return
-	}
-	p = strings.TrimPrefix(p, "file://")
-	p = strings.TrimPrefix(p, "file:")
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return
-	}
-	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.ivySettings"} {
-		if strings.Contains(string(data), k) {
-			w.warn("%s sets %s itself (SparkSession.builder.config): Spark will resolve it at run time; remove it from the app and pass it to prebake as --packages", w.s.Argv.Primary, k)
-			return
-		}
-	}
+	w.r.Warnings = append(w.r.Warnings, unreachableWarnings(w.o.getenv, w.s.Argv)...)
 }

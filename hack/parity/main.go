@@ -38,6 +38,9 @@ func main() {
 	report := flag.String("report", "", "write the -diff report to this file")
 	flag.Parse()
 	root, _ := os.Getwd()
+	if abs, err := filepath.Abs(*shared); err == nil {
+		*shared = abs
+	}
 	parity := filepath.Join(root, "testdata", "parity")
 	oracle := filepath.Join(*shared, "oracle", "run-oracle.sh")
 	var err error

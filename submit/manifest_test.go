@@ -1,0 +1,181 @@
+package submit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// The manifest golden table: inputs are testdata/manifest/<input>.yaml (real
+// spark-operator examples, each naming its source in its header comment);
+// goldens are testdata/manifest/<name>.golden. Refresh with
+// go test ./submit -run TestRewriteManifestGolden -update.
+var manifestCases = []struct {
+	name, input string
+	jars        string // "" (local paths only), "image" or "store"
+	image       string
+	noSource    bool // no JarSource: packages are removed, nothing is added
+	wantErr     string
+	wantCode    int
+}{
+	{name: "spark-pi-packages-image", input: "spark-pi-packages", jars: "image", image: "registry.example/spark:3.5.5-prebake"},
+	{name: "spark-pi-packages-store", input: "spark-pi-packages", jars: "store"},
+	{name: "spark-pi-packages-refused", input: "spark-pi-packages", wantErr: "give --image-from or --store", wantCode: exitcode.Usage},
+	{name: "spark-pi-packages-no-source", input: "spark-pi-packages", noSource: true},
+	{name: "spark-pi-python-sparkconf-store", input: "spark-pi-python-sparkconf", jars: "store"},
+	{name: "spark-pi-scheduled-image", input: "spark-pi-scheduled", jars: "image", image: "registry.example/spark:3.5.5-prebake"},
+	{name: "multi-document-image", input: "multi-document", jars: "image", image: "registry.example/spark-py:prebake"},
+	{name: "no-packages-image", input: "no-packages-image", jars: "image", image: "registry.example/spark:prebake"},
+	{name: "no-packages-no-image", input: "no-packages-image", jars: "image"},
+	{name: "unreachable-env", input: "unreachable-env", jars: "store"},
+	{name: "error-malformed", input: "error-malformed", jars: "image", image: "registry.example/spark:prebake", wantErr: "manifest error-malformed.yaml document 2", wantCode: exitcode.DataErr},
+	{name: "error-packages-not-list", input: "error-packages-not-list", jars: "image", wantErr: "spec.deps.packages is not a list", wantCode: exitcode.DataErr},
+}
+
+func manifestOpts(jars, image string, noSource bool) []RewriteOption {
+	var opts []RewriteOption
+	if !noSource {
+		opts = append(opts, WithJarSource(fakeRewriteJars(jars)))
+	}
+	if image != "" {
+		opts = append(opts, WithImage(image))
+	}
+	return opts
+}
+
+func TestRewriteManifestGolden(t *testing.T) {
+	for _, c := range manifestCases {
+		t.Run(c.name, func(t *testing.T) {
+			file := c.input + ".yaml"
+			in, err := os.ReadFile(filepath.Join("testdata", "manifest", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := RewriteManifest(context.Background(), file, in, manifestOpts(c.jars, c.image, c.noSource)...)
+			got := fmt.Sprintf("# input: testdata/manifest/%s\n# jars: %q image: %q jar source: %v\n", file, c.jars, c.image, !c.noSource)
+			if c.wantErr != "" {
+				if err == nil {
+					t.Fatalf("RewriteManifest succeeded; want an error containing %q", c.wantErr)
+				}
+				if !strings.Contains(err.Error(), c.wantErr) || exitcode.Code(err) != c.wantCode {
+					t.Fatalf("error %q (exit %d); want one containing %q (exit %d)", err, exitcode.Code(err), c.wantErr, c.wantCode)
+				}
+				got += fmt.Sprintf("error (exit %d): %s\n", exitcode.Code(err), err)
+			} else {
+				if err != nil {
+					t.Fatalf("RewriteManifest: %v", err)
+				}
+				checkManifestResult(t, in, r, c.jars, c.image, c.noSource)
+				report := *r
+				report.YAML = "(above)"
+				js, err := json.MarshalIndent(report, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got += "--- yaml:\n" + r.YAML + "--- json:\n" + string(js) + "\n"
+			}
+			golden := filepath.Join("testdata", "manifest", c.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./submit -run TestRewriteManifestGolden -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// checkManifestResult asserts the invariants of every manifest rewrite.
+func checkManifestResult(t *testing.T, in []byte, r *ManifestRewritten, jars, image string, noSource bool) {
+	t.Helper()
+	out := []byte(r.YAML)
+	inDocs, outDocs := splitYAMLDocuments(in), splitYAMLDocuments(out)
+	if len(inDocs) != len(outDocs) || len(r.Documents) != len(inDocs) {
+		t.Fatalf("%d documents in, %d out, %d reported", len(inDocs), len(outDocs), len(r.Documents))
+	}
+	for i, d := range r.Documents {
+		if !d.Rewritten && !bytes.Equal(inDocs[i].bytes(), outDocs[i].bytes()) {
+			t.Errorf("document %d was not rewritten but its bytes changed:\n%s\n---\n%s", i+1, inDocs[i].bytes(), outDocs[i].bytes())
+		}
+	}
+	// The output re-parses, and no SparkApplication holds packages in
+	// deps or sparkConf.
+	dec := yaml.NewDecoder(bytes.NewReader(out))
+	for {
+		var doc map[string]any
+		err := dec.Decode(&doc)
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("the output does not parse: %v\n%s", err, out)
+		}
+		kind, _ := doc["kind"].(string)
+		spec, _ := doc["spec"].(map[string]any)
+		switch kind {
+		case KindScheduledSparkApplication:
+			spec, _ = spec["template"].(map[string]any)
+		case KindSparkApplication:
+		default:
+			continue
+		}
+		deps, _ := spec["deps"].(map[string]any)
+		for _, k := range []string{"packages", "repositories", "excludePackages"} {
+			if _, ok := deps[k]; ok {
+				t.Errorf("%s: deps.%s is still set", kind, k)
+			}
+		}
+		conf, _ := spec["sparkConf"].(map[string]any)
+		for _, k := range packagesKeys {
+			if _, ok := conf[k]; ok {
+				t.Errorf("%s: sparkConf %s is still set", kind, k)
+			}
+		}
+		if _, ok := conf["spark.jars"]; ok && deps["jars"] != nil {
+			t.Errorf("%s: both deps.jars and sparkConf spark.jars are set", kind)
+		}
+		if image != "" {
+			if spec["image"] != image {
+				t.Errorf("%s: spec.image = %v; want %s", kind, spec["image"], image)
+			}
+			for _, role := range []string{"driver", "executor"} {
+				if m, _ := spec[role].(map[string]any); m != nil && m["image"] != nil && m["image"] != image {
+					t.Errorf("%s: %s.image = %v; want %s", kind, role, m["image"], image)
+				}
+			}
+		}
+	}
+	// Comments are kept: every comment of the input is in the output.
+	for _, line := range strings.Split(string(in), "\n") {
+		if i := strings.Index(line, "# "); i >= 0 && !strings.Contains(line[:i], "'") && !strings.Contains(line[:i], `"`) {
+			if c := strings.TrimSpace(line[i:]); !strings.Contains(r.YAML, c) {
+				t.Errorf("comment %q was lost", c)
+			}
+		}
+	}
+	// Rewriting the output again changes nothing: it is a fixed point.
+	again, err := RewriteManifest(context.Background(), r.File, out, manifestOpts(jars, image, noSource)...)
+	if err != nil {
+		t.Fatalf("rewriting the output again: %v", err)
+	}
+	if again.YAML != r.YAML {
+		t.Errorf("rewriting the output again changed it:\n%s", cmp.Diff(r.YAML, again.YAML))
+	}
+}
