@@ -11,93 +11,127 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 )
 
-// imageJars reads an image's dev.prebake.jars annotation: the jars dir and
-// the jar file names. The layers wiring sets it.
-var imageJars = func(ctx context.Context, ref string) (dir string, files []string, err error) {
-	return "", nil, exitcode.Errorf(exitcode.Internal, "--image-from %s: reading the image's dev.prebake.jars annotation is not built in yet", ref)
+// jarTarget says where the cluster URLs of the resolved jars come from:
+// an image baked earlier (--image-from: its dev.prebake.jars annotation), a
+// store baked earlier (--store: its set manifest), or, for submit, a bake
+// done now. With none, only local file: paths are given.
+type jarTarget struct {
+	imageFrom string
+	imageOpts []layers.Option
+	store     *s3StoreFlags
+	urlStyle  string
+	expires   time.Duration
+	// bake, when set, caches the resolved jars now and returns their cluster
+	// URLs in lock order (submit --store / --image-target).
+	bake func(ctx context.Context, res *resolver.Result) (urls []string, from string, err error)
 }
 
-// storeJarURLs returns the store's URLs of the set lockHash (its set
-// manifest sets/<lock-hash>.json), in lock order. A missing manifest is an
-// error that says to run `prebake bake s3`. The s3store wiring sets it.
-var storeJarURLs = func(ctx context.Context, store, lockHash string) ([]string, error) {
-	return nil, exitcode.Errorf(exitcode.Internal, "--store %s: reading the set manifest is not built in yet", redact.URL(store))
+// clusterURLs returns the cluster URLs of res's jars, in lock order, and
+// what they came from; nil when the target names no image or store.
+func (t *jarTarget) clusterURLs(ctx context.Context, res *resolver.Result, stderr io.Writer, quiet bool) ([]string, string, error) {
+	switch {
+	case t.bake != nil:
+		return t.bake(ctx, res)
+	case t.imageFrom != "":
+		dir, files, err := layers.ReadJars(ctx, t.imageFrom, t.imageOpts...)
+		if err != nil {
+			return nil, "", err
+		}
+		have := map[string]bool{}
+		for _, f := range files {
+			have[f] = true
+		}
+		var urls []string
+		for _, a := range res.Lock.Artifacts {
+			if !have[a.File] {
+				return nil, "", exitcode.Errorf(exitcode.NotFound, "--image-from %s: the image has no %s (its dev.prebake.jars lacks it); bake this lock into it first", t.imageFrom, a.File)
+			}
+			urls = append(urls, "local://"+path.Join(dir, a.File))
+		}
+		return urls, "image " + t.imageFrom, nil
+	case t.store != nil && t.store.store != "":
+		opts, err := t.store.options(stderr, quiet)
+		if err != nil {
+			return nil, "", err
+		}
+		if t.expires > 0 {
+			opts = append(opts, s3store.WithExpires(t.expires))
+		}
+		urls, err := s3store.SetURLs(ctx, t.store.store, res.Lock.Hash(), t.urlStyle, opts...)
+		if err != nil {
+			return nil, "", err
+		}
+		if len(urls) != len(res.Lock.Artifacts) {
+			return nil, "", exitcode.Errorf(exitcode.DataErr, "--store %s: set %s lists %d jars, the lock %d", redact.URL(t.store.store), res.Lock.Hash(), len(urls), len(res.Lock.Artifacts))
+		}
+		return urls, "store " + redact.URL(t.store.store), nil
+	}
+	return nil, "", nil
 }
 
-// rewriteJarSource resolves the packages of a command line (plus those of
-// the resolution flags), retrieves them for file: paths, and adds the
-// image's or the store's URLs.
-func rewriteJarSource(rf *resolveFlags, imageFrom, store string, stderr io.Writer, quiet bool) submit.JarSource {
+// resolveJars resolves the packages of a command line (plus those of the
+// resolution flags) and retrieves them for file: paths. It returns nil when
+// there is nothing to resolve.
+func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, stderr io.Writer, quiet bool) (*resolver.Result, []string, error) {
+	req, err := rf.request()
+	if err != nil {
+		return nil, nil, err
+	}
+	// The argv's own packages come first; the resolution flags add to them.
+	if p.Packages != "" {
+		req.Packages = append([]string{p.Packages}, req.Packages...)
+	}
+	if p.Repositories != "" {
+		req.Repositories = append([]string{p.Repositories}, req.Repositories...)
+	}
+	if p.Excludes != "" {
+		req.Excludes = append([]string{p.Excludes}, req.Excludes...)
+	}
+	if len(req.Packages) == 0 {
+		return nil, nil, nil
+	}
+	logger := log.New(io.Discard, "", 0)
+	if !quiet {
+		logger = log.New(stderr, "prebake: ", 0)
+	}
+	if p.Ivy != "" || p.IvySettings != "" {
+		logger.Printf("warning: spark.jars.ivy/spark.jars.ivySettings are not honoured for resolution; using the default chain")
+	}
+	res, err := resolver.Resolve(ctx, req, resolver.WithLogger(logger))
+	if err != nil {
+		return nil, nil, err
+	}
+	_, paths, err := resolver.Retrieve(ctx, res.Lock, req.CacheDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, paths, nil
+}
+
+// rewriteJarSource resolves the packages of a command line, retrieves them
+// for file: paths, and adds the target's cluster URLs.
+func rewriteJarSource(rf *resolveFlags, t *jarTarget, stderr io.Writer, quiet bool) submit.JarSource {
 	return submit.JarSourceFunc(func(ctx context.Context, p submit.Packages) (*submit.Jars, error) {
-		req, err := rf.request()
-		if err != nil {
-			return nil, err
-		}
-		// The argv's own packages come first; the resolution flags add to them.
-		if p.Packages != "" {
-			req.Packages = append([]string{p.Packages}, req.Packages...)
-		}
-		if p.Repositories != "" {
-			req.Repositories = append([]string{p.Repositories}, req.Repositories...)
-		}
-		if p.Excludes != "" {
-			req.Excludes = append([]string{p.Excludes}, req.Excludes...)
-		}
-		if len(req.Packages) == 0 {
-			return nil, nil
-		}
-		logger := log.New(io.Discard, "", 0)
-		if !quiet {
-			logger = log.New(stderr, "prebake: ", 0)
-		}
-		if p.Ivy != "" || p.IvySettings != "" {
-			logger.Printf("warning: spark.jars.ivy/spark.jars.ivySettings are not honoured for resolution; using the default chain")
-		}
-		res, err := resolver.Resolve(ctx, req, resolver.WithLogger(logger))
-		if err != nil {
-			return nil, err
-		}
-		_, paths, err := resolver.Retrieve(ctx, res.Lock, req.CacheDir)
-		if err != nil {
+		res, paths, err := resolveJars(ctx, rf, p, stderr, quiet)
+		if err != nil || res == nil {
 			return nil, err
 		}
 		j := &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
-		switch {
-		case imageFrom != "":
-			dir, files, err := imageJars(ctx, imageFrom)
-			if err != nil {
-				return nil, err
-			}
-			have := map[string]bool{}
-			for _, f := range files {
-				have[f] = true
-			}
-			for _, a := range res.Lock.Artifacts {
-				if !have[a.File] {
-					return nil, exitcode.Errorf(exitcode.NotFound, "--image-from %s: the image has no %s (its dev.prebake.jars lacks it); bake this lock into it first", imageFrom, a.File)
-				}
-				j.Cluster = append(j.Cluster, "local://"+path.Join(dir, a.File))
-			}
-			j.From = "image " + imageFrom
-		case store != "":
-			urls, err := storeJarURLs(ctx, store, j.LockHash)
-			if err != nil {
-				return nil, err
-			}
-			if len(urls) != len(paths) {
-				return nil, exitcode.Errorf(exitcode.DataErr, "--store %s: set %s lists %d jars, the lock %d", redact.URL(store), j.LockHash, len(urls), len(paths))
-			}
-			j.Cluster = urls
-			j.From = "store " + redact.URL(store)
+		j.Cluster, j.From, err = t.clusterURLs(ctx, res, stderr, quiet)
+		if err != nil {
+			return nil, err
 		}
 		return j, nil
 	})
@@ -106,7 +140,10 @@ func rewriteJarSource(rf *resolveFlags, imageFrom, store string, stderr io.Write
 func init() {
 	register(func(g *globals) *cobra.Command {
 		var rf resolveFlags
-		var imageFrom, store, manifest string
+		var imageFrom, manifest string
+		var sf s3StoreFlags
+		var reg registryFlags
+		t := &jarTarget{store: &sf}
 		c := &cobra.Command{
 			Use:   "rewrite [--image-from REF | --store URL] [--lock FILE] [resolution flags] -- <spark-submit args>",
 			Short: "Rewrite a spark-submit command line so that Spark resolves nothing at run time",
@@ -132,6 +169,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 				if err != nil {
 					return err
 				}
+				store := sf.store
 				if imageFrom != "" && store != "" {
 					return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
 				}
@@ -143,10 +181,14 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 					cache = resolver.DefaultCacheDir()
 				}
 				opts := []submit.RewriteOption{
-					submit.WithJarSource(rewriteJarSource(&rf, imageFrom, store, c.ErrOrStderr(), g.quiet)),
+					submit.WithJarSource(rewriteJarSource(&rf, t, c.ErrOrStderr(), g.quiet)),
 					submit.WithWorkDir(filepath.Join(cache, "rewrite")),
 				}
 				if imageFrom != "" {
+					t.imageFrom = imageFrom
+					if t.imageOpts, err = reg.options(g.reporter(c.ErrOrStderr())); err != nil {
+						return err
+					}
 					opts = append(opts, submit.WithImage(imageFrom))
 				}
 				if manifest != "" {
@@ -175,7 +217,10 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 		rf.add(fs)
 		fs.StringVar(&imageFrom, "image-from", "", "use the jars baked into this image (its dev.prebake.jars annotation); also sets spark.kubernetes.container.image")
 		fs.StringVar(&manifest, "manifest", "", "rewrite a kubeflow spark-operator SparkApplication/ScheduledSparkApplication manifest (YAML, multi-document; - for stdin) instead of a command line")
-		fs.StringVar(&store, "store", "", "use the jars in this store (s3://bucket/prefix or file://DIR): its set manifest for the lock")
+		sf.add(fs)
+		reg.add(fs)
+		fs.StringVar(&t.urlStyle, "url-style", s3store.StyleS3A, "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
+		fs.DurationVar(&t.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
 		return c
 	})
 }

@@ -36,7 +36,11 @@ func registerBackend(name string, b backend) { backends[name] = b }
 // submitFlags are shared by every backend.
 type submitFlags struct {
 	resolve      resolveFlags
-	store        string
+	s3           s3StoreFlags
+	registry     registryFlags
+	urlStyle     string
+	expires      time.Duration
+	config       string
 	imageTarget  string
 	sparkSubmit  string
 	timeout      time.Duration
@@ -67,10 +71,9 @@ type idRequest struct {
 	Flags  *pflag.FlagSet
 }
 
-// prepareSubmission resolves, caches and rewrites args. It is set by the
-// wiring that composes rewrite with bake (cmd/prepare.go); until then it passes
-// args through.
-var prepareSubmission = func(ctx context.Context, f *submitFlags, args []string, stderr io.Writer) ([]string, error) {
+// prepareSubmission resolves, caches and rewrites args. cmd/prepare.go sets
+// it; tests replace it with a pass-through.
+var prepareSubmission = func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
 	return args, nil
 }
 
@@ -128,7 +131,7 @@ func init() {
 				if !ok {
 					return exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
 				}
-				rewritten, err := prepareSubmission(c.Context(), f, args, c.ErrOrStderr())
+				rewritten, err := prepareSubmission(c.Context(), g, f, c.Flags(), args, c.ErrOrStderr())
 				if err != nil {
 					return err
 				}
@@ -139,19 +142,7 @@ func init() {
 				})
 			},
 		}
-		fs := c.Flags()
-		f.resolve.add(fs)
-		fs.StringVar(&f.store, "store", "", "S3 store for the jars (s3://bucket/prefix or file://DIR); env PREBAKE_STORE")
-		fs.StringVar(&f.imageTarget, "image-target", "", "bake the jars into the Spark image and push it here; env PREBAKE_IMAGE_TARGET")
-		fs.StringVar(&f.sparkSubmit, "spark-submit", "", "spark-submit binary (default $SPARK_HOME/bin/spark-submit)")
-		fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
-		fs.DurationVar(&f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
-		fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
-		for _, name := range []string{"k8s", "rest"} {
-			if b, ok := backends[name]; ok {
-				b.AddFlags(fs)
-			}
-		}
+		addSubmitFlags(c.Flags(), f)
 		return c
 	})
 	for _, op := range []string{"status", "kill"} {
@@ -189,4 +180,31 @@ func init() {
 			return c
 		})
 	}
+}
+
+// addSubmitFlags defines submit's flags on fs.
+func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags) {
+	f.resolve.add(fs)
+	f.s3.add(fs)
+	f.registry.add(fs)
+	fs.StringVar(&f.urlStyle, "url-style", "s3a", "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
+	fs.DurationVar(&f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
+	fs.StringVar(&f.imageTarget, "image-target", "", "bake the jars into the argv's Spark image and push it to this repository (default $PREBAKE_IMAGE_TARGET)")
+	fs.StringVar(&f.config, "config", "", "prebake.yaml with defaults for these flags (default ./prebake.yaml when it exists, else $PREBAKE_CONFIG)")
+	fs.StringVar(&f.sparkSubmit, "spark-submit", "", "spark-submit binary (default $SPARK_HOME/bin/spark-submit)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
+	fs.DurationVar(&f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
+	fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
+	for _, name := range []string{"k8s", "rest"} {
+		if b, ok := backends[name]; ok {
+			b.AddFlags(fs)
+		}
+	}
+}
+
+// newSubmitFlagSet returns a flag set with submit's flags bound to f.
+func newSubmitFlagSet(f *submitFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("submit", pflag.ContinueOnError)
+	addSubmitFlags(fs, f)
+	return fs
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest"
 )
@@ -18,7 +20,7 @@ import (
 func passThroughPrepare(t *testing.T) {
 	t.Helper()
 	saved := prepareSubmission
-	prepareSubmission = func(ctx context.Context, f *submitFlags, args []string, stderr io.Writer) ([]string, error) {
+	prepareSubmission = func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
 		return args, nil
 	}
 	t.Cleanup(func() { prepareSubmission = saved })

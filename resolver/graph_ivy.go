@@ -234,7 +234,7 @@ func isCircular(n *inode, path []*inode) bool {
 // direct dependency of the root on the module in competition too (loaded
 // or not), so a newer coordinate evicts n before n is loaded; the winner is
 // then resolved through n's visit.gotoNode(winner) (see gotoNode).
-func (e *engine) resolveConflict(n, parent *inode, fromRoot bool) {
+func (e *engine) resolveConflict(n, parent *inode) {
 	if n.evicted {
 		return
 	}
@@ -310,7 +310,7 @@ func (e *engine) siblingConflict(n, parent *inode) {
 	}
 	n.evicted = true
 	e.gotoNode(parent, n, w)
-	e.resolveConflict(w, parent, false)
+	e.resolveConflict(w, parent)
 }
 
 // latestOf is LatestConflictManager(latest-revision) over n and the
@@ -348,7 +348,7 @@ func (e *engine) siblings(n, parent *inode, dds []*dd) []*inode {
 }
 
 // fetch is Ivy's fetchDependencies(node, conf).
-func (e *engine) fetch(n *inode, conf string, path []*inode, fromRoot bool) {
+func (e *engine) fetch(n *inode, conf string, path []*inode) {
 	if e.err != nil {
 		return
 	}
@@ -357,7 +357,7 @@ func (e *engine) fetch(n *inode, conf string, path []*inode, fromRoot bool) {
 		parent = path[len(path)-1]
 	}
 	e.siblingConflict(n, parent)
-	e.resolveConflict(n, parent, fromRoot)
+	e.resolveConflict(n, parent)
 	if n.evicted {
 		// The winner is fetched in the configuration asked of the loser:
 		// through loser.gotoNode(winner) when it is loaded already, else
@@ -367,7 +367,7 @@ func (e *engine) fetch(n *inode, conf string, path []*inode, fromRoot bool) {
 				return
 			}
 			e.gotoNode(parent, n, w)
-			e.fetch(w, conf, path, false)
+			e.fetch(w, conf, path)
 		}
 		return
 	}
@@ -422,7 +422,7 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 	sub := append(append([]*inode{}, path...), n)
 	for _, v := range visits {
 		for _, rc := range v.confs {
-			e.fetch(v.child, rc, sub, false)
+			e.fetch(v.child, rc, sub)
 			if e.err != nil {
 				return
 			}
@@ -536,7 +536,7 @@ func (e *engine) runLatest(coords []Coordinate) {
 		visits = append(visits, child)
 	}
 	for _, child := range visits {
-		e.fetch(child, "default", []*inode{e.root}, true)
+		e.fetch(child, "default", []*inode{e.root})
 		if e.err != nil {
 			return
 		}
@@ -679,7 +679,6 @@ func (e *engine) mainArtifacts(n *inode) ([]depArt, error) {
 	}
 	return []depArt{{typ: p, ext: p}}, nil
 }
-
 
 func (e *engine) graph(coords []Coordinate) (*Graph, error) {
 	g := &Graph{}

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -101,6 +102,9 @@ func runParity(t *testing.T, cases []parityCase) {
 				if err == nil {
 					t.Fatalf("oracle failed (%s) but resolution succeeded with %v", c.expectedRaw, names)
 				}
+				if p := errorMismatch(c, err); p != "" {
+					t.Errorf("%s\nerror: %v\noracle:\n%s", p, err, c.expectedRaw)
+				}
 				return
 			}
 			if err != nil {
@@ -111,6 +115,56 @@ func runParity(t *testing.T, cases []parityCase) {
 			}
 		})
 	}
+}
+
+// errorMismatch checks prebake's error against the oracle's "error" lines:
+// an unresolved dependency names one of the modules Ivy could not resolve
+// (Ivy lists them all, prebake stops at the first) and, when Ivy found it
+// nowhere, every repository tried; a failed download names the artifact;
+// a bad coordinate says which form is expected.
+func errorMismatch(c parityCase, err error) string {
+	msg := err.Error()
+	var unresolved []string
+	notFound := false
+	for _, l := range strings.Split(c.expectedRaw, "\n") {
+		l = strings.TrimPrefix(l, "error ")
+		switch {
+		case strings.HasPrefix(l, "unresolved dependency: "):
+			mod, reason, _ := strings.Cut(strings.TrimPrefix(l, "unresolved dependency: "), ": ")
+			unresolved = append(unresolved, mod)
+			notFound = notFound || reason == "not found"
+		case strings.HasPrefix(l, "download failed: "):
+			ref := strings.TrimPrefix(l, "download failed: ")
+			mod, file, _ := strings.Cut(ref, "!")
+			parts := strings.Split(strings.Replace(mod, ";", "#", 1), "#")
+			name := parts[1] + "-" + parts[2]
+			if !strings.Contains(msg, name) {
+				return fmt.Sprintf("the error does not name the artifact %s (%s)", name, file)
+			}
+		case strings.Contains(l, "Provided Maven Coordinates must be in the form"):
+			if !strings.Contains(msg, "groupId:artifactId:version") {
+				return "the error does not give the expected coordinate form"
+			}
+		}
+	}
+	if len(unresolved) == 0 {
+		return ""
+	}
+	found := false
+	for _, m := range unresolved {
+		found = found || strings.Contains(msg, "unresolved dependency: "+m)
+	}
+	if !found {
+		return fmt.Sprintf("the error names none of the unresolved modules %v", unresolved)
+	}
+	if notFound && strings.Contains(msg, " not found") {
+		for i := range c.repos {
+			if name := fmt.Sprintf("repo-%d", i+1); !strings.Contains(msg, name) {
+				return "the not-found error does not list the repository " + name
+			}
+		}
+	}
+	return ""
 }
 
 func parityDir(t *testing.T) string {

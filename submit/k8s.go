@@ -116,8 +116,10 @@ const (
 )
 
 // exitCancelled is the exit code when prebake itself is interrupted
-// (SIGINT/SIGTERM), 128+SIGINT as shells report it.
-const exitCancelled = 130
+// (SIGINT/SIGTERM): the driver was stopped (its pod deleted) with no exit
+// code of its own, so 80, as the REST backend reports a cancel. 130 would
+// read as a driver exit code in the conventions' table.
+const exitCancelled = exitcode.DriverFailed
 
 var errTimeout = errors.New("--timeout reached")
 
@@ -753,7 +755,7 @@ func (w *driverWatch) kill() string {
 }
 
 // interrupted ends a run whose context is done: --timeout (75) or a signal
-// (130). With KillOnCancel the driver pod is deleted.
+// (80). With KillOnCancel the driver pod is deleted.
 func (w *driverWatch) interrupted(ctx context.Context, res *K8sResult) error {
 	extra := ""
 	if w.o.KillOnCancel {

@@ -417,7 +417,7 @@ func TestK8sIT(t *testing.T) {
 			})
 			r := e.submit(t, itRun{ns: ns, ctx: ctx})
 			wait()
-			checkResult(t, r, itWant{130, "prebake", "Cancelled", "Running"})
+			checkResult(t, r, itWant{exitCancelled, "prebake", "Cancelled", "Running"})
 			if !e.deleted(t, ns, pod) {
 				t.Error("driver pod not deleted on cancel")
 			}

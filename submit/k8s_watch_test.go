@@ -175,7 +175,7 @@ func TestDriverWatch(t *testing.T) {
 				time.AfterFunc(30*time.Millisecond, cancel)
 				return ctx, cancel
 			},
-			wantCode: 130, wantSource: "prebake", wantReason: "Cancelled", wantPhase: "Running", wantDeleted: true},
+			wantCode: exitCancelled, wantSource: "prebake", wantReason: "Cancelled", wantPhase: "Running", wantDeleted: true},
 		{name: "timeout", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				return context.WithTimeoutCause(ctx, 30*time.Millisecond, errTimeout)

@@ -50,6 +50,9 @@ type RewriteOption func(*rewriteOptions) error
 type rewriteOptions struct {
 	source  JarSource
 	image   string
+	// driverImage and executorImage replace the role-specific images the
+	// user set; "" means image.
+	driverImage, executorImage string
 	getenv  func(string) string
 	workDir string
 }
@@ -66,6 +69,13 @@ func WithJarSource(s JarSource) RewriteOption {
 // user's images.
 func WithImage(ref string) RewriteOption {
 	return func(o *rewriteOptions) error { o.image = ref; return nil }
+}
+
+// WithRoleImages sets the images that replace a driver- or executor-specific
+// image the user set, when they differ from WithImage's (submit
+// --image-target bakes each distinct base). "" keeps WithImage's.
+func WithRoleImages(driver, executor string) RewriteOption {
+	return func(o *rewriteOptions) error { o.driverImage, o.executorImage = driver, executor; return nil }
 }
 
 // WithEnv sets how environment variables are read (SPARK_CONF_DIR,
@@ -349,8 +359,8 @@ func (w *rewriter) plan(j *Jars) error {
 			why := "--image-from: the image holds the jars"
 			w.items = append(w.items,
 				&managed{key: "spark.kubernetes.container.image", replace: w.o.image, reason: why},
-				&managed{key: "spark.kubernetes.driver.container.image", replace: w.o.image, reason: why + "; it replaces the driver image the user set", onlyIfSet: true},
-				&managed{key: "spark.kubernetes.executor.container.image", replace: w.o.image, reason: why + "; it replaces the executor image the user set", onlyIfSet: true})
+				&managed{key: "spark.kubernetes.driver.container.image", replace: orDefault(w.o.driverImage, w.o.image), reason: why + "; it replaces the driver image the user set", onlyIfSet: true},
+				&managed{key: "spark.kubernetes.executor.container.image", replace: orDefault(w.o.executorImage, w.o.image), reason: why + "; it replaces the executor image the user set", onlyIfSet: true})
 		} else {
 			w.warn("--image-from %s: master %s is not Kubernetes, so no image is set; the local:// jars must exist on every %s node", w.o.image, w.kind, w.kind)
 		}
@@ -640,4 +650,11 @@ func (w *rewriter) overrides() []string {
 // SparkSession.builder.config calls): see unreachableWarnings.
 func (w *rewriter) detectUnreachable() {
 	w.r.Warnings = append(w.r.Warnings, unreachableWarnings(w.o.getenv, w.s.Argv)...)
+}
+
+func orDefault(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
 }

@@ -1,0 +1,258 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
+	"github.com/prebake/prebake/submit"
+)
+
+// fileConfig is prebake.yaml: defaults for submit's flags, so that adopting
+// prebake is one word in front of an existing spark-submit command line.
+// Flags win over the environment (PREBAKE_STORE, PREBAKE_IMAGE_TARGET),
+// which wins over the file. Credentials do not belong here: S3 uses the AWS
+// chain, registries the Docker config.
+//
+//	store: s3://bucket/prefix        # or file:///dir
+//	endpoint: http://127.0.0.1:7070  # S3-compatible servers
+//	pathStyle: true
+//	region: eu-west-1
+//	urlStyle: s3a                    # s3a | presigned | https
+//	imageTarget: registry.example.com/spark/prebaked
+//	cache: /var/cache/prebake
+//	repositories: [https://nexus.example.com/repository/maven-public/]
+type fileConfig struct {
+	Store        string   `yaml:"store"`
+	Endpoint     string   `yaml:"endpoint"`
+	PathStyle    *bool    `yaml:"pathStyle"`
+	Region       string   `yaml:"region"`
+	URLStyle     string   `yaml:"urlStyle"`
+	ImageTarget  string   `yaml:"imageTarget"`
+	Cache        string   `yaml:"cache"`
+	Repositories []string `yaml:"repositories"`
+}
+
+// loadConfig reads the --config file, else ./prebake.yaml when it exists,
+// else $PREBAKE_CONFIG. It returns nil when there is none.
+func loadConfig(explicit string) (*fileConfig, string, error) {
+	path := explicit
+	if path == "" {
+		if _, err := os.Stat("prebake.yaml"); err == nil {
+			path = "prebake.yaml"
+		} else if env := os.Getenv("PREBAKE_CONFIG"); env != "" {
+			path = env
+		}
+	}
+	if path == "" {
+		return nil, "", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		code := exitcode.DataErr
+		if errors.Is(err, fs.ErrNotExist) {
+			code = exitcode.NotFound
+		}
+		return nil, path, exitcode.New(code, fmt.Errorf("config %s: %w", path, err))
+	}
+	var c fileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, path, exitcode.Errorf(exitcode.DataErr, "config %s: %v", path, err)
+	}
+	return &c, path, nil
+}
+
+// applyDefaults fills the submit flags the user did not set, from the
+// environment and then from the config file.
+func applyDefaults(f *submitFlags, fl *pflag.FlagSet, c *fileConfig) {
+	unset := func(name string) bool { return !fl.Changed(name) }
+	if unset("image-target") && f.imageTarget == "" {
+		f.imageTarget = os.Getenv("PREBAKE_IMAGE_TARGET")
+	}
+	if c == nil {
+		return
+	}
+	set := func(name string, dst *string, v string) {
+		if unset(name) && *dst == "" && v != "" {
+			*dst = v
+		}
+	}
+	set("store", &f.s3.store, c.Store)
+	set("endpoint", &f.s3.endpoint, c.Endpoint)
+	set("region", &f.s3.region, c.Region)
+	set("image-target", &f.imageTarget, c.ImageTarget)
+	set("cache", &f.resolve.cache, c.Cache)
+	if unset("url-style") && c.URLStyle != "" {
+		f.urlStyle = c.URLStyle
+	}
+	if unset("path-style") && c.PathStyle != nil {
+		f.s3.pathStyle = *c.PathStyle
+	}
+	if unset("repositories") && len(c.Repositories) > 0 {
+		f.resolve.repositories = c.Repositories
+	}
+}
+
+func init() { prepareSubmission = prepare }
+
+// prepare is submit's resolve → bake (S3 or image) → rewrite. It returns the
+// spark-submit arguments to run.
+func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+	cfg, cfgPath, err := loadConfig(f.config)
+	if err != nil {
+		return nil, err
+	}
+	applyDefaults(f, fl, cfg)
+	rep := g.reporter(stderr)
+	if cfg != nil {
+		rep.Debugf("using defaults from %s", cfgPath)
+	}
+	if f.s3.store != "" && f.imageTarget != "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--store %s and --image-target %s: give one of them", redact.URL(f.s3.store), f.imageTarget)
+	}
+	sub, err := submit.LoadSubmission(args, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	res, paths, err := resolveJars(ctx, &f.resolve, sub.Packages(), stderr, g.quiet)
+	if err != nil {
+		return nil, err
+	}
+	cache := f.resolve.cache
+	if cache == "" {
+		cache = resolver.DefaultCacheDir()
+	}
+	opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
+	var jars *submit.Jars
+	if res != nil {
+		jars = &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
+		switch {
+		case f.imageTarget != "":
+			imgOpts, err := bakeForSubmit(ctx, rep, f, sub, res, jars, cache)
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, imgOpts...)
+		case f.s3.store != "":
+			if err := storeForSubmit(ctx, g, f, res, jars, stderr); err != nil {
+				return nil, err
+			}
+		}
+	}
+	opts = append(opts, submit.WithJarSource(submit.JarSourceFunc(func(context.Context, submit.Packages) (*submit.Jars, error) {
+		return jars, nil
+	})))
+	r, err := submit.Rewrite(ctx, args, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range r.Warnings {
+		rep.Warnf("%s", w)
+	}
+	for _, ch := range r.Changes {
+		rep.Debugf("rewrite: %s %s (%s)", ch.Action, ch.Target, ch.Reason)
+	}
+	return r.Args, nil
+}
+
+// storeForSubmit uploads the set to the S3 store and sets the cluster URLs.
+func storeForSubmit(ctx context.Context, g *globals, f *submitFlags, res *resolver.Result, jars *submit.Jars, stderr io.Writer) error {
+	sopts, err := f.s3.options(stderr, g.quiet)
+	if err != nil {
+		return err
+	}
+	if f.expires > 0 {
+		sopts = append(sopts, s3store.WithExpires(f.expires))
+	}
+	st, err := s3store.Open(ctx, f.s3.store, sopts...)
+	if err != nil {
+		return err
+	}
+	if _, err := st.Bake(ctx, res.Lock, s3store.LocalPaths(res.Paths)); err != nil {
+		return err
+	}
+	urls, err := s3store.SetURLs(ctx, f.s3.store, res.Lock.Hash(), f.urlStyle, sopts...)
+	if err != nil {
+		return err
+	}
+	if f.urlStyle == s3store.StyleS3A && !g.quiet {
+		fmt.Fprintln(stderr, "prebake: warning: s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither")
+	}
+	jars.Cluster, jars.From = urls, "store "+redact.URL(f.s3.store)
+	return nil
+}
+
+// bakeForSubmit bakes the jars into each distinct base image of the
+// submission (spark.kubernetes.container.image, and the driver- and
+// executor-specific images where they differ), pushes them to
+// --image-target, and returns the rewrite options that use them.
+func bakeForSubmit(ctx context.Context, rep *progress.Reporter, f *submitFlags, sub *submit.Submission, res *resolver.Result, jars *submit.Jars, cache string) ([]submit.RewriteOption, error) {
+	main, _, _ := sub.Conf("spark.kubernetes.container.image")
+	driver, _, _ := sub.Conf("spark.kubernetes.driver.container.image")
+	executor, _, _ := sub.Conf("spark.kubernetes.executor.container.image")
+	if main == "" {
+		switch {
+		case driver != "":
+			main = driver
+		case executor != "":
+			main = executor
+		default:
+			return nil, exitcode.Errorf(exitcode.Usage, "--image-target %s: the spark-submit arguments set no spark.kubernetes.container.image, the base image to bake the jars into", f.imageTarget)
+		}
+	}
+	lopts, err := f.registry.options(rep)
+	if err != nil {
+		return nil, err
+	}
+	lopts = append(lopts, layers.WithCacheDir(cache))
+	baked := map[string]*layers.Result{}
+	bake := func(base string) (string, error) {
+		if base == "" {
+			return "", nil
+		}
+		if r, ok := baked[base]; ok {
+			return r.Ref, nil
+		}
+		r, err := layers.Bake(ctx, layers.BakeInput{Lock: res.Lock, Paths: res.Paths, Base: base, Target: f.imageTarget}, lopts...)
+		if err != nil {
+			return "", err
+		}
+		what := "baked"
+		if r.CacheHit {
+			what = "cache hit"
+		}
+		rep.Printf("image %s: %s (base %s)", r.Ref, what, base)
+		baked[base] = r
+		return r.Ref, nil
+	}
+	mainRef, err := bake(main)
+	if err != nil {
+		return nil, err
+	}
+	driverRef, err := bake(driver)
+	if err != nil {
+		return nil, err
+	}
+	executorRef, err := bake(executor)
+	if err != nil {
+		return nil, err
+	}
+	jars.Cluster, jars.From = baked[main].Jars, "image "+mainRef
+	return []submit.RewriteOption{submit.WithImage(mainRef), submit.WithRoleImages(driverRef, executorRef)}, nil
+}
