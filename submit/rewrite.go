@@ -48,13 +48,13 @@ func (f JarSourceFunc) Jars(ctx context.Context, p Packages) (*Jars, error) { re
 type RewriteOption func(*rewriteOptions) error
 
 type rewriteOptions struct {
-	source  JarSource
-	image   string
+	source JarSource
+	image  string
 	// driverImage and executorImage replace the role-specific images the
 	// user set; "" means image.
 	driverImage, executorImage string
-	getenv  func(string) string
-	workDir string
+	getenv                     func(string) string
+	workDir                    string
 }
 
 // WithJarSource sets where the resolved jars come from. The default is none:
