@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo parity-refresh parity-live infra clean
+.PHONY: build test unit lint bench demo image parity-refresh parity-live infra clean
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/prebake
@@ -36,6 +36,11 @@ demo: build
 		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock \
 		$(DEMO_PACKAGES)
 	@echo "lockfile written to .demo/prebake.lock"
+
+## image: prebake's own image (static binary + CA certificates on scratch, linux/amd64+arm64) as an OCI layout, built by prebake's layers package.
+IMAGE ?= oci:dist/prebake-image:latest
+image:
+	$(GO) run ./hack/image -target $(IMAGE)
 
 ## parity-refresh: regenerate the golden .expected files with the real Ivy oracle.
 parity-refresh:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -278,8 +279,9 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	return paths, nil
 }
 
-// lockedRel is the m2 path of a locked artifact, from its coordinate.
-func lockedRel(a Artifact) (string, error) {
+// lockedRel is the m2 path of a locked artifact, from its coordinate; a
+// SNAPSHOT's timestamped file name comes from readMeta (see snapshot.go).
+func lockedRel(a Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
 	p := strings.Split(a.Coord, ":")
 	if len(p) != 3 && len(p) != 4 {
 		return "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
@@ -288,14 +290,13 @@ func lockedRel(a Artifact) (string, error) {
 	if len(p) == 4 {
 		cls = p[3]
 	}
-	return modulePath(p[0], p[1], p[2]) + artifactFileName(p[1], p[2], cls, "jar"), nil
+	dir := modulePath(p[0], p[1], p[2])
+	names := snapshotFileNames(p[1], p[2], cls, "jar", func() ([]byte, error) { return readMeta(dir + "maven-metadata.xml") })
+	return dir + names[0], nil
 }
 
 func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a Artifact, offline bool) error {
-	rel, err := lockedRel(a)
-	if err != nil {
-		return err
-	}
+	var err error
 	r := &repo{}
 	for _, cr := range chain {
 		if cr.URL == a.Repository {
@@ -307,6 +308,22 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 		if r, err = parseRepo("locked", a.Repository); err != nil {
 			return err
 		}
+	}
+	rel, err := lockedRel(a, func(rel string) ([]byte, error) {
+		if r.isFile() {
+			return os.ReadFile(r.dir + string(os.PathSeparator) + filepath.FromSlash(rel))
+		}
+		if offline {
+			return nil, errNotCached
+		}
+		m := &memBuf{max: 1 << 20}
+		if err := f.get(ctx, r.target(rel), m); err != nil {
+			return nil, err
+		}
+		return m.b, nil
+	})
+	if err != nil {
+		return err
 	}
 	u := r.base + rel
 	if r.isFile() {

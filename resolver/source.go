@@ -275,7 +275,6 @@ func (s *source) Repositories() []Repository {
 func (s *source) POM(ctx context.Context, group, artifact, version string) (*POMFile, error) {
 	key := group + ":" + artifact + ":" + version
 	res, err := s.poms.do(key, func() (*pomResult, error) {
-		rel := modulePath(group, artifact, version) + artifactFileName(artifact, version, "", "pom")
 		var tried []string
 		var hard error
 		res := &pomResult{}
@@ -287,7 +286,13 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 					s.speculate(r, group, artifact, version, data, !isBackground(ctx))
 				})
 			}
-			f, err := s.fetch(fctx, r, rel)
+			var f *fetched
+			var err error
+			for _, name := range s.fileNames(ctx, r, group, artifact, version, "", "pom") {
+				if f, err = s.fetch(fctx, r, modulePath(group, artifact, version)+name); err == nil || !errors.Is(err, ErrNotFound) {
+					break
+				}
+			}
 			if err == nil {
 				data := f.data
 				if data == nil {
@@ -620,8 +625,15 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 	if r == nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "artifact %s:%s:%s: repository %s (%s) is not in the chain", ref.Group, ref.Artifact, ref.Version, ref.Repo.Name, redact.URL(ref.Repo.URL))
 	}
-	rel := modulePath(ref.Group, ref.Artifact, ref.Version) + artifactFileName(ref.Artifact, ref.Version, ref.Classifier, ref.Ext)
-	cf, err := s.file(ctx, r, rel)
+	var rel string
+	var cf *CachedFile
+	var err error
+	for _, name := range s.fileNames(ctx, r, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext) {
+		rel = modulePath(ref.Group, ref.Artifact, ref.Version) + name
+		if cf, err = s.file(ctx, r, rel); err == nil || !errors.Is(err, ErrNotFound) {
+			break
+		}
+	}
 	if err != nil {
 		if errors.Is(err, errNotCached) {
 			return nil, exitcode.New(exitcode.Unavailable, fmt.Errorf("artifact %s: %w", r.base+rel, err))

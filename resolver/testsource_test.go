@@ -29,13 +29,14 @@ func (s *fsSource) Repositories() []Repository { return s.repos }
 func repoDir(r Repository) string { return strings.TrimPrefix(r.URL, "file://") }
 
 func (s *fsSource) POM(ctx context.Context, g, a, v string) (*POMFile, error) {
-	rel := modulePath(g, a, v) + artifactFileName(a, v, "", "pom")
 	var tried []string
 	for _, r := range s.repos {
-		p := filepath.Join(repoDir(r), rel)
-		data, err := os.ReadFile(p)
-		if err == nil {
-			return &POMFile{Data: data, Repo: r, URL: r.URL + rel}, nil
+		for _, name := range fsFileNames(r, g, a, v, "", "pom") {
+			rel := modulePath(g, a, v) + name
+			data, err := os.ReadFile(filepath.Join(repoDir(r), rel))
+			if err == nil {
+				return &POMFile{Data: data, Repo: r, URL: r.URL + rel}, nil
+			}
 		}
 		tried = append(tried, r.Name)
 	}
@@ -43,13 +44,22 @@ func (s *fsSource) POM(ctx context.Context, g, a, v string) (*POMFile, error) {
 }
 
 func (s *fsSource) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, error) {
-	rel := modulePath(ref.Group, ref.Artifact, ref.Version) + artifactFileName(ref.Artifact, ref.Version, ref.Classifier, ref.Ext)
-	p := filepath.Join(repoDir(ref.Repo), rel)
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("artifact %s: %w", ref.Repo.URL+rel, ErrNotFound)
+	var rel string
+	for _, name := range fsFileNames(ref.Repo, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext) {
+		rel = modulePath(ref.Group, ref.Artifact, ref.Version) + name
+		p := filepath.Join(repoDir(ref.Repo), rel)
+		if st, err := os.Stat(p); err == nil {
+			return &CachedFile{Path: p, Size: st.Size(), URL: ref.Repo.URL + rel}, nil
+		}
 	}
-	return &CachedFile{Path: p, Size: st.Size(), URL: ref.Repo.URL + rel}, nil
+	return nil, fmt.Errorf("artifact %s: %w", ref.Repo.URL+rel, ErrNotFound)
+}
+
+// fsFileNames: a SNAPSHOT's timestamped name first (snapshot.go).
+func fsFileNames(r Repository, g, a, v, cls, ext string) []string {
+	return snapshotFileNames(a, v, cls, ext, func() ([]byte, error) {
+		return os.ReadFile(filepath.Join(repoDir(r), modulePath(g, a, v), "maven-metadata.xml"))
+	})
 }
 
 func (s *fsSource) Versions(ctx context.Context, g, a string) ([]string, error) {

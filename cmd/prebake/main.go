@@ -3,11 +3,18 @@
 package main
 
 import (
+	"io"
+	"log"
 	"os"
 
 	"github.com/prebake/prebake/cmd"
 )
 
 func main() {
+	// Libraries that log through the standard logger (the S3 transfer
+	// manager reports an aborted multipart upload there, which prebake
+	// already handles and reports) must not write to stderr behind
+	// prebake's back; prebake's own progress goes through its reporter.
+	log.SetOutput(io.Discard)
 	os.Exit(cmd.Execute(os.Args[1:]))
 }

@@ -164,12 +164,14 @@ func (s *fileSource) Repositories() []resolver.Repository { return s.repos }
 func relPath(g, a, v string) string { return strings.ReplaceAll(g, ".", "/") + "/" + a + "/" + v + "/" }
 
 func (s *fileSource) POM(ctx context.Context, g, a, v string) (*resolver.POMFile, error) {
-	rel := relPath(g, a, v) + a + "-" + v + ".pom"
 	var tried []string
 	for _, r := range s.repos {
-		b, err := os.ReadFile(strings.TrimPrefix(r.URL, "file://") + rel)
-		if err == nil {
-			return &resolver.POMFile{Data: b, Repo: r, URL: r.URL + rel}, nil
+		for _, name := range fileNames(r, g, a, v, "", "pom") {
+			rel := relPath(g, a, v) + name
+			b, err := os.ReadFile(strings.TrimPrefix(r.URL, "file://") + rel)
+			if err == nil {
+				return &resolver.POMFile{Data: b, Repo: r, URL: r.URL + rel}, nil
+			}
 		}
 		tried = append(tried, r.Name)
 	}
@@ -177,17 +179,39 @@ func (s *fileSource) POM(ctx context.Context, g, a, v string) (*resolver.POMFile
 }
 
 func (s *fileSource) Artifact(ctx context.Context, ref resolver.ArtifactRef) (*resolver.CachedFile, error) {
-	name := ref.Artifact + "-" + ref.Version
-	if ref.Classifier != "" {
-		name += "-" + ref.Classifier
+	var rel string
+	for _, name := range fileNames(ref.Repo, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext) {
+		rel = relPath(ref.Group, ref.Artifact, ref.Version) + name
+		p := strings.TrimPrefix(ref.Repo.URL, "file://") + rel
+		if st, err := os.Stat(p); err == nil {
+			return &resolver.CachedFile{Path: p, Size: st.Size(), URL: ref.Repo.URL + rel}, nil
+		}
 	}
-	rel := relPath(ref.Group, ref.Artifact, ref.Version) + name + "." + ref.Ext
-	p := strings.TrimPrefix(ref.Repo.URL, "file://") + rel
-	st, err := os.Stat(p)
+	return nil, fmt.Errorf("artifact %s: %w", ref.Repo.URL+rel, resolver.ErrNotFound)
+}
+
+// fileNames are the file names to try: for a SNAPSHOT whose version
+// directory's maven-metadata.xml names a timestamp, the timestamped name
+// first (Ivy's IBiblioResolver), then the plain one.
+func fileNames(r resolver.Repository, g, a, v, cls, ext string) []string {
+	plain := a + "-" + v
+	if cls != "" {
+		plain += "-" + cls
+	}
+	plain += "." + ext
+	meta, err := os.ReadFile(strings.TrimPrefix(r.URL, "file://") + relPath(g, a, v) + "maven-metadata.xml")
 	if err != nil {
-		return nil, fmt.Errorf("artifact %s: %w", ref.Repo.URL+rel, resolver.ErrNotFound)
+		return []string{plain}
 	}
-	return &resolver.CachedFile{Path: p, Size: st.Size(), URL: ref.Repo.URL + rel}, nil
+	tv, ok := resolver.TimestampedVersion(v, meta)
+	if !ok {
+		return []string{plain}
+	}
+	ts := a + "-" + tv
+	if cls != "" {
+		ts += "-" + cls
+	}
+	return []string{ts + "." + ext, plain}
 }
 
 func (s *fileSource) Versions(ctx context.Context, g, a string) ([]string, error) {

@@ -219,8 +219,26 @@ func (s *Server) NewProxy(t testing.TB) *Proxy {
 			}
 			return
 		}
-		r.Body = &countBody{r.Body, &p.BodyBytes}
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		// versitygw answers a failed conditional PUT before it reads the
+		// body and closes the connection; Go's reverse proxy, still writing
+		// the body upstream, then sees a broken pipe and answers 502 instead
+		// of the 412. So the proxy evaluates If-None-Match: * itself for
+		// forwarded single PUTs (the upload part and Complete calls go on).
+		if act == Forward && r.Method == http.MethodPut && r.Header.Get("If-None-Match") == "*" && r.URL.Query().Get("partNumber") == "" {
+			if bucket, key, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); ok {
+				if _, err := s.Client("").HeadObject(r.Context(), &s3.HeadObjectInput{Bucket: &bucket, Key: &key}); err == nil {
+					n, _ := io.Copy(io.Discard, r.Body)
+					p.BodyBytes.Add(n)
+					writeError(sw, http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
+					p.mu.Lock()
+					p.statuses[sw.status]++
+					p.mu.Unlock()
+					return
+				}
+			}
+		}
+		r.Body = &countBody{r.Body, &p.BodyBytes}
 		rp.ServeHTTP(sw, r)
 		p.mu.Lock()
 		p.statuses[sw.status]++

@@ -1,0 +1,72 @@
+package resolver
+
+// Timestamped SNAPSHOT versions, as Ivy 2.5.1's IBiblioResolver finds them
+// (findTimestampedSnapshotVersion): a revision ending in SNAPSHOT is looked
+// up in <version>/maven-metadata.xml; when it names a snapshot timestamp,
+// the files are <artifact>-<base>-<timestamp>-<buildNumber>[-<classifier>].<ext>
+// and are tried before the plain -SNAPSHOT names. The module keeps its
+// -SNAPSHOT revision: Spark retrieves it as <g>_<a>-<v>-SNAPSHOT.jar.
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"os"
+	"strings"
+)
+
+type snapshotMetadata struct {
+	Timestamp   string `xml:"versioning>snapshot>timestamp"`
+	BuildNumber string `xml:"versioning>snapshot>buildNumber"`
+}
+
+// TimestampedVersion is the unique version a version directory's
+// maven-metadata.xml gives a SNAPSHOT version ("2.0.2-SNAPSHOT" →
+// "2.0.2-20070310.181613-3"); ok is false when version is no SNAPSHOT or
+// the metadata names no timestamp.
+func TimestampedVersion(version string, metadata []byte) (string, bool) {
+	if !strings.HasSuffix(version, "SNAPSHOT") {
+		return "", false
+	}
+	var m snapshotMetadata
+	d := xml.NewDecoder(bytes.NewReader(metadata))
+	d.Strict = false
+	if err := d.Decode(&m); err != nil {
+		return "", false
+	}
+	ts := strings.TrimSpace(m.Timestamp)
+	if ts == "" {
+		return "", false
+	}
+	return strings.TrimSuffix(version, "SNAPSHOT") + ts + "-" + strings.TrimSpace(m.BuildNumber), true
+}
+
+// snapshotFileNames are the names to try for an artifact file of a module
+// version, in order: the timestamped name (when readMeta returns the
+// version directory's maven-metadata.xml and it names a timestamp), then
+// the plain one.
+func snapshotFileNames(artifact, version, classifier, ext string, readMeta func() ([]byte, error)) []string {
+	plain := artifactFileName(artifact, version, classifier, ext)
+	if !strings.HasSuffix(version, "SNAPSHOT") {
+		return []string{plain}
+	}
+	data, err := readMeta()
+	if err != nil {
+		return []string{plain}
+	}
+	if tv, ok := TimestampedVersion(version, data); ok {
+		return []string{artifactFileName(artifact, tv, classifier, ext), plain}
+	}
+	return []string{plain}
+}
+
+// fileNames is snapshotFileNames for repository r of the source.
+func (s *source) fileNames(ctx context.Context, r *repo, group, artifact, version, classifier, ext string) []string {
+	return snapshotFileNames(artifact, version, classifier, ext, func() ([]byte, error) {
+		cf, err := s.file(ctx, r, modulePath(group, artifact, version)+"maven-metadata.xml")
+		if err != nil {
+			return nil, err
+		}
+		return os.ReadFile(cf.Path)
+	})
+}
