@@ -198,19 +198,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 				if err != nil {
 					return err
 				}
-				if out == "json" {
-					enc := json.NewEncoder(c.OutOrStdout())
-					enc.SetEscapeHTML(false)
-					enc.SetIndent("", "  ")
-					return enc.Encode(r)
-				}
-				if !g.quiet {
-					for _, w := range r.Warnings {
-						fmt.Fprintf(c.ErrOrStderr(), "prebake: warning: %s\n", w)
-					}
-				}
-				_, err = fmt.Fprintln(c.OutOrStdout(), r.Command)
-				return err
+				return printRewrite(c, g, out, r, r.Warnings, r.Command+"\n")
 			},
 		}
 		fs := c.Flags()
@@ -249,17 +237,23 @@ func rewriteManifest(c *cobra.Command, g *globals, file, out string, opts []subm
 	if err != nil {
 		return err
 	}
+	return printRewrite(c, g, out, r, r.Warnings, r.YAML)
+}
+
+// printRewrite prints a rewrite result: v as JSON with -o json, else the
+// warnings on stderr and text on stdout.
+func printRewrite(c *cobra.Command, g *globals, out string, v any, warnings []string, text string) error {
 	if out == "json" {
 		enc := json.NewEncoder(c.OutOrStdout())
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return enc.Encode(v)
 	}
 	if !g.quiet {
-		for _, w := range r.Warnings {
+		for _, w := range warnings {
 			fmt.Fprintf(c.ErrOrStderr(), "prebake: warning: %s\n", w)
 		}
 	}
-	_, err = io.WriteString(c.OutOrStdout(), r.YAML)
+	_, err := io.WriteString(c.OutOrStdout(), text)
 	return err
 }

@@ -11,7 +11,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -63,10 +66,49 @@ func snapshotFileNames(artifact, version, classifier, ext string, readMeta func(
 // fileNames is snapshotFileNames for repository r of the source.
 func (s *source) fileNames(ctx context.Context, r *repo, group, artifact, version, classifier, ext string) []string {
 	return snapshotFileNames(artifact, version, classifier, ext, func() ([]byte, error) {
-		cf, err := s.file(ctx, r, modulePath(group, artifact, version)+"maven-metadata.xml")
+		return s.snapshotMeta(ctx, r, modulePath(group, artifact, version)+"maven-metadata.xml")
+	})
+}
+
+// snapshotMeta reads a version directory's maven-metadata.xml. Like Ivy,
+// it verifies no checksum (snapshot metadata is rewritten on every
+// deploy, and its checksum files are often stale). A remote file is
+// recorded in the cache so that --offline finds it.
+func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte, error) {
+	u := r.base + rel
+	if _, ok := s.missing.Load(u); ok {
+		return nil, ErrNotFound
+	}
+	data, err := s.metas.do(u, func() ([]byte, error) {
+		if r.isFile() {
+			return os.ReadFile(filepath.Join(r.dir, filepath.FromSlash(rel)))
+		}
+		if e, ok := s.cache.lookup(u); ok && (s.offline || isBackground(ctx)) {
+			return os.ReadFile(s.cache.blobPath(e.Sha256))
+		}
+		if s.offline {
+			return nil, errNotCached
+		}
+		t, err := s.cache.newTemp()
 		if err != nil {
 			return nil, err
 		}
-		return os.ReadFile(cf.Path)
+		defer t.abort()
+		if err := s.f.get(ctx, r.target(rel), fileDest{t}); err != nil {
+			return nil, err
+		}
+		sum := t.sums()
+		p, err := t.commit()
+		if err != nil {
+			return nil, err
+		}
+		if err := s.cache.record(u, indexEntry{Sha256: sum.sha256, Size: sum.size}); err != nil {
+			return nil, err
+		}
+		return os.ReadFile(p)
 	})
+	if err != nil && (errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist)) {
+		s.missing.Store(u, struct{}{})
+	}
+	return data, err
 }

@@ -171,6 +171,7 @@ type source struct {
 
 	poms    flight[*pomResult]
 	files   flight[*fetched]
+	metas   flight[[]byte] // SNAPSHOT maven-metadata.xml by URL (snapshot.go)
 	missing sync.Map // url → struct{}: 404s seen by this source (in memory only)
 	warned  sync.Map // warning → struct{}: each is printed once
 

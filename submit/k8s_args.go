@@ -1,7 +1,6 @@
 package submit
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -111,39 +110,20 @@ func (a *k8sArgs) withDefaults(confDir string) error {
 	return nil
 }
 
-// readProperties reads the simple Java properties files Spark users write:
-// "key value" or "key=value" lines, # and ! comments. Only spark.* keys are
-// kept.
+// readProperties reads a properties file as spark-submit does (Java
+// properties syntax, last definition wins, values trimmed) and keeps only
+// the spark.* keys.
 func readProperties(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	all, err := propsMap(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading properties file %s: %w", path, err)
+		return nil, err
 	}
-	defer f.Close()
-	props := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		i := strings.IndexAny(line, "= \t:")
-		if i < 0 {
-			continue
-		}
-		k := line[:i]
-		v := strings.TrimLeft(line[i:], " \t")
-		if v != "" && (v[0] == '=' || v[0] == ':') {
-			v = strings.TrimLeft(v[1:], " \t")
-		}
-		if strings.HasPrefix(k, "spark.") {
-			props[k] = v
+	for k := range all {
+		if !strings.HasPrefix(k, "spark.") {
+			delete(all, k)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading properties file %s: %w", path, err)
-	}
-	return props, nil
+	return all, nil
 }
 
 // appName is Spark's application name: --name, spark.app.name, the main

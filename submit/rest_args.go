@@ -1,7 +1,6 @@
 package submit
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path"
@@ -68,35 +67,10 @@ func parseRestArgs(args []string) (*restArgs, error) {
 	return a, nil
 }
 
-// restReadProperties reads a spark-defaults.conf style file (Java
-// properties: "k=v", "k v" or "k:v"; # and ! comments). Values are trimmed
-// as Spark's Utils.getPropertiesFromFile does.
+// restReadProperties reads a spark-defaults.conf style file as spark-submit
+// does (Utils.getPropertiesFromFile: Java properties, values trimmed).
 func restReadProperties(name string) (map[string]string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("properties file %s: %w", name, err)
-	}
-	defer f.Close()
-	props := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		end := strings.IndexAny(line, "=: \t")
-		if end < 0 {
-			props[line] = ""
-			continue
-		}
-		k, v := line[:end], strings.TrimSpace(line[end:])
-		v = strings.TrimSpace(strings.TrimLeft(v, "=:"))
-		props[k] = v
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("properties file %s: %w", name, err)
-	}
-	return props, nil
+	return propsMap(name)
 }
 
 // restDefaultProperties is spark-submit's spark-defaults.conf: under

@@ -103,6 +103,20 @@ func readProps(path string) (*PropsFile, error) {
 	return p, nil
 }
 
+// propsMap reads a properties file and returns every key with the value
+// Spark sees (the last definition, trimmed). Errors name the file.
+func propsMap(path string) (map[string]string, error) {
+	p, err := readProps(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading properties file %s: %w", path, err)
+	}
+	m := make(map[string]string, len(p.entries))
+	for _, k := range p.Keys() {
+		m[k], _ = p.Get(k)
+	}
+	return m, nil
+}
+
 // parseProps parses Java properties syntax: logical lines joined by a
 // trailing odd run of backslashes, # and ! comments, key terminated by an
 // unescaped '=', ':' or whitespace, \uXXXX and \t \n \r \f escapes.

@@ -2,7 +2,7 @@
 // against the real Ivy oracle (../shared/oracle/run-oracle.sh).
 //
 //	go run ./hack/parity -init     # (re)create cases from hack/parity/cases.txt, copying the POMs they need from ../shared/corpus
-//	go run ./hack/parity -refresh  # regenerate every .expected with the oracle (make parity-refresh)
+//	go run ./hack/parity -refresh  # regenerate every .expected with the oracle (make parity-refresh; -only PREFIX for some)
 //	go run ./hack/parity -live     # run the oracle on every case; compare with the goldens and with prebake (make parity-live)
 //	go run ./hack/parity -diff 300 -seed 1 -j 2 -report /tmp/diff.txt
 //	                               # differential test: random coordinate sets from ../shared/corpus, oracle vs prebake's graph
@@ -36,6 +36,7 @@ func main() {
 	seed := flag.Int64("seed", 1, "random seed for -diff")
 	par := flag.Int("j", 2, "oracle runs in parallel for -diff")
 	report := flag.String("report", "", "write the -diff report to this file")
+	only := flag.String("only", "", "with -refresh/-live: only the cases whose name has this prefix")
 	flag.Parse()
 	root, _ := os.Getwd()
 	if abs, err := filepath.Abs(*shared); err == nil {
@@ -55,6 +56,9 @@ func main() {
 		err = initCases(filepath.Join(root, "hack", "parity", "cases.txt"), filepath.Join(*shared, "corpus"), parity)
 	case *refresh:
 		err = forCases(parity, func(c kase) error {
+			if !strings.HasPrefix(c.name, *only) {
+				return nil
+			}
 			out, err := runOracle(oracle, c)
 			if err != nil {
 				return err
@@ -65,6 +69,9 @@ func main() {
 		var failed []string
 		var mu sync.Mutex
 		err = forCases(parity, func(c kase) error {
+			if !strings.HasPrefix(c.name, *only) {
+				return nil
+			}
 			out, err := runOracle(oracle, c)
 			if err != nil {
 				return err
@@ -246,10 +253,12 @@ func (r *recorder) POM(ctx context.Context, g, a, v string) (*resolver.POMFile, 
 	rel := filepath.Join(strings.ReplaceAll(g, ".", "/"), a, v)
 	for _, repo := range r.repos {
 		d := filepath.Join(r.dirs[repo.URL], rel)
-		b, err := os.ReadFile(filepath.Join(d, a+"-"+v+".pom"))
-		if err == nil {
-			r.touch(d)
-			return &resolver.POMFile{Data: b, Repo: repo, URL: repo.URL + rel}, nil
+		for _, name := range fileNames(repo, g, a, v, "", "pom") {
+			b, err := os.ReadFile(filepath.Join(d, name))
+			if err == nil {
+				r.touch(d)
+				return &resolver.POMFile{Data: b, Repo: repo, URL: repo.URL + rel}, nil
+			}
 		}
 	}
 	return nil, fmt.Errorf("%s:%s:%s: %w", g, a, v, resolver.ErrNotFound)
@@ -257,17 +266,15 @@ func (r *recorder) POM(ctx context.Context, g, a, v string) (*resolver.POMFile, 
 
 func (r *recorder) Artifact(ctx context.Context, ref resolver.ArtifactRef) (*resolver.CachedFile, error) {
 	rel := filepath.Join(strings.ReplaceAll(ref.Group, ".", "/"), ref.Artifact, ref.Version)
-	name := ref.Artifact + "-" + ref.Version
-	if ref.Classifier != "" {
-		name += "-" + ref.Classifier
-	}
 	d := filepath.Join(r.dirs[ref.Repo.URL], rel)
-	p := filepath.Join(d, name+"."+ref.Ext)
-	if _, err := os.Stat(p); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, resolver.ErrNotFound)
+	for _, name := range fileNames(ref.Repo, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext) {
+		p := filepath.Join(d, name)
+		if _, err := os.Stat(p); err == nil {
+			r.touch(d)
+			return &resolver.CachedFile{Path: p}, nil
+		}
 	}
-	r.touch(d)
-	return &resolver.CachedFile{Path: p}, nil
+	return nil, fmt.Errorf("%s: %w", d, resolver.ErrNotFound)
 }
 
 func (r *recorder) Versions(ctx context.Context, g, a string) ([]string, error) {
