@@ -365,7 +365,7 @@ func (c *RestClient) call(ctx context.Context, method, path string, body []byte,
 		}
 		d := c.backoffFor(attempt)
 		fmt.Fprintf(c.o.log, "prebake: %s; retrying in %s (%d/%d)\n", restDescribeFailures(f), d.Round(time.Millisecond), attempt, c.o.retries-1)
-		if err := restSleep(ctx, d); err != nil {
+		if err := sleepCtx(ctx, d); err != nil {
 			return nil, err
 		}
 	}
@@ -415,17 +415,6 @@ func (c *RestClient) failuresError(fs []restFailure, rounds int) error {
 		return exitcode.New(exitcode.Unavailable, fmt.Errorf("%w among %s: %s", ErrNoAliveMaster, redact.URL(c.master), restDescribeFailures(fs)))
 	}
 	return exitcode.New(exitcode.Unavailable, fmt.Errorf("master %s unavailable (%d round(s) over its masters): %s", redact.URL(c.master), rounds, restDescribeFailures(fs)))
-}
-
-func restSleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Create posts req to /v1/submissions/create. A refused connection or a

@@ -67,17 +67,9 @@ type RestTransition struct {
 	Message        string    `json:"message,omitempty"`
 }
 
-// RestTimings are the wall-clock milestones of the run.
-type RestTimings struct {
-	Started        time.Time  `json:"started"`
-	Submitted      *time.Time `json:"submitted,omitempty"`
-	Running        *time.Time `json:"running,omitempty"`
-	Finished       time.Time  `json:"finished"`
-	SubmitSeconds  float64    `json:"submitSeconds"`
-	PendingSeconds float64    `json:"pendingSeconds"`
-	RunSeconds     float64    `json:"runSeconds"`
-	TotalSeconds   float64    `json:"totalSeconds"`
-}
+// RestTimings are the wall-clock milestones of the run (the same shape as
+// the K8s backend's, so -o json reads alike).
+type RestTimings = Timings
 
 // Err is nil on success, else an *exitcode.Error with ExitCode and Source.
 func (r *RestResult) Err() error { return r.err }
@@ -283,7 +275,7 @@ func (c *RestClient) follow(ctx context.Context, id string, res *RestResult) *Re
 			}
 			d := c.backoffFor(fails)
 			fmt.Fprintf(o.log, "prebake: polling %s failed (%d/%d): %s; retrying in %s\n", id, fails, o.maxPollErrors, restRedactErr(err), d.Round(time.Millisecond))
-			if restSleep(ctx, d) != nil {
+			if sleepCtx(ctx, d) != nil {
 				return c.ctxResult(ctx, res, id)
 			}
 			continue
@@ -304,7 +296,7 @@ func (c *RestClient) follow(ctx context.Context, id string, res *RestResult) *Re
 			return done
 		}
 		d := time.Duration(float64(o.pollInterval) * (0.9 + 0.2*rand.Float64()))
-		if restSleep(ctx, d) != nil {
+		if sleepCtx(ctx, d) != nil {
 			return c.ctxResult(ctx, res, id)
 		}
 	}
