@@ -28,7 +28,9 @@ lint:
 bench: build
 	PREBAKE_IT=1 $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./... 
 
-## demo: resolve a few real coordinates from testdata/demo-repo over file://, print the tree, write a lock.
+## demo: the main job on the embedded defaults, with nothing outside this repository and no network:
+## resolve real coordinates from testdata/demo-repo over file:// (prints the tree, writes .demo/prebake.lock),
+## bake the jars into the synthetic base image as an OCI layout (oci:.demo/image) and into a file:// store (.demo/store).
 demo: build
 	@mkdir -p .demo
 	$(BIN) resolve --no-default-repositories \
@@ -36,6 +38,11 @@ demo: build
 		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock \
 		$(DEMO_PACKAGES)
 	@echo "lockfile written to .demo/prebake.lock"
+	$(BIN) bake image --base oci:testdata/base-image:3.5.0 --target oci:.demo/image \
+		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock
+	$(BIN) bake s3 --store file://$(CURDIR)/.demo/store \
+		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock
+	@echo "image in oci:.demo/image, jar store in file://$(CURDIR)/.demo/store; next: README.md, \"Usage\""
 
 ## image: prebake's own image (static binary + CA certificates on scratch, linux/amd64+arm64) as an OCI layout, built by prebake's layers package.
 IMAGE ?= oci:dist/prebake-image:latest

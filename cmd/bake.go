@@ -13,6 +13,8 @@ func init() {
 		c := &cobra.Command{
 			Use:   "bake",
 			Short: "Cache resolved jars in an image layer or an S3 store",
+			Example: `  prebake bake image --base apache/spark:3.5.0 --target registry.example.com/team/spark-jobs --lock prebake.lock
+  prebake bake s3 --store s3://team-spark-jars/prebake --lock prebake.lock`,
 		}
 		for _, f := range bakeSubcommands {
 			c.AddCommand(f(g))

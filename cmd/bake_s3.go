@@ -8,13 +8,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
@@ -39,8 +39,9 @@ func (f *s3StoreFlags) add(fs *pflag.FlagSet) {
 }
 
 // options turns the flags into s3store options; credentials come from the
-// AWS chain (env, profile, web identity).
-func (f *s3StoreFlags) options(stderr io.Writer, quiet bool) ([]s3store.Option, error) {
+// AWS chain (env, profile, web identity). Steps and uploads are reported to
+// rep (nil reports nothing).
+func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error) {
 	if f.store == "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--store is required (s3://bucket/prefix or file:///dir)")
 	}
@@ -48,22 +49,10 @@ func (f *s3StoreFlags) options(stderr io.Writer, quiet bool) ([]s3store.Option, 
 	if f.endpoint != "" {
 		opts = append(opts, s3store.WithEndpoint(f.endpoint))
 	}
-	if !quiet {
-		opts = append(opts, s3store.WithLogger(storeLogger{stderr}))
+	if rep != nil {
+		opts = append(opts, s3store.WithLogger(rep), s3store.WithProgress(rep))
 	}
 	return opts, nil
-}
-
-// storeLogger prints progress lines to stderr; lines from concurrent
-// uploads and resolutions are serialized.
-type storeLogger struct{ w io.Writer }
-
-var storeLogMu sync.Mutex
-
-func (l storeLogger) Printf(format string, args ...any) {
-	storeLogMu.Lock()
-	defer storeLogMu.Unlock()
-	fmt.Fprintf(l.w, format+"\n", args...)
 }
 
 type bakeS3Options struct {
@@ -87,6 +76,11 @@ A set already in the store costs one GET; --verify also HEADs every jar and
 re-uploads missing ones. URL styles: s3a (default; needs hadoop-aws and the AWS
 SDK in the image), presigned (needs nothing, but the URLs are bearer credentials
 valid for --expires, which must outlast the job), https (public-read buckets).`,
+		Example: `  prebake bake s3 --store s3://team-spark-jars/prebake --lock prebake.lock
+  prebake bake s3 --store s3://jars/prebake --endpoint http://127.0.0.1:7070 --path-style \
+    --packages org.apache.spark:spark-avro_2.12:3.5.0 --url-style presigned --expires 12h
+  # a local store (the same layout), e.g. for the demo
+  prebake bake s3 --store "file://$PWD/.demo/store" --lock .demo/prebake.lock --cache "$PWD/.demo/cache"`,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runBakeS3(c.Context(), g, o, args, c.OutOrStdout(), c.ErrOrStderr())
 		},
@@ -130,7 +124,9 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err := s3store.CheckStyle(o.urlStyle); err != nil {
 		return err
 	}
-	opts, err := o.s3.options(stderr, g.quiet)
+	rep := g.reporter(stderr)
+	defer rep.Wait()
+	opts, err := o.s3.options(rep)
 	if err != nil {
 		return err
 	}
@@ -139,11 +135,12 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	lock, jars, err := lockAndJars(ctx, &o.resolve, args, stderr, g.quiet)
+	lock, jars, err := resolveLockAndJars(ctx, &o.resolve, args, rep)
 	if err != nil {
 		return err
 	}
 	res, err := store.Bake(ctx, lock, jars, s3store.Verify(o.verify))
+	rep.Wait()
 	if err != nil {
 		return err
 	}
@@ -175,13 +172,21 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	return err
 }
 
-// lockAndJars gets the set to bake: from --lock alone (jars fetched only if
-// something must be uploaded), else by resolving.
+// lockAndJars is resolveLockAndJars reporting plain lines (no bars) to
+// stderr, for callers without a reporter of their own.
 func lockAndJars(ctx context.Context, f *resolveFlags, args []string, stderr io.Writer, quiet bool) (*resolver.Lockfile, s3store.JarSource, error) {
-	var ropts []resolver.Option
-	if !quiet {
-		ropts = append(ropts, resolver.WithLogger(storeLogger{stderr}))
+	level := progress.Normal
+	if quiet {
+		level = progress.Quiet
 	}
+	return resolveLockAndJars(ctx, f, args, progress.New(stderr, level, progress.WithTerminal(false)))
+}
+
+// resolveLockAndJars gets the set to bake: from --lock alone (jars fetched
+// only if something must be uploaded), else by resolving. Steps and
+// downloads are reported to rep.
+func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*resolver.Lockfile, s3store.JarSource, error) {
+	ropts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
 	if len(f.packages) == 0 && len(args) == 0 {
 		if f.lock == "" {
 			return nil, nil, exitcode.Errorf(exitcode.Usage, "give coordinates (--packages) or --lock FILE")

@@ -120,6 +120,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	}
 	applyDefaults(f, fl, cfg)
 	rep := g.reporter(stderr)
+	defer rep.Wait()
 	if cfg != nil {
 		rep.Debugf("using defaults from %s", cfgPath)
 	}
@@ -130,7 +131,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if err != nil {
 		return nil, err
 	}
-	res, paths, err := resolveJars(ctx, &f.resolve, sub.Packages(), stderr, g.quiet)
+	res, paths, err := resolveJars(ctx, &f.resolve, sub.Packages(), rep)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 			}
 			opts = append(opts, imgOpts...)
 		case f.s3.store != "":
-			if err := storeForSubmit(ctx, g, f, res, jars, stderr); err != nil {
+			if err := storeForSubmit(ctx, g, rep, f, res, jars, stderr); err != nil {
 				return nil, err
 			}
 		}
@@ -172,8 +173,8 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 }
 
 // storeForSubmit uploads the set to the S3 store and sets the cluster URLs.
-func storeForSubmit(ctx context.Context, g *globals, f *submitFlags, res *resolver.Result, jars *submit.Jars, stderr io.Writer) error {
-	sopts, err := f.s3.options(stderr, g.quiet)
+func storeForSubmit(ctx context.Context, g *globals, rep *progress.Reporter, f *submitFlags, res *resolver.Result, jars *submit.Jars, stderr io.Writer) error {
+	sopts, err := f.s3.options(rep)
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,9 @@ func storeForSubmit(ctx context.Context, g *globals, f *submitFlags, res *resolv
 	if err != nil {
 		return err
 	}
-	if _, err := st.Bake(ctx, res.Lock, s3store.LocalPaths(res.Paths)); err != nil {
+	_, err = st.Bake(ctx, res.Lock, s3store.LocalPaths(res.Paths))
+	rep.Wait()
+	if err != nil {
 		return err
 	}
 	urls, err := s3store.SetURLs(ctx, f.s3.store, res.Lock.Hash(), f.urlStyle, sopts...)

@@ -57,6 +57,16 @@ func init() {
 (Ivy's latest-revision conflicts, Spark's default excludes, compile+runtime scopes)
 and prints the tree (default), the jar file names Spark would retrieve (-o names)
 or JSON (-o json). Coordinates come from --packages and/or positional arguments.`,
+			Example: `  # the default chain (~/.m2, Central, spark-packages), as spark-submit --packages
+  prebake resolve org.apache.spark:spark-avro_2.12:3.5.0
+  # pin the result; later runs with the same inputs read the lock and make no request
+  prebake resolve --packages io.delta:delta-spark_2.12:3.2.0 --lock prebake.lock
+  # CI: fail (exit 78) when prebake.lock no longer matches the packages
+  prebake resolve --packages io.delta:delta-spark_2.12:3.2.0 --lock prebake.lock --frozen -o names
+  # the demo repository in this checkout, no network
+  prebake resolve --offline --no-default-repositories --repositories "file://$PWD/testdata/demo-repo/" \
+    --cache "$PWD/.demo/cache" --lock .demo/prebake.lock \
+    ch.qos.logback:logback-classic:1.4.11 org.slf4j:slf4j-api:1.7.36`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				out, err := checkOutput(g, "tree", "names", "json")
 				if err != nil {
@@ -67,7 +77,7 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 					return err
 				}
 				rep := g.reporter(cmd.ErrOrStderr())
-				res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep))
+				res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
 				rep.Wait()
 				if err != nil {
 					return err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver"
@@ -40,7 +40,7 @@ type jarTarget struct {
 
 // clusterURLs returns the cluster URLs of res's jars, in lock order, and
 // what they came from; nil when the target names no image or store.
-func (t *jarTarget) clusterURLs(ctx context.Context, res *resolver.Result, stderr io.Writer, quiet bool) ([]string, string, error) {
+func (t *jarTarget) clusterURLs(ctx context.Context, res *resolver.Result, rep *progress.Reporter) ([]string, string, error) {
 	switch {
 	case t.bake != nil:
 		return t.bake(ctx, res)
@@ -62,7 +62,7 @@ func (t *jarTarget) clusterURLs(ctx context.Context, res *resolver.Result, stder
 		}
 		return urls, "image " + t.imageFrom, nil
 	case t.store != nil && t.store.store != "":
-		opts, err := t.store.options(stderr, quiet)
+		opts, err := t.store.options(rep)
 		if err != nil {
 			return nil, "", err
 		}
@@ -84,7 +84,7 @@ func (t *jarTarget) clusterURLs(ctx context.Context, res *resolver.Result, stder
 // resolveJars resolves the packages of a command line (plus those of the
 // resolution flags) and retrieves them for file: paths. It returns nil when
 // there is nothing to resolve.
-func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, stderr io.Writer, quiet bool) (*resolver.Result, []string, error) {
+func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, rep *progress.Reporter) (*resolver.Result, []string, error) {
 	req, err := rf.request()
 	if err != nil {
 		return nil, nil, err
@@ -102,14 +102,11 @@ func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, stder
 	if len(req.Packages) == 0 {
 		return nil, nil, nil
 	}
-	logger := log.New(io.Discard, "", 0)
-	if !quiet {
-		logger = log.New(stderr, "prebake: ", 0)
-	}
 	if p.Ivy != "" || p.IvySettings != "" {
-		logger.Printf("warning: spark.jars.ivy/spark.jars.ivySettings are not honoured for resolution; using the default chain")
+		rep.Warnf("spark.jars.ivy/spark.jars.ivySettings are not honoured for resolution; using the default chain")
 	}
-	res, err := resolver.Resolve(ctx, req, resolver.WithLogger(logger))
+	res, err := resolver.Resolve(ctx, req, resolver.WithLogger(rep), resolver.WithProgress(rep))
+	rep.Wait()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,14 +119,14 @@ func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, stder
 
 // rewriteJarSource resolves the packages of a command line, retrieves them
 // for file: paths, and adds the target's cluster URLs.
-func rewriteJarSource(rf *resolveFlags, t *jarTarget, stderr io.Writer, quiet bool) submit.JarSource {
+func rewriteJarSource(rf *resolveFlags, t *jarTarget, rep *progress.Reporter) submit.JarSource {
 	return submit.JarSourceFunc(func(ctx context.Context, p submit.Packages) (*submit.Jars, error) {
-		res, paths, err := resolveJars(ctx, rf, p, stderr, quiet)
+		res, paths, err := resolveJars(ctx, rf, p, rep)
 		if err != nil || res == nil {
 			return nil, err
 		}
 		j := &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
-		j.Cluster, j.From, err = t.clusterURLs(ctx, res, stderr, quiet)
+		j.Cluster, j.From, err = t.clusterURLs(ctx, res, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +178,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 					cache = resolver.DefaultCacheDir()
 				}
 				opts := []submit.RewriteOption{
-					submit.WithJarSource(rewriteJarSource(&rf, t, c.ErrOrStderr(), g.quiet)),
+					submit.WithJarSource(rewriteJarSource(&rf, t, g.reporter(c.ErrOrStderr()))),
 					submit.WithWorkDir(filepath.Join(cache, "rewrite")),
 				}
 				if imageFrom != "" {

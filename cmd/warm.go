@@ -39,6 +39,9 @@ the store, as bake s3 does. A second run sends no jar bytes. --shard i/n takes
 every n-th set starting at i, so a Kubernetes indexed Job can split the work
 (--shard $(JOB_COMPLETION_INDEX)/N; see examples/warm-job.yaml). The resolution
 flags are defaults for every set; a set's repositories and excludes add to them.`,
+		Example: `  prebake warm --file examples/sets.yaml
+  # shard 2 of 4 (in an indexed Job: --shard=$(JOB_COMPLETION_INDEX)/4)
+  prebake warm --file sets.yaml --shard 2/4 --store s3://team-spark-jars/prebake -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runWarm(c.Context(), g, o, c.OutOrStdout(), c.ErrOrStderr())
@@ -80,7 +83,9 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if o.s3.store == "" {
 		o.s3.store = sf.Store
 	}
-	opts, err := o.s3.options(stderr, g.quiet)
+	rep := g.reporter(stderr)
+	defer rep.Wait()
+	opts, err := o.s3.options(rep)
 	if err != nil {
 		return err
 	}
@@ -107,8 +112,9 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 			}
 		}
 		f.packages = set.Packages
-		return lockAndJars(ctx, &f, nil, stderr, g.quiet)
+		return resolveLockAndJars(ctx, &f, nil, rep)
 	}, o.sets, s3store.Verify(o.verify))
+	rep.Wait()
 	if out == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -156,6 +162,9 @@ references. A set is kept when --keep-sets lists it (lock hashes or lockfile
 paths, one per line; # starts a comment) or, with --older-than, when it was
 written more recently than that. Jars younger than --grace are never deleted,
 because a bake in progress uploads its jars before its manifest.`,
+		Example: `  # keep the sets of the locks in use (lockfile paths or lock hashes, one per line)
+  prebake gc --store s3://team-spark-jars/prebake --keep-sets keep.txt --dry-run
+  prebake gc --store s3://team-spark-jars/prebake --older-than 30d`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runGC(c.Context(), g, o, c.OutOrStdout(), c.ErrOrStderr())
@@ -209,7 +218,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 			return err
 		}
 	}
-	opts, err := o.s3.options(stderr, g.quiet)
+	opts, err := o.s3.options(g.reporter(stderr))
 	if err != nil {
 		return err
 	}

@@ -164,6 +164,7 @@ func coordsOf(l *resolver.Lockfile) string {
 func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	start := time.Now()
 	o := makeOptions(opts...)
+	defer o.removeTemp()
 	ct := &countingTransport{base: o.transport}
 	o.transport = ct
 	if in.Lock == nil {

@@ -60,6 +60,7 @@ type BuiltImage struct {
 func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, error) {
 	start := time.Now()
 	o := makeOptions(opts...)
+	defer o.removeTemp()
 	if len(spec.Platforms) == 0 {
 		return nil, exitcode.Errorf(exitcode.Usage, "build %s: no platform", spec.Target)
 	}

@@ -1,12 +1,15 @@
 package layers
 
 import (
+	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 )
 
@@ -34,6 +37,8 @@ type options struct {
 	bigJar    int64
 	userAgent string
 	progress  Progress
+	tmp       string        // the bake's temporary blob directory, once made
+	fresh     []*builtLayer // the layers whose blobs this call wrote
 }
 
 // Progress starts transfer tasks: building a layer, pushing an image.
@@ -139,9 +144,11 @@ func WithLogger(l Logger) Option {
 	}
 }
 
-// WithCacheDir sets where built layers and the per-layer file lists of base
-// images (for the conflict report) are cached. The default is no cache:
-// layers are built in a temporary directory and removed.
+// WithCacheDir sets where built layers (their compressed blobs, by content,
+// and their digests, by a key of their inputs) and the per-layer file lists
+// of base images (for the conflict report) are cached. The default is no
+// cache: layer blobs are written to a temporary directory, removed when the
+// bake returns.
 func WithCacheDir(dir string) Option {
 	return func(o *options) { o.cacheDir = dir }
 }
@@ -163,6 +170,26 @@ func WithLayers(n int) Option {
 // WithLayers > 1). The default is 64 MiB.
 func WithBigJarSize(n int64) Option {
 	return func(o *options) { o.bigJar = n }
+}
+
+// tempDir returns the bake's temporary directory for layer blobs that are
+// not cached, making it on first use; removeTemp removes it.
+func (o *options) tempDir() (string, error) {
+	if o.tmp == "" {
+		d, err := os.MkdirTemp("", "prebake-layers-")
+		if err != nil {
+			return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("temporary layer directory: %w", err))
+		}
+		o.tmp = d
+	}
+	return o.tmp, nil
+}
+
+func (o *options) removeTemp() {
+	if o.tmp != "" {
+		os.RemoveAll(o.tmp)
+		o.tmp = ""
+	}
 }
 
 // MaxLayers is the most layers a bake appends.

@@ -89,6 +89,7 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 		if err != nil {
 			return exitcode.New(exitcode.CantCreate, fmt.Errorf("OCI layout %s: %w", t.path, err))
 		}
+		linkBlobs(t.path, o)
 		m := match.Annotation(refNameAnnotation, t.tag)
 		opt := layout.WithAnnotations(map[string]string{refNameAnnotation: t.tag})
 		if w.img != nil {

@@ -164,18 +164,18 @@ type LayerInfo struct {
 	Files  []string `json:"files"`  // file names in the layer (base names for jars)
 }
 
-// builtLayer is a reproducible layer whose digests were computed by one
-// streaming pass; it implements v1.Layer. Its bytes are produced again, on
-// demand, from the same files when a blob must be uploaded or written (the
-// compressor is deterministic), and checked against the digest as they go:
-// no compressed copy of the jars is kept on disk.
+// builtLayer is a reproducible layer whose bytes were compressed once, by
+// one streaming pass that also computed both digests, into a blob file; it
+// implements v1.Layer and serves that file to the layout writer or the push
+// (never compressing again). A blob taken from the cache by key is checked
+// against its digest as it is read.
 type builtLayer struct {
-	entries []tarEntry
-	epoch   time.Time
-	digest  v1.Hash
-	diffID  v1.Hash
-	size    int64
-	mt      types.MediaType
+	blob   string // path of the compressed blob
+	verify bool   // the blob came from the cache: check it as it is read
+	digest v1.Hash
+	diffID v1.Hash
+	size   int64
+	mt     types.MediaType
 }
 
 var _ v1.Layer = (*builtLayer)(nil)
@@ -185,47 +185,50 @@ func (l *builtLayer) DiffID() (v1.Hash, error)            { return l.diffID, nil
 func (l *builtLayer) Size() (int64, error)                { return l.size, nil }
 func (l *builtLayer) MediaType() (types.MediaType, error) { return l.mt, nil }
 
-// Compressed streams the gzip blob again, verifying its digest at the end.
+// Compressed opens the blob. A fresh blob is the *os.File itself, so the
+// layout writer copies it in the kernel (copy_file_range).
 func (l *builtLayer) Compressed() (io.ReadCloser, error) {
-	return l.stream(true, l.digest, l.size)
+	f, err := l.open()
+	if err != nil || !l.verify {
+		return f, err
+	}
+	return &verifyReader{r: f, h: sha256.New(), want: l.digest, size: l.size, blob: l.blob, close: f.Close}, nil
 }
 
-// Uncompressed streams the tar again, verifying its diffID at the end.
+// Uncompressed decompresses the blob, verifying its diffID at the end.
 func (l *builtLayer) Uncompressed() (io.ReadCloser, error) {
-	return l.stream(false, l.diffID, -1)
-}
-
-func (l *builtLayer) stream(compressed bool, want v1.Hash, size int64) (io.ReadCloser, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	go func() {
-		var err error
-		if compressed {
-			var zw *gzip.Writer
-			if zw, err = gzip.NewWriterLevel(pw, compressionLevel); err == nil {
-				if err = writeTar(ctx, l.entries, l.epoch, zw); err == nil {
-					err = zw.Close()
-				}
-			}
-		} else {
-			err = writeTar(ctx, l.entries, l.epoch, pw)
-		}
-		pw.CloseWithError(err)
-	}()
-	return &verifyReader{r: pr, h: sha256.New(), want: want, size: size, close: func() error {
-		cancel()
-		return pr.Close()
+	f, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, exitcode.Errorf(exitcode.DataErr, "layer %s: blob %s: %w", l.digest, l.blob, err)
+	}
+	return &verifyReader{r: zr, h: sha256.New(), want: l.diffID, size: -1, blob: l.blob, close: func() error {
+		zr.Close()
+		return f.Close()
 	}}, nil
 }
 
+func (l *builtLayer) open() (*os.File, error) {
+	f, err := os.Open(l.blob)
+	if err != nil {
+		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("layer %s: blob removed since it was built (rerun): %w", l.digest, err))
+	}
+	return f, nil
+}
+
 // verifyReader fails the read that reaches EOF when the bytes do not hash to
-// want (a jar changed in the cache since the digests were computed).
+// want (a cached blob was damaged).
 type verifyReader struct {
 	r     io.Reader
 	h     hash.Hash
 	n     int64
 	want  v1.Hash
 	size  int64
+	blob  string
 	close func() error
 }
 
@@ -235,7 +238,8 @@ func (v *verifyReader) Read(p []byte) (int, error) {
 	v.n += int64(n)
 	if err == io.EOF {
 		if got := sumHash(v.h); got != v.want || (v.size >= 0 && v.n != v.size) {
-			return n, exitcode.Errorf(exitcode.DataErr, "layer %s: the files changed since it was built (now %s, %d bytes): rerun", v.want, got, v.n)
+			os.Remove(v.blob) // the next bake builds it again
+			return n, exitcode.Errorf(exitcode.DataErr, "layer blob %s: does not match %s (it is %s, %d bytes): removed it, rerun", v.blob, v.want, got, v.n)
 		}
 	}
 	return n, err
@@ -254,14 +258,20 @@ type countWriter struct{ n int64 }
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 // compressLayer streams the tar of entries through sha256 (diffID), the
-// pinned gzip and sha256 (digest) into dst, in three stages that overlap.
-func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task progress.Task) (digest, diffID v1.Hash, size int64, err error) {
+// pinned gzip and sha256 (digest) into dst, in three goroutines joined by
+// chunk pipes, so the stages overlap (on 2 cores the gzip stage has one to
+// itself and sets the pace):
+//
+//	read + tar + sha256(tar) ─▶ gzip ─▶ sha256(gz) + count + dst
+func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task progress.Task) (layerDigests, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const chunks, chunkSize = 4, 1 << 20
 	tarP, gzP := newChunkPipe(chunks, chunkSize), newChunkPipe(chunks, chunkSize)
 	diffH := sha256.New()
+	stage1 := make(chan struct{})
 	go func() { // stage 1: read the files, tar, sha256 (diffID)
+		defer close(stage1)
 		tarP.CloseWrite(writeTar(ctx, entries, epoch, io.MultiWriter(diffH, tarP, taskWriter{task})))
 	}()
 	go func() { // stage 2: gzip
@@ -277,13 +287,15 @@ func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst
 	// stage 3: sha256 (digest), count, write
 	digH := sha256.New()
 	cw := &countWriter{}
-	_, err = gzP.WriteTo(io.MultiWriter(digH, cw, dst))
+	_, err := gzP.WriteTo(io.MultiWriter(digH, cw, dst))
 	gzP.CloseRead(errPipeAborted)
 	if err != nil {
 		cancel()
-		return v1.Hash{}, v1.Hash{}, 0, err
+		<-stage1
+		return layerDigests{}, err
 	}
-	return sumHash(digH), sumHash(diffH), cw.n, nil
+	<-stage1 // diffH is complete (gzip saw the end of the tar, so it is)
+	return layerDigests{digest: sumHash(digH), diffID: sumHash(diffH), size: cw.n}, nil
 }
 
 func sumHash(h hash.Hash) v1.Hash {
@@ -308,43 +320,85 @@ func cacheKey(entries []tarEntry, epoch time.Time) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// buildLayer computes the digests of the layer of files in one streaming
-// pass (or finds them in cacheDir/layers by content key).
+// blobPath is where the blob of digest d lives under dir.
+func blobPath(dir string, d v1.Hash) string {
+	return filepath.Join(dir, "blobs", d.Algorithm, d.Hex)
+}
+
+// buildLayer builds the layer of files: one streaming pass computes both
+// digests and writes the compressed blob, content-addressed, into
+// cacheDir/layers (reused by a content key on the next bake) or, when there
+// is no cache or some file has no ID, into the bake's temporary directory.
 func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.MediaType, o *options) (*builtLayer, error) {
 	entries, err := tarEntries(files)
 	if err != nil {
 		return nil, err
 	}
-	l := &builtLayer{entries: entries, epoch: epoch, mt: mt}
+	l := &builtLayer{mt: mt}
 	dir, key := "", ""
 	if o.cacheDir != "" {
-		dir = filepath.Join(o.cacheDir, "layers")
 		key = cacheKey(entries, epoch)
 	}
 	if key != "" {
+		dir = filepath.Join(o.cacheDir, "layers")
 		if m, ok := readCachedLayer(dir, key); ok {
 			l.digest, l.diffID, l.size = m.digest, m.diffID, m.size
+			l.blob, l.verify = blobPath(dir, m.digest), true
 			return l, nil
 		}
+	} else if dir, err = o.tempDir(); err != nil {
+		return nil, err
 	}
 	var total int64
 	for _, f := range files {
 		total += f.Size
 	}
 	task := o.startTask(fmt.Sprintf("layer (%d files)", len(files)), total)
-	l.digest, l.diffID, l.size, err = compressLayer(ctx, entries, epoch, io.Discard, task)
+	m, blob, err := writeLayerBlob(ctx, entries, epoch, dir, task)
 	task.Done(err)
 	if err != nil {
-		var ee *exitcode.Error
-		if errors.As(err, &ee) || ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, exitcode.New(exitcode.Internal, fmt.Errorf("building layer: %w", err))
+		return nil, err
 	}
+	l.digest, l.diffID, l.size, l.blob = m.digest, m.diffID, m.size, blob
+	o.fresh = append(o.fresh, l)
 	if key != "" {
 		writeCachedLayer(dir, key, l)
 	}
 	return l, nil
+}
+
+// writeLayerBlob compresses the layer into a temporary file under dir and
+// renames it to its content address.
+func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, dir string, task progress.Task) (layerDigests, string, error) {
+	bdir := filepath.Join(dir, "blobs", "sha256")
+	if err := os.MkdirAll(bdir, 0o755); err != nil {
+		return layerDigests{}, "", exitcode.New(exitcode.CantCreate, fmt.Errorf("layer cache %s: %w", dir, err))
+	}
+	f, err := os.CreateTemp(bdir, ".tmp-*")
+	if err != nil {
+		return layerDigests{}, "", exitcode.New(exitcode.CantCreate, fmt.Errorf("layer cache %s: %w", dir, err))
+	}
+	defer os.Remove(f.Name()) // after a rename, a no-op
+	m, err := compressLayer(ctx, entries, epoch, f, task)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = exitcode.New(exitcode.CantCreate, fmt.Errorf("layer blob %s: %w", f.Name(), cerr))
+	}
+	if err != nil {
+		var ee *exitcode.Error
+		if errors.As(err, &ee) || ctx.Err() != nil {
+			return layerDigests{}, "", err
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Path == f.Name() {
+			return layerDigests{}, "", exitcode.New(exitcode.CantCreate, fmt.Errorf("layer blob in %s: %w", dir, err))
+		}
+		return layerDigests{}, "", exitcode.New(exitcode.Internal, fmt.Errorf("building layer: %w", err))
+	}
+	blob := blobPath(dir, m.digest)
+	if err := os.Rename(f.Name(), blob); err != nil {
+		return layerDigests{}, "", exitcode.New(exitcode.CantCreate, fmt.Errorf("layer blob %s: %w", blob, err))
+	}
+	return m, blob, nil
 }
 
 type cachedLayerMeta struct {
@@ -358,6 +412,8 @@ type layerDigests struct {
 	size           int64
 }
 
+// readCachedLayer finds the layer of key in dir: its digests, and a blob of
+// the recorded size.
 func readCachedLayer(dir, key string) (layerDigests, bool) {
 	data, err := os.ReadFile(filepath.Join(dir, key+".json"))
 	if err != nil {
@@ -372,16 +428,41 @@ func readCachedLayer(dir, key string) (layerDigests, bool) {
 	if err1 != nil || err2 != nil || m.Size <= 0 {
 		return layerDigests{}, false
 	}
+	if st, err := os.Stat(blobPath(dir, d)); err != nil || !st.Mode().IsRegular() || st.Size() != m.Size {
+		return layerDigests{}, false
+	}
 	return layerDigests{digest: d, diffID: di, size: m.Size}, true
 }
 
 func writeCachedLayer(dir, key string, l *builtLayer) {
 	data, _ := json.Marshal(cachedLayerMeta{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size})
-	if os.MkdirAll(dir, 0o755) != nil {
+	tmp, err := os.CreateTemp(dir, "."+key+".json.*")
+	if err != nil {
 		return
 	}
-	tmp := filepath.Join(dir, "."+key+".json.tmp")
-	if os.WriteFile(tmp, data, 0o644) == nil {
-		os.Rename(tmp, filepath.Join(dir, key+".json"))
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil && cerr == nil {
+		if os.Rename(tmp.Name(), filepath.Join(dir, key+".json")) == nil {
+			return
+		}
+	}
+	os.Remove(tmp.Name())
+}
+
+// linkBlobs hard-links the blobs this call wrote into the OCI layout at dir,
+// so writing the layout finds them there (ggcr skips a blob of the right
+// size) instead of copying them. It is best effort: across file systems, or
+// where links are not allowed, ggcr copies the blob. Blobs reused from the
+// cache are not linked: they are copied, and verified as they are read.
+func linkBlobs(dir string, o *options) {
+	for _, l := range o.fresh {
+		dst := blobPath(dir, l.digest)
+		if _, err := os.Lstat(dst); err == nil {
+			continue
+		}
+		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil {
+			return
+		}
+		os.Link(l.blob, dst)
 	}
 }

@@ -241,17 +241,18 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 	m := &Model{hasModel: true}
 	vars := props{}
 	in := &interp{vars: vars}
-	active := l.activeProfiles(p)
 	var parent *Model
-	if p.Parent != nil {
-		pv, pg := in.s(p.Parent.Version), in.s(p.Parent.GroupID)
-		vars.set("parent.version", pv)
-		vars.set("parent.groupId", pg)
-		vars.set("project.parent.version", pv)
-		vars.set("project.parent.groupId", pg)
+	setParentVars := func() {
+		if p.Parent != nil {
+			pv, pg := in.s(p.Parent.Version), in.s(p.Parent.GroupID)
+			vars.set("parent.version", pv)
+			vars.set("parent.groupId", pg)
+			vars.set("project.parent.version", pv)
+			vars.set("project.parent.groupId", pg)
+		}
 	}
-	own := ownProperties(p, active)
-	for _, kv := range own {
+	setParentVars()
+	for _, kv := range ownProperties(p, nil) {
 		vars.set(kv[0], kv[1])
 	}
 	if p.Parent != nil {
@@ -261,6 +262,29 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 		if err != nil {
 			return nil, fmt.Errorf("impossible to load parent %s: %w", pc, err)
 		}
+		for k, v := range parent.propertyMap() {
+			vars.set(k, v)
+		}
+	}
+	// Profile activation sees the POM's own properties and the JVM's
+	// system properties, not the parents' (checked with the oracle); the
+	// variables are then rebuilt with the active profiles' properties in
+	// their place.
+	actProps := map[string]string{}
+	for k, v := range l.Env.SystemProperties {
+		actProps[k] = v
+	}
+	for _, kv := range ownProperties(p, nil) {
+		actProps[kv[0]] = kv[1]
+	}
+	active := l.activeProfiles(p, actProps)
+	own := ownProperties(p, active)
+	clear(vars)
+	setParentVars()
+	for _, kv := range own {
+		vars.set(kv[0], kv[1])
+	}
+	if parent != nil {
 		for k, v := range parent.propertyMap() {
 			vars.set(k, v)
 		}

@@ -50,6 +50,7 @@ type fetcher struct {
 	maxRetryAfter time.Duration
 	idleTimeout   time.Duration
 	perHost       int
+	progress      Progress // reports artifact downloads (see track)
 
 	mu   sync.Mutex
 	sems map[string]*hostSem
@@ -277,6 +278,9 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 		return 0, &HTTPError{URL: t.url, StatusCode: resp.StatusCode}
 	default:
 		return -1, exitcode.New(exitcode.Unavailable, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
+	}
+	if s, ok := w.(contentLengthSetter); ok {
+		s.begin(resp.ContentLength)
 	}
 	n, err := io.Copy(w, &idleReader{r: resp.Body, t: idle, d: f.idleTimeout})
 	if err != nil {

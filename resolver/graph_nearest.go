@@ -36,6 +36,9 @@ func (e *engine) runNearest(coords []Coordinate) {
 		}
 		e.selected[n.mid()] = n
 		e.load(n)
+		// The selected node is fetched in its real configuration: its own
+		// artifacts are retrieved (artifactsOf).
+		n.ownReal = true
 		if n.loadErr != nil || n.noPOM || !it.transitive {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -187,4 +188,94 @@ func TestParityCorpus(t *testing.T) {
 	shared := testenv.SharedDir(t, root)
 	corpus := filepath.Join(shared, "corpus")
 	runParity(t, loadParityCases(t, filepath.Join(corpus, "cases"), map[string]string{"CORPUS": corpus}))
+}
+
+// TestNearestCorpus compares --conflict nearest with the Maven oracle's
+// output (NAME.maven, from ../shared/oracle/run-maven-oracle.sh) on the
+// corpus cases. Cases where Maven went on past an invalid or missing POM
+// (its "warning" lines), which Ivy and prebake treat as errors, must fail
+// in prebake too.
+func TestNearestCorpus(t *testing.T) {
+	root, _ := filepath.Abs("..")
+	shared := testenv.SharedDir(t, root)
+	corpus := filepath.Join(shared, "corpus")
+	dir := filepath.Join(corpus, "cases")
+	cases := loadParityCases(t, dir, map[string]string{"CORPUS": corpus})
+	n := 0
+	for _, c := range cases {
+		raw, err := os.ReadFile(filepath.Join(dir, c.name+".maven"))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		t.Run(c.name, func(t *testing.T) {
+			var want []string
+			warned, failed := false, false
+			for _, l := range strings.Split(string(raw), "\n") {
+				switch {
+				case strings.HasPrefix(l, "jar "):
+					want = append(want, strings.TrimPrefix(l, "jar "))
+				case strings.HasPrefix(l, "warning "):
+					warned = true
+				case strings.HasPrefix(l, "error "):
+					failed = true
+				}
+			}
+			sort.Strings(want)
+			src, err := newFSSource(c.repos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := Request{Packages: []string{c.coords}, Conflict: ConflictNearest}
+			if c.exclude != "" {
+				req.Excludes = []string{c.exclude}
+			}
+			g, err := BuildGraph(context.Background(), req, src, nil)
+			if err == nil {
+				for _, a := range g.Artifacts {
+					if _, aerr := src.Artifact(context.Background(), a); aerr != nil {
+						err = aerr // Ivy's retrieve fails too
+						break
+					}
+				}
+			}
+			if err != nil && (failed || warned) && c.expectErr {
+				return // Maven could not resolve it cleanly, nor could Ivy: prebake fails like Ivy
+			}
+			if failed && !c.expectErr {
+				// Maven fails where Ivy does not (e.g. a module without its
+				// jar): prebake follows Ivy, so nearest gives the oracle's
+				// set (these cases have no version conflict).
+				want = c.expectJars
+			}
+			if err != nil {
+				t.Fatalf("resolution failed: %v\nmaven:\n%s", err, raw)
+			}
+			var got []string
+			for _, a := range g.Artifacts {
+				got = append(got, SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
+			}
+			sort.Strings(got)
+			if warned {
+				// Maven drops the dependencies of a POM it finds invalid
+				// (stricter model validation than Ivy's PomReader); each
+				// jar it retrieved must still be in prebake's set.
+				for _, w := range want {
+					if !slices.Contains(got, w) {
+						t.Errorf("Maven (which warned: %s) retrieved %s, prebake did not: %v", strings.TrimSpace(string(raw)), w, got)
+					}
+				}
+				return
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("jars differ from Maven (-maven +prebake):\n%s", diff)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no .maven files in " + dir)
+	}
 }

@@ -265,7 +265,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	f := &fetcher{
 		client: o.client, log: o.log, attempts: o.attempts, backoff: o.backoff,
 		maxRetryAfter: o.maxRetryAfter, idleTimeout: o.idleTimeout, perHost: o.perHost,
-		sems: map[string]*hostSem{},
+		sems: map[string]*hostSem{}, progress: o.progress,
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
@@ -347,7 +347,10 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 		return err
 	}
 	defer t.abort()
-	if err := f.get(ctx, r.target(rel), fileDest{t}); err != nil {
+	td := f.track(u, fileDest{t})
+	err = f.get(ctx, r.target(rel), td)
+	td.done(err)
+	if err != nil {
 		return fmt.Errorf("locked artifact %s: %w", a.File, err)
 	}
 	sum := t.sums()

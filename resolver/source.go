@@ -40,6 +40,7 @@ type options struct {
 	parallel      int
 	creds         []string
 	offline       bool
+	progress      Progress // WithProgress; nil reports nothing
 	// wrapTransport wraps the default client's transport (tests trace
 	// requests with it).
 	wrapTransport func(http.RoundTripper) http.RoundTripper
@@ -172,8 +173,8 @@ type source struct {
 	poms    flight[*pomResult]
 	files   flight[*fetched]
 	metas   flight[[]byte] // SNAPSHOT maven-metadata.xml by URL (snapshot.go)
-	missing sync.Map // url → struct{}: 404s seen by this source (in memory only)
-	warned  sync.Map // warning → struct{}: each is printed once
+	missing sync.Map       // url → struct{}: 404s seen by this source (in memory only)
+	warned  sync.Map       // warning → struct{}: each is printed once
 
 	// Speculation (see speculate): specCtx is nil unless Resolve enabled it.
 	specMu      sync.Mutex
@@ -255,6 +256,7 @@ func newSource(req Request, o *options) (*source, error) {
 			idleTimeout:   o.idleTimeout,
 			perHost:       o.perHost,
 			sems:          map[string]*hostSem{},
+			progress:      o.progress,
 		},
 		log:      o.log,
 		offline:  req.Offline,
@@ -750,7 +752,14 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		mem = &memBuf{max: 16 << 20}
 		dst = teeDest{dst, mem}
 	}
-	if err := s.f.get(ctx, r.target(rel), dst); err != nil {
+	if mem == nil { // an artifact: report its transfer
+		dst = s.f.track(u, dst)
+	}
+	err = s.f.get(ctx, r.target(rel), dst)
+	if td, ok := dst.(*trackedDest); ok {
+		td.done(err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if hook, ok := ctx.Value(bodyHookKey{}).(func([]byte)); ok && mem != nil {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -317,16 +318,40 @@ func (s *Store) upload(ctx context.Context, key string, j ManifestJar, file stri
 		return 0, err
 	}
 	defer s.release()
-	s.o.logger.Printf("uploading %s (%d bytes)", j.File, j.Size)
-	switch err := s.b.putFile(ctx, key, file, j.Size, j.Sha256); {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s for %s: %w", file, s.b.name(key), err))
+	}
+	defer f.Close()
+	s.o.debugf("uploading %s (%d bytes)", j.File, j.Size)
+	task := s.o.startTask(j.File, j.Size)
+	err = s.b.putFile(ctx, key, file, &countingReader{r: f, task: task}, j.Size, j.Sha256)
+	switch {
 	case err == nil:
+		task.Done(nil)
 		return j.Size, nil
 	case errors.Is(err, ErrExists):
 		// A racing writer got there first: same key, same bytes.
+		task.Done(nil)
 		return 0, nil
 	default:
+		task.Done(err)
 		return 0, err
 	}
+}
+
+// countingReader reports the bytes read through it to a progress task.
+type countingReader struct {
+	r    io.Reader
+	task progress.Task
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.task.Add(int64(n))
+	}
+	return n, err
 }
 
 // checkFile makes sure the local file is the jar the lock names, so a

@@ -44,13 +44,8 @@ func (b *fileBackend) get(_ context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
-func (b *fileBackend) putFile(ctx context.Context, key, file string, _ int64, _ string) error {
-	src, err := os.Open(file)
-	if err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s for %s: %w", file, b.name(key), err))
-	}
-	defer src.Close()
-	return b.write(ctx, key, src)
+func (b *fileBackend) putFile(ctx context.Context, key, _ string, body io.Reader, _ int64, _ string) error {
+	return b.write(ctx, key, body)
 }
 
 func (b *fileBackend) putBytes(ctx context.Context, key string, data []byte) error {

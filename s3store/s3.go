@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -122,16 +121,14 @@ func (b *s3Backend) get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
-func (b *s3Backend) putFile(ctx context.Context, key, file string, size int64, sha string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s for %s: %w", file, b.name(key), err))
-	}
-	defer f.Close()
+func (b *s3Backend) putFile(ctx context.Context, key, file string, body io.Reader, size int64, sha string) error {
+	// The transfer manager reads body once, in order, into its single-PUT
+	// buffer or its part buffers (retries resend those), so a counting
+	// body counts each byte once.
 	in := &transfermanager.UploadObjectInput{
 		Bucket:        &b.bucket,
 		Key:           &key,
-		Body:          f,
+		Body:          body,
 		ContentLength: aws.Int64(size),
 		ContentType:   aws.String("application/java-archive"),
 		IfNoneMatch:   aws.String("*"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -43,6 +45,23 @@ type nopLogger struct{}
 
 func (nopLogger) Printf(string, ...any) {}
 
+// debugLogger is a Logger with a verbose level (*progress.Reporter is one).
+// Per-jar lines go to Debugf when the Logger has it.
+type debugLogger interface {
+	Debugf(format string, args ...any)
+}
+
+// Progress starts transfer tasks, one per jar upload. *progress.Reporter
+// (internal/progress) implements it.
+type Progress interface {
+	Start(name string, total int64) progress.Task
+}
+
+type nopTask struct{}
+
+func (nopTask) Add(int64)  {}
+func (nopTask) Done(error) {}
+
 // Option configures Open.
 type Option func(*options) error
 
@@ -60,6 +79,7 @@ type options struct {
 	secretKey   string
 	expires     time.Duration
 	logger      Logger
+	progress    Progress
 }
 
 // WithEndpoint sets the S3 endpoint URL (for S3-compatible servers). The
@@ -148,7 +168,36 @@ func WithExpires(d time.Duration) Option {
 }
 
 // WithLogger sends progress lines to l. The default discards them.
-func WithLogger(l Logger) Option { return func(o *options) error { o.logger = l; return nil } }
+func WithLogger(l Logger) Option {
+	return func(o *options) error {
+		if l != nil {
+			o.logger = l
+		}
+		return nil
+	}
+}
+
+// WithProgress reports every jar upload to p as a task counting the bytes
+// read from the jar as they are sent (multipart uploads included). The
+// default reports nothing.
+func WithProgress(p Progress) Option { return func(o *options) error { o.progress = p; return nil } }
+
+func (o *options) startTask(name string, total int64) progress.Task {
+	if o.progress == nil {
+		return nopTask{}
+	}
+	return o.progress.Start(name, total)
+}
+
+// debugf prints a per-jar line: at the Logger's verbose level when it has
+// one, else as a plain line.
+func (o *options) debugf(format string, args ...any) {
+	if d, ok := o.logger.(debugLogger); ok {
+		d.Debugf(format, args...)
+		return
+	}
+	o.logger.Printf(format, args...)
+}
 
 func makeOptions(opts []Option) (*options, error) {
 	o := &options{
@@ -194,9 +243,10 @@ type backend interface {
 	head(ctx context.Context, key string) (int64, error)
 	// get reads a small object whole; ErrNotFound when missing.
 	get(ctx context.Context, key string) ([]byte, error)
-	// putFile uploads a local file (size bytes, sha256 hex) without
-	// clobbering; ErrExists when the key is already there.
-	putFile(ctx context.Context, key, file string, size int64, sha string) error
+	// putFile uploads body, the bytes of local file (size bytes, sha256
+	// hex; file names it in errors), without clobbering; ErrExists when the
+	// key is already there. body is read once, in order.
+	putFile(ctx context.Context, key, file string, body io.Reader, size int64, sha string) error
 	// putBytes writes a small object without clobbering; ErrExists when the
 	// key is already there.
 	putBytes(ctx context.Context, key string, data []byte) error

@@ -2,11 +2,13 @@
 
 The task runs in the Spark image with prebake added (`prebake bake image --add-self`,
 or COPY the static binary into your Spark image). prebake resolves the job's
---packages ahead of time (from the committed lock, with no network), rewrites the
-submission to use the jars from the S3 store, runs spark-submit with
-waitAppCompletion=false and polls the driver pod until it ends. The task's exit
-code is the driver's own exit code, so Airflow marks a failed driver as failed,
-and killing the task (SIGTERM) deletes the driver pod.
+--packages ahead of time from the committed lock (no POM is read, no version chosen),
+fetches the locked jars into its cache from the repositories the lock records (the
+submitting pod needs that egress once per cache; the driver and executors never do),
+uploads the ones the S3 store lacks, rewrites the submission to use the store's jars,
+runs spark-submit with waitAppCompletion=false and polls the driver pod until it ends.
+The task's exit code is the driver's own exit code, so Airflow marks a failed
+driver as failed, and killing the task (SIGTERM) deletes the driver pod.
 
 With `-o json` the final result (phase, exit code, reason, pod name, timings) is
 printed as JSON on stdout, so it shows in the task log; the progress lines go to stderr.

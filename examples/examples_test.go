@@ -1,0 +1,298 @@
+// Package examples checks that the examples under examples/ are valid and
+// that the runnable ones run: the Airflow DAG compiles, the Kubernetes and
+// sets YAML have the shape prebake and Kubernetes expect, and the CI step
+// bakes an image twice with a cache hit the second time.
+package examples
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// root is the repository root.
+func root(t *testing.T) string {
+	t.Helper()
+	r, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestExampleAirflowDAGCompiles(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is needed to check examples/airflow (apt-get install python3)")
+	}
+	cmd := exec.Command(py, "-m", "py_compile", "airflow/prebake_spark_dag.py")
+	cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir()) // no __pycache__ in the tree
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("py_compile: %v\n%s", err, out)
+	}
+	src, err := os.ReadFile("airflow/prebake_spark_dag.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"KubernetesPodOperator", `cmds=["prebake"]`, `"submit"`, `"--"`, "--packages"} {
+		if !bytes.Contains(src, []byte(want)) {
+			t.Errorf("the DAG lacks %s", want)
+		}
+	}
+}
+
+// yamlDocs decodes every document of a YAML file.
+func yamlDocs(t *testing.T, name string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []map[string]any
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var d map[string]any
+		if err := dec.Decode(&d); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d != nil {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+// at walks m along keys (maps) and indexes (lists).
+func at(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[k]
+		case int:
+			l, ok := v.([]any)
+			if !ok || k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+func TestExampleWarmJob(t *testing.T) {
+	docs := yamlDocs(t, "warm-job.yaml")
+	var job map[string]any
+	for _, d := range docs {
+		if d["kind"] == "Job" {
+			job = d
+		}
+	}
+	if job == nil {
+		t.Fatal("warm-job.yaml has no Job")
+	}
+	if at(job, "apiVersion") != "batch/v1" || at(job, "spec", "completionMode") != "Indexed" {
+		t.Errorf("the Job must be a batch/v1 indexed Job: %v %v", at(job, "apiVersion"), at(job, "spec", "completionMode"))
+	}
+	completions, _ := at(job, "spec", "completions").(int)
+	args, _ := at(job, "spec", "template", "spec", "containers", 0, "args").([]any)
+	var strs []string
+	for _, a := range args {
+		s, _ := a.(string)
+		strs = append(strs, s)
+	}
+	if len(strs) == 0 || strs[0] != "warm" {
+		t.Fatalf("the container must run `prebake warm`: args %q", strs)
+	}
+	shard := ""
+	for _, a := range strs {
+		if v, ok := strings.CutPrefix(a, "--shard="); ok {
+			shard = v
+		}
+	}
+	if want := "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(completions); completions == 0 || shard != want {
+		t.Errorf("--shard=%q, want %q (JOB_COMPLETION_INDEX over spec.completions)", shard, want)
+	}
+	if at(job, "spec", "template", "spec", "restartPolicy") != "Never" {
+		t.Error("an indexed Job's pods need restartPolicy Never (or OnFailure)")
+	}
+	// The sets file the Job mounts is a prebake sets file.
+	for _, a := range strs {
+		if f, ok := strings.CutPrefix(a, "--file="); ok && !strings.HasSuffix(f, "sets.yaml") {
+			t.Errorf("--file=%s: the Job mounts examples/sets.yaml as sets.yaml", f)
+		}
+	}
+}
+
+func TestExampleSets(t *testing.T) {
+	docs := yamlDocs(t, "sets.yaml")
+	if len(docs) != 1 {
+		t.Fatalf("sets.yaml: %d documents, want 1", len(docs))
+	}
+	d := docs[0]
+	for k := range d {
+		if k != "store" && k != "sets" {
+			t.Errorf("sets.yaml: unknown top-level key %q", k)
+		}
+	}
+	sets, _ := d["sets"].([]any)
+	if len(sets) == 0 {
+		t.Fatal("sets.yaml has no sets")
+	}
+	names := map[string]bool{}
+	for i, s := range sets {
+		m, _ := s.(map[string]any)
+		name, _ := m["name"].(string)
+		if name == "" || names[name] {
+			t.Errorf("set %d: missing or duplicate name %q", i, name)
+		}
+		names[name] = true
+		pkgs, _ := m["packages"].([]any)
+		if len(pkgs) == 0 && m["lock"] == nil {
+			t.Errorf("set %s: needs packages or a lock", name)
+		}
+		for _, p := range pkgs {
+			if ps, _ := p.(string); strings.Count(ps, ":") < 2 {
+				t.Errorf("set %s: %q is not g:a:v", name, p)
+			}
+		}
+		for k := range m {
+			switch k {
+			case "name", "packages", "repositories", "excludes", "conflict", "lock":
+			default:
+				t.Errorf("set %s: unknown key %q", name, k)
+			}
+		}
+		if c, ok := m["conflict"]; ok && c != "latest" && c != "nearest" {
+			t.Errorf("set %s: conflict %v", name, c)
+		}
+	}
+}
+
+func TestExampleSparkApplication(t *testing.T) {
+	docs := yamlDocs(t, "spark-application.yaml")
+	if len(docs) != 1 || docs[0]["kind"] != "SparkApplication" {
+		t.Fatalf("spark-application.yaml: want one SparkApplication, got %d docs", len(docs))
+	}
+	if pkgs, _ := at(docs[0], "spec", "deps", "packages").([]any); len(pkgs) == 0 {
+		t.Error("the example needs spec.deps.packages for rewrite --manifest to replace")
+	}
+}
+
+func TestExampleGitHubWorkflow(t *testing.T) {
+	docs := yamlDocs(t, "ci/github-actions-bake-image.yml")
+	if len(docs) != 1 {
+		t.Fatalf("%d documents", len(docs))
+	}
+	w := docs[0]
+	if at(w, "on", "push") == nil {
+		t.Error("the workflow must run on push (every commit)")
+	}
+	jobs, _ := w["jobs"].(map[string]any)
+	found := false
+	for _, j := range jobs {
+		steps, _ := at(j, "steps").([]any)
+		for _, s := range steps {
+			if run, _ := at(s, "run").(string); strings.Contains(run, "examples/ci/bake-image.sh") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("no step runs examples/ci/bake-image.sh")
+	}
+}
+
+// TestExampleCIBakeImage runs the CI step twice against OCI layouts: the
+// first run bakes, the second (same lock) is a cache hit with the same
+// digest.
+func TestExampleCIBakeImage(t *testing.T) {
+	r := root(t)
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "prebake")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/prebake")
+	build.Dir = r
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cache := filepath.Join(tmp, "cache")
+	lock := filepath.Join(tmp, "prebake.lock")
+	resolve := exec.Command(bin, "resolve", "-q", "--no-default-repositories",
+		"--repositories", "file://"+filepath.Join(r, "testdata", "demo-repo")+"/",
+		"--cache", cache, "--lock", lock,
+		"ch.qos.logback:logback-classic:1.4.11", "org.slf4j:slf4j-api:1.7.36")
+	if out, err := resolve.CombinedOutput(); err != nil {
+		t.Fatalf("resolve: %v\n%s", err, out)
+	}
+	type bakeJSON struct {
+		Ref      string `json:"ref"`
+		Digest   string `json:"digest"`
+		CacheHit bool   `json:"cacheHit"`
+		LockHash string `json:"lockHash"`
+	}
+	run := func(n int) (bakeJSON, string) {
+		t.Helper()
+		out := filepath.Join(tmp, "bake-"+strconv.Itoa(n)+".json")
+		ghOut := filepath.Join(tmp, "github-output-"+strconv.Itoa(n))
+		cmd := exec.Command("bash", filepath.Join(r, "examples", "ci", "bake-image.sh"))
+		cmd.Dir = tmp
+		cmd.Env = append(os.Environ(),
+			"BASE_IMAGE=oci:"+filepath.Join(r, "testdata", "base-image")+":3.5.0",
+			"TARGET_IMAGE=oci:"+filepath.Join(tmp, "image"),
+			"LOCK="+lock, "PREBAKE="+bin, "BAKE_JSON="+out,
+			"PREBAKE_CACHE="+cache, "GITHUB_OUTPUT="+ghOut)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("bake-image.sh run %d: %v\nstdout:\n%s\nstderr:\n%s", n, err, stdout.String(), stderr.String())
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bakeJSON
+		if err := json.Unmarshal(data, &b); err != nil {
+			t.Fatalf("run %d: %s: %v", n, out, err)
+		}
+		if got := strings.TrimSpace(stdout.String()); got != b.Ref {
+			t.Errorf("run %d: stdout %q, want the ref %q", n, got, b.Ref)
+		}
+		gh, err := os.ReadFile(ghOut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(gh), "image="+b.Ref+"\n") {
+			t.Errorf("run %d: $GITHUB_OUTPUT %q lacks image=%s", n, gh, b.Ref)
+		}
+		return b, stderr.String()
+	}
+	first, _ := run(1)
+	if first.CacheHit {
+		t.Fatalf("first bake into an empty layout was a cache hit: %+v", first)
+	}
+	second, stderr2 := run(2)
+	if !second.CacheHit {
+		t.Errorf("second bake with the same lock was not a cache hit: %+v", second)
+	}
+	if second.Digest != first.Digest || second.Ref != first.Ref || second.LockHash != first.LockHash {
+		t.Errorf("second bake: %+v, want the first's digest %+v", second, first)
+	}
+	if !strings.Contains(stderr2, "bake-image: cache hit") {
+		t.Errorf("second run's stderr lacks the cache-hit line:\n%s", stderr2)
+	}
+}
