@@ -98,7 +98,12 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 			err = p.ReplaceIndex(w.idx, m, opt)
 		}
 		if err != nil {
-			return exitcode.New(exitcode.CantCreate, fmt.Errorf("writing %s: %w", t, err))
+			code := exitcode.CantCreate
+			var ee *exitcode.Error
+			if errors.As(err, &ee) { // a damaged or missing layer blob
+				code = ee.Code
+			}
+			return exitcode.New(code, fmt.Errorf("writing %s: %w", t, err))
 		}
 		return nil
 	}
