@@ -144,7 +144,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 			return err
 		}
 	}
-	lock, jars, err := lockAndJars(ctx, &o.resolve, args, stderr, g.quiet)
+	lock, jars, err := resolveLockAndJars(ctx, &o.resolve, args, rep)
 	if err != nil {
 		return err
 	}

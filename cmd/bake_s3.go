@@ -149,10 +149,12 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 		return err
 	}
 	if !g.quiet {
-		switch o.urlStyle {
-		case s3store.StyleS3A:
+		switch {
+		case !strings.HasPrefix(o.s3.store, "s3://"):
+			// file:// stores give file: URLs whatever the style.
+		case o.urlStyle == s3store.StyleS3A:
 			fmt.Fprintln(stderr, "warning: s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither")
-		case s3store.StylePresigned:
+		case o.urlStyle == s3store.StylePresigned:
 			fmt.Fprintf(stderr, "warning: presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job\n", o.expires)
 		}
 	}
@@ -172,15 +174,6 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	return err
 }
 
-// lockAndJars is resolveLockAndJars reporting plain lines (no bars) to
-// stderr, for callers without a reporter of their own.
-func lockAndJars(ctx context.Context, f *resolveFlags, args []string, stderr io.Writer, quiet bool) (*resolver.Lockfile, s3store.JarSource, error) {
-	level := progress.Normal
-	if quiet {
-		level = progress.Quiet
-	}
-	return resolveLockAndJars(ctx, f, args, progress.New(stderr, level, progress.WithTerminal(false)))
-}
 
 // resolveLockAndJars gets the set to bake: from --lock alone (jars fetched
 // only if something must be uploaded), else by resolving. Steps and

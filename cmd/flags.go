@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"path/filepath"
+
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -49,6 +51,15 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 	default:
 		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--checksum-policy %q: must be strict, warn or ignore", f.checksumPolicy)
 	}
+	cache := f.cache
+	if cache != "" {
+		// Jar paths handed to Spark must not depend on its working directory.
+		abs, err := filepath.Abs(cache)
+		if err != nil {
+			return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--cache %s: %v", f.cache, err)
+		}
+		cache = abs
+	}
 	return resolver.Request{
 		Packages:              append(append([]string{}, f.packages...), extra...),
 		Repositories:          f.repositories,
@@ -59,7 +70,7 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		LockPath:              f.lock,
 		Frozen:                f.frozen,
 		Offline:               f.offline,
-		CacheDir:              f.cache,
+		CacheDir:              cache,
 		ChecksumPolicy:        f.checksumPolicy,
 	}, nil
 }

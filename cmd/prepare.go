@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
@@ -131,16 +132,23 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if err != nil {
 		return nil, err
 	}
-	res, paths, err := resolveJars(ctx, &f.resolve, sub.Packages(), rep)
-	if err != nil {
-		return nil, err
-	}
 	cache := f.resolve.cache
 	if cache == "" {
 		cache = resolver.DefaultCacheDir()
 	}
 	opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
-	var jars *submit.Jars
+	jars, err := storeFirst(ctx, f, sub, rep)
+	if err != nil {
+		return nil, err
+	}
+	var res *resolver.Result
+	var paths []string
+	if jars == nil {
+		res, paths, err = resolveJars(ctx, &f.resolve, sub.Packages(), rep)
+		if err != nil {
+			return nil, err
+		}
+	}
 	if res != nil {
 		jars = &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
 		switch {
@@ -172,6 +180,45 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	return r.Args, nil
 }
 
+// storeFirst is the path of a pod with no route to Maven: in cluster mode
+// with --store and a --lock that matches the inputs, a set already in the
+// store (named by the lock hash) gives the jar URLs with one GET, and no jar
+// is fetched or resolved here. It returns nil when that path does not apply
+// or the set is not in the store yet.
+func storeFirst(ctx context.Context, f *submitFlags, sub *submit.Submission, rep *progress.Reporter) (*submit.Jars, error) {
+	if f.s3.store == "" || f.resolve.lock == "" || sub.DeployMode() != "cluster" {
+		return nil, nil
+	}
+	req, err := requestFor(&f.resolve, sub.Packages())
+	if err != nil || len(req.Packages) == 0 {
+		return nil, err
+	}
+	lock, err := resolver.LockFor(req)
+	if err != nil {
+		if f.resolve.frozen && errors.Is(err, resolver.ErrStaleLock) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	sopts, err := f.s3.options(rep)
+	if err != nil {
+		return nil, err
+	}
+	if f.expires > 0 {
+		sopts = append(sopts, s3store.WithExpires(f.expires))
+	}
+	urls, err := s3store.SetURLs(ctx, f.s3.store, lock.Hash(), f.urlStyle, sopts...)
+	switch {
+	case errors.Is(err, s3store.ErrNotFound) && !errors.Is(err, s3store.ErrNoBucket):
+		rep.Printf("set %s is not in the store yet: resolving and uploading it", lock.Hash())
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	rep.Printf("set %s found in the store: %d jars, nothing to fetch", lock.Hash(), len(urls))
+	return &submit.Jars{Cluster: urls, From: "store " + redact.URL(f.s3.store), LockHash: lock.Hash()}, nil
+}
+
 // storeForSubmit uploads the set to the S3 store and sets the cluster URLs.
 func storeForSubmit(ctx context.Context, g *globals, rep *progress.Reporter, f *submitFlags, res *resolver.Result, jars *submit.Jars, stderr io.Writer) error {
 	sopts, err := f.s3.options(rep)
@@ -194,8 +241,8 @@ func storeForSubmit(ctx context.Context, g *globals, rep *progress.Reporter, f *
 	if err != nil {
 		return err
 	}
-	if f.urlStyle == s3store.StyleS3A && !g.quiet {
-		fmt.Fprintln(stderr, "prebake: warning: s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither")
+	if f.urlStyle == s3store.StyleS3A && strings.HasPrefix(f.s3.store, "s3://") {
+		rep.Warnf("s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither")
 	}
 	jars.Cluster, jars.From = urls, "store "+redact.URL(f.s3.store)
 	return nil

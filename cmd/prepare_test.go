@@ -138,3 +138,43 @@ func assertNoPackages(t *testing.T, args []string) {
 		t.Errorf("packages survived the rewrite: %+v", p)
 	}
 }
+
+// A pod with no route to Maven: with --store and a matching --lock, a set
+// already in the store gives the URLs and nothing is fetched or resolved.
+func TestPrepareStoreFirstFetchesNothing(t *testing.T) {
+	t.Chdir(t.TempDir())
+	root := repoRoot(t)
+	store := "file://" + t.TempDir()
+	lock := filepath.Join(t.TempDir(), "prebake.lock")
+	args := []string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster",
+		"--packages", "ch.qos.logback:logback-classic:1.4.11", "local:///opt/app.jar"}
+	repo := "file://" + filepath.Join(root, "testdata/demo-repo") + "/"
+	run := func(cache string) []string {
+		t.Helper()
+		f := &submitFlags{}
+		fs := newSubmitFlagSet(f)
+		if err := fs.Parse([]string{"--no-default-repositories", "--repositories", repo, "--cache", cache, "--store", store, "--lock", lock}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := prepare(context.Background(), &globals{quiet: true}, f, fs, args, &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("prepare: %v", err)
+		}
+		return got
+	}
+	first := run(filepath.Join(t.TempDir(), "cache1"))
+	cache2 := filepath.Join(t.TempDir(), "cache2")
+	second := run(cache2)
+	if !slices.Equal(first, second) {
+		t.Errorf("store-first args differ:\n%q\n%q", first, second)
+	}
+	// Nothing was downloaded into the second cache (only the rewrite work
+	// dir may exist).
+	entries, _ := os.ReadDir(cache2)
+	for _, e := range entries {
+		if e.Name() != "rewrite" {
+			t.Errorf("store-first run wrote %s into the cache", e.Name())
+		}
+	}
+	assertNoPackages(t, second)
+}

@@ -85,22 +85,9 @@ func (t *jarTarget) clusterURLs(ctx context.Context, res *resolver.Result, rep *
 // resolution flags) and retrieves them for file: paths. It returns nil when
 // there is nothing to resolve.
 func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, rep *progress.Reporter) (*resolver.Result, []string, error) {
-	req, err := rf.request()
-	if err != nil {
+	req, err := requestFor(rf, p)
+	if err != nil || len(req.Packages) == 0 {
 		return nil, nil, err
-	}
-	// The argv's own packages come first; the resolution flags add to them.
-	if p.Packages != "" {
-		req.Packages = append([]string{p.Packages}, req.Packages...)
-	}
-	if p.Repositories != "" {
-		req.Repositories = append([]string{p.Repositories}, req.Repositories...)
-	}
-	if p.Excludes != "" {
-		req.Excludes = append([]string{p.Excludes}, req.Excludes...)
-	}
-	if len(req.Packages) == 0 {
-		return nil, nil, nil
 	}
 	if p.Ivy != "" || p.IvySettings != "" {
 		rep.Warnf("spark.jars.ivy/spark.jars.ivySettings are not honoured for resolution; using the default chain")
@@ -115,6 +102,26 @@ func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, rep *
 		return nil, nil, err
 	}
 	return res, paths, nil
+}
+
+// requestFor is the resolution request of a command line's packages plus
+// those of the resolution flags.
+func requestFor(rf *resolveFlags, p submit.Packages) (resolver.Request, error) {
+	req, err := rf.request()
+	if err != nil {
+		return req, err
+	}
+	// The argv's own packages come first; the resolution flags add to them.
+	if p.Packages != "" {
+		req.Packages = append([]string{p.Packages}, req.Packages...)
+	}
+	if p.Repositories != "" {
+		req.Repositories = append([]string{p.Repositories}, req.Repositories...)
+	}
+	if p.Excludes != "" {
+		req.Excludes = append([]string{p.Excludes}, req.Excludes...)
+	}
+	return req, nil
 }
 
 // rewriteJarSource resolves the packages of a command line, retrieves them

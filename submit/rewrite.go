@@ -301,10 +301,10 @@ func (w *rewriter) run(ctx context.Context) error {
 
 // plan decides the managed settings.
 func (w *rewriter) plan(j *Jars) error {
-	if j != nil && len(j.Local) == 0 && len(j.Cluster) > 0 {
-		return exitcode.Errorf(exitcode.Internal, "rewrite: the jar source gave cluster URLs without local paths")
-	}
-	if j != nil && j.Cluster != nil && len(j.Cluster) != len(j.Local) {
+	// Cluster URLs without local copies are fine for cluster mode (submit
+	// --store --lock finds the set in the store and fetches nothing); every
+	// other mode needs the local copies and says so below.
+	if j != nil && len(j.Local) > 0 && j.Cluster != nil && len(j.Cluster) != len(j.Local) {
 		return exitcode.Errorf(exitcode.Internal, "rewrite: the jar source gave %d cluster URLs for %d jars", len(j.Cluster), len(j.Local))
 	}
 	if j != nil {
@@ -315,12 +315,15 @@ func (w *rewriter) plan(j *Jars) error {
 		}
 		w.r.LockHash = j.LockHash
 	}
-	if j != nil && len(j.Local) > 0 {
+	if j != nil && (len(j.Local) > 0 || len(j.Cluster) > 0) {
 		w.r.JarsFrom = "local"
 		if j.Cluster != nil {
 			w.r.JarsFrom = j.From
 		}
 		cluster := w.deploy == "cluster"
+		if len(j.Local) == 0 && !(cluster && w.kind != ClusterYARN && w.kind != ClusterLocal && w.kind != ClusterConnect) {
+			return exitcode.Errorf(exitcode.Internal, "rewrite: %s %s mode needs local copies of the jars, and the jar source gave none", w.kind, w.deploy)
+		}
 		var jarsAdd, pyAdd, cpAdd []string
 		var why string
 		switch {

@@ -384,3 +384,26 @@ func shortRepos(corpus string, repos []string) string {
 	}
 	return strings.Join(out, ",")
 }
+
+// showPrebake prints prebake's result in the oracle's --detail format.
+func showPrebake(coords string, repos []string, exclude string) error {
+	ctx := context.Background()
+	jars, err := prebakeJars(ctx, kase{coords: coords, repos: repos, exclude: exclude})
+	if err != nil {
+		return err
+	}
+	for _, j := range jars {
+		fmt.Println("jar", j)
+	}
+	g, err := prebakeGraph(ctx, repos, coords, exclude)
+	if err != nil {
+		return err
+	}
+	for _, m := range g.Modules {
+		fmt.Println("module", m)
+	}
+	for _, e := range g.Evicted {
+		fmt.Printf("evicted %s:%s:%s by %s\n", e.Group, e.Artifact, e.Version, e.By)
+	}
+	return nil
+}

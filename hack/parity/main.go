@@ -37,6 +37,9 @@ func main() {
 	par := flag.Int("j", 2, "oracle runs in parallel for -diff")
 	report := flag.String("report", "", "write the -diff report to this file")
 	only := flag.String("only", "", "with -refresh/-live: only the cases whose name has this prefix")
+	show := flag.String("show", "", "print prebake's jars, modules and evictions for these coordinates (-repos, -exclude)")
+	showRepos := flag.String("repos", "", "with -show: comma-separated repository URLs")
+	showExcl := flag.String("exclude", "", "with -show: exclusions")
 	flag.Parse()
 	root, _ := os.Getwd()
 	if abs, err := filepath.Abs(*shared); err == nil {
@@ -46,6 +49,8 @@ func main() {
 	oracle := filepath.Join(*shared, "oracle", "run-oracle.sh")
 	var err error
 	switch {
+	case *show != "":
+		err = showPrebake(*show, strings.Split(*showRepos, ","), *showExcl)
 	case *diff > 0:
 		var bad int
 		bad, err = runDiff(oracle, filepath.Join(*shared, "corpus"), *diff, *seed, *par, *report)

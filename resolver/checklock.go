@@ -1,0 +1,41 @@
+package resolver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// ErrStaleLock is matched (errors.Is) when a lockfile exists but does not
+// match the request's inputs.
+var ErrStaleLock = errors.New("stale lockfile")
+
+// LockFor returns the lockfile at req.LockPath when it matches req's inputs,
+// without any network request and without touching the cache: a caller that
+// already has the jars elsewhere (an S3 set named by the lock hash) needs
+// nothing more. A missing lock matches os.ErrNotExist; a stale one matches
+// ErrStaleLock and says what changed.
+func LockFor(req Request, opts ...Option) (*Lockfile, error) {
+	if req.LockPath == "" {
+		return nil, exitcode.New(exitcode.Usage, fmt.Errorf("no lockfile given: %w", os.ErrNotExist))
+	}
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	chain, err := buildChain(req, o.chain)
+	if err != nil {
+		return nil, err
+	}
+	in := canonicalInputs(req, chain)
+	lock, err := ReadLock(req.LockPath)
+	if err != nil {
+		return nil, err
+	}
+	if lock.Inputs.InputsHash != in.InputsHash {
+		return nil, exitcode.New(exitcode.StaleLock, fmt.Errorf("lockfile %s: %w: %s", req.LockPath, ErrStaleLock, inputsDiff(lock.Inputs, in)))
+	}
+	return lock, nil
+}
