@@ -174,7 +174,6 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	return err
 }
 
-
 // resolveLockAndJars gets the set to bake: from --lock alone (jars fetched
 // only if something must be uploaded), else by resolving. Steps and
 // downloads are reported to rep.
