@@ -56,17 +56,18 @@ type inode struct {
 	// (see visitKey). Without it Ivy selects no artifact of the descriptor.
 	ownReal bool
 	order   int
+	// evMarked/evictedBy: Ivy's eviction data (root conf default); see
+	// engine.isEvicted.
+	evMarked  bool
+	evictedBy []*inode
+	// declaredBy: the nodes whose descriptor declares a dependency on this
+	// node (IvyNode.getDependencyDescriptor(parent) != nil).
+	declaredBy map[*inode]bool
 }
 
 // visitKey is Ivy's VisitNode: a node reached from a parent (e.root for
 // the coordinates).
 type visitKey struct{ parent, child *inode }
-
-// parentMid is a parent's conflict table entry for one module.
-type parentMid struct {
-	parent *inode
-	mid    string
-}
 
 func (n *inode) mid() string { return n.id.Group + ":" + n.id.Artifact }
 
@@ -90,10 +91,9 @@ type engine struct {
 	// the usage of the node it replaced in a conflict; the handleConfiguration
 	// calls made through that visit node then fill the other node's usage.
 	usage map[visitKey]*inode
-	// parentResolved: the winner among a parent's own dependencies on the
-	// same module in different versions (computeConflicts at the direct
-	// parent, before any of them is loaded).
-	parentResolved map[parentMid]*inode
+	// sel, evd: each ancestor's resolved and evicted nodes per module
+	// (IvyNode.getResolvedNodes / getEvictedNodes).
+	sel, evd map[ancMid][]*inode
 }
 
 type pomFetcher struct{ e *engine }
@@ -110,7 +110,7 @@ func (f pomFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, strin
 func newEngine(ctx context.Context, src Source, log Logger, rules []ExcludeRule) *engine {
 	e := &engine{ctx: ctx, src: src, log: log, rules: rules,
 		nodes: map[maven.Coord]*inode{}, selected: map[string]*inode{},
-		usage: map[visitKey]*inode{}, parentResolved: map[parentMid]*inode{}}
+		usage: map[visitKey]*inode{}, sel: map[ancMid][]*inode{}, evd: map[ancMid][]*inode{}}
 	e.loader = maven.NewLoader(pomFetcher{e})
 	e.root = &inode{fetched: map[string]bool{}, loaded: true}
 	return e
@@ -228,41 +228,237 @@ func isCircular(n *inode, path []*inode) bool {
 	return false
 }
 
-// resolveConflict applies LatestConflictManager(latest-revision) at the
-// root level: the newest revision seen so far is selected. When the root
-// has not resolved the module yet, Ivy's computeConflicts puts every
-// direct dependency of the root on the module in competition too (loaded
-// or not), so a newer coordinate evicts n before n is loaded; the winner is
-// then resolved through n's visit.gotoNode(winner) (see gotoNode).
-func (e *engine) resolveConflict(n, parent *inode) {
-	if n.evicted {
-		return
+// ancMid keys Ivy's per-ancestor conflict tables (IvyNode.selectedDeps /
+// evictedDeps for one module in root conf "default").
+type ancMid struct {
+	anc *inode
+	mid string
+}
+
+// isEvicted is IvyNodeEviction.isEvicted: the node has eviction data (some
+// ancestor's conflict resolution evicted it) and the root's resolved nodes
+// for its module do not include it.
+func (e *engine) isEvicted(n *inode) bool {
+	return n.evMarked && !hasVersion(e.sel[ancMid{e.root, n.mid()}], n)
+}
+
+func hasVersion(set []*inode, n *inode) bool {
+	for _, x := range set {
+		if x.id == n.id {
+			return true
+		}
 	}
-	cur := e.selected[n.mid()]
-	switch {
-	case cur == nil:
-		var rootTargets []*dd
-		for _, d := range e.rootDDs {
-			if !e.rootExcludes(d.target.Group, d.target.Artifact) {
-				rootTargets = append(rootTargets, d)
+	return false
+}
+
+func without(set, drop []*inode) ([]*inode, bool) {
+	var out []*inode
+	removed := false
+	for _, x := range set {
+		if hasVersion(drop, x) {
+			removed = true
+			continue
+		}
+		out = append(out, x)
+	}
+	return out, removed
+}
+
+func union(a, b []*inode) []*inode {
+	out := append([]*inode{}, a...)
+	for _, x := range b {
+		if !hasVersion(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func sameSet(a, b []*inode) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !hasVersion(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// markEvicted is IvyNode.markEvicted: eviction data for root conf default.
+func (n *inode) markEvicted(by []*inode) {
+	n.evMarked = true
+	n.evictedBy = append([]*inode{}, by...)
+}
+
+// resolveConflict is ResolveEngine.resolveConflict(node, ancestor, conf,
+// toevict) for the visit of n along path (path[0] is the root, the last
+// element n's parent), at ancestor path[i] and then upwards. Every
+// ancestor keeps its own resolved and evicted nodes per module; a
+// LatestConflictManager picks among the candidates known at that ancestor
+// at that time (computeConflicts), and a POM dependency is "force": the
+// version an ancestor declares itself wins there.
+func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inode) bool {
+	if i < 0 {
+		return true
+	}
+	anc := path[i]
+	key := ancMid{anc, n.mid()}
+	if hasVersion(e.evd[key], n) {
+		return true
+	}
+	if hasVersion(e.sel[key], n) {
+		if !e.resolveConflict(n, path, i-1, toevict) {
+			return false
+		}
+		// getEvictionDataInRoot: previously evicted in the root.
+		if rootSel := e.sel[ancMid{e.root, n.mid()}]; !hasVersion(rootSel, n) {
+			n.markEvicted(rootSel)
+		}
+		return true
+	}
+	resolvedNodes := append([]*inode{}, e.sel[key]...)
+	conflicts, resolvedNodes := e.computeConflicts(n, path, i, toevict, resolvedNodes)
+	resolved := e.resolveConflicts(n, path, i, conflicts)
+	if hasVersion(resolved, n) {
+		te, _ := without(resolvedNodes, resolved)
+		for _, x := range te {
+			x.markEvicted(resolved)
+		}
+		e.sel[key] = resolved
+		ev, _ := without(e.evd[key], resolved)
+		e.evd[key] = union(ev, te)
+		return e.resolveConflict(n, path, i-1, te)
+	}
+	toevict, _ = without(toevict, resolved)
+	ev, _ := without(e.evd[key], resolved)
+	e.evd[key] = union(union(ev, toevict), []*inode{n})
+	n.markEvicted(resolved)
+	prev := e.sel[key]
+	solved := true
+	if !sameSet(prev, resolved) {
+		e.sel[key] = resolved
+		for _, s := range resolved {
+			if !hasVersion(prev, s) {
+				// node.gotoNode(sel): the selected node's visit from the
+				// same parent takes n's usage.
+				e.gotoNode(path[len(path)-1], n, s)
+				solved = e.resolveConflict(s, path, i-1, toevict) && solved
 			}
 		}
-		if w := latestOf(n, e.siblings(n, e.root, rootTargets)); w != n {
-			n.evicted = true
-			e.selected[n.mid()] = w
-			e.gotoNode(parent, n, w)
-			return
-		}
-		e.selected[n.mid()] = n
-	case cur == n:
-		return
-	case CompareRevisions(n.id.Version, cur.id.Version) > 0:
-		cur.evicted = true
-		e.selected[n.mid()] = n
-	default:
-		n.evicted = true
-		return
 	}
+	return solved
+}
+
+// computeConflicts is ResolveEngine.computeConflicts.
+func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selected []*inode) (conflicts, sel []*inode) {
+	conflicts = []*inode{n}
+	anc, parent := path[i], path[len(path)-1]
+	sel, removed := without(selected, toevict)
+	add := func(c *inode) {
+		if !hasVersion(conflicts, c) {
+			conflicts = append(conflicts, c)
+		}
+	}
+	switch {
+	case removed || (len(sel) == 0 && parent != anc):
+		for _, c := range e.depsOf(anc, path[:i], nil) {
+			if c.mid() == n.mid() {
+				add(c)
+			}
+			for _, r := range e.sel[ancMid{c, n.mid()}] {
+				add(r)
+			}
+		}
+	case len(sel) == 0:
+		for _, c := range e.depsOf(parent, path[:len(path)-1], n) {
+			if c.mid() == n.mid() {
+				add(c)
+			}
+		}
+	default:
+		for _, r := range sel {
+			add(r)
+		}
+	}
+	return conflicts, sel
+}
+
+// depsOf is IvyNode.getDependencies of x in the configurations used so far
+// (default/runtime/compile/master), after exclusions and mediation by the
+// dependers above x. Each dependency's node records that x declares it
+// (IvyNode.getDependencyDescriptor(parent), used by the force rule).
+func (e *engine) depsOf(x *inode, above []*inode, _ *inode) []*inode {
+	var dds []*dd
+	if x == e.root {
+		dds = e.rootDDs
+	} else {
+		dds = x.dds
+	}
+	var out []*inode
+	for _, d := range dds {
+		if len(d.confs["default"]) == 0 && len(d.confs["compile"]) == 0 && len(d.confs["runtime"]) == 0 {
+			continue
+		}
+		if e.excludedBelow(x, d.target.Group, d.target.Artifact) {
+			continue
+		}
+		if x != e.root {
+			d = mediate(d, append(append([]*inode{}, above...), x))
+		}
+		c := e.node(d.target)
+		if c.declaredBy == nil {
+			c.declaredBy = map[*inode]bool{}
+		}
+		if x != e.root {
+			c.declaredBy[x] = true
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// resolveConflicts is ResolveEngine.resolveConflicts: the IVY-465 shortcut
+// (nothing new above the direct parent), else the conflict manager.
+func (e *engine) resolveConflicts(n *inode, path []*inode, i int, conflicts []*inode) []*inode {
+	parent := path[len(path)-1]
+	if parent != path[i] && sameSet(e.sel[ancMid{parent, n.mid()}], conflicts) {
+		return conflicts
+	}
+	return e.latestCM(path[i], conflicts)
+}
+
+// latestCM is LatestConflictManager(latest-revision).resolveConflicts:
+// a dependency the parent declares in its POM is force and wins; then the
+// latest revision among the nodes not completely evicted.
+func (e *engine) latestCM(parent *inode, conflicts []*inode) []*inode {
+	if len(conflicts) < 2 {
+		return conflicts
+	}
+	if parent != e.root {
+		for _, c := range conflicts {
+			if c.declaredBy[parent] {
+				return []*inode{c}
+			}
+		}
+	}
+	var live []*inode
+	for _, c := range conflicts {
+		if !e.isEvicted(c) {
+			live = append(live, c)
+		}
+	}
+	if len(live) > 0 {
+		conflicts = live
+	}
+	w := conflicts[0]
+	for _, c := range conflicts[1:] {
+		if CompareRevisions(c.id.Version, w.id.Version) > 0 {
+			w = c
+		}
+	}
+	return []*inode{w}
 }
 
 // usageOwner is the node whose main IvyNodeUsage the visit of child from
@@ -281,72 +477,6 @@ func (e *engine) gotoNode(parent, loser, selected *inode) {
 	e.usage[visitKey{parent, selected}] = e.usageOwner(parent, loser)
 }
 
-// siblingConflict is ResolveEngine.computeConflicts at the direct parent
-// when the parent has not resolved the module yet: every dependency of the
-// parent on the same module competes, loaded or not, so an older sibling
-// is evicted before it is loaded. When the winner is another sibling, Ivy
-// resolves it upwards through loser.gotoNode(winner), which redirects the
-// winner's visit node from this parent to the loser's usage.
-func (e *engine) siblingConflict(n, parent *inode) {
-	if parent == nil || parent == e.root || n.evicted {
-		return
-	}
-	key := parentMid{parent, n.mid()}
-	if w, ok := e.parentResolved[key]; ok {
-		if w != n && CompareRevisions(w.id.Version, n.id.Version) >= 0 {
-			n.evicted = true
-		}
-		return
-	}
-	sibs := e.siblings(n, parent, parent.dds)
-	if len(sibs) == 0 {
-		return
-	}
-	// LatestConflictManager: completely evicted nodes only when nothing else.
-	w := latestOf(n, sibs)
-	e.parentResolved[key] = w
-	if w == n {
-		return
-	}
-	n.evicted = true
-	e.gotoNode(parent, n, w)
-	e.resolveConflict(w, parent)
-}
-
-// latestOf is LatestConflictManager(latest-revision) over n and the
-// candidates that are not evicted yet.
-func latestOf(n *inode, cands []*inode) *inode {
-	w := n
-	for _, c := range cands {
-		if !c.evicted && CompareRevisions(c.id.Version, w.id.Version) > 0 {
-			w = c
-		}
-	}
-	return w
-}
-
-// siblings are the other nodes parent's dependencies on n's module point at.
-func (e *engine) siblings(n, parent *inode, dds []*dd) []*inode {
-	var sibs []*inode
-	seen := map[*inode]bool{n: true}
-	for _, d := range dds {
-		if d.target.Group != n.id.Group || d.target.Artifact != n.id.Artifact || (len(d.confs["default"]) == 0 &&
-			len(d.confs["compile"]) == 0 && len(d.confs["runtime"]) == 0) {
-			continue
-		}
-		if parent != e.root && e.excludedBelow(parent, d.target.Group, d.target.Artifact) {
-			continue
-		}
-		c := e.nodes[d.target]
-		if c == nil || seen[c] {
-			continue
-		}
-		seen[c] = true
-		sibs = append(sibs, c)
-	}
-	return sibs
-}
-
 // fetch is Ivy's fetchDependencies(node, conf).
 func (e *engine) fetch(n *inode, conf string, path []*inode) {
 	if e.err != nil {
@@ -356,15 +486,14 @@ func (e *engine) fetch(n *inode, conf string, path []*inode) {
 	if len(path) > 0 {
 		parent = path[len(path)-1]
 	}
-	e.siblingConflict(n, parent)
-	e.resolveConflict(n, parent)
-	if n.evicted {
+	e.resolveConflict(n, path, len(path)-1, nil)
+	if e.isEvicted(n) {
 		// The winner is fetched in the configuration asked of the loser:
 		// through loser.gotoNode(winner) when it is loaded already, else
 		// its confs to fetch are updated and it is fetched on its own visit.
-		if w := e.selected[n.mid()]; w != nil && w != n {
-			if !w.loaded {
-				return
+		for _, w := range n.evictedBy {
+			if w == n || !w.loaded {
+				continue
 			}
 			e.gotoNode(parent, n, w)
 			e.fetch(w, conf, path)
@@ -417,6 +546,10 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 		d = mediate(d, path)
 		child := e.node(d.target)
 		child.callers = append(child.callers, caller{parent: n, dd: d})
+		if child.declaredBy == nil {
+			child.declaredBy = map[*inode]bool{}
+		}
+		child.declaredBy[n] = true
 		visits = append(visits, visit{child, cconfs})
 	}
 	sub := append(append([]*inode{}, path...), n)
@@ -539,6 +672,14 @@ func (e *engine) runLatest(coords []Coordinate) {
 		e.fetch(child, "default", []*inode{e.root})
 		if e.err != nil {
 			return
+		}
+	}
+	// The final state: evicted per the root's resolved nodes; the winner
+	// of a module is the root's (first) resolved node.
+	for _, n := range e.nodes {
+		n.evicted = e.isEvicted(n)
+		if rs := e.sel[ancMid{e.root, n.mid()}]; len(rs) > 0 {
+			e.selected[n.mid()] = rs[0]
 		}
 	}
 }

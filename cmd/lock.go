@@ -1,0 +1,80 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/lockdiff"
+	"github.com/prebake/prebake/resolver"
+)
+
+func init() { register(newLockCmd) }
+
+// exitDiffer is the exit code of `lock diff` when the locks differ, as
+// diff(1) does.
+const exitDiffer = 1
+
+func newLockCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "lock",
+		Short:   "Work with prebake.lock files",
+		Example: `  prebake lock diff old/prebake.lock prebake.lock`,
+		Args:    cobra.NoArgs,
+		RunE:    func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	c.AddCommand(&cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "Show what changed between two locks, and why",
+		Long: `diff compares two lockfiles module by module (group:artifact[:classifier]):
+added, removed, upgraded or downgraded (by Ivy's latest-revision order), moved to
+another repository, or — loudly — the same version with a different sha256, a
+supply-chain red flag. The inputs that changed (packages, repositories, excludes,
+conflict mode) come first, as the why: with equal inputs, a change can only come
+from what the repositories serve.
+
+Exit codes, as diff(1): 0 when the locks are equal, 1 when they differ; 64 for a
+usage error, 65 for a malformed lock, 66 for a missing one.`,
+		Example: `  prebake lock diff prebake.lock.orig prebake.lock
+  git show HEAD~1:prebake.lock > /tmp/old.lock && prebake lock diff -o json /tmp/old.lock prebake.lock`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runLockDiff(c.Context(), g, args[0], args[1], c.OutOrStdout())
+		},
+	})
+	return c
+}
+
+func runLockDiff(_ context.Context, g *globals, oldPath, newPath string, stdout io.Writer) error {
+	out, err := checkOutput(g, "text", "json")
+	if err != nil {
+		return err
+	}
+	oldLock, err := resolver.ReadLock(oldPath)
+	if err != nil {
+		return err
+	}
+	newLock, err := resolver.ReadLock(newPath)
+	if err != nil {
+		return err
+	}
+	d, err := lockdiff.Compare(oldPath, oldLock, newPath, newLock)
+	if err != nil {
+		return err
+	}
+	if out == "json" {
+		err = lockdiff.WriteJSON(stdout, d)
+	} else {
+		err = lockdiff.WriteText(stdout, d)
+	}
+	if err != nil {
+		return exitcode.New(exitcode.Internal, err)
+	}
+	if !d.Equal {
+		return exitcode.New(exitDiffer, errors.New("the locks differ"))
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package lockdiff_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/lockdiff"
+	"github.com/prebake/prebake/resolver"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const testdata = "../../testdata/lockdiff"
+
+func sha(c byte) string { return strings.Repeat(string(c), 64) }
+
+func art(coord, repo string, shaChar byte) resolver.Artifact {
+	p := strings.Split(coord, ":")
+	file := p[0] + "_" + p[1] + "-" + p[2]
+	if len(p) == 4 {
+		file += "-" + p[3]
+	}
+	return resolver.Artifact{Coord: coord, File: file + ".jar", Repository: repo, Sha256: sha(shaChar), Size: 10}
+}
+
+func lock(in resolver.Inputs, arts ...resolver.Artifact) *resolver.Lockfile {
+	l := &resolver.Lockfile{Inputs: in, Artifacts: arts}
+	l.Normalize()
+	return l
+}
+
+const r1, r2 = "https://repo.example.com/m2/", "https://mirror.example.com/m2/"
+
+func TestCompareModules(t *testing.T) {
+	in := resolver.Inputs{Conflict: "latest", Packages: []string{"g:a:1"}, Repositories: []string{r1}}
+	tests := []struct {
+		name     string
+		old, new []resolver.Artifact
+		want     []lockdiff.ModuleChange
+		summary  lockdiff.Summary
+	}{
+		{
+			name: "equal",
+			old:  []resolver.Artifact{art("g:a:1", r1, 'a')},
+			new:  []resolver.Artifact{art("g:a:1", r1, 'a')},
+			want: []lockdiff.ModuleChange{},
+		},
+		{
+			name:    "added and removed",
+			old:     []resolver.Artifact{art("g:a:1", r1, 'a')},
+			new:     []resolver.Artifact{art("g:b:1", r1, 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"removed"}, Old: ptr(art("g:a:1", r1, 'a'))}, {Module: "g:b", Changes: []string{"added"}, New: ptr(art("g:b:1", r1, 'b'))}},
+			summary: lockdiff.Summary{Added: 1, Removed: 1},
+		},
+		{
+			name:    "upgrade by Ivy order, not string order",
+			old:     []resolver.Artifact{art("g:a:1.9", r1, 'a')},
+			new:     []resolver.Artifact{art("g:a:1.10", r1, 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"upgrade"}, Old: ptr(art("g:a:1.9", r1, 'a')), New: ptr(art("g:a:1.10", r1, 'b'))}},
+			summary: lockdiff.Summary{Upgraded: 1},
+		},
+		{
+			name:    "downgrade from a release to an RC",
+			old:     []resolver.Artifact{art("g:a:2.0", r1, 'a')},
+			new:     []resolver.Artifact{art("g:a:2.0-rc1", r1, 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"downgrade"}, Old: ptr(art("g:a:2.0", r1, 'a')), New: ptr(art("g:a:2.0-rc1", r1, 'b'))}},
+			summary: lockdiff.Summary{Downgraded: 1},
+		},
+		{
+			name:    "same version, new content and repository",
+			old:     []resolver.Artifact{art("g:a:1", r1, 'a')},
+			new:     []resolver.Artifact{art("g:a:1", r2, 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"content", "repository"}, Old: ptr(art("g:a:1", r1, 'a')), New: ptr(art("g:a:1", r2, 'b'))}},
+			summary: lockdiff.Summary{ContentChanged: 1, RepositoryChanged: 1},
+		},
+		{
+			name:    "repository only",
+			old:     []resolver.Artifact{art("g:a:1", r1, 'a')},
+			new:     []resolver.Artifact{art("g:a:1", r2, 'a')},
+			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"repository"}, Old: ptr(art("g:a:1", r1, 'a')), New: ptr(art("g:a:1", r2, 'a'))}},
+			summary: lockdiff.Summary{RepositoryChanged: 1},
+		},
+		{
+			name:    "classifiers are separate modules",
+			old:     []resolver.Artifact{art("g:a:1", r1, 'a'), art("g:a:1:jdk15", r1, 'b')},
+			new:     []resolver.Artifact{art("g:a:1", r1, 'a'), art("g:a:2:jdk15", r1, 'c')},
+			want:    []lockdiff.ModuleChange{{Module: "g:a:jdk15", Changes: []string{"upgrade"}, Old: ptr(art("g:a:1:jdk15", r1, 'b')), New: ptr(art("g:a:2:jdk15", r1, 'c'))}},
+			summary: lockdiff.Summary{Upgraded: 1},
+		},
+		{
+			name:    "userinfo never shows",
+			old:     []resolver.Artifact{art("g:a:1", "https://u:secret@repo.example.com/m2/", 'a')},
+			new:     []resolver.Artifact{art("g:a:1", r2, 'a')},
+			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"repository"}, Old: ptr(art("g:a:1", r1, 'a')), New: ptr(art("g:a:1", r2, 'a'))}},
+			summary: lockdiff.Summary{RepositoryChanged: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := lockdiff.Compare("old", lock(in, tt.old...), "new", lock(in, tt.new...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, d.Modules); diff != "" {
+				t.Errorf("modules (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.summary, d.Summary); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+			if got, want := d.Equal, len(tt.want) == 0; got != want {
+				t.Errorf("Equal = %v, want %v", got, want)
+			}
+			if d.InputsChanged {
+				t.Errorf("InputsChanged = true for equal inputs")
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestCompareInputs(t *testing.T) {
+	base := resolver.Inputs{Conflict: "latest", Packages: []string{"g:a:1", "g:b:1"}, Repositories: []string{r1, r2}, Excludes: []string{"x:y"}}
+	tests := []struct {
+		name   string
+		change func(*resolver.Inputs)
+		want   lockdiff.InputsDiff
+		why    string
+	}{
+		{
+			name:   "equal",
+			change: func(*resolver.Inputs) {},
+			want:   lockdiff.InputsDiff{Packages: none(), Repositories: none(), Excludes: none()},
+			why:    "The locks are identical",
+		},
+		{
+			name:   "package bumped",
+			change: func(in *resolver.Inputs) { in.Packages = []string{"g:a:2", "g:b:1"} },
+			want:   lockdiff.InputsDiff{Packages: lockdiff.ListDiff{Added: []string{"g:a:2"}, Removed: []string{"g:a:1"}}, Repositories: none(), Excludes: none()},
+			why:    "The inputs changed (packages) but resolve to the same jars.",
+		},
+		{
+			name: "repositories reordered, conflict changed, exclude dropped",
+			change: func(in *resolver.Inputs) {
+				in.Repositories = []string{r2, r1}
+				in.Conflict = "strict"
+				in.Excludes = nil
+			},
+			want: lockdiff.InputsDiff{Packages: none(), Repositories: lockdiff.ListDiff{Added: []string{}, Removed: []string{}, Reordered: true},
+				Excludes: lockdiff.ListDiff{Added: []string{}, Removed: []string{"x:y"}}, Conflict: &lockdiff.ValueChange{Old: "latest", New: "strict"}},
+			why: "The inputs changed (repositories, excludes, conflict) but resolve to the same jars.",
+		},
+	}
+	arts := []resolver.Artifact{art("g:a:1", r1, 'a')}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := base
+			in.Packages = append([]string(nil), base.Packages...)
+			tt.change(&in)
+			d, err := lockdiff.Compare("old", lock(base, arts...), "new", lock(in, arts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, d.Inputs); diff != "" {
+				t.Errorf("inputs (-want +got):\n%s", diff)
+			}
+			if !strings.HasPrefix(d.Why, tt.why) {
+				t.Errorf("Why = %q, want prefix %q", d.Why, tt.why)
+			}
+		})
+	}
+}
+
+func none() lockdiff.ListDiff { return lockdiff.ListDiff{Added: []string{}, Removed: []string{}} }
+
+func TestMalformedCoord(t *testing.T) {
+	bad := lock(resolver.Inputs{}, resolver.Artifact{Coord: "g:a", File: "g_a.jar", Sha256: sha('a')})
+	_, err := lockdiff.Compare("old", bad, "new", lock(resolver.Inputs{}))
+	if got := exitcode.Code(err); got != exitcode.DataErr {
+		t.Fatalf("Compare with coord g:a: code %d (%v), want %d", got, err, exitcode.DataErr)
+	}
+	if !strings.Contains(err.Error(), "lockfile old") {
+		t.Errorf("error %q does not name the lock", err)
+	}
+}
+
+// TestGolden diffs the locks in testdata/lockdiff and compares the text and
+// JSON renderings with the golden files (go test -update rewrites them).
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct{ old, new string }{
+		{"base", "base"},
+		{"base", "inputs-changed"},
+		{"base", "content-changed"},
+	} {
+		name := tc.old + "_" + tc.new
+		t.Run(name, func(t *testing.T) {
+			oldL, err := resolver.ReadLock(filepath.Join(testdata, tc.old+".lock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			newL, err := resolver.ReadLock(filepath.Join(testdata, tc.new+".lock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := lockdiff.Compare(tc.old+".lock", oldL, tc.new+".lock", newL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text, js bytes.Buffer
+			if err := lockdiff.WriteText(&text, d); err != nil {
+				t.Fatal(err)
+			}
+			if err := lockdiff.WriteJSON(&js, d); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join(testdata, name+".txt"), text.Bytes())
+			golden(t, filepath.Join(testdata, name+".json"), js.Bytes())
+
+			// The JSON round-trips into the documented type.
+			var back lockdiff.Diff
+			if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(d, &back); diff != "" {
+				t.Errorf("JSON round trip (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContentChangeIsLoud(t *testing.T) {
+	oldL, _ := resolver.ReadLock(filepath.Join(testdata, "base.lock"))
+	newL, _ := resolver.ReadLock(filepath.Join(testdata, "content-changed.lock"))
+	d, err := lockdiff.Compare("a", oldL, "b", newL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := lockdiff.WriteText(&text, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"!!! CONTENT CHANGED UNDER THE SAME VERSION (1)", "net.sf.json-lib:json-lib:jdk15 2.4", "WARNING: 1 artifact(s) changed content", "The inputs are identical"} {
+		if !strings.Contains(text.String(), want) && !strings.Contains(d.Why, want) {
+			t.Errorf("output lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
