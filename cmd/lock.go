@@ -14,9 +14,10 @@ import (
 
 func init() { register(newLockCmd) }
 
-// exitDiffer is the exit code of `lock diff` when the locks differ, as
-// diff(1) does.
-const exitDiffer = 1
+// exitDiffer is the exit code of `lock diff --check` when the locks differ:
+// the old lock is stale. diff(1)'s 1 is reserved for driver exit codes in
+// prebake's one exit-code table.
+const exitDiffer = exitcode.StaleLock
 
 func newLockCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
@@ -26,7 +27,8 @@ func newLockCmd(g *globals) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE:    func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(&cobra.Command{
+	var check bool
+	diff := &cobra.Command{
 		Use:   "diff OLD NEW",
 		Short: "Show what changed between two locks, and why",
 		Long: `diff compares two lockfiles module by module (group:artifact[:classifier]):
@@ -36,19 +38,22 @@ supply-chain red flag. The inputs that changed (packages, repositories, excludes
 conflict mode) come first, as the why: with equal inputs, a change can only come
 from what the repositories serve.
 
-Exit codes, as diff(1): 0 when the locks are equal, 1 when they differ; 64 for a
-usage error, 65 for a malformed lock, 66 for a missing one.`,
+Exit codes: 0 (with --check: only when the locks are equal; 78 when they
+differ); 64 for a usage error, 65 for a malformed lock, 66 for a missing one.`,
 		Example: `  prebake lock diff prebake.lock.orig prebake.lock
-  git show HEAD~1:prebake.lock > /tmp/old.lock && prebake lock diff -o json /tmp/old.lock prebake.lock`,
+  git show HEAD~1:prebake.lock > /tmp/old.lock && prebake lock diff -o json /tmp/old.lock prebake.lock
+  prebake lock diff --check committed.lock fresh.lock   # CI: exit 78 when they differ`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runLockDiff(c.Context(), g, args[0], args[1], c.OutOrStdout())
+			return runLockDiff(c.Context(), g, args[0], args[1], check, c.OutOrStdout())
 		},
-	})
+	}
+	diff.Flags().BoolVar(&check, "check", false, "exit 78 (a stale lock) when the locks differ")
+	c.AddCommand(diff)
 	return c
 }
 
-func runLockDiff(_ context.Context, g *globals, oldPath, newPath string, stdout io.Writer) error {
+func runLockDiff(_ context.Context, g *globals, oldPath, newPath string, check bool, stdout io.Writer) error {
 	out, err := checkOutput(g, "text", "json")
 	if err != nil {
 		return err
@@ -73,7 +78,7 @@ func runLockDiff(_ context.Context, g *globals, oldPath, newPath string, stdout 
 	if err != nil {
 		return exitcode.New(exitcode.Internal, err)
 	}
-	if !d.Equal {
+	if check && !d.Equal {
 		return exitcode.New(exitDiffer, errors.New("the locks differ"))
 	}
 	return nil

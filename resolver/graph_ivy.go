@@ -363,7 +363,7 @@ func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selec
 	}
 	switch {
 	case removed || (len(sel) == 0 && parent != anc):
-		for _, c := range e.depsOf(anc, path[:i], nil) {
+		for _, c := range e.depsOf(anc, path[:i]) {
 			if c.mid() == n.mid() {
 				add(c)
 			}
@@ -372,7 +372,7 @@ func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selec
 			}
 		}
 	case len(sel) == 0:
-		for _, c := range e.depsOf(parent, path[:len(path)-1], n) {
+		for _, c := range e.depsOf(parent, path[:len(path)-1]) {
 			if c.mid() == n.mid() {
 				add(c)
 			}
@@ -389,7 +389,7 @@ func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selec
 // (default/runtime/compile/master), after exclusions and mediation by the
 // dependers above x. Each dependency's node records that x declares it
 // (IvyNode.getDependencyDescriptor(parent), used by the force rule).
-func (e *engine) depsOf(x *inode, above []*inode, _ *inode) []*inode {
+func (e *engine) depsOf(x *inode, above []*inode) []*inode {
 	var dds []*dd
 	if x == e.root {
 		dds = e.rootDDs
