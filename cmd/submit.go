@@ -176,6 +176,7 @@ func init() {
 				},
 			}
 			c.Flags().StringVar(&master, "master", "", "master URL: k8s://…, spark://… or mesos://…")
+			c.Flags().StringArrayP("conf", "c", nil, "Spark conf k=v for the credentials, as spark-submit --status/--kill take them (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context, spark.kubernetes.appKillPodDeletionGracePeriod)")
 			c.Flags().Int("rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
 			return c
 		})

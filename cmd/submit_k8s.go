@@ -2,8 +2,12 @@ package cmd
 
 import (
 	"context"
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -63,13 +67,54 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 }
 
 func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
-	return submit.K8sStatus(ctx, req.Master, req.ID, b.idOptions(req))
+	o, err := b.idOptions(req)
+	if err != nil {
+		return err
+	}
+	return submit.K8sStatus(ctx, req.Master, req.ID, o)
 }
 
 func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
-	return submit.K8sKill(ctx, req.Master, req.ID, b.idOptions(req))
+	o, err := b.idOptions(req)
+	if err != nil {
+		return err
+	}
+	return submit.K8sKill(ctx, req.Master, req.ID, o)
 }
 
-func (b *k8sBackend) idOptions(req *idRequest) submit.K8sIDOptions {
-	return submit.K8sIDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
+// idOptions carries --conf k=v (the submission's credentials, as
+// spark-submit --status/--kill take them) into the K8s options.
+func (b *k8sBackend) idOptions(req *idRequest) (submit.K8sIDOptions, error) {
+	o := submit.K8sIDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
+	if req.Flags == nil {
+		return o, nil
+	}
+	confs, err := req.Flags.GetStringArray("conf")
+	if err != nil {
+		return o, nil
+	}
+	for _, kv := range confs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return o, exitcode.Errorf(exitcode.Usage, "--conf %q: want key=value", redactConfArg(kv))
+		}
+		if o.Conf == nil {
+			o.Conf = map[string]string{}
+		}
+		o.Conf[k] = v
+		if k == "spark.kubernetes.appKillPodDeletionGracePeriod" {
+			n, err := strconv.ParseInt(strings.TrimSuffix(v, "s"), 10, 64)
+			if err != nil {
+				return o, exitcode.Errorf(exitcode.Usage, "--conf %s=%q: want seconds", k, v)
+			}
+			o.GracePeriod = &n
+		}
+	}
+	return o, nil
+}
+
+// redactConfArg hides the value of a conf argument that may hold a secret.
+func redactConfArg(kv string) string {
+	k, v, _ := strings.Cut(kv, "=")
+	return k + "=" + redact.Conf(k, v)
 }
