@@ -1,9 +1,11 @@
 package resolver
 
 // The deterministic part of BuildGraph: Ivy 2.5.1's ResolveEngine
-// (fetchDependencies / doFetchDependencies, LatestConflictManager with
-// latest-revision, caller-based exclusions, transitive eviction) replayed on
-// POMs that prefetch has already loaded concurrently.
+// (fetchDependencies / doFetchDependencies, per-ancestor resolveConflict /
+// computeConflicts, LatestConflictManager with latest-revision where every
+// POM dependency is "force" so the version an ancestor declares itself wins
+// there, caller-based exclusions, transitive eviction) replayed on POMs that
+// prefetch has already loaded concurrently.
 
 import (
 	"context"

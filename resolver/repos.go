@@ -49,11 +49,16 @@ func (r *repo) String() string { return r.Name + " (" + r.URL + ")" }
 type chainConfig struct {
 	home            string // user home for ~/.m2
 	defaultArtifact string // $DEFAULT_ARTIFACT_REPOSITORY
+	// settings is --settings already loaded (Resolve loads it once); nil
+	// loads req.Settings (see settings.go).
+	settings *mavenSettings
 }
 
 // buildChain returns Spark's repository chain for req (spark-semantics §1.4):
 // local-m2-cache, central, spark-packages (unless NoDefaultRepositories),
-// then --repositories as repo-1..N, split on "," with no trimming.
+// then --repositories as repo-1..N, split on "," with no trimming; then
+// req.Settings's mirrors, server credentials and localRepository apply
+// (applySettings).
 //
 // Spark's local-ivy-cache resolver (<ivy home>/local/…) sits between
 // local-m2-cache and central. It is modelled as absent: only `ivy publish`
@@ -102,6 +107,16 @@ func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
 	}
 	if len(chain) == 0 {
 		return nil, exitcode.Errorf(exitcode.Usage, "no repository to resolve from: --no-default-repositories needs --repositories")
+	}
+	s := cfg.settings
+	if s == nil {
+		var err error
+		if s, err = settingsFor(req, cfg); err != nil {
+			return nil, err
+		}
+	}
+	if s != nil {
+		return applySettings(chain, s)
 	}
 	return chain, nil
 }

@@ -35,8 +35,13 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	if req.CacheDir == "" {
 		req.CacheDir = DefaultCacheDir()
 	}
-	if req.Settings != "" {
-		o.log.Printf("warning: --settings %s is not supported yet; using Spark's default chain", req.Settings)
+	// --settings is read once; its <offline> acts as --offline, and the
+	// chain (here and in newSource) gets its mirrors and credentials.
+	if o.chain.settings, err = settingsFor(req, o.chain); err != nil {
+		return nil, err
+	}
+	if o.chain.settings != nil && o.chain.settings.offline {
+		req.Offline = true
 	}
 	chain, err := buildChain(req, o.chain)
 	if err != nil {

@@ -285,11 +285,8 @@ func WithSettings(path string) Option {
 		if err != nil {
 			return err
 		}
-		base, err := buildChain(Request{Repositories: o.creds}, cfg)
-		if err != nil {
-			return err
-		}
-		chain, err := applySettings(base, s)
+		cfg.settings = s
+		chain, err := buildChain(Request{Repositories: o.creds, Settings: path}, cfg)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,378 @@
+package resolver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/mavenhttp"
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+func TestMirrorOfMatches(t *testing.T) {
+	const (
+		ext   = "https://repo1.maven.org/maven2/"
+		extH  = "http://nexus.example/r/"
+		local = "http://127.0.0.1:8081/r/"
+		lhost = "http://localhost:8081/r/"
+		file  = "file:///srv/repo/"
+	)
+	tests := []struct {
+		pattern, id, url string
+		want             bool
+	}{
+		{"*", "central", ext, true},
+		{"*", "repo-1", file, true},
+		{"central", "central", ext, true},
+		{"central", "spark-packages", ext, false},
+		{"central,spark-packages", "spark-packages", ext, true},
+		{"central, repo-2", "repo-2", ext, true}, // entries are trimmed
+		{"central,repo-2", "repo-1", ext, false},
+		{"external:*", "repo-1", ext, true},
+		{"external:*", "repo-1", local, false},
+		{"external:*", "repo-1", lhost, false},
+		{"external:*", "repo-1", file, false},
+		{"external:http:*", "repo-1", extH, true},
+		{"external:http:*", "repo-1", ext, false}, // https is not http
+		{"external:http:*", "repo-1", local, false},
+		{"*,!spark-packages", "spark-packages", ext, false},
+		{"*,!spark-packages", "central", ext, true},
+		{"!central,*", "central", ext, false}, // an exclusion wins wherever it is
+		{"external:*,!repo-1", "repo-1", ext, false},
+		{"!repo-1", "repo-2", ext, false}, // only exclusions: nothing matches
+		{"repo-1", "repo-10", ext, false},
+		{"", "central", ext, false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s/%s", tt.pattern, tt.id, tt.url), func(t *testing.T) {
+			if got := mirrorOfMatches(tt.pattern, tt.id, tt.url); got != tt.want {
+				t.Errorf("mirrorOfMatches(%q, %q, %q) = %v, want %v", tt.pattern, tt.id, tt.url, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInterpolate(t *testing.T) {
+	env := map[string]string{"NEXUS_PW": "p@ss", "EMPTY": "", "A_B": "x"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	tests := []struct {
+		in, want, missing string
+	}{
+		{"plain", "plain", ""},
+		{"${env.NEXUS_PW}", "p@ss", ""},
+		{"${user.home}/.m2/alt", "/home/u/.m2/alt", ""},
+		{"pre-${env.A_B}-${env.NEXUS_PW}", "pre-x-p@ss", ""},
+		{"${env.EMPTY}", "", ""},
+		{"${env.UNSET}", "", "UNSET"},
+		{"${project.version} ${HOME} $env.X", "${project.version} ${HOME} $env.X", ""}, // left as Maven leaves them
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, missing := interpolate(tt.in, "/home/u", lookup)
+			if got != tt.want || missing != tt.missing {
+				t.Errorf("interpolate(%q) = %q, %q; want %q, %q", tt.in, got, missing, tt.want, tt.missing)
+			}
+		})
+	}
+}
+
+func writeSettings(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "settings.xml")
+	doc := `<?xml version="1.0" encoding="UTF-8"?>
+<settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">` + body + `</settings>`
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadSettingsErrors(t *testing.T) {
+	t.Setenv("PREBAKE_TEST_PW", "s3cret-env")
+	lookup := os.LookupEnv
+	missing := filepath.Join(t.TempDir(), "nope.xml")
+	tests := []struct {
+		name, path string
+		code       int
+		want       string
+	}{
+		{"missing file", missing, exitcode.NotFound, missing},
+		{"malformed", writeSettings(t, `<mirrors><mirror>`), exitcode.DataErr, "malformed XML"},
+		{"not settings", func() string {
+			p := filepath.Join(t.TempDir(), "pom.xml")
+			os.WriteFile(p, []byte("<project/>"), 0o600)
+			return p
+		}(), exitcode.DataErr, "malformed XML"},
+		{"mirror without url", writeSettings(t, `<mirrors><mirror><id>m</id><mirrorOf>*</mirrorOf></mirror></mirrors>`), exitcode.DataErr, "mirror m: no <url>"},
+		{"mirror without mirrorOf", writeSettings(t, `<mirrors><mirror><id>m</id><url>https://m.example/</url></mirror></mirrors>`), exitcode.DataErr, "no <mirrorOf>"},
+		{"unset env", writeSettings(t, `<servers><server><id>m</id><username>u</username><password>${env.PREBAKE_TEST_UNSET}</password></server></servers>`), exitcode.DataErr, "server m password: ${env.PREBAKE_TEST_UNSET} is not set"},
+		{"encrypted password", writeSettings(t, `<servers><server><id>m</id><username>u</username><password>{COQLCE6DU6GtcS5P=}</password></server></servers>`), exitcode.Usage, "encrypted passwords"},
+		{"bad offline", writeSettings(t, `<offline>yes</offline>`), exitcode.DataErr, "offline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadSettings(tt.path, "/home/u", lookup)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not name %s and %q", err, tt.path, tt.want)
+			}
+			if c := exitcode.Code(err); c != tt.code {
+				t.Errorf("exit code %d, want %d", c, tt.code)
+			}
+			if strings.Contains(err.Error(), "COQLCE6") || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("error prints a password: %v", err)
+			}
+		})
+	}
+}
+
+func TestBuildChainSettings(t *testing.T) {
+	t.Setenv("PREBAKE_TEST_PW", "s3cret-env")
+	type entry struct {
+		Repository
+		User, Pass string
+	}
+	tests := []struct {
+		name     string
+		settings string
+		req      Request
+		want     []entry
+	}{
+		{
+			name: "one mirror of everything collapses the chain; m2 is never mirrored",
+			settings: `<mirrors><mirror><id>nexus</id><url>https://nexus.example/group/</url><mirrorOf>*</mirrorOf></mirror></mirrors>
+<servers><server><id>nexus</id><username>ci</username><password>${env.PREBAKE_TEST_PW}</password></server></servers>`,
+			req: Request{Repositories: []string{"https://a.example/m2,file:///srv/repo"}},
+			want: []entry{
+				{Repository{RepoLocalM2, "file:///home/u/.m2/repository/"}, "", ""},
+				{Repository{"nexus", "https://nexus.example/group/"}, "ci", "s3cret-env"},
+			},
+		},
+		{
+			name: "exact id beats an earlier pattern; exclusions; servers by repo id",
+			settings: `<mirrors>
+<mirror><id>all</id><url>https://all.example/</url><mirrorOf>external:*,!repo-2</mirrorOf></mirror>
+<mirror><id>sp</id><url>https://sp.example/</url><mirrorOf>spark-packages</mirrorOf></mirror>
+</mirrors>
+<servers>
+<server><id>repo-2</id><username>r2</username><password>pw2</password></server>
+<server><id>repo-3</id><username>r3</username><password>pw3</password></server>
+</servers>`,
+			req: Request{Repositories: []string{"https://a.example/,https://bob:urlpw@b.example/,http://127.0.0.1:1/local/"}},
+			want: []entry{
+				{Repository{RepoLocalM2, "file:///home/u/.m2/repository/"}, "", ""},
+				{Repository{"all", "https://all.example/"}, "", ""},
+				{Repository{"sp", "https://sp.example/"}, "", ""},
+				{Repository{"repo-2", "https://b.example/"}, "r2", "pw2"}, // a <server> replaces URL userinfo
+				{Repository{"repo-3", "http://127.0.0.1:1/local/"}, "r3", "pw3"},
+			},
+		},
+		{
+			name:     "a mirrored repository's userinfo never reaches the mirror",
+			settings: `<mirrors><mirror><id>m</id><url>https://m.example/</url><mirrorOf>repo-1</mirrorOf></mirror></mirrors>`,
+			req:      Request{NoDefaultRepositories: true, Repositories: []string{"https://bob:urlpw@b.example/"}},
+			want:     []entry{{Repository{"m", "https://m.example/"}, "", ""}},
+		},
+		{
+			name:     "localRepository replaces ~/.m2/repository",
+			settings: `<localRepository>${user.home}/alt-m2</localRepository>`,
+			want: []entry{
+				{Repository{RepoLocalM2, "file:///home/u/alt-m2/"}, "", ""},
+				{Repository{RepoCentral, DefaultCentralURL}, "", ""},
+				{Repository{RepoSparkPackage, DefaultSparkPackagesURL}, "", ""},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.req.Settings = writeSettings(t, tt.settings)
+			chain, err := buildChain(tt.req, chainConfig{home: "/home/u"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []entry
+			for _, r := range chain {
+				got = append(got, entry{r.Repository, r.user, r.pass})
+				if r.hasAuth != (r.user != "") {
+					t.Errorf("%s: hasAuth %v with user %q", r, r.hasAuth, r.user)
+				}
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("chain (-want +got):\n%s", d)
+			}
+			if in := strings.Join(canonicalInputs(tt.req, chain).Repositories, " "); strings.Contains(in, "pw") || strings.Contains(in, "s3cret") {
+				t.Errorf("inputs hold a password: %s", in)
+			}
+		})
+	}
+}
+
+// mirrorSettings is a settings.xml mirroring every repository to url,
+// behind basic auth with the password read from $PREBAKE_TEST_MIRROR_PW.
+func mirrorSettings(t *testing.T, url, user string) string {
+	return writeSettings(t, `
+  <mirrors>
+    <mirror><id>corp</id><name>Corp Nexus</name><url>`+url+`</url><mirrorOf>*</mirrorOf></mirror>
+  </mirrors>
+  <servers>
+    <server><id>corp</id><username>`+user+`</username><password>${env.PREBAKE_TEST_MIRROR_PW}</password></server>
+  </servers>`)
+}
+
+// TestResolveThroughMirror resolves central, spark-packages and a
+// --repositories entry through one mirror behind basic auth whose password
+// comes from the environment via <servers>.
+func TestResolveThroughMirror(t *testing.T) {
+	useFlatGraph(t)
+	const user, pass = "ci-bot", "mirr0r-s3cret"
+	t.Setenv("PREBAKE_TEST_MIRROR_PW", pass)
+	m := newTestRepo(t)
+	m.module("org.x", "a", "1.0")
+	m.module("org.x", "b", "2.0")
+	srv := mavenhttp.New(m.dir, mavenhttp.WithBasicAuth(user, pass))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	req := Request{
+		Packages:     []string{"org.x:a:1.0,org.x:b:2.0"},
+		Repositories: []string{"https://unreachable.invalid/maven/"},
+		Settings:     mirrorSettings(t, srv.URL(), user),
+		LockPath:     filepath.Join(dir, "prebake.lock"),
+		CacheDir:     filepath.Join(dir, "cache"),
+	}
+	ctx := context.Background()
+	log := &logBuf{}
+	res, err := Resolve(ctx, req, fastOpts(WithLogger(log))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{srv.URL()}, res.Lock.Inputs.Repositories); d != "" {
+		t.Errorf("inputs repositories (-want +got):\n%s", d)
+	}
+	for _, a := range res.Lock.Artifacts {
+		if a.Repository != srv.URL() {
+			t.Errorf("%s: repository %q, want the mirror %q", a.File, a.Repository, srv.URL())
+		}
+	}
+	if len(res.Lock.Artifacts) != 2 {
+		t.Errorf("artifacts %+v", res.Lock.Artifacts)
+	}
+	lock, err := os.ReadFile(req.LockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := string(lock) + log.String(); strings.Contains(all, pass) || strings.Contains(all, user) {
+		t.Errorf("credentials in the lock or the log:\n%s", all)
+	}
+
+	// LockFor sees the same chain: the lock matches without a request.
+	srv.Reset()
+	if _, err := LockFor(req, fastOpts()...); err != nil {
+		t.Errorf("LockFor: %v", err)
+	}
+	// Without the settings the chain differs, so the lock is stale.
+	noSettings := req
+	noSettings.Settings = ""
+	if _, err := LockFor(noSettings, fastOpts()...); exitcode.Code(err) != exitcode.StaleLock {
+		t.Errorf("LockFor without settings: %v, want a stale lock", err)
+	}
+
+	// FetchLocked into an empty cache goes to the mirror with the
+	// settings' credentials.
+	paths, err := FetchLocked(ctx, res.Lock, filepath.Join(dir, "cache-fetch"), fastOpts(WithRepositoryURLs(req.Repositories...), WithSettings(req.Settings))...)
+	if err != nil {
+		t.Fatalf("FetchLocked: %v", err)
+	}
+	for i, p := range paths {
+		if b, err := os.ReadFile(p); err != nil || sha256hex(b) != res.Lock.Artifacts[i].Sha256 {
+			t.Errorf("fetched blob %s: %v", p, err)
+		}
+	}
+	if srv.Requests() == 0 {
+		t.Error("FetchLocked made no request to the mirror")
+	}
+
+	// <offline>true</offline> acts as --offline: an empty cache fails with 69.
+	off := writeSettings(t, `<offline>true</offline>
+  <mirrors><mirror><id>corp</id><url>`+srv.URL()+`</url><mirrorOf>*</mirrorOf></mirror></mirrors>`)
+	_, err = FetchLocked(ctx, res.Lock, filepath.Join(dir, "cache-off"), fastOpts(WithSettings(off))...)
+	if exitcode.Code(err) != exitcode.Unavailable {
+		t.Errorf("offline settings: err = %v (code %d), want 69", err, exitcode.Code(err))
+	}
+
+	// A wrong password: exit 77, naming the mirror URL without userinfo.
+	t.Setenv("PREBAKE_TEST_MIRROR_PW", "wr0ng-pw")
+	bad := req
+	bad.LockPath = ""
+	bad.CacheDir = filepath.Join(dir, "cache2")
+	_, err = Resolve(ctx, bad, fastOpts(WithLogger(log))...)
+	if exitcode.Code(err) != exitcode.NoPerm {
+		t.Fatalf("wrong password: err = %v (code %d), want 77", err, exitcode.Code(err))
+	}
+	if !strings.Contains(err.Error(), srv.URL()+"org/x/a/1.0/") || !strings.Contains(err.Error(), "401") {
+		t.Errorf("wrong password: error %q does not name the mirror URL and the status", err)
+	}
+	if all := err.Error() + log.String(); strings.Contains(all, "wr0ng-pw") || strings.Contains(all, pass) {
+		t.Errorf("password printed:\n%s", all)
+	}
+}
+
+// TestSettingsNginx resolves a real closure from a real nginx mirror behind
+// basic auth, credentials from <servers> via ${env.X}.
+func TestSettingsNginx(t *testing.T) {
+	testenv.RequireIT(t)
+	const user, pass = "spark", "n0t-in-any-output"
+	ng := mavenhttp.StartNginx(t, "testdata/repo", user, pass)
+	t.Setenv("PREBAKE_TEST_MIRROR_PW", pass)
+	dir := t.TempDir()
+	log := &logBuf{}
+	req := Request{
+		Packages:       []string{jacksonXML.coord},
+		Settings:       mirrorSettings(t, ng.PrivateURL, user),
+		LockPath:       filepath.Join(dir, "prebake.lock"),
+		CacheDir:       filepath.Join(dir, "cache"),
+		ChecksumPolicy: ChecksumStrict,
+	}
+	ctx := context.Background()
+	res, err := Resolve(ctx, req, WithDefaultChain("", ""), WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range res.Lock.Artifacts {
+		got = append(got, a.File)
+		if a.Repository != ng.PrivateURL {
+			t.Errorf("%s: repository %q, want the mirror %q", a.File, a.Repository, ng.PrivateURL)
+		}
+	}
+	if d := cmp.Diff(jacksonXML.want, got); d != "" {
+		t.Errorf("jars (-ivy +prebake):\n%s", d)
+	}
+	lock, err := os.ReadFile(req.LockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := string(lock) + log.String(); strings.Contains(all, pass) || strings.Contains(all, user+":") {
+		t.Errorf("credentials in the lock or the log:\n%s", all)
+	}
+
+	t.Setenv("PREBAKE_TEST_MIRROR_PW", "wrong-password")
+	bad := req
+	bad.LockPath = ""
+	bad.CacheDir = filepath.Join(dir, "cache2")
+	_, err = Resolve(ctx, bad, WithDefaultChain("", ""), WithLogger(log))
+	if exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), ng.PrivateURL) {
+		t.Fatalf("wrong password: err = %v (code %d), want 77 naming %s", err, exitcode.Code(err), ng.PrivateURL)
+	}
+	if all := err.Error() + log.String(); strings.Contains(all, "wrong-password") || strings.Contains(all, pass) {
+		t.Errorf("password printed:\n%s", all)
+	}
+}
