@@ -75,6 +75,19 @@ const (
 	ResourceSparkRShell   = "sparkr-shell"
 )
 
+// specialClasses are the launcher's special main classes
+// (SparkSubmitCommandBuilder.specialClasses, Spark 3.5 and 4.x), with the
+// primary resource the launcher passes for them. After such a --class the
+// launcher allows mixed arguments: every unknown token becomes an
+// application argument and parsing goes on (OptionParser.handleUnknown).
+var specialClasses = map[string]string{
+	"org.apache.spark.repl.Main":                               ResourceSparkShell,
+	"org.apache.spark.sql.hive.thriftserver.SparkSQLCLIDriver": ResourceSparkInternal,
+	"org.apache.spark.sql.hive.thriftserver.HiveThriftServer2": ResourceSparkInternal,
+	"org.apache.spark.sql.connect.service.SparkConnectServer":  ResourceSparkInternal,
+	"org.apache.spark.sql.application.ConnectRepl":             "connect-shell",
+}
+
 // An Arg is one spark-submit option before the primary resource.
 type Arg struct {
 	// Name is the canonical option name ("--conf" for -c too).
@@ -111,9 +124,17 @@ type Argv struct {
 	// --status, --version).
 	Primary    string
 	HasPrimary bool
+	// ImpliedPrimary is set when Primary comes from a special --class
+	// (spark-shell, spark-internal: see specialClasses), not from a token.
+	ImpliedPrimary bool
 	// AppArgs are the tokens after the primary resource (or after
-	// --version, where spark-submit stops parsing), verbatim.
+	// --version, where spark-submit stops parsing), verbatim. After a
+	// special --class they are every token that is not an option, wherever
+	// it stands (the launcher's mixed arguments).
 	AppArgs []string
+	// appArgAt[i] is, in mixed mode, the number of Options before
+	// AppArgs[i] in the argv; nil otherwise (AppArgs follow the primary).
+	appArgAt []int
 	// Action is ActionSubmit unless --kill, --status, --version, --help or
 	// --usage-error was given.
 	Action string
@@ -124,6 +145,7 @@ type Argv struct {
 // are usage errors (exitcode.Usage) naming the argument, as in spark-submit.
 func ParseArgv(args []string) (*Argv, error) {
 	a := &Argv{Action: ActionSubmit}
+	mixed := false
 	i := 0
 	for ; i < len(args); i++ {
 		tok := args[i]
@@ -143,6 +165,16 @@ func ParseArgv(args []string) (*Argv, error) {
 			if err := a.handle(arg); err != nil {
 				return nil, err
 			}
+			if res, ok := specialClasses[arg.Value]; ok && canon == "--class" {
+				// SparkSubmitCommandBuilder.OptionParser.handle(CLASS):
+				// allowsMixedArguments = true; appResource = the special
+				// resource. It stays so for the rest of the argv.
+				mixed = true
+				a.Primary, a.HasPrimary, a.ImpliedPrimary = res, true, true
+				if a.appArgAt == nil {
+					a.appArgAt = []int{}
+				}
+			}
 			continue
 		}
 		if canon, ok := submitSwitches[name]; ok {
@@ -151,18 +183,26 @@ func ParseArgv(args []string) (*Argv, error) {
 			arg := Arg{Name: canon, Tokens: []string{tok}}
 			a.Options = append(a.Options, arg)
 			switch canon {
-			case "--help":
-				a.Action = ActionHelp
-			case "--usage-error":
-				a.Action = ActionUsageError
+			case "--help", "--usage-error":
+				// SparkSubmitArguments.handle prints the usage and exits
+				// where it meets them: the first one wins.
+				if a.Action != ActionHelp && a.Action != ActionUsageError {
+					a.Action = strings.TrimPrefix(canon, "--")
+				}
 			case "--version":
-				a.Action = ActionVersion
-			}
-			if canon == "--version" {
+				if a.Action != ActionHelp && a.Action != ActionUsageError {
+					a.Action = ActionVersion
+				}
 				// SparkSubmitArguments.handle returns false: parsing stops.
-				a.AppArgs = append([]string{}, args[i+1:]...)
+				a.addAppArgs(args[i+1:]...)
 				return a, nil
 			}
+			continue
+		}
+		if mixed {
+			// OptionParser.handleUnknown with allowsMixedArguments: an
+			// application argument, even when it looks like an option.
+			a.addAppArgs(tok)
 			continue
 		}
 		if strings.HasPrefix(name, "-") {
@@ -177,9 +217,35 @@ func ParseArgv(args []string) (*Argv, error) {
 		break
 	}
 	if i < len(args) {
-		a.AppArgs = append([]string{}, args[i:]...)
+		a.addAppArgs(args[i:]...)
 	}
 	return a, nil
+}
+
+// addAppArgs appends application arguments at the current position.
+func (a *Argv) addAppArgs(toks ...string) {
+	for _, t := range toks {
+		a.AppArgs = append(a.AppArgs, t)
+		if a.appArgAt != nil {
+			a.appArgAt = append(a.appArgAt, len(a.Options))
+		}
+	}
+}
+
+// appArgsBefore returns the application arguments that stand right before
+// Options[i] in the argv (mixed mode only; i == len(Options) gives those
+// after the last option).
+func (a *Argv) appArgsBefore(i int) []string {
+	if a.appArgAt == nil {
+		return nil
+	}
+	var out []string
+	for j, at := range a.appArgAt {
+		if at == i {
+			out = append(out, a.AppArgs[j])
+		}
+	}
+	return out
 }
 
 func (a *Argv) handle(arg Arg) error {
@@ -192,14 +258,24 @@ func (a *Argv) handle(arg Arg) error {
 		if arg.Value != "client" && arg.Value != "cluster" {
 			return exitcode.Errorf(exitcode.Usage, "spark-submit --deploy-mode %q: must be either \"client\" or \"cluster\"", arg.Value)
 		}
-	case "--kill":
-		a.Action = ActionKill
-	case "--status":
-		a.Action = ActionStatus
+	case "--kill", "--status":
+		// SparkSubmitArguments.handle: "Action cannot be both $action and
+		// KILL/REQUEST_STATUS" once one is set. --help and --usage-error
+		// met before have already exited.
+		switch a.Action {
+		case ActionHelp, ActionUsageError:
+		case ActionKill, ActionStatus:
+			return exitcode.Errorf(exitcode.Usage, "spark-submit %s %q: Action cannot be both %s and %s", arg.Name, arg.Value, a.Action, strings.TrimPrefix(arg.Name, "--"))
+		default:
+			a.Action = strings.TrimPrefix(arg.Name, "--")
+		}
 	}
 	a.Options = append(a.Options, arg)
 	return nil
 }
+
+// javaLineTerminators are the characters Java's regex '.' does not match.
+const javaLineTerminators = "\n\r\u0085\u2028\u2029"
 
 // splitEqOpt applies spark-submit's "(--[^=]+)=(.+)" pattern (Java's '.'
 // matches no line terminator).
@@ -212,7 +288,7 @@ func splitEqOpt(tok string) (name, value string, eq bool) {
 		return tok, "", false
 	}
 	v := tok[i+1:]
-	if strings.ContainsAny(v, "\n\r\u0085\u2028\u2029") {
+	if strings.ContainsAny(v, javaLineTerminators) {
 		return tok, "", false
 	}
 	return tok[:i], v, true
@@ -247,6 +323,13 @@ func (a *Argv) Conf(key string) (string, bool) {
 // Tokens returns the command line again, token for token.
 func (a *Argv) Tokens() []string {
 	var out []string
+	if a.appArgAt != nil {
+		for i, o := range a.Options {
+			out = append(out, a.appArgsBefore(i)...)
+			out = append(out, o.Tokens...)
+		}
+		return append(out, a.appArgsBefore(len(a.Options))...)
+	}
 	for _, o := range a.Options {
 		out = append(out, o.Tokens...)
 	}

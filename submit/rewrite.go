@@ -425,7 +425,17 @@ func (w *rewriter) emit() error {
 		return err
 	}
 	var out []string
+	// After a special --class (the launcher's mixed arguments) application
+	// arguments stand between the options; they keep their places, and
+	// what rewrite adds goes before the first of them.
+	tailAt := -1
 	for i, a := range opts {
+		if app := s.Argv.appArgsBefore(i); len(app) > 0 {
+			if tailAt < 0 {
+				tailAt = len(out)
+			}
+			out = append(out, app...)
+		}
 		if key, ok := packagesFlags[a.Name]; ok {
 			w.change(ChangeRemoved, a.Name, SourceArgv, a.Value, "", "prebake resolved it ahead of time; spark-submit must not resolve ("+key+")")
 			continue
@@ -473,6 +483,18 @@ func (w *rewriter) emit() error {
 		tail = append(tail, w.render(m, Arg{})...)
 	}
 	tail = append(tail, w.overrides()...)
+	if s.Argv.appArgAt != nil {
+		rest := s.Argv.appArgsBefore(len(opts))
+		if tailAt < 0 {
+			tailAt = len(out)
+		}
+		args := append([]string{}, out[:tailAt]...)
+		args = append(args, tail...)
+		args = append(args, out[tailAt:]...)
+		w.r.Args = append(args, rest...)
+		w.r.PropertiesFile = newPF
+		return nil
+	}
 	out = append(out, tail...)
 	if s.Argv.HasPrimary {
 		out = append(out, s.Argv.Primary)
@@ -517,13 +539,22 @@ func (w *rewriter) render(m *managed, a Arg) []string {
 		}
 	}
 	defer w.change(action, m.key, SourceArgv, old, m.value, m.reason)
+	// The = form cannot carry a line terminator: spark-submit's
+	// "(--[^=]+)=(.+)" does not match it ('.' stops at line ends) and the
+	// token becomes an unrecognized option. The merged value may hold one
+	// that came from the other form (--jars "a\nb" beats --conf=spark.jars=…).
+	eq := a.Eq() && !strings.ContainsAny(m.key+m.value, javaLineTerminators)
 	switch {
-	case a.Name == "--conf" && a.Eq():
+	case a.Name == "--conf" && eq:
 		return []string{"--conf=" + m.key + "=" + m.value}
+	case a.Name == "--conf" && a.Eq():
+		return []string{"--conf", m.key + "=" + m.value}
 	case a.Name == "--conf":
 		return []string{a.Tokens[0], m.key + "=" + m.value}
-	case a.Name != "" && a.Eq():
+	case a.Name != "" && eq:
 		return []string{a.Name + "=" + m.value}
+	case a.Name != "" && a.Eq():
+		return []string{a.Name, m.value}
 	case a.Name != "":
 		return []string{a.Tokens[0], m.value}
 	case m.flag != "":

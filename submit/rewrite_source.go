@@ -130,9 +130,32 @@ func (s *Submission) Conf(key string) (value, source string, ok bool) {
 	return "", "", false
 }
 
-// flagOrConf is Option(flag).orElse(sparkProperties.get(key)).
+// launcherConfFlags are the flags the launcher turns into conf keys before
+// SparkSubmit parses the argv (SparkSubmitCommandBuilder.OptionParser.handle:
+// DRIVER_MEMORY, DRIVER_JAVA_OPTIONS, DRIVER_LIBRARY_PATH, DRIVER_CLASS_PATH
+// -> conf.put; CONF -> conf.put too), so the last of the flag and --conf in
+// the argv wins.
+var launcherConfFlags = map[string]string{
+	"--driver-memory":       "spark.driver.memory",
+	"--driver-java-options": "spark.driver.extraJavaOptions",
+	"--driver-library-path": "spark.driver.extraLibraryPath",
+	"--driver-class-path":   "spark.driver.extraClassPath",
+}
+
+// flagOrConf is Option(flag).orElse(sparkProperties.get(key)); for the
+// launcher's conf flags, the last of the flag and --conf key in the argv.
 func (s *Submission) flagOrConf(flag, key string) (string, bool) {
-	if v, ok := s.Argv.Flag(flag); ok {
+	if launcherConfFlags[flag] == key {
+		opts := s.Argv.Options
+		for i := len(opts) - 1; i >= 0; i-- {
+			if opts[i].Name == flag {
+				return opts[i].Value, true
+			}
+			if k, v := opts[i].ConfKV(); opts[i].Name == "--conf" && k == key {
+				return v, true
+			}
+		}
+	} else if v, ok := s.Argv.Flag(flag); ok {
 		return v, true
 	}
 	v, _, ok := s.Conf(key)

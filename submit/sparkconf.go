@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -28,6 +30,7 @@ type PropsFile struct {
 	Path    string
 	data    []byte
 	entries []propsEntry
+	err     error // the first line Properties.load would reject
 }
 
 // Get returns the value of key as Spark sees it: the last definition wins
@@ -99,6 +102,9 @@ func readProps(path string) (*PropsFile, error) {
 		return nil, err
 	}
 	p := parseProps(data)
+	if p.err != nil {
+		return nil, fmt.Errorf("properties file %s: %w", path, p.err)
+	}
 	p.Path = path
 	return p, nil
 }
@@ -172,7 +178,10 @@ func parseProps(data []byte) *PropsFile {
 			i = next
 			break
 		}
-		key, val := splitProp(logical)
+		key, val, err := splitProp(logical)
+		if err != nil && p.err == nil {
+			p.err = fmt.Errorf("line %d: %w", bytes.Count(data[:start], []byte("\n"))+1, err)
+		}
 		p.entries = append(p.entries, propsEntry{Key: key, Value: val, start: start, end: i})
 	}
 	return p
@@ -198,7 +207,7 @@ func propsLineEnd(data []byte, i int) int {
 	return i
 }
 
-func splitProp(line []byte) (string, string) {
+func splitProp(line []byte) (string, string, error) {
 	keyLen := 0
 	valStart := len(line)
 	hasSep := false
@@ -232,22 +241,57 @@ func splitProp(line []byte) (string, string) {
 		}
 		valStart++
 	}
-	return unescapeProp(line[:keyLen]), unescapeProp(line[min(valStart, len(line)):])
+	key, err := unescapeProp(line[:keyLen])
+	if err != nil {
+		return "", "", err
+	}
+	val, err := unescapeProp(line[min(valStart, len(line)):])
+	return key, val, err
 }
 
-func unescapeProp(b []byte) string {
+// errMalformedU is java.util.Properties.loadConvert's failure on a \u
+// escape without four hex digits; Utils.getPropertiesFromFile lets it
+// through, so spark-submit fails on such a file.
+var errMalformedU = errors.New("malformed \\uxxxx encoding (java.util.Properties rejects it, and so does spark-submit)")
+
+// unescapeProp is Properties.loadConvert: \t \n \r \f, \uXXXX as UTF-16
+// code units (a surrogate pair is one character), any other escaped
+// character as itself.
+func unescapeProp(b []byte) (string, error) {
 	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
-		return string(b)
+		return string(b), nil
 	}
 	var s strings.Builder
+	var units []uint16 // pending \u code units
+	flush := func() {
+		if len(units) > 0 {
+			s.WriteString(string(utf16.Decode(units)))
+			units = units[:0]
+		}
+	}
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if c != '\\' || i+1 >= len(b) {
+			flush()
 			s.WriteByte(c)
 			continue
 		}
 		i++
-		switch c = b[i]; c {
+		c = b[i]
+		if c == 'u' {
+			if i+5 > len(b) {
+				return "", errMalformedU
+			}
+			v, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 16)
+			if err != nil {
+				return "", errMalformedU
+			}
+			units = append(units, uint16(v))
+			i += 4
+			continue
+		}
+		flush()
+		switch c {
 		case 't':
 			s.WriteByte('\t')
 		case 'n':
@@ -256,21 +300,12 @@ func unescapeProp(b []byte) string {
 			s.WriteByte('\r')
 		case 'f':
 			s.WriteByte('\f')
-		case 'u':
-			if i+5 <= len(b) {
-				if v, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 32); err == nil {
-					s.WriteRune(rune(v))
-					i += 4
-					continue
-				}
-			}
-			// Properties.load rejects a malformed \uxxxx; keep it literally.
-			s.WriteByte('u')
 		default:
 			s.WriteByte(c)
 		}
 	}
-	return s.String()
+	flush()
+	return s.String(), nil
 }
 
 // sparkDefaultsPath returns the spark-defaults.conf spark-submit would read
