@@ -79,7 +79,7 @@ func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !errors.As(err, &ee) && isCobraUsageError(err) {
 		code = exitcode.Usage
 	}
-	fmt.Fprintf(stderr, "prebake: %s\n", redact.String(err.Error()))
+	fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(err.Error()))
 	return code
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,10 +41,7 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 }
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
-	bin := req.Flags.sparkSubmit
-	if bin == "" && os.Getenv("SPARK_HOME") != "" {
-		bin = filepath.Join(os.Getenv("SPARK_HOME"), "bin", "spark-submit")
-	}
+	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
 	_, err := submit.SubmitK8s(ctx, req.Args, submit.K8sOptions{
 		SparkSubmit:     bin,
 		Timeout:         req.Flags.timeout,
@@ -80,6 +78,22 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 		return err
 	}
 	return submit.K8sKill(ctx, req.Master, req.ID, o)
+}
+
+// sparkSubmitBin picks spark-submit: --spark-submit, else
+// $SPARK_HOME/bin/spark-submit, else spark-submit on $PATH (pip's pyspark,
+// Homebrew, distro packages), as a shell would run it. "" when none.
+func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(string) (string, error)) string {
+	switch {
+	case flag != "":
+		return flag
+	case getenv("SPARK_HOME") != "":
+		return filepath.Join(getenv("SPARK_HOME"), "bin", "spark-submit")
+	}
+	if p, err := lookPath("spark-submit"); err == nil {
+		return p
+	}
+	return ""
 }
 
 // idOptions carries --conf k=v (the submission's credentials, as

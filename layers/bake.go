@@ -165,8 +165,8 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	start := time.Now()
 	o := makeOptions(opts...)
 	defer o.removeTemp()
-	ct := &countingTransport{base: o.transport}
-	o.transport = ct
+	ct := &countingTransport{base: o.roundTripper()}
+	o.transport, o.rt = ct, nil
 	if in.Lock == nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "bake: no lock")
 	}

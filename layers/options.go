@@ -1,9 +1,13 @@
 package layers
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -28,7 +32,9 @@ type Option func(*options)
 type options struct {
 	auth      authn.Authenticator
 	keychain  authn.Keychain
-	transport http.RoundTripper
+	transport http.RoundTripper // nil: remote.DefaultTransport with respTimeout
+	rt        http.RoundTripper // the transport in use, made once
+	respTime  time.Duration
 	jobs      int
 	logger    Logger
 	cacheDir  string
@@ -68,7 +74,7 @@ func (nopTask) Done(error) {}
 func makeOptions(opts ...Option) *options {
 	o := &options{
 		keychain:  authn.DefaultKeychain,
-		transport: remote.DefaultTransport,
+		respTime:  DefaultResponseTimeout,
 		jobs:      4,
 		logger:    nopLogger{},
 		maxLayers: 1,
@@ -125,10 +131,73 @@ func (o *options) scopeAuth(r *ref) {
 }
 
 // WithTransport sets the HTTP transport under ggcr's auth and retry layers
-// (tests count requests with it). The default is remote.DefaultTransport.
+// (tests count requests with it). The default is remote.DefaultTransport
+// with a response timeout (WithResponseTimeout).
 func WithTransport(rt http.RoundTripper) Option {
 	return func(o *options) { o.transport = rt }
 }
+
+// DefaultResponseTimeout is how long the default transport waits for a
+// registry's response headers once a request (its body included) is sent.
+// Generous: a registry may verify a big blob's digest before it answers.
+const DefaultResponseTimeout = 60 * time.Second
+
+// WithResponseTimeout bounds the wait for a registry's response headers
+// with the default transport: a registry that accepts connections but never
+// answers fails the attempt (retried by ggcr, then exit 69) instead of
+// hanging the bake. The default is DefaultResponseTimeout.
+func WithResponseTimeout(d time.Duration) Option {
+	return func(o *options) { o.respTime = d }
+}
+
+// roundTripper returns the transport: the one given, else a copy of
+// remote.DefaultTransport with the response timeout; either way a timeout
+// of its own surfaces as a noAnswerError.
+func (o *options) roundTripper() http.RoundTripper {
+	if o.rt != nil {
+		return o.rt
+	}
+	rt := o.transport
+	if rt == nil {
+		t := remote.DefaultTransport.(*http.Transport).Clone()
+		t.ResponseHeaderTimeout = o.respTime
+		rt = t
+	}
+	o.rt = answerTimeout{rt: rt, d: o.respTime}
+	return o.rt
+}
+
+// answerTimeout turns a timeout that is not the caller's (no response
+// headers in time) into a noAnswerError: net/http's own error matches
+// context.DeadlineExceeded, which registryError takes for the user's
+// --timeout or Ctrl-C (exit 75).
+type answerTimeout struct {
+	rt http.RoundTripper
+	d  time.Duration
+}
+
+func (a answerTimeout) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := a.rt.RoundTrip(r)
+	var ne net.Error
+	if err != nil && r.Context().Err() == nil && errors.As(err, &ne) && ne.Timeout() {
+		return nil, &noAnswerError{host: r.URL.Host, d: a.d, msg: err.Error()}
+	}
+	return resp, err
+}
+
+// noAnswerError is an attempt that got no response in time. ggcr retries
+// it (Temporary); registryError gives exit 69.
+type noAnswerError struct {
+	host string
+	d    time.Duration
+	msg  string
+}
+
+func (e *noAnswerError) Error() string {
+	return fmt.Sprintf("no response from registry %s within %s (%s)", e.host, e.d, e.msg)
+}
+func (e *noAnswerError) Timeout() bool   { return true }
+func (e *noAnswerError) Temporary() bool { return true }
 
 // WithJobs bounds the number of concurrent blob uploads. The default is 4.
 func WithJobs(n int) Option {
@@ -197,9 +266,10 @@ const MaxLayers = 8
 
 func (o *options) remoteOptions(ctxOpts ...remote.Option) []remote.Option {
 	ro := []remote.Option{
-		remote.WithTransport(o.transport),
+		remote.WithTransport(o.roundTripper()),
 		remote.WithJobs(o.jobs),
 		remote.WithUserAgent(o.userAgent),
+		remote.WithRetryPredicate(retryable),
 	}
 	if o.auth != nil {
 		ro = append(ro, remote.WithAuth(o.auth))
@@ -207,6 +277,16 @@ func (o *options) remoteOptions(ctxOpts ...remote.Option) []remote.Option {
 		ro = append(ro, remote.WithAuthFromKeychain(o.keychain))
 	}
 	return append(ro, ctxOpts...)
+}
+
+// retryable is ggcr's default retry predicate plus a refused connection
+// (a registry restarting), so that exit 69 comes after retries (1s, 3s) as
+// for the repositories and S3.
+func retryable(err error) bool {
+	var te interface{ Temporary() bool }
+	return (errors.As(err, &te) && te.Temporary()) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, net.ErrClosed)
 }
 
 // layerEpoch is WithEpoch, else Epoch().

@@ -21,6 +21,7 @@ import (
 var confExtends = map[string][]string{
 	"default": {"runtime", "master"},
 	"runtime": {"compile"},
+	"test":    {"runtime"},
 }
 
 // depArt is a dependency artifact (a <dependency> with a classifier or a
@@ -65,6 +66,14 @@ type inode struct {
 	// declaredBy: the nodes whose descriptor declares a dependency on this
 	// node (IvyNode.getDependencyDescriptor(parent) != nil).
 	declaredBy map[*inode]bool
+	// Ivy's configuration bookkeeping, see graph_confs.go: confsToFetch
+	// (in insertion order), fetchedConfigurations, the root conf loaded,
+	// the usage's configurations and the usages merged from evicted nodes.
+	toFetch      []string
+	fetchedConfs map[string]bool
+	rootLoaded   bool
+	confs        map[string]bool
+	mergedConfs  map[string]bool
 }
 
 // visitKey is Ivy's VisitNode: a node reached from a parent (e.root for
@@ -145,18 +154,18 @@ func ddsOf(m *maven.Model) []*dd {
 		switch {
 		case d.Optional:
 			scope = "optional"
-			x.confs["optional"] = []string{"compile", "master"}
+			x.confs["optional"] = []string{"compile(*)", "master(*)"}
 		case scope == "compile":
-			x.confs["compile"] = []string{"compile", "master"}
-			x.confs["runtime"] = []string{"runtime"}
+			x.confs["compile"] = []string{"compile(*)", "master(*)"}
+			x.confs["runtime"] = []string{"runtime(*)"}
 		case scope == "runtime":
-			x.confs["runtime"] = []string{"compile", "runtime", "master"}
+			x.confs["runtime"] = []string{"compile(*)", "runtime(*)", "master(*)"}
 		case scope == "provided":
-			x.confs["provided"] = []string{"compile", "provided", "runtime", "master"}
+			x.confs["provided"] = []string{"compile(*)", "provided(*)", "runtime(*)", "master(*)"}
 		case scope == "test":
-			x.confs["test"] = []string{"runtime", "master"}
+			x.confs["test"] = []string{"runtime(*)", "master(*)"}
 		case scope == "system":
-			x.confs["system"] = []string{"master"}
+			x.confs["system"] = []string{"master(*)"}
 		}
 		if d.Classifier != "" || (d.Type != "" && d.Type != "jar") {
 			typ := d.Type
@@ -292,6 +301,11 @@ func sameSet(a, b []*inode) bool {
 func (n *inode) markEvicted(by []*inode) {
 	n.evMarked = true
 	n.evictedBy = append([]*inode{}, by...)
+	for _, s := range by {
+		if s != n {
+			s.updateDataFrom(n)
+		}
+	}
 }
 
 // resolveConflict is ResolveEngine.resolveConflict(node, ancestor, conf,
@@ -399,24 +413,32 @@ func (e *engine) depsOf(x *inode, above []*inode) []*inode {
 		dds = x.dds
 	}
 	var out []*inode
-	for _, d := range dds {
-		if len(d.confs["default"]) == 0 && len(d.confs["compile"]) == 0 && len(d.confs["runtime"]) == 0 {
-			continue
+	seen := map[*inode]bool{}
+	for _, conf := range x.usageConfs() {
+		for _, d := range dds {
+			dconfs := d.confs[conf]
+			if len(dconfs) == 0 {
+				continue
+			}
+			if e.excludedBelow(x, d.target.Group, d.target.Artifact) {
+				continue
+			}
+			if x != e.root {
+				d = mediate(d, append(append([]*inode{}, above...), x))
+			}
+			c := e.node(d.target)
+			c.updateConfsToFetch(javaOrder(dconfs))
+			if c.declaredBy == nil {
+				c.declaredBy = map[*inode]bool{}
+			}
+			if x != e.root {
+				c.declaredBy[x] = true
+			}
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
 		}
-		if e.excludedBelow(x, d.target.Group, d.target.Artifact) {
-			continue
-		}
-		if x != e.root {
-			d = mediate(d, append(append([]*inode{}, above...), x))
-		}
-		c := e.node(d.target)
-		if c.declaredBy == nil {
-			c.declaredBy = map[*inode]bool{}
-		}
-		if x != e.root {
-			c.declaredBy[x] = true
-		}
-		out = append(out, c)
 	}
 	return out
 }
@@ -489,43 +511,54 @@ func (e *engine) fetch(n *inode, conf string, path []*inode) {
 		parent = path[len(path)-1]
 	}
 	e.resolveConflict(n, path, len(path)-1, nil)
+	if e.loadData(n, conf, parent) {
+		// resolve again now that the descriptor is loaded
+		e.resolveConflict(n, path, len(path)-1, nil)
+	}
+	if n.loadErr != nil {
+		if e.err == nil {
+			e.err = unresolvedError(n.id, n.loadErr)
+		}
+		return
+	}
+	rc := realConf(conf)
+	if n.loaded && !e.isEvicted(n) {
+		if rc == "default" || rc == "master" || rc == "compile" || rc == "runtime" {
+			// handleConfiguration: the real conf goes into the visit node's usage.
+			if o := e.usageOwner(parent, n); o == n {
+				n.ownReal = true
+			}
+		}
+		if !n.noPOM && !isCircular(n, path) {
+			e.doFetch(n, rc, path)
+		}
+	}
 	if e.isEvicted(n) {
 		// The winner is fetched in the configuration asked of the loser:
 		// through loser.gotoNode(winner) when it is loaded already, else
 		// its confs to fetch are updated and it is fetched on its own visit.
 		for _, w := range n.evictedBy {
-			if w == n || !w.loaded {
+			if w == n {
+				continue
+			}
+			if !w.loaded {
+				w.updateConfsToFetch([]string{conf})
 				continue
 			}
 			e.gotoNode(parent, n, w)
 			e.fetch(w, conf, path)
 		}
-		return
 	}
-	e.load(n)
-	if n.loadErr != nil {
-		return
-	}
-	if conf == "default" || conf == "master" || conf == "compile" || conf == "runtime" {
-		// handleConfiguration: the real conf goes into the visit node's usage.
-		if o := e.usageOwner(parent, n); o == n {
-			n.ownReal = true
-		}
-	}
-	if n.noPOM {
-		return
-	}
-	if isCircular(n, path) {
-		return
-	}
-	e.doFetch(n, conf, path)
 }
 
 func (e *engine) doFetch(n *inode, conf string, path []*inode) {
-	for _, ext := range confExtends[conf] {
-		e.doFetch(n, ext, path)
-		if e.err != nil {
-			return
+	if exts := confExtends[conf]; len(exts) > 0 {
+		n.updateConfsToFetch(exts)
+		for _, ext := range exts {
+			e.fetch(n, ext, path)
+			if e.err != nil {
+				return
+			}
 		}
 	}
 	if n.fetched[conf] || !e.transitiveVia(n, path) {
@@ -552,15 +585,36 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 			child.declaredBy = map[*inode]bool{}
 		}
 		child.declaredBy[n] = true
-		visits = append(visits, visit{child, cconfs})
+		rcs := javaOrder(cconfs)
+		child.updateConfsToFetch(rcs)
+		visits = append(visits, visit{child, rcs})
 	}
 	sub := append(append([]*inode{}, path...), n)
 	for _, v := range visits {
-		for _, rc := range v.confs {
-			e.fetch(v.child, rc, sub)
-			if e.err != nil {
-				return
-			}
+		e.visitDep(v.child, v.confs, sub)
+		if e.err != nil {
+			return
+		}
+	}
+}
+
+// visitDep fetches a dependency in the configurations its caller requires,
+// then in the ones still pending (IvyNode.getConfsToFetch), e.g. runtime
+// added by a conflict computation at an ancestor or by an eviction.
+func (e *engine) visitDep(child *inode, confs []string, path []*inode) {
+	for _, rc := range confs {
+		e.fetch(child, rc, path)
+		if e.err != nil {
+			return
+		}
+	}
+	if e.isEvicted(child) || child.loadErr != nil {
+		return
+	}
+	for _, fc := range javaOrder(child.toFetch) {
+		e.fetch(child, fc, path)
+		if e.err != nil {
+			return
 		}
 	}
 }
@@ -658,20 +712,22 @@ func ddExcludes(d *dd, g, a string) bool {
 
 func (e *engine) runLatest(coords []Coordinate) {
 	e.root.fetched["default"] = true
+	e.root.addConfs("default")
 	var visits []*inode
 	for _, c := range coords {
 		d := &dd{target: maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: c.Version},
-			confs: map[string][]string{"default": {"default"}}, transitive: true}
+			confs: map[string][]string{"default": {"default(runtime)"}}, transitive: true}
 		e.rootDDs = append(e.rootDDs, d)
 		if e.rootExcludes(c.Group, c.Artifact) {
 			continue
 		}
 		child := e.node(d.target)
 		child.callers = append(child.callers, caller{parent: nil, dd: d})
+		child.updateConfsToFetch(d.confs["default"])
 		visits = append(visits, child)
 	}
 	for _, child := range visits {
-		e.fetch(child, "default", []*inode{e.root})
+		e.visitDep(child, []string{"default(runtime)"}, []*inode{e.root})
 		if e.err != nil {
 			return
 		}

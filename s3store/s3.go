@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
@@ -80,7 +83,11 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 		}
 		so.UsePathStyle = o.pathStyle
 		if o.httpClient != nil {
-			so.HTTPClient = o.httpClient
+			so.HTTPClient = answerTimeoutClient{c: o.httpClient}
+		} else {
+			so.HTTPClient = answerTimeoutClient{c: awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+				tr.ResponseHeaderTimeout = o.respTimeout
+			}), d: o.respTimeout}
 		}
 		so.DisableLogOutputChecksumValidationSkipped = true
 	})
@@ -97,6 +104,44 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 	})
 	return b, nil
 }
+
+// answerTimeoutClient turns a timeout that is not the caller's (no response
+// headers within d: net/http's ResponseHeaderTimeout) into a noAnswerError.
+// net/http's own error matches context.DeadlineExceeded, which classify
+// would take for the user's --timeout or Ctrl-C (exit 75, not retried).
+type answerTimeoutClient struct {
+	c interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+	d time.Duration
+}
+
+func (c answerTimeoutClient) Do(r *http.Request) (*http.Response, error) {
+	resp, err := c.c.Do(r)
+	var ne net.Error
+	if err != nil && r.Context().Err() == nil && errors.As(err, &ne) && ne.Timeout() {
+		return nil, &noAnswerError{host: r.URL.Host, d: c.d, msg: err.Error()}
+	}
+	return resp, err
+}
+
+// noAnswerError is an attempt that got no response in time. The SDK
+// retries it as a connection error; classify gives exit 69 after retries.
+type noAnswerError struct {
+	host string
+	d    time.Duration
+	msg  string
+}
+
+func (e *noAnswerError) Error() string {
+	if e.d > 0 {
+		return fmt.Sprintf("no response from %s within %s (%s)", e.host, e.d, e.msg)
+	}
+	return fmt.Sprintf("no response from %s (%s)", e.host, e.msg)
+}
+func (e *noAnswerError) Timeout() bool         { return true }
+func (e *noAnswerError) Temporary() bool       { return true }
+func (e *noAnswerError) ConnectionError() bool { return true }
 
 func (b *s3Backend) name(key string) string { return "s3://" + b.bucket + "/" + key }
 

@@ -70,6 +70,7 @@ type options struct {
 	pathStyle   bool
 	region      string
 	httpClient  *http.Client
+	respTimeout time.Duration
 	concurrency int
 	partSize    int64
 	threshold   int64
@@ -110,6 +111,21 @@ func WithRegion(r string) Option { return func(o *options) error { o.region = r;
 // default is the SDK's.
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) error { o.httpClient = c; return nil }
+}
+
+// WithResponseTimeout bounds the wait for a response's headers once a
+// request (its body included) is sent; the attempt then fails and is
+// retried like a refused connection, so a server that accepts connections
+// but never answers gives exit 69 after the retries instead of hanging.
+// The default is 30s. It applies to the default HTTP client only.
+func WithResponseTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("response timeout %s: must be positive", d)
+		}
+		o.respTimeout = d
+		return nil
+	}
 }
 
 // WithConcurrency bounds the blob transfers and HEADs in flight, and the
@@ -206,6 +222,7 @@ func makeOptions(opts []Option) (*options, error) {
 		threshold:   16 << 20,
 		maxAttempts: 5,
 		maxBackoff:  20 * time.Second,
+		respTimeout: 30 * time.Second,
 		expires:     6 * time.Hour,
 		logger:      nopLogger{},
 	}

@@ -163,7 +163,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 		return exitcode.New(exitcode.Usage, err)
 	}
 	if o.SparkSubmit == "" && o.Via == "" {
-		return exitcode.Errorf(exitcode.Usage, "no spark-submit: pass --spark-submit PATH or set $SPARK_HOME")
+		return exitcode.Errorf(exitcode.Usage, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
 	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -240,7 +240,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 
 // sparkSubmitFailed classifies a failed spark-submit by its output.
 func sparkSubmitFailed(bin string, code int, tail []string) error {
-	out := redact.String(strings.Join(tail, "\n"))
+	out := redact.Line(strings.Join(tail, "\n"))
 	ec := exitcode.Usage // the submission was rejected: conf or argv
 	switch {
 	case containsAny(out, "Forbidden", "Unauthorized", " 401", " 403"):
@@ -320,6 +320,9 @@ func (t *tailWriter) lines() []string {
 	out := append([]string{}, t.buf...)
 	if len(t.part) > 0 {
 		out = append(out, string(t.part))
+	}
+	for i, l := range out {
+		out[i] = redact.Line(l)
 	}
 	return out
 }

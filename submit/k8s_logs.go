@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // logQuery selects part of a container log.
@@ -178,6 +180,9 @@ func lastLines(data []byte, n int) []string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		lines[i] = redact.Line(l)
 	}
 	return lines
 }

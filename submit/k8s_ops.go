@@ -89,18 +89,44 @@ func K8sKill(ctx context.Context, master, id string, o K8sIDOptions) error {
 	if err != nil {
 		return err
 	}
+	// -o json: the pods deleted, as `status -o json` shows them (an array,
+	// empty when none matched).
+	deleted := []DriverStatus{}
+	printJSON := func() error {
+		if o.Output != "json" {
+			return nil
+		}
+		enc := json.NewEncoder(o.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(deleted); err != nil {
+			return exitcode.New(exitcode.Internal, err)
+		}
+		return nil
+	}
 	if len(pods) == 0 {
-		fmt.Fprintln(o.Stdout, "No applications found.")
+		if o.Output != "json" {
+			fmt.Fprintln(o.Stdout, "No applications found.")
+		} else if err := printJSON(); err != nil {
+			return err
+		}
 		return exitcode.Errorf(exitcode.NotFound, "no driver pod matches %s", id)
 	}
 	for _, p := range pods {
-		fmt.Fprintf(o.Stdout, "Deleting driver pod: %s.\n", p.Name)
+		if o.Output != "json" {
+			fmt.Fprintf(o.Stdout, "Deleting driver pod: %s.\n", p.Name)
+		}
 		err := o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.GracePeriod})
 		if err != nil && !apierrors.IsNotFound(err) {
+			if perr := printJSON(); perr != nil {
+				return perr
+			}
 			return apiError(fmt.Sprintf("deleting %s/%s", p.Namespace, p.Name), err)
 		}
+		st := driverStatus(p)
+		st.Deleting = true
+		deleted = append(deleted, st)
 	}
-	return nil
+	return printJSON()
 }
 
 // findDrivers resolves id to pods.

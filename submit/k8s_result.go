@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // K8sResult is the outcome of a K8s submission. With -o json it is printed to
@@ -106,7 +107,7 @@ func (r *K8sResult) finish(now time.Time, err error) {
 		r.Source = exitcode.SourceDriver
 	}
 	if err != nil && r.Message == "" {
-		r.Message = err.Error()
+		r.Message = redact.Line(err.Error())
 	}
 	t := &r.Timings
 	t.Finished = now

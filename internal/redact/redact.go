@@ -76,3 +76,21 @@ func Conf(k, v string) string {
 	}
 	return String(v)
 }
+
+// confPairRE finds key=value pairs (as in "--conf k=v" or a logged Spark
+// conf) whose key may name a secret.
+var confPairRE = regexp.MustCompile(`([A-Za-z0-9_.\-]*(?i:secret|password|token|credentials)[A-Za-z0-9_.\-]*)=([^\s"',]+)`)
+
+// Line redacts a line of free text from another program (spark-submit's or
+// the driver's output shown in a log tail): URL userinfo, presigned queries
+// (String), and the values of secret conf keys written as key=value.
+func Line(s string) string {
+	s = String(s)
+	return confPairRE.ReplaceAllStringFunc(s, func(m string) string {
+		k, v, _ := strings.Cut(m, "=")
+		if r := Conf(k, v); r == mask {
+			return k + "=" + mask
+		}
+		return m
+	})
+}

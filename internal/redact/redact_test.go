@@ -63,3 +63,19 @@ func TestStripUserinfo(t *testing.T) {
 		t.Errorf("StripUserinfo = %q", got)
 	}
 }
+
+func TestLine(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"args: --conf spark.kubernetes.authenticate.submission.oauthToken=eyJhbGciOi --conf spark.executor.memory=4g",
+			"args: --conf spark.kubernetes.authenticate.submission.oauthToken=xxxxx --conf spark.executor.memory=4g"},
+		{"(spark.hadoop.fs.s3a.secret.key,wJalr)", "(spark.hadoop.fs.s3a.secret.key,wJalr)"}, // Spark redacts its own conf dumps
+		{"spark.hadoop.fs.s3a.secret.key=wJalr, spark.authenticate.secret=abc", "spark.hadoop.fs.s3a.secret.key=xxxxx, spark.authenticate.secret=xxxxx"},
+		{"--conf spark.kubernetes.authenticate.submission.oauthTokenFile=/var/run/token", "--conf spark.kubernetes.authenticate.submission.oauthTokenFile=/var/run/token"},
+		{"Exception: https://user:pw@h.example/x?X-Amz-Signature=abc", "Exception: https://h.example/x?REDACTED"},
+		{"INFO SparkContext: Running Spark version 3.5.0", "INFO SparkContext: Running Spark version 3.5.0"},
+	} {
+		if got := Line(tt.in); got != tt.want {
+			t.Errorf("Line(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
