@@ -105,6 +105,8 @@ type engine struct {
 	// sel, evd: each ancestor's resolved and evicted nodes per module
 	// (IvyNode.getResolvedNodes / getEvictedNodes).
 	sel, evd map[ancMid][]*inode
+	// dyn: dynamic revisions resolved (see graph_dynamic.go).
+	dyn dynamicRevs
 }
 
 type pomFetcher struct{ e *engine }
@@ -194,6 +196,7 @@ var jarPackagings = map[string]bool{"jar": true, "ejb": true, "bundle": true, "m
 	"jbi-component": true, "jbi-shared-library": true, "orbit": true, "hk2-jar": true}
 
 func (e *engine) node(c maven.Coord) *inode {
+	c = e.resolveCoord(c)
 	n, ok := e.nodes[c]
 	if !ok {
 		e.seq++

@@ -43,6 +43,7 @@ func (e *engine) prefetch(coords []Coordinate) {
 			case <-e.ctx.Done():
 				return
 			}
+			c := e.resolveCoord(c)
 			m, err := e.loader.Load(e.ctx, c.Group, c.Artifact, c.Version)
 			<-sem
 			if err != nil {

@@ -279,3 +279,33 @@ func TestNearestCorpus(t *testing.T) {
 		t.Fatal("no .maven files in " + dir)
 	}
 }
+
+// TestDynamicRevisionLock: a dynamic revision on the command line and in a
+// POM is locked, coordinate and file, at the revision it resolved to (the
+// directory listing for org.range:lib-d, maven-metadata.xml for lib-m).
+func TestDynamicRevisionLock(t *testing.T) {
+	repo := "file://" + filepath.Join(parityDir(t), "repos", "synth") + "/"
+	dir := t.TempDir()
+	req := Request{Packages: []string{"org.range:lib-d:1.+,org.range:app-range:1.0"}, Repositories: []string{repo},
+		NoDefaultRepositories: true, LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache")}
+	res, err := Resolve(context.Background(), req, fastOpts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range res.Lock.Artifacts {
+		got = append(got, a.Coord+" "+a.File)
+	}
+	want := []string{
+		"org.range:app-range:1.0 org.range_app-range-1.0.jar",
+		"org.range:lib-d:1.10 org.range_lib-d-1.10.jar",
+		"org.range:lib-m:1.5 org.range_lib-m-1.5.jar",
+	}
+	sort.Strings(got)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("lock artifacts (-want +got):\n%s", d)
+	}
+	if !slices.Equal(res.Lock.Inputs.Packages, []string{"org.range:lib-d:1.+", "org.range:app-range:1.0"}) {
+		t.Errorf("lock inputs: %v", res.Lock.Inputs.Packages)
+	}
+}

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"context"
+	"encoding/xml"
 	"fmt"
 	"net/url"
 	"os"
@@ -62,6 +63,36 @@ func fsFileNames(r Repository, g, a, v, cls, ext string) []string {
 	})
 }
 
+// Versions lists maven-metadata.xml's <versions>, else the version
+// directories, of each repository in order, without duplicates.
 func (s *fsSource) Versions(ctx context.Context, g, a string) ([]string, error) {
-	return nil, fmt.Errorf("versions of %s:%s: %w", g, a, ErrNotFound)
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range s.repos {
+		dir := filepath.Join(repoDir(r), strings.ReplaceAll(g, ".", "/"), a)
+		var vs []string
+		if data, err := os.ReadFile(filepath.Join(dir, "maven-metadata.xml")); err == nil {
+			var m metadata
+			if err := xml.Unmarshal(data, &m); err != nil {
+				return nil, fmt.Errorf("%s: %w", dir, err)
+			}
+			vs = m.Versions
+		} else if ents, err := os.ReadDir(dir); err == nil {
+			for _, e := range ents {
+				if e.IsDir() {
+					vs = append(vs, e.Name())
+				}
+			}
+		}
+		for _, v := range vs {
+			if v = strings.TrimSpace(v); v != "" && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, ErrNotFound)
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package submit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -115,7 +116,9 @@ func K8sKill(ctx context.Context, master, id string, o K8sIDOptions) error {
 		if o.Output != "json" {
 			fmt.Fprintf(o.Stdout, "Deleting driver pod: %s.\n", p.Name)
 		}
-		err := o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.GracePeriod})
+		err := withAPIRetry(ctx, func() error {
+			return o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.GracePeriod})
+		})
 		if err != nil && !apierrors.IsNotFound(err) {
 			if perr := printJSON(); perr != nil {
 				return perr
@@ -158,7 +161,11 @@ func findDrivers(ctx context.Context, master, id string, o *K8sIDOptions) ([]cor
 		return nil, exitcode.Errorf(exitcode.Usage, "submission ID %q: expected namespace:pod or pod (a trailing * globs)", id)
 	}
 	if prefix, glob := strings.CutSuffix(name, "*"); glob {
-		list, err := o.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
+		var list *corev1.PodList
+		err := withAPIRetry(ctx, func() (err error) {
+			list, err = o.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
+			return err
+		})
 		if err != nil {
 			return nil, apiError("listing driver pods in "+ns, err)
 		}
@@ -171,7 +178,11 @@ func findDrivers(ctx context.Context, master, id string, o *K8sIDOptions) ([]cor
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		return out, nil
 	}
-	p, err := o.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	var p *corev1.Pod
+	err := withAPIRetry(ctx, func() (err error) {
+		p, err = o.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -179,6 +190,39 @@ func findDrivers(ctx context.Context, master, id string, o *K8sIDOptions) ([]cor
 		return nil, apiError("getting "+ns+"/"+name, err)
 	}
 	return []corev1.Pod{*p}, nil
+}
+
+// opsRetryBackoff is the wait before each retry of a status/kill API call.
+var opsRetryBackoff = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+
+// withAPIRetry runs call, retrying 5xx, timeouts and network errors with
+// backoff (status and kill are one-shot commands, so the budget is a few
+// seconds). Auth, not-found and other 4xx answers are final.
+func withAPIRetry(ctx context.Context, call func() error) error {
+	err := call()
+	for _, d := range opsRetryBackoff {
+		if err == nil || !transientAPIError(err) {
+			return err
+		}
+		if serr := sleepCtx(ctx, d); serr != nil {
+			return err
+		}
+		err = call()
+	}
+	return err
+}
+
+func transientAPIError(err error) bool {
+	if isAuthError(err) || apierrors.IsNotFound(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsInvalid(err) || apierrors.IsConflict(err) || apierrors.IsMethodNotSupported(err) {
+		return false
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		code := st.Status().Code
+		return code >= 500 || code == 429 || code == 0
+	}
+	return true // connection refused/reset, timeouts
 }
 
 // apiError maps an API error to prebake's exit codes.

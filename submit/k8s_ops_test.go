@@ -5,11 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/prebake/prebake/internal/exitcode"
 )
@@ -51,6 +56,50 @@ func TestK8sKillJSON(t *testing.T) {
 			}
 			if d := cmp.Diff(tt.wantPods, ids); d != "" {
 				t.Errorf("killed (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestK8sStatusRetriesTransientErrors: status and kill retry 5xx answers a
+// few times (as the exit-code table's "after retries" says) and give up with
+// 69; a 403 is final at once.
+func TestK8sStatusRetriesTransientErrors(t *testing.T) {
+	saved := opsRetryBackoff
+	opsRetryBackoff = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
+	t.Cleanup(func() { opsRetryBackoff = saved })
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "app-driver", Namespace: "ns", Labels: map[string]string{"spark-role": "driver"}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	for _, tt := range []struct {
+		name      string
+		failures  int
+		err       error
+		wantCode  int
+		wantCalls int
+	}{
+		{"two 503s then ok", 2, apierrors.NewServiceUnavailable("etcd"), exitcode.OK, 3},
+		{"503 forever", 100, apierrors.NewServiceUnavailable("etcd"), exitcode.Unavailable, 4},
+		{"403 is final", 100, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "app-driver", nil), exitcode.NoPerm, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := fake.NewClientset(pod.DeepCopy())
+			calls := 0
+			cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				calls++
+				if calls <= tt.failures {
+					return true, nil, tt.err
+				}
+				return false, nil, nil
+			})
+			var stdout bytes.Buffer
+			err := K8sStatus(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", K8sIDOptions{Stdout: &stdout, client: cs})
+			if got := exitcode.Code(err); got != tt.wantCode {
+				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
+			}
+			if calls != tt.wantCalls {
+				t.Errorf("%d GETs, want %d", calls, tt.wantCalls)
 			}
 		})
 	}

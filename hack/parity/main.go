@@ -13,6 +13,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
@@ -244,6 +245,7 @@ type recorder struct {
 	dirs    map[string]string // repo URL → dir
 	mu      sync.Mutex
 	touched map[string]bool // absolute module version dirs
+	files   map[string]bool // single files to copy (maven-metadata.xml)
 }
 
 func (r *recorder) Repositories() []resolver.Repository { return r.repos }
@@ -282,11 +284,50 @@ func (r *recorder) Artifact(ctx context.Context, ref resolver.ArtifactRef) (*res
 	return nil, fmt.Errorf("%s: %w", d, resolver.ErrNotFound)
 }
 
+// Versions lists maven-metadata.xml's <versions> (recorded, to be copied),
+// else the version directories, as the real Source does.
 func (r *recorder) Versions(ctx context.Context, g, a string) ([]string, error) {
-	return nil, resolver.ErrNotFound
+	var out []string
+	seen := map[string]bool{}
+	for _, repo := range r.repos {
+		d := filepath.Join(r.dirs[repo.URL], strings.ReplaceAll(g, ".", "/"), a)
+		var vs []string
+		if b, err := os.ReadFile(filepath.Join(d, "maven-metadata.xml")); err == nil {
+			var m struct {
+				Versions []string `xml:"versioning>versions>version"`
+			}
+			if err := xml.Unmarshal(b, &m); err != nil {
+				return nil, fmt.Errorf("%s: %w", d, err)
+			}
+			r.mu.Lock()
+			r.files[filepath.Join(d, "maven-metadata.xml")] = true
+			r.mu.Unlock()
+			vs = m.Versions
+		} else if ents, err := os.ReadDir(d); err == nil {
+			for _, e := range ents {
+				if e.IsDir() {
+					vs = append(vs, e.Name())
+				}
+			}
+		}
+		for _, v := range vs {
+			if v = strings.TrimSpace(v); v != "" && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, resolver.ErrNotFound)
+	}
+	return out, nil
 }
 
 var repoDirs = map[string]string{"real": "repo-real", "m2": "repo-ivy-tests/m2", "pp": "repo-ivy-tests/parentPom", "deb": "repo-debian"}
+
+// synthRepo is the hand-made repository testdata/parity/repos/synth (no
+// copy from the corpus; cases.txt calls it "synth").
+const synthRepo = "synth"
 
 func initCases(spec, corpus, parity string) error {
 	b, err := os.ReadFile(spec)
@@ -297,7 +338,7 @@ func initCases(spec, corpus, parity string) error {
 	if err := os.MkdirAll(casesDir, 0o755); err != nil {
 		return err
 	}
-	touched := map[string]bool{}
+	touched, files := map[string]bool{}, map[string]bool{}
 	for _, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -308,10 +349,15 @@ func initCases(spec, corpus, parity string) error {
 			return fmt.Errorf("bad line %q", line)
 		}
 		name, coords, repos, exclude := f[0], f[1], strings.Split(f[2], ","), f[3]
-		rec := &recorder{dirs: map[string]string{}, touched: map[string]bool{}}
+		rec := &recorder{dirs: map[string]string{}, touched: map[string]bool{}, files: map[string]bool{}}
 		var repoLines []string
 		for i, short := range repos {
 			d := filepath.Join(corpus, repoDirs[short])
+			if short == synthRepo {
+				d = filepath.Join(parity, "repos", synthRepo)
+			} else if repoDirs[short] == "" {
+				return fmt.Errorf("%s: unknown repository %q", name, short)
+			}
 			u := "file://" + d + "/"
 			rec.repos = append(rec.repos, resolver.Repository{Name: fmt.Sprintf("repo-%d", i+1), URL: u})
 			rec.dirs[u] = d
@@ -326,6 +372,9 @@ func initCases(spec, corpus, parity string) error {
 		for d := range rec.touched {
 			touched[d] = true
 		}
+		for f := range rec.files {
+			files[f] = true
+		}
 		write := func(ext, s string) error {
 			return os.WriteFile(filepath.Join(casesDir, name+ext), []byte(s+"\n"), 0o644)
 		}
@@ -337,6 +386,27 @@ func initCases(spec, corpus, parity string) error {
 		}
 		if exclude != "" {
 			if err := write(".exclude", exclude); err != nil {
+				return err
+			}
+		}
+	}
+	// Copy the listed maven-metadata.xml files and the touched module
+	// directories (POMs, jars, checksums); the synth repository stays.
+	for f := range files {
+		for short, rd := range repoDirs {
+			base := filepath.Join(corpus, rd) + "/"
+			if !strings.HasPrefix(f, base) || (short == "real" && strings.HasPrefix(f, filepath.Join(corpus, "repo-ivy-tests"))) {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			dst := filepath.Join(parity, "repos", short, strings.TrimPrefix(f, base))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
 				return err
 			}
 		}
