@@ -54,9 +54,11 @@ func (e *engine) pickRevision(c maven.Coord) maven.Coord {
 		// Nothing listed: the node fails to load, naming the repositories.
 		return c
 	}
+	// LatestRevisionStrategy.sort (ascending, stable), walked from the end.
 	sorted := append([]string{}, vs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return CompareRevisions(sorted[i], sorted[j]) > 0 })
-	for _, v := range sorted {
+	sort.SliceStable(sorted, func(i, j int) bool { return CompareRevisions(sorted[i], sorted[j]) < 0 })
+	for i := len(sorted) - 1; i >= 0; i-- {
+		v := sorted[i]
 		if !MatchRevision(c.Version, v) {
 			continue
 		}
