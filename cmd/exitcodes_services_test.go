@@ -38,6 +38,7 @@ func TestBadOutputEveryCommand(t *testing.T) {
 		"kill":       {"driver-1", "--master", "spark://127.0.0.1:1"},
 		"lock diff":  {"a.lock", "b.lock"},
 		"sbom":       {"--lock", "prebake.lock"},
+		"why":        {"org.slf4j:slf4j-api", "org.slf4j:slf4j-api:2.0.7"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -85,6 +85,17 @@ type Fetcher interface {
 	FetchPOM(ctx context.Context, group, artifact, version string) (data []byte, name string, err error)
 }
 
+// RevisionResolver is implemented by a Fetcher that resolves dynamic
+// revisions ("[1.0,2.0)", "1.+", "latest.release"). The Loader then
+// resolves the versions of parents and imported BOMs through it before
+// loading them, as Ivy does: PomModuleDescriptorParser asks the resolver
+// chain for the parent's (and the BOM's) descriptor, version matchers
+// included (checked with the oracle: synth-dynpar-* cases). A fixed
+// revision is returned unchanged.
+type RevisionResolver interface {
+	ResolveRevision(ctx context.Context, group, artifact, version string) string
+}
+
 // ErrCycle is matched by a parent (or import) cycle.
 var ErrCycle = errors.New("cycle")
 
@@ -150,6 +161,14 @@ func (l *Loader) Load(ctx context.Context, group, artifact, version string) (*Mo
 		}
 	}
 	return call.m, call.err
+}
+
+// resolve resolves c's revision when the Fetcher is a RevisionResolver.
+func (l *Loader) resolve(ctx context.Context, c Coord) Coord {
+	if r, ok := l.f.(RevisionResolver); ok {
+		c.Version = r.ResolveRevision(ctx, c.Group, c.Artifact, c.Version)
+	}
+	return c
 }
 
 func (l *Loader) build(ctx context.Context, c Coord) (*Model, error) {
@@ -256,7 +275,7 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 		vars.set(kv[0], kv[1])
 	}
 	if p.Parent != nil {
-		pc := Coord{in.s(p.Parent.GroupID), in.s(p.Parent.ArtifactID), in.s(p.Parent.Version)}
+		pc := l.resolve(ctx, Coord{in.s(p.Parent.GroupID), in.s(p.Parent.ArtifactID), in.s(p.Parent.Version)})
 		var err error
 		parent, err = l.Load(ctx, pc.Group, pc.Artifact, pc.Version)
 		if err != nil {
@@ -360,7 +379,7 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 	for _, d := range ownManaged(p, active) {
 		d := d
 		if strings.EqualFold(in.s(d.Scope), "import") {
-			ic := Coord{in.s(d.GroupID), in.s(d.ArtifactID), in.s(d.Version)}
+			ic := l.resolve(ctx, Coord{in.s(d.GroupID), in.s(d.ArtifactID), in.s(d.Version)})
 			bom, err := l.Load(ctx, ic.Group, ic.Artifact, ic.Version)
 			if err != nil {
 				return nil, fmt.Errorf("impossible to import module %s: %w", ic, err)

@@ -8,6 +8,7 @@ package resolver
 // conflicts compare resolved revisions.
 
 import (
+	"context"
 	"sort"
 	"sync"
 
@@ -74,4 +75,11 @@ func (e *engine) pickRevision(c maven.Coord) maven.Coord {
 		return maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: v}
 	}
 	return c
+}
+
+// ResolveRevision implements maven.RevisionResolver: the dynamic revision
+// of a parent or an imported BOM resolves as a dependency's does (an
+// unresolvable one stays as written, so its load fails "not found").
+func (f pomFetcher) ResolveRevision(_ context.Context, g, a, v string) string {
+	return f.e.resolveCoord(maven.Coord{Group: g, Artifact: a, Version: v}).Version
 }

@@ -218,30 +218,34 @@ func (s *fileSource) Versions(ctx context.Context, g, a string) ([]string, error
 	return fileVersions(s.repos, g, a)
 }
 
-// fileVersions reads maven-metadata.xml, else lists the module directory.
+// fileVersions reads maven-metadata.xml, else lists the module directory,
+// of every repository, merged in chain order as the real Source does.
 func fileVersions(repos []resolver.Repository, g, a string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
 	for _, r := range repos {
 		dir := strings.TrimPrefix(r.URL, "file://") + strings.ReplaceAll(g, ".", "/") + "/" + a + "/"
-		if b, err := os.ReadFile(dir + "maven-metadata.xml"); err == nil {
-			if vs := metadataVersions(b); len(vs) > 0 {
-				return vs, nil
-			}
-		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
 		var vs []string
-		for _, e := range entries {
-			if e.IsDir() {
-				vs = append(vs, e.Name())
+		if b, err := os.ReadFile(dir + "maven-metadata.xml"); err == nil {
+			vs = metadataVersions(b)
+		} else if entries, err := os.ReadDir(dir); err == nil {
+			for _, e := range entries {
+				if e.IsDir() {
+					vs = append(vs, e.Name())
+				}
 			}
 		}
-		if len(vs) > 0 {
-			return vs, nil
+		for _, v := range vs {
+			if v != "" && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
 		}
 	}
-	return nil, fmt.Errorf("versions of %s:%s: %w", g, a, resolver.ErrNotFound)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, resolver.ErrNotFound)
+	}
+	return out, nil
 }
 
 func metadataVersions(b []byte) []string {

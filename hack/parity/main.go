@@ -326,7 +326,8 @@ func (r *recorder) Versions(ctx context.Context, g, a string) ([]string, error) 
 var repoDirs = map[string]string{"real": "repo-real", "m2": "repo-ivy-tests/m2", "pp": "repo-ivy-tests/parentPom", "deb": "repo-debian"}
 
 // synthRepo is the hand-made repository testdata/parity/repos/synth (no
-// copy from the corpus; cases.txt calls it "synth").
+// copy from the corpus; cases.txt calls it "synth"); synth2, … are more
+// hand-made repositories, for chains of several.
 const synthRepo = "synth"
 
 func initCases(spec, corpus, parity string) error {
@@ -353,7 +354,7 @@ func initCases(spec, corpus, parity string) error {
 		var repoLines []string
 		for i, short := range repos {
 			d := filepath.Join(corpus, repoDirs[short])
-			if short == synthRepo {
+			if strings.HasPrefix(short, synthRepo) {
 				d = filepath.Join(parity, "repos", synthRepo)
 			} else if repoDirs[short] == "" {
 				return fmt.Errorf("%s: unknown repository %q", name, short)
