@@ -16,8 +16,24 @@ import (
 )
 
 type dynamicRevs struct {
-	mu sync.Mutex
-	m  map[maven.Coord]maven.Coord
+	mu   sync.Mutex
+	m    map[maven.Coord]maven.Coord
+	repo map[maven.Coord]Repository // resolved revision → the repository that won
+}
+
+// repoVersioner is the per-repository view of a Source, which Ivy's
+// ChainResolver resolves a dynamic revision through: each repository picks
+// its best among the versions IT lists whose POM IT has. A Source without
+// it is treated as one merged repository.
+type repoVersioner interface {
+	// Repositories is the chain, in order.
+	Repositories() []Repository
+	// VersionsIn lists the versions r publishes for g:a (maven-metadata.xml,
+	// else a directory listing); the error matches ErrNotFound when r
+	// lists none.
+	VersionsIn(ctx context.Context, r Repository, group, artifact string) ([]string, error)
+	// POMIn returns the POM of g:a:v from r only.
+	POMIn(ctx context.Context, r Repository, group, artifact, version string) (*POMFile, error)
 }
 
 // resolveCoord normalizes c's revision ("[1.0]" is "1.0") and resolves a
@@ -34,26 +50,74 @@ func (e *engine) resolveCoord(c maven.Coord) maven.Coord {
 	if ok {
 		return r
 	}
-	r = e.pickRevision(c)
+	r, repo, won := e.pickRevision(c)
 	e.dyn.mu.Lock()
-	if e.dyn.m == nil {
-		e.dyn.m = map[maven.Coord]maven.Coord{}
+	if prev, ok := e.dyn.m[c]; ok {
+		r = prev // another goroutine resolved c first
+	} else {
+		if e.dyn.m == nil {
+			e.dyn.m = map[maven.Coord]maven.Coord{}
+			e.dyn.repo = map[maven.Coord]Repository{}
+		}
+		e.dyn.m[c] = r
+		if _, taken := e.dyn.repo[r]; won && !taken {
+			e.dyn.repo[r] = repo
+		}
 	}
-	e.dyn.m[c] = r
 	e.dyn.mu.Unlock()
 	return r
 }
 
-// pickRevision is BasicResolver.findResource over the revisions the chain
-// lists (IBiblioResolver.listResources: maven-metadata.xml <versions>, else
-// the directory listing): the latest revision (latest-revision order) that
-// the matcher accepts and whose POM exists; latest.<status> also parses
-// the POM and checks its status.
-func (e *engine) pickRevision(c maven.Coord) maven.Coord {
-	vs, err := e.src.Versions(e.ctx, c.Group, c.Artifact)
+// wonIn is the repository a dynamic revision resolved to c in, if any: c's
+// POM and artifacts are then loaded from it (Ivy's ChainResolver returns
+// the winning resolver's module revision).
+func (e *engine) wonIn(c maven.Coord) (Repository, bool) {
+	e.dyn.mu.Lock()
+	defer e.dyn.mu.Unlock()
+	r, ok := e.dyn.repo[c]
+	return r, ok
+}
+
+// pickRevision is ChainResolver.getDependency over BasicResolver.findResource:
+// each repository of the chain picks, among the revisions IT lists
+// (IBiblioResolver.listResources: maven-metadata.xml <versions>, else the
+// directory listing), the latest (latest-revision order) that the matcher
+// accepts and whose POM it has (latest.<status> also parses the POM and
+// checks its status); the latest across repositories wins, and a tie keeps
+// the earlier repository (AbstractResolver.checkLatest keeps the previous
+// module revision unless the new one is strictly later). won is false when
+// the Source has no per-repository view (repoVersioner).
+func (e *engine) pickRevision(c maven.Coord) (r maven.Coord, repo Repository, won bool) {
+	rv, ok := e.src.(repoVersioner)
+	if !ok {
+		if v, ok := e.pickIn(c, e.src.Versions, pomFetcher{e}); ok {
+			return maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: v}, Repository{}, false
+		}
+		return c, Repository{}, false
+	}
+	best := ""
+	for _, rp := range rv.Repositories() {
+		list := func(ctx context.Context, g, a string) ([]string, error) { return rv.VersionsIn(ctx, rp, g, a) }
+		v, ok := e.pickIn(c, list, repoFetcher{pomFetcher{e}, rv, rp, c.Group, c.Artifact})
+		if ok && (best == "" || CompareRevisions(v, best) > 0) {
+			best, repo = v, rp
+		}
+	}
+	if best == "" {
+		// Nothing listed or nothing matches: the node fails to load, naming
+		// the repositories.
+		return c, Repository{}, false
+	}
+	return maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: best}, repo, true
+}
+
+// pickIn is BasicResolver.findResource over the revisions list gives: the
+// latest matching revision whose POM f has (and, for latest.<status>,
+// whose status is accepted).
+func (e *engine) pickIn(c maven.Coord, list func(ctx context.Context, g, a string) ([]string, error), f maven.Fetcher) (string, bool) {
+	vs, err := list(e.ctx, c.Group, c.Artifact)
 	if err != nil {
-		// Nothing listed: the node fails to load, naming the repositories.
-		return c
+		return "", false
 	}
 	// LatestRevisionStrategy.sort (ascending, stable), walked from the end.
 	sorted := append([]string{}, vs...)
@@ -63,18 +127,42 @@ func (e *engine) pickRevision(c maven.Coord) maven.Coord {
 		if !MatchRevision(c.Version, v) {
 			continue
 		}
-		if _, _, err := (pomFetcher{e}).FetchPOM(e.ctx, c.Group, c.Artifact, v); err != nil {
+		if _, _, err := f.FetchPOM(e.ctx, c.Group, c.Artifact, v); err != nil {
 			continue // unreachable
 		}
 		if needsStatus(c.Version) {
-			m, err := e.loader.Load(e.ctx, c.Group, c.Artifact, v)
+			l := e.loader
+			if _, ok := f.(repoFetcher); ok {
+				l = maven.NewLoader(f) // this repository's POM, the chain's parents
+			}
+			m, err := l.Load(e.ctx, c.Group, c.Artifact, v)
 			if err != nil || !acceptStatus(c.Version, pomStatus(m.Version)) {
 				continue
 			}
 		}
-		return maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: v}
+		return v, true
 	}
-	return c
+	return "", false
+}
+
+// repoFetcher fetches g:a's POMs from one repository, and everything else
+// (parents, BOMs) through the chain.
+type repoFetcher struct {
+	pomFetcher
+	rv   repoVersioner
+	repo Repository
+	g, a string
+}
+
+func (f repoFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, string, error) {
+	if g != f.g || a != f.a {
+		return f.pomFetcher.FetchPOM(ctx, g, a, v)
+	}
+	p, err := f.rv.POMIn(ctx, f.repo, g, a, v)
+	if err != nil {
+		return nil, g + ":" + a + ":" + v, err
+	}
+	return p.Data, p.URL, nil
 }
 
 // ResolveRevision implements maven.RevisionResolver: the dynamic revision

@@ -112,7 +112,13 @@ type engine struct {
 type pomFetcher struct{ e *engine }
 
 func (f pomFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, string, error) {
-	p, err := f.e.src.POM(ctx, g, a, v)
+	var p *POMFile
+	var err error
+	if r, ok := f.e.wonIn(maven.Coord{Group: g, Artifact: a, Version: v}); ok {
+		p, err = f.e.src.(repoVersioner).POMIn(ctx, r, g, a, v)
+	} else {
+		p, err = f.e.src.POM(ctx, g, a, v)
+	}
 	if err != nil {
 		return nil, g + ":" + a + ":" + v, err
 	}

@@ -282,33 +282,14 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 		var hard error
 		res := &pomResult{}
 		for _, r := range s.chain {
-			fctx, hooked := ctx, false
-			if !r.isFile() && s.speculating() {
-				fctx = context.WithValue(ctx, bodyHookKey{}, func(data []byte) {
-					hooked = true
-					s.speculate(r, group, artifact, version, data, !isBackground(ctx))
-				})
-			}
-			var f *fetched
-			var err error
-			for _, name := range s.fileNames(ctx, r, group, artifact, version, "", "pom") {
-				if f, err = s.fetch(fctx, r, modulePath(group, artifact, version)+name); err == nil || !errors.Is(err, ErrNotFound) {
-					break
-				}
-			}
+			pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
 			if err == nil {
-				data := f.data
-				if data == nil {
-					if data, err = os.ReadFile(f.cf.Path); err != nil {
-						return res, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cached %s: %w", f.cf.URL, err))
-					}
-				}
-				if fctx != ctx && !hooked {
-					s.speculate(r, group, artifact, version, data, !isBackground(ctx))
-				}
-				res.warnings = append(res.warnings, f.warn)
-				res.pf = &POMFile{Data: data, Repo: r.Repository, URL: f.cf.URL}
+				res.warnings = append(res.warnings, warn)
+				res.pf = pf
 				return res, nil
+			}
+			if fatal {
+				return res, err
 			}
 			tried = append(tried, r.String())
 			if errors.Is(err, ErrNotFound) || errors.Is(err, errNotCached) {
@@ -330,6 +311,72 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 		return nil, err
 	}
 	return res.pf, nil
+}
+
+// pomFrom fetches the POM of g:a:v from r alone; warn is its
+// missing-checksum warning, if any. A fatal error (the cache is unreadable)
+// stops the chain.
+func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version string) (pf *POMFile, warn string, fatal bool, err error) {
+	fctx, hooked := ctx, false
+	if !r.isFile() && s.speculating() {
+		fctx = context.WithValue(ctx, bodyHookKey{}, func(data []byte) {
+			hooked = true
+			s.speculate(r, group, artifact, version, data, !isBackground(ctx))
+		})
+	}
+	var f *fetched
+	for _, name := range s.fileNames(ctx, r, group, artifact, version, "", "pom") {
+		if f, err = s.fetch(fctx, r, modulePath(group, artifact, version)+name); err == nil || !errors.Is(err, ErrNotFound) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, "", false, err
+	}
+	data := f.data
+	if data == nil {
+		if data, err = os.ReadFile(f.cf.Path); err != nil {
+			return nil, "", true, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cached %s: %w", f.cf.URL, err))
+		}
+	}
+	if fctx != ctx && !hooked {
+		s.speculate(r, group, artifact, version, data, !isBackground(ctx))
+	}
+	return &POMFile{Data: data, Repo: r.Repository, URL: f.cf.URL}, f.warn, false, nil
+}
+
+// POMIn returns the POM of g:a:v from want alone (a dynamic revision's
+// winning repository, see repoVersioner).
+func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, version string) (*POMFile, error) {
+	r := s.repoFor(want)
+	if r == nil {
+		return nil, exitcode.Errorf(exitcode.Internal, "module %s:%s:%s: repository %s (%s) is not in the chain", group, artifact, version, want.Name, redact.URL(want.URL))
+	}
+	pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
+	if err != nil {
+		if !fatal && (errors.Is(err, ErrNotFound) || errors.Is(err, errNotCached)) {
+			return nil, notFoundErr("module "+group+":"+artifact+":"+version, []string{r.String()}, nil, s.offline)
+		}
+		return nil, fmt.Errorf("module %s:%s:%s in %s: %w", group, artifact, version, r.Name, err)
+	}
+	s.warn(ctx, warn)
+	return pf, nil
+}
+
+// VersionsIn implements repoVersioner: the versions r lists for g:a.
+func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifact string) ([]string, error) {
+	r := s.repoFor(want)
+	if r == nil {
+		return nil, exitcode.Errorf(exitcode.Internal, "versions of %s:%s: repository %s (%s) is not in the chain", group, artifact, want.Name, redact.URL(want.URL))
+	}
+	vs, err := s.versionsIn(ctx, r, strings.ReplaceAll(group, ".", "/")+"/"+artifact+"/")
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) && !errors.Is(err, errNotCached) {
+			s.warn(ctx, r.Name+": "+redact.String(err.Error()))
+		}
+		return nil, err
+	}
+	return vs, nil
 }
 
 // speculate starts, in the background, the downloads that a module's POM

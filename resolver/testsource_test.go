@@ -3,6 +3,7 @@ package resolver
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -69,23 +70,12 @@ func (s *fsSource) Versions(ctx context.Context, g, a string) ([]string, error) 
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range s.repos {
-		dir := filepath.Join(repoDir(r), strings.ReplaceAll(g, ".", "/"), a)
-		var vs []string
-		if data, err := os.ReadFile(filepath.Join(dir, "maven-metadata.xml")); err == nil {
-			var m metadata
-			if err := xml.Unmarshal(data, &m); err != nil {
-				return nil, fmt.Errorf("%s: %w", dir, err)
-			}
-			vs = m.Versions
-		} else if ents, err := os.ReadDir(dir); err == nil {
-			for _, e := range ents {
-				if e.IsDir() {
-					vs = append(vs, e.Name())
-				}
-			}
+		vs, err := s.VersionsIn(ctx, r, g, a)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
 		}
 		for _, v := range vs {
-			if v = strings.TrimSpace(v); v != "" && !seen[v] {
+			if !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}
@@ -95,4 +85,45 @@ func (s *fsSource) Versions(ctx context.Context, g, a string) ([]string, error) 
 		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, ErrNotFound)
 	}
 	return out, nil
+}
+
+// VersionsIn implements repoVersioner: r's maven-metadata.xml <versions>,
+// else its version directories.
+func (s *fsSource) VersionsIn(ctx context.Context, r Repository, g, a string) ([]string, error) {
+	dir := filepath.Join(repoDir(r), strings.ReplaceAll(g, ".", "/"), a)
+	var vs []string
+	if data, err := os.ReadFile(filepath.Join(dir, "maven-metadata.xml")); err == nil {
+		var m metadata
+		if err := xml.Unmarshal(data, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		vs = m.Versions
+	} else if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				vs = append(vs, e.Name())
+			}
+		}
+	}
+	var out []string
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("versions of %s:%s in %s: %w", g, a, r.Name, ErrNotFound)
+	}
+	return out, nil
+}
+
+// POMIn implements repoVersioner: the POM from r alone.
+func (s *fsSource) POMIn(ctx context.Context, r Repository, g, a, v string) (*POMFile, error) {
+	for _, name := range fsFileNames(r, g, a, v, "", "pom") {
+		rel := modulePath(g, a, v) + name
+		if data, err := os.ReadFile(filepath.Join(repoDir(r), rel)); err == nil {
+			return &POMFile{Data: data, Repo: r, URL: r.URL + rel}, nil
+		}
+	}
+	return nil, fmt.Errorf("module %s:%s:%s not found in %s: %w", g, a, v, r.Name, ErrNotFound)
 }

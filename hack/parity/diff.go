@@ -224,19 +224,8 @@ func fileVersions(repos []resolver.Repository, g, a string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range repos {
-		dir := strings.TrimPrefix(r.URL, "file://") + strings.ReplaceAll(g, ".", "/") + "/" + a + "/"
-		var vs []string
-		if b, err := os.ReadFile(dir + "maven-metadata.xml"); err == nil {
-			vs = metadataVersions(b)
-		} else if entries, err := os.ReadDir(dir); err == nil {
-			for _, e := range entries {
-				if e.IsDir() {
-					vs = append(vs, e.Name())
-				}
-			}
-		}
-		for _, v := range vs {
-			if v != "" && !seen[v] {
+		for _, v := range repoVersions(r, g, a) {
+			if !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}
@@ -246,6 +235,50 @@ func fileVersions(repos []resolver.Repository, g, a string) ([]string, error) {
 		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, resolver.ErrNotFound)
 	}
 	return out, nil
+}
+
+// repoVersions reads r's maven-metadata.xml, else lists its module
+// directory.
+func repoVersions(r resolver.Repository, g, a string) []string {
+	dir := strings.TrimPrefix(r.URL, "file://") + strings.ReplaceAll(g, ".", "/") + "/" + a + "/"
+	var vs []string
+	if b, err := os.ReadFile(dir + "maven-metadata.xml"); err == nil {
+		vs = metadataVersions(b)
+	} else if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if e.IsDir() {
+				vs = append(vs, e.Name())
+			}
+		}
+	}
+	var out []string
+	for _, v := range vs {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// VersionsIn lists the versions one repository publishes: the resolver
+// picks a dynamic revision per repository, as Ivy's ChainResolver does.
+func (s *fileSource) VersionsIn(ctx context.Context, r resolver.Repository, g, a string) ([]string, error) {
+	vs := repoVersions(r, g, a)
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("versions of %s:%s in %s: %w", g, a, r.Name, resolver.ErrNotFound)
+	}
+	return vs, nil
+}
+
+// POMIn returns the POM from one repository alone.
+func (s *fileSource) POMIn(ctx context.Context, r resolver.Repository, g, a, v string) (*resolver.POMFile, error) {
+	for _, name := range fileNames(r, g, a, v, "", "pom") {
+		rel := relPath(g, a, v) + name
+		if b, err := os.ReadFile(strings.TrimPrefix(r.URL, "file://") + rel); err == nil {
+			return &resolver.POMFile{Data: b, Repo: r, URL: r.URL + rel}, nil
+		}
+	}
+	return nil, fmt.Errorf("module %s:%s:%s not found in %s: %w", g, a, v, r.Name, resolver.ErrNotFound)
 }
 
 func metadataVersions(b []byte) []string {

@@ -290,28 +290,12 @@ func (r *recorder) Versions(ctx context.Context, g, a string) ([]string, error) 
 	var out []string
 	seen := map[string]bool{}
 	for _, repo := range r.repos {
-		d := filepath.Join(r.dirs[repo.URL], strings.ReplaceAll(g, ".", "/"), a)
-		var vs []string
-		if b, err := os.ReadFile(filepath.Join(d, "maven-metadata.xml")); err == nil {
-			var m struct {
-				Versions []string `xml:"versioning>versions>version"`
-			}
-			if err := xml.Unmarshal(b, &m); err != nil {
-				return nil, fmt.Errorf("%s: %w", d, err)
-			}
-			r.mu.Lock()
-			r.files[filepath.Join(d, "maven-metadata.xml")] = true
-			r.mu.Unlock()
-			vs = m.Versions
-		} else if ents, err := os.ReadDir(d); err == nil {
-			for _, e := range ents {
-				if e.IsDir() {
-					vs = append(vs, e.Name())
-				}
-			}
+		vs, err := r.VersionsIn(ctx, repo, g, a)
+		if err != nil && !errors.Is(err, resolver.ErrNotFound) {
+			return nil, err
 		}
 		for _, v := range vs {
-			if v = strings.TrimSpace(v); v != "" && !seen[v] {
+			if !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}
@@ -321,6 +305,54 @@ func (r *recorder) Versions(ctx context.Context, g, a string) ([]string, error) 
 		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, resolver.ErrNotFound)
 	}
 	return out, nil
+}
+
+// VersionsIn lists one repository's versions (its maven-metadata.xml is
+// recorded, to be copied).
+func (r *recorder) VersionsIn(ctx context.Context, repo resolver.Repository, g, a string) ([]string, error) {
+	d := filepath.Join(r.dirs[repo.URL], strings.ReplaceAll(g, ".", "/"), a)
+	var vs []string
+	if b, err := os.ReadFile(filepath.Join(d, "maven-metadata.xml")); err == nil {
+		var m struct {
+			Versions []string `xml:"versioning>versions>version"`
+		}
+		if err := xml.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		r.mu.Lock()
+		r.files[filepath.Join(d, "maven-metadata.xml")] = true
+		r.mu.Unlock()
+		vs = m.Versions
+	} else if ents, err := os.ReadDir(d); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				vs = append(vs, e.Name())
+			}
+		}
+	}
+	var out []string
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("versions of %s:%s in %s: %w", g, a, repo.Name, resolver.ErrNotFound)
+	}
+	return out, nil
+}
+
+// POMIn returns the POM from one repository alone.
+func (r *recorder) POMIn(ctx context.Context, repo resolver.Repository, g, a, v string) (*resolver.POMFile, error) {
+	rel := filepath.Join(strings.ReplaceAll(g, ".", "/"), a, v)
+	d := filepath.Join(r.dirs[repo.URL], rel)
+	for _, name := range fileNames(repo, g, a, v, "", "pom") {
+		if b, err := os.ReadFile(filepath.Join(d, name)); err == nil {
+			r.touch(d)
+			return &resolver.POMFile{Data: b, Repo: repo, URL: repo.URL + rel}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s:%s:%s in %s: %w", g, a, v, repo.Name, resolver.ErrNotFound)
 }
 
 var repoDirs = map[string]string{"real": "repo-real", "m2": "repo-ivy-tests/m2", "pp": "repo-ivy-tests/parentPom", "deb": "repo-debian"}
