@@ -55,12 +55,39 @@ func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error)
 	return opts, nil
 }
 
-type bakeS3Options struct {
-	s3       s3StoreFlags
-	resolve  resolveFlags
+// storeURLFlags choose how the store's jars are named in spark.jars (bake
+// s3, rewrite --store, submit --store).
+type storeURLFlags struct {
 	urlStyle string
 	expires  time.Duration
-	verify   bool
+}
+
+func (f *storeURLFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.urlStyle, "url-style", s3store.StyleS3A, "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
+	fs.DurationVar(&f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
+}
+
+// storeOptions are the store flags' options plus the URL lifetime, when
+// one is set (rewrite --store, submit --store).
+func (f *storeURLFlags) storeOptions(s *s3StoreFlags, rep *progress.Reporter) ([]s3store.Option, error) {
+	opts, err := s.options(rep)
+	if err != nil {
+		return nil, err
+	}
+	if f.expires > 0 {
+		opts = append(opts, s3store.WithExpires(f.expires))
+	}
+	return opts, nil
+}
+
+// s3aWarning is printed when a store's URLs are s3a:// ones.
+const s3aWarning = "s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither"
+
+type bakeS3Options struct {
+	s3      s3StoreFlags
+	resolve resolveFlags
+	storeURLFlags
+	verify bool
 }
 
 func newBakeS3Cmd(g *globals) *cobra.Command {
@@ -88,8 +115,7 @@ valid for --expires, which must outlast the job), https (public-read buckets).`,
 	fs := c.Flags()
 	o.s3.add(fs)
 	o.resolve.add(fs)
-	fs.StringVar(&o.urlStyle, "url-style", s3store.StyleS3A, "spark.jars URL style: s3a, presigned or https")
-	fs.DurationVar(&o.expires, "expires", 6*time.Hour, "lifetime of presigned URLs; must outlast the job")
+	o.storeURLFlags.add(fs)
 	fs.BoolVar(&o.verify, "verify", false, "on a hit, HEAD every jar and re-upload missing ones")
 	return c
 }
@@ -153,7 +179,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 		case !strings.HasPrefix(o.s3.store, "s3://"):
 			// file:// stores give file: URLs whatever the style.
 		case o.urlStyle == s3store.StyleS3A:
-			fmt.Fprintln(stderr, "warning: s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither")
+			fmt.Fprintln(stderr, "warning: "+s3aWarning)
 		case o.urlStyle == s3store.StylePresigned:
 			fmt.Fprintf(stderr, "warning: presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job\n", o.expires)
 		}

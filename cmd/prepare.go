@@ -200,12 +200,9 @@ func storeFirst(ctx context.Context, f *submitFlags, sub *submit.Submission, rep
 		}
 		return nil, nil
 	}
-	sopts, err := f.s3.options(rep)
+	sopts, err := f.storeOptions(&f.s3, rep)
 	if err != nil {
 		return nil, err
-	}
-	if f.expires > 0 {
-		sopts = append(sopts, s3store.WithExpires(f.expires))
 	}
 	urls, err := s3store.SetURLs(ctx, f.s3.store, lock.Hash(), f.urlStyle, sopts...)
 	switch {
@@ -221,28 +218,26 @@ func storeFirst(ctx context.Context, f *submitFlags, sub *submit.Submission, rep
 
 // storeForSubmit uploads the set to the S3 store and sets the cluster URLs.
 func storeForSubmit(ctx context.Context, g *globals, rep *progress.Reporter, f *submitFlags, res *resolver.Result, jars *submit.Jars, stderr io.Writer) error {
-	sopts, err := f.s3.options(rep)
+	sopts, err := f.storeOptions(&f.s3, rep)
 	if err != nil {
 		return err
-	}
-	if f.expires > 0 {
-		sopts = append(sopts, s3store.WithExpires(f.expires))
 	}
 	st, err := s3store.Open(ctx, f.s3.store, sopts...)
 	if err != nil {
 		return err
 	}
-	_, err = st.Bake(ctx, res.Lock, s3store.LocalPaths(res.Paths))
+	baked, err := st.Bake(ctx, res.Lock, s3store.LocalPaths(res.Paths))
 	rep.Wait()
 	if err != nil {
 		return err
 	}
-	urls, err := s3store.SetURLs(ctx, f.s3.store, res.Lock.Hash(), f.urlStyle, sopts...)
+	// The bake already holds the set's manifest: no second GET.
+	urls, err := st.URLs(ctx, baked.Manifest, f.urlStyle)
 	if err != nil {
 		return err
 	}
 	if f.urlStyle == s3store.StyleS3A && strings.HasPrefix(f.s3.store, "s3://") {
-		rep.Warnf("s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither")
+		rep.Warnf("%s", s3aWarning)
 	}
 	jars.Cluster, jars.From = urls, "store "+redact.URL(f.s3.store)
 	return nil

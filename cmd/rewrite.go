@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,8 +30,7 @@ type jarTarget struct {
 	imageFrom string
 	imageOpts []layers.Option
 	store     *s3StoreFlags
-	urlStyle  string
-	expires   time.Duration
+	storeURLFlags
 	// bake, when set, caches the resolved jars now and returns their cluster
 	// URLs in lock order (submit --store / --image-target).
 	bake func(ctx context.Context, res *resolver.Result) (urls []string, from string, err error)
@@ -62,12 +60,9 @@ func (t *jarTarget) clusterURLs(ctx context.Context, res *resolver.Result, rep *
 		}
 		return urls, "image " + t.imageFrom, nil
 	case t.store != nil && t.store.store != "":
-		opts, err := t.store.options(rep)
+		opts, err := t.storeOptions(t.store, rep)
 		if err != nil {
 			return nil, "", err
-		}
-		if t.expires > 0 {
-			opts = append(opts, s3store.WithExpires(t.expires))
 		}
 		urls, err := s3store.SetURLs(ctx, t.store.store, res.Lock.Hash(), t.urlStyle, opts...)
 		if err != nil {
@@ -211,8 +206,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 		fs.StringVar(&manifest, "manifest", "", "rewrite a kubeflow spark-operator SparkApplication/ScheduledSparkApplication manifest (YAML, multi-document; - for stdin) instead of a command line")
 		sf.add(fs)
 		reg.add(fs)
-		fs.StringVar(&t.urlStyle, "url-style", s3store.StyleS3A, "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
-		fs.DurationVar(&t.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
+		t.storeURLFlags.add(fs)
 		return c
 	})
 }

@@ -35,11 +35,10 @@ func registerBackend(name string, b backend) { backends[name] = b }
 
 // submitFlags are shared by every backend.
 type submitFlags struct {
-	resolve      resolveFlags
-	s3           s3StoreFlags
-	registry     registryFlags
-	urlStyle     string
-	expires      time.Duration
+	resolve  resolveFlags
+	s3       s3StoreFlags
+	registry registryFlags
+	storeURLFlags
 	config       string
 	imageTarget  string
 	sparkSubmit  string
@@ -188,8 +187,7 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags) {
 	f.resolve.add(fs)
 	f.s3.add(fs)
 	f.registry.add(fs)
-	fs.StringVar(&f.urlStyle, "url-style", "s3a", "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
-	fs.DurationVar(&f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
+	f.storeURLFlags.add(fs)
 	fs.StringVar(&f.imageTarget, "image-target", "", "bake the jars into the argv's Spark image and push it to this repository (default $PREBAKE_IMAGE_TARGET)")
 	fs.StringVar(&f.config, "config", "", "prebake.yaml with defaults for these flags (default ./prebake.yaml when it exists, else $PREBAKE_CONFIG)")
 	fs.StringVar(&f.sparkSubmit, "spark-submit", "", "spark-submit binary (default $SPARK_HOME/bin/spark-submit, else spark-submit on $PATH)")

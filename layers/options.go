@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/progress"
 )
 
@@ -152,7 +153,7 @@ func WithResponseTimeout(d time.Duration) Option {
 
 // roundTripper returns the transport: the one given, else a copy of
 // remote.DefaultTransport with the response timeout; either way a timeout
-// of its own surfaces as a noAnswerError.
+// of its own surfaces as a *noanswer.Error.
 func (o *options) roundTripper() http.RoundTripper {
 	if o.rt != nil {
 		return o.rt
@@ -163,41 +164,9 @@ func (o *options) roundTripper() http.RoundTripper {
 		t.ResponseHeaderTimeout = o.respTime
 		rt = t
 	}
-	o.rt = answerTimeout{rt: rt, d: o.respTime}
+	o.rt = noanswer.Transport{RT: rt, What: "registry", D: o.respTime}
 	return o.rt
 }
-
-// answerTimeout turns a timeout that is not the caller's (no response
-// headers in time) into a noAnswerError: net/http's own error matches
-// context.DeadlineExceeded, which registryError takes for the user's
-// --timeout or Ctrl-C (exit 75).
-type answerTimeout struct {
-	rt http.RoundTripper
-	d  time.Duration
-}
-
-func (a answerTimeout) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := a.rt.RoundTrip(r)
-	var ne net.Error
-	if err != nil && r.Context().Err() == nil && errors.As(err, &ne) && ne.Timeout() {
-		return nil, &noAnswerError{host: r.URL.Host, d: a.d, msg: err.Error()}
-	}
-	return resp, err
-}
-
-// noAnswerError is an attempt that got no response in time. ggcr retries
-// it (Temporary); registryError gives exit 69.
-type noAnswerError struct {
-	host string
-	d    time.Duration
-	msg  string
-}
-
-func (e *noAnswerError) Error() string {
-	return fmt.Sprintf("no response from registry %s within %s (%s)", e.host, e.d, e.msg)
-}
-func (e *noAnswerError) Timeout() bool   { return true }
-func (e *noAnswerError) Temporary() bool { return true }
 
 // WithJobs bounds the number of concurrent blob uploads. The default is 4.
 func WithJobs(n int) Option {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/noanswer"
 )
 
 // s3API is the part of *s3.Client the backend uses.
@@ -105,10 +105,9 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 	return b, nil
 }
 
-// answerTimeoutClient turns a timeout that is not the caller's (no response
-// headers within d: net/http's ResponseHeaderTimeout) into a noAnswerError.
-// net/http's own error matches context.DeadlineExceeded, which classify
-// would take for the user's --timeout or Ctrl-C (exit 75, not retried).
+// answerTimeoutClient wraps the SDK's HTTP client so that a server that
+// sends no response headers within d is a retryable *noanswer.Error, not
+// the caller's deadline (see internal/noanswer).
 type answerTimeoutClient struct {
 	c interface {
 		Do(*http.Request) (*http.Response, error)
@@ -118,30 +117,11 @@ type answerTimeoutClient struct {
 
 func (c answerTimeoutClient) Do(r *http.Request) (*http.Response, error) {
 	resp, err := c.c.Do(r)
-	var ne net.Error
-	if err != nil && r.Context().Err() == nil && errors.As(err, &ne) && ne.Timeout() {
-		return nil, &noAnswerError{host: r.URL.Host, d: c.d, msg: err.Error()}
+	if err = noanswer.Wrap(r, "", c.d, err); err != nil {
+		return nil, err
 	}
-	return resp, err
+	return resp, nil
 }
-
-// noAnswerError is an attempt that got no response in time. The SDK
-// retries it as a connection error; classify gives exit 69 after retries.
-type noAnswerError struct {
-	host string
-	d    time.Duration
-	msg  string
-}
-
-func (e *noAnswerError) Error() string {
-	if e.d > 0 {
-		return fmt.Sprintf("no response from %s within %s (%s)", e.host, e.d, e.msg)
-	}
-	return fmt.Sprintf("no response from %s (%s)", e.host, e.msg)
-}
-func (e *noAnswerError) Timeout() bool         { return true }
-func (e *noAnswerError) Temporary() bool       { return true }
-func (e *noAnswerError) ConnectionError() bool { return true }
 
 func (b *s3Backend) name(key string) string { return "s3://" + b.bucket + "/" + key }
 
