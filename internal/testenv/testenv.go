@@ -85,3 +85,20 @@ func SharedDir(t testing.TB, repoRoot string) string {
 	}
 	return d
 }
+
+// SparkVersions are the pyspark distributions hack/infra.d/60-spark.sh installs.
+var SparkVersions = []string{"3.5.9", "4.0.5"}
+
+// SparkHome returns SPARK_HOME of the pyspark distribution installed by
+// hack/infra.d/60-spark.sh for version (one of SparkVersions), and the
+// directory to put on PYTHONPATH for its Python apps. It skips (fails under
+// CI) when that version is not installed.
+func SparkHome(t testing.TB, version string) (sparkHome, pythonPath string) {
+	t.Helper()
+	dir := filepath.Join(CacheDir(), "pyspark-"+version)
+	home := filepath.Join(dir, "pyspark")
+	if _, err := os.Stat(filepath.Join(home, "bin", "spark-submit")); err != nil {
+		Skip(t, "pyspark "+version+" not installed: run hack/infra.sh")
+	}
+	return home, dir
+}
