@@ -22,6 +22,7 @@ unit:
 
 lint:
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed (hack/infra.sh installs it)"; fi
 
