@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 // Option configures NewSource, Resolve and FetchLocked.
@@ -276,6 +277,9 @@ func (s *source) Repositories() []Repository {
 // POM implements Source: the first repository of the chain that has the
 // POM wins.
 func (s *source) POM(ctx context.Context, group, artifact, version string) (*POMFile, error) {
+	if err := checkModule(group, artifact, version); err != nil {
+		return nil, err
+	}
 	key := group + ":" + artifact + ":" + version
 	res, err := s.poms.do(key, func() (*pomResult, error) {
 		var tried []string
@@ -348,6 +352,9 @@ func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version 
 // POMIn returns the POM of g:a:v from want alone (a dynamic revision's
 // winning repository, see repoVersioner).
 func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, version string) (*POMFile, error) {
+	if err := checkModule(group, artifact, version); err != nil {
+		return nil, err
+	}
 	r := s.repoFor(want)
 	if r == nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "module %s:%s:%s: repository %s (%s) is not in the chain", group, artifact, version, want.Name, redact.URL(want.URL))
@@ -365,6 +372,9 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 
 // VersionsIn implements repoVersioner: the versions r lists for g:a.
 func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifact string) ([]string, error) {
+	if err := checkModule(group, artifact, ""); err != nil {
+		return nil, err
+	}
 	r := s.repoFor(want)
 	if r == nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "versions of %s:%s: repository %s (%s) is not in the chain", group, artifact, want.Name, redact.URL(want.URL))
@@ -671,6 +681,9 @@ func notFoundErr(what string, tried []string, hard error, offline bool) error {
 // Artifact implements Source: the file comes from ref.Repo, the repository
 // that served the module's POM.
 func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, error) {
+	if err := checkModule(ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext); err != nil {
+		return nil, err
+	}
 	r := s.repoFor(ref.Repo)
 	if r == nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "artifact %s:%s:%s: repository %s (%s) is not in the chain", ref.Group, ref.Artifact, ref.Version, ref.Repo.Name, redact.URL(ref.Repo.URL))
@@ -691,6 +704,20 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 		return nil, fmt.Errorf("artifact %s:%s:%s: %w", ref.Group, ref.Artifact, ref.Version, err)
 	}
 	return cf, nil
+}
+
+// checkModule is maven.CheckPart on every part of a module or artifact
+// the source is asked for, whoever asks (the graph, speculation, a
+// dynamic revision, a lock): no invalid part reaches a repository path.
+// parts are groupId, artifactId, version[, classifier[, extension]].
+func checkModule(parts ...string) error {
+	fields := [...]string{maven.FieldGroup, maven.FieldArtifact, maven.FieldVersion, maven.FieldClassifier, maven.FieldType}
+	for i, p := range parts {
+		if err := maven.CheckPart(fields[i], p); err != nil {
+			return exitcode.New(exitcode.DataErr, err)
+		}
+	}
+	return nil
 }
 
 // repoFor finds the chain entry of a Repository (by name and URL, falling
@@ -722,6 +749,9 @@ func (s *source) file(ctx context.Context, r *repo, rel string) (*CachedFile, er
 // fetch makes r/rel available in the cache: from the index, else by
 // download (verified) or by copying a local file.
 func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, error) {
+	if err := safepath.Rel(rel); err != nil {
+		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+	}
 	u := r.base + rel
 	if _, ok := s.missing.Load(u); ok {
 		return nil, exitcode.New(exitcode.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
@@ -748,7 +778,10 @@ func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, erro
 // its checksum files like a remote one.
 func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
-	p := filepath.Join(r.dir, filepath.FromSlash(rel))
+	p, err := safepath.Join(r.dir, rel)
+	if err != nil {
+		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+	}
 	info, err := os.Stat(p)
 	if err != nil || !info.Mode().IsRegular() {
 		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("%s: %w", u, ErrNotFound))
@@ -929,6 +962,9 @@ func parseChecksum(data []byte, n int) (string, bool) {
 // duplicates. Ivy's chain merges the revisions of all its resolvers for a
 // dynamic revision.
 func (s *source) Versions(ctx context.Context, group, artifact string) ([]string, error) {
+	if err := checkModule(group, artifact, ""); err != nil {
+		return nil, err
+	}
 	dir := strings.ReplaceAll(group, ".", "/") + "/" + artifact + "/"
 	var out, tried []string
 	seen := map[string]bool{}
@@ -976,6 +1012,9 @@ func (s *source) versionsIn(ctx context.Context, r *repo, dir string) ([]string,
 		var vs []string
 		for _, v := range m.Versions {
 			if v = strings.TrimSpace(v); v != "" {
+				if err := maven.CheckPart(maven.FieldVersion, v); err != nil {
+					return nil, exitcode.Errorf(exitcode.DataErr, "malformed %s: %w", cf.URL, err)
+				}
 				vs = append(vs, v)
 			}
 		}
@@ -993,13 +1032,17 @@ var hrefRE = regexp.MustCompile(`(?i)href\s*=\s*["']([^"'?#]+)/?["']`)
 // an HTML index as nginx, Apache and Nexus serve them).
 func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, error) {
 	if r.isFile() {
-		ents, err := os.ReadDir(filepath.Join(r.dir, filepath.FromSlash(dir)))
+		p, err := safepath.Join(r.dir, dir)
+		if err != nil {
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+		}
+		ents, err := os.ReadDir(p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.base+dir, ErrNotFound)
 		}
 		var vs []string
 		for _, e := range ents {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && maven.CheckPart(maven.FieldVersion, e.Name()) == nil {
 				vs = append(vs, e.Name())
 			}
 		}
@@ -1019,7 +1062,7 @@ func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, er
 		if strings.Contains(v, "://") || strings.HasPrefix(v, "/") {
 			v = path.Base(v)
 		}
-		if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/") || strings.HasPrefix(v, ".") ||
+		if v == "" || maven.CheckPart(maven.FieldVersion, v) != nil || strings.HasPrefix(v, ".") ||
 			strings.HasSuffix(v, ".xml") || strings.HasSuffix(v, ".sha1") || strings.HasSuffix(v, ".md5") || seen[v] {
 			continue
 		}
