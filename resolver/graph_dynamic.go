@@ -20,7 +20,8 @@ type dynamicRevs struct {
 	mu   sync.Mutex
 	m    map[maven.Coord]maven.Coord
 	repo map[maven.Coord]Repository // resolved revision → the repository that won
-	// bad is the first version list refused by maven.CheckPart: the
+	// bad is the first version list refused as hostile (a version
+	// maven.CheckPart refuses, a maven-metadata.xml over its cap): the
 	// resolution fails with it (65), not with the "not found" it leads to.
 	bad error
 }
@@ -121,7 +122,7 @@ func (e *engine) pickRevision(c maven.Coord) (r maven.Coord, repo Repository, wo
 func (e *engine) pickIn(c maven.Coord, list func(ctx context.Context, g, a string) ([]string, error), f maven.Fetcher) (string, bool) {
 	vs, err := list(e.ctx, c.Group, c.Artifact)
 	if err != nil {
-		if errors.Is(err, maven.ErrInvalidCoordinate) {
+		if errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, ErrTooLarge) {
 			e.dyn.mu.Lock()
 			if e.dyn.bad == nil {
 				e.dyn.bad = err

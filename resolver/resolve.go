@@ -327,7 +327,7 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 			if err != nil {
 				return nil, exitcode.New(exitcode.DataErr, err)
 			}
-			return os.ReadFile(p)
+			return readFileMax(p, maxMetadataSize)
 		}
 		if offline {
 			return nil, errNotCached

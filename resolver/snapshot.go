@@ -95,10 +95,10 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 			if err != nil {
 				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
 			}
-			return os.ReadFile(p)
+			return readFileMax(p, maxMetadataSize)
 		}
 		if e, ok := s.cache.lookup(u); ok && (s.offline || isBackground(ctx)) {
-			return os.ReadFile(s.cache.blobPath(e.Sha256))
+			return readFileMax(s.cache.blobPath(e.Sha256), maxMetadataSize)
 		}
 		if s.offline {
 			return nil, errNotCached
@@ -108,7 +108,7 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 			return nil, err
 		}
 		defer t.abort()
-		if err := s.f.get(ctx, r.target(rel), fileDest{t}); err != nil {
+		if err := s.f.get(ctx, r.target(rel), &capDest{w: fileDest{t}, max: maxMetadataSize}); err != nil {
 			return nil, err
 		}
 		sum := t.sums()

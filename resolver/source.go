@@ -339,6 +339,9 @@ func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version 
 	}
 	data := f.data
 	if data == nil {
+		if err := checkSize(f.cf.URL, f.cf.Size, maxPOMSize); err != nil {
+			return nil, "", true, err
+		}
 		if data, err = os.ReadFile(f.cf.Path); err != nil {
 			return nil, "", true, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cached %s: %w", f.cf.URL, err))
 		}
@@ -484,17 +487,22 @@ func (s *source) speculateDeps(ctx context.Context, version string, h hints) {
 var propRE = regexp.MustCompile(`\$\{([^}]+)\}`)
 
 // interpolateLiteral expands ${...} from props; ok is false unless the
-// result is a literal version.
+// result is a literal version. It gives up past maven.MaxExpansion bytes
+// (the loader then refuses the POM).
 func interpolateLiteral(v string, props map[string]string) (string, bool) {
 	for i := 0; i < 8 && strings.Contains(v, "${"); i++ {
-		changed := false
+		changed, n := false, len(v)
 		v = propRE.ReplaceAllStringFunc(v, func(m string) string {
-			if x, ok := props[m[2:len(m)-1]]; ok {
+			if x, ok := props[m[2:len(m)-1]]; ok && n <= maven.MaxExpansion {
 				changed = true
+				n += len(x)
 				return x
 			}
 			return m
 		})
+		if n > maven.MaxExpansion {
+			return "", false
+		}
 		if !changed {
 			break
 		}
@@ -786,12 +794,15 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	if err != nil || !info.Mode().IsRegular() {
 		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("%s: %w", u, ErrNotFound))
 	}
+	if err := checkSize(u, info.Size(), sizeCap(rel)); err != nil {
+		return nil, err
+	}
 	sum, blob, err := s.cache.putFile(p)
 	if err != nil {
 		return nil, exitcode.New(exitcode.CantCreate, err)
 	}
 	warn, err := s.verify(u, sum, func(ext string) ([]byte, error) {
-		data, err := os.ReadFile(p + ext)
+		data, err := readFileMax(p+ext, maxChecksumSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrNotFound
 		}
@@ -815,7 +826,7 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		b := &memBuf{max: 64 << 10}
+		b := &memBuf{max: maxChecksumSize}
 		err := s.f.get(cctx, r.target(rel+".sha1"), b)
 		sha1c <- csum{b.b, err}
 	}()
@@ -829,8 +840,10 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 	var dst resetWriter = fileDest{t}
 	var mem *memBuf
 	if strings.HasSuffix(rel, ".pom") {
-		mem = &memBuf{max: 16 << 20}
+		mem = &memBuf{max: maxPOMSize}
 		dst = teeDest{dst, mem}
+	} else if c := sizeCap(rel); c > 0 {
+		dst = &capDest{w: dst, max: c} // maven-metadata.xml
 	}
 	if mem == nil { // an artifact: report its transfer
 		dst = s.f.track(u, dst)
@@ -855,7 +868,7 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 			c := <-sha1c
 			return c.data, c.err
 		}
-		b := &memBuf{max: 64 << 10}
+		b := &memBuf{max: maxChecksumSize}
 		err := s.f.get(ctx, r.target(rel+ext), b)
 		return b.b, err
 	}, false)
@@ -1001,6 +1014,9 @@ type metadata struct {
 func (s *source) versionsIn(ctx context.Context, r *repo, dir string) ([]string, error) {
 	cf, err := s.file(ctx, r, dir+"maven-metadata.xml")
 	if err == nil {
+		if err := checkSize(cf.URL, cf.Size, maxMetadataSize); err != nil {
+			return nil, err
+		}
 		data, err := os.ReadFile(cf.Path)
 		if err != nil {
 			return nil, err
@@ -1051,7 +1067,7 @@ func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, er
 	if s.offline {
 		return nil, fmt.Errorf("%s: %w", r.base+dir, errNotCached)
 	}
-	b := &memBuf{max: 8 << 20}
+	b := &memBuf{max: maxListingSize}
 	if err := s.f.get(ctx, r.target(dir), b); err != nil {
 		return nil, err
 	}
