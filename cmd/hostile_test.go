@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -193,6 +194,70 @@ func TestHostileCoordinates(t *testing.T) {
 			}
 			if after := listTree(t, sandbox); len(after) != len(before) {
 				t.Errorf("files appeared outside the cache: %v", after)
+			}
+		})
+	}
+}
+
+// TestHostileLock replays finding 8: a lock edited to hold "..", NUL or a
+// path in a file name, a negative size, a bad coordinate or a file twice
+// (lockHash emptied, which is accepted and recomputed) is refused with 65
+// by every command that reads it, before anything is written.
+func TestHostileLock(t *testing.T) {
+	repo := s3FileRepo(t)
+	work := t.TempDir()
+	cache := filepath.Join(work, "cache")
+	good := filepath.Join(work, "good.lock")
+	if _, stderr, code := runCLI(t, "resolve", "-q", "--no-default-repositories", "--repositories", repo, "--cache", cache, "--lock", good, "com.example:lib-a:1.0"); code != 0 {
+		t.Fatalf("resolve: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lock map[string]any
+	if err := json.Unmarshal(data, &lock); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(a []any)
+		inErr string
+	}{
+		{"file ..", func(a []any) { a[0].(map[string]any)["file"] = ".." }, `file name ".."`},
+		{"file with NUL", func(a []any) { a[0].(map[string]any)["file"] = "a\x00b.jar" }, `holds '\x00'`},
+		{"file with a path", func(a []any) { a[0].(map[string]any)["file"] = "../../x.jar" }, `holds '/'`},
+		{"negative size", func(a []any) { a[0].(map[string]any)["size"] = -1 }, "size -1 is negative"},
+		{"coord with ..", func(a []any) { a[0].(map[string]any)["coord"] = "..:lib-a:1.0" }, `groupId ".."`},
+		{"coord with two parts", func(a []any) { a[0].(map[string]any)["coord"] = "com.example:lib-a" }, "not g:a:v[:classifier]"},
+		{"a file twice", func(a []any) { a[1].(map[string]any)["file"] = a[0].(map[string]any)["file"] }, "appears twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l map[string]any
+			json.Unmarshal(data, &l)
+			tc.edit(l["artifacts"].([]any))
+			l["lockHash"] = ""
+			edited, _ := json.Marshal(l)
+			dir := t.TempDir()
+			path := filepath.Join(dir, "prebake.lock")
+			if err := os.WriteFile(path, edited, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"resolve", "--lock", path, "--cache", cache, "--no-default-repositories", "--repositories", repo, "com.example:lib-a:1.0"},
+				{"rewrite", "--lock", path, "--cache", cache, "--", "--master", "local[1]", "--packages", "com.example:lib-a:1.0", "app.jar"},
+				{"bake", "image", "-q", "--lock", path, "--cache", cache, "--base", "oci:../testdata/base-image:3.5.0-amd64", "--target", "oci:" + filepath.Join(dir, "img")},
+				{"bake", "s3", "--lock", path, "--cache", cache, "--store", "file://" + filepath.Join(dir, "store")},
+			} {
+				out, stderr, code := runCLI(t, args...)
+				if code != exitcode.DataErr || !strings.Contains(stderr, tc.inErr) || !strings.Contains(stderr, path) {
+					t.Errorf("%s: exit %d (want 65, naming %s and %s)\nstdout: %s\nstderr: %s", args[0], code, path, tc.inErr, out, stderr)
+				}
+			}
+			for _, d := range []string{"img", "store"} {
+				if _, err := os.Stat(filepath.Join(dir, d)); err == nil {
+					t.Errorf("%s was created", d)
+				}
 			}
 		})
 	}
