@@ -28,12 +28,15 @@ func TestSourceRefusesEscapes(t *testing.T) {
 	ctx := context.Background()
 	rel, _ := filepath.Rel(repo.dir, outside)
 	for name, call := range map[string]func() error{
-		"POM groupId":      func() error { _, err := s.POM(ctx, "../../x", "a", "1"); return err },
-		"POM artifactId":   func() error { _, err := s.POM(ctx, "g", "x/"+rel+"/ARTPWN", "1"); return err },
-		"Artifact classif": func() error { _, err := s.Artifact(ctx, ArtifactRef{Group: "g", Artifact: "a", Version: "1", Classifier: "../x", Repo: s.chain[0].Repository}); return err },
-		"Versions":         func() error { _, err := s.Versions(ctx, "g", "a\x00"); return err },
-		"fetch ..":         func() error { _, err := s.fetch(ctx, s.chain[0], "g/a/1/"+rel+"/ARTPWN-1.pom"); return err },
-		"listing ..":       func() error { _, err := s.listing(ctx, s.chain[0], "../"); return err },
+		"POM groupId":    func() error { _, err := s.POM(ctx, "../../x", "a", "1"); return err },
+		"POM artifactId": func() error { _, err := s.POM(ctx, "g", "x/"+rel+"/ARTPWN", "1"); return err },
+		"Artifact classif": func() error {
+			_, err := s.Artifact(ctx, ArtifactRef{Group: "g", Artifact: "a", Version: "1", Classifier: "../x", Repo: s.chain[0].Repository})
+			return err
+		},
+		"Versions":   func() error { _, err := s.Versions(ctx, "g", "a\x00"); return err },
+		"fetch ..":   func() error { _, err := s.fetch(ctx, s.chain[0], "g/a/1/"+rel+"/ARTPWN-1.pom"); return err },
+		"listing ..": func() error { _, err := s.listing(ctx, s.chain[0], "../"); return err },
 	} {
 		err := call()
 		if exitcode.Code(err) != exitcode.DataErr || !(errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, safepath.ErrUnsafe)) {
