@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -169,6 +170,11 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	o.transport, o.rt = ct, nil
 	if in.Lock == nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "bake: no lock")
+	}
+	for _, a := range in.Lock.Artifacts {
+		if err := resolver.CheckArtifact(a); err != nil {
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("bake: %w", err))
+		}
 	}
 	lockHash := in.Lock.Hash()
 	jarsDir, err := cleanJarsDir(in.JarsDir)
@@ -561,7 +567,16 @@ func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.
 	sizes := make([]int64, len(jars))
 	files := make([]File, len(jars))
 	for i, j := range jars {
-		f, err := FileFromPath(path.Join(dir, j.file), j.path, 0o644, j.sha256)
+		// Defence in depth: the entry stays in the jars directory whatever
+		// the name (the lock's names are checked in Bake).
+		if err := safepath.Name(j.file); err != nil {
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("layer entry for %s: %w", j.path, err))
+		}
+		name, err := safepath.JoinSlash(dir, j.file)
+		if err != nil {
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("layer entry for %s: %w", j.path, err))
+		}
+		f, err := FileFromPath(name, j.path, 0o644, j.sha256)
 		if err != nil {
 			return nil, err
 		}

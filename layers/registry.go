@@ -21,6 +21,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/safepath"
 )
 
 func emptyOpen() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("")), nil }
@@ -271,6 +272,11 @@ func ReadJars(ctx context.Context, refStr string, opts ...Option) (dir string, f
 	}
 	if _, ok := in.Annotations[AnnotationJars]; !ok {
 		return "", nil, exitcode.Errorf(exitcode.DataErr, "image %s has no %s annotation: bake it with `prebake bake image`", refStr, AnnotationJars)
+	}
+	for _, f := range in.Files {
+		if err := safepath.Name(f); err != nil {
+			return "", nil, exitcode.Errorf(exitcode.DataErr, "image %s: annotation %s: %w", refStr, AnnotationJars, err)
+		}
 	}
 	return in.JarsDir, in.Files, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -132,6 +131,9 @@ func stackOf(ctx context.Context) []Coord {
 // recursively). Concurrent loads of the same module are merged.
 func (l *Loader) Load(ctx context.Context, group, artifact, version string) (*Model, error) {
 	c := Coord{group, artifact, version}
+	if err := CheckCoord(c); err != nil {
+		return nil, err
+	}
 	stack := stackOf(ctx)
 	for i, s := range stack {
 		if s == c {
@@ -196,52 +198,161 @@ func (p props) set(k, v string) {
 	}
 }
 
-var varPattern = regexp.MustCompile(`\$\{(.*?)\}`)
-
 // ErrCyclicProperty is matched by a property defined in terms of itself.
 var ErrCyclicProperty = errors.New("cyclic property definition")
 
+// ErrExpansion is matched by a property expansion over the limits
+// (MaxExpansion, MaxExpansionDepth, the budget of a POM): a "billion
+// laughs" POM.
+var ErrExpansion = errors.New("property expansion over the limit")
+
+// Limits of ${…} expansion. Ivy has none; real POMs stay far below them.
+const (
+	// MaxExpansion is the longest value an expansion may produce.
+	MaxExpansion = 64 << 10
+	// MaxExpansionDepth is the deepest nesting of properties defined by
+	// other properties.
+	MaxExpansionDepth = 64
+	// maxPOMExpansion is how many bytes the expansions of one POM (and of
+	// the elements it inherits) may produce in all.
+	maxPOMExpansion = 16 << 20
+)
+
 // Interpolate substitutes ${name} as Ivy's IvyPatternHelper does: values
 // are expanded recursively, unknown names are left as they are, and a
-// cycle is an error.
+// cycle is an error. Each property is expanded once (memoized); a value
+// over MaxExpansion bytes, a nesting deeper than MaxExpansionDepth or more
+// than 16 MiB produced in all is an error matching ErrExpansion.
 func Interpolate(s string, vars map[string]string) (string, error) {
-	return interpolate(s, vars, nil)
+	x := &expander{vars: vars, budget: maxPOMExpansion}
+	return x.expand(s)
 }
 
-func interpolate(s string, vars map[string]string, stack []string) (string, error) {
-	if !strings.Contains(s, "${") {
+// expander expands ${…} over vars, memoizing each property's expansion;
+// budget is what it may still produce, in bytes.
+type expander struct {
+	vars   map[string]string
+	memo   map[string]string
+	stack  []string
+	budget int
+}
+
+// nextRef finds the next reference in s from i on, as the regular
+// expression \$\{(.*?)\} does (no newline inside): the match s[start:end]
+// and its name; ok is false when there is none.
+func nextRef(s string, i int) (start, end int, name string, ok bool) {
+	for {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			return 0, 0, "", false
+		}
+		start = i + j
+		k := strings.IndexAny(s[start+2:], "}\n")
+		if k >= 0 && s[start+2+k] == '}' {
+			return start, start + 2 + k + 1, s[start+2 : start+2+k], true
+		}
+		i = start + 1
+	}
+}
+
+func (x *expander) expand(s string) (string, error) {
+	start, end, name, ok := nextRef(s, 0)
+	if !ok {
 		return s, nil
 	}
 	var b strings.Builder
 	last := 0
-	for _, m := range varPattern.FindAllStringSubmatchIndex(s, -1) {
-		b.WriteString(s[last:m[0]])
-		name := s[m[2]:m[3]]
-		val, ok := vars[name]
-		if ok {
-			for _, x := range stack {
-				if x == name {
-					return "", fmt.Errorf("%w: %s", ErrCyclicProperty, strings.Join(append(stack, name), " -> "))
-				}
-			}
+	for ok {
+		b.WriteString(s[last:start])
+		val, known := x.vars[name]
+		if known {
 			var err error
-			val, err = interpolate(val, vars, append(stack, name))
-			if err != nil {
+			if val, err = x.property(name, val); err != nil {
 				return "", err
 			}
 		} else {
-			val = s[m[0]:m[1]]
+			val = s[start:end]
+		}
+		if b.Len()+len(val) > MaxExpansion {
+			return "", x.tooLong(name)
 		}
 		b.WriteString(val)
-		last = m[1]
+		last = end
+		start, end, name, ok = nextRef(s, end)
+	}
+	if b.Len()+len(s)-last > MaxExpansion {
+		return "", x.tooLong("")
 	}
 	b.WriteString(s[last:])
+	x.budget -= b.Len()
+	if x.budget < 0 {
+		return "", fmt.Errorf("%w: the expansions of this POM produce more than %d bytes", ErrExpansion, maxPOMExpansion)
+	}
 	return b.String(), nil
 }
 
+// property is the expansion of the property name, whose raw value is raw.
+func (x *expander) property(name, raw string) (string, error) {
+	if v, ok := x.memo[name]; ok {
+		return v, nil
+	}
+	for _, n := range x.stack {
+		if n == name {
+			return "", fmt.Errorf("%w: %s", ErrCyclicProperty, strings.Join(append(x.stack, name), " -> "))
+		}
+	}
+	if len(x.stack) >= MaxExpansionDepth {
+		return "", fmt.Errorf("%w: properties nested more than %d deep (${%s})", ErrExpansion, MaxExpansionDepth, x.stack[0])
+	}
+	x.stack = append(x.stack, name)
+	v, err := x.expand(raw)
+	x.stack = x.stack[:len(x.stack)-1]
+	if err != nil {
+		return "", err
+	}
+	if x.memo == nil {
+		x.memo = map[string]string{}
+	}
+	x.memo[name] = v
+	return v, nil
+}
+
+func (x *expander) tooLong(name string) error {
+	if len(x.stack) > 0 {
+		name = x.stack[0]
+	}
+	if name != "" {
+		return fmt.Errorf("%w: ${%s} expands to more than %d bytes", ErrExpansion, name, MaxExpansion)
+	}
+	return fmt.Errorf("%w: a value expands to more than %d bytes", ErrExpansion, MaxExpansion)
+}
+
+// interp interpolates one POM's elements with its properties. The
+// expansions are memoized until the properties change (set, reset).
 type interp struct {
 	vars props
+	x    *expander
 	err  error
+}
+
+func newInterp() *interp {
+	in := &interp{vars: props{}}
+	in.x = &expander{vars: in.vars, budget: maxPOMExpansion}
+	return in
+}
+
+// set is vars.set, forgetting the memoized expansions.
+func (in *interp) set(k, v string) {
+	if _, ok := in.vars[k]; !ok {
+		in.vars[k] = v
+		in.x.memo = nil
+	}
+}
+
+// reset empties the properties.
+func (in *interp) reset() {
+	clear(in.vars)
+	in.x.memo = nil
 }
 
 func (in *interp) s(p *string) string {
@@ -249,7 +360,10 @@ func (in *interp) s(p *string) string {
 	if v == "" {
 		return ""
 	}
-	out, err := Interpolate(v, in.vars)
+	if in.err != nil && errors.Is(in.err, ErrExpansion) {
+		return "" // the POM is refused; do not spend the limits again
+	}
+	out, err := in.x.expand(v)
 	if err != nil && in.err == nil {
 		in.err = err
 	}
@@ -258,31 +372,34 @@ func (in *interp) s(p *string) string {
 
 func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error) {
 	m := &Model{hasModel: true}
-	vars := props{}
-	in := &interp{vars: vars}
+	in := newInterp()
 	var parent *Model
 	setParentVars := func() {
 		if p.Parent != nil {
 			pv, pg := in.s(p.Parent.Version), in.s(p.Parent.GroupID)
-			vars.set("parent.version", pv)
-			vars.set("parent.groupId", pg)
-			vars.set("project.parent.version", pv)
-			vars.set("project.parent.groupId", pg)
+			in.set("parent.version", pv)
+			in.set("parent.groupId", pg)
+			in.set("project.parent.version", pv)
+			in.set("project.parent.groupId", pg)
 		}
 	}
 	setParentVars()
 	for _, kv := range ownProperties(p, nil) {
-		vars.set(kv[0], kv[1])
+		in.set(kv[0], kv[1])
 	}
 	if p.Parent != nil {
-		pc := l.resolve(ctx, Coord{in.s(p.Parent.GroupID), in.s(p.Parent.ArtifactID), in.s(p.Parent.Version)})
+		pc := Coord{in.s(p.Parent.GroupID), in.s(p.Parent.ArtifactID), in.s(p.Parent.Version)}
+		if in.err != nil {
+			return nil, in.err
+		}
+		pc = l.resolve(ctx, pc)
 		var err error
 		parent, err = l.Load(ctx, pc.Group, pc.Artifact, pc.Version)
 		if err != nil {
 			return nil, fmt.Errorf("impossible to load parent %s: %w", pc, err)
 		}
 		for k, v := range parent.propertyMap() {
-			vars.set(k, v)
+			in.set(k, v)
 		}
 	}
 	// Profile activation sees the POM's own properties and the JVM's
@@ -298,14 +415,14 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 	}
 	active := l.activeProfiles(p, actProps)
 	own := ownProperties(p, active)
-	clear(vars)
+	in.reset()
 	setParentVars()
 	for _, kv := range own {
-		vars.set(kv[0], kv[1])
+		in.set(kv[0], kv[1])
 	}
 	if parent != nil {
 		for k, v := range parent.propertyMap() {
-			vars.set(k, v)
+			in.set(k, v)
 		}
 	}
 	m.Group = in.s(p.GroupID)
@@ -328,6 +445,9 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 
 	if reloc := relocationOf(p, active); reloc != nil {
 		rc := Coord{in.s(reloc.GroupID), in.s(reloc.ArtifactID), in.s(reloc.Version)}
+		if in.err != nil {
+			return nil, in.err
+		}
 		if rc.Group == "" {
 			rc.Group = m.Group
 		}
@@ -336,6 +456,9 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 		}
 		if rc.Version == "" {
 			rc.Version = m.Version
+		}
+		if err := CheckCoord(rc); err != nil {
+			return nil, fmt.Errorf("relocation: %w", err)
 		}
 		if rc.Group == m.Group && rc.Artifact == m.Artifact {
 			// Ivy: "Relocation to an other version number not supported":
@@ -356,13 +479,13 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 	}
 
 	for _, k := range []string{"project.groupId", "pom.groupId", "groupId"} {
-		vars.set(k, m.Group)
+		in.set(k, m.Group)
 	}
 	for _, k := range []string{"project.artifactId", "pom.artifactId", "artifactId"} {
-		vars.set(k, m.Artifact)
+		in.set(k, m.Artifact)
 	}
 	for _, k := range []string{"project.version", "pom.version", "version"} {
-		vars.set(k, m.Version)
+		in.set(k, m.Version)
 	}
 
 	// dependencyManagement: the parent's (re-read with our properties), then ours.
@@ -379,7 +502,11 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 	for _, d := range ownManaged(p, active) {
 		d := d
 		if strings.EqualFold(in.s(d.Scope), "import") {
-			ic := l.resolve(ctx, Coord{in.s(d.GroupID), in.s(d.ArtifactID), in.s(d.Version)})
+			ic := Coord{in.s(d.GroupID), in.s(d.ArtifactID), in.s(d.Version)}
+			if in.err != nil {
+				return nil, in.err
+			}
+			ic = l.resolve(ctx, ic)
 			bom, err := l.Load(ctx, ic.Group, ic.Artifact, ic.Version)
 			if err != nil {
 				return nil, fmt.Errorf("impossible to import module %s: %w", ic, err)
@@ -404,6 +531,9 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 	}
 	for i := range m.rawDeps {
 		if d, ok := in.dependency(&m.rawDeps[i], m, mgmt); ok {
+			if err := d.check(); err != nil && in.err == nil {
+				in.err = err
+			}
 			m.Dependencies = append(m.Dependencies, d)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/maven"
 )
 
 // Coordinate is one --packages entry, parsed with Spark's rules.
@@ -40,6 +41,13 @@ func ParseCoordinates(value string) ([]Coordinate, error) {
 		c, err := parseCoordinate(p)
 		if err != nil {
 			return nil, err
+		}
+		// Spark takes any characters; prebake refuses those a path cannot
+		// hold safely (exclusions are globs, never paths: not checked).
+		for _, f := range [...]struct{ name, v string }{{maven.FieldGroup, c.Group}, {maven.FieldArtifact, c.Artifact}, {maven.FieldVersion, c.Version}} {
+			if err := maven.CheckPart(f.name, f.v); err != nil {
+				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("coordinate %s: %w", maven.Quote(p), err))
+			}
 		}
 		out = append(out, c)
 	}

@@ -279,6 +279,9 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	default:
 		return -1, exitcode.New(exitcode.Unavailable, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
 	}
+	if c, ok := w.(capped); ok && resp.ContentLength > c.limit() {
+		return -1, exitcode.New(exitcode.DataErr, fmt.Errorf("GET %s: %d bytes, %w", t.url, resp.ContentLength, tooLarge(c.limit())))
+	}
 	if s, ok := w.(contentLengthSetter); ok {
 		s.begin(resp.ContentLength)
 	}
@@ -286,6 +289,9 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	if err != nil {
 		var we *writeError
 		if errors.As(err, &we) {
+			if errors.Is(we.err, ErrTooLarge) {
+				return -1, exitcode.New(exitcode.DataErr, fmt.Errorf("GET %s: %w", t.url, we.err))
+			}
 			return -1, exitcode.New(exitcode.CantCreate, fmt.Errorf("GET %s: writing to the cache: %w", t.url, we.err))
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) && resp.ContentLength > 0 {
@@ -364,7 +370,7 @@ type memBuf struct {
 
 func (m *memBuf) Write(p []byte) (int, error) {
 	if len(m.b)+len(p) > m.max {
-		return 0, &writeError{fmt.Errorf("response larger than %d bytes", m.max)}
+		return 0, &writeError{tooLarge(int64(m.max))}
 	}
 	m.b = append(m.b, p...)
 	return len(p), nil

@@ -70,6 +70,9 @@ func BuildGraph(ctx context.Context, req Request, src Source, log Logger) (*Grap
 	} else {
 		e.runLatest(coords)
 	}
+	if e.dyn.bad != nil {
+		return nil, exitcode.New(exitcode.DataErr, e.dyn.bad)
+	}
 	if e.err != nil {
 		return nil, e.err
 	}
@@ -90,7 +93,8 @@ func nonBlank(v []string) []string {
 func unresolvedError(c maven.Coord, err error) error {
 	code := exitcode.Code(err)
 	switch {
-	case errors.Is(err, maven.ErrCycle), errors.Is(err, maven.ErrMalformed), errors.Is(err, maven.ErrCyclicProperty):
+	case errors.Is(err, maven.ErrCycle), errors.Is(err, maven.ErrMalformed), errors.Is(err, maven.ErrCyclicProperty),
+		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion):
 		code = exitcode.DataErr
 	case errors.Is(err, ErrNotFound):
 		code = exitcode.NotFound

@@ -9,6 +9,7 @@ package resolver
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 
@@ -19,6 +20,10 @@ type dynamicRevs struct {
 	mu   sync.Mutex
 	m    map[maven.Coord]maven.Coord
 	repo map[maven.Coord]Repository // resolved revision → the repository that won
+	// bad is the first version list refused as hostile (a version
+	// maven.CheckPart refuses, a maven-metadata.xml over its cap): the
+	// resolution fails with it (65), not with the "not found" it leads to.
+	bad error
 }
 
 // repoVersioner is the per-repository view of a Source, which Ivy's
@@ -117,6 +122,13 @@ func (e *engine) pickRevision(c maven.Coord) (r maven.Coord, repo Repository, wo
 func (e *engine) pickIn(c maven.Coord, list func(ctx context.Context, g, a string) ([]string, error), f maven.Fetcher) (string, bool) {
 	vs, err := list(e.ctx, c.Group, c.Artifact)
 	if err != nil {
+		if errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, ErrTooLarge) {
+			e.dyn.mu.Lock()
+			if e.dyn.bad == nil {
+				e.dyn.bad = err
+			}
+			e.dyn.mu.Unlock()
+		}
 		return "", false
 	}
 	// LatestRevisionStrategy.sort (ascending, stable), walked from the end.

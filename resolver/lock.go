@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 // LockVersion is the lockfile schema version.
@@ -127,22 +129,68 @@ func ParseLock(name string, data []byte) (*Lockfile, error) {
 	if l.Version != LockVersion {
 		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: unsupported version %d (want %d)", name, l.Version, LockVersion)
 	}
-	for i, a := range l.Artifacts {
-		if a.Coord == "" || a.File == "" || len(a.Sha256) != 64 {
-			return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: artifact %d (%q) lacks coord, file or a sha256", name, i, a.File)
-		}
-		if _, err := hex.DecodeString(a.Sha256); err != nil {
-			return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: artifact %q: sha256 is not hex", name, a.File)
-		}
-		if strings.ContainsAny(a.File, `/\`) {
-			return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: artifact file %q must be a bare file name", name, a.File)
-		}
+	if err := l.check(); err != nil {
+		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("lockfile %s: %w", name, err))
 	}
 	if l.LockHash != "" && l.LockHash != l.Hash() {
 		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: lockHash %s does not match its artifacts (%s); was it edited by hand?", name, l.LockHash, l.Hash())
 	}
 	l.LockHash = l.Hash()
 	return &l, nil
+}
+
+// ErrBadLock is matched (errors.Is) by a lock or manifest entry that
+// CheckArtifact refuses.
+var ErrBadLock = errors.New("invalid lock entry")
+
+// CheckArtifact checks one locked jar, from a lock or a store manifest:
+// coord is g:a:v[:classifier] with every part passing maven.CheckPart and
+// none empty; file is a bare file name (safepath.Name); sha256 is 64 hex
+// digits; size is not negative. The error matches ErrBadLock.
+func CheckArtifact(a Artifact) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: artifact %s: %s", ErrBadLock, maven.Quote(a.File), fmt.Sprintf(format, args...))
+	}
+	if err := safepath.Name(a.File); err != nil {
+		return bad("file: %v", err)
+	}
+	p := strings.Split(a.Coord, ":")
+	if len(p) != 3 && len(p) != 4 {
+		return bad("coord %s is not g:a:v[:classifier]", maven.Quote(a.Coord))
+	}
+	for i, f := range []string{maven.FieldGroup, maven.FieldArtifact, maven.FieldVersion, maven.FieldClassifier}[:len(p)] {
+		if p[i] == "" {
+			return bad("coord %s has an empty %s", maven.Quote(a.Coord), f)
+		}
+		if err := maven.CheckPart(f, p[i]); err != nil {
+			return bad("coord: %v", err)
+		}
+	}
+	if len(a.Sha256) != 64 {
+		return bad("sha256 %s is not 64 hex digits", maven.Quote(a.Sha256))
+	}
+	if _, err := hex.DecodeString(a.Sha256); err != nil {
+		return bad("sha256 %s is not hex", maven.Quote(a.Sha256))
+	}
+	if a.Size < 0 {
+		return bad("size %d is negative", a.Size)
+	}
+	return nil
+}
+
+// check is CheckArtifact on every artifact, and no file name twice.
+func (l *Lockfile) check() error {
+	seen := make(map[string]bool, len(l.Artifacts))
+	for _, a := range l.Artifacts {
+		if err := CheckArtifact(a); err != nil {
+			return err
+		}
+		if seen[a.File] {
+			return fmt.Errorf("%w: artifact %s appears twice", ErrBadLock, maven.Quote(a.File))
+		}
+		seen[a.File] = true
+	}
+	return nil
 }
 
 // ReadLock reads a lockfile from path. A missing file gives an error that
@@ -161,6 +209,10 @@ func ReadLock(path string) (*Lockfile, error) {
 // WriteLock normalizes l and writes it to path atomically (temp file + rename).
 func WriteLock(path string, l *Lockfile) error {
 	l.Normalize()
+	// A lock prebake writes is always one ParseLock accepts.
+	if err := l.check(); err != nil {
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("lockfile %s: not written: %w", path, err))
+	}
 	data, err := l.Marshal()
 	if err != nil {
 		return exitcode.New(exitcode.Internal, fmt.Errorf("lockfile %s: %w", path, err))

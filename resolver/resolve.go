@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,6 +12,8 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 // Resolve resolves req as spark-submit --packages would, with a lockfile:
@@ -125,6 +126,9 @@ func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel 
 		name := SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar")
 		if seen[name] {
 			continue
+		}
+		if err := safepath.Name(name); err != nil {
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("module %s:%s:%s: %w", maven.Quote(ref.Group), maven.Quote(ref.Artifact), maven.Quote(ref.Version), err))
 		}
 		seen[name] = true
 		todo = append(todo, ref)
@@ -252,6 +256,9 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
+	if err := lock.check(); err != nil {
+		return nil, exitcode.New(exitcode.DataErr, err)
+	}
 	paths := make([]string, len(lock.Artifacts))
 	var missing []int
 	for i, a := range lock.Artifacts {
@@ -316,7 +323,11 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 	}
 	rel, err := lockedRel(a, func(rel string) ([]byte, error) {
 		if r.isFile() {
-			return os.ReadFile(r.dir + string(os.PathSeparator) + filepath.FromSlash(rel))
+			p, err := safepath.Join(r.dir, rel)
+			if err != nil {
+				return nil, exitcode.New(exitcode.DataErr, err)
+			}
+			return readFileMax(p, maxMetadataSize)
 		}
 		if offline {
 			return nil, errNotCached
@@ -331,8 +342,15 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 		return err
 	}
 	u := r.base + rel
+	if err := safepath.Rel(rel); err != nil {
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("locked artifact %s: %w", a.File, err))
+	}
 	if r.isFile() {
-		sum, _, err := c.putFile(r.dir + string(os.PathSeparator) + rel)
+		p, err := safepath.Join(r.dir, rel)
+		if err != nil {
+			return exitcode.New(exitcode.DataErr, fmt.Errorf("locked artifact %s: %w", a.File, err))
+		}
+		sum, _, err := c.putFile(p)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return exitcode.New(exitcode.NotFound, fmt.Errorf("locked artifact %s: %s: %w", a.File, u, ErrNotFound))

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/safepath"
 )
 
 // Retrieve materialises the lock's jars under their Spark file names in
@@ -20,11 +21,16 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
+	if err := lock.check(); err != nil {
+		return "", nil, exitcode.New(exitcode.DataErr, err)
+	}
 	root := filepath.Join(cacheDir, "retrieve")
 	dir = filepath.Join(root, lock.Hash())
 	paths = make([]string, len(lock.Artifacts))
 	for i, a := range lock.Artifacts {
-		paths[i] = filepath.Join(dir, a.File)
+		if paths[i], err = safepath.Join(dir, a.File); err != nil {
+			return "", nil, exitcode.New(exitcode.DataErr, fmt.Errorf("retrieve: %w", err))
+		}
 	}
 	if complete(dir, lock) {
 		return dir, paths, nil
@@ -45,7 +51,11 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 		if info, err := os.Stat(blob); err != nil || info.Size() != a.Size {
 			return "", nil, exitcode.Errorf(exitcode.NotFound, "retrieve %s: blob %s is not in the cache %s (fetch the lock first): %w", a.File, a.Sha256, cacheDir, ErrNotFound)
 		}
-		if err := linkOrCopy(blob, filepath.Join(tmp, a.File)); err != nil {
+		dst, err := safepath.Join(tmp, a.File)
+		if err != nil {
+			return "", nil, exitcode.New(exitcode.DataErr, fmt.Errorf("retrieve: %w", err))
+		}
+		if err := linkOrCopy(blob, dst); err != nil {
 			return "", nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("retrieve %s: %w", a.File, err))
 		}
 	}

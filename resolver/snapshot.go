@@ -12,10 +12,14 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 type snapshotMetadata struct {
@@ -26,7 +30,7 @@ type snapshotMetadata struct {
 // TimestampedVersion is the unique version a version directory's
 // maven-metadata.xml gives a SNAPSHOT version ("2.0.2-SNAPSHOT" →
 // "2.0.2-20070310.181613-3"); ok is false when version is no SNAPSHOT or
-// the metadata names no timestamp.
+// the metadata names no timestamp, or one that maven.CheckPart refuses.
 func TimestampedVersion(version string, metadata []byte) (string, bool) {
 	if !strings.HasSuffix(version, "SNAPSHOT") {
 		return "", false
@@ -41,7 +45,13 @@ func TimestampedVersion(version string, metadata []byte) (string, bool) {
 	if ts == "" {
 		return "", false
 	}
-	return strings.TrimSuffix(version, "SNAPSHOT") + ts + "-" + strings.TrimSpace(m.BuildNumber), true
+	tv := strings.TrimSuffix(version, "SNAPSHOT") + ts + "-" + strings.TrimSpace(m.BuildNumber)
+	if maven.CheckPart(maven.FieldVersion, tv) != nil {
+		// A timestamp no file name can hold: treated as no timestamp
+		// (the plain -SNAPSHOT name), as unreadable metadata is.
+		return "", false
+	}
+	return tv, true
 }
 
 // snapshotFileNames are the names to try for an artifact file of a module
@@ -81,10 +91,14 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 	}
 	data, err := s.metas.do(u, func() ([]byte, error) {
 		if r.isFile() {
-			return os.ReadFile(filepath.Join(r.dir, filepath.FromSlash(rel)))
+			p, err := safepath.Join(r.dir, rel)
+			if err != nil {
+				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+			}
+			return readFileMax(p, maxMetadataSize)
 		}
 		if e, ok := s.cache.lookup(u); ok && (s.offline || isBackground(ctx)) {
-			return os.ReadFile(s.cache.blobPath(e.Sha256))
+			return readFileMax(s.cache.blobPath(e.Sha256), maxMetadataSize)
 		}
 		if s.offline {
 			return nil, errNotCached
@@ -94,7 +108,7 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 			return nil, err
 		}
 		defer t.abort()
-		if err := s.f.get(ctx, r.target(rel), fileDest{t}); err != nil {
+		if err := s.f.get(ctx, r.target(rel), &capDest{w: fileDest{t}, max: maxMetadataSize}); err != nil {
 			return nil, err
 		}
 		sum := t.sums()

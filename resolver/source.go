@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 // Option configures NewSource, Resolve and FetchLocked.
@@ -276,6 +277,9 @@ func (s *source) Repositories() []Repository {
 // POM implements Source: the first repository of the chain that has the
 // POM wins.
 func (s *source) POM(ctx context.Context, group, artifact, version string) (*POMFile, error) {
+	if err := checkModule(group, artifact, version); err != nil {
+		return nil, err
+	}
 	key := group + ":" + artifact + ":" + version
 	res, err := s.poms.do(key, func() (*pomResult, error) {
 		var tried []string
@@ -335,6 +339,9 @@ func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version 
 	}
 	data := f.data
 	if data == nil {
+		if err := checkSize(f.cf.URL, f.cf.Size, maxPOMSize); err != nil {
+			return nil, "", true, err
+		}
 		if data, err = os.ReadFile(f.cf.Path); err != nil {
 			return nil, "", true, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cached %s: %w", f.cf.URL, err))
 		}
@@ -348,6 +355,9 @@ func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version 
 // POMIn returns the POM of g:a:v from want alone (a dynamic revision's
 // winning repository, see repoVersioner).
 func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, version string) (*POMFile, error) {
+	if err := checkModule(group, artifact, version); err != nil {
+		return nil, err
+	}
 	r := s.repoFor(want)
 	if r == nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "module %s:%s:%s: repository %s (%s) is not in the chain", group, artifact, version, want.Name, redact.URL(want.URL))
@@ -365,6 +375,9 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 
 // VersionsIn implements repoVersioner: the versions r lists for g:a.
 func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifact string) ([]string, error) {
+	if err := checkModule(group, artifact, ""); err != nil {
+		return nil, err
+	}
 	r := s.repoFor(want)
 	if r == nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "versions of %s:%s: repository %s (%s) is not in the chain", group, artifact, want.Name, redact.URL(want.URL))
@@ -474,17 +487,22 @@ func (s *source) speculateDeps(ctx context.Context, version string, h hints) {
 var propRE = regexp.MustCompile(`\$\{([^}]+)\}`)
 
 // interpolateLiteral expands ${...} from props; ok is false unless the
-// result is a literal version.
+// result is a literal version. It gives up past maven.MaxExpansion bytes
+// (the loader then refuses the POM).
 func interpolateLiteral(v string, props map[string]string) (string, bool) {
 	for i := 0; i < 8 && strings.Contains(v, "${"); i++ {
-		changed := false
+		changed, n := false, len(v)
 		v = propRE.ReplaceAllStringFunc(v, func(m string) string {
-			if x, ok := props[m[2:len(m)-1]]; ok {
+			if x, ok := props[m[2:len(m)-1]]; ok && n <= maven.MaxExpansion {
 				changed = true
+				n += len(x)
 				return x
 			}
 			return m
 		})
+		if n > maven.MaxExpansion {
+			return "", false
+		}
 		if !changed {
 			break
 		}
@@ -671,6 +689,9 @@ func notFoundErr(what string, tried []string, hard error, offline bool) error {
 // Artifact implements Source: the file comes from ref.Repo, the repository
 // that served the module's POM.
 func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, error) {
+	if err := checkModule(ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext); err != nil {
+		return nil, err
+	}
 	r := s.repoFor(ref.Repo)
 	if r == nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "artifact %s:%s:%s: repository %s (%s) is not in the chain", ref.Group, ref.Artifact, ref.Version, ref.Repo.Name, redact.URL(ref.Repo.URL))
@@ -691,6 +712,20 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 		return nil, fmt.Errorf("artifact %s:%s:%s: %w", ref.Group, ref.Artifact, ref.Version, err)
 	}
 	return cf, nil
+}
+
+// checkModule is maven.CheckPart on every part of a module or artifact
+// the source is asked for, whoever asks (the graph, speculation, a
+// dynamic revision, a lock): no invalid part reaches a repository path.
+// parts are groupId, artifactId, version[, classifier[, extension]].
+func checkModule(parts ...string) error {
+	fields := [...]string{maven.FieldGroup, maven.FieldArtifact, maven.FieldVersion, maven.FieldClassifier, maven.FieldType}
+	for i, p := range parts {
+		if err := maven.CheckPart(fields[i], p); err != nil {
+			return exitcode.New(exitcode.DataErr, err)
+		}
+	}
+	return nil
 }
 
 // repoFor finds the chain entry of a Repository (by name and URL, falling
@@ -722,6 +757,9 @@ func (s *source) file(ctx context.Context, r *repo, rel string) (*CachedFile, er
 // fetch makes r/rel available in the cache: from the index, else by
 // download (verified) or by copying a local file.
 func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, error) {
+	if err := safepath.Rel(rel); err != nil {
+		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+	}
 	u := r.base + rel
 	if _, ok := s.missing.Load(u); ok {
 		return nil, exitcode.New(exitcode.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
@@ -748,17 +786,23 @@ func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, erro
 // its checksum files like a remote one.
 func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
-	p := filepath.Join(r.dir, filepath.FromSlash(rel))
+	p, err := safepath.Join(r.dir, rel)
+	if err != nil {
+		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+	}
 	info, err := os.Stat(p)
 	if err != nil || !info.Mode().IsRegular() {
 		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("%s: %w", u, ErrNotFound))
+	}
+	if err := checkSize(u, info.Size(), sizeCap(rel)); err != nil {
+		return nil, err
 	}
 	sum, blob, err := s.cache.putFile(p)
 	if err != nil {
 		return nil, exitcode.New(exitcode.CantCreate, err)
 	}
 	warn, err := s.verify(u, sum, func(ext string) ([]byte, error) {
-		data, err := os.ReadFile(p + ext)
+		data, err := readFileMax(p+ext, maxChecksumSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrNotFound
 		}
@@ -782,7 +826,7 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		b := &memBuf{max: 64 << 10}
+		b := &memBuf{max: maxChecksumSize}
 		err := s.f.get(cctx, r.target(rel+".sha1"), b)
 		sha1c <- csum{b.b, err}
 	}()
@@ -796,8 +840,10 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 	var dst resetWriter = fileDest{t}
 	var mem *memBuf
 	if strings.HasSuffix(rel, ".pom") {
-		mem = &memBuf{max: 16 << 20}
+		mem = &memBuf{max: maxPOMSize}
 		dst = teeDest{dst, mem}
+	} else if c := sizeCap(rel); c > 0 {
+		dst = &capDest{w: dst, max: c} // maven-metadata.xml
 	}
 	if mem == nil { // an artifact: report its transfer
 		dst = s.f.track(u, dst)
@@ -822,7 +868,7 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 			c := <-sha1c
 			return c.data, c.err
 		}
-		b := &memBuf{max: 64 << 10}
+		b := &memBuf{max: maxChecksumSize}
 		err := s.f.get(ctx, r.target(rel+ext), b)
 		return b.b, err
 	}, false)
@@ -929,6 +975,9 @@ func parseChecksum(data []byte, n int) (string, bool) {
 // duplicates. Ivy's chain merges the revisions of all its resolvers for a
 // dynamic revision.
 func (s *source) Versions(ctx context.Context, group, artifact string) ([]string, error) {
+	if err := checkModule(group, artifact, ""); err != nil {
+		return nil, err
+	}
 	dir := strings.ReplaceAll(group, ".", "/") + "/" + artifact + "/"
 	var out, tried []string
 	seen := map[string]bool{}
@@ -965,6 +1014,9 @@ type metadata struct {
 func (s *source) versionsIn(ctx context.Context, r *repo, dir string) ([]string, error) {
 	cf, err := s.file(ctx, r, dir+"maven-metadata.xml")
 	if err == nil {
+		if err := checkSize(cf.URL, cf.Size, maxMetadataSize); err != nil {
+			return nil, err
+		}
 		data, err := os.ReadFile(cf.Path)
 		if err != nil {
 			return nil, err
@@ -976,6 +1028,9 @@ func (s *source) versionsIn(ctx context.Context, r *repo, dir string) ([]string,
 		var vs []string
 		for _, v := range m.Versions {
 			if v = strings.TrimSpace(v); v != "" {
+				if err := maven.CheckPart(maven.FieldVersion, v); err != nil {
+					return nil, exitcode.Errorf(exitcode.DataErr, "malformed %s: %w", cf.URL, err)
+				}
 				vs = append(vs, v)
 			}
 		}
@@ -993,13 +1048,17 @@ var hrefRE = regexp.MustCompile(`(?i)href\s*=\s*["']([^"'?#]+)/?["']`)
 // an HTML index as nginx, Apache and Nexus serve them).
 func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, error) {
 	if r.isFile() {
-		ents, err := os.ReadDir(filepath.Join(r.dir, filepath.FromSlash(dir)))
+		p, err := safepath.Join(r.dir, dir)
+		if err != nil {
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+		}
+		ents, err := os.ReadDir(p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.base+dir, ErrNotFound)
 		}
 		var vs []string
 		for _, e := range ents {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && maven.CheckPart(maven.FieldVersion, e.Name()) == nil {
 				vs = append(vs, e.Name())
 			}
 		}
@@ -1008,7 +1067,7 @@ func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, er
 	if s.offline {
 		return nil, fmt.Errorf("%s: %w", r.base+dir, errNotCached)
 	}
-	b := &memBuf{max: 8 << 20}
+	b := &memBuf{max: maxListingSize}
 	if err := s.f.get(ctx, r.target(dir), b); err != nil {
 		return nil, err
 	}
@@ -1019,7 +1078,7 @@ func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, er
 		if strings.Contains(v, "://") || strings.HasPrefix(v, "/") {
 			v = path.Base(v)
 		}
-		if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/") || strings.HasPrefix(v, ".") ||
+		if v == "" || maven.CheckPart(maven.FieldVersion, v) != nil || strings.HasPrefix(v, ".") ||
 			strings.HasSuffix(v, ".xml") || strings.HasSuffix(v, ".sha1") || strings.HasSuffix(v, ".md5") || seen[v] {
 			continue
 		}

@@ -71,7 +71,10 @@ func ParseManifest(name string, data []byte) (*Manifest, error) {
 	}
 	lock := &resolver.Lockfile{}
 	for _, j := range m.Jars {
-		if len(j.Sha256) != 64 || j.File == "" || j.Path != JarPath(j.Sha256, j.File) {
+		if err := resolver.CheckArtifact(resolver.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size}); err != nil {
+			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: %w", name, err)
+		}
+		if j.Path != JarPath(j.Sha256, j.File) {
 			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: jar %q has a bad sha256 or path", name, j.File)
 		}
 		lock.Artifacts = append(lock.Artifacts, resolver.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256})
@@ -121,6 +124,11 @@ func (s *Store) Bake(ctx context.Context, lock *resolver.Lockfile, jars JarSourc
 	var bo bakeOptions
 	for _, o := range opts {
 		o(&bo)
+	}
+	for _, a := range lock.Artifacts {
+		if err := resolver.CheckArtifact(a); err != nil {
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("bake: %w", err))
+		}
 	}
 	want := NewManifest(lock)
 	res := &BakeResult{Manifest: want}
@@ -266,7 +274,10 @@ func (s *Store) missing(ctx context.Context, m *Manifest) ([]int, error) {
 
 // has reports whether the jar is in the store with the right size.
 func (s *Store) has(ctx context.Context, j ManifestJar) (bool, error) {
-	key := s.key(j.Path)
+	key, err := s.jarKey(j)
+	if err != nil {
+		return false, err
+	}
 	size, err := s.b.head(ctx, key)
 	switch {
 	case err == nil && size == j.Size:
@@ -282,7 +293,10 @@ func (s *Store) has(ctx context.Context, j ManifestJar) (bool, error) {
 // putJar uploads one jar; a concurrent call for the same key waits for the
 // first and sends nothing. It returns the bytes sent.
 func (s *Store) putJar(ctx context.Context, j ManifestJar, file string) (int64, error) {
-	key := s.key(j.Path)
+	key, err := s.jarKey(j)
+	if err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	if c, ok := s.inflight[key]; ok {
 		s.mu.Unlock()

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 // fileBackend is the store on a local filesystem (file:///dir). Writes go
@@ -54,6 +56,9 @@ func (b *fileBackend) putBytes(ctx context.Context, key string, data []byte) err
 
 func (b *fileBackend) write(ctx context.Context, key string, r io.Reader) error {
 	dst := b.path(key)
+	if err := safepath.Rel(key); err != nil || !safepath.Within(b.root, dst) {
+		return exitcode.Errorf(exitcode.DataErr, "writing %s: outside the store %s", maven.Quote(key), b.root)
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return b.wrap("writing", key, err)
 	}

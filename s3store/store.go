@@ -16,6 +16,8 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 // URL styles for the spark.jars value.
@@ -353,6 +355,23 @@ func JarPath(sha256Hex, file string) string {
 func SetPath(lockHash string) string { return "sets/" + lockHash + ".json" }
 
 func (s *Store) key(rel string) string { return s.prefix + rel }
+
+// jarKey is the key of a jar: defence in depth behind the checks of
+// ParseManifest and Bake, it is jars/sha256/<hex>/<file> under the prefix,
+// with file a bare file name.
+func (s *Store) jarKey(j ManifestJar) (string, error) {
+	if err := safepath.Name(j.File); err != nil {
+		return "", exitcode.Errorf(exitcode.DataErr, "store %s: jar: %w", s.url, err)
+	}
+	if j.Path != JarPath(j.Sha256, j.File) {
+		return "", exitcode.Errorf(exitcode.DataErr, "store %s: jar %s: the key %s is not jars/sha256/<hex>/<file>", s.url, maven.Quote(j.File), maven.Quote(j.Path))
+	}
+	key, err := safepath.JoinSlash(s.prefix, j.Path)
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.DataErr, "store %s: %w", s.url, err)
+	}
+	return key, nil
+}
 
 // acquire takes a transfer slot.
 func (s *Store) acquire(ctx context.Context) error {

@@ -18,7 +18,11 @@ func (s *Store) URLs(ctx context.Context, m *Manifest, style string) ([]string, 
 	}
 	urls := make([]string, 0, len(m.Jars))
 	for _, j := range m.Jars {
-		u, err := s.b.url(ctx, s.key(j.Path), style, s.o.expires)
+		key, err := s.jarKey(j)
+		if err != nil {
+			return nil, err
+		}
+		u, err := s.b.url(ctx, key, style, s.o.expires)
 		if err != nil {
 			return nil, err
 		}

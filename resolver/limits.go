@@ -1,0 +1,101 @@
+package resolver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// Size caps on what a repository serves, over HTTP and file:// alike: a
+// file over its cap is bad input (exit 65), never read whole.
+const (
+	maxPOMSize      = 16 << 20 // a POM (Central's largest are a few hundred KiB)
+	maxMetadataSize = 16 << 20 // maven-metadata.xml (10,000 versions are ~300 KiB)
+	maxChecksumSize = 64 << 10 // .sha1, .sha256, .md5
+	maxListingSize  = 8 << 20  // an HTML directory listing
+)
+
+// ErrTooLarge is matched (errors.Is) by a repository file over its cap.
+var ErrTooLarge = errors.New("larger than the limit")
+
+func tooLarge(max int64) error {
+	return fmt.Errorf("%w of %d bytes", ErrTooLarge, max)
+}
+
+// sizeCap is the cap of a repository file by its name; 0 means none (jars).
+func sizeCap(rel string) int64 {
+	switch {
+	case strings.HasSuffix(rel, ".pom"):
+		return maxPOMSize
+	case strings.HasSuffix(rel, "maven-metadata.xml"):
+		return maxMetadataSize
+	case strings.HasSuffix(rel, ".sha1"), strings.HasSuffix(rel, ".sha256"), strings.HasSuffix(rel, ".md5"):
+		return maxChecksumSize
+	}
+	return 0
+}
+
+// checkSize fails with 65 when a file of size bytes is over max (0: no cap).
+func checkSize(name string, size, max int64) error {
+	if max > 0 && size > max {
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("%s: %d bytes, %w", name, size, tooLarge(max)))
+	}
+	return nil
+}
+
+// readFileMax reads a local file of at most max bytes; a larger one fails
+// with 65 before it is read.
+func readFileMax(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("%s: %w", path, tooLarge(max)))
+	}
+	return data, nil
+}
+
+// capDest fails a download once it passes max bytes (a write error that
+// matches ErrTooLarge, exit 65).
+type capDest struct {
+	w   resetWriter
+	max int64
+	n   int64
+}
+
+func (d *capDest) Write(p []byte) (int, error) {
+	if d.n+int64(len(p)) > d.max {
+		return 0, &writeError{tooLarge(d.max)}
+	}
+	d.n += int64(len(p))
+	return d.w.Write(p)
+}
+
+func (d *capDest) reset() error {
+	d.n = 0
+	return d.w.reset()
+}
+
+// capped is a download destination with a size cap: fetcher.once refuses
+// a response whose Content-Length is over it before reading the body.
+type capped interface{ limit() int64 }
+
+var (
+	_ capped = (*capDest)(nil)
+	_ capped = (*memBuf)(nil)
+	_ capped = teeDest{}
+)
+
+func (d *capDest) limit() int64 { return d.max }
+func (m *memBuf) limit() int64  { return int64(m.max) }
+func (d teeDest) limit() int64  { return d.mem.limit() }
