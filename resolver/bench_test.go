@@ -3,6 +3,7 @@ package resolver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/maven"
@@ -58,7 +60,7 @@ func BenchmarkColdResolve(b *testing.B) {
 			b.Logf("%6.1f–%6.1fms round %d %s", ms(e.start.Sub(tr.t0)), ms(e.end.Sub(tr.t0)), e.round, e.path)
 		}
 	}
-	depth := graphDepth(b, res.Graph)
+	depth := graphDepth(b, "testdata/repo", res.Graph)
 	ratio := float64(cold) / float64(time.Duration(depth)*benchRTT)
 	load, _ := os.ReadFile("/proc/loadavg")
 	b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
@@ -266,12 +268,12 @@ func benchRequest(repo, cache, lock string) Request {
 
 // graphDepth is the critical path of sequential fetches for g, in round
 // trips, by an earliest-start simulation over the POMs in testdata/repo
-// (read with maven.Parse): a module's POM can be requested once something
+// (read with maven.Parse from the repository directory root): a module's POM can be requested once something
 // names it; its parent once its POM arrived; its imported BOMs once its
 // parent chain is known; its dependencies (the resolved tree's children)
 // once its effective POM is ready. Each file is fetched once (merged
 // requests). One more round fetches the jars.
-func graphDepth(tb testing.TB, g *Graph) int {
+func graphDepth(tb testing.TB, root string, g *Graph) int {
 	type pomInfo struct {
 		parent  string
 		imports []string
@@ -284,7 +286,7 @@ func graphDepth(tb testing.TB, g *Graph) int {
 		in := &pomInfo{}
 		infos[key] = in
 		f := strings.Split(key, ":")
-		data, err := os.ReadFile(filepath.Join("testdata/repo", modulePath(f[0], f[1], f[2]), artifactFileName(f[1], f[2], "", "pom")))
+		data, err := os.ReadFile(filepath.Join(root, modulePath(f[0], f[1], f[2]), artifactFileName(f[1], f[2], "", "pom")))
 		if err != nil {
 			return in
 		}
@@ -398,4 +400,98 @@ func graphDepth(tb testing.TB, g *Graph) int {
 		tb.Fatalf("graph depth 0: %s", fmt.Sprint(g.Roots))
 	}
 	return d + 1 // the jar round
+}
+
+// corpusPackages is issue 20's measurement: a graph from
+// ../shared/corpus/repo-debian, which serves a .sha1 beside every file as
+// Maven Central does.
+var corpusPackages = []string{"org.apache.avro:avro:1.8.2", "org.apache.curator:curator-recipes:5.4.0"}
+
+// BenchmarkCorpusChecksums resolves corpusPackages cold from a delayed Go
+// file server over ../shared/corpus/repo-debian, with its checksum files
+// ("sums") and without them ("nosums"), under each checksum policy, at 0,
+// 20 and 50 ms per request (sub-benchmarks sums/20ms/warn and so on), and
+// logs requests, sequential rounds (counted by the server, see
+// mavenhttp.Server.Rounds; meaningless at 0 ms), the graph's depth
+// (graphDepth) and the best of three wall times. It asserts the request
+// counts (one per file, plus one checksum per file unless the policy is
+// ignore) and, with a delay, rounds ≤ depth; wall time is asserted by
+// ColdResolve only. PREBAKE_BENCH_TIMELINE=1 logs every request.
+func BenchmarkCorpusChecksums(b *testing.B) {
+	testenv.RequireIT(b)
+	root := filepath.Join(testenv.SharedDir(b, ".."), "corpus", "repo-debian")
+	for _, sums := range []bool{true, false} {
+		for _, delay := range []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond} {
+			for _, policy := range []string{ChecksumIgnore, ChecksumWarn, ChecksumStrict} {
+				name := fmt.Sprintf("sums/%dms/%s", delay.Milliseconds(), policy)
+				if !sums {
+					name = "no" + name
+				}
+				b.Run(name, func(b *testing.B) { corpusRun(b, root, sums, delay, policy) })
+			}
+		}
+	}
+}
+
+func corpusRun(b *testing.B, root string, sums bool, delay time.Duration, policy string) {
+	opts := []mavenhttp.Option{mavenhttp.WithDelay(delay)}
+	if !sums {
+		opts = append(opts, mavenhttp.WithoutChecksums())
+	}
+	srv := mavenhttp.New(root, opts...)
+	defer srv.Close()
+	var best time.Duration
+	for i := 0; i < 3; i++ {
+		srv.Reset()
+		req := Request{Packages: corpusPackages, Repositories: []string{srv.URL()}, NoDefaultRepositories: true,
+			CacheDir: b.TempDir(), ChecksumPolicy: policy}
+		start := time.Now()
+		res, err := Resolve(context.Background(), req, WithDefaultChain("", ""))
+		d := time.Since(start)
+		if err != nil {
+			if !sums && policy == ChecksumStrict && errors.Is(err, ErrChecksumMissing) {
+				b.Logf("fails as it must (exit %d) after %d requests: %v", exitcode.Code(err), srv.Requests(), err)
+				return
+			}
+			b.Fatal(err)
+		}
+		if i == 0 || d < best {
+			best = d
+		}
+		timeline := srv.Timeline()
+		if os.Getenv("PREBAKE_BENCH_TIMELINE") != "" && delay > 0 && i == 0 {
+			for _, e := range timeline {
+				b.Logf("%6.1f–%6.1fms round %2d %s", ms(e.At.Sub(start)), ms(e.End.Sub(start)), e.Round, e.Path)
+			}
+		}
+		files, sumReqs, rounds := 0, 0, 0
+		for _, e := range timeline {
+			if mavenhttp.IsChecksum(e.Path) {
+				sumReqs++
+			} else {
+				files++
+			}
+			rounds = max(rounds, e.Round)
+		}
+		if i > 0 {
+			continue
+		}
+		depth := graphDepth(b, root, res.Graph)
+		b.Logf("%d jars, %d requests (%d files, %d checksums), %d rounds (depth %d)", len(res.Lock.Artifacts), len(timeline), files, sumReqs, rounds, depth)
+		b.ReportMetric(float64(len(timeline)), "requests")
+		b.ReportMetric(float64(sumReqs), "checksum-requests")
+		b.ReportMetric(float64(rounds), "rounds")
+		b.ReportMetric(float64(depth), "depth")
+		if want := 0; policy == ChecksumIgnore && sumReqs != want {
+			b.Errorf("%d checksum requests under --checksum-policy ignore, want 0", sumReqs)
+		}
+		if policy != ChecksumIgnore && sumReqs > files {
+			b.Errorf("%d checksum requests for %d files, want at most one each", sumReqs, files)
+		}
+		if delay > 0 && rounds > depth {
+			b.Errorf("%d sequential rounds, more than the graph's depth %d", rounds, depth)
+		}
+	}
+	b.ReportMetric(float64(best.Microseconds())/1000, "best-ms")
+	b.Logf("best of 3: %s", best.Round(time.Millisecond))
 }

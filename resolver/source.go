@@ -770,22 +770,17 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	return &fetched{cf: &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn}, nil
 }
 
-// download GETs r/rel into the cache while fetching its .sha1 in parallel;
-// it verifies the checksum before the blob becomes visible under its URL.
+// download GETs r/rel into the cache while fetching its checksum files in
+// parallel (see fetchChecksums; none with ChecksumIgnore); it verifies the
+// checksum before the blob becomes visible under its URL.
 func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
-	type csum struct {
-		data []byte
-		err  error
-	}
-	sha1c := make(chan csum, 1)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		b := &memBuf{max: 64 << 10}
-		err := s.f.get(cctx, r.target(rel+".sha1"), b)
-		sha1c <- csum{b.b, err}
-	}()
+	var sums <-chan map[string]checksumFile
+	if s.checksum != ChecksumIgnore {
+		sums = s.fetchChecksums(cctx, r, rel)
+	}
 
 	t, err := s.cache.newTemp()
 	if err != nil {
@@ -815,19 +810,18 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		hook(mem.b)
 	}
 	sum := t.sums()
-	first := true
-	warn, err := s.verify(u, sum, func(ext string) ([]byte, error) {
-		if ext == ".sha1" && first {
-			first = false
-			c := <-sha1c
+	var warn string
+	if sums != nil {
+		got := <-sums
+		if warn, err = s.verify(u, sum, func(ext string) ([]byte, error) {
+			c, ok := got[ext]
+			if !ok { // not fetched: verify stopped before (fetchChecksums' order is verify's)
+				return nil, exitcode.Errorf(exitcode.Internal, "checksum %s%s was not fetched", u, ext)
+			}
 			return c.data, c.err
+		}, false); err != nil {
+			return nil, err
 		}
-		b := &memBuf{max: 64 << 10}
-		err := s.f.get(ctx, r.target(rel+ext), b)
-		return b.b, err
-	}, false)
-	if err != nil {
-		return nil, err
 	}
 	blob, err := t.commit()
 	if err != nil {
@@ -842,6 +836,47 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		f.data = mem.b
 	}
 	return f, nil
+}
+
+// checksumFile is a fetched checksum file or the error fetching it.
+type checksumFile struct {
+	data []byte
+	err  error
+}
+
+// fetchChecksums GETs r/rel's checksum files for verify, in the background,
+// starting at once so that they travel with the file itself: the .sha1,
+// and only when it does not exist, .sha256 and .md5 together, pipelined
+// right after the .sha1's 404. A present .sha1 costs one request and no
+// round trip of its own; a missing one costs one more round, never two.
+// The map holds the result of each file requested, by extension.
+func (s *source) fetchChecksums(ctx context.Context, r *repo, rel string) <-chan map[string]checksumFile {
+	out := make(chan map[string]checksumFile, 1)
+	get := func(ext string) checksumFile {
+		b := &memBuf{max: 64 << 10}
+		err := s.f.get(ctx, r.target(rel+ext), b)
+		return checksumFile{b.b, err}
+	}
+	go func() {
+		got := map[string]checksumFile{".sha1": get(".sha1")}
+		if errors.Is(got[".sha1"].err, ErrNotFound) {
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for _, ext := range []string{".sha256", ".md5"} { // verify's fallbacks
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := get(ext)
+					mu.Lock()
+					got[ext] = c
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+		}
+		out <- got
+	}()
+	return out
 }
 
 // bodyHookKey carries a func([]byte) that download calls with a POM's body
@@ -872,8 +907,9 @@ func (d teeDest) reset() error {
 // warn is the warning to print). get returns an error
 // matching ErrNotFound when a checksum file does not exist.
 func (s *source) verify(u string, sum sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
-	// Even with ChecksumIgnore a checksum at hand is checked: a mismatch is
-	// always an error; only a missing checksum passes silently.
+	// Even with ChecksumIgnore a checksum at hand (a file: repository's) is
+	// checked: a mismatch is always an error; only a missing checksum passes
+	// silently. (download requests none with ChecksumIgnore.)
 	for _, c := range []struct {
 		ext, want string
 		n         int

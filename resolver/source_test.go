@@ -382,6 +382,11 @@ func TestTimeout(t *testing.T) {
 	assertNoBlobs(t, s.cache.dir)
 }
 
+// TestChecksums covers verification per policy and, over HTTP, what it
+// costs: the checksum requests (none with ignore; the .sha1 alone when it
+// exists; .sha256 and .md5 too when it does not) and the sequential rounds
+// the server saw (the .sha1 travels with the file; the fallback costs one
+// more round, only when the .sha1 is missing).
 func TestChecksums(t *testing.T) {
 	const base = "org/x/m/1.0/m-1.0.jar"
 	jar := []byte("the jar")
@@ -393,16 +398,22 @@ func TestChecksums(t *testing.T) {
 		wantErr  string
 		wantCode int
 		wantWarn bool
+		// over HTTP: checksum requests and sequential rounds
+		wantSums, wantRounds int
+		httpOK               bool // the error is file: only (over HTTP nothing is requested)
 	}{
-		{name: "sha1 ok", sums: []string{"sha1"}, policy: ChecksumStrict},
-		{name: "sha256 only", sums: []string{"sha256"}, policy: ChecksumStrict},
-		{name: "md5 only", sums: []string{"md5"}, policy: ChecksumStrict},
-		{name: "sha1 mismatch", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumIgnore, wantErr: "checksum mismatch", wantCode: exitcode.DataErr},
-		{name: "sha1 with file name", sums: []string{"sha1"}, override: "@@", policy: ChecksumStrict},
-		{name: "malformed", sums: []string{"sha1"}, override: "<html>oops</html>", policy: ChecksumWarn, wantErr: "malformed", wantCode: exitcode.DataErr},
-		{name: "missing strict", policy: ChecksumStrict, wantErr: "no checksum file", wantCode: exitcode.DataErr},
-		{name: "missing warn", policy: ChecksumWarn, wantWarn: true},
-		{name: "missing ignore", policy: ChecksumIgnore},
+		{name: "sha1 ok", sums: []string{"sha1"}, policy: ChecksumStrict, wantSums: 1, wantRounds: 1},
+		{name: "sha256 only", sums: []string{"sha256"}, policy: ChecksumStrict, wantSums: 3, wantRounds: 2},
+		{name: "md5 only", sums: []string{"md5"}, policy: ChecksumStrict, wantSums: 3, wantRounds: 2},
+		{name: "sha1 and sha256", sums: []string{"sha1", "sha256"}, policy: ChecksumWarn, wantSums: 1, wantRounds: 1},
+		{name: "sha1 mismatch", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumWarn, wantErr: "checksum mismatch", wantCode: exitcode.DataErr, wantSums: 1, wantRounds: 1},
+		{name: "sha1 mismatch ignore", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumIgnore, wantErr: "checksum mismatch", wantCode: exitcode.DataErr, wantSums: 0, wantRounds: 1, httpOK: true},
+		{name: "sha1 with file name", sums: []string{"sha1"}, override: "@@", policy: ChecksumStrict, wantSums: 1, wantRounds: 1},
+		{name: "malformed", sums: []string{"sha1"}, override: "<html>oops</html>", policy: ChecksumWarn, wantErr: "malformed", wantCode: exitcode.DataErr, wantSums: 1, wantRounds: 1},
+		{name: "missing strict", policy: ChecksumStrict, wantErr: "no checksum file", wantCode: exitcode.DataErr, wantSums: 3, wantRounds: 2},
+		{name: "missing warn", policy: ChecksumWarn, wantWarn: true, wantSums: 3, wantRounds: 2},
+		{name: "missing ignore", policy: ChecksumIgnore, wantSums: 0, wantRounds: 1},
+		{name: "present ignore", sums: []string{"sha1", "sha256", "md5"}, policy: ChecksumIgnore, wantSums: 0, wantRounds: 1},
 	}
 	for _, tt := range tests {
 		for _, transport := range []string{"http", "file"} {
@@ -418,15 +429,17 @@ func TestChecksums(t *testing.T) {
 					a.put(base+".sha1", []byte(tt.override))
 				}
 				url := "file://" + a.dir
+				var srv *mavenhttp.Server
 				if transport == "http" {
-					srv := mavenhttp.New(a.dir)
+					// The delay makes overlapping requests overlap for sure.
+					srv = mavenhttp.New(a.dir, mavenhttp.WithDelay(40*time.Millisecond))
 					defer srv.Close()
 					url = srv.URL()
 				}
 				log := &logBuf{}
 				s := testSource(t, []string{url}, tt.policy, WithLogger(log))
 				_, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
-				if tt.wantErr == "" {
+				if tt.wantErr == "" || (tt.httpOK && transport == "http") {
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -443,6 +456,21 @@ func TestChecksums(t *testing.T) {
 				}
 				if got := strings.Contains(log.String(), "no checksum for"); got != tt.wantWarn {
 					t.Errorf("warned = %v, want %v; log:\n%s", got, tt.wantWarn, log)
+				}
+				if srv == nil {
+					return
+				}
+				var sums []string
+				for _, e := range srv.Log() {
+					if mavenhttp.IsChecksum(e.Path) {
+						sums = append(sums, e.Path)
+					}
+				}
+				if len(sums) != tt.wantSums || srv.Requests() != int64(1+tt.wantSums) {
+					t.Errorf("%d requests, %d for checksums %q; want 1 + %d", srv.Requests(), len(sums), sums, tt.wantSums)
+				}
+				if got := srv.Rounds(); got != tt.wantRounds {
+					t.Errorf("%d sequential rounds, want %d", got, tt.wantRounds)
 				}
 			})
 		}
