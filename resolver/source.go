@@ -777,9 +777,10 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 	u := r.base + rel
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	fileOK := make(chan struct{}) // closed on the file's 200
 	var sums <-chan map[string]checksumFile
 	if s.checksum != ChecksumIgnore {
-		sums = s.fetchChecksums(cctx, r, rel)
+		sums = s.fetchChecksums(cctx, r, rel, fileOK)
 	}
 
 	t, err := s.cache.newTemp()
@@ -794,11 +795,13 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		mem = &memBuf{max: 16 << 20}
 		dst = teeDest{dst, mem}
 	}
+	var td *trackedDest
 	if mem == nil { // an artifact: report its transfer
-		dst = s.f.track(u, dst)
+		td = s.f.track(u, dst)
+		dst = td
 	}
-	err = s.f.get(ctx, r.target(rel), dst)
-	if td, ok := dst.(*trackedDest); ok {
+	err = s.f.get(ctx, r.target(rel), &okDest{resetWriter: dst, ok: fileOK})
+	if td != nil {
 		td.done(err)
 	}
 	if err != nil {
@@ -847,10 +850,12 @@ type checksumFile struct {
 // fetchChecksums GETs r/rel's checksum files for verify, in the background,
 // starting at once so that they travel with the file itself: the .sha1,
 // and only when it does not exist, .sha256 and .md5 together, pipelined
-// right after the .sha1's 404. A present .sha1 costs one request and no
-// round trip of its own; a missing one costs one more round, never two.
-// The map holds the result of each file requested, by extension.
-func (s *source) fetchChecksums(ctx context.Context, r *repo, rel string) <-chan map[string]checksumFile {
+// right after the .sha1's 404 once the file has answered 200 (fileOK is
+// closed; a missing file needs no fallback). A present .sha1 costs one
+// request and no round trip of its own; a missing one costs one more
+// round, never two. The map holds the result of each file requested, by
+// extension. Cancel ctx when the file fails.
+func (s *source) fetchChecksums(ctx context.Context, r *repo, rel string, fileOK <-chan struct{}) <-chan map[string]checksumFile {
 	out := make(chan map[string]checksumFile, 1)
 	get := func(ext string) checksumFile {
 		b := &memBuf{max: 64 << 10}
@@ -860,6 +865,12 @@ func (s *source) fetchChecksums(ctx context.Context, r *repo, rel string) <-chan
 	go func() {
 		got := map[string]checksumFile{".sha1": get(".sha1")}
 		if errors.Is(got[".sha1"].err, ErrNotFound) {
+			select {
+			case <-fileOK:
+			case <-ctx.Done():
+				out <- got
+				return
+			}
 			var mu sync.Mutex
 			var wg sync.WaitGroup
 			for _, ext := range []string{".sha256", ".md5"} { // verify's fallbacks
@@ -877,6 +888,21 @@ func (s *source) fetchChecksums(ctx context.Context, r *repo, rel string) <-chan
 		out <- got
 	}()
 	return out
+}
+
+// okDest is a download destination that closes ok when the response is a
+// 200 (fetcher.once calls begin), passing begin on.
+type okDest struct {
+	resetWriter
+	ok   chan struct{}
+	once sync.Once
+}
+
+func (d *okDest) begin(total int64) {
+	if s, ok := d.resetWriter.(contentLengthSetter); ok {
+		s.begin(total)
+	}
+	d.once.Do(func() { close(d.ok) })
 }
 
 // bodyHookKey carries a func([]byte) that download calls with a POM's body

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -474,6 +475,38 @@ func TestChecksums(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestChecksumsMissingFile: a file that does not exist costs its request
+// and, unless the policy is ignore, the .sha1 sent with it; no fallback.
+func TestChecksumsMissingFile(t *testing.T) {
+	for _, tt := range []struct {
+		policy string
+		want   []string
+	}{
+		{ChecksumIgnore, []string{"/org/x/m/1.0/m-1.0.jar"}},
+		{ChecksumWarn, []string{"/org/x/m/1.0/m-1.0.jar", "/org/x/m/1.0/m-1.0.jar.sha1"}},
+		{ChecksumStrict, []string{"/org/x/m/1.0/m-1.0.jar", "/org/x/m/1.0/m-1.0.jar.sha1"}},
+	} {
+		t.Run(tt.policy, func(t *testing.T) {
+			// The delay lets the .sha1 reach the server before the 404 ends the download.
+			srv := mavenhttp.New(t.TempDir(), mavenhttp.WithDelay(20*time.Millisecond))
+			defer srv.Close()
+			s := testSource(t, []string{srv.URL()}, tt.policy)
+			_, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("err = %v, want not found", err)
+			}
+			var got []string
+			for _, e := range srv.Log() {
+				got = append(got, e.Path)
+			}
+			slices.Sort(got)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("requests (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 
