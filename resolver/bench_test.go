@@ -5,15 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,49 +23,90 @@ import (
 // jackson-dataformat-xml 2.14.0 from Debian's POMs: 28 jars, 62 files, parent
 // chains and imported BOMs) from testdata/repo, served by a repository that
 // sleeps benchRTT before each answer and counts requests.
-const benchRTT = 20 * time.Millisecond
+// PREBAKE_BENCH_RTT (a Go duration) replaces the default 20ms: a longer
+// RTT makes a loaded machine's scheduling delays small beside it.
+var benchRTT = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("PREBAKE_BENCH_RTT")); err == nil && d > 0 {
+		return d
+	}
+	return 20 * time.Millisecond
+}()
 
 var benchPackages = []string{"io.netty:netty-all:4.1.48.Final", jacksonXML.coord}
 
 // BenchmarkColdResolve reports the cold resolve's wall time against
-// depth × RTT, where depth is the critical path of sequential fetches of the
-// graph (parent and BOM chains plus the dependency levels plus the jar
-// round), computed from the POMs (graphDepth). Target: ≤ 1.2.
+// depth × RTT, with the checksum files as Maven Central serves them (a .sha1
+// beside every .pom and .jar of testdata/repo; the default policy, warn) and
+// without any (the server answers 404 for them; under warn, whose fallback
+// then asks .sha256 and .md5, and under ignore, which asks none). Depth is
+// the critical path of sequential fetches of the graph (parent and BOM
+// chains plus the dependency levels plus the jar round), computed from the
+// POMs (graphDepth). Requests and sequential rounds are counted by the
+// server (mavenhttp.Server.Rounds: the longest chain of requests each
+// arriving after the previous one was answered). Target: ≤ 1.2 × depth × RTT
+// and rounds ≤ depth, for each variant.
 func BenchmarkColdResolve(b *testing.B) {
-	srv := mavenhttp.New("testdata/repo", mavenhttp.WithDelay(benchRTT))
+	for _, v := range []struct {
+		name   string
+		sums   bool
+		policy string
+	}{
+		{"sums/warn", true, ChecksumWarn},
+		{"nosums/warn", false, ChecksumWarn},
+		{"nosums/ignore", false, ChecksumIgnore},
+	} {
+		b.Run(v.name, func(b *testing.B) { coldResolve(b, v.sums, v.policy) })
+	}
+}
+
+func coldResolve(b *testing.B, sums bool, policy string) {
+	opts := []mavenhttp.Option{mavenhttp.WithDelay(benchRTT)}
+	if !sums {
+		opts = append(opts, mavenhttp.WithoutChecksums())
+	}
+	srv := mavenhttp.New("testdata/repo", opts...)
 	defer srv.Close()
 	var elapsed time.Duration
 	var res *Result
-	var tr *tracer
+	var requests, checksums, rounds int
 	for i := 0; i < b.N; i++ {
 		req := benchRequest(srv.URL(), b.TempDir(), "")
-		tr = &tracer{}
+		req.ChecksumPolicy = policy
+		srv.Reset()
 		start := time.Now()
-		tr.t0 = start
-		r, err := Resolve(context.Background(), req, WithDefaultChain("", ""), withTransportWrap(tr.wrap))
+		r, err := Resolve(context.Background(), req, WithDefaultChain("", ""))
 		elapsed += time.Since(start)
 		if err != nil {
 			b.Fatal(err)
 		}
 		res = r
-	}
-	cold := elapsed / time.Duration(b.N)
-	rounds := tr.rounds()
-	if os.Getenv("PREBAKE_BENCH_TIMELINE") != "" {
-		for _, e := range tr.sorted() {
-			b.Logf("%6.1f–%6.1fms round %d %s", ms(e.start.Sub(tr.t0)), ms(e.end.Sub(tr.t0)), e.round, e.path)
+		timeline := srv.Timeline()
+		requests, checksums, rounds = len(timeline), 0, 0
+		for _, e := range timeline {
+			if mavenhttp.IsChecksum(e.Path) {
+				checksums++
+			}
+			rounds = max(rounds, e.Round)
+			if os.Getenv("PREBAKE_BENCH_TIMELINE") != "" {
+				b.Logf("%6.1f–%6.1fms round %d %s", ms(e.At.Sub(start)), ms(e.End.Sub(start)), e.Round, e.Path)
+			}
 		}
 	}
+	cold := elapsed / time.Duration(b.N)
 	depth := graphDepth(b, "testdata/repo", res.Graph)
 	ratio := float64(cold) / float64(time.Duration(depth)*benchRTT)
 	load, _ := os.ReadFile("/proc/loadavg")
 	b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
 	b.ReportMetric(float64(depth), "depth")
 	b.ReportMetric(float64(rounds), "rounds")
-	b.ReportMetric(float64(srv.Requests())/float64(b.N), "requests")
+	b.ReportMetric(float64(requests), "requests")
+	b.ReportMetric(float64(checksums), "checksum-requests")
 	b.ReportMetric(ratio, "cold/depth×RTT")
-	b.Logf("cold %s for %d jars, depth %d × %s = %s: ratio %.2f (target ≤ 1.2), %d requests in %d sequential rounds; loadavg %s",
-		cold, len(res.Lock.Artifacts), depth, benchRTT, time.Duration(depth)*benchRTT, ratio, srv.Requests()/int64(b.N), rounds, strings.TrimSpace(string(load)))
+	b.Logf("cold %s for %d jars, depth %d × %s = %s: ratio %.2f (target ≤ 1.2), %d requests (%d for checksums) in %d sequential rounds; loadavg %s",
+		cold, len(res.Lock.Artifacts), depth, benchRTT, time.Duration(depth)*benchRTT, ratio, requests, checksums, rounds, strings.TrimSpace(string(load)))
+	if policy == ChecksumIgnore && checksums > 0 {
+		b.Errorf("%d checksum requests under --checksum-policy ignore, want none", checksums)
+	}
 	if rounds > depth {
 		b.Errorf("the requests took %d sequential rounds, more than the graph's depth %d", rounds, depth)
 	}
@@ -79,80 +116,6 @@ func BenchmarkColdResolve(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// tracer records each request's start and end (its body closed) as the
-// client sees them.
-type tracer struct {
-	t0   time.Time
-	mu   sync.Mutex
-	reqs []*traced
-}
-
-type traced struct {
-	path       string
-	start, end time.Time
-	round      int
-}
-
-func (t *tracer) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		e := &traced{path: req.URL.Path, start: time.Now()}
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			e.end = time.Now()
-			t.add(e)
-			return nil, err
-		}
-		resp.Body = &tracedBody{ReadCloser: resp.Body, done: func() { e.end = time.Now(); t.add(e) }}
-		return resp, nil
-	})
-}
-
-func (t *tracer) add(e *traced) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.reqs = append(t.reqs, e)
-}
-
-// rounds is the longest chain of requests each started after the previous
-// one ended: the sequential round trips the resolution really made.
-func (t *tracer) rounds() int {
-	rs := t.sorted()
-	best := 0
-	for i, e := range rs {
-		e.round = 1
-		for _, p := range rs[:i] {
-			if !p.end.After(e.start) {
-				e.round = max(e.round, p.round+1)
-			}
-		}
-		best = max(best, e.round)
-	}
-	return best
-}
-
-func (t *tracer) sorted() []*traced {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rs := append([]*traced(nil), t.reqs...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i].start.Before(rs[j].start) })
-	return rs
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-type tracedBody struct {
-	io.ReadCloser
-	once sync.Once
-	done func()
-}
-
-func (b *tracedBody) Close() error {
-	b.once.Do(b.done)
-	return b.ReadCloser.Close()
-}
 
 // BenchmarkColdVsIvy runs the Ivy oracle (Spark 3.5's Ivy 2.5.1 with
 // Spark's settings) and prebake on the same delayed repository. Target:

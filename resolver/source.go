@@ -41,9 +41,6 @@ type options struct {
 	creds         []string
 	offline       bool
 	progress      Progress // WithProgress; nil reports nothing
-	// wrapTransport wraps the default client's transport (tests trace
-	// requests with it).
-	wrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -71,9 +68,6 @@ func makeOptions(opts []Option) (*options, error) {
 		tr.MaxConnsPerHost = o.perHost
 		tr.DialContext = (&net.Dialer{Timeout: o.idleTimeout, KeepAlive: 30 * time.Second}).DialContext
 		o.client = &http.Client{Transport: tr}
-		if o.wrapTransport != nil {
-			o.client.Transport = o.wrapTransport(tr)
-		}
 	}
 	switch {
 	case o.perHost < 1:
@@ -87,11 +81,6 @@ func makeOptions(opts []Option) (*options, error) {
 type nopLogger struct{}
 
 func (nopLogger) Printf(string, ...any) {}
-
-// withTransportWrap wraps the default client's transport (for tracing).
-func withTransportWrap(w func(http.RoundTripper) http.RoundTripper) Option {
-	return func(o *options) error { o.wrapTransport = w; return nil }
-}
 
 // WithHTTPClient sets the client for http(s) repositories. The default is
 // one keep-alive client with at most WithMaxPerHost connections per host.
@@ -174,6 +163,7 @@ type source struct {
 	files   flight[*fetched]
 	metas   flight[[]byte] // SNAPSHOT maven-metadata.xml by URL (snapshot.go)
 	missing sync.Map       // url → struct{}: 404s seen by this source (in memory only)
+	noSha1  sync.Map       // repo base → struct{}: its last checked file had no .sha1 (fetchChecksums)
 	warned  sync.Map       // warning → struct{}: each is printed once
 
 	// Speculation (see speculate): specCtx is nil unless Resolve enabled it.
@@ -853,38 +843,50 @@ type checksumFile struct {
 // right after the .sha1's 404 once the file has answered 200 (fileOK is
 // closed; a missing file needs no fallback). A present .sha1 costs one
 // request and no round trip of its own; a missing one costs one more
-// round, never two. The map holds the result of each file requested, by
-// extension. Cancel ctx when the file fails.
+// round, never two. Once a repository has answered a file without its
+// .sha1, the next files from it ask the three at once (no extra round),
+// until a .sha1 is found there again. The map holds the result of each
+// file requested, by extension. Cancel ctx when the file fails.
 func (s *source) fetchChecksums(ctx context.Context, r *repo, rel string, fileOK <-chan struct{}) <-chan map[string]checksumFile {
 	out := make(chan map[string]checksumFile, 1)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	got := map[string]checksumFile{}
 	get := func(ext string) checksumFile {
 		b := &memBuf{max: 64 << 10}
 		err := s.f.get(ctx, r.target(rel+ext), b)
-		return checksumFile{b.b, err}
+		c := checksumFile{b.b, err}
+		mu.Lock()
+		got[ext] = c
+		mu.Unlock()
+		return c
 	}
+	fallback := func() {
+		for _, ext := range []string{".sha256", ".md5"} { // verify's fallbacks
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				get(ext)
+			}()
+		}
+	}
+	_, noSha1 := s.noSha1.Load(r.base)
 	go func() {
-		got := map[string]checksumFile{".sha1": get(".sha1")}
-		if errors.Is(got[".sha1"].err, ErrNotFound) {
+		if noSha1 {
+			fallback()
+		}
+		switch sha1 := get(".sha1"); {
+		case sha1.err == nil:
+			s.noSha1.Delete(r.base)
+		case errors.Is(sha1.err, ErrNotFound) && !noSha1:
 			select {
 			case <-fileOK:
+				s.noSha1.Store(r.base, struct{}{})
+				fallback()
 			case <-ctx.Done():
-				out <- got
-				return
 			}
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			for _, ext := range []string{".sha256", ".md5"} { // verify's fallbacks
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					c := get(ext)
-					mu.Lock()
-					got[ext] = c
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
 		}
+		wg.Wait()
 		out <- got
 	}()
 	return out

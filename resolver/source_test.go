@@ -478,6 +478,41 @@ func TestChecksums(t *testing.T) {
 	}
 }
 
+// TestChecksumsRepositoryWithoutSha1: once a repository has served a file
+// without its .sha1, the next files from it ask .sha1, .sha256 and .md5 at
+// once (one round, not two); a .sha1 found there again ends that.
+func TestChecksumsRepositoryWithoutSha1(t *testing.T) {
+	a := newTestRepo(t)
+	for _, m := range []string{"a", "b"} {
+		a.put("org/x/"+m+"/1.0/"+m+"-1.0.jar", []byte("jar "+m), "sha256")
+	}
+	a.put("org/x/c/1.0/c-1.0.jar", []byte("jar c"), "sha1")
+	a.put("org/x/d/1.0/d-1.0.jar", []byte("jar d"), "sha1")
+	srv := mavenhttp.New(a.dir, mavenhttp.WithDelay(40*time.Millisecond))
+	defer srv.Close()
+	s := testSource(t, []string{srv.URL()}, ChecksumStrict)
+	for _, step := range []struct {
+		module              string
+		wantSums, wantRound int
+	}{
+		{"a", 3, 2}, // .sha1 missing: the fallback follows its 404
+		{"b", 3, 1}, // the repository has none: all three at once
+		{"c", 3, 1}, // all three at once; the .sha1 is there
+		{"d", 1, 1}, // so .sha1 alone again
+	} {
+		srv.Reset()
+		if _, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: step.module, Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository}); err != nil {
+			t.Fatalf("%s: %v", step.module, err)
+		}
+		if got := srv.Requests() - 1; got != int64(step.wantSums) {
+			t.Errorf("%s: %d checksum requests, want %d: %v", step.module, got, step.wantSums, srv.Log())
+		}
+		if got := srv.Rounds(); got != step.wantRound {
+			t.Errorf("%s: %d rounds, want %d", step.module, got, step.wantRound)
+		}
+	}
+}
+
 // TestChecksumsMissingFile: a file that does not exist costs its request
 // and, unless the policy is ignore, the .sha1 sent with it; no fallback.
 func TestChecksumsMissingFile(t *testing.T) {
