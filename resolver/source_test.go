@@ -383,6 +383,10 @@ func TestTimeout(t *testing.T) {
 	assertNoBlobs(t, s.cache.dir)
 }
 
+// checksumTestRTT is the delay of the servers that count rounds: long
+// enough that requests sent together overlap for sure on a loaded machine.
+const checksumTestRTT = 80 * time.Millisecond
+
 // TestChecksums covers verification per policy and, over HTTP, what it
 // costs: the checksum requests (none with ignore; the .sha1 alone when it
 // exists; .sha256 and .md5 too when it does not) and the sequential rounds
@@ -419,6 +423,7 @@ func TestChecksums(t *testing.T) {
 	for _, tt := range tests {
 		for _, transport := range []string{"http", "file"} {
 			t.Run(tt.name+"/"+transport, func(t *testing.T) {
+				t.Parallel()
 				a := newTestRepo(t)
 				a.put(base, jar, tt.sums...)
 				switch tt.override {
@@ -432,8 +437,7 @@ func TestChecksums(t *testing.T) {
 				url := "file://" + a.dir
 				var srv *mavenhttp.Server
 				if transport == "http" {
-					// The delay makes overlapping requests overlap for sure.
-					srv = mavenhttp.New(a.dir, mavenhttp.WithDelay(40*time.Millisecond))
+					srv = mavenhttp.New(a.dir, mavenhttp.WithDelay(checksumTestRTT))
 					defer srv.Close()
 					url = srv.URL()
 				}
@@ -488,7 +492,7 @@ func TestChecksumsRepositoryWithoutSha1(t *testing.T) {
 	}
 	a.put("org/x/c/1.0/c-1.0.jar", []byte("jar c"), "sha1")
 	a.put("org/x/d/1.0/d-1.0.jar", []byte("jar d"), "sha1")
-	srv := mavenhttp.New(a.dir, mavenhttp.WithDelay(40*time.Millisecond))
+	srv := mavenhttp.New(a.dir, mavenhttp.WithDelay(checksumTestRTT))
 	defer srv.Close()
 	s := testSource(t, []string{srv.URL()}, ChecksumStrict)
 	for _, step := range []struct {
