@@ -31,6 +31,7 @@ type Server struct {
 	perPath  map[string]int
 	faults   map[string]Fault
 	log      []Entry
+	gen      int // bumped by Reset
 }
 
 // Entry is one request: its path, when it arrived and when its answer was
@@ -78,14 +79,14 @@ func New(root string, opts ...Option) *Server {
 		s.requests.Add(1)
 		s.mu.Lock()
 		s.perPath[r.URL.Path]++
-		i := len(s.log)
+		i, gen := len(s.log), s.gen
 		s.log = append(s.log, Entry{At: time.Now(), Path: r.URL.Path})
 		n := s.perPath[r.URL.Path]
 		f := s.faults[r.URL.Path]
 		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
-			if i < len(s.log) { // not Reset meanwhile
+			if gen == s.gen { // not Reset meanwhile
 				s.log[i].End = time.Now()
 			}
 			s.mu.Unlock()
@@ -176,6 +177,7 @@ func (s *Server) Reset() {
 	s.mu.Lock()
 	s.perPath = map[string]int{}
 	s.log = nil
+	s.gen++
 	s.mu.Unlock()
 }
 
