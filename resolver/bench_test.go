@@ -3,19 +3,17 @@ package resolver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/maven"
@@ -25,49 +23,90 @@ import (
 // jackson-dataformat-xml 2.14.0 from Debian's POMs: 28 jars, 62 files, parent
 // chains and imported BOMs) from testdata/repo, served by a repository that
 // sleeps benchRTT before each answer and counts requests.
-const benchRTT = 20 * time.Millisecond
+// PREBAKE_BENCH_RTT (a Go duration) replaces the default 20ms: a longer
+// RTT makes a loaded machine's scheduling delays small beside it.
+var benchRTT = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("PREBAKE_BENCH_RTT")); err == nil && d > 0 {
+		return d
+	}
+	return 20 * time.Millisecond
+}()
 
 var benchPackages = []string{"io.netty:netty-all:4.1.48.Final", jacksonXML.coord}
 
 // BenchmarkColdResolve reports the cold resolve's wall time against
-// depth × RTT, where depth is the critical path of sequential fetches of the
-// graph (parent and BOM chains plus the dependency levels plus the jar
-// round), computed from the POMs (graphDepth). Target: ≤ 1.2.
+// depth × RTT, with the checksum files as Maven Central serves them (a .sha1
+// beside every .pom and .jar of testdata/repo; the default policy, warn) and
+// without any (the server answers 404 for them; under warn, whose fallback
+// then asks .sha256 and .md5, and under ignore, which asks none). Depth is
+// the critical path of sequential fetches of the graph (parent and BOM
+// chains plus the dependency levels plus the jar round), computed from the
+// POMs (graphDepth). Requests and sequential rounds are counted by the
+// server (mavenhttp.Server.Rounds: the longest chain of requests each
+// arriving after the previous one was answered). Target: ≤ 1.2 × depth × RTT
+// and rounds ≤ depth, for each variant.
 func BenchmarkColdResolve(b *testing.B) {
-	srv := mavenhttp.New("testdata/repo", mavenhttp.WithDelay(benchRTT))
+	for _, v := range []struct {
+		name   string
+		sums   bool
+		policy string
+	}{
+		{"sums/warn", true, ChecksumWarn},
+		{"nosums/warn", false, ChecksumWarn},
+		{"nosums/ignore", false, ChecksumIgnore},
+	} {
+		b.Run(v.name, func(b *testing.B) { coldResolve(b, v.sums, v.policy) })
+	}
+}
+
+func coldResolve(b *testing.B, sums bool, policy string) {
+	opts := []mavenhttp.Option{mavenhttp.WithDelay(benchRTT)}
+	if !sums {
+		opts = append(opts, mavenhttp.WithoutChecksums())
+	}
+	srv := mavenhttp.New("testdata/repo", opts...)
 	defer srv.Close()
 	var elapsed time.Duration
 	var res *Result
-	var tr *tracer
+	var requests, checksums, rounds int
 	for i := 0; i < b.N; i++ {
 		req := benchRequest(srv.URL(), b.TempDir(), "")
-		tr = &tracer{}
+		req.ChecksumPolicy = policy
+		srv.Reset()
 		start := time.Now()
-		tr.t0 = start
-		r, err := Resolve(context.Background(), req, WithDefaultChain("", ""), withTransportWrap(tr.wrap))
+		r, err := Resolve(context.Background(), req, WithDefaultChain("", ""))
 		elapsed += time.Since(start)
 		if err != nil {
 			b.Fatal(err)
 		}
 		res = r
-	}
-	cold := elapsed / time.Duration(b.N)
-	rounds := tr.rounds()
-	if os.Getenv("PREBAKE_BENCH_TIMELINE") != "" {
-		for _, e := range tr.sorted() {
-			b.Logf("%6.1f–%6.1fms round %d %s", ms(e.start.Sub(tr.t0)), ms(e.end.Sub(tr.t0)), e.round, e.path)
+		timeline := srv.Timeline()
+		requests, checksums, rounds = len(timeline), 0, 0
+		for _, e := range timeline {
+			if mavenhttp.IsChecksum(e.Path) {
+				checksums++
+			}
+			rounds = max(rounds, e.Round)
+			if os.Getenv("PREBAKE_BENCH_TIMELINE") != "" {
+				b.Logf("%6.1f–%6.1fms round %d %s", ms(e.At.Sub(start)), ms(e.End.Sub(start)), e.Round, e.Path)
+			}
 		}
 	}
-	depth := graphDepth(b, res.Graph)
+	cold := elapsed / time.Duration(b.N)
+	depth := graphDepth(b, "testdata/repo", res.Graph)
 	ratio := float64(cold) / float64(time.Duration(depth)*benchRTT)
 	load, _ := os.ReadFile("/proc/loadavg")
 	b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
 	b.ReportMetric(float64(depth), "depth")
 	b.ReportMetric(float64(rounds), "rounds")
-	b.ReportMetric(float64(srv.Requests())/float64(b.N), "requests")
+	b.ReportMetric(float64(requests), "requests")
+	b.ReportMetric(float64(checksums), "checksum-requests")
 	b.ReportMetric(ratio, "cold/depth×RTT")
-	b.Logf("cold %s for %d jars, depth %d × %s = %s: ratio %.2f (target ≤ 1.2), %d requests in %d sequential rounds; loadavg %s",
-		cold, len(res.Lock.Artifacts), depth, benchRTT, time.Duration(depth)*benchRTT, ratio, srv.Requests()/int64(b.N), rounds, strings.TrimSpace(string(load)))
+	b.Logf("cold %s for %d jars, depth %d × %s = %s: ratio %.2f (target ≤ 1.2), %d requests (%d for checksums) in %d sequential rounds; loadavg %s",
+		cold, len(res.Lock.Artifacts), depth, benchRTT, time.Duration(depth)*benchRTT, ratio, requests, checksums, rounds, strings.TrimSpace(string(load)))
+	if policy == ChecksumIgnore && checksums > 0 {
+		b.Errorf("%d checksum requests under --checksum-policy ignore, want none", checksums)
+	}
 	if rounds > depth {
 		b.Errorf("the requests took %d sequential rounds, more than the graph's depth %d", rounds, depth)
 	}
@@ -77,80 +116,6 @@ func BenchmarkColdResolve(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// tracer records each request's start and end (its body closed) as the
-// client sees them.
-type tracer struct {
-	t0   time.Time
-	mu   sync.Mutex
-	reqs []*traced
-}
-
-type traced struct {
-	path       string
-	start, end time.Time
-	round      int
-}
-
-func (t *tracer) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		e := &traced{path: req.URL.Path, start: time.Now()}
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			e.end = time.Now()
-			t.add(e)
-			return nil, err
-		}
-		resp.Body = &tracedBody{ReadCloser: resp.Body, done: func() { e.end = time.Now(); t.add(e) }}
-		return resp, nil
-	})
-}
-
-func (t *tracer) add(e *traced) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.reqs = append(t.reqs, e)
-}
-
-// rounds is the longest chain of requests each started after the previous
-// one ended: the sequential round trips the resolution really made.
-func (t *tracer) rounds() int {
-	rs := t.sorted()
-	best := 0
-	for i, e := range rs {
-		e.round = 1
-		for _, p := range rs[:i] {
-			if !p.end.After(e.start) {
-				e.round = max(e.round, p.round+1)
-			}
-		}
-		best = max(best, e.round)
-	}
-	return best
-}
-
-func (t *tracer) sorted() []*traced {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rs := append([]*traced(nil), t.reqs...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i].start.Before(rs[j].start) })
-	return rs
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-type tracedBody struct {
-	io.ReadCloser
-	once sync.Once
-	done func()
-}
-
-func (b *tracedBody) Close() error {
-	b.once.Do(b.done)
-	return b.ReadCloser.Close()
-}
 
 // BenchmarkColdVsIvy runs the Ivy oracle (Spark 3.5's Ivy 2.5.1 with
 // Spark's settings) and prebake on the same delayed repository. Target:
@@ -266,12 +231,12 @@ func benchRequest(repo, cache, lock string) Request {
 
 // graphDepth is the critical path of sequential fetches for g, in round
 // trips, by an earliest-start simulation over the POMs in testdata/repo
-// (read with maven.Parse): a module's POM can be requested once something
+// (read with maven.Parse from the repository directory root): a module's POM can be requested once something
 // names it; its parent once its POM arrived; its imported BOMs once its
 // parent chain is known; its dependencies (the resolved tree's children)
 // once its effective POM is ready. Each file is fetched once (merged
 // requests). One more round fetches the jars.
-func graphDepth(tb testing.TB, g *Graph) int {
+func graphDepth(tb testing.TB, root string, g *Graph) int {
 	type pomInfo struct {
 		parent  string
 		imports []string
@@ -284,7 +249,7 @@ func graphDepth(tb testing.TB, g *Graph) int {
 		in := &pomInfo{}
 		infos[key] = in
 		f := strings.Split(key, ":")
-		data, err := os.ReadFile(filepath.Join("testdata/repo", modulePath(f[0], f[1], f[2]), artifactFileName(f[1], f[2], "", "pom")))
+		data, err := os.ReadFile(filepath.Join(root, modulePath(f[0], f[1], f[2]), artifactFileName(f[1], f[2], "", "pom")))
 		if err != nil {
 			return in
 		}
@@ -398,4 +363,105 @@ func graphDepth(tb testing.TB, g *Graph) int {
 		tb.Fatalf("graph depth 0: %s", fmt.Sprint(g.Roots))
 	}
 	return d + 1 // the jar round
+}
+
+// corpusPackages is issue 20's measurement: a graph from
+// ../shared/corpus/repo-debian, which serves a .sha1 beside every file as
+// Maven Central does.
+var corpusPackages = []string{"org.apache.avro:avro:1.8.2", "org.apache.curator:curator-recipes:5.4.0"}
+
+// BenchmarkCorpusChecksums resolves corpusPackages cold from a delayed Go
+// file server over ../shared/corpus/repo-debian, with its checksum files
+// ("sums") and without them ("nosums"), under each checksum policy, at 0,
+// 20 and 50 ms per request (sub-benchmarks sums/20ms/warn and so on), and
+// logs requests, sequential rounds (counted by the server, see
+// mavenhttp.Server.Rounds; meaningless at 0 ms), the graph's depth
+// (graphDepth) and the best of three wall times. It asserts the request
+// counts only (no checksum request under ignore, else at most one per file
+// when the .sha1 files are there); rounds and time are asserted by
+// ColdResolve. PREBAKE_BENCH_TIMELINE=1 logs every request.
+func BenchmarkCorpusChecksums(b *testing.B) {
+	testenv.RequireIT(b)
+	root := filepath.Join(testenv.SharedDir(b, ".."), "corpus", "repo-debian")
+	for _, sums := range []bool{true, false} {
+		for _, delay := range []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond} {
+			for _, policy := range []string{ChecksumIgnore, ChecksumWarn, ChecksumStrict} {
+				name := fmt.Sprintf("sums/%dms/%s", delay.Milliseconds(), policy)
+				if !sums {
+					name = "no" + name
+				}
+				b.Run(name, func(b *testing.B) { corpusRun(b, root, sums, delay, policy) })
+			}
+		}
+	}
+}
+
+func corpusRun(b *testing.B, root string, sums bool, delay time.Duration, policy string) {
+	opts := []mavenhttp.Option{mavenhttp.WithDelay(delay)}
+	if !sums {
+		opts = append(opts, mavenhttp.WithoutChecksums())
+	}
+	srv := mavenhttp.New(root, opts...)
+	defer srv.Close()
+	var best time.Duration
+	for i := 0; i < 3; i++ {
+		srv.Reset()
+		req := Request{Packages: corpusPackages, Repositories: []string{srv.URL()}, NoDefaultRepositories: true,
+			CacheDir: b.TempDir(), ChecksumPolicy: policy}
+		start := time.Now()
+		res, err := Resolve(context.Background(), req, WithDefaultChain("", ""))
+		d := time.Since(start)
+		if err != nil {
+			if !sums && policy == ChecksumStrict && errors.Is(err, ErrChecksumMissing) {
+				b.Logf("fails as it must (exit %d) after %d requests: %v", exitcode.Code(err), srv.Requests(), err)
+				return
+			}
+			b.Fatal(err)
+		}
+		if i == 0 || d < best {
+			best = d
+		}
+		timeline := srv.Timeline()
+		if os.Getenv("PREBAKE_BENCH_TIMELINE") != "" && delay > 0 && i == 0 {
+			for _, e := range timeline {
+				b.Logf("%6.1f–%6.1fms round %2d %s", ms(e.At.Sub(start)), ms(e.End.Sub(start)), e.Round, e.Path)
+			}
+		}
+		files, sumReqs, rounds := 0, 0, 0
+		for _, e := range timeline {
+			if mavenhttp.IsChecksum(e.Path) {
+				sumReqs++
+			} else {
+				files++
+			}
+			rounds = max(rounds, e.Round)
+		}
+		if i > 0 {
+			continue
+		}
+		depth := graphDepth(b, root, res.Graph)
+		b.Logf("%d jars, %d requests (%d files, %d checksums), %d rounds (depth %d)", len(res.Lock.Artifacts), len(timeline), files, sumReqs, rounds, depth)
+		b.ReportMetric(float64(len(timeline)), "requests")
+		b.ReportMetric(float64(sumReqs), "checksum-requests")
+		b.ReportMetric(float64(rounds), "rounds")
+		b.ReportMetric(float64(depth), "depth")
+		if want := 0; policy == ChecksumIgnore && sumReqs != want {
+			b.Errorf("%d checksum requests under --checksum-policy ignore, want 0", sumReqs)
+		}
+		if limit := files * map[bool]int{true: 1, false: 3}[sums]; policy != ChecksumIgnore && sumReqs > limit {
+			n := map[string]int{}
+			for _, e := range timeline {
+				n[e.Path]++
+			}
+			var odd []string
+			for p, c := range n {
+				if c > 1 || (mavenhttp.IsChecksum(p) && n[strings.TrimSuffix(p, filepath.Ext(p))] == 0) {
+					odd = append(odd, fmt.Sprintf("%s×%d", p, c))
+				}
+			}
+			b.Errorf("%d checksum requests for %d files, want at most %d: %v", sumReqs, files, limit, odd)
+		}
+	}
+	b.ReportMetric(float64(best.Microseconds())/1000, "best-ms")
+	b.Logf("best of 3: %s", best.Round(time.Millisecond))
 }

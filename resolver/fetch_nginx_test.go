@@ -119,3 +119,68 @@ func accessLines(t *testing.T, ng *mavenhttp.Nginx) int {
 	}
 	return strings.Count(string(b), "\n")
 }
+
+// TestNginxChecksumRequests resolves the jackson closure cold from a real
+// nginx (testdata/repo has a .sha1 beside every file, as Maven Central
+// does) under each checksum policy and counts the requests in nginx's
+// access log: under ignore, one per file and no checksum request at all;
+// under warn and strict, one .sha1 per file found, nothing more.
+func TestNginxChecksumRequests(t *testing.T) {
+	testenv.RequireIT(t)
+	ng := mavenhttp.StartNginx(t, "testdata/repo", "spark", "unused")
+	for _, policy := range []string{ChecksumIgnore, ChecksumWarn, ChecksumStrict} {
+		t.Run(policy, func(t *testing.T) {
+			before := accessLines(t, ng)
+			req := Request{
+				Packages:              []string{jacksonXML.coord},
+				Repositories:          []string{ng.URL},
+				NoDefaultRepositories: true,
+				CacheDir:              t.TempDir(),
+				ChecksumPolicy:        policy,
+			}
+			if _, err := Resolve(context.Background(), req, WithDefaultChain("", "")); err != nil {
+				t.Fatal(err)
+			}
+			// Combined log format: ... "GET /path HTTP/1.1" status ...
+			b, err := os.ReadFile(filepath.Join(ng.Dir, "logs", "access.log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")[before:]
+			found := map[string]bool{} // files (not checksums) answered 200
+			seen := map[string]int{}
+			var sums []string
+			for _, l := range lines {
+				f := strings.Fields(l)
+				if len(f) < 9 || f[5] != `"GET` {
+					t.Fatalf("unexpected access log line %q", l)
+				}
+				p := f[6]
+				seen[p]++
+				if mavenhttp.IsChecksum(p) {
+					sums = append(sums, p)
+				} else if f[8] == "200" {
+					found[p] = true
+				}
+			}
+			for p, n := range seen {
+				if n > 1 {
+					t.Errorf("%s requested %d times", p, n)
+				}
+			}
+			want := 0
+			if policy != ChecksumIgnore {
+				want = len(found)
+				for _, s := range sums {
+					if !strings.HasSuffix(s, ".sha1") {
+						t.Errorf("fallback checksum %s requested although every file has its .sha1", s)
+					}
+				}
+			}
+			if len(sums) != want {
+				t.Errorf("%d checksum requests for %d files, want %d", len(sums), len(found), want)
+			}
+			t.Logf("%s: %d requests: %d files found, %d checksums", policy, len(lines), len(found), len(sums))
+		})
+	}
+}

@@ -42,9 +42,6 @@ type options struct {
 	creds         []string
 	offline       bool
 	progress      Progress // WithProgress; nil reports nothing
-	// wrapTransport wraps the default client's transport (tests trace
-	// requests with it).
-	wrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -72,9 +69,6 @@ func makeOptions(opts []Option) (*options, error) {
 		tr.MaxConnsPerHost = o.perHost
 		tr.DialContext = (&net.Dialer{Timeout: o.idleTimeout, KeepAlive: 30 * time.Second}).DialContext
 		o.client = &http.Client{Transport: tr}
-		if o.wrapTransport != nil {
-			o.client.Transport = o.wrapTransport(tr)
-		}
 	}
 	switch {
 	case o.perHost < 1:
@@ -88,11 +82,6 @@ func makeOptions(opts []Option) (*options, error) {
 type nopLogger struct{}
 
 func (nopLogger) Printf(string, ...any) {}
-
-// withTransportWrap wraps the default client's transport (for tracing).
-func withTransportWrap(w func(http.RoundTripper) http.RoundTripper) Option {
-	return func(o *options) error { o.wrapTransport = w; return nil }
-}
 
 // WithHTTPClient sets the client for http(s) repositories. The default is
 // one keep-alive client with at most WithMaxPerHost connections per host.
@@ -175,6 +164,7 @@ type source struct {
 	files   flight[*fetched]
 	metas   flight[[]byte] // SNAPSHOT maven-metadata.xml by URL (snapshot.go)
 	missing sync.Map       // url → struct{}: 404s seen by this source (in memory only)
+	noSha1  sync.Map       // repo base → struct{}: its last checked file had no .sha1 (fetchChecksums)
 	warned  sync.Map       // warning → struct{}: each is printed once
 
 	// Speculation (see speculate): specCtx is nil unless Resolve enabled it.
@@ -814,22 +804,18 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	return &fetched{cf: &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn}, nil
 }
 
-// download GETs r/rel into the cache while fetching its .sha1 in parallel;
-// it verifies the checksum before the blob becomes visible under its URL.
+// download GETs r/rel into the cache while fetching its checksum files in
+// parallel (see fetchChecksums; none with ChecksumIgnore); it verifies the
+// checksum before the blob becomes visible under its URL.
 func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
-	type csum struct {
-		data []byte
-		err  error
-	}
-	sha1c := make(chan csum, 1)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		b := &memBuf{max: maxChecksumSize}
-		err := s.f.get(cctx, r.target(rel+".sha1"), b)
-		sha1c <- csum{b.b, err}
-	}()
+	fileOK := make(chan struct{}) // closed on the file's 200
+	var sums <-chan map[string]checksumFile
+	if s.checksum != ChecksumIgnore {
+		sums = s.fetchChecksums(cctx, r, rel, fileOK)
+	}
 
 	t, err := s.cache.newTemp()
 	if err != nil {
@@ -845,11 +831,13 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 	} else if c := sizeCap(rel); c > 0 {
 		dst = &capDest{w: dst, max: c} // maven-metadata.xml
 	}
+	var td *trackedDest
 	if mem == nil { // an artifact: report its transfer
-		dst = s.f.track(u, dst)
+		td = s.f.track(u, dst)
+		dst = td
 	}
-	err = s.f.get(ctx, r.target(rel), dst)
-	if td, ok := dst.(*trackedDest); ok {
+	err = s.f.get(ctx, r.target(rel), &okDest{resetWriter: dst, ok: fileOK})
+	if td != nil {
 		td.done(err)
 	}
 	if err != nil {
@@ -861,19 +849,18 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		hook(mem.b)
 	}
 	sum := t.sums()
-	first := true
-	warn, err := s.verify(u, sum, func(ext string) ([]byte, error) {
-		if ext == ".sha1" && first {
-			first = false
-			c := <-sha1c
+	var warn string
+	if sums != nil {
+		got := <-sums
+		if warn, err = s.verify(u, sum, func(ext string) ([]byte, error) {
+			c, ok := got[ext]
+			if !ok { // not fetched: verify stopped before (fetchChecksums' order is verify's)
+				return nil, exitcode.Errorf(exitcode.Internal, "checksum %s%s was not fetched", u, ext)
+			}
 			return c.data, c.err
+		}, false); err != nil {
+			return nil, err
 		}
-		b := &memBuf{max: maxChecksumSize}
-		err := s.f.get(ctx, r.target(rel+ext), b)
-		return b.b, err
-	}, false)
-	if err != nil {
-		return nil, err
 	}
 	blob, err := t.commit()
 	if err != nil {
@@ -888,6 +875,82 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		f.data = mem.b
 	}
 	return f, nil
+}
+
+// checksumFile is a fetched checksum file or the error fetching it.
+type checksumFile struct {
+	data []byte
+	err  error
+}
+
+// fetchChecksums GETs r/rel's checksum files for verify, in the background,
+// starting at once so that they travel with the file itself: the .sha1,
+// and only when it does not exist, .sha256 and .md5 together, pipelined
+// right after the .sha1's 404 once the file has answered 200 (fileOK is
+// closed; a missing file needs no fallback). A present .sha1 costs one
+// request and no round trip of its own; a missing one costs one more
+// round, never two. Once a repository has answered a file without its
+// .sha1, the next files from it ask the three at once (no extra round),
+// until a .sha1 is found there again. The map holds the result of each
+// file requested, by extension. Cancel ctx when the file fails.
+func (s *source) fetchChecksums(ctx context.Context, r *repo, rel string, fileOK <-chan struct{}) <-chan map[string]checksumFile {
+	out := make(chan map[string]checksumFile, 1)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	got := map[string]checksumFile{}
+	get := func(ext string) checksumFile {
+		b := &memBuf{max: maxChecksumSize}
+		err := s.f.get(ctx, r.target(rel+ext), b)
+		c := checksumFile{b.b, err}
+		mu.Lock()
+		got[ext] = c
+		mu.Unlock()
+		return c
+	}
+	fallback := func() {
+		for _, ext := range []string{".sha256", ".md5"} { // verify's fallbacks
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				get(ext)
+			}()
+		}
+	}
+	_, noSha1 := s.noSha1.Load(r.base)
+	go func() {
+		if noSha1 {
+			fallback()
+		}
+		switch sha1 := get(".sha1"); {
+		case sha1.err == nil:
+			s.noSha1.Delete(r.base)
+		case errors.Is(sha1.err, ErrNotFound) && !noSha1:
+			select {
+			case <-fileOK:
+				s.noSha1.Store(r.base, struct{}{})
+				fallback()
+			case <-ctx.Done():
+			}
+		}
+		wg.Wait()
+		out <- got
+	}()
+	return out
+}
+
+// okDest is a download destination that closes ok when the response is a
+// 200 (fetcher.once calls begin), passing begin on.
+type okDest struct {
+	resetWriter
+	ok   chan struct{}
+	once sync.Once
+}
+
+func (d *okDest) begin(total int64) {
+	if s, ok := d.resetWriter.(contentLengthSetter); ok {
+		s.begin(total)
+	}
+	d.once.Do(func() { close(d.ok) })
 }
 
 // bodyHookKey carries a func([]byte) that download calls with a POM's body
@@ -918,8 +981,9 @@ func (d teeDest) reset() error {
 // warn is the warning to print). get returns an error
 // matching ErrNotFound when a checksum file does not exist.
 func (s *source) verify(u string, sum sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
-	// Even with ChecksumIgnore a checksum at hand is checked: a mismatch is
-	// always an error; only a missing checksum passes silently.
+	// Even with ChecksumIgnore a checksum at hand (a file: repository's) is
+	// checked: a mismatch is always an error; only a missing checksum passes
+	// silently. (download requests none with ChecksumIgnore.)
 	for _, c := range []struct {
 		ext, want string
 		n         int

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -382,6 +383,15 @@ func TestTimeout(t *testing.T) {
 	assertNoBlobs(t, s.cache.dir)
 }
 
+// checksumTestRTT is the delay of the servers that count rounds: long
+// enough that requests sent together overlap for sure on a loaded machine.
+const checksumTestRTT = 80 * time.Millisecond
+
+// TestChecksums covers verification per policy and, over HTTP, what it
+// costs: the checksum requests (none with ignore; the .sha1 alone when it
+// exists; .sha256 and .md5 too when it does not) and the sequential rounds
+// the server saw (the .sha1 travels with the file; the fallback costs one
+// more round, only when the .sha1 is missing).
 func TestChecksums(t *testing.T) {
 	const base = "org/x/m/1.0/m-1.0.jar"
 	jar := []byte("the jar")
@@ -393,20 +403,27 @@ func TestChecksums(t *testing.T) {
 		wantErr  string
 		wantCode int
 		wantWarn bool
+		// over HTTP: checksum requests and sequential rounds
+		wantSums, wantRounds int
+		httpOK               bool // the error is file: only (over HTTP nothing is requested)
 	}{
-		{name: "sha1 ok", sums: []string{"sha1"}, policy: ChecksumStrict},
-		{name: "sha256 only", sums: []string{"sha256"}, policy: ChecksumStrict},
-		{name: "md5 only", sums: []string{"md5"}, policy: ChecksumStrict},
-		{name: "sha1 mismatch", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumIgnore, wantErr: "checksum mismatch", wantCode: exitcode.DataErr},
-		{name: "sha1 with file name", sums: []string{"sha1"}, override: "@@", policy: ChecksumStrict},
-		{name: "malformed", sums: []string{"sha1"}, override: "<html>oops</html>", policy: ChecksumWarn, wantErr: "malformed", wantCode: exitcode.DataErr},
-		{name: "missing strict", policy: ChecksumStrict, wantErr: "no checksum file", wantCode: exitcode.DataErr},
-		{name: "missing warn", policy: ChecksumWarn, wantWarn: true},
-		{name: "missing ignore", policy: ChecksumIgnore},
+		{name: "sha1 ok", sums: []string{"sha1"}, policy: ChecksumStrict, wantSums: 1, wantRounds: 1},
+		{name: "sha256 only", sums: []string{"sha256"}, policy: ChecksumStrict, wantSums: 3, wantRounds: 2},
+		{name: "md5 only", sums: []string{"md5"}, policy: ChecksumStrict, wantSums: 3, wantRounds: 2},
+		{name: "sha1 and sha256", sums: []string{"sha1", "sha256"}, policy: ChecksumWarn, wantSums: 1, wantRounds: 1},
+		{name: "sha1 mismatch", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumWarn, wantErr: "checksum mismatch", wantCode: exitcode.DataErr, wantSums: 1, wantRounds: 1},
+		{name: "sha1 mismatch ignore", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumIgnore, wantErr: "checksum mismatch", wantCode: exitcode.DataErr, wantSums: 0, wantRounds: 1, httpOK: true},
+		{name: "sha1 with file name", sums: []string{"sha1"}, override: "@@", policy: ChecksumStrict, wantSums: 1, wantRounds: 1},
+		{name: "malformed", sums: []string{"sha1"}, override: "<html>oops</html>", policy: ChecksumWarn, wantErr: "malformed", wantCode: exitcode.DataErr, wantSums: 1, wantRounds: 1},
+		{name: "missing strict", policy: ChecksumStrict, wantErr: "no checksum file", wantCode: exitcode.DataErr, wantSums: 3, wantRounds: 2},
+		{name: "missing warn", policy: ChecksumWarn, wantWarn: true, wantSums: 3, wantRounds: 2},
+		{name: "missing ignore", policy: ChecksumIgnore, wantSums: 0, wantRounds: 1},
+		{name: "present ignore", sums: []string{"sha1", "sha256", "md5"}, policy: ChecksumIgnore, wantSums: 0, wantRounds: 1},
 	}
 	for _, tt := range tests {
 		for _, transport := range []string{"http", "file"} {
 			t.Run(tt.name+"/"+transport, func(t *testing.T) {
+				t.Parallel()
 				a := newTestRepo(t)
 				a.put(base, jar, tt.sums...)
 				switch tt.override {
@@ -418,15 +435,16 @@ func TestChecksums(t *testing.T) {
 					a.put(base+".sha1", []byte(tt.override))
 				}
 				url := "file://" + a.dir
+				var srv *mavenhttp.Server
 				if transport == "http" {
-					srv := mavenhttp.New(a.dir)
+					srv = mavenhttp.New(a.dir, mavenhttp.WithDelay(checksumTestRTT))
 					defer srv.Close()
 					url = srv.URL()
 				}
 				log := &logBuf{}
 				s := testSource(t, []string{url}, tt.policy, WithLogger(log))
 				_, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
-				if tt.wantErr == "" {
+				if tt.wantErr == "" || (tt.httpOK && transport == "http") {
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -444,8 +462,90 @@ func TestChecksums(t *testing.T) {
 				if got := strings.Contains(log.String(), "no checksum for"); got != tt.wantWarn {
 					t.Errorf("warned = %v, want %v; log:\n%s", got, tt.wantWarn, log)
 				}
+				if srv == nil {
+					return
+				}
+				var sums []string
+				for _, e := range srv.Log() {
+					if mavenhttp.IsChecksum(e.Path) {
+						sums = append(sums, e.Path)
+					}
+				}
+				if len(sums) != tt.wantSums || srv.Requests() != int64(1+tt.wantSums) {
+					t.Errorf("%d requests, %d for checksums %q; want 1 + %d", srv.Requests(), len(sums), sums, tt.wantSums)
+				}
+				if got := srv.Rounds(); got != tt.wantRounds {
+					t.Errorf("%d sequential rounds, want %d", got, tt.wantRounds)
+				}
 			})
 		}
+	}
+}
+
+// TestChecksumsRepositoryWithoutSha1: once a repository has served a file
+// without its .sha1, the next files from it ask .sha1, .sha256 and .md5 at
+// once (one round, not two); a .sha1 found there again ends that.
+func TestChecksumsRepositoryWithoutSha1(t *testing.T) {
+	a := newTestRepo(t)
+	for _, m := range []string{"a", "b"} {
+		a.put("org/x/"+m+"/1.0/"+m+"-1.0.jar", []byte("jar "+m), "sha256")
+	}
+	a.put("org/x/c/1.0/c-1.0.jar", []byte("jar c"), "sha1")
+	a.put("org/x/d/1.0/d-1.0.jar", []byte("jar d"), "sha1")
+	srv := mavenhttp.New(a.dir, mavenhttp.WithDelay(checksumTestRTT))
+	defer srv.Close()
+	s := testSource(t, []string{srv.URL()}, ChecksumStrict)
+	for _, step := range []struct {
+		module              string
+		wantSums, wantRound int
+	}{
+		{"a", 3, 2}, // .sha1 missing: the fallback follows its 404
+		{"b", 3, 1}, // the repository has none: all three at once
+		{"c", 3, 1}, // all three at once; the .sha1 is there
+		{"d", 1, 1}, // so .sha1 alone again
+	} {
+		srv.Reset()
+		if _, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: step.module, Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository}); err != nil {
+			t.Fatalf("%s: %v", step.module, err)
+		}
+		if got := srv.Requests() - 1; got != int64(step.wantSums) {
+			t.Errorf("%s: %d checksum requests, want %d: %v", step.module, got, step.wantSums, srv.Log())
+		}
+		if got := srv.Rounds(); got != step.wantRound {
+			t.Errorf("%s: %d rounds, want %d", step.module, got, step.wantRound)
+		}
+	}
+}
+
+// TestChecksumsMissingFile: a file that does not exist costs its request
+// and, unless the policy is ignore, the .sha1 sent with it; no fallback.
+func TestChecksumsMissingFile(t *testing.T) {
+	for _, tt := range []struct {
+		policy string
+		want   []string
+	}{
+		{ChecksumIgnore, []string{"/org/x/m/1.0/m-1.0.jar"}},
+		{ChecksumWarn, []string{"/org/x/m/1.0/m-1.0.jar", "/org/x/m/1.0/m-1.0.jar.sha1"}},
+		{ChecksumStrict, []string{"/org/x/m/1.0/m-1.0.jar", "/org/x/m/1.0/m-1.0.jar.sha1"}},
+	} {
+		t.Run(tt.policy, func(t *testing.T) {
+			// The delay lets the .sha1 reach the server before the 404 ends the download.
+			srv := mavenhttp.New(t.TempDir(), mavenhttp.WithDelay(20*time.Millisecond))
+			defer srv.Close()
+			s := testSource(t, []string{srv.URL()}, tt.policy)
+			_, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
+			if !errors.Is(err, ErrNotFound) {
+				t.Fatalf("err = %v, want not found", err)
+			}
+			var got []string
+			for _, e := range srv.Log() {
+				got = append(got, e.Path)
+			}
+			slices.Sort(got)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("requests (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 

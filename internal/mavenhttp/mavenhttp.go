@@ -1,11 +1,13 @@
 // Package mavenhttp serves Maven repository directories over HTTP for tests
-// and benchmarks: with a per-request delay, a request counter, injected
-// faults and optional basic auth.
+// and benchmarks: with a per-request delay, a request counter, a count of
+// sequential rounds, injected faults and optional basic auth.
 package mavenhttp
 
 import (
 	"net/http"
 	"net/http/httptest"
+	"path"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,18 +24,22 @@ type Server struct {
 	delay time.Duration
 	user  string
 	pass  string
+	noSum bool
 
 	requests atomic.Int64
 	mu       sync.Mutex
 	perPath  map[string]int
 	faults   map[string]Fault
 	log      []Entry
+	gen      int // bumped by Reset
 }
 
-// Entry is one request: when it arrived and its path.
+// Entry is one request: its path, when it arrived and when its answer was
+// written (End is zero while it is in flight). Round is set by Timeline.
 type Entry struct {
-	At   time.Time
-	Path string
+	At, End time.Time
+	Path    string
+	Round   int
 }
 
 // Option configures New.
@@ -41,6 +47,20 @@ type Option func(*Server)
 
 // WithDelay sleeps d before answering each request (an emulated RTT).
 func WithDelay(d time.Duration) Option { return func(s *Server) { s.delay = d } }
+
+// WithoutChecksums answers 404 for checksum files (.sha1, .sha256,
+// .sha512, .md5, .asc), as a repository that has none does; the requests
+// are still counted.
+func WithoutChecksums() Option { return func(s *Server) { s.noSum = true } }
+
+// IsChecksum reports whether p names a checksum or signature file.
+func IsChecksum(p string) bool {
+	switch path.Ext(p) {
+	case ".sha1", ".sha256", ".sha512", ".md5", ".asc":
+		return true
+	}
+	return false
+}
 
 // WithBasicAuth requires user:pass on every request.
 func WithBasicAuth(user, pass string) Option {
@@ -59,10 +79,18 @@ func New(root string, opts ...Option) *Server {
 		s.requests.Add(1)
 		s.mu.Lock()
 		s.perPath[r.URL.Path]++
+		i, gen := len(s.log), s.gen
 		s.log = append(s.log, Entry{At: time.Now(), Path: r.URL.Path})
 		n := s.perPath[r.URL.Path]
 		f := s.faults[r.URL.Path]
 		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			if gen == s.gen { // not Reset meanwhile
+				s.log[i].End = time.Now()
+			}
+			s.mu.Unlock()
+		}()
 		if s.delay > 0 {
 			time.Sleep(s.delay)
 		}
@@ -75,6 +103,10 @@ func New(root string, opts ...Option) *Server {
 			}
 		}
 		if f != nil && f(w, r, n) {
+			return
+		}
+		if s.noSum && IsChecksum(r.URL.Path) {
+			http.NotFound(w, r)
 			return
 		}
 		fs.ServeHTTP(w, r)
@@ -102,12 +134,50 @@ func (s *Server) Log() []Entry {
 	return append([]Entry(nil), s.log...)
 }
 
+// Rounds is the number of sequential round trips the requests so far took,
+// as the server saw them: the longest chain of requests each of which
+// arrived after the previous one had been answered (see Timeline).
+// Requests that overlap in time count as one round.
+func (s *Server) Rounds() int {
+	best := 0
+	for _, e := range s.Timeline() {
+		best = max(best, e.Round)
+	}
+	return best
+}
+
+// Timeline returns the requests so far in arrival order, each with its
+// Round: the length of the longest chain of requests ending with it, each
+// arriving after the previous one was answered. Call it once the client is
+// done (a request still in flight counts as ending now).
+func (s *Server) Timeline() []Entry {
+	log := s.Log()
+	now := time.Now()
+	for i := range log {
+		if log[i].End.IsZero() {
+			log[i].End = now
+		}
+	}
+	sort.SliceStable(log, func(i, j int) bool { return log[i].At.Before(log[j].At) })
+	// O(n²): fine for the few hundred requests of a test.
+	for i := range log {
+		log[i].Round = 1
+		for j := range i {
+			if !log[j].End.After(log[i].At) {
+				log[i].Round = max(log[i].Round, log[j].Round+1)
+			}
+		}
+	}
+	return log
+}
+
 // Reset zeroes the counters and the log.
 func (s *Server) Reset() {
 	s.requests.Store(0)
 	s.mu.Lock()
 	s.perPath = map[string]int{}
 	s.log = nil
+	s.gen++
 	s.mu.Unlock()
 }
 
