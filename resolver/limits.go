@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -99,3 +100,11 @@ var (
 func (d *capDest) limit() int64 { return d.max }
 func (m *memBuf) limit() int64  { return int64(m.max) }
 func (d teeDest) limit() int64  { return d.mem.limit() }
+
+// limit passes on the cap of the destination okDest wraps (none: no cap).
+func (d *okDest) limit() int64 {
+	if c, ok := d.resetWriter.(capped); ok {
+		return c.limit()
+	}
+	return math.MaxInt64
+}
