@@ -1,11 +1,14 @@
 package resolver
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 func TestParseCoordinates(t *testing.T) {
@@ -109,6 +112,18 @@ func FuzzParseCoordinates(f *testing.F) {
 		for _, c := range cs {
 			if c.Group == "" || c.Artifact == "" || c.Version == "" {
 				t.Fatalf("%q: empty part in %+v", s, c)
+			}
+			// Path containment: the parts pass the validator, and the jar
+			// name stays in the retrieve directory.
+			if err := maven.CheckCoord(maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: c.Version}); err != nil {
+				t.Fatalf("%q: %+v: %v", s, c, err)
+			}
+			name := SparkFileName(c.Group, c.Artifact, c.Version, "", "jar")
+			if p, err := safepath.Join("/cache/retrieve/h", name); err == nil && filepath.Dir(p) != "/cache/retrieve/h" {
+				t.Fatalf("%q: jar %q lands at %s", s, name, p)
+			}
+			if _, err := safepath.Join("/repo", modulePath(c.Group, c.Artifact, c.Version)+artifactFileName(c.Artifact, c.Version, "", "pom")); err != nil {
+				t.Fatalf("%q: the POM path leaves the repository: %v", s, err)
 			}
 		}
 	})
