@@ -1,7 +1,9 @@
 package resolver
 
 import (
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,4 +129,15 @@ func FuzzParseCoordinates(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseCoordinatesHostile: --packages parts go through the one
+// coordinate validator (exit 65, naming the coordinate).
+func TestParseCoordinatesHostile(t *testing.T) {
+	for _, in := range []string{"..:a:1", "g:..:1", "g:a:..", `g:a\b:1`, "g:a:1\x00", "g:a%2e%2e:1", "g:a?x=1:1", "g\tx:a:1"} {
+		_, err := ParseCoordinates(in)
+		if exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, maven.ErrInvalidCoordinate) || !strings.Contains(err.Error(), "coordinate ") {
+			t.Errorf("ParseCoordinates(%q): err = %v, want 65 and ErrInvalidCoordinate", in, err)
+		}
+	}
 }
