@@ -130,11 +130,8 @@ func FuzzGraph(f *testing.F) {
 		for _, a := range src.asked {
 			parts := strings.Split(a, "\x00")
 			kind, parts := parts[0], parts[1:]
-			fields := []string{maven.FieldGroup, maven.FieldArtifact, maven.FieldVersion, maven.FieldClassifier, maven.FieldType}
-			for i, v := range parts {
-				if err := maven.CheckPart(fields[i], v); err != nil {
-					t.Fatalf("the repository was asked for %s %q: %v", kind, parts, err)
-				}
+			if err := maven.CheckParts(parts...); err != nil {
+				t.Fatalf("the repository was asked for %s %q: %v", kind, parts, err)
 			}
 			if kind == "versions" {
 				continue
