@@ -64,25 +64,27 @@ func Quote(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// CheckCoord is CheckPart on a module's groupId, artifactId and version.
-func CheckCoord(c Coord) error {
-	for _, p := range [...]struct{ field, value string }{{FieldGroup, c.Group}, {FieldArtifact, c.Artifact}, {FieldVersion, c.Version}} {
-		if err := CheckPart(p.field, p.value); err != nil {
+// partFields are the fields of CheckParts, in order.
+var partFields = [...]string{FieldGroup, FieldArtifact, FieldVersion, FieldClassifier, FieldType}
+
+// CheckParts is CheckPart on groupId, artifactId, version[, classifier[,
+// type]], in that order (at most five parts).
+func CheckParts(parts ...string) error {
+	for i, p := range parts {
+		if err := CheckPart(partFields[i], p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// CheckCoord is CheckPart on a module's groupId, artifactId and version.
+func CheckCoord(c Coord) error { return CheckParts(c.Group, c.Artifact, c.Version) }
+
 // check is CheckPart on every part of a dependency.
 func (d Dependency) check() error {
-	for _, p := range [...]struct{ field, value string }{
-		{FieldGroup, d.Group}, {FieldArtifact, d.Artifact}, {FieldVersion, d.Version},
-		{FieldClassifier, d.Classifier}, {FieldType, d.Type},
-	} {
-		if err := CheckPart(p.field, p.value); err != nil {
-			return fmt.Errorf("dependency %s:%s: %w", quoteBad(d.Group), quoteBad(d.Artifact), err)
-		}
+	if err := CheckParts(d.Group, d.Artifact, d.Version, d.Classifier, d.Type); err != nil {
+		return fmt.Errorf("dependency %s:%s: %w", quoteBad(d.Group), quoteBad(d.Artifact), err)
 	}
 	return nil
 }

@@ -189,14 +189,8 @@ func (l *Loader) build(ctx context.Context, c Coord) (*Model, error) {
 	return m, nil
 }
 
-// props is Ivy's PomReader property table: first set wins.
+// props is Ivy's PomReader property table: first set wins (interp.set).
 type props map[string]string
-
-func (p props) set(k, v string) {
-	if _, ok := p[k]; !ok {
-		p[k] = v
-	}
-}
 
 // ErrCyclicProperty is matched by a property defined in terms of itself.
 var ErrCyclicProperty = errors.New("cyclic property definition")
@@ -341,7 +335,8 @@ func newInterp() *interp {
 	return in
 }
 
-// set is vars.set, forgetting the memoized expansions.
+// set sets a property unless it is set (Ivy's first set wins), forgetting
+// the memoized expansions.
 func (in *interp) set(k, v string) {
 	if _, ok := in.vars[k]; !ok {
 		in.vars[k] = v

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"time"
 )
 
 type memFetcher map[string]string
@@ -180,6 +181,25 @@ func FuzzParsePOM(f *testing.F) {
 		}
 		l := NewLoader(memFetcher{"g:a:1": string(data)})
 		_ = p
-		_, _ = l.Load(context.Background(), "g", "a", "1")
+		start := time.Now()
+		m, err := l.Load(context.Background(), "g", "a", "1")
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("Load took %v", d)
+		}
+		if err != nil {
+			return
+		}
+		// Path containment: every coordinate the model hands on is one
+		// CheckPart accepts.
+		for _, d := range m.Dependencies {
+			if err := d.check(); err != nil {
+				t.Fatalf("dependency %+v passed the loader: %v", d, err)
+			}
+		}
+		if m.Relocation != nil {
+			if err := CheckCoord(*m.Relocation); err != nil {
+				t.Fatalf("relocation %+v passed the loader: %v", *m.Relocation, err)
+			}
+		}
 	})
 }

@@ -44,10 +44,8 @@ func ParseCoordinates(value string) ([]Coordinate, error) {
 		}
 		// Spark takes any characters; prebake refuses those a path cannot
 		// hold safely (exclusions are globs, never paths: not checked).
-		for _, f := range [...]struct{ name, v string }{{maven.FieldGroup, c.Group}, {maven.FieldArtifact, c.Artifact}, {maven.FieldVersion, c.Version}} {
-			if err := maven.CheckPart(f.name, f.v); err != nil {
-				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("coordinate %s: %w", maven.Quote(p), err))
-			}
+		if err := maven.CheckParts(c.Group, c.Artifact, c.Version); err != nil {
+			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("coordinate %s: %w", maven.Quote(p), err))
 		}
 		out = append(out, c)
 	}

@@ -1,11 +1,16 @@
 package resolver
 
 import (
+	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/maven"
 )
 
 func TestParseCoordinates(t *testing.T) {
@@ -110,6 +115,29 @@ func FuzzParseCoordinates(f *testing.F) {
 			if c.Group == "" || c.Artifact == "" || c.Version == "" {
 				t.Fatalf("%q: empty part in %+v", s, c)
 			}
+			// Path containment: the parts pass the validator, and the jar
+			// name stays in the retrieve directory.
+			if err := maven.CheckCoord(maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: c.Version}); err != nil {
+				t.Fatalf("%q: %+v: %v", s, c, err)
+			}
+			name := SparkFileName(c.Group, c.Artifact, c.Version, "", "jar")
+			if p, err := safepath.Join("/cache/retrieve/h", name); err == nil && filepath.Dir(p) != "/cache/retrieve/h" {
+				t.Fatalf("%q: jar %q lands at %s", s, name, p)
+			}
+			if _, err := safepath.Join("/repo", modulePath(c.Group, c.Artifact, c.Version)+artifactFileName(c.Artifact, c.Version, "", "pom")); err != nil {
+				t.Fatalf("%q: the POM path leaves the repository: %v", s, err)
+			}
 		}
 	})
+}
+
+// TestParseCoordinatesHostile: --packages parts go through the one
+// coordinate validator (exit 65, naming the coordinate).
+func TestParseCoordinatesHostile(t *testing.T) {
+	for _, in := range []string{"..:a:1", "g:..:1", "g:a:..", `g:a\b:1`, "g:a:1\x00", "g:a%2e%2e:1", "g:a?x=1:1", "g\tx:a:1"} {
+		_, err := ParseCoordinates(in)
+		if exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, maven.ErrInvalidCoordinate) || !strings.Contains(err.Error(), "coordinate ") {
+			t.Errorf("ParseCoordinates(%q): err = %v, want 65 and ErrInvalidCoordinate", in, err)
+		}
+	}
 }

@@ -57,6 +57,11 @@ func hostileFiles(t *testing.T, root string) {
 	write("ev/propbomb/1/propbomb-1.pom", pomOf("propbomb", props.String()+
 		"<dependencies><dependency><groupId>ev</groupId><artifactId>x</artifactId><version>${p9}</version></dependency></dependencies>"), 0)
 	write("ev/propbomb/1/propbomb-1.jar", "jar", 0)
+	// Finding 1 over HTTP too: a groupId that climbs out of the cache.
+	write("ev/trav/1/trav-1.pom", pomOf("trav", "<dependencies><dependency><groupId>../../../../../../tmp/PWNED</groupId><artifactId>art</artifactId><version>1</version></dependency></dependencies>"), 0)
+	write("ev/trav/1/trav-1.jar", "jar", 0)
+	write("tmp/PWNED/art/1/art-1.pom", pomOf("art", ""), 0)
+	write("tmp/PWNED/art/1/art-1.jar", "MALICIOUS", 0)
 }
 
 var hostileCases = []struct {
@@ -68,6 +73,7 @@ var hostileCases = []struct {
 	{"ev:meta:1", ErrTooLarge, "maven-metadata.xml"},
 	{"ev:sum:1", ErrTooLarge, "sum-1.pom.sha1"},
 	{"ev:propbomb:1", maven.ErrExpansion, "${p9} expands to more than"},
+	{"ev:trav:1", maven.ErrInvalidCoordinate, "trav-1.pom: dependency"},
 }
 
 // checkHostile resolves each hostile case from repo: exit 65, an error
@@ -122,4 +128,11 @@ func TestSizeAndExpansionLimitsNginx(t *testing.T) {
 	hostileFiles(t, root)
 	ng := mavenhttp.StartNginx(t, root, "u", "p")
 	checkHostile(t, ng.URL)
+	log, err := os.ReadFile(filepath.Join(ng.Dir, "logs", "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(log), "PWNED") || strings.Contains(string(log), "..") {
+		t.Errorf("a hostile request reached the server:\n%s", log)
+	}
 }

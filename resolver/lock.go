@@ -158,13 +158,11 @@ func CheckArtifact(a Artifact) error {
 	if len(p) != 3 && len(p) != 4 {
 		return bad("coord %s is not g:a:v[:classifier]", maven.Quote(a.Coord))
 	}
-	for i, f := range []string{maven.FieldGroup, maven.FieldArtifact, maven.FieldVersion, maven.FieldClassifier}[:len(p)] {
-		if p[i] == "" {
-			return bad("coord %s has an empty %s", maven.Quote(a.Coord), f)
-		}
-		if err := maven.CheckPart(f, p[i]); err != nil {
-			return bad("coord: %v", err)
-		}
+	if slices.Contains(p, "") {
+		return bad("coord %s has an empty part", maven.Quote(a.Coord))
+	}
+	if err := maven.CheckParts(p...); err != nil {
+		return bad("coord: %v", err)
 	}
 	if len(a.Sha256) != 64 {
 		return bad("sha256 %s is not 64 hex digits", maven.Quote(a.Sha256))

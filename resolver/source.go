@@ -709,11 +709,8 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 // dynamic revision, a lock): no invalid part reaches a repository path.
 // parts are groupId, artifactId, version[, classifier[, extension]].
 func checkModule(parts ...string) error {
-	fields := [...]string{maven.FieldGroup, maven.FieldArtifact, maven.FieldVersion, maven.FieldClassifier, maven.FieldType}
-	for i, p := range parts {
-		if err := maven.CheckPart(fields[i], p); err != nil {
-			return exitcode.New(exitcode.DataErr, err)
-		}
+	if err := maven.CheckParts(parts...); err != nil {
+		return exitcode.New(exitcode.DataErr, err)
 	}
 	return nil
 }
