@@ -19,15 +19,7 @@ import (
 // exits with the README's code, and a blob modified in the cache never
 // leaves it.
 func TestAuditExitCodesAndModifiedBlobs(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	t.Setenv("PREBAKE_CACHE", filepath.Join(tmp, "default-cache"))
-	t.Setenv("PREBAKE_STORE", "")
-	t.Setenv("PREBAKE_IMAGE_TARGET", "")
-	t.Setenv("PREBAKE_CONFIG", "")
+	root, _ := isolatedCLI(t)
 	srv := mavenhttp.New(filepath.Join(root, "testdata", "demo-repo"))
 	defer srv.Close()
 	ctx := context.Background()

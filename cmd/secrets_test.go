@@ -19,15 +19,7 @@ import (
 // exit codes of its §9 that are this command line's: each case prints no
 // secret anywhere and exits with the README's code.
 func TestSecretsInOutsideText(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	t.Setenv("PREBAKE_CACHE", filepath.Join(tmp, "cache"))
-	t.Setenv("PREBAKE_STORE", "")
-	t.Setenv("PREBAKE_IMAGE_TARGET", "")
-	t.Setenv("PREBAKE_CONFIG", "")
+	root, tmp := isolatedCLI(t)
 	t.Setenv("KUBECONFIG", filepath.Join(tmp, "none"))
 	repo := mavenhttp.New(filepath.Join(root, "testdata", "demo-repo"))
 	defer repo.Close()
