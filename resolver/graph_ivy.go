@@ -137,8 +137,6 @@ type engine struct {
 	med   *medIndex
 	// midGen counts the changes to sel/evd per module (see settledWalk).
 	midGen map[string]uint64
-	// rootEx: rootExcludes' answers.
-	rootEx map[[2]string]bool
 }
 
 type pomFetcher struct{ e *engine }
@@ -169,24 +167,12 @@ func newEngine(ctx context.Context, src Source, log Logger, rules []ExcludeRule)
 }
 
 func (e *engine) rootExcludes(group, artifact string) bool {
-	// The rules are glob regexps, asked again for every ancestor's
-	// dependencies: the answers are kept.
-	k := [2]string{group, artifact}
-	if v, ok := e.rootEx[k]; ok {
-		return v
-	}
-	v := false
 	for _, r := range e.rules {
 		if r.Matches(group, artifact) {
-			v = true
-			break
+			return true
 		}
 	}
-	if e.rootEx == nil {
-		e.rootEx = map[[2]string]bool{}
-	}
-	e.rootEx[k] = v
-	return v
+	return false
 }
 
 // ddsOf converts a model into Ivy dependency descriptors
