@@ -157,18 +157,27 @@ func runPrebake(ctx context.Context, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// TestExitCodesFromCLI produces one representative failure per code that
-// needs no external server and checks the exit code and the message.
-func TestExitCodesFromCLI(t *testing.T) {
+// isolatedCLI returns the checkout's root and a temp dir, with prebake's
+// environment (default cache, store, image target, config) pointing into it
+// or unset, so that in-process runs see nothing of the machine's.
+func isolatedCLI(t *testing.T) (root, tmp string) {
+	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
+	tmp = t.TempDir()
 	t.Setenv("PREBAKE_CACHE", filepath.Join(tmp, "default-cache"))
 	t.Setenv("PREBAKE_STORE", "")
 	t.Setenv("PREBAKE_IMAGE_TARGET", "")
 	t.Setenv("PREBAKE_CONFIG", "")
+	return root, tmp
+}
+
+// TestExitCodesFromCLI produces one representative failure per code that
+// needs no external server and checks the exit code and the message.
+func TestExitCodesFromCLI(t *testing.T) {
+	root, tmp := isolatedCLI(t)
 	cache := filepath.Join(tmp, "cache")
 	demo := []string{"--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/", "--cache", cache}
 	with := func(extra ...string) []string { return append(append([]string{}, demo...), extra...) }

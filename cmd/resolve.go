@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -75,6 +76,9 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 				req, err := f.request(args...)
 				if err != nil {
 					return err
+				}
+				if !hasCoordinate(req.Packages) {
+					return exitcode.Errorf(exitcode.Usage, "resolve: no coordinate to resolve; give group:artifact:version as arguments or with --packages")
 				}
 				rep := g.reporter(cmd.ErrOrStderr())
 				res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
@@ -169,4 +173,17 @@ func evictedSummary(g *resolver.Graph) string {
 		s = append(s, x)
 	}
 	return "; evicted: " + strings.Join(s, ", ")
+}
+
+// hasCoordinate reports whether the --packages values hold a coordinate
+// (Spark drops empty entries: --packages ',' holds none).
+func hasCoordinate(packages []string) bool {
+	for _, p := range packages {
+		for _, c := range strings.Split(p, ",") {
+			if strings.TrimSpace(c) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -128,7 +128,4 @@ func (b *k8sBackend) idOptions(req *idRequest) (submit.K8sIDOptions, error) {
 }
 
 // redactConfArg hides the value of a conf argument that may hold a secret.
-func redactConfArg(kv string) string {
-	k, v, _ := strings.Cut(kv, "=")
-	return k + "=" + redact.Conf(k, v)
-}
+func redactConfArg(kv string) string { return redact.ConfArg(kv) }

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"io"
 	"path"
 	"slices"
 	"strings"
@@ -580,6 +582,7 @@ func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.
 		if err != nil {
 			return nil, err
 		}
+		f.Open = verifiedOpen(f.Open, j)
 		files[i], names[i], sizes[i] = f, j.file, f.Size
 	}
 	var out []builtJarLayer
@@ -655,3 +658,35 @@ func buildIndex(b *base, imgs []platformImage, anns map[string]string) (v1.Image
 	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, mt), indexAddenda(imgs)...)
 	return mutate.Annotations(idx, all).(v1.ImageIndex), nil
 }
+
+// verifiedOpen hashes a jar's bytes as the layer reads them: a jar whose
+// content is not the lock's (a cache blob modified after it was checked)
+// fails the bake (exit code 65) instead of going into the image.
+func verifiedOpen(open func() (io.ReadCloser, error), j bakeJar) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) {
+		rc, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return &verifyingReader{rc: rc, h: sha256.New(), j: j}, nil
+	}
+}
+
+type verifyingReader struct {
+	rc io.ReadCloser
+	h  hash.Hash
+	j  bakeJar
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	n, err := v.rc.Read(p)
+	v.h.Write(p[:n])
+	if err == io.EOF {
+		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.j.sha256 {
+			return n, exitcode.New(exitcode.DataErr, fmt.Errorf("jar %s at %s: %w: sha256 %s, the lock says %s", v.j.file, v.j.path, resolver.ErrCorruptBlob, got, v.j.sha256))
+		}
+	}
+	return n, err
+}
+
+func (v *verifyingReader) Close() error { return v.rc.Close() }

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -731,5 +732,29 @@ func TestBakeGoldenDigest(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("bake digest (image layer) = %s, golden %s", got, want)
+	}
+}
+
+// A jar whose bytes are not the lock's (a cache blob replaced by one of the
+// same size) never goes into an image: the bake fails with 65.
+func TestBakeRefusesModifiedJar(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lock, paths := makeLock(t, dir, demoArtifacts...)
+	info, err := os.Stat(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(paths[0], 0o644)
+	if err := os.WriteFile(paths[0], bytes.Repeat([]byte("X"), int(info.Size())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "out")
+	_, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + target}, WithCacheDir(t.TempDir()))
+	if !errors.Is(err, resolver.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
+		t.Fatalf("bake with a modified jar: err = %v (code %d), want ErrCorruptBlob and 65", err, exitcode.Code(err))
+	}
+	if !strings.Contains(err.Error(), lock.Artifacts[0].File) {
+		t.Errorf("error %q does not name the jar %s", err, lock.Artifacts[0].File)
 	}
 }

@@ -53,24 +53,52 @@ func BlobPath(cacheDir, sha256Hex string) string {
 // bytes, and the last rename wins harmlessly.
 type cache struct {
 	dir string
+	// stamps is this user's stamp directory ("" when unusable): see
+	// blobcheck.go.
+	stamps string
+	// dirMode is the mode of the directories the cache creates.
+	dirMode os.FileMode
 }
 
 // staleTemp is how old a temp file must be before a new process removes it
 // (it was left by a killed process).
 const staleTemp = time.Hour
 
-func openCache(dir string) (*cache, error) {
+// openCache opens (creating it if needed) the cache in dir. private is set
+// when the repositories carry credentials: the cache then holds artifacts
+// only those credentials may read, and every directory it creates is 0700
+// (see the README, "Cache layout": a cache serves what it holds to whoever
+// can read it, as Maven's local repository does). log (may be nil) is
+// warned when a private cache is open to other users.
+func openCache(dir string, private bool, log Logger) (*cache, error) {
 	if dir == "" {
 		dir = DefaultCacheDir()
 	}
+	mode := os.FileMode(0o755)
+	if private {
+		mode = 0o700
+	}
 	for _, d := range []string{"blobs/sha256", "index", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(dir, d), mode); err != nil {
 			return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", dir, err))
 		}
 	}
-	c := &cache{dir: dir}
+	if info, err := os.Stat(dir); private && log != nil && err == nil && info.Mode().Perm()&0o077 != 0 {
+		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private --cache, or chmod 700 it)", dir, info.Mode().Perm())
+	}
+	c := &cache{dir: dir, stamps: stampDir(dir, true), dirMode: mode}
 	c.sweepTemp()
 	return c, nil
+}
+
+// privateChain reports whether any repository of the chain has credentials.
+func privateChain(chain []*repo) bool {
+	for _, r := range chain {
+		if r.hasAuth {
+			return true
+		}
+	}
+	return false
 }
 
 // sweepTemp removes temp files left by killed processes.
@@ -101,7 +129,8 @@ type indexEntry struct {
 }
 
 // lookup finds the blob a URL served before. It returns false when the URL
-// is not indexed or its blob is gone.
+// is not indexed or its blob is gone or does not verify (VerifyBlob): the
+// URL is then fetched again and the fresh copy replaces the bad blob.
 func (c *cache) lookup(url string) (indexEntry, bool) {
 	data, err := os.ReadFile(c.indexPath(url))
 	if err != nil {
@@ -115,7 +144,7 @@ func (c *cache) lookup(url string) (indexEntry, bool) {
 	if err != nil {
 		return indexEntry{}, false
 	}
-	if info, err := os.Stat(c.blobPath(f[0])); err != nil || info.Size() != size {
+	if verifyBlob(c.stamps, c.blobPath(f[0]), f[0], size) != nil {
 		return indexEntry{}, false
 	}
 	return indexEntry{Sha256: f[0], Size: size}, true
@@ -133,7 +162,7 @@ func (c *cache) record(url string, e indexEntry) error {
 // writeAtomic writes a small file by temp + rename, without fsync (see
 // commit).
 func (c *cache) writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), c.dirMode); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "idx-*")
@@ -154,11 +183,11 @@ func (c *cache) writeAtomic(path string, data []byte) error {
 	return os.Rename(f.Name(), path)
 }
 
-// hasBlob reports whether the blob exists with the given size (stat only:
-// a blob's name is its hash and it was renamed into place whole).
+// hasBlob reports whether the blob exists with the given size and a
+// matching stamp (stat and stamp only, no hashing).
 func (c *cache) hasBlob(sum string, size int64) bool {
 	info, err := os.Stat(c.blobPath(sum))
-	return err == nil && info.Mode().IsRegular() && (size < 0 || info.Size() == size)
+	return err == nil && info.Mode().IsRegular() && (size < 0 || info.Size() == size) && stamped(c.stamps, sum, info)
 }
 
 // sums are the digests of one download.
@@ -217,7 +246,10 @@ func (t *tempWriter) sums() sums {
 	}
 }
 
-// commit syncs the temp file and renames it to its blob path.
+// commit renames the temp file to its blob path, and stamps it. An
+// existing blob of that name is kept only when its stamp vouches for it;
+// otherwise the fresh copy (hashed as it was written) replaces it, so a
+// blob modified in the cache is repaired by the next download.
 func (t *tempWriter) commit() (string, error) {
 	s := t.sums()
 	// No fsync: it would put a disk flush on the critical path of every
@@ -239,9 +271,14 @@ func (t *tempWriter) commit() (string, error) {
 	}
 	if err := os.Rename(t.f.Name(), dst); err != nil {
 		t.abort()
+		// A cache we cannot write into may still hold the right bytes.
+		if verifyBlob(t.c.stamps, dst, s.sha256, s.size) == nil {
+			return dst, nil
+		}
 		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", t.c.dir, err))
 	}
 	t.committed = true
+	writeStamp(t.c.stamps, s.sha256, dst)
 	return dst, nil
 }
 

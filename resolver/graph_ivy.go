@@ -74,13 +74,37 @@ type inode struct {
 	rootLoaded   bool
 	confs        map[string]bool
 	mergedConfs  map[string]bool
+	// midS caches mid() (it keys every per-ancestor table lookup).
+	midS string
+	// settled: the last resolveConflict walk from an ancestor upwards
+	// that found n resolved at every level (see settledWalk).
+	settled settledWalk
+}
+
+// settledWalk identifies a resolveConflict walk of a node from ancestor i
+// of a visit path (by the path's backing array, never written after it is
+// built) while its module's conflict tables were at generation gen. Such a
+// walk that met only ancestors where the node is resolved (or evicted)
+// changes nothing but markEvicted (idempotent), so it is not repeated
+// until the tables of that module change: without this, every fetch of a
+// node walked all its ancestors again (quadratic work per level in deep
+// chains).
+type settledWalk struct {
+	base **inode
+	i    int
+	gen  uint64
 }
 
 // visitKey is Ivy's VisitNode: a node reached from a parent (e.root for
 // the coordinates).
 type visitKey struct{ parent, child *inode }
 
-func (n *inode) mid() string { return n.id.Group + ":" + n.id.Artifact }
+func (n *inode) mid() string {
+	if n.midS == "" {
+		n.midS = n.id.Group + ":" + n.id.Artifact
+	}
+	return n.midS
+}
 
 type engine struct {
 	ctx    context.Context
@@ -107,6 +131,12 @@ type engine struct {
 	sel, evd map[ancMid][]*inode
 	// dyn: dynamic revisions resolved (see graph_dynamic.go).
 	dyn dynamicRevs
+	// excls: every exclusion any caller's descriptor holds (see
+	// excludedBelow); med: the mediation index of the last deep path.
+	excls map[maven.Exclusion]bool
+	med   *medIndex
+	// midGen counts the changes to sel/evd per module (see settledWalk).
+	midGen map[string]uint64
 }
 
 type pomFetcher struct{ e *engine }
@@ -129,7 +159,8 @@ func (f pomFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, strin
 func newEngine(ctx context.Context, src Source, log Logger, rules []ExcludeRule) *engine {
 	e := &engine{ctx: ctx, src: src, log: log, rules: rules,
 		nodes: map[maven.Coord]*inode{}, selected: map[string]*inode{},
-		usage: map[visitKey]*inode{}, sel: map[ancMid][]*inode{}, evd: map[ancMid][]*inode{}}
+		usage: map[visitKey]*inode{}, sel: map[ancMid][]*inode{}, evd: map[ancMid][]*inode{},
+		midGen: map[string]uint64{}}
 	e.loader = maven.NewLoader(pomFetcher{e})
 	e.root = &inode{fetched: map[string]bool{}, loaded: true}
 	return e
@@ -241,7 +272,7 @@ func (e *engine) load(n *inode) {
 // isCircular: the node's module already appears on the visit path.
 func isCircular(n *inode, path []*inode) bool {
 	for _, a := range path {
-		if a != nil && a != n && a.mid() == n.mid() {
+		if a != nil && a != n && a.id.Group == n.id.Group && a.id.Artifact == n.id.Artifact {
 			return true
 		}
 	}
@@ -334,8 +365,16 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 		return true
 	}
 	if hasVersion(e.sel[key], n) {
-		if !e.resolveConflict(n, path, i-1, toevict) {
-			return false
+		// The walk above this ancestor only reads the tables of n's module
+		// when nothing changed them since the same walk settled (see
+		// settledWalk); its markEvicted calls are repeated below.
+		if s := (settledWalk{&path[0], i, e.midGen[key.mid]}); n.settled != s {
+			if !e.resolveConflict(n, path, i-1, toevict) {
+				return false
+			}
+			if s.gen == e.midGen[key.mid] {
+				n.settled = s
+			}
 		}
 		// getEvictionDataInRoot: previously evicted in the root.
 		if rootSel := e.sel[ancMid{e.root, n.mid()}]; !hasVersion(rootSel, n) {
@@ -353,17 +392,24 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 		}
 		e.sel[key] = resolved
 		ev, _ := without(e.evd[key], resolved)
-		e.evd[key] = union(ev, te)
+		if ev = union(ev, te); len(ev) > 0 {
+			e.evd[key] = ev
+		} else {
+			delete(e.evd, key) // no empty entries: one per ancestor and module made deep chains quadratic in memory
+		}
+		e.midGen[key.mid]++
 		return e.resolveConflict(n, path, i-1, te)
 	}
 	toevict, _ = without(toevict, resolved)
 	ev, _ := without(e.evd[key], resolved)
 	e.evd[key] = union(union(ev, toevict), []*inode{n})
+	e.midGen[key.mid]++
 	n.markEvicted(resolved)
 	prev := e.sel[key]
 	solved := true
 	if !sameSet(prev, resolved) {
 		e.sel[key] = resolved
+		e.midGen[key.mid]++
 		for _, s := range resolved {
 			if !hasVersion(prev, s) {
 				// node.gotoNode(sel): the selected node's visit from the
@@ -433,7 +479,7 @@ func (e *engine) depsOf(x *inode, above []*inode) []*inode {
 				continue
 			}
 			if x != e.root {
-				d = mediate(d, append(append([]*inode{}, above...), x))
+				d = e.mediateBelow(d, above, x)
 			}
 			c := e.node(d.target)
 			c.updateConfsToFetch(javaOrder(dconfs))
@@ -587,9 +633,10 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 		if e.excludedBelow(n, d.target.Group, d.target.Artifact) {
 			continue
 		}
-		d = mediate(d, path)
+		d = e.mediateBelow(d, path, nil)
 		child := e.node(d.target)
 		child.callers = append(child.callers, caller{parent: n, dd: d})
+		e.noteExclusions(d)
 		if child.declaredBy == nil {
 			child.declaredBy = map[*inode]bool{}
 		}
@@ -670,7 +717,7 @@ func (e *engine) excludedBelow(n *inode, g, a string) bool {
 	if e.rootExcludes(g, a) {
 		return true
 	}
-	if n == e.root {
+	if n == e.root || !e.anyExcludes(g, a) {
 		return false
 	}
 	r := e.callersExclude(n, g, a, map[*inode]bool{})
@@ -1003,4 +1050,74 @@ func (e *engine) tree(alive map[*inode]bool) []*Node {
 		}
 	}
 	return out
+}
+
+// noteExclusions records the exclusions of a caller's descriptor: a
+// dependency no descriptor excludes is never excluded below any node, so
+// excludedBelow answers without walking the callers (a walk per ancestor
+// made deep chains cubic).
+func (e *engine) noteExclusions(d *dd) {
+	for _, x := range d.excl {
+		if e.excls == nil {
+			e.excls = map[maven.Exclusion]bool{}
+		}
+		e.excls[x] = true
+	}
+}
+
+// anyExcludes: some caller's descriptor has an exclusion matching g:a.
+func (e *engine) anyExcludes(g, a string) bool {
+	return e.excls[maven.Exclusion{Group: g, Artifact: a}] || e.excls[maven.Exclusion{Group: "*", Artifact: a}] ||
+		e.excls[maven.Exclusion{Group: g, Artifact: "*"}] || e.excls[maven.Exclusion{Group: "*", Artifact: "*"}]
+}
+
+// deepPath is the path length from which mediation uses an index instead
+// of walking the path (which made each ancestor's dependency list cost the
+// depth, and deep chains cubic).
+const deepPath = 48
+
+// medIndex is, for one visit path (identified by its backing array, which
+// is never written after it is built), the index of the topmost node that
+// manages each module with a version: what mediate finds by walking.
+type medIndex struct {
+	base  **inode
+	n     int
+	first map[[2]string]int
+}
+
+// mediateBelow is mediate(d, above + x) (x may be nil).
+func (e *engine) mediateBelow(d *dd, above []*inode, x *inode) *dd {
+	if len(above) < deepPath {
+		path := above
+		if x != nil {
+			path = append(append(make([]*inode, 0, len(above)+1), above...), x)
+		}
+		return mediate(d, path)
+	}
+	if e.med == nil || e.med.base != &above[0] {
+		e.med = &medIndex{base: &above[0], first: map[[2]string]int{}}
+	}
+	m := e.med
+	for ; m.n < len(above); m.n++ {
+		a := above[m.n]
+		if a == nil || a.model == nil {
+			continue
+		}
+		for _, me := range a.model.Managed {
+			k := [2]string{me.Group, me.Artifact}
+			if _, ok := m.first[k]; ok {
+				continue
+			}
+			if v, ok := a.model.ManagedVersion(me.Group, me.Artifact); ok && v != "" {
+				m.first[k] = m.n
+			}
+		}
+	}
+	if i, ok := m.first[[2]string{d.target.Group, d.target.Artifact}]; ok && i < len(above) {
+		return mediate(d, above[i:i+1])
+	}
+	if x != nil {
+		return mediate(d, []*inode{x})
+	}
+	return d
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -124,8 +125,18 @@ func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
 // parseRepo parses one repository URL (http, https or file).
 func parseRepo(name, raw string) (*repo, error) {
 	u, err := url.Parse(raw)
+	if err != nil && strings.Contains(raw, "@") {
+		// Go's message quotes pieces of the userinfo ("invalid port \":pa\""):
+		// not printed.
+		return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: not a valid URL; percent-encode reserved characters in its credentials (/ as %%2F, @ as %%40, a space as %%20)", name, redact.URL(raw))
+	}
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: %v", name, redact.String(raw), redactErr(err))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: port %s is not in 1-65535", name, redact.URL(raw), p)
+		}
 	}
 	r := &repo{Repository: Repository{Name: name}}
 	if u.User != nil {

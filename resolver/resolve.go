@@ -19,8 +19,9 @@ import (
 // Resolve resolves req as spark-submit --packages would, with a lockfile:
 //
 //   - When req.LockPath holds a lock whose inputsHash matches req, the lock
-//     is used: no request is made, cached blobs are trusted by name (stat
-//     only) and missing ones are fetched from the repository the lock
+//     is used: no request is made, cached blobs are trusted by their stamp
+//     (VerifyBlob: stat plus a small read, else the blob is hashed) and
+//     missing or modified ones are fetched from the repository the lock
 //     records.
 //   - When the lock is missing or stale and req.Frozen is set, the error has
 //     exit code 78 and says what changed.
@@ -227,9 +228,10 @@ func WithRepositoryURLs(urls ...string) Option {
 
 // FetchLocked makes every artifact of lock available in the cache and
 // returns their paths, in lock order. A blob already in the cache is
-// trusted by name (stat only); a missing one is fetched from the repository
-// the lock records and checked against the lock's sha256. With
-// WithOffline, a missing blob is an error (exit code 69).
+// verified (VerifyBlob: by its stamp, else hashed); a missing or modified
+// one is fetched from the repository the lock records, checked against the
+// lock's sha256, and replaces the bad copy. With WithOffline, a missing
+// blob is an error (exit code 69), a modified one too (65).
 func FetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, opts ...Option) ([]string, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
@@ -261,16 +263,24 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	}
 	paths := make([]string, len(lock.Artifacts))
 	var missing []int
+	bad := map[int]error{}
+	stamps := stampDir(cacheDir, true)
 	for i, a := range lock.Artifacts {
 		paths[i] = BlobPath(cacheDir, a.Sha256)
-		if info, err := os.Stat(paths[i]); err != nil || !info.Mode().IsRegular() || info.Size() != a.Size {
+		// A stamped blob costs a stat and a small read; one modified after
+		// it was written is fetched again (repaired) like a missing one.
+		if err := verifyBlob(stamps, paths[i], a.Sha256, a.Size); err != nil {
+			if errors.Is(err, ErrCorruptBlob) {
+				bad[i] = err
+				o.log.Printf("%s: %v; fetching it again", a.File, err)
+			}
 			missing = append(missing, i)
 		}
 	}
 	if len(missing) == 0 {
 		return paths, nil
 	}
-	c, err := openCache(cacheDir)
+	c, err := openCache(cacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +293,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	g.SetLimit(o.parallel)
 	for _, i := range missing {
 		a := lock.Artifacts[i]
-		g.Go(func() error { return fetchLockedOne(gctx, c, f, chain, a, offline) })
+		g.Go(func() error { return fetchLockedOne(gctx, c, f, chain, a, offline, bad[i]) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -307,7 +317,9 @@ func lockedRel(a Artifact, readMeta func(rel string) ([]byte, error)) (string, e
 	return dir + names[0], nil
 }
 
-func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a Artifact, offline bool) error {
+// bad is the blob's verification error when a corrupt copy is in the
+// cache (nil when it is missing).
+func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a Artifact, offline bool, bad error) error {
 	var err error
 	r := &repo{}
 	for _, cr := range chain {
@@ -361,6 +373,9 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 			return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
 		}
 		return nil
+	}
+	if offline && bad != nil {
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("locked artifact %s: %w; run without --offline to fetch it again from %s", a.File, bad, u))
 	}
 	if offline {
 		return exitcode.New(exitcode.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.dir, errNotCached))

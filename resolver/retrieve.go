@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +17,9 @@ import (
 // are hard links to the cache's blobs (copies when linking fails); the
 // directory appears atomically (built beside it, then renamed), so a
 // reader never sees it half made. Every blob must already be in the cache
-// (FetchLocked). paths are in lock order.
+// (FetchLocked) and verify (VerifyBlob: a modified blob is an error with
+// exit code 65); an existing directory whose files no longer match the
+// lock is rebuilt. paths are in lock order.
 func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string, paths []string, err error) {
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
@@ -32,7 +35,8 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 			return "", nil, exitcode.New(exitcode.DataErr, fmt.Errorf("retrieve: %w", err))
 		}
 	}
-	if complete(dir, lock) {
+	stamps := stampDir(cacheDir, true)
+	if complete(dir, lock, cacheDir, stamps) {
 		return dir, paths, nil
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -48,8 +52,10 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 			return "", nil, err
 		}
 		blob := BlobPath(cacheDir, a.Sha256)
-		if info, err := os.Stat(blob); err != nil || info.Size() != a.Size {
+		if err := verifyBlob(stamps, blob, a.Sha256, a.Size); errors.Is(err, os.ErrNotExist) {
 			return "", nil, exitcode.Errorf(exitcode.NotFound, "retrieve %s: blob %s is not in the cache %s (fetch the lock first): %w", a.File, a.Sha256, cacheDir, ErrNotFound)
+		} else if err != nil {
+			return "", nil, fmt.Errorf("retrieve %s: %w", a.File, err)
 		}
 		dst, err := safepath.Join(tmp, a.File)
 		if err != nil {
@@ -64,7 +70,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another process made it first (rename onto a non-empty dir fails).
-		if complete(dir, lock) {
+		if complete(dir, lock, cacheDir, stamps) {
 			return dir, paths, nil
 		}
 		// A stale, incomplete directory (not made by us): replace it.
@@ -75,7 +81,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 				return dir, paths, nil
 			}
 		}
-		if complete(dir, lock) {
+		if complete(dir, lock, cacheDir, stamps) {
 			return dir, paths, nil
 		}
 		return "", nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("retrieve dir %s: %w", dir, err))
@@ -83,16 +89,30 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 	return dir, paths, nil
 }
 
-// complete reports whether dir holds every file of lock with its size.
-func complete(dir string, lock *Lockfile) bool {
+// complete reports whether dir holds every file of lock with its content:
+// a hard link to a blob that verifies (by its stamp), else a copy whose
+// bytes hash to the lock's sha256. A directory with a file modified or
+// replaced is not complete, and is rebuilt.
+func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
+	if _, err := os.Stat(dir); err != nil {
+		return false
+	}
 	for _, a := range lock.Artifacts {
-		info, err := os.Stat(filepath.Join(dir, a.File))
+		file := filepath.Join(dir, a.File)
+		info, err := os.Stat(file)
 		if err != nil || info.Size() != a.Size {
 			return false
 		}
+		blob := BlobPath(cacheDir, a.Sha256)
+		if bi, err := os.Stat(blob); err == nil && os.SameFile(info, bi) {
+			if verifyBlob(stamps, blob, a.Sha256, a.Size) != nil {
+				return false
+			}
+		} else if verifyBlob("", file, a.Sha256, a.Size) != nil {
+			return false
+		}
 	}
-	_, err := os.Stat(dir)
-	return err == nil
+	return true
 }
 
 func linkOrCopy(src, dst string) error {

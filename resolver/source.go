@@ -222,7 +222,7 @@ func newSource(req Request, o *options) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := openCache(req.CacheDir)
+	c, err := openCache(req.CacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
 	}

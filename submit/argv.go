@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // spark-submit's options that take a value, by alias, with their canonical
@@ -252,7 +253,7 @@ func (a *Argv) handle(arg Arg) error {
 	switch arg.Name {
 	case "--conf":
 		if !strings.Contains(arg.Value, "=") {
-			return exitcode.Errorf(exitcode.Usage, "spark-submit --conf %q: Spark config without '='", arg.Value)
+			return exitcode.Errorf(exitcode.Usage, "spark-submit --conf %q: Spark config without '='", redact.ConfArg(arg.Value))
 		}
 	case "--deploy-mode":
 		if arg.Value != "client" && arg.Value != "cluster" {

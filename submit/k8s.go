@@ -270,7 +270,10 @@ func runSparkSubmit(ctx context.Context, o *K8sOptions, args []string) (int, []s
 	tail := &tailWriter{max: 200}
 	var w io.Writer = tail
 	if !o.Quiet {
-		w = io.MultiWriter(o.Stderr, tail)
+		// Its output is streamed redacted, as the tail is (finding 10).
+		lw := redact.NewLineWriter(o.Stderr)
+		defer lw.Close()
+		w = io.MultiWriter(lw, tail)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	err := cmd.Run()
@@ -699,7 +702,7 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *K8sR
 		st.logErr = false
 		for _, l := range st.logs.feed(data, now) {
 			if w.o.Verbose {
-				fmt.Fprintf(w.o.Stderr, "driver| %s\n", l)
+				fmt.Fprintf(w.o.Stderr, "driver| %s\n", redact.Line(l))
 			}
 		}
 	}

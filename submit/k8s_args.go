@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // k8sArgs is the part of a spark-submit argv that the K8s backend needs: the
@@ -76,7 +78,7 @@ func parseK8sArgs(args []string) (*k8sArgs, error) {
 		case "--conf", "-c":
 			k, v, ok := strings.Cut(val, "=")
 			if !ok {
-				return nil, fmt.Errorf("spark-submit --conf %q: expected key=value", val)
+				return nil, fmt.Errorf("spark-submit --conf %q: expected key=value", redact.ConfArg(val))
 			}
 			a.conf[k] = v
 		}

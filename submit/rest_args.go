@@ -6,6 +6,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // restArgs is what the REST backend reads from a (rewritten) spark-submit
@@ -38,7 +40,7 @@ func parseRestArgs(args []string) (*restArgs, error) {
 		case "--conf":
 			k, val := o.ConfKV()
 			if k == "" || !strings.Contains(o.Value, "=") {
-				return nil, fmt.Errorf("--conf %q: must be key=value", o.Value)
+				return nil, fmt.Errorf("--conf %q: must be key=value", redact.ConfArg(o.Value))
 			}
 			if _, seen := a.conf[k]; !seen {
 				a.order = append(a.order, k)

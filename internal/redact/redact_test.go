@@ -79,3 +79,55 @@ func TestLine(t *testing.T) {
 		}
 	}
 }
+
+// The leaks of the security review (finding 7 and 10): passwords holding
+// "/", "@" or a space, a mistyped --conf, server messages with a bearer
+// token.
+func TestSecretsInOutsideText(t *testing.T) {
+	for _, tt := range []struct {
+		name, in, want string
+		fn             func(string) string
+	}{
+		{"slash in the password, free text", `repository repo-1 "http://alice:pa/ss@127.0.0.1:18090/": bad`, `repository repo-1 "http://127.0.0.1:18090/": bad`, String},
+		{"at in the password, free text", `GET http://bob:p@ss@127.0.0.1:18090/x.pom: 401`, `GET http://127.0.0.1:18090/x.pom: 401`, String},
+		{"at in the password, list", `http://alice:s3cr3tPW@127.0.0.1:18090/,http://bob:p@ss@127.0.0.1:18090/`, `http://127.0.0.1:18090/,http://127.0.0.1:18090/`, String},
+		{"slash and at in the password", `http://bob:p@ss/w@h.example/r/`, `http://h.example/r/`, String},
+		{"base64 token with slashes", `https://ci:dG9r/ZW4+x/y=@nexus.example/repo/`, `https://nexus.example/repo/`, String},
+		{"a port is not a password", `GET http://127.0.0.1:18090/org/x@1/a.pom`, `GET http://127.0.0.1:18090/org/x@1/a.pom`, String},
+		{"user@host with a port and @ in the path", `http://u@h:8080/p@x`, `http://h:8080/p@x`, String},
+		{"space in the password, one URL", `http://alice:pa ss@127.0.0.1:18090/`, `http://127.0.0.1:18090/`, URL},
+		{"slash in the password, one URL", `http://alice:pa/ss@127.0.0.1:18090/`, `http://127.0.0.1:18090/`, URL},
+		{"conf without =", `spark.kubernetes.authenticate.submission.oauthTokenK8STOKENsecret`, `spark.kubernetes.authenticate.submission.oauthTokenxxxxx`, ConfArg},
+		{"conf without =, password", `spark.ssl.keyStorePasswordhunter2`, `spark.ssl.keyStorePasswordxxxxx`, ConfArg},
+		{"conf with =", `spark.kubernetes.authenticate.submission.oauthToken=abc`, `spark.kubernetes.authenticate.submission.oauthToken=xxxxx`, ConfArg},
+		{"conf without =, no secret", `spark.executor.memory4g`, `spark.executor.memory4g`, ConfArg},
+		{"token file key kept", `spark.kubernetes.authenticate.submission.oauthTokenFile`, `spark.kubernetes.authenticate.submission.oauthTokenFile`, ConfArg},
+		{"API server message with a bearer token", `listing driver pods in default: Unauthorized: token Bearer K8STOKENsecret`, `listing driver pods in default: Unauthorized: token Bearer xxxxx`, Line},
+		{"basic credentials", `Authorization: Basic YWxpY2U6czNjcjN0`, `Authorization: Basic xxxxx`, Line},
+		{"spark-submit output", `INFO Client: --conf spark.kubernetes.authenticate.submission.oauthToken=K8STOKENsecret --conf spark.hadoop.fs.s3a.secret.key=S3ASECRET`, `INFO Client: --conf spark.kubernetes.authenticate.submission.oauthToken=xxxxx --conf spark.hadoop.fs.s3a.secret.key=xxxxx`, Line},
+		{"a plain sentence", `using basic authentication; bearer of the news`, `using basic authentication; bearer of the news`, Line},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.fn(tt.in); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// LineWriter redacts streamed output line by line, whatever the chunking.
+func TestLineWriter(t *testing.T) {
+	in := "start\nspark.authenticate.secret=abc123 next\r\nGET http://u:p/w@h/x\nlast s3a.secret.key=zz"
+	want := "start\nspark.authenticate.secret=xxxxx next\r\nGET http://h/x\nlast s3a.secret.key=xxxxx"
+	for _, chunk := range []int{1, 3, 7, len(in)} {
+		var b strings.Builder
+		w := NewLineWriter(&b)
+		for i := 0; i < len(in); i += chunk {
+			w.Write([]byte(in[i:min(i+chunk, len(in))]))
+		}
+		w.Close()
+		if d := cmp.Diff(want, b.String()); d != "" {
+			t.Errorf("chunks of %d (-want +got):\n%s", chunk, d)
+		}
+	}
+}

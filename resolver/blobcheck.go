@@ -1,0 +1,145 @@
+package resolver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// ErrCorruptBlob is matched (errors.Is) when a cache blob's bytes do not
+// hash to its name: it was modified after prebake wrote it.
+var ErrCorruptBlob = errors.New("cache blob does not match its sha256")
+
+// A blob is trusted without reading it only while it carries a stamp:
+//
+//	<dir>/stamps/<uid>/<hex>    "size mtime-ns ctime-ns inode device\n"
+//
+// written by this user when it wrote or last hashed the blob. Rewriting a
+// blob in place changes its ctime (which no unprivileged user can set
+// back), replacing it changes its inode, so a blob whose stat no longer
+// matches its stamp is hashed again. The stamp directory is the user's own
+// (mode 0700, owned by the uid, checked on every use): other users of a
+// shared cache cannot forge stamps, so what they write into the cache is
+// always hashed before it is used. Without a usable stamp directory (a
+// read-only cache, another user's cache) every use hashes.
+
+// stampDir is the current user's stamp directory, "" when it cannot be
+// used (missing and not creatable, not ours, or open to others).
+func stampDir(cacheDir string, create bool) string {
+	d := filepath.Join(cacheDir, "stamps", strconv.Itoa(os.Getuid()))
+	info, err := os.Lstat(d)
+	if errors.Is(err, os.ErrNotExist) && create {
+		_ = os.Mkdir(filepath.Dir(d), 0o755) // not the cache itself: openCache makes it, with its mode
+		if merr := os.Mkdir(d, 0o700); merr == nil || errors.Is(merr, os.ErrExist) {
+			info, err = os.Lstat(d)
+		}
+	}
+	if err != nil || !info.IsDir() || info.Mode().Perm() != 0o700 || !ownedByMe(info) {
+		return ""
+	}
+	return d
+}
+
+// stampOf is the stat line a stamp holds for a blob ("" when the platform
+// gives no inode or ctime).
+func stampOf(info os.FileInfo) string {
+	ino, dev, ctime, ok := statIDs(info)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%d %d %d %d %d\n", info.Size(), info.ModTime().UnixNano(), ctime, ino, dev)
+}
+
+// stamped reports whether the blob at path (stat info) carries a
+// matching stamp in dir.
+func stamped(dir, sum string, info os.FileInfo) bool {
+	if dir == "" {
+		return false
+	}
+	want := stampOf(info)
+	if want == "" {
+		return false
+	}
+	got, err := os.ReadFile(filepath.Join(dir, sum))
+	return err == nil && string(got) == want
+}
+
+// writeStamp records the blob's current stat (best effort: without it the
+// next use hashes again).
+func writeStamp(dir, sum, path string) {
+	if dir == "" {
+		return
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	s := stampOf(info)
+	if s == "" {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".st-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.WriteString(s)
+	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), filepath.Join(dir, sum)) != nil {
+		os.Remove(f.Name())
+	}
+}
+
+// VerifyBlob checks that the cache blob named sum is a regular file of
+// size bytes (size < 0: any) whose content hashes to sum: by its stamp
+// when it has a matching one, else by reading it (and then stamping it).
+// A missing blob matches os.ErrNotExist (exit code 66); a blob of the
+// wrong size or content matches ErrCorruptBlob (exit code 65). Every
+// command checks blobs this way before their bytes leave the cache (bake,
+// upload, retrieve, the paths resolve prints).
+func VerifyBlob(cacheDir, sum string, size int64) error {
+	if cacheDir == "" {
+		cacheDir = DefaultCacheDir()
+	}
+	return verifyBlob(stampDir(cacheDir, true), BlobPath(cacheDir, sum), sum, size)
+}
+
+func verifyBlob(stamps, path, sum string, size int64) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return exitcode.New(exitcode.NotFound, fmt.Errorf("cache blob %s: %w", path, err))
+	}
+	if !info.Mode().IsRegular() || (size >= 0 && info.Size() != size) {
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorruptBlob, path, info.Size(), size))
+	}
+	if stamped(stamps, sum, info) {
+		return nil
+	}
+	got, err := hashFile(path)
+	if err != nil {
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cache blob %s: %w", path, err))
+	}
+	if got != sum {
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s hashes to %s", ErrCorruptBlob, path, got))
+	}
+	writeStamp(stamps, sum, path)
+	return nil
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
