@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -59,9 +60,17 @@ func loadCases(path string) ([]kase, error) {
 	return out, sc.Err()
 }
 
-// sparkLines maps a case's Spark line to the pyspark version that
-// hack/infra.d/60-spark.sh installs (testenv.SparkVersions).
-var sparkLines = map[string]string{"3.5": "3.5.9", "4.0": "4.0.5"}
+// sparkLines maps a case's Spark line ("3.5") to the pyspark version that
+// hack/infra.d/60-spark.sh installs (testenv.SparkVersions, "3.5.9").
+var sparkLines = func() map[string]string {
+	m := map[string]string{}
+	for _, v := range testenv.SparkVersions {
+		if p := strings.SplitN(v, ".", 3); len(p) == 3 {
+			m[p[0]+"."+p[1]] = v
+		}
+	}
+	return m
+}()
 
 func sortedLines() []string {
 	var l []string
