@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo image parity-refresh parity-live infra clean
+.PHONY: build test unit lint bench demo image parity-refresh parity-live parity-central infra clean
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/prebake
@@ -57,6 +57,12 @@ parity-refresh:
 ## parity-live: run the live Ivy oracle over every golden case and compare.
 parity-live:
 	$(GO) run ./hack/parity -live
+
+## parity-central: every case of testdata/central/cases.txt through the real spark-submit (pyspark 3.5 and 4.0)
+## and prebake on the machine's Maven Central; both must match the goldens (names and sha256).
+## `go run ./hack/central -record` rewrites the goldens and the recorded mirror.
+parity-central:
+	$(GO) run ./hack/central
 
 infra:
 	hack/infra.sh

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// sparkHome is SPARK_HOME of the pinned pyspark of a Spark line and the
+// directory to put on PYTHONPATH.
+func sparkHome(line string) (home, pythonPath string, err error) {
+	dir := filepath.Join(testenv.CacheDir(), "pyspark-"+sparkLines[line])
+	home = filepath.Join(dir, "pyspark")
+	if _, err := os.Stat(filepath.Join(home, "bin", "spark-submit")); err != nil {
+		return "", "", fmt.Errorf("pyspark %s not installed (run hack/infra.sh): %w", sparkLines[line], err)
+	}
+	return home, dir, nil
+}
+
+// oracle runs the real spark-submit of one Spark line. Its JVM gets a
+// throw-away user.home (so that Spark's local-m2-cache and Ivy's default
+// directories are empty), an empty SPARK_CONF_DIR, and spark.jars.ivy in
+// a throw-away directory; DEFAULT_ARTIFACT_REPOSITORY points Spark's
+// central and spark-packages resolvers at the machine's Central.
+type oracle struct {
+	line    string
+	central string
+	ivy     string // spark.jars.ivy (its cache is shared by the runs of one oracle)
+	home    string // user.home and HOME
+	conf    string // SPARK_CONF_DIR
+	app     string // the no-op Python application
+	// jvmOpts go to the SparkSubmit JVM besides user.home: the parity run
+	// starts it with C1 only and the serial collector (startup-bound, and
+	// no effect on what Ivy resolves); the benchmark leaves Spark's
+	// defaults.
+	jvmOpts string
+}
+
+func newOracle(line, central, dir string) (*oracle, error) {
+	o := &oracle{line: line, central: central, ivy: filepath.Join(dir, "ivy"), home: filepath.Join(dir, "home"), conf: filepath.Join(dir, "conf"), app: filepath.Join(dir, "noop.py")}
+	for _, d := range []string{o.ivy, o.home, o.conf} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return o, os.WriteFile(o.app, []byte("# prebake's Central parity: a no-op application\n"), 0o644)
+}
+
+// resolveRE is Ivy's resolution report line: ":: resolution report ::
+// resolve 4651ms :: artifacts dl 644ms".
+var resolveRE = regexp.MustCompile(`:: resolution report :: resolve (\d+)ms :: artifacts dl (\d+)ms`)
+
+// run submits the no-op app with the case's --packages, --repositories and
+// --exclude-packages and returns the jars Spark retrieved (from
+// <spark.jars.ivy>/jars, emptied first) and the duration of Spark's
+// resolution phase (Ivy's resolve + artifacts download, as Ivy reports it).
+func (o *oracle) run(ctx context.Context, c kase, testdata string) (outcome, time.Duration, error) {
+	home, pyPath, err := sparkHome(o.line)
+	if err != nil {
+		return outcome{}, 0, err
+	}
+	jarsDir := filepath.Join(o.ivy, "jars")
+	if err := os.RemoveAll(jarsDir); err != nil {
+		return outcome{}, 0, err
+	}
+	args := []string{"--master", "local[1]", "--conf", "spark.jars.ivy=" + o.ivy, "--conf", "spark.ui.enabled=false", "--packages", c.coords}
+	if r := c.expand(o.central, testdata); len(r) > 0 {
+		args = append(args, "--repositories", strings.Join(r, ","))
+	}
+	if c.exclude != "" {
+		args = append(args, "--exclude-packages", c.exclude)
+	}
+	args = append(args, o.app)
+	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "spark-submit"), args...)
+	cmd.Env = append(cleanEnv(),
+		"SPARK_HOME="+home, "PYTHONPATH="+pyPath, "PYSPARK_PYTHON=python3",
+		"HOME="+o.home, "SPARK_CONF_DIR="+o.conf,
+		"SPARK_SUBMIT_OPTS="+strings.TrimSpace("-Duser.home="+o.home+" "+o.jvmOpts),
+		"DEFAULT_ARTIFACT_REPOSITORY="+o.central)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	var phase time.Duration
+	if m := resolveRE.FindStringSubmatch(out.String()); m != nil {
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		phase = time.Duration(a+b) * time.Millisecond
+	}
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return outcome{}, 0, ctx.Err()
+		}
+		// A resolution failure is an outcome; anything else is the
+		// harness's problem.
+		if strings.Contains(out.String(), "unresolved dependency") || strings.Contains(out.String(), "RuntimeException: [download failed") {
+			return outcome{failed: true, detail: tail(out.String(), 8)}, phase, nil
+		}
+		return outcome{}, 0, fmt.Errorf("spark-submit %s: %v:\n%s", sparkLines[o.line], runErr, tail(out.String(), 15))
+	}
+	jars, err := hashDir(jarsDir)
+	if err != nil {
+		return outcome{}, 0, fmt.Errorf("spark-submit %s retrieved nothing readable: %w:\n%s", sparkLines[o.line], err, tail(out.String(), 15))
+	}
+	return outcome{jars: jars}, phase, nil
+}
+
+// cleanEnv is the environment without what would change Spark's or
+// Python's behaviour under the harness.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "SPARK_HOME", "PYTHONPATH", "HOME", "SPARK_CONF_DIR", "SPARK_SUBMIT_OPTS", "DEFAULT_ARTIFACT_REPOSITORY", "PYSPARK_SUBMIT_ARGS", "SPARK_LOCAL_IP", "_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "SPARK_LOCAL_IP=127.0.0.1")
+}
+
+// hashDir maps every regular file in dir to its sha256.
+func hashDir(dir string) (map[string]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		sum, err := hashFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = sum
+	}
+	return out, nil
+}
+
+func hashFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// tail is the last n lines of s, redacted.
+func tail(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return redact.String(strings.Join(l, "\n"))
+}
