@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/layers"
@@ -187,16 +186,11 @@ func selfFile() ([]layers.File, string, error) {
 	if err != nil {
 		return nil, "", exitcode.New(exitcode.Internal, fmt.Errorf("--add-self: %w", err))
 	}
-	f, err := os.Open(exe)
+	sum, _, err := digest.File(exe)
 	if err != nil {
-		return nil, "", exitcode.New(exitcode.Internal, fmt.Errorf("--add-self: %w", err))
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
 		return nil, "", exitcode.New(exitcode.Internal, fmt.Errorf("--add-self: reading %s: %w", exe, err))
 	}
-	lf, err := layers.FileFromPath(selfPath, exe, 0o755, hex.EncodeToString(h.Sum(nil)))
+	lf, err := layers.FileFromPath(selfPath, exe, 0o755, sum)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,15 +1,13 @@
 package resolver
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/exitcode"
 )
 
@@ -120,7 +118,7 @@ func verifyBlob(stamps, path, sum string, size int64) error {
 	if stamped(stamps, sum, info) {
 		return nil
 	}
-	got, err := hashFile(path)
+	got, _, err := digest.File(path)
 	if err != nil {
 		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cache blob %s: %w", path, err))
 	}
@@ -129,17 +127,4 @@ func verifyBlob(stamps, path, sum string, size int64) error {
 	}
 	writeStamp(stamps, sum, path)
 	return nil
-}
-
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -3,8 +3,6 @@ package s3store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/resolver"
@@ -376,12 +375,11 @@ func checkFile(file string, j ManifestJar) error {
 		return exitcode.New(exitcode.NotFound, fmt.Errorf("jar %s: %w", j.File, err))
 	}
 	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
+	got, n, err := digest.Reader(f)
 	if err != nil {
 		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s: %w", file, err))
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != j.Sha256 || n != j.Size {
+	if got != j.Sha256 || n != j.Size {
 		return exitcode.Errorf(exitcode.DataErr, "jar %s at %s: sha256 %s and %d bytes, the lock says %s and %d bytes", j.File, file, got, n, j.Sha256, j.Size)
 	}
 	return nil

@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -143,26 +141,13 @@ func hashDir(dir string) (map[string]string, error) {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		sum, err := hashFile(filepath.Join(dir, e.Name()))
+		sum, _, err := digest.File(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
 		out[e.Name()] = sum
 	}
 	return out, nil
-}
-
-func hashFile(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // tail is the last n lines of s, redacted.

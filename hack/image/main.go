@@ -13,8 +13,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/layers"
 )
 
@@ -89,16 +88,10 @@ func run(ctx context.Context, target string, platforms []string, caFile string) 
 
 // fileFrom describes a file for a layer, with its sha256 as the cache ID.
 func fileFrom(name, src string, mode int64) (layers.File, error) {
-	f, err := os.Open(src)
+	sum, n, err := digest.File(src)
 	if err != nil {
 		return layers.File{}, err
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return layers.File{}, err
-	}
-	return layers.File{Name: name, Mode: mode, Size: n, ID: hex.EncodeToString(h.Sum(nil)),
+	return layers.File{Name: name, Mode: mode, Size: n, ID: sum,
 		Open: func() (io.ReadCloser, error) { return os.Open(src) }}, nil
 }
