@@ -203,7 +203,7 @@ func TestExitCodesFromCLI(t *testing.T) {
 	}{
 		{"usage: unknown flag", []string{"resolve", "--no-such-flag"}, exitcode.Usage, "unknown flag: --no-such-flag"},
 		{"usage: bad -o", []string{"inspect", "-o", "yaml", "oci:x"}, exitcode.Usage, `-o "yaml"`},
-		{"usage: unsupported master", []string{"submit", "--", "--master", "yarn", "app.jar"}, exitcode.Usage, `--master "yarn"`},
+		{"usage: unsupported master", []string{"submit", "--", "--master", "nomad://n1:4646", "app.jar"}, exitcode.Usage, `--master "nomad://n1:4646"`},
 		{"usage: cluster mode without image or store", append(append([]string{"rewrite"}, demo...), "--", "--master", "k8s://https://k8s.example:6443",
 			"--deploy-mode", "cluster", "--packages", "org.slf4j:slf4j-api:2.0.7", "local:///opt/app.jar"), exitcode.Usage, "give --image-from or --store"},
 		{"data: malformed coordinate", append([]string{"resolve"}, with("org.slf4j-slf4j-api")...), exitcode.DataErr, "groupId:artifactId:version"},

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit"
 )
 
 // A backend submits to and follows one kind of cluster manager. Backends
@@ -79,14 +80,16 @@ var prepareSubmission = func(ctx context.Context, g *globals, f *submitFlags, fs
 // masterKind returns the backend name for a master URL.
 func masterKind(master string) (string, error) {
 	switch {
+	case submit.RunsHere([]string{"--master", master, "x"}):
+		return "local", nil
 	case strings.HasPrefix(master, "k8s://"):
 		return "k8s", nil
 	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
 		return "rest", nil
 	case master == "":
-		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos://")
+		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs local[…], yarn, k8s://, spark:// or mesos://")
 	}
-	return "", exitcode.Errorf(exitcode.Usage, "--master %q: prebake submit follows k8s://, spark:// (standalone cluster mode) and mesos:// masters; run spark-submit directly for others", master)
+	return "", exitcode.Errorf(exitcode.Usage, "--master %q: prebake submit takes local[…], yarn, k8s://, spark:// and mesos:// masters", master)
 }
 
 // findMaster returns the --master value in spark-submit args (before the
@@ -125,6 +128,9 @@ func init() {
 				kind, err := masterKind(master)
 				if err != nil {
 					return err
+				}
+				if kind == "rest" && !c.Flags().Changed("status-poll-only") && submit.RunsHere(args) {
+					kind = "local" // client mode: the driver runs under spark-submit here
 				}
 				b, ok := backends[kind]
 				if !ok {

@@ -1,0 +1,252 @@
+package submit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// RunsHere reports whether the driver of the spark-submit argv args runs
+// under spark-submit on this machine, so that spark-submit's own exit code
+// is the application's: local masters (local, local[N], local[*],
+// local-cluster[…]), YARN (client mode, and cluster mode, where
+// spark-submit waits for the application and fails with it), and client
+// mode on spark:// and mesos://. K8s client mode stays with SubmitK8s.
+func RunsHere(args []string) bool {
+	v, err := ParseArgv(args)
+	if err != nil {
+		return false
+	}
+	master, _ := v.Flag("--master")
+	if master == "" {
+		master, _ = v.Conf("spark.master")
+	}
+	switch {
+	case master == "local", strings.HasPrefix(master, "local["), strings.HasPrefix(master, "local-cluster["),
+		master == "yarn", master == "yarn-client", master == "yarn-cluster":
+		return true
+	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
+		mode, ok := v.Flag("--deploy-mode")
+		if !ok {
+			mode, _ = v.Conf("spark.submit.deployMode")
+		}
+		return mode != "cluster"
+	}
+	return false
+}
+
+// LocalOptions configure SubmitLocal.
+type LocalOptions struct {
+	// SparkSubmit is the spark-submit binary (required).
+	SparkSubmit string
+	// Env is spark-submit's environment (nil: this process's).
+	Env []string
+	// Timeout bounds the run (0: none): spark-submit gets SIGTERM, and the
+	// run exits 75.
+	Timeout time.Duration
+	// KillGrace is how long spark-submit may take to stop after SIGTERM
+	// before it is killed (default 30s).
+	KillGrace time.Duration
+	// Output is "text" or "json". With json, stdout holds only the result
+	// object and spark-submit's stdout goes to Stderr.
+	Output string
+	// Quiet drops prebake's own lines (spark-submit's output still flows).
+	Quiet  bool
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// LocalResult is the outcome of SubmitLocal. With -o json it is printed to
+// stdout as one object (keys stable; empty ones omitted):
+//
+//	{
+//	  "backend": "spark-submit",
+//	  "master": "local[2]",            // userinfo removed
+//	  "deployMode": "client",          // client|cluster
+//	  "exitCode": 3,                   // prebake's own exit code for this run
+//	  "driverExitCode": 3,             // spark-submit's exit code (absent when it never ran)
+//	  "source": "driver",              // "driver" | "prebake"
+//	  "reason": "Completed",           // Completed, Error, Timeout, Cancelled, NotStarted
+//	  "message": "...",
+//	  "logTail": ["..."],              // spark-submit's last lines, on failure
+//	  "timings": {"started": "RFC3339", "finished": "...", "totalSeconds": 12.3}
+//	}
+type LocalResult struct {
+	Backend        string   `json:"backend"`
+	Master         string   `json:"master"`
+	DeployMode     string   `json:"deployMode"`
+	ExitCode       int      `json:"exitCode"`
+	DriverExitCode *int     `json:"driverExitCode,omitempty"`
+	Source         string   `json:"source"`
+	Reason         string   `json:"reason,omitempty"`
+	Message        string   `json:"message,omitempty"`
+	LogTail        []string `json:"logTail,omitempty"`
+	Timings        struct {
+		Started      time.Time `json:"started"`
+		Finished     time.Time `json:"finished"`
+		TotalSeconds float64   `json:"totalSeconds"`
+	} `json:"timings"`
+}
+
+const (
+	reasonCompleted  = "Completed"
+	reasonError      = "Error"
+	reasonNotStarted = "NotStarted"
+)
+
+// localLogTail is how many of spark-submit's last lines a failure keeps.
+const localLogTail = 50
+
+// SubmitLocal runs the real spark-submit with args (already rewritten: no
+// packages key, the jars as local paths or store URLs) for a submission
+// whose driver runs here (RunsHere), and returns when it exits. Its exit
+// code is the driver's and is passed through as K8s exit codes are (codes
+// prebake owns become 80, source "driver"). Its stdin, stdout and stderr are
+// this process's; stderr is redacted line by line. On ctx's end (SIGINT,
+// SIGTERM) or --timeout, spark-submit gets SIGTERM, then SIGKILL after
+// KillGrace.
+func SubmitLocal(ctx context.Context, args []string, o LocalOptions) (*LocalResult, error) {
+	if o.KillGrace <= 0 {
+		o.KillGrace = 30 * time.Second
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	res := &LocalResult{Backend: "spark-submit", DeployMode: "client"}
+	res.Timings.Started = time.Now()
+	if v, err := ParseArgv(args); err == nil {
+		m, _ := v.Flag("--master")
+		res.Master = redact.URL(m)
+		if d, ok := v.Flag("--deploy-mode"); ok {
+			res.DeployMode = d
+		} else if d, ok := v.Conf("spark.submit.deployMode"); ok {
+			res.DeployMode = d
+		}
+	}
+	err := runLocal(ctx, args, &o, res)
+	res.finish(time.Now(), err)
+	if o.Output == "json" {
+		enc := json.NewEncoder(o.Stdout)
+		enc.SetIndent("", "  ")
+		if werr := enc.Encode(res); werr != nil && err == nil {
+			return res, exitcode.New(exitcode.Internal, werr)
+		}
+	} else if err != nil && !o.Quiet {
+		fmt.Fprintf(o.Stderr, "prebake: spark-submit ended with exit code %d (%s)\n", exitcode.Code(err), res.Reason)
+	}
+	return res, err
+}
+
+func runLocal(ctx context.Context, args []string, o *LocalOptions, res *LocalResult) error {
+	if o.SparkSubmit == "" {
+		res.Reason = reasonNotStarted
+		return exitcode.Errorf(exitcode.Usage, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
+	}
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, o.SparkSubmit, args...)
+	cmd.Env = o.Env
+	cmd.Stdin = o.Stdin
+	// spark-submit execs java in its own process; SIGTERM runs Spark's
+	// shutdown hooks (SparkContext.stop, temp dirs removed).
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = o.KillGrace
+	tail := &tailWriter{max: localLogTail}
+	lw := redact.NewLineWriter(o.Stderr)
+	defer lw.Close()
+	cmd.Stderr = io.MultiWriter(lw, tail)
+	cmd.Stdout = o.Stdout
+	if o.Output == "json" {
+		// stdout carries only the result object.
+		cmd.Stdout = cmd.Stderr
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	code := 0
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if code < 0 { // killed by a signal: the shell's 128+n
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			} else {
+				code = 128 + int(syscall.SIGKILL)
+			}
+		}
+	default:
+		res.Reason = reasonNotStarted
+		return exitcode.Errorf(exitcode.Usage, "running spark-submit %s: %v", o.SparkSubmit, err)
+	}
+	res.DriverExitCode = &code
+	if ctx.Err() != nil {
+		// The run was stopped from here: say so, and keep spark-submit's
+		// own code for the record.
+		res.LogTail = tail.lines()
+		what, ec := "cancelled", exitCancelled
+		res.Reason = reasonCancelled
+		if errors.Is(context.Cause(ctx), errTimeout) {
+			what, ec = "--timeout reached", exitcode.Timeout
+			res.Reason = reasonTimeout
+		}
+		return exitcode.Errorf(ec, "%s; spark-submit stopped with exit code %d", what, code)
+	}
+	if code != 0 {
+		res.LogTail = tail.lines()
+	}
+	return driverExit(code, fmt.Sprintf("spark-submit exited with code %d", code))
+}
+
+// finish sets the exit code, source, reason and timings from err.
+func (r *LocalResult) finish(now time.Time, err error) {
+	r.ExitCode = exitcode.Code(err)
+	r.Source = exitcode.SourceOf(err)
+	if err == nil {
+		r.Source = exitcode.SourceDriver
+	}
+	if r.Reason == "" {
+		switch {
+		case err == nil:
+			r.Reason = reasonCompleted
+		default:
+			r.Reason = reasonError
+		}
+	}
+	if err != nil {
+		r.Message = redact.Line(err.Error())
+	}
+	r.Timings.Finished = now
+	r.Timings.TotalSeconds = secs(now.Sub(r.Timings.Started))
+}
+
+// SameFile reports whether a and b name the same file (after symlinks), for
+// prebake installed as spark-submit: the spark-submit it runs must not be
+// itself.
+func SameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(fa, fb)
+}
