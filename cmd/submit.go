@@ -80,7 +80,7 @@ var prepareSubmission = func(ctx context.Context, g *globals, f *submitFlags, fs
 // masterKind returns the backend name for a master URL.
 func masterKind(master string) (string, error) {
 	switch {
-	case submit.RunsHere([]string{"--master", master, "x"}):
+	case submit.LocalMaster(master):
 		return "local", nil
 	case strings.HasPrefix(master, "k8s://"):
 		return "k8s", nil

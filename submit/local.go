@@ -32,8 +32,7 @@ func RunsHere(args []string) bool {
 		master, _ = v.Conf("spark.master")
 	}
 	switch {
-	case master == "local", strings.HasPrefix(master, "local["), strings.HasPrefix(master, "local-cluster["),
-		master == "yarn", master == "yarn-client", master == "yarn-cluster":
+	case LocalMaster(master):
 		return true
 	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
 		mode, ok := v.Flag("--deploy-mode")
@@ -43,6 +42,15 @@ func RunsHere(args []string) bool {
 		return mode != "cluster"
 	}
 	return false
+}
+
+// LocalMaster reports whether master always runs the driver under
+// spark-submit on this machine: local, local[N], local[*],
+// local-cluster[…] and YARN (whose cluster mode spark-submit follows to the
+// end).
+func LocalMaster(master string) bool {
+	return master == "local" || strings.HasPrefix(master, "local[") || strings.HasPrefix(master, "local-cluster[") ||
+		master == "yarn" || master == "yarn-client" || master == "yarn-cluster"
 }
 
 // LocalOptions configure SubmitLocal.
