@@ -37,6 +37,7 @@ import (
 //	imageTarget: registry.example.com/spark/prebaked
 //	cache: /var/cache/prebake
 //	repositories: [https://nexus.example.com/repository/maven-public/]
+//	noDefaultRepositories: true      # only these repositories (no ~/.m2, Central, spark-packages)
 type fileConfig struct {
 	Store        string   `yaml:"store"`
 	Endpoint     string   `yaml:"endpoint"`
@@ -46,6 +47,9 @@ type fileConfig struct {
 	ImageTarget  string   `yaml:"imageTarget"`
 	Cache        string   `yaml:"cache"`
 	Repositories []string `yaml:"repositories"`
+	// NoDefaultRepositories is --no-default-repositories, for prebake
+	// installed as spark-submit, where no prebake flag can be given.
+	NoDefaultRepositories bool `yaml:"noDefaultRepositories"`
 }
 
 // loadConfig reads the --config file, else ./prebake.yaml when it exists,
@@ -107,6 +111,9 @@ func applyDefaults(f *submitFlags, fl *pflag.FlagSet, c *fileConfig) {
 	}
 	if unset("repositories") && len(c.Repositories) > 0 {
 		f.resolve.repositories = c.Repositories
+	}
+	if unset("no-default-repositories") && c.NoDefaultRepositories {
+		f.resolve.noDefaultRepositories = true
 	}
 }
 

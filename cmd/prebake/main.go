@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 
 	"github.com/prebake/prebake/cmd"
 )
@@ -16,5 +17,9 @@ func main() {
 	// already handles and reports) must not write to stderr behind
 	// prebake's back; prebake's own progress goes through its reporter.
 	log.SetOutput(io.Discard)
+	if filepath.Base(os.Args[0]) == "spark-submit" {
+		// Installed as spark-submit (README, "Airflow"): the same argv.
+		os.Exit(cmd.ExecuteAsSparkSubmit(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(cmd.Execute(os.Args[1:]))
 }
