@@ -1,0 +1,26 @@
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// AirflowVersion and AirflowSparkProvider are what hack/infra.d/70-airflow.sh
+// installs (keep them in step).
+const (
+	AirflowVersion       = "3.3.2"
+	AirflowSparkProvider = "6.3.4"
+)
+
+// Airflow returns the bin directory of the virtualenv that
+// hack/infra.d/70-airflow.sh installs (apache-airflow and its Spark
+// provider, pinned). It skips (fails under CI) when it is not installed.
+func Airflow(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(CacheDir(), "airflow-"+AirflowVersion+"-spark-"+AirflowSparkProvider)
+	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
+		Skip(t, "Airflow "+AirflowVersion+" not installed: run hack/infra.sh")
+	}
+	return filepath.Join(dir, "bin")
+}
