@@ -1,0 +1,392 @@
+package spark
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// mainJava is the tiny cluster-mode app: it loads the class named by its
+// first argument (one only a package provides), then finishes, throws or
+// sleeps as its second argument says. It is compiled with javac against
+// Spark's jars.
+const mainJava = `import org.apache.spark.SparkConf;
+
+public class Main {
+    public static void main(String[] args) throws Exception {
+        SparkConf conf = new SparkConf();
+        Class<?> c = Class.forName(args[0]);
+        System.out.println("LOADED " + c.getName() + " in " + conf.get("spark.app.name", "?"));
+        String mode = args.length > 1 ? args[1] : "";
+        if (mode.equals("throw")) {
+            throw new IllegalStateException("asked to fail");
+        }
+        if (mode.equals("sleep")) {
+            Thread.sleep(10 * 60 * 1000L);
+        }
+    }
+}
+`
+
+// standaloneCluster is one real master (REST server on) and one real
+// worker on 127.0.0.1, shared by the tests of this binary.
+type standaloneCluster struct {
+	home     string // SPARK_HOME
+	dir      string
+	env      []string
+	restPort int
+	webPort  int
+	workDir  string
+	appJar   string
+	procs    []*exec.Cmd // worker after master: stopped in reverse
+}
+
+var (
+	clusterOnce sync.Once
+	cluster     *standaloneCluster
+	clusterErr  error
+)
+
+// standalone starts the shared cluster on first use.
+func standalone(t *testing.T) *standaloneCluster {
+	t.Helper()
+	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
+	clusterOnce.Do(func() { cluster, clusterErr = startStandalone(sparkHome) })
+	if clusterErr != nil {
+		t.Fatalf("standalone cluster: %v", clusterErr)
+	}
+	return cluster
+}
+
+func stopStandalone() {
+	if cluster == nil {
+		return
+	}
+	for i := len(cluster.procs) - 1; i >= 0; i-- {
+		stopProc(cluster.procs[i])
+	}
+	os.RemoveAll(cluster.dir)
+}
+
+// stopProc sends SIGTERM (Spark's shutdown hooks stop the drivers a worker
+// runs), then SIGKILL after 20s.
+func stopProc(p *exec.Cmd) {
+	if p.Process == nil {
+		return
+	}
+	_ = p.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = p.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = p.Process.Kill()
+		<-done
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startStandalone(sparkHome string) (*standaloneCluster, error) {
+	dir, err := os.MkdirTemp("", "prebake-standalone-")
+	if err != nil {
+		return nil, err
+	}
+	c := &standaloneCluster{home: sparkHome, dir: dir, workDir: filepath.Join(dir, "work")}
+	c.env = append(os.Environ(), "SPARK_HOME="+sparkHome, "SPARK_LOCAL_IP=127.0.0.1", "HOME="+dir,
+		"SPARK_CONF_DIR="+filepath.Join(dir, "conf"), "SPARK_NO_DAEMONIZE=1")
+	if err := os.MkdirAll(filepath.Join(dir, "conf"), 0o755); err != nil {
+		return nil, err
+	}
+	if c.appJar, err = buildApp(sparkHome, dir); err != nil {
+		return nil, err
+	}
+	ports := make([]int, 4)
+	for i := range ports {
+		if ports[i], err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	rpcPort, workerWeb := ports[0], ports[3]
+	c.restPort, c.webPort = ports[1], ports[2]
+	master, err := c.startMaster("master", rpcPort, c.restPort, c.webPort)
+	if err != nil {
+		return c, err
+	}
+	c.procs = append(c.procs, master)
+	worker := exec.Command(filepath.Join(sparkHome, "bin", "spark-class"), "org.apache.spark.deploy.worker.Worker",
+		"--host", "127.0.0.1", "--webui-port", strconv.Itoa(workerWeb), "--cores", "2", "--memory", "1536m",
+		"--work-dir", c.workDir, fmt.Sprintf("spark://127.0.0.1:%d", rpcPort))
+	if err := c.start(worker, "worker"); err != nil {
+		return c, err
+	}
+	c.procs = append(c.procs, worker)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var st struct {
+			AliveWorkers int `json:"aliveworkers"`
+		}
+		if err := getJSON(fmt.Sprintf("http://127.0.0.1:%d/json/", c.webPort), &st); err == nil && st.AliveWorkers > 0 {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "worker.log"))
+			return c, fmt.Errorf("no worker registered after 2m; worker log:\n%s", log)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// startMaster starts a master with its REST server on restPort and waits
+// until that port answers.
+func (c *standaloneCluster) startMaster(name string, rpcPort, restPort, webPort int) (*exec.Cmd, error) {
+	props := filepath.Join(c.dir, name+".properties")
+	if err := os.WriteFile(props, []byte(fmt.Sprintf("spark.master.rest.enabled=true\nspark.master.rest.port=%d\n", restPort)), 0o644); err != nil {
+		return nil, err
+	}
+	m := exec.Command(filepath.Join(c.home, "bin", "spark-class"), "org.apache.spark.deploy.master.Master",
+		"--host", "127.0.0.1", "--port", strconv.Itoa(rpcPort), "--webui-port", strconv.Itoa(webPort), "--properties-file", props)
+	if err := c.start(m, name); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", restPort), time.Second)
+		if err == nil {
+			conn.Close()
+			return m, nil
+		}
+		if time.Now().After(deadline) {
+			stopProc(m)
+			log, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
+			return nil, fmt.Errorf("%s: REST port %d not up after 2m; log:\n%s", name, restPort, log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// start runs cmd with the cluster's environment and its output in name.log.
+func (c *standaloneCluster) start(cmd *exec.Cmd, name string) error {
+	log, err := os.Create(filepath.Join(c.dir, name+".log"))
+	if err != nil {
+		return err
+	}
+	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = c.env, log, log, c.dir
+	return cmd.Start()
+}
+
+// buildApp compiles mainJava against Spark's jars into app.jar.
+func buildApp(sparkHome, dir string) (string, error) {
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "Main.java"), []byte(mainJava), 0o644); err != nil {
+		return "", err
+	}
+	classes := filepath.Join(dir, "classes")
+	jar := filepath.Join(dir, "app.jar")
+	for _, args := range [][]string{
+		{"javac", "--release", "8", "-cp", filepath.Join(sparkHome, "jars", "*"), "-d", classes, filepath.Join(src, "Main.java")},
+		{"jar", "--create", "--file", jar, "-C", classes, "."},
+	} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("%s: %v\n%s", args[0], err, out)
+		}
+	}
+	return jar, nil
+}
+
+func getJSON(url string, v any) error {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// restResult is prebake's -o json for spark://.
+type restResult struct {
+	SubmissionID string `json:"submissionId"`
+	State        string `json:"state"`
+	ExitCode     int    `json:"exitCode"`
+	Source       string `json:"source"`
+}
+
+// submitArgs is `prebake submit` of the tiny app in cluster mode through
+// master, with the package from the demo repository stored in a file://
+// store.
+func (c *standaloneCluster) submitArgs(t *testing.T, master string, appArgs ...string) []string {
+	store := "file://" + filepath.Join(t.TempDir(), "store")
+	args := []string{"submit", "-o", "json", "--store", store, "--no-default-repositories", "--repositories", demoRepo(),
+		"--poll-interval", "300ms", "--",
+		"--master", master, "--deploy-mode", "cluster", "--class", "Main",
+		"--conf", "spark.driver.memory=512m", "--packages", "dev.prebake.demo:greeting:1.0", c.appJar}
+	return append(args, appArgs...)
+}
+
+func parseRest(t *testing.T, r result) restResult {
+	t.Helper()
+	var res restResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("-o json: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+	}
+	return res
+}
+
+// driverStdout is what the driver printed, from the worker's work dir.
+func (c *standaloneCluster) driverStdout(id string) string {
+	b, _ := os.ReadFile(filepath.Join(c.workDir, id, "stdout"))
+	return string(b)
+}
+
+// TestStandaloneREST submits through the real master's REST server: the
+// driver loads the packaged class from the store's jar and FINISHED gives
+// 0; an app that throws gives FAILED and 80; and with a dead first master
+// (HA), the second takes the submission.
+func TestStandaloneREST(t *testing.T) {
+	testenv.RequireIT(t)
+	env, _ := sparkEnv(t)
+	c := standalone(t)
+	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
+
+	t.Run("FINISHED", func(t *testing.T) {
+		r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting")...)
+		res := parseRest(t, r)
+		if r.code != 0 || res.State != "FINISHED" || res.Source != "driver" {
+			t.Fatalf("exit %d, result %+v, want 0 and FINISHED\nstderr:\n%s", r.code, res, r.stderr)
+		}
+		if out := c.driverStdout(res.SubmissionID); !strings.Contains(out, "LOADED dev.prebake.demo.Greeting") {
+			t.Errorf("the driver did not load the packaged class; its stdout:\n%s", out)
+		}
+		if strings.Contains(r.stderr, "packages") && strings.Contains(r.stderr, "spark.jars.packages=") {
+			t.Errorf("packages reached the master:\n%s", r.stderr)
+		}
+	})
+	t.Run("throws", func(t *testing.T) {
+		r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting", "throw")...)
+		res := parseRest(t, r)
+		if r.code != exitcode.DriverFailed || res.State != "FAILED" {
+			t.Fatalf("exit %d, result %+v, want 80 and FAILED\nstderr:\n%s", r.code, res, r.stderr)
+		}
+	})
+	t.Run("HA: the first master is dead", func(t *testing.T) {
+		ports := make([]int, 3)
+		for i := range ports {
+			p, err := freePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ports[i] = p
+		}
+		// A real master that was running on that port and is now gone.
+		dead, err := c.startMaster("dead-master", ports[0], ports[1], ports[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopProc(dead)
+		ha := fmt.Sprintf("spark://127.0.0.1:%d,127.0.0.1:%d", ports[1], c.restPort)
+		r := prebake(t, env, c.submitArgs(t, ha, "dev.prebake.demo.Greeting")...)
+		res := parseRest(t, r)
+		if r.code != 0 || res.State != "FINISHED" {
+			t.Fatalf("exit %d, result %+v, want 0 and FINISHED through the second master\nstderr:\n%s", r.code, res, r.stderr)
+		}
+	})
+}
+
+// TestStandaloneSIGTERMKills sends SIGTERM to prebake while the driver runs:
+// prebake kills the submission, and the real master reports KILLED.
+func TestStandaloneSIGTERMKills(t *testing.T) {
+	testenv.RequireIT(t)
+	env, _ := sparkEnv(t)
+	c := standalone(t)
+	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
+	cmd := exec.Command(prebakeBin, c.submitArgs(t, master, "dev.prebake.demo.Greeting", "sleep")...)
+	cmd.Env = env
+	var stdout bytes.Buffer
+	var stderr syncBuf
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(stderr.String(), "RUNNING") {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the driver never ran:\n%s", stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitcode.DriverFailed {
+		t.Errorf("after SIGTERM: %v, want exit 80\n%s", err, stderr.String())
+	}
+	res := parseRest(t, result{stdout: stdout.String(), stderr: stderr.String()})
+	if res.SubmissionID == "" {
+		t.Fatalf("no submission ID in %s", stdout.String())
+	}
+	// Ask the master itself.
+	var st struct {
+		DriverState string `json:"driverState"`
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		err := getJSON(fmt.Sprintf("http://127.0.0.1:%d/v1/submissions/status/%s", c.restPort, res.SubmissionID), &st)
+		if err == nil && st.DriverState == "KILLED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the master reports %q (%v), want KILLED\nprebake:\n%s", st.DriverState, err, stderr.String())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// syncBuf is a bytes.Buffer safe for the reader and exec's copier.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
