@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo image parity-refresh parity-live parity-central infra clean
+.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-central infra clean
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/prebake
@@ -44,6 +44,26 @@ demo: build
 	$(BIN) bake s3 --store file://$(CURDIR)/.demo/store \
 		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock
 	@echo "image in oci:.demo/image, jar store in file://$(CURDIR)/.demo/store; next: README.md, \"Usage\""
+
+## demo-spark: the demo's journey ending in a real local Spark job, when Spark is installed ($$SPARK_HOME, else the
+## pyspark that hack/infra.sh installs): resolve dev.prebake.demo:greeting:1.0 (a real one-class jar) from
+## testdata/spark-demo/repo into a lock, bake it into a file:// store, then `prebake submit` runs
+## testdata/spark-demo/app.py with --master local[2]: prebake runs the real spark-submit with the rewritten argv
+## (no --packages left, so Spark resolves nothing) and exits with its exit code.
+SPARK_DEMO_HOME ?= $(or $(SPARK_HOME),$(wildcard $(PREBAKE_CI_CACHE)/pyspark-3.5.9/pyspark))
+SPARK_DEMO_DIR ?= $(CURDIR)/.demo/spark
+SPARK_DEMO_REPO := file://$(CURDIR)/testdata/spark-demo/repo/
+demo-spark: build
+	@test -n "$(SPARK_DEMO_HOME)" || { echo "demo-spark needs Spark: set SPARK_HOME, or run make infra"; exit 1; }
+	@mkdir -p $(SPARK_DEMO_DIR)
+	$(BIN) resolve --no-default-repositories --repositories $(SPARK_DEMO_REPO) \
+		--cache $(SPARK_DEMO_DIR)/cache --lock $(SPARK_DEMO_DIR)/prebake.lock dev.prebake.demo:greeting:1.0
+	$(BIN) bake s3 --store file://$(SPARK_DEMO_DIR)/store --cache $(SPARK_DEMO_DIR)/cache --lock $(SPARK_DEMO_DIR)/prebake.lock
+	SPARK_HOME=$(SPARK_DEMO_HOME) PYTHONPATH=$(abspath $(SPARK_DEMO_HOME)/..)$(if $(PYTHONPATH),:$(PYTHONPATH)) \
+		$(BIN) submit --no-default-repositories --repositories $(SPARK_DEMO_REPO) \
+		--cache $(SPARK_DEMO_DIR)/cache --lock $(SPARK_DEMO_DIR)/prebake.lock --frozen -- \
+		--master 'local[2]' --conf spark.ui.enabled=false --packages dev.prebake.demo:greeting:1.0 \
+		$(CURDIR)/testdata/spark-demo/app.py
 
 ## image: prebake's own image (static binary + CA certificates on scratch, linux/amd64+arm64) as an OCI layout, built by prebake's layers package.
 IMAGE ?= oci:dist/prebake-image:latest
