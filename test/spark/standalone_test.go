@@ -331,7 +331,7 @@ func TestStandaloneSIGTERMKills(t *testing.T) {
 	cmd := exec.Command(prebakeBin, c.submitArgs(t, master, "dev.prebake.demo.Greeting", "sleep")...)
 	cmd.Env = env
 	var stdout bytes.Buffer
-	var stderr syncBuf
+	var stderr testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -371,22 +371,4 @@ func TestStandaloneSIGTERMKills(t *testing.T) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-}
-
-// syncBuf is a bytes.Buffer safe for the reader and exec's copier.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
