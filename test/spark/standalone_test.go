@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -321,6 +322,8 @@ func TestStandaloneREST(t *testing.T) {
 	})
 }
 
+var runningRE = regexp.MustCompile(`prebake: driver (\S+) is RUNNING`)
+
 // TestStandaloneSIGTERMKills sends SIGTERM to prebake while the driver runs:
 // prebake kills the submission, and the real master reports KILLED.
 func TestStandaloneSIGTERMKills(t *testing.T) {
@@ -336,11 +339,20 @@ func TestStandaloneSIGTERMKills(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// SIGTERM once the driver runs the app (it printed LOADED in the
+	// worker's work dir), not merely once it was accepted.
 	deadline := time.Now().Add(3 * time.Minute)
-	for !strings.Contains(stderr.String(), "RUNNING") {
+	for {
+		id := ""
+		if m := runningRE.FindStringSubmatch(stderr.String()); m != nil {
+			id = m[1]
+		}
+		if id != "" && strings.Contains(c.driverStdout(id), "LOADED dev.prebake.demo.Greeting") {
+			break
+		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			t.Fatalf("the driver never ran:\n%s", stderr.String())
+			t.Fatalf("the driver never ran the app:\n%s", stderr.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
