@@ -17,8 +17,9 @@ func TestMakeDemoSpark(t *testing.T) {
 	env, home := sparkEnv(t)
 	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
 	dir := t.TempDir()
-	cmd := exec.Command("make", "-C", repoRoot, "demo-spark", "SPARK_DEMO_DIR="+filepath.Join(dir, "demo"),
-		"BIN="+filepath.Join(dir, "prebake"), "SPARK_HOME="+sparkHome)
+	// -o build: the binary TestMain built, not a -trimpath build of its own.
+	cmd := exec.Command("make", "-C", repoRoot, "-o", "build", "demo-spark", "SPARK_DEMO_DIR="+filepath.Join(dir, "demo"),
+		"BIN="+prebakeBin, "SPARK_HOME="+sparkHome)
 	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
