@@ -65,17 +65,23 @@ func TestLocalAvroFromCentral(t *testing.T) {
 
 // TestLocalExitCodePassedThrough: an app that exits 3 (after its job, which
 // needs the package) makes prebake exit 3; the app's stdout is prebake's.
+// Every installed Spark line runs it (3.5 and 4.0: Spark 4's Ivy directory
+// is ~/.ivy2.5.2).
 func TestLocalExitCodePassedThrough(t *testing.T) {
 	testenv.RequireIT(t)
-	env, home := sparkEnv(t)
-	r := prebake(t, env, "submit", "--no-default-repositories", "--repositories", demoRepo(), "--",
-		"--master", "local[1]", "--conf", "spark.ui.enabled=false",
-		"--packages", "dev.prebake.demo:greeting:1.0", filepath.Join(repoRoot, "testdata", "spark-demo", "app.py"), "3")
-	if r.code != 3 {
-		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	for _, v := range testenv.SparkVersions {
+		t.Run(v, func(t *testing.T) {
+			env, home := sparkEnvFor(t, v)
+			r := prebake(t, env, "submit", "--no-default-repositories", "--repositories", demoRepo(), "--",
+				"--master", "local[1]", "--conf", "spark.ui.enabled=false",
+				"--packages", "dev.prebake.demo:greeting:1.0", filepath.Join(repoRoot, "testdata", "spark-demo", "app.py"), "3")
+			if r.code != 3 {
+				t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "GREETING: hello spark from a jar that prebake resolved (3 rows)") {
+				t.Errorf("the job's line is not on stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			}
+			noIvyWork(t, home, r.stderr)
+		})
 	}
-	if !strings.Contains(r.stdout, "GREETING: hello spark from a jar that prebake resolved (3 rows)") {
-		t.Errorf("the job's line is not on stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	}
-	noIvyWork(t, home, r.stderr)
 }

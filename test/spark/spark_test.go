@@ -62,7 +62,13 @@ func TestMain(m *testing.M) {
 // and none of the machine's prebake settings.
 func sparkEnv(t *testing.T) (env []string, home string) {
 	t.Helper()
-	sparkHome, pyPath := testenv.SparkHome(t, sparkVersion)
+	return sparkEnvFor(t, sparkVersion)
+}
+
+// sparkEnvFor is sparkEnv for one of testenv.SparkVersions.
+func sparkEnvFor(t *testing.T, version string) (env []string, home string) {
+	t.Helper()
+	sparkHome, pyPath := testenv.SparkHome(t, version)
 	home = filepath.Join(t.TempDir(), "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
