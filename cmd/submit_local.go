@@ -29,7 +29,6 @@ func (localBackend) Submit(ctx context.Context, req *submitRequest) error {
 		SparkSubmit: bin,
 		Timeout:     req.Flags.timeout,
 		Output:      req.Output,
-		Quiet:       req.Quiet,
 		Stdin:       os.Stdin,
 		Stdout:      req.Stdout,
 		Stderr:      req.Stderr,

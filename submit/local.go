@@ -68,8 +68,6 @@ type LocalOptions struct {
 	// Output is "text" or "json". With json, stdout holds only the result
 	// object and spark-submit's stdout goes to Stderr.
 	Output string
-	// Quiet drops prebake's own lines (spark-submit's output still flows).
-	Quiet  bool
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -153,8 +151,6 @@ func SubmitLocal(ctx context.Context, args []string, o LocalOptions) (*LocalResu
 		if werr := enc.Encode(res); werr != nil && err == nil {
 			return res, exitcode.New(exitcode.Internal, werr)
 		}
-	} else if err != nil && !o.Quiet {
-		fmt.Fprintf(o.Stderr, "prebake: spark-submit ended with exit code %d (%s)\n", exitcode.Code(err), res.Reason)
 	}
 	return res, err
 }
