@@ -21,7 +21,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/safepath"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // Annotation keys on a baked manifest (and index).
@@ -50,7 +50,7 @@ type JarsAnnotation struct {
 // BakeInput is one bake.
 type BakeInput struct {
 	// Lock is the resolved set; its artifacts are in spark.jars order.
-	Lock *resolver.Lockfile
+	Lock *lock.File
 	// Paths are the local files of Lock.Artifacts, index for index. When
 	// nil, Fetch is called, and only on a cache miss.
 	Paths []string
@@ -149,7 +149,7 @@ func cleanJarsDir(d string) (string, error) {
 	return path.Clean(d), nil
 }
 
-func coordsOf(l *resolver.Lockfile) string {
+func coordsOf(l *lock.File) string {
 	if len(l.Inputs.Packages) > 0 {
 		return strings.Join(l.Inputs.Packages, ",")
 	}
@@ -174,7 +174,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		return nil, exitcode.Errorf(exitcode.Usage, "bake: no lock")
 	}
 	for _, a := range in.Lock.Artifacts {
-		if err := resolver.CheckArtifact(a); err != nil {
+		if err := lock.CheckArtifact(a); err != nil {
 			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("bake: %w", err))
 		}
 	}
@@ -683,7 +683,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	v.h.Write(p[:n])
 	if err == io.EOF {
 		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.j.sha256 {
-			return n, exitcode.New(exitcode.DataErr, fmt.Errorf("jar %s at %s: %w: sha256 %s, the lock says %s", v.j.file, v.j.path, resolver.ErrCorruptBlob, got, v.j.sha256))
+			return n, exitcode.New(exitcode.DataErr, fmt.Errorf("jar %s at %s: %w: sha256 %s, the lock says %s", v.j.file, v.j.path, lock.ErrCorruptBlob, got, v.j.sha256))
 		}
 	}
 	return n, err

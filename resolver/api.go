@@ -1,17 +1,19 @@
 package resolver
 
 // This file is the contract between the resolver's parts and its callers
-// (cmd, layers, s3store, submit). Keep it small and stable.
+// (cmd and hack tools; the stores and submit use only the lock package). Keep it small and stable.
 
 import (
 	"context"
 	"errors"
+
+	"github.com/prebake/prebake/lock"
 )
 
-// Conflict modes.
+// Conflict modes (owned by the lock package; a lock records its mode).
 const (
-	ConflictLatest  = "latest"  // Ivy's latest-revision, Spark's behaviour (default)
-	ConflictNearest = "nearest" // Maven's nearest-wins
+	ConflictLatest  = lock.ConflictLatest  // Ivy's latest-revision, Spark's behaviour (default)
+	ConflictNearest = lock.ConflictNearest // Maven's nearest-wins
 )
 
 // Checksum policies (see the conventions).

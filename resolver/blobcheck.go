@@ -9,11 +9,12 @@ import (
 
 	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/lock"
 )
 
 // ErrCorruptBlob is matched (errors.Is) when a cache blob's bytes do not
 // hash to its name: it was modified after prebake wrote it.
-var ErrCorruptBlob = errors.New("cache blob does not match its sha256")
+var ErrCorruptBlob = lock.ErrCorruptBlob
 
 // A blob is trusted without reading it only while it carries a stamp:
 //

@@ -258,7 +258,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
-	if err := lock.check(); err != nil {
+	if err := lock.Check(); err != nil {
 		return nil, exitcode.New(exitcode.DataErr, err)
 	}
 	paths := make([]string, len(lock.Artifacts))

@@ -24,7 +24,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
-	if err := lock.check(); err != nil {
+	if err := lock.Check(); err != nil {
 		return "", nil, exitcode.New(exitcode.DataErr, err)
 	}
 	root := filepath.Join(cacheDir, "retrieve")

@@ -15,7 +15,7 @@ import (
 	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // ManifestVersion is the schema version of sets/<lock-hash>.json.
@@ -39,9 +39,9 @@ type ManifestJar struct {
 }
 
 // NewManifest builds the manifest of lock.
-func NewManifest(lock *resolver.Lockfile) *Manifest {
-	m := &Manifest{Jars: make([]ManifestJar, 0, len(lock.Artifacts)), LockHash: lock.Hash(), Version: ManifestVersion}
-	for _, a := range lock.Artifacts {
+func NewManifest(lf *lock.File) *Manifest {
+	m := &Manifest{Jars: make([]ManifestJar, 0, len(lf.Artifacts)), LockHash: lf.Hash(), Version: ManifestVersion}
+	for _, a := range lf.Artifacts {
 		m.Jars = append(m.Jars, ManifestJar{Coord: a.Coord, File: a.File, Path: JarPath(a.Sha256, a.File), Sha256: a.Sha256, Size: a.Size})
 	}
 	return m
@@ -68,17 +68,17 @@ func ParseManifest(name string, data []byte) (*Manifest, error) {
 	if m.Version != ManifestVersion {
 		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: unsupported version %d (want %d)", name, m.Version, ManifestVersion)
 	}
-	lock := &resolver.Lockfile{}
+	lf := &lock.File{}
 	for _, j := range m.Jars {
-		if err := resolver.CheckArtifact(resolver.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size}); err != nil {
+		if err := lock.CheckArtifact(lock.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size}); err != nil {
 			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: %w", name, err)
 		}
 		if j.Path != JarPath(j.Sha256, j.File) {
 			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: jar %q has a bad sha256 or path", name, j.File)
 		}
-		lock.Artifacts = append(lock.Artifacts, resolver.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256})
+		lf.Artifacts = append(lf.Artifacts, lock.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256})
 	}
-	if h := lock.Hash(); h != m.LockHash {
+	if h := lf.Hash(); h != m.LockHash {
 		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: lockHash %s does not match its jars (%s)", name, m.LockHash, h)
 	}
 	return &m, nil
@@ -119,17 +119,17 @@ type BakeResult struct {
 // Bake makes lock's set available in the store: every jar, then the
 // manifest. When the manifest already exists it is a hit and nothing is sent
 // (with Verify, missing jars are re-sent).
-func (s *Store) Bake(ctx context.Context, lock *resolver.Lockfile, jars JarSource, opts ...BakeOption) (*BakeResult, error) {
+func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ...BakeOption) (*BakeResult, error) {
 	var bo bakeOptions
 	for _, o := range opts {
 		o(&bo)
 	}
-	for _, a := range lock.Artifacts {
-		if err := resolver.CheckArtifact(a); err != nil {
+	for _, a := range lf.Artifacts {
+		if err := lock.CheckArtifact(a); err != nil {
 			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("bake: %w", err))
 		}
 	}
-	want := NewManifest(lock)
+	want := NewManifest(lf)
 	res := &BakeResult{Manifest: want}
 	have, err := s.Manifest(ctx, want.LockHash)
 	switch {
@@ -153,8 +153,8 @@ func (s *Store) Bake(ctx context.Context, lock *resolver.Lockfile, jars JarSourc
 		if err != nil {
 			return err
 		}
-		if len(p) != len(lock.Artifacts) {
-			return exitcode.Errorf(exitcode.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lock.Artifacts))
+		if len(p) != len(lf.Artifacts) {
+			return exitcode.Errorf(exitcode.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lf.Artifacts))
 		}
 		paths = p
 		return nil

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // SetsFile is the input of `prebake warm` (see examples/sets.yaml).
@@ -57,7 +57,7 @@ func ParseSets(name string, data []byte) (*SetsFile, error) {
 			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %q needs packages or a lock", name, s.Name)
 		}
 		switch s.Conflict {
-		case "", resolver.ConflictLatest, resolver.ConflictNearest:
+		case "", lock.ConflictLatest, lock.ConflictNearest:
 		default:
 			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %q: conflict %q must be latest or nearest", name, s.Name, s.Conflict)
 		}
@@ -92,7 +92,7 @@ func Shard(sets []SetSpec, i, n int) []SetSpec {
 }
 
 // ResolveFunc resolves one set to its lock and a source of local jar paths.
-type ResolveFunc func(ctx context.Context, set SetSpec) (*resolver.Lockfile, JarSource, error)
+type ResolveFunc func(ctx context.Context, set SetSpec) (*lock.File, JarSource, error)
 
 // WarmResult is the outcome of one set.
 type WarmResult struct {
@@ -123,12 +123,12 @@ func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc, c
 		g.Go(func() error {
 			r := WarmResult{Name: set.Name}
 			err := func() error {
-				lock, jars, err := resolve(ctx, set)
+				lf, jars, err := resolve(ctx, set)
 				if err != nil {
 					return err
 				}
-				r.LockHash = lock.Hash()
-				res, err := s.Bake(ctx, lock, jars, opts...)
+				r.LockHash = lf.Hash()
+				res, err := s.Bake(ctx, lf, jars, opts...)
 				if err != nil {
 					return err
 				}

@@ -26,7 +26,7 @@ type Jars struct {
 	// From names where Cluster came from, for the report: "image REF" or
 	// "store URL" (credentials are redacted before printing).
 	From string
-	// LockHash names the set (resolver.Lockfile.Hash); optional.
+	// LockHash names the set (lock.File.Hash); optional.
 	LockHash string
 }
 

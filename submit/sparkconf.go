@@ -13,8 +13,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
 )
 
 // A propsEntry is one logical line of a Java properties file that holds a
@@ -338,7 +338,7 @@ func writeEditedProps(workDir, orig string, data []byte) (string, error) {
 	}
 	base := strings.TrimSuffix(filepath.Base(orig), filepath.Ext(orig))
 	path := filepath.Join(workDir, fmt.Sprintf("%s-%s%s", base, propsHash(data), filepath.Ext(orig)))
-	if err := resolver.WriteFileAtomic(path, data, 0o600); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("writing edited copy of %s: %w", orig, err))
 	}
 	return path, nil

@@ -1,4 +1,11 @@
-package resolver
+// Package lock is prebake.lock: the contract between resolution and
+// everything after it. The resolver produces a File; layers, s3store,
+// submit, lockdiff and sbom consume one and never import the resolver.
+//
+// A lock names its jar set by Hash (the lock hash), which the image
+// annotation and the S3 set names carry. Write is atomic: a reader never
+// sees a partial lockfile.
+package lock
 
 import (
 	"bytes"
@@ -8,22 +15,32 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
 
-// LockVersion is the lockfile schema version.
-const LockVersion = 1
+// SchemaVersion is the lockfile schema version.
+const SchemaVersion = 1
 
-// Lockfile is prebake.lock: the inputs of a resolution and the jars it gave,
+// Conflict managers a lock's Inputs.Conflict may name.
+const (
+	ConflictLatest  = "latest"  // Ivy's latest-revision, Spark's behaviour (default)
+	ConflictNearest = "nearest" // Maven's nearest-wins
+)
+
+// ErrCorruptBlob is matched (errors.Is) when a jar's bytes do not match the
+// sha256 (or size) a lock records for it.
+var ErrCorruptBlob = errors.New("cache blob does not match its sha256")
+
+// File is prebake.lock: the inputs of a resolution and the jars it gave,
 // in spark.jars order (sorted by file name). Field order is alphabetical so
 // that encoding/json writes sorted keys.
-type Lockfile struct {
+type File struct {
 	Artifacts []Artifact `json:"artifacts"`
 	Inputs    Inputs     `json:"inputs"`
 	// LockHash is Hash() at write time, recorded for readers such as the
@@ -74,7 +91,7 @@ func ComputeInputsHash(in Inputs) string {
 
 // Hash returns the lock hash: the sha256 of the canonical artifacts list
 // (coord, file, sha256 per line, in file order). It names the set everywhere.
-func (l *Lockfile) Hash() string {
+func (l *File) Hash() string {
 	arts := slices.Clone(l.Artifacts)
 	slices.SortFunc(arts, func(a, b Artifact) int { return strings.Compare(a.File, b.File) })
 	var b strings.Builder
@@ -87,7 +104,7 @@ func (l *Lockfile) Hash() string {
 }
 
 // Normalize sorts the artifacts by file name and fills the hashes and version.
-func (l *Lockfile) Normalize() {
+func (l *File) Normalize() {
 	slices.SortFunc(l.Artifacts, func(a, b Artifact) int { return strings.Compare(a.File, b.File) })
 	if l.Inputs.Packages == nil {
 		l.Inputs.Packages = []string{}
@@ -103,11 +120,11 @@ func (l *Lockfile) Normalize() {
 	}
 	l.Inputs.InputsHash = ComputeInputsHash(l.Inputs)
 	l.LockHash = l.Hash()
-	l.Version = LockVersion
+	l.Version = SchemaVersion
 }
 
 // Marshal returns the stable, indented JSON form with a trailing newline.
-func (l *Lockfile) Marshal() ([]byte, error) {
+func (l *File) Marshal() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -118,18 +135,18 @@ func (l *Lockfile) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ParseLock parses and validates a lockfile. name is used in errors.
-func ParseLock(name string, data []byte) (*Lockfile, error) {
-	var l Lockfile
+// Parse parses and validates a lockfile. name is used in errors.
+func Parse(name string, data []byte) (*File, error) {
+	var l File
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
 		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: %w", name, err)
 	}
-	if l.Version != LockVersion {
-		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: unsupported version %d (want %d)", name, l.Version, LockVersion)
+	if l.Version != SchemaVersion {
+		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: unsupported version %d (want %d)", name, l.Version, SchemaVersion)
 	}
-	if err := l.check(); err != nil {
+	if err := l.Check(); err != nil {
 		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("lockfile %s: %w", name, err))
 	}
 	if l.LockHash != "" && l.LockHash != l.Hash() {
@@ -176,8 +193,8 @@ func CheckArtifact(a Artifact) error {
 	return nil
 }
 
-// check is CheckArtifact on every artifact, and no file name twice.
-func (l *Lockfile) check() error {
+// Check is CheckArtifact on every artifact, and no file name twice.
+func (l *File) Check() error {
 	seen := make(map[string]bool, len(l.Artifacts))
 	for _, a := range l.Artifacts {
 		if err := CheckArtifact(a); err != nil {
@@ -191,9 +208,9 @@ func (l *Lockfile) check() error {
 	return nil
 }
 
-// ReadLock reads a lockfile from path. A missing file gives an error that
+// Read reads a lockfile from path. A missing file gives an error that
 // satisfies errors.Is(err, os.ErrNotExist).
-func ReadLock(path string) (*Lockfile, error) {
+func Read(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -201,52 +218,22 @@ func ReadLock(path string) (*Lockfile, error) {
 		}
 		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("lockfile %s: %w", path, err))
 	}
-	return ParseLock(path, data)
+	return Parse(path, data)
 }
 
-// WriteLock normalizes l and writes it to path atomically (temp file + rename).
-func WriteLock(path string, l *Lockfile) error {
+// Write normalizes l and writes it to path atomically (temp file + rename).
+func Write(path string, l *File) error {
 	l.Normalize()
-	// A lock prebake writes is always one ParseLock accepts.
-	if err := l.check(); err != nil {
+	// A lock prebake writes is always one Parse accepts.
+	if err := l.Check(); err != nil {
 		return exitcode.New(exitcode.DataErr, fmt.Errorf("lockfile %s: not written: %w", path, err))
 	}
 	data, err := l.Marshal()
 	if err != nil {
 		return exitcode.New(exitcode.Internal, fmt.Errorf("lockfile %s: %w", path, err))
 	}
-	if err := WriteFileAtomic(path, data, 0o644); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return exitcode.New(exitcode.CantCreate, fmt.Errorf("writing lockfile %s: %w", path, err))
 	}
 	return nil
-}
-
-// WriteFileAtomic writes data to a temp file beside path, syncs it and renames
-// it into place, so no reader ever sees a partial file.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, perm); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

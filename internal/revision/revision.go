@@ -1,4 +1,5 @@
-package resolver
+// Package revision orders revisions the way Spark's Ivy does.
+package revision
 
 import (
 	"math/big"
@@ -45,9 +46,9 @@ func revParts(rev string) []string {
 	return javaSplit(rev)
 }
 
-// CompareRevisions compares two revisions with Ivy's latest-revision
+// Compare compares two revisions with Ivy's latest-revision
 // strategy: <0 when a is older than b, 0 when equivalent, >0 when newer.
-func CompareRevisions(a, b string) int {
+func Compare(a, b string) int {
 	p1, p2 := revParts(a), revParts(b)
 	i := 0
 	for ; i < len(p1) && i < len(p2); i++ {
