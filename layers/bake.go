@@ -54,7 +54,7 @@ type BakeInput struct {
 	// Paths are the local files of Lock.Artifacts, index for index. When
 	// nil, Fetch is called, and only on a cache miss.
 	Paths []string
-	Fetch func(ctx context.Context) ([]string, error)
+	Fetch lock.Jars
 	// Base and Target are references: registry or oci:PATH[:tag]. A tag in
 	// Target is used as the tag.
 	Base, Target string

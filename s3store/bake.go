@@ -84,15 +84,13 @@ func ParseManifest(name string, data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// JarSource returns the local paths of a lock's artifacts, index for index.
-// Bake calls it only when some jar must be uploaded, so a cache hit needs no
-// local jars.
-type JarSource func(ctx context.Context) ([]string, error)
+// JarSource is lock.Jars: the local paths of a lock's artifacts, index for
+// index. Bake calls it only when some jar must be uploaded, so a cache hit
+// needs no local jars.
+type JarSource = lock.Jars
 
-// LocalPaths is a JarSource for paths already at hand.
-func LocalPaths(paths []string) JarSource {
-	return func(context.Context) ([]string, error) { return paths, nil }
-}
+// LocalPaths is lock.LocalJars: a JarSource for paths already at hand.
+func LocalPaths(paths []string) JarSource { return lock.LocalJars(paths) }
 
 // BakeOption configures Bake.
 type BakeOption func(*bakeOptions)
