@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/progress"
 )
@@ -216,7 +216,7 @@ func (o *options) tempDir() (string, error) {
 	if o.tmp == "" {
 		d, err := os.MkdirTemp("", "prebake-layers-")
 		if err != nil {
-			return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("temporary layer directory: %w", err))
+			return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("temporary layer directory: %w", err))
 		}
 		o.tmp = d
 	}

@@ -18,8 +18,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/atomicfile"
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
@@ -141,16 +141,16 @@ func Parse(name string, data []byte) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: %w", name, err)
+		return nil, errdefs.Errorf(errdefs.Invalid, "lockfile %s: %w", name, err)
 	}
 	if l.Version != SchemaVersion {
-		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: unsupported version %d (want %d)", name, l.Version, SchemaVersion)
+		return nil, errdefs.Errorf(errdefs.Invalid, "lockfile %s: unsupported version %d (want %d)", name, l.Version, SchemaVersion)
 	}
 	if err := l.Check(); err != nil {
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("lockfile %s: %w", name, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", name, err))
 	}
 	if l.LockHash != "" && l.LockHash != l.Hash() {
-		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile %s: lockHash %s does not match its artifacts (%s); was it edited by hand?", name, l.LockHash, l.Hash())
+		return nil, errdefs.Errorf(errdefs.Invalid, "lockfile %s: lockHash %s does not match its artifacts (%s); was it edited by hand?", name, l.LockHash, l.Hash())
 	}
 	l.LockHash = l.Hash()
 	return &l, nil
@@ -214,9 +214,9 @@ func Read(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("lockfile %s: %w", path, err))
+			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("lockfile %s: %w", path, err))
 		}
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("lockfile %s: %w", path, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", path, err))
 	}
 	return Parse(path, data)
 }
@@ -226,14 +226,14 @@ func Write(path string, l *File) error {
 	l.Normalize()
 	// A lock prebake writes is always one Parse accepts.
 	if err := l.Check(); err != nil {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("lockfile %s: not written: %w", path, err))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: not written: %w", path, err))
 	}
 	data, err := l.Marshal()
 	if err != nil {
-		return exitcode.New(exitcode.Internal, fmt.Errorf("lockfile %s: %w", path, err))
+		return errdefs.New(errdefs.Internal, fmt.Errorf("lockfile %s: %w", path, err))
 	}
 	if err := atomicfile.Write(path, data, 0o644); err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("writing lockfile %s: %w", path, err))
+		return errdefs.New(errdefs.CantWrite, fmt.Errorf("writing lockfile %s: %w", path, err))
 	}
 	return nil
 }

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/digest"
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/lock"
 )
@@ -63,23 +63,23 @@ func (m *Manifest) Marshal() ([]byte, error) {
 func ParseManifest(name string, data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: %w", name, err)
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: %w", name, err)
 	}
 	if m.Version != ManifestVersion {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: unsupported version %d (want %d)", name, m.Version, ManifestVersion)
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: unsupported version %d (want %d)", name, m.Version, ManifestVersion)
 	}
 	lf := &lock.File{}
 	for _, j := range m.Jars {
 		if err := lock.CheckArtifact(lock.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size}); err != nil {
-			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: %w", name, err)
+			return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: %w", name, err)
 		}
 		if j.Path != JarPath(j.Sha256, j.File) {
-			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: jar %q has a bad sha256 or path", name, j.File)
+			return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: jar %q has a bad sha256 or path", name, j.File)
 		}
 		lf.Artifacts = append(lf.Artifacts, lock.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256})
 	}
 	if h := lf.Hash(); h != m.LockHash {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: lockHash %s does not match its jars (%s)", name, m.LockHash, h)
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: lockHash %s does not match its jars (%s)", name, m.LockHash, h)
 	}
 	return &m, nil
 }
@@ -124,7 +124,7 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ..
 	}
 	for _, a := range lf.Artifacts {
 		if err := lock.CheckArtifact(a); err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("bake: %w", err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
 		}
 	}
 	want := NewManifest(lf)
@@ -152,7 +152,7 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ..
 			return err
 		}
 		if len(p) != len(lf.Artifacts) {
-			return exitcode.Errorf(exitcode.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lf.Artifacts))
+			return errdefs.Errorf(errdefs.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lf.Artifacts))
 		}
 		paths = p
 		return nil
@@ -202,7 +202,7 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ..
 	// Every jar is in place: now, and only now, the manifest.
 	data, err := want.Marshal()
 	if err != nil {
-		return nil, exitcode.New(exitcode.Internal, err)
+		return nil, errdefs.New(errdefs.Internal, err)
 	}
 	switch err := s.b.putBytes(ctx, s.key(SetPath(want.LockHash)), data); {
 	case err == nil:
@@ -227,7 +227,7 @@ func (s *Store) Manifest(ctx context.Context, lockHash string) (*Manifest, error
 		return nil, err
 	}
 	if m.LockHash != lockHash {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: names set %s", s.b.name(key), m.LockHash)
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: names set %s", s.b.name(key), m.LockHash)
 	}
 	return m, nil
 }
@@ -280,7 +280,7 @@ func (s *Store) has(ctx context.Context, j ManifestJar) (bool, error) {
 	case err == nil && size == j.Size:
 		return true, nil
 	case err == nil:
-		return false, exitcode.Errorf(exitcode.DataErr, "%s: %d bytes in the store, %d in the lock: the store is corrupt; delete the object", s.b.name(key), size, j.Size)
+		return false, errdefs.Errorf(errdefs.Invalid, "%s: %d bytes in the store, %d in the lock: the store is corrupt; delete the object", s.b.name(key), size, j.Size)
 	case errors.Is(err, ErrNotFound):
 		return false, nil
 	}
@@ -331,7 +331,7 @@ func (s *Store) upload(ctx context.Context, key string, j ManifestJar, file stri
 	defer s.release()
 	f, err := os.Open(file)
 	if err != nil {
-		return 0, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s for %s: %w", file, s.b.name(key), err))
+		return 0, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading %s for %s: %w", file, s.b.name(key), err))
 	}
 	defer f.Close()
 	s.o.debugf("uploading %s (%d bytes)", j.File, j.Size)
@@ -370,15 +370,15 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func checkFile(file string, j ManifestJar) error {
 	f, err := os.Open(file)
 	if err != nil {
-		return exitcode.New(exitcode.NotFound, fmt.Errorf("jar %s: %w", j.File, err))
+		return errdefs.New(errdefs.NotFound, fmt.Errorf("jar %s: %w", j.File, err))
 	}
 	defer f.Close()
 	got, n, err := digest.Reader(f)
 	if err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s: %w", file, err))
+		return errdefs.New(errdefs.CantWrite, fmt.Errorf("reading %s: %w", file, err))
 	}
 	if got != j.Sha256 || n != j.Size {
-		return exitcode.Errorf(exitcode.DataErr, "jar %s at %s: sha256 %s and %d bytes, the lock says %s and %d bytes", j.File, file, got, n, j.Sha256, j.Size)
+		return errdefs.Errorf(errdefs.Invalid, "jar %s at %s: sha256 %s and %d bytes, the lock says %s and %d bytes", j.File, file, got, n, j.Sha256, j.Size)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // URLs returns the URL of every jar of m, in manifest (spark.jars) order.
@@ -43,7 +43,7 @@ func SetURLs(ctx context.Context, storeURL, lockHash, style string, opts ...Opti
 	}
 	m, err := s.Manifest(ctx, lockHash)
 	if errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoBucket) {
-		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("set %s is not in the store %s: run `prebake bake s3 --store %s --lock <lockfile>` first: %w", lockHash, s.URL(), strings.TrimSuffix(s.URL(), "/"), err))
+		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("set %s is not in the store %s: run `prebake bake s3 --store %s --lock <lockfile>` first: %w", lockHash, s.URL(), strings.TrimSuffix(s.URL(), "/"), err))
 	}
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
 )
 
@@ -42,28 +42,28 @@ func ParseSets(name string, data []byte) (*SetsFile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: %w", name, err)
+		return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: %w", name, err)
 	}
 	seen := map[string]bool{}
 	for i, s := range f.Sets {
 		if s.Name == "" {
-			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %d has no name", name, i+1)
+			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %d has no name", name, i+1)
 		}
 		if seen[s.Name] {
-			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %q appears twice", name, s.Name)
+			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q appears twice", name, s.Name)
 		}
 		seen[s.Name] = true
 		if len(s.Packages) == 0 && s.Lock == "" {
-			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %q needs packages or a lock", name, s.Name)
+			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q needs packages or a lock", name, s.Name)
 		}
 		switch s.Conflict {
 		case "", lock.ConflictLatest, lock.ConflictNearest:
 		default:
-			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %q: conflict %q must be latest or nearest", name, s.Name, s.Conflict)
+			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q: conflict %q must be latest or nearest", name, s.Name, s.Conflict)
 		}
 	}
 	if len(f.Sets) == 0 {
-		return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: no sets", name)
+		return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: no sets", name)
 	}
 	return &f, nil
 }
@@ -74,7 +74,7 @@ func ParseShard(s string) (i, n int, err error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, exitcode.Errorf(exitcode.Usage, "--shard %q: want i/n with 0 <= i < n", s)
+		return 0, 0, errdefs.Errorf(errdefs.BadArgument, "--shard %q: want i/n with 0 <= i < n", s)
 	}
 	return i, n, nil
 }
@@ -155,5 +155,5 @@ func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc, c
 	if first == nil {
 		return results, nil
 	}
-	return results, exitcode.New(exitcode.Code(first), errors.Join(errs...))
+	return results, errdefs.New(errdefs.KindOf(first), errors.Join(errs...))
 }

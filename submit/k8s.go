@@ -20,7 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -115,11 +115,11 @@ const (
 	reasonSubmitFailed = "SubmitFailed"
 )
 
-// exitCancelled is the exit code when prebake itself is interrupted
+// kindCancelled is the kind when prebake itself is interrupted
 // (SIGINT/SIGTERM): the driver was stopped (its pod deleted) with no exit
-// code of its own, so 80, as the REST backend reports a cancel. 130 would
-// read as a driver exit code in the conventions' table.
-const exitCancelled = exitcode.DriverFailed
+// code of its own, so DriverFailed (80), as the REST backend reports a
+// cancel. 130 would read as a driver exit code in the conventions' table.
+const kindCancelled = errdefs.DriverFailed
 
 var errTimeout = errors.New("--timeout reached")
 
@@ -134,7 +134,7 @@ const apiCallTimeout = 30 * time.Second
 // spark.kubernetes.submission.waitAppCompletion=false and a fixed driver pod
 // name, then polls the driver pod to its end with exactly the credentials the
 // submission was given. It prints the result (text or JSON) and returns it;
-// the error carries the exit code (exitcode.Code) and its source.
+// the error carries its kind (errdefs) and its source.
 func SubmitK8s(ctx context.Context, args []string, o K8sOptions) (*K8sResult, error) {
 	o.defaults()
 	res := &K8sResult{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
@@ -142,7 +142,7 @@ func SubmitK8s(ctx context.Context, args []string, o K8sOptions) (*K8sResult, er
 	res.finish(time.Now(), err)
 	if o.Output == "json" {
 		if werr := res.writeJSON(o.Stdout); werr != nil && err == nil {
-			return res, exitcode.New(exitcode.Internal, werr)
+			return res, errdefs.New(errdefs.Internal, werr)
 		}
 	} else {
 		res.writeText(o.Stdout, o.Stderr)
@@ -153,17 +153,17 @@ func SubmitK8s(ctx context.Context, args []string, o K8sOptions) (*K8sResult, er
 func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) error {
 	a, err := parseK8sArgs(args)
 	if err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return errdefs.New(errdefs.BadArgument, err)
 	}
 	confDir := o.Getenv("SPARK_CONF_DIR")
 	if confDir == "" && o.Getenv("SPARK_HOME") != "" {
 		confDir = filepath.Join(o.Getenv("SPARK_HOME"), "conf")
 	}
 	if err := a.withDefaults(confDir); err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return errdefs.New(errdefs.BadArgument, err)
 	}
 	if o.SparkSubmit == "" && o.Via == "" {
-		return exitcode.Errorf(exitcode.Usage, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
+		return errdefs.Errorf(errdefs.BadArgument, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
 	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -175,7 +175,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 		// the driver's.
 		code, tail, err := runSparkSubmit(ctx, o, a.args)
 		if err != nil {
-			return exitcode.New(exitcode.Usage, err)
+			return errdefs.New(errdefs.BadArgument, err)
 		}
 		res.Phase = "Finished"
 		if ctx.Err() != nil {
@@ -189,7 +189,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	}
 	creds, err := newK8sCreds(a.master, a.conf, o.Getenv, o.InClusterDir)
 	if err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return errdefs.New(errdefs.BadArgument, err)
 	}
 	w := &driverWatch{
 		creds: creds, ns: a.namespace(), pod: a.driverPodName(time.Now()),
@@ -203,7 +203,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	}
 	if err := w.reload(); err != nil {
 		res.Reason = reasonUnauthorized
-		return exitcode.New(exitcode.NoPerm, err)
+		return errdefs.New(errdefs.Denied, err)
 	}
 	w.logs = apiLogs{client: func() kubernetes.Interface { return w.client }}
 	res.Namespace, res.Pod, res.SubmissionID = w.ns, w.pod, w.ns+":"+w.pod
@@ -212,7 +212,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	case "operator":
 		return w.runOperator(ctx, a, res)
 	default:
-		return exitcode.Errorf(exitcode.Usage, "--via %q: must be operator or empty", o.Via)
+		return errdefs.Errorf(errdefs.BadArgument, "--via %q: must be operator or empty", o.Via)
 	}
 
 	subArgs := a.withConf(
@@ -222,7 +222,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	w.progressf("submitting %s with %s", res.SubmissionID, o.SparkSubmit)
 	code, tail, err := runSparkSubmit(ctx, o, subArgs)
 	if err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return errdefs.New(errdefs.BadArgument, err)
 	}
 	if ctx.Err() != nil {
 		return w.interrupted(ctx, res)
@@ -241,14 +241,14 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 // sparkSubmitFailed classifies a failed spark-submit by its output.
 func sparkSubmitFailed(bin string, code int, tail []string) error {
 	out := redact.Line(strings.Join(tail, "\n"))
-	ec := exitcode.Usage // the submission was rejected: conf or argv
+	ec := errdefs.BadArgument // the submission was rejected: conf or argv
 	switch {
 	case containsAny(out, "Forbidden", "Unauthorized", " 401", " 403"):
-		ec = exitcode.NoPerm
+		ec = errdefs.Denied
 	case containsAny(out, "UnknownHostException", "Connection refused", "ConnectException", "connect timed out", "SSLHandshakeException"):
-		ec = exitcode.Unavailable
+		ec = errdefs.Unavailable
 	}
-	return exitcode.Errorf(ec, "%s exited with code %d; its last output:\n%s", bin, code, out)
+	return errdefs.Errorf(ec, "%s exited with code %d; its last output:\n%s", bin, code, out)
 }
 
 func containsAny(s string, subs ...string) bool {
@@ -418,11 +418,11 @@ func (w *driverWatch) run(ctx context.Context, res *K8sResult) error {
 			retry = apiRetry{}
 			if st.seen {
 				res.Phase, res.Reason = "Deleted", reasonDeleted
-				return exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("driver pod %s/%s was deleted while %s, before its driver container terminated", w.ns, w.pod, st.lastPhase))
+				return errdefs.DriverError(fmt.Errorf("driver pod %s/%s was deleted while %s, before its driver container terminated", w.ns, w.pod, st.lastPhase))
 			}
 			if w.now().Sub(submitted) >= w.o.NotFoundGrace {
 				res.Phase, res.Reason = "NotFound", reasonNotFound
-				return exitcode.Errorf(exitcode.NotFound, "driver pod %s/%s not found %s after spark-submit returned", w.ns, w.pod, w.o.NotFoundGrace)
+				return errdefs.Errorf(errdefs.NotFound, "driver pod %s/%s not found %s after spark-submit returned", w.ns, w.pod, w.o.NotFoundGrace)
 			}
 		default:
 			if wait, err = w.failed(&retry, err, "driver pod "+w.ns+"/"+w.pod, res); err != nil {
@@ -451,7 +451,7 @@ func (w *driverWatch) failed(r *apiRetry, err error, what string, res *K8sResult
 		r.authFails++
 		if r.authFails > authRetries {
 			res.Reason = reasonUnauthorized
-			return 0, exitcode.Errorf(exitcode.NoPerm, "the API server refused the submission's credentials (%s) %d times in a row: %w", w.source(), r.authFails, err)
+			return 0, errdefs.Errorf(errdefs.Denied, "the API server refused the submission's credentials (%s) %d times in a row: %w", w.source(), r.authFails, err)
 		}
 		w.progressf("%v; re-reading credentials from %s (attempt %d of %d)", err, w.source(), r.authFails, authRetries)
 		if rerr := w.reload(); rerr != nil {
@@ -466,7 +466,7 @@ func (w *driverWatch) failed(r *apiRetry, err error, what string, res *K8sResult
 	}
 	if w.now().Sub(r.errSince) >= w.o.APIRetryTimeout {
 		res.Reason = reasonUnavailable
-		return 0, exitcode.Errorf(exitcode.Unavailable, "API server unavailable for %s (%d failed polls of %s): %w", w.o.APIRetryTimeout, r.errStreak, what, err)
+		return 0, errdefs.Errorf(errdefs.Unavailable, "API server unavailable for %s (%d failed polls of %s): %w", w.o.APIRetryTimeout, r.errStreak, what, err)
 	}
 	w.progressf("polling %s: %v (retrying)", what, err)
 	back := time.Duration(250*(1<<min(r.errStreak, 8))) * time.Millisecond
@@ -562,7 +562,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *K8sResu
 			res.Reason = "Failed"
 		}
 		w.fillLogTail(ctx, pod, res)
-		return true, exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("driver pod %s/%s failed (%s) with no driver container exit code: %s", w.ns, w.pod, res.Reason, oneLine(pod.Status.Message)))
+		return true, errdefs.DriverError(fmt.Errorf("driver pod %s/%s failed (%s) with no driver container exit code: %s", w.ns, w.pod, res.Reason, oneLine(pod.Status.Message)))
 	}
 	if cs != nil && cs.State.Running != nil {
 		if res.Timings.Running == nil {
@@ -592,7 +592,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *K8sResu
 		if w.o.KillOnCancel {
 			err = fmt.Errorf("%w; %s", err, w.kill())
 		}
-		return true, exitcode.New(exitcode.Timeout, err)
+		return true, errdefs.New(errdefs.Timeout, err)
 	}
 	return false, nil
 }
@@ -725,7 +725,7 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *K8sR
 		res.DriverExitCode = f.exitCode
 		return true, driverExit(*f.exitCode, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *f.exitCode))
 	}
-	return true, exitcode.Errorf(exitcode.Hung, "%s", msg)
+	return true, errdefs.Errorf(errdefs.Hung, "%s", msg)
 }
 
 func (w *driverWatch) fillLogTail(ctx context.Context, pod *corev1.Pod, res *K8sResult) {
@@ -771,14 +771,14 @@ func (w *driverWatch) interrupted(ctx context.Context, res *K8sResult) error {
 }
 
 func interruptedErr(ctx context.Context, res *K8sResult, extra string) error {
-	what, code := "cancelled", exitCancelled
+	what, code := "cancelled", kindCancelled
 	res.Reason = reasonCancelled
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		what, code = "--timeout reached", exitcode.Timeout
+		what, code = "--timeout reached", errdefs.Timeout
 		res.Reason = reasonTimeout
 	}
 	if extra != "" {
 		what += "; " + extra
 	}
-	return exitcode.Errorf(code, "%s", what)
+	return errdefs.Errorf(code, "%s", what)
 }

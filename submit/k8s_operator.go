@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // sparkAppGVR is kubeflow spark-operator's SparkApplication.
@@ -131,7 +131,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *K8sResul
 	}
 	app, err := sparkApplication(a, name, w.o.SparkVersion)
 	if err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return errdefs.New(errdefs.BadArgument, err)
 	}
 	dyn := func() (dynamic.ResourceInterface, error) {
 		cfg, err := w.creds.Config()
@@ -148,7 +148,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *K8sResul
 	client, err := dyn()
 	if err != nil {
 		res.Reason = reasonUnauthorized
-		return exitcode.New(exitcode.NoPerm, fmt.Errorf("credentials from %s: %w", w.source(), err))
+		return errdefs.New(errdefs.Denied, fmt.Errorf("credentials from %s: %w", w.source(), err))
 	}
 	res.Pod, res.SubmissionID = "", w.ns+":"+name
 	w.progressf("creating SparkApplication %s/%s", w.ns, name)
@@ -214,7 +214,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *K8sResul
 					if w.o.KillOnCancel {
 						err = fmt.Errorf("%w; %s", err, kill())
 					}
-					return exitcode.New(exitcode.Timeout, err)
+					return errdefs.New(errdefs.Timeout, err)
 				}
 			default:
 				stuckSince = w.now()
@@ -225,7 +225,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *K8sResul
 			}
 		case apierrors.IsNotFound(err):
 			res.Phase, res.Reason = "Deleted", reasonDeleted
-			return exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("SparkApplication %s/%s was deleted before it completed", w.ns, name))
+			return errdefs.DriverError(fmt.Errorf("SparkApplication %s/%s was deleted before it completed", w.ns, name))
 		default:
 			if wait, err = w.failed(&retry, err, "SparkApplication "+w.ns+"/"+name, res); err != nil {
 				return err
@@ -263,5 +263,5 @@ func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, re
 			}
 		}
 	}
-	return exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("SparkApplication %s %s: %s", res.SubmissionID, state, orNA(msg)))
+	return errdefs.DriverError(fmt.Errorf("SparkApplication %s %s: %s", res.SubmissionID, state, orNA(msg)))
 }

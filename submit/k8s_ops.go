@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // K8sIDOptions configures K8sStatus and K8sKill. Credentials come from the
@@ -68,7 +68,7 @@ func K8sStatus(ctx context.Context, master, id string, o K8sIDOptions) error {
 		enc := json.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
-			return exitcode.New(exitcode.Internal, err)
+			return errdefs.New(errdefs.Internal, err)
 		}
 	} else {
 		for _, s := range out {
@@ -79,7 +79,7 @@ func K8sStatus(ctx context.Context, master, id string, o K8sIDOptions) error {
 		if o.Output != "json" {
 			fmt.Fprintln(o.Stdout, "Application not found.")
 		}
-		return exitcode.Errorf(exitcode.NotFound, "no driver pod matches %s", id)
+		return errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func K8sKill(ctx context.Context, master, id string, o K8sIDOptions) error {
 		enc := json.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(deleted); err != nil {
-			return exitcode.New(exitcode.Internal, err)
+			return errdefs.New(errdefs.Internal, err)
 		}
 		return nil
 	}
@@ -110,7 +110,7 @@ func K8sKill(ctx context.Context, master, id string, o K8sIDOptions) error {
 		} else if err := printJSON(); err != nil {
 			return err
 		}
-		return exitcode.Errorf(exitcode.NotFound, "no driver pod matches %s", id)
+		return errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
 	}
 	for _, p := range pods {
 		if o.Output != "json" {
@@ -141,15 +141,15 @@ func findDrivers(ctx context.Context, master, id string, o *K8sIDOptions) ([]cor
 	if o.client == nil {
 		creds, err := newK8sCreds(master, o.Conf, o.Getenv, o.InClusterDir)
 		if err != nil {
-			return nil, exitcode.New(exitcode.Usage, err)
+			return nil, errdefs.New(errdefs.BadArgument, err)
 		}
 		cfg, err := creds.Config()
 		if err != nil {
-			return nil, exitcode.New(exitcode.NoPerm, fmt.Errorf("credentials from %s: %w", creds.Source(), err))
+			return nil, errdefs.New(errdefs.Denied, fmt.Errorf("credentials from %s: %w", creds.Source(), err))
 		}
 		cfg.Timeout = apiCallTimeout
 		if o.client, err = kubernetes.NewForConfig(cfg); err != nil {
-			return nil, exitcode.New(exitcode.Usage, err)
+			return nil, errdefs.New(errdefs.BadArgument, err)
 		}
 		defNS = creds.Namespace()
 	}
@@ -158,7 +158,7 @@ func findDrivers(ctx context.Context, master, id string, o *K8sIDOptions) ([]cor
 		ns, name = defNS, id
 	}
 	if name == "" || ns == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "submission ID %q: expected namespace:pod or pod (a trailing * globs)", id)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "submission ID %q: expected namespace:pod or pod (a trailing * globs)", id)
 	}
 	if prefix, glob := strings.CutSuffix(name, "*"); glob {
 		var list *corev1.PodList
@@ -229,11 +229,11 @@ func transientAPIError(err error) bool {
 func apiError(what string, err error) error {
 	switch {
 	case isAuthError(err):
-		return exitcode.New(exitcode.NoPerm, fmt.Errorf("%s: %w", what, err))
+		return errdefs.New(errdefs.Denied, fmt.Errorf("%s: %w", what, err))
 	case apierrors.IsNotFound(err):
-		return exitcode.New(exitcode.NotFound, fmt.Errorf("%s: %w", what, err))
+		return errdefs.New(errdefs.NotFound, fmt.Errorf("%s: %w", what, err))
 	}
-	return exitcode.New(exitcode.Unavailable, fmt.Errorf("%s: %w", what, err))
+	return errdefs.New(errdefs.Unavailable, fmt.Errorf("%s: %w", what, err))
 }
 
 func driverStatus(p corev1.Pod) DriverStatus {

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 )
@@ -94,7 +95,7 @@ type Timings struct {
 	TotalSeconds   float64    `json:"totalSeconds"`
 }
 
-// Err is the error for the result: nil on success, else an *exitcode.Error
+// Err is the error for the result: nil on success, else an *errdefs.Error
 // with ExitCode and Source.
 func (r *K8sResult) Err() error { return r.err }
 
@@ -135,9 +136,9 @@ func driverExit(code int, msg string) error {
 	case code == 0:
 		return nil
 	case code >= 1 && code <= 63, code == 101, code >= 126 && code <= 255:
-		return exitcode.Driver(code, fmt.Errorf("%s", msg))
+		return errdefs.Driver(code, fmt.Errorf("%s", msg))
 	}
-	return exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("%s (exit code %d is outside the pass-through range)", msg, code))
+	return errdefs.DriverError(fmt.Errorf("%s (exit code %d is outside the pass-through range)", msg, code))
 }
 
 // explainExit says what a container exit code usually means for Spark.

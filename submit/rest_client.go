@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -153,7 +153,7 @@ func NewRestClient(master string, opts ...RestOption) (*RestClient, error) {
 	o := makeRestOptions(opts)
 	urls, mesos, err := restURLs(master, o.restPort)
 	if err != nil {
-		return nil, exitcode.New(exitcode.Usage, err)
+		return nil, errdefs.New(errdefs.BadArgument, err)
 	}
 	return &RestClient{master: master, urls: urls, mesos: mesos, o: o}, nil
 }
@@ -271,7 +271,7 @@ func (c *RestClient) once(ctx context.Context, base, method, path string, body [
 		if r != nil && r.HighestProtocolVersion != "" {
 			v = r.HighestProtocolVersion
 		}
-		return nil, nil, &restDefinitiveError{exitcode.New(exitcode.Unavailable, fmt.Errorf("%w: %s answered HTTP 468 to protocol %s (it speaks %s): %s",
+		return nil, nil, &restDefinitiveError{errdefs.New(errdefs.Unavailable, fmt.Errorf("%w: %s answered HTTP 468 to protocol %s (it speaks %s): %s",
 			ErrProtocolVersion, base, RestProtocolVersion, v, restFirstLines(restMsgOf(r, data))))}
 	case perr != nil && resp.StatusCode >= 500:
 		return nil, &restFailure{url: base, kind: restFailServer, err: fmt.Errorf("HTTP %d: %s", resp.StatusCode, restFirstLines(string(data)))}, nil
@@ -280,7 +280,7 @@ func (c *RestClient) once(ctx context.Context, base, method, path string, body [
 	case r.Action == "ErrorResponse" && resp.StatusCode >= 500:
 		return nil, &restFailure{url: base, kind: restFailServer, err: fmt.Errorf("HTTP %d: %s", resp.StatusCode, restFirstLines(r.Message))}, nil
 	case r.Action == "ErrorResponse":
-		return nil, nil, &restDefinitiveError{exitcode.New(exitcode.DataErr, fmt.Errorf("%w (%s, HTTP %d): %s", ErrRejected, base, resp.StatusCode, restFirstLines(r.Message)))}
+		return nil, nil, &restDefinitiveError{errdefs.New(errdefs.Invalid, fmt.Errorf("%w (%s, HTTP %d): %s", ErrRejected, base, resp.StatusCode, restFirstLines(r.Message)))}
 	}
 	r.HTTPStatus, r.Master = resp.StatusCode, base
 	if !r.OK() && (strings.Contains(r.Message, "Current state is not alive") || strings.Contains(r.Message, "Scheduler is not ready")) {
@@ -356,7 +356,7 @@ func (c *RestClient) call(ctx context.Context, method, path string, body []byte,
 		if !safeToRepeat {
 			for _, x := range f {
 				if x.kind == restFailNetwork || x.kind == restFailServer {
-					return nil, exitcode.New(exitcode.Unavailable, fmt.Errorf("%w: the connection to %s broke after the request was sent (%v); check the master UI before submitting again (if %s is not the REST port, e.g. the RPC port 7077, pass --rest-port; the REST server needs spark.master.rest.enabled=true)", ErrMaybeSubmitted, x.url, restRedactErr(x.err), x.url))
+					return nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("%w: the connection to %s broke after the request was sent (%v); check the master UI before submitting again (if %s is not the REST port, e.g. the RPC port 7077, pass --rest-port; the REST server needs spark.master.rest.enabled=true)", ErrMaybeSubmitted, x.url, restRedactErr(x.err), x.url))
 				}
 			}
 		}
@@ -409,12 +409,12 @@ func (c *RestClient) failuresError(fs []restFailure, rounds int) error {
 		if c.mesos {
 			fix = "check that the Mesos cluster dispatcher runs and listens there (mesos://dispatcher:7077)"
 		}
-		return exitcode.New(exitcode.Unavailable, fmt.Errorf("%w on %s (%s): %s, or pass --rest-port if it listens elsewhere",
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w on %s (%s): %s, or pass --rest-port if it listens elsewhere",
 			ErrRESTUnavailable, redact.URL(c.master), restDescribeFailures(fs), fix))
 	case standby > 0 && standby+noREST == len(fs):
-		return exitcode.New(exitcode.Unavailable, fmt.Errorf("%w among %s: %s", ErrNoAliveMaster, redact.URL(c.master), restDescribeFailures(fs)))
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w among %s: %s", ErrNoAliveMaster, redact.URL(c.master), restDescribeFailures(fs)))
 	}
-	return exitcode.New(exitcode.Unavailable, fmt.Errorf("master %s unavailable (%d round(s) over its masters): %s", redact.URL(c.master), rounds, restDescribeFailures(fs)))
+	return errdefs.New(errdefs.Unavailable, fmt.Errorf("master %s unavailable (%d round(s) over its masters): %s", redact.URL(c.master), rounds, restDescribeFailures(fs)))
 }
 
 // Create posts req to /v1/submissions/create. A refused connection or a
@@ -423,20 +423,20 @@ func (c *RestClient) failuresError(fs []restFailure, rounds int) error {
 func (c *RestClient) Create(ctx context.Context, req *CreateSubmissionRequest) (*RestResponse, error) {
 	body, err := req.JSON()
 	if err != nil {
-		return nil, exitcode.New(exitcode.Usage, err)
+		return nil, errdefs.New(errdefs.BadArgument, err)
 	}
 	r, err := c.call(ctx, http.MethodPost, "create", body, false)
 	if err != nil {
 		return nil, err
 	}
 	if r.Action != "CreateSubmissionResponse" {
-		return nil, exitcode.Errorf(exitcode.Unavailable, "%s answered create with %s", r.Master, r.Action)
+		return nil, errdefs.Errorf(errdefs.Unavailable, "%s answered create with %s", r.Master, r.Action)
 	}
 	if len(r.UnknownFields) > 0 {
 		fmt.Fprintf(c.o.log, "prebake: the master ignored unknown fields %s\n", strings.Join(r.UnknownFields, ", "))
 	}
 	if !r.OK() || r.SubmissionID == "" {
-		return r, exitcode.Errorf(exitcode.Unavailable, "%s refused the submission: %s", r.Master, restOrUnknown(restFirstLines(r.Message)))
+		return r, errdefs.Errorf(errdefs.Unavailable, "%s refused the submission: %s", r.Master, restOrUnknown(restFirstLines(r.Message)))
 	}
 	return r, nil
 }
@@ -464,7 +464,7 @@ func (c *RestClient) Kill(ctx context.Context, id string) (*RestResponse, error)
 		return nil, err
 	}
 	if !r.OK() {
-		return r, exitcode.New(exitcode.NotFound, fmt.Errorf("%w: kill %s: %s", ErrSubmissionNotFound, id, restOrUnknown(restFirstLines(r.Message))))
+		return r, errdefs.New(errdefs.NotFound, fmt.Errorf("%w: kill %s: %s", ErrSubmissionNotFound, id, restOrUnknown(restFirstLines(r.Message))))
 	}
 	return r, nil
 }

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // DefaultClientSparkVersion is the clientSparkVersion prebake sends by
@@ -68,7 +68,7 @@ func BuildCreateRequest(args []string, opts ...RestOption) (*CreateSubmissionReq
 	o := makeRestOptions(opts)
 	a, err := parseRestArgs(args)
 	if err != nil {
-		return nil, exitcode.New(exitcode.Usage, err)
+		return nil, errdefs.New(errdefs.BadArgument, err)
 	}
 	env := restEnvironMap(o.environ)
 
@@ -81,7 +81,7 @@ func BuildCreateRequest(args []string, opts ...RestOption) (*CreateSubmissionReq
 	if pf != "" {
 		props, err := restReadProperties(pf)
 		if err != nil {
-			return nil, exitcode.New(exitcode.Usage, err)
+			return nil, errdefs.New(errdefs.BadArgument, err)
 		}
 		for k, v := range props {
 			if strings.HasPrefix(k, "spark.") {
@@ -97,7 +97,7 @@ func BuildCreateRequest(args []string, opts ...RestOption) (*CreateSubmissionReq
 		master = conf["spark.master"]
 	}
 	if !strings.HasPrefix(master, "spark://") && !strings.HasPrefix(master, "mesos://") {
-		return nil, exitcode.Errorf(exitcode.Usage, "--master %q: the REST protocol needs a spark:// or mesos:// master", master)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "--master %q: the REST protocol needs a spark:// or mesos:// master", master)
 	}
 	mesos := strings.HasPrefix(master, "mesos://")
 	deployMode := a.deployMode
@@ -105,16 +105,16 @@ func BuildCreateRequest(args []string, opts ...RestOption) (*CreateSubmissionReq
 		deployMode = conf["spark.submit.deployMode"]
 	}
 	if deployMode != "cluster" {
-		return nil, exitcode.Errorf(exitcode.Usage, "deploy mode %q: the REST protocol submits in cluster mode only; add --deploy-mode cluster (in client mode the driver runs here: use spark-submit)", deployMode)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "deploy mode %q: the REST protocol submits in cluster mode only; add --deploy-mode cluster (in client mode the driver runs here: use spark-submit)", deployMode)
 	}
 	if a.resource == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "no primary resource (application jar or Python file) in the spark-submit arguments")
+		return nil, errdefs.Errorf(errdefs.BadArgument, "no primary resource (application jar or Python file) in the spark-submit arguments")
 	}
 	py := restIsPython(a.resource)
 	var mainClass *string
 	switch {
 	case py && !mesos:
-		return nil, exitcode.Errorf(exitcode.Usage, "%s: cluster deploy mode is not supported for Python applications on standalone clusters (Spark refuses it too)", a.resource)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "%s: cluster deploy mode is not supported for Python applications on standalone clusters (Spark refuses it too)", a.resource)
 	case py:
 		// SparkSubmit passes "" as the main class of a Python app on Mesos.
 		empty := ""
@@ -123,7 +123,7 @@ func BuildCreateRequest(args []string, opts ...RestOption) (*CreateSubmissionReq
 		c := a.class
 		mainClass = &c
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "no main class: add --class (the master needs it to launch the driver)")
+		return nil, errdefs.Errorf(errdefs.BadArgument, "no main class: add --class (the master needs it to launch the driver)")
 	}
 	name := a.name
 	if name == "" {
@@ -193,7 +193,7 @@ func BuildCreateRequest(args []string, opts ...RestOption) (*CreateSubmissionReq
 // a warning.
 func restStripPackages(conf map[string]string, o *restOptions) error {
 	if v := strings.TrimSpace(conf["spark.jars.packages"]); v != "" {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("%w: spark.jars.packages=%s would reach the master, and the worker's DriverWrapper would resolve it again with Ivy at driver start (on every worker, every launch); let prebake resolve and rewrite it (prebake submit does) or remove --packages", ErrPackagesInREST, v))
+		return errdefs.New(errdefs.BadArgument, fmt.Errorf("%w: spark.jars.packages=%s would reach the master, and the worker's DriverWrapper would resolve it again with Ivy at driver start (on every worker, every launch); let prebake resolve and rewrite it (prebake submit does) or remove --packages", ErrPackagesInREST, v))
 	}
 	var dropped []string
 	for _, k := range restPackagesKeys {

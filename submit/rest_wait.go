@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 )
@@ -71,7 +72,7 @@ type RestTransition struct {
 // the K8s backend's, so -o json reads alike).
 type RestTimings = Timings
 
-// Err is nil on success, else an *exitcode.Error with ExitCode and Source.
+// Err is nil on success, else an *errdefs.Error with ExitCode and Source.
 func (r *RestResult) Err() error { return r.err }
 
 func restSecs(d time.Duration) float64 {
@@ -211,7 +212,7 @@ func restReason(err error, def string) string {
 		return "ProtocolVersion"
 	case errors.Is(err, ErrRejected):
 		return "Rejected"
-	case errors.Is(err, ErrRESTUnavailable), errors.Is(err, ErrNoAliveMaster), exitcode.Code(err) == exitcode.Unavailable:
+	case errors.Is(err, ErrRESTUnavailable), errors.Is(err, ErrNoAliveMaster), errdefs.KindOf(err) == errdefs.Unavailable:
 		return "Unavailable"
 	}
 	return def
@@ -228,7 +229,7 @@ func (c *RestClient) ctxResult(ctx context.Context, res *RestResult, id string) 
 		if id != "" {
 			msg += fmt.Sprintf(" with the driver %s (left running; stop it with: prebake kill %s --master %s)", restOrUnknown(res.State), id, res.Master)
 		}
-		return res.finish(c.o.now(), "Timeout", exitcode.New(exitcode.Timeout, errors.New(msg)))
+		return res.finish(c.o.now(), "Timeout", errdefs.New(errdefs.Timeout, errors.New(msg)))
 	}
 	msg := "cancelled"
 	if id != "" && c.o.killOnCancel {
@@ -245,7 +246,7 @@ func (c *RestClient) ctxResult(ctx context.Context, res *RestResult, id string) 
 	} else if id != "" {
 		msg += fmt.Sprintf("; the driver %s is left running (--kill-on-cancel=false)", id)
 	}
-	return res.finish(c.o.now(), "Cancelled", exitcode.New(exitcode.DriverFailed, errors.New(msg)))
+	return res.finish(c.o.now(), "Cancelled", errdefs.New(errdefs.DriverFailed, errors.New(msg)))
 }
 
 var restTaskStateRE = regexp.MustCompile(`(?m)^\s*state:\s*(TASK_[A-Z_]+)`)
@@ -270,7 +271,7 @@ func (c *RestClient) follow(ctx context.Context, id string, res *RestResult) *Re
 				if res.State != "" {
 					last = "last seen " + res.State
 				}
-				return res.finish(o.now(), "Unavailable", exitcode.New(exitcode.Unavailable,
+				return res.finish(o.now(), "Unavailable", errdefs.New(errdefs.Unavailable,
 					fmt.Errorf("driver %s: its state is unknown (%s) after %d failed polls: %w", id, last, fails, err)))
 			}
 			d := c.backoffFor(fails)
@@ -284,10 +285,10 @@ func (c *RestClient) follow(ctx context.Context, id string, res *RestResult) *Re
 		res.RestURL = r.Master
 		if !r.OK() {
 			if res.State == "" {
-				return res.finish(o.now(), "NotFound", exitcode.New(exitcode.NotFound, fmt.Errorf(
+				return res.finish(o.now(), "NotFound", errdefs.New(errdefs.NotFound, fmt.Errorf(
 					"%w: %s does not know %s (a wrong id, or a completed driver evicted past spark.deploy.retainedDrivers=200)", ErrSubmissionNotFound, r.Master, id)))
 			}
-			return res.finish(o.now(), "Evicted", exitcode.New(exitcode.NotFound, fmt.Errorf(
+			return res.finish(o.now(), "Evicted", errdefs.New(errdefs.NotFound, fmt.Errorf(
 				"%w: %s forgot %s after it was %s (evicted past spark.deploy.retainedDrivers, or the master restarted without recovery); its final state is unknown",
 				ErrSubmissionNotFound, r.Master, id, res.State)))
 		}
@@ -364,20 +365,20 @@ func (c *RestClient) terminal(res *RestResult, r *RestResponse) *RestResult {
 		case "TASK_FINISHED":
 			return res.finish(now, ts, nil)
 		case "":
-			return res.finish(now, "FINISHED", exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("driver %s FINISHED without a task state in its message; its outcome is unknown%s", id, detail)))
+			return res.finish(now, "FINISHED", errdefs.DriverError(fmt.Errorf("driver %s FINISHED without a task state in its message; its outcome is unknown%s", id, detail)))
 		default:
-			return res.finish(now, ts, exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("driver %s ended with %s", id, ts)))
+			return res.finish(now, ts, errdefs.DriverError(fmt.Errorf("driver %s ended with %s", id, ts)))
 		}
 	}
 	switch r.DriverState {
 	case "FINISHED":
 		return res.finish(now, "FINISHED", nil)
 	case "FAILED":
-		return res.finish(now, "FAILED", exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("driver %s FAILED (non-zero exit; see its stderr on %s)%s", id, restOrUnknown(r.WorkerHostPort), detail)))
+		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; see its stderr on %s)%s", id, restOrUnknown(r.WorkerHostPort), detail)))
 	case "KILLED":
-		return res.finish(now, "KILLED", exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("driver %s was KILLED%s", id, detail)))
+		return res.finish(now, "KILLED", errdefs.DriverError(fmt.Errorf("driver %s was KILLED%s", id, detail)))
 	case "ERROR":
-		return res.finish(now, "ERROR", exitcode.Driver(exitcode.DriverFailed, fmt.Errorf("driver %s ERROR: it could not be launched or run (e.g. a jar could not be fetched)%s", id, detail)))
+		return res.finish(now, "ERROR", errdefs.DriverError(fmt.Errorf("driver %s ERROR: it could not be launched or run (e.g. a jar could not be fetched)%s", id, detail)))
 	}
 	return nil
 }
@@ -394,7 +395,7 @@ func RestStatus(ctx context.Context, master, id string, opts ...RestOption) (*Re
 		return nil, err
 	}
 	if !r.OK() {
-		return r, exitcode.New(exitcode.NotFound, fmt.Errorf("%w: %s does not know %s (a wrong id, or a completed driver evicted past spark.deploy.retainedDrivers)", ErrSubmissionNotFound, r.Master, id))
+		return r, errdefs.New(errdefs.NotFound, fmt.Errorf("%w: %s does not know %s (a wrong id, or a completed driver evicted past spark.deploy.retainedDrivers)", ErrSubmissionNotFound, r.Master, id))
 	}
 	return r, nil
 }

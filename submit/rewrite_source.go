@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // The conf keys that make spark-submit (or a K8s driver pod, or a
@@ -68,7 +68,7 @@ type Submission struct {
 
 // LoadSubmission parses args and reads the properties files spark-submit
 // would read. getenv nil means os.Getenv. A --properties-file that does not
-// exist is an error (exitcode.NotFound), as in spark-submit.
+// exist is an error (errdefs.NotFound), as in spark-submit.
 func LoadSubmission(args []string, getenv func(string) string) (*Submission, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -86,11 +86,11 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 		p, err := readProps(pf)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("spark-submit --properties-file %s: %w (spark-submit would fail too)", pf, err))
+			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("spark-submit --properties-file %s: %w (spark-submit would fail too)", pf, err))
 		case errors.Is(err, fs.ErrPermission):
-			return nil, exitcode.New(exitcode.NoPerm, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
+			return nil, errdefs.New(errdefs.Denied, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
 		case err != nil:
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
 		}
 		s.PropertiesFile = p
 	}
@@ -98,7 +98,7 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 		if dp := sparkDefaultsPath(getenv); dp != "" {
 			p, err := readProps(dp)
 			if err != nil {
-				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("spark-defaults.conf %s: %w", dp, err))
+				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-defaults.conf %s: %w", dp, err))
 			}
 			s.Defaults = p
 		}

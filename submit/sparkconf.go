@@ -13,8 +13,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/atomicfile"
-	"github.com/prebake/prebake/internal/exitcode"
 )
 
 // A propsEntry is one logical line of a Java properties file that holds a
@@ -334,12 +334,12 @@ func sparkDefaultsPath(getenv func(string) string) string {
 // (atomically) and returns its path.
 func writeEditedProps(workDir, orig string, data []byte) (string, error) {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
-		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("rewrite work dir %s: %w", workDir, err))
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("rewrite work dir %s: %w", workDir, err))
 	}
 	base := strings.TrimSuffix(filepath.Base(orig), filepath.Ext(orig))
 	path := filepath.Join(workDir, fmt.Sprintf("%s-%s%s", base, propsHash(data), filepath.Ext(orig)))
 	if err := atomicfile.Write(path, data, 0o600); err != nil {
-		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("writing edited copy of %s: %w", orig, err))
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("writing edited copy of %s: %w", orig, err))
 	}
 	return path, nil
 }

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/revision"
 	"github.com/prebake/prebake/lock"
@@ -148,15 +148,15 @@ func (c Coord) Module() string {
 }
 
 // ParseCoord parses a lock coordinate g:a:v[:classifier]. Errors carry
-// exitcode.DataErr.
+// errdefs.Invalid.
 func ParseCoord(s string) (Coord, error) {
 	p := strings.Split(s, ":")
 	if len(p) != 3 && len(p) != 4 {
-		return Coord{}, exitcode.Errorf(exitcode.DataErr, "coordinate %q: want group:artifact:version[:classifier]", s)
+		return Coord{}, errdefs.Errorf(errdefs.Invalid, "coordinate %q: want group:artifact:version[:classifier]", s)
 	}
 	for _, x := range p {
 		if strings.TrimSpace(x) == "" {
-			return Coord{}, exitcode.Errorf(exitcode.DataErr, "coordinate %q: empty part", s)
+			return Coord{}, errdefs.Errorf(errdefs.Invalid, "coordinate %q: empty part", s)
 		}
 	}
 	c := Coord{Group: p[0], Artifact: p[1], Version: p[2]}
@@ -168,7 +168,7 @@ func ParseCoord(s string) (Coord, error) {
 
 // Compare returns the diff from old to new. oldName and newName label the
 // sides (usually their paths). Errors (a malformed coordinate) carry
-// exitcode.DataErr.
+// errdefs.Invalid.
 func Compare(oldName string, oldLock *lock.File, newName string, newLock *lock.File) (*Diff, error) {
 	oldArts, err := byModule(oldName, oldLock.Artifacts)
 	if err != nil {

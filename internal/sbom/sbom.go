@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/lock"
 )
@@ -99,7 +99,7 @@ func WithTimestamp(t time.Time) Option { return func(o *options) { o.timestamp =
 func WithToolVersion(v string) Option { return func(o *options) { o.toolVersion = v } }
 
 // New builds the SBOM of lock. Errors (a malformed coordinate) carry
-// exitcode.DataErr.
+// errdefs.Invalid.
 func New(lf *lock.File, opts ...Option) (*BOM, error) {
 	o := options{timestamp: DefaultTimestamp, toolVersion: "unknown"}
 	for _, opt := range opts {
@@ -175,11 +175,11 @@ func inputProperties(lf *lock.File, hash string) []Property {
 func component(a lock.Artifact) (Component, error) {
 	p := strings.Split(a.Coord, ":")
 	if len(p) != 3 && len(p) != 4 {
-		return Component{}, exitcode.Errorf(exitcode.DataErr, "artifact %q: coordinate %q: want group:artifact:version[:classifier]", a.File, a.Coord)
+		return Component{}, errdefs.Errorf(errdefs.Invalid, "artifact %q: coordinate %q: want group:artifact:version[:classifier]", a.File, a.Coord)
 	}
 	for _, x := range p {
 		if x == "" {
-			return Component{}, exitcode.Errorf(exitcode.DataErr, "artifact %q: coordinate %q: empty part", a.File, a.Coord)
+			return Component{}, errdefs.Errorf(errdefs.Invalid, "artifact %q: coordinate %q: empty part", a.File, a.Coord)
 		}
 	}
 	g, n, v, cl := p[0], p[1], p[2], ""
