@@ -109,9 +109,9 @@ func readProps(path string) (*PropsFile, error) {
 	return p, nil
 }
 
-// propsMap reads a properties file and returns every key with the value
+// PropsMap reads a properties file and returns every key with the value
 // Spark sees (the last definition, trimmed). Errors name the file.
-func propsMap(path string) (map[string]string, error) {
+func PropsMap(path string) (map[string]string, error) {
 	p, err := readProps(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading properties file %s: %w", path, err)

@@ -1,4 +1,4 @@
-package submit
+package k8s
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 )
 
 // K8sResult is the outcome of a K8s submission. With -o json it is printed to
@@ -83,17 +84,8 @@ type ExecutorFailure struct {
 	Explanation string `json:"explanation,omitempty"`
 }
 
-// Timings are the wall-clock milestones of the run.
-type Timings struct {
-	Started        time.Time  `json:"started"`
-	Submitted      *time.Time `json:"submitted,omitempty"`
-	Running        *time.Time `json:"running,omitempty"`
-	Finished       time.Time  `json:"finished"`
-	SubmitSeconds  float64    `json:"submitSeconds"`
-	PendingSeconds float64    `json:"pendingSeconds"`
-	RunSeconds     float64    `json:"runSeconds"`
-	TotalSeconds   float64    `json:"totalSeconds"`
-}
+// Timings are submit.Timings.
+type Timings = submit.Timings
 
 // Err is the error for the result: nil on success, else an *errdefs.Error
 // with ExitCode and Source.

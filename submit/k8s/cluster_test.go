@@ -1,4 +1,4 @@
-package submit
+package k8s
 
 // A real kube-apiserver + etcd for the K8s integration tests, started from
 // the binaries hack/infra.d/50-k8s.sh caches, plus the pieces no kubelet

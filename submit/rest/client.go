@@ -1,4 +1,4 @@
-package submit
+package rest
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 )
 
 // Errors of the REST client, checked with errors.Is.
@@ -365,7 +366,7 @@ func (c *RestClient) call(ctx context.Context, method, path string, body []byte,
 		}
 		d := c.backoffFor(attempt)
 		fmt.Fprintf(c.o.log, "prebake: %s; retrying in %s (%d/%d)\n", restDescribeFailures(f), d.Round(time.Millisecond), attempt, c.o.retries-1)
-		if err := sleepCtx(ctx, d); err != nil {
+		if err := submit.Sleep(ctx, d); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package submit
+package rest
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 )
 
 // RestResult is the outcome of a REST submission (or of following one).
@@ -70,7 +71,7 @@ type RestTransition struct {
 
 // RestTimings are the wall-clock milestones of the run (the same shape as
 // the K8s backend's, so -o json reads alike).
-type RestTimings = Timings
+type RestTimings = submit.Timings
 
 // Err is nil on success, else an *errdefs.Error with ExitCode and Source.
 func (r *RestResult) Err() error { return r.err }
@@ -276,7 +277,7 @@ func (c *RestClient) follow(ctx context.Context, id string, res *RestResult) *Re
 			}
 			d := c.backoffFor(fails)
 			fmt.Fprintf(o.log, "prebake: polling %s failed (%d/%d): %s; retrying in %s\n", id, fails, o.maxPollErrors, restRedactErr(err), d.Round(time.Millisecond))
-			if sleepCtx(ctx, d) != nil {
+			if submit.Sleep(ctx, d) != nil {
 				return c.ctxResult(ctx, res, id)
 			}
 			continue
@@ -297,7 +298,7 @@ func (c *RestClient) follow(ctx context.Context, id string, res *RestResult) *Re
 			return done
 		}
 		d := time.Duration(float64(o.pollInterval) * (0.9 + 0.2*rand.Float64()))
-		if sleepCtx(ctx, d) != nil {
+		if submit.Sleep(ctx, d) != nil {
 			return c.ctxResult(ctx, res, id)
 		}
 	}

@@ -1,4 +1,4 @@
-package submit
+package k8s
 
 import (
 	"crypto/rand"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 )
 
 // k8sArgs is the part of a spark-submit argv that the K8s backend needs: the
@@ -116,7 +117,7 @@ func (a *k8sArgs) withDefaults(confDir string) error {
 // properties syntax, last definition wins, values trimmed) and keeps only
 // the spark.* keys.
 func readProperties(path string) (map[string]string, error) {
-	all, err := propsMap(path)
+	all, err := submit.PropsMap(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package submit
+package rest
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 )
 
 // restArgs is what the REST backend reads from a (rewritten) spark-submit
@@ -25,11 +26,11 @@ type restArgs struct {
 
 // parseRestArgs reads args with the shared spark-submit parser (ParseArgv).
 func parseRestArgs(args []string) (*restArgs, error) {
-	v, err := ParseArgv(args)
+	v, err := submit.ParseArgv(args)
 	if err != nil {
 		return nil, err
 	}
-	if v.Action != ActionSubmit {
+	if v.Action != submit.ActionSubmit {
 		return nil, fmt.Errorf("spark-submit --%s: use prebake status/kill ID --master URL", v.Action)
 	}
 	a := &restArgs{conf: map[string]string{}, opts: map[string]string{}}
@@ -72,7 +73,7 @@ func parseRestArgs(args []string) (*restArgs, error) {
 // restReadProperties reads a spark-defaults.conf style file as spark-submit
 // does (Utils.getPropertiesFromFile: Java properties, values trimmed).
 func restReadProperties(name string) (map[string]string, error) {
-	return propsMap(name)
+	return submit.PropsMap(name)
 }
 
 // restDefaultProperties is spark-submit's spark-defaults.conf: under

@@ -1,4 +1,4 @@
-package submit
+package rest
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 )
 
-var updateRest = flag.Bool("update-rest", false, "rewrite submit/testdata/rest golden files")
+var updateRest = flag.Bool("update-rest", false, "rewrite submit/rest/testdata/rest golden files")
 
 // TestRestRequestGolden pins the exact bytes sent to /v1/submissions/create
 // (Jackson layout, alphabetic keys, nulls omitted) for a few command lines.

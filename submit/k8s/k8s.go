@@ -1,4 +1,4 @@
-package submit
+package k8s
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 )
 
 // K8sOptions configures SubmitK8s. Zero durations take the defaults noted.
@@ -477,16 +478,8 @@ func isAuthError(err error) bool {
 	return apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) || errors.Is(err, errCredentials)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// sleepCtx is submit.Sleep.
+func sleepCtx(ctx context.Context, d time.Duration) error { return submit.Sleep(ctx, d) }
 
 // driverStatus returns the driver container's status, or nil.
 func (w *driverWatch) driverStatus(pod *corev1.Pod) *corev1.ContainerStatus {

@@ -1,4 +1,4 @@
-package submit
+package k8s
 
 import (
 	"context"

@@ -1,0 +1,47 @@
+package submit
+
+import (
+	"context"
+	"time"
+)
+
+// Backend runs a prepared (rewritten) spark-submit command line on one
+// kind of cluster manager and follows the driver to its end. The K8s
+// backend lives in submit/k8s (the only package that imports client-go),
+// the standalone/Mesos REST backend in submit/rest; a backend returns its
+// Outcome and prints no result (cmd renders it).
+type Backend interface {
+	Submit(ctx context.Context, args []string) (Outcome, error)
+}
+
+// Outcome is what a backend reports at the end of a run.
+type Outcome interface {
+	// Err is nil when the driver succeeded, else the error; its kind
+	// (package errdefs) says what failed, and errdefs.Driver carries the
+	// driver's own exit code.
+	Err() error
+}
+
+// Timings are the wall-clock milestones of the run.
+type Timings struct {
+	Started        time.Time  `json:"started"`
+	Submitted      *time.Time `json:"submitted,omitempty"`
+	Running        *time.Time `json:"running,omitempty"`
+	Finished       time.Time  `json:"finished"`
+	SubmitSeconds  float64    `json:"submitSeconds"`
+	PendingSeconds float64    `json:"pendingSeconds"`
+	RunSeconds     float64    `json:"runSeconds"`
+	TotalSeconds   float64    `json:"totalSeconds"`
+}
+
+// Sleep waits d or until ctx is done (then it returns ctx.Err()).
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
