@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
@@ -81,7 +81,7 @@ func (f *storeURLFlags) storeOptions(s *s3StoreFlags, rep *progress.Reporter) ([
 }
 
 // s3aWarning is printed when a store's URLs are s3a:// ones.
-const s3aWarning = "s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither"
+const s3aWarning = pipeline.S3AWarning
 
 type bakeS3Options struct {
 	s3      s3StoreFlags
@@ -213,7 +213,7 @@ func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep
 		if err != nil {
 			return nil, nil, err
 		}
-		return lock, lockedJars(lock, f, ropts), nil
+		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy}, f.cache, ropts...), nil
 	}
 	req, err := f.request(args...)
 	if err != nil {
@@ -224,24 +224,4 @@ func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep
 		return nil, nil, err
 	}
 	return res.Lock, s3store.LocalPaths(res.Paths), nil
-}
-
-// lockedJars fetches a lock's jars into the cache when Bake needs them.
-func lockedJars(lock *resolver.Lockfile, f *resolveFlags, ropts []resolver.Option) s3store.JarSource {
-	return func(ctx context.Context) ([]string, error) {
-		cache := f.cache
-		if cache == "" {
-			cache = resolver.DefaultCacheDir()
-		}
-		var repos []string
-		for _, r := range f.repositories {
-			for _, u := range strings.Split(r, ",") {
-				if u = strings.TrimSpace(u); u != "" {
-					repos = append(repos, u)
-				}
-			}
-		}
-		opts := slices.Concat(ropts, []resolver.Option{resolver.WithOffline(f.offline), resolver.WithRepositoryURLs(repos...), resolver.WithSettings(f.settings), resolver.WithChecksumPolicy(f.checksumPolicy)})
-		return resolver.FetchLocked(ctx, lock, cache, opts...)
-	}
 }

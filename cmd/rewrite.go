@@ -1,140 +1,21 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/progress"
-	"github.com/prebake/prebake/internal/redact"
-	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
-	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 )
-
-// jarTarget says where the cluster URLs of the resolved jars come from:
-// an image baked earlier (--image-from: its dev.prebake.jars annotation), a
-// store baked earlier (--store: its set manifest), or, for submit, a bake
-// done now. With none, only local file: paths are given.
-type jarTarget struct {
-	imageFrom string
-	imageOpts []layers.Option
-	store     *s3StoreFlags
-	storeURLFlags
-	// bake, when set, caches the resolved jars now and returns their cluster
-	// URLs in lock order (submit --store / --image-target).
-	bake func(ctx context.Context, res *resolver.Result) (urls []string, from string, err error)
-}
-
-// clusterURLs returns the cluster URLs of res's jars, in lock order, and
-// what they came from; nil when the target names no image or store.
-func (t *jarTarget) clusterURLs(ctx context.Context, res *resolver.Result, rep *progress.Reporter) ([]string, string, error) {
-	switch {
-	case t.bake != nil:
-		return t.bake(ctx, res)
-	case t.imageFrom != "":
-		dir, files, err := layers.ReadJars(ctx, t.imageFrom, t.imageOpts...)
-		if err != nil {
-			return nil, "", err
-		}
-		have := map[string]bool{}
-		for _, f := range files {
-			have[f] = true
-		}
-		var urls []string
-		for _, a := range res.Lock.Artifacts {
-			if !have[a.File] {
-				return nil, "", exitcode.Errorf(exitcode.NotFound, "--image-from %s: the image has no %s (its dev.prebake.jars lacks it); bake this lock into it first", t.imageFrom, a.File)
-			}
-			urls = append(urls, "local://"+path.Join(dir, a.File))
-		}
-		return urls, "image " + t.imageFrom, nil
-	case t.store != nil && t.store.store != "":
-		opts, err := t.storeOptions(t.store, rep)
-		if err != nil {
-			return nil, "", err
-		}
-		urls, err := s3store.SetURLs(ctx, t.store.store, res.Lock.Hash(), t.urlStyle, opts...)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(urls) != len(res.Lock.Artifacts) {
-			return nil, "", exitcode.Errorf(exitcode.DataErr, "--store %s: set %s lists %d jars, the lock %d", redact.URL(t.store.store), res.Lock.Hash(), len(urls), len(res.Lock.Artifacts))
-		}
-		return urls, "store " + redact.URL(t.store.store), nil
-	}
-	return nil, "", nil
-}
-
-// resolveJars resolves the packages of a command line (plus those of the
-// resolution flags) and retrieves them for file: paths. It returns nil when
-// there is nothing to resolve.
-func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, rep *progress.Reporter) (*resolver.Result, []string, error) {
-	req, err := requestFor(rf, p)
-	if err != nil || len(req.Packages) == 0 {
-		return nil, nil, err
-	}
-	if p.Ivy != "" || p.IvySettings != "" {
-		rep.Warnf("spark.jars.ivy/spark.jars.ivySettings are not honoured for resolution; using the default chain")
-	}
-	res, err := resolver.Resolve(ctx, req, resolver.WithLogger(rep), resolver.WithProgress(rep))
-	rep.Wait()
-	if err != nil {
-		return nil, nil, err
-	}
-	_, paths, err := resolver.Retrieve(ctx, res.Lock, req.CacheDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	return res, paths, nil
-}
-
-// requestFor is the resolution request of a command line's packages plus
-// those of the resolution flags.
-func requestFor(rf *resolveFlags, p submit.Packages) (resolver.Request, error) {
-	req, err := rf.request()
-	if err != nil {
-		return req, err
-	}
-	// The argv's own packages come first; the resolution flags add to them.
-	if p.Packages != "" {
-		req.Packages = append([]string{p.Packages}, req.Packages...)
-	}
-	if p.Repositories != "" {
-		req.Repositories = append([]string{p.Repositories}, req.Repositories...)
-	}
-	if p.Excludes != "" {
-		req.Excludes = append([]string{p.Excludes}, req.Excludes...)
-	}
-	return req, nil
-}
-
-// rewriteJarSource resolves the packages of a command line, retrieves them
-// for file: paths, and adds the target's cluster URLs.
-func rewriteJarSource(rf *resolveFlags, t *jarTarget, rep *progress.Reporter) submit.JarSource {
-	return submit.JarSourceFunc(func(ctx context.Context, p submit.Packages) (*submit.Jars, error) {
-		res, paths, err := resolveJars(ctx, rf, p, rep)
-		if err != nil || res == nil {
-			return nil, err
-		}
-		j := &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
-		j.Cluster, j.From, err = t.clusterURLs(ctx, res, rep)
-		if err != nil {
-			return nil, err
-		}
-		return j, nil
-	})
-}
 
 func init() {
 	register(func(g *globals) *cobra.Command {
@@ -142,7 +23,7 @@ func init() {
 		var imageFrom, manifest string
 		var sf s3StoreFlags
 		var reg registryFlags
-		t := &jarTarget{store: &sf}
+		var urls storeURLFlags
 		c := &cobra.Command{
 			Use:   "rewrite [--image-from REF | --store URL] [--lock FILE] [resolution flags] -- <spark-submit args>",
 			Short: "Rewrite a spark-submit command line so that Spark resolves nothing at run time",
@@ -172,24 +53,31 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 				if imageFrom != "" && store != "" {
 					return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
 				}
-				if _, err := rf.request(); err != nil {
+				req, err := rf.request()
+				if err != nil {
 					return err
 				}
 				cache := rf.cache
 				if cache == "" {
 					cache = resolver.DefaultCacheDir()
 				}
-				opts := []submit.RewriteOption{
-					submit.WithJarSource(rewriteJarSource(&rf, t, g.reporter(c.ErrOrStderr()))),
-					submit.WithWorkDir(filepath.Join(cache, "rewrite")),
-				}
+				rep := g.reporter(c.ErrOrStderr())
+				t := &pipeline.Target{URLStyle: urls.urlStyle}
+				opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
 				if imageFrom != "" {
-					t.imageFrom = imageFrom
-					if t.imageOpts, err = reg.options(g.reporter(c.ErrOrStderr())); err != nil {
+					t.ImageFrom = imageFrom
+					if t.ImageOptions, err = reg.options(rep); err != nil {
 						return err
 					}
 					opts = append(opts, submit.WithImage(imageFrom))
 				}
+				if store != "" {
+					t.Store = store
+					if t.StoreOptions, err = urls.storeOptions(&sf, rep); err != nil {
+						return err
+					}
+				}
+				opts = append(opts, submit.WithJarSource(pipeline.JarSource(req, t, rep)))
 				if manifest != "" {
 					return rewriteManifest(c, g, manifest, out, opts)
 				}
@@ -206,7 +94,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 		fs.StringVar(&manifest, "manifest", "", "rewrite a kubeflow spark-operator SparkApplication/ScheduledSparkApplication manifest (YAML, multi-document; - for stdin) instead of a command line")
 		sf.add(fs)
 		reg.add(fs)
-		t.storeURLFlags.add(fs)
+		urls.add(fs)
 		return c
 	})
 }
