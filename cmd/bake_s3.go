@@ -19,8 +19,6 @@ import (
 	"github.com/prebake/prebake/s3store"
 )
 
-func init() { registerBake(newBakeS3Cmd) }
-
 // s3StoreFlags are the flags that name and reach a jar store (bake s3, warm).
 type s3StoreFlags struct {
 	store       string

@@ -105,8 +105,6 @@ func applyDefaults(f *submitFlags, fl *pflag.FlagSet, c *fileConfig) {
 	}
 }
 
-func init() { prepareSubmission = prepare }
-
 // prepare is submit's resolve → bake (S3 or image) → rewrite: it maps the
 // flags and prebake.yaml onto pipeline.Options, runs pipeline.Prepare and
 // reports its warnings. It returns the spark-submit arguments to run.

@@ -17,86 +17,84 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-func init() {
-	register(func(g *globals) *cobra.Command {
-		var rf resolveFlags
-		var imageFrom, manifest string
-		var sf s3StoreFlags
-		var reg registryFlags
-		var urls storeURLFlags
-		c := &cobra.Command{
-			Use:   "rewrite [--image-from REF | --store URL] [--lock FILE] [resolution flags] -- <spark-submit args>",
-			Short: "Rewrite a spark-submit command line so that Spark resolves nothing at run time",
-			Long: `rewrite removes every --packages source from a spark-submit command line (the flags,
+func newRewriteCmd(g *globals) *cobra.Command {
+	var rf resolveFlags
+	var imageFrom, manifest string
+	var sf s3StoreFlags
+	var reg registryFlags
+	var urls storeURLFlags
+	c := &cobra.Command{
+		Use:   "rewrite [--image-from REF | --store URL] [--lock FILE] [resolution flags] -- <spark-submit args>",
+		Short: "Rewrite a spark-submit command line so that Spark resolves nothing at run time",
+		Long: `rewrite removes every --packages source from a spark-submit command line (the flags,
 --conf, --properties-file and spark-defaults.conf), resolves the packages ahead of time, and
 merges the jars into one jar list: the image's local:// jars (--image-from), the store's URLs
 (--store), or local file: paths (client and local mode, YARN). Every other argument is kept,
 in order. It prints the new arguments, shell-quoted on one line; -o json adds what changed and why.`,
-			Example: `  prebake rewrite --image-from registry.example/spark:3.5.0-prebake -- \
+		Example: `  prebake rewrite --image-from registry.example/spark:3.5.0-prebake -- \
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main local:///opt/app.jar`,
-			Args: func(c *cobra.Command, args []string) error {
-				if manifest != "" {
-					if len(args) > 0 {
-						return exitcode.Errorf(exitcode.Usage, "--manifest %s: give no spark-submit arguments with it", manifest)
-					}
-					return nil
+		Args: func(c *cobra.Command, args []string) error {
+			if manifest != "" {
+				if len(args) > 0 {
+					return exitcode.Errorf(exitcode.Usage, "--manifest %s: give no spark-submit arguments with it", manifest)
 				}
-				return cobra.MinimumNArgs(1)(c, args)
-			},
-			RunE: func(c *cobra.Command, args []string) error {
-				out, err := checkOutput(g, "text", "json")
-				if err != nil {
+				return nil
+			}
+			return cobra.MinimumNArgs(1)(c, args)
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			out, err := checkOutput(g, "text", "json")
+			if err != nil {
+				return err
+			}
+			store := sf.store
+			if imageFrom != "" && store != "" {
+				return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
+			}
+			req, err := rf.request()
+			if err != nil {
+				return err
+			}
+			cache := rf.cache
+			if cache == "" {
+				cache = resolver.DefaultCacheDir()
+			}
+			rep := g.reporter(c.ErrOrStderr())
+			t := &pipeline.Target{URLStyle: urls.urlStyle}
+			opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
+			if imageFrom != "" {
+				t.ImageFrom = imageFrom
+				if t.ImageOptions, err = reg.options(rep); err != nil {
 					return err
 				}
-				store := sf.store
-				if imageFrom != "" && store != "" {
-					return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
-				}
-				req, err := rf.request()
-				if err != nil {
+				opts = append(opts, submit.WithImage(imageFrom))
+			}
+			if store != "" {
+				t.Store = store
+				if t.StoreOptions, err = urls.storeOptions(&sf, rep); err != nil {
 					return err
 				}
-				cache := rf.cache
-				if cache == "" {
-					cache = resolver.DefaultCacheDir()
-				}
-				rep := g.reporter(c.ErrOrStderr())
-				t := &pipeline.Target{URLStyle: urls.urlStyle}
-				opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
-				if imageFrom != "" {
-					t.ImageFrom = imageFrom
-					if t.ImageOptions, err = reg.options(rep); err != nil {
-						return err
-					}
-					opts = append(opts, submit.WithImage(imageFrom))
-				}
-				if store != "" {
-					t.Store = store
-					if t.StoreOptions, err = urls.storeOptions(&sf, rep); err != nil {
-						return err
-					}
-				}
-				opts = append(opts, submit.WithJarSource(pipeline.JarSource(req, t, rep)))
-				if manifest != "" {
-					return rewriteManifest(c, g, manifest, out, opts)
-				}
-				r, err := submit.Rewrite(c.Context(), args, opts...)
-				if err != nil {
-					return err
-				}
-				return printRewrite(c, g, out, r, r.Warnings, r.Command+"\n")
-			},
-		}
-		fs := c.Flags()
-		rf.add(fs)
-		fs.StringVar(&imageFrom, "image-from", "", "use the jars baked into this image (its dev.prebake.jars annotation); also sets spark.kubernetes.container.image")
-		fs.StringVar(&manifest, "manifest", "", "rewrite a kubeflow spark-operator SparkApplication/ScheduledSparkApplication manifest (YAML, multi-document; - for stdin) instead of a command line")
-		sf.add(fs)
-		reg.add(fs)
-		urls.add(fs)
-		return c
-	})
+			}
+			opts = append(opts, submit.WithJarSource(pipeline.JarSource(req, t, rep)))
+			if manifest != "" {
+				return rewriteManifest(c, g, manifest, out, opts)
+			}
+			r, err := submit.Rewrite(c.Context(), args, opts...)
+			if err != nil {
+				return err
+			}
+			return printRewrite(c, g, out, r, r.Warnings, r.Command+"\n")
+		},
+	}
+	fs := c.Flags()
+	rf.add(fs)
+	fs.StringVar(&imageFrom, "image-from", "", "use the jars baked into this image (its dev.prebake.jars annotation); also sets spark.kubernetes.container.image")
+	fs.StringVar(&manifest, "manifest", "", "rewrite a kubeflow spark-operator SparkApplication/ScheduledSparkApplication manifest (YAML, multi-document; - for stdin) instead of a command line")
+	sf.add(fs)
+	reg.add(fs)
+	urls.add(fs)
+	return c
 }
 
 // rewriteManifest runs `prebake rewrite --manifest FILE`: the rewritten YAML

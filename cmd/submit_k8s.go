@@ -28,8 +28,6 @@ type k8sBackend struct {
 	via             string
 }
 
-func init() { registerBackend("k8s", &k8sBackend{}) }
-
 func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
 	fs.DurationVar(&b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")

@@ -21,8 +21,6 @@ type restBackend struct {
 	clientVersion string
 }
 
-func init() { registerBackend("rest", &restBackend{}) }
-
 func (b *restBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&b.restPort, "rest-port", 0, "REST port on every spark:// or mesos:// master host (default: 6066 when the URL has the RPC port 7077 or none, else the URL's port)")
 	fs.StringVar(&b.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end instead of submitting (spark://, mesos://)")
