@@ -17,7 +17,7 @@ import (
 )
 
 // k8sBackend submits to k8s:// masters with spark-submit and polls the
-// driver pod (k8s.SubmitK8s).
+// driver pod (k8s.Submit).
 type k8sBackend struct {
 	pendingTimeout  time.Duration
 	hungGrace       time.Duration
@@ -40,7 +40,7 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
-	_, err := k8s.SubmitK8s(ctx, req.Args, k8s.K8sOptions{
+	_, err := k8s.Submit(ctx, req.Args, k8s.Options{
 		SparkSubmit:     bin,
 		Timeout:         req.Flags.timeout,
 		PollInterval:    req.Flags.pollInterval,
@@ -67,7 +67,7 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return k8s.K8sStatus(ctx, req.Master, req.ID, o)
+	return k8s.Status(ctx, req.Master, req.ID, o)
 }
 
 func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
@@ -75,7 +75,7 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return k8s.K8sKill(ctx, req.Master, req.ID, o)
+	return k8s.Kill(ctx, req.Master, req.ID, o)
 }
 
 // sparkSubmitBin picks spark-submit: --spark-submit, else
@@ -96,8 +96,8 @@ func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(strin
 
 // idOptions carries --conf k=v (the submission's credentials, as
 // spark-submit --status/--kill take them) into the K8s options.
-func (b *k8sBackend) idOptions(req *idRequest) (k8s.K8sIDOptions, error) {
-	o := k8s.K8sIDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
+func (b *k8sBackend) idOptions(req *idRequest) (k8s.IDOptions, error) {
+	o := k8s.IDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
 	if req.Flags == nil {
 		return o, nil
 	}

@@ -27,12 +27,12 @@ func (b *restBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&b.clientVersion, "rest-client-version", rest.DefaultClientSparkVersion, "clientSparkVersion sent to the master; before 4.0 MESOS_* variables are sent too")
 }
 
-func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []rest.RestOption {
+func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []rest.Option {
 	log := stderr
 	if quiet {
 		log = io.Discard
 	}
-	return []rest.RestOption{rest.WithLog(log), rest.WithRESTPort(port), rest.WithClientSparkVersion(b.clientVersion)}
+	return []rest.Option{rest.WithLog(log), rest.WithPort(port), rest.WithClientSparkVersion(b.clientVersion)}
 }
 
 func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
@@ -40,11 +40,11 @@ func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
 		rest.WithPollInterval(req.Flags.pollInterval),
 		rest.WithTimeout(req.Flags.timeout),
 		rest.WithKillOnCancel(req.Flags.killOnCancel))
-	var res *rest.RestResult
+	var res *rest.Result
 	if b.pollOnly != "" {
-		res = rest.AttachREST(ctx, req.Master, b.pollOnly, opts...)
+		res = rest.Attach(ctx, req.Master, b.pollOnly, opts...)
 	} else {
-		res = rest.SubmitREST(ctx, req.Args, opts...)
+		res = rest.Submit(ctx, req.Args, opts...)
 	}
 	if req.Output == "json" {
 		if err := res.WriteJSON(req.Stdout); err != nil {
@@ -82,7 +82,7 @@ type restStatusJSON struct {
 	ServerSparkVersion string `json:"serverSparkVersion,omitempty"`
 }
 
-func (b *restBackend) printID(req *idRequest, r *rest.RestResponse) error {
+func (b *restBackend) printID(req *idRequest, r *rest.Response) error {
 	if r == nil {
 		return nil
 	}
@@ -110,7 +110,7 @@ func (b *restBackend) printID(req *idRequest, r *rest.RestResponse) error {
 }
 
 func (b *restBackend) Status(ctx context.Context, req *idRequest) error {
-	r, err := rest.RestStatus(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
+	r, err := rest.Status(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
 	if perr := b.printID(req, r); perr != nil {
 		return perr
 	}
@@ -118,7 +118,7 @@ func (b *restBackend) Status(ctx context.Context, req *idRequest) error {
 }
 
 func (b *restBackend) Kill(ctx context.Context, req *idRequest) error {
-	r, err := rest.RestKill(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
+	r, err := rest.Kill(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
 	if err == nil && r != nil && req.Output != "json" {
 		fmt.Fprintln(req.Stdout, r.Message)
 		return nil

@@ -46,12 +46,12 @@ type itRun struct {
 	caFile    string
 	tokenFile string
 	env       []string // fake spark-submit knobs
-	opts      func(*K8sOptions)
+	opts      func(*Options)
 	ctx       context.Context
 }
 
 type itResult struct {
-	res    *K8sResult
+	res    *Result
 	err    error
 	stdout string
 	stderr string
@@ -80,7 +80,7 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	e.fill(t, &r)
 	args := e.args(r)
 	var stdout, stderr syncBuffer
-	o := K8sOptions{
+	o := Options{
 		SparkSubmit: e.fakeSub, PollInterval: 200 * time.Millisecond, PendingTimeout: 30 * time.Second,
 		HungGrace: 2 * time.Second, NotFoundGrace: 1500 * time.Millisecond, APIRetryTimeout: 30 * time.Second,
 		KillHungDriver: true, KillOnCancel: true, LogTail: 5, Stdout: &stdout, Stderr: &stderr,
@@ -100,7 +100,7 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := SubmitK8s(ctx, args, o)
+	res, err := Submit(ctx, args, o)
 	return itResult{res, err, stdout.String(), stderr.String()}
 }
 
@@ -275,7 +275,7 @@ func TestK8sIT(t *testing.T) {
 					phaseWith(corev1.PodRunning, terminated(driverC, 0, "Completed"), running("istio-proxy")))
 			})
 			r := e.submit(t, itRun{ns: ns, env: []string{"FAKE_SPARK_SUBMIT_SIDECAR=1", "FAKE_SPARK_SUBMIT_ARGV=" + argv},
-				opts: func(o *K8sOptions) { o.Output = "json" }})
+				opts: func(o *Options) { o.Output = "json" }})
 			wait()
 			checkResult(t, r, itWant{0, "driver", "Completed", "Running"})
 			if !strings.HasPrefix(r.res.Pod, "it-it-ok-") || !strings.HasSuffix(r.res.Pod, "-driver") {
@@ -341,7 +341,7 @@ func TestK8sIT(t *testing.T) {
 					e.k.bind(t, ns, p)
 					e.k.setStatus(t, ns, p, phaseWith(corev1.PodPending, waiting(driverC, reason)))
 				})
-				r := e.submit(t, itRun{ns: ns, opts: func(o *K8sOptions) { o.PendingTimeout = 3 * time.Second }})
+				r := e.submit(t, itRun{ns: ns, opts: func(o *Options) { o.PendingTimeout = 3 * time.Second }})
 				wait()
 				checkResult(t, r, itWant{75, "prebake", reason, "Pending"})
 				if !strings.Contains(r.err.Error(), reason) || !e.deleted(t, ns, pod) {
@@ -428,7 +428,7 @@ func TestK8sIT(t *testing.T) {
 			ns := "it-timeout"
 			var pod string
 			wait := e.kubeletScript(t, ns, func(p string) { pod = p; e.runToEnd(t, ns, p, nil, nil) })
-			r := e.submit(t, itRun{ns: ns, opts: func(o *K8sOptions) { o.Timeout = 4 * time.Second }})
+			r := e.submit(t, itRun{ns: ns, opts: func(o *Options) { o.Timeout = 4 * time.Second }})
 			wait()
 			checkResult(t, r, itWant{75, "prebake", "Timeout", "Running"})
 			if !e.deleted(t, ns, pod) {
@@ -507,7 +507,7 @@ func TestK8sIT(t *testing.T) {
 				}
 			})
 			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile, tokenFile: tokenFile,
-				opts: func(o *K8sOptions) { o.Timeout = 90 * time.Second }})
+				opts: func(o *Options) { o.Timeout = 90 * time.Second }})
 			wait()
 			checkResult(t, r, itWant{77, "prebake", "Unauthorized", "Running"})
 			if !strings.Contains(r.err.Error(), tokenFile) || strings.Contains(r.err.Error(), tok) {
@@ -614,7 +614,7 @@ func TestK8sIT(t *testing.T) {
 							time.Sleep(500 * time.Millisecond)
 						}
 					}()
-					r := e.submit(t, itRun{ns: tc.ns, opts: func(o *K8sOptions) { o.Via = "operator"; o.SparkSubmit = "" }})
+					r := e.submit(t, itRun{ns: tc.ns, opts: func(o *Options) { o.Via = "operator"; o.SparkSubmit = "" }})
 					<-done
 					checkResult(t, r, tc.want)
 					if spec["mainClass"] != "org.example.Main" || spec["mainApplicationFile"] != "local:///opt/app.jar" {
@@ -641,8 +641,8 @@ func TestK8sIT(t *testing.T) {
 			kc := filepath.Join(t.TempDir(), "kubeconfig")
 			writeFile(t, kc, "apiVersion: v1\nkind: Config\ncurrent-context: it\nclusters:\n- name: c\n  cluster: {server: \""+e.c.url+"\", certificate-authority: \""+e.c.caFile+"\"}\nusers:\n- name: u\n  user: {token: "+e.c.adminToken+"}\ncontexts:\n- name: it\n  context: {cluster: c, user: u, namespace: "+ns+"}\n")
 			var out syncBuffer
-			o := K8sIDOptions{Output: "json", Stdout: &out, Getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
-			if err := K8sStatus(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", o); err != nil {
+			o := IDOptions{Output: "json", Stdout: &out, Getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
+			if err := Status(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", o); err != nil {
 				t.Fatal(err)
 			}
 			var st []DriverStatus
@@ -650,13 +650,13 @@ func TestK8sIT(t *testing.T) {
 				t.Errorf("status: %v %s", err, out.String())
 			}
 			o.Output, o.Stdout = "text", &out
-			if err := K8sKill(context.Background(), "k8s://"+e.c.url, "nightly-*", o); err != nil {
+			if err := Kill(context.Background(), "k8s://"+e.c.url, "nightly-*", o); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(out.String(), "Deleting driver pod: nightly-a-driver.") || !e.deleted(t, ns, "nightly-b-driver") || e.deleted(t, ns, "other-driver") {
 				t.Errorf("kill: %s", out.String())
 			}
-			if err := K8sStatus(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", o); exitcode.Code(err) != exitcode.NotFound {
+			if err := Status(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", o); exitcode.Code(err) != exitcode.NotFound {
 				t.Errorf("status of a missing pod: %v", err)
 			}
 		})

@@ -25,8 +25,8 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// K8sOptions configures SubmitK8s. Zero durations take the defaults noted.
-type K8sOptions struct {
+// Options configures Submit. Zero durations take the defaults noted.
+type Options struct {
 	// SparkSubmit is the spark-submit binary to run. Required.
 	SparkSubmit string
 	// Timeout bounds the whole run (exit 75). Zero: none.
@@ -75,7 +75,7 @@ type K8sOptions struct {
 	InClusterDir string
 }
 
-func (o *K8sOptions) defaults() {
+func (o *Options) defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -103,7 +103,7 @@ func (o *K8sOptions) defaults() {
 	}
 }
 
-// Reasons prebake sets itself (see K8sResult).
+// Reasons prebake sets itself (see Result).
 const (
 	reasonHung         = "DriverHung"
 	reasonPending      = "PendingTimeout"
@@ -131,14 +131,14 @@ const authRetries = 3
 // apiCallTimeout bounds one API request.
 const apiCallTimeout = 30 * time.Second
 
-// SubmitK8s runs spark-submit for a k8s:// master with
+// Submit runs spark-submit for a k8s:// master with
 // spark.kubernetes.submission.waitAppCompletion=false and a fixed driver pod
 // name, then polls the driver pod to its end with exactly the credentials the
 // submission was given. It prints the result (text or JSON) and returns it;
 // the error carries its kind (errdefs) and its source.
-func SubmitK8s(ctx context.Context, args []string, o K8sOptions) (*K8sResult, error) {
+func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
 	o.defaults()
-	res := &K8sResult{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
+	res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
 	err := runK8s(ctx, args, &o, res)
 	res.finish(time.Now(), err)
 	if o.Output == "json" {
@@ -151,7 +151,7 @@ func SubmitK8s(ctx context.Context, args []string, o K8sOptions) (*K8sResult, er
 	return res, err
 }
 
-func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) error {
+func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 	a, err := parseK8sArgs(args)
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
@@ -263,7 +263,7 @@ func containsAny(s string, subs ...string) bool {
 
 // runSparkSubmit runs spark-submit with its output on stderr, and returns its
 // exit code and last output lines. err is set only when it could not start.
-func runSparkSubmit(ctx context.Context, o *K8sOptions, args []string) (int, []string, error) {
+func runSparkSubmit(ctx context.Context, o *Options, args []string) (int, []string, error) {
 	cmd := exec.CommandContext(ctx, o.SparkSubmit, args...)
 	cmd.Env = o.Env
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -338,7 +338,7 @@ type driverWatch struct {
 	logs        logSource
 	ns, pod     string
 	container   string // driver container name; "" = spark-kubernetes-driver
-	o           *K8sOptions
+	o           *Options
 	now         func() time.Time
 	deleteGrace *int64
 
@@ -394,7 +394,7 @@ type pollState struct {
 
 // run polls the driver pod with Get every PollInterval until it ends. No
 // watch is used, and completion is never inferred from an error.
-func (w *driverWatch) run(ctx context.Context, res *K8sResult) error {
+func (w *driverWatch) run(ctx context.Context, res *Result) error {
 	submitted := w.now()
 	var (
 		st    pollState
@@ -447,7 +447,7 @@ type apiRetry struct {
 // and is retried authRetries times (then 77); 5xx and network errors are
 // retried with backoff for APIRetryTimeout (then 69). It returns the wait
 // before the next poll, or the final error.
-func (w *driverWatch) failed(r *apiRetry, err error, what string, res *K8sResult) (time.Duration, error) {
+func (w *driverWatch) failed(r *apiRetry, err error, what string, res *Result) (time.Duration, error) {
 	if isAuthError(err) {
 		r.authFails++
 		if r.authFails > authRetries {
@@ -509,7 +509,7 @@ func (w *driverWatch) driverContainer(pod *corev1.Pod) string {
 }
 
 // observe looks at one Get of the pod; done reports the end of the run.
-func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *K8sResult, st *pollState) (bool, error) {
+func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result, st *pollState) (bool, error) {
 	now := w.now()
 	st.lastPhase = pod.Status.Phase
 	res.Phase = string(pod.Status.Phase)
@@ -593,7 +593,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *K8sResu
 // checkExecutors records executor pods of the driver's application whose
 // container ended with a non-zero code (they are usually deleted soon after,
 // so this runs on every poll).
-func (w *driverWatch) checkExecutors(ctx context.Context, driver *corev1.Pod, res *K8sResult, st *pollState) {
+func (w *driverWatch) checkExecutors(ctx context.Context, driver *corev1.Pod, res *Result, st *pollState) {
 	app := driver.Labels["spark-app-selector"]
 	if st.execOff || app == "" {
 		return
@@ -681,7 +681,7 @@ func (w *driverWatch) reportProgress(pod *corev1.Pod, cs *corev1.ContainerStatus
 
 // followLogs reads the new part of the driver log and detects a driver
 // that hangs after SparkContext stopped.
-func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *K8sResult, st *pollState) (bool, error) {
+func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Result, st *pollState) (bool, error) {
 	lctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
 	data, err := w.logs.ContainerLog(lctx, w.ns, w.pod, w.driverContainer(pod), st.logs.query())
 	cancel()
@@ -721,7 +721,7 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *K8sR
 	return true, errdefs.Errorf(errdefs.Hung, "%s", msg)
 }
 
-func (w *driverWatch) fillLogTail(ctx context.Context, pod *corev1.Pod, res *K8sResult) {
+func (w *driverWatch) fillLogTail(ctx context.Context, pod *corev1.Pod, res *Result) {
 	if w.o.LogTail <= 0 || w.logs == nil {
 		return
 	}
@@ -755,7 +755,7 @@ func (w *driverWatch) kill() string {
 
 // interrupted ends a run whose context is done: --timeout (75) or a signal
 // (80). With KillOnCancel the driver pod is deleted.
-func (w *driverWatch) interrupted(ctx context.Context, res *K8sResult) error {
+func (w *driverWatch) interrupted(ctx context.Context, res *Result) error {
 	extra := ""
 	if w.o.KillOnCancel {
 		extra = w.kill()
@@ -763,7 +763,7 @@ func (w *driverWatch) interrupted(ctx context.Context, res *K8sResult) error {
 	return interruptedErr(ctx, res, extra)
 }
 
-func interruptedErr(ctx context.Context, res *K8sResult, extra string) error {
+func interruptedErr(ctx context.Context, res *Result, extra string) error {
 	what, code := "cancelled", kindCancelled
 	res.Reason = reasonCancelled
 	if errors.Is(context.Cause(ctx), errTimeout) {

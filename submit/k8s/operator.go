@@ -123,7 +123,7 @@ func toAny(ss []string) []any {
 // runOperator creates the SparkApplication and polls
 // status.applicationState until COMPLETED or FAILED. A failed application's
 // exit code is the driver container's when its pod is still there.
-func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *K8sResult) error {
+func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) error {
 	name := w.pod // the generated name, without the -driver suffix
 	name = strings.TrimSuffix(name, "-driver")
 	if len(name) > 63 {
@@ -246,7 +246,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *K8sResul
 
 // operatorFailure reads the driver container's exit code when the driver pod
 // is still there; else the failure has no exit code (80).
-func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, res *K8sResult) error {
+func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, res *Result) error {
 	if res.Pod != "" {
 		gctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
 		pod, err := w.client.CoreV1().Pods(w.ns).Get(gctx, res.Pod, metav1.GetOptions{})

@@ -18,10 +18,10 @@ import (
 	"github.com/prebake/prebake/errdefs"
 )
 
-// K8sIDOptions configures K8sStatus and K8sKill. Credentials come from the
+// IDOptions configures Status and Kill. Credentials come from the
 // kubeconfig ($KUBECONFIG, context spark.kubernetes.context in Conf) or the
 // in-cluster service account, as spark-submit --status/--kill take them.
-type K8sIDOptions struct {
+type IDOptions struct {
 	Output         string // text (default) or json
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
@@ -49,10 +49,10 @@ type DriverStatus struct {
 	Containers   []ContainerResult `json:"containers,omitempty"`
 }
 
-// K8sStatus prints the state of the driver pods matching id ("ns:pod",
+// Status prints the state of the driver pods matching id ("ns:pod",
 // "pod", or a glob "ns:prefix*" on pods labelled spark-role=driver), as
 // spark-submit --status does. No match is exit 66.
-func K8sStatus(ctx context.Context, master, id string, o K8sIDOptions) error {
+func Status(ctx context.Context, master, id string, o IDOptions) error {
 	pods, err := findDrivers(ctx, master, id, &o)
 	if err != nil {
 		return err
@@ -84,8 +84,8 @@ func K8sStatus(ctx context.Context, master, id string, o K8sIDOptions) error {
 	return nil
 }
 
-// K8sKill deletes the driver pods matching id, as spark-submit --kill does.
-func K8sKill(ctx context.Context, master, id string, o K8sIDOptions) error {
+// Kill deletes the driver pods matching id, as spark-submit --kill does.
+func Kill(ctx context.Context, master, id string, o IDOptions) error {
 	pods, err := findDrivers(ctx, master, id, &o)
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func K8sKill(ctx context.Context, master, id string, o K8sIDOptions) error {
 }
 
 // findDrivers resolves id to pods.
-func findDrivers(ctx context.Context, master, id string, o *K8sIDOptions) ([]corev1.Pod, error) {
+func findDrivers(ctx context.Context, master, id string, o *IDOptions) ([]corev1.Pod, error) {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}

@@ -38,8 +38,8 @@ func TestK8sKillJSON(t *testing.T) {
 	} {
 		t.Run(tt.id, func(t *testing.T) {
 			var stdout bytes.Buffer
-			o := K8sIDOptions{Output: "json", Stdout: &stdout, client: fake.NewClientset(pod.DeepCopy())}
-			err := K8sKill(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, o)
+			o := IDOptions{Output: "json", Stdout: &stdout, client: fake.NewClientset(pod.DeepCopy())}
+			err := Kill(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, o)
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}
@@ -94,7 +94,7 @@ func TestK8sStatusRetriesTransientErrors(t *testing.T) {
 				return false, nil, nil
 			})
 			var stdout bytes.Buffer
-			err := K8sStatus(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", K8sIDOptions{Stdout: &stdout, client: cs})
+			err := Status(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", IDOptions{Stdout: &stdout, client: cs})
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}

@@ -28,7 +28,7 @@ func TestSparkSubmitTailRedacted(t *testing.T) {
 	for _, output := range []string{"text", "json"} {
 		t.Run(output, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			_, err := SubmitK8s(context.Background(), args, K8sOptions{
+			_, err := Submit(context.Background(), args, Options{
 				SparkSubmit: bin, Output: output, Quiet: true, LogTail: 10,
 				Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" },
 			})

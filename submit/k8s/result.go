@@ -15,7 +15,7 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// K8sResult is the outcome of a K8s submission. With -o json it is printed to
+// Result is the outcome of a K8s submission. With -o json it is printed to
 // stdout as one object (keys stable; empty ones omitted):
 //
 //	{
@@ -43,7 +43,7 @@ import (
 //	  "timings": {"started": "RFC3339", "submitted": "...", "running": "...", "finished": "...",
 //	              "submitSeconds": 1.2, "pendingSeconds": 3.4, "runSeconds": 56.7, "totalSeconds": 61.3}
 //	}
-type K8sResult struct {
+type Result struct {
 	Backend             string            `json:"backend"`
 	SubmissionID        string            `json:"submissionId,omitempty"`
 	Namespace           string            `json:"namespace,omitempty"`
@@ -89,10 +89,10 @@ type Timings = submit.Timings
 
 // Err is the error for the result: nil on success, else an *errdefs.Error
 // with ExitCode and Source.
-func (r *K8sResult) Err() error { return r.err }
+func (r *Result) Err() error { return r.err }
 
 // finish sets the exit code from err (nil: success) and the timings.
-func (r *K8sResult) finish(now time.Time, err error) {
+func (r *Result) finish(now time.Time, err error) {
 	r.err = err
 	r.ExitCode = exitcode.Code(err)
 	r.Source = exitcode.SourceOf(err)
@@ -214,7 +214,7 @@ func containerResults(pod *corev1.Pod) []ContainerResult {
 
 // writeText prints the result for humans: the summary on stdout, the
 // container statuses and the log tail on stderr when the run failed.
-func (r *K8sResult) writeText(stdout, stderr io.Writer) {
+func (r *Result) writeText(stdout, stderr io.Writer) {
 	if r.ExitCode != 0 || r.Reason == reasonHung {
 		if len(r.Containers) > 0 {
 			fmt.Fprintln(stderr, "Container final statuses:")
@@ -260,7 +260,7 @@ func (r *K8sResult) writeText(stdout, stderr io.Writer) {
 	fmt.Fprintf(stdout, " total=%s\n", time.Duration(r.Timings.TotalSeconds*float64(time.Second)).Round(100*time.Millisecond))
 }
 
-func (r *K8sResult) writeJSON(w io.Writer) error {
+func (r *Result) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)

@@ -42,7 +42,7 @@ func TestStreamedOutputRedacted(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stderr bytes.Buffer
-			if _, _, err := runSparkSubmit(context.Background(), &K8sOptions{SparkSubmit: bin, Stderr: &stderr}, nil); err != nil {
+			if _, _, err := runSparkSubmit(context.Background(), &Options{SparkSubmit: bin, Stderr: &stderr}, nil); err != nil {
 				t.Fatal(err)
 			}
 			return stderr.String()
@@ -61,11 +61,11 @@ func TestStreamedOutputRedacted(t *testing.T) {
 				return true, podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed")), nil
 			})
 			var stderr strings.Builder
-			o := &K8sOptions{PollInterval: 2 * time.Millisecond, PendingTimeout: time.Second, HungGrace: time.Minute,
+			o := &Options{PollInterval: 2 * time.Millisecond, PendingTimeout: time.Second, HungGrace: time.Minute,
 				NotFoundGrace: time.Second, APIRetryTimeout: time.Minute, LogTail: 5, Verbose: true, Stderr: &stderr}
 			o.defaults()
 			w := &driverWatch{client: cs, logs: &fakeLogs{data: logsWithTS(secretLines...)}, ns: "ns", pod: "app-driver", o: o, now: time.Now}
-			res := &K8sResult{Backend: "k8s", Timings: Timings{Started: time.Now()}}
+			res := &Result{Backend: "k8s", Timings: Timings{Started: time.Now()}}
 			if err := w.run(context.Background(), res); err != nil {
 				t.Fatal(err)
 			}

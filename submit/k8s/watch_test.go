@@ -96,7 +96,7 @@ type watchCase struct {
 	name        string
 	steps       []step // the last one repeats
 	logs        []byte
-	opts        func(*K8sOptions)
+	opts        func(*Options)
 	ctx         func(context.Context) (context.Context, context.CancelFunc)
 	wantCode    int
 	wantSource  string
@@ -140,7 +140,7 @@ func TestDriverWatch(t *testing.T) {
 		{name: "not found first, then runs", steps: []step{
 			{err: errGone}, {err: errGone},
 			{pod: podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed"))},
-		}, opts: func(o *K8sOptions) { o.NotFoundGrace = time.Minute }, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Succeeded"},
+		}, opts: func(o *Options) { o.NotFoundGrace = time.Minute }, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Succeeded"},
 		{name: "deleted while running", steps: []step{
 			{pod: podIn(corev1.PodRunning, running(driverC))}, {err: errGone},
 		}, wantCode: 80, wantSource: "driver", wantReason: "PodDeleted", wantPhase: "Deleted"},
@@ -154,7 +154,7 @@ func TestDriverWatch(t *testing.T) {
 			{pod: podIn(corev1.PodFailed, terminated(driverC, 3, "Error"))},
 		}, wantCode: 3, wantSource: "driver", wantReason: "Error", wantPhase: "Failed"},
 		{name: "API unavailable", steps: []step{{err: err503}},
-			opts:     func(o *K8sOptions) { o.APIRetryTimeout = 30 * time.Millisecond },
+			opts:     func(o *Options) { o.APIRetryTimeout = 30 * time.Millisecond },
 			wantCode: 69, wantSource: "prebake", wantReason: "APIUnavailable"},
 		{name: "hung with SparkContext exit code", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			logs:     logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 3.", "INFO SparkContext: Successfully stopped SparkContext"),
@@ -167,7 +167,7 @@ func TestDriverWatch(t *testing.T) {
 			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
 		{name: "hung, shutdown hook, not killed", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			logs:     logsWithTS("INFO ShutdownHookManager: Shutdown hook called"),
-			opts:     func(o *K8sOptions) { o.KillHungDriver = false },
+			opts:     func(o *Options) { o.KillHungDriver = false },
 			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantLogTail: true, wantMsg: "left running"},
 		{name: "cancelled", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -214,7 +214,7 @@ func runWatchCase(t *testing.T, tc watchCase) {
 		return true, s.pod.DeepCopy(), nil
 	})
 	var stderr strings.Builder
-	o := &K8sOptions{
+	o := &Options{
 		PollInterval: 2 * time.Millisecond, PendingTimeout: 20 * time.Millisecond, HungGrace: 20 * time.Millisecond,
 		NotFoundGrace: 20 * time.Millisecond, APIRetryTimeout: time.Minute,
 		KillHungDriver: true, KillOnCancel: true, LogTail: 5, Stderr: &stderr,
@@ -230,7 +230,7 @@ func runWatchCase(t *testing.T, tc watchCase) {
 		ctx, cancel = tc.ctx(ctx)
 	}
 	defer cancel()
-	res := &K8sResult{Backend: "k8s", Timings: Timings{Started: time.Now()}}
+	res := &Result{Backend: "k8s", Timings: Timings{Started: time.Now()}}
 	err := w.run(ctx, res)
 	res.finish(time.Now(), err)
 
@@ -358,10 +358,10 @@ func TestExecutorFailures(t *testing.T) {
 		}
 		return true, done.DeepCopy(), nil
 	})
-	o := &K8sOptions{PollInterval: time.Millisecond}
+	o := &Options{PollInterval: time.Millisecond}
 	o.defaults()
 	w := &driverWatch{client: cs, logs: &fakeLogs{}, ns: "ns", pod: "app-driver", o: o, now: time.Now}
-	res := &K8sResult{}
+	res := &Result{}
 	if err := w.run(context.Background(), res); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func BenchmarkRestSubmitHA(b *testing.B) {
 	run := func(master string, n int) time.Duration {
 		start := time.Now()
 		for range n {
-			res := SubmitREST(context.Background(), submitArgs(master),
+			res := Submit(context.Background(), submitArgs(master),
 				WithEnviron(nil), WithPollInterval(time.Millisecond), WithRetry(2, time.Millisecond, 3))
 			if res.ExitCode != 0 {
 				b.Fatalf("exit %d: %v", res.ExitCode, res.Err())

@@ -21,8 +21,8 @@ import (
 
 // Errors of the REST client, checked with errors.Is.
 var (
-	// ErrRESTUnavailable: no master answered with the REST protocol.
-	ErrRESTUnavailable = errors.New("no REST submission server answered")
+	// ErrUnavailable: no master answered with the REST protocol.
+	ErrUnavailable = errors.New("no REST submission server answered")
 	// ErrNoAliveMaster: every master that answered is a standby.
 	ErrNoAliveMaster = errors.New("no ALIVE master")
 	// ErrProtocolVersion: the server answered 468 (unknown protocol version).
@@ -35,11 +35,11 @@ var (
 	ErrMaybeSubmitted = errors.New("the submission may have been accepted")
 )
 
-// DefaultRESTPort is spark.master.rest.port.
-const DefaultRESTPort = 6066
+// DefaultPort is spark.master.rest.port.
+const DefaultPort = 6066
 
-// RestOption configures the REST client.
-type RestOption func(*restOptions)
+// Option configures the REST client.
+type Option func(*restOptions)
 
 type restOptions struct {
 	restPort      int
@@ -57,7 +57,7 @@ type restOptions struct {
 	now           func() time.Time
 }
 
-func makeRestOptions(opts []RestOption) *restOptions {
+func makeRestOptions(opts []Option) *restOptions {
 	o := &restOptions{
 		httpClient:    &http.Client{Timeout: 30 * time.Second},
 		environ:       restDefaultEnviron(),
@@ -77,23 +77,23 @@ func makeRestOptions(opts []RestOption) *restOptions {
 	return o
 }
 
-// WithRESTPort sets the port of the REST server on every spark:// or
+// WithPort sets the port of the REST server on every spark:// or
 // mesos:// master host. The default is the port in the master URL unless it
 // is the RPC port 7077 (or absent) on a spark:// master: then 6066
 // (spark.master.rest.port). Mesos dispatchers serve REST on their own port
 // (default 7077).
-func WithRESTPort(port int) RestOption { return func(o *restOptions) { o.restPort = port } }
+func WithPort(port int) Option { return func(o *restOptions) { o.restPort = port } }
 
 // WithHTTPClient sets the HTTP client. The default has a 30 s timeout.
-func WithHTTPClient(c *http.Client) RestOption { return func(o *restOptions) { o.httpClient = c } }
+func WithHTTPClient(c *http.Client) Option { return func(o *restOptions) { o.httpClient = c } }
 
 // WithEnviron sets the environment ("K=V") SPARK_* variables and
 // spark-defaults.conf are taken from. The default is os.Environ().
-func WithEnviron(env []string) RestOption { return func(o *restOptions) { o.environ = env } }
+func WithEnviron(env []string) Option { return func(o *restOptions) { o.environ = env } }
 
 // WithClientSparkVersion sets clientSparkVersion (default
 // DefaultClientSparkVersion). Versions before 4.0 also send MESOS_* variables.
-func WithClientSparkVersion(v string) RestOption {
+func WithClientSparkVersion(v string) Option {
 	return func(o *restOptions) {
 		if v != "" {
 			o.clientVersion = v
@@ -103,7 +103,7 @@ func WithClientSparkVersion(v string) RestOption {
 
 // WithLog sets where transitions, retries and warnings are written
 // (stderr). The default discards them.
-func WithLog(w io.Writer) RestOption {
+func WithLog(w io.Writer) Option {
 	return func(o *restOptions) {
 		if w != nil {
 			o.log = w
@@ -113,7 +113,7 @@ func WithLog(w io.Writer) RestOption {
 
 // WithPollInterval sets how often the status is polled (±10% jitter). The
 // default is 10 s.
-func WithPollInterval(d time.Duration) RestOption {
+func WithPollInterval(d time.Duration) Option {
 	return func(o *restOptions) {
 		if d > 0 {
 			o.pollInterval = d
@@ -122,25 +122,25 @@ func WithPollInterval(d time.Duration) RestOption {
 }
 
 // WithTimeout bounds the whole run (exit 75). The default is none.
-func WithTimeout(d time.Duration) RestOption { return func(o *restOptions) { o.timeout = d } }
+func WithTimeout(d time.Duration) Option { return func(o *restOptions) { o.timeout = d } }
 
 // WithKillOnCancel says whether a cancelled context (SIGINT/SIGTERM) kills
 // the driver. The default is true.
-func WithKillOnCancel(b bool) RestOption { return func(o *restOptions) { o.killOnCancel = b } }
+func WithKillOnCancel(b bool) Option { return func(o *restOptions) { o.killOnCancel = b } }
 
 // WithRetry sets how many rounds over the masters a request makes on network
 // errors, and the first backoff (doubled each round, capped at 30 s). The
 // default is 4 rounds from 1 s. During polling, maxPollErrors consecutive
 // failed polls end the run (exit 69); the default is 10.
-func WithRetry(rounds int, backoff time.Duration, maxPollErrors int) RestOption {
+func WithRetry(rounds int, backoff time.Duration, maxPollErrors int) Option {
 	return func(o *restOptions) {
 		o.retries, o.backoff, o.maxPollErrors = max(rounds, 1), backoff, max(maxPollErrors, 1)
 	}
 }
 
-// RestClient speaks Spark's REST submission protocol (v1) to the standalone
+// Client speaks Spark's REST submission protocol (v1) to the standalone
 // masters or the Mesos dispatcher of one master URL, trying each in turn.
-type RestClient struct {
+type Client struct {
 	master string   // the master URL as given
 	urls   []string // http://host:port, one per master
 	mesos  bool
@@ -148,15 +148,15 @@ type RestClient struct {
 	o      *restOptions
 }
 
-// NewRestClient parses master (spark://h1[:port][,h2[:port]…] or
+// NewClient parses master (spark://h1[:port][,h2[:port]…] or
 // mesos://host[:port]).
-func NewRestClient(master string, opts ...RestOption) (*RestClient, error) {
+func NewClient(master string, opts ...Option) (*Client, error) {
 	o := makeRestOptions(opts)
 	urls, mesos, err := restURLs(master, o.restPort)
 	if err != nil {
 		return nil, errdefs.New(errdefs.BadArgument, err)
 	}
-	return &RestClient{master: master, urls: urls, mesos: mesos, o: o}, nil
+	return &Client{master: master, urls: urls, mesos: mesos, o: o}, nil
 }
 
 // restURLs returns the REST base URLs of a master URL.
@@ -200,7 +200,7 @@ func restURLs(master string, restPort int) ([]string, bool, error) {
 		case mesos && port == "":
 			port = "7077"
 		case !mesos && (port == "" || port == "7077"):
-			port = strconv.Itoa(DefaultRESTPort)
+			port = strconv.Itoa(DefaultPort)
 		}
 		urls = append(urls, "http://"+net.JoinHostPort(host, port))
 	}
@@ -208,7 +208,7 @@ func restURLs(master string, restPort int) ([]string, bool, error) {
 }
 
 // Masters returns the REST URLs tried, in order.
-func (c *RestClient) Masters() []string { return append([]string(nil), c.urls...) }
+func (c *Client) Masters() []string { return append([]string(nil), c.urls...) }
 
 // failure kinds of one request to one master.
 const (
@@ -232,12 +232,12 @@ func (e *restDefinitiveError) Error() string { return e.err.Error() }
 func (e *restDefinitiveError) Unwrap() error { return e.err }
 
 // once sends one request to one master.
-func (c *RestClient) once(ctx context.Context, base, method, path string, body []byte) (*RestResponse, *restFailure, error) {
+func (c *Client) once(ctx context.Context, base, method, path string, body []byte) (*Response, *restFailure, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, base+"/"+RestProtocolVersion+"/submissions/"+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+"/"+ProtocolVersion+"/submissions/"+path, rd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,7 +273,7 @@ func (c *RestClient) once(ctx context.Context, base, method, path string, body [
 			v = r.HighestProtocolVersion
 		}
 		return nil, nil, &restDefinitiveError{errdefs.New(errdefs.Unavailable, fmt.Errorf("%w: %s answered HTTP 468 to protocol %s (it speaks %s): %s",
-			ErrProtocolVersion, base, RestProtocolVersion, v, restFirstLines(restMsgOf(r, data))))}
+			ErrProtocolVersion, base, ProtocolVersion, v, restFirstLines(restMsgOf(r, data))))}
 	case perr != nil && resp.StatusCode >= 500:
 		return nil, &restFailure{url: base, kind: restFailServer, err: fmt.Errorf("HTTP %d: %s", resp.StatusCode, restFirstLines(string(data)))}, nil
 	case perr != nil:
@@ -295,7 +295,7 @@ func restIsDialError(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-func restMsgOf(r *RestResponse, raw []byte) string {
+func restMsgOf(r *Response, raw []byte) string {
 	if r != nil {
 		return r.Message
 	}
@@ -326,7 +326,7 @@ func restFirstLines(s string) string {
 }
 
 // round tries each master once, from the one that answered last.
-func (c *RestClient) round(ctx context.Context, method, path string, body []byte) (*RestResponse, []restFailure, error) {
+func (c *Client) round(ctx context.Context, method, path string, body []byte) (*Response, []restFailure, error) {
 	var fails []restFailure
 	for k := range c.urls {
 		i := (c.leader + k) % len(c.urls)
@@ -346,7 +346,7 @@ func (c *RestClient) round(ctx context.Context, method, path string, body []byte
 
 // call makes rounds over the masters with backoff until one answers.
 // Without safeToRepeat, it stops once a request may have reached a server.
-func (c *RestClient) call(ctx context.Context, method, path string, body []byte, safeToRepeat bool) (*RestResponse, error) {
+func (c *Client) call(ctx context.Context, method, path string, body []byte, safeToRepeat bool) (*Response, error) {
 	var fails []restFailure
 	for attempt := 1; ; attempt++ {
 		r, f, err := c.round(ctx, method, path, body)
@@ -373,7 +373,7 @@ func (c *RestClient) call(ctx context.Context, method, path string, body []byte,
 	return nil, c.failuresError(fails, c.o.retries)
 }
 
-func (c *RestClient) backoffFor(attempt int) time.Duration {
+func (c *Client) backoffFor(attempt int) time.Duration {
 	d := c.o.backoff
 	for i := 1; i < attempt && d < c.o.maxBackoff; i++ {
 		d *= 2
@@ -394,7 +394,7 @@ func restDescribeFailures(fs []restFailure) string {
 }
 
 // failuresError explains why no master answered.
-func (c *RestClient) failuresError(fs []restFailure, rounds int) error {
+func (c *Client) failuresError(fs []restFailure, rounds int) error {
 	standby, noREST := 0, 0
 	for _, f := range fs {
 		switch f.kind {
@@ -411,7 +411,7 @@ func (c *RestClient) failuresError(fs []restFailure, rounds int) error {
 			fix = "check that the Mesos cluster dispatcher runs and listens there (mesos://dispatcher:7077)"
 		}
 		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w on %s (%s): %s, or pass --rest-port if it listens elsewhere",
-			ErrRESTUnavailable, redact.URL(c.master), restDescribeFailures(fs), fix))
+			ErrUnavailable, redact.URL(c.master), restDescribeFailures(fs), fix))
 	case standby > 0 && standby+noREST == len(fs):
 		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w among %s: %s", ErrNoAliveMaster, redact.URL(c.master), restDescribeFailures(fs)))
 	}
@@ -421,7 +421,7 @@ func (c *RestClient) failuresError(fs []restFailure, rounds int) error {
 // Create posts req to /v1/submissions/create. A refused connection or a
 // standby moves on to the next master; a request that may have been handled
 // is not repeated. A success:false answer is an error with its message.
-func (c *RestClient) Create(ctx context.Context, req *CreateSubmissionRequest) (*RestResponse, error) {
+func (c *Client) Create(ctx context.Context, req *CreateSubmissionRequest) (*Response, error) {
 	body, err := req.JSON()
 	if err != nil {
 		return nil, errdefs.New(errdefs.BadArgument, err)
@@ -444,12 +444,12 @@ func (c *RestClient) Create(ctx context.Context, req *CreateSubmissionRequest) (
 
 // Status gets /v1/submissions/status/{id} with retries. An unknown id is a
 // response with success false, not an error.
-func (c *RestClient) Status(ctx context.Context, id string) (*RestResponse, error) {
+func (c *Client) Status(ctx context.Context, id string) (*Response, error) {
 	return c.call(ctx, http.MethodGet, "status/"+id, nil, true)
 }
 
 // statusRound is one status round over the masters, without retries.
-func (c *RestClient) statusRound(ctx context.Context, id string) (*RestResponse, error) {
+func (c *Client) statusRound(ctx context.Context, id string) (*Response, error) {
 	r, fails, err := c.round(ctx, http.MethodGet, "status/"+id, nil)
 	if err != nil || r != nil {
 		return r, err
@@ -459,7 +459,7 @@ func (c *RestClient) statusRound(ctx context.Context, id string) (*RestResponse,
 
 // Kill posts /v1/submissions/kill/{id}. success:false (finished or unknown
 // id) is an error with code 66.
-func (c *RestClient) Kill(ctx context.Context, id string) (*RestResponse, error) {
+func (c *Client) Kill(ctx context.Context, id string) (*Response, error) {
 	r, err := c.call(ctx, http.MethodPost, "kill/"+id, nil, true)
 	if err != nil {
 		return nil, err

@@ -51,8 +51,8 @@ func refusedAddr(t *testing.T) string {
 	return fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 }
 
-func fastOpts(log *syncBuf, more ...RestOption) []RestOption {
-	return append([]RestOption{WithEnviron([]string{"SPARK_SCALA_VERSION=2.12"}), WithLog(log),
+func fastOpts(log *syncBuf, more ...Option) []Option {
+	return append([]Option{WithEnviron([]string{"SPARK_SCALA_VERSION=2.12"}), WithLog(log),
 		WithPollInterval(5 * time.Millisecond), WithRetry(3, 5*time.Millisecond, 5)}, more...)
 }
 
@@ -61,7 +61,7 @@ func submitArgs(master string) []string {
 		"--jars", "s3a://b/jars/a_b-1.0.jar", "hdfs:///app.jar", "x"}
 }
 
-func states(r *RestResult) []string {
+func states(r *Result) []string {
 	var s []string
 	for _, t := range r.Transitions {
 		s = append(s, t.State)
@@ -92,7 +92,7 @@ func TestRestDriverEnds(t *testing.T) {
 			fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "SUBMITTED"}, run, end))
 			addr := fakeMaster(t, fake)
 			var log syncBuf
-			res := SubmitREST(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
+			res := Submit(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
 			if res.ExitCode != tt.wantCode || res.Source != tt.wantSource {
 				t.Fatalf("exit %d source %s, want %d %s (%v)\nlog:\n%s", res.ExitCode, res.Source, tt.wantCode, tt.wantSource, res.Err(), log.String())
 			}
@@ -126,7 +126,7 @@ func TestRestRelaunchingAndUnknownAreNotTerminal(t *testing.T) {
 		sparkrest.Step{State: "FINISHED", WorkerID: "worker-2"},
 	))
 	var log syncBuf
-	res := SubmitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
+	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %v\n%s", res.ExitCode, res.Err(), log.String())
 	}
@@ -146,7 +146,7 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 	alive := sparkrest.New()
 	m1, m2 := fakeMaster(t, standby), fakeMaster(t, alive)
 	var log syncBuf
-	res := SubmitREST(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
+	res := Submit(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
 	if res.ExitCode != 0 || res.RestURL != "http://"+m2 {
 		t.Fatalf("exit %d via %s: %v", res.ExitCode, res.RestURL, res.Err())
 	}
@@ -154,14 +154,14 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 		t.Errorf("standby got %d requests, want 1 (the create; polls stick to the leader)", got)
 	}
 	// Every master a standby: no ALIVE master, exit 69.
-	res = SubmitREST(context.Background(), submitArgs("spark://"+m1+","+m1), fastOpts(&log)...)
+	res = Submit(context.Background(), submitArgs("spark://"+m1+","+m1), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrNoAliveMaster) || res.ExitCode != exitcode.Unavailable {
 		t.Errorf("all standby: %v (exit %d)", res.Err(), res.ExitCode)
 	}
 	// A status query on a standby also moves on.
 	id := "driver-20260101000000-0007"
 	alive.AddDriver(id, sparkrest.Step{State: "RUNNING"})
-	r, err := RestStatus(context.Background(), "spark://"+m1+","+m2, id, fastOpts(&log)...)
+	r, err := Status(context.Background(), "spark://"+m1+","+m2, id, fastOpts(&log)...)
 	if err != nil || r.DriverState != "RUNNING" {
 		t.Errorf("status via standby: %v %+v", err, r)
 	}
@@ -170,7 +170,7 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 func TestRestRefusedMovesToNextMaster(t *testing.T) {
 	var log syncBuf
 	m2 := fakeMaster(t, sparkrest.New())
-	res := SubmitREST(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
+	res := Submit(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %v", res.ExitCode, res.Err())
 	}
@@ -213,7 +213,7 @@ func TestRestDisabled(t *testing.T) {
 		}
 	}()
 	var log syncBuf
-	res := SubmitREST(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
+	res := Submit(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || !strings.Contains(res.Message, "--rest-port") {
 		t.Errorf("hang-up: exit %d: %v", res.ExitCode, res.Err())
 	}
@@ -223,8 +223,8 @@ func TestRestDisabled(t *testing.T) {
 		"spark://" + rpc.Addr().String(),
 	} {
 		var log syncBuf
-		res := SubmitREST(context.Background(), submitArgs(master), fastOpts(&log)...)
-		if res.ExitCode != exitcode.Unavailable || !errors.Is(res.Err(), ErrRESTUnavailable) {
+		res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
+		if res.ExitCode != exitcode.Unavailable || !errors.Is(res.Err(), ErrUnavailable) {
 			t.Errorf("%s: exit %d: %v", master, res.ExitCode, res.Err())
 			continue
 		}
@@ -237,7 +237,7 @@ func TestRestDisabled(t *testing.T) {
 func TestRestProtocolVersion468(t *testing.T) {
 	var log syncBuf
 	fake := sparkrest.New(sparkrest.WithProtocolVersion("v2"))
-	res := SubmitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
+	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrProtocolVersion) || res.ExitCode != exitcode.Unavailable {
 		t.Fatalf("exit %d: %v", res.ExitCode, res.Err())
 	}
@@ -254,7 +254,7 @@ func TestRestProtocolVersion468(t *testing.T) {
 func TestRestMissingField400(t *testing.T) {
 	var log syncBuf
 	fake := sparkrest.New()
-	c, err := NewRestClient("spark://"+fakeMaster(t, fake), fastOpts(&log)...)
+	c, err := NewClient("spark://"+fakeMaster(t, fake), fastOpts(&log)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,15 +289,15 @@ func TestRestUnknownAndEvictedID(t *testing.T) {
 		fake.ServeHTTP(w, r)
 	})
 	master := "spark://" + fakeMaster(t, h)
-	res := SubmitREST(context.Background(), submitArgs(master), fastOpts(&log)...)
+	res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
 	if res.ExitCode != exitcode.NotFound || res.Reason != "Evicted" || !strings.Contains(res.Message, "after it was RUNNING") {
 		t.Errorf("evicted: exit %d reason %s: %s", res.ExitCode, res.Reason, res.Message)
 	}
-	res = AttachREST(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...)
+	res = Attach(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...)
 	if res.ExitCode != exitcode.NotFound || res.Reason != "NotFound" || !errors.Is(res.Err(), ErrSubmissionNotFound) {
 		t.Errorf("unknown: exit %d reason %s: %v", res.ExitCode, res.Reason, res.Err())
 	}
-	if _, err := RestStatus(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...); exitcode.Code(err) != exitcode.NotFound {
+	if _, err := Status(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...); exitcode.Code(err) != exitcode.NotFound {
 		t.Errorf("status of unknown id: %v", err)
 	}
 }
@@ -311,7 +311,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		}
 		fake.ServeHTTP(w, r)
 	})
-	res := SubmitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log)...)
+	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log)...)
 	if res.ExitCode != 0 || res.State != "FINISHED" {
 		t.Fatalf("exit %d state %s: %v\n%s", res.ExitCode, res.State, res.Err(), log.String())
 	}
@@ -328,7 +328,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		}
 		fake2.ServeHTTP(w, r)
 	})
-	res = SubmitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, h2)), fastOpts(&log)...)
+	res = Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, h2)), fastOpts(&log)...)
 	if res.ExitCode != exitcode.Unavailable || !strings.Contains(res.Message, "state is unknown") {
 		t.Errorf("exit %d: %s", res.ExitCode, res.Message)
 	}
@@ -337,7 +337,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 func TestRestTimeout(t *testing.T) {
 	var log syncBuf
 	fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "RUNNING"}))
-	res := SubmitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
+	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
 	if res.ExitCode != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
 		t.Fatalf("exit %d reason %s: %s", res.ExitCode, res.Reason, res.Message)
 	}
@@ -360,7 +360,7 @@ func TestRestCancelKills(t *testing.T) {
 					cancel() // SIGINT while RUNNING
 				}
 			})
-			res := SubmitREST(ctx, submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log, WithKillOnCancel(kill))...)
+			res := Submit(ctx, submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log, WithKillOnCancel(kill))...)
 			if res.Reason != "Cancelled" || res.ExitCode != exitcode.DriverFailed || res.Source != exitcode.SourcePrebake {
 				t.Fatalf("exit %d reason %s source %s: %s", res.ExitCode, res.Reason, res.Source, res.Message)
 			}
@@ -397,7 +397,7 @@ func TestRestMesos(t *testing.T) {
 				sparkrest.Step{State: "QUEUED"}, sparkrest.Step{State: "RUNNING", Message: "state: TASK_RUNNING"},
 				sparkrest.Step{State: "RETRYING", Message: "state: TASK_LOST"}, sparkrest.Step{State: "FINISHED", Message: msg}))
 			args := []string{"--master", "mesos://" + fakeMaster(t, fake), "--deploy-mode", "cluster", "--class", "C", "http://h/app.jar"}
-			res := SubmitREST(context.Background(), args, fastOpts(&log)...)
+			res := Submit(context.Background(), args, fastOpts(&log)...)
 			if res.ExitCode != tt.code || res.TaskState != tt.task || res.Reason != tt.task {
 				t.Fatalf("exit %d task %s reason %s: %v\n%s", res.ExitCode, res.TaskState, res.Reason, res.Err(), log.String())
 			}
@@ -414,18 +414,18 @@ func TestRestStatusAndKill(t *testing.T) {
 	master := "spark://" + fakeMaster(t, fake)
 	id := "driver-20261129101010-0001"
 	fake.AddDriver(id, sparkrest.Step{State: "RUNNING", WorkerID: "worker-9"})
-	r, err := RestStatus(context.Background(), master, id, fastOpts(&log)...)
+	r, err := Status(context.Background(), master, id, fastOpts(&log)...)
 	if err != nil || r.DriverState != "RUNNING" || r.WorkerID != "worker-9" {
 		t.Fatalf("status: %v %+v", err, r)
 	}
-	if _, err := RestKill(context.Background(), master, id, fastOpts(&log)...); err != nil {
+	if _, err := Kill(context.Background(), master, id, fastOpts(&log)...); err != nil {
 		t.Fatalf("kill: %v", err)
 	}
-	r, err = RestStatus(context.Background(), master, id, fastOpts(&log)...)
+	r, err = Status(context.Background(), master, id, fastOpts(&log)...)
 	if err != nil || r.DriverState != "KILLED" {
 		t.Errorf("after kill: %v %+v", err, r)
 	}
-	_, err = RestKill(context.Background(), master, id, fastOpts(&log)...)
+	_, err = Kill(context.Background(), master, id, fastOpts(&log)...)
 	if exitcode.Code(err) != exitcode.NotFound || !strings.Contains(err.Error(), "has already finished or does not exist") {
 		t.Errorf("second kill: %v", err)
 	}
@@ -436,7 +436,7 @@ func TestRestAttach(t *testing.T) {
 	fake := sparkrest.New()
 	id := "driver-20261129101010-0002"
 	fake.AddDriver(id, sparkrest.Step{State: "RUNNING", Polls: 2}, sparkrest.Step{State: "FAILED"})
-	res := AttachREST(context.Background(), "spark://"+fakeMaster(t, fake), id, fastOpts(&log)...)
+	res := Attach(context.Background(), "spark://"+fakeMaster(t, fake), id, fastOpts(&log)...)
 	if res.ExitCode != exitcode.DriverFailed || res.SubmissionID != id || res.State != "FAILED" {
 		t.Fatalf("exit %d: %+v", res.ExitCode, res)
 	}

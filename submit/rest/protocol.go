@@ -7,9 +7,9 @@ import (
 	"github.com/prebake/prebake/internal/sparkrest"
 )
 
-// RestProtocolVersion is the only version of Spark's REST submission
+// ProtocolVersion is the only version of Spark's REST submission
 // protocol (RestSubmissionServer.PROTOCOL_VERSION).
-const RestProtocolVersion = "v1"
+const ProtocolVersion = "v1"
 
 // CreateSubmissionRequest is Spark's CreateSubmissionRequest. The fields are
 // declared in Jackson's alphabetic order; nil maps and slices that Spark ≤3.5
@@ -60,10 +60,10 @@ func (r *CreateSubmissionRequest) Validate() error {
 	return nil
 }
 
-// RestResponse is any response of the protocol: CreateSubmissionResponse,
+// Response is any response of the protocol: CreateSubmissionResponse,
 // KillSubmissionResponse, SubmissionStatusResponse or ErrorResponse, told
 // apart by Action.
-type RestResponse struct {
+type Response struct {
 	Action                 string   `json:"action"`
 	DriverState            string   `json:"driverState,omitempty"`
 	HighestProtocolVersion string   `json:"highestProtocolVersion,omitempty"`
@@ -82,12 +82,12 @@ type RestResponse struct {
 }
 
 // OK reports whether success is true.
-func (r *RestResponse) OK() bool { return r.Success != nil && *r.Success }
+func (r *Response) OK() bool { return r.Success != nil && *r.Success }
 
 // parseRestResponse reads a response body as SubmitRestProtocolMessage.fromJson
 // and validate() do on the client.
-func parseRestResponse(body []byte) (*RestResponse, error) {
-	var r RestResponse
+func parseRestResponse(body []byte) (*Response, error) {
+	var r Response
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("not a REST protocol message: %w", err)
 	}

@@ -14,9 +14,9 @@ import (
 // default: the parity target. Spark never compares it with its own version.
 const DefaultClientSparkVersion = "3.5.1"
 
-// ErrPackagesInREST is returned when a packages key would reach the
+// ErrPackages is returned when a packages key would reach the
 // sparkProperties of a REST submission.
-var ErrPackagesInREST = errors.New("packages in a REST submission")
+var ErrPackages = errors.New("packages in a REST submission")
 
 // restPackagesKeys are the conf keys spark-submit's --packages handling reads.
 // In standalone/Mesos cluster mode the worker's DriverWrapper reads them
@@ -64,7 +64,7 @@ func restEnvironMap(environ []string) map[string]string {
 //
 // Options used: WithEnviron (default os.Environ), WithClientSparkVersion,
 // WithLog (warnings).
-func BuildCreateRequest(args []string, opts ...RestOption) (*CreateSubmissionRequest, error) {
+func BuildCreateRequest(args []string, opts ...Option) (*CreateSubmissionRequest, error) {
 	o := makeRestOptions(opts)
 	a, err := parseRestArgs(args)
 	if err != nil {
@@ -193,7 +193,7 @@ func BuildCreateRequest(args []string, opts ...RestOption) (*CreateSubmissionReq
 // a warning.
 func restStripPackages(conf map[string]string, o *restOptions) error {
 	if v := strings.TrimSpace(conf["spark.jars.packages"]); v != "" {
-		return errdefs.New(errdefs.BadArgument, fmt.Errorf("%w: spark.jars.packages=%s would reach the master, and the worker's DriverWrapper would resolve it again with Ivy at driver start (on every worker, every launch); let prebake resolve and rewrite it (prebake submit does) or remove --packages", ErrPackagesInREST, v))
+		return errdefs.New(errdefs.BadArgument, fmt.Errorf("%w: spark.jars.packages=%s would reach the master, and the worker's DriverWrapper would resolve it again with Ivy at driver start (on every worker, every launch); let prebake resolve and rewrite it (prebake submit does) or remove --packages", ErrPackages, v))
 	}
 	var dropped []string
 	for _, k := range restPackagesKeys {

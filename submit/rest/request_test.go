@@ -69,8 +69,8 @@ func TestRestRequestErrors(t *testing.T) {
 		want    string
 		wantErr error
 	}{
-		{"packages flag", append(append([]string{}, base...), "--packages", "g:a:1", "app.jar"), "DriverWrapper would resolve it again", ErrPackagesInREST},
-		{"packages conf", append(append([]string{}, base...), "--conf", "spark.jars.packages=g:a:1", "app.jar"), "DriverWrapper", ErrPackagesInREST},
+		{"packages flag", append(append([]string{}, base...), "--packages", "g:a:1", "app.jar"), "DriverWrapper would resolve it again", ErrPackages},
+		{"packages conf", append(append([]string{}, base...), "--conf", "spark.jars.packages=g:a:1", "app.jar"), "DriverWrapper", ErrPackages},
 		{"client mode", []string{"--master", "spark://m:7077", "--class", "C", "app.jar"}, "cluster mode only", nil},
 		{"python standalone", []string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "job.py"}, "not supported for Python", nil},
 		{"no class", []string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "app.jar"}, "add --class", nil},

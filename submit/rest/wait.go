@@ -17,7 +17,7 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// RestResult is the outcome of a REST submission (or of following one).
+// Result is the outcome of a REST submission (or of following one).
 // With -o json it is printed to stdout as one object (keys stable; empty
 // ones omitted):
 //
@@ -41,27 +41,27 @@ import (
 //	  "timings": {"started": "RFC3339", "submitted": "…", "running": "…", "finished": "…",
 //	              "submitSeconds": 0.1, "pendingSeconds": 2, "runSeconds": 30, "totalSeconds": 32.1}
 //	}
-type RestResult struct {
-	Backend        string           `json:"backend"`
-	SubmissionID   string           `json:"submissionId,omitempty"`
-	Master         string           `json:"master"`
-	RestURL        string           `json:"restUrl,omitempty"`
-	State          string           `json:"state"`
-	TaskState      string           `json:"taskState,omitempty"`
-	WorkerID       string           `json:"workerId,omitempty"`
-	WorkerHostPort string           `json:"workerHostPort,omitempty"`
-	ExitCode       int              `json:"exitCode"`
-	Source         string           `json:"source"`
-	Reason         string           `json:"reason,omitempty"`
-	Message        string           `json:"message,omitempty"`
-	Transitions    []RestTransition `json:"transitions,omitempty"`
-	Timings        RestTimings      `json:"timings"`
+type Result struct {
+	Backend        string       `json:"backend"`
+	SubmissionID   string       `json:"submissionId,omitempty"`
+	Master         string       `json:"master"`
+	RestURL        string       `json:"restUrl,omitempty"`
+	State          string       `json:"state"`
+	TaskState      string       `json:"taskState,omitempty"`
+	WorkerID       string       `json:"workerId,omitempty"`
+	WorkerHostPort string       `json:"workerHostPort,omitempty"`
+	ExitCode       int          `json:"exitCode"`
+	Source         string       `json:"source"`
+	Reason         string       `json:"reason,omitempty"`
+	Message        string       `json:"message,omitempty"`
+	Transitions    []Transition `json:"transitions,omitempty"`
+	Timings        Timings      `json:"timings"`
 
 	err error
 }
 
-// RestTransition is one driver state change seen while polling.
-type RestTransition struct {
+// Transition is one driver state change seen while polling.
+type Transition struct {
 	State          string    `json:"state"`
 	At             time.Time `json:"at"`
 	WorkerID       string    `json:"workerId,omitempty"`
@@ -69,18 +69,18 @@ type RestTransition struct {
 	Message        string    `json:"message,omitempty"`
 }
 
-// RestTimings are the wall-clock milestones of the run (the same shape as
+// Timings are the wall-clock milestones of the run (the same shape as
 // the K8s backend's, so -o json reads alike).
-type RestTimings = submit.Timings
+type Timings = submit.Timings
 
 // Err is nil on success, else an *errdefs.Error with ExitCode and Source.
-func (r *RestResult) Err() error { return r.err }
+func (r *Result) Err() error { return r.err }
 
 func restSecs(d time.Duration) float64 {
 	return float64(d.Round(time.Millisecond)) / float64(time.Second)
 }
 
-func (r *RestResult) finish(now time.Time, reason string, err error) *RestResult {
+func (r *Result) finish(now time.Time, reason string, err error) *Result {
 	r.err = err
 	r.ExitCode = exitcode.Code(err)
 	r.Source = exitcode.SourceOf(err)
@@ -111,7 +111,7 @@ func (r *RestResult) finish(now time.Time, reason string, err error) *RestResult
 }
 
 // WriteText prints the one-line summary to w (stdout).
-func (r *RestResult) WriteText(w io.Writer) {
+func (r *Result) WriteText(w io.Writer) {
 	id := r.SubmissionID
 	if id == "" {
 		id = "(not submitted)"
@@ -130,8 +130,8 @@ func (r *RestResult) WriteText(w io.Writer) {
 	fmt.Fprintf(w, " total=%s\n", time.Duration(r.Timings.TotalSeconds*float64(time.Second)).Round(100*time.Millisecond))
 }
 
-// WriteJSON prints the result as the JSON object documented on RestResult.
-func (r *RestResult) WriteJSON(w io.Writer) error {
+// WriteJSON prints the result as the JSON object documented on Result.
+func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -139,14 +139,14 @@ func (r *RestResult) WriteJSON(w io.Writer) error {
 
 var errRestTimeout = errors.New("--timeout reached")
 
-// SubmitREST builds the CreateSubmissionRequest from args (rewritten
+// Submit builds the CreateSubmissionRequest from args (rewritten
 // spark-submit arguments), posts it, and polls the driver to its end. The
 // result's Err carries the exit code: nil for FINISHED, 80 (source driver)
 // for FAILED/KILLED/ERROR, 75 on --timeout; when ctx is cancelled
 // (SIGINT/SIGTERM) the driver is killed first unless WithKillOnCancel(false).
-func SubmitREST(ctx context.Context, args []string, opts ...RestOption) *RestResult {
+func Submit(ctx context.Context, args []string, opts ...Option) *Result {
 	o := makeRestOptions(opts)
-	res := &RestResult{Backend: "rest", Timings: RestTimings{Started: o.now()}}
+	res := &Result{Backend: "rest", Timings: Timings{Started: o.now()}}
 	a, err := parseRestArgs(args)
 	if err == nil {
 		res.Master = redact.URL(a.master)
@@ -157,7 +157,7 @@ func SubmitREST(ctx context.Context, args []string, opts ...RestOption) *RestRes
 	}
 	master := req.SparkProperties["spark.master"]
 	res.Master = redact.URL(master)
-	c, err := NewRestClient(master, opts...)
+	c, err := NewClient(master, opts...)
 	if err != nil {
 		return res.finish(o.now(), "SubmitFailed", err)
 	}
@@ -186,12 +186,12 @@ func SubmitREST(ctx context.Context, args []string, opts ...RestOption) *RestRes
 	return c.follow(ctx, r.SubmissionID, res)
 }
 
-// AttachREST follows a submission made elsewhere to its end
-// (--status-poll-only), with SubmitREST's exit codes.
-func AttachREST(ctx context.Context, master, id string, opts ...RestOption) *RestResult {
+// Attach follows a submission made elsewhere to its end
+// (--status-poll-only), with Submit's exit codes.
+func Attach(ctx context.Context, master, id string, opts ...Option) *Result {
 	o := makeRestOptions(opts)
-	res := &RestResult{Backend: "rest", SubmissionID: id, Master: redact.URL(master), Timings: RestTimings{Started: o.now()}}
-	c, err := NewRestClient(master, opts...)
+	res := &Result{Backend: "rest", SubmissionID: id, Master: redact.URL(master), Timings: Timings{Started: o.now()}}
+	c, err := NewClient(master, opts...)
 	if err != nil {
 		return res.finish(o.now(), "SubmitFailed", err)
 	}
@@ -200,7 +200,7 @@ func AttachREST(ctx context.Context, master, id string, opts ...RestOption) *Res
 	return c.follow(ctx, id, res)
 }
 
-func (c *RestClient) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	if c.o.timeout > 0 {
 		return context.WithTimeoutCause(ctx, c.o.timeout, errRestTimeout)
 	}
@@ -213,7 +213,7 @@ func restReason(err error, def string) string {
 		return "ProtocolVersion"
 	case errors.Is(err, ErrRejected):
 		return "Rejected"
-	case errors.Is(err, ErrRESTUnavailable), errors.Is(err, ErrNoAliveMaster), errdefs.KindOf(err) == errdefs.Unavailable:
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrNoAliveMaster), errdefs.KindOf(err) == errdefs.Unavailable:
 		return "Unavailable"
 	}
 	return def
@@ -221,7 +221,7 @@ func restReason(err error, def string) string {
 
 // ctxResult finishes res when ctx is done: a timeout (75), or a
 // cancellation, which kills id first when asked to.
-func (c *RestClient) ctxResult(ctx context.Context, res *RestResult, id string) *RestResult {
+func (c *Client) ctxResult(ctx context.Context, res *Result, id string) *Result {
 	if ctx.Err() == nil {
 		return nil
 	}
@@ -253,7 +253,7 @@ func (c *RestClient) ctxResult(ctx context.Context, res *RestResult, id string) 
 var restTaskStateRE = regexp.MustCompile(`(?m)^\s*state:\s*(TASK_[A-Z_]+)`)
 
 // follow polls id until a terminal state, ctx's end or too many errors.
-func (c *RestClient) follow(ctx context.Context, id string, res *RestResult) *RestResult {
+func (c *Client) follow(ctx context.Context, id string, res *Result) *Result {
 	o := c.o
 	fails := 0
 	for {
@@ -305,7 +305,7 @@ func (c *RestClient) follow(ctx context.Context, id string, res *RestResult) *Re
 }
 
 // observe records and prints a state transition.
-func (c *RestClient) observe(res *RestResult, r *RestResponse) {
+func (c *Client) observe(res *Result, r *Response) {
 	task := ""
 	if c.mesos {
 		task = restTaskState(r.Message)
@@ -316,7 +316,7 @@ func (c *RestClient) observe(res *RestResult, r *RestResponse) {
 	now := c.o.now()
 	res.State, res.WorkerID, res.WorkerHostPort, res.TaskState = r.DriverState, r.WorkerID, r.WorkerHostPort, task
 	msg := restFirstLines(r.Message)
-	res.Transitions = append(res.Transitions, RestTransition{State: r.DriverState, At: now, WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: msg})
+	res.Transitions = append(res.Transitions, Transition{State: r.DriverState, At: now, WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: msg})
 	if r.DriverState == "RUNNING" && res.Timings.Running == nil {
 		res.Timings.Running = &now
 	}
@@ -351,7 +351,7 @@ func restTaskState(msg string) string {
 }
 
 // terminal finishes res when r is a terminal state.
-func (c *RestClient) terminal(res *RestResult, r *RestResponse) *RestResult {
+func (c *Client) terminal(res *Result, r *Response) *Result {
 	now := c.o.now()
 	id := r.SubmissionID
 	detail := restFirstLines(r.Message)
@@ -384,10 +384,10 @@ func (c *RestClient) terminal(res *RestResult, r *RestResponse) *RestResult {
 	return nil
 }
 
-// RestStatus asks each master for id's state once (with retries on network
+// Status asks each master for id's state once (with retries on network
 // errors), as spark-submit --status. An unknown id is exit 66.
-func RestStatus(ctx context.Context, master, id string, opts ...RestOption) (*RestResponse, error) {
-	c, err := NewRestClient(master, opts...)
+func Status(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
+	c, err := NewClient(master, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -401,10 +401,10 @@ func RestStatus(ctx context.Context, master, id string, opts ...RestOption) (*Re
 	return r, nil
 }
 
-// RestKill posts a kill for id, as spark-submit --kill. An unknown or
+// Kill posts a kill for id, as spark-submit --kill. An unknown or
 // finished id is exit 66.
-func RestKill(ctx context.Context, master, id string, opts ...RestOption) (*RestResponse, error) {
-	c, err := NewRestClient(master, opts...)
+func Kill(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
+	c, err := NewClient(master, opts...)
 	if err != nil {
 		return nil, err
 	}
