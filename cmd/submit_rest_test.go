@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/sparkrest"
+	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 )
 
 // passThroughRoot is a command tree whose submit hands the args on
@@ -25,7 +25,7 @@ func passThroughRoot() *cobra.Command {
 	}))
 }
 
-func restMaster(t *testing.T, fake *sparkrest.Server) string {
+func restMaster(t *testing.T, fake *sparkresttest.Server) string {
 	t.Helper()
 	s := httptest.NewServer(fake)
 	t.Cleanup(s.Close)
@@ -45,9 +45,9 @@ func TestSubmitRESTEndToEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.end, func(t *testing.T) {
-			fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "SUBMITTED"},
-				sparkrest.Step{State: "RUNNING", WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"},
-				sparkrest.Step{State: tt.end, WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"}))
+			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"},
+				sparkresttest.Step{State: "RUNNING", WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"},
+				sparkresttest.Step{State: tt.end, WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"}))
 			master := restMaster(t, fake)
 			var stdout, stderr bytes.Buffer
 			code := execute(context.Background(), passThroughRoot(), []string{"submit", "-o", tt.output, "--poll-interval", "10ms", "--",
@@ -83,10 +83,10 @@ func TestSubmitRESTEndToEnd(t *testing.T) {
 }
 
 func TestStatusKillAndPollOnlyREST(t *testing.T) {
-	fake := sparkrest.New()
+	fake := sparkresttest.New()
 	master := restMaster(t, fake)
 	id := "driver-20261129101010-0001"
-	fake.AddDriver(id, sparkrest.Step{State: "RUNNING", WorkerID: "worker-1", Polls: 3}, sparkrest.Step{State: "FINISHED"})
+	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", WorkerID: "worker-1", Polls: 3}, sparkresttest.Step{State: "FINISHED"})
 	run := func(args ...string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
 		code := execute(context.Background(), passThroughRoot(), args, &stdout, &stderr)

@@ -7,21 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/sparkrest"
+	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 )
 
 // BenchmarkRestSubmitHA measures a whole submit → poll → FINISHED run
 // against the fake master over 127.0.0.1, directly and with a standby
 // master listed first (HA), and reports the HA cost as a ratio.
 func BenchmarkRestSubmitHA(b *testing.B) {
-	serve := func(s *sparkrest.Server) string {
+	serve := func(s *sparkresttest.Server) string {
 		srv := httptest.NewServer(s)
 		b.Cleanup(srv.Close)
 		return strings.TrimPrefix(srv.URL, "http://")
 	}
-	script := sparkrest.WithScript(sparkrest.Step{State: "SUBMITTED"}, sparkrest.Step{State: "RUNNING"}, sparkrest.Step{State: "FINISHED"})
-	alive := serve(sparkrest.New(script))
-	standby := serve(sparkrest.New(script, sparkrest.WithStandby()))
+	script := sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, sparkresttest.Step{State: "RUNNING"}, sparkresttest.Step{State: "FINISHED"})
+	alive := serve(sparkresttest.New(script))
+	standby := serve(sparkresttest.New(script, sparkresttest.WithStandby()))
 	run := func(master string, n int) time.Duration {
 		start := time.Now()
 		for range n {

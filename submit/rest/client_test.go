@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/sparkrest"
+	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -70,18 +70,18 @@ func states(r *Result) []string {
 }
 
 func TestRestDriverEnds(t *testing.T) {
-	worker := sparkrest.Step{WorkerID: "worker-1", WorkerHostPort: "10.0.0.5:40000"}
+	worker := sparkresttest.Step{WorkerID: "worker-1", WorkerHostPort: "10.0.0.5:40000"}
 	tests := []struct {
 		name       string
-		end        sparkrest.Step
+		end        sparkresttest.Step
 		wantCode   int
 		wantSource string
 		wantMsg    string
 	}{
-		{"finished", sparkrest.Step{State: "FINISHED"}, 0, exitcode.SourceDriver, ""},
-		{"failed", sparkrest.Step{State: "FAILED", Exception: "java.lang.RuntimeException: boom"}, exitcode.DriverFailed, exitcode.SourceDriver, "boom"},
-		{"killed", sparkrest.Step{State: "KILLED"}, exitcode.DriverFailed, exitcode.SourceDriver, "KILLED"},
-		{"error", sparkrest.Step{State: "ERROR", Exception: "java.io.FileNotFoundException: hdfs:///app.jar"}, exitcode.DriverFailed, exitcode.SourceDriver, "FileNotFoundException"},
+		{"finished", sparkresttest.Step{State: "FINISHED"}, 0, exitcode.SourceDriver, ""},
+		{"failed", sparkresttest.Step{State: "FAILED", Exception: "java.lang.RuntimeException: boom"}, exitcode.DriverFailed, exitcode.SourceDriver, "boom"},
+		{"killed", sparkresttest.Step{State: "KILLED"}, exitcode.DriverFailed, exitcode.SourceDriver, "KILLED"},
+		{"error", sparkresttest.Step{State: "ERROR", Exception: "java.io.FileNotFoundException: hdfs:///app.jar"}, exitcode.DriverFailed, exitcode.SourceDriver, "FileNotFoundException"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestRestDriverEnds(t *testing.T) {
 			run.State = "RUNNING"
 			end := tt.end
 			end.WorkerID, end.WorkerHostPort = worker.WorkerID, worker.WorkerHostPort
-			fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "SUBMITTED"}, run, end))
+			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, run, end))
 			addr := fakeMaster(t, fake)
 			var log syncBuf
 			res := Submit(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
@@ -116,14 +116,14 @@ func TestRestDriverEnds(t *testing.T) {
 }
 
 func TestRestRelaunchingAndUnknownAreNotTerminal(t *testing.T) {
-	fake := sparkrest.New(sparkrest.WithScript(
-		sparkrest.Step{State: "SUBMITTED"},
-		sparkrest.Step{State: "RUNNING", WorkerID: "worker-1"},
-		sparkrest.Step{State: "RELAUNCHING", Polls: 2},
-		sparkrest.Step{State: "RUNNING", WorkerID: "worker-2"},
-		sparkrest.Step{State: "UNKNOWN", Polls: 3},
-		sparkrest.Step{State: "RUNNING", WorkerID: "worker-2"},
-		sparkrest.Step{State: "FINISHED", WorkerID: "worker-2"},
+	fake := sparkresttest.New(sparkresttest.WithScript(
+		sparkresttest.Step{State: "SUBMITTED"},
+		sparkresttest.Step{State: "RUNNING", WorkerID: "worker-1"},
+		sparkresttest.Step{State: "RELAUNCHING", Polls: 2},
+		sparkresttest.Step{State: "RUNNING", WorkerID: "worker-2"},
+		sparkresttest.Step{State: "UNKNOWN", Polls: 3},
+		sparkresttest.Step{State: "RUNNING", WorkerID: "worker-2"},
+		sparkresttest.Step{State: "FINISHED", WorkerID: "worker-2"},
 	))
 	var log syncBuf
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
@@ -142,8 +142,8 @@ func TestRestRelaunchingAndUnknownAreNotTerminal(t *testing.T) {
 }
 
 func TestRestStandbyMovesToNextMaster(t *testing.T) {
-	standby := sparkrest.New(sparkrest.WithStandby())
-	alive := sparkrest.New()
+	standby := sparkresttest.New(sparkresttest.WithStandby())
+	alive := sparkresttest.New()
 	m1, m2 := fakeMaster(t, standby), fakeMaster(t, alive)
 	var log syncBuf
 	res := Submit(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
@@ -160,7 +160,7 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 	}
 	// A status query on a standby also moves on.
 	id := "driver-20260101000000-0007"
-	alive.AddDriver(id, sparkrest.Step{State: "RUNNING"})
+	alive.AddDriver(id, sparkresttest.Step{State: "RUNNING"})
 	r, err := Status(context.Background(), "spark://"+m1+","+m2, id, fastOpts(&log)...)
 	if err != nil || r.DriverState != "RUNNING" {
 		t.Errorf("status via standby: %v %+v", err, r)
@@ -169,7 +169,7 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 
 func TestRestRefusedMovesToNextMaster(t *testing.T) {
 	var log syncBuf
-	m2 := fakeMaster(t, sparkrest.New())
+	m2 := fakeMaster(t, sparkresttest.New())
 	res := Submit(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %v", res.ExitCode, res.Err())
@@ -236,7 +236,7 @@ func TestRestDisabled(t *testing.T) {
 
 func TestRestProtocolVersion468(t *testing.T) {
 	var log syncBuf
-	fake := sparkrest.New(sparkrest.WithProtocolVersion("v2"))
+	fake := sparkresttest.New(sparkresttest.WithProtocolVersion("v2"))
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrProtocolVersion) || res.ExitCode != exitcode.Unavailable {
 		t.Fatalf("exit %d: %v", res.ExitCode, res.Err())
@@ -253,7 +253,7 @@ func TestRestProtocolVersion468(t *testing.T) {
 
 func TestRestMissingField400(t *testing.T) {
 	var log syncBuf
-	fake := sparkrest.New()
+	fake := sparkresttest.New()
 	c, err := NewClient("spark://"+fakeMaster(t, fake), fastOpts(&log)...)
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestRestMissingField400(t *testing.T) {
 
 func TestRestUnknownAndEvictedID(t *testing.T) {
 	var log syncBuf
-	fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "RUNNING"}))
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 	var mu sync.Mutex
 	polls := 0
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -304,7 +304,7 @@ func TestRestUnknownAndEvictedID(t *testing.T) {
 
 func TestRestDroppedConnectionMidPoll(t *testing.T) {
 	var log syncBuf
-	fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "SUBMITTED"}, sparkrest.Step{State: "RUNNING", Polls: 2}, sparkrest.Step{State: "FINISHED"}))
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FINISHED"}))
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.Path, "/status/") && len(fake.Requests()) == 3 {
 			fake.DropStatus(3) // the connection drops three times in a row, mid-run
@@ -321,7 +321,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		t.Errorf("%d failed polls logged, want 2 or 3:\n%s", n, log.String())
 	}
 	// Too many failures in a row: the state is unknown, never "finished".
-	fake2 := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "RUNNING"}))
+	fake2 := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 	h2 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.Path, "/status/") {
 			fake2.DropStatus(1)
@@ -336,7 +336,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 
 func TestRestTimeout(t *testing.T) {
 	var log syncBuf
-	fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "RUNNING"}))
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
 	if res.ExitCode != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
 		t.Fatalf("exit %d reason %s: %s", res.ExitCode, res.Reason, res.Message)
@@ -352,7 +352,7 @@ func TestRestCancelKills(t *testing.T) {
 	for _, kill := range []bool{true, false} {
 		t.Run(fmt.Sprint("kill=", kill), func(t *testing.T) {
 			var log syncBuf
-			fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "RUNNING"}))
+			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 			ctx, cancel := context.WithCancel(context.Background())
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				fake.ServeHTTP(w, r)
@@ -393,9 +393,9 @@ func TestRestMesos(t *testing.T) {
 		t.Run(tt.task, func(t *testing.T) {
 			var log syncBuf
 			msg := "task_id {\n  value: \"driver-x\"\n}\nstate: " + tt.task + "\n"
-			fake := sparkrest.New(sparkrest.WithMode(sparkrest.Mesos), sparkrest.WithScript(
-				sparkrest.Step{State: "QUEUED"}, sparkrest.Step{State: "RUNNING", Message: "state: TASK_RUNNING"},
-				sparkrest.Step{State: "RETRYING", Message: "state: TASK_LOST"}, sparkrest.Step{State: "FINISHED", Message: msg}))
+			fake := sparkresttest.New(sparkresttest.WithMode(sparkresttest.Mesos), sparkresttest.WithScript(
+				sparkresttest.Step{State: "QUEUED"}, sparkresttest.Step{State: "RUNNING", Message: "state: TASK_RUNNING"},
+				sparkresttest.Step{State: "RETRYING", Message: "state: TASK_LOST"}, sparkresttest.Step{State: "FINISHED", Message: msg}))
 			args := []string{"--master", "mesos://" + fakeMaster(t, fake), "--deploy-mode", "cluster", "--class", "C", "http://h/app.jar"}
 			res := Submit(context.Background(), args, fastOpts(&log)...)
 			if res.ExitCode != tt.code || res.TaskState != tt.task || res.Reason != tt.task {
@@ -410,10 +410,10 @@ func TestRestMesos(t *testing.T) {
 
 func TestRestStatusAndKill(t *testing.T) {
 	var log syncBuf
-	fake := sparkrest.New()
+	fake := sparkresttest.New()
 	master := "spark://" + fakeMaster(t, fake)
 	id := "driver-20261129101010-0001"
-	fake.AddDriver(id, sparkrest.Step{State: "RUNNING", WorkerID: "worker-9"})
+	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", WorkerID: "worker-9"})
 	r, err := Status(context.Background(), master, id, fastOpts(&log)...)
 	if err != nil || r.DriverState != "RUNNING" || r.WorkerID != "worker-9" {
 		t.Fatalf("status: %v %+v", err, r)
@@ -433,9 +433,9 @@ func TestRestStatusAndKill(t *testing.T) {
 
 func TestRestAttach(t *testing.T) {
 	var log syncBuf
-	fake := sparkrest.New()
+	fake := sparkresttest.New()
 	id := "driver-20261129101010-0002"
-	fake.AddDriver(id, sparkrest.Step{State: "RUNNING", Polls: 2}, sparkrest.Step{State: "FAILED"})
+	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FAILED"})
 	res := Attach(context.Background(), "spark://"+fakeMaster(t, fake), id, fastOpts(&log)...)
 	if res.ExitCode != exitcode.DriverFailed || res.SubmissionID != id || res.State != "FAILED" {
 		t.Fatalf("exit %d: %+v", res.ExitCode, res)

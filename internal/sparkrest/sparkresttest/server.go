@@ -1,4 +1,13 @@
-package sparkrest
+// Package sparkresttest is a protocol-faithful fake of Spark's
+// StandaloneRestServer and MesosRestServer, for tests.
+//
+// It is written from Spark's deploy/rest sources: the exact JSON
+// (alphabetic keys, nulls omitted, Jackson's DefaultPrettyPrinter layout,
+// via package sparkrest), Spark's validation (400 with "Malformed request:
+// …"), 468 for an unknown protocol version, replayable driver-state
+// sequences, a standby master, evicted ids, dropped connections and the
+// Mesos dispatcher's states.
+package sparkresttest
 
 import (
 	"bytes"
@@ -11,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prebake/prebake/internal/sparkrest"
 )
 
 // Mode selects which of Spark's REST servers the fake plays.
@@ -214,7 +225,7 @@ func (s *Server) errorResponse(msg string) *response {
 }
 
 func (s *Server) send(w http.ResponseWriter, code int, r *response) {
-	b, err := Marshal(r)
+	b, err := sparkrest.Marshal(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
