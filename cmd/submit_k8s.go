@@ -40,7 +40,7 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
-	_, err := k8s.Submit(ctx, req.Args, k8s.Options{
+	out, err := k8s.Backend{Options: k8s.Options{
 		SparkSubmit:     bin,
 		Timeout:         req.Flags.timeout,
 		PollInterval:    req.Flags.pollInterval,
@@ -52,14 +52,12 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 		KillOnCancel:    req.Flags.killOnCancel,
 		LogTail:         b.logTail,
 		Via:             b.via,
-		Output:          req.Output,
 		Quiet:           req.Quiet,
 		Verbose:         req.Verbose,
-		Stdout:          req.Stdout,
 		Stderr:          req.Stderr,
 		Getenv:          os.Getenv,
-	})
-	return err
+	}}.Submit(ctx, req.Args)
+	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
 func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {

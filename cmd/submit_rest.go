@@ -40,20 +40,8 @@ func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
 		rest.WithPollInterval(req.Flags.pollInterval),
 		rest.WithTimeout(req.Flags.timeout),
 		rest.WithKillOnCancel(req.Flags.killOnCancel))
-	var res *rest.Result
-	if b.pollOnly != "" {
-		res = rest.Attach(ctx, req.Master, b.pollOnly, opts...)
-	} else {
-		res = rest.Submit(ctx, req.Args, opts...)
-	}
-	if req.Output == "json" {
-		if err := res.WriteJSON(req.Stdout); err != nil {
-			return err
-		}
-	} else {
-		res.WriteText(req.Stdout)
-	}
-	return res.Err()
+	out, err := rest.Backend{Options: opts, AttachID: b.pollOnly, Master: req.Master}.Submit(ctx, req.Args)
+	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
 // idPort returns --rest-port when the status/kill command has one.

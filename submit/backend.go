@@ -2,6 +2,8 @@ package submit
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"time"
 )
 
@@ -44,4 +46,20 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// WriteSummary prints the one-line summary of a run on stdout:
+// "<id> <state> exit=N source=S[ task=T][ reason=R] total=D".
+func WriteSummary(w io.Writer, id, state string, exit int, source, task, reason string, timings Timings) {
+	if id == "" {
+		id = "(not submitted)"
+	}
+	fmt.Fprintf(w, "%s %s exit=%d source=%s", id, state, exit, source)
+	if task != "" {
+		fmt.Fprintf(w, " task=%s", task)
+	}
+	if reason != "" {
+		fmt.Fprintf(w, " reason=%s", reason)
+	}
+	fmt.Fprintf(w, " total=%s\n", time.Duration(timings.TotalSeconds*float64(time.Second)).Round(100*time.Millisecond))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,11 +80,11 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	t.Helper()
 	e.fill(t, &r)
 	args := e.args(r)
-	var stdout, stderr syncBuffer
+	var stderr syncBuffer
 	o := Options{
 		SparkSubmit: e.fakeSub, PollInterval: 200 * time.Millisecond, PendingTimeout: 30 * time.Second,
 		HungGrace: 2 * time.Second, NotFoundGrace: 1500 * time.Millisecond, APIRetryTimeout: 30 * time.Second,
-		KillHungDriver: true, KillOnCancel: true, LogTail: 5, Stdout: &stdout, Stderr: &stderr,
+		KillHungDriver: true, KillOnCancel: true, LogTail: 5, Stderr: &stderr,
 		Env: append(os.Environ(), r.env...),
 		// The process runs "in a pod" whose own service account is an
 		// admin: prebake must never use it, since the submission has a token.
@@ -101,7 +102,14 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 		ctx = context.Background()
 	}
 	res, err := Submit(ctx, args, o)
-	return itResult{res, err, stdout.String(), stderr.String()}
+	// What `prebake submit` prints after the progress: the text form's
+	// stderr part, and the JSON form on stdout.
+	res.WriteText(io.Discard, &stderr)
+	js, jerr := json.MarshalIndent(res, "", "  ")
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
+	return itResult{res, err, string(js), stderr.String()}
 }
 
 // args is the spark-submit argv of a run.
@@ -274,8 +282,7 @@ func TestK8sIT(t *testing.T) {
 				e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
 					phaseWith(corev1.PodRunning, terminated(driverC, 0, "Completed"), running("istio-proxy")))
 			})
-			r := e.submit(t, itRun{ns: ns, env: []string{"FAKE_SPARK_SUBMIT_SIDECAR=1", "FAKE_SPARK_SUBMIT_ARGV=" + argv},
-				opts: func(o *Options) { o.Output = "json" }})
+			r := e.submit(t, itRun{ns: ns, env: []string{"FAKE_SPARK_SUBMIT_SIDECAR=1", "FAKE_SPARK_SUBMIT_ARGV=" + argv}})
 			wait()
 			checkResult(t, r, itWant{0, "driver", "Completed", "Running"})
 			if !strings.HasPrefix(r.res.Pod, "it-it-ok-") || !strings.HasSuffix(r.res.Pod, "-driver") {

@@ -60,10 +60,9 @@ type Options struct {
 	// SparkVersion is spec.sparkVersion of a SparkApplication. The default
 	// is 3.5.3.
 	SparkVersion string
-	// Output is "text" (default) or "json".
-	Output         string
+	// Quiet and Verbose set how much progress goes to Stderr.
 	Quiet, Verbose bool
-	Stdout, Stderr io.Writer
+	Stderr         io.Writer
 	// Getenv reads the environment (KUBECONFIG, HOME, SPARK_CONF_DIR,
 	// SPARK_HOME, KUBERNETES_SERVICE_HOST). Nil: an empty environment.
 	Getenv func(string) string
@@ -86,17 +85,11 @@ func (o *Options) defaults() {
 	def(&o.HungGrace, 2*time.Minute)
 	def(&o.NotFoundGrace, time.Minute)
 	def(&o.APIRetryTimeout, 5*time.Minute)
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
-	}
-	if o.Output == "" {
-		o.Output = "text"
 	}
 	if o.SparkVersion == "" {
 		o.SparkVersion = "3.5.3"
@@ -105,7 +98,7 @@ func (o *Options) defaults() {
 
 // Reasons prebake sets itself (see Result).
 const (
-	reasonHung         = "DriverHung"
+	ReasonHung         = "DriverHung" // the driver hung after SparkContext stopped
 	reasonPending      = "PendingTimeout"
 	reasonTimeout      = "Timeout"
 	reasonCancelled    = "Cancelled"
@@ -134,20 +127,14 @@ const apiCallTimeout = 30 * time.Second
 // Submit runs spark-submit for a k8s:// master with
 // spark.kubernetes.submission.waitAppCompletion=false and a fixed driver pod
 // name, then polls the driver pod to its end with exactly the credentials the
-// submission was given. It prints the result (text or JSON) and returns it;
-// the error carries its kind (errdefs) and its source.
+// submission was given. It returns the result and prints only progress (to
+// Options.Stderr); the caller renders the result. The error carries its kind
+// (errdefs) and its source.
 func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
 	o.defaults()
 	res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
 	err := runK8s(ctx, args, &o, res)
 	res.finish(time.Now(), err)
-	if o.Output == "json" {
-		if werr := res.writeJSON(o.Stdout); werr != nil && err == nil {
-			return res, errdefs.New(errdefs.Internal, werr)
-		}
-	} else {
-		res.writeText(o.Stdout, o.Stderr)
-	}
 	return res, err
 }
 
@@ -703,7 +690,7 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Resu
 	if f.marker == "" || now.Sub(f.markerAt) < w.o.HungGrace {
 		return false, nil
 	}
-	res.Reason = reasonHung
+	res.Reason = ReasonHung
 	res.Containers = containerResults(pod)
 	msg := fmt.Sprintf("driver hung after SparkContext stopped: %q was logged, and the driver container was still running %s later", f.marker, now.Sub(f.markerAt).Round(time.Second))
 	if w.o.KillHungDriver {
@@ -774,4 +761,15 @@ func interruptedErr(ctx context.Context, res *Result, extra string) error {
 		what += "; " + extra
 	}
 	return errdefs.Errorf(code, "%s", what)
+}
+
+// Backend is the K8s submit.Backend: Submit with Options.
+type Backend struct{ Options Options }
+
+var _ submit.Backend = Backend{}
+
+// Submit runs args (see the package function Submit); the outcome is a
+// *Result.
+func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
+	return Submit(ctx, args, b.Options)
 }

@@ -3,6 +3,7 @@ package k8s
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,11 +28,20 @@ func TestSparkSubmitTailRedacted(t *testing.T) {
 		"--conf", "spark.kubernetes.container.image=img", "--class", "a.B", "local:///app.jar"}
 	for _, output := range []string{"text", "json"} {
 		t.Run(output, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			_, err := Submit(context.Background(), args, Options{
-				SparkSubmit: bin, Output: output, Quiet: true, LogTail: 10,
-				Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" },
+			var stderr bytes.Buffer
+			res, err := Submit(context.Background(), args, Options{
+				SparkSubmit: bin, Quiet: true, LogTail: 10,
+				Stderr: &stderr, Getenv: func(string) string { return "" },
 			})
+			// What `prebake submit` prints: the text form or the JSON.
+			var stdout bytes.Buffer
+			if output == "json" {
+				if jerr := json.NewEncoder(&stdout).Encode(res); jerr != nil {
+					t.Fatal(jerr)
+				}
+			} else {
+				res.WriteText(&stdout, &stderr)
+			}
 			if got := exitcode.Code(err); got != 3 {
 				t.Fatalf("exit %d, want the driver's 3: %v", got, err)
 			}

@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -212,10 +211,11 @@ func containerResults(pod *corev1.Pod) []ContainerResult {
 	return out
 }
 
-// writeText prints the result for humans: the summary on stdout, the
-// container statuses and the log tail on stderr when the run failed.
-func (r *Result) writeText(stdout, stderr io.Writer) {
-	if r.ExitCode != 0 || r.Reason == reasonHung {
+// WriteText prints the result for humans (what `prebake submit` prints
+// without -o json): the summary on stdout and, when the run failed, the
+// container statuses, executor failures and the log tail on stderr.
+func (r *Result) WriteText(stdout, stderr io.Writer) {
+	if r.ExitCode != 0 || r.Reason == ReasonHung {
 		if len(r.Containers) > 0 {
 			fmt.Fprintln(stderr, "Container final statuses:")
 			for _, c := range r.Containers {
@@ -249,23 +249,10 @@ func (r *Result) writeText(stdout, stderr io.Writer) {
 			}
 		}
 	}
-	id := r.SubmissionID
-	if id == "" {
-		id = "(not submitted)"
-	}
-	fmt.Fprintf(stdout, "%s %s exit=%d source=%s", id, r.Phase, r.ExitCode, r.Source)
-	if r.Reason != "" {
-		fmt.Fprintf(stdout, " reason=%s", r.Reason)
-	}
-	fmt.Fprintf(stdout, " total=%s\n", time.Duration(r.Timings.TotalSeconds*float64(time.Second)).Round(100*time.Millisecond))
+	submit.WriteSummary(stdout, r.SubmissionID, r.Phase, r.ExitCode, r.Source, "", r.Reason, r.Timings)
 }
 
-func (r *Result) writeJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
-
+// oneLine is the first line of s, trimmed, with " ..." when more follow.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -110,31 +109,14 @@ func (r *Result) finish(now time.Time, reason string, err error) *Result {
 	return r
 }
 
-// WriteText prints the one-line summary to w (stdout).
+// WriteText prints the one-line summary to w (stdout), what `prebake
+// submit` prints without -o json.
 func (r *Result) WriteText(w io.Writer) {
-	id := r.SubmissionID
-	if id == "" {
-		id = "(not submitted)"
-	}
 	state := r.State
 	if state == "" {
 		state = "-"
 	}
-	fmt.Fprintf(w, "%s %s exit=%d source=%s", id, state, r.ExitCode, r.Source)
-	if r.TaskState != "" {
-		fmt.Fprintf(w, " task=%s", r.TaskState)
-	}
-	if r.Reason != "" {
-		fmt.Fprintf(w, " reason=%s", r.Reason)
-	}
-	fmt.Fprintf(w, " total=%s\n", time.Duration(r.Timings.TotalSeconds*float64(time.Second)).Round(100*time.Millisecond))
-}
-
-// WriteJSON prints the result as the JSON object documented on Result.
-func (r *Result) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	submit.WriteSummary(w, r.SubmissionID, state, r.ExitCode, r.Source, r.TaskState, r.Reason, r.Timings)
 }
 
 var errRestTimeout = errors.New("--timeout reached")
@@ -409,4 +391,26 @@ func Kill(ctx context.Context, master, id string, opts ...Option) (*Response, er
 		return nil, err
 	}
 	return c.Kill(ctx, id)
+}
+
+// Backend is the standalone/Mesos REST submit.Backend: Submit with Options,
+// or, when AttachID is set, Attach to that submission instead.
+type Backend struct {
+	Options  []Option
+	AttachID string
+	// Master is the master URL, for Attach (Submit reads it from args).
+	Master string
+}
+
+var _ submit.Backend = Backend{}
+
+// Submit runs args (or attaches); the outcome is a *Result.
+func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
+	var res *Result
+	if b.AttachID != "" {
+		res = Attach(ctx, b.Master, b.AttachID, b.Options...)
+	} else {
+		res = Submit(ctx, args, b.Options...)
+	}
+	return res, res.Err()
 }
