@@ -141,7 +141,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 			return nil, err
 		}
 	}
-	r, err := pipeline.Prepare(ctx, sub, args, o)
+	r, err := pipeline.Prepare(ctx, sub, o)
 	if errors.Is(err, pipeline.ErrNoBaseImage) {
 		return nil, exitcode.New(exitcode.Usage, fmt.Errorf("--image-target %s: %w", f.imageTarget, err))
 	}

@@ -60,10 +60,11 @@ func (o *Options) cacheDir() string {
 	return o.CacheDir
 }
 
-// Prepare is submit's resolve → bake (store or image) → rewrite of args,
-// whose parsed form is sub. The result's Args are the spark-submit
-// arguments to run; its warnings are for the caller to print.
-func Prepare(ctx context.Context, sub *submit.Submission, args []string, o Options) (*submit.Rewritten, error) {
+// Prepare is submit's resolve → bake (store or image) → rewrite of sub (a
+// command line loaded once with submit.LoadSubmission). The result's Args
+// are the spark-submit arguments to run; its warnings are for the caller to
+// print.
+func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*submit.Rewritten, error) {
 	rep := o.Reporter
 	cache := o.cacheDir()
 	opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
@@ -97,7 +98,7 @@ func Prepare(ctx context.Context, sub *submit.Submission, args []string, o Optio
 	opts = append(opts, submit.WithJarSource(submit.JarSourceFunc(func(context.Context, submit.Packages) (*submit.Jars, error) {
 		return jars, nil
 	})))
-	return submit.Rewrite(ctx, args, opts...)
+	return submit.RewriteSubmission(ctx, sub, opts...)
 }
 
 // storeFirst is the path of a pod with no route to Maven: in cluster mode

@@ -233,9 +233,23 @@ func Rewrite(ctx context.Context, args []string, opts ...RewriteOption) (*Rewrit
 	if err != nil {
 		return nil, err
 	}
+	return rewrite(ctx, s, o)
+}
+
+// RewriteSubmission is Rewrite of a submission already loaded with
+// LoadSubmission, so that the argv is parsed once.
+func RewriteSubmission(ctx context.Context, s *Submission, opts ...RewriteOption) (*Rewritten, error) {
+	o, err := makeRewriteOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return rewrite(ctx, s, o)
+}
+
+func rewrite(ctx context.Context, s *Submission, o *rewriteOptions) (*Rewritten, error) {
 	r := &Rewritten{Action: s.Argv.Action, Changes: []Change{}, Warnings: []string{}}
 	if s.Argv.Action != ActionSubmit {
-		r.Args = append([]string{}, args...)
+		r.Args = append([]string{}, s.args...)
 		r.Command = ShellQuote(r.Args)
 		r.Changes = append(r.Changes, Change{Action: ChangeKept, Target: "--" + s.Argv.Action, Source: SourceArgv,
 			Reason: "not a submission: passed through unchanged"})

@@ -63,6 +63,7 @@ type Submission struct {
 	// --properties-file, or with Spark 4's --load-spark-defaults.
 	Defaults *PropsFile
 
+	args   []string // as given
 	getenv func(string) string
 }
 
@@ -77,7 +78,7 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Submission{Argv: argv, getenv: getenv}
+	s := &Submission{Argv: argv, args: append([]string{}, args...), getenv: getenv}
 	if argv.Action != ActionSubmit {
 		return s, nil
 	}
