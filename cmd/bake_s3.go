@@ -56,12 +56,12 @@ func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error)
 // storeURLFlags choose how the store's jars are named in spark.jars (bake
 // s3, rewrite --store, submit --store).
 type storeURLFlags struct {
-	urlStyle string
+	urlStyle s3store.URLStyle
 	expires  time.Duration
 }
 
 func (f *storeURLFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.urlStyle, "url-style", s3store.StyleS3A, "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
+	fs.StringVar((*string)(&f.urlStyle), "url-style", string(s3store.StyleS3A), "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
 	fs.DurationVar(&f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
 }
 
@@ -120,16 +120,16 @@ valid for --expires, which must outlast the job), https (public-read buckets).`,
 
 // bakeS3JSON is the -o json output (stable; documented in the README).
 type bakeS3JSON struct {
-	Store     string        `json:"store"`
-	LockHash  string        `json:"lockHash"`
-	Hit       bool          `json:"hit"`
-	Uploaded  int           `json:"uploaded"`
-	Skipped   int           `json:"skipped"`
-	Repaired  int           `json:"repaired"`
-	BytesSent int64         `json:"bytesSent"`
-	URLStyle  string        `json:"urlStyle"`
-	SparkJars string        `json:"sparkJars"`
-	Jars      []bakeS3JarJS `json:"jars"`
+	Store     string           `json:"store"`
+	LockHash  string           `json:"lockHash"`
+	Hit       bool             `json:"hit"`
+	Uploaded  int              `json:"uploaded"`
+	Skipped   int              `json:"skipped"`
+	Repaired  int              `json:"repaired"`
+	BytesSent int64            `json:"bytesSent"`
+	URLStyle  s3store.URLStyle `json:"urlStyle"`
+	SparkJars string           `json:"sparkJars"`
+	Jars      []bakeS3JarJS    `json:"jars"`
 }
 
 type bakeS3JarJS struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
+	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -95,7 +96,7 @@ func applyDefaults(f *submitFlags, fl *pflag.FlagSet, c *fileConfig) {
 	set("image-target", &f.imageTarget, c.ImageTarget)
 	set("cache", &f.resolve.cache, c.Cache)
 	if unset("url-style") && c.URLStyle != "" {
-		f.urlStyle = c.URLStyle
+		f.urlStyle = s3store.URLStyle(c.URLStyle)
 	}
 	if unset("path-style") && c.PathStyle != nil {
 		f.s3.pathStyle = *c.PathStyle

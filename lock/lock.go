@@ -27,10 +27,13 @@ import (
 // SchemaVersion is the lockfile schema version.
 const SchemaVersion = 1
 
-// Conflict managers a lock's Inputs.Conflict may name.
+// Conflict is the conflict manager of a resolution.
+type Conflict string
+
+// The conflict managers a lock's Inputs.Conflict may name.
 const (
-	ConflictLatest  = "latest"  // Ivy's latest-revision, Spark's behaviour (default)
-	ConflictNearest = "nearest" // Maven's nearest-wins
+	ConflictLatest  Conflict = "latest"  // Ivy's latest-revision, Spark's behaviour (default)
+	ConflictNearest Conflict = "nearest" // Maven's nearest-wins
 )
 
 // ErrCorruptBlob is matched (errors.Is) when a jar's bytes do not match the
@@ -51,7 +54,7 @@ type File struct {
 
 // Inputs are what a resolution depended on. Repositories never carry userinfo.
 type Inputs struct {
-	Conflict     string   `json:"conflict"`
+	Conflict     Conflict `json:"conflict"`
 	Excludes     []string `json:"excludes"`
 	InputsHash   string   `json:"inputsHash"`
 	Packages     []string `json:"packages"`
@@ -84,7 +87,7 @@ func ComputeInputsHash(in Inputs) string {
 	write("packages", in.Packages)
 	write("repositories", in.Repositories)
 	write("excludes", in.Excludes)
-	write("conflict", []string{in.Conflict})
+	write("conflict", []string{string(in.Conflict)})
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
 }

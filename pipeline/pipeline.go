@@ -43,7 +43,7 @@ type Options struct {
 	// the set is baked to; its URLs, in URLStyle, go in spark.jars.
 	Store        string
 	StoreOptions []s3store.Option
-	URLStyle     string
+	URLStyle     s3store.URLStyle
 	// ImageTarget, when set, is where the images with the jars baked in
 	// are pushed (one per distinct base image of the submission).
 	ImageTarget  string

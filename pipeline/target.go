@@ -25,7 +25,7 @@ type Target struct {
 	ImageOptions []layers.Option
 	Store        string
 	StoreOptions []s3store.Option
-	URLStyle     string
+	URLStyle     s3store.URLStyle
 }
 
 // ClusterURLs returns the cluster URLs of lf's jars, in lock order, and

@@ -10,17 +10,25 @@ import (
 	"github.com/prebake/prebake/lock"
 )
 
-// Conflict modes (owned by the lock package; a lock records its mode).
+// Conflict is the conflict mode (owned by the lock package; a lock records
+// its mode).
+type Conflict = lock.Conflict
+
+// Conflict modes.
 const (
 	ConflictLatest  = lock.ConflictLatest  // Ivy's latest-revision, Spark's behaviour (default)
 	ConflictNearest = lock.ConflictNearest // Maven's nearest-wins
 )
 
-// Checksum policies (see the conventions).
+// ChecksumPolicy says what a missing checksum does (a mismatch always
+// fails).
+type ChecksumPolicy string
+
+// Checksum policies.
 const (
-	ChecksumStrict = "strict"
-	ChecksumWarn   = "warn" // default
-	ChecksumIgnore = "ignore"
+	ChecksumStrict ChecksumPolicy = "strict"
+	ChecksumWarn   ChecksumPolicy = "warn" // default
+	ChecksumIgnore ChecksumPolicy = "ignore"
 )
 
 // Request is one resolution, with spark-submit's inputs.
@@ -38,7 +46,7 @@ type Request struct {
 	// Settings is a Maven settings.xml path (mirrors, server credentials); optional.
 	Settings string
 	// Conflict is ConflictLatest (default) or ConflictNearest.
-	Conflict string
+	Conflict Conflict
 	// LockPath, when set, is read if it exists and matches the inputs, and
 	// written after a fresh resolution.
 	LockPath string
@@ -49,7 +57,7 @@ type Request struct {
 	// CacheDir is the content-addressed cache; "" means DefaultCacheDir().
 	CacheDir string
 	// ChecksumPolicy is ChecksumStrict, ChecksumWarn (default) or ChecksumIgnore.
-	ChecksumPolicy string
+	ChecksumPolicy ChecksumPolicy
 }
 
 // Result is what Resolve gives back.

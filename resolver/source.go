@@ -37,7 +37,7 @@ type options struct {
 	idleTimeout   time.Duration
 	chain         chainConfig
 	chainSet      bool
-	checksum      string
+	checksum      ChecksumPolicy
 	parallel      int
 	creds         []string
 	offline       bool
@@ -135,7 +135,7 @@ func WithDefaultChain(home, defaultArtifactRepository string) Option {
 
 // WithChecksumPolicy sets the policy for FetchLocked (Resolve and
 // NewSource take it from the Request). The default is ChecksumWarn.
-func WithChecksumPolicy(p string) Option {
+func WithChecksumPolicy(p ChecksumPolicy) Option {
 	return func(o *options) error { o.checksum = p; return nil }
 }
 
@@ -158,7 +158,7 @@ type source struct {
 	f        *fetcher
 	log      Logger
 	offline  bool
-	checksum string
+	checksum ChecksumPolicy
 
 	poms    flight[*pomResult]
 	files   flight[*fetched]

@@ -110,7 +110,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func (b *fileBackend) url(_ context.Context, key, _ string, _ time.Duration) (string, error) {
+func (b *fileBackend) url(_ context.Context, key string, _ URLStyle, _ time.Duration) (string, error) {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(b.path(key))}
 	return u.String(), nil
 }

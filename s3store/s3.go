@@ -190,7 +190,7 @@ func (b *s3Backend) putBytes(ctx context.Context, key string, data []byte) error
 	return nil
 }
 
-func (b *s3Backend) url(ctx context.Context, key, style string, expires time.Duration) (string, error) {
+func (b *s3Backend) url(ctx context.Context, key string, style URLStyle, expires time.Duration) (string, error) {
 	switch style {
 	case StyleS3A:
 		return "s3a://" + b.bucket + "/" + escapeKey(key), nil

@@ -20,11 +20,14 @@ import (
 	"github.com/prebake/prebake/maven"
 )
 
+// URLStyle is how a store's jars are named in spark.jars.
+type URLStyle string
+
 // URL styles for the spark.jars value.
 const (
-	StyleS3A       = "s3a"       // s3a://bucket/key: needs hadoop-aws and the AWS SDK in the image (default)
-	StylePresigned = "presigned" // https with a signed query: bearer credentials, valid for Expires
-	StyleHTTPS     = "https"     // plain https: the bucket must allow anonymous reads
+	StyleS3A       URLStyle = "s3a"       // s3a://bucket/key: needs hadoop-aws and the AWS SDK in the image (default)
+	StylePresigned URLStyle = "presigned" // https with a signed query: bearer credentials, valid for Expires
+	StyleHTTPS     URLStyle = "https"     // plain https: the bucket must allow anonymous reads
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -240,7 +243,7 @@ func makeOptions(opts []Option) (*options, error) {
 }
 
 // CheckStyle validates a URL style name.
-func CheckStyle(s string) error {
+func CheckStyle(s URLStyle) error {
 	switch s {
 	case StyleS3A, StylePresigned, StyleHTTPS:
 		return nil
@@ -270,7 +273,7 @@ type backend interface {
 	// key is already there.
 	putBytes(ctx context.Context, key string, data []byte) error
 	// url returns the URL of key in the given style.
-	url(ctx context.Context, key, style string, expires time.Duration) (string, error)
+	url(ctx context.Context, key string, style URLStyle, expires time.Duration) (string, error)
 	// list lists the objects under a key prefix.
 	list(ctx context.Context, prefix string) ([]object, error)
 	// remove deletes an object; a missing object is no error.

@@ -30,7 +30,7 @@ type SetSpec struct {
 	Packages     []string `yaml:"packages"`
 	Repositories []string `yaml:"repositories"`
 	Excludes     []string `yaml:"excludes"`
-	Conflict     string   `yaml:"conflict"`
+	Conflict     lock.Conflict `yaml:"conflict"`
 	// Lock is a lockfile path (relative to the sets file); with no
 	// packages, the set is exactly the lock.
 	Lock string `yaml:"lock"`

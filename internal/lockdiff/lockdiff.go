@@ -189,7 +189,7 @@ func Compare(oldName string, oldLock *lock.File, newName string, newLock *lock.F
 		Modules: []ModuleChange{},
 	}
 	if oldLock.Inputs.Conflict != newLock.Inputs.Conflict {
-		d.Inputs.Conflict = &ValueChange{Old: oldLock.Inputs.Conflict, New: newLock.Inputs.Conflict}
+		d.Inputs.Conflict = &ValueChange{Old: string(oldLock.Inputs.Conflict), New: string(newLock.Inputs.Conflict)}
 	}
 	d.InputsChanged = d.Inputs.Packages.Changed() || d.Inputs.Repositories.Changed() ||
 		d.Inputs.Excludes.Changed() || d.Inputs.Conflict != nil

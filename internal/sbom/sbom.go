@@ -158,7 +158,7 @@ func inputProperties(lf *lock.File, hash string) []Property {
 	ps := []Property{
 		{Name: "prebake:lockHash", Value: hash},
 		{Name: "prebake:inputsHash", Value: lock.ComputeInputsHash(lf.Inputs)},
-		{Name: "prebake:conflict", Value: lf.Inputs.Conflict},
+		{Name: "prebake:conflict", Value: string(lf.Inputs.Conflict)},
 	}
 	for _, p := range lf.Inputs.Packages {
 		ps = append(ps, Property{Name: "prebake:package", Value: p})
