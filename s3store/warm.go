@@ -26,10 +26,10 @@ type SetsFile struct {
 
 // SetSpec is one package set: coordinates as for spark-submit, or a lock.
 type SetSpec struct {
-	Name         string   `yaml:"name"`
-	Packages     []string `yaml:"packages"`
-	Repositories []string `yaml:"repositories"`
-	Excludes     []string `yaml:"excludes"`
+	Name         string        `yaml:"name"`
+	Packages     []string      `yaml:"packages"`
+	Repositories []string      `yaml:"repositories"`
+	Excludes     []string      `yaml:"excludes"`
 	Conflict     lock.Conflict `yaml:"conflict"`
 	// Lock is a lockfile path (relative to the sets file); with no
 	// packages, the set is exactly the lock.
