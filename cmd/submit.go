@@ -38,13 +38,22 @@ func newBackends() backends {
 	return backends{"k8s": &k8sBackend{}, "rest": &restBackend{}}
 }
 
-// get returns the backend of a master kind.
-func (bs backends) get(kind string) (backend, error) {
+// forMaster checks -o (text or json) and returns it with the backend of a
+// master URL.
+func (bs backends) forMaster(g *globals, master string) (string, backend, error) {
+	out, err := checkOutput(g, "text", "json")
+	if err != nil {
+		return "", nil, err
+	}
+	kind, err := masterKind(master)
+	if err != nil {
+		return "", nil, err
+	}
 	b, ok := bs[kind]
 	if !ok {
-		return nil, exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
+		return "", nil, exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
 	}
-	return b, nil
+	return out, b, nil
 }
 
 // submitFlags are shared by every backend.
@@ -129,16 +138,8 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
 		RunE: func(c *cobra.Command, args []string) error {
-			out, err := checkOutput(g, "text", "json")
-			if err != nil {
-				return err
-			}
 			master := findMaster(args)
-			kind, err := masterKind(master)
-			if err != nil {
-				return err
-			}
-			b, err := bs.get(kind)
+			out, b, err := bs.forMaster(g, master)
 			if err != nil {
 				return err
 			}
@@ -168,15 +169,7 @@ func newIDCmd(g *globals, bs backends, op string) *cobra.Command {
   prebake %[1]s driver-20261129101010-0001 --master spark://m1:7077,m2:7077`, op),
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			out, err := checkOutput(g, "text", "json")
-			if err != nil {
-				return err
-			}
-			kind, err := masterKind(master)
-			if err != nil {
-				return err
-			}
-			b, err := bs.get(kind)
+			out, b, err := bs.forMaster(g, master)
 			if err != nil {
 				return err
 			}
