@@ -312,13 +312,26 @@ func unescapeProp(b []byte) (string, error) {
 // (Utils.getDefaultPropertiesFile): $SPARK_CONF_DIR, else $SPARK_HOME/conf;
 // "" when it is not a regular file.
 func sparkDefaultsPath(getenv func(string) string) string {
-	dir := getenv("SPARK_CONF_DIR")
+	return DefaultsFileIn(SparkConfDir(getenv))
+}
+
+// SparkConfDir is the directory spark-submit reads spark-defaults.conf
+// from: $SPARK_CONF_DIR, else $SPARK_HOME/conf, else "" (none).
+func SparkConfDir(getenv func(string) string) string {
+	if dir := getenv("SPARK_CONF_DIR"); dir != "" {
+		return dir
+	}
+	if home := getenv("SPARK_HOME"); home != "" {
+		return filepath.Join(home, "conf")
+	}
+	return ""
+}
+
+// DefaultsFileIn is the absolute path of dir/spark-defaults.conf when it
+// is a regular file (Utils.getDefaultPropertiesFile: isFile), else "".
+func DefaultsFileIn(dir string) string {
 	if dir == "" {
-		home := getenv("SPARK_HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, "conf")
+		return ""
 	}
 	p := filepath.Join(dir, "spark-defaults.conf")
 	if info, err := os.Stat(p); err != nil || !info.Mode().IsRegular() {

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -93,11 +92,7 @@ func parseK8sArgs(args []string) (*k8sArgs, error) {
 func (a *k8sArgs) withDefaults(confDir string) error {
 	path := a.propFile
 	if path == "" {
-		if confDir == "" {
-			return nil
-		}
-		path = filepath.Join(confDir, "spark-defaults.conf")
-		if _, err := os.Stat(path); err != nil {
+		if path = submit.DefaultsFileIn(confDir); path == "" {
 			return nil
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,11 +142,7 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
-	confDir := o.Getenv("SPARK_CONF_DIR")
-	if confDir == "" && o.Getenv("SPARK_HOME") != "" {
-		confDir = filepath.Join(o.Getenv("SPARK_HOME"), "conf")
-	}
-	if err := a.withDefaults(confDir); err != nil {
+	if err := a.withDefaults(submit.SparkConfDir(o.Getenv)); err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
 	if o.SparkSubmit == "" && o.Via == "" {

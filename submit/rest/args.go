@@ -2,9 +2,7 @@ package rest
 
 import (
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/prebake/prebake/internal/redact"
@@ -79,18 +77,7 @@ func restReadProperties(name string) (map[string]string, error) {
 // restDefaultProperties is spark-submit's spark-defaults.conf: under
 // SPARK_CONF_DIR, else SPARK_HOME/conf; "" when there is none.
 func restDefaultProperties(env map[string]string) string {
-	dir := env["SPARK_CONF_DIR"]
-	if dir == "" && env["SPARK_HOME"] != "" {
-		dir = filepath.Join(env["SPARK_HOME"], "conf")
-	}
-	if dir == "" {
-		return ""
-	}
-	p := filepath.Join(dir, "spark-defaults.conf")
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
+	return submit.DefaultsFileIn(submit.SparkConfDir(func(k string) string { return env[k] }))
 }
 
 // restIsPython reports whether the primary resource is a Python file.
