@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit"
 )
 
 // A backend submits to and follows one kind of cluster manager, by master
@@ -99,10 +100,10 @@ type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag
 
 // masterKind returns the backend name for a master URL.
 func masterKind(master string) (string, error) {
-	switch {
-	case strings.HasPrefix(master, "k8s://"):
+	switch kind := submit.ClusterKind(master); {
+	case kind == submit.ClusterK8s:
 		return "k8s", nil
-	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
+	case kind == submit.ClusterStandalone, kind == submit.ClusterMesos:
 		return "rest", nil
 	case master == "":
 		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos://")
