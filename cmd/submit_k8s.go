@@ -65,7 +65,18 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return k8s.Status(ctx, req.Master, req.ID, o)
+	ss, err := k8s.Status(ctx, req.Master, req.ID, o)
+	if ss == nil { // no answer to render
+		return err
+	}
+	if req.Output == "json" {
+		if werr := writeResultJSON(req.Stdout, ss); werr != nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	k8s.WriteStatusText(req.Stdout, ss)
+	return err
 }
 
 func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
@@ -73,7 +84,18 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return k8s.Kill(ctx, req.Master, req.ID, o)
+	tried, err := k8s.Kill(ctx, req.Master, req.ID, o)
+	if tried == nil { // no answer to render
+		return err
+	}
+	if req.Output == "json" {
+		if werr := writeResultJSON(req.Stdout, k8s.Deleted(tried)); werr != nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	k8s.WriteKillText(req.Stdout, tried)
+	return err
 }
 
 // sparkSubmitBin picks spark-submit: --spark-submit, else
@@ -95,7 +117,7 @@ func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(strin
 // idOptions carries --conf k=v (the submission's credentials, as
 // spark-submit --status/--kill take them) into the K8s options.
 func (b *k8sBackend) idOptions(req *idRequest) (k8s.IDOptions, error) {
-	o := k8s.IDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
+	o := k8s.IDOptions{Stderr: req.Stderr, Getenv: os.Getenv}
 	if req.Flags == nil {
 		return o, nil
 	}

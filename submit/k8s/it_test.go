@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -647,23 +648,24 @@ func TestK8sIT(t *testing.T) {
 			}
 			kc := filepath.Join(t.TempDir(), "kubeconfig")
 			writeFile(t, kc, "apiVersion: v1\nkind: Config\ncurrent-context: it\nclusters:\n- name: c\n  cluster: {server: \""+e.c.url+"\", certificate-authority: \""+e.c.caFile+"\"}\nusers:\n- name: u\n  user: {token: "+e.c.adminToken+"}\ncontexts:\n- name: it\n  context: {cluster: c, user: u, namespace: "+ns+"}\n")
-			var out syncBuffer
-			o := IDOptions{Output: "json", Stdout: &out, Getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
-			if err := Status(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", o); err != nil {
+			o := IDOptions{Getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
+			st, err := Status(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", o)
+			if err != nil {
 				t.Fatal(err)
 			}
-			var st []DriverStatus
-			if err := json.Unmarshal([]byte(out.String()), &st); err != nil || len(st) != 2 || st[0].Pod != "nightly-a-driver" || st[1].Pod != "nightly-b-driver" {
-				t.Errorf("status: %v %s", err, out.String())
+			if len(st) != 2 || st[0].Pod != "nightly-a-driver" || st[1].Pod != "nightly-b-driver" {
+				t.Errorf("status: %+v", st)
 			}
-			o.Output, o.Stdout = "text", &out
-			if err := Kill(context.Background(), "k8s://"+e.c.url, "nightly-*", o); err != nil {
+			tried, err := Kill(context.Background(), "k8s://"+e.c.url, "nightly-*", o)
+			if err != nil {
 				t.Fatal(err)
 			}
+			var out bytes.Buffer
+			WriteKillText(&out, tried)
 			if !strings.Contains(out.String(), "Deleting driver pod: nightly-a-driver.") || !e.deleted(t, ns, "nightly-b-driver") || e.deleted(t, ns, "other-driver") {
 				t.Errorf("kill: %s", out.String())
 			}
-			if err := Status(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", o); exitcode.Code(err) != exitcode.NotFound {
+			if _, err := Status(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", o); exitcode.Code(err) != exitcode.NotFound {
 				t.Errorf("status of a missing pod: %v", err)
 			}
 		})

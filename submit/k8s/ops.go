@@ -2,7 +2,6 @@ package k8s
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,10 +21,9 @@ import (
 // kubeconfig ($KUBECONFIG, context spark.kubernetes.context in Conf) or the
 // in-cluster service account, as spark-submit --status/--kill take them.
 type IDOptions struct {
-	Output         string // text (default) or json
-	Stdout, Stderr io.Writer
-	Getenv         func(string) string
-	InClusterDir   string
+	Stderr       io.Writer
+	Getenv       func(string) string
+	InClusterDir string
 	// Conf is Spark conf for the credentials
 	// (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context).
 	Conf map[string]string
@@ -49,94 +47,87 @@ type DriverStatus struct {
 	Containers   []ContainerResult `json:"containers,omitempty"`
 }
 
-// Status prints the state of the driver pods matching id ("ns:pod",
+// Status returns the state of the driver pods matching id ("ns:pod",
 // "pod", or a glob "ns:prefix*" on pods labelled spark-role=driver), as
-// spark-submit --status does. No match is exit 66.
-func Status(ctx context.Context, master, id string, o IDOptions) error {
+// spark-submit --status reads it; the list is empty, not nil, when none
+// matches, and the error is then errdefs.NotFound. WriteStatusText prints
+// it as spark-submit does.
+func Status(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, error) {
 	pods, err := findDrivers(ctx, master, id, &o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var out []DriverStatus
+	out := []DriverStatus{}
 	for _, p := range pods {
 		out = append(out, driverStatus(p))
 	}
-	if o.Output == "json" {
-		if out == nil {
-			out = []DriverStatus{}
-		}
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return errdefs.New(errdefs.Internal, err)
-		}
-	} else {
-		for _, s := range out {
-			fmt.Fprintf(o.Stdout, "Application status (driver):\n%s", statusBundle(s))
-		}
-	}
 	if len(pods) == 0 {
-		if o.Output != "json" {
-			fmt.Fprintln(o.Stdout, "Application not found.")
-		}
-		return errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
+		return out, errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
 	}
-	return nil
+	return out, nil
+}
+
+// WriteStatusText prints Status's result as spark-submit --status does.
+func WriteStatusText(w io.Writer, ss []DriverStatus) {
+	for _, s := range ss {
+		fmt.Fprintf(w, "Application status (driver):\n%s", statusBundle(s))
+	}
+	if len(ss) == 0 {
+		fmt.Fprintln(w, "Application not found.")
+	}
 }
 
 // Kill deletes the driver pods matching id, as spark-submit --kill does.
-func Kill(ctx context.Context, master, id string, o IDOptions) error {
+// It returns the pods it tried to delete, in order (empty, not nil, when
+// none matched: errdefs.NotFound): Deleting is true for each deleted, and
+// when a deletion fails, the last one is the pod that failed.
+func Kill(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, error) {
 	pods, err := findDrivers(ctx, master, id, &o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// -o json: the pods deleted, as `status -o json` shows them (an array,
-	// empty when none matched).
-	deleted := []DriverStatus{}
-	printJSON := func() error {
-		if o.Output != "json" {
-			return nil
-		}
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(deleted); err != nil {
-			return errdefs.New(errdefs.Internal, err)
-		}
-		return nil
-	}
+	tried := []DriverStatus{}
 	if len(pods) == 0 {
-		if o.Output != "json" {
-			fmt.Fprintln(o.Stdout, "No applications found.")
-		} else if err := printJSON(); err != nil {
-			return err
-		}
-		return errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
+		return tried, errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
 	}
 	for _, p := range pods {
-		if o.Output != "json" {
-			fmt.Fprintf(o.Stdout, "Deleting driver pod: %s.\n", p.Name)
-		}
+		st := driverStatus(p)
 		err := withAPIRetry(ctx, func() error {
 			return o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.GracePeriod})
 		})
 		if err != nil && !apierrors.IsNotFound(err) {
-			if perr := printJSON(); perr != nil {
-				return perr
-			}
-			return apiError(fmt.Sprintf("deleting %s/%s", p.Namespace, p.Name), err)
+			return append(tried, st), apiError(fmt.Sprintf("deleting %s/%s", p.Namespace, p.Name), err)
 		}
-		st := driverStatus(p)
 		st.Deleting = true
-		deleted = append(deleted, st)
+		tried = append(tried, st)
 	}
-	return printJSON()
+	return tried, nil
+}
+
+// Deleted are the pods of Kill's result that were deleted (`kill -o json`:
+// an array, empty when none).
+func Deleted(tried []DriverStatus) []DriverStatus {
+	out := []DriverStatus{}
+	for _, s := range tried {
+		if s.Deleting {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// WriteKillText prints Kill's result as spark-submit --kill does.
+func WriteKillText(w io.Writer, tried []DriverStatus) {
+	for _, s := range tried {
+		fmt.Fprintf(w, "Deleting driver pod: %s.\n", s.Pod)
+	}
+	if len(tried) == 0 {
+		fmt.Fprintln(w, "No applications found.")
+	}
 }
 
 // findDrivers resolves id to pods.
 func findDrivers(ctx context.Context, master, id string, o *IDOptions) ([]corev1.Pod, error) {
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
 	defNS := "default"
 	if o.client == nil {
 		creds, err := newK8sCreds(master, o.Conf, o.Getenv, o.InClusterDir)

@@ -1,9 +1,7 @@
 package k8s
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -37,16 +35,12 @@ func TestK8sKillJSON(t *testing.T) {
 		{"ns:missing", exitcode.NotFound, []string{}},
 	} {
 		t.Run(tt.id, func(t *testing.T) {
-			var stdout bytes.Buffer
-			o := IDOptions{Output: "json", Stdout: &stdout, client: fake.NewClientset(pod.DeepCopy())}
-			err := Kill(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, o)
+			o := IDOptions{client: fake.NewClientset(pod.DeepCopy())}
+			tried, err := Kill(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, o)
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}
-			var got []DriverStatus
-			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-				t.Fatalf("stdout is not JSON (%v):\n%s", err, stdout.String())
-			}
+			got := Deleted(tried) // what kill -o json prints
 			ids := []string{}
 			for _, s := range got {
 				ids = append(ids, s.SubmissionID)
@@ -93,8 +87,7 @@ func TestK8sStatusRetriesTransientErrors(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			var stdout bytes.Buffer
-			err := Status(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", IDOptions{Stdout: &stdout, client: cs})
+			_, err := Status(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", IDOptions{client: cs})
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}
