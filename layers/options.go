@@ -15,7 +15,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/progress/task"
 )
 
 // Logger receives progress lines (to stderr). It is never given secrets.
@@ -51,7 +51,7 @@ type options struct {
 // Progress starts transfer tasks: building a layer, pushing an image.
 // *progress.Reporter (internal/progress) implements it.
 type Progress interface {
-	Start(name string, total int64) progress.Task
+	Start(name string, total int64) task.Task
 }
 
 // WithProgress reports the layer builds and the push to p. The default
@@ -60,7 +60,7 @@ func WithProgress(p Progress) Option {
 	return func(o *options) { o.progress = p }
 }
 
-func (o *options) startTask(name string, total int64) progress.Task {
+func (o *options) startTask(name string, total int64) task.Task {
 	if o.progress == nil {
 		return nopTask{}
 	}

@@ -20,7 +20,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/internal/safepath"
 )
 
@@ -116,7 +116,7 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 		ro = append(ro, remote.WithProgress(ch))
 		go func() {
 			defer close(done)
-			var task progress.Task
+			var task task.Task
 			var last int64
 			var failed error
 			for u := range ch { // drained until ggcr closes it

@@ -24,7 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/progress/task"
 )
 
 // The pinned compressor: klauspost/compress gzip at level 1 (BestSpeed).
@@ -248,7 +248,7 @@ func (v *verifyReader) Read(p []byte) (int, error) {
 func (v *verifyReader) Close() error { return v.close() }
 
 // taskWriter reports bytes written to a progress task.
-type taskWriter struct{ t progress.Task }
+type taskWriter struct{ t task.Task }
 
 func (w taskWriter) Write(p []byte) (int, error) { w.t.Add(int64(len(p))); return len(p), nil }
 
@@ -263,7 +263,7 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // itself and sets the pace):
 //
 //	read + tar + sha256(tar) ─▶ gzip ─▶ sha256(gz) + count + dst
-func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task progress.Task) (layerDigests, error) {
+func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task task.Task) (layerDigests, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const chunks, chunkSize = 4, 1 << 20
@@ -369,7 +369,7 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.Med
 
 // writeLayerBlob compresses the layer into a temporary file under dir and
 // renames it to its content address.
-func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, dir string, task progress.Task) (layerDigests, string, error) {
+func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, dir string, task task.Task) (layerDigests, string, error) {
 	bdir := filepath.Join(dir, "blobs", "sha256")
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))

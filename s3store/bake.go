@@ -14,7 +14,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/digest"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/lock"
 )
 
@@ -354,7 +354,7 @@ func (s *Store) upload(ctx context.Context, key string, j ManifestJar, file stri
 // countingReader reports the bytes read through it to a progress task.
 type countingReader struct {
 	r    io.Reader
-	task progress.Task
+	task task.Task
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {

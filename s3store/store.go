@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
@@ -59,7 +59,7 @@ type debugLogger interface {
 // Progress starts transfer tasks, one per jar upload. *progress.Reporter
 // (internal/progress) implements it.
 type Progress interface {
-	Start(name string, total int64) progress.Task
+	Start(name string, total int64) task.Task
 }
 
 type nopTask struct{}
@@ -203,7 +203,7 @@ func WithLogger(l Logger) Option {
 // default reports nothing.
 func WithProgress(p Progress) Option { return func(o *options) error { o.progress = p; return nil } }
 
-func (o *options) startTask(name string, total int64) progress.Task {
+func (o *options) startTask(name string, total int64) task.Task {
 	if o.progress == nil {
 		return nopTask{}
 	}
