@@ -20,8 +20,8 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/atomicfile"
+	"github.com/prebake/prebake/internal/coordpart"
 	"github.com/prebake/prebake/internal/safepath"
-	"github.com/prebake/prebake/maven"
 )
 
 // SchemaVersion is the lockfile schema version.
@@ -164,31 +164,31 @@ func Parse(name string, data []byte) (*File, error) {
 var ErrBadLock = errors.New("invalid lock entry")
 
 // CheckArtifact checks one locked jar, from a lock or a store manifest:
-// coord is g:a:v[:classifier] with every part passing maven.CheckPart and
+// coord is g:a:v[:classifier] with every part passing maven.CheckPart (internal/coordpart) and
 // none empty; file is a bare file name (safepath.Name); sha256 is 64 hex
 // digits; size is not negative. The error matches ErrBadLock.
 func CheckArtifact(a Artifact) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: artifact %s: %s", ErrBadLock, maven.Quote(a.File), fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: artifact %s: %s", ErrBadLock, coordpart.Quote(a.File), fmt.Sprintf(format, args...))
 	}
 	if err := safepath.Name(a.File); err != nil {
 		return bad("file: %v", err)
 	}
 	p := strings.Split(a.Coord, ":")
 	if len(p) != 3 && len(p) != 4 {
-		return bad("coord %s is not g:a:v[:classifier]", maven.Quote(a.Coord))
+		return bad("coord %s is not g:a:v[:classifier]", coordpart.Quote(a.Coord))
 	}
 	if slices.Contains(p, "") {
-		return bad("coord %s has an empty part", maven.Quote(a.Coord))
+		return bad("coord %s has an empty part", coordpart.Quote(a.Coord))
 	}
-	if err := maven.CheckParts(p...); err != nil {
+	if err := coordpart.CheckParts(p...); err != nil {
 		return bad("coord: %v", err)
 	}
 	if len(a.Sha256) != 64 {
-		return bad("sha256 %s is not 64 hex digits", maven.Quote(a.Sha256))
+		return bad("sha256 %s is not 64 hex digits", coordpart.Quote(a.Sha256))
 	}
 	if _, err := hex.DecodeString(a.Sha256); err != nil {
-		return bad("sha256 %s is not hex", maven.Quote(a.Sha256))
+		return bad("sha256 %s is not hex", coordpart.Quote(a.Sha256))
 	}
 	if a.Size < 0 {
 		return bad("size %d is negative", a.Size)
@@ -204,7 +204,7 @@ func (l *File) Check() error {
 			return err
 		}
 		if seen[a.File] {
-			return fmt.Errorf("%w: artifact %s appears twice", ErrBadLock, maven.Quote(a.File))
+			return fmt.Errorf("%w: artifact %s appears twice", ErrBadLock, coordpart.Quote(a.File))
 		}
 		seen[a.File] = true
 	}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/coordpart"
 	"github.com/prebake/prebake/internal/safepath"
-	"github.com/prebake/prebake/maven"
 )
 
 // fileBackend is the store on a local filesystem (file:///dir). Writes go
@@ -57,7 +57,7 @@ func (b *fileBackend) putBytes(ctx context.Context, key string, data []byte) err
 func (b *fileBackend) write(ctx context.Context, key string, r io.Reader) error {
 	dst := b.path(key)
 	if err := safepath.Rel(key); err != nil || !safepath.Within(b.root, dst) {
-		return errdefs.Errorf(errdefs.Invalid, "writing %s: outside the store %s", maven.Quote(key), b.root)
+		return errdefs.Errorf(errdefs.Invalid, "writing %s: outside the store %s", coordpart.Quote(key), b.root)
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return b.wrap("writing", key, err)

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/coordpart"
 	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
-	"github.com/prebake/prebake/maven"
 )
 
 // URLStyle is how a store's jars are named in spark.jars.
@@ -367,7 +367,7 @@ func (s *Store) jarKey(j ManifestJar) (string, error) {
 		return "", errdefs.Errorf(errdefs.Invalid, "store %s: jar: %w", s.url, err)
 	}
 	if j.Path != JarPath(j.Sha256, j.File) {
-		return "", errdefs.Errorf(errdefs.Invalid, "store %s: jar %s: the key %s is not jars/sha256/<hex>/<file>", s.url, maven.Quote(j.File), maven.Quote(j.Path))
+		return "", errdefs.Errorf(errdefs.Invalid, "store %s: jar %s: the key %s is not jars/sha256/<hex>/<file>", s.url, coordpart.Quote(j.File), coordpart.Quote(j.Path))
 	}
 	key, err := safepath.JoinSlash(s.prefix, j.Path)
 	if err != nil {
