@@ -36,6 +36,26 @@ type Timings struct {
 	TotalSeconds   float64    `json:"totalSeconds"`
 }
 
+// Finish sets Finished to now and the durations from the milestones (in
+// seconds, to the millisecond): without Submitted, all of the run was the
+// submission.
+func (t *Timings) Finish(now time.Time) {
+	secs := func(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+	t.Finished = now
+	t.TotalSeconds = secs(now.Sub(t.Started))
+	if t.Submitted == nil {
+		t.SubmitSeconds = t.TotalSeconds
+		return
+	}
+	t.SubmitSeconds = secs(t.Submitted.Sub(t.Started))
+	end := now
+	if t.Running != nil {
+		end = *t.Running
+		t.RunSeconds = secs(now.Sub(*t.Running))
+	}
+	t.PendingSeconds = secs(end.Sub(*t.Submitted))
+}
+
 // Sleep waits d or until ctx is done (then it returns ctx.Err()).
 func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

@@ -101,23 +101,9 @@ func (r *Result) finish(now time.Time, err error) {
 	if err != nil && r.Message == "" {
 		r.Message = redact.Line(err.Error())
 	}
-	t := &r.Timings
-	t.Finished = now
-	t.TotalSeconds = secs(now.Sub(t.Started))
-	if t.Submitted != nil {
-		t.SubmitSeconds = secs(t.Submitted.Sub(t.Started))
-		end := now
-		if t.Running != nil {
-			end = *t.Running
-			t.RunSeconds = secs(now.Sub(*t.Running))
-		}
-		t.PendingSeconds = secs(end.Sub(*t.Submitted))
-	} else {
-		t.SubmitSeconds = t.TotalSeconds
-	}
+	r.Timings.Finish(now)
 }
 
-func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
 
 // driverExit turns the driver container's exit code into prebake's error.
 // Codes prebake owns (64–125 except 101) cannot be passed through: they

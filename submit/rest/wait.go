@@ -75,10 +75,6 @@ type Timings = submit.Timings
 // Err is nil on success, else an *errdefs.Error with ExitCode and Source.
 func (r *Result) Err() error { return r.err }
 
-func restSecs(d time.Duration) float64 {
-	return float64(d.Round(time.Millisecond)) / float64(time.Second)
-}
-
 func (r *Result) finish(now time.Time, reason string, err error) *Result {
 	r.err = err
 	r.ExitCode = exitcode.Code(err)
@@ -92,20 +88,7 @@ func (r *Result) finish(now time.Time, reason string, err error) *Result {
 	if err != nil {
 		r.Message = redact.String(err.Error())
 	}
-	t := &r.Timings
-	t.Finished = now
-	t.TotalSeconds = restSecs(now.Sub(t.Started))
-	if t.Submitted == nil {
-		t.SubmitSeconds = t.TotalSeconds
-		return r
-	}
-	t.SubmitSeconds = restSecs(t.Submitted.Sub(t.Started))
-	end := now
-	if t.Running != nil {
-		end = *t.Running
-		t.RunSeconds = restSecs(now.Sub(*t.Running))
-	}
-	t.PendingSeconds = restSecs(end.Sub(*t.Submitted))
+	r.Timings.Finish(now)
 	return r
 }
 
