@@ -104,7 +104,6 @@ func (r *Result) finish(now time.Time, err error) {
 	r.Timings.Finish(now)
 }
 
-
 // driverExit turns the driver container's exit code into prebake's error.
 // Codes prebake owns (64–125 except 101) cannot be passed through: they
 // become 80 with source "driver", and driverExitCode keeps the real one.
