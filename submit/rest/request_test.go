@@ -13,7 +13,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 )
 
-var updateRest = flag.Bool("update-rest", false, "rewrite submit/rest/testdata/rest golden files")
+var updateRest = flag.Bool("update", false, "rewrite the golden files in testdata/rest")
 
 // TestRestRequestGolden pins the exact bytes sent to /v1/submissions/create
 // (Jackson layout, alphabetic keys, nulls omitted) for a few command lines.
@@ -52,7 +52,7 @@ func TestRestRequestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run with -update-rest to create it)", err)
+				t.Fatalf("%v (run with -update to create it)", err)
 			}
 			if diff := cmp.Diff(string(want), string(got)); diff != "" {
 				t.Errorf("request bytes differ (-want +got):\n%s", diff)
