@@ -180,7 +180,7 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 		o:         o, now: time.Now,
 	}
 	if g := a.conf["spark.kubernetes.appKillPodDeletionGracePeriod"]; g != "" {
-		if n, err := strconv.ParseInt(strings.TrimSuffix(g, "s"), 10, 64); err == nil {
+		if n, err := ParseGracePeriod(g); err == nil {
 			w.deleteGrace = &n
 		}
 	}
@@ -767,4 +767,10 @@ var _ submit.Backend = Backend{}
 // *Result.
 func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
 	return Submit(ctx, args, b.Options)
+}
+
+// ParseGracePeriod reads spark.kubernetes.appKillPodDeletionGracePeriod:
+// seconds, with or without an "s" suffix.
+func ParseGracePeriod(v string) (int64, error) {
+	return strconv.ParseInt(strings.TrimSuffix(v, "s"), 10, 64)
 }
