@@ -12,6 +12,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/local"
 )
 
 // ExecuteAsSparkSubmit is prebake installed under the name spark-submit (a
@@ -29,7 +30,7 @@ func ExecuteAsSparkSubmit(args []string, stdout, stderr io.Writer) int {
 		real = sparkSubmitBin("", os.Getenv, exec.LookPath)
 	}
 	self, _ := os.Executable()
-	if real == "" || submit.SameFile(real, self) {
+	if real == "" || local.SameFile(real, self) {
 		fmt.Fprintf(stderr, "prebake (as spark-submit): set $SPARK_HOME to the Spark distribution, or $PREBAKE_SPARK_SUBMIT to its spark-submit, so that prebake can run the real one\n")
 		return exitcode.Usage
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
 )
@@ -91,8 +90,7 @@ func TestExecuteAsSparkSubmit(t *testing.T) {
 
 func TestConfigNoDefaultRepositories(t *testing.T) {
 	f := &submitFlags{}
-	fs := pflag.NewFlagSet("submit", pflag.ContinueOnError)
-	addSubmitFlags(fs, f)
+	fs := newSubmitFlagSet(f)
 	applyDefaults(f, fs, &fileConfig{NoDefaultRepositories: true})
 	if !f.resolve.noDefaultRepositories {
 		t.Error("noDefaultRepositories: true in prebake.yaml did not set --no-default-repositories")

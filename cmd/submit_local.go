@@ -8,32 +8,30 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/local"
 )
 
 // localBackend runs the real spark-submit with the rewritten argv when the
 // driver runs here: local masters, YARN, client mode on spark:// and
-// mesos:// (submit.RunsHere). spark-submit's exit code is the result.
+// mesos:// (local.RunsHere). spark-submit's exit code is the result.
 type localBackend struct{}
-
-func init() { registerBackend("local", localBackend{}) }
 
 func (localBackend) AddFlags(*pflag.FlagSet) {}
 
 func (localBackend) Submit(ctx context.Context, req *submitRequest) error {
 	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
-	if self, err := os.Executable(); err == nil && bin != "" && submit.SameFile(bin, self) {
+	if self, err := os.Executable(); err == nil && bin != "" && local.SameFile(bin, self) {
 		return exitcode.Errorf(exitcode.Usage, "spark-submit %s is prebake itself: set $SPARK_HOME to the Spark distribution (or pass --spark-submit PATH) so that prebake runs the real one", bin)
 	}
-	_, err := submit.SubmitLocal(ctx, req.Args, submit.LocalOptions{
+	out, err := local.Backend{Options: local.Options{
 		SparkSubmit: bin,
 		Timeout:     req.Flags.timeout,
-		Output:      req.Output,
+		JSON:        req.Output == "json",
 		Stdin:       os.Stdin,
 		Stdout:      req.Stdout,
 		Stderr:      req.Stderr,
-	})
-	return err
+	}}.Submit(ctx, req.Args)
+	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
 func (localBackend) Status(context.Context, *idRequest) error {
@@ -42,4 +40,14 @@ func (localBackend) Status(context.Context, *idRequest) error {
 
 func (localBackend) Kill(context.Context, *idRequest) error {
 	return exitcode.Errorf(exitcode.Usage, "kill: a local, YARN or client-mode driver runs under spark-submit: stop that process")
+}
+
+// runsHere switches a spark:// or mesos:// submission in client mode (the
+// driver runs under spark-submit here) to the local backend; --status-poll-only
+// stays with REST.
+func (bs backends) runsHere(b backend, fs *pflag.FlagSet, args []string) backend {
+	if _, rest := b.(*restBackend); rest && !fs.Changed("status-poll-only") && local.RunsHere(args) {
+		return bs["local"]
+	}
+	return b
 }

@@ -1,0 +1,314 @@
+// Package local runs submissions whose driver runs under spark-submit on
+// this machine (local masters, YARN, client mode on spark:// and mesos://):
+// the real spark-submit with the rewritten argv, its exit code the result.
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
+)
+
+// RunsHere reports whether the driver of the spark-submit argv args runs
+// under spark-submit on this machine, so that spark-submit's own exit code
+// is the application's: local masters (local, local[N], local[*],
+// local-cluster[…]), YARN (client mode, and cluster mode, where
+// spark-submit waits for the application and fails with it), and client
+// mode on spark:// and mesos://. K8s client mode stays with SubmitK8s.
+func RunsHere(args []string) bool {
+	v, err := submit.ParseArgv(args)
+	if err != nil {
+		return false
+	}
+	master, _ := v.Flag("--master")
+	if master == "" {
+		master, _ = v.Conf("spark.master")
+	}
+	switch {
+	case Master(master):
+		return true
+	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
+		mode, ok := v.Flag("--deploy-mode")
+		if !ok {
+			mode, _ = v.Conf("spark.submit.deployMode")
+		}
+		return mode != "cluster"
+	}
+	return false
+}
+
+// Master reports whether master always runs the driver under spark-submit
+// on this machine: local, local[N], local[*], local-cluster[…] and YARN
+// (whose cluster mode spark-submit follows to the end).
+func Master(master string) bool {
+	switch submit.ClusterKind(master) {
+	case submit.ClusterLocal, submit.ClusterYARN:
+		return true
+	}
+	return false
+}
+
+// Options configure Submit.
+type Options struct {
+	// SparkSubmit is the spark-submit binary (required).
+	SparkSubmit string
+	// Env is spark-submit's environment (nil: this process's).
+	Env []string
+	// Timeout bounds the run (0: none): spark-submit gets SIGTERM, and the
+	// run exits 75.
+	Timeout time.Duration
+	// KillGrace is how long spark-submit may take to stop after SIGTERM
+	// before it is killed (default 30s).
+	KillGrace time.Duration
+	// JSON: stdout is for the result object (-o json), so spark-submit's
+	// stdout goes to Stderr.
+	JSON   bool
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Result is the outcome of Submit. With -o json it is printed to
+// stdout as one object (keys stable; empty ones omitted):
+//
+//	{
+//	  "backend": "spark-submit",
+//	  "master": "local[2]",            // userinfo removed
+//	  "deployMode": "client",          // client|cluster
+//	  "exitCode": 3,                   // prebake's own exit code for this run
+//	  "driverExitCode": 3,             // spark-submit's exit code (absent when it never ran)
+//	  "source": "driver",              // "driver" | "prebake"
+//	  "reason": "Completed",           // Completed, Error, Timeout, Cancelled, NotStarted
+//	  "message": "...",
+//	  "logTail": ["..."],              // spark-submit's last lines, on failure
+//	  "timings": {"started": "RFC3339", "finished": "...", "totalSeconds": 12.3}
+//	}
+type Result struct {
+	Backend        string   `json:"backend"`
+	Master         string   `json:"master"`
+	DeployMode     string   `json:"deployMode"`
+	ExitCode       int      `json:"exitCode"`
+	DriverExitCode *int     `json:"driverExitCode,omitempty"`
+	Source         string   `json:"source"`
+	Reason         string   `json:"reason,omitempty"`
+	Message        string   `json:"message,omitempty"`
+	LogTail        []string `json:"logTail,omitempty"`
+	Timings        struct {
+		Started      time.Time `json:"started"`
+		Finished     time.Time `json:"finished"`
+		TotalSeconds float64   `json:"totalSeconds"`
+	} `json:"timings"`
+
+	err error
+}
+
+const (
+	reasonCompleted  = "Completed"
+	reasonError      = "Error"
+	reasonNotStarted = "NotStarted"
+	reasonCancelled  = "Cancelled"
+	reasonTimeout    = "Timeout"
+)
+
+var errTimeout = errors.New("--timeout reached")
+
+// logTail is how many of spark-submit's last lines a failure keeps.
+const logTail = 50
+
+// Submit runs the real spark-submit with args (already rewritten: no
+// packages key, the jars as local paths or store URLs) for a submission
+// whose driver runs here (RunsHere), and returns when it exits. Its exit
+// code is the driver's and is passed through as K8s exit codes are (codes
+// prebake owns become 80, source "driver"). Its stdin, stdout and stderr are
+// this process's; stderr is redacted line by line. On ctx's end (SIGINT,
+// SIGTERM) or --timeout, spark-submit gets SIGTERM, then SIGKILL after
+// KillGrace.
+func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
+	if o.KillGrace <= 0 {
+		o.KillGrace = 30 * time.Second
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	res := &Result{Backend: "spark-submit", DeployMode: "client"}
+	res.Timings.Started = time.Now()
+	if v, err := submit.ParseArgv(args); err == nil {
+		m, _ := v.Flag("--master")
+		res.Master = redact.URL(m)
+		if d, ok := v.Flag("--deploy-mode"); ok {
+			res.DeployMode = d
+		} else if d, ok := v.Conf("spark.submit.deployMode"); ok {
+			res.DeployMode = d
+		}
+	}
+	err := runLocal(ctx, args, &o, res)
+	res.finish(time.Now(), err)
+	return res, err
+}
+
+func runLocal(ctx context.Context, args []string, o *Options, res *Result) error {
+	if o.SparkSubmit == "" {
+		res.Reason = reasonNotStarted
+		return errdefs.Errorf(errdefs.BadArgument, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
+	}
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, o.SparkSubmit, args...)
+	cmd.Env = o.Env
+	cmd.Stdin = o.Stdin
+	// spark-submit execs java in its own process; SIGTERM runs Spark's
+	// shutdown hooks (SparkContext.stop, temp dirs removed).
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = o.KillGrace
+	tail := &tailWriter{max: logTail}
+	lw := redact.NewLineWriter(o.Stderr)
+	defer lw.Close()
+	cmd.Stderr = io.MultiWriter(lw, tail)
+	cmd.Stdout = o.Stdout
+	if o.JSON {
+		// stdout carries only the result object.
+		cmd.Stdout = cmd.Stderr
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	code := 0
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if code < 0 { // killed by a signal: the shell's 128+n
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			} else {
+				code = 128 + int(syscall.SIGKILL)
+			}
+		}
+	default:
+		res.Reason = reasonNotStarted
+		return errdefs.Errorf(errdefs.BadArgument, "running spark-submit %s: %v", o.SparkSubmit, err)
+	}
+	res.DriverExitCode = &code
+	if ctx.Err() != nil {
+		// The run was stopped from here: say so, and keep spark-submit's
+		// own code for the record.
+		res.LogTail = tail.last()
+		what, kind := "cancelled", errdefs.DriverFailed // as K8s and REST report a cancel: 80, source prebake
+		res.Reason = reasonCancelled
+		if errors.Is(context.Cause(ctx), errTimeout) {
+			what, kind = "--timeout reached", errdefs.Timeout
+			res.Reason = reasonTimeout
+		}
+		return errdefs.Errorf(kind, "%s; spark-submit stopped with exit code %d", what, code)
+	}
+	if code != 0 {
+		res.LogTail = tail.last()
+	}
+	return submit.DriverExit(code, fmt.Sprintf("spark-submit exited with code %d", code))
+}
+
+// finish sets the exit code, source, reason and timings from err.
+func (r *Result) finish(now time.Time, err error) {
+	r.err = err
+	r.ExitCode = exitcode.Code(err)
+	r.Source = exitcode.SourceOf(err)
+	if err == nil {
+		r.Source = exitcode.SourceDriver
+	}
+	if r.Reason == "" {
+		switch {
+		case err == nil:
+			r.Reason = reasonCompleted
+		default:
+			r.Reason = reasonError
+		}
+	}
+	if err != nil {
+		r.Message = redact.Line(err.Error())
+	}
+	r.Timings.Finished = now
+	r.Timings.TotalSeconds = float64(now.Sub(r.Timings.Started).Round(time.Millisecond)) / float64(time.Second)
+}
+
+// SameFile reports whether a and b name the same file (after symlinks), for
+// prebake installed as spark-submit: the spark-submit it runs must not be
+// itself.
+func SameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(fa, fb)
+}
+
+// Err is nil when the driver succeeded, else the run's error.
+func (r *Result) Err() error { return r.err }
+
+// Backend is the local submit.Backend: Submit with Options.
+type Backend struct{ Options Options }
+
+var _ submit.Backend = Backend{}
+
+// Submit runs args (see the package function Submit); the outcome is a
+// *Result.
+func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
+	return Submit(ctx, args, b.Options)
+}
+
+// tailWriter keeps the last max lines written to it, redacted.
+type tailWriter struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+	part  []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.part = append(t.part, p...)
+	for {
+		i := bytes.IndexByte(t.part, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		t.lines = append(t.lines, redact.Line(string(t.part[:i])))
+		t.part = t.part[i+1:]
+		if len(t.lines) > t.max {
+			t.lines = t.lines[len(t.lines)-t.max:]
+		}
+	}
+}
+
+// last returns the kept lines and any unfinished one.
+func (t *tailWriter) last() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]string{}, t.lines...)
+	if len(t.part) > 0 {
+		out = append(out, redact.Line(string(t.part)))
+	}
+	return out
+}

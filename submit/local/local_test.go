@@ -1,0 +1,182 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+func TestRunsHere(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--master", "local[2]", "app.py"}, true},
+		{[]string{"--master", "local", "app.py"}, true},
+		{[]string{"--master=local[*]", "app.py"}, true},
+		{[]string{"--master", "local-cluster[2,1,1024]", "app.jar"}, true},
+		{[]string{"--conf", "spark.master=local[1]", "app.py"}, true},
+		{[]string{"--master", "yarn", "--deploy-mode", "cluster", "app.jar"}, true},
+		{[]string{"--master", "spark://m:7077", "app.jar"}, true},
+		{[]string{"--master", "spark://m:7077", "--deploy-mode", "client", "app.jar"}, true},
+		{[]string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "app.jar"}, false},
+		{[]string{"--master", "spark://m:7077", "--conf", "spark.submit.deployMode=cluster", "app.jar"}, false},
+		{[]string{"--master", "mesos://m:5050", "app.jar"}, true},
+		{[]string{"--master", "k8s://https://k:6443", "app.jar"}, false},
+		{[]string{"app.jar", "--master", "local"}, false}, // an application argument
+		{[]string{"--master"}, false},
+	}
+	for _, tt := range tests {
+		if got := RunsHere(tt.args); got != tt.want {
+			t.Errorf("RunsHere(%q) = %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+// fakeSparkSubmit writes a shell script that plays spark-submit for the
+// unit tests (the real one runs in local_it_test.go): it records its
+// arguments, prints a line to each stream and runs body.
+func fakeSparkSubmit(t *testing.T, body string) (bin, argsFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	bin = filepath.Join(dir, "spark-submit")
+	argsFile = filepath.Join(dir, "args")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + argsFile + "\necho app-stdout\necho 'log: https://u:s3cretPW@repo.example/x' >&2\n" + body + "\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, argsFile
+}
+
+func TestSubmitLocalExitCodes(t *testing.T) {
+	tests := []struct {
+		name       string
+		body       string
+		want       int
+		source     string
+		reason     string
+		driverCode int
+	}{
+		{"success", "exit 0", 0, "driver", "Completed", 0},
+		{"app exits 3", "exit 3", 3, "driver", "Error", 3},
+		{"main class not found", "exit 101", 101, "driver", "Error", 101},
+		{"a code prebake owns", "exit 64", exitcode.DriverFailed, "driver", "Error", 64},
+		{"killed by SIGKILL", "kill -9 $$", 137, "driver", "Error", 137},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin, argsFile := fakeSparkSubmit(t, tt.body)
+			args := []string{"--master", "local[2]", "--jars", "/c/a.jar", "app.py", "--in", "x y"}
+			var stdout, stderr bytes.Buffer
+			res, err := Submit(context.Background(), args, Options{SparkSubmit: bin, Stdout: &stdout, Stderr: &stderr})
+			if got := exitcode.Code(err); got != tt.want {
+				t.Fatalf("exit %d, want %d (%v)\n%s", got, tt.want, err, stderr.String())
+			}
+			if res.Source != tt.source || res.Reason != tt.reason || res.DriverExitCode == nil || *res.DriverExitCode != tt.driverCode {
+				t.Errorf("result %+v", res)
+			}
+			got, _ := os.ReadFile(argsFile)
+			if diff := cmp.Diff(strings.Join(args, "\n")+"\n", string(got)); diff != "" {
+				t.Errorf("spark-submit argv (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(stdout.String(), "app-stdout") {
+				t.Errorf("the app's stdout was not passed through: %q", stdout.String())
+			}
+			if strings.Contains(stderr.String(), "s3cretPW") || !strings.Contains(stderr.String(), "repo.example") {
+				t.Errorf("stderr not redacted line by line: %q", stderr.String())
+			}
+		})
+	}
+}
+
+func TestSubmitLocalJSON(t *testing.T) {
+	bin, _ := fakeSparkSubmit(t, "exit 3")
+	var stdout, stderr bytes.Buffer
+	res, err := Submit(context.Background(), []string{"--master", "spark://u:pw@m:7077", "app.jar"},
+		Options{SparkSubmit: bin, JSON: true, Stdout: &stdout, Stderr: &stderr})
+	if exitcode.Code(err) != 3 || exitcode.SourceOf(err) != exitcode.SourceDriver || res.Err() != err {
+		t.Fatalf("err %v", err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("with JSON, stdout is the result's alone; got %q", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "app-stdout") {
+		t.Errorf("with JSON the app's stdout goes to stderr: %q", stderr.String())
+	}
+	data, jerr := json.Marshal(res)
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"backend": "spark-submit", "exitCode": 3.0, "driverExitCode": 3.0, "source": "driver",
+		"reason": "Error", "deployMode": "client", "master": "spark://m:7077"} {
+		if got[k] != want {
+			t.Errorf("%s = %v, want %v\n%s", k, got[k], want, data)
+		}
+	}
+}
+
+func TestSubmitLocalCancelAndTimeout(t *testing.T) {
+	// The script traps SIGTERM as Spark's shutdown hook would, and says so.
+	body := `trap 'echo got-sigterm >&2; exit 143' TERM
+echo started >&2
+i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
+	t.Run("cancel", func(t *testing.T) {
+		bin, _ := fakeSparkSubmit(t, body)
+		ctx, cancel := context.WithCancel(context.Background())
+		var stderr testenv.SyncBuffer
+		done := make(chan error, 1)
+		go func() {
+			_, err := Submit(ctx, []string{"--master", "local", "app.py"}, Options{SparkSubmit: bin, Stderr: &stderr})
+			done <- err
+		}()
+		waitFor(t, &stderr, "started")
+		cancel()
+		err := <-done
+		if exitcode.Code(err) != exitcode.DriverFailed || exitcode.SourceOf(err) != exitcode.SourcePrebake {
+			t.Errorf("cancel: %v (code %d)", err, exitcode.Code(err))
+		}
+		if !strings.Contains(stderr.String(), "got-sigterm") {
+			t.Errorf("spark-submit did not get SIGTERM:\n%s", stderr.String())
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		bin, _ := fakeSparkSubmit(t, body)
+		var stderr testenv.SyncBuffer
+		res, err := Submit(context.Background(), []string{"--master", "local", "app.py"}, Options{SparkSubmit: bin, Timeout: 500 * time.Millisecond, Stderr: &stderr})
+		if exitcode.Code(err) != exitcode.Timeout || res.Reason != "Timeout" || *res.DriverExitCode != 143 {
+			t.Errorf("timeout: %v %+v", err, res)
+		}
+	})
+	t.Run("no spark-submit", func(t *testing.T) {
+		res, err := Submit(context.Background(), []string{"--master", "local", "app.py"}, Options{})
+		if exitcode.Code(err) != exitcode.Usage || res.Reason != "NotStarted" {
+			t.Errorf("%v %+v", err, res)
+		}
+	})
+}
+
+// waitFor waits until s holds want.
+func waitFor(t *testing.T, s *testenv.SyncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(s.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in:\n%s", want, s.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
