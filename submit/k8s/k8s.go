@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -250,7 +248,7 @@ func runSparkSubmit(ctx context.Context, o *Options, args []string) (int, []stri
 	cmd.Env = o.Env
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
-	tail := &tailWriter{max: 200}
+	tail := &submit.TailWriter{Max: 200}
 	var w io.Writer = tail
 	if !o.Quiet {
 		// Its output is streamed redacted, as the tail is (finding 10).
@@ -263,54 +261,15 @@ func runSparkSubmit(ctx context.Context, o *Options, args []string) (int, []stri
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return 0, tail.lines(), nil
+		return 0, tail.Lines(), nil
 	case errors.As(err, &ee):
 		code := ee.ExitCode()
 		if code < 0 {
 			code = 128 + int(syscall.SIGTERM)
 		}
-		return code, tail.lines(), nil
+		return code, tail.Lines(), nil
 	}
 	return 0, nil, fmt.Errorf("running spark-submit %s: %w", o.SparkSubmit, err)
-}
-
-// tailWriter keeps the last max lines written to it.
-type tailWriter struct {
-	mu   sync.Mutex
-	max  int
-	buf  []string
-	part []byte
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.part = append(t.part, p...)
-	for {
-		i := bytes.IndexByte(t.part, '\n')
-		if i < 0 {
-			break
-		}
-		t.buf = append(t.buf, string(t.part[:i]))
-		t.part = t.part[i+1:]
-		if len(t.buf) > t.max {
-			t.buf = t.buf[len(t.buf)-t.max:]
-		}
-	}
-	return len(p), nil
-}
-
-func (t *tailWriter) lines() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := append([]string{}, t.buf...)
-	if len(t.part) > 0 {
-		out = append(out, string(t.part))
-	}
-	for i, l := range out {
-		out[i] = redact.Line(l)
-	}
-	return out
 }
 
 // driverWatch polls one driver pod to its end.

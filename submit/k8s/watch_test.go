@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit"
 )
 
 const driverC = "spark-kubernetes-driver"
@@ -311,10 +312,10 @@ func TestStopMarkers(t *testing.T) {
 }
 
 func TestTailWriter(t *testing.T) {
-	w := &tailWriter{max: 2}
+	w := &submit.TailWriter{Max: 2}
 	fmt.Fprint(w, "one\ntwo\nthr")
 	fmt.Fprint(w, "ee\nfour")
-	if d := cmp.Diff([]string{"two", "three", "four"}, w.lines()); d != "" {
+	if d := cmp.Diff([]string{"two", "three", "four"}, w.Lines()); d != "" {
 		t.Errorf("tail (-want +got):\n%s", d)
 	}
 }

@@ -4,7 +4,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -179,7 +177,7 @@ func runLocal(ctx context.Context, args []string, o *Options, res *Result) error
 	// shutdown hooks (SparkContext.stop, temp dirs removed).
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = o.KillGrace
-	tail := &tailWriter{max: logTail}
+	tail := &submit.TailWriter{Max: logTail}
 	lw := redact.NewLineWriter(o.Stderr)
 	defer lw.Close()
 	cmd.Stderr = io.MultiWriter(lw, tail)
@@ -210,7 +208,7 @@ func runLocal(ctx context.Context, args []string, o *Options, res *Result) error
 	if ctx.Err() != nil {
 		// The run was stopped from here: say so, and keep spark-submit's
 		// own code for the record.
-		res.LogTail = tail.last()
+		res.LogTail = tail.Lines()
 		what, kind := "cancelled", errdefs.DriverFailed // as K8s and REST report a cancel: 80, source prebake
 		res.Reason = reasonCancelled
 		if errors.Is(context.Cause(ctx), errTimeout) {
@@ -220,7 +218,7 @@ func runLocal(ctx context.Context, args []string, o *Options, res *Result) error
 		return errdefs.Errorf(kind, "%s; spark-submit stopped with exit code %d", what, code)
 	}
 	if code != 0 {
-		res.LogTail = tail.last()
+		res.LogTail = tail.Lines()
 	}
 	return submit.DriverExit(code, fmt.Sprintf("spark-submit exited with code %d", code))
 }
@@ -275,40 +273,4 @@ var _ submit.Backend = Backend{}
 // *Result.
 func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
 	return Submit(ctx, args, b.Options)
-}
-
-// tailWriter keeps the last max lines written to it, redacted.
-type tailWriter struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-	part  []byte
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.part = append(t.part, p...)
-	for {
-		i := bytes.IndexByte(t.part, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		t.lines = append(t.lines, redact.Line(string(t.part[:i])))
-		t.part = t.part[i+1:]
-		if len(t.lines) > t.max {
-			t.lines = t.lines[len(t.lines)-t.max:]
-		}
-	}
-}
-
-// last returns the kept lines and any unfinished one.
-func (t *tailWriter) last() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := append([]string{}, t.lines...)
-	if len(t.part) > 0 {
-		out = append(out, redact.Line(string(t.part)))
-	}
-	return out
 }
