@@ -48,7 +48,24 @@ func TestK8sRealSparkSubmitIT(t *testing.T) {
 
 	var driverPod *corev1.Pod
 	var confMaps []corev1.ConfigMap
-	wait := e.kubeletScript(t, ns, func(pod string) {
+	// The kubelet's part, once spark-submit made the pod: resolving,
+	// baking and a JVM's start take a while on a busy machine, so it waits
+	// longer than kubeletScript does.
+	done := make(chan struct{})
+	wait := func() { <-done }
+	go func() {
+		defer close(done)
+		pod := ""
+		for start := time.Now(); pod == "" && time.Since(start) < 4*time.Minute; time.Sleep(200 * time.Millisecond) {
+			l, err := e.c.admin.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "spark-role=driver"})
+			if err == nil && len(l.Items) > 0 {
+				pod = l.Items[0].Name
+			}
+		}
+		if pod == "" {
+			t.Errorf("no driver pod in %s after 4m", ns)
+			return
+		}
 		ctx := context.Background()
 		if p, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil {
 			driverPod = p
@@ -63,11 +80,11 @@ func TestK8sRealSparkSubmitIT(t *testing.T) {
 		}
 		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.9"},
 			phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
-	})
+	}()
 	cmd := exec.Command(e.prebake(t), "submit", "-o", "json", "--image-target", reg+"/spark/prebaked",
 		"--cache", filepath.Join(dir, "cache"), "--no-default-repositories",
 		"--repositories", "file://"+filepath.Join(root, "testdata", "spark-demo", "repo")+"/",
-		"--poll-interval", "200ms", "--pending-timeout", "1m", "--",
+		"--poll-interval", "200ms", "--pending-timeout", "4m", "--",
 		"--master", "k8s://"+e.c.url, "--deploy-mode", "cluster", "--name", "real-submit",
 		"--conf", "spark.kubernetes.namespace="+ns,
 		"--conf", confOAuthTokenFile+"="+tokenFile, "--conf", confCACertFile+"="+e.c.caFile,
