@@ -27,6 +27,9 @@ type backend interface {
 	Status(ctx context.Context, req *idRequest) error
 	// Kill stops id (spark-submit --kill).
 	Kill(ctx context.Context, req *idRequest) error
+	// Attach follows req.Flags.pollOnly, submitted elsewhere, to its end
+	// (submit --status-poll-only). It never submits.
+	Attach(ctx context.Context, req *submitRequest) error
 }
 
 var backends = map[string]backend{}
@@ -45,6 +48,7 @@ type submitFlags struct {
 	timeout      time.Duration
 	pollInterval time.Duration
 	killOnCancel bool
+	pollOnly     string
 }
 
 // submitRequest is what a backend gets: the argv after resolve, bake and
@@ -130,15 +134,25 @@ func init() {
 				if !ok {
 					return exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
 				}
+				req := &submitRequest{
+					Args: args, Master: master, Flags: f, Output: out,
+					Quiet: g.quiet, Verbose: g.verbose,
+					Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
+				}
+				if f.pollOnly != "" {
+					// Attaching resolves, bakes and submits nothing. The
+					// driver is stopped on SIGINT/SIGTERM only when
+					// --kill-on-cancel is given: a sensor that gives up
+					// must not stop a job it did not start.
+					f.killOnCancel = f.killOnCancel && c.Flags().Changed("kill-on-cancel")
+					return b.Attach(c.Context(), req)
+				}
 				rewritten, err := prepareSubmission(c.Context(), g, f, c.Flags(), args, c.ErrOrStderr())
 				if err != nil {
 					return err
 				}
-				return b.Submit(c.Context(), &submitRequest{
-					Args: rewritten, Master: master, Flags: f, Output: out,
-					Quiet: g.quiet, Verbose: g.verbose,
-					Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
-				})
+				req.Args = rewritten
+				return b.Submit(c.Context(), req)
 			},
 		}
 		addSubmitFlags(c.Flags(), f)
@@ -194,6 +208,7 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
 	fs.DurationVar(&f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
 	fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
+	fs.StringVar(&f.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end; never submits (k8s://: namespace:driver-pod; spark://, mesos://: the submission ID)")
 	for _, name := range []string{"k8s", "rest"} {
 		if b, ok := backends[name]; ok {
 			b.AddFlags(fs)

@@ -41,9 +41,20 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 }
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
-	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
-	_, err := submit.SubmitK8s(ctx, req.Args, submit.K8sOptions{
-		SparkSubmit:     bin,
+	_, err := submit.SubmitK8s(ctx, req.Args, b.options(req))
+	return err
+}
+
+// Attach follows the driver pod named by --status-poll-only; spark-submit is
+// never run.
+func (b *k8sBackend) Attach(ctx context.Context, req *submitRequest) error {
+	_, err := submit.AttachK8s(ctx, req.Flags.pollOnly, req.Args, b.options(req))
+	return err
+}
+
+func (b *k8sBackend) options(req *submitRequest) submit.K8sOptions {
+	return submit.K8sOptions{
+		SparkSubmit:     sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath),
 		Timeout:         req.Flags.timeout,
 		PollInterval:    req.Flags.pollInterval,
 		PendingTimeout:  b.pendingTimeout,
@@ -60,8 +71,7 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 		Stdout:          req.Stdout,
 		Stderr:          req.Stderr,
 		Getenv:          os.Getenv,
-	})
-	return err
+	}
 }
 
 func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {

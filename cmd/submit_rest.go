@@ -17,7 +17,6 @@ import (
 // masters through Spark's REST submission protocol and polls to the end.
 type restBackend struct {
 	restPort      int
-	pollOnly      string
 	clientVersion string
 }
 
@@ -25,7 +24,6 @@ func init() { registerBackend("rest", &restBackend{}) }
 
 func (b *restBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&b.restPort, "rest-port", 0, "REST port on every spark:// or mesos:// master host (default: 6066 when the URL has the RPC port 7077 or none, else the URL's port)")
-	fs.StringVar(&b.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end instead of submitting (spark://, mesos://)")
 	fs.StringVar(&b.clientVersion, "rest-client-version", submit.DefaultClientSparkVersion, "clientSparkVersion sent to the master; before 4.0 MESOS_* variables are sent too")
 }
 
@@ -42,12 +40,16 @@ func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
 		submit.WithPollInterval(req.Flags.pollInterval),
 		submit.WithTimeout(req.Flags.timeout),
 		submit.WithKillOnCancel(req.Flags.killOnCancel))
-	var res *submit.RestResult
-	if b.pollOnly != "" {
-		res = submit.AttachREST(ctx, req.Master, b.pollOnly, opts...)
-	} else {
-		res = submit.SubmitREST(ctx, req.Args, opts...)
+	if req.Flags.pollOnly != "" {
+		return b.write(req, submit.AttachREST(ctx, req.Master, req.Flags.pollOnly, opts...))
 	}
+	return b.write(req, submit.SubmitREST(ctx, req.Args, opts...))
+}
+
+// Attach polls only (submit --status-poll-only).
+func (b *restBackend) Attach(ctx context.Context, req *submitRequest) error { return b.Submit(ctx, req) }
+
+func (b *restBackend) write(req *submitRequest, res *submit.RestResult) error {
 	if req.Output == "json" {
 		if err := res.WriteJSON(req.Stdout); err != nil {
 			return err
