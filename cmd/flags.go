@@ -74,3 +74,33 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		ChecksumPolicy:        f.checksumPolicy,
 	}, nil
 }
+
+// lockRequest is request, except that with no coordinate given and a
+// --lock, the lock's own inputs (packages, excludes, conflict mode) are
+// resolved again: `prebake resolve --lock prebake.lock` refreshes a lock
+// as `bake --lock` reads one. The repositories are the current ones (flags,
+// environment, prebake.yaml), so a refreshed lock matches what submit and
+// rewrite will ask for. fs tells which flags were given.
+func (f *resolveFlags) lockRequest(fs *pflag.FlagSet, what string, extra ...string) (resolver.Request, error) {
+	if f.lock != "" && !hasCoordinate(f.packages) && !hasCoordinate(extra) {
+		lock, err := resolver.ReadLock(f.lock)
+		if err != nil {
+			return resolver.Request{}, err
+		}
+		f.packages = lock.Inputs.Packages
+		if !fs.Changed("exclude-packages") && len(f.excludes) == 0 {
+			f.excludes = lock.Inputs.Excludes
+		}
+		if !fs.Changed("conflict") && lock.Inputs.Conflict != "" {
+			f.conflict = lock.Inputs.Conflict
+		}
+	}
+	req, err := f.request(extra...)
+	if err != nil {
+		return req, err
+	}
+	if !hasCoordinate(req.Packages) {
+		return req, exitcode.Errorf(exitcode.Usage, "%s: no coordinate to resolve; give group:artifact:version as arguments or with --packages, or --lock FILE to resolve a lock's own packages again", what)
+	}
+	return req, nil
+}

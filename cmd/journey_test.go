@@ -1,0 +1,83 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// fakeSparkSubmit writes a spark-submit that records that it ran.
+func fakeSparkSubmit(t *testing.T, dir string) (bin, ran string) {
+	t.Helper()
+	bin, ran = filepath.Join(dir, "spark-submit"), filepath.Join(dir, "ran")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" > "+ran+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, ran
+}
+
+// TestPollOnlyK8sNeverSubmits: submit --status-poll-only with a k8s://
+// master used to run spark-submit (a second job, or exit 0 in client
+// mode). It now polls the pod only; with no API server that is exit 69,
+// and neither spark-submit nor the resolution runs.
+func TestPollOnlyK8sNeverSubmits(t *testing.T) {
+	_, tmp := isolatedCLI(t)
+	bin, ran := fakeSparkSubmit(t, tmp)
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", tmp)
+	for _, extra := range [][]string{{"--deploy-mode", "cluster", "--packages", "org.example:nope:1.0", "local:///a.jar"}, nil} {
+		args := append([]string{"submit", "--status-poll-only", "spark-ns:my-driver", "--spark-submit", bin, "--api-retry-timeout", "1s",
+			"--not-found-grace", "1s", "--poll-interval", "100ms", "--store", "file://" + tmp + "/store", "--", "--master", "k8s://https://127.0.0.1:1"}, extra...)
+		code, _, errs := runPrebake(context.Background(), args...)
+		if code != exitcode.Unavailable {
+			t.Errorf("%v: exit %d, want 69\n%s", extra, code, errs)
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatalf("%v: spark-submit ran", extra)
+		}
+		if strings.Contains(errs, "submitting") || strings.Contains(errs, "nope") {
+			t.Errorf("%v: stderr mentions a submission or a resolution:\n%s", extra, errs)
+		}
+	}
+}
+
+// TestLockRefresh: resolve and why with --lock and no coordinate resolve
+// the lock's own inputs (the README's fix for a stale lock).
+func TestLockRefresh(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	demo := []string{"--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/", "--cache", filepath.Join(tmp, "cache")}
+	lock := filepath.Join(tmp, "prebake.lock")
+	if code, _, errs := runPrebake(context.Background(), append([]string{"resolve", "-q", "--lock", lock, "--exclude-packages", "ch.qos.logback:logback-core",
+		"ch.qos.logback:logback-classic:1.4.11", "org.slf4j:slf4j-api:1.7.36"}, demo...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, errs)
+	}
+	// A matching lock: read, nothing resolved.
+	code, out, errs := runPrebake(context.Background(), append([]string{"resolve", "--lock", lock, "-o", "names"}, demo...)...)
+	if code != 0 || out != "ch.qos.logback_logback-classic-1.4.11.jar\norg.slf4j_slf4j-api-2.0.7.jar\n" {
+		t.Errorf("resolve --lock: exit %d\n%s\n%s", code, out, errs)
+	}
+	// The repositories changed: the lock is re-resolved and rewritten
+	// (the excludes stay the lock's); --frozen says it is stale.
+	other := append([]string{}, demo...)
+	other[2] = "file://" + filepath.Join(root, "testdata", "demo-repo") + "/./"
+	if code, _, errs := runPrebake(context.Background(), append([]string{"resolve", "--lock", lock, "--frozen"}, other...)...); code != exitcode.StaleLock {
+		t.Errorf("resolve --lock --frozen with other repositories: exit %d\n%s", code, errs)
+	}
+	if code, out, errs := runPrebake(context.Background(), append([]string{"resolve", "--lock", lock}, other...)...); code != 0 || strings.Contains(out, "logback-core") {
+		t.Errorf("refresh: exit %d\n%s\n%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(lock)
+	if !strings.Contains(string(data), "demo-repo/./") || !strings.Contains(string(data), `"ch.qos.logback:logback-core"`) {
+		t.Errorf("refreshed lock:\n%s", data)
+	}
+	if code, out, errs := runPrebake(context.Background(), append([]string{"why", "org.slf4j:slf4j-api", "--lock", lock}, other...)...); code != 0 || !strings.Contains(out, "2.0.7") {
+		t.Errorf("why --lock: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := runPrebake(context.Background(), "resolve"); code != exitcode.Usage || !strings.Contains(errs, "--lock FILE") {
+		t.Errorf("resolve with nothing: exit %d %s", code, errs)
+	}
+}
