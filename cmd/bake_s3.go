@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +30,7 @@ type s3StoreFlags struct {
 }
 
 func (f *s3StoreFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.store, "store", os.Getenv("PREBAKE_STORE"), "jar store: s3://bucket/prefix or file:///dir (default $PREBAKE_STORE)")
+	fs.StringVar(&f.store, "store", "", "jar store: s3://bucket/prefix or file:///dir (default $PREBAKE_STORE)")
 	fs.StringVar(&f.endpoint, "endpoint", "", "S3 endpoint URL for S3-compatible servers (default: AWS)")
 	fs.BoolVar(&f.pathStyle, "path-style", false, "path-style bucket addressing (endpoint/bucket/key)")
 	fs.StringVar(&f.region, "region", "", "AWS region (default: the AWS config chain, else us-east-1)")

@@ -81,3 +81,85 @@ func TestLockRefresh(t *testing.T) {
 		t.Errorf("resolve with nothing: exit %d %s", code, errs)
 	}
 }
+
+// TestEveryCommandReadsPrebakeYAML runs each command from a directory that
+// holds only a prebake.yaml: the store, cache, repositories and image
+// target come from it (before, only submit read it, so a lock made by
+// resolve was stale for submit --frozen).
+func TestEveryCommandReadsPrebakeYAML(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	dir := filepath.Join(tmp, "job")
+	other := filepath.Join(tmp, "other")
+	for _, d := range []string{dir, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := "store: file://" + filepath.Join(tmp, "store") + "\ncache: " + filepath.Join(tmp, "cache") +
+		"\nrepositories: [\"file://" + filepath.Join(root, "testdata", "demo-repo") + "/\"]\nnoDefaultRepositories: true\nimageTarget: oci:" + filepath.Join(tmp, "image") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "prebake.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sets := filepath.Join(other, "sets.yaml")
+	if err := os.WriteFile(sets, []byte("sets:\n  - name: slf4j\n    packages: [\"org.slf4j:slf4j-api:2.0.7\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(other, "keep.txt")
+	if err := os.WriteFile(keep, []byte(filepath.Join(dir, "prebake.lock")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin, ran := fakeSparkSubmit(t, other)
+	t.Chdir(dir)
+	steps := []struct {
+		args []string
+		want string // in stdout
+	}{
+		{[]string{"resolve", "--lock", "prebake.lock", "ch.qos.logback:logback-classic:1.4.11"}, "logback-core:1.4.11"},
+		{[]string{"resolve", "--lock", "prebake.lock", "--frozen", "-o", "names"}, "org.slf4j_slf4j-api-2.0.7.jar"},
+		{[]string{"why", "org.slf4j:slf4j-api", "--lock", "prebake.lock"}, "2.0.7"},
+		{[]string{"bake", "s3", "--lock", "prebake.lock"}, "/jars/sha256/"},
+		{[]string{"bake", "image", "--base", "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0", "--lock", "prebake.lock", "-o", "json"}, `"ref": "oci:` + filepath.Join(tmp, "image")},
+		{[]string{"rewrite", "--lock", "prebake.lock", "--frozen", "--", "--master", "spark://m1:7077", "--deploy-mode", "cluster",
+			"--packages", "ch.qos.logback:logback-classic:1.4.11", "--class", "A", "https://x/app.jar"}, filepath.Join(tmp, "store")},
+		{[]string{"warm", "--file", sets}, "slf4j"},
+		{[]string{"gc", "--keep-sets", keep, "--grace", "0s", "--dry-run"}, "set\t3ca88651b96d"},
+		{[]string{"submit", "--image-target", "", "--lock", "prebake.lock", "--frozen", "--spark-submit", bin, "--", "--master", "k8s://https://127.0.0.1:1",
+			"--packages", "ch.qos.logback:logback-classic:1.4.11", "local:///a.jar"}, ""},
+	}
+	for _, s := range steps {
+		code, out, errs := runPrebake(context.Background(), s.args...)
+		if code != 0 || !strings.Contains(out, s.want) {
+			t.Errorf("%v: exit %d, want %q in stdout\nstdout:\n%s\nstderr:\n%s", s.args, code, s.want, out, errs)
+		}
+	}
+	if data, err := os.ReadFile(ran); err != nil || !strings.Contains(string(data), "logback") {
+		t.Errorf("submit did not run spark-submit with the jars: %v %s", err, data)
+	}
+	// Precedence: a flag beats PREBAKE_*, which beats the file.
+	t.Setenv("PREBAKE_STORE", "file://"+filepath.Join(tmp, "env-store"))
+	if code, out, errs := runPrebake(context.Background(), "bake", "s3", "--lock", "prebake.lock"); code != 0 || !strings.Contains(out, "env-store") {
+		t.Errorf("PREBAKE_STORE over the file: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs := runPrebake(context.Background(), "bake", "s3", "--lock", "prebake.lock", "--store", "file://"+filepath.Join(tmp, "flag-store")); code != 0 || !strings.Contains(out, "flag-store") {
+		t.Errorf("--store over PREBAKE_STORE: exit %d\n%s\n%s", code, out, errs)
+	}
+	// --config beats $PREBAKE_CONFIG, which beats ./prebake.yaml.
+	t.Setenv("PREBAKE_STORE", "")
+	alt := filepath.Join(other, "alt.yaml")
+	if err := os.WriteFile(alt, []byte("store: file://"+filepath.Join(tmp, "alt-store")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PREBAKE_CONFIG", alt)
+	if code, out, errs := runPrebake(context.Background(), "bake", "s3", "--lock", "prebake.lock", "--cache", filepath.Join(tmp, "cache")); code != 0 || !strings.Contains(out, "alt-store") {
+		t.Errorf("$PREBAKE_CONFIG over ./prebake.yaml: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs := runPrebake(context.Background(), "bake", "s3", "--config", "prebake.yaml", "--lock", "prebake.lock"); code != 0 || strings.Contains(out, "alt-store") {
+		t.Errorf("--config over $PREBAKE_CONFIG: exit %d\n%s\n%s", code, out, errs)
+	}
+	if err := os.WriteFile(alt, []byte("stor: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runPrebake(context.Background(), "resolve", "--lock", "prebake.lock"); code != exitcode.DataErr || !strings.Contains(errs, "alt.yaml") || !strings.Contains(errs, `unknown key "stor"`) {
+		t.Errorf("unknown key: exit %d %s", code, errs)
+	}
+}

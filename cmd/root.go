@@ -24,6 +24,7 @@ type globals struct {
 	output  string
 	quiet   bool
 	verbose bool
+	config  string
 }
 
 // subcommands registers the commands; each command file adds itself in init.
@@ -47,6 +48,14 @@ followed to its real end.`,
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "", "output format: text|json (resolve: tree|names|json)")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "print more progress detail")
+	root.PersistentFlags().StringVar(&g.config, "config", "", "prebake.yaml with defaults for every command's flags (default $PREBAKE_CONFIG, else ./prebake.yaml when it exists); flags win, then PREBAKE_* variables, then the file")
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		path, err := applySettings(c.Flags(), g.config, os.Getenv)
+		if path != "" && g.verbose && err == nil {
+			fmt.Fprintf(c.ErrOrStderr(), "prebake: using defaults from %s\n", path)
+		}
+		return err
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("%s: %w", c.CommandPath(), err))
 	})

@@ -42,7 +42,6 @@ type submitFlags struct {
 	s3       s3StoreFlags
 	registry registryFlags
 	storeURLFlags
-	config       string
 	imageTarget  string
 	sparkSubmit  string
 	timeout      time.Duration
@@ -203,7 +202,6 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags) {
 	f.registry.add(fs)
 	f.storeURLFlags.add(fs)
 	fs.StringVar(&f.imageTarget, "image-target", "", "bake the jars into the argv's Spark image and push it to this repository (default $PREBAKE_IMAGE_TARGET)")
-	fs.StringVar(&f.config, "config", "", "prebake.yaml with defaults for these flags (default ./prebake.yaml when it exists, else $PREBAKE_CONFIG)")
 	fs.StringVar(&f.sparkSubmit, "spark-submit", "", "spark-submit binary (default $SPARK_HOME/bin/spark-submit, else spark-submit on $PATH)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
 	fs.DurationVar(&f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")

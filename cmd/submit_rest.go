@@ -47,7 +47,9 @@ func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
 }
 
 // Attach polls only (submit --status-poll-only).
-func (b *restBackend) Attach(ctx context.Context, req *submitRequest) error { return b.Submit(ctx, req) }
+func (b *restBackend) Attach(ctx context.Context, req *submitRequest) error {
+	return b.Submit(ctx, req)
+}
 
 func (b *restBackend) write(req *submitRequest, res *submit.RestResult) error {
 	if req.Output == "json" {
