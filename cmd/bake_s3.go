@@ -14,6 +14,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
@@ -42,7 +43,10 @@ func (f *s3StoreFlags) add(fs *pflag.FlagSet) {
 // rep (nil reports nothing).
 func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error) {
 	if f.store == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "--store is required (s3://bucket/prefix or file:///dir)")
+		return nil, exitcode.Errorf(exitcode.Usage, "--store is required (s3://bucket/prefix or file:///dir; or store: in prebake.yaml, or $PREBAKE_STORE)")
+	}
+	if err := f.check(); err != nil {
+		return nil, err
 	}
 	opts := []s3store.Option{s3store.WithPathStyle(f.pathStyle), s3store.WithRegion(f.region), s3store.WithConcurrency(f.concurrency)}
 	if f.endpoint != "" {
@@ -52,6 +56,40 @@ func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error)
 		opts = append(opts, s3store.WithLogger(rep), s3store.WithProgress(rep))
 	}
 	return opts, nil
+}
+
+// check refuses a store URL without a scheme (bucket/prefix would silently
+// become a local directory) and S3 flags given with a file:// store.
+func (f *s3StoreFlags) check() error {
+	if !strings.Contains(f.store, "://") {
+		return s3store.NoScheme(f.store)
+	}
+	if isFileStore(f.store) && (f.endpoint != "" || f.pathStyle) {
+		return exitcode.Errorf(exitcode.Usage, "--store %s is a local directory: --endpoint and --path-style are for s3:// stores", redact.URL(f.store))
+	}
+	return nil
+}
+
+// s3aConf is the Spark conf that makes s3a:// URLs of an S3-compatible
+// store readable: its endpoint and path-style addressing (nil otherwise).
+func (f *s3StoreFlags) s3aConf(style string) map[string]string {
+	if !isS3Store(f.store) || style != s3store.StyleS3A || (f.endpoint == "" && !f.pathStyle) {
+		return nil
+	}
+	c := map[string]string{}
+	if f.endpoint != "" {
+		c["spark.hadoop.fs.s3a.endpoint"] = f.endpoint
+	}
+	if f.pathStyle {
+		c["spark.hadoop.fs.s3a.path.style.access"] = "true"
+	}
+	return c
+}
+
+func isFileStore(store string) bool { return strings.HasPrefix(store, "file:") }
+
+func isS3Store(store string) bool {
+	return strings.HasPrefix(store, "s3://") || strings.HasPrefix(store, "s3a://")
 }
 
 // storeURLFlags choose how the store's jars are named in spark.jars (bake
@@ -175,7 +213,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	}
 	if !g.quiet {
 		switch {
-		case !strings.HasPrefix(o.s3.store, "s3://"):
+		case !isS3Store(o.s3.store):
 			// file:// stores give file: URLs whatever the style.
 		case o.urlStyle == s3store.StyleS3A:
 			fmt.Fprintln(stderr, "warning: "+s3aWarning)

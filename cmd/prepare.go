@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -114,7 +113,10 @@ func storeFirst(ctx context.Context, f *submitFlags, sub *submit.Submission, rep
 		return nil, err
 	}
 	rep.Printf("set %s found in the store: %d jars, nothing to fetch", lock.Hash(), len(urls))
-	return &submit.Jars{Cluster: urls, From: "store " + redact.URL(f.s3.store), LockHash: lock.Hash()}, nil
+	if f.urlStyle == s3store.StyleS3A && isS3Store(f.s3.store) {
+		rep.Warnf("%s", s3aWarning)
+	}
+	return &submit.Jars{Cluster: urls, From: "store " + redact.URL(f.s3.store), LockHash: lock.Hash(), Conf: f.s3.s3aConf(f.urlStyle)}, nil
 }
 
 // storeForSubmit uploads the set to the S3 store and sets the cluster URLs.
@@ -137,10 +139,10 @@ func storeForSubmit(ctx context.Context, g *globals, rep *progress.Reporter, f *
 	if err != nil {
 		return err
 	}
-	if f.urlStyle == s3store.StyleS3A && strings.HasPrefix(f.s3.store, "s3://") {
+	if f.urlStyle == s3store.StyleS3A && isS3Store(f.s3.store) {
 		rep.Warnf("%s", s3aWarning)
 	}
-	jars.Cluster, jars.From = urls, "store "+redact.URL(f.s3.store)
+	jars.Cluster, jars.From, jars.Conf = urls, "store "+redact.URL(f.s3.store), f.s3.s3aConf(f.urlStyle)
 	return nil
 }
 

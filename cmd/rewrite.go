@@ -132,6 +132,9 @@ func rewriteJarSource(rf *resolveFlags, t *jarTarget, rep *progress.Reporter) su
 		if err != nil {
 			return nil, err
 		}
+		if t.store != nil && t.imageFrom == "" {
+			j.Conf = t.store.s3aConf(t.urlStyle)
+		}
 		return j, nil
 	})
 }
@@ -171,6 +174,11 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 				store := sf.store
 				if imageFrom != "" && store != "" {
 					return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
+				}
+				if store != "" {
+					if err := sf.check(); err != nil {
+						return err
+					}
 				}
 				if _, err := rf.request(); err != nil {
 					return err

@@ -349,3 +349,15 @@ func TestGCFileStore(t *testing.T) {
 		t.Errorf("kept set lost jars: %v %v", missing, err)
 	}
 }
+
+func TestOpenSchemes(t *testing.T) {
+	st, err := s3store.Open(context.Background(), "s3a://bucket/p", s3store.WithRegion("us-east-1"))
+	if err != nil || st.URL() != "s3://bucket/p/" {
+		t.Errorf("s3a://: %v %q", err, st.URL())
+	}
+	for _, bad := range []string{"bucket/prefix", "bucket", "./dir", "gs://b/p"} {
+		if _, err := s3store.Open(context.Background(), bad); exitcode.Code(err) != exitcode.Usage {
+			t.Errorf("Open(%q): %v, want a usage error", bad, err)
+		}
+	}
+}
