@@ -163,3 +163,31 @@ func TestEveryCommandReadsPrebakeYAML(t *testing.T) {
 		t.Errorf("unknown key: exit %d %s", code, errs)
 	}
 }
+
+// TestErrorsLeadSomewhere: the first mistakes of a new user get a message
+// that names the fix and the right command's flags.
+func TestErrorsLeadSomewhere(t *testing.T) {
+	_, tmp := isolatedCLI(t)
+	t.Chdir(tmp)
+	for _, tt := range []struct {
+		args []string
+		msg  string
+		not  string
+	}{
+		{[]string{"submit", "--store", "file://" + tmp, "--master", "k8s://https://x:6443", "--deploy-mode", "cluster", "local:///a.jar"},
+			"spark-submit's arguments go after --: prebake submit [prebake flags] -- --master", ""},
+		{[]string{"rewrite", "--master", "local[2]", "--packages", "a:b:1", "app.jar"}, "spark-submit's arguments go after --", ""},
+		{[]string{"rewrite", "--class", "A"}, "spark-submit's arguments go after --", ""},
+		{[]string{"rewrite"}, "give them after --", "requires at least"},
+		{[]string{"resolve", "--nope"}, "unknown flag: --nope", "after --"},
+		{[]string{"submit", "--", "--master", "k8s://https://x:6443", "--deploy-mode", "cluster", "--packages", "org.slf4j:slf4j-api:2.0.7", "local:///a.jar"},
+			"give --image-target REPO (k8s) or --store", "--image-from"},
+		{[]string{"status", "x"}, "prebake status needs --master URL", "prebake submit"},
+		{[]string{"kill", "x"}, "prebake kill needs --master URL", "prebake submit"},
+	} {
+		code, _, errs := runPrebake(context.Background(), tt.args...)
+		if code != exitcode.Usage || !strings.Contains(errs, tt.msg) || (tt.not != "" && strings.Contains(errs, tt.not)) {
+			t.Errorf("%v: exit %d, want 64 with %q (and not %q):\n%s", tt.args, code, tt.msg, tt.not, errs)
+		}
+	}
+}

@@ -32,6 +32,9 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if err != nil {
 		return nil, err
 	}
+	if err := needClusterTarget(f, sub); err != nil {
+		return nil, err
+	}
 	cache := f.resolve.cache
 	if cache == "" {
 		cache = resolver.DefaultCacheDir()

@@ -164,7 +164,10 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 					}
 					return nil
 				}
-				return cobra.MinimumNArgs(1)(c, args)
+				if len(args) == 0 {
+					return exitcode.Errorf(exitcode.Usage, "rewrite: no spark-submit arguments; give them after --: prebake rewrite [prebake flags] -- --master … app.jar (or --manifest FILE)")
+				}
+				return nil
 			},
 			RunE: func(c *cobra.Command, args []string) error {
 				out, err := checkOutput(g, "text", "json")

@@ -56,9 +56,7 @@ followed to its real end.`,
 		}
 		return err
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("%s: %w", c.CommandPath(), err))
-	})
+	root.SetFlagErrorFunc(flagError)
 	for _, f := range subcommands {
 		root.AddCommand(f(g))
 	}

@@ -79,15 +79,19 @@ var prepareSubmission = func(ctx context.Context, g *globals, f *submitFlags, fs
 	return args, nil
 }
 
-// masterKind returns the backend name for a master URL.
-func masterKind(master string) (string, error) {
+// masterKind returns the backend name for a master URL; cmd names the
+// command for the message.
+func masterKind(cmd, master string) (string, error) {
 	switch {
 	case strings.HasPrefix(master, "k8s://"):
 		return "k8s", nil
 	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
 		return "rest", nil
 	case master == "":
-		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos://")
+		if cmd != "submit" {
+			return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (k8s://…, spark://… or mesos://…), the master the submission was made to", cmd)
+		}
+		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos:// after --, e.g. prebake submit -- --master k8s://https://host:6443 …")
 	}
 	return "", exitcode.Errorf(exitcode.Usage, "--master %q: prebake submit follows k8s://, spark:// (standalone cluster mode) and mesos:// masters; run spark-submit directly for others", master)
 }
@@ -125,7 +129,7 @@ func init() {
 					return err
 				}
 				master := findMaster(args)
-				kind, err := masterKind(master)
+				kind, err := masterKind(c.Name(), master)
 				if err != nil {
 					return err
 				}
@@ -172,7 +176,7 @@ func init() {
 					if err != nil {
 						return err
 					}
-					kind, err := masterKind(master)
+					kind, err := masterKind(c.Name(), master)
 					if err != nil {
 						return err
 					}
