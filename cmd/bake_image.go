@@ -167,6 +167,13 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if !g.quiet {
 		printBakeSummary(stderr, res)
 	}
+	if res.Report != nil {
+		// A Scala or Spark mismatch changes the outcome: -q does not hide it.
+		for _, x := range res.Report.Warnings {
+			fmt.Fprintf(stderr, "WARNING (%s): %s\n", x.Kind, x.Message)
+			g.warnings.add(x.Kind + ": " + x.Message)
+		}
+	}
 	fmt.Fprintln(stdout, res.Ref)
 	for _, kv := range conf {
 		fmt.Fprintf(stdout, "%s=%s\n", kv[0], kv[1])
@@ -217,9 +224,6 @@ func printBakeSummary(w io.Writer, r *layers.Result) {
 			state += ", skipped (--skip-provided)"
 		}
 		fmt.Fprintf(w, "conflict: %s (%s) vs base %s (%s): %s\n", c.Coord, c.Version, c.BasePath, c.BaseVersion, state)
-	}
-	for _, x := range rep.Warnings {
-		fmt.Fprintf(w, "WARNING (%s): %s\n", x.Kind, x.Message)
 	}
 }
 

@@ -211,15 +211,14 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	if !g.quiet {
-		switch {
-		case !isS3Store(o.s3.store):
-			// file:// stores give file: URLs whatever the style.
-		case o.urlStyle == s3store.StyleS3A:
-			fmt.Fprintln(stderr, "warning: "+s3aWarning)
-		case o.urlStyle == s3store.StylePresigned:
-			fmt.Fprintf(stderr, "warning: presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job\n", o.expires)
-		}
+	switch {
+	case !isS3Store(o.s3.store):
+		// file:// stores give file: URLs whatever the style.
+	case o.urlStyle == s3store.StyleS3A:
+		rep.Warnf("%s", s3aWarning)
+	case o.urlStyle == s3store.StylePresigned:
+		// The expiry changes the outcome: -q does not hide it.
+		rep.Alertf("presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job", o.expires)
 	}
 	value := s3store.JarsValue(urls)
 	if out == "json" {

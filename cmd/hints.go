@@ -45,5 +45,8 @@ func flagError(c *cobra.Command, err error) error {
 			return exitcode.Errorf(exitcode.Usage, "%s: unknown flag: %s; spark-submit's arguments go after --: prebake %s [prebake flags] -- %s …", c.CommandPath(), name, c.Name(), name)
 		}
 	}
+	if !c.HasParent() {
+		return exitcode.New(exitcode.Usage, err) // "prebake: " is added once, at the edge
+	}
 	return exitcode.New(exitcode.Usage, fmt.Errorf("%s: %w", c.CommandPath(), err))
 }

@@ -2,12 +2,16 @@ package cmd
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver"
 )
 
 // fakeSparkSubmit writes a spark-submit that records that it ran.
@@ -189,5 +193,105 @@ func TestErrorsLeadSomewhere(t *testing.T) {
 		if code != exitcode.Usage || !strings.Contains(errs, tt.msg) || (tt.not != "" && strings.Contains(errs, tt.not)) {
 			t.Errorf("%v: exit %d, want 64 with %q (and not %q):\n%s", tt.args, code, tt.msg, tt.not, errs)
 		}
+	}
+}
+
+// TestJSONOnFailure: every command with -o json prints a JSON object on
+// failure too, and --result-file writes the result (Airflow XCom).
+func TestJSONOnFailure(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	t.Chdir(tmp)
+	demo := []string{"--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/", "--cache", filepath.Join(tmp, "cache")}
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{append([]string{"resolve", "org.example:nope:1.0"}, demo...), exitcode.NotFound},
+		{append([]string{"why", "a:b", "org.example:nope:1.0"}, demo...), exitcode.NotFound},
+		{append([]string{"resolve", "--frozen", "--lock", filepath.Join(tmp, "none.lock"), "org.slf4j:slf4j-api:2.0.7"}, demo...), exitcode.StaleLock},
+		{[]string{"status", "x"}, exitcode.Usage},
+		{[]string{"bake", "s3", "--store", "nope"}, exitcode.Usage},
+		{[]string{"resolve", "--", "--bad-flag"}, exitcode.Usage},
+		{[]string{"lock", "diff", "a.lock", "b.lock"}, exitcode.NotFound},
+	} {
+		result := filepath.Join(tmp, "result.json")
+		args := append([]string{tt.args[0], "-o", "json", "--result-file", result}, tt.args[1:]...)
+		if tt.args[1] == "--" {
+			args = []string{tt.args[0], "-o", "json", "--result-file", result, "--bad-flag"}
+		}
+		code, out, errs := runPrebake(context.Background(), args...)
+		var js resultJSON
+		if err := json.Unmarshal([]byte(out), &js); err != nil || code != tt.code || js.ExitCode != tt.code || js.Error == "" || js.Source != "prebake" || js.Warnings == nil {
+			t.Errorf("%v: exit %d, stdout %q (%v)\n%s", tt.args, code, out, err, errs)
+		}
+		if data, err := os.ReadFile(result); err != nil || string(data) != out {
+			t.Errorf("%v: --result-file holds %q (%v), want stdout", tt.args, data, err)
+		}
+		os.Remove(result)
+	}
+	// Success: the file holds the command's own JSON; with -o text, the
+	// exit code; warnings are collected.
+	result := filepath.Join(tmp, "ok.json")
+	code, out, _ := runPrebake(context.Background(), append([]string{"resolve", "-o", "json", "--result-file", result, "org.slf4j:slf4j-api:2.0.7"}, demo...)...)
+	if data, _ := os.ReadFile(result); code != 0 || string(data) != out || !strings.Contains(out, `"lockHash"`) {
+		t.Errorf("success: exit %d, file %q", code, data)
+	}
+	store := "file://" + filepath.Join(tmp, "store")
+	code, _, _ = runPrebake(context.Background(), append([]string{"rewrite", "-q", "--result-file", result, "--store", store, "--", "--master", "spark://m:7077", "--deploy-mode", "cluster",
+		"--packages", "org.slf4j:slf4j-api:2.0.7", "--class", "A", "https://x/app.jar"}, demo...)...)
+	var js resultJSON
+	data, _ := os.ReadFile(result)
+	if err := json.Unmarshal(data, &js); err != nil || code != exitcode.NotFound || js.ExitCode != exitcode.NotFound || !strings.Contains(js.Error, "bake s3") {
+		t.Errorf("text failure: exit %d, file %s", code, data)
+	}
+	if code, out, _ := runPrebake(context.Background(), "--version"); code != 0 || !strings.HasPrefix(out, "prebake ") {
+		t.Errorf("--version: exit %d %q", code, out)
+	}
+}
+
+// TestQuietKeepsOutcomeWarnings: -q hides progress, not the warnings that
+// change the outcome (presigned expiry; the Scala mismatch is in
+// TestBakeImageQuietScalaWarning).
+func TestQuietKeepsOutcomeWarnings(t *testing.T) {
+	warned := &warningSink{}
+	var b strings.Builder
+	rep := (&globals{quiet: true, warnings: warned}).reporter(&b)
+	rep.Warnf("hidden by -q")
+	rep.Alertf("presigned URLs expire")
+	if b.String() != "warning: presigned URLs expire\n" {
+		t.Errorf("-q stderr %q", b.String())
+	}
+	if got := warned.all(); len(got) != 2 {
+		t.Errorf("collected warnings %q", got)
+	}
+}
+
+// TestBakeImageQuietScalaWarning: the Scala mismatch report survives -q
+// (the README's own `bake image -q` scripts used to lose it).
+func TestBakeImageQuietScalaWarning(t *testing.T) {
+	_, tmp := isolatedCLI(t)
+	data := []byte("not really a jar")
+	sum := sha256.Sum256(data)
+	jar := filepath.Join(tmp, "foo.jar")
+	if err := os.WriteFile(jar, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lock := &resolver.Lockfile{Inputs: resolver.Inputs{Packages: []string{"com.example:foo_2.13:1.0"}, Conflict: "latest"},
+		Artifacts: []resolver.Artifact{{Coord: "com.example:foo_2.13:1.0", File: "com.example_foo_2.13-1.0.jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "file://" + tmp + "/"}}}
+	lockPath := filepath.Join(tmp, "prebake.lock")
+	if err := resolver.WriteLock(lockPath, lock); err != nil {
+		t.Fatal(err)
+	}
+	// The jar is where the lock's repository says.
+	dst := filepath.Join(tmp, "com", "example", "foo_2.13", "1.0")
+	os.MkdirAll(dst, 0o755)
+	os.WriteFile(filepath.Join(dst, "foo_2.13-1.0.jar"), data, 0o644)
+	code, out, errs := runPrebake(context.Background(), "bake", "image", "-q", "--result-file", filepath.Join(tmp, "r.json"), "--base", "oci:../testdata/base-image:3.5.0", "--target", "oci:"+filepath.Join(tmp, "img"),
+		"--lock", lockPath, "--no-default-repositories", "--repositories", "file://"+tmp+"/", "--cache", filepath.Join(tmp, "cache"))
+	if code != 0 || !strings.Contains(errs, "WARNING (scala-binary)") || out == "" {
+		t.Errorf("bake image -q: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if data, _ := os.ReadFile(filepath.Join(tmp, "r.json")); !strings.Contains(string(data), "scala-binary") {
+		t.Errorf("result file lacks the warning: %s", data)
 	}
 }

@@ -25,6 +25,10 @@ type globals struct {
 	quiet   bool
 	verbose bool
 	config  string
+	// resultFile is --result-file; warnings collects the run's warnings
+	// for the JSON result.
+	resultFile string
+	warnings   *warningSink
 }
 
 // subcommands registers the commands; each command file adds itself in init.
@@ -33,8 +37,9 @@ var subcommands []func(g *globals) *cobra.Command
 func register(f func(g *globals) *cobra.Command) { subcommands = append(subcommands, f) }
 
 // NewRoot builds the command tree.
-func NewRoot() *cobra.Command {
-	g := &globals{}
+func NewRoot() *cobra.Command { return newRoot(&globals{warnings: &warningSink{}}) }
+
+func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "prebake",
 		Short: "Resolve Spark --packages ahead of time, bake them into an image or S3, submit and follow the driver",
@@ -44,10 +49,13 @@ image layer or in S3, the submission is rewritten to use them, and the driver is
 followed to its real end.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion(),
 	}
+	root.SetVersionTemplate("prebake {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "", "output format: text|json (resolve: tree|names|json)")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "print more progress detail")
+	root.PersistentFlags().StringVar(&g.resultFile, "result-file", "", "also write the JSON result (or, on failure, {exitCode, error, warnings}) to this file, atomically (Airflow XCom: /airflow/xcom/return.json)")
 	root.PersistentFlags().StringVar(&g.config, "config", "", "prebake.yaml with defaults for every command's flags (default $PREBAKE_CONFIG, else ./prebake.yaml when it exists); flags win, then PREBAKE_* variables, then the file")
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		path, err := applySettings(c.Flags(), g.config, os.Getenv)
@@ -73,20 +81,29 @@ func Execute(args []string) int {
 func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := NewRoot()
+	g := &globals{warnings: &warningSink{}}
+	root := newRoot(g)
+	rec := &stdoutRecorder{w: stdout}
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(rec)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
+	code := 0
+	if err != nil {
+		code = exitcode.Code(err)
+		var ee *exitcode.Error
+		if !errors.As(err, &ee) && isCobraUsageError(err) {
+			code = exitcode.Usage
+			err = exitcode.New(code, err)
+		}
+		fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(err.Error()))
 	}
-	code := exitcode.Code(err)
-	var ee *exitcode.Error
-	if !errors.As(err, &ee) && isCobraUsageError(err) {
-		code = exitcode.Usage
+	if rerr := finishResult(g, rec, err, code); rerr != nil {
+		fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(rerr.Error()))
+		if code == 0 {
+			code = exitcode.Code(rerr)
+		}
 	}
-	fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(err.Error()))
 	return code
 }
 
@@ -122,5 +139,9 @@ func (g *globals) reporter(stderr io.Writer) *progress.Reporter {
 	case g.verbose:
 		level = progress.Verbose
 	}
-	return progress.New(stderr, level)
+	var opts []progress.Option
+	if g.warnings != nil {
+		opts = append(opts, progress.WithWarnings(g.warnings.add))
+	}
+	return progress.New(stderr, level, opts...)
 }

@@ -34,6 +34,8 @@ type Reporter struct {
 	mu    sync.Mutex
 	bars  *mpb.Progress
 	start time.Time
+	// warned receives every warning (for JSON results); nil: none.
+	warned func(string)
 }
 
 // Option configures a Reporter.
@@ -42,6 +44,10 @@ type Option func(*Reporter)
 // WithTerminal forces bar mode on or off. The default detects whether w is a
 // character device.
 func WithTerminal(on bool) Option { return func(r *Reporter) { r.tty = on } }
+
+// WithWarnings passes every warning (Warnf, Alertf), redacted, to f as
+// well, whatever the level.
+func WithWarnings(f func(string)) Option { return func(r *Reporter) { r.warned = f } }
 
 // New returns a Reporter writing to w at level.
 func New(w io.Writer, level Level, opts ...Option) *Reporter {
@@ -72,7 +78,21 @@ func (r *Reporter) Debugf(format string, args ...any) { r.print(Verbose, format,
 
 // Warnf prints a warning; only -q hides it.
 func (r *Reporter) Warnf(format string, args ...any) {
+	r.record(format, args...)
 	r.print(Normal, "warning: "+format, args...)
+}
+
+// Alertf prints a warning that changes the outcome (a Scala mismatch,
+// presigned URLs that expire): -q does not hide it.
+func (r *Reporter) Alertf(format string, args ...any) {
+	r.record(format, args...)
+	r.print(Quiet, "warning: "+format, args...)
+}
+
+func (r *Reporter) record(format string, args ...any) {
+	if r != nil && r.warned != nil {
+		r.warned(redact.String(fmt.Sprintf(format, args...)))
+	}
 }
 
 func (r *Reporter) print(l Level, format string, args ...any) {
