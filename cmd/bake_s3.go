@@ -101,7 +101,7 @@ type storeURLFlags struct {
 
 func (f *storeURLFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.urlStyle, "url-style", s3store.StyleS3A, "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
-	fs.DurationVar(&f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
+	durationVar(fs, &f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
 }
 
 // storeOptions are the store flags' options plus the URL lifetime, when

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/resolver"
@@ -293,5 +294,28 @@ func TestBakeImageQuietScalaWarning(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(tmp, "r.json")); !strings.Contains(string(data), "scala-binary") {
 		t.Errorf("result file lacks the warning: %s", data)
+	}
+}
+
+// TestDurationsTakeDays: every duration flag takes the same units (gc
+// --grace 1d used to fail while --older-than 1d worked).
+func TestDurationsTakeDays(t *testing.T) {
+	for in, want := range map[string]time.Duration{"1d": 24 * time.Hour, "1d12h": 36 * time.Hour, "90s": 90 * time.Second, "0s": 0, "-1s": -time.Second} {
+		if got, err := parseDuration(in); err != nil || got != want {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"d", "1x", "xd", ""} {
+		if _, err := parseDuration(bad); err == nil {
+			t.Errorf("parseDuration(%q): want an error", bad)
+		}
+	}
+	_, tmp := isolatedCLI(t)
+	code, _, errs := runPrebake(context.Background(), "gc", "--store", "file://"+tmp, "--older-than", "30d", "--grace", "1d", "--dry-run")
+	if code != 0 {
+		t.Errorf("gc --grace 1d: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := runPrebake(context.Background(), "submit", "--timeout", "2x", "--", "--master", "spark://m:7077"); code != exitcode.Usage || !strings.Contains(errs, "30d, 12h") {
+		t.Errorf("bad duration: exit %d %s", code, errs)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -160,7 +159,8 @@ func newGCCmd(g *globals) *cobra.Command {
 		Long: `gc deletes the set manifests that are not kept, then every jar that no kept set
 references. A set is kept when --keep-sets lists it (lock hashes or lockfile
 paths, one per line; # starts a comment) or, with --older-than, when it was
-written more recently than that. Jars younger than --grace are never deleted,
+used more recently than that: baked, or hit by bake s3, warm, rewrite --store or
+submit --store (each hit records used/<lock-hash>/<day> in the store). Jars younger than --grace are never deleted,
 because a bake in progress uploads its jars before its manifest.`,
 		Example: `  # keep the sets of the locks in use (lockfile paths or lock hashes, one per line)
   prebake gc --store s3://team-spark-jars/prebake --keep-sets keep.txt --dry-run
@@ -172,8 +172,8 @@ because a bake in progress uploads its jars before its manifest.`,
 	}
 	o.s3.add(c.Flags())
 	c.Flags().StringVar(&o.keepSets, "keep-sets", "", "file listing the sets to keep (lock hashes or lockfile paths)")
-	c.Flags().StringVar(&o.olderThan, "older-than", "", "delete sets written longer ago than this (e.g. 30d, 12h)")
-	c.Flags().DurationVar(&o.grace, "grace", time.Hour, "never delete jars younger than this")
+	c.Flags().StringVar(&o.olderThan, "older-than", "", "delete sets not baked or hit for longer than this (e.g. 30d, 12h)")
+	durationVar(c.Flags(), &o.grace, "grace", time.Hour, "never delete jars younger than this")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted, delete nothing")
 	return c
 }
@@ -258,15 +258,9 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 	return nil
 }
 
-// parseAge parses a duration that also accepts days ("30d").
+// parseAge parses a positive age (30d, 12h).
 func parseAge(s string) (time.Duration, error) {
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil || d <= 0 {
 		return 0, exitcode.Errorf(exitcode.Usage, "--older-than %q: want a positive age such as 30d or 12h", s)
 	}
