@@ -28,14 +28,21 @@ type registryFlags struct {
 }
 
 func (f *registryFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.auth, "registry-auth", "", "credentials user:password for the target registry (inspect: REF's registry; default $PREBAKE_REGISTRY_AUTH); other registries use the Docker config ($DOCKER_CONFIG/config.json and its credential helpers)")
+	fs.StringVar(&f.auth, "registry-auth", "", "credentials user:password for the registry pushed to or read (default $PREBAKE_REGISTRY_AUTH); other registries use the Docker config ($DOCKER_CONFIG/config.json and its credential helpers)")
+}
+
+// addJobs adds --jobs, for the commands that push (bake image, submit).
+func (f *registryFlags) addJobs(fs *pflag.FlagSet) {
 	fs.IntVar(&f.jobs, "jobs", 4, "blob uploads in flight")
 }
 
 // options turns the flags into layers options; rep (nil for none) gets the
 // progress lines and bars.
 func (f *registryFlags) options(rep *progress.Reporter) ([]layers.Option, error) {
-	opts := []layers.Option{layers.WithJobs(f.jobs)}
+	var opts []layers.Option
+	if f.jobs > 0 {
+		opts = append(opts, layers.WithJobs(f.jobs))
+	}
 	auth := f.auth
 	if auth == "" {
 		auth = os.Getenv("PREBAKE_REGISTRY_AUTH")
@@ -94,6 +101,7 @@ conflict report against the base's /opt/spark/jars.`,
 	fs := c.Flags()
 	o.resolve.add(fs)
 	o.registry.add(fs)
+	o.registry.addJobs(fs)
 	fs.StringVar(&o.base, "base", "", "base image: registry reference or oci:PATH[:tag]")
 	fs.StringVar(&o.target, "target", "", "target repository (registry reference or oci:PATH); a tag in it is used as --tag")
 	fs.StringVar(&o.tag, "tag", "", "target tag (default: prebake-<hash of base digest, lock hash and options>)")

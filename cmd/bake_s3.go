@@ -35,6 +35,11 @@ func (f *s3StoreFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.endpoint, "endpoint", "", "S3 endpoint URL for S3-compatible servers (default: AWS)")
 	fs.BoolVar(&f.pathStyle, "path-style", false, "path-style bucket addressing (endpoint/bucket/key)")
 	fs.StringVar(&f.region, "region", "", "AWS region (default: the AWS config chain, else us-east-1)")
+}
+
+// addConcurrency adds --concurrency, for the commands that upload (bake
+// s3, warm, submit).
+func (f *s3StoreFlags) addConcurrency(fs *pflag.FlagSet) {
 	fs.IntVar(&f.concurrency, "concurrency", 8, "uploads and HEADs in flight")
 }
 
@@ -48,7 +53,10 @@ func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error)
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	opts := []s3store.Option{s3store.WithPathStyle(f.pathStyle), s3store.WithRegion(f.region), s3store.WithConcurrency(f.concurrency)}
+	opts := []s3store.Option{s3store.WithPathStyle(f.pathStyle), s3store.WithRegion(f.region)}
+	if f.concurrency > 0 {
+		opts = append(opts, s3store.WithConcurrency(f.concurrency))
+	}
 	if f.endpoint != "" {
 		opts = append(opts, s3store.WithEndpoint(f.endpoint))
 	}
@@ -151,6 +159,7 @@ valid for --expires, which must outlast the job), https (public-read buckets).`,
 	}
 	fs := c.Flags()
 	o.s3.add(fs)
+	o.s3.addConcurrency(fs)
 	o.resolve.add(fs)
 	o.storeURLFlags.add(fs)
 	fs.BoolVar(&o.verify, "verify", false, "on a hit, HEAD every jar and re-upload missing ones")

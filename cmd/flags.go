@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -25,7 +26,15 @@ type resolveFlags struct {
 	checksumPolicy        string
 }
 
-func (f *resolveFlags) add(fs *pflag.FlagSet) {
+// add defines the resolution flags on fs, except those named in without
+// (warm takes packages and locks from its sets file).
+func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
+	fs := pflag.NewFlagSet("resolve", pflag.ContinueOnError)
+	defer fs.VisitAll(func(fl *pflag.Flag) {
+		if !slices.Contains(without, fl.Name) {
+			into.AddFlag(fl)
+		}
+	})
 	fs.StringArrayVar(&f.packages, "packages", nil, "comma-separated Maven coordinates g:a:v, as spark-submit --packages")
 	fs.StringArrayVar(&f.repositories, "repositories", nil, "comma-separated extra repository URLs (http, https, file; user:pass@ allowed), as spark-submit --repositories")
 	fs.StringArrayVar(&f.excludes, "exclude-packages", nil, "comma-separated g:a (globs allowed) to exclude, as spark-submit --exclude-packages")

@@ -319,3 +319,50 @@ func TestDurationsTakeDays(t *testing.T) {
 		t.Errorf("bad duration: exit %d %s", code, errs)
 	}
 }
+
+// TestCompletionAndFlags: completion offers the enum values; flags that did
+// nothing are gone; inspect without a transport says so.
+func TestCompletionAndFlags(t *testing.T) {
+	root, _ := isolatedCLI(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "resolve", "-o", ""}, "tree\nnames\njson\n"},
+		{[]string{"__complete", "gc", "-o", ""}, "text\njson\n"},
+		{[]string{"__complete", "why", "--conflict", ""}, "latest\nnearest\n"},
+		{[]string{"__complete", "rewrite", "--url-style", ""}, "s3a\npresigned\nhttps\n"},
+		{[]string{"__complete", "submit", "--checksum-policy", ""}, "strict\nwarn\nignore\n"},
+	} {
+		code, out, _ := runPrebake(context.Background(), tt.args...)
+		if code != 0 || !strings.HasPrefix(out, tt.want) {
+			t.Errorf("%v: exit %d %q, want %q first", tt.args, code, out, tt.want)
+		}
+	}
+	for _, tt := range [][]string{
+		{"inspect", "--jobs", "2", "oci:x"},
+		{"gc", "--concurrency", "2", "--store", "file:///x", "--older-than", "1d"},
+		{"rewrite", "--jobs", "2", "--", "x"},
+		{"rewrite", "--concurrency", "2", "--", "x"},
+		{"warm", "--packages", "a:b:1", "--file", "x"},
+		{"warm", "--lock", "x.lock", "--file", "x"},
+	} {
+		if code, _, errs := runPrebake(context.Background(), tt...); code != exitcode.Usage || !strings.Contains(errs, "unknown flag") {
+			t.Errorf("%v: exit %d %s, want unknown flag", tt, code, errs)
+		}
+	}
+	t.Chdir(root)
+	for ref, msg := range map[string]string{
+		"testdata/base-image":       "that is a directory here; an OCI layout is named oci:testdata/base-image",
+		"testdata/base-image:3.5.0": "testdata/base-image is a directory here",
+		"team/spark":                "no registry host",
+	} {
+		if code, _, errs := runPrebake(context.Background(), "inspect", ref); code != exitcode.Usage || !strings.Contains(errs, msg) {
+			t.Errorf("inspect %s: exit %d %s", ref, code, errs)
+		}
+	}
+	code, out, errs := runPrebake(context.Background(), "inspect", "oci:testdata/base-image:3.5.0")
+	if code != 0 || !strings.Contains(errs, "no dev.prebake.* annotations") || out == "" {
+		t.Errorf("inspect of a plain image: exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -68,6 +68,7 @@ followed to its real end.`,
 	for _, f := range subcommands {
 		root.AddCommand(f(g))
 	}
+	addCompletions(root)
 	return root
 }
 

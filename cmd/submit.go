@@ -204,6 +204,8 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags) {
 	f.resolve.add(fs)
 	f.s3.add(fs)
 	f.registry.add(fs)
+	f.registry.addJobs(fs)
+	f.s3.addConcurrency(fs)
 	f.storeURLFlags.add(fs)
 	fs.StringVar(&f.imageTarget, "image-target", "", "bake the jars into the argv's Spark image and push it to this repository (default $PREBAKE_IMAGE_TARGET)")
 	fs.StringVar(&f.sparkSubmit, "spark-submit", "", "spark-submit binary (default $SPARK_HOME/bin/spark-submit, else spark-submit on $PATH)")

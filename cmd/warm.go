@@ -48,7 +48,9 @@ flags are defaults for every set; a set's repositories and excludes add to them.
 	}
 	fs := c.Flags()
 	o.s3.add(fs)
-	o.resolve.add(fs)
+	o.s3.addConcurrency(fs)
+	// Packages and locks come from --file.
+	o.resolve.add(fs, "packages", "lock", "frozen")
 	fs.StringVarP(&o.file, "file", "f", "", "sets file (YAML)")
 	fs.StringVar(&o.shard, "shard", "0/1", "the part of the sets to do: i/n")
 	fs.IntVar(&o.sets, "sets-in-flight", 2, "sets resolved and uploaded at once")
@@ -63,9 +65,6 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	}
 	if o.file == "" {
 		return exitcode.Errorf(exitcode.Usage, "--file is required")
-	}
-	if o.resolve.lock != "" || len(o.resolve.packages) > 0 {
-		return exitcode.Errorf(exitcode.Usage, "warm takes packages and locks from --file, not --packages or --lock")
 	}
 	i, n, err := s3store.ParseShard(o.shard)
 	if err != nil {
