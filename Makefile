@@ -13,7 +13,8 @@ build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/prebake
 
 ## test: unit and integration tests (integration tests start real servers on 127.0.0.1).
-test: build
+## It runs hack/infra.sh first (idempotent; cached by version), so a fresh clone needs nothing else.
+test: infra build
 	PREBAKE_IT=1 $(GO) test -race -timeout 40m ./...
 
 ## unit: tests that need no server.
