@@ -28,7 +28,8 @@ func TestK8sAttachIT(t *testing.T) {
 	checkResult(t, r, itWant{3, "driver", "Error", "Failed"})
 
 	// The library: the same end, from the pod alone.
-	run := itRun{ns: ns}
+	run := itRun{ns: ns, tokenFile: filepath.Join(t.TempDir(), "token")}
+	writeFile(t, run.tokenFile, e.c.boundToken(t, e.saNS, e.saName, "tok-attach-again"))
 	e.fill(t, &run)
 	again := filepath.Join(t.TempDir(), "argv-again")
 	var stdout, stderr syncBuffer
