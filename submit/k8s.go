@@ -8,8 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -138,29 +136,27 @@ const apiCallTimeout = 30 * time.Second
 func SubmitK8s(ctx context.Context, args []string, o K8sOptions) (*K8sResult, error) {
 	o.defaults()
 	res := &K8sResult{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
-	err := runK8s(ctx, args, &o, res)
-	res.finish(time.Now(), err)
-	if o.Output == "json" {
-		if werr := res.writeJSON(o.Stdout); werr != nil && err == nil {
-			return res, exitcode.New(exitcode.Internal, werr)
-		}
-	} else {
-		res.writeText(o.Stdout, o.Stderr)
+	return res, res.print(&o, runK8s(ctx, args, &o, res))
+}
+
+// print ends res with err and prints it (text or JSON); it returns err, or
+// the error of writing the JSON.
+func (r *K8sResult) print(o *K8sOptions, err error) error {
+	r.finish(time.Now(), err)
+	if o.Output != "json" {
+		r.writeText(o.Stdout, o.Stderr)
+		return err
 	}
-	return res, err
+	if werr := r.writeJSON(o.Stdout); werr != nil && err == nil {
+		return exitcode.New(exitcode.Internal, werr)
+	}
+	return err
 }
 
 func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) error {
-	a, err := parseK8sArgs(args)
+	a, err := parseK8sArgsWithDefaults(args, o)
 	if err != nil {
-		return exitcode.New(exitcode.Usage, err)
-	}
-	confDir := o.Getenv("SPARK_CONF_DIR")
-	if confDir == "" && o.Getenv("SPARK_HOME") != "" {
-		confDir = filepath.Join(o.Getenv("SPARK_HOME"), "conf")
-	}
-	if err := a.withDefaults(confDir); err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return err
 	}
 	if o.SparkSubmit == "" && o.Via == "" {
 		return exitcode.Errorf(exitcode.Usage, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
@@ -191,22 +187,10 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	if err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
-	w := &driverWatch{
-		creds: creds, ns: a.namespace(), pod: a.driverPodName(time.Now()),
-		container: a.conf["spark.kubernetes.driver.podTemplateContainerName"],
-		o:         o, now: time.Now,
+	w, err := newDriverWatch(a, creds, a.namespace(), a.driverPodName(time.Now()), o, res)
+	if err != nil {
+		return err
 	}
-	if g := a.conf["spark.kubernetes.appKillPodDeletionGracePeriod"]; g != "" {
-		if n, err := strconv.ParseInt(strings.TrimSuffix(g, "s"), 10, 64); err == nil {
-			w.deleteGrace = &n
-		}
-	}
-	if err := w.reload(); err != nil {
-		res.Reason = reasonUnauthorized
-		return exitcode.New(exitcode.NoPerm, err)
-	}
-	w.logs = apiLogs{client: func() kubernetes.Interface { return w.client }}
-	res.Namespace, res.Pod, res.SubmissionID = w.ns, w.pod, w.ns+":"+w.pod
 	switch o.Via {
 	case "":
 	case "operator":

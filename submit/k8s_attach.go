@@ -23,29 +23,13 @@ import (
 func AttachK8s(ctx context.Context, id string, args []string, o K8sOptions) (*K8sResult, error) {
 	o.defaults()
 	res := &K8sResult{Backend: "k8s", Phase: "Attaching", Timings: Timings{Started: time.Now()}}
-	err := attachK8s(ctx, id, args, &o, res)
-	res.finish(time.Now(), err)
-	if o.Output == "json" {
-		if werr := res.writeJSON(o.Stdout); werr != nil && err == nil {
-			return res, exitcode.New(exitcode.Internal, werr)
-		}
-	} else {
-		res.writeText(o.Stdout, o.Stderr)
-	}
-	return res, err
+	return res, res.print(&o, attachK8s(ctx, id, args, &o, res))
 }
 
 func attachK8s(ctx context.Context, id string, args []string, o *K8sOptions, res *K8sResult) error {
-	a, err := parseK8sArgs(args)
+	a, err := parseK8sArgsWithDefaults(args, o)
 	if err != nil {
-		return exitcode.New(exitcode.Usage, err)
-	}
-	confDir := o.Getenv("SPARK_CONF_DIR")
-	if confDir == "" && o.Getenv("SPARK_HOME") != "" {
-		confDir = filepath.Join(o.Getenv("SPARK_HOME"), "conf")
-	}
-	if err := a.withDefaults(confDir); err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return err
 	}
 	ns, pod, ok := strings.Cut(id, ":")
 	if !ok {
@@ -66,6 +50,34 @@ func attachK8s(ctx context.Context, id string, args []string, o *K8sOptions, res
 	if ns == "" {
 		ns = creds.Namespace()
 	}
+	w, err := newDriverWatch(a, creds, ns, pod, o, res)
+	if err != nil {
+		return err
+	}
+	w.progressf("attaching to %s (nothing is submitted)", res.SubmissionID)
+	return w.run(ctx, res)
+}
+
+// parseK8sArgsWithDefaults parses a spark-submit argv and fills its conf
+// from the properties file or spark-defaults.conf, as spark-submit does.
+func parseK8sArgsWithDefaults(args []string, o *K8sOptions) (*k8sArgs, error) {
+	a, err := parseK8sArgs(args)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Usage, err)
+	}
+	confDir := o.Getenv("SPARK_CONF_DIR")
+	if confDir == "" && o.Getenv("SPARK_HOME") != "" {
+		confDir = filepath.Join(o.Getenv("SPARK_HOME"), "conf")
+	}
+	if err := a.withDefaults(confDir); err != nil {
+		return nil, exitcode.New(exitcode.Usage, err)
+	}
+	return a, nil
+}
+
+// newDriverWatch builds the poller of driver pod ns/pod with the
+// submission's credentials, and names the submission in res.
+func newDriverWatch(a *k8sArgs, creds *k8sCreds, ns, pod string, o *K8sOptions, res *K8sResult) (*driverWatch, error) {
 	w := &driverWatch{
 		creds: creds, ns: ns, pod: pod,
 		container: a.conf["spark.kubernetes.driver.podTemplateContainerName"],
@@ -78,10 +90,9 @@ func attachK8s(ctx context.Context, id string, args []string, o *K8sOptions, res
 	}
 	if err := w.reload(); err != nil {
 		res.Reason = reasonUnauthorized
-		return exitcode.New(exitcode.NoPerm, err)
+		return nil, exitcode.New(exitcode.NoPerm, err)
 	}
 	w.logs = apiLogs{client: func() kubernetes.Interface { return w.client }}
 	res.Namespace, res.Pod, res.SubmissionID = w.ns, w.pod, w.ns+":"+w.pod
-	w.progressf("attaching to %s (nothing is submitted)", res.SubmissionID)
-	return w.run(ctx, res)
+	return w, nil
 }

@@ -29,13 +29,6 @@ func TestPlainLinesWhileRunning(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	// A short transfer prints nothing at the default level.
-	buf.Reset()
-	r = New(&buf, Normal)
-	r.Start("small.jar", 10).Done(nil)
-	if buf.Len() != 0 {
-		t.Errorf("short transfer printed %q", buf.String())
-	}
 }
 
 // TestRetriesSummarised: one line for the first retry per host, then a
