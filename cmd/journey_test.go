@@ -366,3 +366,42 @@ func TestCompletionAndFlags(t *testing.T) {
 		t.Errorf("inspect of a plain image: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestInit: prebake init writes a prebake.yaml and a lock from a
+// spark-submit command line, and submit --frozen from that directory uses
+// them as they are.
+func TestInit(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	dir := filepath.Join(tmp, "job")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, ran := fakeSparkSubmit(t, tmp)
+	t.Chdir(dir)
+	argv := []string{"--master", "k8s://https://127.0.0.1:1", "--deploy-mode", "client", "--packages", "ch.qos.logback:logback-classic:1.4.11", "local:///a.jar"}
+	code, out, errs := runPrebake(context.Background(), append([]string{"init", "--store", "file://" + filepath.Join(tmp, "store"), "--no-default-repositories",
+		"--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/", "--cache", filepath.Join(tmp, "cache"), "-o", "json", "--"}, argv...)...)
+	var js initJSON
+	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil || js.Jars != 3 || !strings.HasPrefix(js.Next, "prebake submit --lock prebake.lock --frozen -- --master") {
+		t.Fatalf("init: exit %d %v\n%s\n%s", code, err, out, errs)
+	}
+	yml, _ := os.ReadFile("prebake.yaml")
+	for _, want := range []string{"store: file://", "noDefaultRepositories: true", "repositories:\n    - file://", "cache: "} {
+		if !strings.Contains(string(yml), want) {
+			t.Errorf("prebake.yaml lacks %q:\n%s", want, yml)
+		}
+	}
+	if code, _, errs := runPrebake(context.Background(), append([]string{"submit", "--lock", "prebake.lock", "--frozen", "--spark-submit", bin, "--"}, argv...)...); code != 0 {
+		t.Errorf("submit --frozen after init: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Errorf("spark-submit did not run: %v", err)
+	}
+	// A second init keeps the file; a line with no packages pins nothing.
+	if code, _, errs := runPrebake(context.Background(), append([]string{"init", "--"}, argv...)...); code != exitcode.Usage || !strings.Contains(errs, "--force") {
+		t.Errorf("init over prebake.yaml: exit %d %s", code, errs)
+	}
+	if code, _, errs := runPrebake(context.Background(), "init", "--force", "--", "--master", "local", "a.jar"); code != exitcode.Usage || !strings.Contains(errs, "nothing to pin") {
+		t.Errorf("init with no packages: exit %d %s", code, errs)
+	}
+}
