@@ -10,11 +10,8 @@ import (
 // clusterReach warns when a cluster-mode driver is handed jar URLs it
 // cannot read: file: URLs (a file:// store) name this host's disk.
 func (w *rewriter) clusterReach(j *Jars) {
-	for _, u := range j.Cluster {
-		if strings.HasPrefix(u, "file:") {
-			w.warn("%s cluster mode: the jars are file: URLs from %s, which the driver and executors can read only if that directory is mounted at the same path on every node; use an s3:// store (--store s3://bucket/prefix) or an image (--image-from)", w.kind, redact.URL(j.From))
-			return
-		}
+	if msg := fileURLsWarning(j); msg != "" {
+		w.warn("%s cluster mode: %s", w.kind, msg)
 	}
 }
 
@@ -22,11 +19,29 @@ func (w *rewriter) clusterReach(j *Jars) {
 // layout, which no node can pull.
 func (w *rewriter) imageReach() {
 	for _, ref := range []string{w.o.image, w.o.driverImage, w.o.executorImage} {
-		if strings.HasPrefix(ref, "oci:") {
-			w.warn("%s: an OCI layout on this host, not an image a node can pull; push it to a registry (bake image --target registry.example.com/team/spark-jobs) and use that reference", ref)
+		if msg := layoutImageWarning(ref); msg != "" {
+			w.warn("%s", msg)
 			return
 		}
 	}
+}
+
+// fileURLsWarning is the warning for cluster URLs that are file: URLs.
+func fileURLsWarning(j *Jars) string {
+	for _, u := range j.Cluster {
+		if strings.HasPrefix(u, "file:") {
+			return "the jars are file: URLs from " + redact.URL(j.From) + ", which the driver and executors can read only if that directory is mounted at the same path on every node; use an s3:// store (--store s3://bucket/prefix) or an image (--image-from)"
+		}
+	}
+	return ""
+}
+
+// layoutImageWarning is the warning for an image that is an OCI layout.
+func layoutImageWarning(ref string) string {
+	if !strings.HasPrefix(ref, "oci:") {
+		return ""
+	}
+	return ref + ": an OCI layout on this host, not an image a node can pull; push it to a registry (bake image --target registry.example.com/team/spark-jobs) and use that reference"
 }
 
 // readConf adds the conf the cluster needs to read the jar URLs (an
