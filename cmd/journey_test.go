@@ -189,6 +189,7 @@ func TestErrorsLeadSomewhere(t *testing.T) {
 			"give --image-target REPO (k8s) or --store", "--image-from"},
 		{[]string{"status", "x"}, "prebake status needs --master URL", "prebake submit"},
 		{[]string{"kill", "x"}, "prebake kill needs --master URL", "prebake submit"},
+		{[]string{"-q", "-v", "resolve", "a:b:1"}, "-q and -v: give one of them", ""},
 	} {
 		code, _, errs := runPrebake(context.Background(), tt.args...)
 		if code != exitcode.Usage || !strings.Contains(errs, tt.msg) || (tt.not != "" && strings.Contains(errs, tt.not)) {

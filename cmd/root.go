@@ -58,6 +58,9 @@ followed to its real end.`,
 	root.PersistentFlags().StringVar(&g.resultFile, "result-file", "", "also write the JSON result (or, on failure, {exitCode, error, warnings}) to this file, atomically (Airflow XCom: /airflow/xcom/return.json)")
 	root.PersistentFlags().StringVar(&g.config, "config", "", "prebake.yaml with defaults for every command's flags (default $PREBAKE_CONFIG, else ./prebake.yaml when it exists); flags win, then PREBAKE_* variables, then the file")
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if g.quiet && g.verbose {
+			return exitcode.Errorf(exitcode.Usage, "-q and -v: give one of them")
+		}
 		path, err := applySettings(c.Flags(), g.config, os.Getenv)
 		if path != "" && g.verbose && err == nil {
 			fmt.Fprintf(c.ErrOrStderr(), "prebake: using defaults from %s\n", path)
