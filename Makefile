@@ -39,7 +39,6 @@ demo: build
 		--repositories file://$(CURDIR)/testdata/demo-repo/ \
 		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock \
 		$(DEMO_PACKAGES)
-	@echo "lockfile written to .demo/prebake.lock"
 	$(BIN) bake image --base oci:testdata/base-image:3.5.0 --target oci:.demo/image \
 		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock
 	$(BIN) bake s3 --store file://$(CURDIR)/.demo/store \

@@ -84,6 +84,9 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 				if err != nil {
 					return err
 				}
+				if req.LockPath != "" && !res.FromLock {
+					rep.Printf("lockfile %s written: %d jars, lock %s", req.LockPath, len(res.Lock.Artifacts), res.Lock.Hash())
+				}
 				return printResolve(cmd.OutOrStdout(), out, res)
 			},
 		}
