@@ -98,6 +98,13 @@ func (b *restBackend) printID(req *idRequest, r *submit.RestResponse) error {
 		return enc.Encode(restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
 			WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: r.Message, ServerSparkVersion: r.ServerSparkVersion})
 	}
+	if r.DriverState == "" && r.WorkerID == "" {
+		// Nothing known of id (unknown or finished): only the message, on stderr.
+		if r.Message != "" {
+			fmt.Fprintln(req.Stderr, r.Message)
+		}
+		return nil
+	}
 	line := req.ID
 	if r.DriverState != "" {
 		line += " " + r.DriverState
