@@ -10,9 +10,9 @@ import (
 // enumValues are the fixed values of flags that take one of a few, for
 // shell completion.
 var enumValues = map[string][]string{
-	"conflict":        {resolver.ConflictLatest, resolver.ConflictNearest},
-	"checksum-policy": {resolver.ChecksumStrict, resolver.ChecksumWarn, resolver.ChecksumIgnore},
-	"url-style":       {s3store.StyleS3A, s3store.StylePresigned, s3store.StyleHTTPS},
+	"conflict":        {string(resolver.ConflictLatest), string(resolver.ConflictNearest)},
+	"checksum-policy": {string(resolver.ChecksumStrict), string(resolver.ChecksumWarn), string(resolver.ChecksumIgnore)},
+	"url-style":       {string(s3store.StyleS3A), string(s3store.StylePresigned), string(s3store.StyleHTTPS)},
 	"via":             {"operator"},
 }
 

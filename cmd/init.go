@@ -12,6 +12,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
 )
@@ -28,8 +29,9 @@ type initJSON struct {
 	Next     string `json:"next"`
 }
 
-func init() {
-	register(func(g *globals) *cobra.Command {
+// newInitCmd is `prebake init`.
+func newInitCmd(g *globals) *cobra.Command {
+	{
 		var (
 			rf          resolveFlags
 			sf          s3StoreFlags
@@ -72,10 +74,11 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 				if rf.lock == "" {
 					rf.lock = "prebake.lock"
 				}
-				req, err := requestFor(&rf, sub.Packages())
+				base, err := rf.request()
 				if err != nil {
 					return err
 				}
+				req := pipeline.RequestFor(base, sub.Packages())
 				if !hasCoordinate(req.Packages) {
 					return exitcode.Errorf(exitcode.Usage, "init: the command line has no --packages (nor spark.jars.packages): nothing to pin")
 				}
@@ -114,7 +117,7 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 		fs.StringVar(&file, "file", "prebake.yaml", "the configuration file to write")
 		fs.BoolVar(&force, "force", false, "replace an existing configuration file")
 		return c
-	})
+	}
 }
 
 // initConfig is the prebake.yaml of init: every setting init's command line

@@ -1,5 +1,7 @@
-// Package cmd is prebake's cobra CLI: wiring only. The work is done in the
-// resolver, layers, s3store and submit packages.
+// Package cmd is prebake's cobra CLI: it parses flags, calls the libraries
+// (resolver, layers, s3store, pipeline, submit and its backends), prints
+// their results and maps their errors to exit codes (exitcode.Code). The
+// command tree is built explicitly in newRoot; there is no registry.
 package cmd
 
 import (
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -31,15 +34,31 @@ type globals struct {
 	warnings   *warningSink
 }
 
-// subcommands registers the commands; each command file adds itself in init.
-var subcommands []func(g *globals) *cobra.Command
+// rootConfig is what a command tree is built with.
+type rootConfig struct {
+	prepare prepareFunc
+}
 
-func register(f func(g *globals) *cobra.Command) { subcommands = append(subcommands, f) }
+// rootOption configures newRoot (tests).
+type rootOption func(*rootConfig)
+
+// withPrepare replaces submit's prepare step (tests: a pass-through).
+func withPrepare(p prepareFunc) rootOption { return func(c *rootConfig) { c.prepare = p } }
+
+// rootGlobals maps a command tree to its globals, for execute (the JSON
+// result and --result-file).
+var rootGlobals sync.Map
 
 // NewRoot builds the command tree.
-func NewRoot() *cobra.Command { return newRoot(&globals{warnings: &warningSink{}}) }
+func NewRoot() *cobra.Command { return newRoot() }
 
-func newRoot(g *globals) *cobra.Command {
+// newRoot builds the command tree, explicitly.
+func newRoot(opts ...rootOption) *cobra.Command {
+	cfg := rootConfig{prepare: prepare}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	g := &globals{warnings: &warningSink{}}
 	root := &cobra.Command{
 		Use:   "prebake",
 		Short: "Resolve Spark --packages ahead of time, bake them into an image or S3, submit and follow the driver",
@@ -68,10 +87,24 @@ followed to its real end.`,
 		return err
 	}
 	root.SetFlagErrorFunc(flagError)
-	for _, f := range subcommands {
-		root.AddCommand(f(g))
-	}
+	bs := newBackends()
+	root.AddCommand(
+		newBakeCmd(g),
+		newGCCmd(g),
+		newIDCmd(g, bs, "kill"),
+		newInitCmd(g),
+		newInspectCmd(g),
+		newLockCmd(g),
+		newResolveCmd(g),
+		newRewriteCmd(g),
+		newSBOMCmd(g),
+		newIDCmd(g, bs, "status"),
+		newSubmitCmd(g, bs, cfg.prepare),
+		newWarmCmd(g),
+		newWhyCmd(g),
+	)
 	addCompletions(root)
+	rootGlobals.Store(root, g)
 	return root
 }
 
@@ -83,10 +116,18 @@ func Execute(args []string) int {
 // ExecuteContext runs the CLI with the given streams; SIGINT and SIGTERM
 // cancel ctx.
 func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return execute(ctx, newRoot(), args, stdout, stderr)
+}
+
+// execute runs root with args and the given streams and returns the exit
+// code; SIGINT and SIGTERM cancel ctx.
+func execute(ctx context.Context, root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g := &globals{warnings: &warningSink{}}
-	root := newRoot(g)
+	if v, ok := rootGlobals.LoadAndDelete(root); ok {
+		g = v.(*globals)
+	}
 	rec := &stdoutRecorder{w: stdout}
 	root.SetArgs(args)
 	root.SetOut(rec)

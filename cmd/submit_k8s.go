@@ -13,11 +13,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s"
 )
 
 // k8sBackend submits to k8s:// masters with spark-submit and polls the
-// driver pod (submit.SubmitK8s).
+// driver pod (k8s.Submit).
 type k8sBackend struct {
 	pendingTimeout  time.Duration
 	hungGrace       time.Duration
@@ -27,8 +27,6 @@ type k8sBackend struct {
 	logTail         int
 	via             string
 }
-
-func init() { registerBackend("k8s", &k8sBackend{}) }
 
 func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	durationVar(fs, &b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
@@ -41,19 +39,19 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 }
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
-	_, err := submit.SubmitK8s(ctx, req.Args, b.options(req))
-	return err
+	out, err := k8s.Backend{Options: b.options(req)}.Submit(ctx, req.Args)
+	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
 // Attach follows the driver pod named by --status-poll-only; spark-submit is
 // never run.
 func (b *k8sBackend) Attach(ctx context.Context, req *submitRequest) error {
-	_, err := submit.AttachK8s(ctx, req.Flags.pollOnly, req.Args, b.options(req))
-	return err
+	res, err := k8s.Attach(ctx, req.Flags.pollOnly, req.Args, b.options(req))
+	return render(req.Output, res, err, req.Stdout, req.Stderr)
 }
 
-func (b *k8sBackend) options(req *submitRequest) submit.K8sOptions {
-	return submit.K8sOptions{
+func (b *k8sBackend) options(req *submitRequest) k8s.Options {
+	return k8s.Options{
 		SparkSubmit:     sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath),
 		Timeout:         req.Flags.timeout,
 		PollInterval:    req.Flags.pollInterval,
@@ -65,10 +63,8 @@ func (b *k8sBackend) options(req *submitRequest) submit.K8sOptions {
 		KillOnCancel:    req.Flags.killOnCancel,
 		LogTail:         b.logTail,
 		Via:             b.via,
-		Output:          req.Output,
 		Quiet:           req.Quiet,
 		Verbose:         req.Verbose,
-		Stdout:          req.Stdout,
 		Stderr:          req.Stderr,
 		Getenv:          os.Getenv,
 	}
@@ -79,7 +75,18 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return submit.K8sStatus(ctx, req.Master, req.ID, o)
+	ss, err := k8s.Status(ctx, req.Master, req.ID, o)
+	if ss == nil { // no answer to render
+		return err
+	}
+	if req.Output == "json" {
+		if werr := writeResultJSON(req.Stdout, ss); werr != nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	k8s.WriteStatusText(req.Stdout, ss)
+	return err
 }
 
 func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
@@ -87,7 +94,18 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return submit.K8sKill(ctx, req.Master, req.ID, o)
+	tried, err := k8s.Kill(ctx, req.Master, req.ID, o)
+	if tried == nil { // no answer to render
+		return err
+	}
+	if req.Output == "json" {
+		if werr := writeResultJSON(req.Stdout, k8s.Deleted(tried)); werr != nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	k8s.WriteKillText(req.Stdout, tried)
+	return err
 }
 
 // sparkSubmitBin picks spark-submit: --spark-submit, else
@@ -108,8 +126,8 @@ func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(strin
 
 // idOptions carries --conf k=v (the submission's credentials, as
 // spark-submit --status/--kill take them) into the K8s options.
-func (b *k8sBackend) idOptions(req *idRequest) (submit.K8sIDOptions, error) {
-	o := submit.K8sIDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
+func (b *k8sBackend) idOptions(req *idRequest) (k8s.IDOptions, error) {
+	o := k8s.IDOptions{Stderr: req.Stderr, Getenv: os.Getenv}
 	if req.Flags == nil {
 		return o, nil
 	}
