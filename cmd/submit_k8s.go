@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -145,7 +144,7 @@ func (b *k8sBackend) idOptions(req *idRequest) (k8s.IDOptions, error) {
 		}
 		o.Conf[k] = v
 		if k == "spark.kubernetes.appKillPodDeletionGracePeriod" {
-			n, err := strconv.ParseInt(strings.TrimSuffix(v, "s"), 10, 64)
+			n, err := k8s.ParseGracePeriod(v)
 			if err != nil {
 				return o, exitcode.Errorf(exitcode.Usage, "--conf %s=%q: want seconds", k, v)
 			}

@@ -2,7 +2,6 @@ package k8s
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -71,7 +70,7 @@ func newDriverWatch(a *k8sArgs, creds *k8sCreds, ns, pod string, o *Options, res
 		o:         o, now: time.Now,
 	}
 	if g := a.conf["spark.kubernetes.appKillPodDeletionGracePeriod"]; g != "" {
-		if n, err := strconv.ParseInt(strings.TrimSuffix(g, "s"), 10, 64); err == nil {
+		if n, err := ParseGracePeriod(g); err == nil {
 			w.deleteGrace = &n
 		}
 	}

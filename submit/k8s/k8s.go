@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -754,4 +755,10 @@ var _ submit.Backend = Backend{}
 // *Result.
 func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
 	return Submit(ctx, args, b.Options)
+}
+
+// ParseGracePeriod reads spark.kubernetes.appKillPodDeletionGracePeriod:
+// seconds, with or without an "s" suffix.
+func ParseGracePeriod(v string) (int64, error) {
+	return strconv.ParseInt(strings.TrimSuffix(v, "s"), 10, 64)
 }
