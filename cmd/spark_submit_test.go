@@ -87,12 +87,3 @@ func TestExecuteAsSparkSubmit(t *testing.T) {
 		}
 	})
 }
-
-func TestConfigNoDefaultRepositories(t *testing.T) {
-	f := &submitFlags{}
-	fs := newSubmitFlagSet(f)
-	applyDefaults(f, fs, &fileConfig{NoDefaultRepositories: true})
-	if !f.resolve.noDefaultRepositories {
-		t.Error("noDefaultRepositories: true in prebake.yaml did not set --no-default-repositories")
-	}
-}

@@ -38,15 +38,19 @@ func (localBackend) Status(context.Context, *idRequest) error {
 	return exitcode.Errorf(exitcode.Usage, "status: a local, YARN or client-mode driver runs under spark-submit, which has no submission ID to ask about")
 }
 
+func (localBackend) Attach(context.Context, *submitRequest) error {
+	return exitcode.Errorf(exitcode.Usage, "--status-poll-only: a local, YARN or client-mode driver runs under spark-submit: there is no submission to attach to")
+}
+
 func (localBackend) Kill(context.Context, *idRequest) error {
 	return exitcode.Errorf(exitcode.Usage, "kill: a local, YARN or client-mode driver runs under spark-submit: stop that process")
 }
 
 // runsHere switches a spark:// or mesos:// submission in client mode (the
-// driver runs under spark-submit here) to the local backend; --status-poll-only
-// stays with REST.
-func (bs backends) runsHere(b backend, fs *pflag.FlagSet, args []string) backend {
-	if _, rest := b.(*restBackend); rest && !fs.Changed("status-poll-only") && local.RunsHere(args) {
+// driver runs under spark-submit here) to the local backend
+// (--status-poll-only attaches before this).
+func (bs backends) runsHere(b backend, args []string) backend {
+	if _, rest := b.(*restBackend); rest && local.RunsHere(args) {
 		return bs["local"]
 	}
 	return b
