@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -126,10 +127,10 @@ func jarURLs(dir string, files []string) []string {
 }
 
 // bakeKey names the bake: everything that decides the image's bytes.
-func bakeKey(baseDigest, lockHash, jarsDir string, platforms []string, skip bool, layers int, big int64, epoch time.Time, extra []File) string {
+func bakeKey(baseDigest, lockHash, jarsDir string, platforms []string, skip bool, layers int, big int64, comp Compression, epoch time.Time, extra []File) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "prebake-bake-v1\nbase %s\nlock %s\ndir %s\nplatforms %s\nskip %t\nlayers %d %d\n%s\nepoch %d\n",
-		baseDigest, lockHash, jarsDir, strings.Join(platforms, ","), skip, layers, big, compressorID, epoch.Unix())
+		baseDigest, lockHash, jarsDir, strings.Join(platforms, ","), skip, layers, big, comp.id(), epoch.Unix())
 	for _, f := range extra {
 		fmt.Fprintf(h, "extra %s %o %d %s\n", f.Name, normMode(f.Mode), f.Size, f.ID)
 	}
@@ -172,6 +173,12 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	o.transport, o.rt = ct, nil
 	if in.Lock == nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "bake: no lock")
+	}
+	if o.compression == "" {
+		o.compression = DefaultCompression
+	}
+	if err := checkCompression(o.compression); err != nil {
+		return nil, err
 	}
 	for _, a := range in.Lock.Artifacts {
 		if err := resolver.CheckArtifact(a); err != nil {
@@ -242,7 +249,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			return nil, exitcode.Errorf(exitcode.Internal, "bake: extra file %s has no ID", f.Name)
 		}
 	}
-	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, epoch, in.Extra)
+	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, epoch, in.Extra)
 	if tag == "" {
 		tag = cacheTag(key)
 	}
@@ -301,6 +308,9 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLayerTypes(targets, o.compression, in.Base); err != nil {
+		return nil, err
+	}
 	if in.ExtraPlatform != "" && len(in.Extra) > 0 {
 		if err := checkExtraPlatform(targets, b, in.ExtraPlatform, in.Base); err != nil {
 			return nil, err
@@ -347,7 +357,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	if len(in.Extra) > 0 {
-		l, err := buildLayer(ctx, in.Extra, epoch, types.OCILayer, o)
+		l, err := buildLayer(ctx, in.Extra, epoch, o)
 		if err != nil {
 			return nil, err
 		}
@@ -473,6 +483,22 @@ func selectImages(b *base, want []v1.Platform, name string) ([]platformImage, er
 	return out, nil
 }
 
+// checkLayerTypes refuses a compression the images' manifests have no
+// layer media type for (zstd on a Docker schema 2 base) before any layer
+// is built.
+func checkLayerTypes(targets []platformImage, comp Compression, name string) error {
+	for _, t := range targets {
+		mt, err := t.img.MediaType()
+		if err != nil {
+			return registryError(err, "reading base manifest "+name)
+		}
+		if _, err := comp.mediaType(mt == types.DockerManifestSchema2); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkExtraPlatform refuses to add platform-specific files (the prebake
 // binary) to an image of another platform.
 func checkExtraPlatform(targets []platformImage, b *base, want, name string) error {
@@ -582,7 +608,12 @@ func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.
 		if err != nil {
 			return nil, err
 		}
-		f.Open = verifiedOpen(f.Open, j)
+		if o.cacheDir != "" && filepath.Clean(j.path) == resolver.BlobPath(o.cacheDir, j.sha256) {
+			// A cache blob is read once: trusted by its stamp, else hashed.
+			f.Open = cacheOpen(o.cacheDir, j, f.Size)
+		} else {
+			f.Open = verifiedOpen(f.Open, j)
+		}
 		files[i], names[i], sizes[i] = f, j.file, f.Size
 	}
 	var out []builtJarLayer
@@ -612,7 +643,7 @@ func buildLayerWithDir(ctx context.Context, files []File, dir string, epoch time
 	if len(files) == 0 {
 		files = []File{{Name: path.Join(dir, ".keep"), Mode: 0o644, Size: 0, ID: "empty", Open: emptyOpen}}
 	}
-	return buildLayer(ctx, files, epoch, types.OCILayer, o)
+	return buildLayer(ctx, files, epoch, o)
 }
 
 func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[string]string) (v1.Image, error) {
@@ -620,13 +651,13 @@ func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[st
 	if err != nil {
 		return nil, err
 	}
-	lmt := types.OCILayer
-	if mt == types.DockerManifestSchema2 {
-		lmt = types.DockerLayer
-	}
 	adds := make([]mutate.Addendum, len(built))
 	for i, b := range built {
 		l := *b.layer
+		lmt, err := l.comp.mediaType(mt == types.DockerManifestSchema2)
+		if err != nil {
+			return nil, err
+		}
 		l.mt = lmt
 		adds[i] = mutate.Addendum{Layer: &l, History: h, MediaType: lmt}
 	}
@@ -669,6 +700,19 @@ func verifiedOpen(open func() (io.ReadCloser, error), j bakeJar) func() (io.Read
 			return nil, err
 		}
 		return &verifyingReader{rc: rc, h: sha256.New(), j: j}, nil
+	}
+}
+
+// cacheOpen opens a jar that is the cache blob of its sha256 through
+// resolver.OpenBlob: by its stamp, the bytes are read once and not hashed
+// again; without one they are hashed as they are read.
+func cacheOpen(cacheDir string, j bakeJar, size int64) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) {
+		rc, err := resolver.OpenBlob(cacheDir, j.sha256, size)
+		if err != nil {
+			return nil, fmt.Errorf("jar %s: %w", j.file, err)
+		}
+		return rc, nil
 	}
 }
 

@@ -31,21 +31,22 @@ func (nopLogger) Printf(string, ...any) {}
 type Option func(*options)
 
 type options struct {
-	auth      authn.Authenticator
-	keychain  authn.Keychain
-	transport http.RoundTripper // nil: remote.DefaultTransport with respTimeout
-	rt        http.RoundTripper // the transport in use, made once
-	respTime  time.Duration
-	jobs      int
-	logger    Logger
-	cacheDir  string
-	epoch     *time.Time
-	maxLayers int
-	bigJar    int64
-	userAgent string
-	progress  Progress
-	tmp       string        // the bake's temporary blob directory, once made
-	fresh     []*builtLayer // the layers whose blobs this call wrote
+	auth        authn.Authenticator
+	keychain    authn.Keychain
+	transport   http.RoundTripper // nil: remote.DefaultTransport with respTimeout
+	rt          http.RoundTripper // the transport in use, made once
+	respTime    time.Duration
+	jobs        int
+	logger      Logger
+	cacheDir    string
+	epoch       *time.Time
+	maxLayers   int
+	bigJar      int64
+	userAgent   string
+	progress    Progress
+	compression Compression
+	tmp         string        // the bake's temporary blob directory, once made
+	fresh       []*builtLayer // the layers whose blobs this call wrote
 }
 
 // Progress starts transfer tasks: building a layer, pushing an image.
