@@ -208,3 +208,47 @@ func TestBakeCacheBlobs(t *testing.T) {
 		}
 	}
 }
+
+// Against the real distribution registry: each compression pushes, the
+// registry accepts its media type, the image reads back valid (blobs served
+// as pushed, diffIDs of the decompressed tars), and a re-bake is a cache
+// hit.
+func TestITBakeCompressions(t *testing.T) {
+	reg := startRegistry(t, false)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	ctx := context.Background()
+	baseRef := reg.host() + "/spark:3.5.0"
+	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
+		t.Fatal(err)
+	}
+	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	seen := map[string]bool{}
+	for _, c := range Compressions {
+		in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: reg.host() + "/team/jobs"}
+		res, err := Bake(ctx, in, WithCompression(c))
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		validateImage(t, res.Ref)
+		if seen[res.Tag] {
+			t.Errorf("%s: tag %s already used by another compression", c, res.Tag)
+		}
+		seen[res.Tag] = true
+		r, _ := parseRef(res.Ref)
+		b, err := loadBase(ctx, r, makeOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		im, _ := b.idx.IndexManifest()
+		img, _ := b.idx.Image(im.Manifests[0].Digest)
+		m, _ := img.Manifest()
+		last := m.Layers[len(m.Layers)-1]
+		if want, _ := c.mediaType(false); last.MediaType != want {
+			t.Errorf("%s: registry serves the layer as %s, want %s", c, last.MediaType, want)
+		}
+		in.Paths, in.Fetch = nil, noFetch(t)
+		if hit, err := Bake(ctx, in, WithCompression(c)); err != nil || !hit.CacheHit || hit.Digest != res.Digest {
+			t.Errorf("%s: re-bake: %+v %v", c, hit, err)
+		}
+	}
+}

@@ -755,13 +755,37 @@ func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, erro
 		if r.isFile() {
 			return s.localFile(r, rel)
 		}
-		if e, ok := s.cache.lookup(u); ok {
-			return &fetched{cf: &CachedFile{Path: s.cache.blobPath(e.Sha256), Sha256: e.Sha256, Size: e.Size, URL: u}}, nil
+		indexed := func() (*fetched, bool) {
+			e, ok := s.cache.lookup(u)
+			if !ok {
+				return nil, false
+			}
+			return &fetched{cf: &CachedFile{Path: s.cache.blobPath(e.Sha256), Sha256: e.Sha256, Size: e.Size, URL: u}}, true
+		}
+		if f, ok := indexed(); ok {
+			return f, nil
 		}
 		if s.offline {
 			return nil, fmt.Errorf("%s: %w", u, errNotCached)
 		}
-		return s.download(ctx, r, rel)
+		// One download per URL across the processes sharing the cache:
+		// whoever waited for the lock finds the URL indexed (cachelock.go).
+		unlock, err := s.cache.lockURL(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if f, ok := indexed(); ok {
+			return f, nil
+		}
+		if s.cache.seenMissing(u) {
+			return nil, exitcode.New(exitcode.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
+		}
+		f, err := s.download(ctx, r, rel)
+		if err != nil && errors.Is(err, ErrNotFound) {
+			s.cache.recordMissing(u)
+		}
+		return f, err
 	})
 	if err != nil && errors.Is(err, ErrNotFound) {
 		s.missing.Store(u, struct{}{})
