@@ -123,7 +123,7 @@ func TestDownloadLockSymlink(t *testing.T) {
 }
 
 // buildPrebake builds cmd/prebake into dir.
-func buildPrebake(t *testing.T, dir string) string {
+func buildPrebake(t testing.TB, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "prebake")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/prebake").CombinedOutput(); err != nil {
@@ -132,9 +132,9 @@ func buildPrebake(t *testing.T, dir string) string {
 	return bin
 }
 
-// twenty starts n `prebake resolve` processes at once on one cache and
+// runResolves starts n `prebake resolve` processes at once on one cache and
 // returns their locks.
-func runResolves(t *testing.T, bin, repo, cache string, n int) []string {
+func runResolves(t testing.TB, bin, repo, cache string, n int) []string {
 	t.Helper()
 	dir := t.TempDir()
 	locks := make([]string, n)
@@ -174,7 +174,7 @@ func runResolves(t *testing.T, bin, repo, cache string, n int) []string {
 }
 
 // onceEach fails unless every path the server saw was requested once.
-func onceEach(t *testing.T, srv *mavenhttp.Server, what string) (poms, jars int) {
+func onceEach(t testing.TB, srv *mavenhttp.Server, what string) (poms, jars int) {
 	t.Helper()
 	counts := map[string]int{}
 	for _, e := range srv.Log() {
@@ -282,5 +282,33 @@ func TestSharedNotFound(t *testing.T) {
 	late, _ := openCache(dir, false, nil)
 	if late.seenMissing(u) {
 		t.Error("a process started after the 404 takes it instead of asking again")
+	}
+}
+
+// BenchmarkManyProcesses: one `prebake resolve` on a cold cache, then 20 at
+// once on another cold cache, same set, same repository (20 ms per
+// request): requests_ratio is the 20 processes' requests over the one's
+// (1.0: each file fetched once), wall_ratio their wall time over the one's.
+func BenchmarkManyProcesses(b *testing.B) {
+	testenv.RequireIT(b)
+	bin := buildPrebake(b, b.TempDir())
+	srv := mavenhttp.New("testdata/repo", mavenhttp.WithDelay(20*time.Millisecond))
+	defer srv.Close()
+	for b.Loop() {
+		srv.Reset()
+		s := time.Now()
+		runResolves(b, bin, srv.URL(), filepath.Join(b.TempDir(), "cache"), 1)
+		one, r1 := time.Since(s), srv.Requests()
+		srv.Reset()
+		s = time.Now()
+		runResolves(b, bin, srv.URL(), filepath.Join(b.TempDir(), "cache"), 20)
+		twenty, r20 := time.Since(s), srv.Requests()
+		onceEach(b, srv, "20 processes")
+		b.ReportMetric(float64(r1), "requests_1")
+		b.ReportMetric(float64(r20), "requests_20")
+		b.ReportMetric(float64(r20)/float64(r1), "requests_ratio")
+		b.ReportMetric(one.Seconds()*1e3, "wall_1_ms")
+		b.ReportMetric(twenty.Seconds()*1e3, "wall_20_ms")
+		b.ReportMetric(twenty.Seconds()/one.Seconds(), "wall_ratio")
 	}
 }
