@@ -214,13 +214,8 @@ func TestBakeCacheBlobs(t *testing.T) {
 // as pushed, diffIDs of the decompressed tars), and a re-bake is a cache
 // hit.
 func TestITBakeCompressions(t *testing.T) {
-	reg := startRegistry(t, false)
-	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	reg, baseRef := registryWithBase(t)
 	ctx := context.Background()
-	baseRef := reg.host() + "/spark:3.5.0"
-	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
-		t.Fatal(err)
-	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	seen := map[string]bool{}
 	for _, c := range Compressions {

@@ -266,72 +266,55 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 //
 //	read + tar + sha256(tar) ─▶ compress ─▶ sha256(blob) + count + dst
 //
-// Without compression the tar is the blob: one pass, one sha256 (see
-// plainLayer).
-func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, comp Compression, dst io.Writer, task progress.Task) (layerDigests, error) {
-	if comp == CompressionNone {
-		return plainLayer(ctx, entries, epoch, dst, task)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	const chunks, chunkSize = 4, 1 << 20
-	tarP, gzP := newChunkPipe(chunks, chunkSize), newChunkPipe(chunks, chunkSize)
-	diffH := sha256.New()
-	stage1 := make(chan struct{})
-	go func() { // stage 1: read the files, tar, sha256 (diffID)
-		defer close(stage1)
-		tarP.CloseWrite(writeTar(ctx, entries, epoch, io.MultiWriter(diffH, tarP, taskWriter{task})))
-	}()
-	go func() { // stage 2: compress
-		zw, err := comp.newWriter(gzP)
-		if err == nil {
-			if _, err = tarP.WriteTo(zw); err == nil {
-				err = zw.Close()
-			}
-		}
-		tarP.CloseRead(errPipeAborted)
-		gzP.CloseWrite(err)
-	}()
-	// stage 3: sha256 (digest), count, write
-	digH := sha256.New()
-	cw := &countWriter{}
-	_, err := gzP.WriteTo(io.MultiWriter(digH, cw, dst))
-	gzP.CloseRead(errPipeAborted)
-	if err != nil {
-		cancel()
-		<-stage1
-		return layerDigests{}, err
-	}
-	<-stage1 // diffH is complete (the compressor saw the end of the tar, so it is)
-	return layerDigests{digest: sumHash(digH), diffID: sumHash(diffH), size: cw.n}, nil
-}
-
-// plainLayer writes the uncompressed tar of entries to dst in two stages
-// joined by a chunk pipe, hashing it once (digest and diffID are the same):
+// Without compression the tar is the blob: two stages and one sha256, the
+// digest being the diffID:
 //
 //	read + tar ─▶ sha256 + count + dst
-func plainLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task progress.Task) (layerDigests, error) {
+func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, comp Compression, dst io.Writer, task progress.Task) (layerDigests, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const chunks, chunkSize = 4, 1 << 20
 	tarP := newChunkPipe(chunks, chunkSize)
+	blobP, tarOut := tarP, io.Writer(tarP)
+	var diffH hash.Hash // nil without compression
+	if comp != CompressionNone {
+		diffH, blobP = sha256.New(), newChunkPipe(chunks, chunkSize)
+		tarOut = io.MultiWriter(diffH, tarP)
+	}
 	stage1 := make(chan struct{})
-	go func() {
+	go func() { // stage 1: read the files, tar (, sha256: diffID)
 		defer close(stage1)
-		tarP.CloseWrite(writeTar(ctx, entries, epoch, io.MultiWriter(tarP, taskWriter{task})))
+		tarP.CloseWrite(writeTar(ctx, entries, epoch, io.MultiWriter(tarOut, taskWriter{task})))
 	}()
-	h := sha256.New()
+	if blobP != tarP {
+		go func() { // stage 2: compress
+			zw, err := comp.newWriter(blobP)
+			if err == nil {
+				if _, err = tarP.WriteTo(zw); err == nil {
+					err = zw.Close()
+				}
+			}
+			tarP.CloseRead(errPipeAborted)
+			blobP.CloseWrite(err)
+		}()
+	}
+	// last stage: sha256 (digest), count, write
+	digH := sha256.New()
 	cw := &countWriter{}
-	_, err := tarP.WriteTo(io.MultiWriter(h, cw, dst))
-	tarP.CloseRead(errPipeAborted)
+	_, err := blobP.WriteTo(io.MultiWriter(digH, cw, dst))
+	blobP.CloseRead(errPipeAborted)
 	if err != nil {
 		cancel()
 		<-stage1
 		return layerDigests{}, err
 	}
-	<-stage1
-	d := sumHash(h)
-	return layerDigests{digest: d, diffID: d, size: cw.n}, nil
+	<-stage1 // diffH is complete (the last stage saw the end of the tar, so it is)
+	d := sumHash(digH)
+	diffID := d
+	if diffH != nil {
+		diffID = sumHash(diffH)
+	}
+	return layerDigests{digest: d, diffID: diffID, size: cw.n}, nil
 }
 
 func sumHash(h hash.Hash) v1.Hash {
