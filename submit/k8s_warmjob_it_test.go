@@ -107,6 +107,10 @@ func warmJobFor(t testing.TB, job *batchv1.Job, n int, store string, extra ...st
 // that resolves there).
 func corpusSets(t testing.TB, repoDir string, n int) []string {
 	t.Helper()
+	repoDir, err := filepath.Abs(repoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var coords []string
 	filepath.WalkDir(repoDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".pom") {
@@ -127,17 +131,20 @@ func corpusSets(t testing.TB, repoDir string, n int) []string {
 	sort.Strings(coords)
 	cache := t.TempDir()
 	var out []string
+	var firstErr error
 	for _, c := range coords {
 		_, err := resolver.Resolve(context.Background(), resolver.Request{Packages: []string{c}, Repositories: []string{"file://" + repoDir + "/"},
 			NoDefaultRepositories: true, CacheDir: cache}, resolver.WithDefaultChain("", ""))
 		if err == nil {
 			out = append(out, c)
+		} else if firstErr == nil {
+			firstErr = err
 		}
 		if len(out) == n {
 			return out
 		}
 	}
-	t.Fatalf("only %d of %d corpus modules resolve", len(out), n)
+	t.Fatalf("only %d of %d corpus modules resolve (of %d; first error: %v)", len(out), n, len(coords), firstErr)
 	return nil
 }
 
@@ -285,7 +292,7 @@ func TestITWarmIndexedJob(t *testing.T) {
 	bin := buildPrebakeOnce(t)
 	repoDir := filepath.Join(testenv.SharedDir(t, ".."), "corpus", "repo-debian")
 	sets := setsYAML(corpusSets(t, repoDir, nSets))
-	srv := mavenhttp.New(repoDir, mavenhttp.WithDelay(2*time.Millisecond))
+	srv := mavenhttp.New(repoDir, mavenhttp.WithDelay(20*time.Millisecond))
 	defer srv.Close()
 	sa, example := exampleWarmJob(t)
 	repoArgs := []string{"--no-default-repositories", "--repositories=" + srv.URL()}
@@ -300,7 +307,7 @@ func TestITWarmIndexedJob(t *testing.T) {
 			kill = func(p *corev1.Pod) time.Duration {
 				d := time.Duration(0)
 				if p.Annotations["batch.kubernetes.io/job-completion-index"] == "3" {
-					killedOnce.Do(func() { d = 1500 * time.Millisecond })
+					killedOnce.Do(func() { d = time.Second })
 				}
 				return d
 			}
