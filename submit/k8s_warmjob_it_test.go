@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,6 +24,7 @@ import (
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store/s3test"
 )
 
 // startJobController runs the real kube-controller-manager with the Job
@@ -159,16 +161,17 @@ func setsYAML(coords []string) string {
 
 // warmRun is one run of the warm Job.
 type warmRun struct {
-	took     time.Duration
-	requests int64
-	exits    []podExit
-	job      *batchv1.Job
+	took          time.Duration
+	requests      int64 // to the repository
+	storeRequests int   // to the S3 store (through the counting proxy)
+	exits         []podExit
+	job           *batchv1.Job
 }
 
 // runWarmJob creates the ServiceAccount, the sets ConfigMap and job in a
 // new namespace, runs its pods as prebake processes and waits for the Job
 // controller to mark it Complete.
-func runWarmJob(t *testing.T, c *testCluster, k *testKubelet, bin, ns string, sa *corev1.ServiceAccount, job *batchv1.Job, sets string, srv *mavenhttp.Server, kill func(*corev1.Pod) time.Duration) warmRun {
+func runWarmJob(t *testing.T, c *testCluster, k *testKubelet, bin, ns string, sa *corev1.ServiceAccount, job *batchv1.Job, sets string, srv *mavenhttp.Server, env []string, kill func(*corev1.Pod) time.Duration) warmRun {
 	t.Helper()
 	ctx := context.Background()
 	c.ensureNamespace(t, ns)
@@ -178,7 +181,7 @@ func runWarmJob(t *testing.T, c *testCluster, k *testKubelet, bin, ns string, sa
 	if _, err := c.admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prebake-sets"}, Data: map[string]string{"sets.yaml": sets}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pk := startProcKubelet(t, k, ns, bin, []string{"PREBAKE_CACHE=", "NO_COLOR=1"}, kill)
+	pk := startProcKubelet(t, k, ns, bin, append([]string{"PREBAKE_CACHE=", "NO_COLOR=1"}, env...), kill)
 	srv.Reset()
 	start := time.Now()
 	if _, err := c.admin.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
@@ -281,8 +284,10 @@ func storeState(t *testing.T, dir string) (sets int) {
 // corpus, served over HTTP (the server counts requests), into a file://
 // store; once with 1 completion, once with 8, where the kubelet kills
 // shard 3's first pod with SIGKILL mid-run (exit 137) and the Job's
-// backoffLimitPerIndex retries it. The Job completes, every set's manifest
-// is in the store once, complete, and nothing partial is left.
+// backoffLimitPerIndex retries it. The same twice more into versitygw (S3,
+// through a counting proxy). Each time the Job completes, every set's
+// manifest is in the store once, complete (its jars there at their size),
+// and nothing partial is left (no temporary file, no multipart upload).
 func TestITWarmIndexedJob(t *testing.T) {
 	testenv.RequireIT(t)
 	const nSets = 200
@@ -297,47 +302,84 @@ func TestITWarmIndexedJob(t *testing.T) {
 	sa, example := exampleWarmJob(t)
 	repoArgs := []string{"--no-default-repositories", "--repositories=" + srv.URL()}
 
-	runs := map[int]warmRun{}
-	for _, n := range []int{1, 8} {
-		storeDir := t.TempDir()
-		job := warmJobFor(t, example, n, "file://"+storeDir, repoArgs...)
-		var kill func(*corev1.Pod) time.Duration
-		if n == 8 {
-			var killedOnce sync.Once
-			kill = func(p *corev1.Pod) time.Duration {
-				d := time.Duration(0)
-				if p.Annotations["batch.kubernetes.io/job-completion-index"] == "3" {
-					killedOnce.Do(func() { d = time.Second })
-				}
-				return d
-			}
-		}
-		r := runWarmJob(t, c, k, bin, fmt.Sprintf("warm-%d", n), sa, job, sets, srv, kill)
-		runs[n] = r
-		if got := storeState(t, storeDir); got != nSets {
-			t.Errorf("%d shards: %d set manifests in the store, want %d", n, got, nSets)
-		}
-		if r.job.Status.Succeeded != int32(n) {
-			t.Errorf("%d shards: %d succeeded indexes", n, r.job.Status.Succeeded)
-		}
-		byIndex := map[string][]podExit{}
-		for _, e := range r.exits {
-			byIndex[e.Index] = append(byIndex[e.Index], e)
-		}
-		if len(byIndex) != n {
-			t.Errorf("%d shards: pods ran for %d indexes: %+v", n, len(byIndex), r.exits)
-		}
-		if n == 8 {
-			e3 := byIndex["3"]
-			if len(e3) != 2 || e3[0].Code != 137 || e3[1].Code != 0 {
-				t.Errorf("shard 3: %+v, want a pod killed (137), then one that succeeded", e3)
-			}
-		}
-		t.Logf("%d shard(s): %d sets, Job complete in %v, %d repository requests, pods %+v", n, nSets, r.took.Round(time.Millisecond), r.requests, r.exits)
+	s3srv := s3test.Start(t)
+	proxy := s3srv.NewProxy(t)
+	s3env := []string{"AWS_ACCESS_KEY_ID=" + s3test.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3test.SecretKey, "AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+
+	type key struct {
+		store string
+		n     int
 	}
-	t.Logf("1 shard vs 8: wall %v vs %v (%.2fx), repository requests %d vs %d (%.2fx)",
-		runs[1].took.Round(time.Millisecond), runs[8].took.Round(time.Millisecond), runs[1].took.Seconds()/runs[8].took.Seconds(),
-		runs[1].requests, runs[8].requests, float64(runs[8].requests)/float64(runs[1].requests))
+	runs := map[key]warmRun{}
+	for _, store := range []string{"file", "s3"} {
+		for _, n := range []int{1, 8} {
+			name := fmt.Sprintf("warm-%s-%d", store, n)
+			var storeURL, storeDir, bucket string
+			args := repoArgs
+			var env []string
+			if store == "file" {
+				storeDir = t.TempDir()
+				storeURL = "file://" + storeDir
+			} else {
+				bucket = s3srv.Bucket(t, name)
+				storeURL, storeDir = "s3://"+bucket+"/prebake", s3srv.ObjectPath(bucket, "prebake")
+				args = append(append([]string(nil), repoArgs...), "--endpoint="+proxy.URL, "--path-style")
+				env = s3env
+			}
+			job := warmJobFor(t, example, n, storeURL, args...)
+			if store == "s3" {
+				for i, a := range job.Spec.Template.Spec.Containers[0].Args {
+					if strings.HasPrefix(a, "--region=") {
+						job.Spec.Template.Spec.Containers[0].Args[i] = "--region=us-east-1" // versitygw's
+					}
+				}
+			}
+			var kill func(*corev1.Pod) time.Duration
+			if n == 8 {
+				var killedOnce sync.Once
+				kill = func(p *corev1.Pod) time.Duration {
+					d := time.Duration(0)
+					if p.Annotations["batch.kubernetes.io/job-completion-index"] == "3" {
+						killedOnce.Do(func() { d = time.Second })
+					}
+					return d
+				}
+			}
+			proxy.Reset()
+			r := runWarmJob(t, c, k, bin, name, sa, job, sets, srv, env, kill)
+			if store == "s3" {
+				r.storeRequests = proxy.Requests(http.MethodGet) + proxy.Requests(http.MethodHead) + proxy.Requests(http.MethodPut) + proxy.Requests(http.MethodPost)
+				if mp := s3srv.MultipartUploads(t, bucket); len(mp) != 0 {
+					t.Errorf("%s: multipart uploads left: %v", name, mp)
+				}
+			}
+			runs[key{store, n}] = r
+			if got := storeState(t, storeDir); got != nSets {
+				t.Errorf("%s: %d set manifests in the store, want %d", name, got, nSets)
+			}
+			if r.job.Status.Succeeded != int32(n) {
+				t.Errorf("%s: %d succeeded indexes", name, r.job.Status.Succeeded)
+			}
+			byIndex := map[string][]podExit{}
+			for _, e := range r.exits {
+				byIndex[e.Index] = append(byIndex[e.Index], e)
+			}
+			if len(byIndex) != n {
+				t.Errorf("%s: pods ran for %d indexes: %+v", name, len(byIndex), r.exits)
+			}
+			if n == 8 {
+				e3 := byIndex["3"]
+				if len(e3) != 2 || e3[0].Code != 137 || e3[1].Code != 0 {
+					t.Errorf("%s: shard 3: %+v, want a pod killed (137), then one that succeeded", name, e3)
+				}
+			}
+			t.Logf("%s: %d sets, Job complete in %v, %d repository requests, %d store requests, pods %+v", name, nSets, r.took.Round(time.Millisecond), r.requests, r.storeRequests, r.exits)
+		}
+		one, eight := runs[key{store, 1}], runs[key{store, 8}]
+		t.Logf("%s store, 1 shard vs 8: wall %v vs %v (%.2fx), repository requests %d vs %d (%.2fx), store requests %d vs %d",
+			store, one.took.Round(time.Millisecond), eight.took.Round(time.Millisecond), one.took.Seconds()/eight.took.Seconds(),
+			one.requests, eight.requests, float64(eight.requests)/float64(one.requests), one.storeRequests, eight.storeRequests)
+	}
 }
 
 // buildPrebakeOnce builds cmd/prebake for the test.
