@@ -107,7 +107,8 @@ func startCluster(t testing.TB) *testCluster {
 		stopProc(t, api)
 		stopProc(t, etcd)
 	})
-	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}
+	// No client-side throttling (5 QPS by default): the test kubelets poll.
+	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}, QPS: 200, Burst: 400}
 	c.admin = kubernetes.NewForConfigOrDie(cfg)
 	deadline := time.Now().Add(90 * time.Second)
 	for {

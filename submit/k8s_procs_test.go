@@ -6,6 +6,7 @@ package submit
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -39,16 +40,17 @@ import (
 //   - the exit goes back through the API server: the container's terminated
 //     state (exit code, reason) and the pod's phase, Succeeded or Failed.
 //
-// kill, when set, is asked for each pod as it starts: a positive duration
-// SIGKILLs the process that long after its start (exit 137, as the kubelet
-// reports an OOM- or node-killed container).
+// kill, when set, is asked for each pod as it starts: a positive n
+// SIGKILLs the process once it has written n lines to stderr (mid-run, at
+// a point the test chooses; exit 137, as the kubelet reports an OOM- or
+// node-killed container). A pod's stdout is kept whole in its podExit.
 type procKubelet struct {
 	k    *testKubelet
 	t    testing.TB
 	ns   string
 	bin  string
 	env  []string
-	kill func(pod *corev1.Pod) time.Duration
+	kill func(pod *corev1.Pod) (afterLines int)
 	dir  string
 
 	mu      sync.Mutex
@@ -64,14 +66,15 @@ type podExit struct {
 	Code       int
 	Killed     bool
 	Took       time.Duration
+	Stdout     []byte `json:"-"`
 }
 
-func startProcKubelet(t testing.TB, k *testKubelet, ns, bin string, env []string, kill func(*corev1.Pod) time.Duration) *procKubelet {
+func startProcKubelet(t testing.TB, k *testKubelet, ns, bin string, env []string, kill func(*corev1.Pod) int) *procKubelet {
 	p := &procKubelet{k: k, t: t, ns: ns, bin: bin, env: env, kill: kill, dir: t.TempDir(), started: map[types.UID]bool{}, stop: make(chan struct{})}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(100 * time.Millisecond)
+		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
@@ -214,13 +217,18 @@ func (p *procKubelet) run(pod *corev1.Pod) {
 	cmd := exec.Command(p.bin, argv...)
 	cmd.Env = append(append(append(os.Environ(), envList...), p.env...), "HOME="+root)
 	cmd.Dir = root
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = cmd.Stdout
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	out, _ := cmd.StderrPipe()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		p.finish(pod, 128, "StartError", err.Error(), false, 0)
 		return
+	}
+	killAfter := 0
+	if p.kill != nil {
+		killAfter = p.kill(pod)
 	}
 	p.k.setStatus(p.t, p.ns, pod.Name, func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodRunning
@@ -228,16 +236,13 @@ func (p *procKubelet) run(pod *corev1.Pod) {
 		s.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image, Ready: true, Started: ptr(true),
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Time{Time: start}}}}}
 	})
-	if p.kill != nil {
-		if d := p.kill(pod); d > 0 {
-			timer := time.AfterFunc(d, func() { cmd.Process.Signal(syscall.SIGKILL) })
-			defer timer.Stop()
-		}
-	}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		p.k.log(p.ns, pod.Name, c.Name, sc.Text())
+		if n == killAfter {
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
 	}
 	io.Copy(io.Discard, out)
 	err = cmd.Wait()
@@ -257,10 +262,10 @@ func (p *procKubelet) run(pod *corev1.Pod) {
 	if code != 0 {
 		reason = "Error"
 	}
-	p.finish(pod, code, reason, "", code == 137, took)
+	p.finish(pod, code, reason, "", code == 137, took, stdout.Bytes())
 }
 
-func (p *procKubelet) finish(pod *corev1.Pod, code int, reason, msg string, killed bool, took time.Duration) {
+func (p *procKubelet) finish(pod *corev1.Pod, code int, reason, msg string, killed bool, took time.Duration, stdout ...[]byte) {
 	now := metav1.Now()
 	phase := corev1.PodSucceeded
 	if code != 0 {
@@ -276,7 +281,7 @@ func (p *procKubelet) finish(pod *corev1.Pod, code int, reason, msg string, kill
 			ExitCode: int32(code), Reason: reason, Message: msg, FinishedAt: now}}}}
 	})
 	p.mu.Lock()
-	p.exits = append(p.exits, podExit{Pod: pod.Name, Index: pod.Annotations["batch.kubernetes.io/job-completion-index"], Code: code, Killed: killed, Took: took})
+	p.exits = append(p.exits, podExit{Pod: pod.Name, Index: pod.Annotations["batch.kubernetes.io/job-completion-index"], Code: code, Killed: killed, Took: took, Stdout: bytes.Join(stdout, nil)})
 	p.mu.Unlock()
 }
 
