@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -174,7 +175,7 @@ type warmRun struct {
 // runWarmJob creates the ServiceAccount, the sets ConfigMap and job in a
 // new namespace, runs its pods as prebake processes and waits for the Job
 // controller to mark it Complete.
-func runWarmJob(t *testing.T, c *testCluster, k *testKubelet, bin, ns string, sa *corev1.ServiceAccount, job *batchv1.Job, sets string, srv *mavenhttp.Server, env []string, kill func(*corev1.Pod) int) warmRun {
+func runWarmJob(t testing.TB, c *testCluster, k *testKubelet, bin, ns string, sa *corev1.ServiceAccount, job *batchv1.Job, sets string, srv *mavenhttp.Server, env []string, kill func(*corev1.Pod) int) warmRun {
 	t.Helper()
 	ctx := context.Background()
 	c.ensureNamespace(t, ns)
@@ -243,7 +244,7 @@ func lastN[T any](s []T, n int) []T {
 // storeState checks a file:// store: the set manifests (each a complete
 // JSON manifest whose jars are all in the store with their size) and no
 // temporary or partial file anywhere.
-func storeState(t *testing.T, dir string) (sets int) {
+func storeState(t testing.TB, dir string) (sets int) {
 	t.Helper()
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -293,6 +294,35 @@ func storeState(t *testing.T, dir string) (sets int) {
 // manifest is in the store once, complete (its jars there at their size),
 // and nothing partial is left (no temporary file, no multipart upload).
 func TestITWarmIndexedJob(t *testing.T) {
+	warmJobScenario(t, []string{"file", "s3"}, true)
+}
+
+// BenchmarkWarmJob: the warm Job of TestITWarmIndexedJob into a file://
+// store, 1 shard vs 8 (no kill): wall time of each and their ratio, and the
+// repository requests of each and their ratio.
+func BenchmarkWarmJob(b *testing.B) {
+	for b.Loop() {
+		runs := warmJobScenario(b, []string{"file"}, false)
+		one, eight := runs[warmKey{"file", 1, false}], runs[warmKey{"file", 8, false}]
+		b.ReportMetric(one.took.Seconds(), "wall_1_s")
+		b.ReportMetric(eight.took.Seconds(), "wall_8_s")
+		b.ReportMetric(one.took.Seconds()/eight.took.Seconds(), "speedup_1/8")
+		b.ReportMetric(float64(one.requests), "repo_requests_1")
+		b.ReportMetric(float64(eight.requests), "repo_requests_8")
+		b.ReportMetric(float64(eight.requests)/float64(one.requests), "repo_requests_8/1")
+	}
+}
+
+// warmKey names one run of warmJobScenario.
+type warmKey struct {
+	store string
+	n     int
+	kill  bool
+}
+
+// warmJobScenario runs the warm Job into each store ("file", "s3") with 1
+// and 8 shards, and with 8 and a kill when kill is set, checking each run.
+func warmJobScenario(t testing.TB, stores []string, kill bool) map[warmKey]warmRun {
 	testenv.RequireIT(t)
 	const nSets = 200
 	c := startCluster(t)
@@ -306,21 +336,28 @@ func TestITWarmIndexedJob(t *testing.T) {
 	sa, example := exampleWarmJob(t)
 	repoArgs := []string{"--no-default-repositories", "--repositories=" + srv.URL()}
 
-	s3srv := s3test.Start(t)
-	proxy := s3srv.NewProxy(t)
+	var s3srv *s3test.Server
+	var proxy *s3test.Proxy
+	if slices.Contains(stores, "s3") {
+		s3srv = s3test.Start(t)
+		proxy = s3srv.NewProxy(t)
+	}
 	s3env := []string{"AWS_ACCESS_KEY_ID=" + s3test.AccessKey, "AWS_SECRET_ACCESS_KEY=" + s3test.SecretKey, "AWS_REGION=us-east-1", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
 
-	type key struct {
-		store string
-		n     int
-		kill  bool
-	}
+	type key = warmKey
 	runs := map[key]warmRun{}
-	for _, store := range []string{"file", "s3"} {
-		for _, run := range []struct {
+	specs := []struct {
+		n    int
+		kill bool
+	}{{1, false}, {8, false}}
+	if kill {
+		specs = append(specs, struct {
 			n    int
 			kill bool
-		}{{1, false}, {8, false}, {8, true}} {
+		}{8, true})
+	}
+	for _, store := range stores {
+		for _, run := range specs {
 			n := run.n
 			name := fmt.Sprintf("warm-%s-%d", store, n)
 			if run.kill {
@@ -359,7 +396,9 @@ func TestITWarmIndexedJob(t *testing.T) {
 					return after
 				}
 			}
-			proxy.Reset()
+			if proxy != nil {
+				proxy.Reset()
+			}
 			r := runWarmJob(t, c, k, bin, name, sa, job, sets, srv, env, kill)
 			if store == "s3" {
 				r.storeRequests = proxy.Requests(http.MethodGet) + proxy.Requests(http.MethodHead) + proxy.Requests(http.MethodPut) + proxy.Requests(http.MethodPost)
@@ -423,6 +462,7 @@ func TestITWarmIndexedJob(t *testing.T) {
 			store, one.took.Round(time.Millisecond), eight.took.Round(time.Millisecond), one.took.Seconds()/eight.took.Seconds(), killed.took.Round(time.Millisecond),
 			one.requests, eight.requests, float64(eight.requests)/float64(one.requests), one.storeRequests, eight.storeRequests)
 	}
+	return runs
 }
 
 // buildPrebakeOnce builds cmd/prebake for the test.
