@@ -266,39 +266,41 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 //
 //	read + tar + sha256(tar) ─▶ compress ─▶ sha256(blob) + count + dst
 //
-// Without compression the tar is the blob: two stages and one sha256, the
-// digest being the diffID:
-//
-//	read + tar ─▶ sha256 + count + dst
+// Without compression the tar is the blob, hashed once (the digest is the
+// diffID) as it is written, in one goroutine: read + tar + sha256 + dst.
+// (BenchmarkCompression: a two-stage pipeline here cost about 10 % more CPU
+// for the same wall time, the copies between the stages outweighing the
+// overlap on 2 busy cores.)
 func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, comp Compression, dst io.Writer, task progress.Task) (layerDigests, error) {
+	if comp == CompressionNone {
+		h, cw := sha256.New(), &countWriter{}
+		if err := writeTar(ctx, entries, epoch, io.MultiWriter(h, cw, dst, taskWriter{task})); err != nil {
+			return layerDigests{}, err
+		}
+		d := sumHash(h)
+		return layerDigests{digest: d, diffID: d, size: cw.n}, nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const chunks, chunkSize = 4, 1 << 20
-	tarP := newChunkPipe(chunks, chunkSize)
-	blobP, tarOut := tarP, io.Writer(tarP)
-	var diffH hash.Hash // nil without compression
-	if comp != CompressionNone {
-		diffH, blobP = sha256.New(), newChunkPipe(chunks, chunkSize)
-		tarOut = io.MultiWriter(diffH, tarP)
-	}
+	tarP, blobP := newChunkPipe(chunks, chunkSize), newChunkPipe(chunks, chunkSize)
+	diffH := sha256.New()
 	stage1 := make(chan struct{})
-	go func() { // stage 1: read the files, tar (, sha256: diffID)
+	go func() { // stage 1: read the files, tar, sha256 (diffID)
 		defer close(stage1)
-		tarP.CloseWrite(writeTar(ctx, entries, epoch, io.MultiWriter(tarOut, taskWriter{task})))
+		tarP.CloseWrite(writeTar(ctx, entries, epoch, io.MultiWriter(diffH, tarP, taskWriter{task})))
 	}()
-	if blobP != tarP {
-		go func() { // stage 2: compress
-			zw, err := comp.newWriter(blobP)
-			if err == nil {
-				if _, err = tarP.WriteTo(zw); err == nil {
-					err = zw.Close()
-				}
+	go func() { // stage 2: compress
+		zw, err := comp.newWriter(blobP)
+		if err == nil {
+			if _, err = tarP.WriteTo(zw); err == nil {
+				err = zw.Close()
 			}
-			tarP.CloseRead(errPipeAborted)
-			blobP.CloseWrite(err)
-		}()
-	}
-	// last stage: sha256 (digest), count, write
+		}
+		tarP.CloseRead(errPipeAborted)
+		blobP.CloseWrite(err)
+	}()
+	// stage 3: sha256 (digest), count, write
 	digH := sha256.New()
 	cw := &countWriter{}
 	_, err := blobP.WriteTo(io.MultiWriter(digH, cw, dst))
@@ -308,13 +310,8 @@ func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, com
 		<-stage1
 		return layerDigests{}, err
 	}
-	<-stage1 // diffH is complete (the last stage saw the end of the tar, so it is)
-	d := sumHash(digH)
-	diffID := d
-	if diffH != nil {
-		diffID = sumHash(diffH)
-	}
-	return layerDigests{digest: d, diffID: diffID, size: cw.n}, nil
+	<-stage1 // diffH is complete (the compressor saw the end of the tar, so it is)
+	return layerDigests{digest: sumHash(digH), diffID: sumHash(diffH), size: cw.n}, nil
 }
 
 func sumHash(h hash.Hash) v1.Hash {
