@@ -99,6 +99,8 @@ type Result struct {
 	// image base without a platform in its config).
 	Platforms []string    `json:"platforms"`
 	Layers    []LayerInfo `json:"layers"`
+	// Compression is the layers' compression (none, gzip, zstd).
+	Compression Compression `json:"compression"`
 	// Report is the classpath conflict report (nil on a cache hit).
 	Report *Report `json:"report,omitempty"`
 	// BytesUploaded counts blob bytes sent to the target registry.
@@ -257,7 +259,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Tag: tgt.String(), LockHash: lockHash, BaseDigest: baseDigest, JarsDir: jarsDir, Layers: []LayerInfo{}, Platforms: []string{}}
+	res := &Result{Tag: tgt.String(), LockHash: lockHash, BaseDigest: baseDigest, JarsDir: jarsDir, Layers: []LayerInfo{}, Platforms: []string{}, Compression: o.compression}
 	finish := func() *Result {
 		res.Image = res.Ref
 		res.Jars = jarURLs(res.JarsDir, res.Files)

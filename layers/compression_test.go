@@ -83,6 +83,9 @@ func TestBakeCompressions(t *testing.T) {
 					t.Fatal(err)
 				}
 				validateImage(t, res.Ref)
+				if res.Compression != c {
+					t.Errorf("Result.Compression = %q, want %q", res.Compression, c)
+				}
 				ds = append(ds, res.Digest)
 				if i > 0 {
 					continue

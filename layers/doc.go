@@ -61,6 +61,7 @@
 //	  "jars": ["local:///opt/spark/prebake/jars/g_a-v.jar", …],
 //	  "platforms": ["linux/amd64", …],
 //	  "layers": [{"digest": "sha256:…", "diffID": "sha256:…", "size": 123, "files": […]}],
+//	  "compression": "none",                // --compression: none, gzip or zstd
 //	  "report": {                            // absent on a cache hit
 //	    "baseSparkVersion": "3.5.0", "baseScalaBinary": "2.12", "baseJars": 250,
 //	    "conflicts": [{"coord", "file", "version", "basePath", "baseVersion", "sameVersion", "skipped"}],
