@@ -19,8 +19,6 @@ import (
 	"github.com/prebake/prebake/resolver"
 )
 
-func init() { registerBake(newBakeImageCmd) }
-
 // registryFlags reach a registry (bake image, inspect).
 type registryFlags struct {
 	auth string
@@ -139,7 +137,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if cache == "" {
 		cache = resolver.DefaultCacheDir()
 	}
-	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache), layers.WithCompression(comp))
+	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache), layers.WithCompression(comp), layers.WithJarOpener(resolver.CacheJarOpener(cache)))
 	in := layers.BakeInput{
 		Base: o.base, Target: o.target, Tag: o.tag,
 		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,

@@ -21,6 +21,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -146,11 +147,11 @@ func BenchmarkBakeLayer(b *testing.B) {
 		b.Fatal(err)
 	}
 	data := bytes.Join(datas, nil)
-	lock := &resolver.Lockfile{}
+	lf := &lock.File{}
 	var paths []string
 	for i, d := range datas {
 		sum := sha256.Sum256(d)
-		lock.Artifacts = append(lock.Artifacts, resolver.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))})
+		lf.Artifacts = append(lf.Artifacts, lock.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))})
 		paths = append(paths, filepath.Join(dir, fmt.Sprintf("lib%02d.jar", i)))
 	}
 	ctx := context.Background()
@@ -160,7 +161,7 @@ func BenchmarkBakeLayer(b *testing.B) {
 	bake := func(opts ...Option) *Result {
 		out := filepath.Join(b.TempDir(), "out")
 		outs = append(outs, out)
-		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + out}, opts...)
+		res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + out}, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -246,8 +247,8 @@ func BenchmarkCacheHit(b *testing.B) {
 	if _, err := BuildImage(ctx, sparkBaseSpec(b, baseRef, sparkJars, "linux/amd64")); err != nil {
 		b.Fatal(err)
 	}
-	lock, paths := makeLock(b, b.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/jobs"}
+	lf, paths := makeLock(b, b.TempDir(), demoArtifacts...)
+	in := BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/jobs"}
 	if _, err := Bake(ctx, in); err != nil {
 		b.Fatal(err)
 	}
@@ -291,13 +292,13 @@ func BenchmarkCompression(b *testing.B) {
 	// The bake reads the jars from a resolver cache, as prebake does: blobs
 	// stamped when they were verified, so they are read once, not hashed.
 	cache := b.TempDir()
-	lock := &resolver.Lockfile{}
+	lf := &lock.File{}
 	var paths []string
 	var total int64
 	for i, d := range datas {
 		sum := sha256.Sum256(d)
-		a := resolver.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))}
-		lock.Artifacts = append(lock.Artifacts, a)
+		a := lock.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))}
+		lf.Artifacts = append(lf.Artifacts, a)
 		p := resolver.BlobPath(cache, a.Sha256)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.Rename(filepath.Join(dir, fmt.Sprintf("lib%02d.jar", i)), p); err != nil {
@@ -312,7 +313,7 @@ func BenchmarkCompression(b *testing.B) {
 	datas = nil
 	var files []File
 	for i, p := range paths {
-		f, err := FileFromPath(DefaultJarsDir+"/"+lock.Artifacts[i].File, p, 0o644, "")
+		f, err := FileFromPath(DefaultJarsDir+"/"+lf.Artifacts[i].File, p, 0o644, "")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -375,7 +376,7 @@ func BenchmarkCompression(b *testing.B) {
 				os.RemoveAll(tmp)
 				out := filepath.Join(b.TempDir(), "out")
 				timed(string(c)+"_bake", func() {
-					res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache))
+					res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
 					if err != nil {
 						b.Fatal(err)
 					}

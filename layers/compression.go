@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // Compression is how the layers prebake builds are compressed. Jars are
@@ -52,7 +52,7 @@ func ParseCompression(s string) (Compression, error) {
 	for i, c := range Compressions {
 		names[i] = string(c)
 	}
-	return "", exitcode.Errorf(exitcode.Usage, "--compression %q: want one of %s", s, strings.Join(names, ", "))
+	return "", errdefs.Errorf(errdefs.BadArgument, "--compression %q: want one of %s", s, strings.Join(names, ", "))
 }
 
 // id names the compressor and its pinned settings in the layer and bake
@@ -78,7 +78,7 @@ func (c Compression) mediaType(docker bool) (types.MediaType, error) {
 	case c == CompressionNone:
 		return types.OCIUncompressedLayer, nil
 	case c == CompressionZstd && docker:
-		return "", exitcode.Errorf(exitcode.Usage, "--compression zstd: the base is a Docker schema 2 image, which has no zstd layer type; use --compression none or gzip (or an OCI base)")
+		return "", errdefs.Errorf(errdefs.BadArgument, "--compression zstd: the base is a Docker schema 2 image, which has no zstd layer type; use --compression none or gzip (or an OCI base)")
 	case c == CompressionZstd:
 		return types.OCILayerZStd, nil
 	case docker:
@@ -134,7 +134,7 @@ func WithCompression(c Compression) Option {
 // checkCompression refuses a value ParseCompression would not return.
 func checkCompression(c Compression) error {
 	if _, err := ParseCompression(string(c)); err != nil || c == "" {
-		return exitcode.Errorf(exitcode.Usage, "layer compression %q: want one of none, gzip, zstd", string(c))
+		return errdefs.Errorf(errdefs.BadArgument, "layer compression %q: want one of none, gzip, zstd", string(c))
 	}
 	return nil
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/progress/task"
 )
 
 // Logger receives progress lines (to stderr). It is never given secrets.
@@ -45,6 +45,7 @@ type options struct {
 	userAgent   string
 	progress    Progress
 	compression Compression
+	jarOpener   JarOpener
 	tmp         string        // the bake's temporary blob directory, once made
 	fresh       []*builtLayer // the layers whose blobs this call wrote
 }
@@ -52,7 +53,7 @@ type options struct {
 // Progress starts transfer tasks: building a layer, pushing an image.
 // *progress.Reporter (internal/progress) implements it.
 type Progress interface {
-	Start(name string, total int64) progress.Task
+	Start(name string, total int64) task.Task
 }
 
 // WithProgress reports the layer builds and the push to p. The default
@@ -61,7 +62,7 @@ func WithProgress(p Progress) Option {
 	return func(o *options) { o.progress = p }
 }
 
-func (o *options) startTask(name string, total int64) progress.Task {
+func (o *options) startTask(name string, total int64) task.Task {
 	if o.progress == nil {
 		return nopTask{}
 	}
@@ -217,7 +218,7 @@ func (o *options) tempDir() (string, error) {
 	if o.tmp == "" {
 		d, err := os.MkdirTemp("", "prebake-layers-")
 		if err != nil {
-			return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("temporary layer directory: %w", err))
+			return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("temporary layer directory: %w", err))
 		}
 		o.tmp = d
 	}
@@ -265,4 +266,17 @@ func (o *options) layerEpoch() (time.Time, error) {
 		return o.epoch.UTC(), nil
 	}
 	return Epoch()
+}
+
+// JarOpener opens a jar of the lock at path (sha256 hex, size bytes) so
+// that its bytes are checked as they are read, or says it does not take
+// that path (ok false): the bake then hashes the jar as it reads it. The
+// resolver's cache gives one (resolver.CacheJarOpener) that trusts a blob by
+// its stamp, so a cached jar is read once and not hashed again.
+type JarOpener func(path, sha256 string, size int64) (rc io.ReadCloser, ok bool, err error)
+
+// WithJarOpener sets the JarOpener of the bake's jars. The default is none:
+// every jar is hashed as the layer reads it.
+func WithJarOpener(jo JarOpener) Option {
+	return func(o *options) { o.jarOpener = jo }
 }

@@ -7,8 +7,9 @@ import (
 	"hash"
 	"io"
 	"os"
+	"path/filepath"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // OpenBlob opens the cache blob named sum (size bytes, < 0: any) for one
@@ -25,15 +26,15 @@ func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 	path := BlobPath(cacheDir, sum)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("cache blob %s: %w", path, err))
+		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("cache blob %s: %w", path, err))
 	}
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() || (size >= 0 && info.Size() != size) {
 		f.Close()
 		if err != nil {
-			return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("cache blob %s: %w", path, err))
+			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("cache blob %s: %w", path, err))
 		}
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorruptBlob, path, info.Size(), size))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorruptBlob, path, info.Size(), size))
 	}
 	r := &blobReader{f: f, path: path, sum: sum, size: info.Size(), stamps: stampDir(cacheDir, true)}
 	if stamped(r.stamps, sum, info) {
@@ -42,6 +43,22 @@ func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 		r.h = sha256.New()
 	}
 	return r, nil
+}
+
+// CacheJarOpener is a layers.JarOpener (same signature; layers does not
+// import the resolver) for the cache in cacheDir: it takes a path that is
+// the cache blob of its sha256 and opens it with OpenBlob.
+func CacheJarOpener(cacheDir string) func(path, sum string, size int64) (io.ReadCloser, bool, error) {
+	if cacheDir == "" {
+		cacheDir = DefaultCacheDir()
+	}
+	return func(path, sum string, size int64) (io.ReadCloser, bool, error) {
+		if filepath.Clean(path) != BlobPath(cacheDir, sum) {
+			return nil, false, nil
+		}
+		rc, err := OpenBlob(cacheDir, sum, size)
+		return rc, err == nil, err
+	}
 }
 
 // blobReader is OpenBlob's reader: it hashes (h != nil) or re-checks the
@@ -73,18 +90,18 @@ func (r *blobReader) Read(p []byte) (int, error) {
 
 func (r *blobReader) check() error {
 	if r.n != r.size {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: read %d bytes, it had %d", ErrCorruptBlob, r.path, r.n, r.size))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: read %d bytes, it had %d", ErrCorruptBlob, r.path, r.n, r.size))
 	}
 	if r.h != nil {
 		if got := hex.EncodeToString(r.h.Sum(nil)); got != r.sum {
-			return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s hashes to %s", ErrCorruptBlob, r.path, got))
+			return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s hashes to %s", ErrCorruptBlob, r.path, got))
 		}
 		writeStamp(r.stamps, r.sum, r.path)
 		return nil
 	}
 	info, err := r.f.Stat()
 	if err != nil || stampOf(info) != r.stamp {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s changed while it was read", ErrCorruptBlob, r.path))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s changed while it was read", ErrCorruptBlob, r.path))
 	}
 	return nil
 }
