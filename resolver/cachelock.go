@@ -30,9 +30,10 @@ import (
 //
 //	<dir>/locks/<h[:2]>/<h>.404       unix nanoseconds
 //
-// and a process that opened the cache before that time takes it as its own
-// 404 (as if it had asked at the same moment); a later process asks again,
-// so a module published since is found.
+// and a process that opened the cache before that time, or at most
+// missingWindow after it, takes it as its own 404 (as if it had asked at
+// the same moment: processes started together start a little apart); a
+// later process asks again, so a module published since is found.
 
 // lockPoll bounds the wait between two tries of a held lock; waiting polls
 // (LOCK_NB) so that a cancelled context ends the wait.
@@ -87,8 +88,12 @@ func (c *cache) seenMissing(url string) bool {
 		return false
 	}
 	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	return err == nil && ns >= c.opened.UnixNano()
+	return err == nil && ns >= c.opened.Add(-missingWindow).UnixNano()
 }
+
+// missingWindow is how long before a process opened the cache another
+// process's 404 still counts as its own.
+const missingWindow = 10 * time.Second
 
 // recordMissing records a 404 for url now (best effort).
 func (c *cache) recordMissing(url string) {

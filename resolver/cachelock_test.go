@@ -261,7 +261,8 @@ func TestITManyProcessesOneColdCache(t *testing.T) {
 }
 
 // A 404 another process records is this process's own only when it came
-// after this process opened the cache: a later run asks again.
+// after this process opened the cache, or at most missingWindow before: a
+// later run asks again.
 func TestSharedNotFound(t *testing.T) {
 	dir := t.TempDir()
 	const u = "https://repo.example/g/missing/1/missing-1.pom"
@@ -279,9 +280,14 @@ func TestSharedNotFound(t *testing.T) {
 		t.Error("a process running when the 404 came does not share it")
 	}
 	time.Sleep(time.Millisecond)
+	soon, _ := openCache(dir, false, nil)
+	if !soon.seenMissing(u) {
+		t.Error("a process started just after the 404 (within missingWindow) does not share it")
+	}
 	late, _ := openCache(dir, false, nil)
+	late.opened = late.opened.Add(missingWindow + time.Second)
 	if late.seenMissing(u) {
-		t.Error("a process started after the 404 takes it instead of asking again")
+		t.Error("a process started missingWindow after the 404 takes it instead of asking again")
 	}
 }
 
