@@ -35,8 +35,8 @@ import (
 //     fieldRef (metadata.annotations['…'], labels, name, namespace) is
 //     resolved as the kubelet's downward API does (JOB_COMPLETION_INDEX);
 //   - every volume mount path is mapped to a local directory (a configMap's
-//     keys written as files, an emptyDir a fresh directory) wherever it
-//     appears in the args;
+//     keys, or its items at their paths, written as files; an emptyDir a
+//     fresh directory) wherever it appears in the args;
 //   - the exit goes back through the API server: the container's terminated
 //     state (exit code, reason) and the pod's phase, Succeeded or Failed.
 //
@@ -173,8 +173,31 @@ func (p *procKubelet) run(pod *corev1.Pod) {
 				p.finish(pod, 1, "CreateContainerConfigError", err.Error(), false, 0)
 				return
 			}
-			for k, val := range cm.Data {
-				if err := os.WriteFile(filepath.Join(d, k), []byte(val), 0o644); err != nil {
+			files := map[string]string{} // path in the volume → key
+			for k := range cm.Data {
+				files[k] = k
+			}
+			if len(v.ConfigMap.Items) > 0 { // only the items, at their paths
+				files = map[string]string{}
+				for _, it := range v.ConfigMap.Items {
+					if _, ok := cm.Data[it.Key]; !ok {
+						p.finish(pod, 1, "CreateContainerConfigError", fmt.Sprintf("configmap %s has no key %s", cm.Name, it.Key), false, 0)
+						return
+					}
+					if !filepath.IsLocal(it.Path) {
+						p.finish(pod, 1, "CreateContainerConfigError", fmt.Sprintf("configmap item path %q", it.Path), false, 0)
+						return
+					}
+					files[it.Path] = it.Key
+				}
+			}
+			for path, k := range files {
+				dst := filepath.Join(d, filepath.FromSlash(path))
+				if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+					p.finish(pod, 1, "Error", err.Error(), false, 0)
+					return
+				}
+				if err := os.WriteFile(dst, []byte(cm.Data[k]), 0o644); err != nil {
 					p.finish(pod, 1, "Error", err.Error(), false, 0)
 					return
 				}
