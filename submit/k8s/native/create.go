@@ -24,11 +24,9 @@ func Create(ctx context.Context, c kubernetes.Interface, objs *Objects) (*corev1
 	if err != nil {
 		return nil, fmt.Errorf("creating driver pod %s/%s: %w", ns, objs.Pod.Name, err)
 	}
-	isController := true
-	owner := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: &isController}}
+	objs.SetOwner(pod)
 	var errs []error
 	for _, o := range objs.Owned() {
-		o.SetOwnerReferences(owner)
 		var err error
 		switch x := o.(type) {
 		case *corev1.Service:
@@ -52,6 +50,15 @@ func Create(ctx context.Context, c kubernetes.Interface, objs *Objects) (*corev1
 		return nil, errors.Join(errs...)
 	}
 	return pod, nil
+}
+
+// SetOwner makes pod the owner of every owned object, replacing other
+// owners (KubernetesUtils.addOwnerReference).
+func (o *Objects) SetOwner(pod *corev1.Pod) {
+	isController := true
+	for _, x := range o.Owned() {
+		x.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: &isController}})
+	}
 }
 
 func kindOf(o metav1.Object) string {
