@@ -117,7 +117,8 @@ func init() {
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
 			RunE: func(c *cobra.Command, args []string) error {
-				out, err := checkOutput(g, "text", "json")
+				// yaml: the objects of k8s --dry-run.
+				out, err := checkOutput(g, "text", "json", "yaml")
 				if err != nil {
 					return err
 				}

@@ -26,6 +26,9 @@ type k8sBackend struct {
 	killHungDriver  bool
 	logTail         int
 	via             string
+	submitter       string
+	sparkVersion    string
+	dryRun          bool
 }
 
 func init() { registerBackend("k8s", &k8sBackend{}) }
@@ -38,28 +41,39 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
 	fs.StringVar(&b.via, "via", "", "k8s: \"operator\" creates a kubeflow SparkApplication instead of running spark-submit, and polls its state")
 	fs.DurationVar(&b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
+	fs.StringVar(&b.submitter, "submitter", submit.SubmitterSparkSubmit, "k8s cluster mode: spark-submit (run it), native (create the driver pod, ConfigMap and Service in Go, no JVM; refuses what it cannot reproduce) or auto (native when the argv is inside its supported set, else spark-submit)")
+	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x), which --submitter native|auto and --dry-run need")
+	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
+	if b.dryRun {
+		return submit.DryRunK8s(req.Args, submit.K8sOptions{DriverSparkVersion: b.sparkVersion, Getenv: os.Getenv}, req.Stdout)
+	}
+	if req.Output == "yaml" {
+		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
+	}
 	_, err := submit.SubmitK8s(ctx, req.Args, submit.K8sOptions{
-		SparkSubmit:     bin,
-		Timeout:         req.Flags.timeout,
-		PollInterval:    req.Flags.pollInterval,
-		PendingTimeout:  b.pendingTimeout,
-		HungGrace:       b.hungGrace,
-		NotFoundGrace:   b.notFoundGrace,
-		APIRetryTimeout: b.apiRetryTimeout,
-		KillHungDriver:  b.killHungDriver,
-		KillOnCancel:    req.Flags.killOnCancel,
-		LogTail:         b.logTail,
-		Via:             b.via,
-		Output:          req.Output,
-		Quiet:           req.Quiet,
-		Verbose:         req.Verbose,
-		Stdout:          req.Stdout,
-		Stderr:          req.Stderr,
-		Getenv:          os.Getenv,
+		Submitter:          b.submitter,
+		DriverSparkVersion: b.sparkVersion,
+		SparkSubmit:        bin,
+		Timeout:            req.Flags.timeout,
+		PollInterval:       req.Flags.pollInterval,
+		PendingTimeout:     b.pendingTimeout,
+		HungGrace:          b.hungGrace,
+		NotFoundGrace:      b.notFoundGrace,
+		APIRetryTimeout:    b.apiRetryTimeout,
+		KillHungDriver:     b.killHungDriver,
+		KillOnCancel:       req.Flags.killOnCancel,
+		LogTail:            b.logTail,
+		Via:                b.via,
+		Output:             req.Output,
+		Quiet:              req.Quiet,
+		Verbose:            req.Verbose,
+		Stdout:             req.Stdout,
+		Stderr:             req.Stderr,
+		Getenv:             os.Getenv,
 	})
 	return err
 }

@@ -59,6 +59,12 @@ type K8sOptions struct {
 	// SparkVersion is spec.sparkVersion of a SparkApplication. The default
 	// is 3.5.3.
 	SparkVersion string
+	// Submitter is SubmitterSparkSubmit (the default), SubmitterNative or
+	// SubmitterAuto (see chooseSubmitter).
+	Submitter string
+	// DriverSparkVersion is the driver image's Spark version, which the
+	// native submitter needs (3.5.x or 4.0.x).
+	DriverSparkVersion string
 	// Output is "text" (default) or "json".
 	Output         string
 	Quiet, Verbose bool
@@ -162,7 +168,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	if err := a.withDefaults(confDir); err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
-	if o.SparkSubmit == "" && o.Via == "" {
+	if o.SparkSubmit == "" && o.Via == "" && o.Submitter != SubmitterNative {
 		return exitcode.Errorf(exitcode.Usage, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
 	}
 	if o.Timeout > 0 {
@@ -170,7 +176,7 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
 		defer cancel()
 	}
-	if a.deployMode() != "cluster" && o.Via == "" {
+	if a.deployMode() != "cluster" && o.Via == "" && o.Submitter != SubmitterNative {
 		// Client mode: the driver is spark-submit itself, so its exit code is
 		// the driver's.
 		code, tail, err := runSparkSubmit(ctx, o, a.args)
@@ -219,6 +225,20 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 		"spark.kubernetes.submission.waitAppCompletion", "false",
 		"spark.kubernetes.driver.pod.name", w.pod,
 	)
+	objs, err := chooseSubmitter(subArgs, o, w.progressf)
+	if err != nil {
+		return err
+	}
+	if objs != nil {
+		w.progressf("submitting %s natively (no spark-submit)", res.SubmissionID)
+		if err := w.createNative(ctx, objs); err != nil {
+			res.Reason = reasonSubmitFailed
+			return err
+		}
+		now := w.now()
+		res.Timings.Submitted = &now
+		return w.run(ctx, res)
+	}
 	w.progressf("submitting %s with %s", res.SubmissionID, o.SparkSubmit)
 	code, tail, err := runSparkSubmit(ctx, o, subArgs)
 	if err != nil {

@@ -402,6 +402,7 @@ func (b *builder) basic() error {
 	}
 	p := b.pod
 	p.Name = podName
+	p.Namespace = b.ns
 	if p.Labels == nil {
 		p.Labels = map[string]string{}
 	}

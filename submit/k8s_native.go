@@ -1,0 +1,105 @@
+package submit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/user"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit/k8s/native"
+)
+
+// Submitters of a k8s:// cluster-mode submission (K8sOptions.Submitter).
+const (
+	SubmitterSparkSubmit = "spark-submit" // run the real spark-submit (the default)
+	SubmitterNative      = "native"       // build and create the objects in Go, no JVM
+	SubmitterAuto        = "auto"         // native when the argv is inside its supported set
+)
+
+// nativeEnv is the part of the submitter's environment Spark reads.
+var nativeEnv = []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_DIRS",
+	"HADOOP_CONF_DIR", "SPARK_CONF_DIR", "SPARK_HOME", "USER", "MASTER"}
+
+// nativeObjects builds what spark-submit would create for args.
+func nativeObjects(args []string, o *K8sOptions) (*native.Objects, error) {
+	env := map[string]string{}
+	for _, k := range nativeEnv {
+		if v := o.Getenv(k); v != "" {
+			env[k] = v
+		}
+	}
+	if env["USER"] == "" {
+		// Spark's fallback is the JVM's user name (Hadoop UGI).
+		if u, err := user.Current(); err == nil {
+			env["USER"] = u.Username
+		}
+	}
+	in, err := native.FromArgv(args, o.DriverSparkVersion, env)
+	if err != nil {
+		return nil, err
+	}
+	return native.Build(in)
+}
+
+// chooseSubmitter returns the native objects when the submission goes
+// native, nil when it goes through spark-submit. --submitter native fails
+// (64, naming the option) on what it cannot reproduce; auto falls back to
+// spark-submit then, and says why.
+func chooseSubmitter(args []string, o *K8sOptions, progress func(string, ...any)) (*native.Objects, error) {
+	switch o.Submitter {
+	case "", SubmitterSparkSubmit:
+		return nil, nil
+	case SubmitterNative, SubmitterAuto:
+	default:
+		return nil, exitcode.Errorf(exitcode.Usage, "--submitter %q: must be native, spark-submit or auto", o.Submitter)
+	}
+	objs, err := nativeObjects(args, o)
+	switch {
+	case err == nil:
+		return objs, nil
+	case o.Submitter == SubmitterAuto && o.SparkSubmit != "":
+		progress("auto: using spark-submit: %v", err)
+		return nil, nil
+	}
+	return nil, exitcode.New(exitcode.Usage, fmt.Errorf("--submitter %s: %w", o.Submitter, err))
+}
+
+// createNative creates the objects in spark-submit's order with the
+// submission's credentials.
+func (w *driverWatch) createNative(ctx context.Context, objs *native.Objects) error {
+	_, err := native.Create(ctx, w.client, objs)
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
+		return exitcode.New(exitcode.NoPerm, err)
+	case apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err):
+		return exitcode.New(exitcode.Usage, err)
+	}
+	return exitcode.New(exitcode.Unavailable, err)
+}
+
+// DryRunK8s prints, as YAML, the objects the native submitter would create
+// for args, and creates nothing. What it cannot reproduce is a usage error
+// (64) naming the option.
+func DryRunK8s(args []string, o K8sOptions, stdout io.Writer) error {
+	o.defaults()
+	objs, err := nativeObjects(args, &o)
+	if err != nil {
+		var ue *native.UnsupportedError
+		if errors.As(err, &ue) {
+			return exitcode.New(exitcode.Usage, fmt.Errorf("--dry-run: %w", err))
+		}
+		return exitcode.New(exitcode.Usage, err)
+	}
+	b, err := objs.YAML()
+	if err != nil {
+		return exitcode.New(exitcode.Internal, err)
+	}
+	_, err = stdout.Write(b)
+	return err
+}
