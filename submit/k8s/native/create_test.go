@@ -18,10 +18,10 @@ import (
 // the pod as their controller; a failure deletes the pod.
 func TestCreateOrderAndOwner(t *testing.T) {
 	in := testInput(ResourceJava, map[string]string{"spark.kubernetes.executor.podTemplateFile": "testdata/equiv/files/executor-template.yaml",
-		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.mount.path": "/d",
-		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.claimName": "OnDemand",
+		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.mount.path":           "/d",
+		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.claimName":    "OnDemand",
 		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.storageClass": "sc",
-		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.sizeLimit": "1Gi"})
+		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.sizeLimit":    "1Gi"})
 	objs := build(t, in)
 	c := fake.NewClientset()
 	var order []string
