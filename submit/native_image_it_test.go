@@ -115,10 +115,11 @@ func TestNativeFromImageIT(t *testing.T) {
 		}
 	}()
 	args := nativetest.Expand(append(nativetest.CommonArgs(ns, "3.5.9"), "--class", "org.example.Main", "local:///opt/app.jar"), e.repl)
-	cmd := exec.Command(bin, append([]string{"submit", "--submitter", "native", "--spark-version", "3.5.9", "--poll-interval", "200ms", "--"}, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"submit", "--submitter", "native", "--spark-version", "3.5.9", "--poll-interval", "200ms", "--"}, args...)...)
 	// No Spark, no Java: an empty PATH.
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/nonexistent", "SPARK_USER=prebake"}
-	cmd.WaitDelay = 2 * time.Minute
 	out, err := cmd.CombinedOutput()
 	<-done
 	var ee *exec.ExitError
