@@ -157,6 +157,9 @@ func SubmitK8s(ctx context.Context, args []string, o K8sOptions) (*K8sResult, er
 }
 
 func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) error {
+	if err := checkSubmitter(o.Submitter); err != nil {
+		return err
+	}
 	a, err := parseK8sArgs(args)
 	if err != nil {
 		return exitcode.New(exitcode.Usage, err)

@@ -45,17 +45,21 @@ func nativeObjects(args []string, o *K8sOptions) (*native.Objects, error) {
 	return native.Build(in)
 }
 
+func checkSubmitter(s string) error {
+	switch s {
+	case "", SubmitterSparkSubmit, SubmitterNative, SubmitterAuto:
+		return nil
+	}
+	return exitcode.Errorf(exitcode.Usage, "--submitter %q: must be native, spark-submit or auto", s)
+}
+
 // chooseSubmitter returns the native objects when the submission goes
 // native, nil when it goes through spark-submit. --submitter native fails
 // (64, naming the option) on what it cannot reproduce; auto falls back to
 // spark-submit then, and says why.
 func chooseSubmitter(args []string, o *K8sOptions, progress func(string, ...any)) (*native.Objects, error) {
-	switch o.Submitter {
-	case "", SubmitterSparkSubmit:
+	if o.Submitter == "" || o.Submitter == SubmitterSparkSubmit {
 		return nil, nil
-	case SubmitterNative, SubmitterAuto:
-	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "--submitter %q: must be native, spark-submit or auto", o.Submitter)
 	}
 	objs, err := nativeObjects(args, o)
 	switch {
