@@ -64,11 +64,7 @@ func TestEquivalenceGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var wantObjs []map[string]any
-			for _, o := range g.Objects {
-				wantObjs = append(wantObjs, o)
-			}
-			if diff := cmp.Diff(wantObjs, got); diff != "" {
+			if diff := cmp.Diff(g.Objects, got); diff != "" {
 				t.Errorf("native differs from spark-submit %s (-spark-submit +native):\n%s", g.SparkVersion, diff)
 			}
 		})
