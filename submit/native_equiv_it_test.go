@@ -36,32 +36,37 @@ func equivDir(t testing.TB) string {
 	return filepath.Join(wd, "k8s", "native", "testdata", "equiv")
 }
 
-// writeRecorder collects the object bodies sent to the API server.
+// writeRecorder collects the object bodies sent to the API server, by
+// namespace.
 type writeRecorder struct {
 	mu   sync.Mutex
-	objs []map[string]any
+	objs map[string][]map[string]any
 }
 
-var objectPath = regexp.MustCompile(`^/api/v1/namespaces/[^/]+/(pods|services|configmaps|persistentvolumeclaims)(/[^/]+)?$`)
+var objectPath = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/(pods|services|configmaps|persistentvolumeclaims)(/[^/]+)?$`)
 
 func (w *writeRecorder) record(method, path string, body []byte) {
-	if !objectPath.MatchString(path) {
+	m := objectPath.FindStringSubmatch(path)
+	if m == nil {
 		return
 	}
-	var m map[string]any
-	if err := yaml.Unmarshal(body, &m); err != nil {
+	var obj map[string]any
+	if err := yaml.Unmarshal(body, &obj); err != nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.objs = append(w.objs, m)
+	if w.objs == nil {
+		w.objs = map[string][]map[string]any{}
+	}
+	w.objs[m[1]] = append(w.objs[m[1]], obj)
 }
 
-func (w *writeRecorder) take() []map[string]any {
+func (w *writeRecorder) take(ns string) []map[string]any {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := w.objs
-	w.objs = nil
+	out := w.objs[ns]
+	delete(w.objs, ns)
 	return out
 }
 
@@ -215,11 +220,11 @@ func TestNativeEquivalenceIT(t *testing.T) {
 				continue
 			}
 			t.Run(version+"/"+cs.Name, func(t *testing.T) {
+				t.Parallel() // two at a time by default (-parallel follows GOMAXPROCS)
 				ns := fmt.Sprintf("eq-%s-%d", strings.ReplaceAll(version, ".", ""), i)
 				e.c.ensureNamespace(t, ns)
 				args := append(nativetest.CommonArgs(ns, version), cs.Args...)
 				// The real spark-submit.
-				e.rec.take()
 				start := time.Now()
 				cmd := exec.Command(sub, nativetest.Expand(args, e.repl)...)
 				cmd.Env = e.sparkSubmitEnv(t, home, cs.Env)
@@ -228,7 +233,7 @@ func TestNativeEquivalenceIT(t *testing.T) {
 					t.Fatalf("spark-submit: %v\n%s", err, out)
 				}
 				t.Logf("spark-submit took %s", time.Since(start).Round(time.Millisecond))
-				sentSpark := e.rec.take()
+				sentSpark := e.rec.take(ns)
 				heldSpark := readBack(t, e.c.admin, ns)
 				clearNamespace(t, e.c.admin, ns)
 
@@ -244,7 +249,7 @@ func TestNativeEquivalenceIT(t *testing.T) {
 				if _, err := native.Create(context.Background(), e.native, objs); err != nil {
 					t.Fatalf("Create: %v", err)
 				}
-				sentNative := e.rec.take()
+				sentNative := e.rec.take(ns)
 				heldNative := readBack(t, e.c.admin, ns)
 				clearNamespace(t, e.c.admin, ns)
 
