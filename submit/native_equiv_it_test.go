@@ -127,6 +127,17 @@ func clearNamespace(t testing.TB, c kubernetes.Interface, ns string) {
 	zero := int64(0)
 	all := metav1.ListOptions{}
 	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero}
+	// No controller removes the pvc-protection finalizer here.
+	pvcs, err := c.CoreV1().PersistentVolumeClaims(ns).List(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pvcs.Items {
+		p.Finalizers = nil
+		if _, err := c.CoreV1().PersistentVolumeClaims(ns).Update(ctx, &p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, err := range []error{
 		c.CoreV1().Pods(ns).DeleteCollection(ctx, opts, all),
 		c.CoreV1().PersistentVolumeClaims(ns).DeleteCollection(ctx, opts, all),
@@ -178,7 +189,8 @@ func newEquivEnv(t testing.TB) *equivEnv {
 	writeFile(t, filepath.Join(e.tmp, "ca.crt"), string(ca))
 	writeFile(t, filepath.Join(e.tmp, "token"), c.adminToken)
 	e.native = kubernetes.NewForConfigOrDie(&rest.Config{Host: e.p.url, BearerToken: c.adminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAFile: e.p.caFile}, QPS: -1})
+		TLSClientConfig: rest.TLSClientConfig{CAFile: e.p.caFile}, QPS: -1,
+		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	e.repl = map[string]string{nativetest.Master: e.p.url, nativetest.TestData: e.files, nativetest.Tmp: e.tmp}
 	return e
 }

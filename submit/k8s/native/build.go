@@ -2,6 +2,7 @@ package native
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -127,6 +128,10 @@ func Build(in *Input, opts ...Option) (*Objects, error) {
 	b := &builder{in: in, conf: in.Conf, v4: v4, o: o, props: map[string]string{}}
 	for k, v := range in.Conf {
 		b.props[k] = v
+	}
+	if _, ok := b.props["spark.app.submitTime"]; !ok {
+		// SparkSubmit records when it submitted.
+		b.props["spark.app.submitTime"] = strconv.FormatInt(o.now().UnixMilli(), 10)
 	}
 	b.appID = o.appID
 	if b.appID == "" {
@@ -737,6 +742,10 @@ func (b *builder) localDirs() error {
 			spec = "/var/data/spark-" + u
 		}
 		dirs = strings.Split(spec, ",")
+		// Spark spreads the driver's local dirs in a random order.
+		if err := shuffle(b.o.rnd, dirs); err != nil {
+			return err
+		}
 		tmpfs := strings.EqualFold(strings.TrimSpace(b.conf["spark.kubernetes.local.dirs.tmpfs"]), "true")
 		for i, d := range dirs {
 			name := localDirPfx + strconv.Itoa(i+1)
@@ -808,4 +817,17 @@ func scalaToInt(f float64) int64 {
 		return math.MinInt32
 	}
 	return int64(f)
+}
+
+// shuffle permutes s at random (Fisher-Yates).
+func shuffle(rnd io.Reader, s []string) error {
+	for i := len(s) - 1; i > 0; i-- {
+		var b [8]byte
+		if _, err := io.ReadFull(rnd, b[:]); err != nil {
+			return fmt.Errorf("random order: %w", err)
+		}
+		j := int(binary.BigEndian.Uint64(b[:]) % uint64(i+1))
+		s[i], s[j] = s[j], s[i]
+	}
+	return nil
 }

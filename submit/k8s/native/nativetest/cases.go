@@ -85,6 +85,9 @@ var Cases = []Case{
 	{Name: "local-dirs-tmpfs", Args: []string{
 		"--conf", "spark.local.dir=/tmp/a,/tmp/b", "--conf", "spark.kubernetes.local.dirs.tmpfs=true",
 		"--class", "org.example.Main", "local:///opt/app.jar"}},
+	{Name: "local-dirs-five", Args: []string{
+		"--conf", "spark.local.dir=/x/one,/x/two,/x/three,/x/four,/x/five",
+		"--class", "org.example.Main", "local:///opt/app.jar"}},
 	{Name: "local-dir-volume", Args: []string{
 		"--conf", "spark.kubernetes.driver.volumes.emptyDir.spark-local-dir-1.mount.path=/data/local",
 		"--class", "org.example.Main", "local:///opt/app.jar"}},
@@ -93,7 +96,7 @@ var Cases = []Case{
 		"--conf", "spark.kubernetes.driver.podTemplateContainerName=spark",
 		"--class", "org.example.Main", "local:///opt/app.jar"}},
 	{Name: "driver-template-first", Args: []string{
-		"--conf", "spark.kubernetes.driver.podTemplateFile=" + TestData + "/driver-template.yaml",
+		"--conf", "spark.kubernetes.driver.podTemplateFile=" + TestData + "/driver-template-single.yaml",
 		"local:///opt/app/main.py"}},
 	{Name: "executor-template", Args: []string{
 		"--conf", "spark.kubernetes.executor.podTemplateFile=" + TestData + "/executor-template.yaml",

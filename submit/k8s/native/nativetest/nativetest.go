@@ -69,33 +69,26 @@ func Normalise(objs []map[string]any, repl map[string]string) ([]map[string]any,
 		return nil, err
 	}
 	s := string(b)
-	// Random name suffixes, found in the names Spark derives.
-	ids := map[string]bool{}
+	// Random name suffixes, found in the names Spark derives, by role: the
+	// resource name prefix's ($ID), the driver ConfigMap's ($CM_ID) and a
+	// long app's service name's ($SVC_ID).
+	ids := map[string]string{}
 	for _, o := range objs {
 		md, _ := o["metadata"].(map[string]any)
 		name, _ := md["name"].(string)
-		for _, re := range []*regexp.Regexp{cmRe, svcLongRe, idSuffix} {
+		for re, ph := range map[*regexp.Regexp]string{cmRe: "$CM_ID", svcLongRe: "$SVC_ID", idSuffix: "$ID"} {
 			if m := re.FindStringSubmatch(name); m != nil {
-				ids[m[1]] = true
+				if _, ok := ids[m[1]]; !ok || ph != "$ID" {
+					ids[m[1]] = ph
+				}
 			}
 		}
 	}
-	var idList []string
-	for id := range ids {
-		idList = append(idList, id)
-	}
-	// Longest first, then by value, so that the placeholders are stable.
-	sort.Slice(idList, func(i, j int) bool {
-		if len(idList[i]) != len(idList[j]) {
-			return len(idList[i]) > len(idList[j])
-		}
-		return idList[i] < idList[j]
-	})
 	s = appIDRe.ReplaceAllString(s, "$$APP_ID")
 	s = uuidDirRe.ReplaceAllString(s, "/var/data/spark-$$UUID")
-	for i, id := range idList {
-		s = strings.ReplaceAll(s, "-"+id+"-", fmt.Sprintf("-$ID%d-", i+1))
-		s = strings.ReplaceAll(s, "-"+id+".", fmt.Sprintf("-$ID%d.", i+1))
+	for id, ph := range ids {
+		s = strings.ReplaceAll(s, "-"+id+"-", "-"+ph+"-")
+		s = strings.ReplaceAll(s, "-"+id+".", "-"+ph+".")
 	}
 	keys := make([]string, 0, len(repl))
 	for k := range repl {
@@ -120,6 +113,7 @@ func Normalise(objs []map[string]any, repl map[string]string) ([]map[string]any,
 				data["spark.properties"] = props
 			}
 		}
+		localDirs(o)
 		sortLists(o)
 		canonQuantities(o, false)
 	}
@@ -291,3 +285,48 @@ func canonQuantities(v any, inResources bool) {
 		}
 	}
 }
+
+// localDirs undoes Spark's shuffle of the local dirs (LocalDirsFeatureStep
+// spreads them in a random order): SPARK_LOCAL_DIRS is sorted and each
+// spark-local-dir-<i> volume is named by its mount path.
+func localDirs(o map[string]any) {
+	spec, _ := o["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	rename := map[string]string{}
+	cs, _ := spec["containers"].([]any)
+	for _, c := range cs {
+		cm, _ := c.(map[string]any)
+		envs, _ := cm["env"].([]any)
+		for _, e := range envs {
+			em, _ := e.(map[string]any)
+			if em["name"] == "SPARK_LOCAL_DIRS" {
+				if v, ok := em["value"].(string); ok {
+					parts := strings.Split(v, ",")
+					sort.Strings(parts)
+					em["value"] = strings.Join(parts, ",")
+				}
+			}
+		}
+		mounts, _ := cm["volumeMounts"].([]any)
+		for _, m := range mounts {
+			mm, _ := m.(map[string]any)
+			name, _ := mm["name"].(string)
+			if localDirName.MatchString(name) {
+				to := fmt.Sprintf("spark-local-dir-%v", mm["mountPath"])
+				rename[name] = to
+				mm["name"] = to
+			}
+		}
+	}
+	vols, _ := spec["volumes"].([]any)
+	for _, v := range vols {
+		vm, _ := v.(map[string]any)
+		if name, ok := vm["name"].(string); ok && rename[name] != "" {
+			vm["name"] = rename[name]
+		}
+	}
+}
+
+var localDirName = regexp.MustCompile(`^spark-local-dir-[0-9]+$`)
