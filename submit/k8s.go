@@ -235,6 +235,9 @@ func runK8s(ctx context.Context, args []string, o *K8sOptions, res *K8sResult) e
 	if objs != nil {
 		w.progressf("submitting %s natively (no spark-submit)", res.SubmissionID)
 		if err := w.createNative(ctx, objs); err != nil {
+			if ctx.Err() != nil {
+				return w.interrupted(ctx, res)
+			}
 			res.Reason = reasonSubmitFailed
 			return err
 		}
