@@ -188,9 +188,13 @@ func (b *builder) volumes() error {
 }
 
 // pvcAccessMode: ReadWriteOnce while spark.kubernetes.legacy.useReadWriteOnceAccessMode
-// is true (its default), else ReadWriteOncePod.
+// is true (its default in 3.5; false from 4.0), else ReadWriteOncePod.
 func (b *builder) pvcAccessMode() corev1.PersistentVolumeAccessMode {
-	if strings.EqualFold(strings.TrimSpace(b.get("spark.kubernetes.legacy.useReadWriteOnceAccessMode", "true")), "false") {
+	def := "true"
+	if b.v4 {
+		def = "false"
+	}
+	if strings.EqualFold(strings.TrimSpace(b.get("spark.kubernetes.legacy.useReadWriteOnceAccessMode", def)), "false") {
 		return corev1.ReadWriteOncePod
 	}
 	return corev1.ReadWriteOnce
