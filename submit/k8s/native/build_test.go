@@ -386,6 +386,14 @@ func TestVolumes(t *testing.T) {
 		*o.PVCs[0].Spec.StorageClassName != "gp3" || o.PVCs[0].Labels["spark-app-selector"] != "appId" {
 		t.Errorf("PVCs %+v", o.PVCs)
 	}
+	// Spark 4.0 defaults spark.kubernetes.legacy.useReadWriteOnceAccessMode to false.
+	in4 := testInput(ResourceJava, map[string]string{p + "persistentVolumeClaim.ond.mount.path": "/spill",
+		p + "persistentVolumeClaim.ond.options.claimName": "OnDemand", p + "persistentVolumeClaim.ond.options.storageClass": "gp3",
+		p + "persistentVolumeClaim.ond.options.sizeLimit": "200Gi"})
+	in4.SparkVersion = "4.0.5"
+	if o4 := build(t, in4); o4.PVCs[0].Spec.AccessModes[0] != corev1.ReadWriteOncePod {
+		t.Errorf("4.0 access mode %v", o4.PVCs[0].Spec.AccessModes)
+	}
 	mounts := map[string]corev1.VolumeMount{}
 	for _, m := range driver(o).VolumeMounts {
 		mounts[m.Name] = m
