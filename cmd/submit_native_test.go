@@ -22,7 +22,10 @@ func TestSubmitNativeFlags(t *testing.T) {
 	}{
 		{"dry run prints the objects", []string{"--dry-run", "-o", "yaml", "--spark-version", "3.5.9"}, argv, 0,
 			"kind: Pod", ""},
-		{"dry run needs the version", []string{"--dry-run", "-o", "yaml"}, argv, exitcode.Usage, "", "--spark-version"},
+		{"version from an official image tag", []string{"--dry-run", "-o", "yaml"}, argv, 0, "spark-version: 3.5.9", ""},
+		{"dry run needs the version", []string{"--dry-run", "-o", "yaml"},
+			[]string{"--", "--master", "k8s://https://127.0.0.1:1", "--deploy-mode", "cluster", "--conf", "spark.kubernetes.container.image=registry.example/jobs:7", "--class", "M", "local:///a.jar"},
+			exitcode.Usage, "", "--spark-version"},
 		{"dry run refuses uploads", []string{"--dry-run", "-o", "yaml", "--spark-version", "4.0.5"},
 			[]string{"--", "--master", "k8s://https://127.0.0.1:1", "--deploy-mode", "cluster", "--conf", "spark.kubernetes.container.image=i", "--class", "M", "app.jar"},
 			exitcode.Usage, "", "use --submitter spark-submit"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/user"
+	"regexp"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -42,7 +43,27 @@ func nativeObjects(args []string, o *K8sOptions) (*native.Objects, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.SparkVersion == "" {
+		in.SparkVersion = imageSparkVersion(in.Conf)
+	}
 	return native.Build(in)
+}
+
+// officialTag is the tag of Apache Spark's images (apache/spark, spark):
+// the Spark version first ("3.5.9", "4.0.5-scala2.13-java17-python3-ubuntu").
+var officialTag = regexp.MustCompile(`(^|/)(apache/)?spark:([0-9]+\.[0-9]+\.[0-9]+)(-[a-z0-9.-]+)?$`)
+
+// imageSparkVersion reads the Spark version from the driver image's tag
+// when the image is one of Apache Spark's own; "" otherwise.
+func imageSparkVersion(conf map[string]string) string {
+	img := conf["spark.kubernetes.driver.container.image"]
+	if img == "" {
+		img = conf["spark.kubernetes.container.image"]
+	}
+	if m := officialTag.FindStringSubmatch(img); m != nil {
+		return m[3]
+	}
+	return ""
 }
 
 func checkSubmitter(s string) error {
