@@ -7,17 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s"
 )
 
 // k8sBackend submits to k8s:// masters with spark-submit and polls the
-// driver pod (submit.SubmitK8s).
+// driver pod (k8s.Submit).
 type k8sBackend struct {
 	pendingTimeout  time.Duration
 	hungGrace       time.Duration
@@ -31,8 +30,6 @@ type k8sBackend struct {
 	dryRun          bool
 }
 
-func init() { registerBackend("k8s", &k8sBackend{}) }
-
 func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
 	fs.DurationVar(&b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")
@@ -41,7 +38,7 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
 	fs.StringVar(&b.via, "via", "", "k8s: \"operator\" creates a kubeflow SparkApplication instead of running spark-submit, and polls its state")
 	fs.DurationVar(&b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
-	fs.StringVar(&b.submitter, "submitter", submit.SubmitterSparkSubmit, "k8s cluster mode: spark-submit (run it), native (create the driver pod, ConfigMap and Service in Go, no JVM; refuses what it cannot reproduce) or auto (native when the argv is inside its supported set, else spark-submit)")
+	fs.StringVar(&b.submitter, "submitter", k8s.SubmitterSparkSubmit, "k8s cluster mode: spark-submit (run it), native (create the driver pod, ConfigMap and Service in Go, no JVM; refuses what it cannot reproduce) or auto (native when the argv is inside its supported set, else spark-submit)")
 	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x), which --submitter native|auto and --dry-run need")
 	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
@@ -49,12 +46,12 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
 	if b.dryRun {
-		return submit.DryRunK8s(req.Args, submit.K8sOptions{DriverSparkVersion: b.sparkVersion, Getenv: os.Getenv}, req.Stdout)
+		return k8s.DryRun(req.Args, k8s.Options{DriverSparkVersion: b.sparkVersion, Getenv: os.Getenv}, req.Stdout)
 	}
 	if req.Output == "yaml" {
 		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
 	}
-	_, err := submit.SubmitK8s(ctx, req.Args, submit.K8sOptions{
+	out, err := k8s.Backend{Options: k8s.Options{
 		Submitter:          b.submitter,
 		DriverSparkVersion: b.sparkVersion,
 		SparkSubmit:        bin,
@@ -68,14 +65,12 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 		KillOnCancel:       req.Flags.killOnCancel,
 		LogTail:            b.logTail,
 		Via:                b.via,
-		Output:             req.Output,
 		Quiet:              req.Quiet,
 		Verbose:            req.Verbose,
-		Stdout:             req.Stdout,
 		Stderr:             req.Stderr,
 		Getenv:             os.Getenv,
-	})
-	return err
+	}}.Submit(ctx, req.Args)
+	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
 func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
@@ -83,7 +78,18 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return submit.K8sStatus(ctx, req.Master, req.ID, o)
+	ss, err := k8s.Status(ctx, req.Master, req.ID, o)
+	if ss == nil { // no answer to render
+		return err
+	}
+	if req.Output == "json" {
+		if werr := writeResultJSON(req.Stdout, ss); werr != nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	k8s.WriteStatusText(req.Stdout, ss)
+	return err
 }
 
 func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
@@ -91,7 +97,18 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return submit.K8sKill(ctx, req.Master, req.ID, o)
+	tried, err := k8s.Kill(ctx, req.Master, req.ID, o)
+	if tried == nil { // no answer to render
+		return err
+	}
+	if req.Output == "json" {
+		if werr := writeResultJSON(req.Stdout, k8s.Deleted(tried)); werr != nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	k8s.WriteKillText(req.Stdout, tried)
+	return err
 }
 
 // sparkSubmitBin picks spark-submit: --spark-submit, else
@@ -112,8 +129,8 @@ func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(strin
 
 // idOptions carries --conf k=v (the submission's credentials, as
 // spark-submit --status/--kill take them) into the K8s options.
-func (b *k8sBackend) idOptions(req *idRequest) (submit.K8sIDOptions, error) {
-	o := submit.K8sIDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
+func (b *k8sBackend) idOptions(req *idRequest) (k8s.IDOptions, error) {
+	o := k8s.IDOptions{Stderr: req.Stderr, Getenv: os.Getenv}
 	if req.Flags == nil {
 		return o, nil
 	}
@@ -131,7 +148,7 @@ func (b *k8sBackend) idOptions(req *idRequest) (submit.K8sIDOptions, error) {
 		}
 		o.Conf[k] = v
 		if k == "spark.kubernetes.appKillPodDeletionGracePeriod" {
-			n, err := strconv.ParseInt(strings.TrimSuffix(v, "s"), 10, 64)
+			n, err := k8s.ParseGracePeriod(v)
 			if err != nil {
 				return o, exitcode.Errorf(exitcode.Usage, "--conf %s=%q: want seconds", k, v)
 			}
