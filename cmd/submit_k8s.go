@@ -31,46 +31,56 @@ type k8sBackend struct {
 }
 
 func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
-	fs.DurationVar(&b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")
+	durationVar(fs, &b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
+	durationVar(fs, &b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")
 	fs.BoolVar(&b.killHungDriver, "kill-hung-driver", true, "k8s: delete a hung driver's pod")
 	fs.IntVar(&b.logTail, "log-tail", 50, "k8s: driver log lines to show when the driver fails")
-	fs.DurationVar(&b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
+	durationVar(fs, &b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
 	fs.StringVar(&b.via, "via", "", "k8s: \"operator\" creates a kubeflow SparkApplication instead of running spark-submit, and polls its state")
-	fs.DurationVar(&b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
+	durationVar(fs, &b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
 	fs.StringVar(&b.submitter, "submitter", k8s.SubmitterSparkSubmit, "k8s cluster mode: spark-submit (run it), native (create the driver pod, ConfigMap and Service in Go, no JVM; refuses what it cannot reproduce) or auto (native when the argv is inside its supported set, else spark-submit)")
 	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x), which --submitter native|auto and --dry-run need")
 	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
-	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
 	if b.dryRun {
 		return k8s.DryRun(req.Args, k8s.Options{DriverSparkVersion: b.sparkVersion, Getenv: os.Getenv}, req.Stdout)
 	}
 	if req.Output == "yaml" {
 		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
 	}
-	out, err := k8s.Backend{Options: k8s.Options{
-		Submitter:          b.submitter,
-		DriverSparkVersion: b.sparkVersion,
-		SparkSubmit:        bin,
-		Timeout:            req.Flags.timeout,
-		PollInterval:       req.Flags.pollInterval,
-		PendingTimeout:     b.pendingTimeout,
-		HungGrace:          b.hungGrace,
-		NotFoundGrace:      b.notFoundGrace,
-		APIRetryTimeout:    b.apiRetryTimeout,
-		KillHungDriver:     b.killHungDriver,
-		KillOnCancel:       req.Flags.killOnCancel,
-		LogTail:            b.logTail,
-		Via:                b.via,
-		Quiet:              req.Quiet,
-		Verbose:            req.Verbose,
-		Stderr:             req.Stderr,
-		Getenv:             os.Getenv,
-	}}.Submit(ctx, req.Args)
+	o := b.options(req)
+	o.Submitter, o.DriverSparkVersion = b.submitter, b.sparkVersion
+	out, err := k8s.Backend{Options: o}.Submit(ctx, req.Args)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
+}
+
+// Attach follows the driver pod named by --status-poll-only; spark-submit is
+// never run.
+func (b *k8sBackend) Attach(ctx context.Context, req *submitRequest) error {
+	res, err := k8s.Attach(ctx, req.Flags.pollOnly, req.Args, b.options(req))
+	return render(req.Output, res, err, req.Stdout, req.Stderr)
+}
+
+func (b *k8sBackend) options(req *submitRequest) k8s.Options {
+	return k8s.Options{
+		SparkSubmit:     sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath),
+		Timeout:         req.Flags.timeout,
+		PollInterval:    req.Flags.pollInterval,
+		PendingTimeout:  b.pendingTimeout,
+		HungGrace:       b.hungGrace,
+		NotFoundGrace:   b.notFoundGrace,
+		APIRetryTimeout: b.apiRetryTimeout,
+		KillHungDriver:  b.killHungDriver,
+		KillOnCancel:    req.Flags.killOnCancel,
+		LogTail:         b.logTail,
+		Via:             b.via,
+		Quiet:           req.Quiet,
+		Verbose:         req.Verbose,
+		Stderr:          req.Stderr,
+		Getenv:          os.Getenv,
+	}
 }
 
 func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
