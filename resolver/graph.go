@@ -94,7 +94,7 @@ func unresolvedError(c maven.Coord, err error) error {
 	code := exitcode.Code(err)
 	switch {
 	case errors.Is(err, maven.ErrCycle), errors.Is(err, maven.ErrMalformed), errors.Is(err, maven.ErrCyclicProperty),
-		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion):
+		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion), errors.Is(err, ErrConfigurationNotFound):
 		code = exitcode.DataErr
 	case errors.Is(err, ErrNotFound):
 		code = exitcode.NotFound

@@ -48,16 +48,14 @@ type inode struct {
 	pom     *POMFile
 	noPOM   bool // resolved without a POM (Ivy's allownomd)
 	loadErr error
+	// confProblem: a configuration the default descriptor of a module
+	// without POM lacks (see handleDefaultDescriptorConf).
+	confProblem error
 	loaded  bool
 	dds     []*dd
 	callers []caller
 	evicted bool
 	fetched map[string]bool
-	// ownReal: the node's own IvyNodeUsage holds a real configuration
-	// (default or master) of the root conf, i.e. some visit loaded it
-	// through a VisitNode that was not redirected to another node's usage
-	// (see visitKey). Without it Ivy selects no artifact of the descriptor.
-	ownReal bool
 	order   int
 	// evMarked/evictedBy: Ivy's eviction data (root conf default); see
 	// engine.isEvicted.
@@ -556,8 +554,9 @@ func (e *engine) gotoNode(parent, loser, selected *inode) {
 	e.usage[visitKey{parent, selected}] = e.usageOwner(parent, loser)
 }
 
-// fetch is Ivy's fetchDependencies(node, conf).
-func (e *engine) fetch(n *inode, conf string, path []*inode) {
+// fetch is Ivy's fetchDependencies(node, conf) for the visit of n from
+// the last node of path, fetched itself in pconf (VisitNode.parentConf).
+func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
 	if e.err != nil {
 		return
 	}
@@ -566,7 +565,7 @@ func (e *engine) fetch(n *inode, conf string, path []*inode) {
 		parent = path[len(path)-1]
 	}
 	e.resolveConflict(n, path, len(path)-1, nil)
-	if e.loadData(n, conf, parent) {
+	if e.loadData(n, conf, parent, pconf) {
 		// resolve again now that the descriptor is loaded
 		e.resolveConflict(n, path, len(path)-1, nil)
 	}
@@ -576,17 +575,8 @@ func (e *engine) fetch(n *inode, conf string, path []*inode) {
 		}
 		return
 	}
-	rc := realConf(conf)
-	if n.loaded && !e.isEvicted(n) {
-		if rc == "default" || rc == "master" || rc == "compile" || rc == "runtime" {
-			// handleConfiguration: the real conf goes into the visit node's usage.
-			if o := e.usageOwner(parent, n); o == n {
-				n.ownReal = true
-			}
-		}
-		if !n.noPOM && !isCircular(n, path) {
-			e.doFetch(n, rc, path)
-		}
+	if n.loaded && !e.isEvicted(n) && !n.noPOM && !isCircular(n, path) {
+		e.doFetch(n, realConf(conf), pconf, path)
 	}
 	if e.isEvicted(n) {
 		// The winner is fetched in the configuration asked of the loser:
@@ -601,16 +591,16 @@ func (e *engine) fetch(n *inode, conf string, path []*inode) {
 				continue
 			}
 			e.gotoNode(parent, n, w)
-			e.fetch(w, conf, path)
+			e.fetch(w, conf, pconf, path)
 		}
 	}
 }
 
-func (e *engine) doFetch(n *inode, conf string, path []*inode) {
+func (e *engine) doFetch(n *inode, conf, pconf string, path []*inode) {
 	if exts := confExtends[conf]; len(exts) > 0 {
 		n.updateConfsToFetch(exts)
 		for _, ext := range exts {
-			e.fetch(n, ext, path)
+			e.fetch(n, ext, pconf, path)
 			if e.err != nil {
 				return
 			}
@@ -647,7 +637,7 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 	}
 	sub := append(append([]*inode{}, path...), n)
 	for _, v := range visits {
-		e.visitDep(v.child, v.confs, sub)
+		e.visitDep(v.child, v.confs, conf, sub)
 		if e.err != nil {
 			return
 		}
@@ -657,18 +647,23 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 // visitDep fetches a dependency in the configurations its caller requires,
 // then in the ones still pending (IvyNode.getConfsToFetch), e.g. runtime
 // added by a conflict computation at an ancestor or by an eviction.
-func (e *engine) visitDep(child *inode, confs []string, path []*inode) {
+func (e *engine) visitDep(child *inode, confs []string, pconf string, path []*inode) {
+	defer func() {
+		if child.confProblem != nil && e.err == nil {
+			e.err = unresolvedError(child.id, child.confProblem)
+		}
+	}()
 	for _, rc := range confs {
-		e.fetch(child, rc, path)
+		e.fetch(child, rc, pconf, path)
 		if e.err != nil {
 			return
 		}
 	}
-	if e.isEvicted(child) || child.loadErr != nil {
+	if e.isEvicted(child) || child.loadErr != nil || child.confProblem != nil {
 		return
 	}
 	for _, fc := range javaOrder(child.toFetch) {
-		e.fetch(child, fc, path)
+		e.fetch(child, fc, pconf, path)
 		if e.err != nil {
 			return
 		}
@@ -783,7 +778,7 @@ func (e *engine) runLatest(coords []Coordinate) {
 		visits = append(visits, child)
 	}
 	for _, child := range visits {
-		e.visitDep(child, []string{"default(runtime)"}, []*inode{e.root})
+		e.visitDep(child, []string{"default(runtime)"}, "default", []*inode{e.root})
 		if e.err != nil {
 			return
 		}
@@ -899,12 +894,7 @@ func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
 	if len(arts) > 0 && (!allToo || n.noPOM) {
 		return arts, nil
 	}
-	if !n.ownReal {
-		// IvyNode.getArtifacts: the node's own usage holds only the
-		// unresolved "default(runtime)" of the root dependency (the real
-		// confs went to the usage of the node it evicted, see gotoNode), so
-		// no descriptor artifact is selected: e.g. --packages
-		// org.slf4j:slf4j-api:1.7.36,org.slf4j:slf4j-api:2.0.7.
+	if !n.selectsOwnArtifacts() {
 		return arts, nil
 	}
 	if n.noPOM {
@@ -912,6 +902,32 @@ func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
 	}
 	main, err := e.mainArtifacts(n)
 	return append(arts, main...), err
+}
+
+// selectsOwnArtifacts is the configuration test of IvyNode.getArtifacts
+// (ivy 2.5.1 src/java/org/apache/ivy/core/resolve/IvyNode.java): the
+// configurations of the node's own usage and of the usages merged from the
+// nodes it evicted (getConfigurations: usage plus mergedUsages) include the
+// one holding the descriptor's artifacts, "master" in a POM's descriptor
+// (PomModuleDescriptorBuilder) and "default" in the default descriptor of
+// a module without one (DefaultModuleDescriptor.newDefaultInstance).
+//
+// The own usage can lack it: with --packages
+// org.slf4j:slf4j-api:1.7.36,org.slf4j:slf4j-api:2.0.7 the real confs of
+// 2.0.7 go to the usage of 1.7.36 (gotoNode) and the copy merged when
+// 1.7.36 was evicted was taken before, so no jar. A later markEvicted of
+// the loser (ResolveEngine.resolveConflict's "previously evicted in root"
+// branch, reached when another module declares the loser) refreshes the
+// merged copy (IvyNode.updateDataFrom → mergedUsage.updateDataFrom), and
+// the jar is selected: issue 19's jackson-annotations 2.x, 2.14.0 plus
+// jackson-databind 2.x (which declares 2.x), golden
+// deb-twice-then-declared-transitively.
+func (n *inode) selectsOwnArtifacts() bool {
+	c := "master"
+	if n.noPOM {
+		c = "default"
+	}
+	return n.confs[c] || n.mergedConfs[c]
 }
 
 // mainArtifacts are the descriptor's own artifacts (conf master).
