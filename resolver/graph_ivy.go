@@ -51,12 +51,12 @@ type inode struct {
 	// confProblem: a configuration the default descriptor of a module
 	// without POM lacks (see handleDefaultDescriptorConf).
 	confProblem error
-	loaded  bool
-	dds     []*dd
-	callers []caller
-	evicted bool
-	fetched map[string]bool
-	order   int
+	loaded      bool
+	dds         []*dd
+	callers     []caller
+	evicted     bool
+	fetched     map[string]bool
+	order       int
 	// evMarked/evictedBy: Ivy's eviction data (root conf default); see
 	// engine.isEvicted.
 	evMarked  bool
