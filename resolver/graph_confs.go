@@ -55,8 +55,18 @@ func (n *inode) removeToFetch(c string) {
 	for i, x := range n.toFetch {
 		if x == c {
 			n.toFetch = append(n.toFetch[:i:i], n.toFetch[i+1:]...)
+			if !n.fetchedConfs[c] && n.eng != nil {
+				n.eng.lostToFetch(n)
+			}
 			return
 		}
+	}
+}
+
+// confAdded: n's usage configurations grew, so its depsOf may do more.
+func (n *inode) confAdded() {
+	if n.eng != nil {
+		n.eng.dirtyNode(n)
 	}
 }
 
@@ -78,7 +88,10 @@ func (n *inode) addConfs(conf string) {
 	for _, ext := range confExtends[conf] {
 		n.addConfs(ext)
 	}
-	n.confs[conf] = true
+	if !n.confs[conf] {
+		n.confs[conf] = true
+		n.confAdded()
+	}
 }
 
 // usageConfs is IvyNode.getConfigurations(root conf): the configurations
@@ -106,7 +119,10 @@ func (n *inode) updateDataFrom(loser *inode) {
 		n.mergedConfs = map[string]bool{}
 	}
 	for _, c := range loser.usageConfs() {
-		n.mergedConfs[c] = true
+		if !n.mergedConfs[c] {
+			n.mergedConfs[c] = true
+			n.confAdded()
+		}
 	}
 }
 
@@ -240,7 +256,10 @@ func (n *inode) addConfs1(conf string) {
 	if n.confs == nil {
 		n.confs = map[string]bool{}
 	}
-	n.confs[conf] = true
+	if !n.confs[conf] {
+		n.confs[conf] = true
+		n.confAdded()
+	}
 }
 
 // ivyID is Ivy's ModuleRevisionId.toString.

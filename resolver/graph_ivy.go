@@ -77,20 +77,31 @@ type inode struct {
 	// settled: the last resolveConflict walk from an ancestor upwards
 	// that found n resolved at every level (see settledWalk).
 	settled settledWalk
+	// lazy: n is the one node of its module, whose walks are recorded
+	// (records: their top frames; walked: ancestors known to have
+	// selected n) instead of written to the tables (graph_frames.go).
+	lazy    bool
+	records []*frame
+	walked  map[*inode]bool
+	eng     *engine
+	// gen counts the events that may make n's depsOf do something new;
+	// memo is the state of its last depsOf (graph_frames.go).
+	gen  uint64
+	memo depsMemo
 }
 
 // settledWalk identifies a resolveConflict walk of a node from ancestor i
-// of a visit path (by the path's backing array, never written after it is
-// built) while its module's conflict tables were at generation gen. Such a
+// of a visit path (by the frame of that ancestor: the path up to it, see
+// graph_frames.go) while its module's conflict tables were at generation
+// gen. Such a
 // walk that met only ancestors where the node is resolved (or evicted)
 // changes nothing but markEvicted (idempotent), so it is not repeated
 // until the tables of that module change: without this, every fetch of a
 // node walked all its ancestors again (quadratic work per level in deep
 // chains).
 type settledWalk struct {
-	base **inode
-	i    int
-	gen  uint64
+	at  *frame
+	gen uint64
 }
 
 // visitKey is Ivy's VisitNode: a node reached from a parent (e.root for
@@ -132,9 +143,13 @@ type engine struct {
 	// excls: every exclusion any caller's descriptor holds (see
 	// excludedBelow); med: the mediation index of the last deep path.
 	excls map[maven.Exclusion]bool
-	med   *medIndex
 	// midGen counts the changes to sel/evd per module (see settledWalk).
 	midGen map[string]uint64
+	// fs: the visit path's frames (graph_frames.go); firstOf: the first
+	// node of each module.
+	fs      frameStack
+	firstOf map[string]*inode
+	pathBuf []*inode
 }
 
 type pomFetcher struct{ e *engine }
@@ -158,9 +173,9 @@ func newEngine(ctx context.Context, src Source, log Logger, rules []ExcludeRule)
 	e := &engine{ctx: ctx, src: src, log: log, rules: rules,
 		nodes: map[maven.Coord]*inode{}, selected: map[string]*inode{},
 		usage: map[visitKey]*inode{}, sel: map[ancMid][]*inode{}, evd: map[ancMid][]*inode{},
-		midGen: map[string]uint64{}}
+		midGen: map[string]uint64{}, firstOf: map[string]*inode{}}
 	e.loader = maven.NewLoader(pomFetcher{e})
-	e.root = &inode{fetched: map[string]bool{}, loaded: true}
+	e.root = &inode{fetched: map[string]bool{}, loaded: true, eng: e}
 	return e
 }
 
@@ -235,8 +250,14 @@ func (e *engine) node(c maven.Coord) *inode {
 	n, ok := e.nodes[c]
 	if !ok {
 		e.seq++
-		n = &inode{id: c, fetched: map[string]bool{}, order: e.seq}
+		n = &inode{id: c, fetched: map[string]bool{}, order: e.seq, eng: e}
 		e.nodes[c] = n
+		if first := e.firstOf[n.mid()]; first == nil {
+			e.firstOf[n.mid()] = n
+			n.lazy = true
+		} else {
+			e.materialize(first)
+		}
 	}
 	return n
 }
@@ -267,14 +288,10 @@ func (e *engine) load(n *inode) {
 	n.dds = ddsOf(m)
 }
 
-// isCircular: the node's module already appears on the visit path.
-func isCircular(n *inode, path []*inode) bool {
-	for _, a := range path {
-		if a != nil && a != n && a.id.Group == n.id.Group && a.id.Artifact == n.id.Artifact {
-			return true
-		}
-	}
-	return false
+// isCircular: the node's module already appears on the visit path (the
+// frame stack) as another node.
+func (e *engine) isCircular(n *inode) bool {
+	return e.fs.midCount[n.mid()] > len(e.fs.onStack[n])
 }
 
 // ancMid keys Ivy's per-ancestor conflict tables (IvyNode.selectedDeps /
@@ -366,7 +383,7 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 		// The walk above this ancestor only reads the tables of n's module
 		// when nothing changed them since the same walk settled (see
 		// settledWalk); its markEvicted calls are repeated below.
-		if s := (settledWalk{&path[0], i, e.midGen[key.mid]}); n.settled != s {
+		if s := (settledWalk{e.fs.frames[i], e.midGen[key.mid]}); n.settled != s {
 			if !e.resolveConflict(n, path, i-1, toevict) {
 				return false
 			}
@@ -459,13 +476,26 @@ func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selec
 // dependers above x. Each dependency's node records that x declares it
 // (IvyNode.getDependencyDescriptor(parent), used by the force rule).
 func (e *engine) depsOf(x *inode, above []*inode) []*inode {
+	out, _ := e.getDependencies(x, above, false)
+	return out
+}
+
+// depsOfIsNoop: depsOf(x, above) would change nothing now (no node to
+// create, no configuration to fetch to add, no declaration to record).
+func (e *engine) depsOfIsNoop(x *inode, above []*inode) bool {
+	_, changes := e.getDependencies(x, above, true)
+	return !changes
+}
+
+// getDependencies is depsOf; with dry it changes nothing and only reports
+// whether it would.
+func (e *engine) getDependencies(x *inode, above []*inode, dry bool) (out []*inode, changes bool) {
 	var dds []*dd
 	if x == e.root {
 		dds = e.rootDDs
 	} else {
 		dds = x.dds
 	}
-	var out []*inode
 	seen := map[*inode]bool{}
 	for _, conf := range x.usageConfs() {
 		for _, d := range dds {
@@ -478,6 +508,18 @@ func (e *engine) depsOf(x *inode, above []*inode) []*inode {
 			}
 			if x != e.root {
 				d = e.mediateBelow(d, above, x)
+			}
+			if dry {
+				c := e.existingNode(d.target)
+				if c == nil || (x != e.root && !c.declaredBy[x]) {
+					return nil, true
+				}
+				for _, conf := range dconfs {
+					if !c.fetchedConfs[conf] && !hasString(c.toFetch, conf) {
+						return nil, true
+					}
+				}
+				continue
 			}
 			c := e.node(d.target)
 			c.updateConfsToFetch(javaOrder(dconfs))
@@ -493,7 +535,23 @@ func (e *engine) depsOf(x *inode, above []*inode) []*inode {
 			}
 		}
 	}
-	return out
+	return out, false
+}
+
+// existingNode is the node of c if it exists (a dynamic revision not
+// resolved yet has none).
+func (e *engine) existingNode(c maven.Coord) *inode {
+	c.Version = NormalizeRevision(c.Version)
+	if IsDynamicRevision(c.Version) {
+		e.dyn.mu.Lock()
+		r, ok := e.dyn.m[c]
+		e.dyn.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		c = r
+	}
+	return e.nodes[c]
 }
 
 // resolveConflicts is ResolveEngine.resolveConflicts: the IVY-465 shortcut
@@ -564,10 +622,10 @@ func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
 	if len(path) > 0 {
 		parent = path[len(path)-1]
 	}
-	e.resolveConflict(n, path, len(path)-1, nil)
+	e.conflict(n, path)
 	if e.loadData(n, conf, parent, pconf) {
 		// resolve again now that the descriptor is loaded
-		e.resolveConflict(n, path, len(path)-1, nil)
+		e.conflict(n, path)
 	}
 	if n.loadErr != nil {
 		if e.err == nil {
@@ -575,7 +633,7 @@ func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
 		}
 		return
 	}
-	if n.loaded && !e.isEvicted(n) && !n.noPOM && !isCircular(n, path) {
+	if n.loaded && !e.isEvicted(n) && !n.noPOM && !e.isCircular(n) {
 		e.doFetch(n, realConf(conf), pconf, path)
 	}
 	if e.isEvicted(n) {
@@ -625,7 +683,7 @@ func (e *engine) doFetch(n *inode, conf, pconf string, path []*inode) {
 		}
 		d = e.mediateBelow(d, path, nil)
 		child := e.node(d.target)
-		child.callers = append(child.callers, caller{parent: n, dd: d})
+		e.addCaller(child, caller{parent: n, dd: d})
 		e.noteExclusions(d)
 		if child.declaredBy == nil {
 			child.declaredBy = map[*inode]bool{}
@@ -635,7 +693,12 @@ func (e *engine) doFetch(n *inode, conf, pconf string, path []*inode) {
 		child.updateConfsToFetch(rcs)
 		visits = append(visits, visit{child, rcs})
 	}
-	sub := append(append([]*inode{}, path...), n)
+	// The visit paths are views of one buffer (the frame stack's nodes):
+	// a path is never read after its frame is popped.
+	e.pathBuf = append(e.pathBuf[:len(path)], n)
+	sub := e.pathBuf[:len(path)+1]
+	e.pushFrame(n)
+	defer e.popFrame()
 	for _, v := range visits {
 		e.visitDep(v.child, v.confs, conf, sub)
 		if e.err != nil {
@@ -764,6 +827,10 @@ func ddExcludes(d *dd, g, a string) bool {
 func (e *engine) runLatest(coords []Coordinate) {
 	e.root.fetched["default"] = true
 	e.root.addConfs("default")
+	e.pushFrame(e.root)
+	defer e.popFrame()
+	e.pathBuf = append(e.pathBuf[:0], e.root)
+	rootPath := e.pathBuf[:1]
 	var visits []*inode
 	for _, c := range coords {
 		d := &dd{target: maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: c.Version},
@@ -773,12 +840,12 @@ func (e *engine) runLatest(coords []Coordinate) {
 			continue
 		}
 		child := e.node(d.target)
-		child.callers = append(child.callers, caller{parent: nil, dd: d})
+		e.addCaller(child, caller{parent: nil, dd: d})
 		child.updateConfsToFetch(d.confs["default"])
 		visits = append(visits, child)
 	}
 	for _, child := range visits {
-		e.visitDep(child, []string{"default(runtime)"}, "default", []*inode{e.root})
+		e.visitDep(child, []string{"default(runtime)"}, "default", rootPath)
 		if e.err != nil {
 			return
 		}
@@ -1077,7 +1144,20 @@ func (e *engine) noteExclusions(d *dd) {
 		if e.excls == nil {
 			e.excls = map[maven.Exclusion]bool{}
 		}
-		e.excls[x] = true
+		if !e.excls[x] {
+			e.excls[x] = true
+			e.dirtyAll() // exclusion answers may change
+		}
+	}
+}
+
+// addCaller records a caller of n; with exclusions about, any exclusion
+// answer may change (excludedBelow walks the callers), so every frame is
+// dirty (graph_frames.go).
+func (e *engine) addCaller(n *inode, c caller) {
+	n.callers = append(n.callers, c)
+	if len(e.excls) > 0 {
+		e.dirtyAll()
 	}
 }
 
@@ -1092,16 +1172,9 @@ func (e *engine) anyExcludes(g, a string) bool {
 // depth, and deep chains cubic).
 const deepPath = 48
 
-// medIndex is, for one visit path (identified by its backing array, which
-// is never written after it is built), the index of the topmost node that
-// manages each module with a version: what mediate finds by walking.
-type medIndex struct {
-	base  **inode
-	n     int
-	first map[[2]string]int
-}
-
-// mediateBelow is mediate(d, above + x) (x may be nil).
+// mediateBelow is mediate(d, above + x) (x may be nil); above is a
+// prefix of the frame stack, whose index of managers (frameStack.managed)
+// answers on deep paths.
 func (e *engine) mediateBelow(d *dd, above []*inode, x *inode) *dd {
 	if len(above) < deepPath {
 		path := above
@@ -1110,26 +1183,7 @@ func (e *engine) mediateBelow(d *dd, above []*inode, x *inode) *dd {
 		}
 		return mediate(d, path)
 	}
-	if e.med == nil || e.med.base != &above[0] {
-		e.med = &medIndex{base: &above[0], first: map[[2]string]int{}}
-	}
-	m := e.med
-	for ; m.n < len(above); m.n++ {
-		a := above[m.n]
-		if a == nil || a.model == nil {
-			continue
-		}
-		for _, me := range a.model.Managed {
-			k := [2]string{me.Group, me.Artifact}
-			if _, ok := m.first[k]; ok {
-				continue
-			}
-			if v, ok := a.model.ManagedVersion(me.Group, me.Artifact); ok && v != "" {
-				m.first[k] = m.n
-			}
-		}
-	}
-	if i, ok := m.first[[2]string{d.target.Group, d.target.Artifact}]; ok && i < len(above) {
+	if i, ok := e.fs.managed[[2]string{d.target.Group, d.target.Artifact}]; ok && i < len(above) {
 		return mediate(d, above[i:i+1])
 	}
 	if x != nil {
