@@ -288,4 +288,3 @@ func (e *engine) materialize(n *inode) {
 	}
 	n.records, n.walked = nil, nil
 }
-
