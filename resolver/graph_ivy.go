@@ -150,6 +150,7 @@ type engine struct {
 	fs      frameStack
 	firstOf map[string]*inode
 	pathBuf []*inode
+	literal bool // no lazy walks (tests)
 }
 
 type pomFetcher struct{ e *engine }
@@ -254,7 +255,7 @@ func (e *engine) node(c maven.Coord) *inode {
 		e.nodes[c] = n
 		if first := e.firstOf[n.mid()]; first == nil {
 			e.firstOf[n.mid()] = n
-			n.lazy = true
+			n.lazy = !e.literal
 		} else {
 			e.materialize(first)
 		}
