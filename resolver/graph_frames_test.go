@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,13 +121,22 @@ func TestLazyWalksAreIvysWalks(t *testing.T) {
 	if testing.Short() {
 		seeds = 30
 	}
+	if n, err := strconv.Atoi(os.Getenv("PREBAKE_LAZY_SEEDS")); err == nil && n > 0 {
+		seeds = n // a longer look
+	}
 	evictions, failures := 0, 0
 	start := time.Now()
 	for seed := range seeds {
 		rng := rand.New(rand.NewSource(int64(seed)))
 		src, roots := newRandSource(rng)
 		req := Request{Packages: []string{strings.Join(roots, ",")}}
+		if os.Getenv("PREBAKE_LAZY_TRACE") != "" {
+			fmt.Fprintln(os.Stderr, "seed", seed, "literal")
+		}
 		lit, lerr := buildIvyGraph(context.Background(), req, src, nil, true)
+		if os.Getenv("PREBAKE_LAZY_TRACE") != "" {
+			fmt.Fprintln(os.Stderr, "seed", seed, "lazy")
+		}
 		lazy, err := buildIvyGraph(context.Background(), req, src, nil, false)
 		if fmt.Sprint(lerr) != fmt.Sprint(err) {
 			t.Fatalf("seed %d (%v): errors differ: literal %v, lazy %v", seed, roots, lerr, err)

@@ -791,6 +791,9 @@ func (e *engine) callersExclude(n *inode, g, a string, stack map[*inode]bool) *b
 	stack[n] = true
 	defer delete(stack, n)
 	allInconclusive := true
+	// A caller recorded again (one per visit) gives the same answer: the
+	// stack is the same within this loop.
+	var asked map[*inode]bool
 	for _, c := range n.callers {
 		var ex *bool
 		switch {
@@ -800,7 +803,13 @@ func (e *engine) callersExclude(n *inode, g, a string, stack map[*inode]bool) *b
 			ex = &f
 		case stack[c.parent]:
 			ex = nil
+		case asked[c.parent]:
+			continue
 		default:
+			if asked == nil {
+				asked = map[*inode]bool{}
+			}
+			asked[c.parent] = true
 			ex = e.callersExclude(c.parent, g, a, stack)
 		}
 		if ex != nil {
