@@ -225,6 +225,9 @@ func (e *engine) selectedIn(n *inode, j int) bool {
 // walk described at the top of this file.
 func (e *engine) conflict(n *inode, path []*inode) {
 	top := len(path) - 1
+	if n.lazy && (top >= len(e.fs.frames) || e.fs.frames[top].node != path[top]) {
+		e.materialize(n) // not a visit of the frame stack: the literal walk
+	}
 	if !n.lazy {
 		e.resolveConflict(n, path, top, nil)
 		return
@@ -259,6 +262,14 @@ func (e *engine) conflict(n *inode, path []*inode) {
 		n.records = append(n.records, r)
 	}
 	e.selectAt(e.root, n)
+}
+
+// frameAt is the frame of path[i] when path is the frame stack's path.
+func (e *engine) frameAt(path []*inode, i int) *frame {
+	if i < len(e.fs.frames) && e.fs.frames[i].node == path[i] {
+		return e.fs.frames[i]
+	}
+	return nil
 }
 
 // selectAt writes the table entry "ancestor a selected n" of a lazy walk.

@@ -384,11 +384,11 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 		// The walk above this ancestor only reads the tables of n's module
 		// when nothing changed them since the same walk settled (see
 		// settledWalk); its markEvicted calls are repeated below.
-		if s := (settledWalk{e.fs.frames[i], e.midGen[key.mid]}); n.settled != s {
+		if s := (settledWalk{e.frameAt(path, i), e.midGen[key.mid]}); s.at == nil || n.settled != s {
 			if !e.resolveConflict(n, path, i-1, toevict) {
 				return false
 			}
-			if s.gen == e.midGen[key.mid] {
+			if s.at != nil && s.gen == e.midGen[key.mid] {
 				n.settled = s
 			}
 		}
