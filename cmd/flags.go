@@ -17,12 +17,12 @@ type resolveFlags struct {
 	excludes              []string
 	noDefaultRepositories bool
 	settings              string
-	conflict              string
+	conflict              resolver.Conflict
 	lock                  string
 	frozen                bool
 	offline               bool
 	cache                 string
-	checksumPolicy        string
+	checksumPolicy        resolver.ChecksumPolicy
 }
 
 func (f *resolveFlags) add(fs *pflag.FlagSet) {
@@ -31,12 +31,12 @@ func (f *resolveFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.excludes, "exclude-packages", nil, "comma-separated g:a (globs allowed) to exclude, as spark-submit --exclude-packages")
 	fs.BoolVar(&f.noDefaultRepositories, "no-default-repositories", false, "drop ~/.m2/repository, Central and spark-packages from the chain")
 	fs.StringVar(&f.settings, "settings", "", "Maven settings.xml for mirrors and server credentials")
-	fs.StringVar(&f.conflict, "conflict", resolver.ConflictLatest, "conflict rule: latest (Spark/Ivy) or nearest (Maven)")
+	fs.StringVar((*string)(&f.conflict), "conflict", string(resolver.ConflictLatest), "conflict rule: latest (Spark/Ivy) or nearest (Maven)")
 	fs.StringVar(&f.lock, "lock", "", "lockfile: used when it matches the inputs, written after a resolution")
 	fs.BoolVar(&f.frozen, "frozen", false, "fail (exit 78) when the lock is missing or stale instead of resolving")
 	fs.BoolVar(&f.offline, "offline", false, "make no network request; use only the cache")
 	fs.StringVar(&f.cache, "cache", "", "cache directory (default $PREBAKE_CACHE, else the user cache dir + /prebake)")
-	fs.StringVar(&f.checksumPolicy, "checksum-policy", resolver.ChecksumWarn, "missing checksum: strict (fail), warn or ignore; a mismatch always fails")
+	fs.StringVar((*string)(&f.checksumPolicy), "checksum-policy", string(resolver.ChecksumWarn), "missing checksum: strict (fail), warn or ignore; a mismatch always fails")
 }
 
 // request builds a resolver.Request; extra are positional coordinates.

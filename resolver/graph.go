@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/maven"
 )
 
@@ -65,7 +65,7 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 	switch req.Conflict {
 	case "", ConflictLatest, ConflictNearest:
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "conflict mode %q: must be latest or nearest", req.Conflict)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "conflict mode %q: must be latest or nearest", req.Conflict)
 	}
 	e := newEngine(ctx, src, log, rules)
 	e.literal = literal
@@ -79,7 +79,7 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 		e.runLatest(coords)
 	}
 	if e.dyn.bad != nil {
-		return nil, exitcode.New(exitcode.DataErr, e.dyn.bad)
+		return nil, errdefs.New(errdefs.Invalid, e.dyn.bad)
 	}
 	if e.err != nil {
 		return nil, e.err
@@ -99,17 +99,17 @@ func nonBlank(v []string) []string {
 
 // unresolvedError is Ivy's "unresolved dependency" problem.
 func unresolvedError(c maven.Coord, err error) error {
-	code := exitcode.Code(err)
+	code := errdefs.KindOf(err)
 	switch {
 	case errors.Is(err, maven.ErrCycle), errors.Is(err, maven.ErrMalformed), errors.Is(err, maven.ErrCyclicProperty),
 		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion), errors.Is(err, ErrConfigurationNotFound):
-		code = exitcode.DataErr
+		code = errdefs.Invalid
 	case errors.Is(err, ErrNotFound):
-		code = exitcode.NotFound
-	case code == exitcode.Internal && !errors.As(err, new(*exitcode.Error)):
-		code = exitcode.DataErr
+		code = errdefs.NotFound
+	case code == errdefs.Internal && !errors.As(err, new(*errdefs.Error)):
+		code = errdefs.Invalid
 	}
-	return exitcode.New(code, fmt.Errorf("unresolved dependency: %s#%s;%s: %w", c.Group, c.Artifact, c.Version, err))
+	return errdefs.New(code, fmt.Errorf("unresolved dependency: %s#%s;%s: %w", c.Group, c.Artifact, c.Version, err))
 }
 
 func sortedKeys[V any](m map[string]V) []string {
