@@ -35,6 +35,13 @@ type Request struct {
 	NoDefaultRepositories bool
 	// Settings is a Maven settings.xml path (mirrors, server credentials); optional.
 	Settings string
+	// IvySettings is spark.jars.ivySettings: an Ivy settings file (a path
+	// or a file: URI) whose default resolver replaces Spark's chain, with
+	// Repositories added on top as Spark adds them. Optional.
+	IvySettings string
+	// IvyHome is spark.jars.ivy. It moves Ivy's user dir and cache, which
+	// prebake does not use (see the README); optional.
+	IvyHome string
 	// Conflict is ConflictLatest (default) or ConflictNearest.
 	Conflict string
 	// LockPath, when set, is read if it exists and matches the inputs, and

@@ -39,6 +39,13 @@ type repo struct {
 	user, pass string // basic auth from the URL's userinfo
 	hasAuth    bool
 	isM2Cache  bool // the user's ~/.m2: checksums are not expected there
+
+	// From an Ivy settings file (ivysettings_chain.go): the resolver's own
+	// layout (nil: Maven's), the dual chain artifacts are looked up in,
+	// and the chain whose flags apply.
+	layout *ivyLayout
+	dual   []*repo
+	chain  *ivyChain
 }
 
 func (r *repo) isFile() bool { return r.dir != "" }
@@ -66,6 +73,9 @@ type chainConfig struct {
 // writes there, prebake never does, and a resolution that depended on it
 // could not be reproduced from a lock on another machine.
 func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
+	if req.IvySettings != "" {
+		return ivyChainFor(req, cfg)
+	}
 	var chain []*repo
 	if !req.NoDefaultRepositories {
 		home := cfg.home
@@ -198,7 +208,7 @@ func inputsRepositories(chain []*repo) []string {
 			out = append(out, m2InputsName)
 			continue
 		}
-		out = append(out, r.URL)
+		out = append(out, r.inputsEntry())
 	}
 	return out
 }
