@@ -241,7 +241,7 @@ func lockedJars(lock *resolver.Lockfile, f *resolveFlags, ropts []resolver.Optio
 				}
 			}
 		}
-		opts := slices.Concat(ropts, []resolver.Option{resolver.WithOffline(f.offline), resolver.WithRepositoryURLs(repos...), resolver.WithSettings(f.settings), resolver.WithChecksumPolicy(f.checksumPolicy)})
+		opts := slices.Concat(ropts, []resolver.Option{resolver.WithOffline(f.offline), resolver.WithRepositoryURLs(repos...), resolver.WithSettings(f.settings), resolver.WithIvySettings(f.ivySettings, repos...), resolver.WithChecksumPolicy(f.checksumPolicy)})
 		return resolver.FetchLocked(ctx, lock, cache, opts...)
 	}
 }

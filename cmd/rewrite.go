@@ -84,9 +84,6 @@ func resolveJars(ctx context.Context, rf *resolveFlags, p submit.Packages, rep *
 	if err != nil || len(req.Packages) == 0 {
 		return nil, nil, err
 	}
-	if p.Ivy != "" || p.IvySettings != "" {
-		rep.Warnf("spark.jars.ivy/spark.jars.ivySettings are not honoured for resolution; using the default chain")
-	}
 	res, err := resolver.Resolve(ctx, req, resolver.WithLogger(rep), resolver.WithProgress(rep))
 	rep.Wait()
 	if err != nil {
@@ -115,6 +112,21 @@ func requestFor(rf *resolveFlags, p submit.Packages) (resolver.Request, error) {
 	}
 	if p.Excludes != "" {
 		req.Excludes = append([]string{p.Excludes}, req.Excludes...)
+	}
+	// spark.jars.ivySettings and spark.jars.ivy hold one value each: the
+	// argv's and the flag's must agree.
+	for _, kv := range []struct {
+		flag, key string
+		dst       *string
+		argv      string
+	}{{"--ivy-settings", "spark.jars.ivySettings", &req.IvySettings, p.IvySettings}, {"--ivy", "spark.jars.ivy", &req.IvyHome, p.Ivy}} {
+		switch {
+		case kv.argv == "" || kv.argv == *kv.dst:
+		case *kv.dst == "":
+			*kv.dst = kv.argv
+		default:
+			return req, exitcode.Errorf(exitcode.Usage, "%s %s and the command line's %s=%s differ", kv.flag, *kv.dst, kv.key, kv.argv)
+		}
 	}
 	return req, nil
 }

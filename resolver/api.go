@@ -121,4 +121,7 @@ type CachedFile struct {
 	Sha256 string
 	Size   int64
 	URL    string // the URL that served it, without userinfo
+	// Repo is the repository that served it when that is not the
+	// ArtifactRef's (an Ivy settings chain in dual mode); else empty.
+	Repo Repository
 }

@@ -427,13 +427,67 @@ func (r *repo) inputsEntry() string {
 // ivyHomeWarning is the warning for spark.jars.ivy with the default chain:
 // Spark's local-ivy-cache resolver reads <ivy home>/local, which prebake
 // does not (it holds ivy.xml modules, published with `ivy publish`).
-func ivyHomeWarning(ivyHome string) string {
-	if ivyHome == "" {
+func ivyHomeWarning(req Request) string {
+	if req.IvyHome == "" || req.IvySettings != "" || req.NoDefaultRepositories {
 		return ""
 	}
-	dir := filepath.Join(ivyHome, "local")
+	dir := filepath.Join(req.IvyHome, "local")
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return fmt.Sprintf("spark.jars.ivy: %s holds an Ivy local repository (Spark's local-ivy-cache resolver); prebake does not read it", dir)
 	}
 	return ""
+}
+
+// servedBy is the repository a lock records for an artifact: the one that
+// served it (a dual chain's artifact may come from another repository
+// than its POM).
+func servedBy(ref ArtifactRef, cf *CachedFile) Repository {
+	if cf.Repo.URL != "" {
+		return cf.Repo
+	}
+	return ref.Repo
+}
+
+// lockedRelIn is where r holds a locked artifact: r's own layout, else
+// the Maven path (lockedRel).
+func lockedRelIn(r *repo, a Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
+	if r.layout == nil {
+		return lockedRel(a, readMeta)
+	}
+	p := strings.Split(a.Coord, ":")
+	if len(p) != 3 && len(p) != 4 {
+		return "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
+	}
+	cls := ""
+	if len(p) == 4 {
+		cls = p[3]
+	}
+	rel, err := r.layout.artifactPath(p[0], p[1], p[2], cls, "jar")
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s in repository %s: %v", a.File, r, err)
+	}
+	return rel, nil
+}
+
+// WithIvySettings gives FetchLocked the chain of an Ivy settings file
+// (spark.jars.ivySettings): the layouts of its url and filesystem
+// resolvers and its <credentials>, for the repositories a lock records.
+// repositories are the --repositories URLs Spark adds on top. "" does
+// nothing.
+func WithIvySettings(path string, repositories ...string) Option {
+	return func(o *options) error {
+		if path == "" {
+			return nil
+		}
+		cfg := o.chain
+		if !o.chainSet {
+			cfg = envChainConfig()
+		}
+		chain, err := ivyChainFor(Request{IvySettings: path, Repositories: repositories}, cfg)
+		if err != nil {
+			return err
+		}
+		o.ivyChain = append(o.ivyChain, chain...)
+		return nil
+	}
 }

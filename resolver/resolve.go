@@ -49,6 +49,9 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	if w := ivyHomeWarning(req); w != "" {
+		o.log.Printf("warning: %s", w)
+	}
 	in := canonicalInputs(req, chain)
 
 	if req.LockPath != "" {
@@ -151,7 +154,7 @@ func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel 
 				art: Artifact{
 					Coord:      coord,
 					File:       SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar"),
-					Repository: redact.StripUserinfo(ref.Repo.URL),
+					Repository: redact.StripUserinfo(servedBy(ref, cf).URL),
 					Sha256:     cf.Sha256,
 					Size:       cf.Size,
 				},
@@ -237,7 +240,7 @@ func FetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, opts ...O
 	if err != nil {
 		return nil, err
 	}
-	var chain []*repo
+	chain := o.ivyChain
 	for i, u := range o.creds {
 		r, err := parseRepo(fmt.Sprintf("creds-%d", i+1), u)
 		if err != nil {
@@ -333,7 +336,7 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 			return err
 		}
 	}
-	rel, err := lockedRel(a, func(rel string) ([]byte, error) {
+	rel, err := lockedRelIn(r, a, func(rel string) ([]byte, error) {
 		if r.isFile() {
 			p, err := safepath.Join(r.dir, rel)
 			if err != nil {

@@ -42,6 +42,7 @@ type options struct {
 	creds         []string
 	offline       bool
 	progress      Progress // WithProgress; nil reports nothing
+	ivyChain      []*repo  // WithIvySettings: FetchLocked's layouts and credentials
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -706,6 +707,12 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 		if r = ar; err == nil || !errors.Is(err, ErrNotFound) {
 			break
 		}
+	}
+	if err == nil && r.Repository != ref.Repo {
+		// A dual chain served it from another of its repositories.
+		c := *cf
+		c.Repo = r.Repository
+		cf = &c
 	}
 	if err != nil {
 		if errors.Is(err, errNotCached) {
