@@ -317,7 +317,7 @@ func (s *ivySettingsFile) flatten(r *ivyResolver, seen map[*ivyResolver]bool, de
 				if !filepath.IsAbs(*p) {
 					return nil, bad("pattern %q is not an absolute path", *p)
 				}
-				*p = "file:" + filepath.ToSlash(*p)
+				*p = "file://" + filepath.ToSlash(*p)
 			}
 		}
 		base := commonBase(ivyP, artP)
