@@ -40,11 +40,10 @@ const ivsDir = "testdata/ivysettings"
 const ivsUser, ivsPass = "spark", "ivs-n0t-in-any-output"
 
 type ivsCase struct {
-	name                string
-	packages, repos     string
-	exclude             string
-	env                 [][2]string
-	settingsPath, files []string
+	name            string
+	packages, repos string
+	exclude         string
+	env             [][2]string
 }
 
 func ivsCases(t *testing.T) []ivsCase {

@@ -44,7 +44,7 @@ func describe(chain []*repo) []string {
 	return out
 }
 
-func ivsChain(t *testing.T, dir string, repos []string, env map[string]string) ([]*repo, error) {
+func ivsChain(t *testing.T, dir string, repos []string) ([]*repo, error) {
 	t.Helper()
 	return ivyChainFor(Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Repositories: repos}, chainConfig{home: "/home/u"})
 }
@@ -123,7 +123,7 @@ func TestIvySettingsChain(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeIvs(t, tc.files)
-			chain, err := ivsChain(t, dir, tc.repos, nil)
+			chain, err := ivsChain(t, dir, tc.repos)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +169,7 @@ func TestIvySettingsErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeIvs(t, tc.files)
-			_, err := ivsChain(t, dir, nil, nil)
+			_, err := ivsChain(t, dir, nil)
 			if err == nil {
 				t.Fatal("no error")
 			}
