@@ -230,21 +230,11 @@ func (s *ivySettingsFile) chain(repositories []string) ([]*repo, error) {
 			return nil, err
 		}
 	}
-	n := 0
-	for _, v := range repositories {
-		for _, u := range strings.Split(v, ",") {
-			if u == "" {
-				continue
-			}
-			n++
-			r, err := parseRepo(fmt.Sprintf("repo-%d", n), u)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
+	user, err := userRepositories(repositories)
+	if err != nil {
+		return nil, err
 	}
-	if len(out) == 0 {
+	if out = append(out, user...); len(out) == 0 {
 		return nil, ivyErr(exitcode.DataErr, s.path, "no defaultResolver in <settings>, and no --repositories: Spark would have no resolver")
 	}
 	if err := s.applyCredentials(out); err != nil {
@@ -454,13 +444,9 @@ func lockedRelIn(r *repo, a Artifact, readMeta func(rel string) ([]byte, error))
 	if r.layout == nil {
 		return lockedRel(a, readMeta)
 	}
-	p := strings.Split(a.Coord, ":")
-	if len(p) != 3 && len(p) != 4 {
-		return "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
-	}
-	cls := ""
-	if len(p) == 4 {
-		cls = p[3]
+	p, cls, err := lockedCoord(a)
+	if err != nil {
+		return "", err
 	}
 	rel, err := r.layout.artifactPath(p[0], p[1], p[2], cls, "jar")
 	if err != nil {
@@ -479,11 +465,7 @@ func WithIvySettings(path string, repositories ...string) Option {
 		if path == "" {
 			return nil
 		}
-		cfg := o.chain
-		if !o.chainSet {
-			cfg = envChainConfig()
-		}
-		chain, err := ivyChainFor(Request{IvySettings: path, Repositories: repositories}, cfg)
+		chain, err := ivyChainFor(Request{IvySettings: path, Repositories: repositories}, o.chainConfig())
 		if err != nil {
 			return err
 		}

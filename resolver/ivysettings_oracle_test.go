@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
@@ -208,20 +209,17 @@ func TestIvySettingsSpark(t *testing.T) {
 	e := ivsEnv{url: ng.URL, private: ng.PrivateURL, host: "127.0.0.1", repos: repos}
 	record := os.Getenv("PREBAKE_IVS_RECORD") == "1"
 	cases := ivsCases(t)
-	sem := make(chan struct{}, 2)
 	spark := make([]string, len(cases))
 	details := make([]string, len(cases))
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(2) // two JVMs on a 2-core machine
 	for i, c := range cases {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			spark[i], details[i] = c.runSpark(t, e, sparkHome, pyPath)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if record {

@@ -100,23 +100,11 @@ func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
 			chain = append(chain, r)
 		}
 	}
-	n := 0
-	for _, v := range req.Repositories {
-		for _, u := range strings.Split(v, ",") {
-			if u == "" {
-				// Spark would add an IBiblio resolver with an empty root that
-				// never finds anything; skipping it changes no result.
-				continue
-			}
-			n++
-			r, err := parseRepo(fmt.Sprintf("repo-%d", n), u)
-			if err != nil {
-				return nil, err
-			}
-			chain = append(chain, r)
-		}
+	user, err := userRepositories(req.Repositories)
+	if err != nil {
+		return nil, err
 	}
-	if len(chain) == 0 {
+	if chain = append(chain, user...); len(chain) == 0 {
 		return nil, exitcode.Errorf(exitcode.Usage, "no repository to resolve from: --no-default-repositories needs --repositories")
 	}
 	s := cfg.settings
@@ -130,6 +118,36 @@ func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
 		return applySettings(chain, s)
 	}
 	return chain, nil
+}
+
+// userRepositories are --repositories as Spark adds them: split on ","
+// with no trimming, named repo-1..N.
+func userRepositories(values []string) ([]*repo, error) {
+	var out []*repo
+	for _, v := range values {
+		for _, u := range strings.Split(v, ",") {
+			if u == "" {
+				// Spark would add an IBiblio resolver with an empty root that
+				// never finds anything; skipping it changes no result.
+				continue
+			}
+			r, err := parseRepo(fmt.Sprintf("repo-%d", len(out)+1), u)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// chainConfig is what the chain depends on: WithDefaultChain's, else the
+// environment's.
+func (o *options) chainConfig() chainConfig {
+	if o.chainSet {
+		return o.chain
+	}
+	return envChainConfig()
 }
 
 // parseRepo parses one repository URL (http, https or file).

@@ -307,17 +307,25 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 // lockedRel is the m2 path of a locked artifact, from its coordinate; a
 // SNAPSHOT's timestamped file name comes from readMeta (see snapshot.go).
 func lockedRel(a Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
-	p := strings.Split(a.Coord, ":")
-	if len(p) != 3 && len(p) != 4 {
-		return "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
-	}
-	cls := ""
-	if len(p) == 4 {
-		cls = p[3]
+	p, cls, err := lockedCoord(a)
+	if err != nil {
+		return "", err
 	}
 	dir := modulePath(p[0], p[1], p[2])
 	names := snapshotFileNames(p[1], p[2], cls, "jar", func() ([]byte, error) { return readMeta(dir + "maven-metadata.xml") })
 	return dir + names[0], nil
+}
+
+// lockedCoord splits a locked artifact's g:a:v[:classifier].
+func lockedCoord(a Artifact) (gav []string, classifier string, err error) {
+	p := strings.Split(a.Coord, ":")
+	if len(p) != 3 && len(p) != 4 {
+		return nil, "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
+	}
+	if len(p) == 4 {
+		classifier = p[3]
+	}
+	return p[:3], classifier, nil
 }
 
 // bad is the blob's verification error when a corrupt copy is in the
