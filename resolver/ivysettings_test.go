@@ -3,6 +3,7 @@ package resolver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,6 +165,8 @@ func TestIvySettingsErrors(t *testing.T) {
 		{"malformed XML", map[string]string{"ivysettings.xml": `<ivysettings><settings></ivysettings>`}, exitcode.DataErr, "malformed XML"},
 		{"two credentials for one host", map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><credentials host="a.example" realm="r1" username="u1" passwd="TOPSECRET1"/><credentials host="a.example" realm="r2" username="u2" passwd="TOPSECRET2"/><resolvers>` + ok + `</resolvers></ivysettings>`}, exitcode.DataErr, "realm"},
 		{"missing include", doc(`<include file="nope.xml"/>`, ok), exitcode.NotFound, "nope.xml"},
+		{"include loop", map[string]string{"ivysettings.xml": `<ivysettings><include file="ivysettings.xml"/></ivysettings>`}, exitcode.DataErr, "included files"},
+		{"expansion bomb", map[string]string{"ivysettings.xml": `<ivysettings><properties file="p.properties"/></ivysettings>`, "p.properties": bomb()}, exitcode.DataErr, "expands past"},
 		{"include over http", doc(`<include url="https://h.example/ivysettings.xml"/>`, ok), exitcode.DataErr, "only local files"},
 	}
 	for _, tc := range tests {
@@ -185,6 +188,16 @@ func TestIvySettingsErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bomb is a properties file whose last value doubles 40 times.
+func bomb() string {
+	var b strings.Builder
+	b.WriteString("v0=xxxxxxxxxxxxxxxx\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "v%d=${v%d}${v%d}\n", i, i-1, i-1)
+	}
+	return b.String()
 }
 
 func TestIvySettingsFileSpec(t *testing.T) {
