@@ -45,6 +45,9 @@ type ivsCase struct {
 	packages, repos string
 	exclude         string
 	env             [][2]string
+	// linkIvyHome links <user.home>/.ivy2/local to the repositories, for a
+	// file that reads ${ivy.home} while spark.jars.ivy points elsewhere.
+	linkIvyHome bool
 }
 
 func ivsCases(t *testing.T) []ivsCase {
@@ -73,6 +76,8 @@ func ivsCases(t *testing.T) []ivsCase {
 			case "env":
 				ek, ev, _ := strings.Cut(v, "=")
 				c.env = append(c.env, [2]string{ek, ev})
+			case "link-ivy-home":
+				c.linkIvyHome = true
 			case "":
 			default:
 				t.Fatalf("%s: unknown line %q", f, sc.Text())
@@ -108,6 +113,14 @@ func (c ivsCase) materialize(t *testing.T, e ivsEnv, dir string) string {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, base), []byte(e.expand(string(data))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.linkIvyHome {
+		if err := os.MkdirAll(filepath.Join(dir, "home", ".ivy2"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(e.repos, filepath.Join(dir, "home", ".ivy2", "local")); err != nil {
 			t.Fatal(err)
 		}
 	}
