@@ -290,3 +290,22 @@ func TestIvySettingsLockStale(t *testing.T) {
 		t.Errorf("changed settings with --frozen: %v, want exit %d", err, exitcode.StaleLock)
 	}
 }
+
+func TestIvyHomeWarning(t *testing.T) {
+	home := writeIvs(t, map[string]string{"local/org/m/1.0/ivys/ivy.xml": "<ivy-module/>"})
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		req  Request
+		warn bool
+	}{
+		{Request{IvyHome: home}, true},
+		{Request{IvyHome: empty}, false},
+		{Request{}, false},
+		{Request{IvyHome: home, IvySettings: "s.xml"}, false}, // the settings' chain has no local-ivy-cache
+		{Request{IvyHome: home, NoDefaultRepositories: true}, false},
+	} {
+		if got := ivyHomeWarning(tc.req) != ""; got != tc.warn {
+			t.Errorf("%+v: warning %v, want %v", tc.req, got, tc.warn)
+		}
+	}
+}
