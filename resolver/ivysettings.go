@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // Bounds on hostile settings files.
@@ -80,11 +81,11 @@ type ivyEnv struct {
 	lookupEnv       func(string) (string, bool)
 }
 
-// ivySettingsError is a settings file problem: exit 65 (64 for the
+// ivyErr is a settings file problem: exit 65 (64 for the
 // scheme Spark refuses, 66 for a missing file), naming the file and the
 // element.
 func ivyErr(code int, path, format string, args ...any) error {
-	return exitcode.New(code, fmt.Errorf("ivy settings %s: %s", path, fmt.Sprintf(format, args...)))
+	return exitcode.New(code, fmt.Errorf("ivy settings %s: %s", redact.String(path), redact.String(fmt.Sprintf(format, args...))))
 }
 
 // loadIvySettingsFile parses spark.jars.ivySettings as Spark does: a
@@ -763,7 +764,8 @@ func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
 			// prebake always requires a POM: the same as Ivy then.
 		case ivyBenignAttrs[k]:
 		default:
-			return nil, bad("attribute %s=%q is not supported by prebake", k, v)
+			// The value is not quoted: it may be a secret (a passphrase).
+			return nil, bad("attribute %s is not supported by prebake", k)
 		}
 		known := k == "name" || ivyBenignAttrs[k] || k == "force" || k == "namespace"
 		for _, a := range allowed {

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // m2Pattern is IBiblioResolver's default m2 pattern.
@@ -312,7 +313,7 @@ func (s *ivySettingsFile) flatten(r *ivyResolver, seen map[*ivyResolver]bool, de
 		}
 		base := commonBase(ivyP, artP)
 		if base == "" {
-			return nil, bad("patterns %q and %q share no literal directory", ivyP, artP)
+			return nil, bad("patterns %q and %q share no literal directory", redact.String(ivyP), redact.String(artP))
 		}
 		rp, err := parseRepo(r.name, base)
 		if err != nil {

@@ -209,12 +209,16 @@ func TestIvySettingsFileSpec(t *testing.T) {
 		{filepath.Join(dir, "ivysettings.xml"), 0},
 		{"file://" + filepath.Join(dir, "ivysettings.xml"), 0},
 		{"https://h.example/ivysettings.xml", exitcode.Usage},
+		{"https://user:TOPSECRET@h.example/ivysettings.xml", exitcode.Usage},
 		{filepath.Join(dir, "missing.xml"), exitcode.NotFound},
 		{dir, exitcode.DataErr},
 	} {
 		_, err := ivyChainFor(Request{IvySettings: tc.spec}, chainConfig{home: "/home/u"})
 		if got := exitcode.Code(err); (err == nil && tc.code != 0) || (err != nil && got != tc.code) {
 			t.Errorf("%s: %v (code %d), want code %d", tc.spec, err, got, tc.code)
+		}
+		if err != nil && strings.Contains(err.Error(), "TOPSECRET") {
+			t.Errorf("%s: the password is in the error: %v", tc.spec, err)
 		}
 	}
 	if _, err := ivyChainFor(Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Settings: "settings.xml"}, chainConfig{}); exitcode.Code(err) != exitcode.Usage {
