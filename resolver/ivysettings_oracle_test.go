@@ -34,7 +34,8 @@ import (
 // TestIvySettingsGoldens replays the goldens against prebake with Go
 // servers; TestIvySettingsSpark (PREBAKE_IT=1) serves the repositories with
 // nginx and checks spark-submit and prebake against the goldens live
-// (PREBAKE_IVS_RECORD=1 rewrites them from Spark).
+// (PREBAKE_IVS_RECORD=1 rewrites them from Spark; PREBAKE_IVS_SPARK=4.0.5
+// runs another installed Spark line against them).
 
 const ivsDir = "testdata/ivysettings"
 
@@ -216,7 +217,11 @@ func TestIvySettingsGoldens(t *testing.T) {
 // (two at a time) against nginx, and prebake against the same nginx.
 func TestIvySettingsSpark(t *testing.T) {
 	testenv.RequireIT(t)
-	sparkHome, pyPath := testenv.SparkHome(t, testenv.SparkVersions[0])
+	version := testenv.SparkVersions[0]
+	if v := os.Getenv("PREBAKE_IVS_SPARK"); v != "" {
+		version = v // e.g. 4.0.5, by hand: the goldens are 3.5.9's
+	}
+	sparkHome, pyPath := testenv.SparkHome(t, version)
 	repos, _ := filepath.Abs(filepath.Join(ivsDir, "repos"))
 	ng := mavenhttp.StartNginx(t, repos, ivsUser, ivsPass)
 	e := ivsEnv{url: ng.URL, private: ng.PrivateURL, host: "127.0.0.1", repos: repos}
