@@ -174,11 +174,13 @@ func (s *source) relPaths(ctx context.Context, r *repo, group, artifact, version
 // versionsDir is the directory r lists g:a's versions in (with
 // maven-metadata.xml for the Maven layout).
 func versionsDir(r *repo, group, artifact string) (dir string, metadata bool, err error) {
+	if r.chain != nil && r.chain.returnFirst && len(r.chain.members) > 1 {
+		// Ivy takes the first resolver with any matching revision; prebake
+		// compares them all (returnFirst="false").
+		return "", false, exitcode.Errorf(exitcode.DataErr, "versions of %s:%s: chain %s has returnFirst=\"true\": prebake does not resolve dynamic revisions through it", group, artifact, r.chain.name)
+	}
 	if r.layout == nil {
 		return strings.ReplaceAll(group, ".", "/") + "/" + artifact + "/", true, nil
-	}
-	if r.chain != nil && r.chain.returnFirst && len(r.chain.members) > 1 {
-		return "", false, exitcode.Errorf(exitcode.DataErr, "versions of %s:%s: chain %s has returnFirst=\"true\": prebake does not resolve dynamic revisions through it", group, artifact, r.chain.name)
 	}
 	dir, err = r.layout.versionDir(group, artifact)
 	if err != nil {

@@ -313,3 +313,22 @@ func TestIvyHomeWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestIvySettingsReturnFirstDynamic: a dynamic revision through a
+// returnFirst chain of several resolvers is refused (Ivy would take the
+// first resolver's match, not the latest), naming the chain.
+func TestIvySettingsReturnFirstDynamic(t *testing.T) {
+	repos, _ := filepath.Abs(filepath.Join(ivsDir, "repos"))
+	dir := writeIvs(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="rf"/><resolvers>
+		<chain name="rf" returnFirst="true"><ibiblio name="a" root="file://` + repos + `/repo-a/" m2compatible="true"/><ibiblio name="b" root="file://` + repos + `/repo-b/" m2compatible="true"/></chain>
+		</resolvers></ivysettings>`})
+	req := Request{Packages: []string{"org.prebake.ivs:dyn:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"), CacheDir: filepath.Join(dir, "cache")}
+	_, err := Resolve(context.Background(), req, WithDefaultChain(dir, ""))
+	if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), "returnFirst") {
+		t.Errorf("got %v, want exit 65 naming returnFirst", err)
+	}
+	req.Packages = []string{"org.prebake.ivs:app:1.0"} // fixed versions are fine
+	if _, err := Resolve(context.Background(), req, WithDefaultChain(dir, "")); err != nil {
+		t.Errorf("fixed versions through returnFirst: %v", err)
+	}
+}

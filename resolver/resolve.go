@@ -83,6 +83,9 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	stop := src.startSpeculation(ctx)
 	defer stop()
 	g, err := buildGraph(ctx, req, src, o.log)
+	if rerr, ok := src.refused.Load(""); ok {
+		return nil, rerr.(error) // not "not found": prebake cannot reproduce it
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -167,6 +167,7 @@ type source struct {
 	missing sync.Map       // url → struct{}: 404s seen by this source (in memory only)
 	noSha1  sync.Map       // repo base → struct{}: its last checked file had no .sha1 (fetchChecksums)
 	warned  sync.Map       // warning → struct{}: each is printed once
+	refused sync.Map       // "" → error: what the chain cannot reproduce (ivysettings_chain.go), however the graph took it
 
 	// Speculation (see speculate): specCtx is nil unless Resolve enabled it.
 	specMu      sync.Mutex
@@ -1093,6 +1094,7 @@ type metadata struct {
 func (s *source) versionsIn(ctx context.Context, r *repo, group, artifact string) ([]string, error) {
 	dir, useMetadata, err := versionsDir(r, group, artifact)
 	if err != nil {
+		s.refused.LoadOrStore("", err)
 		return nil, err
 	}
 	if !useMetadata {
