@@ -710,7 +710,7 @@ var ivyBenignAttrs = map[string]bool{
 	"cache": true, "checkmodified": true, "changingPattern": true, "changingMatcher": true,
 	"alwaysCheckExactRevision": true, "checksums": true, "useOrigin": true, "local": true,
 	"transactional": true, "timeoutConstraint": true, "validate": true, "checkconsistency": true,
-	"descriptor": true, "allownomd": true, "latest": true, "useMavenMetadata": true,
+	"descriptor": true, "allownomd": true, "latest": true,
 }
 
 // resolverElement reads a resolver (or a ref="name" to one).
@@ -732,7 +732,7 @@ func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
 	var allowed []string
 	switch e.name {
 	case "ibiblio":
-		allowed = []string{"root", "pattern", "m2compatible", "usepoms"}
+		allowed = []string{"root", "pattern", "m2compatible", "usepoms", "useMavenMetadata"}
 	case "url", "filesystem":
 		allowed = []string{"m2compatible"}
 	case "chain":
@@ -760,6 +760,8 @@ func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
 		case k == "force" && !strings.EqualFold(v, "true"), k == "namespace" && v == "system":
 		case k == "latest" && v != "latest-revision" && v != "default":
 			return nil, bad("latest=%q is not supported by prebake (only latest-revision)", v)
+		case k == "useMavenMetadata" && strings.EqualFold(v, "true"):
+			// the default: dynamic revisions read maven-metadata.xml first
 		case k == "descriptor" && v == "required", k == "allownomd" && !strings.EqualFold(v, "true"):
 			// prebake always requires a POM: the same as Ivy then.
 		case ivyBenignAttrs[k]:

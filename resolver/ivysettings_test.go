@@ -60,7 +60,7 @@ func TestIvySettingsChain(t *testing.T) {
 	}{{
 		name: "ibiblio defaults and a chain",
 		files: map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="main"/><resolvers>
-			<chain name="main"><ibiblio name="central" m2compatible="true"/><ibiblio name="corp" root="https://nexus.example/repo" m2compatible="true"/></chain>
+			<chain name="main"><ibiblio name="central" m2compatible="true" useMavenMetadata="true" checkmodified="true"/><ibiblio name="corp" root="https://nexus.example/repo" m2compatible="true"/></chain>
 			</resolvers></ivysettings>`},
 		want: []string{"central https://repo1.maven.org/maven2/", "corp https://nexus.example/repo/"},
 	}, {
@@ -154,6 +154,7 @@ func TestIvySettingsErrors(t *testing.T) {
 		{"unsupported resolver", doc(`<settings defaultResolver="s"/>`, `<ssh name="s" host="h"/>`), exitcode.DataErr, "resolver type ssh"},
 		{"unsupported attribute", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" namespace="ns"/>`), exitcode.DataErr, "namespace"},
 		{"maven 1 layout", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" root="https://a.example/"/>`), exitcode.DataErr, "m2compatible"},
+		{"no maven-metadata.xml", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" useMavenMetadata="false"/>`), exitcode.DataErr, "useMavenMetadata"},
 		{"usepoms false", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" usepoms="false"/>`), exitcode.DataErr, "usepoms"},
 		{"ivy.xml descriptors", doc(`<settings defaultResolver="u"/>`, `<url name="u"><ivy pattern="https://h.example/[organisation]/[module]/[revision]/ivy.xml"/><artifact pattern="https://h.example/[organisation]/[module]/[revision]/[artifact].[ext]"/></url>`), exitcode.DataErr, "ivy.xml"},
 		{"unknown token", doc(`<settings defaultResolver="u"/>`, `<url name="u"><ivy pattern="https://h.example/[branch]/[module]-[revision].pom"/><artifact pattern="https://h.example/[module]-[revision].[ext]"/></url>`), exitcode.DataErr, "[branch]"},
