@@ -19,8 +19,6 @@ import (
 	"github.com/prebake/prebake/resolver"
 )
 
-func init() { registerBake(newBakeImageCmd) }
-
 // registryFlags reach a registry (bake image, inspect).
 type registryFlags struct {
 	auth string

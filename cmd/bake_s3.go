@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,11 +14,10 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
-
-func init() { registerBake(newBakeS3Cmd) }
 
 // s3StoreFlags are the flags that name and reach a jar store (bake s3, warm).
 type s3StoreFlags struct {
@@ -58,12 +56,12 @@ func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error)
 // storeURLFlags choose how the store's jars are named in spark.jars (bake
 // s3, rewrite --store, submit --store).
 type storeURLFlags struct {
-	urlStyle string
+	urlStyle s3store.URLStyle
 	expires  time.Duration
 }
 
 func (f *storeURLFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.urlStyle, "url-style", s3store.StyleS3A, "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
+	fs.StringVar((*string)(&f.urlStyle), "url-style", string(s3store.StyleS3A), "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
 	fs.DurationVar(&f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
 }
 
@@ -81,7 +79,7 @@ func (f *storeURLFlags) storeOptions(s *s3StoreFlags, rep *progress.Reporter) ([
 }
 
 // s3aWarning is printed when a store's URLs are s3a:// ones.
-const s3aWarning = "s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither"
+const s3aWarning = pipeline.S3AWarning
 
 type bakeS3Options struct {
 	s3      s3StoreFlags
@@ -122,16 +120,16 @@ valid for --expires, which must outlast the job), https (public-read buckets).`,
 
 // bakeS3JSON is the -o json output (stable; documented in the README).
 type bakeS3JSON struct {
-	Store     string        `json:"store"`
-	LockHash  string        `json:"lockHash"`
-	Hit       bool          `json:"hit"`
-	Uploaded  int           `json:"uploaded"`
-	Skipped   int           `json:"skipped"`
-	Repaired  int           `json:"repaired"`
-	BytesSent int64         `json:"bytesSent"`
-	URLStyle  string        `json:"urlStyle"`
-	SparkJars string        `json:"sparkJars"`
-	Jars      []bakeS3JarJS `json:"jars"`
+	Store     string           `json:"store"`
+	LockHash  string           `json:"lockHash"`
+	Hit       bool             `json:"hit"`
+	Uploaded  int              `json:"uploaded"`
+	Skipped   int              `json:"skipped"`
+	Repaired  int              `json:"repaired"`
+	BytesSent int64            `json:"bytesSent"`
+	URLStyle  s3store.URLStyle `json:"urlStyle"`
+	SparkJars string           `json:"sparkJars"`
+	Jars      []bakeS3JarJS    `json:"jars"`
 }
 
 type bakeS3JarJS struct {
@@ -213,7 +211,7 @@ func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep
 		if err != nil {
 			return nil, nil, err
 		}
-		return lock, lockedJars(lock, f, ropts), nil
+		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy}, f.cache, ropts...), nil
 	}
 	req, err := f.request(args...)
 	if err != nil {
@@ -224,24 +222,4 @@ func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep
 		return nil, nil, err
 	}
 	return res.Lock, s3store.LocalPaths(res.Paths), nil
-}
-
-// lockedJars fetches a lock's jars into the cache when Bake needs them.
-func lockedJars(lock *resolver.Lockfile, f *resolveFlags, ropts []resolver.Option) s3store.JarSource {
-	return func(ctx context.Context) ([]string, error) {
-		cache := f.cache
-		if cache == "" {
-			cache = resolver.DefaultCacheDir()
-		}
-		var repos []string
-		for _, r := range f.repositories {
-			for _, u := range strings.Split(r, ",") {
-				if u = strings.TrimSpace(u); u != "" {
-					repos = append(repos, u)
-				}
-			}
-		}
-		opts := slices.Concat(ropts, []resolver.Option{resolver.WithOffline(f.offline), resolver.WithRepositoryURLs(repos...), resolver.WithSettings(f.settings), resolver.WithIvySettings(f.ivySettings, repos...), resolver.WithChecksumPolicy(f.checksumPolicy)})
-		return resolver.FetchLocked(ctx, lock, cache, opts...)
-	}
 }

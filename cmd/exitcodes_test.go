@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/sparkrest"
+	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 )
 
 // readmeExitRow is one row of the README's exit-code table.
@@ -235,8 +235,8 @@ func TestExitCodesFromSubmitREST(t *testing.T) {
 	t.Setenv("PREBAKE_CACHE", t.TempDir())
 	t.Setenv("PREBAKE_STORE", "")
 	t.Setenv("PREBAKE_CONFIG", "")
-	master := func(steps ...sparkrest.Step) (string, *sparkrest.Server) {
-		fake := sparkrest.New(sparkrest.WithScript(steps...))
+	master := func(steps ...sparkresttest.Step) (string, *sparkresttest.Server) {
+		fake := sparkresttest.New(sparkresttest.WithScript(steps...))
 		s := httptest.NewServer(fake)
 		t.Cleanup(s.Close)
 		return "spark://" + strings.TrimPrefix(s.URL, "http://"), fake
@@ -252,15 +252,15 @@ func TestExitCodesFromSubmitREST(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		steps  []sparkrest.Step
+		steps  []sparkresttest.Step
 		extra  []string
 		cancel time.Duration
 		want   result
 	}{
-		{"driver finished", []sparkrest.Step{{State: "RUNNING"}, {State: "FINISHED"}}, nil, 0, result{exitcode.OK, exitcode.SourceDriver, "FINISHED"}},
-		{"driver failed", []sparkrest.Step{{State: "RUNNING"}, {State: "FAILED"}}, nil, 0, result{exitcode.DriverFailed, exitcode.SourceDriver, "FAILED"}},
-		{"timeout", []sparkrest.Step{{State: "RUNNING", Polls: 1 << 20}}, []string{"--timeout", "300ms"}, 0, result{exitcode.Timeout, exitcode.SourcePrebake, "Timeout"}},
-		{"cancel", []sparkrest.Step{{State: "RUNNING", Polls: 1 << 20}}, nil, 300 * time.Millisecond, result{exitcode.DriverFailed, exitcode.SourcePrebake, "Cancelled"}},
+		{"driver finished", []sparkresttest.Step{{State: "RUNNING"}, {State: "FINISHED"}}, nil, 0, result{exitcode.OK, exitcode.SourceDriver, "FINISHED"}},
+		{"driver failed", []sparkresttest.Step{{State: "RUNNING"}, {State: "FAILED"}}, nil, 0, result{exitcode.DriverFailed, exitcode.SourceDriver, "FAILED"}},
+		{"timeout", []sparkresttest.Step{{State: "RUNNING", Polls: 1 << 20}}, []string{"--timeout", "300ms"}, 0, result{exitcode.Timeout, exitcode.SourcePrebake, "Timeout"}},
+		{"cancel", []sparkresttest.Step{{State: "RUNNING", Polls: 1 << 20}}, nil, 300 * time.Millisecond, result{exitcode.DriverFailed, exitcode.SourcePrebake, "Cancelled"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

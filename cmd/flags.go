@@ -19,12 +19,12 @@ type resolveFlags struct {
 	settings              string
 	ivySettings           string
 	ivyHome               string
-	conflict              string
+	conflict              resolver.Conflict
 	lock                  string
 	frozen                bool
 	offline               bool
 	cache                 string
-	checksumPolicy        string
+	checksumPolicy        resolver.ChecksumPolicy
 }
 
 func (f *resolveFlags) add(fs *pflag.FlagSet) {
@@ -35,12 +35,12 @@ func (f *resolveFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.settings, "settings", "", "Maven settings.xml for mirrors and server credentials")
 	fs.StringVar(&f.ivySettings, "ivy-settings", "", "Ivy settings file whose resolvers replace the default chain, as spark.jars.ivySettings")
 	fs.StringVar(&f.ivyHome, "ivy", "", "Ivy user directory, as spark.jars.ivy (prebake keeps its own cache; see the README)")
-	fs.StringVar(&f.conflict, "conflict", resolver.ConflictLatest, "conflict rule: latest (Spark/Ivy) or nearest (Maven)")
+	fs.StringVar((*string)(&f.conflict), "conflict", string(resolver.ConflictLatest), "conflict rule: latest (Spark/Ivy) or nearest (Maven)")
 	fs.StringVar(&f.lock, "lock", "", "lockfile: used when it matches the inputs, written after a resolution")
 	fs.BoolVar(&f.frozen, "frozen", false, "fail (exit 78) when the lock is missing or stale instead of resolving")
 	fs.BoolVar(&f.offline, "offline", false, "make no network request; use only the cache")
 	fs.StringVar(&f.cache, "cache", "", "cache directory (default $PREBAKE_CACHE, else the user cache dir + /prebake)")
-	fs.StringVar(&f.checksumPolicy, "checksum-policy", resolver.ChecksumWarn, "missing checksum: strict (fail), warn or ignore; a mismatch always fails")
+	fs.StringVar((*string)(&f.checksumPolicy), "checksum-policy", string(resolver.ChecksumWarn), "missing checksum: strict (fail), warn or ignore; a mismatch always fails")
 }
 
 // request builds a resolver.Request; extra are positional coordinates.

@@ -14,8 +14,6 @@ import (
 	"github.com/prebake/prebake/layers"
 )
 
-func init() { register(newInspectCmd) }
-
 func newInspectCmd(g *globals) *cobra.Command {
 	var rf registryFlags
 	c := &cobra.Command{

@@ -12,8 +12,6 @@ import (
 	"github.com/prebake/prebake/resolver"
 )
 
-func init() { register(newLockCmd) }
-
 // exitDiffer is the exit code of `lock diff --check` when the locks differ:
 // the old lock is stale. diff(1)'s 1 is reserved for driver exit codes in
 // prebake's one exit-code table.

@@ -48,17 +48,16 @@ type treeJSON struct {
 	Children []*treeJSON `json:"children,omitempty"`
 }
 
-func init() {
-	register(func(g *globals) *cobra.Command {
-		var f resolveFlags
-		c := &cobra.Command{
-			Use:   "resolve [g:a:v ...]",
-			Short: "Resolve --packages exactly as spark-submit (Ivy 2.5.1) does",
-			Long: `resolve resolves Maven coordinates with Spark 3.5's --packages semantics
+func newResolveCmd(g *globals) *cobra.Command {
+	var f resolveFlags
+	c := &cobra.Command{
+		Use:   "resolve [g:a:v ...]",
+		Short: "Resolve --packages exactly as spark-submit (Ivy 2.5.1) does",
+		Long: `resolve resolves Maven coordinates with Spark 3.5's --packages semantics
 (Ivy's latest-revision conflicts, Spark's default excludes, compile+runtime scopes)
 and prints the tree (default), the jar file names Spark would retrieve (-o names)
 or JSON (-o json). Coordinates come from --packages and/or positional arguments.`,
-			Example: `  # the default chain (~/.m2, Central, spark-packages), as spark-submit --packages
+		Example: `  # the default chain (~/.m2, Central, spark-packages), as spark-submit --packages
   prebake resolve org.apache.spark:spark-avro_2.12:3.5.0
   # pin the result; later runs with the same inputs read the lock and make no request
   prebake resolve --packages io.delta:delta-spark_2.12:3.2.0 --lock prebake.lock
@@ -68,30 +67,29 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
   prebake resolve --offline --no-default-repositories --repositories "file://$PWD/testdata/demo-repo/" \
     --cache "$PWD/.demo/cache" --lock .demo/prebake.lock \
     ch.qos.logback:logback-classic:1.4.11 org.slf4j:slf4j-api:1.7.36`,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				out, err := checkOutput(g, "tree", "names", "json")
-				if err != nil {
-					return err
-				}
-				req, err := f.request(args...)
-				if err != nil {
-					return err
-				}
-				if !hasCoordinate(req.Packages) {
-					return exitcode.Errorf(exitcode.Usage, "resolve: no coordinate to resolve; give group:artifact:version as arguments or with --packages")
-				}
-				rep := g.reporter(cmd.ErrOrStderr())
-				res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
-				rep.Wait()
-				if err != nil {
-					return err
-				}
-				return printResolve(cmd.OutOrStdout(), out, res)
-			},
-		}
-		f.add(c.Flags())
-		return c
-	})
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, err := checkOutput(g, "tree", "names", "json")
+			if err != nil {
+				return err
+			}
+			req, err := f.request(args...)
+			if err != nil {
+				return err
+			}
+			if !hasCoordinate(req.Packages) {
+				return exitcode.Errorf(exitcode.Usage, "resolve: no coordinate to resolve; give group:artifact:version as arguments or with --packages")
+			}
+			rep := g.reporter(cmd.ErrOrStderr())
+			res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
+			rep.Wait()
+			if err != nil {
+				return err
+			}
+			return printResolve(cmd.OutOrStdout(), out, res)
+		},
+	}
+	f.add(c.Flags())
+	return c
 }
 
 func printResolve(w io.Writer, format string, res *resolver.Result) error {

@@ -1,5 +1,7 @@
-// Package cmd is prebake's cobra CLI: wiring only. The work is done in the
-// resolver, layers, s3store and submit packages.
+// Package cmd is prebake's cobra CLI: it parses flags, calls the libraries
+// (resolver, layers, s3store, pipeline, submit and its backends), prints
+// their results and maps their errors to exit codes (exitcode.Code). The
+// command tree is built explicitly in newRoot; there is no registry.
 package cmd
 
 import (
@@ -26,13 +28,26 @@ type globals struct {
 	verbose bool
 }
 
-// subcommands registers the commands; each command file adds itself in init.
-var subcommands []func(g *globals) *cobra.Command
+// rootConfig is what a command tree is built with.
+type rootConfig struct {
+	prepare prepareFunc
+}
 
-func register(f func(g *globals) *cobra.Command) { subcommands = append(subcommands, f) }
+// rootOption configures newRoot (tests).
+type rootOption func(*rootConfig)
+
+// withPrepare replaces submit's prepare step (tests: a pass-through).
+func withPrepare(p prepareFunc) rootOption { return func(c *rootConfig) { c.prepare = p } }
 
 // NewRoot builds the command tree.
-func NewRoot() *cobra.Command {
+func NewRoot() *cobra.Command { return newRoot() }
+
+// newRoot builds the command tree, explicitly.
+func newRoot(opts ...rootOption) *cobra.Command {
+	cfg := rootConfig{prepare: prepare}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	g := &globals{}
 	root := &cobra.Command{
 		Use:   "prebake",
@@ -50,9 +65,21 @@ followed to its real end.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("%s: %w", c.CommandPath(), err))
 	})
-	for _, f := range subcommands {
-		root.AddCommand(f(g))
-	}
+	bs := newBackends()
+	root.AddCommand(
+		newBakeCmd(g),
+		newGCCmd(g),
+		newIDCmd(g, bs, "kill"),
+		newInspectCmd(g),
+		newLockCmd(g),
+		newResolveCmd(g),
+		newRewriteCmd(g),
+		newSBOMCmd(g),
+		newIDCmd(g, bs, "status"),
+		newSubmitCmd(g, bs, cfg.prepare),
+		newWarmCmd(g),
+		newWhyCmd(g),
+	)
 	return root
 }
 
@@ -64,9 +91,14 @@ func Execute(args []string) int {
 // ExecuteContext runs the CLI with the given streams; SIGINT and SIGTERM
 // cancel ctx.
 func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return execute(ctx, newRoot(), args, stdout, stderr)
+}
+
+// execute runs root with args and the given streams and returns the exit
+// code; SIGINT and SIGTERM cancel ctx.
+func execute(ctx context.Context, root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := NewRoot()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -12,8 +12,6 @@ import (
 	"github.com/prebake/prebake/resolver"
 )
 
-func init() { register(newSBOMCmd) }
-
 func newSBOMCmd(g *globals) *cobra.Command {
 	var lock string
 	c := &cobra.Command{

@@ -11,11 +11,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit"
 )
 
-// A backend submits to and follows one kind of cluster manager. Backends
-// register themselves by master scheme: "k8s" (cmd/submit_k8s.go) and
-// "rest" for spark:// and mesos:// (cmd/submit_rest.go).
+// A backend submits to and follows one kind of cluster manager, by master
+// scheme: "k8s" (cmd/submit_k8s.go) and "rest" for spark:// and mesos://
+// (cmd/submit_rest.go). Backends hold their flag values, so each command
+// tree gets its own (newBackends).
 type backend interface {
 	// AddFlags adds the backend's own flags (shared ones are in submitFlags).
 	AddFlags(fs *pflag.FlagSet)
@@ -29,9 +31,31 @@ type backend interface {
 	Kill(ctx context.Context, req *idRequest) error
 }
 
-var backends = map[string]backend{}
+// backends are a command tree's backends by master kind.
+type backends map[string]backend
 
-func registerBackend(name string, b backend) { backends[name] = b }
+// newBackends returns fresh backends for one command tree.
+func newBackends() backends {
+	return backends{"k8s": &k8sBackend{}, "rest": &restBackend{}}
+}
+
+// forMaster checks -o (text or json) and returns it with the backend of a
+// master URL.
+func (bs backends) forMaster(g *globals, master string) (string, backend, error) {
+	out, err := checkOutput(g, "text", "json")
+	if err != nil {
+		return "", nil, err
+	}
+	kind, err := masterKind(master)
+	if err != nil {
+		return "", nil, err
+	}
+	b, ok := bs[kind]
+	if !ok {
+		return "", nil, exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
+	}
+	return out, b, nil
+}
 
 // submitFlags are shared by every backend.
 type submitFlags struct {
@@ -70,18 +94,16 @@ type idRequest struct {
 	Flags  *pflag.FlagSet
 }
 
-// prepareSubmission resolves, caches and rewrites args. cmd/prepare.go sets
-// it; tests replace it with a pass-through.
-var prepareSubmission = func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
-	return args, nil
-}
+// prepareFunc resolves, caches and rewrites args: prepare (cmd/prepare.go),
+// or a pass-through in tests (withPrepare).
+type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error)
 
 // masterKind returns the backend name for a master URL.
 func masterKind(master string) (string, error) {
-	switch {
-	case strings.HasPrefix(master, "k8s://"):
+	switch kind := submit.ClusterKind(master); {
+	case kind == submit.ClusterK8s:
 		return "k8s", nil
-	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
+	case kind == submit.ClusterStandalone, kind == submit.ClusterMesos:
 		return "rest", nil
 	case master == "":
 		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos://")
@@ -107,83 +129,66 @@ func findMaster(args []string) string {
 	return ""
 }
 
-func init() {
-	register(func(g *globals) *cobra.Command {
-		f := &submitFlags{}
-		c := &cobra.Command{
-			Use:   "submit [flags] -- <spark-submit args>",
-			Short: "Resolve, cache and rewrite --packages, submit, and follow the driver to its end",
-			Example: `  prebake submit --store s3://bucket/prebake -- \
+// newSubmitCmd is `prebake submit`: prepare, then the master's backend.
+func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
+	f := &submitFlags{}
+	c := &cobra.Command{
+		Use:   "submit [flags] -- <spark-submit args>",
+		Short: "Resolve, cache and rewrite --packages, submit, and follow the driver to its end",
+		Example: `  prebake submit --store s3://bucket/prebake -- \
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
-			RunE: func(c *cobra.Command, args []string) error {
-				out, err := checkOutput(g, "text", "json")
-				if err != nil {
-					return err
-				}
-				master := findMaster(args)
-				kind, err := masterKind(master)
-				if err != nil {
-					return err
-				}
-				b, ok := backends[kind]
-				if !ok {
-					return exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
-				}
-				rewritten, err := prepareSubmission(c.Context(), g, f, c.Flags(), args, c.ErrOrStderr())
-				if err != nil {
-					return err
-				}
-				return b.Submit(c.Context(), &submitRequest{
-					Args: rewritten, Master: master, Flags: f, Output: out,
-					Quiet: g.quiet, Verbose: g.verbose,
-					Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
-				})
-			},
-		}
-		addSubmitFlags(c.Flags(), f)
-		return c
-	})
-	for _, op := range []string{"status", "kill"} {
-		register(func(g *globals) *cobra.Command {
-			var master string
-			c := &cobra.Command{
-				Use:   op + " ID --master URL",
-				Short: map[string]string{"status": "Print a driver's state, as spark-submit --status", "kill": "Kill a driver, as spark-submit --kill"}[op],
-				Example: fmt.Sprintf(`  prebake %[1]s spark-ns:my-app-driver --master k8s://https://k8s.example:6443
+		RunE: func(c *cobra.Command, args []string) error {
+			master := findMaster(args)
+			out, b, err := bs.forMaster(g, master)
+			if err != nil {
+				return err
+			}
+			rewritten, err := prepare(c.Context(), g, f, c.Flags(), args, c.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return b.Submit(c.Context(), &submitRequest{
+				Args: rewritten, Master: master, Flags: f, Output: out,
+				Quiet: g.quiet, Verbose: g.verbose,
+				Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
+			})
+		},
+	}
+	addSubmitFlags(c.Flags(), f, bs)
+	return c
+}
+
+// newIDCmd is `prebake status` or `prebake kill` (op).
+func newIDCmd(g *globals, bs backends, op string) *cobra.Command {
+	var master string
+	c := &cobra.Command{
+		Use:   op + " ID --master URL",
+		Short: map[string]string{"status": "Print a driver's state, as spark-submit --status", "kill": "Kill a driver, as spark-submit --kill"}[op],
+		Example: fmt.Sprintf(`  prebake %[1]s spark-ns:my-app-driver --master k8s://https://k8s.example:6443
   prebake %[1]s 'spark-ns:nightly-*' --master k8s://https://k8s.example:6443
   prebake %[1]s driver-20261129101010-0001 --master spark://m1:7077,m2:7077`, op),
-				Args: cobra.ExactArgs(1),
-				RunE: func(c *cobra.Command, args []string) error {
-					out, err := checkOutput(g, "text", "json")
-					if err != nil {
-						return err
-					}
-					kind, err := masterKind(master)
-					if err != nil {
-						return err
-					}
-					b, ok := backends[kind]
-					if !ok {
-						return exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
-					}
-					req := &idRequest{ID: args[0], Master: master, Output: out, Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), Flags: c.Flags()}
-					if op == "status" {
-						return b.Status(c.Context(), req)
-					}
-					return b.Kill(c.Context(), req)
-				},
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			out, b, err := bs.forMaster(g, master)
+			if err != nil {
+				return err
 			}
-			c.Flags().StringVar(&master, "master", "", "master URL: k8s://…, spark://… or mesos://…")
-			c.Flags().StringArrayP("conf", "c", nil, "Spark conf k=v for the credentials, as spark-submit --status/--kill take them (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context, spark.kubernetes.appKillPodDeletionGracePeriod)")
-			c.Flags().Int("rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
-			return c
-		})
+			req := &idRequest{ID: args[0], Master: master, Output: out, Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), Flags: c.Flags()}
+			if op == "status" {
+				return b.Status(c.Context(), req)
+			}
+			return b.Kill(c.Context(), req)
+		},
 	}
+	c.Flags().StringVar(&master, "master", "", "master URL: k8s://…, spark://… or mesos://…")
+	c.Flags().StringArrayP("conf", "c", nil, "Spark conf k=v for the credentials, as spark-submit --status/--kill take them (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context, spark.kubernetes.appKillPodDeletionGracePeriod)")
+	c.Flags().Int("rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
+	return c
 }
 
 // addSubmitFlags defines submit's flags on fs.
-func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags) {
+func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, bs backends) {
 	f.resolve.add(fs)
 	f.s3.add(fs)
 	f.registry.add(fs)
@@ -195,15 +200,16 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags) {
 	fs.DurationVar(&f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
 	fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
 	for _, name := range []string{"k8s", "rest"} {
-		if b, ok := backends[name]; ok {
+		if b, ok := bs[name]; ok {
 			b.AddFlags(fs)
 		}
 	}
 }
 
-// newSubmitFlagSet returns a flag set with submit's flags bound to f.
+// newSubmitFlagSet returns a flag set with submit's flags bound to f (and
+// to fresh backends).
 func newSubmitFlagSet(f *submitFlags) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("submit", pflag.ContinueOnError)
-	addSubmitFlags(fs, f)
+	addSubmitFlags(fs, f, newBackends())
 	return fs
 }

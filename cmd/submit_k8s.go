@@ -7,17 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s"
 )
 
 // k8sBackend submits to k8s:// masters with spark-submit and polls the
-// driver pod (submit.SubmitK8s).
+// driver pod (k8s.Submit).
 type k8sBackend struct {
 	pendingTimeout  time.Duration
 	hungGrace       time.Duration
@@ -27,8 +26,6 @@ type k8sBackend struct {
 	logTail         int
 	via             string
 }
-
-func init() { registerBackend("k8s", &k8sBackend{}) }
 
 func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
@@ -42,7 +39,7 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
-	_, err := submit.SubmitK8s(ctx, req.Args, submit.K8sOptions{
+	out, err := k8s.Backend{Options: k8s.Options{
 		SparkSubmit:     bin,
 		Timeout:         req.Flags.timeout,
 		PollInterval:    req.Flags.pollInterval,
@@ -54,14 +51,12 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 		KillOnCancel:    req.Flags.killOnCancel,
 		LogTail:         b.logTail,
 		Via:             b.via,
-		Output:          req.Output,
 		Quiet:           req.Quiet,
 		Verbose:         req.Verbose,
-		Stdout:          req.Stdout,
 		Stderr:          req.Stderr,
 		Getenv:          os.Getenv,
-	})
-	return err
+	}}.Submit(ctx, req.Args)
+	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
 func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
@@ -69,7 +64,18 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return submit.K8sStatus(ctx, req.Master, req.ID, o)
+	ss, err := k8s.Status(ctx, req.Master, req.ID, o)
+	if ss == nil { // no answer to render
+		return err
+	}
+	if req.Output == "json" {
+		if werr := writeResultJSON(req.Stdout, ss); werr != nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	k8s.WriteStatusText(req.Stdout, ss)
+	return err
 }
 
 func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
@@ -77,7 +83,18 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	return submit.K8sKill(ctx, req.Master, req.ID, o)
+	tried, err := k8s.Kill(ctx, req.Master, req.ID, o)
+	if tried == nil { // no answer to render
+		return err
+	}
+	if req.Output == "json" {
+		if werr := writeResultJSON(req.Stdout, k8s.Deleted(tried)); werr != nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	k8s.WriteKillText(req.Stdout, tried)
+	return err
 }
 
 // sparkSubmitBin picks spark-submit: --spark-submit, else
@@ -98,8 +115,8 @@ func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(strin
 
 // idOptions carries --conf k=v (the submission's credentials, as
 // spark-submit --status/--kill take them) into the K8s options.
-func (b *k8sBackend) idOptions(req *idRequest) (submit.K8sIDOptions, error) {
-	o := submit.K8sIDOptions{Output: req.Output, Stdout: req.Stdout, Stderr: req.Stderr, Getenv: os.Getenv}
+func (b *k8sBackend) idOptions(req *idRequest) (k8s.IDOptions, error) {
+	o := k8s.IDOptions{Stderr: req.Stderr, Getenv: os.Getenv}
 	if req.Flags == nil {
 		return o, nil
 	}
@@ -117,7 +134,7 @@ func (b *k8sBackend) idOptions(req *idRequest) (submit.K8sIDOptions, error) {
 		}
 		o.Conf[k] = v
 		if k == "spark.kubernetes.appKillPodDeletionGracePeriod" {
-			n, err := strconv.ParseInt(strings.TrimSuffix(v, "s"), 10, 64)
+			n, err := k8s.ParseGracePeriod(v)
 			if err != nil {
 				return o, exitcode.Errorf(exitcode.Usage, "--conf %s=%q: want seconds", k, v)
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/redact"
-	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rest"
 )
 
 // restBackend submits to spark:// (standalone cluster mode) and mesos://
@@ -21,41 +21,27 @@ type restBackend struct {
 	clientVersion string
 }
 
-func init() { registerBackend("rest", &restBackend{}) }
-
 func (b *restBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&b.restPort, "rest-port", 0, "REST port on every spark:// or mesos:// master host (default: 6066 when the URL has the RPC port 7077 or none, else the URL's port)")
 	fs.StringVar(&b.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end instead of submitting (spark://, mesos://)")
-	fs.StringVar(&b.clientVersion, "rest-client-version", submit.DefaultClientSparkVersion, "clientSparkVersion sent to the master; before 4.0 MESOS_* variables are sent too")
+	fs.StringVar(&b.clientVersion, "rest-client-version", rest.DefaultClientSparkVersion, "clientSparkVersion sent to the master; before 4.0 MESOS_* variables are sent too")
 }
 
-func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []submit.RestOption {
+func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []rest.Option {
 	log := stderr
 	if quiet {
 		log = io.Discard
 	}
-	return []submit.RestOption{submit.WithLog(log), submit.WithRESTPort(port), submit.WithClientSparkVersion(b.clientVersion)}
+	return []rest.Option{rest.WithLog(log), rest.WithPort(port), rest.WithClientSparkVersion(b.clientVersion)}
 }
 
 func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
 	opts := append(b.options(req.Stderr, req.Quiet, b.restPort),
-		submit.WithPollInterval(req.Flags.pollInterval),
-		submit.WithTimeout(req.Flags.timeout),
-		submit.WithKillOnCancel(req.Flags.killOnCancel))
-	var res *submit.RestResult
-	if b.pollOnly != "" {
-		res = submit.AttachREST(ctx, req.Master, b.pollOnly, opts...)
-	} else {
-		res = submit.SubmitREST(ctx, req.Args, opts...)
-	}
-	if req.Output == "json" {
-		if err := res.WriteJSON(req.Stdout); err != nil {
-			return err
-		}
-	} else {
-		res.WriteText(req.Stdout)
-	}
-	return res.Err()
+		rest.WithPollInterval(req.Flags.pollInterval),
+		rest.WithTimeout(req.Flags.timeout),
+		rest.WithKillOnCancel(req.Flags.killOnCancel))
+	out, err := rest.Backend{Options: opts, AttachID: b.pollOnly, Master: req.Master}.Submit(ctx, req.Args)
+	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
 // idPort returns --rest-port when the status/kill command has one.
@@ -84,7 +70,7 @@ type restStatusJSON struct {
 	ServerSparkVersion string `json:"serverSparkVersion,omitempty"`
 }
 
-func (b *restBackend) printID(req *idRequest, r *submit.RestResponse) error {
+func (b *restBackend) printID(req *idRequest, r *rest.Response) error {
 	if r == nil {
 		return nil
 	}
@@ -112,7 +98,7 @@ func (b *restBackend) printID(req *idRequest, r *submit.RestResponse) error {
 }
 
 func (b *restBackend) Status(ctx context.Context, req *idRequest) error {
-	r, err := submit.RestStatus(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
+	r, err := rest.Status(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
 	if perr := b.printID(req, r); perr != nil {
 		return perr
 	}
@@ -120,7 +106,7 @@ func (b *restBackend) Status(ctx context.Context, req *idRequest) error {
 }
 
 func (b *restBackend) Kill(ctx context.Context, req *idRequest) error {
-	r, err := submit.RestKill(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
+	r, err := rest.Kill(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
 	if err == nil && r != nil && req.Output != "json" {
 		fmt.Fprintln(req.Stdout, r.Message)
 		return nil

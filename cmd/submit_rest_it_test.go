@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/sparkrest"
+	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -32,7 +32,7 @@ func TestSubmitRESTBinaryIT(t *testing.T) {
 		end  string
 		code int
 	}{{"FINISHED", 0}, {"FAILED", exitcode.DriverFailed}} {
-		fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "RUNNING"}, sparkrest.Step{State: tt.end}))
+		fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}, sparkresttest.Step{State: tt.end}))
 		cmd := exec.Command(bin, args(restMaster(t, fake))...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -47,7 +47,7 @@ func TestSubmitRESTBinaryIT(t *testing.T) {
 		}
 	}
 
-	fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "RUNNING"}))
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 	cmd := exec.Command(bin, args(restMaster(t, fake))...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -75,7 +75,7 @@ func TestSubmitRESTBinaryIT(t *testing.T) {
 	}
 }
 
-func polled(fake *sparkrest.Server) bool {
+func polled(fake *sparkresttest.Server) bool {
 	for _, r := range fake.Requests() {
 		if strings.Contains(r.Path, "/status/") {
 			return true

@@ -9,24 +9,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/sparkrest"
+	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 )
 
-// passThroughPrepare makes prepareSubmission hand the args on unchanged
-// (these tests have no --packages and follow only the REST backend).
-func passThroughPrepare(t *testing.T) {
-	t.Helper()
-	saved := prepareSubmission
-	prepareSubmission = func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+// passThroughRoot is a command tree whose submit hands the args on
+// unchanged (these tests have no --packages and follow only the REST
+// backend).
+func passThroughRoot() *cobra.Command {
+	return newRoot(withPrepare(func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
 		return args, nil
-	}
-	t.Cleanup(func() { prepareSubmission = saved })
+	}))
 }
 
-func restMaster(t *testing.T, fake *sparkrest.Server) string {
+func restMaster(t *testing.T, fake *sparkresttest.Server) string {
 	t.Helper()
 	s := httptest.NewServer(fake)
 	t.Cleanup(s.Close)
@@ -36,7 +35,6 @@ func restMaster(t *testing.T, fake *sparkrest.Server) string {
 // TestSubmitRESTEndToEnd runs `prebake submit` against the fake standalone
 // master and checks the exit codes: 0 for FINISHED, 80 for FAILED.
 func TestSubmitRESTEndToEnd(t *testing.T) {
-	passThroughPrepare(t)
 	tests := []struct {
 		end      string
 		wantCode int
@@ -47,12 +45,12 @@ func TestSubmitRESTEndToEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.end, func(t *testing.T) {
-			fake := sparkrest.New(sparkrest.WithScript(sparkrest.Step{State: "SUBMITTED"},
-				sparkrest.Step{State: "RUNNING", WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"},
-				sparkrest.Step{State: tt.end, WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"}))
+			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"},
+				sparkresttest.Step{State: "RUNNING", WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"},
+				sparkresttest.Step{State: tt.end, WorkerID: "worker-1", WorkerHostPort: "127.0.0.1:40000"}))
 			master := restMaster(t, fake)
 			var stdout, stderr bytes.Buffer
-			code := ExecuteContext(context.Background(), []string{"submit", "-o", tt.output, "--poll-interval", "10ms", "--",
+			code := execute(context.Background(), passThroughRoot(), []string{"submit", "-o", tt.output, "--poll-interval", "10ms", "--",
 				"--master", master, "--deploy-mode", "cluster", "--class", "com.example.Main", "hdfs:///app.jar", "arg1"}, &stdout, &stderr)
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
@@ -85,14 +83,13 @@ func TestSubmitRESTEndToEnd(t *testing.T) {
 }
 
 func TestStatusKillAndPollOnlyREST(t *testing.T) {
-	passThroughPrepare(t)
-	fake := sparkrest.New()
+	fake := sparkresttest.New()
 	master := restMaster(t, fake)
 	id := "driver-20261129101010-0001"
-	fake.AddDriver(id, sparkrest.Step{State: "RUNNING", WorkerID: "worker-1", Polls: 3}, sparkrest.Step{State: "FINISHED"})
+	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", WorkerID: "worker-1", Polls: 3}, sparkresttest.Step{State: "FINISHED"})
 	run := func(args ...string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
-		code := ExecuteContext(context.Background(), args, &stdout, &stderr)
+		code := execute(context.Background(), passThroughRoot(), args, &stdout, &stderr)
 		return code, stdout.String(), stderr.String()
 	}
 	if code, out, errs := run("status", id, "--master", master); code != 0 || !strings.Contains(out, id+" RUNNING worker-1") {

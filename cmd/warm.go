@@ -18,8 +18,6 @@ import (
 	"github.com/prebake/prebake/s3store"
 )
 
-func init() { register(newWarmCmd) }
-
 type warmOptions struct {
 	s3      s3StoreFlags
 	resolve resolveFlags
@@ -142,7 +140,6 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 }
 
 // gc lives here with warm: both maintain the jar store.
-func init() { register(newGCCmd) }
 
 type gcOptions struct {
 	s3        s3StoreFlags

@@ -53,72 +53,70 @@ type whyEvictsJSON struct {
 	Evicted string `json:"evicted"`
 }
 
-func init() {
-	register(func(g *globals) *cobra.Command {
-		var f resolveFlags
-		c := &cobra.Command{
-			Use:   "why g:a [g:a:v ...]",
-			Short: "Show the paths that brought a module in, the version chosen and what was evicted",
-			Long: `why resolves the coordinates (--packages and/or the positional arguments after
+func newWhyCmd(g *globals) *cobra.Command {
+	var f resolveFlags
+	c := &cobra.Command{
+		Use:   "why g:a [g:a:v ...]",
+		Short: "Show the paths that brought a module in, the version chosen and what was evicted",
+		Long: `why resolves the coordinates (--packages and/or the positional arguments after
 the module) as ` + "`prebake resolve`" + ` does and explains the module g:a (Ivy globs allowed,
 e.g. org.slf4j:*): every path from a requested coordinate to it, the version chosen,
 its versions evicted and by which, and the conflicts its own dependencies won.
 When --lock matches the inputs, the lock alone has no graph: why resolves again
 (the lock is not changed) and says so. A module not in the graph exits 66.`,
-			Example: `  # why does the demo resolution use slf4j-api 2.0.7 when 1.7.36 was asked for?
+		Example: `  # why does the demo resolution use slf4j-api 2.0.7 when 1.7.36 was asked for?
   prebake why --offline --no-default-repositories --repositories "file://$PWD/testdata/demo-repo/" \
     --cache "$PWD/.demo/cache" org.slf4j:slf4j-api \
     ch.qos.logback:logback-classic:1.4.11 org.slf4j:slf4j-api:1.7.36
   # every Jackson module of a Delta resolution, as JSON
   prebake why 'com.fasterxml.jackson.*:*' --packages io.delta:delta-spark_2.12:3.2.0 -o json`,
-			Args: cobra.MinimumNArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				out, err := checkOutput(g, "text", "json")
-				if err != nil {
-					return err
-				}
-				pattern := args[0]
-				if _, err := resolver.ParseWhyPattern(pattern); err != nil {
-					return err
-				}
-				req, err := f.request(args[1:]...)
-				if err != nil {
-					return err
-				}
-				stderr := cmd.ErrOrStderr()
-				rep := g.reporter(stderr)
-				res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
-				fromLock := false
-				if err == nil && res.Graph == nil {
-					// A matching lock holds the jars, not the graph.
-					fromLock = true
-					rep.Printf("lockfile %s matches the inputs; resolving again for the graph (the lock is not changed)", req.LockPath)
-					again := req
-					again.LockPath, again.Frozen = "", false
-					var fresh *resolver.Result
-					fresh, err = resolver.Resolve(cmd.Context(), again, resolver.WithLogger(rep), resolver.WithProgress(rep))
-					if err == nil {
-						if fresh.Lock.Hash() != res.Lock.Hash() {
-							rep.Warnf("the repositories now resolve to a different set (lock hash %s) than %s (%s): the paths shown are of the new resolution",
-								fresh.Lock.Hash(), req.LockPath, res.Lock.Hash())
-						}
-						res = fresh
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, err := checkOutput(g, "text", "json")
+			if err != nil {
+				return err
+			}
+			pattern := args[0]
+			if _, err := resolver.ParseWhyPattern(pattern); err != nil {
+				return err
+			}
+			req, err := f.request(args[1:]...)
+			if err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			rep := g.reporter(stderr)
+			res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
+			fromLock := false
+			if err == nil && res.Graph == nil {
+				// A matching lock holds the jars, not the graph.
+				fromLock = true
+				rep.Printf("lockfile %s matches the inputs; resolving again for the graph (the lock is not changed)", req.LockPath)
+				again := req
+				again.LockPath, again.Frozen = "", false
+				var fresh *resolver.Result
+				fresh, err = resolver.Resolve(cmd.Context(), again, resolver.WithLogger(rep), resolver.WithProgress(rep))
+				if err == nil {
+					if fresh.Lock.Hash() != res.Lock.Hash() {
+						rep.Warnf("the repositories now resolve to a different set (lock hash %s) than %s (%s): the paths shown are of the new resolution",
+							fresh.Lock.Hash(), req.LockPath, res.Lock.Hash())
 					}
+					res = fresh
 				}
-				rep.Wait()
-				if err != nil {
-					return err
-				}
-				mods, err := resolver.Why(res.Graph, pattern)
-				if err != nil {
-					return fmt.Errorf("%w (packages: %s)", err, strings.Join(req.Packages, ","))
-				}
-				return printWhy(cmd.OutOrStdout(), out, pattern, res.Lock.Hash(), fromLock, mods)
-			},
-		}
-		f.add(c.Flags())
-		return c
-	})
+			}
+			rep.Wait()
+			if err != nil {
+				return err
+			}
+			mods, err := resolver.Why(res.Graph, pattern)
+			if err != nil {
+				return fmt.Errorf("%w (packages: %s)", err, strings.Join(req.Packages, ","))
+			}
+			return printWhy(cmd.OutOrStdout(), out, pattern, res.Lock.Hash(), fromLock, mods)
+		},
+	}
+	f.add(c.Flags())
+	return c
 }
 
 func printWhy(w io.Writer, format, pattern, lockHash string, fromLock bool, mods []resolver.ModuleWhy) error {

@@ -19,9 +19,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/safepath"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // Annotation keys on a baked manifest (and index).
@@ -50,11 +50,11 @@ type JarsAnnotation struct {
 // BakeInput is one bake.
 type BakeInput struct {
 	// Lock is the resolved set; its artifacts are in spark.jars order.
-	Lock *resolver.Lockfile
+	Lock *lock.File
 	// Paths are the local files of Lock.Artifacts, index for index. When
 	// nil, Fetch is called, and only on a cache miss.
 	Paths []string
-	Fetch func(ctx context.Context) ([]string, error)
+	Fetch lock.Jars
 	// Base and Target are references: registry or oci:PATH[:tag]. A tag in
 	// Target is used as the tag.
 	Base, Target string
@@ -144,12 +144,12 @@ func cleanJarsDir(d string) (string, error) {
 		return DefaultJarsDir, nil
 	}
 	if !path.IsAbs(d) {
-		return "", exitcode.Errorf(exitcode.Usage, "--jars-dir %q: must be an absolute path", d)
+		return "", errdefs.Errorf(errdefs.BadArgument, "--jars-dir %q: must be an absolute path", d)
 	}
 	return path.Clean(d), nil
 }
 
-func coordsOf(l *resolver.Lockfile) string {
+func coordsOf(l *lock.File) string {
 	if len(l.Inputs.Packages) > 0 {
 		return strings.Join(l.Inputs.Packages, ",")
 	}
@@ -171,11 +171,11 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	ct := &countingTransport{base: o.roundTripper()}
 	o.transport, o.rt = ct, nil
 	if in.Lock == nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "bake: no lock")
+		return nil, errdefs.Errorf(errdefs.BadArgument, "bake: no lock")
 	}
 	for _, a := range in.Lock.Artifacts {
-		if err := resolver.CheckArtifact(a); err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("bake: %w", err))
+		if err := lock.CheckArtifact(a); err != nil {
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
 		}
 	}
 	lockHash := in.Lock.Hash()
@@ -203,10 +203,10 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			t = targetRef.name.Identifier()
 		}
 		if targetRef.digest != "" || strings.HasPrefix(t, "sha256:") {
-			return nil, exitcode.Errorf(exitcode.Usage, "--target %s: name a repository or a tag, not a digest", in.Target)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "--target %s: name a repository or a tag, not a digest", in.Target)
 		}
 		if tag != "" && tag != t {
-			return nil, exitcode.Errorf(exitcode.Usage, "--target %s has tag %q but --tag is %q", in.Target, t, tag)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "--target %s has tag %q but --tag is %q", in.Target, t, tag)
 		}
 		tag = t
 	}
@@ -219,7 +219,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			}
 			p, err := v1.ParsePlatform(s)
 			if err != nil {
-				return nil, exitcode.Errorf(exitcode.Usage, "--platform %q: %w", s, err)
+				return nil, errdefs.Errorf(errdefs.BadArgument, "--platform %q: %w", s, err)
 			}
 			plats = append(plats, *p)
 			platNames = append(platNames, p.String())
@@ -239,7 +239,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	baseDigest := bdesc.Digest.String()
 	for _, f := range in.Extra {
 		if f.ID == "" {
-			return nil, exitcode.Errorf(exitcode.Internal, "bake: extra file %s has no ID", f.Name)
+			return nil, errdefs.Errorf(errdefs.Internal, "bake: extra file %s has no ID", f.Name)
 		}
 	}
 	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, epoch, in.Extra)
@@ -286,7 +286,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		}
 	}
 	if len(paths) != len(in.Lock.Artifacts) {
-		return nil, exitcode.Errorf(exitcode.Internal, "bake: %d paths for %d artifacts", len(paths), len(in.Lock.Artifacts))
+		return nil, errdefs.Errorf(errdefs.Internal, "bake: %d paths for %d artifacts", len(paths), len(in.Lock.Artifacts))
 	}
 
 	// 4. The base, and the images to extend.
@@ -295,7 +295,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	if b.desc.Digest != bdesc.Digest {
-		return nil, exitcode.Errorf(exitcode.Unavailable, "base %s changed while baking (%s, then %s); rerun", in.Base, bdesc.Digest, b.desc.Digest)
+		return nil, errdefs.Errorf(errdefs.Unavailable, "base %s changed while baking (%s, then %s); rerun", in.Base, bdesc.Digest, b.desc.Digest)
 	}
 	targets, err := selectImages(b, plats, in.Base)
 	if err != nil {
@@ -376,7 +376,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	for _, t := range targets {
 		img, err := appendLayers(t.img, built, history, anns)
 		if err != nil {
-			return nil, exitcode.New(exitcode.Internal, fmt.Errorf("appending layers to %s: %w", in.Base, err))
+			return nil, errdefs.New(errdefs.Internal, fmt.Errorf("appending layers to %s: %w", in.Base, err))
 		}
 		out = append(out, platformImage{desc: t.desc, img: img})
 		if t.desc.Platform != nil {
@@ -391,13 +391,13 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	} else {
 		idx, err := buildIndex(b, out, anns)
 		if err != nil {
-			return nil, exitcode.New(exitcode.Internal, fmt.Errorf("building index for %s: %w", in.Base, err))
+			return nil, errdefs.New(errdefs.Internal, fmt.Errorf("building index for %s: %w", in.Base, err))
 		}
 		w = writable{idx: idx}
 	}
 	d, err := w.digest()
 	if err != nil {
-		return nil, exitcode.New(exitcode.Internal, err)
+		return nil, errdefs.New(errdefs.Internal, err)
 	}
 	o.logger.Printf("writing %s (%s)", tgt, d)
 	if err := write(ctx, tgt, w, o); err != nil {
@@ -444,7 +444,7 @@ func selectImages(b *base, want []v1.Platform, name string) ([]platformImage, er
 			d.Platform = nil
 		}
 		if !matches(d.Platform) {
-			return nil, exitcode.Errorf(exitcode.NotFound, "base %s is %v, not %v", name, d.Platform, want)
+			return nil, errdefs.Errorf(errdefs.NotFound, "base %s is %v, not %v", name, d.Platform, want)
 		}
 		d.Platform = nil // a single image keeps no platform in a descriptor
 		return []platformImage{{desc: d, img: b.img}}, nil
@@ -468,7 +468,7 @@ func selectImages(b *base, want []v1.Platform, name string) ([]platformImage, er
 		out = append(out, platformImage{desc: d, img: img})
 	}
 	if len(out) == 0 {
-		return nil, exitcode.Errorf(exitcode.NotFound, "base %s has no image for platform %v", name, want)
+		return nil, errdefs.Errorf(errdefs.NotFound, "base %s has no image for platform %v", name, want)
 	}
 	return out, nil
 }
@@ -478,7 +478,7 @@ func selectImages(b *base, want []v1.Platform, name string) ([]platformImage, er
 func checkExtraPlatform(targets []platformImage, b *base, want, name string) error {
 	wp, err := v1.ParsePlatform(want)
 	if err != nil {
-		return exitcode.Errorf(exitcode.Usage, "extra files platform %q: %w", want, err)
+		return errdefs.Errorf(errdefs.BadArgument, "extra files platform %q: %w", want, err)
 	}
 	for _, t := range targets {
 		p := t.desc.Platform
@@ -488,7 +488,7 @@ func checkExtraPlatform(targets []platformImage, b *base, want, name string) err
 			}
 		}
 		if p == nil || p.OS != wp.OS || p.Architecture != wp.Architecture {
-			return exitcode.Errorf(exitcode.Usage, "base %s is %v but the added files are for %s only: restrict it with --platform %s", name, p, want, want)
+			return errdefs.Errorf(errdefs.BadArgument, "base %s is %v but the added files are for %s only: restrict it with --platform %s", name, p, want, want)
 		}
 	}
 	return nil
@@ -572,11 +572,11 @@ func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.
 		// Defence in depth: the entry stays in the jars directory whatever
 		// the name (the lock's names are checked in Bake).
 		if err := safepath.Name(j.file); err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("layer entry for %s: %w", j.path, err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("layer entry for %s: %w", j.path, err))
 		}
 		name, err := safepath.JoinSlash(dir, j.file)
 		if err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("layer entry for %s: %w", j.path, err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("layer entry for %s: %w", j.path, err))
 		}
 		f, err := FileFromPath(name, j.path, 0o644, j.sha256)
 		if err != nil {
@@ -683,7 +683,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	v.h.Write(p[:n])
 	if err == io.EOF {
 		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.j.sha256 {
-			return n, exitcode.New(exitcode.DataErr, fmt.Errorf("jar %s at %s: %w: sha256 %s, the lock says %s", v.j.file, v.j.path, resolver.ErrCorruptBlob, got, v.j.sha256))
+			return n, errdefs.New(errdefs.Invalid, fmt.Errorf("jar %s at %s: %w: sha256 %s, the lock says %s", v.j.file, v.j.path, lock.ErrCorruptBlob, got, v.j.sha256))
 		}
 	}
 	return n, err

@@ -28,7 +28,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // testArtifact is a fake resolved jar.
@@ -62,13 +62,13 @@ func content(coord string, size int) []byte {
 
 // makeLock writes the artifacts' files into dir and returns a lock over
 // them and their paths, in lock order.
-func makeLock(t testing.TB, dir string, arts ...testArtifact) (*resolver.Lockfile, []string) {
+func makeLock(t testing.TB, dir string, arts ...testArtifact) (*lock.File, []string) {
 	t.Helper()
-	l := &resolver.Lockfile{Inputs: resolver.Inputs{Conflict: "latest"}}
+	l := &lock.File{Inputs: lock.Inputs{Conflict: "latest"}}
 	for _, a := range arts {
 		data := content(a.coord, a.size)
 		sum := sha256.Sum256(data)
-		l.Artifacts = append(l.Artifacts, resolver.Artifact{Coord: a.coord, File: fileName(a.coord), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "https://repo1.maven.org/maven2/"})
+		l.Artifacts = append(l.Artifacts, lock.Artifact{Coord: a.coord, File: fileName(a.coord), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "https://repo1.maven.org/maven2/"})
 		l.Inputs.Packages = append(l.Inputs.Packages, a.coord)
 	}
 	l.Normalize()
@@ -131,9 +131,9 @@ func noFetch(t testing.TB) func(context.Context) ([]string, error) {
 
 func TestBakeLayoutAndCacheHit(t *testing.T) {
 	ctx := context.Background()
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	target := "oci:" + filepath.Join(t.TempDir(), "out")
-	in := BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: target}
+	in := BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: target}
 	res, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestBakeLayoutAndCacheHit(t *testing.T) {
 		t.Error("first bake is a cache hit")
 	}
 	var wantFiles []string
-	for _, a := range lock.Artifacts {
+	for _, a := range lf.Artifacts {
 		wantFiles = append(wantFiles, a.File)
 	}
 	if diff := cmp.Diff(wantFiles, res.Files); diff != "" {
@@ -163,11 +163,11 @@ func TestBakeLayoutAndCacheHit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.LockHash != lock.Hash() || info.Digest != res.Digest || info.Annotations[AnnotationCoords] != strings.Join(lock.Inputs.Packages, ",") {
+	if info.LockHash != lf.Hash() || info.Digest != res.Digest || info.Annotations[AnnotationCoords] != strings.Join(lf.Inputs.Packages, ",") {
 		t.Errorf("inspect = %+v", info)
 	}
 	// The layer holds the jars, sorted, with parents, root-owned, at the epoch.
-	checkLayer(t, res, lock, paths)
+	checkLayer(t, res, lf, paths)
 
 	in.Paths, in.Fetch = nil, noFetch(t)
 	hit, err := Bake(ctx, in)
@@ -179,7 +179,7 @@ func TestBakeLayoutAndCacheHit(t *testing.T) {
 	}
 }
 
-func checkLayer(t *testing.T, res *Result, lock *resolver.Lockfile, paths []string) {
+func checkLayer(t *testing.T, res *Result, lf *lock.File, paths []string) {
 	t.Helper()
 	r, _ := parseRef(res.Ref)
 	b, err := loadBase(context.Background(), r, makeOptions())
@@ -215,7 +215,7 @@ func checkLayer(t *testing.T, res *Result, lock *resolver.Lockfile, paths []stri
 		got = append(got, fmt.Sprintf("%s %o", h.Name, h.Mode))
 	}
 	want := []string{"opt/ 755", "opt/spark/ 755", "opt/spark/prebake/ 755", "opt/spark/prebake/jars/ 755"}
-	for _, a := range lock.Artifacts {
+	for _, a := range lf.Artifacts {
 		want = append(want, "opt/spark/prebake/jars/"+a.File+" 644")
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -232,13 +232,13 @@ func TestBakeReproducible(t *testing.T) {
 	var digests []string
 	for i := range 2 {
 		dir := t.TempDir()
-		lock, paths := makeLock(t, dir, demoArtifacts...)
+		lf, paths := makeLock(t, dir, demoArtifacts...)
 		for _, p := range paths {
 			mt := time.Now().Add(time.Duration(i*1000+1) * time.Hour)
 			os.Chtimes(p, mt, mt)
 			os.Chmod(p, os.FileMode(0o600+i*0o55))
 		}
-		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, WithCacheDir(t.TempDir()))
+		res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, WithCacheDir(t.TempDir()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,8 +251,8 @@ func TestBakeReproducible(t *testing.T) {
 	}
 	// SOURCE_DATE_EPOCH changes the bytes.
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestBakeReproducible(t *testing.T) {
 		t.Error("SOURCE_DATE_EPOCH did not change the digest")
 	}
 	t.Setenv("SOURCE_DATE_EPOCH", "")
-	res, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
+	res, err = Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,10 +271,10 @@ func TestBakeReproducible(t *testing.T) {
 
 func TestBakeIndexPlatforms(t *testing.T) {
 	ctx := context.Background()
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	out := "oci:" + filepath.Join(t.TempDir(), "out")
 	base := "oci:" + baseImageDir + ":" + baseImageTag
-	all, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: out})
+	all, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestBakeIndexPlatforms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.MediaType != "application/vnd.oci.image.index.v1+json" || info.LockHash != lock.Hash() {
+	if info.MediaType != "application/vnd.oci.image.index.v1+json" || info.LockHash != lf.Hash() {
 		t.Errorf("index info = %+v", info)
 	}
 	r, _ := parseRef(all.Ref)
@@ -300,7 +300,7 @@ func TestBakeIndexPlatforms(t *testing.T) {
 			t.Errorf("%v: top layer %s, want %s", d.Platform, top, all.Layers[0].Digest)
 		}
 	}
-	one, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: out, Platforms: []string{"linux/arm64"}})
+	one, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: out, Platforms: []string{"linux/arm64"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestBakeIndexPlatforms(t *testing.T) {
 	if info.MediaType != "application/vnd.oci.image.manifest.v1+json" {
 		t.Errorf("one platform gave %s", info.MediaType)
 	}
-	_, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: out, Platforms: []string{"linux/s390x"}})
+	_, err = Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: out, Platforms: []string{"linux/s390x"}})
 	if exitcode.Code(err) != exitcode.NotFound {
 		t.Errorf("missing platform: %v (code %d)", err, exitcode.Code(err))
 	}
@@ -320,10 +320,10 @@ func TestBakeIndexPlatforms(t *testing.T) {
 
 func TestConflictReportAndSkipProvided(t *testing.T) {
 	ctx := context.Background()
-	lock, paths := makeLock(t, t.TempDir(), append(demoArtifacts,
+	lf, paths := makeLock(t, t.TempDir(), append(demoArtifacts,
 		testArtifact{"org.apache.spark:spark-connect_2.13:3.5.1", 1000})...)
 	base := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
-	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out"), SkipProvided: true})
+	res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out"), SkipProvided: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestConflictReportAndSkipProvided(t *testing.T) {
 			t.Errorf("--skip-provided kept %s", f)
 		}
 	}
-	if len(res.Files) != len(lock.Artifacts)-1 || len(res.Jars) != len(res.Files) {
+	if len(res.Files) != len(lf.Artifacts)-1 || len(res.Jars) != len(res.Files) {
 		t.Errorf("files %v", res.Files)
 	}
 }
@@ -423,9 +423,9 @@ func TestBakeRegistry(t *testing.T) {
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
 		t.Fatal(err)
 	}
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	ct := &countingTransport{base: http.DefaultTransport}
-	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/team/spark-jobs"}
+	in := BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/team/spark-jobs"}
 	res, err := Bake(ctx, in, WithTransport(ct), WithLayers(3))
 	if err != nil {
 		t.Fatal(err)
@@ -445,7 +445,7 @@ func TestBakeRegistry(t *testing.T) {
 		t.Errorf("uploaded %d bytes, layers are %d", res.BytesUploaded, layerBytes)
 	}
 	dir, files, err := ReadJars(ctx, res.Ref)
-	if err != nil || dir != DefaultJarsDir || len(files) != len(lock.Artifacts) {
+	if err != nil || dir != DefaultJarsDir || len(files) != len(lf.Artifacts) {
 		t.Errorf("ReadJars = %q %v %v", dir, files, err)
 	}
 
@@ -468,7 +468,7 @@ func TestBakeRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r3, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/team/spark-jobs", Tag: "latest"}, WithLayers(3))
+	r3, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/team/spark-jobs", Tag: "latest"}, WithLayers(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,8 +488,8 @@ func TestBakeIncrementalUpload(t *testing.T) {
 	for i := range 24 {
 		arts = append(arts, testArtifact{fmt.Sprintf("com.example:lib%02d:1.%d", i, i), 20_000})
 	}
-	lock, paths := makeLock(t, t.TempDir(), arts...)
-	first, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/jobs"}, WithLayers(8))
+	lf, paths := makeLock(t, t.TempDir(), arts...)
+	first, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/jobs"}, WithLayers(8))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +511,7 @@ func TestBakeIncrementalUpload(t *testing.T) {
 
 func TestRegistryErrors(t *testing.T) {
 	ctx := context.Background()
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts[:1]...)
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts[:1]...)
 	deny := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
 		w.WriteHeader(http.StatusUnauthorized)
@@ -535,7 +535,7 @@ func TestRegistryErrors(t *testing.T) {
 		{"bad jars dir", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, host + "/x", exitcode.Usage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := BakeInput{Lock: lock, Paths: paths, Base: tc.base, Target: tc.target}
+			in := BakeInput{Lock: lf, Paths: paths, Base: tc.base, Target: tc.target}
 			if tc.code == exitcode.Usage {
 				in.JarsDir = "relative/jars"
 			}
@@ -559,8 +559,8 @@ func TestBaseLayerNotReuploaded(t *testing.T) {
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 		t.Fatal(err)
 	}
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/other"})
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,10 +579,10 @@ func TestBaseLayerNotReuploaded(t *testing.T) {
 
 func TestBakeExtraFiles(t *testing.T) {
 	ctx := context.Background()
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts[:1]...)
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts[:1]...)
 	self := bytesFile("/usr/local/bin/prebake", 0o755, []byte("\x7fELF fake"))
 	self.ID = "fake-self-v1"
-	in := BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out"),
+	in := BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out"),
 		Extra: []File{self}, ExtraPlatform: "linux/amd64"}
 	if _, err := Bake(ctx, in); exitcode.Code(err) != exitcode.Usage {
 		t.Fatalf("extra files on an arm64+amd64 index: code %d: %v", exitcode.Code(err), err)
@@ -694,9 +694,9 @@ func (l *lockedTask) Done(err error) { l.mu.Lock(); l.t.done, l.t.err = true, er
 func TestBakeProgress(t *testing.T) {
 	ctx := context.Background()
 	host := newRegistry(t)
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	p := &fakeProgress{tasks: map[string]*fakeTask{}}
-	if _, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: host + "/p"}, WithProgress(p)); err != nil {
+	if _, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: host + "/p"}, WithProgress(p)); err != nil {
 		t.Fatal(err)
 	}
 	l, push := p.tasks["layer"], p.tasks["push"]
@@ -713,8 +713,8 @@ func TestBakeProgress(t *testing.T) {
 // here (and changes every cache tag: bump compressorID or the key version).
 // -update-base rewrites the golden file.
 func TestBakeGoldenDigest(t *testing.T) {
-	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(context.Background(), BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
+	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
+	res, err := Bake(context.Background(), BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -740,7 +740,7 @@ func TestBakeGoldenDigest(t *testing.T) {
 func TestBakeRefusesModifiedJar(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	lock, paths := makeLock(t, dir, demoArtifacts...)
+	lf, paths := makeLock(t, dir, demoArtifacts...)
 	info, err := os.Stat(paths[0])
 	if err != nil {
 		t.Fatal(err)
@@ -750,11 +750,11 @@ func TestBakeRefusesModifiedJar(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := filepath.Join(t.TempDir(), "out")
-	_, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + target}, WithCacheDir(t.TempDir()))
-	if !errors.Is(err, resolver.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
+	_, err = Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + target}, WithCacheDir(t.TempDir()))
+	if !errors.Is(err, lock.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
 		t.Fatalf("bake with a modified jar: err = %v (code %d), want ErrCorruptBlob and 65", err, exitcode.Code(err))
 	}
-	if !strings.Contains(err.Error(), lock.Artifacts[0].File) {
-		t.Errorf("error %q does not name the jar %s", err, lock.Artifacts[0].File)
+	if !strings.Contains(err.Error(), lf.Artifacts[0].File) {
+		t.Errorf("error %q does not name the jar %s", err, lf.Artifacts[0].File)
 	}
 }

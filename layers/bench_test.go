@@ -20,7 +20,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // jarLike returns a real jar (a deflated zip) of about size bytes whose
@@ -145,11 +145,11 @@ func BenchmarkBakeLayer(b *testing.B) {
 		b.Fatal(err)
 	}
 	data := bytes.Join(datas, nil)
-	lock := &resolver.Lockfile{}
+	lf := &lock.File{}
 	var paths []string
 	for i, d := range datas {
 		sum := sha256.Sum256(d)
-		lock.Artifacts = append(lock.Artifacts, resolver.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))})
+		lf.Artifacts = append(lf.Artifacts, lock.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))})
 		paths = append(paths, filepath.Join(dir, fmt.Sprintf("lib%02d.jar", i)))
 	}
 	ctx := context.Background()
@@ -159,7 +159,7 @@ func BenchmarkBakeLayer(b *testing.B) {
 	bake := func(opts ...Option) *Result {
 		out := filepath.Join(b.TempDir(), "out")
 		outs = append(outs, out)
-		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + out}, opts...)
+		res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + out}, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -245,8 +245,8 @@ func BenchmarkCacheHit(b *testing.B) {
 	if _, err := BuildImage(ctx, sparkBaseSpec(b, baseRef, sparkJars, "linux/amd64")); err != nil {
 		b.Fatal(err)
 	}
-	lock, paths := makeLock(b, b.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + "/jobs"}
+	lf, paths := makeLock(b, b.TempDir(), demoArtifacts...)
+	in := BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/jobs"}
 	if _, err := Bake(ctx, in); err != nil {
 		b.Fatal(err)
 	}

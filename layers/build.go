@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // PlatformFiles are the layers of one platform of a BuildImage image, each
@@ -62,7 +62,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 	o := makeOptions(opts...)
 	defer o.removeTemp()
 	if len(spec.Platforms) == 0 {
-		return nil, exitcode.Errorf(exitcode.Usage, "build %s: no platform", spec.Target)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "build %s: no platform", spec.Target)
 	}
 	tgt, err := parseRef(spec.Target)
 	if err != nil {
@@ -70,7 +70,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 	}
 	o.scopeAuth(tgt)
 	if !hasExplicitTag(spec.Target) || tgt.digest != "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "build target %s: needs a tag", spec.Target)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "build target %s: needs a tag", spec.Target)
 	}
 	epoch, err := o.layerEpoch()
 	if err != nil {
@@ -91,7 +91,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 	for _, pf := range spec.Platforms {
 		p, err := v1.ParsePlatform(pf.Platform)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "platform %q: %w", pf.Platform, err)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "platform %q: %w", pf.Platform, err)
 		}
 		img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 		if b != nil {
@@ -108,7 +108,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 				return nil, err
 			}
 			if img, err = mutate.Append(img, mutate.Addendum{Layer: l, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "prebake build"}}); err != nil {
-				return nil, exitcode.New(exitcode.Internal, err)
+				return nil, errdefs.New(errdefs.Internal, err)
 			}
 			names := make([]string, len(files))
 			for i, f := range files {
@@ -118,7 +118,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 		}
 		cf, err := img.ConfigFile()
 		if err != nil {
-			return nil, exitcode.New(exitcode.Internal, err)
+			return nil, errdefs.New(errdefs.Internal, err)
 		}
 		cf = cf.DeepCopy()
 		cf.Architecture, cf.OS, cf.Variant, cf.OSVersion = p.Architecture, p.OS, p.Variant, p.OSVersion
@@ -142,14 +142,14 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 			cf.Config.Labels = spec.Labels
 		}
 		if img, err = mutate.ConfigFile(img, cf); err != nil {
-			return nil, exitcode.New(exitcode.Internal, err)
+			return nil, errdefs.New(errdefs.Internal, err)
 		}
 		if len(spec.Annotations) > 0 {
 			img = mutate.Annotations(img, spec.Annotations).(v1.Image)
 		}
 		d, err := img.Digest()
 		if err != nil {
-			return nil, exitcode.New(exitcode.Internal, err)
+			return nil, errdefs.New(errdefs.Internal, err)
 		}
 		bi.Digest = d.String()
 		out.Images = append(out.Images, bi)
@@ -167,7 +167,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 	}
 	d, err := w.digest()
 	if err != nil {
-		return nil, exitcode.New(exitcode.Internal, fmt.Errorf("build %s: %w", spec.Target, err))
+		return nil, errdefs.New(errdefs.Internal, fmt.Errorf("build %s: %w", spec.Target, err))
 	}
 	if err := write(ctx, tgt, w, o); err != nil {
 		return nil, err

@@ -33,7 +33,7 @@
 // # Annotations
 //
 // The baked manifest (and index) carries:
-//   - dev.prebake.lock: the lock hash (resolver.Lockfile.Hash);
+//   - dev.prebake.lock: the lock hash (lock.File.Hash);
 //   - dev.prebake.jars: {"dir":"/opt/spark/prebake/jars","files":[…]}, the
 //     jar file names in spark.jars (lock) order; ReadJars returns them;
 //   - dev.prebake.coords: the requested coordinates, comma-separated;

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -24,47 +24,47 @@ func registryError(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	var ee *exitcode.Error
+	var ee *errdefs.Error
 	if errors.As(err, &ee) {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return exitcode.New(exitcode.Timeout, fmt.Errorf("%s: %w", what, err))
+		return errdefs.New(errdefs.Timeout, fmt.Errorf("%s: %w", what, err))
 	}
 	msg := redact.String(err.Error())
-	wrap := func(code int, hint string) error {
-		return exitcode.New(code, &redactedError{msg: what + ": " + msg + hint, err: err})
+	wrap := func(code errdefs.Kind, hint string) error {
+		return errdefs.New(code, &redactedError{msg: what + ": " + msg + hint, err: err})
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {
 		for _, d := range te.Errors {
 			switch d.Code {
 			case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
-				return wrap(exitcode.NoPerm, " (check the Docker config or --registry-auth)")
+				return wrap(errdefs.Denied, " (check the Docker config or --registry-auth)")
 			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode:
-				return wrap(exitcode.NotFound, "")
+				return wrap(errdefs.NotFound, "")
 			}
 		}
 		switch {
 		case te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden:
-			return wrap(exitcode.NoPerm, " (check the Docker config or --registry-auth)")
+			return wrap(errdefs.Denied, " (check the Docker config or --registry-auth)")
 		case te.StatusCode == http.StatusNotFound:
-			return wrap(exitcode.NotFound, "")
+			return wrap(errdefs.NotFound, "")
 		case te.StatusCode == http.StatusTooManyRequests || te.StatusCode >= 500:
-			return wrap(exitcode.Unavailable, "")
+			return wrap(errdefs.Unavailable, "")
 		}
-		return wrap(exitcode.Internal, "")
+		return wrap(errdefs.Internal, "")
 	}
 	if errors.Is(err, os.ErrNotExist) {
-		return wrap(exitcode.NotFound, "")
+		return wrap(errdefs.NotFound, "")
 	}
 	var ne net.Error
 	var oe *net.OpError
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &oe) || errors.As(err, &ne) {
-		return wrap(exitcode.Unavailable, " (registry unavailable; rerun to resume: blobs already pushed are not sent again)")
+		return wrap(errdefs.Unavailable, " (registry unavailable; rerun to resume: blobs already pushed are not sent again)")
 	}
-	return wrap(exitcode.Unavailable, "")
+	return wrap(errdefs.Unavailable, "")
 }
 
 // redactedError prints a redacted message and keeps the chain for

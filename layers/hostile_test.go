@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // TestHostileJarNames: finding 1b. A jar whose name climbs out of the jars
@@ -31,8 +31,8 @@ func TestHostileJarNames(t *testing.T) {
 		if exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("layer of %q: err = %v, want 65", name, err)
 		}
-		lock := &resolver.Lockfile{Artifacts: []resolver.Artifact{{Coord: "ev:x:1", File: name, Sha256: strings.Repeat("0", 64), Size: 32}}}
-		_, err = Bake(context.Background(), BakeInput{Lock: lock, Paths: []string{jar}, Base: "oci:../testdata/base-image:3.5.0-amd64", Target: "oci:" + filepath.Join(dir, "img")})
+		lf := &lock.File{Artifacts: []lock.Artifact{{Coord: "ev:x:1", File: name, Sha256: strings.Repeat("0", 64), Size: 32}}}
+		_, err = Bake(context.Background(), BakeInput{Lock: lf, Paths: []string{jar}, Base: "oci:../testdata/base-image:3.5.0-amd64", Target: "oci:" + filepath.Join(dir, "img")})
 		if exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("Bake %q: err = %v, want 65", name, err)
 		}

@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/progress/task"
 )
 
 // Logger receives progress lines (to stderr). It is never given secrets.
@@ -51,7 +51,7 @@ type options struct {
 // Progress starts transfer tasks: building a layer, pushing an image.
 // *progress.Reporter (internal/progress) implements it.
 type Progress interface {
-	Start(name string, total int64) progress.Task
+	Start(name string, total int64) task.Task
 }
 
 // WithProgress reports the layer builds and the push to p. The default
@@ -60,7 +60,7 @@ func WithProgress(p Progress) Option {
 	return func(o *options) { o.progress = p }
 }
 
-func (o *options) startTask(name string, total int64) progress.Task {
+func (o *options) startTask(name string, total int64) task.Task {
 	if o.progress == nil {
 		return nopTask{}
 	}
@@ -216,7 +216,7 @@ func (o *options) tempDir() (string, error) {
 	if o.tmp == "" {
 		d, err := os.MkdirTemp("", "prebake-layers-")
 		if err != nil {
-			return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("temporary layer directory: %w", err))
+			return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("temporary layer directory: %w", err))
 		}
 		o.tmp = d
 	}

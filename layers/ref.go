@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // OCIPrefix marks a reference to an OCI image layout on disk: oci:PATH[:tag]
@@ -35,14 +35,14 @@ type ref struct {
 
 func parseRef(s string) (*ref, error) {
 	if s == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "empty image reference")
+		return nil, errdefs.Errorf(errdefs.BadArgument, "empty image reference")
 	}
 	if p, ok := strings.CutPrefix(s, OCIPrefix); ok {
 		r := &ref{raw: s}
 		if i := strings.LastIndex(p, "@sha256:"); i >= 0 {
 			r.path, r.digest = p[:i], p[i+1:]
 			if _, err := v1.NewHash(r.digest); err != nil {
-				return nil, exitcode.Errorf(exitcode.Usage, "image reference %q: %w", s, err)
+				return nil, errdefs.Errorf(errdefs.BadArgument, "image reference %q: %w", s, err)
 			}
 		} else if i := strings.LastIndex(p, ":"); i >= 0 && !strings.ContainsAny(p[i+1:], `/\`) {
 			r.path, r.tag = p[:i], p[i+1:]
@@ -50,13 +50,13 @@ func parseRef(s string) (*ref, error) {
 			r.path = p
 		}
 		if r.path == "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "image reference %q: empty layout path", s)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "image reference %q: empty layout path", s)
 		}
 		return r, nil
 	}
 	n, err := name.ParseReference(s, name.WeakValidation)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "image reference %q: %w", s, err)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "image reference %q: %w", s, err)
 	}
 	return &ref{raw: s, name: n}, nil
 }
@@ -81,7 +81,7 @@ func (r *ref) withTag(tag string) (*ref, error) {
 	}
 	t, err := name.NewTag(r.name.Context().Name()+":"+tag, name.WeakValidation)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "tag %q: %w", tag, err)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "tag %q: %w", tag, err)
 	}
 	return &ref{raw: t.String(), name: t}, nil
 }
@@ -113,9 +113,9 @@ func (r *ref) openLayout() (layout.Path, error) {
 	p, err := layout.FromPath(r.path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", exitcode.New(exitcode.NotFound, fmt.Errorf("image %s: no OCI layout at %s: %w", r.raw, r.path, err))
+			return "", errdefs.New(errdefs.NotFound, fmt.Errorf("image %s: no OCI layout at %s: %w", r.raw, r.path, err))
 		}
-		return "", exitcode.New(exitcode.DataErr, fmt.Errorf("image %s: %w", r.raw, err))
+		return "", errdefs.New(errdefs.Invalid, fmt.Errorf("image %s: %w", r.raw, err))
 	}
 	return p, nil
 }
@@ -125,11 +125,11 @@ func (r *ref) openLayout() (layout.Path, error) {
 func (r *ref) layoutDescriptor(p layout.Path) (*v1.Descriptor, error) {
 	ii, err := p.ImageIndex()
 	if err != nil {
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("image %s: %w", r.raw, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("image %s: %w", r.raw, err))
 	}
 	im, err := ii.IndexManifest()
 	if err != nil {
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("image %s: %w", r.raw, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("image %s: %w", r.raw, err))
 	}
 	var found []v1.Descriptor
 	for _, d := range im.Manifests {
@@ -148,11 +148,11 @@ func (r *ref) layoutDescriptor(p layout.Path) (*v1.Descriptor, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, exitcode.Errorf(exitcode.NotFound, "image %s: not found in the OCI layout %s", r.raw, r.path)
+		return nil, errdefs.Errorf(errdefs.NotFound, "image %s: not found in the OCI layout %s", r.raw, r.path)
 	case 1:
 		return &found[0], nil
 	}
-	return nil, exitcode.Errorf(exitcode.Usage, "image %s: the OCI layout %s holds %d manifests; name one with :tag or @sha256:…", r.raw, r.path, len(found))
+	return nil, errdefs.Errorf(errdefs.BadArgument, "image %s: the OCI layout %s holds %d manifests; name one with :tag or @sha256:…", r.raw, r.path, len(found))
 }
 
 // base is a base image or index.
@@ -187,7 +187,7 @@ func loadBase(ctx context.Context, r *ref, o *options) (*base, error) {
 			b.img, err = p.Image(d.Digest)
 		}
 		if err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("image %s: %w", r.raw, err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("image %s: %w", r.raw, err))
 		}
 		return b, nil
 	}
@@ -220,7 +220,7 @@ func headDigest(ctx context.Context, r *ref, o *options) (*v1.Descriptor, error)
 	if d, ok := r.name.(name.Digest); ok {
 		h, err := v1.NewHash(d.DigestStr())
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "image reference %q: %w", r.raw, err)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "image reference %q: %w", r.raw, err)
 		}
 		return &v1.Descriptor{Digest: h}, nil // no request: the digest names it
 	}

@@ -19,8 +19,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/internal/safepath"
 )
 
@@ -88,7 +88,7 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 			p, err = layout.Write(t.path, empty.Index)
 		}
 		if err != nil {
-			return exitcode.New(exitcode.CantCreate, fmt.Errorf("OCI layout %s: %w", t.path, err))
+			return errdefs.New(errdefs.CantWrite, fmt.Errorf("OCI layout %s: %w", t.path, err))
 		}
 		linkBlobs(t.path, o)
 		m := match.Annotation(refNameAnnotation, t.tag)
@@ -99,12 +99,12 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 			err = p.ReplaceIndex(w.idx, m, opt)
 		}
 		if err != nil {
-			code := exitcode.CantCreate
-			var ee *exitcode.Error
+			code := errdefs.CantWrite
+			var ee *errdefs.Error
 			if errors.As(err, &ee) { // a damaged or missing layer blob
-				code = ee.Code
+				code = ee.Kind
 			}
-			return exitcode.New(code, fmt.Errorf("writing %s: %w", t, err))
+			return errdefs.New(code, fmt.Errorf("writing %s: %w", t, err))
 		}
 		return nil
 	}
@@ -116,7 +116,7 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 		ro = append(ro, remote.WithProgress(ch))
 		go func() {
 			defer close(done)
-			var task progress.Task
+			var task task.Task
 			var last int64
 			var failed error
 			for u := range ch { // drained until ggcr closes it
@@ -173,7 +173,7 @@ type manifestAnnotations struct {
 func parseInfo(r *ref, raw []byte, d v1.Hash, mt string) (*Info, error) {
 	var m manifestAnnotations
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest of %s: %w", r, err)
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest of %s: %w", r, err)
 	}
 	if m.MediaType != "" {
 		mt = m.MediaType
@@ -191,7 +191,7 @@ func parseInfo(r *ref, raw []byte, d v1.Hash, mt string) (*Info, error) {
 	if j := in.Annotations[AnnotationJars]; j != "" {
 		var ja JarsAnnotation
 		if err := json.Unmarshal([]byte(j), &ja); err != nil {
-			return nil, exitcode.Errorf(exitcode.DataErr, "%s: annotation %s: %w", r, AnnotationJars, err)
+			return nil, errdefs.Errorf(errdefs.Invalid, "%s: annotation %s: %w", r, AnnotationJars, err)
 		}
 		in.JarsDir = ja.Dir
 		if ja.Files != nil {
@@ -215,7 +215,7 @@ func lookup(ctx context.Context, r *ref, o *options) (*Info, error) {
 			return nil, nil // no layout yet: a miss
 		}
 		d, err := r.layoutDescriptor(p)
-		if exitcode.Code(err) == exitcode.NotFound {
+		if errdefs.KindOf(err) == errdefs.NotFound {
 			return nil, nil
 		}
 		if err != nil {
@@ -223,7 +223,7 @@ func lookup(ctx context.Context, r *ref, o *options) (*Info, error) {
 		}
 		raw, err := p.Bytes(d.Digest)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.DataErr, "%s: %w", r, err)
+			return nil, errdefs.Errorf(errdefs.Invalid, "%s: %w", r, err)
 		}
 		return parseInfo(r, raw, d.Digest, string(d.MediaType))
 	}
@@ -257,7 +257,7 @@ func Inspect(ctx context.Context, refStr string, opts ...Option) (*Info, error) 
 		return nil, err
 	}
 	if in == nil {
-		return nil, exitcode.Errorf(exitcode.NotFound, "image %s: not found", refStr)
+		return nil, errdefs.Errorf(errdefs.NotFound, "image %s: not found", refStr)
 	}
 	return in, nil
 }
@@ -271,11 +271,11 @@ func ReadJars(ctx context.Context, refStr string, opts ...Option) (dir string, f
 		return "", nil, err
 	}
 	if _, ok := in.Annotations[AnnotationJars]; !ok {
-		return "", nil, exitcode.Errorf(exitcode.DataErr, "image %s has no %s annotation: bake it with `prebake bake image`", refStr, AnnotationJars)
+		return "", nil, errdefs.Errorf(errdefs.Invalid, "image %s has no %s annotation: bake it with `prebake bake image`", refStr, AnnotationJars)
 	}
 	for _, f := range in.Files {
 		if err := safepath.Name(f); err != nil {
-			return "", nil, exitcode.Errorf(exitcode.DataErr, "image %s: annotation %s: %w", refStr, AnnotationJars, err)
+			return "", nil, errdefs.Errorf(errdefs.Invalid, "image %s: annotation %s: %w", refStr, AnnotationJars, err)
 		}
 	}
 	return in.JarsDir, in.Files, nil

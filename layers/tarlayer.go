@@ -23,8 +23,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/progress/task"
 )
 
 // The pinned compressor: klauspost/compress gzip at level 1 (BestSpeed).
@@ -49,7 +49,7 @@ func Epoch() (time.Time, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return time.Time{}, exitcode.Errorf(exitcode.Usage, "SOURCE_DATE_EPOCH %q: not a number of seconds", s)
+		return time.Time{}, errdefs.Errorf(errdefs.BadArgument, "SOURCE_DATE_EPOCH %q: not a number of seconds", s)
 	}
 	return time.Unix(n, 0).UTC(), nil
 }
@@ -73,7 +73,7 @@ type File struct {
 func FileFromPath(name, src string, mode int64, id string) (File, error) {
 	st, err := os.Stat(src)
 	if err != nil {
-		return File{}, exitcode.New(exitcode.NotFound, fmt.Errorf("layer file %s: %w", src, err))
+		return File{}, errdefs.New(errdefs.NotFound, fmt.Errorf("layer file %s: %w", src, err))
 	}
 	return File{Name: name, Mode: mode, Size: st.Size(), ID: id, Open: func() (io.ReadCloser, error) { return os.Open(src) }}, nil
 }
@@ -92,10 +92,10 @@ func tarEntries(files []File) ([]tarEntry, error) {
 		f := &files[i]
 		n := strings.TrimPrefix(path.Clean("/"+filepath.ToSlash(f.Name)), "/")
 		if n == "" || n == "." {
-			return nil, exitcode.Errorf(exitcode.Usage, "layer file %q: not a file path", f.Name)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "layer file %q: not a file path", f.Name)
 		}
 		if seen[n] {
-			return nil, exitcode.Errorf(exitcode.DataErr, "layer file %q appears twice", f.Name)
+			return nil, errdefs.Errorf(errdefs.Invalid, "layer file %q appears twice", f.Name)
 		}
 		seen[n] = true
 		out = append(out, tarEntry{name: n, file: f})
@@ -139,18 +139,18 @@ func writeTar(ctx context.Context, entries []tarEntry, epoch time.Time, w io.Wri
 		}
 		rc, err := e.file.Open()
 		if err != nil {
-			return exitcode.New(exitcode.NotFound, fmt.Errorf("layer entry %s: %w", e.name, err))
+			return errdefs.New(errdefs.NotFound, fmt.Errorf("layer entry %s: %w", e.name, err))
 		}
 		n, err := io.CopyBuffer(tw, struct{ io.Reader }{rc}, buf)
 		rc.Close()
 		if err != nil {
 			if errors.Is(err, tar.ErrWriteTooLong) {
-				return exitcode.Errorf(exitcode.DataErr, "layer entry %s: larger than its recorded size %d", e.name, e.file.Size)
+				return errdefs.Errorf(errdefs.Invalid, "layer entry %s: larger than its recorded size %d", e.name, e.file.Size)
 			}
 			return fmt.Errorf("layer entry %s: %w", e.name, err)
 		}
 		if n != e.file.Size {
-			return exitcode.Errorf(exitcode.DataErr, "layer entry %s: %d bytes, recorded size %d", e.name, n, e.file.Size)
+			return errdefs.Errorf(errdefs.Invalid, "layer entry %s: %d bytes, recorded size %d", e.name, n, e.file.Size)
 		}
 	}
 	return tw.Close()
@@ -204,7 +204,7 @@ func (l *builtLayer) Uncompressed() (io.ReadCloser, error) {
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		f.Close()
-		return nil, exitcode.Errorf(exitcode.DataErr, "layer %s: blob %s: %w", l.digest, l.blob, err)
+		return nil, errdefs.Errorf(errdefs.Invalid, "layer %s: blob %s: %w", l.digest, l.blob, err)
 	}
 	return &verifyReader{r: zr, h: sha256.New(), want: l.diffID, size: -1, blob: l.blob, close: func() error {
 		zr.Close()
@@ -215,7 +215,7 @@ func (l *builtLayer) Uncompressed() (io.ReadCloser, error) {
 func (l *builtLayer) open() (*os.File, error) {
 	f, err := os.Open(l.blob)
 	if err != nil {
-		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("layer %s: blob removed since it was built (rerun): %w", l.digest, err))
+		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("layer %s: blob removed since it was built (rerun): %w", l.digest, err))
 	}
 	return f, nil
 }
@@ -239,7 +239,7 @@ func (v *verifyReader) Read(p []byte) (int, error) {
 	if err == io.EOF {
 		if got := sumHash(v.h); got != v.want || (v.size >= 0 && v.n != v.size) {
 			os.Remove(v.blob) // the next bake builds it again
-			return n, exitcode.Errorf(exitcode.DataErr, "layer blob %s: does not match %s (it is %s, %d bytes): removed it, rerun", v.blob, v.want, got, v.n)
+			return n, errdefs.Errorf(errdefs.Invalid, "layer blob %s: does not match %s (it is %s, %d bytes): removed it, rerun", v.blob, v.want, got, v.n)
 		}
 	}
 	return n, err
@@ -248,7 +248,7 @@ func (v *verifyReader) Read(p []byte) (int, error) {
 func (v *verifyReader) Close() error { return v.close() }
 
 // taskWriter reports bytes written to a progress task.
-type taskWriter struct{ t progress.Task }
+type taskWriter struct{ t task.Task }
 
 func (w taskWriter) Write(p []byte) (int, error) { w.t.Add(int64(len(p))); return len(p), nil }
 
@@ -263,7 +263,7 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // itself and sets the pace):
 //
 //	read + tar + sha256(tar) ─▶ gzip ─▶ sha256(gz) + count + dst
-func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task progress.Task) (layerDigests, error) {
+func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task task.Task) (layerDigests, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const chunks, chunkSize = 4, 1 << 20
@@ -369,34 +369,34 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.Med
 
 // writeLayerBlob compresses the layer into a temporary file under dir and
 // renames it to its content address.
-func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, dir string, task progress.Task) (layerDigests, string, error) {
+func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, dir string, task task.Task) (layerDigests, string, error) {
 	bdir := filepath.Join(dir, "blobs", "sha256")
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
-		return layerDigests{}, "", exitcode.New(exitcode.CantCreate, fmt.Errorf("layer cache %s: %w", dir, err))
+		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))
 	}
 	f, err := os.CreateTemp(bdir, ".tmp-*")
 	if err != nil {
-		return layerDigests{}, "", exitcode.New(exitcode.CantCreate, fmt.Errorf("layer cache %s: %w", dir, err))
+		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))
 	}
 	defer os.Remove(f.Name()) // after a rename, a no-op
 	m, err := compressLayer(ctx, entries, epoch, f, task)
 	if cerr := f.Close(); err == nil && cerr != nil {
-		err = exitcode.New(exitcode.CantCreate, fmt.Errorf("layer blob %s: %w", f.Name(), cerr))
+		err = errdefs.New(errdefs.CantWrite, fmt.Errorf("layer blob %s: %w", f.Name(), cerr))
 	}
 	if err != nil {
-		var ee *exitcode.Error
+		var ee *errdefs.Error
 		if errors.As(err, &ee) || ctx.Err() != nil {
 			return layerDigests{}, "", err
 		}
 		var pe *os.PathError
 		if errors.As(err, &pe) && pe.Path == f.Name() {
-			return layerDigests{}, "", exitcode.New(exitcode.CantCreate, fmt.Errorf("layer blob in %s: %w", dir, err))
+			return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer blob in %s: %w", dir, err))
 		}
-		return layerDigests{}, "", exitcode.New(exitcode.Internal, fmt.Errorf("building layer: %w", err))
+		return layerDigests{}, "", errdefs.New(errdefs.Internal, fmt.Errorf("building layer: %w", err))
 	}
 	blob := blobPath(dir, m.digest)
 	if err := os.Rename(f.Name(), blob); err != nil {
-		return layerDigests{}, "", exitcode.New(exitcode.CantCreate, fmt.Errorf("layer blob %s: %w", blob, err))
+		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer blob %s: %w", blob, err))
 	}
 	return m, blob, nil
 }

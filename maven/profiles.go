@@ -1,6 +1,7 @@
 package maven
 
 import (
+	"io/fs"
 	"os"
 	"sort"
 	"strconv"
@@ -20,9 +21,13 @@ type ProfileEnv struct {
 	JDK                       string // java.specification.version
 	// SystemProperties are the JVM's: defined for property activation.
 	SystemProperties map[string]string
+	// Stat is how file activation (<exists>, <missing>) sees the file
+	// system; nil: no file exists. The model itself touches no file.
+	Stat func(name string) (fs.FileInfo, error)
 }
 
-// DefaultProfileEnv is Linux, amd64, JDK 17: the oracle's JVM (conventions).
+// DefaultProfileEnv is Linux, amd64, JDK 17: the oracle's JVM (conventions),
+// with file activation against the local file system (os.Stat), as Ivy's.
 // Values that depend on the machine (java.version, user.home, …) are
 // defined but empty: a profile testing their value stays inactive.
 func DefaultProfileEnv() ProfileEnv {
@@ -42,7 +47,7 @@ func DefaultProfileEnv() ProfileEnv {
 		"sun.management.compiler", "java.vm.compressedOopsMode", "java.vm.info", "sun.java.command", "user.timezone"} {
 		sys[k] = ""
 	}
-	return ProfileEnv{OSName: "Linux", OSArch: "amd64", JDK: "17", SystemProperties: sys}
+	return ProfileEnv{OSName: "Linux", OSArch: "amd64", JDK: "17", SystemProperties: sys, Stat: os.Stat}
 }
 
 // activeProfiles are the profiles PomReader activates: activeByDefault OR
@@ -67,7 +72,7 @@ func (env ProfileEnv) Active(a *gopom.Activation, properties map[string]string) 
 		return false
 	}
 	return (a.ActiveByDefault != nil && *a.ActiveByDefault) || byProperty(a.Property, properties) ||
-		env.byOS(a.OS) || env.byJDK(a.JDK) || byFile(a.File)
+		env.byOS(a.OS) || env.byJDK(a.JDK) || env.byFile(a.File)
 }
 
 // byProperty: isActivatedByProperty. "!name" negates; without a value the
@@ -237,21 +242,24 @@ func cmpDewey(a, b []int) int {
 	return 0
 }
 
-// byFile: isActiveByFile, against the local file system (Ivy does not
-// interpolate the path).
-func byFile(f *gopom.ActivationFile) bool {
+// byFile: isActiveByFile, against env.Stat (Ivy does not interpolate the
+// path).
+func (env ProfileEnv) byFile(f *gopom.ActivationFile) bool {
 	if f == nil {
 		return false
 	}
-	if m := strings.TrimSpace(str(f.Missing)); f.Missing != nil && m != "" {
-		if _, err := os.Stat(m); err != nil {
-			return true
+	exists := func(name string) bool {
+		if env.Stat == nil {
+			return false
 		}
+		_, err := env.Stat(name)
+		return err == nil
 	}
-	if e := strings.TrimSpace(str(f.Exists)); f.Exists != nil && e != "" {
-		if _, err := os.Stat(e); err == nil {
-			return true
-		}
+	if m := strings.TrimSpace(str(f.Missing)); f.Missing != nil && m != "" && !exists(m) {
+		return true
+	}
+	if e := strings.TrimSpace(str(f.Exists)); f.Exists != nil && e != "" && exists(e) {
+		return true
 	}
 	return false
 }

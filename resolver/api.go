@@ -1,24 +1,34 @@
 package resolver
 
 // This file is the contract between the resolver's parts and its callers
-// (cmd, layers, s3store, submit). Keep it small and stable.
+// (cmd and hack tools; the stores and submit use only the lock package). Keep it small and stable.
 
 import (
 	"context"
 	"errors"
+
+	"github.com/prebake/prebake/lock"
 )
+
+// Conflict is the conflict mode (owned by the lock package; a lock records
+// its mode).
+type Conflict = lock.Conflict
 
 // Conflict modes.
 const (
-	ConflictLatest  = "latest"  // Ivy's latest-revision, Spark's behaviour (default)
-	ConflictNearest = "nearest" // Maven's nearest-wins
+	ConflictLatest  = lock.ConflictLatest  // Ivy's latest-revision, Spark's behaviour (default)
+	ConflictNearest = lock.ConflictNearest // Maven's nearest-wins
 )
 
-// Checksum policies (see the conventions).
+// ChecksumPolicy says what a missing checksum does (a mismatch always
+// fails).
+type ChecksumPolicy string
+
+// Checksum policies.
 const (
-	ChecksumStrict = "strict"
-	ChecksumWarn   = "warn" // default
-	ChecksumIgnore = "ignore"
+	ChecksumStrict ChecksumPolicy = "strict"
+	ChecksumWarn   ChecksumPolicy = "warn" // default
+	ChecksumIgnore ChecksumPolicy = "ignore"
 )
 
 // Request is one resolution, with spark-submit's inputs.
@@ -43,7 +53,7 @@ type Request struct {
 	// prebake does not use (see the README); optional.
 	IvyHome string
 	// Conflict is ConflictLatest (default) or ConflictNearest.
-	Conflict string
+	Conflict Conflict
 	// LockPath, when set, is read if it exists and matches the inputs, and
 	// written after a fresh resolution.
 	LockPath string
@@ -54,7 +64,7 @@ type Request struct {
 	// CacheDir is the content-addressed cache; "" means DefaultCacheDir().
 	CacheDir string
 	// ChecksumPolicy is ChecksumStrict, ChecksumWarn (default) or ChecksumIgnore.
-	ChecksumPolicy string
+	ChecksumPolicy ChecksumPolicy
 }
 
 // Result is what Resolve gives back.

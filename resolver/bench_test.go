@@ -49,7 +49,7 @@ func BenchmarkColdResolve(b *testing.B) {
 	for _, v := range []struct {
 		name   string
 		sums   bool
-		policy string
+		policy ChecksumPolicy
 	}{
 		{"sums/warn", true, ChecksumWarn},
 		{"nosums/warn", false, ChecksumWarn},
@@ -59,7 +59,7 @@ func BenchmarkColdResolve(b *testing.B) {
 	}
 }
 
-func coldResolve(b *testing.B, sums bool, policy string) {
+func coldResolve(b *testing.B, sums bool, policy ChecksumPolicy) {
 	opts := []mavenhttp.Option{mavenhttp.WithDelay(benchRTT)}
 	if !sums {
 		opts = append(opts, mavenhttp.WithoutChecksums())
@@ -385,7 +385,7 @@ func BenchmarkCorpusChecksums(b *testing.B) {
 	root := filepath.Join(testenv.SharedDir(b, ".."), "corpus", "repo-debian")
 	for _, sums := range []bool{true, false} {
 		for _, delay := range []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond} {
-			for _, policy := range []string{ChecksumIgnore, ChecksumWarn, ChecksumStrict} {
+			for _, policy := range []ChecksumPolicy{ChecksumIgnore, ChecksumWarn, ChecksumStrict} {
 				name := fmt.Sprintf("sums/%dms/%s", delay.Milliseconds(), policy)
 				if !sums {
 					name = "no" + name
@@ -396,7 +396,7 @@ func BenchmarkCorpusChecksums(b *testing.B) {
 	}
 }
 
-func corpusRun(b *testing.B, root string, sums bool, delay time.Duration, policy string) {
+func corpusRun(b *testing.B, root string, sums bool, delay time.Duration, policy ChecksumPolicy) {
 	opts := []mavenhttp.Option{mavenhttp.WithDelay(delay)}
 	if !sums {
 		opts = append(opts, mavenhttp.WithoutChecksums())

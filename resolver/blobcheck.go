@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/digest"
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/lock"
 )
 
 // ErrCorruptBlob is matched (errors.Is) when a cache blob's bytes do not
 // hash to its name: it was modified after prebake wrote it.
-var ErrCorruptBlob = errors.New("cache blob does not match its sha256")
+var ErrCorruptBlob = lock.ErrCorruptBlob
 
 // A blob is trusted without reading it only while it carries a stamp:
 //
@@ -110,20 +111,20 @@ func VerifyBlob(cacheDir, sum string, size int64) error {
 func verifyBlob(stamps, path, sum string, size int64) error {
 	info, err := os.Stat(path)
 	if err != nil {
-		return exitcode.New(exitcode.NotFound, fmt.Errorf("cache blob %s: %w", path, err))
+		return errdefs.New(errdefs.NotFound, fmt.Errorf("cache blob %s: %w", path, err))
 	}
 	if !info.Mode().IsRegular() || (size >= 0 && info.Size() != size) {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorruptBlob, path, info.Size(), size))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorruptBlob, path, info.Size(), size))
 	}
 	if stamped(stamps, sum, info) {
 		return nil
 	}
 	got, _, err := digest.File(path)
 	if err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cache blob %s: %w", path, err))
+		return errdefs.New(errdefs.CantWrite, fmt.Errorf("reading cache blob %s: %w", path, err))
 	}
 	if got != sum {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s hashes to %s", ErrCorruptBlob, path, got))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s hashes to %s", ErrCorruptBlob, path, got))
 	}
 	writeStamp(stamps, sum, path)
 	return nil

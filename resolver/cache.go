@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // EnvCache is the environment variable that overrides the default cache dir.
@@ -80,7 +80,7 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 	}
 	for _, d := range []string{"blobs/sha256", "index", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), mode); err != nil {
-			return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", dir, err))
+			return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", dir, err))
 		}
 	}
 	if info, err := os.Stat(dir); private && log != nil && err == nil && info.Mode().Perm()&0o077 != 0 {
@@ -154,7 +154,7 @@ func (c *cache) lookup(url string) (indexEntry, bool) {
 func (c *cache) record(url string, e indexEntry) error {
 	line := fmt.Sprintf("%s %d %s\n", e.Sha256, e.Size, url)
 	if err := c.writeAtomic(c.indexPath(url), []byte(line)); err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("cache index for %s: %w", url, err))
+		return errdefs.New(errdefs.CantWrite, fmt.Errorf("cache index for %s: %w", url, err))
 	}
 	return nil
 }
@@ -209,7 +209,7 @@ type tempWriter struct {
 func (c *cache) newTemp() (*tempWriter, error) {
 	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "dl-*")
 	if err != nil {
-		return nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", c.dir, err))
+		return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", c.dir, err))
 	}
 	t := &tempWriter{c: c, f: f, h256: sha256.New(), h1: sha1.New(), h5: md5.New()}
 	t.w = io.MultiWriter(f, t.h256, t.h1, t.h5)
@@ -258,7 +258,7 @@ func (t *tempWriter) commit() (string, error) {
 	// fetched again.
 	if err := t.f.Close(); err != nil {
 		t.abort()
-		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", t.c.dir, err))
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", t.c.dir, err))
 	}
 	dst := t.c.blobPath(s.sha256)
 	if t.c.hasBlob(s.sha256, s.size) {
@@ -267,7 +267,7 @@ func (t *tempWriter) commit() (string, error) {
 	}
 	if err := os.Chmod(t.f.Name(), 0o444); err != nil {
 		t.abort()
-		return "", exitcode.New(exitcode.CantCreate, err)
+		return "", errdefs.New(errdefs.CantWrite, err)
 	}
 	if err := os.Rename(t.f.Name(), dst); err != nil {
 		t.abort()
@@ -275,7 +275,7 @@ func (t *tempWriter) commit() (string, error) {
 		if verifyBlob(t.c.stamps, dst, s.sha256, s.size) == nil {
 			return dst, nil
 		}
-		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("cache %s: %w", t.c.dir, err))
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", t.c.dir, err))
 	}
 	t.committed = true
 	writeStamp(t.c.stamps, s.sha256, dst)

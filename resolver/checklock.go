@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // ErrStaleLock is matched (errors.Is) when a lockfile exists but does not
@@ -19,7 +19,7 @@ var ErrStaleLock = errors.New("stale lockfile")
 // ErrStaleLock and says what changed.
 func LockFor(req Request, opts ...Option) (*Lockfile, error) {
 	if req.LockPath == "" {
-		return nil, exitcode.New(exitcode.Usage, fmt.Errorf("no lockfile given: %w", os.ErrNotExist))
+		return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("no lockfile given: %w", os.ErrNotExist))
 	}
 	o, err := makeOptions(opts)
 	if err != nil {
@@ -35,7 +35,7 @@ func LockFor(req Request, opts ...Option) (*Lockfile, error) {
 		return nil, err
 	}
 	if lock.Inputs.InputsHash != in.InputsHash {
-		return nil, exitcode.New(exitcode.StaleLock, fmt.Errorf("lockfile %s: %w: %s", req.LockPath, ErrStaleLock, inputsDiff(lock.Inputs, in)))
+		return nil, errdefs.New(errdefs.Stale, fmt.Errorf("lockfile %s: %w: %s", req.LockPath, ErrStaleLock, inputsDiff(lock.Inputs, in)))
 	}
 	return lock, nil
 }

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/maven"
 )
 
@@ -34,7 +34,7 @@ func javaSplitString(s, sep string) []string {
 // ParseCoordinates parses a --packages value as Spark's
 // extractMavenCoordinates does: split on ",", every "/" becomes ":", exactly
 // three non-blank parts. Values are not trimmed. Errors carry
-// exitcode.DataErr and Spark's wording.
+// errdefs.Invalid and Spark's wording.
 func ParseCoordinates(value string) ([]Coordinate, error) {
 	var out []Coordinate
 	for _, p := range javaSplitString(value, ",") {
@@ -45,7 +45,7 @@ func ParseCoordinates(value string) ([]Coordinate, error) {
 		// Spark takes any characters; prebake refuses those a path cannot
 		// hold safely (exclusions are globs, never paths: not checked).
 		if err := maven.CheckParts(c.Group, c.Artifact, c.Version); err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("coordinate %s: %w", maven.Quote(p), err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("coordinate %s: %w", maven.Quote(p), err))
 		}
 		out = append(out, c)
 	}
@@ -55,11 +55,11 @@ func ParseCoordinates(value string) ([]Coordinate, error) {
 func parseCoordinate(p string) (Coordinate, error) {
 	splits := javaSplitString(strings.ReplaceAll(p, "/", ":"), ":")
 	if len(splits) != 3 {
-		return Coordinate{}, exitcode.Errorf(exitcode.DataErr, "requirement failed: Provided Maven Coordinates must be in the form 'groupId:artifactId:version'. The coordinate provided is: %s", p)
+		return Coordinate{}, errdefs.Errorf(errdefs.Invalid, "requirement failed: Provided Maven Coordinates must be in the form 'groupId:artifactId:version'. The coordinate provided is: %s", p)
 	}
 	for i, name := range []string{"groupId", "artifactId", "version"} {
 		if strings.TrimSpace(splits[i]) == "" {
-			return Coordinate{}, exitcode.Errorf(exitcode.DataErr, "requirement failed: The %s cannot be null or be whitespace. The %s provided is: %s (in coordinate %q)", name, name, splits[i], p)
+			return Coordinate{}, errdefs.Errorf(errdefs.Invalid, "requirement failed: The %s cannot be null or be whitespace. The %s provided is: %s (in coordinate %q)", name, name, splits[i], p)
 		}
 	}
 	return Coordinate{splits[0], splits[1], splits[2]}, nil
@@ -164,11 +164,11 @@ func ParseExcludes(values []string) ([]ExcludeRule, error) {
 		for _, e := range javaSplitString(v, ",") {
 			c, err := parseCoordinate(e + ":*")
 			if err != nil {
-				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("--exclude-packages %q: %w", e, err))
+				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("--exclude-packages %q: %w", e, err))
 			}
 			r, err := newExcludeRule(c.Group, c.Artifact)
 			if err != nil {
-				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("--exclude-packages %q: %w", e, err))
+				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("--exclude-packages %q: %w", e, err))
 			}
 			rules = append(rules, r)
 		}

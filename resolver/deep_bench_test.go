@@ -50,7 +50,7 @@ func (s chainSource) Versions(context.Context, string, string) ([]string, error)
 	return []string{"1"}, nil
 }
 
-func buildDeepChain(tb testing.TB, n int, conflict string) *Graph {
+func buildDeepChain(tb testing.TB, n int, conflict Conflict) *Graph {
 	tb.Helper()
 	g, err := BuildGraph(context.Background(), Request{Packages: []string{"ev.chain:c0:1"}, Conflict: conflict}, chainSource{n}, nil)
 	if err != nil {
@@ -66,7 +66,7 @@ func buildDeepChain(tb testing.TB, n int, conflict string) *Graph {
 // side by side: the time per level must stay flat (linear resolution).
 func BenchmarkDeepChain(b *testing.B) {
 	for _, n := range []int{250, 1000, 3000} {
-		for _, conflict := range []string{ConflictLatest, ConflictNearest} {
+		for _, conflict := range []Conflict{ConflictLatest, ConflictNearest} {
 			b.Run(fmt.Sprintf("levels=%d/%s", n, conflict), func(b *testing.B) {
 				var total, cpu time.Duration
 				for range b.N {

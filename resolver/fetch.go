@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -190,7 +190,7 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 	for attempt := 0; attempt < f.attempts; attempt++ {
 		if attempt > 0 {
 			if err := w.reset(); err != nil {
-				return exitcode.New(exitcode.CantCreate, fmt.Errorf("GET %s: %w", t.url, err))
+				return errdefs.New(errdefs.CantWrite, fmt.Errorf("GET %s: %w", t.url, err))
 			}
 		}
 		wait, err := f.once(ctx, t, w)
@@ -202,7 +202,7 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 			return err
 		}
 		if ctx.Err() != nil {
-			return exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
+			return errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
 		}
 		if attempt+1 >= f.attempts {
 			break
@@ -216,15 +216,15 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
+			return errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
 		case <-timer.C:
 		}
 	}
 	var he *HTTPError
 	if errors.As(last, &he) {
-		return exitcode.New(exitcode.Unavailable, fmt.Errorf("%w (after %d attempts)", last, f.attempts))
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w (after %d attempts)", last, f.attempts))
 	}
-	return exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w (after %d attempts)", t.url, last, f.attempts))
+	return errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w (after %d attempts)", t.url, last, f.attempts))
 }
 
 // resetWriter is a download destination that can start over.
@@ -238,11 +238,11 @@ type resetWriter interface {
 func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duration, error) {
 	u, err := url.Parse(t.url)
 	if err != nil {
-		return -1, exitcode.Errorf(exitcode.Usage, "bad URL %s: %v", redact.URL(t.url), redactErr(err))
+		return -1, errdefs.Errorf(errdefs.BadArgument, "bad URL %s: %v", redact.URL(t.url), redactErr(err))
 	}
 	sem, spec := f.sem(u.Host), isLowPriority(ctx)
 	if err := sem.acquire(ctx, spec); err != nil {
-		return -1, exitcode.New(exitcode.Unavailable, fmt.Errorf("GET %s: %w", t.url, err))
+		return -1, errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, err))
 	}
 	defer sem.release(spec)
 
@@ -250,7 +250,7 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	defer cancel(nil)
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, t.url, nil)
 	if err != nil {
-		return -1, exitcode.Errorf(exitcode.Usage, "bad URL %s: %v", t.url, redactErr(err))
+		return -1, errdefs.Errorf(errdefs.BadArgument, "bad URL %s: %v", t.url, redactErr(err))
 	}
 	if t.hasAuth {
 		req.SetBasicAuth(t.user, t.pass)
@@ -267,9 +267,9 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	switch {
 	case resp.StatusCode == http.StatusOK:
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
-		return -1, exitcode.New(exitcode.NotFound, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
+		return -1, errdefs.New(errdefs.NotFound, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return -1, exitcode.New(exitcode.NoPerm, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
+		return -1, errdefs.New(errdefs.Denied, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
 	case resp.StatusCode == http.StatusTooManyRequests:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return f.retryAfter(resp.Header.Get("Retry-After")), &HTTPError{URL: t.url, StatusCode: resp.StatusCode}
@@ -277,10 +277,10 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return 0, &HTTPError{URL: t.url, StatusCode: resp.StatusCode}
 	default:
-		return -1, exitcode.New(exitcode.Unavailable, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
+		return -1, errdefs.New(errdefs.Unavailable, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
 	}
 	if c, ok := w.(capped); ok && resp.ContentLength > c.limit() {
-		return -1, exitcode.New(exitcode.DataErr, fmt.Errorf("GET %s: %d bytes, %w", t.url, resp.ContentLength, tooLarge(c.limit())))
+		return -1, errdefs.New(errdefs.Invalid, fmt.Errorf("GET %s: %d bytes, %w", t.url, resp.ContentLength, tooLarge(c.limit())))
 	}
 	if s, ok := w.(contentLengthSetter); ok {
 		s.begin(resp.ContentLength)
@@ -290,9 +290,9 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 		var we *writeError
 		if errors.As(err, &we) {
 			if errors.Is(we.err, ErrTooLarge) {
-				return -1, exitcode.New(exitcode.DataErr, fmt.Errorf("GET %s: %w", t.url, we.err))
+				return -1, errdefs.New(errdefs.Invalid, fmt.Errorf("GET %s: %w", t.url, we.err))
 			}
-			return -1, exitcode.New(exitcode.CantCreate, fmt.Errorf("GET %s: writing to the cache: %w", t.url, we.err))
+			return -1, errdefs.New(errdefs.CantWrite, fmt.Errorf("GET %s: writing to the cache: %w", t.url, we.err))
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) && resp.ContentLength > 0 {
 			return 0, fmt.Errorf("%w: got %d of %d bytes", errTruncated, n, resp.ContentLength)

@@ -128,8 +128,8 @@ func accessLines(t *testing.T, ng *mavenhttp.Nginx) int {
 func TestNginxChecksumRequests(t *testing.T) {
 	testenv.RequireIT(t)
 	ng := mavenhttp.StartNginx(t, "testdata/repo", "spark", "unused")
-	for _, policy := range []string{ChecksumIgnore, ChecksumWarn, ChecksumStrict} {
-		t.Run(policy, func(t *testing.T) {
+	for _, policy := range []ChecksumPolicy{ChecksumIgnore, ChecksumWarn, ChecksumStrict} {
+		t.Run(string(policy), func(t *testing.T) {
 			before := accessLines(t, ng)
 			req := Request{
 				Packages:              []string{jacksonXML.coord},

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/maven"
 )
 
@@ -58,7 +58,7 @@ func BuildGraph(ctx context.Context, req Request, src Source, log Logger) (*Grap
 	switch req.Conflict {
 	case "", ConflictLatest, ConflictNearest:
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "conflict mode %q: must be latest or nearest", req.Conflict)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "conflict mode %q: must be latest or nearest", req.Conflict)
 	}
 	e := newEngine(ctx, src, log, rules)
 	if len(coords) == 0 {
@@ -71,7 +71,7 @@ func BuildGraph(ctx context.Context, req Request, src Source, log Logger) (*Grap
 		e.runLatest(coords)
 	}
 	if e.dyn.bad != nil {
-		return nil, exitcode.New(exitcode.DataErr, e.dyn.bad)
+		return nil, errdefs.New(errdefs.Invalid, e.dyn.bad)
 	}
 	if e.err != nil {
 		return nil, e.err
@@ -91,17 +91,17 @@ func nonBlank(v []string) []string {
 
 // unresolvedError is Ivy's "unresolved dependency" problem.
 func unresolvedError(c maven.Coord, err error) error {
-	code := exitcode.Code(err)
+	code := errdefs.KindOf(err)
 	switch {
 	case errors.Is(err, maven.ErrCycle), errors.Is(err, maven.ErrMalformed), errors.Is(err, maven.ErrCyclicProperty),
 		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion):
-		code = exitcode.DataErr
+		code = errdefs.Invalid
 	case errors.Is(err, ErrNotFound):
-		code = exitcode.NotFound
-	case code == exitcode.Internal && !errors.As(err, new(*exitcode.Error)):
-		code = exitcode.DataErr
+		code = errdefs.NotFound
+	case code == errdefs.Internal && !errors.As(err, new(*errdefs.Error)):
+		code = errdefs.Invalid
 	}
-	return exitcode.New(code, fmt.Errorf("unresolved dependency: %s#%s;%s: %w", c.Group, c.Artifact, c.Version, err))
+	return errdefs.New(code, fmt.Errorf("unresolved dependency: %s#%s;%s: %w", c.Group, c.Artifact, c.Version, err))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -84,8 +84,8 @@ type ivyEnv struct {
 // ivyErr is a settings file problem: exit 65 (64 for the
 // scheme Spark refuses, 66 for a missing file), naming the file and the
 // element.
-func ivyErr(code int, path, format string, args ...any) error {
-	return exitcode.New(code, fmt.Errorf("ivy settings %s: %s", redact.String(path), redact.String(fmt.Sprintf(format, args...))))
+func ivyErr(kind errdefs.Kind, path, format string, args ...any) error {
+	return errdefs.New(kind, fmt.Errorf("ivy settings %s: %s", redact.String(path), redact.String(fmt.Sprintf(format, args...))))
 }
 
 // loadIvySettingsFile parses spark.jars.ivySettings as Spark does: a
@@ -94,20 +94,20 @@ func loadIvySettingsFile(spec string, env ivyEnv) (*ivySettingsFile, error) {
 	p := spec
 	if u, err := url.Parse(spec); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
 		if !strings.EqualFold(u.Scheme, "file") {
-			return nil, ivyErr(exitcode.Usage, spec, "scheme %s is not supported in spark.jars.ivySettings (Spark accepts a file: URI or a path)", u.Scheme)
+			return nil, ivyErr(errdefs.BadArgument, spec, "scheme %s is not supported in spark.jars.ivySettings (Spark accepts a file: URI or a path)", u.Scheme)
 		}
 		p = u.Path
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return nil, ivyErr(exitcode.Usage, spec, "%v", err)
+		return nil, ivyErr(errdefs.BadArgument, spec, "%v", err)
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return nil, ivyErr(exitcode.NotFound, spec, "Ivy settings file %s does not exist", abs)
+		return nil, ivyErr(errdefs.NotFound, spec, "Ivy settings file %s does not exist", abs)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, ivyErr(exitcode.DataErr, spec, "Ivy settings file %s is not a normal file", abs)
+		return nil, ivyErr(errdefs.Invalid, spec, "Ivy settings file %s is not a normal file", abs)
 	}
 	s := &ivySettingsFile{path: abs, resolvers: map[string]*ivyResolver{}, vars: map[string]string{}, lookupEnv: env.lookupEnv}
 	if s.lookupEnv == nil {
@@ -207,7 +207,7 @@ func (s *ivySettingsFile) substLocal(local map[string]string, v string) (string,
 			return v, nil
 		}
 		if len(stack) > maxIvyVariableDepth {
-			return "", ivyErr(exitcode.DataErr, s.path, "variables nested deeper than %d: %s", maxIvyVariableDepth, strings.Join(stack, " → "))
+			return "", ivyErr(errdefs.Invalid, s.path, "variables nested deeper than %d: %s", maxIvyVariableDepth, strings.Join(stack, " → "))
 		}
 		var firstErr error
 		out := ivyVarRE.ReplaceAllStringFunc(v, func(m string) string {
@@ -218,7 +218,7 @@ func (s *ivySettingsFile) substLocal(local map[string]string, v string) (string,
 			}
 			for _, n := range stack {
 				if n == name {
-					firstErr = ivyErr(exitcode.DataErr, s.path, "cyclic variable definition: %s → %s", strings.Join(stack, " → "), name)
+					firstErr = ivyErr(errdefs.Invalid, s.path, "cyclic variable definition: %s → %s", strings.Join(stack, " → "), name)
 					return m
 				}
 			}
@@ -234,7 +234,7 @@ func (s *ivySettingsFile) substLocal(local map[string]string, v string) (string,
 			return "", firstErr
 		}
 		if len(out) > maxIvyVarExpansion {
-			return "", ivyErr(exitcode.DataErr, s.path, "a value expands past %d bytes", maxIvyVarExpansion)
+			return "", ivyErr(errdefs.Invalid, s.path, "a value expands past %d bytes", maxIvyVarExpansion)
 		}
 		return out, nil
 	}
@@ -287,14 +287,14 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 	data, err := readFileMax(abs, maxIvySettingsSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return ivyErr(exitcode.NotFound, s.path, "%s does not exist", abs)
+			return ivyErr(errdefs.NotFound, s.path, "%s does not exist", abs)
 		}
-		return ivyErr(exitcode.DataErr, s.path, "reading %s: %v", abs, err)
+		return ivyErr(errdefs.Invalid, s.path, "reading %s: %v", abs, err)
 	}
 	if !utf8.Valid(data) {
 		// encoding/xml refuses other encodings anyway; say so plainly.
 		if !bytes.HasPrefix(data, []byte("<?xml")) {
-			return ivyErr(exitcode.DataErr, s.path, "%s is not UTF-8", abs)
+			return ivyErr(errdefs.Invalid, s.path, "%s is not UTF-8", abs)
 		}
 	}
 	d := xml.NewDecoder(bytes.NewReader(data))
@@ -310,7 +310,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 			break
 		}
 		if err != nil {
-			return ivyErr(exitcode.DataErr, s.path, "malformed XML in %s: %v", abs, err)
+			return ivyErr(errdefs.Invalid, s.path, "malformed XML in %s: %v", abs, err)
 		}
 		line, _ := d.InputPos()
 		at := fmt.Sprintf("%s:%d", filepath.Base(abs), line)
@@ -318,7 +318,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 		case xml.StartElement:
 			s.elems++
 			if s.elems > ivySettingsElemLimit {
-				return ivyErr(exitcode.DataErr, s.path, "more than %d elements", ivySettingsElemLimit)
+				return ivyErr(errdefs.Invalid, s.path, "more than %d elements", ivySettingsElemLimit)
 			}
 			e := &element{name: t.Name.Local, attrs: map[string]string{}, at: at}
 			for _, a := range t.Attr {
@@ -336,7 +336,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 				// ignored subtree
 			case depth == 1:
 				if e.name != "ivysettings" && e.name != "ivyconf" {
-					return ivyErr(exitcode.DataErr, s.path, "%s: root element <%s>, want <ivysettings>", at, e.name)
+					return ivyErr(errdefs.Invalid, s.path, "%s: root element <%s>, want <ivysettings>", at, e.name)
 				}
 			case depth == 2:
 				dr, skip, err := s.topLevel(e, local, abs)
@@ -351,7 +351,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 				}
 			case stack[1] == "resolvers":
 				if inPattern {
-					return ivyErr(exitcode.DataErr, s.path, "%s: <%s> inside a pattern element", at, e.name)
+					return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside a pattern element", at, e.name)
 				}
 				var parent *ivyResolver
 				if len(resolverStack) > 0 {
@@ -366,7 +366,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 					continue
 				}
 				if parent == nil && depth > 3 {
-					return ivyErr(exitcode.DataErr, s.path, "%s: <%s> is not supported inside <%s>", at, e.name, stack[depth-2])
+					return ivyErr(errdefs.Invalid, s.path, "%s: <%s> is not supported inside <%s>", at, e.name, stack[depth-2])
 				}
 				r, err := s.resolverElement(e)
 				if err != nil {
@@ -374,7 +374,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 				}
 				if parent != nil {
 					if parent.kind != "chain" {
-						return ivyErr(exitcode.DataErr, s.path, "%s: <%s> inside <%s name=%q>: only a chain holds resolvers", at, e.name, parent.kind, parent.name)
+						return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s name=%q>: only a chain holds resolvers", at, e.name, parent.kind, parent.name)
 					}
 					parent.children = append(parent.children, r)
 				}
@@ -384,7 +384,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 					resolverStack = append(resolverStack, r)
 				}
 			default:
-				return ivyErr(exitcode.DataErr, s.path, "%s: <%s> inside <%s> is not supported by prebake", at, e.name, stack[depth-2])
+				return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s> is not supported by prebake", at, e.name, stack[depth-2])
 			}
 		case xml.EndElement:
 			depth := len(stack)
@@ -408,7 +408,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 			stack = stack[:depth-1]
 		case xml.CharData:
 			if strings.TrimSpace(string(t)) != "" && len(stack) > 1 && skipDepth == 0 {
-				return ivyErr(exitcode.DataErr, s.path, "%s: unexpected text in <%s>", at, stack[len(stack)-1])
+				return ivyErr(errdefs.Invalid, s.path, "%s: unexpected text in <%s>", at, stack[len(stack)-1])
 			}
 		}
 	}
@@ -427,7 +427,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 // to be applied at the end of the document, skip ignores the subtree.
 func (s *ivySettingsFile) topLevel(e *element, local map[string]string, abs string) (defaultResolver string, skip bool, err error) {
 	bad := func(format string, args ...any) error {
-		return ivyErr(exitcode.DataErr, s.path, "%s: <%s>: %s", e.at, e.name, fmt.Sprintf(format, args...))
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: %s", e.at, e.name, fmt.Sprintf(format, args...))
 	}
 	switch e.name {
 	case "property":
@@ -535,7 +535,7 @@ func (s *ivySettingsFile) onlyAttrs(e *element, allowed ...string) error {
 			ok = ok || a == k
 		}
 		if !ok {
-			return ivyErr(exitcode.DataErr, s.path, "%s: <%s>: attribute %s is not supported by prebake", e.at, e.name, k)
+			return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: attribute %s is not supported by prebake", e.at, e.name, k)
 		}
 	}
 	return nil
@@ -546,7 +546,7 @@ func (s *ivySettingsFile) onlyAttrs(e *element, allowed ...string) error {
 func (s *ivySettingsFile) fileAttr(abs, f string, e *element) (string, error) {
 	if u, err := url.Parse(f); err == nil && len(u.Scheme) > 1 {
 		if !strings.EqualFold(u.Scheme, "file") {
-			return "", ivyErr(exitcode.DataErr, s.path, "%s: <%s> %q: only local files are read by prebake", e.at, e.name, f)
+			return "", ivyErr(errdefs.Invalid, s.path, "%s: <%s> %q: only local files are read by prebake", e.at, e.name, f)
 		}
 		return filepath.Clean(u.Path), nil
 	}
@@ -565,7 +565,7 @@ func (s *ivySettingsFile) include(e *element, local map[string]string, abs strin
 	f, ok := e.get("file")
 	if !ok {
 		if f, ok = e.get("url"); !ok {
-			return ivyErr(exitcode.DataErr, s.path, "%s: bad include tag: specify file or url to include", e.at)
+			return ivyErr(errdefs.Invalid, s.path, "%s: bad include tag: specify file or url to include", e.at)
 		}
 	}
 	p, err := s.fileAttr(abs, f, e)
@@ -573,7 +573,7 @@ func (s *ivySettingsFile) include(e *element, local map[string]string, abs strin
 		return err
 	}
 	if s.includes++; s.includes > maxIvyIncludes {
-		return ivyErr(exitcode.DataErr, s.path, "%s: more than %d included files", e.at, maxIvyIncludes)
+		return ivyErr(errdefs.Invalid, s.path, "%s: more than %d included files", e.at, maxIvyIncludes)
 	}
 	if _, err := os.Stat(p); err != nil && e.boolAttr("optional", false) {
 		return nil
@@ -591,7 +591,7 @@ func (s *ivySettingsFile) loadProperties(p string, local map[string]string, over
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
-		return ivyErr(exitcode.DataErr, s.path, "%s: <properties file=%q>: %v", e.at, p, err)
+		return ivyErr(errdefs.Invalid, s.path, "%s: <properties file=%q>: %v", e.at, p, err)
 	}
 	for _, kv := range parseJavaProperties(data) {
 		if err := s.setVar(local, kv[0], kv[1], override); err != nil {
@@ -716,7 +716,7 @@ var ivyBenignAttrs = map[string]bool{
 // resolverElement reads a resolver (or a ref="name" to one).
 func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
 	bad := func(format string, args ...any) error {
-		return ivyErr(exitcode.DataErr, s.path, "%s: <%s>: %s", e.at, e.name, fmt.Sprintf(format, args...))
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: %s", e.at, e.name, fmt.Sprintf(format, args...))
 	}
 	if ref, ok := e.get("ref"); ok {
 		if len(e.attrs) != 1 {
@@ -787,14 +787,14 @@ func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
 // filesystem resolver.
 func (s *ivySettingsFile) patternElement(r *ivyResolver, e *element) error {
 	if r.kind != "url" && r.kind != "filesystem" {
-		return ivyErr(exitcode.DataErr, s.path, "%s: <%s> inside <%s name=%q>: patterns belong to url and filesystem resolvers", e.at, e.name, r.kind, r.name)
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s name=%q>: patterns belong to url and filesystem resolvers", e.at, e.name, r.kind, r.name)
 	}
 	if err := s.onlyAttrs(e, "pattern"); err != nil {
 		return err
 	}
 	p, ok := e.get("pattern")
 	if !ok || p == "" {
-		return ivyErr(exitcode.DataErr, s.path, "%s: <%s>: no pattern", e.at, e.name)
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: no pattern", e.at, e.name)
 	}
 	if e.name == "ivy" {
 		r.ivyPatterns = append(r.ivyPatterns, p)
@@ -809,11 +809,11 @@ func (s *ivySettingsFile) checkResolver(r *ivyResolver) error {
 	switch r.kind {
 	case "url", "filesystem":
 		if len(r.artifactPatterns) == 0 {
-			return ivyErr(exitcode.DataErr, s.path, "%s: <%s name=%q>: no <artifact pattern>", r.at, r.kind, r.name)
+			return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: no <artifact pattern>", r.at, r.kind, r.name)
 		}
 	case "chain":
 		if len(r.children) == 0 {
-			return ivyErr(exitcode.DataErr, s.path, "%s: <chain name=%q> holds no resolver", r.at, r.name)
+			return ivyErr(errdefs.Invalid, s.path, "%s: <chain name=%q> holds no resolver", r.at, r.name)
 		}
 	}
 	return nil
@@ -826,7 +826,7 @@ func (s *ivySettingsFile) addResolver(r *ivyResolver) error {
 		return err
 	}
 	if len(s.resolvers) >= maxIvyResolvers {
-		return ivyErr(exitcode.DataErr, s.path, "%s: more than %d resolvers", r.at, maxIvyResolvers)
+		return ivyErr(errdefs.Invalid, s.path, "%s: more than %d resolvers", r.at, maxIvyResolvers)
 	}
 	s.resolvers[r.name] = r
 	// A chain's resolvers are registered too, and can be named by

@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -160,7 +160,7 @@ func (s *source) relPaths(ctx context.Context, r *repo, group, artifact, version
 			p, err = l.artifactPath(group, artifact, version, classifier, ext)
 		}
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.DataErr, "repository %s: %v", r, err)
+			return nil, errdefs.Errorf(errdefs.Invalid, "repository %s: %v", r, err)
 		}
 		return []string{p}, nil
 	}
@@ -177,14 +177,14 @@ func versionsDir(r *repo, group, artifact string) (dir string, metadata bool, er
 	if r.chain != nil && r.chain.returnFirst && len(r.chain.members) > 1 {
 		// Ivy takes the first resolver with any matching revision; prebake
 		// compares them all (returnFirst="false").
-		return "", false, exitcode.Errorf(exitcode.DataErr, "versions of %s:%s: chain %s has returnFirst=\"true\": prebake does not resolve dynamic revisions through it", group, artifact, r.chain.name)
+		return "", false, errdefs.Errorf(errdefs.Invalid, "versions of %s:%s: chain %s has returnFirst=\"true\": prebake does not resolve dynamic revisions through it", group, artifact, r.chain.name)
 	}
 	if r.layout == nil {
 		return strings.ReplaceAll(group, ".", "/") + "/" + artifact + "/", true, nil
 	}
 	dir, err = r.layout.versionDir(group, artifact)
 	if err != nil {
-		return "", false, exitcode.Errorf(exitcode.DataErr, "versions of %s:%s in repository %s: %v", group, artifact, r, err)
+		return "", false, errdefs.Errorf(errdefs.Invalid, "versions of %s:%s in repository %s: %v", group, artifact, r, err)
 	}
 	return dir, false, nil
 }
@@ -202,7 +202,7 @@ func artifactRepos(r *repo) []*repo {
 // ivyChainFor builds the chain of req.IvySettings.
 func ivyChainFor(req Request, cfg chainConfig) ([]*repo, error) {
 	if req.Settings != "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "--settings (Maven settings.xml) and --ivy-settings (spark.jars.ivySettings) cannot be combined: Spark reads only the Ivy settings")
+		return nil, errdefs.Errorf(errdefs.BadArgument, "--settings (Maven settings.xml) and --ivy-settings (spark.jars.ivySettings) cannot be combined: Spark reads only the Ivy settings")
 	}
 	env := ivyEnv{home: cfg.home, lookupEnv: os.LookupEnv}
 	if env.home == "" {
@@ -225,7 +225,7 @@ func (s *ivySettingsFile) chain(repositories []string) ([]*repo, error) {
 	if s.defaultResolver != "" {
 		root, ok := s.resolvers[s.defaultResolver]
 		if !ok {
-			return nil, ivyErr(exitcode.DataErr, s.path, "defaultResolver %q: no resolver has that name", s.defaultResolver)
+			return nil, ivyErr(errdefs.Invalid, s.path, "defaultResolver %q: no resolver has that name", s.defaultResolver)
 		}
 		seen := map[*ivyResolver]bool{}
 		var err error
@@ -238,7 +238,7 @@ func (s *ivySettingsFile) chain(repositories []string) ([]*repo, error) {
 		return nil, err
 	}
 	if out = append(out, user...); len(out) == 0 {
-		return nil, ivyErr(exitcode.DataErr, s.path, "no defaultResolver in <settings>, and no --repositories: Spark would have no resolver")
+		return nil, ivyErr(errdefs.Invalid, s.path, "no defaultResolver in <settings>, and no --repositories: Spark would have no resolver")
 	}
 	if err := s.applyCredentials(out); err != nil {
 		return nil, err
@@ -249,14 +249,14 @@ func (s *ivySettingsFile) chain(repositories []string) ([]*repo, error) {
 // flatten turns a resolver into the repositories it queries, in order.
 func (s *ivySettingsFile) flatten(r *ivyResolver, seen map[*ivyResolver]bool, depth int) ([]*repo, error) {
 	if depth > 16 {
-		return nil, ivyErr(exitcode.DataErr, s.path, "%s: chains nested deeper than 16", r.at)
+		return nil, ivyErr(errdefs.Invalid, s.path, "%s: chains nested deeper than 16", r.at)
 	}
 	if seen[r] {
 		return nil, nil // a resolver twice in a chain finds nothing new the second time
 	}
 	seen[r] = true
 	bad := func(format string, args ...any) error {
-		return ivyErr(exitcode.DataErr, s.path, "%s: <%s name=%q>: %s", r.at, r.kind, r.name, fmt.Sprintf(format, args...))
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: %s", r.at, r.kind, r.name, fmt.Sprintf(format, args...))
 	}
 	switch r.kind {
 	case "chain":
@@ -359,10 +359,10 @@ func (s *ivySettingsFile) checkLayout(r *ivyResolver, l *ivyLayout) error {
 		_, err = l.artifactPath("org.example", "mod", "1.0", "cls", "jar")
 	}
 	if err != nil {
-		return ivyErr(exitcode.DataErr, s.path, "%s: <%s name=%q>: %v", r.at, r.kind, r.name, err)
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: %v", r.at, r.kind, r.name, err)
 	}
 	if !strings.HasSuffix(p, ".pom") && !strings.HasSuffix(p, "pom.xml") {
-		return ivyErr(exitcode.DataErr, s.path, "%s: <%s name=%q>: its <ivy pattern> names Ivy module descriptors (%s); prebake reads POMs only (a pattern ending in .pom)", r.at, r.kind, r.name, p)
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: its <ivy pattern> names Ivy module descriptors (%s); prebake reads POMs only (a pattern ending in .pom)", r.at, r.kind, r.name, p)
 	}
 	return nil
 }
@@ -379,7 +379,7 @@ func (s *ivySettingsFile) applyCredentials(chain []*repo) error {
 				byHost[c.host] = c // the same key: the later one replaces it
 				continue
 			}
-			return ivyErr(exitcode.DataErr, s.path, "%s: <credentials host=%q>: a second set of credentials for the host (%s), for another realm; prebake does not choose by realm", c.at, c.host, prev.at)
+			return ivyErr(errdefs.Invalid, s.path, "%s: <credentials host=%q>: a second set of credentials for the host (%s), for another realm; prebake does not choose by realm", c.at, c.host, prev.at)
 		}
 		byHost[c.host] = c
 	}
@@ -453,7 +453,7 @@ func lockedRelIn(r *repo, a Artifact, readMeta func(rel string) ([]byte, error))
 	}
 	rel, err := r.layout.artifactPath(p[0], p[1], p[2], cls, "jar")
 	if err != nil {
-		return "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s in repository %s: %v", a.File, r, err)
+		return "", errdefs.Errorf(errdefs.Invalid, "lockfile artifact %s in repository %s: %v", a.File, r, err)
 	}
 	return rel, nil
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // Size caps on what a repository serves, over HTTP and file:// alike: a
@@ -43,7 +43,7 @@ func sizeCap(rel string) int64 {
 // checkSize fails with 65 when a file of size bytes is over max (0: no cap).
 func checkSize(name string, size, max int64) error {
 	if max > 0 && size > max {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("%s: %d bytes, %w", name, size, tooLarge(max)))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%s: %d bytes, %w", name, size, tooLarge(max)))
 	}
 	return nil
 }
@@ -61,7 +61,7 @@ func readFileMax(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("%s: %w", path, tooLarge(max)))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%s: %w", path, tooLarge(max)))
 	}
 	return data, nil
 }

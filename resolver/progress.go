@@ -3,7 +3,7 @@ package resolver
 import (
 	"io"
 
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -11,7 +11,7 @@ import (
 // checksums and metadata are not reported). *progress.Reporter
 // (internal/progress) implements it.
 type Progress interface {
-	Start(name string, total int64) progress.Task
+	Start(name string, total int64) task.Task
 }
 
 // WithProgress reports every artifact download (during Resolve and
@@ -38,7 +38,7 @@ type trackedDest struct {
 	p    Progress
 	name string
 
-	task     progress.Task
+	task     task.Task
 	n, shown int64
 }
 

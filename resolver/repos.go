@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -105,7 +105,7 @@ func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
 		return nil, err
 	}
 	if chain = append(chain, user...); len(chain) == 0 {
-		return nil, exitcode.Errorf(exitcode.Usage, "no repository to resolve from: --no-default-repositories needs --repositories")
+		return nil, errdefs.Errorf(errdefs.BadArgument, "no repository to resolve from: --no-default-repositories needs --repositories")
 	}
 	s := cfg.settings
 	if s == nil {
@@ -156,14 +156,14 @@ func parseRepo(name, raw string) (*repo, error) {
 	if err != nil && strings.Contains(raw, "@") {
 		// Go's message quotes pieces of the userinfo ("invalid port \":pa\""):
 		// not printed.
-		return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: not a valid URL; percent-encode reserved characters in its credentials (/ as %%2F, @ as %%40, a space as %%20)", name, redact.URL(raw))
+		return nil, errdefs.Errorf(errdefs.BadArgument, "repository %s %q: not a valid URL; percent-encode reserved characters in its credentials (/ as %%2F, @ as %%40, a space as %%20)", name, redact.URL(raw))
 	}
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: %v", name, redact.String(raw), redactErr(err))
+		return nil, errdefs.Errorf(errdefs.BadArgument, "repository %s %q: %v", name, redact.String(raw), redactErr(err))
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: port %s is not in 1-65535", name, redact.URL(raw), p)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "repository %s %q: port %s is not in 1-65535", name, redact.URL(raw), p)
 		}
 	}
 	r := &repo{Repository: Repository{Name: name}}
@@ -176,7 +176,7 @@ func parseRepo(name, raw string) (*repo, error) {
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 		if u.Host == "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: no host", name, u.String())
+			return nil, errdefs.Errorf(errdefs.BadArgument, "repository %s %q: no host", name, u.String())
 		}
 	case "file":
 		p := u.Path
@@ -184,11 +184,11 @@ func parseRepo(name, raw string) (*repo, error) {
 			p = u.Opaque // file:relative/path
 		}
 		if p == "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: no path", name, u.String())
+			return nil, errdefs.Errorf(errdefs.BadArgument, "repository %s %q: no path", name, u.String())
 		}
 		r.dir = filepath.FromSlash(p)
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "repository %s %q: scheme must be http, https or file", name, redact.URL(raw))
+		return nil, errdefs.Errorf(errdefs.BadArgument, "repository %s %q: scheme must be http, https or file", name, redact.URL(raw))
 	}
 	s := u.String()
 	if !strings.HasSuffix(s, "/") {

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
@@ -64,14 +64,14 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 			}
 			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
 		case err == nil && req.Frozen:
-			return nil, exitcode.Errorf(exitcode.StaleLock, "lockfile %s is stale (--frozen): %s", req.LockPath, inputsDiff(lock.Inputs, in))
+			return nil, errdefs.Errorf(errdefs.Stale, "lockfile %s is stale (--frozen): %s", req.LockPath, inputsDiff(lock.Inputs, in))
 		case err != nil && req.Frozen:
-			return nil, exitcode.New(exitcode.StaleLock, fmt.Errorf("--frozen needs a lockfile matching the inputs: %w", err))
+			return nil, errdefs.New(errdefs.Stale, fmt.Errorf("--frozen needs a lockfile matching the inputs: %w", err))
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return nil, err
 		}
 	} else if req.Frozen {
-		return nil, exitcode.Errorf(exitcode.StaleLock, "--frozen needs --lock")
+		return nil, errdefs.Errorf(errdefs.Stale, "--frozen needs --lock")
 	}
 
 	src, err := newSource(req, o)
@@ -135,7 +135,7 @@ func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel 
 			continue
 		}
 		if err := safepath.Name(name); err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("module %s:%s:%s: %w", maven.Quote(ref.Group), maven.Quote(ref.Artifact), maven.Quote(ref.Version), err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("module %s:%s:%s: %w", maven.Quote(ref.Group), maven.Quote(ref.Artifact), maven.Quote(ref.Version), err))
 		}
 		seen[name] = true
 		todo = append(todo, ref)
@@ -264,8 +264,8 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
-	if err := lock.check(); err != nil {
-		return nil, exitcode.New(exitcode.DataErr, err)
+	if err := lock.Check(); err != nil {
+		return nil, errdefs.New(errdefs.Invalid, err)
 	}
 	paths := make([]string, len(lock.Artifacts))
 	var missing []int
@@ -323,7 +323,7 @@ func lockedRel(a Artifact, readMeta func(rel string) ([]byte, error)) (string, e
 func lockedCoord(a Artifact) (gav []string, classifier string, err error) {
 	p := strings.Split(a.Coord, ":")
 	if len(p) != 3 && len(p) != 4 {
-		return nil, "", exitcode.Errorf(exitcode.DataErr, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
+		return nil, "", errdefs.Errorf(errdefs.Invalid, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
 	}
 	if len(p) == 4 {
 		classifier = p[3]
@@ -351,7 +351,7 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 		if r.isFile() {
 			p, err := safepath.Join(r.dir, rel)
 			if err != nil {
-				return nil, exitcode.New(exitcode.DataErr, err)
+				return nil, errdefs.New(errdefs.Invalid, err)
 			}
 			return readFileMax(p, maxMetadataSize)
 		}
@@ -369,30 +369,30 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 	}
 	u := r.base + rel
 	if err := safepath.Rel(rel); err != nil {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("locked artifact %s: %w", a.File, err))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("locked artifact %s: %w", a.File, err))
 	}
 	if r.isFile() {
 		p, err := safepath.Join(r.dir, rel)
 		if err != nil {
-			return exitcode.New(exitcode.DataErr, fmt.Errorf("locked artifact %s: %w", a.File, err))
+			return errdefs.New(errdefs.Invalid, fmt.Errorf("locked artifact %s: %w", a.File, err))
 		}
 		sum, _, err := c.putFile(p)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return exitcode.New(exitcode.NotFound, fmt.Errorf("locked artifact %s: %s: %w", a.File, u, ErrNotFound))
+				return errdefs.New(errdefs.NotFound, fmt.Errorf("locked artifact %s: %s: %w", a.File, u, ErrNotFound))
 			}
-			return exitcode.New(exitcode.CantCreate, err)
+			return errdefs.New(errdefs.CantWrite, err)
 		}
 		if sum.sha256 != a.Sha256 {
-			return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
+			return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
 		}
 		return nil
 	}
 	if offline && bad != nil {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("locked artifact %s: %w; run without --offline to fetch it again from %s", a.File, bad, u))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("locked artifact %s: %w; run without --offline to fetch it again from %s", a.File, bad, u))
 	}
 	if offline {
-		return exitcode.New(exitcode.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.dir, errNotCached))
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.dir, errNotCached))
 	}
 	t, err := c.newTemp()
 	if err != nil {
@@ -407,7 +407,7 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 	}
 	sum := t.sums()
 	if sum.sha256 != a.Sha256 {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
 	}
 	if _, err := t.commit(); err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/safepath"
 )
 
@@ -24,15 +24,15 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
-	if err := lock.check(); err != nil {
-		return "", nil, exitcode.New(exitcode.DataErr, err)
+	if err := lock.Check(); err != nil {
+		return "", nil, errdefs.New(errdefs.Invalid, err)
 	}
 	root := filepath.Join(cacheDir, "retrieve")
 	dir = filepath.Join(root, lock.Hash())
 	paths = make([]string, len(lock.Artifacts))
 	for i, a := range lock.Artifacts {
 		if paths[i], err = safepath.Join(dir, a.File); err != nil {
-			return "", nil, exitcode.New(exitcode.DataErr, fmt.Errorf("retrieve: %w", err))
+			return "", nil, errdefs.New(errdefs.Invalid, fmt.Errorf("retrieve: %w", err))
 		}
 	}
 	stamps := stampDir(cacheDir, true)
@@ -40,11 +40,11 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 		return dir, paths, nil
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("retrieve dir %s: %w", root, err))
+		return "", nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("retrieve dir %s: %w", root, err))
 	}
 	tmp, err := os.MkdirTemp(root, ".tmp-")
 	if err != nil {
-		return "", nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("retrieve dir %s: %w", root, err))
+		return "", nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("retrieve dir %s: %w", root, err))
 	}
 	defer os.RemoveAll(tmp) // a no-op after the rename
 	for _, a := range lock.Artifacts {
@@ -53,20 +53,20 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 		}
 		blob := BlobPath(cacheDir, a.Sha256)
 		if err := verifyBlob(stamps, blob, a.Sha256, a.Size); errors.Is(err, os.ErrNotExist) {
-			return "", nil, exitcode.Errorf(exitcode.NotFound, "retrieve %s: blob %s is not in the cache %s (fetch the lock first): %w", a.File, a.Sha256, cacheDir, ErrNotFound)
+			return "", nil, errdefs.Errorf(errdefs.NotFound, "retrieve %s: blob %s is not in the cache %s (fetch the lock first): %w", a.File, a.Sha256, cacheDir, ErrNotFound)
 		} else if err != nil {
 			return "", nil, fmt.Errorf("retrieve %s: %w", a.File, err)
 		}
 		dst, err := safepath.Join(tmp, a.File)
 		if err != nil {
-			return "", nil, exitcode.New(exitcode.DataErr, fmt.Errorf("retrieve: %w", err))
+			return "", nil, errdefs.New(errdefs.Invalid, fmt.Errorf("retrieve: %w", err))
 		}
 		if err := linkOrCopy(blob, dst); err != nil {
-			return "", nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("retrieve %s: %w", a.File, err))
+			return "", nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("retrieve %s: %w", a.File, err))
 		}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", nil, exitcode.New(exitcode.CantCreate, err)
+		return "", nil, errdefs.New(errdefs.CantWrite, err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another process made it first (rename onto a non-empty dir fails).
@@ -84,7 +84,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 		if complete(dir, lock, cacheDir, stamps) {
 			return dir, paths, nil
 		}
-		return "", nil, exitcode.New(exitcode.CantCreate, fmt.Errorf("retrieve dir %s: %w", dir, err))
+		return "", nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("retrieve dir %s: %w", dir, err))
 	}
 	return dir, paths, nil
 }

@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // Maven settings.xml (--settings): mirrors, server credentials,
@@ -58,16 +58,16 @@ func loadSettings(path, home string, lookup func(string) (string, bool)) (*maven
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("settings %s: %w", path, err))
+			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("settings %s: %w", path, err))
 		}
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("settings %s: %w", path, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("settings %s: %w", path, err))
 	}
 	var doc settingsXML
 	if err := xml.Unmarshal(data, &doc); err != nil {
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("settings %s: malformed XML: %w", path, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("settings %s: malformed XML: %w", path, err))
 	}
 	bad := func(format string, args ...any) error {
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("settings %s: %s", path, fmt.Sprintf(format, args...)))
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("settings %s: %s", path, fmt.Sprintf(format, args...)))
 	}
 	s := &mavenSettings{path: path, servers: map[string]settingsServer{}}
 	// what names the field in errors; a secret field's value is never quoted.
@@ -129,7 +129,7 @@ func loadSettings(path, home string, lookup func(string) (string, bool)) (*maven
 			return nil, err
 		}
 		if encryptedRE.MatchString(sv.Password) {
-			return nil, exitcode.New(exitcode.Usage, fmt.Errorf("settings %s: server %s: encrypted passwords (settings-security.xml) are not supported; use ${env.NAME}", path, sv.ID))
+			return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("settings %s: server %s: encrypted passwords (settings-security.xml) are not supported; use ${env.NAME}", path, sv.ID))
 		}
 		if _, dup := s.servers[sv.ID]; !dup { // Maven: the first one wins
 			s.servers[sv.ID] = sv

@@ -17,7 +17,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
@@ -93,7 +93,7 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 		if r.isFile() {
 			p, err := safepath.Join(r.dir, rel)
 			if err != nil {
-				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("repository %s: %w", r, err))
 			}
 			return readFileMax(p, maxMetadataSize)
 		}

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
@@ -37,7 +37,7 @@ type options struct {
 	idleTimeout   time.Duration
 	chain         chainConfig
 	chainSet      bool
-	checksum      string
+	checksum      ChecksumPolicy
 	parallel      int
 	creds         []string
 	offline       bool
@@ -136,7 +136,7 @@ func WithDefaultChain(home, defaultArtifactRepository string) Option {
 
 // WithChecksumPolicy sets the policy for FetchLocked (Resolve and
 // NewSource take it from the Request). The default is ChecksumWarn.
-func WithChecksumPolicy(p string) Option {
+func WithChecksumPolicy(p ChecksumPolicy) Option {
 	return func(o *options) error { o.checksum = p; return nil }
 }
 
@@ -159,7 +159,7 @@ type source struct {
 	f        *fetcher
 	log      Logger
 	offline  bool
-	checksum string
+	checksum ChecksumPolicy
 
 	poms    flight[*pomResult]
 	files   flight[*fetched]
@@ -235,7 +235,7 @@ func newSource(req Request, o *options) (*source, error) {
 	switch policy {
 	case ChecksumStrict, ChecksumWarn, ChecksumIgnore:
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "checksum policy %q: must be strict, warn or ignore", policy)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "checksum policy %q: must be strict, warn or ignore", policy)
 	}
 	return &source{
 		chain: chain,
@@ -339,7 +339,7 @@ func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version 
 			return nil, "", true, err
 		}
 		if data, err = os.ReadFile(f.cf.Path); err != nil {
-			return nil, "", true, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading cached %s: %w", f.cf.URL, err))
+			return nil, "", true, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading cached %s: %w", f.cf.URL, err))
 		}
 	}
 	if fctx != ctx && !hooked {
@@ -356,7 +356,7 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 	}
 	r := s.repoFor(want)
 	if r == nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "module %s:%s:%s: repository %s (%s) is not in the chain", group, artifact, version, want.Name, redact.URL(want.URL))
+		return nil, errdefs.Errorf(errdefs.Internal, "module %s:%s:%s: repository %s (%s) is not in the chain", group, artifact, version, want.Name, redact.URL(want.URL))
 	}
 	pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
 	if err != nil {
@@ -376,7 +376,7 @@ func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifac
 	}
 	r := s.repoFor(want)
 	if r == nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "versions of %s:%s: repository %s (%s) is not in the chain", group, artifact, want.Name, redact.URL(want.URL))
+		return nil, errdefs.Errorf(errdefs.Internal, "versions of %s:%s: repository %s (%s) is not in the chain", group, artifact, want.Name, redact.URL(want.URL))
 	}
 	vs, err := s.versionsIn(ctx, r, group, artifact)
 	if err != nil {
@@ -674,12 +674,12 @@ func setGAV(c *gav, field, v string) {
 func notFoundErr(what string, tried []string, hard error, offline bool) error {
 	list := strings.Join(tried, ", ")
 	if hard != nil {
-		return exitcode.New(exitcode.Code(hard), fmt.Errorf("%s could not be fetched (tried %s): %w", what, list, hard))
+		return errdefs.New(errdefs.KindOf(hard), fmt.Errorf("%s could not be fetched (tried %s): %w", what, list, hard))
 	}
 	if offline {
-		return exitcode.New(exitcode.Unavailable, fmt.Errorf("%s not found in %s: %w; %w", what, list, errNotCached, ErrNotFound))
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%s not found in %s: %w; %w", what, list, errNotCached, ErrNotFound))
 	}
-	return exitcode.New(exitcode.NotFound, fmt.Errorf("%s not found in %s: %w", what, list, ErrNotFound))
+	return errdefs.New(errdefs.NotFound, fmt.Errorf("%s not found in %s: %w", what, list, ErrNotFound))
 }
 
 // Artifact implements Source: the file comes from ref.Repo, the repository
@@ -690,7 +690,7 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 	}
 	r := s.repoFor(ref.Repo)
 	if r == nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "artifact %s:%s:%s: repository %s (%s) is not in the chain", ref.Group, ref.Artifact, ref.Version, ref.Repo.Name, redact.URL(ref.Repo.URL))
+		return nil, errdefs.Errorf(errdefs.Internal, "artifact %s:%s:%s: repository %s (%s) is not in the chain", ref.Group, ref.Artifact, ref.Version, ref.Repo.Name, redact.URL(ref.Repo.URL))
 	}
 	var rel string
 	var cf *CachedFile
@@ -717,7 +717,7 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 	}
 	if err != nil {
 		if errors.Is(err, errNotCached) {
-			return nil, exitcode.New(exitcode.Unavailable, fmt.Errorf("artifact %s: %w", r.base+rel, err))
+			return nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s: %w", r.base+rel, err))
 		}
 		return nil, fmt.Errorf("artifact %s:%s:%s: %w", ref.Group, ref.Artifact, ref.Version, err)
 	}
@@ -730,7 +730,7 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 // parts are groupId, artifactId, version[, classifier[, extension]].
 func checkModule(parts ...string) error {
 	if err := maven.CheckParts(parts...); err != nil {
-		return exitcode.New(exitcode.DataErr, err)
+		return errdefs.New(errdefs.Invalid, err)
 	}
 	return nil
 }
@@ -765,11 +765,11 @@ func (s *source) file(ctx context.Context, r *repo, rel string) (*CachedFile, er
 // download (verified) or by copying a local file.
 func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, error) {
 	if err := safepath.Rel(rel); err != nil {
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("repository %s: %w", r, err))
 	}
 	u := r.base + rel
 	if _, ok := s.missing.Load(u); ok {
-		return nil, exitcode.New(exitcode.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
+		return nil, errdefs.New(errdefs.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
 	}
 	cf, err := s.files.do(u, func() (*fetched, error) {
 		if r.isFile() {
@@ -795,18 +795,18 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
 	p, err := safepath.Join(r.dir, rel)
 	if err != nil {
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("repository %s: %w", r, err))
 	}
 	info, err := os.Stat(p)
 	if err != nil || !info.Mode().IsRegular() {
-		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("%s: %w", u, ErrNotFound))
+		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("%s: %w", u, ErrNotFound))
 	}
 	if err := checkSize(u, info.Size(), sizeCap(rel)); err != nil {
 		return nil, err
 	}
 	sum, blob, err := s.cache.putFile(p)
 	if err != nil {
-		return nil, exitcode.New(exitcode.CantCreate, err)
+		return nil, errdefs.New(errdefs.CantWrite, err)
 	}
 	warn, err := s.verify(u, sum, func(ext string) ([]byte, error) {
 		data, err := readFileMax(p+ext, maxChecksumSize)
@@ -872,7 +872,7 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		if warn, err = s.verify(u, sum, func(ext string) ([]byte, error) {
 			c, ok := got[ext]
 			if !ok { // not fetched: verify stopped before (fetchChecksums' order is verify's)
-				return nil, exitcode.Errorf(exitcode.Internal, "checksum %s%s was not fetched", u, ext)
+				return nil, errdefs.Errorf(errdefs.Internal, "checksum %s%s was not fetched", u, ext)
 			}
 			return c.data, c.err
 		}, false); err != nil {
@@ -1014,16 +1014,16 @@ func (s *source) verify(u string, sum sums, get func(ext string) ([]byte, error)
 		}
 		got, ok := parseChecksum(data, c.n)
 		if !ok {
-			return "", exitcode.Errorf(exitcode.DataErr, "checksum %s%s: malformed (want %d hex digits)", u, c.ext, c.n)
+			return "", errdefs.Errorf(errdefs.Invalid, "checksum %s%s: malformed (want %d hex digits)", u, c.ext, c.n)
 		}
 		if got != c.want {
-			return "", exitcode.New(exitcode.DataErr, fmt.Errorf("%w: %s: %s is %s, the file's is %s", ErrChecksumMismatch, u, c.ext[1:], got, c.want))
+			return "", errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: %s is %s, the file's is %s", ErrChecksumMismatch, u, c.ext[1:], got, c.want))
 		}
 		return "", nil
 	}
 	switch {
 	case s.checksum == ChecksumStrict:
-		return "", exitcode.New(exitcode.DataErr, fmt.Errorf("%w for %s (.sha1, .sha256, .md5) and --checksum-policy=strict", ErrChecksumMissing, u))
+		return "", errdefs.New(errdefs.Invalid, fmt.Errorf("%w for %s (.sha1, .sha256, .md5) and --checksum-policy=strict", ErrChecksumMissing, u))
 	case s.checksum == ChecksumWarn && !quietMissing:
 		return "no checksum for " + u, nil
 	}
@@ -1111,13 +1111,13 @@ func (s *source) versionsIn(ctx context.Context, r *repo, group, artifact string
 		}
 		var m metadata
 		if err := xml.Unmarshal(data, &m); err != nil {
-			return nil, exitcode.Errorf(exitcode.DataErr, "malformed %s: %v", cf.URL, err)
+			return nil, errdefs.Errorf(errdefs.Invalid, "malformed %s: %v", cf.URL, err)
 		}
 		var vs []string
 		for _, v := range m.Versions {
 			if v = strings.TrimSpace(v); v != "" {
 				if err := maven.CheckPart(maven.FieldVersion, v); err != nil {
-					return nil, exitcode.Errorf(exitcode.DataErr, "malformed %s: %w", cf.URL, err)
+					return nil, errdefs.Errorf(errdefs.Invalid, "malformed %s: %w", cf.URL, err)
 				}
 				vs = append(vs, v)
 			}
@@ -1138,7 +1138,7 @@ func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, er
 	if r.isFile() {
 		p, err := safepath.Join(r.dir, dir)
 		if err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("repository %s: %w", r, err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("repository %s: %w", r, err))
 		}
 		ents, err := os.ReadDir(p)
 		if err != nil {

@@ -98,7 +98,7 @@ func fastOpts(extra ...Option) []Option {
 	return append([]Option{WithDefaultChain("", ""), WithRetry(3, 10*time.Millisecond), WithIdleTimeout(2 * time.Second)}, extra...)
 }
 
-func testSource(t *testing.T, repos []string, policy string, extra ...Option) *source {
+func testSource(t *testing.T, repos []string, policy ChecksumPolicy, extra ...Option) *source {
 	t.Helper()
 	req := Request{Repositories: repos, NoDefaultRepositories: true, CacheDir: t.TempDir(), ChecksumPolicy: policy}
 	o, err := makeOptions(fastOpts(extra...))
@@ -399,7 +399,7 @@ func TestChecksums(t *testing.T) {
 		name     string
 		sums     []string // checksum files to write
 		override string   // replaces the .sha1 content
-		policy   string
+		policy   ChecksumPolicy
 		wantErr  string
 		wantCode int
 		wantWarn bool
@@ -521,14 +521,14 @@ func TestChecksumsRepositoryWithoutSha1(t *testing.T) {
 // and, unless the policy is ignore, the .sha1 sent with it; no fallback.
 func TestChecksumsMissingFile(t *testing.T) {
 	for _, tt := range []struct {
-		policy string
+		policy ChecksumPolicy
 		want   []string
 	}{
 		{ChecksumIgnore, []string{"/org/x/m/1.0/m-1.0.jar"}},
 		{ChecksumWarn, []string{"/org/x/m/1.0/m-1.0.jar", "/org/x/m/1.0/m-1.0.jar.sha1"}},
 		{ChecksumStrict, []string{"/org/x/m/1.0/m-1.0.jar", "/org/x/m/1.0/m-1.0.jar.sha1"}},
 	} {
-		t.Run(tt.policy, func(t *testing.T) {
+		t.Run(string(tt.policy), func(t *testing.T) {
 			// The delay lets the .sha1 reach the server before the 404 ends the download.
 			srv := mavenhttp.New(t.TempDir(), mavenhttp.WithDelay(20*time.Millisecond))
 			defer srv.Close()

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // MaxWhyPaths caps the paths Why lists per module: a module deep in a wide
@@ -56,11 +56,11 @@ type CausedEviction struct {
 func ParseWhyPattern(pattern string) (ExcludeRule, error) {
 	parts := strings.Split(pattern, ":")
 	if len(parts) != 2 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "" {
-		return ExcludeRule{}, exitcode.Errorf(exitcode.Usage, "module %q: want group:artifact (globs allowed, e.g. org.slf4j:*)", pattern)
+		return ExcludeRule{}, errdefs.Errorf(errdefs.BadArgument, "module %q: want group:artifact (globs allowed, e.g. org.slf4j:*)", pattern)
 	}
 	r, err := newExcludeRule(strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1]))
 	if err != nil {
-		return ExcludeRule{}, exitcode.New(exitcode.Usage, fmt.Errorf("module %q: %w", pattern, err))
+		return ExcludeRule{}, errdefs.New(errdefs.BadArgument, fmt.Errorf("module %q: %w", pattern, err))
 	}
 	return r, nil
 }
@@ -107,7 +107,7 @@ func Why(g *Graph, pattern string) ([]ModuleWhy, error) {
 		}
 	}
 	if len(byModule) == 0 {
-		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("module %s is not in the resolved graph: %w", pattern, ErrNotFound))
+		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("module %s is not in the resolved graph: %w", pattern, ErrNotFound))
 	}
 
 	w.paths(rule, byModule)

@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/digest"
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/progress"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/internal/progress/task"
+	"github.com/prebake/prebake/lock"
 )
 
 // ManifestVersion is the schema version of sets/<lock-hash>.json.
@@ -39,9 +39,9 @@ type ManifestJar struct {
 }
 
 // NewManifest builds the manifest of lock.
-func NewManifest(lock *resolver.Lockfile) *Manifest {
-	m := &Manifest{Jars: make([]ManifestJar, 0, len(lock.Artifacts)), LockHash: lock.Hash(), Version: ManifestVersion}
-	for _, a := range lock.Artifacts {
+func NewManifest(lf *lock.File) *Manifest {
+	m := &Manifest{Jars: make([]ManifestJar, 0, len(lf.Artifacts)), LockHash: lf.Hash(), Version: ManifestVersion}
+	for _, a := range lf.Artifacts {
 		m.Jars = append(m.Jars, ManifestJar{Coord: a.Coord, File: a.File, Path: JarPath(a.Sha256, a.File), Sha256: a.Sha256, Size: a.Size})
 	}
 	return m
@@ -63,36 +63,34 @@ func (m *Manifest) Marshal() ([]byte, error) {
 func ParseManifest(name string, data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: %w", name, err)
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: %w", name, err)
 	}
 	if m.Version != ManifestVersion {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: unsupported version %d (want %d)", name, m.Version, ManifestVersion)
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: unsupported version %d (want %d)", name, m.Version, ManifestVersion)
 	}
-	lock := &resolver.Lockfile{}
+	lf := &lock.File{}
 	for _, j := range m.Jars {
-		if err := resolver.CheckArtifact(resolver.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size}); err != nil {
-			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: %w", name, err)
+		if err := lock.CheckArtifact(lock.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size}); err != nil {
+			return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: %w", name, err)
 		}
 		if j.Path != JarPath(j.Sha256, j.File) {
-			return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: jar %q has a bad sha256 or path", name, j.File)
+			return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: jar %q has a bad sha256 or path", name, j.File)
 		}
-		lock.Artifacts = append(lock.Artifacts, resolver.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256})
+		lf.Artifacts = append(lf.Artifacts, lock.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256})
 	}
-	if h := lock.Hash(); h != m.LockHash {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: lockHash %s does not match its jars (%s)", name, m.LockHash, h)
+	if h := lf.Hash(); h != m.LockHash {
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: lockHash %s does not match its jars (%s)", name, m.LockHash, h)
 	}
 	return &m, nil
 }
 
-// JarSource returns the local paths of a lock's artifacts, index for index.
-// Bake calls it only when some jar must be uploaded, so a cache hit needs no
-// local jars.
-type JarSource func(ctx context.Context) ([]string, error)
+// JarSource is lock.Jars: the local paths of a lock's artifacts, index for
+// index. Bake calls it only when some jar must be uploaded, so a cache hit
+// needs no local jars.
+type JarSource = lock.Jars
 
-// LocalPaths is a JarSource for paths already at hand.
-func LocalPaths(paths []string) JarSource {
-	return func(context.Context) ([]string, error) { return paths, nil }
-}
+// LocalPaths is lock.LocalJars: a JarSource for paths already at hand.
+func LocalPaths(paths []string) JarSource { return lock.LocalJars(paths) }
 
 // BakeOption configures Bake.
 type BakeOption func(*bakeOptions)
@@ -119,17 +117,17 @@ type BakeResult struct {
 // Bake makes lock's set available in the store: every jar, then the
 // manifest. When the manifest already exists it is a hit and nothing is sent
 // (with Verify, missing jars are re-sent).
-func (s *Store) Bake(ctx context.Context, lock *resolver.Lockfile, jars JarSource, opts ...BakeOption) (*BakeResult, error) {
+func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ...BakeOption) (*BakeResult, error) {
 	var bo bakeOptions
 	for _, o := range opts {
 		o(&bo)
 	}
-	for _, a := range lock.Artifacts {
-		if err := resolver.CheckArtifact(a); err != nil {
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("bake: %w", err))
+	for _, a := range lf.Artifacts {
+		if err := lock.CheckArtifact(a); err != nil {
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
 		}
 	}
-	want := NewManifest(lock)
+	want := NewManifest(lf)
 	res := &BakeResult{Manifest: want}
 	have, err := s.Manifest(ctx, want.LockHash)
 	switch {
@@ -153,8 +151,8 @@ func (s *Store) Bake(ctx context.Context, lock *resolver.Lockfile, jars JarSourc
 		if err != nil {
 			return err
 		}
-		if len(p) != len(lock.Artifacts) {
-			return exitcode.Errorf(exitcode.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lock.Artifacts))
+		if len(p) != len(lf.Artifacts) {
+			return errdefs.Errorf(errdefs.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lf.Artifacts))
 		}
 		paths = p
 		return nil
@@ -204,7 +202,7 @@ func (s *Store) Bake(ctx context.Context, lock *resolver.Lockfile, jars JarSourc
 	// Every jar is in place: now, and only now, the manifest.
 	data, err := want.Marshal()
 	if err != nil {
-		return nil, exitcode.New(exitcode.Internal, err)
+		return nil, errdefs.New(errdefs.Internal, err)
 	}
 	switch err := s.b.putBytes(ctx, s.key(SetPath(want.LockHash)), data); {
 	case err == nil:
@@ -229,7 +227,7 @@ func (s *Store) Manifest(ctx context.Context, lockHash string) (*Manifest, error
 		return nil, err
 	}
 	if m.LockHash != lockHash {
-		return nil, exitcode.Errorf(exitcode.DataErr, "manifest %s: names set %s", s.b.name(key), m.LockHash)
+		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: names set %s", s.b.name(key), m.LockHash)
 	}
 	return m, nil
 }
@@ -282,7 +280,7 @@ func (s *Store) has(ctx context.Context, j ManifestJar) (bool, error) {
 	case err == nil && size == j.Size:
 		return true, nil
 	case err == nil:
-		return false, exitcode.Errorf(exitcode.DataErr, "%s: %d bytes in the store, %d in the lock: the store is corrupt; delete the object", s.b.name(key), size, j.Size)
+		return false, errdefs.Errorf(errdefs.Invalid, "%s: %d bytes in the store, %d in the lock: the store is corrupt; delete the object", s.b.name(key), size, j.Size)
 	case errors.Is(err, ErrNotFound):
 		return false, nil
 	}
@@ -333,7 +331,7 @@ func (s *Store) upload(ctx context.Context, key string, j ManifestJar, file stri
 	defer s.release()
 	f, err := os.Open(file)
 	if err != nil {
-		return 0, exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s for %s: %w", file, s.b.name(key), err))
+		return 0, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading %s for %s: %w", file, s.b.name(key), err))
 	}
 	defer f.Close()
 	s.o.debugf("uploading %s (%d bytes)", j.File, j.Size)
@@ -356,7 +354,7 @@ func (s *Store) upload(ctx context.Context, key string, j ManifestJar, file stri
 // countingReader reports the bytes read through it to a progress task.
 type countingReader struct {
 	r    io.Reader
-	task progress.Task
+	task task.Task
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
@@ -372,15 +370,15 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func checkFile(file string, j ManifestJar) error {
 	f, err := os.Open(file)
 	if err != nil {
-		return exitcode.New(exitcode.NotFound, fmt.Errorf("jar %s: %w", j.File, err))
+		return errdefs.New(errdefs.NotFound, fmt.Errorf("jar %s: %w", j.File, err))
 	}
 	defer f.Close()
 	got, n, err := digest.Reader(f)
 	if err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("reading %s: %w", file, err))
+		return errdefs.New(errdefs.CantWrite, fmt.Errorf("reading %s: %w", file, err))
 	}
 	if got != j.Sha256 || n != j.Size {
-		return exitcode.Errorf(exitcode.DataErr, "jar %s at %s: sha256 %s and %d bytes, the lock says %s and %d bytes", j.File, file, got, n, j.Sha256, j.Size)
+		return errdefs.Errorf(errdefs.Invalid, "jar %s at %s: sha256 %s and %d bytes, the lock says %s and %d bytes", j.File, file, got, n, j.Sha256, j.Size)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@
 // The parts of a key:
 //   - A jar's key is its sha256 (hex) plus the Spark-style file name, which
 //     Spark uses to name its local copy. A key, once written, never changes.
-//   - A set is named by the lock hash (resolver.Lockfile.Hash). Its manifest
+//   - A set is named by the lock hash (lock.File.Hash). Its manifest
 //     lists the set's jars (coord, file, sha256, size and path, relative to
 //     the prefix) in lock order, which is spark.jars order. It is written
 //     last, only after every jar is in place, so no reader sees a partial set.

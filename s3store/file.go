@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/coordpart"
 	"github.com/prebake/prebake/internal/safepath"
-	"github.com/prebake/prebake/maven"
 )
 
 // fileBackend is the store on a local filesystem (file:///dir). Writes go
@@ -57,7 +57,7 @@ func (b *fileBackend) putBytes(ctx context.Context, key string, data []byte) err
 func (b *fileBackend) write(ctx context.Context, key string, r io.Reader) error {
 	dst := b.path(key)
 	if err := safepath.Rel(key); err != nil || !safepath.Within(b.root, dst) {
-		return exitcode.Errorf(exitcode.DataErr, "writing %s: outside the store %s", maven.Quote(key), b.root)
+		return errdefs.Errorf(errdefs.Invalid, "writing %s: outside the store %s", coordpart.Quote(key), b.root)
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return b.wrap("writing", key, err)
@@ -110,7 +110,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func (b *fileBackend) url(_ context.Context, key, _ string, _ time.Duration) (string, error) {
+func (b *fileBackend) url(_ context.Context, key string, _ URLStyle, _ time.Duration) (string, error) {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(b.path(key))}
 	return u.String(), nil
 }
@@ -156,10 +156,10 @@ func (b *fileBackend) remove(_ context.Context, key string) error {
 
 func (b *fileBackend) wrap(op, key string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return exitcode.New(exitcode.NotFound, fmt.Errorf("%s %s: %w: %w", op, b.name(key), ErrNotFound, err))
+		return errdefs.New(errdefs.NotFound, fmt.Errorf("%s %s: %w: %w", op, b.name(key), ErrNotFound, err))
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return exitcode.New(exitcode.Timeout, fmt.Errorf("%s %s: %w", op, b.name(key), err))
+		return errdefs.New(errdefs.Timeout, fmt.Errorf("%s %s: %w", op, b.name(key), err))
 	}
-	return exitcode.New(exitcode.CantCreate, fmt.Errorf("%s %s: %w", op, b.name(key), err))
+	return errdefs.New(errdefs.CantWrite, fmt.Errorf("%s %s: %w", op, b.name(key), err))
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // TestHostileStoreKeys: findings 1c and 1d. A jar name that climbs out of
@@ -26,8 +26,8 @@ func TestHostileStoreKeys(t *testing.T) {
 	os.WriteFile(jar, []byte("jar"), 0o644)
 	sum := strings.Repeat("ab", 32)
 	for _, name := range []string{"../../../../../../PWNED_art-1.jar", "..", "a\x00b.jar"} {
-		lock := &resolver.Lockfile{Artifacts: []resolver.Artifact{{Coord: "ev:art:1", File: name, Sha256: sum, Size: 3}}}
-		if _, err := s.Bake(context.Background(), lock, LocalPaths([]string{jar})); exitcode.Code(err) != exitcode.DataErr {
+		lf := &lock.File{Artifacts: []lock.Artifact{{Coord: "ev:art:1", File: name, Sha256: sum, Size: 3}}}
+		if _, err := s.Bake(context.Background(), lf, LocalPaths([]string{jar})); exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("Bake %q: err = %v, want 65", name, err)
 		}
 		j := ManifestJar{Coord: "ev:art:1", File: name, Path: JarPath(sum, name), Sha256: sum, Size: 3}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/s3store/s3test"
 )
@@ -61,9 +61,9 @@ func (p *fakeProgress) got() map[string]fakeTask {
 }
 
 // wantTasks is one finished task per jar with its size sent.
-func wantTasks(lock *resolver.Lockfile) map[string]fakeTask {
+func wantTasks(lf *lock.File) map[string]fakeTask {
 	want := map[string]fakeTask{}
-	for _, a := range lock.Artifacts {
+	for _, a := range lf.Artifacts {
 		want[a.File] = fakeTask{Total: a.Size, Sent: a.Size, Ended: true}
 	}
 	return want
@@ -74,7 +74,7 @@ var taskCmp = cmp.AllowUnexported(fakeTask{})
 // checkProgress bakes lock into a store opened with opts plus a fake
 // Progress and checks one task per jar whose bytes are the jar's size; a
 // second bake (a hit) starts none.
-func checkProgress(t *testing.T, storeURL string, lock *resolver.Lockfile, paths []string, opts ...s3store.Option) {
+func checkProgress(t *testing.T, storeURL string, lf *lock.File, paths []string, opts ...s3store.Option) {
 	t.Helper()
 	ctx := context.Background()
 	p := &fakeProgress{}
@@ -82,11 +82,11 @@ func checkProgress(t *testing.T, storeURL string, lock *resolver.Lockfile, paths
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	res, err := st.Bake(ctx, lf, s3store.LocalPaths(paths))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(wantTasks(lock), p.got(), taskCmp); diff != "" {
+	if diff := cmp.Diff(wantTasks(lf), p.got(), taskCmp); diff != "" {
 		t.Errorf("upload tasks (-want +got):\n%s", diff)
 	}
 	var sum int64
@@ -101,7 +101,7 @@ func checkProgress(t *testing.T, storeURL string, lock *resolver.Lockfile, paths
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := st2.Bake(ctx, lock, s3store.LocalPaths(paths)); err != nil || !res.Hit {
+	if res, err := st2.Bake(ctx, lf, s3store.LocalPaths(paths)); err != nil || !res.Hit {
 		t.Fatalf("second bake: %+v, %v", res, err)
 	}
 	if got := p2.got(); len(got) != 0 {
@@ -110,17 +110,17 @@ func checkProgress(t *testing.T, storeURL string, lock *resolver.Lockfile, paths
 }
 
 func TestProgressBytesFileStore(t *testing.T) {
-	lock, paths := s3test.Fixture(t, t.TempDir(), 21,
+	lf, paths := s3test.Fixture(t, t.TempDir(), 21,
 		s3test.Jar{Name: "a", Size: 300 << 10}, s3test.Jar{Name: "b", Size: 7}, s3test.Jar{Name: "empty", Size: 0})
-	checkProgress(t, "file://"+t.TempDir(), lock, paths)
+	checkProgress(t, "file://"+t.TempDir(), lf, paths)
 }
 
 func TestProgressBytesFakeS3Multipart(t *testing.T) {
 	endpoint, ct := fakeS3(t, "jars")
 	// 5 MiB parts from 5 MiB: the 12 MiB jar goes up in three parts.
-	lock, paths := s3test.Fixture(t, t.TempDir(), 22,
+	lf, paths := s3test.Fixture(t, t.TempDir(), 22,
 		s3test.Jar{Name: "big", Size: 12<<20 + 123}, s3test.Jar{Name: "small", Size: 40 << 10})
-	checkProgress(t, "s3://jars/p", lock, paths, s3store.WithEndpoint(endpoint), s3store.WithPathStyle(true),
+	checkProgress(t, "s3://jars/p", lf, paths, s3store.WithEndpoint(endpoint), s3store.WithPathStyle(true),
 		s3store.WithStaticCredentials("k", "s"), s3store.WithHTTPClient(&http.Client{Transport: ct}),
 		s3store.WithPartSize(5<<20, 5<<20))
 }
@@ -128,15 +128,15 @@ func TestProgressBytesFakeS3Multipart(t *testing.T) {
 // TestProgressPlainLines bakes through a non-terminal reporter: -v prints
 // one line per jar and no bar escape codes; -q prints nothing.
 func TestProgressPlainLines(t *testing.T) {
-	lock, paths := s3test.Fixture(t, t.TempDir(), 23, s3test.Jar{Name: "a", Size: 10 << 10}, s3test.Jar{Name: "b", Size: 3})
+	lf, paths := s3test.Fixture(t, t.TempDir(), 23, s3test.Jar{Name: "a", Size: 10 << 10}, s3test.Jar{Name: "b", Size: 3})
 	for _, tt := range []struct {
 		level progress.Level
 		want  []string // substrings, one line each
 	}{
 		{progress.Quiet, nil},
 		{progress.Normal, []string{"jars sent"}},
-		{progress.Verbose, []string{"uploading " + lock.Artifacts[0].File, "uploading " + lock.Artifacts[1].File,
-			lock.Artifacts[0].File + ": 10240 bytes in ", lock.Artifacts[1].File + ": 3 bytes in ", "jars sent"}},
+		{progress.Verbose, []string{"uploading " + lf.Artifacts[0].File, "uploading " + lf.Artifacts[1].File,
+			lf.Artifacts[0].File + ": 10240 bytes in ", lf.Artifacts[1].File + ": 3 bytes in ", "jars sent"}},
 	} {
 		var buf bytes.Buffer
 		rep := progress.New(&buf, tt.level, progress.WithTerminal(false))
@@ -144,7 +144,7 @@ func TestProgressPlainLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Bake(context.Background(), lock, s3store.LocalPaths(paths)); err != nil {
+		if _, err := st.Bake(context.Background(), lf, s3store.LocalPaths(paths)); err != nil {
 			t.Fatal(err)
 		}
 		rep.Wait()
@@ -173,7 +173,7 @@ func TestITProgressMultipart(t *testing.T) {
 	testenv.RequireIT(t)
 	srv := s3test.Start(t)
 	bucket := srv.Bucket(t, "progress")
-	lock, paths := s3test.Fixture(t, t.TempDir(), 24,
+	lf, paths := s3test.Fixture(t, t.TempDir(), 24,
 		s3test.Jar{Name: "big", Size: 21<<20 + 5}, s3test.Jar{Name: "small", Size: 2 << 10})
 	proxy := srv.NewProxy(t)
 	var parts atomic.Int32
@@ -183,7 +183,7 @@ func TestITProgressMultipart(t *testing.T) {
 		}
 		return s3test.Forward
 	})
-	checkProgress(t, "s3://"+bucket+"/team/cache", lock, paths,
+	checkProgress(t, "s3://"+bucket+"/team/cache", lf, paths,
 		s3store.WithEndpoint(proxy.URL), s3store.WithPathStyle(true), s3store.WithRegion("us-east-1"),
 		s3store.WithStaticCredentials(s3test.AccessKey, s3test.SecretKey))
 	// 21 MiB in the default 8 MiB parts.

@@ -25,7 +25,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
 )
 
@@ -68,7 +68,7 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, load...)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "loading the AWS configuration for bucket %s: %w", bucket, err)
+		return nil, errdefs.Errorf(errdefs.BadArgument, "loading the AWS configuration for bucket %s: %w", bucket, err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
@@ -164,7 +164,7 @@ func (b *s3Backend) putFile(ctx context.Context, key, file string, body io.Reade
 		// SHA-256 for them).
 		raw, err := hex.DecodeString(sha)
 		if err != nil {
-			return exitcode.Errorf(exitcode.DataErr, "sha256 %q of %s: %w", sha, file, err)
+			return errdefs.Errorf(errdefs.Invalid, "sha256 %q of %s: %w", sha, file, err)
 		}
 		in.ChecksumSHA256 = aws.String(base64.StdEncoding.EncodeToString(raw))
 	}
@@ -190,7 +190,7 @@ func (b *s3Backend) putBytes(ctx context.Context, key string, data []byte) error
 	return nil
 }
 
-func (b *s3Backend) url(ctx context.Context, key, style string, expires time.Duration) (string, error) {
+func (b *s3Backend) url(ctx context.Context, key string, style URLStyle, expires time.Duration) (string, error) {
 	switch style {
 	case StyleS3A:
 		return "s3a://" + b.bucket + "/" + escapeKey(key), nil
@@ -261,11 +261,11 @@ func (b *s3Backend) wrap(op, key string, err error) error {
 	if why == "" {
 		msg = fmt.Errorf("%s %s: %w", op, loc, err)
 	}
-	return exitcode.New(code, msg)
+	return errdefs.New(code, msg)
 }
 
-// classify maps an SDK error to an exit code, a sentinel and a short reason.
-func classify(err error) (code int, why string, sentinel error) {
+// classify maps an SDK error to a kind, a sentinel and a short reason.
+func classify(err error) (code errdefs.Kind, why string, sentinel error) {
 	var ae smithy.APIError
 	apiCode := ""
 	if errors.As(err, &ae) {
@@ -278,27 +278,27 @@ func classify(err error) (code int, why string, sentinel error) {
 	}
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return exitcode.Timeout, "interrupted", nil
+		return errdefs.Timeout, "interrupted", nil
 	case apiCode == "InvalidAccessKeyId" || apiCode == "SignatureDoesNotMatch" || apiCode == "AccessDenied" ||
 		apiCode == "ExpiredToken" || apiCode == "InvalidToken" ||
 		apiCode == "XAdminUserNotFound" || // versitygw: an unknown access key
 		status == 401 || status == 403:
-		return exitcode.NoPerm, "permission denied (check the AWS credentials: env, profile or web identity)", nil
+		return errdefs.Denied, "permission denied (check the AWS credentials: env, profile or web identity)", nil
 	case apiCode == "NoSuchBucket":
-		return exitcode.NotFound, "the bucket does not exist", ErrNoBucket
+		return errdefs.NotFound, "the bucket does not exist", ErrNoBucket
 	case apiCode == "NoSuchKey" || apiCode == "NotFound" || status == 404:
-		return exitcode.NotFound, "", ErrNotFound
+		return errdefs.NotFound, "", ErrNotFound
 	case apiCode == "PreconditionFailed" || status == 412:
-		return exitcode.Internal, "", ErrExists
+		return errdefs.Internal, "", ErrExists
 	case isNoCredentials(err):
-		return exitcode.NoPerm, "no AWS credentials found (env AWS_ACCESS_KEY_ID, a profile, or web identity)", nil
+		return errdefs.Denied, "no AWS credentials found (env AWS_ACCESS_KEY_ID, a profile, or web identity)", nil
 	case status >= 500 || apiCode == "SlowDown" || apiCode == "ServiceUnavailable":
-		return exitcode.Unavailable, "S3 is unavailable after retries", nil
+		return errdefs.Unavailable, "S3 is unavailable after retries", nil
 	case status == 0:
 		// No HTTP response: connection refused or reset after retries.
-		return exitcode.Unavailable, "S3 is unreachable after retries", nil
+		return errdefs.Unavailable, "S3 is unreachable after retries", nil
 	}
-	return exitcode.Unavailable, "", nil
+	return errdefs.Unavailable, "", nil
 }
 
 func isNoCredentials(err error) bool {

@@ -13,18 +13,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/coordpart"
+	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
-	"github.com/prebake/prebake/maven"
 )
+
+// URLStyle is how a store's jars are named in spark.jars.
+type URLStyle string
 
 // URL styles for the spark.jars value.
 const (
-	StyleS3A       = "s3a"       // s3a://bucket/key: needs hadoop-aws and the AWS SDK in the image (default)
-	StylePresigned = "presigned" // https with a signed query: bearer credentials, valid for Expires
-	StyleHTTPS     = "https"     // plain https: the bucket must allow anonymous reads
+	StyleS3A       URLStyle = "s3a"       // s3a://bucket/key: needs hadoop-aws and the AWS SDK in the image (default)
+	StylePresigned URLStyle = "presigned" // https with a signed query: bearer credentials, valid for Expires
+	StyleHTTPS     URLStyle = "https"     // plain https: the bucket must allow anonymous reads
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -56,7 +59,7 @@ type debugLogger interface {
 // Progress starts transfer tasks, one per jar upload. *progress.Reporter
 // (internal/progress) implements it.
 type Progress interface {
-	Start(name string, total int64) progress.Task
+	Start(name string, total int64) task.Task
 }
 
 type nopTask struct{}
@@ -91,10 +94,10 @@ func WithEndpoint(u string) Option {
 	return func(o *options) error {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return exitcode.Errorf(exitcode.Usage, "--endpoint %q: must be an http or https URL", redact.URL(u))
+			return errdefs.Errorf(errdefs.BadArgument, "--endpoint %q: must be an http or https URL", redact.URL(u))
 		}
 		if p.User != nil {
-			return exitcode.Errorf(exitcode.Usage, "--endpoint %q: must not carry credentials (use the AWS credential chain)", redact.URL(u))
+			return errdefs.Errorf(errdefs.BadArgument, "--endpoint %q: must not carry credentials (use the AWS credential chain)", redact.URL(u))
 		}
 		o.endpoint = strings.TrimSuffix(u, "/")
 		return nil
@@ -135,7 +138,7 @@ func WithResponseTimeout(d time.Duration) Option {
 func WithConcurrency(n int) Option {
 	return func(o *options) error {
 		if n < 1 {
-			return exitcode.Errorf(exitcode.Usage, "--concurrency %d: must be at least 1", n)
+			return errdefs.Errorf(errdefs.BadArgument, "--concurrency %d: must be at least 1", n)
 		}
 		o.concurrency = n
 		return nil
@@ -178,7 +181,7 @@ func WithStaticCredentials(accessKey, secretKey string) Option {
 func WithExpires(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 || d > 7*24*time.Hour {
-			return exitcode.Errorf(exitcode.Usage, "--expires %s: must be between 1s and 168h (S3's limit for presigned URLs)", d)
+			return errdefs.Errorf(errdefs.BadArgument, "--expires %s: must be between 1s and 168h (S3's limit for presigned URLs)", d)
 		}
 		o.expires = d
 		return nil
@@ -200,7 +203,7 @@ func WithLogger(l Logger) Option {
 // default reports nothing.
 func WithProgress(p Progress) Option { return func(o *options) error { o.progress = p; return nil } }
 
-func (o *options) startTask(name string, total int64) progress.Task {
+func (o *options) startTask(name string, total int64) task.Task {
 	if o.progress == nil {
 		return nopTask{}
 	}
@@ -240,12 +243,12 @@ func makeOptions(opts []Option) (*options, error) {
 }
 
 // CheckStyle validates a URL style name.
-func CheckStyle(s string) error {
+func CheckStyle(s URLStyle) error {
 	switch s {
 	case StyleS3A, StylePresigned, StyleHTTPS:
 		return nil
 	}
-	return exitcode.Errorf(exitcode.Usage, "--url-style %q: must be s3a, presigned or https", s)
+	return errdefs.Errorf(errdefs.BadArgument, "--url-style %q: must be s3a, presigned or https", s)
 }
 
 // object is one stored object, as listed.
@@ -270,7 +273,7 @@ type backend interface {
 	// key is already there.
 	putBytes(ctx context.Context, key string, data []byte) error
 	// url returns the URL of key in the given style.
-	url(ctx context.Context, key, style string, expires time.Duration) (string, error)
+	url(ctx context.Context, key string, style URLStyle, expires time.Duration) (string, error)
 	// list lists the objects under a key prefix.
 	list(ctx context.Context, prefix string) ([]object, error)
 	// remove deletes an object; a missing object is no error.
@@ -304,10 +307,10 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 	switch {
 	case perr == nil && u.Scheme == "s3":
 		if u.User != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "--store %s: must not carry credentials (use the AWS credential chain)", redact.URL(storeURL))
+			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %s: must not carry credentials (use the AWS credential chain)", redact.URL(storeURL))
 		}
 		if u.Host == "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "--store %q: no bucket (want s3://bucket/prefix)", storeURL)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: no bucket (want s3://bucket/prefix)", storeURL)
 		}
 		s.prefix = cleanPrefix(u.Path)
 		s.url = "s3://" + u.Host + "/" + s.prefix
@@ -318,17 +321,17 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 		s.b = b
 	case perr == nil && u.Scheme == "file":
 		if u.Host != "" && u.Host != "localhost" {
-			return nil, exitcode.Errorf(exitcode.Usage, "--store %q: file URLs need an absolute path (file:///dir)", storeURL)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: file URLs need an absolute path (file:///dir)", storeURL)
 		}
 		s.b, s.url = newFileBackend(u.Path), "file://"+filepath.ToSlash(u.Path)
 	case perr == nil && u.Scheme == "" || filepath.IsAbs(storeURL):
 		abs, err := filepath.Abs(storeURL)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "--store %q: %w", storeURL, err)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: %w", storeURL, err)
 		}
 		s.b, s.url = newFileBackend(abs), "file://"+filepath.ToSlash(abs)
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "--store %q: must be s3://bucket/prefix or file:///dir", redact.URL(storeURL))
+		return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: must be s3://bucket/prefix or file:///dir", redact.URL(storeURL))
 	}
 	return s, nil
 }
@@ -361,14 +364,14 @@ func (s *Store) key(rel string) string { return s.prefix + rel }
 // with file a bare file name.
 func (s *Store) jarKey(j ManifestJar) (string, error) {
 	if err := safepath.Name(j.File); err != nil {
-		return "", exitcode.Errorf(exitcode.DataErr, "store %s: jar: %w", s.url, err)
+		return "", errdefs.Errorf(errdefs.Invalid, "store %s: jar: %w", s.url, err)
 	}
 	if j.Path != JarPath(j.Sha256, j.File) {
-		return "", exitcode.Errorf(exitcode.DataErr, "store %s: jar %s: the key %s is not jars/sha256/<hex>/<file>", s.url, maven.Quote(j.File), maven.Quote(j.Path))
+		return "", errdefs.Errorf(errdefs.Invalid, "store %s: jar %s: the key %s is not jars/sha256/<hex>/<file>", s.url, coordpart.Quote(j.File), coordpart.Quote(j.Path))
 	}
 	key, err := safepath.JoinSlash(s.prefix, j.Path)
 	if err != nil {
-		return "", exitcode.Errorf(exitcode.DataErr, "store %s: %w", s.url, err)
+		return "", errdefs.Errorf(errdefs.Invalid, "store %s: %w", s.url, err)
 	}
 	return key, nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/s3store/s3test"
 )
@@ -50,14 +50,14 @@ func fakeS3(t *testing.T, bucket string) (string, *countingTransport) {
 
 func TestBakeFakeS3(t *testing.T) {
 	endpoint, ct := fakeS3(t, "jars")
-	lock, paths := s3test.Fixture(t, t.TempDir(), 11, s3test.Jar{Name: "a", Size: 70 << 10}, s3test.Jar{Name: "b", Size: 5 << 10})
+	lf, paths := s3test.Fixture(t, t.TempDir(), 11, s3test.Jar{Name: "a", Size: 70 << 10}, s3test.Jar{Name: "b", Size: 5 << 10})
 	ctx := context.Background()
 	st, err := s3store.Open(ctx, "s3://jars/p", s3store.WithEndpoint(endpoint), s3store.WithPathStyle(true),
 		s3store.WithStaticCredentials("k", "s"), s3store.WithHTTPClient(&http.Client{Transport: ct}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	res, err := st.Bake(ctx, lf, s3store.LocalPaths(paths))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestBakeFakeS3(t *testing.T) {
 	}
 	ct.bytes.Store(0)
 	ct.reqs.Store(0)
-	res, err = st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	res, err = st.Bake(ctx, lf, s3store.LocalPaths(paths))
 	if err != nil || !res.Hit {
 		t.Fatalf("second bake: %+v, %v", res, err)
 	}
@@ -77,8 +77,8 @@ func TestBakeFakeS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"s3a://jars/p/jars/sha256/" + lock.Artifacts[0].Sha256 + "/" + lock.Artifacts[0].File,
-		"s3a://jars/p/jars/sha256/" + lock.Artifacts[1].Sha256 + "/" + lock.Artifacts[1].File}
+	want := []string{"s3a://jars/p/jars/sha256/" + lf.Artifacts[0].Sha256 + "/" + lf.Artifacts[0].File,
+		"s3a://jars/p/jars/sha256/" + lf.Artifacts[1].Sha256 + "/" + lf.Artifacts[1].File}
 	if d := cmp.Diff(want, urls); d != "" {
 		t.Errorf("URLs (-want +got):\n%s", d)
 	}
@@ -86,23 +86,23 @@ func TestBakeFakeS3(t *testing.T) {
 
 func TestFileStore(t *testing.T) {
 	dir := t.TempDir()
-	lock, paths := s3test.Fixture(t, t.TempDir(), 12, s3test.Jar{Name: "a", Size: 10 << 10}, s3test.Jar{Name: "b", Size: 3 << 10})
+	lf, paths := s3test.Fixture(t, t.TempDir(), 12, s3test.Jar{Name: "a", Size: 10 << 10}, s3test.Jar{Name: "b", Size: 3 << 10})
 	ctx := context.Background()
 	st, err := s3store.Open(ctx, "file://"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	res, err := st.Bake(ctx, lf, s3store.LocalPaths(paths))
 	if err != nil || res.Uploaded != 2 {
 		t.Fatalf("bake: %+v, %v", res, err)
 	}
 	// Layout.
-	for _, a := range lock.Artifacts {
+	for _, a := range lf.Artifacts {
 		if _, err := os.Stat(filepath.Join(dir, "jars", "sha256", a.Sha256, a.File)); err != nil {
 			t.Error(err)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "sets", lock.Hash()+".json"))
+	data, err := os.ReadFile(filepath.Join(dir, "sets", lf.Hash()+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestFileStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(s3store.NewManifest(lock), m); d != "" {
+	if d := cmp.Diff(s3store.NewManifest(lf), m); d != "" {
 		t.Errorf("manifest (-want +got):\n%s", d)
 	}
 	// No temp files left.
@@ -119,18 +119,18 @@ func TestFileStore(t *testing.T) {
 		t.Errorf("temp files left: %v", matches)
 	}
 	// Repair with Verify.
-	if err := os.Remove(filepath.Join(dir, "jars", "sha256", lock.Artifacts[0].Sha256, lock.Artifacts[0].File)); err != nil {
+	if err := os.Remove(filepath.Join(dir, "jars", "sha256", lf.Artifacts[0].Sha256, lf.Artifacts[0].File)); err != nil {
 		t.Fatal(err)
 	}
-	res, err = st.Bake(ctx, lock, s3store.LocalPaths(paths), s3store.Verify(true))
+	res, err = st.Bake(ctx, lf, s3store.LocalPaths(paths), s3store.Verify(true))
 	if err != nil || !res.Hit || res.Repaired != 1 {
 		t.Fatalf("verify: %+v, %v", res, err)
 	}
-	urls, err := s3store.SetURLs(ctx, "file://"+dir, lock.Hash(), s3store.StyleS3A)
+	urls, err := s3store.SetURLs(ctx, "file://"+dir, lf.Hash(), s3store.StyleS3A)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "file://" + filepath.ToSlash(dir) + "/jars/sha256/" + lock.Artifacts[0].Sha256 + "/" + lock.Artifacts[0].File; urls[0] != want {
+	if want := "file://" + filepath.ToSlash(dir) + "/jars/sha256/" + lf.Artifacts[0].Sha256 + "/" + lf.Artifacts[0].File; urls[0] != want {
 		t.Errorf("url %s, want %s", urls[0], want)
 	}
 	_, err = s3store.SetURLs(ctx, "file://"+dir, strings.Repeat("a", 64), s3store.StyleS3A)
@@ -141,7 +141,7 @@ func TestFileStore(t *testing.T) {
 
 func TestBakeRejectsCorruptLocalJar(t *testing.T) {
 	dir := t.TempDir()
-	lock, paths := s3test.Fixture(t, t.TempDir(), 13, s3test.Jar{Name: "a", Size: 1 << 10})
+	lf, paths := s3test.Fixture(t, t.TempDir(), 13, s3test.Jar{Name: "a", Size: 1 << 10})
 	if err := os.WriteFile(paths[0], []byte("not the jar"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestBakeRejectsCorruptLocalJar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Bake(context.Background(), lock, s3store.LocalPaths(paths))
+	_, err = st.Bake(context.Background(), lf, s3store.LocalPaths(paths))
 	if exitcode.Code(err) != exitcode.DataErr {
 		t.Fatalf("corrupt jar: %v (code %d), want 65", err, exitcode.Code(err))
 	}
@@ -164,12 +164,12 @@ func TestFileStoreUnwritable(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lock, paths := s3test.Fixture(t, t.TempDir(), 14, s3test.Jar{Name: "a", Size: 1 << 10})
+	lf, paths := s3test.Fixture(t, t.TempDir(), 14, s3test.Jar{Name: "a", Size: 1 << 10})
 	st, err := s3store.Open(context.Background(), "file://"+file+"/store")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Bake(context.Background(), lock, s3store.LocalPaths(paths))
+	_, err = st.Bake(context.Background(), lf, s3store.LocalPaths(paths))
 	if exitcode.Code(err) != exitcode.CantCreate {
 		t.Fatalf("unwritable store: %v (code %d), want 73", err, exitcode.Code(err))
 	}
@@ -190,12 +190,12 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestParseManifestErrors(t *testing.T) {
-	lock := &resolver.Lockfile{Artifacts: []resolver.Artifact{{Coord: "g:a:1", File: "g_a-1.jar", Sha256: strings.Repeat("1", 64), Size: 3}}}
-	good, _ := s3store.NewManifest(lock).Marshal()
+	lf := &lock.File{Artifacts: []lock.Artifact{{Coord: "g:a:1", File: "g_a-1.jar", Sha256: strings.Repeat("1", 64), Size: 3}}}
+	good, _ := s3store.NewManifest(lf).Marshal()
 	for _, tc := range []struct{ name, data string }{
 		{"not json", "{"},
 		{"version", strings.Replace(string(good), `"version": 1`, `"version": 9`, 1)},
-		{"hash", strings.Replace(string(good), lock.Hash(), strings.Repeat("f", 64), 1)},
+		{"hash", strings.Replace(string(good), lf.Hash(), strings.Repeat("f", 64), 1)},
 		{"path", strings.Replace(string(good), `"path": "jars/`, `"path": "x/`, 1)},
 	} {
 		if _, err := s3store.ParseManifest(tc.name, []byte(tc.data)); exitcode.Code(err) != exitcode.DataErr {
@@ -259,7 +259,7 @@ func TestWarmFileStoreIdempotent(t *testing.T) {
 	lockA, pathsA := s3test.Fixture(t, fix, 21, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "a", Size: 2 << 10})
 	lockB, pathsB := s3test.Fixture(t, fix, 21, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "b", Size: 1 << 10})
 	sets := []s3store.SetSpec{{Name: "A", Packages: []string{"x"}}, {Name: "B", Packages: []string{"y"}}, {Name: "bad", Packages: []string{"z"}}}
-	resolve := func(_ context.Context, s s3store.SetSpec) (*resolver.Lockfile, s3store.JarSource, error) {
+	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, s3store.JarSource, error) {
 		switch s.Name {
 		case "A":
 			return lockA, s3store.LocalPaths(pathsA), nil
@@ -315,7 +315,7 @@ func TestGCFileStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, x := range []struct {
-		l *resolver.Lockfile
+		l *lock.File
 		p []string
 	}{{lockA, pathsA}, {lockB, pathsB}} {
 		if _, err := st.Bake(ctx, x.l, s3store.LocalPaths(x.p)); err != nil {

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // URLs returns the URL of every jar of m, in manifest (spark.jars) order.
 // A file:// store gives file: URLs whatever the style. Presigned URLs are
 // bearer credentials: print them only as the product, never in logs.
-func (s *Store) URLs(ctx context.Context, m *Manifest, style string) ([]string, error) {
+func (s *Store) URLs(ctx context.Context, m *Manifest, style URLStyle) ([]string, error) {
 	if err := CheckStyle(style); err != nil {
 		return nil, err
 	}
@@ -36,14 +36,14 @@ func (s *Store) URLs(ctx context.Context, m *Manifest, style string) ([]string, 
 // (StyleS3A, StylePresigned or StyleHTTPS; WithExpires sets how long
 // presigned URLs last). A missing manifest is an error (exit 66) that says
 // to run `prebake bake s3`. It costs one GET (plus local signing).
-func SetURLs(ctx context.Context, storeURL, lockHash, style string, opts ...Option) ([]string, error) {
+func SetURLs(ctx context.Context, storeURL, lockHash string, style URLStyle, opts ...Option) ([]string, error) {
 	s, err := Open(ctx, storeURL, opts...)
 	if err != nil {
 		return nil, err
 	}
 	m, err := s.Manifest(ctx, lockHash)
 	if errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoBucket) {
-		return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("set %s is not in the store %s: run `prebake bake s3 --store %s --lock <lockfile>` first: %w", lockHash, s.URL(), strings.TrimSuffix(s.URL(), "/"), err))
+		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("set %s is not in the store %s: run `prebake bake s3 --store %s --lock <lockfile>` first: %w", lockHash, s.URL(), strings.TrimSuffix(s.URL(), "/"), err))
 	}
 	if err != nil {
 		return nil, err

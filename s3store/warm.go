@@ -12,8 +12,8 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/lock"
 )
 
 // SetsFile is the input of `prebake warm` (see examples/sets.yaml).
@@ -26,11 +26,11 @@ type SetsFile struct {
 
 // SetSpec is one package set: coordinates as for spark-submit, or a lock.
 type SetSpec struct {
-	Name         string   `yaml:"name"`
-	Packages     []string `yaml:"packages"`
-	Repositories []string `yaml:"repositories"`
-	Excludes     []string `yaml:"excludes"`
-	Conflict     string   `yaml:"conflict"`
+	Name         string        `yaml:"name"`
+	Packages     []string      `yaml:"packages"`
+	Repositories []string      `yaml:"repositories"`
+	Excludes     []string      `yaml:"excludes"`
+	Conflict     lock.Conflict `yaml:"conflict"`
 	// Lock is a lockfile path (relative to the sets file); with no
 	// packages, the set is exactly the lock.
 	Lock string `yaml:"lock"`
@@ -42,28 +42,28 @@ func ParseSets(name string, data []byte) (*SetsFile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: %w", name, err)
+		return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: %w", name, err)
 	}
 	seen := map[string]bool{}
 	for i, s := range f.Sets {
 		if s.Name == "" {
-			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %d has no name", name, i+1)
+			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %d has no name", name, i+1)
 		}
 		if seen[s.Name] {
-			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %q appears twice", name, s.Name)
+			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q appears twice", name, s.Name)
 		}
 		seen[s.Name] = true
 		if len(s.Packages) == 0 && s.Lock == "" {
-			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %q needs packages or a lock", name, s.Name)
+			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q needs packages or a lock", name, s.Name)
 		}
 		switch s.Conflict {
-		case "", resolver.ConflictLatest, resolver.ConflictNearest:
+		case "", lock.ConflictLatest, lock.ConflictNearest:
 		default:
-			return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: set %q: conflict %q must be latest or nearest", name, s.Name, s.Conflict)
+			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q: conflict %q must be latest or nearest", name, s.Name, s.Conflict)
 		}
 	}
 	if len(f.Sets) == 0 {
-		return nil, exitcode.Errorf(exitcode.DataErr, "sets file %s: no sets", name)
+		return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: no sets", name)
 	}
 	return &f, nil
 }
@@ -74,7 +74,7 @@ func ParseShard(s string) (i, n int, err error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, exitcode.Errorf(exitcode.Usage, "--shard %q: want i/n with 0 <= i < n", s)
+		return 0, 0, errdefs.Errorf(errdefs.BadArgument, "--shard %q: want i/n with 0 <= i < n", s)
 	}
 	return i, n, nil
 }
@@ -92,7 +92,7 @@ func Shard(sets []SetSpec, i, n int) []SetSpec {
 }
 
 // ResolveFunc resolves one set to its lock and a source of local jar paths.
-type ResolveFunc func(ctx context.Context, set SetSpec) (*resolver.Lockfile, JarSource, error)
+type ResolveFunc func(ctx context.Context, set SetSpec) (*lock.File, JarSource, error)
 
 // WarmResult is the outcome of one set.
 type WarmResult struct {
@@ -123,12 +123,12 @@ func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc, c
 		g.Go(func() error {
 			r := WarmResult{Name: set.Name}
 			err := func() error {
-				lock, jars, err := resolve(ctx, set)
+				lf, jars, err := resolve(ctx, set)
 				if err != nil {
 					return err
 				}
-				r.LockHash = lock.Hash()
-				res, err := s.Bake(ctx, lock, jars, opts...)
+				r.LockHash = lf.Hash()
+				res, err := s.Bake(ctx, lf, jars, opts...)
 				if err != nil {
 					return err
 				}
@@ -155,5 +155,5 @@ func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc, c
 	if first == nil {
 		return results, nil
 	}
-	return results, exitcode.New(exitcode.Code(first), errors.Join(errs...))
+	return results, errdefs.New(errdefs.KindOf(first), errors.Join(errs...))
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/s3store/s3test"
 )
@@ -26,7 +26,7 @@ func realisticSet(seed uint64, big int64) []s3test.Jar {
 }
 
 type fixtureSet struct {
-	lock  *resolver.Lockfile
+	lf    *lock.File
 	paths []string
 }
 
@@ -39,7 +39,7 @@ func warmFixtures(t testing.TB, n int, big int64) ([]s3store.SetSpec, s3store.Re
 		// Every set shares the big jar and hadoop-aws (same seed), as real sets do.
 		lockShared, pathsShared := s3test.Fixture(t, dir, 100, realisticSet(100, big)[:2]...)
 		lockOwn, pathsOwn := s3test.Fixture(t, dir, uint64(i), realisticSet(uint64(i), big)[2:]...)
-		lock := &resolver.Lockfile{Artifacts: append(append([]resolver.Artifact{}, lockShared.Artifacts...), lockOwn.Artifacts...)}
+		lf := &lock.File{Artifacts: append(append([]lock.Artifact{}, lockShared.Artifacts...), lockOwn.Artifacts...)}
 		byPath := map[string]string{}
 		for k, a := range lockShared.Artifacts {
 			byPath[a.File] = pathsShared[k]
@@ -47,27 +47,27 @@ func warmFixtures(t testing.TB, n int, big int64) ([]s3store.SetSpec, s3store.Re
 		for k, a := range lockOwn.Artifacts {
 			byPath[a.File] = pathsOwn[k]
 		}
-		lock.Normalize()
+		lf.Normalize()
 		var paths []string
-		for _, a := range lock.Artifacts {
+		for _, a := range lf.Artifacts {
 			paths = append(paths, byPath[a.File])
 		}
 		name := fmt.Sprintf("set%d", i)
-		byName[name] = fixtureSet{lock, paths}
+		byName[name] = fixtureSet{lf, paths}
 		specs = append(specs, s3store.SetSpec{Name: name, Packages: []string{"x"}})
 	}
 	seen := map[string]bool{}
 	for _, fs := range byName {
-		for _, a := range fs.lock.Artifacts {
+		for _, a := range fs.lf.Artifacts {
 			if !seen[a.Sha256] {
 				seen[a.Sha256] = true
 				total += a.Size
 			}
 		}
 	}
-	resolve := func(_ context.Context, s s3store.SetSpec) (*resolver.Lockfile, s3store.JarSource, error) {
+	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, s3store.JarSource, error) {
 		fs := byName[s.Name]
-		return fs.lock, s3store.LocalPaths(fs.paths), nil
+		return fs.lf, s3store.LocalPaths(fs.paths), nil
 	}
 	return specs, resolve, total
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -143,7 +143,7 @@ type Argv struct {
 
 // ParseArgv parses spark-submit arguments (without the spark-submit binary).
 // An unknown option, an option without its value and a --conf without '='
-// are usage errors (exitcode.Usage) naming the argument, as in spark-submit.
+// are usage errors (errdefs.BadArgument) naming the argument, as in spark-submit.
 func ParseArgv(args []string) (*Argv, error) {
 	a := &Argv{Action: ActionSubmit}
 	mixed := false
@@ -157,7 +157,7 @@ func ParseArgv(args []string) (*Argv, error) {
 				arg.Value = value
 			} else {
 				if i == len(args)-1 {
-					return nil, exitcode.Errorf(exitcode.Usage, "spark-submit argument %q: missing value (Spark: \"Missing argument for option '%s'.\")", name, name)
+					return nil, errdefs.Errorf(errdefs.BadArgument, "spark-submit argument %q: missing value (Spark: \"Missing argument for option '%s'.\")", name, name)
 				}
 				i++
 				arg.Value = args[i]
@@ -211,7 +211,7 @@ func ParseArgv(args []string) (*Argv, error) {
 			if eq {
 				hint = fmt.Sprintf(" (the option %s is unknown)", name)
 			}
-			return nil, exitcode.Errorf(exitcode.Usage, "spark-submit argument %q: unrecognized option%s", tok, hint)
+			return nil, errdefs.Errorf(errdefs.BadArgument, "spark-submit argument %q: unrecognized option%s", tok, hint)
 		}
 		a.Primary, a.HasPrimary = tok, true
 		i++
@@ -253,11 +253,11 @@ func (a *Argv) handle(arg Arg) error {
 	switch arg.Name {
 	case "--conf":
 		if !strings.Contains(arg.Value, "=") {
-			return exitcode.Errorf(exitcode.Usage, "spark-submit --conf %q: Spark config without '='", redact.ConfArg(arg.Value))
+			return errdefs.Errorf(errdefs.BadArgument, "spark-submit --conf %q: Spark config without '='", redact.ConfArg(arg.Value))
 		}
 	case "--deploy-mode":
 		if arg.Value != "client" && arg.Value != "cluster" {
-			return exitcode.Errorf(exitcode.Usage, "spark-submit --deploy-mode %q: must be either \"client\" or \"cluster\"", arg.Value)
+			return errdefs.Errorf(errdefs.BadArgument, "spark-submit --deploy-mode %q: must be either \"client\" or \"cluster\"", arg.Value)
 		}
 	case "--kill", "--status":
 		// SparkSubmitArguments.handle: "Action cannot be both $action and
@@ -266,7 +266,7 @@ func (a *Argv) handle(arg Arg) error {
 		switch a.Action {
 		case ActionHelp, ActionUsageError:
 		case ActionKill, ActionStatus:
-			return exitcode.Errorf(exitcode.Usage, "spark-submit %s %q: Action cannot be both %s and %s", arg.Name, arg.Value, a.Action, strings.TrimPrefix(arg.Name, "--"))
+			return errdefs.Errorf(errdefs.BadArgument, "spark-submit %s %q: Action cannot be both %s and %s", arg.Name, arg.Value, a.Action, strings.TrimPrefix(arg.Name, "--"))
 		default:
 			a.Action = strings.TrimPrefix(arg.Name, "--")
 		}

@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -194,7 +194,7 @@ func rewriteDocument(ctx context.Context, o *rewriteOptions, file string, seg ya
 	}
 	if err != nil {
 		start := 1 + bytes.Count(seg.pre, []byte("\n"))
-		return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("%s (its line 1 is the file's line %d): %w", where, start+seg.line, err))
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%s (its line 1 is the file's line %d): %w", where, start+seg.line, err))
 	}
 	top := &root
 	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
@@ -217,7 +217,7 @@ func rewriteDocument(ctx context.Context, o *rewriteOptions, file string, seg ya
 		spec, specPath = mapValue(spec, "template"), "spec.template"
 	}
 	if spec == nil || spec.Kind != yaml.MappingNode {
-		return nil, exitcode.Errorf(exitcode.DataErr, "%s: %s is missing or not a mapping", where, specPath)
+		return nil, errdefs.Errorf(errdefs.Invalid, "%s: %s is missing or not a mapping", where, specPath)
 	}
 	m := &manifestRewriter{o: o, d: d, res: res, spec: spec, path: specPath, where: where,
 		source: fmt.Sprintf("manifest %s document %d", file, d.Document)}
@@ -240,10 +240,10 @@ func rewriteDocument(ctx context.Context, o *rewriteOptions, file string, seg ya
 		enc.CompactSeqIndent()
 	}
 	if err := enc.Encode(&root); err != nil {
-		return nil, exitcode.New(exitcode.Internal, fmt.Errorf("%s: encoding: %w", where, err))
+		return nil, errdefs.New(errdefs.Internal, fmt.Errorf("%s: encoding: %w", where, err))
 	}
 	if err := enc.Close(); err != nil {
-		return nil, exitcode.New(exitcode.Internal, fmt.Errorf("%s: encoding: %w", where, err))
+		return nil, errdefs.New(errdefs.Internal, fmt.Errorf("%s: encoding: %w", where, err))
 	}
 	return b.Bytes(), nil
 }
@@ -284,11 +284,11 @@ func (m *manifestRewriter) run(ctx context.Context) error {
 	spec := m.spec
 	deps := mapValue(spec, "deps")
 	if deps != nil && deps.Kind != yaml.MappingNode && !isNull(deps) {
-		return exitcode.Errorf(exitcode.DataErr, "%s: %s.deps is not a mapping", m.where, m.path)
+		return errdefs.Errorf(errdefs.Invalid, "%s: %s.deps is not a mapping", m.where, m.path)
 	}
 	conf := mapValue(spec, "sparkConf")
 	if conf != nil && conf.Kind != yaml.MappingNode && !isNull(conf) {
-		return exitcode.Errorf(exitcode.DataErr, "%s: %s.sparkConf is not a mapping", m.where, m.path)
+		return errdefs.Errorf(errdefs.Invalid, "%s: %s.sparkConf is not a mapping", m.where, m.path)
 	}
 	m.d.Python = strings.EqualFold(scalarAt(spec, "type"), "python")
 
@@ -363,14 +363,14 @@ func (m *manifestRewriter) checkJars(j *Jars) error {
 		return nil
 	}
 	if j.Cluster == nil {
-		return exitcode.Errorf(exitcode.Usage, "%s: the operator always submits in cluster mode and the driver does not run here, so local jar paths cannot work; give --image-from or --store", m.where)
+		return errdefs.Errorf(errdefs.BadArgument, "%s: the operator always submits in cluster mode and the driver does not run here, so local jar paths cannot work; give --image-from or --store", m.where)
 	}
 	if len(j.Cluster) != len(j.Local) {
-		return exitcode.Errorf(exitcode.Internal, "%s: the jar source gave %d cluster URLs for %d jars", m.where, len(j.Cluster), len(j.Local))
+		return errdefs.Errorf(errdefs.Internal, "%s: the jar source gave %d cluster URLs for %d jars", m.where, len(j.Cluster), len(j.Local))
 	}
 	for _, u := range j.Cluster {
 		if strings.ContainsAny(u, ",\n") {
-			return exitcode.Errorf(exitcode.DataErr, "%s: jar URL %q holds a comma or newline, which Spark's jar lists cannot carry", m.where, redact.URL(u))
+			return errdefs.Errorf(errdefs.Invalid, "%s: jar URL %q holds a comma or newline, which Spark's jar lists cannot carry", m.where, redact.URL(u))
 		}
 	}
 	return nil
@@ -480,12 +480,12 @@ func (m *manifestRewriter) stringList(n *yaml.Node, key string) ([]string, error
 		return nil, nil
 	}
 	if v.Kind != yaml.SequenceNode {
-		return nil, exitcode.Errorf(exitcode.DataErr, "%s: %s.deps.%s is not a list of strings", m.where, m.path, key)
+		return nil, errdefs.Errorf(errdefs.Invalid, "%s: %s.deps.%s is not a list of strings", m.where, m.path, key)
 	}
 	var out []string
 	for _, c := range v.Content {
 		if c.Kind != yaml.ScalarNode {
-			return nil, exitcode.Errorf(exitcode.DataErr, "%s: %s.deps.%s line %d: not a string", m.where, m.path, key, c.Line)
+			return nil, errdefs.Errorf(errdefs.Invalid, "%s: %s.deps.%s line %d: not a string", m.where, m.path, key, c.Line)
 		}
 		if s := strings.TrimSpace(c.Value); s != "" {
 			out = append(out, s)

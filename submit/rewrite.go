@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -26,7 +26,7 @@ type Jars struct {
 	// From names where Cluster came from, for the report: "image REF" or
 	// "store URL" (credentials are redacted before printing).
 	From string
-	// LockHash names the set (resolver.Lockfile.Hash); optional.
+	// LockHash names the set (lock.File.Hash); optional.
 	LockHash string
 }
 
@@ -233,9 +233,23 @@ func Rewrite(ctx context.Context, args []string, opts ...RewriteOption) (*Rewrit
 	if err != nil {
 		return nil, err
 	}
+	return rewrite(ctx, s, o)
+}
+
+// RewriteSubmission is Rewrite of a submission already loaded with
+// LoadSubmission, so that the argv is parsed once.
+func RewriteSubmission(ctx context.Context, s *Submission, opts ...RewriteOption) (*Rewritten, error) {
+	o, err := makeRewriteOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return rewrite(ctx, s, o)
+}
+
+func rewrite(ctx context.Context, s *Submission, o *rewriteOptions) (*Rewritten, error) {
 	r := &Rewritten{Action: s.Argv.Action, Changes: []Change{}, Warnings: []string{}}
 	if s.Argv.Action != ActionSubmit {
-		r.Args = append([]string{}, args...)
+		r.Args = append([]string{}, s.args...)
 		r.Command = ShellQuote(r.Args)
 		r.Changes = append(r.Changes, Change{Action: ChangeKept, Target: "--" + s.Argv.Action, Source: SourceArgv,
 			Reason: "not a submission: passed through unchanged"})
@@ -305,12 +319,12 @@ func (w *rewriter) plan(j *Jars) error {
 	// --store --lock finds the set in the store and fetches nothing); every
 	// other mode needs the local copies and says so below.
 	if j != nil && len(j.Local) > 0 && j.Cluster != nil && len(j.Cluster) != len(j.Local) {
-		return exitcode.Errorf(exitcode.Internal, "rewrite: the jar source gave %d cluster URLs for %d jars", len(j.Cluster), len(j.Local))
+		return errdefs.Errorf(errdefs.Internal, "rewrite: the jar source gave %d cluster URLs for %d jars", len(j.Cluster), len(j.Local))
 	}
 	if j != nil {
 		for _, p := range append(append([]string{}, j.Local...), j.Cluster...) {
 			if strings.ContainsAny(p, ",\n") {
-				return exitcode.Errorf(exitcode.DataErr, "rewrite: jar path %q holds a comma or newline, which Spark's jar lists cannot carry", redact.URL(p))
+				return errdefs.Errorf(errdefs.Invalid, "rewrite: jar path %q holds a comma or newline, which Spark's jar lists cannot carry", redact.URL(p))
 			}
 		}
 		w.r.LockHash = j.LockHash
@@ -322,7 +336,7 @@ func (w *rewriter) plan(j *Jars) error {
 		}
 		cluster := w.deploy == "cluster"
 		if len(j.Local) == 0 && !(cluster && w.kind != ClusterYARN && w.kind != ClusterLocal && w.kind != ClusterConnect) {
-			return exitcode.Errorf(exitcode.Internal, "rewrite: %s %s mode needs local copies of the jars, and the jar source gave none", w.kind, w.deploy)
+			return errdefs.Errorf(errdefs.Internal, "rewrite: %s %s mode needs local copies of the jars, and the jar source gave none", w.kind, w.deploy)
 		}
 		var jarsAdd, pyAdd, cpAdd []string
 		var why string
@@ -335,7 +349,7 @@ func (w *rewriter) plan(j *Jars) error {
 			why = w.kind + " mode: the driver runs here and reads the local files"
 		case cluster:
 			if j.Cluster == nil {
-				return exitcode.Errorf(exitcode.Usage, "%s cluster mode: the driver does not run here, so local jar paths cannot work; give --image-from or --store", w.kind)
+				return errdefs.Errorf(errdefs.BadArgument, "%s cluster mode: the driver does not run here, so local jar paths cannot work; give --image-from or --store", w.kind)
 			}
 			jarsAdd, pyAdd = j.Cluster, j.Cluster
 			why = fmt.Sprintf("%s cluster mode: the driver and executors read the jars from %s", w.kind, j.From)

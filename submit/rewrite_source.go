@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // The conf keys that make spark-submit (or a K8s driver pod, or a
@@ -63,12 +63,13 @@ type Submission struct {
 	// --properties-file, or with Spark 4's --load-spark-defaults.
 	Defaults *PropsFile
 
+	args   []string // as given
 	getenv func(string) string
 }
 
 // LoadSubmission parses args and reads the properties files spark-submit
 // would read. getenv nil means os.Getenv. A --properties-file that does not
-// exist is an error (exitcode.NotFound), as in spark-submit.
+// exist is an error (errdefs.NotFound), as in spark-submit.
 func LoadSubmission(args []string, getenv func(string) string) (*Submission, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -77,7 +78,7 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Submission{Argv: argv, getenv: getenv}
+	s := &Submission{Argv: argv, args: append([]string{}, args...), getenv: getenv}
 	if argv.Action != ActionSubmit {
 		return s, nil
 	}
@@ -86,11 +87,11 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 		p, err := readProps(pf)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, exitcode.New(exitcode.NotFound, fmt.Errorf("spark-submit --properties-file %s: %w (spark-submit would fail too)", pf, err))
+			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("spark-submit --properties-file %s: %w (spark-submit would fail too)", pf, err))
 		case errors.Is(err, fs.ErrPermission):
-			return nil, exitcode.New(exitcode.NoPerm, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
+			return nil, errdefs.New(errdefs.Denied, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
 		case err != nil:
-			return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
 		}
 		s.PropertiesFile = p
 	}
@@ -98,7 +99,7 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 		if dp := sparkDefaultsPath(getenv); dp != "" {
 			p, err := readProps(dp)
 			if err != nil {
-				return nil, exitcode.New(exitcode.DataErr, fmt.Errorf("spark-defaults.conf %s: %w", dp, err))
+				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-defaults.conf %s: %w", dp, err))
 			}
 			s.Defaults = p
 		}

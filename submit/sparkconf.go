@@ -13,8 +13,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/atomicfile"
 )
 
 // A propsEntry is one logical line of a Java properties file that holds a
@@ -109,9 +109,9 @@ func readProps(path string) (*PropsFile, error) {
 	return p, nil
 }
 
-// propsMap reads a properties file and returns every key with the value
+// PropsMap reads a properties file and returns every key with the value
 // Spark sees (the last definition, trimmed). Errors name the file.
-func propsMap(path string) (map[string]string, error) {
+func PropsMap(path string) (map[string]string, error) {
 	p, err := readProps(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading properties file %s: %w", path, err)
@@ -312,13 +312,26 @@ func unescapeProp(b []byte) (string, error) {
 // (Utils.getDefaultPropertiesFile): $SPARK_CONF_DIR, else $SPARK_HOME/conf;
 // "" when it is not a regular file.
 func sparkDefaultsPath(getenv func(string) string) string {
-	dir := getenv("SPARK_CONF_DIR")
+	return DefaultsFileIn(SparkConfDir(getenv))
+}
+
+// SparkConfDir is the directory spark-submit reads spark-defaults.conf
+// from: $SPARK_CONF_DIR, else $SPARK_HOME/conf, else "" (none).
+func SparkConfDir(getenv func(string) string) string {
+	if dir := getenv("SPARK_CONF_DIR"); dir != "" {
+		return dir
+	}
+	if home := getenv("SPARK_HOME"); home != "" {
+		return filepath.Join(home, "conf")
+	}
+	return ""
+}
+
+// DefaultsFileIn is the absolute path of dir/spark-defaults.conf when it
+// is a regular file (Utils.getDefaultPropertiesFile: isFile), else "".
+func DefaultsFileIn(dir string) string {
 	if dir == "" {
-		home := getenv("SPARK_HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, "conf")
+		return ""
 	}
 	p := filepath.Join(dir, "spark-defaults.conf")
 	if info, err := os.Stat(p); err != nil || !info.Mode().IsRegular() {
@@ -334,12 +347,12 @@ func sparkDefaultsPath(getenv func(string) string) string {
 // (atomically) and returns its path.
 func writeEditedProps(workDir, orig string, data []byte) (string, error) {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
-		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("rewrite work dir %s: %w", workDir, err))
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("rewrite work dir %s: %w", workDir, err))
 	}
 	base := strings.TrimSuffix(filepath.Base(orig), filepath.Ext(orig))
 	path := filepath.Join(workDir, fmt.Sprintf("%s-%s%s", base, propsHash(data), filepath.Ext(orig)))
-	if err := resolver.WriteFileAtomic(path, data, 0o600); err != nil {
-		return "", exitcode.New(exitcode.CantCreate, fmt.Errorf("writing edited copy of %s: %w", orig, err))
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("writing edited copy of %s: %w", orig, err))
 	}
 	return path, nil
 }

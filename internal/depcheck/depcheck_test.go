@@ -3,55 +3,119 @@ package depcheck
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/prebake/prebake"
 
-// deps lists the packages (transitively) imported by pkg.
-func deps(t *testing.T, pkg string) []string {
+// goList runs go list with args and returns its fields.
+func goList(t *testing.T, args ...string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"/"+pkg).Output()
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
 	if err != nil {
-		t.Fatalf("go list %s: %v", pkg, err)
+		t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
 	}
 	return strings.Fields(string(out))
 }
 
+// allowed says which prebake packages each package may import
+// (transitively). A key covers its subpackages unless a longer key names
+// them; an entry ending in "/" allows everything under it. Every package of
+// the module must be covered by a key (new packages are placed here on
+// purpose), except the free ones below.
+var allowed = map[string][]string{
+	// What failed, for every library (a leaf).
+	"errdefs": {},
+	// The contract: the lockfile, its hash and checks.
+	"lock": {"errdefs", "internal/"},
+	// Pure model and libraries. None of them imports the resolver except
+	// the resolver itself; the stores and submit see only the lock.
+	"maven":    {"internal/coordpart"},
+	"resolver": {"errdefs", "maven", "lock", "internal/"},
+	"layers":   {"errdefs", "lock", "internal/"},
+	"s3store":  {"errdefs", "lock", "internal/"},
+	"submit":   {"errdefs", "lock", "internal/"},
+	// Orchestration (resolve → bake → rewrite) over the libraries; no
+	// backend (no client-go).
+	"pipeline": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "internal/"},
+	// internal helpers: never a public library package.
+	"internal":          {"errdefs", "internal/"},
+	"internal/lockdiff": {"errdefs", "lock", "internal/"},
+	"internal/sbom":     {"errdefs", "lock", "internal/"},
+}
+
+// edgeOnly are packages only the edge (the free packages) may import:
+// libraries say what failed (errdefs), never which exit code to use. The
+// value lists the exceptions still to be removed.
+var edgeOnly = map[string][]string{
+	"internal/exitcode": {"internal/exitcode", "submit/k8s", "submit/rest"}, // their results carry the exit code
+	// The terminal bars (mpb): libraries name only internal/progress/task.
+	"internal/progress": {"internal/progress", "pipeline"},
+}
+
+// free packages may import anything in the module: the edge (cmd), dev
+// tools and test-only packages.
+var free = []string{"cmd", "hack", "examples", "test", "internal/depcheck"}
+
+// sdk says which package alone may import each SDK directly (its
+// subpackages included); the others reach it only through that package.
+var sdk = map[string]string{
+	"github.com/google/go-containerregistry": "layers",
+	"github.com/aws/aws-sdk-go-v2":           "s3store",
+	"k8s.io/client-go":                       "submit/k8s",
+}
+
+// under reports whether rel is pkg or below it.
+func under(rel, pkg string) bool { return rel == pkg || strings.HasPrefix(rel, pkg+"/") }
+
+// rule returns the key of allowed that covers rel (the longest), or "".
+func rule(rel string) string {
+	best := ""
+	for k := range allowed {
+		if under(rel, k) && len(k) > len(best) {
+			best = k
+		}
+	}
+	return best
+}
+
 func TestImportDirection(t *testing.T) {
-	// Each package may import only the listed prebake packages (transitively).
-	allowed := map[string][]string{
-		"maven":    {"maven"},
-		"resolver": {"resolver", "maven", "internal/"},
-		"layers":   {"layers", "resolver", "maven", "internal/"},
-		"s3store":  {"s3store", "resolver", "maven", "internal/"},
-	}
-	// Each SDK lives in one package.
-	sdk := map[string]string{
-		"github.com/google/go-containerregistry": "layers",
-		"github.com/aws/aws-sdk-go-v2":           "s3store",
-		"k8s.io/client-go":                       "submit",
-	}
-	for pkg, ok := range allowed {
-		for _, d := range deps(t, pkg) {
-			if !strings.HasPrefix(d, module+"/") {
-				for s, owner := range sdk {
-					if strings.HasPrefix(d, s) && owner != pkg {
-						t.Errorf("%s imports %s, which belongs in %s only", pkg, d, owner)
-					}
+	for _, imp := range goList(t, module+"/...") {
+		rel := strings.TrimPrefix(imp, module+"/")
+		for _, d := range goList(t, "-f", `{{join .Imports "\n"}}`, imp) {
+			for s, owner := range sdk {
+				if under(d, s) && !under(rel, owner) {
+					t.Errorf("%s imports %s, which belongs in %s only", rel, d, owner)
 				}
+			}
+		}
+		if slices.ContainsFunc(free, func(f string) bool { return under(rel, f) }) {
+			continue
+		}
+		key := rule(rel)
+		if key == "" {
+			t.Errorf("%s has no import rule: add it to allowed in internal/depcheck", rel)
+			continue
+		}
+		ok := append([]string{key}, allowed[key]...)
+		for _, d := range goList(t, "-deps", "-f", "{{.ImportPath}}", imp) {
+			if !strings.HasPrefix(d, module+"/") {
 				continue
 			}
-			rel := strings.TrimPrefix(d, module+"/")
+			drel := strings.TrimPrefix(d, module+"/")
+			if except, ok := edgeOnly[drel]; ok && !slices.ContainsFunc(except, func(e string) bool { return under(rel, e) }) {
+				t.Errorf("%s must not import %s: only the edge (cmd) does", rel, drel)
+			}
 			good := false
 			for _, a := range ok {
-				if rel == a || strings.HasPrefix(rel, a+"/") || (strings.HasSuffix(a, "/") && strings.HasPrefix(rel, a)) {
+				if under(drel, a) || (strings.HasSuffix(a, "/") && strings.HasPrefix(drel, a)) {
 					good = true
 				}
 			}
 			if !good {
-				t.Errorf("%s must not import %s", pkg, d)
+				t.Errorf("%s must not import %s", rel, drel)
 			}
 		}
 	}

@@ -1,10 +1,13 @@
-// Package exitcode holds prebake's single exit-code table (see README, "Exit codes")
-// and an error type that carries a code through wrapping.
+// Package exitcode holds prebake's single exit-code table (see README, "Exit codes"),
+// the one classifier that maps an error to it (Code), and an error type that
+// carries a code through wrapping for the CLI's own errors. Only the edge
+// (cmd) imports it: libraries return errdefs kinds, never exit codes.
 package exitcode
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/prebake/prebake/errdefs"
 )
 
 // The exit codes shared by every command. Codes 1–63, 101 and 126–255 are only used
@@ -64,24 +67,64 @@ func Driver(code int, err error) error {
 	return &Error{Code: code, Source: SourceDriver, Err: err}
 }
 
-// Code returns the exit code for err: 0 for nil, the outermost *Error's code,
+// kindCodes maps each errdefs.Kind to its exit code.
+var kindCodes = map[errdefs.Kind]int{
+	errdefs.BadArgument:  Usage,
+	errdefs.Invalid:      DataErr,
+	errdefs.NotFound:     NotFound,
+	errdefs.Unavailable:  Unavailable,
+	errdefs.Internal:     Internal,
+	errdefs.CantWrite:    CantCreate,
+	errdefs.Timeout:      Timeout,
+	errdefs.Denied:       NoPerm,
+	errdefs.Stale:        StaleLock,
+	errdefs.Hung:         Hung,
+	errdefs.DriverFailed: DriverFailed,
+}
+
+// outermost returns the code and source of the outermost classified error
+// of err's chain (an *Error, or an *errdefs.Error of a known kind).
+func outermost(err error) (code int, source string, ok bool) {
+	errdefs.Walk(err, func(x error) bool {
+		switch e := x.(type) {
+		case *Error:
+			code, source, ok = e.Code, e.Source, true
+		case *errdefs.Error:
+			switch {
+			case e.Kind == errdefs.Unknown:
+				return true
+			case e.Kind == errdefs.DriverExit:
+				code = e.Code
+			default:
+				code = kindCodes[e.Kind]
+			}
+			source, ok = SourcePrebake, true
+			if e.Driver {
+				source = SourceDriver
+			}
+		}
+		return !ok
+	})
+	return code, source, ok
+}
+
+// Code is the one classifier: the exit code for err. 0 for nil, else the
+// code of the outermost classified error (an *Error or an errdefs kind),
 // else Internal.
 func Code(err error) int {
 	if err == nil {
 		return OK
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
+	if code, _, ok := outermost(err); ok {
+		return code
 	}
 	return Internal
 }
 
 // SourceOf returns where the code of err came from.
 func SourceOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) && e.Source != "" {
-		return e.Source
+	if _, src, ok := outermost(err); ok && src != "" {
+		return src
 	}
 	return SourcePrebake
 }

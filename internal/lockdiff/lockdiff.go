@@ -9,9 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/internal/revision"
+	"github.com/prebake/prebake/lock"
 )
 
 // The kinds of change of a module, in the order they are listed in
@@ -99,10 +100,10 @@ type ValueChange struct {
 
 // ModuleChange is one module (group:artifact[:classifier]) that differs.
 type ModuleChange struct {
-	Module  string             `json:"module"`
-	Changes []string           `json:"changes"`
-	Old     *resolver.Artifact `json:"old,omitempty"`
-	New     *resolver.Artifact `json:"new,omitempty"`
+	Module  string         `json:"module"`
+	Changes []string       `json:"changes"`
+	Old     *lock.Artifact `json:"old,omitempty"`
+	New     *lock.Artifact `json:"new,omitempty"`
 }
 
 // Has reports whether the change includes kind.
@@ -114,7 +115,7 @@ func (m ModuleChange) OldVersion() string { return versionOf(m.Old) }
 // NewVersion is the version in the new lock ("" when removed).
 func (m ModuleChange) NewVersion() string { return versionOf(m.New) }
 
-func versionOf(a *resolver.Artifact) string {
+func versionOf(a *lock.Artifact) string {
 	if a == nil {
 		return ""
 	}
@@ -147,15 +148,15 @@ func (c Coord) Module() string {
 }
 
 // ParseCoord parses a lock coordinate g:a:v[:classifier]. Errors carry
-// exitcode.DataErr.
+// errdefs.Invalid.
 func ParseCoord(s string) (Coord, error) {
 	p := strings.Split(s, ":")
 	if len(p) != 3 && len(p) != 4 {
-		return Coord{}, exitcode.Errorf(exitcode.DataErr, "coordinate %q: want group:artifact:version[:classifier]", s)
+		return Coord{}, errdefs.Errorf(errdefs.Invalid, "coordinate %q: want group:artifact:version[:classifier]", s)
 	}
 	for _, x := range p {
 		if strings.TrimSpace(x) == "" {
-			return Coord{}, exitcode.Errorf(exitcode.DataErr, "coordinate %q: empty part", s)
+			return Coord{}, errdefs.Errorf(errdefs.Invalid, "coordinate %q: empty part", s)
 		}
 	}
 	c := Coord{Group: p[0], Artifact: p[1], Version: p[2]}
@@ -167,8 +168,8 @@ func ParseCoord(s string) (Coord, error) {
 
 // Compare returns the diff from old to new. oldName and newName label the
 // sides (usually their paths). Errors (a malformed coordinate) carry
-// exitcode.DataErr.
-func Compare(oldName string, oldLock *resolver.Lockfile, newName string, newLock *resolver.Lockfile) (*Diff, error) {
+// errdefs.Invalid.
+func Compare(oldName string, oldLock *lock.File, newName string, newLock *lock.File) (*Diff, error) {
 	oldArts, err := byModule(oldName, oldLock.Artifacts)
 	if err != nil {
 		return nil, err
@@ -178,8 +179,8 @@ func Compare(oldName string, oldLock *resolver.Lockfile, newName string, newLock
 		return nil, err
 	}
 	d := &Diff{
-		Old: LockRef{Path: oldName, LockHash: oldLock.Hash(), InputsHash: resolver.ComputeInputsHash(oldLock.Inputs)},
-		New: LockRef{Path: newName, LockHash: newLock.Hash(), InputsHash: resolver.ComputeInputsHash(newLock.Inputs)},
+		Old: LockRef{Path: oldName, LockHash: oldLock.Hash(), InputsHash: lock.ComputeInputsHash(oldLock.Inputs)},
+		New: LockRef{Path: newName, LockHash: newLock.Hash(), InputsHash: lock.ComputeInputsHash(newLock.Inputs)},
 		Inputs: InputsDiff{
 			Packages:     diffList(oldLock.Inputs.Packages, newLock.Inputs.Packages),
 			Repositories: diffList(redactAll(oldLock.Inputs.Repositories), redactAll(newLock.Inputs.Repositories)),
@@ -188,7 +189,7 @@ func Compare(oldName string, oldLock *resolver.Lockfile, newName string, newLock
 		Modules: []ModuleChange{},
 	}
 	if oldLock.Inputs.Conflict != newLock.Inputs.Conflict {
-		d.Inputs.Conflict = &ValueChange{Old: oldLock.Inputs.Conflict, New: newLock.Inputs.Conflict}
+		d.Inputs.Conflict = &ValueChange{Old: string(oldLock.Inputs.Conflict), New: string(newLock.Inputs.Conflict)}
 	}
 	d.InputsChanged = d.Inputs.Packages.Changed() || d.Inputs.Repositories.Changed() ||
 		d.Inputs.Excludes.Changed() || d.Inputs.Conflict != nil
@@ -217,13 +218,13 @@ func Compare(oldName string, oldLock *resolver.Lockfile, newName string, newLock
 
 type entry struct {
 	coord Coord
-	art   resolver.Artifact
+	art   lock.Artifact
 }
 
 // byModule indexes artifacts by module. A module listed twice in one lock
 // (not something a resolution produces) is keyed by its full coordinate so
 // that nothing is lost.
-func byModule(name string, arts []resolver.Artifact) (map[string]*entry, error) {
+func byModule(name string, arts []lock.Artifact) (map[string]*entry, error) {
 	count := map[string]int{}
 	parsed := make([]entry, len(arts))
 	for i, a := range arts {
@@ -261,7 +262,7 @@ func compareModule(module string, o, n *entry) (ModuleChange, bool) {
 	}
 	m.Old, m.New = &o.art, &n.art
 	if o.coord.Version != n.coord.Version {
-		switch c := resolver.CompareRevisions(o.coord.Version, n.coord.Version); {
+		switch c := revision.Compare(o.coord.Version, n.coord.Version); {
 		case c < 0:
 			m.Changes = append(m.Changes, Upgrade)
 		case c > 0:

@@ -13,7 +13,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/lockdiff"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -22,17 +22,17 @@ const testdata = "../../testdata/lockdiff"
 
 func sha(c byte) string { return strings.Repeat(string(c), 64) }
 
-func art(coord, repo string, shaChar byte) resolver.Artifact {
+func art(coord, repo string, shaChar byte) lock.Artifact {
 	p := strings.Split(coord, ":")
 	file := p[0] + "_" + p[1] + "-" + p[2]
 	if len(p) == 4 {
 		file += "-" + p[3]
 	}
-	return resolver.Artifact{Coord: coord, File: file + ".jar", Repository: repo, Sha256: sha(shaChar), Size: 10}
+	return lock.Artifact{Coord: coord, File: file + ".jar", Repository: repo, Sha256: sha(shaChar), Size: 10}
 }
 
-func lock(in resolver.Inputs, arts ...resolver.Artifact) *resolver.Lockfile {
-	l := &resolver.Lockfile{Inputs: in, Artifacts: arts}
+func lf(in lock.Inputs, arts ...lock.Artifact) *lock.File {
+	l := &lock.File{Inputs: in, Artifacts: arts}
 	l.Normalize()
 	return l
 }
@@ -40,72 +40,72 @@ func lock(in resolver.Inputs, arts ...resolver.Artifact) *resolver.Lockfile {
 const r1, r2 = "https://repo.example.com/m2/", "https://mirror.example.com/m2/"
 
 func TestCompareModules(t *testing.T) {
-	in := resolver.Inputs{Conflict: "latest", Packages: []string{"g:a:1"}, Repositories: []string{r1}}
+	in := lock.Inputs{Conflict: "latest", Packages: []string{"g:a:1"}, Repositories: []string{r1}}
 	tests := []struct {
 		name     string
-		old, new []resolver.Artifact
+		old, new []lock.Artifact
 		want     []lockdiff.ModuleChange
 		summary  lockdiff.Summary
 	}{
 		{
 			name: "equal",
-			old:  []resolver.Artifact{art("g:a:1", r1, 'a')},
-			new:  []resolver.Artifact{art("g:a:1", r1, 'a')},
+			old:  []lock.Artifact{art("g:a:1", r1, 'a')},
+			new:  []lock.Artifact{art("g:a:1", r1, 'a')},
 			want: []lockdiff.ModuleChange{},
 		},
 		{
 			name:    "added and removed",
-			old:     []resolver.Artifact{art("g:a:1", r1, 'a')},
-			new:     []resolver.Artifact{art("g:b:1", r1, 'b')},
+			old:     []lock.Artifact{art("g:a:1", r1, 'a')},
+			new:     []lock.Artifact{art("g:b:1", r1, 'b')},
 			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"removed"}, Old: ptr(art("g:a:1", r1, 'a'))}, {Module: "g:b", Changes: []string{"added"}, New: ptr(art("g:b:1", r1, 'b'))}},
 			summary: lockdiff.Summary{Added: 1, Removed: 1},
 		},
 		{
 			name:    "upgrade by Ivy order, not string order",
-			old:     []resolver.Artifact{art("g:a:1.9", r1, 'a')},
-			new:     []resolver.Artifact{art("g:a:1.10", r1, 'b')},
+			old:     []lock.Artifact{art("g:a:1.9", r1, 'a')},
+			new:     []lock.Artifact{art("g:a:1.10", r1, 'b')},
 			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"upgrade"}, Old: ptr(art("g:a:1.9", r1, 'a')), New: ptr(art("g:a:1.10", r1, 'b'))}},
 			summary: lockdiff.Summary{Upgraded: 1},
 		},
 		{
 			name:    "downgrade from a release to an RC",
-			old:     []resolver.Artifact{art("g:a:2.0", r1, 'a')},
-			new:     []resolver.Artifact{art("g:a:2.0-rc1", r1, 'b')},
+			old:     []lock.Artifact{art("g:a:2.0", r1, 'a')},
+			new:     []lock.Artifact{art("g:a:2.0-rc1", r1, 'b')},
 			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"downgrade"}, Old: ptr(art("g:a:2.0", r1, 'a')), New: ptr(art("g:a:2.0-rc1", r1, 'b'))}},
 			summary: lockdiff.Summary{Downgraded: 1},
 		},
 		{
 			name:    "same version, new content and repository",
-			old:     []resolver.Artifact{art("g:a:1", r1, 'a')},
-			new:     []resolver.Artifact{art("g:a:1", r2, 'b')},
+			old:     []lock.Artifact{art("g:a:1", r1, 'a')},
+			new:     []lock.Artifact{art("g:a:1", r2, 'b')},
 			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"content", "repository"}, Old: ptr(art("g:a:1", r1, 'a')), New: ptr(art("g:a:1", r2, 'b'))}},
 			summary: lockdiff.Summary{ContentChanged: 1, RepositoryChanged: 1},
 		},
 		{
 			name:    "repository only",
-			old:     []resolver.Artifact{art("g:a:1", r1, 'a')},
-			new:     []resolver.Artifact{art("g:a:1", r2, 'a')},
+			old:     []lock.Artifact{art("g:a:1", r1, 'a')},
+			new:     []lock.Artifact{art("g:a:1", r2, 'a')},
 			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"repository"}, Old: ptr(art("g:a:1", r1, 'a')), New: ptr(art("g:a:1", r2, 'a'))}},
 			summary: lockdiff.Summary{RepositoryChanged: 1},
 		},
 		{
 			name:    "classifiers are separate modules",
-			old:     []resolver.Artifact{art("g:a:1", r1, 'a'), art("g:a:1:jdk15", r1, 'b')},
-			new:     []resolver.Artifact{art("g:a:1", r1, 'a'), art("g:a:2:jdk15", r1, 'c')},
+			old:     []lock.Artifact{art("g:a:1", r1, 'a'), art("g:a:1:jdk15", r1, 'b')},
+			new:     []lock.Artifact{art("g:a:1", r1, 'a'), art("g:a:2:jdk15", r1, 'c')},
 			want:    []lockdiff.ModuleChange{{Module: "g:a:jdk15", Changes: []string{"upgrade"}, Old: ptr(art("g:a:1:jdk15", r1, 'b')), New: ptr(art("g:a:2:jdk15", r1, 'c'))}},
 			summary: lockdiff.Summary{Upgraded: 1},
 		},
 		{
 			name:    "userinfo never shows",
-			old:     []resolver.Artifact{art("g:a:1", "https://u:secret@repo.example.com/m2/", 'a')},
-			new:     []resolver.Artifact{art("g:a:1", r2, 'a')},
+			old:     []lock.Artifact{art("g:a:1", "https://u:secret@repo.example.com/m2/", 'a')},
+			new:     []lock.Artifact{art("g:a:1", r2, 'a')},
 			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"repository"}, Old: ptr(art("g:a:1", r1, 'a')), New: ptr(art("g:a:1", r2, 'a'))}},
 			summary: lockdiff.Summary{RepositoryChanged: 1},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := lockdiff.Compare("old", lock(in, tt.old...), "new", lock(in, tt.new...))
+			d, err := lockdiff.Compare("old", lf(in, tt.old...), "new", lf(in, tt.new...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,28 +128,28 @@ func TestCompareModules(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestCompareInputs(t *testing.T) {
-	base := resolver.Inputs{Conflict: "latest", Packages: []string{"g:a:1", "g:b:1"}, Repositories: []string{r1, r2}, Excludes: []string{"x:y"}}
+	base := lock.Inputs{Conflict: "latest", Packages: []string{"g:a:1", "g:b:1"}, Repositories: []string{r1, r2}, Excludes: []string{"x:y"}}
 	tests := []struct {
 		name   string
-		change func(*resolver.Inputs)
+		change func(*lock.Inputs)
 		want   lockdiff.InputsDiff
 		why    string
 	}{
 		{
 			name:   "equal",
-			change: func(*resolver.Inputs) {},
+			change: func(*lock.Inputs) {},
 			want:   lockdiff.InputsDiff{Packages: none(), Repositories: none(), Excludes: none()},
 			why:    "The locks are identical",
 		},
 		{
 			name:   "package bumped",
-			change: func(in *resolver.Inputs) { in.Packages = []string{"g:a:2", "g:b:1"} },
+			change: func(in *lock.Inputs) { in.Packages = []string{"g:a:2", "g:b:1"} },
 			want:   lockdiff.InputsDiff{Packages: lockdiff.ListDiff{Added: []string{"g:a:2"}, Removed: []string{"g:a:1"}}, Repositories: none(), Excludes: none()},
 			why:    "The inputs changed (packages) but resolve to the same jars.",
 		},
 		{
 			name: "repositories reordered, conflict changed, exclude dropped",
-			change: func(in *resolver.Inputs) {
+			change: func(in *lock.Inputs) {
 				in.Repositories = []string{r2, r1}
 				in.Conflict = "strict"
 				in.Excludes = nil
@@ -159,13 +159,13 @@ func TestCompareInputs(t *testing.T) {
 			why: "The inputs changed (repositories, excludes, conflict) but resolve to the same jars.",
 		},
 	}
-	arts := []resolver.Artifact{art("g:a:1", r1, 'a')}
+	arts := []lock.Artifact{art("g:a:1", r1, 'a')}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := base
 			in.Packages = append([]string(nil), base.Packages...)
 			tt.change(&in)
-			d, err := lockdiff.Compare("old", lock(base, arts...), "new", lock(in, arts...))
+			d, err := lockdiff.Compare("old", lf(base, arts...), "new", lf(in, arts...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,8 +182,8 @@ func TestCompareInputs(t *testing.T) {
 func none() lockdiff.ListDiff { return lockdiff.ListDiff{Added: []string{}, Removed: []string{}} }
 
 func TestMalformedCoord(t *testing.T) {
-	bad := lock(resolver.Inputs{}, resolver.Artifact{Coord: "g:a", File: "g_a.jar", Sha256: sha('a')})
-	_, err := lockdiff.Compare("old", bad, "new", lock(resolver.Inputs{}))
+	bad := lf(lock.Inputs{}, lock.Artifact{Coord: "g:a", File: "g_a.jar", Sha256: sha('a')})
+	_, err := lockdiff.Compare("old", bad, "new", lf(lock.Inputs{}))
 	if got := exitcode.Code(err); got != exitcode.DataErr {
 		t.Fatalf("Compare with coord g:a: code %d (%v), want %d", got, err, exitcode.DataErr)
 	}
@@ -202,11 +202,11 @@ func TestGolden(t *testing.T) {
 	} {
 		name := tc.old + "_" + tc.new
 		t.Run(name, func(t *testing.T) {
-			oldL, err := resolver.ReadLock(filepath.Join(testdata, tc.old+".lock"))
+			oldL, err := lock.Read(filepath.Join(testdata, tc.old+".lock"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			newL, err := resolver.ReadLock(filepath.Join(testdata, tc.new+".lock"))
+			newL, err := lock.Read(filepath.Join(testdata, tc.new+".lock"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,8 +237,8 @@ func TestGolden(t *testing.T) {
 }
 
 func TestContentChangeIsLoud(t *testing.T) {
-	oldL, _ := resolver.ReadLock(filepath.Join(testdata, "base.lock"))
-	newL, _ := resolver.ReadLock(filepath.Join(testdata, "content-changed.lock"))
+	oldL, _ := lock.Read(filepath.Join(testdata, "base.lock"))
+	newL, _ := lock.Read(filepath.Join(testdata, "content-changed.lock"))
 	d, err := lockdiff.Compare("a", oldL, "b", newL)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -91,12 +92,7 @@ func (r *Reporter) print(l Level, format string, args ...any) {
 }
 
 // Task is one unit of transfer work (a download, upload or push).
-type Task interface {
-	// Add records n more bytes done.
-	Add(n int64)
-	// Done ends the task; err nil means success.
-	Done(err error)
-}
+type Task = task.Task
 
 // Start begins a task of total bytes (0 if unknown) named name (redacted).
 // On a terminal it draws a bar; otherwise it prints one line when the task

@@ -20,9 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // DefaultTimestamp is metadata.timestamp unless WithTimestamp says otherwise.
@@ -99,13 +99,13 @@ func WithTimestamp(t time.Time) Option { return func(o *options) { o.timestamp =
 func WithToolVersion(v string) Option { return func(o *options) { o.toolVersion = v } }
 
 // New builds the SBOM of lock. Errors (a malformed coordinate) carry
-// exitcode.DataErr.
-func New(lock *resolver.Lockfile, opts ...Option) (*BOM, error) {
+// errdefs.Invalid.
+func New(lf *lock.File, opts ...Option) (*BOM, error) {
 	o := options{timestamp: DefaultTimestamp, toolVersion: "unknown"}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	hash := lock.Hash()
+	hash := lf.Hash()
 	b := &BOM{
 		Schema:       "http://cyclonedx.org/schema/bom-1.5.schema.json",
 		BOMFormat:    "CycloneDX",
@@ -128,11 +128,11 @@ func New(lock *resolver.Lockfile, opts ...Option) (*BOM, error) {
 				Name:    "prebake-lock",
 				Version: hash,
 			},
-			Properties: inputProperties(lock, hash),
+			Properties: inputProperties(lf, hash),
 		},
 		Components: []Component{},
 	}
-	for _, a := range lock.Artifacts {
+	for _, a := range lf.Artifacts {
 		c, err := component(a)
 		if err != nil {
 			return nil, err
@@ -154,32 +154,32 @@ func (b *BOM) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func inputProperties(lock *resolver.Lockfile, hash string) []Property {
+func inputProperties(lf *lock.File, hash string) []Property {
 	ps := []Property{
 		{Name: "prebake:lockHash", Value: hash},
-		{Name: "prebake:inputsHash", Value: resolver.ComputeInputsHash(lock.Inputs)},
-		{Name: "prebake:conflict", Value: lock.Inputs.Conflict},
+		{Name: "prebake:inputsHash", Value: lock.ComputeInputsHash(lf.Inputs)},
+		{Name: "prebake:conflict", Value: string(lf.Inputs.Conflict)},
 	}
-	for _, p := range lock.Inputs.Packages {
+	for _, p := range lf.Inputs.Packages {
 		ps = append(ps, Property{Name: "prebake:package", Value: p})
 	}
-	for _, r := range lock.Inputs.Repositories {
+	for _, r := range lf.Inputs.Repositories {
 		ps = append(ps, Property{Name: "prebake:repository", Value: redact.URL(r)})
 	}
-	for _, e := range lock.Inputs.Excludes {
+	for _, e := range lf.Inputs.Excludes {
 		ps = append(ps, Property{Name: "prebake:exclude", Value: e})
 	}
 	return ps
 }
 
-func component(a resolver.Artifact) (Component, error) {
+func component(a lock.Artifact) (Component, error) {
 	p := strings.Split(a.Coord, ":")
 	if len(p) != 3 && len(p) != 4 {
-		return Component{}, exitcode.Errorf(exitcode.DataErr, "artifact %q: coordinate %q: want group:artifact:version[:classifier]", a.File, a.Coord)
+		return Component{}, errdefs.Errorf(errdefs.Invalid, "artifact %q: coordinate %q: want group:artifact:version[:classifier]", a.File, a.Coord)
 	}
 	for _, x := range p {
 		if x == "" {
-			return Component{}, exitcode.Errorf(exitcode.DataErr, "artifact %q: coordinate %q: empty part", a.File, a.Coord)
+			return Component{}, errdefs.Errorf(errdefs.Invalid, "artifact %q: coordinate %q: empty part", a.File, a.Coord)
 		}
 	}
 	g, n, v, cl := p[0], p[1], p[2], ""

@@ -16,7 +16,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sbom"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -83,9 +83,9 @@ func parsePURL(t *testing.T, p string) (group, artifact, version string, q url.V
 	return dec(m[1]), dec(m[2]), dec(m[3]), q
 }
 
-func readLock(t *testing.T) *resolver.Lockfile {
+func readLock(t *testing.T) *lock.File {
 	t.Helper()
-	l, err := resolver.ReadLock("../../testdata/lockdiff/base.lock")
+	l, err := lock.Read("../../testdata/lockdiff/base.lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestShape(t *testing.T) {
 }
 
 func TestDistributionURL(t *testing.T) {
-	l := &resolver.Lockfile{Artifacts: []resolver.Artifact{
+	l := &lock.File{Artifacts: []lock.Artifact{
 		{Coord: "net.sf.json-lib:json-lib:2.4:jdk15", File: "net.sf.json-lib_json-lib-2.4-jdk15.jar", Repository: "https://user:pw@repo.example.com/m2", Sha256: strings.Repeat("a", 64)},
 	}}
 	b, err := sbom.New(l)
@@ -198,7 +198,7 @@ func TestDeterministic(t *testing.T) {
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("two SBOMs of one lock differ:\n%s", diff)
 	}
-	other, err := resolver.ReadLock("../../testdata/lockdiff/content-changed.lock")
+	other, err := lock.Read("../../testdata/lockdiff/content-changed.lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
-	l := &resolver.Lockfile{Artifacts: []resolver.Artifact{{Coord: "g:a", File: "g_a.jar", Sha256: strings.Repeat("a", 64)}}}
+	l := &lock.File{Artifacts: []lock.Artifact{{Coord: "g:a", File: "g_a.jar", Sha256: strings.Repeat("a", 64)}}}
 	if _, err := sbom.New(l); exitcode.Code(err) != exitcode.DataErr {
 		t.Errorf("coord g:a: %v (code %d), want code %d", err, exitcode.Code(err), exitcode.DataErr)
 	}

@@ -1,13 +1,6 @@
 // Package sparkrest holds the JSON form of Spark's REST submission protocol
-// (the Jackson pretty printer Spark uses) and a protocol-faithful fake of
-// Spark's StandaloneRestServer and MesosRestServer for tests.
-//
-// The fake is written from docs/spark-semantics.md §4 and Spark's
-// deploy/rest sources: the exact JSON (alphabetic keys, nulls omitted,
-// Jackson's DefaultPrettyPrinter layout), Spark's validation (400 with
-// "Malformed request: …"), 468 for an unknown protocol version, replayable
-// driver-state sequences, a standby master, evicted ids, dropped
-// connections and the Mesos dispatcher's states.
+// (the Jackson pretty printer Spark uses). Its fake servers are in
+// sparkrest/sparkresttest, for tests only.
 package sparkrest
 
 import (

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // Jar describes a generated fixture jar.
@@ -22,9 +22,9 @@ type Jar struct {
 // Fixture writes jars of the given sizes with pseudo-random (incompressible)
 // bytes under dir, seeded by seed, and returns their lock and paths in lock
 // order. Nothing is committed: fixtures are made at test time.
-func Fixture(t testing.TB, dir string, seed uint64, jars ...Jar) (*resolver.Lockfile, []string) {
+func Fixture(t testing.TB, dir string, seed uint64, jars ...Jar) (*lock.File, []string) {
 	t.Helper()
-	lock := &resolver.Lockfile{Inputs: resolver.Inputs{Conflict: resolver.ConflictLatest}}
+	lf := &lock.File{Inputs: lock.Inputs{Conflict: lock.ConflictLatest}}
 	byFile := map[string]string{}
 	for _, j := range jars {
 		file := fmt.Sprintf("org.example_%s-1.0.jar", j.Name)
@@ -34,18 +34,18 @@ func Fixture(t testing.TB, dir string, seed uint64, jars ...Jar) (*resolver.Lock
 			t.Fatal(err)
 		}
 		byFile[file] = p
-		lock.Inputs.Packages = append(lock.Inputs.Packages, "org.example:"+j.Name+":1.0")
-		lock.Artifacts = append(lock.Artifacts, resolver.Artifact{
+		lf.Inputs.Packages = append(lf.Inputs.Packages, "org.example:"+j.Name+":1.0")
+		lf.Artifacts = append(lf.Artifacts, lock.Artifact{
 			Coord: "org.example:" + j.Name + ":1.0", File: file, Sha256: sum, Size: j.Size,
 			Repository: "https://repo.example.org/maven2/",
 		})
 	}
-	lock.Normalize()
-	paths := make([]string, len(lock.Artifacts))
-	for i, a := range lock.Artifacts {
+	lf.Normalize()
+	paths := make([]string, len(lf.Artifacts))
+	for i, a := range lf.Artifacts {
 		paths[i] = byFile[a.File]
 	}
-	return lock, paths
+	return lf, paths
 }
 
 func hash(s string) uint64 {

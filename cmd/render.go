@@ -1,0 +1,59 @@
+package cmd
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s"
+	"github.com/prebake/prebake/submit/rest"
+)
+
+// The backends return their outcomes; render is the one renderer of each.
+
+// render prints a backend's outcome with -o out and returns the run's error
+// (err), unless the output could not be written.
+func render(out string, o submit.Outcome, err error, stdout, stderr io.Writer) error {
+	switch r := o.(type) {
+	case *k8s.Result:
+		return renderK8s(out, r, err, stdout, stderr)
+	case *rest.Result:
+		return renderREST(out, r, stdout)
+	}
+	return exitcode.Errorf(exitcode.Internal, "no renderer for %T", o)
+}
+
+// writeResultJSON prints a result as indented JSON (-o json).
+func writeResultJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// renderK8s prints a K8s run: JSON, or the summary on stdout and, when the
+// run failed, the container statuses and the log tail on stderr. err is the
+// run's error, returned unless the JSON could not be written.
+func renderK8s(out string, r *k8s.Result, err error, stdout, stderr io.Writer) error {
+	if out == "json" {
+		if werr := writeResultJSON(stdout, r); werr != nil && err == nil {
+			return exitcode.New(exitcode.Internal, werr)
+		}
+		return err
+	}
+	r.WriteText(stdout, stderr)
+	return err
+}
+
+// renderREST prints a REST run: JSON, or the summary on stdout. It returns
+// the run's error.
+func renderREST(out string, r *rest.Result, stdout io.Writer) error {
+	if out == "json" {
+		if err := writeResultJSON(stdout, r); err != nil {
+			return exitcode.New(exitcode.Internal, err)
+		}
+		return r.Err()
+	}
+	r.WriteText(stdout)
+	return r.Err()
+}

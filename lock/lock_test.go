@@ -1,0 +1,79 @@
+package lock
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/errdefs"
+)
+
+func sample() *File {
+	return &File{
+		Artifacts: []Artifact{
+			{Coord: "org.b:b:2", File: "org.b_b-2.jar", Sha256: strings.Repeat("b", 64), Size: 2},
+			{Coord: "org.a:a:1", File: "org.a_a-1.jar", Sha256: strings.Repeat("a", 64), Size: 1},
+		},
+		Inputs: Inputs{Conflict: ConflictLatest, Packages: []string{"org.b:b:2"}},
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "prebake.lock")
+	l := sample()
+	if err := Write(path, l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(l, got); diff != "" {
+		t.Errorf("round trip (-wrote +read):\n%s", diff)
+	}
+	if got.Artifacts[0].File != "org.a_a-1.jar" || got.LockHash != got.Hash() || got.Version != SchemaVersion {
+		t.Errorf("normalized lock: %+v", got)
+	}
+	if got.Inputs.InputsHash != ComputeInputsHash(got.Inputs) {
+		t.Errorf("inputsHash %s, want %s", got.Inputs.InputsHash, ComputeInputsHash(got.Inputs))
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	l := sample()
+	l.Normalize()
+	good, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, data string
+		want       errdefs.Kind
+	}{
+		{"edited hash", strings.Replace(string(good), strings.Repeat("a", 64), strings.Repeat("c", 64), 1), errdefs.Invalid},
+		{"unknown field", strings.Replace(string(good), `"version"`, `"extra": 1, "version"`, 1), errdefs.Invalid},
+		{"bad file name", strings.Replace(string(good), "org.a_a-1.jar", "../x.jar", 1), errdefs.Invalid},
+		{"other version", strings.Replace(string(good), `"version": 1`, `"version": 2`, 1), errdefs.Invalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.lock", []byte(tc.data))
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), "x.lock") {
+				t.Errorf("Parse: %v, want a %v error naming the file", err, tc.want)
+			}
+		})
+	}
+	if _, err := Read(filepath.Join(t.TempDir(), "none.lock")); !errors.Is(err, os.ErrNotExist) || !errors.Is(err, errdefs.NotFound) {
+		t.Errorf("Read of a missing lock: %v", err)
+	}
+}
+
+func TestLocalJars(t *testing.T) {
+	paths, err := LocalJars([]string{"/a.jar"})(t.Context())
+	if err != nil || len(paths) != 1 || paths[0] != "/a.jar" {
+		t.Errorf("LocalJars = %v, %v", paths, err)
+	}
+}

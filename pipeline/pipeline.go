@@ -1,0 +1,265 @@
+// Package pipeline is what prebake does before anything runs: resolve a
+// submission's packages (or find their set in a store by its lock), bake
+// the jars into an image or a store, and rewrite the spark-submit command
+// line so that Spark resolves nothing at run time.
+//
+// It is written over exported options (resolver.Request, s3store and
+// layers options), so that cmd only maps flags and prebake.yaml onto them,
+// calls it and prints; its errors carry errdefs kinds and name no flag.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
+	"github.com/prebake/prebake/submit"
+)
+
+// S3AWarning is reported when a store's URLs are s3a:// ones.
+const S3AWarning = "s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither"
+
+// ErrNoBaseImage is returned (kind BadArgument) when an image target is
+// given but the submission names no base image to bake the jars into.
+var ErrNoBaseImage = errors.New("the spark-submit arguments set no spark.kubernetes.container.image, the base image to bake the jars into")
+
+// Options configure Prepare.
+type Options struct {
+	// Request is the resolution request of the caller's own inputs; the
+	// submission's packages, repositories and excludes come first.
+	// Request.LockPath and Request.Frozen also drive the store-first path.
+	Request resolver.Request
+	// CacheDir is the cache directory as given ("" is the default); the
+	// rewrite's work files and the layer cache live under it.
+	CacheDir string
+	// Store, when set, is the jar store (s3://bucket/prefix or file:///dir)
+	// the set is baked to; its URLs, in URLStyle, go in spark.jars.
+	Store        string
+	StoreOptions []s3store.Option
+	URLStyle     s3store.URLStyle
+	// ImageTarget, when set, is where the images with the jars baked in
+	// are pushed (one per distinct base image of the submission).
+	ImageTarget  string
+	LayerOptions []layers.Option
+	// Reporter gets the steps, warnings and progress.
+	Reporter *progress.Reporter
+}
+
+// cacheDir is o.CacheDir or the default.
+func (o *Options) cacheDir() string {
+	if o.CacheDir == "" {
+		return resolver.DefaultCacheDir()
+	}
+	return o.CacheDir
+}
+
+// Prepare is submit's resolve → bake (store or image) → rewrite of sub (a
+// command line loaded once with submit.LoadSubmission). The result's Args
+// are the spark-submit arguments to run; its warnings are for the caller to
+// print.
+func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*submit.Rewritten, error) {
+	rep := o.Reporter
+	cache := o.cacheDir()
+	opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
+	jars, err := storeFirst(ctx, o, sub)
+	if err != nil {
+		return nil, err
+	}
+	var res *resolver.Result
+	var paths []string
+	if jars == nil {
+		res, paths, err = ResolveJars(ctx, o.Request, sub.Packages(), rep)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if res != nil {
+		jars = &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
+		switch {
+		case o.ImageTarget != "":
+			imgOpts, err := bakeImages(ctx, o, sub, res, jars, cache)
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, imgOpts...)
+		case o.Store != "":
+			if err := bakeStore(ctx, o, res, jars); err != nil {
+				return nil, err
+			}
+		}
+	}
+	opts = append(opts, submit.WithJarSource(submit.JarSourceFunc(func(context.Context, submit.Packages) (*submit.Jars, error) {
+		return jars, nil
+	})))
+	return submit.RewriteSubmission(ctx, sub, opts...)
+}
+
+// storeFirst is the path of a pod with no route to Maven: in cluster mode
+// with a store and a lock that matches the inputs, a set already in the
+// store (named by the lock hash) gives the jar URLs with one GET, and no jar
+// is fetched or resolved here. It returns nil when that path does not apply
+// or the set is not in the store yet.
+func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*submit.Jars, error) {
+	if o.Store == "" || o.Request.LockPath == "" || sub.DeployMode() != "cluster" {
+		return nil, nil
+	}
+	req, err := RequestFor(o.Request, sub.Packages())
+	if err != nil || len(req.Packages) == 0 {
+		return nil, err
+	}
+	lf, err := resolver.LockFor(req)
+	if err != nil {
+		if o.Request.Frozen && errors.Is(err, resolver.ErrStaleLock) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	rep := o.Reporter
+	urls, err := s3store.SetURLs(ctx, o.Store, lf.Hash(), o.URLStyle, o.StoreOptions...)
+	switch {
+	case errors.Is(err, s3store.ErrNotFound) && !errors.Is(err, s3store.ErrNoBucket):
+		rep.Printf("set %s is not in the store yet: resolving and uploading it", lf.Hash())
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	rep.Printf("set %s found in the store: %d jars, nothing to fetch", lf.Hash(), len(urls))
+	return &submit.Jars{Cluster: urls, From: "store " + redact.URL(o.Store), LockHash: lf.Hash()}, nil
+}
+
+// bakeStore uploads the set to the store and sets the cluster URLs.
+func bakeStore(ctx context.Context, o Options, res *resolver.Result, jars *submit.Jars) error {
+	rep := o.Reporter
+	st, err := s3store.Open(ctx, o.Store, o.StoreOptions...)
+	if err != nil {
+		return err
+	}
+	baked, err := st.Bake(ctx, res.Lock, s3store.LocalPaths(res.Paths))
+	rep.Wait()
+	if err != nil {
+		return err
+	}
+	// The bake already holds the set's manifest: no second GET.
+	urls, err := st.URLs(ctx, baked.Manifest, o.URLStyle)
+	if err != nil {
+		return err
+	}
+	if o.URLStyle == s3store.StyleS3A && strings.HasPrefix(o.Store, "s3://") {
+		rep.Warnf("%s", S3AWarning)
+	}
+	jars.Cluster, jars.From = urls, "store "+redact.URL(o.Store)
+	return nil
+}
+
+// bakeImages bakes the jars into each distinct base image of the
+// submission (spark.kubernetes.container.image, and the driver- and
+// executor-specific images where they differ), pushes them to the image
+// target, and returns the rewrite options that use them.
+func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *resolver.Result, jars *submit.Jars, cache string) ([]submit.RewriteOption, error) {
+	rep := o.Reporter
+	main, _, _ := sub.Conf("spark.kubernetes.container.image")
+	driver, _, _ := sub.Conf("spark.kubernetes.driver.container.image")
+	executor, _, _ := sub.Conf("spark.kubernetes.executor.container.image")
+	if main == "" {
+		switch {
+		case driver != "":
+			main = driver
+		case executor != "":
+			main = executor
+		default:
+			return nil, errdefs.New(errdefs.BadArgument, ErrNoBaseImage)
+		}
+	}
+	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache))
+	baked := map[string]*layers.Result{}
+	bake := func(base string) (string, error) {
+		if base == "" {
+			return "", nil
+		}
+		if r, ok := baked[base]; ok {
+			return r.Ref, nil
+		}
+		r, err := layers.Bake(ctx, layers.BakeInput{Lock: res.Lock, Paths: res.Paths, Base: base, Target: o.ImageTarget}, lopts...)
+		if err != nil {
+			return "", err
+		}
+		what := "baked"
+		if r.CacheHit {
+			what = "cache hit"
+		}
+		rep.Printf("image %s: %s (base %s)", r.Ref, what, base)
+		baked[base] = r
+		return r.Ref, nil
+	}
+	mainRef, err := bake(main)
+	if err != nil {
+		return nil, err
+	}
+	driverRef, err := bake(driver)
+	if err != nil {
+		return nil, err
+	}
+	executorRef, err := bake(executor)
+	if err != nil {
+		return nil, err
+	}
+	jars.Cluster, jars.From = baked[main].Jars, "image "+mainRef
+	return []submit.RewriteOption{submit.WithImage(mainRef), submit.WithRoleImages(driverRef, executorRef)}, nil
+}
+
+// ResolveJars resolves the packages of a command line (plus those of req)
+// and retrieves them for file: paths. It returns nil when there is nothing
+// to resolve.
+func ResolveJars(ctx context.Context, req resolver.Request, p submit.Packages, rep *progress.Reporter) (*resolver.Result, []string, error) {
+	req, err := RequestFor(req, p)
+	if err != nil || len(req.Packages) == 0 {
+		return nil, nil, err
+	}
+	res, err := resolver.Resolve(ctx, req, resolver.WithLogger(rep), resolver.WithProgress(rep))
+	rep.Wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	_, paths, err := resolver.Retrieve(ctx, res.Lock, req.CacheDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, paths, nil
+}
+
+// RequestFor is the resolution request of a command line's packages plus
+// those of req: the argv's own packages come first, req adds to them. The
+// argv's spark.jars.ivySettings and spark.jars.ivy hold one value each:
+// req's (--ivy-settings, --ivy) must be the same or unset, else exit 64.
+func RequestFor(req resolver.Request, p submit.Packages) (resolver.Request, error) {
+	if p.Packages != "" {
+		req.Packages = append([]string{p.Packages}, req.Packages...)
+	}
+	if p.Repositories != "" {
+		req.Repositories = append([]string{p.Repositories}, req.Repositories...)
+	}
+	if p.Excludes != "" {
+		req.Excludes = append([]string{p.Excludes}, req.Excludes...)
+	}
+	for _, kv := range []struct {
+		flag, key string
+		dst       *string
+		argv      string
+	}{{"--ivy-settings", "spark.jars.ivySettings", &req.IvySettings, p.IvySettings}, {"--ivy", "spark.jars.ivy", &req.IvyHome, p.Ivy}} {
+		switch {
+		case kv.argv == "" || kv.argv == *kv.dst:
+		case *kv.dst == "":
+			*kv.dst = kv.argv
+		default:
+			return req, errdefs.Errorf(errdefs.BadArgument, "%s %s and the command line's %s=%s differ", kv.flag, *kv.dst, kv.key, kv.argv)
+		}
+	}
+	return req, nil
+}

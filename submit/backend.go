@@ -1,0 +1,85 @@
+package submit
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Backend runs a prepared (rewritten) spark-submit command line on one
+// kind of cluster manager and follows the driver to its end. The K8s
+// backend lives in submit/k8s (the only package that imports client-go),
+// the standalone/Mesos REST backend in submit/rest; a backend returns its
+// Outcome and prints no result (cmd renders it).
+type Backend interface {
+	Submit(ctx context.Context, args []string) (Outcome, error)
+}
+
+// Outcome is what a backend reports at the end of a run.
+type Outcome interface {
+	// Err is nil when the driver succeeded, else the error; its kind
+	// (package errdefs) says what failed, and errdefs.Driver carries the
+	// driver's own exit code.
+	Err() error
+}
+
+// Timings are the wall-clock milestones of the run.
+type Timings struct {
+	Started        time.Time  `json:"started"`
+	Submitted      *time.Time `json:"submitted,omitempty"`
+	Running        *time.Time `json:"running,omitempty"`
+	Finished       time.Time  `json:"finished"`
+	SubmitSeconds  float64    `json:"submitSeconds"`
+	PendingSeconds float64    `json:"pendingSeconds"`
+	RunSeconds     float64    `json:"runSeconds"`
+	TotalSeconds   float64    `json:"totalSeconds"`
+}
+
+// Finish sets Finished to now and the durations from the milestones (in
+// seconds, to the millisecond): without Submitted, all of the run was the
+// submission.
+func (t *Timings) Finish(now time.Time) {
+	secs := func(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+	t.Finished = now
+	t.TotalSeconds = secs(now.Sub(t.Started))
+	if t.Submitted == nil {
+		t.SubmitSeconds = t.TotalSeconds
+		return
+	}
+	t.SubmitSeconds = secs(t.Submitted.Sub(t.Started))
+	end := now
+	if t.Running != nil {
+		end = *t.Running
+		t.RunSeconds = secs(now.Sub(*t.Running))
+	}
+	t.PendingSeconds = secs(end.Sub(*t.Submitted))
+}
+
+// Sleep waits d or until ctx is done (then it returns ctx.Err()).
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// WriteSummary prints the one-line summary of a run on stdout:
+// "<id> <state> exit=N source=S[ task=T][ reason=R] total=D".
+func WriteSummary(w io.Writer, id, state string, exit int, source, task, reason string, timings Timings) {
+	if id == "" {
+		id = "(not submitted)"
+	}
+	fmt.Fprintf(w, "%s %s exit=%d source=%s", id, state, exit, source)
+	if task != "" {
+		fmt.Fprintf(w, " task=%s", task)
+	}
+	if reason != "" {
+		fmt.Fprintf(w, " reason=%s", reason)
+	}
+	fmt.Fprintf(w, " total=%s\n", time.Duration(timings.TotalSeconds*float64(time.Second)).Round(100*time.Millisecond))
+}

@@ -1,0 +1,153 @@
+package k8s
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseK8sArgs(t *testing.T) {
+	args := []string{
+		"--master", "k8s://https://k8s.example:6443", "--deploy-mode=cluster", "--name", "My App",
+		"--conf", "spark.kubernetes.namespace=etl", "-c", "spark.x=1", "--conf=spark.x=2",
+		"--verbose", "--class", "com.example.Main", "local:///opt/app.jar", "--conf", "not.ours=1",
+	}
+	a, err := parseK8sArgs(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{
+		"master": a.master, "name": a.name, "class": a.class, "deploy": a.deployMode(),
+		"resource": a.resource, "ns": a.namespace(), "conf": a.conf,
+	}
+	want := map[string]any{
+		"master": "k8s://https://k8s.example:6443", "name": "My App", "class": "com.example.Main",
+		"deploy": "cluster", "resource": 13, "ns": "etl",
+		"conf": map[string]string{"spark.kubernetes.namespace": "etl", "spark.x": "2"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("parse (-want +got):\n%s", d)
+	}
+	with := a.withConf("spark.kubernetes.submission.waitAppCompletion", "false", "spark.kubernetes.driver.pod.name", "p")
+	wantArgs := append(append(append([]string{}, args[:13]...),
+		"--conf", "spark.kubernetes.submission.waitAppCompletion=false",
+		"--conf", "spark.kubernetes.driver.pod.name=p"), args[13:]...)
+	if d := cmp.Diff(wantArgs, with); d != "" {
+		t.Errorf("withConf (-want +got):\n%s", d)
+	}
+}
+
+func TestParseK8sArgsErrors(t *testing.T) {
+	for _, args := range [][]string{{"--master"}, {"--conf", "novalue", "x.jar"}} {
+		if _, err := parseK8sArgs(args); err == nil {
+			t.Errorf("parseK8sArgs(%q): want an error", args)
+		}
+	}
+}
+
+func TestSanitizeResourcePrefix(t *testing.T) {
+	for in, want := range map[string]string{
+		"My App-1a2b3c":          "my-app-1a2b3c",
+		"--spark__pi--x":         "spark-pi-x",
+		"9lives-abc":             "xlives-abc",
+		"com.example.Main-0f0f0": "com-example-main-0f0f0",
+		" Tab\tName ":            "tab-name",
+	} {
+		if got := sanitizeResourcePrefix(in); got != want {
+			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDriverPodName(t *testing.T) {
+	now := time.UnixMilli(0x12_3456_789A)
+	a, _ := parseK8sArgs([]string{"--class", "org.apache.spark.examples.SparkPi", "app.jar"})
+	name := a.driverPodName(now)
+	if !regexp.MustCompile(`^org-apache-spark-examples-sparkpi-[0-9a-f]{6}123456789a-driver$`).MatchString(name) {
+		t.Errorf("generated name %q does not look like Spark's", name)
+	}
+	a, _ = parseK8sArgs([]string{"--conf", "spark.kubernetes.driver.pod.name=given", "app.jar"})
+	if got := a.driverPodName(now); got != "given" {
+		t.Errorf("given name: got %q", got)
+	}
+	a, _ = parseK8sArgs([]string{"/x/y/app.py"})
+	if got := a.driverPodName(now); !strings.HasPrefix(got, "app-py-") {
+		t.Errorf("name from resource: got %q", got)
+	}
+}
+
+func TestPropertiesDefaults(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "spark-defaults.conf")
+	if err := os.WriteFile(p, []byte("# c\nspark.kubernetes.namespace  team\nspark.a=1\nspark.b : 2\nother.key 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := parseK8sArgs([]string{"--conf", "spark.a=cli", "app.jar"})
+	if err := a.withDefaults(dir); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"spark.a": "cli", "spark.b": "2", "spark.kubernetes.namespace": "team"}
+	if d := cmp.Diff(want, a.conf); d != "" {
+		t.Errorf("conf (-want +got):\n%s", d)
+	}
+}
+
+func TestAPIServerURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"k8s://https://h:6443": "https://h:6443",
+		"k8s://h:6443":         "https://h:6443",
+		"k8s://http://h:8080":  "http://h:8080",
+	} {
+		got, err := apiServerURL(in)
+		if err != nil || got != want {
+			t.Errorf("apiServerURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := apiServerURL("spark://h:7077"); err == nil {
+		t.Error("spark:// master: want an error")
+	}
+}
+
+func TestSparkApplication(t *testing.T) {
+	a, err := parseK8sArgs([]string{
+		"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--name", "etl",
+		"--class", "com.example.Main", "--jars", "s3a://b/sets/1/a.jar,s3a://b/sets/1/b.jar",
+		"--driver-memory", "2g", "--executor-cores=2", "--num-executors", "3",
+		"--conf", "spark.kubernetes.namespace=data", "--conf", "spark.kubernetes.container.image=img:1",
+		"--conf", confOAuthToken + "=secret", "--conf", "spark.kubernetes.submission.waitAppCompletion=false",
+		"--conf", "spark.executor.memoryOverhead=1g",
+		"s3a://b/app.jar", "--day", "2026-11-29",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := sparkApplication(a, "etl-1", "3.5.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "SparkApplication",
+		"metadata": map[string]any{"name": "etl-1", "namespace": "data", "labels": map[string]any{"app.kubernetes.io/managed-by": "prebake"}},
+		"spec": map[string]any{
+			"type": "Scala", "mode": "cluster", "sparkVersion": "3.5.3", "image": "img:1",
+			"mainClass": "com.example.Main", "mainApplicationFile": "s3a://b/app.jar",
+			"arguments":     []any{"--day", "2026-11-29"},
+			"restartPolicy": map[string]any{"type": "Never"},
+			"driver":        map[string]any{"memory": "2g"},
+			"executor":      map[string]any{"cores": int64(2), "instances": int64(3)},
+			"deps":          map[string]any{"jars": []any{"s3a://b/sets/1/a.jar", "s3a://b/sets/1/b.jar"}},
+			"sparkConf": map[string]any{
+				"spark.kubernetes.namespace": "data", "spark.kubernetes.container.image": "img:1",
+				"spark.executor.memoryOverhead": "1g",
+			},
+		},
+	}
+	if d := cmp.Diff(want, u.Object); d != "" {
+		t.Errorf("SparkApplication (-want +got):\n%s", d)
+	}
+}

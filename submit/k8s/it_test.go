@@ -1,0 +1,673 @@
+package k8s
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// itEnv is the shared cluster of TestK8sIT.
+type itEnv struct {
+	c       *testCluster
+	k       *testKubelet
+	saDir   string // the process's own in-cluster service account (admin!)
+	saNS    string
+	saName  string
+	fakeSub string
+
+	binDir    string
+	buildOnce sync.Once
+	bin       string
+	buildErr  error
+}
+
+// itRun is one prebake submit against the cluster.
+type itRun struct {
+	ns        string
+	name      string // --name
+	master    string // default: the API server itself
+	caFile    string
+	tokenFile string
+	env       []string // fake spark-submit knobs
+	opts      func(*Options)
+	ctx       context.Context
+}
+
+type itResult struct {
+	res    *Result
+	err    error
+	stdout string
+	stderr string
+}
+
+// fill sets the defaults of a run; each run gets its own bound token.
+func (e *itEnv) fill(t testing.TB, r *itRun) {
+	t.Helper()
+	if r.master == "" {
+		r.master = e.c.url
+	}
+	if r.caFile == "" {
+		r.caFile = e.c.caFile
+	}
+	if r.tokenFile == "" {
+		r.tokenFile = filepath.Join(t.TempDir(), "token")
+		writeFile(t, r.tokenFile, e.c.boundToken(t, e.saNS, e.saName, "tok-"+r.ns))
+	}
+	if r.name == "" {
+		r.name = "it-" + r.ns
+	}
+}
+
+func (e *itEnv) submit(t testing.TB, r itRun) itResult {
+	t.Helper()
+	e.fill(t, &r)
+	args := e.args(r)
+	var stderr syncBuffer
+	o := Options{
+		SparkSubmit: e.fakeSub, PollInterval: 200 * time.Millisecond, PendingTimeout: 30 * time.Second,
+		HungGrace: 2 * time.Second, NotFoundGrace: 1500 * time.Millisecond, APIRetryTimeout: 30 * time.Second,
+		KillHungDriver: true, KillOnCancel: true, LogTail: 5, Stderr: &stderr,
+		Env: append(os.Environ(), r.env...),
+		// The process runs "in a pod" whose own service account is an
+		// admin: prebake must never use it, since the submission has a token.
+		Getenv: mapEnv(map[string]string{
+			"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": strings.TrimPrefix(e.c.url, "https://127.0.0.1:"),
+			"HOME": t.TempDir(),
+		}),
+		InClusterDir: e.saDir,
+	}
+	if r.opts != nil {
+		r.opts(&o)
+	}
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res, err := Submit(ctx, args, o)
+	// What `prebake submit` prints after the progress: the text form's
+	// stderr part, and the JSON form on stdout.
+	res.WriteText(io.Discard, &stderr)
+	js, jerr := json.MarshalIndent(res, "", "  ")
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
+	return itResult{res, err, string(js), stderr.String()}
+}
+
+// args is the spark-submit argv of a run.
+func (e *itEnv) args(r itRun) []string {
+	return []string{
+		"--master", "k8s://" + r.master, "--deploy-mode", "cluster", "--name", r.name,
+		"--conf", "spark.kubernetes.namespace=" + r.ns,
+		"--conf", confOAuthTokenFile + "=" + r.tokenFile,
+		"--conf", confCACertFile + "=" + r.caFile,
+		"--conf", "spark.kubernetes.container.image=apache/spark:3.5.3",
+		"--class", "org.example.Main", "local:///opt/app.jar", "arg1",
+	}
+}
+
+// cli returns the prebake binary set up to submit r (stdout and stderr are
+// *syncBuffer).
+func (e *itEnv) cli(t testing.TB, r itRun, global ...string) *exec.Cmd {
+	t.Helper()
+	e.fill(t, &r)
+	args := append(global, "submit", "--spark-submit", e.fakeSub, "--poll-interval", "200ms", "--log-tail", "5", "--")
+	cmd := exec.Command(e.prebake(t), append(args, e.args(r)...)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=", "SPARK_HOME=")
+	cmd.Stdout, cmd.Stderr = &syncBuffer{}, &syncBuffer{}
+	return cmd
+}
+
+// prebake builds the CLI once.
+func (e *itEnv) prebake(t testing.TB) string {
+	t.Helper()
+	e.buildOnce.Do(func() {
+		bin := filepath.Join(e.binDir, "prebake")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/prebake/prebake/cmd/prebake").CombinedOutput()
+		if err != nil {
+			e.buildErr = fmt.Errorf("go build ./cmd/prebake: %v\n%s", err, out)
+		}
+		e.bin = bin
+	})
+	if e.buildErr != nil {
+		t.Fatal(e.buildErr)
+	}
+	return e.bin
+}
+
+func mapEnv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Bytes() []byte { return []byte(s.String()) }
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// kubeletScript runs fn for the driver pod of ns in the background; wait
+// returns when it is done.
+func (e *itEnv) kubeletScript(t testing.TB, ns string, fn func(pod string)) (wait func()) {
+	t.Helper()
+	e.c.ensureNamespace(t, ns)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if pod := e.k.waitPod(t, ns); pod != "" {
+			fn(pod)
+		}
+	}()
+	return func() { <-done }
+}
+
+// runToEnd binds the pod, starts the driver, logs lines, then ends it.
+func (e *itEnv) runToEnd(t testing.TB, ns, pod string, lines []string, end func(*corev1.PodStatus)) {
+	e.k.bind(t, ns, pod)
+	e.k.setStatus(t, ns, pod, phaseWith(corev1.PodPending, waiting(driverC, "ContainerCreating")))
+	time.Sleep(300 * time.Millisecond)
+	e.k.setStatus(t, ns, pod, phaseWith(corev1.PodRunning, running(driverC)))
+	e.k.log(ns, pod, driverC, lines...)
+	time.Sleep(700 * time.Millisecond)
+	if end != nil {
+		e.k.setStatus(t, ns, pod, end)
+	}
+}
+
+// runExecutor creates executor id of the driver's application (as the
+// driver would) and sets its container status.
+func (e *itEnv) runExecutor(t testing.TB, ns, driverPod, id string, st corev1.ContainerStatus) {
+	ctx := context.Background()
+	d, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, driverPod, metav1.GetOptions{})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	name := strings.TrimSuffix(driverPod, "-driver") + "-exec-" + id
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"spark-role": "executor", "spark-exec-id": id, "spark-app-selector": d.Labels["spark-app-selector"]}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "spark-kubernetes-executor", Image: "apache/spark:3.5.3"}}}}
+	if _, err := e.c.admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Error(err)
+		return
+	}
+	e.k.setStatus(t, ns, name, phaseWith(corev1.PodFailed, st))
+}
+
+// deleted reports whether the pod is gone or being deleted (no kubelet
+// confirms a graceful deletion here).
+func (e *itEnv) deleted(t testing.TB, ns, pod string) bool {
+	p, err := e.c.admin.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.DeletionTimestamp != nil
+}
+
+type itWant struct {
+	Code   int
+	Source string
+	Reason string
+	Phase  string
+}
+
+func checkResult(t testing.TB, r itResult, want itWant) {
+	t.Helper()
+	got := itWant{exitcode.Code(r.err), exitcode.SourceOf(r.err), r.res.Reason, r.res.Phase}
+	if r.err == nil {
+		got.Source = r.res.Source
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("result (-want +got):\n%s\nerr: %v\nstdout:\n%s\nstderr:\n%s", d, r.err, r.stdout, r.stderr)
+	}
+}
+
+// newITEnv starts the cluster, the test kubelet and the submission's
+// service account.
+func newITEnv(t testing.TB) *itEnv {
+	t.Helper()
+	testenv.RequireIT(t)
+	start := time.Now()
+	c := startCluster(t)
+	t.Logf("etcd + kube-apiserver ready in %s", time.Since(start).Round(10*time.Millisecond))
+	e := &itEnv{c: c, k: startKubelet(t, c), saNS: "spark-it", saName: "submitter", binDir: t.TempDir()}
+	c.setupSubmitter(t, e.saNS, e.saName)
+	e.saDir = filepath.Join(t.TempDir(), "serviceaccount")
+	writeFile(t, filepath.Join(e.saDir, "token"), c.adminToken)
+	writeFile(t, filepath.Join(e.saDir, "namespace"), "default")
+	wd, _ := os.Getwd()
+	e.fakeSub = filepath.Join(wd, "testdata", "k8s", "spark-submit")
+	return e
+}
+
+func TestK8sIT(t *testing.T) {
+	e := newITEnv(t)
+	t.Run("group", func(t *testing.T) {
+		t.Run("succeeded with sidecar and generated pod name", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-ok"
+			argv := filepath.Join(t.TempDir(), "argv")
+			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
+					phaseWith(corev1.PodRunning, terminated(driverC, 0, "Completed"), running("istio-proxy")))
+			})
+			r := e.submit(t, itRun{ns: ns, env: []string{"FAKE_SPARK_SUBMIT_SIDECAR=1", "FAKE_SPARK_SUBMIT_ARGV=" + argv}})
+			wait()
+			checkResult(t, r, itWant{0, "driver", "Completed", "Running"})
+			if !strings.HasPrefix(r.res.Pod, "it-it-ok-") || !strings.HasSuffix(r.res.Pod, "-driver") {
+				t.Errorf("generated pod name %q", r.res.Pod)
+			}
+			got := strings.Join(readLines(t, argv), " ")
+			for _, want := range []string{"--conf spark.kubernetes.submission.waitAppCompletion=false --conf spark.kubernetes.driver.pod.name=" + r.res.Pod + " local:///opt/app.jar arg1"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("spark-submit argv %q lacks %q", got, want)
+				}
+			}
+			var js map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &js); err != nil {
+				t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+			}
+			if js["submissionId"] != ns+":"+r.res.Pod || js["exitCode"] != 0.0 || js["source"] != "driver" || js["driverExitCode"] != 0.0 {
+				t.Errorf("JSON: %s", r.stdout)
+			}
+			if tm, ok := js["timings"].(map[string]any); !ok || tm["running"] == nil || tm["totalSeconds"].(float64) <= 0 {
+				t.Errorf("JSON timings: %v", js["timings"])
+			}
+		})
+
+		t.Run("OOMKilled with the log tail through the API server", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-oom"
+			var lines []string
+			for i := 1; i <= 60; i++ {
+				lines = append(lines, "driver line "+strings.Repeat("x", i%3)+string(rune('a'+i%26)))
+			}
+			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runExecutor(t, ns, pod, "1", terminated("spark-kubernetes-executor", 52, "Error"))
+				e.runToEnd(t, ns, pod, lines, phaseWith(corev1.PodFailed, terminated(driverC, 137, "OOMKilled")))
+			})
+			r := e.submit(t, itRun{ns: ns})
+			wait()
+			checkResult(t, r, itWant{137, "driver", "OOMKilled", "Failed"})
+			if len(r.res.ExecutorFailures) != 1 || r.res.ExecutorFailures[0].Explanation != "JVM OOM" || !strings.Contains(r.stderr, "Executor 1 (") {
+				t.Errorf("executor failures %+v\nstderr:\n%s", r.res.ExecutorFailures, r.stderr)
+			}
+			if d := cmp.Diff(lines[55:], r.res.LogTail); d != "" {
+				t.Errorf("log tail (-want +got):\n%s", d)
+			}
+			if !strings.Contains(r.stderr, "memory limit") || !strings.Contains(r.stderr, "exit code 137") {
+				t.Errorf("stderr does not explain the OOM kill:\n%s", r.stderr)
+			}
+		})
+
+		for _, reason := range []string{"ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "CrashLoopBackOff", "Unschedulable"} {
+			t.Run("stuck "+reason, func(t *testing.T) {
+				t.Parallel()
+				ns := "it-stuck-" + strings.ToLower(reason)
+				var pod string
+				wait := e.kubeletScript(t, ns, func(p string) {
+					pod = p
+					if reason == "Unschedulable" {
+						e.k.setStatus(t, ns, p, func(s *corev1.PodStatus) {
+							s.Phase = corev1.PodPending
+							s.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient memory."}}
+						})
+						return
+					}
+					e.k.bind(t, ns, p)
+					e.k.setStatus(t, ns, p, phaseWith(corev1.PodPending, waiting(driverC, reason)))
+				})
+				r := e.submit(t, itRun{ns: ns, opts: func(o *Options) { o.PendingTimeout = 3 * time.Second }})
+				wait()
+				checkResult(t, r, itWant{75, "prebake", reason, "Pending"})
+				if !strings.Contains(r.err.Error(), reason) || !e.deleted(t, ns, pod) {
+					t.Errorf("err %v; pod deleted %v", r.err, e.deleted(t, ns, pod))
+				}
+			})
+		}
+
+		t.Run("pod never created", func(t *testing.T) {
+			t.Parallel()
+			r := e.submit(t, itRun{ns: "it-nopod", env: []string{"FAKE_SPARK_SUBMIT_NO_POD=1"}})
+			checkResult(t, r, itWant{66, "prebake", "PodNotFound", "NotFound"})
+		})
+
+		t.Run("pod deleted while running", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-deleted"
+			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runToEnd(t, ns, pod, nil, nil)
+				if err := e.c.admin.CoreV1().Pods(ns).Delete(context.Background(), pod, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+					t.Error(err)
+				}
+			})
+			r := e.submit(t, itRun{ns: ns})
+			wait()
+			checkResult(t, r, itWant{80, "driver", "PodDeleted", "Deleted"})
+		})
+
+		t.Run("spark-submit fails", func(t *testing.T) {
+			t.Parallel()
+			r := e.submit(t, itRun{ns: "it-subfail", env: []string{"FAKE_SPARK_SUBMIT_EXIT=3"}})
+			checkResult(t, r, itWant{64, "prebake", "SubmitFailed", "Submitting"})
+			if r.res.SparkSubmitExitCode == nil || *r.res.SparkSubmitExitCode != 3 || !strings.Contains(r.err.Error(), "exited with code 3") || !strings.Contains(r.err.Error(), "fake failure") {
+				t.Errorf("err %v", r.err)
+			}
+		})
+
+		for _, tc := range []struct {
+			name  string
+			lines []string
+			want  itWant
+		}{
+			{"hung driver with SparkContext exit code", []string{"INFO SparkContext: SparkContext is stopping with exitCode 3.", "INFO SparkContext: Successfully stopped SparkContext"}, itWant{3, "driver", "DriverHung", "Running"}},
+			{"hung driver after shutdown hook", []string{"INFO ShutdownHookManager: Shutdown hook called"}, itWant{79, "prebake", "DriverHung", "Running"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				ns := "it-hung-" + map[bool]string{true: "code", false: "hook"}[tc.want.Code == 3]
+				var pod string
+				wait := e.kubeletScript(t, ns, func(p string) {
+					pod = p
+					e.runToEnd(t, ns, p, append([]string{"INFO SparkContext: Running Spark version 3.5.3"}, tc.lines...), nil)
+				})
+				r := e.submit(t, itRun{ns: ns})
+				wait()
+				checkResult(t, r, tc.want)
+				if !strings.Contains(r.res.Message, "driver hung after SparkContext stopped") || !e.deleted(t, ns, pod) {
+					t.Errorf("message %q; pod deleted %v", r.res.Message, e.deleted(t, ns, pod))
+				}
+			})
+		}
+
+		t.Run("cancel deletes the driver", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-cancel"
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var pod string
+			wait := e.kubeletScript(t, ns, func(p string) {
+				pod = p
+				e.runToEnd(t, ns, p, nil, nil)
+				cancel()
+			})
+			r := e.submit(t, itRun{ns: ns, ctx: ctx})
+			wait()
+			checkResult(t, r, itWant{exitCancelled, "prebake", "Cancelled", "Running"})
+			if !e.deleted(t, ns, pod) {
+				t.Error("driver pod not deleted on cancel")
+			}
+		})
+
+		t.Run("timeout", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-timeout"
+			var pod string
+			wait := e.kubeletScript(t, ns, func(p string) { pod = p; e.runToEnd(t, ns, p, nil, nil) })
+			r := e.submit(t, itRun{ns: ns, opts: func(o *Options) { o.Timeout = 4 * time.Second }})
+			wait()
+			checkResult(t, r, itWant{75, "prebake", "Timeout", "Running"})
+			if !e.deleted(t, ns, pod) {
+				t.Error("driver pod not deleted on timeout")
+			}
+		})
+
+		t.Run("fault proxy: 5xx, dropped connections, one 401", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-faults"
+			p := startFaultProxy(t, e.c, map[int]string{2: "503", 3: "drop", 4: "401", 5: "503", 7: "drop", 8: "503"})
+			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runToEnd(t, ns, pod, nil, nil)
+				time.Sleep(2 * time.Second) // let the faults happen while it runs
+				e.k.setStatus(t, ns, pod, phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
+			})
+			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile})
+			wait()
+			checkResult(t, r, itWant{3, "driver", "Error", "Failed"})
+			if d := cmp.Diff(map[string]int{"503": 3, "drop": 2, "401": 1}, p.injected()); d != "" {
+				t.Errorf("faults injected (-want +got):\n%s", d)
+			}
+		})
+
+		t.Run("seed: token rotated and old one revoked", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-rotate"
+			p := startFaultProxy(t, e.c, nil)
+			tokenFile := filepath.Join(t.TempDir(), "token")
+			oldTok := e.c.boundToken(t, e.saNS, e.saName, "tok-rotate-1")
+			writeFile(t, tokenFile, oldTok)
+			var newTok string
+			var revokedAfter time.Duration
+			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runToEnd(t, ns, pod, nil, nil)
+				// Rotate the projected token, then revoke the old one.
+				newTok = e.c.boundToken(t, e.saNS, e.saName, "tok-rotate-2")
+				tmp := tokenFile + ".tmp"
+				writeFile(t, tmp, newTok)
+				if err := os.Rename(tmp, tokenFile); err != nil {
+					t.Error(err)
+				}
+				if err := e.c.admin.CoreV1().Secrets(e.saNS).Delete(context.Background(), "tok-rotate-1", metav1.DeleteOptions{}); err != nil {
+					t.Error(err)
+				}
+				revokedAfter = e.c.waitRevoked(t, oldTok)
+				before := p.uses(newTok)[200]
+				for start := time.Now(); p.uses(newTok)[200] < before+3 && time.Since(start) < 10*time.Second; {
+					time.Sleep(100 * time.Millisecond)
+				}
+				e.k.setStatus(t, ns, pod, phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
+			})
+			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile, tokenFile: tokenFile})
+			wait()
+			t.Logf("old token revoked after %s; uses: old %v new %v", revokedAfter.Round(time.Second), p.uses(oldTok), p.uses(newTok))
+			checkResult(t, r, itWant{0, "driver", "Completed", "Succeeded"})
+			if p.uses(newTok)[200] < 3 || p.uses(oldTok)[401] != 0 {
+				t.Errorf("new token answered 200 %d times (want ≥3); old token got %d 401s (want 0: prebake re-reads the file)", p.uses(newTok)[200], p.uses(oldTok)[401])
+			}
+			if u := p.uses(e.c.adminToken); len(u) != 0 {
+				t.Errorf("the process's own in-cluster token was used: %v", u)
+			}
+		})
+
+		t.Run("token revoked without rotation: 77, in-cluster token never used", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-revoked"
+			p := startFaultProxy(t, e.c, nil)
+			tokenFile := filepath.Join(t.TempDir(), "token")
+			tok := e.c.boundToken(t, e.saNS, e.saName, "tok-revoked")
+			writeFile(t, tokenFile, tok)
+			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runToEnd(t, ns, pod, nil, nil)
+				if err := e.c.admin.CoreV1().Secrets(e.saNS).Delete(context.Background(), "tok-revoked", metav1.DeleteOptions{}); err != nil {
+					t.Error(err)
+				}
+			})
+			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile, tokenFile: tokenFile,
+				opts: func(o *Options) { o.Timeout = 90 * time.Second }})
+			wait()
+			checkResult(t, r, itWant{77, "prebake", "Unauthorized", "Running"})
+			if !strings.Contains(r.err.Error(), tokenFile) || strings.Contains(r.err.Error(), tok) {
+				t.Errorf("error should name the token file, not the token: %v", r.err)
+			}
+			if p.uses(tok)[401] < authRetries+1 {
+				t.Errorf("401s for the revoked token: %v", p.uses(tok))
+			}
+			if u := p.uses(e.c.adminToken); len(u) != 0 {
+				t.Errorf("the process's own in-cluster token was used: %v", u)
+			}
+		})
+
+		t.Run("CLI: driver exit code passes through", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-cli-exit"
+			wait := e.kubeletScript(t, ns, func(pod string) {
+				e.runToEnd(t, ns, pod, []string{"ERROR Main: boom"}, phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
+			})
+			cmd := e.cli(t, itRun{ns: ns}, "-o", "json")
+			err := cmd.Run()
+			wait()
+			var js map[string]any
+			if jerr := json.Unmarshal(cmd.Stdout.(*syncBuffer).Bytes(), &js); jerr != nil || cmd.ProcessState.ExitCode() != 3 ||
+				js["exitCode"] != 3.0 || js["source"] != "driver" || js["reason"] != "Error" || js["phase"] != "Failed" {
+				t.Errorf("exit %d (%v), JSON %v (%v)\nstderr:\n%s", cmd.ProcessState.ExitCode(), err, js, jerr, cmd.Stderr)
+			}
+		})
+
+		t.Run("CLI: SIGTERM deletes the driver", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-cli-sigterm"
+			cmd := e.cli(t, itRun{ns: ns})
+			e.c.ensureNamespace(t, ns)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			proc := cmd.Process
+			var pod string
+			wait := e.kubeletScript(t, ns, func(p string) {
+				pod = p
+				e.runToEnd(t, ns, p, nil, nil)
+				_ = proc.Signal(syscall.SIGTERM)
+			})
+			wait()
+			_ = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitCancelled || !e.deleted(t, ns, pod) {
+				t.Errorf("exit %d, pod deleted %v\nstdout:\n%s\nstderr:\n%s", code, e.deleted(t, ns, pod), cmd.Stdout, cmd.Stderr)
+			}
+		})
+
+		t.Run("via operator", func(t *testing.T) {
+			t.Parallel()
+			apps := e.c.installSparkOperatorCRD(t)
+			for _, tc := range []struct {
+				ns    string
+				final string
+				code  int32
+				want  itWant
+			}{
+				{"it-op-ok", "COMPLETED", 0, itWant{0, "driver", "Completed", "COMPLETED"}},
+				{"it-op-fail", "FAILED", 101, itWant{101, "driver", "FAILED", "FAILED"}},
+			} {
+				t.Run(tc.final, func(t *testing.T) {
+					t.Parallel()
+					e.c.ensureNamespace(t, tc.ns)
+					done := make(chan struct{})
+					var spec map[string]any
+					go func() { // the test "operator"
+						defer close(done)
+						ctx := context.Background()
+						var app *unstructured.Unstructured
+						for start := time.Now(); app == nil && time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
+							if l, err := apps.Namespace(tc.ns).List(ctx, metav1.ListOptions{}); err == nil && len(l.Items) > 0 {
+								app = &l.Items[0]
+							}
+						}
+						if app == nil {
+							t.Error("no SparkApplication created")
+							return
+						}
+						spec, _, _ = unstructured.NestedMap(app.Object, "spec")
+						pod := app.GetName() + "-driver"
+						driver := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Labels: map[string]string{"spark-role": "driver"}},
+							Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: driverC, Image: "apache/spark:3.5.3"}}}}
+						if _, err := e.c.admin.CoreV1().Pods(tc.ns).Create(ctx, driver, metav1.CreateOptions{}); err != nil {
+							t.Error(err)
+							return
+						}
+						for _, state := range []string{"SUBMITTED", "RUNNING", tc.final} {
+							if state == tc.final {
+								e.k.setStatus(t, tc.ns, pod, phaseWith(corev1.PodFailed, terminated(driverC, tc.code, "Error")))
+							}
+							cur, err := apps.Namespace(tc.ns).Get(ctx, app.GetName(), metav1.GetOptions{})
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							_ = unstructured.SetNestedField(cur.Object, state, "status", "applicationState", "state")
+							_ = unstructured.SetNestedField(cur.Object, pod, "status", "driverInfo", "podName")
+							if _, err := apps.Namespace(tc.ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+								t.Error(err)
+							}
+							time.Sleep(500 * time.Millisecond)
+						}
+					}()
+					r := e.submit(t, itRun{ns: tc.ns, opts: func(o *Options) { o.Via = "operator"; o.SparkSubmit = "" }})
+					<-done
+					checkResult(t, r, tc.want)
+					if spec["mainClass"] != "org.example.Main" || spec["mainApplicationFile"] != "local:///opt/app.jar" {
+						t.Errorf("SparkApplication spec: %v", spec)
+					}
+					if sc, _ := spec["sparkConf"].(map[string]any); sc[confOAuthTokenFile] != nil {
+						t.Errorf("submission credentials leaked into sparkConf: %v", sc)
+					}
+				})
+			}
+		})
+
+		t.Run("status and kill with a glob", func(t *testing.T) {
+			t.Parallel()
+			ns := "it-ops"
+			e.c.ensureNamespace(t, ns)
+			for _, name := range []string{"nightly-a-driver", "nightly-b-driver", "other-driver"} {
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"spark-role": "driver"}},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: driverC, Image: "apache/spark:3.5.3"}}}}
+				if _, err := e.c.admin.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			kc := filepath.Join(t.TempDir(), "kubeconfig")
+			writeFile(t, kc, "apiVersion: v1\nkind: Config\ncurrent-context: it\nclusters:\n- name: c\n  cluster: {server: \""+e.c.url+"\", certificate-authority: \""+e.c.caFile+"\"}\nusers:\n- name: u\n  user: {token: "+e.c.adminToken+"}\ncontexts:\n- name: it\n  context: {cluster: c, user: u, namespace: "+ns+"}\n")
+			o := IDOptions{Getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
+			st, err := Status(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st) != 2 || st[0].Pod != "nightly-a-driver" || st[1].Pod != "nightly-b-driver" {
+				t.Errorf("status: %+v", st)
+			}
+			tried, err := Kill(context.Background(), "k8s://"+e.c.url, "nightly-*", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			WriteKillText(&out, tried)
+			if !strings.Contains(out.String(), "Deleting driver pod: nightly-a-driver.") || !e.deleted(t, ns, "nightly-b-driver") || e.deleted(t, ns, "other-driver") {
+				t.Errorf("kill: %s", out.String())
+			}
+			if _, err := Status(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", o); exitcode.Code(err) != exitcode.NotFound {
+				t.Errorf("status of a missing pod: %v", err)
+			}
+		})
+	})
+}

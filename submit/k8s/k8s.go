@@ -1,0 +1,776 @@
+package k8s
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
+)
+
+// Options configures Submit. Zero durations take the defaults noted.
+type Options struct {
+	// SparkSubmit is the spark-submit binary to run. Required.
+	SparkSubmit string
+	// Timeout bounds the whole run (exit 75). Zero: none.
+	Timeout time.Duration
+	// PollInterval is the time between two Gets of the driver pod, ±10 %
+	// jitter. The default is 10s.
+	PollInterval time.Duration
+	// PendingTimeout fails a driver that stays Pending or waiting
+	// (ImagePullBackOff, Unschedulable, ...) this long (exit 75). The default
+	// is 10m; negative disables it.
+	PendingTimeout time.Duration
+	// HungGrace is how long the driver container may keep running after
+	// SparkContext has stopped. The default is 2m.
+	HungGrace time.Duration
+	// NotFoundGrace is how long a pod that was never seen may be missing
+	// after spark-submit returned (exit 66 after it). The default is 1m.
+	NotFoundGrace time.Duration
+	// APIRetryTimeout is how long 5xx and network errors are retried before
+	// giving up (exit 69). The default is 5m.
+	APIRetryTimeout time.Duration
+	// KillHungDriver deletes a hung driver's pod.
+	KillHungDriver bool
+	// KillOnCancel deletes the driver pod when ctx is cancelled, the timeout
+	// is reached or the driver stays stuck past PendingTimeout.
+	KillOnCancel bool
+	// LogTail is how many driver log lines to show on failure.
+	LogTail int
+	// Via is "" (run spark-submit) or "operator": create a kubeflow
+	// SparkApplication instead and poll its status.applicationState.
+	Via string
+	// SparkVersion is spec.sparkVersion of a SparkApplication. The default
+	// is 3.5.3.
+	SparkVersion string
+	// Quiet and Verbose set how much progress goes to Stderr.
+	Quiet, Verbose bool
+	Stderr         io.Writer
+	// Getenv reads the environment (KUBECONFIG, HOME, SPARK_CONF_DIR,
+	// SPARK_HOME, KUBERNETES_SERVICE_HOST). Nil: an empty environment.
+	Getenv func(string) string
+	// Env is spark-submit's environment; nil inherits prebake's.
+	Env []string
+	// InClusterDir is the service-account directory used when the
+	// submission has no credentials of its own. The default is
+	// DefaultInClusterDir.
+	InClusterDir string
+}
+
+func (o *Options) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.PollInterval, 10*time.Second)
+	def(&o.PendingTimeout, 10*time.Minute)
+	def(&o.HungGrace, 2*time.Minute)
+	def(&o.NotFoundGrace, time.Minute)
+	def(&o.APIRetryTimeout, 5*time.Minute)
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.SparkVersion == "" {
+		o.SparkVersion = "3.5.3"
+	}
+}
+
+// Reasons prebake sets itself (see Result).
+const (
+	ReasonHung         = "DriverHung" // the driver hung after SparkContext stopped
+	reasonPending      = "PendingTimeout"
+	reasonTimeout      = "Timeout"
+	reasonCancelled    = "Cancelled"
+	reasonDeleted      = "PodDeleted"
+	reasonNotFound     = "PodNotFound"
+	reasonUnauthorized = "Unauthorized"
+	reasonUnavailable  = "APIUnavailable"
+	reasonSubmitFailed = "SubmitFailed"
+)
+
+// kindCancelled is the kind when prebake itself is interrupted
+// (SIGINT/SIGTERM): the driver was stopped (its pod deleted) with no exit
+// code of its own, so DriverFailed (80), as the REST backend reports a
+// cancel. 130 would read as a driver exit code in the conventions' table.
+const kindCancelled = errdefs.DriverFailed
+
+var errTimeout = errors.New("--timeout reached")
+
+// authRetries is how many times a 401/403 is retried with re-read
+// credentials before giving up.
+const authRetries = 3
+
+// apiCallTimeout bounds one API request.
+const apiCallTimeout = 30 * time.Second
+
+// Submit runs spark-submit for a k8s:// master with
+// spark.kubernetes.submission.waitAppCompletion=false and a fixed driver pod
+// name, then polls the driver pod to its end with exactly the credentials the
+// submission was given. It returns the result and prints only progress (to
+// Options.Stderr); the caller renders the result. The error carries its kind
+// (errdefs) and its source.
+func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
+	o.defaults()
+	res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
+	err := runK8s(ctx, args, &o, res)
+	res.finish(time.Now(), err)
+	return res, err
+}
+
+func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
+	a, err := parseK8sArgs(args)
+	if err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	if err := a.withDefaults(submit.SparkConfDir(o.Getenv)); err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	if o.SparkSubmit == "" && o.Via == "" {
+		return errdefs.Errorf(errdefs.BadArgument, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
+	}
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		defer cancel()
+	}
+	if a.deployMode() != "cluster" && o.Via == "" {
+		// Client mode: the driver is spark-submit itself, so its exit code is
+		// the driver's.
+		code, tail, err := runSparkSubmit(ctx, o, a.args)
+		if err != nil {
+			return errdefs.New(errdefs.BadArgument, err)
+		}
+		res.Phase = "Finished"
+		if ctx.Err() != nil {
+			return interruptedErr(ctx, res, "")
+		}
+		if code != 0 {
+			res.LogTail = tail
+		}
+		res.DriverExitCode = &code
+		return driverExit(code, fmt.Sprintf("spark-submit (client mode) exited with code %d", code))
+	}
+	creds, err := newK8sCreds(a.master, a.conf, o.Getenv, o.InClusterDir)
+	if err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	w := &driverWatch{
+		creds: creds, ns: a.namespace(), pod: a.driverPodName(time.Now()),
+		container: a.conf["spark.kubernetes.driver.podTemplateContainerName"],
+		o:         o, now: time.Now,
+	}
+	if g := a.conf["spark.kubernetes.appKillPodDeletionGracePeriod"]; g != "" {
+		if n, err := ParseGracePeriod(g); err == nil {
+			w.deleteGrace = &n
+		}
+	}
+	if err := w.reload(); err != nil {
+		res.Reason = reasonUnauthorized
+		return errdefs.New(errdefs.Denied, err)
+	}
+	w.logs = apiLogs{client: func() kubernetes.Interface { return w.client }}
+	res.Namespace, res.Pod, res.SubmissionID = w.ns, w.pod, w.ns+":"+w.pod
+	switch o.Via {
+	case "":
+	case "operator":
+		return w.runOperator(ctx, a, res)
+	default:
+		return errdefs.Errorf(errdefs.BadArgument, "--via %q: must be operator or empty", o.Via)
+	}
+
+	subArgs := a.withConf(
+		"spark.kubernetes.submission.waitAppCompletion", "false",
+		"spark.kubernetes.driver.pod.name", w.pod,
+	)
+	w.progressf("submitting %s with %s", res.SubmissionID, o.SparkSubmit)
+	code, tail, err := runSparkSubmit(ctx, o, subArgs)
+	if err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	if ctx.Err() != nil {
+		return w.interrupted(ctx, res)
+	}
+	if code != 0 {
+		res.SparkSubmitExitCode = &code
+		res.LogTail = tail
+		res.Reason = reasonSubmitFailed
+		return sparkSubmitFailed(o.SparkSubmit, code, tail)
+	}
+	now := w.now()
+	res.Timings.Submitted = &now
+	return w.run(ctx, res)
+}
+
+// sparkSubmitFailed classifies a failed spark-submit by its output.
+func sparkSubmitFailed(bin string, code int, tail []string) error {
+	out := redact.Line(strings.Join(tail, "\n"))
+	ec := errdefs.BadArgument // the submission was rejected: conf or argv
+	switch {
+	case containsAny(out, "Forbidden", "Unauthorized", " 401", " 403"):
+		ec = errdefs.Denied
+	case containsAny(out, "UnknownHostException", "Connection refused", "ConnectException", "connect timed out", "SSLHandshakeException"):
+		ec = errdefs.Unavailable
+	}
+	return errdefs.Errorf(ec, "%s exited with code %d; its last output:\n%s", bin, code, out)
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// runSparkSubmit runs spark-submit with its output on stderr, and returns its
+// exit code and last output lines. err is set only when it could not start.
+func runSparkSubmit(ctx context.Context, o *Options, args []string) (int, []string, error) {
+	cmd := exec.CommandContext(ctx, o.SparkSubmit, args...)
+	cmd.Env = o.Env
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	tail := &tailWriter{max: 200}
+	var w io.Writer = tail
+	if !o.Quiet {
+		// Its output is streamed redacted, as the tail is (finding 10).
+		lw := redact.NewLineWriter(o.Stderr)
+		defer lw.Close()
+		w = io.MultiWriter(lw, tail)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, tail.lines(), nil
+	case errors.As(err, &ee):
+		code := ee.ExitCode()
+		if code < 0 {
+			code = 128 + int(syscall.SIGTERM)
+		}
+		return code, tail.lines(), nil
+	}
+	return 0, nil, fmt.Errorf("running spark-submit %s: %w", o.SparkSubmit, err)
+}
+
+// tailWriter keeps the last max lines written to it.
+type tailWriter struct {
+	mu   sync.Mutex
+	max  int
+	buf  []string
+	part []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.part = append(t.part, p...)
+	for {
+		i := bytes.IndexByte(t.part, '\n')
+		if i < 0 {
+			break
+		}
+		t.buf = append(t.buf, string(t.part[:i]))
+		t.part = t.part[i+1:]
+		if len(t.buf) > t.max {
+			t.buf = t.buf[len(t.buf)-t.max:]
+		}
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]string{}, t.buf...)
+	if len(t.part) > 0 {
+		out = append(out, string(t.part))
+	}
+	for i, l := range out {
+		out[i] = redact.Line(l)
+	}
+	return out
+}
+
+// driverWatch polls one driver pod to its end.
+type driverWatch struct {
+	creds       *k8sCreds // nil: client is fixed (unit tests)
+	client      kubernetes.Interface
+	logs        logSource
+	ns, pod     string
+	container   string // driver container name; "" = spark-kubernetes-driver
+	o           *Options
+	now         func() time.Time
+	deleteGrace *int64
+
+	lastProgress string
+}
+
+// reload builds a client from the credentials, read afresh.
+func (w *driverWatch) reload() error {
+	if w.creds == nil {
+		return nil
+	}
+	cfg, err := w.creds.Config()
+	if err != nil {
+		return fmt.Errorf("credentials from %s: %w", w.creds.Source(), err)
+	}
+	cfg.Timeout = apiCallTimeout
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("client for %s: %w", redact.URL(cfg.Host), err)
+	}
+	w.client = cs
+	return nil
+}
+
+func (w *driverWatch) source() string {
+	if w.creds == nil {
+		return "the configured client"
+	}
+	return w.creds.Source()
+}
+
+func (w *driverWatch) progressf(format string, args ...any) {
+	if w.o.Quiet {
+		return
+	}
+	fmt.Fprintf(w.o.Stderr, "prebake: "+format+"\n", args...)
+}
+
+func (w *driverWatch) jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.9 + 0.2*rand.Float64()))
+}
+
+// pollState is what run remembers between polls.
+type pollState struct {
+	seen       bool
+	lastPhase  corev1.PodPhase
+	stuckSince time.Time
+	logs       logFollower
+	logErr     bool
+	execOff    bool            // listing executors is not allowed
+	execSeen   map[string]bool // executor pods already reported
+}
+
+// run polls the driver pod with Get every PollInterval until it ends. No
+// watch is used, and completion is never inferred from an error.
+func (w *driverWatch) run(ctx context.Context, res *Result) error {
+	submitted := w.now()
+	var (
+		st    pollState
+		retry apiRetry
+	)
+	for {
+		getCtx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+		pod, err := w.client.CoreV1().Pods(w.ns).Get(getCtx, w.pod, metav1.GetOptions{})
+		cancel()
+		if ctx.Err() != nil {
+			return w.interrupted(ctx, res)
+		}
+		wait := w.jitter(w.o.PollInterval)
+		switch {
+		case err == nil:
+			retry = apiRetry{}
+			st.seen = true
+			if done, derr := w.observe(ctx, pod, res, &st); done {
+				return derr
+			}
+		case apierrors.IsNotFound(err):
+			retry = apiRetry{}
+			if st.seen {
+				res.Phase, res.Reason = "Deleted", reasonDeleted
+				return errdefs.DriverError(fmt.Errorf("driver pod %s/%s was deleted while %s, before its driver container terminated", w.ns, w.pod, st.lastPhase))
+			}
+			if w.now().Sub(submitted) >= w.o.NotFoundGrace {
+				res.Phase, res.Reason = "NotFound", reasonNotFound
+				return errdefs.Errorf(errdefs.NotFound, "driver pod %s/%s not found %s after spark-submit returned", w.ns, w.pod, w.o.NotFoundGrace)
+			}
+		default:
+			if wait, err = w.failed(&retry, err, "driver pod "+w.ns+"/"+w.pod, res); err != nil {
+				return err
+			}
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
+			return w.interrupted(ctx, res)
+		}
+	}
+}
+
+// apiRetry counts the consecutive failures of a poll loop.
+type apiRetry struct {
+	authFails int
+	errStreak int
+	errSince  time.Time
+}
+
+// failed handles a failed poll of what: a 401/403 re-reads the credentials
+// and is retried authRetries times (then 77); 5xx and network errors are
+// retried with backoff for APIRetryTimeout (then 69). It returns the wait
+// before the next poll, or the final error.
+func (w *driverWatch) failed(r *apiRetry, err error, what string, res *Result) (time.Duration, error) {
+	if isAuthError(err) {
+		r.authFails++
+		if r.authFails > authRetries {
+			res.Reason = reasonUnauthorized
+			return 0, errdefs.Errorf(errdefs.Denied, "the API server refused the submission's credentials (%s) %d times in a row: %w", w.source(), r.authFails, err)
+		}
+		w.progressf("%v; re-reading credentials from %s (attempt %d of %d)", err, w.source(), r.authFails, authRetries)
+		if rerr := w.reload(); rerr != nil {
+			w.progressf("%v", rerr)
+		}
+		return time.Duration(r.authFails) * min(time.Second, w.o.PollInterval), nil
+	}
+	r.authFails = 0
+	r.errStreak++
+	if r.errSince.IsZero() {
+		r.errSince = w.now()
+	}
+	if w.now().Sub(r.errSince) >= w.o.APIRetryTimeout {
+		res.Reason = reasonUnavailable
+		return 0, errdefs.Errorf(errdefs.Unavailable, "API server unavailable for %s (%d failed polls of %s): %w", w.o.APIRetryTimeout, r.errStreak, what, err)
+	}
+	w.progressf("polling %s: %v (retrying)", what, err)
+	back := time.Duration(250*(1<<min(r.errStreak, 8))) * time.Millisecond
+	return w.jitter(min(back, w.o.PollInterval)), nil
+}
+
+func isAuthError(err error) bool {
+	return apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) || errors.Is(err, errCredentials)
+}
+
+// sleepCtx is submit.Sleep.
+func sleepCtx(ctx context.Context, d time.Duration) error { return submit.Sleep(ctx, d) }
+
+// driverStatus returns the driver container's status, or nil.
+func (w *driverWatch) driverStatus(pod *corev1.Pod) *corev1.ContainerStatus {
+	name := w.driverContainer(pod)
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+func (w *driverWatch) driverContainer(pod *corev1.Pod) string {
+	name := w.container
+	if name == "" {
+		name = "spark-kubernetes-driver"
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == name {
+			return name
+		}
+	}
+	if len(pod.Spec.Containers) > 0 {
+		return pod.Spec.Containers[0].Name
+	}
+	return name
+}
+
+// observe looks at one Get of the pod; done reports the end of the run.
+func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result, st *pollState) (bool, error) {
+	now := w.now()
+	st.lastPhase = pod.Status.Phase
+	res.Phase = string(pod.Status.Phase)
+	cs := w.driverStatus(pod)
+	w.reportProgress(pod, cs)
+	if pod.Status.Phase != corev1.PodPending {
+		w.checkExecutors(ctx, pod, res, st)
+	}
+
+	// The driver container's own result, as spark-operator reads it:
+	// sidecars may keep the pod Running after the driver ended.
+	if cs != nil && cs.State.Terminated != nil {
+		t := cs.State.Terminated
+		code := int(t.ExitCode)
+		res.DriverExitCode, res.Reason = &code, t.Reason
+		res.Containers = containerResults(pod)
+		msg := fmt.Sprintf("driver container %s terminated with exit code %d", cs.Name, code)
+		if t.Reason != "" {
+			msg += " (" + t.Reason + ")"
+		}
+		if e := explainExit(code, t.Reason); e != "" {
+			msg += ": " + e
+		}
+		res.Message = msg
+		err := driverExit(code, msg)
+		if err != nil {
+			res.Message = err.Error()
+			w.fillLogTail(ctx, pod, res)
+		}
+		return true, err
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		res.Containers = containerResults(pod)
+		zero := 0
+		res.DriverExitCode, res.Reason = &zero, "Completed"
+		res.Message = "driver pod succeeded"
+		return true, nil
+	case corev1.PodFailed:
+		res.Containers = containerResults(pod)
+		res.Reason = pod.Status.Reason
+		if res.Reason == "" {
+			res.Reason = "Failed"
+		}
+		w.fillLogTail(ctx, pod, res)
+		return true, errdefs.DriverError(fmt.Errorf("driver pod %s/%s failed (%s) with no driver container exit code: %s", w.ns, w.pod, res.Reason, oneLine(pod.Status.Message)))
+	}
+	if cs != nil && cs.State.Running != nil {
+		if res.Timings.Running == nil {
+			res.Timings.Running = &now
+		}
+		st.stuckSince = time.Time{}
+		return w.followLogs(ctx, pod, res, st)
+	}
+	if pod.DeletionTimestamp != nil {
+		return false, nil // being deleted: wait for the container's end or the pod's removal
+	}
+	reason, msg := stuckReason(pod, cs)
+	if st.stuckSince.IsZero() {
+		st.stuckSince = now
+	}
+	if w.o.PendingTimeout > 0 && now.Sub(st.stuckSince) >= w.o.PendingTimeout {
+		res.Reason = reason
+		if res.Reason == "" {
+			res.Reason = reasonPending
+		}
+		res.Containers = containerResults(pod)
+		detail := res.Reason
+		if msg != "" {
+			detail += ": " + oneLine(msg)
+		}
+		err := fmt.Errorf("driver pod %s/%s stuck in %s for %s (--pending-timeout): %s", w.ns, w.pod, pod.Status.Phase, w.o.PendingTimeout, detail)
+		if w.o.KillOnCancel {
+			err = fmt.Errorf("%w; %s", err, w.kill())
+		}
+		return true, errdefs.New(errdefs.Timeout, err)
+	}
+	return false, nil
+}
+
+// checkExecutors records executor pods of the driver's application whose
+// container ended with a non-zero code (they are usually deleted soon after,
+// so this runs on every poll).
+func (w *driverWatch) checkExecutors(ctx context.Context, driver *corev1.Pod, res *Result, st *pollState) {
+	app := driver.Labels["spark-app-selector"]
+	if st.execOff || app == "" {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+	defer cancel()
+	list, err := w.client.CoreV1().Pods(w.ns).List(lctx, metav1.ListOptions{LabelSelector: "spark-role=executor,spark-app-selector=" + app})
+	if err != nil {
+		if isAuthError(err) {
+			st.execOff = true
+			w.progressf("not reporting executor failures: listing pods is not allowed (%v)", err)
+		}
+		return
+	}
+	for _, p := range list.Items {
+		if st.execSeen[p.Name] {
+			continue
+		}
+		f := ExecutorFailure{Pod: p.Name, ExecutorID: p.Labels["spark-exec-id"]}
+		for _, c := range p.Status.ContainerStatuses {
+			if t := c.State.Terminated; t != nil && t.ExitCode != 0 && (c.Name == "spark-kubernetes-executor" || f.ExitCode == nil) {
+				code := int(t.ExitCode)
+				f.ExitCode, f.Reason, f.Explanation = &code, t.Reason, explainExecutorExit(code, t.Reason)
+			}
+		}
+		if f.ExitCode == nil && p.Status.Phase == corev1.PodFailed {
+			f.Reason, f.Explanation = p.Status.Reason, oneLine(p.Status.Message)
+		}
+		if f.ExitCode == nil && f.Reason == "" {
+			continue
+		}
+		if st.execSeen == nil {
+			st.execSeen = map[string]bool{}
+		}
+		st.execSeen[p.Name] = true
+		res.ExecutorFailures = append(res.ExecutorFailures, f)
+		code := "no exit code"
+		if f.ExitCode != nil {
+			code = fmt.Sprintf("exit code %d", *f.ExitCode)
+		}
+		w.progressf("executor %s (%s) failed: %s (%s)", f.ExecutorID, p.Name, code, f.Explanation)
+	}
+}
+
+// stuckReason names why a pod is not running: a waiting container's reason
+// (ImagePullBackOff, ErrImagePull, CreateContainerConfigError,
+// CrashLoopBackOff, ...) or PodScheduled=False (Unschedulable).
+func stuckReason(pod *corev1.Pod, driver *corev1.ContainerStatus) (string, string) {
+	if driver != nil && driver.State.Waiting != nil && driver.State.Waiting.Reason != "" && driver.State.Waiting.Reason != "ContainerCreating" && driver.State.Waiting.Reason != "PodInitializing" {
+		return driver.State.Waiting.Reason, driver.State.Waiting.Message
+	}
+	for _, s := range pod.Status.InitContainerStatuses {
+		if s.State.Waiting != nil && s.State.Waiting.Reason != "" && s.State.Waiting.Reason != "PodInitializing" {
+			return s.State.Waiting.Reason, "init container " + s.Name + ": " + s.State.Waiting.Message
+		}
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			return c.Reason, c.Message
+		}
+	}
+	if driver != nil && driver.State.Waiting != nil && driver.State.Waiting.Reason != "" {
+		return driver.State.Waiting.Reason, driver.State.Waiting.Message
+	}
+	return "", ""
+}
+
+func (w *driverWatch) reportProgress(pod *corev1.Pod, cs *corev1.ContainerStatus) {
+	state := string(pod.Status.Phase)
+	if cs != nil {
+		switch {
+		case cs.State.Waiting != nil:
+			state += " (" + cs.State.Waiting.Reason + ")"
+		case cs.State.Running != nil:
+			state += " (driver running)"
+		}
+	} else if r, _ := stuckReason(pod, nil); r != "" {
+		state += " (" + r + ")"
+	}
+	if state != w.lastProgress {
+		w.lastProgress = state
+		w.progressf("driver %s:%s %s", w.ns, w.pod, state)
+	}
+}
+
+// followLogs reads the new part of the driver log and detects a driver
+// that hangs after SparkContext stopped.
+func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Result, st *pollState) (bool, error) {
+	lctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+	data, err := w.logs.ContainerLog(lctx, w.ns, w.pod, w.driverContainer(pod), st.logs.query())
+	cancel()
+	now := w.now()
+	if err != nil {
+		if !st.logErr && ctx.Err() == nil {
+			st.logErr = true
+			w.progressf("cannot follow the driver log (hung-driver detection is off until it can): %v", err)
+		}
+	} else {
+		st.logErr = false
+		for _, l := range st.logs.feed(data, now) {
+			if w.o.Verbose {
+				fmt.Fprintf(w.o.Stderr, "driver| %s\n", redact.Line(l))
+			}
+		}
+	}
+	f := &st.logs
+	if f.marker == "" || now.Sub(f.markerAt) < w.o.HungGrace {
+		return false, nil
+	}
+	res.Reason = ReasonHung
+	res.Containers = containerResults(pod)
+	msg := fmt.Sprintf("driver hung after SparkContext stopped: %q was logged, and the driver container was still running %s later", f.marker, now.Sub(f.markerAt).Round(time.Second))
+	if w.o.KillHungDriver {
+		msg += "; " + w.kill()
+	} else {
+		msg += "; the driver pod was left running (--kill-hung-driver=false)"
+	}
+	res.Message = msg
+	w.fillLogTail(ctx, pod, res)
+	w.progressf("%s", msg)
+	if f.exitCode != nil {
+		res.DriverExitCode = f.exitCode
+		return true, driverExit(*f.exitCode, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *f.exitCode))
+	}
+	return true, errdefs.Errorf(errdefs.Hung, "%s", msg)
+}
+
+func (w *driverWatch) fillLogTail(ctx context.Context, pod *corev1.Pod, res *Result) {
+	if w.o.LogTail <= 0 || w.logs == nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiCallTimeout)
+	defer cancel()
+	data, err := w.logs.ContainerLog(lctx, w.ns, w.pod, w.driverContainer(pod), logQuery{Tail: int64(w.o.LogTail)})
+	if err != nil {
+		w.progressf("driver log unavailable: %v", err)
+		return
+	}
+	res.LogTail = lastLines(data, w.o.LogTail)
+}
+
+// kill deletes the driver pod (best effort, bounded) and describes what
+// happened.
+func (w *driverWatch) kill() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*apiCallTimeout)
+	defer cancel()
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		err = w.client.CoreV1().Pods(w.ns).Delete(ctx, w.pod, metav1.DeleteOptions{GracePeriodSeconds: w.deleteGrace})
+		if err == nil || apierrors.IsNotFound(err) {
+			return fmt.Sprintf("driver pod %s/%s deleted", w.ns, w.pod)
+		}
+		if sleepCtx(ctx, time.Second) != nil {
+			break
+		}
+	}
+	return fmt.Sprintf("deleting driver pod %s/%s failed: %v", w.ns, w.pod, err)
+}
+
+// interrupted ends a run whose context is done: --timeout (75) or a signal
+// (80). With KillOnCancel the driver pod is deleted.
+func (w *driverWatch) interrupted(ctx context.Context, res *Result) error {
+	extra := ""
+	if w.o.KillOnCancel {
+		extra = w.kill()
+	}
+	return interruptedErr(ctx, res, extra)
+}
+
+func interruptedErr(ctx context.Context, res *Result, extra string) error {
+	what, code := "cancelled", kindCancelled
+	res.Reason = reasonCancelled
+	if errors.Is(context.Cause(ctx), errTimeout) {
+		what, code = "--timeout reached", errdefs.Timeout
+		res.Reason = reasonTimeout
+	}
+	if extra != "" {
+		what += "; " + extra
+	}
+	return errdefs.Errorf(code, "%s", what)
+}
+
+// Backend is the K8s submit.Backend: Submit with Options.
+type Backend struct{ Options Options }
+
+var _ submit.Backend = Backend{}
+
+// Submit runs args (see the package function Submit); the outcome is a
+// *Result.
+func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
+	return Submit(ctx, args, b.Options)
+}
+
+// ParseGracePeriod reads spark.kubernetes.appKillPodDeletionGracePeriod:
+// seconds, with or without an "s" suffix.
+func ParseGracePeriod(v string) (int64, error) {
+	return strconv.ParseInt(strings.TrimSuffix(v, "s"), 10, 64)
+}

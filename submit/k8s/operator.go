@@ -1,0 +1,267 @@
+package k8s
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/prebake/prebake/errdefs"
+)
+
+// sparkAppGVR is kubeflow spark-operator's SparkApplication.
+var sparkAppGVR = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Version: "v1beta2", Resource: "sparkapplications"}
+
+// sparkApplication maps a (rewritten) spark-submit argv to a SparkApplication
+// (spark-semantics §5): the jars go to spec.deps.jars, the Spark conf to
+// spec.sparkConf without the client-side submission credentials, and
+// waitAppCompletion/driver pod naming are left to the operator.
+func sparkApplication(a *k8sArgs, name, sparkVersion string) (*unstructured.Unstructured, error) {
+	if a.resource >= len(a.args) {
+		return nil, fmt.Errorf("no application resource in the spark-submit arguments")
+	}
+	resource := a.args[a.resource]
+	opts := map[string]string{} // value options other than --conf
+	for i := 0; i < a.resource; i++ {
+		k, v, ok := strings.Cut(a.args[i], "=")
+		if !ok && sparkSubmitValueOpts[k] && i+1 < a.resource {
+			v = a.args[i+1]
+			i++
+		}
+		if sparkSubmitValueOpts[k] && k != "--conf" && k != "-c" {
+			opts[k] = v
+		}
+	}
+	appType := "Scala"
+	switch strings.ToLower(path.Ext(resource)) {
+	case ".py":
+		appType = "Python"
+	case ".r":
+		appType = "R"
+	}
+	conf := map[string]any{}
+	for k, v := range a.conf {
+		if strings.HasPrefix(k, "spark.kubernetes.authenticate.submission.") || k == confContext ||
+			k == "spark.kubernetes.submission.waitAppCompletion" {
+			continue
+		}
+		conf[k] = v
+	}
+	driver := map[string]any{}
+	executor := map[string]any{}
+	setRes := func(m map[string]any, key, v string, asInt bool) {
+		if v == "" {
+			return
+		}
+		if asInt {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				m[key] = n
+			}
+			return
+		}
+		m[key] = v
+	}
+	setRes(driver, "cores", opts["--driver-cores"], true)
+	setRes(driver, "memory", opts["--driver-memory"], false)
+	setRes(driver, "serviceAccount", a.conf["spark.kubernetes.authenticate.driver.serviceAccountName"], false)
+	setRes(executor, "cores", opts["--executor-cores"], true)
+	setRes(executor, "memory", opts["--executor-memory"], false)
+	setRes(executor, "instances", opts["--num-executors"], true)
+	spec := map[string]any{
+		"type": appType, "mode": "cluster", "sparkVersion": sparkVersion,
+		"mainApplicationFile": resource,
+		"restartPolicy":       map[string]any{"type": "Never"},
+		"driver":              driver, "executor": executor,
+	}
+	if img := a.conf["spark.kubernetes.container.image"]; img != "" {
+		spec["image"] = img
+	}
+	if a.class != "" {
+		spec["mainClass"] = a.class
+	}
+	if args := a.args[a.resource+1:]; len(args) > 0 {
+		spec["arguments"] = toAny(args)
+	}
+	if len(conf) > 0 {
+		spec["sparkConf"] = conf
+	}
+	deps := map[string]any{}
+	for opt, key := range map[string]string{
+		"--jars": "jars", "--files": "files", "--py-files": "pyFiles", "--archives": "archives",
+		"--packages": "packages", "--exclude-packages": "excludePackages", "--repositories": "repositories",
+	} {
+		if v := opts[opt]; v != "" {
+			deps[key] = toAny(strings.Split(v, ","))
+		}
+	}
+	if len(deps) > 0 {
+		spec["deps"] = deps
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "SparkApplication",
+		"metadata": map[string]any{"name": name, "namespace": a.namespace(), "labels": map[string]any{"app.kubernetes.io/managed-by": "prebake"}},
+		"spec":     spec,
+	}}
+	return u, nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// runOperator creates the SparkApplication and polls
+// status.applicationState until COMPLETED or FAILED. A failed application's
+// exit code is the driver container's when its pod is still there.
+func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) error {
+	name := w.pod // the generated name, without the -driver suffix
+	name = strings.TrimSuffix(name, "-driver")
+	if len(name) > 63 {
+		name = strings.Trim(name[len(name)-63:], "-")
+	}
+	app, err := sparkApplication(a, name, w.o.SparkVersion)
+	if err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	dyn := func() (dynamic.ResourceInterface, error) {
+		cfg, err := w.creds.Config()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Timeout = apiCallTimeout
+		c, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c.Resource(sparkAppGVR).Namespace(w.ns), nil
+	}
+	client, err := dyn()
+	if err != nil {
+		res.Reason = reasonUnauthorized
+		return errdefs.New(errdefs.Denied, fmt.Errorf("credentials from %s: %w", w.source(), err))
+	}
+	res.Pod, res.SubmissionID = "", w.ns+":"+name
+	w.progressf("creating SparkApplication %s/%s", w.ns, name)
+	cctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+	_, err = client.Create(cctx, app, metav1.CreateOptions{})
+	cancel()
+	if err != nil {
+		res.Reason = reasonSubmitFailed
+		return apiError("creating SparkApplication "+w.ns+"/"+name, err)
+	}
+	now := w.now()
+	res.Timings.Submitted = &now
+	kill := func() string {
+		dctx, cancel := context.WithTimeout(context.Background(), apiCallTimeout)
+		defer cancel()
+		if err := client.Delete(dctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("deleting SparkApplication %s/%s failed: %v", w.ns, name, err)
+		}
+		return fmt.Sprintf("SparkApplication %s/%s deleted", w.ns, name)
+	}
+	var (
+		retry      apiRetry
+		lastState  string
+		stuckSince = now
+	)
+	for {
+		gctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+		u, err := client.Get(gctx, name, metav1.GetOptions{})
+		cancel()
+		if ctx.Err() != nil {
+			extra := ""
+			if w.o.KillOnCancel {
+				extra = kill()
+			}
+			return interruptedErr(ctx, res, extra)
+		}
+		wait := w.jitter(w.o.PollInterval)
+		switch {
+		case err == nil:
+			retry = apiRetry{}
+			state, _, _ := unstructured.NestedString(u.Object, "status", "applicationState", "state")
+			msg, _, _ := unstructured.NestedString(u.Object, "status", "applicationState", "errorMessage")
+			if pod, _, _ := unstructured.NestedString(u.Object, "status", "driverInfo", "podName"); pod != "" {
+				w.pod, res.Pod = pod, pod
+			}
+			res.Phase = state
+			if state != lastState {
+				lastState = state
+				w.progressf("SparkApplication %s/%s: %s", w.ns, name, orNA(state))
+			}
+			switch state {
+			case "COMPLETED":
+				zero := 0
+				res.DriverExitCode, res.Reason = &zero, "Completed"
+				return nil
+			case "FAILED", "SUBMISSION_FAILED":
+				res.Reason, res.Message = state, msg
+				return w.operatorFailure(ctx, state, msg, res)
+			case "", "SUBMITTED", "PENDING_RERUN":
+				if w.o.PendingTimeout > 0 && w.now().Sub(stuckSince) >= w.o.PendingTimeout {
+					res.Reason = reasonPending
+					err := fmt.Errorf("SparkApplication %s/%s still %s after %s (--pending-timeout)", w.ns, name, orNA(state), w.o.PendingTimeout)
+					if w.o.KillOnCancel {
+						err = fmt.Errorf("%w; %s", err, kill())
+					}
+					return errdefs.New(errdefs.Timeout, err)
+				}
+			default:
+				stuckSince = w.now()
+				if res.Timings.Running == nil && state == "RUNNING" {
+					t := w.now()
+					res.Timings.Running = &t
+				}
+			}
+		case apierrors.IsNotFound(err):
+			res.Phase, res.Reason = "Deleted", reasonDeleted
+			return errdefs.DriverError(fmt.Errorf("SparkApplication %s/%s was deleted before it completed", w.ns, name))
+		default:
+			if wait, err = w.failed(&retry, err, "SparkApplication "+w.ns+"/"+name, res); err != nil {
+				return err
+			}
+			if c, derr := dyn(); derr == nil {
+				client = c
+			}
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
+			extra := ""
+			if w.o.KillOnCancel {
+				extra = kill()
+			}
+			return interruptedErr(ctx, res, extra)
+		}
+	}
+}
+
+// operatorFailure reads the driver container's exit code when the driver pod
+// is still there; else the failure has no exit code (80).
+func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, res *Result) error {
+	if res.Pod != "" {
+		gctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+		pod, err := w.client.CoreV1().Pods(w.ns).Get(gctx, res.Pod, metav1.GetOptions{})
+		cancel()
+		if err == nil {
+			res.Containers = containerResults(pod)
+			if cs := w.driverStatus(pod); cs != nil && cs.State.Terminated != nil {
+				code := int(cs.State.Terminated.ExitCode)
+				res.DriverExitCode = &code
+				w.fillLogTail(ctx, pod, res)
+				if err := driverExit(code, fmt.Sprintf("SparkApplication %s: driver container exited with code %d (%s)", state, code, cs.State.Terminated.Reason)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return errdefs.DriverError(fmt.Errorf("SparkApplication %s %s: %s", res.SubmissionID, state, orNA(msg)))
+}

@@ -1,0 +1,286 @@
+package k8s
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/prebake/prebake/errdefs"
+)
+
+// IDOptions configures Status and Kill. Credentials come from the
+// kubeconfig ($KUBECONFIG, context spark.kubernetes.context in Conf) or the
+// in-cluster service account, as spark-submit --status/--kill take them.
+type IDOptions struct {
+	Stderr       io.Writer
+	Getenv       func(string) string
+	InClusterDir string
+	// Conf is Spark conf for the credentials
+	// (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context).
+	Conf map[string]string
+	// GracePeriod for kill; nil: the pod's own.
+	GracePeriod *int64
+
+	client kubernetes.Interface // tests
+}
+
+// DriverStatus is one driver pod in `prebake status -o json` (a JSON array).
+type DriverStatus struct {
+	SubmissionID string            `json:"submissionId"`
+	Namespace    string            `json:"namespace"`
+	Pod          string            `json:"pod"`
+	Phase        string            `json:"phase"`
+	Reason       string            `json:"reason,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Node         string            `json:"node,omitempty"`
+	Created      time.Time         `json:"created"`
+	Deleting     bool              `json:"deleting,omitempty"`
+	Containers   []ContainerResult `json:"containers,omitempty"`
+}
+
+// Status returns the state of the driver pods matching id ("ns:pod",
+// "pod", or a glob "ns:prefix*" on pods labelled spark-role=driver), as
+// spark-submit --status reads it; the list is empty, not nil, when none
+// matches, and the error is then errdefs.NotFound. WriteStatusText prints
+// it as spark-submit does.
+func Status(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, error) {
+	pods, err := findDrivers(ctx, master, id, &o)
+	if err != nil {
+		return nil, err
+	}
+	out := []DriverStatus{}
+	for _, p := range pods {
+		out = append(out, driverStatus(p))
+	}
+	if len(pods) == 0 {
+		return out, errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
+	}
+	return out, nil
+}
+
+// WriteStatusText prints Status's result as spark-submit --status does.
+func WriteStatusText(w io.Writer, ss []DriverStatus) {
+	for _, s := range ss {
+		fmt.Fprintf(w, "Application status (driver):\n%s", statusBundle(s))
+	}
+	if len(ss) == 0 {
+		fmt.Fprintln(w, "Application not found.")
+	}
+}
+
+// Kill deletes the driver pods matching id, as spark-submit --kill does.
+// It returns the pods it tried to delete, in order (empty, not nil, when
+// none matched: errdefs.NotFound): Deleting is true for each deleted, and
+// when a deletion fails, the last one is the pod that failed.
+func Kill(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, error) {
+	pods, err := findDrivers(ctx, master, id, &o)
+	if err != nil {
+		return nil, err
+	}
+	tried := []DriverStatus{}
+	if len(pods) == 0 {
+		return tried, errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
+	}
+	for _, p := range pods {
+		st := driverStatus(p)
+		err := withAPIRetry(ctx, func() error {
+			return o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.GracePeriod})
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return append(tried, st), apiError(fmt.Sprintf("deleting %s/%s", p.Namespace, p.Name), err)
+		}
+		st.Deleting = true
+		tried = append(tried, st)
+	}
+	return tried, nil
+}
+
+// Deleted are the pods of Kill's result that were deleted (`kill -o json`:
+// an array, empty when none).
+func Deleted(tried []DriverStatus) []DriverStatus {
+	out := []DriverStatus{}
+	for _, s := range tried {
+		if s.Deleting {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// WriteKillText prints Kill's result as spark-submit --kill does.
+func WriteKillText(w io.Writer, tried []DriverStatus) {
+	for _, s := range tried {
+		fmt.Fprintf(w, "Deleting driver pod: %s.\n", s.Pod)
+	}
+	if len(tried) == 0 {
+		fmt.Fprintln(w, "No applications found.")
+	}
+}
+
+// findDrivers resolves id to pods.
+func findDrivers(ctx context.Context, master, id string, o *IDOptions) ([]corev1.Pod, error) {
+	defNS := "default"
+	if o.client == nil {
+		creds, err := newK8sCreds(master, o.Conf, o.Getenv, o.InClusterDir)
+		if err != nil {
+			return nil, errdefs.New(errdefs.BadArgument, err)
+		}
+		cfg, err := creds.Config()
+		if err != nil {
+			return nil, errdefs.New(errdefs.Denied, fmt.Errorf("credentials from %s: %w", creds.Source(), err))
+		}
+		cfg.Timeout = apiCallTimeout
+		if o.client, err = kubernetes.NewForConfig(cfg); err != nil {
+			return nil, errdefs.New(errdefs.BadArgument, err)
+		}
+		defNS = creds.Namespace()
+	}
+	ns, name, ok := strings.Cut(id, ":")
+	if !ok {
+		ns, name = defNS, id
+	}
+	if name == "" || ns == "" {
+		return nil, errdefs.Errorf(errdefs.BadArgument, "submission ID %q: expected namespace:pod or pod (a trailing * globs)", id)
+	}
+	if prefix, glob := strings.CutSuffix(name, "*"); glob {
+		var list *corev1.PodList
+		err := withAPIRetry(ctx, func() (err error) {
+			list, err = o.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
+			return err
+		})
+		if err != nil {
+			return nil, apiError("listing driver pods in "+ns, err)
+		}
+		var out []corev1.Pod
+		for _, p := range list.Items {
+			if strings.HasPrefix(p.Name, prefix) {
+				out = append(out, p)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out, nil
+	}
+	var p *corev1.Pod
+	err := withAPIRetry(ctx, func() (err error) {
+		p, err = o.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, apiError("getting "+ns+"/"+name, err)
+	}
+	return []corev1.Pod{*p}, nil
+}
+
+// opsRetryBackoff is the wait before each retry of a status/kill API call.
+var opsRetryBackoff = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+
+// withAPIRetry runs call, retrying 5xx, timeouts and network errors with
+// backoff (status and kill are one-shot commands, so the budget is a few
+// seconds). Auth, not-found and other 4xx answers are final.
+func withAPIRetry(ctx context.Context, call func() error) error {
+	err := call()
+	for _, d := range opsRetryBackoff {
+		if err == nil || !transientAPIError(err) {
+			return err
+		}
+		if serr := sleepCtx(ctx, d); serr != nil {
+			return err
+		}
+		err = call()
+	}
+	return err
+}
+
+func transientAPIError(err error) bool {
+	if isAuthError(err) || apierrors.IsNotFound(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsInvalid(err) || apierrors.IsConflict(err) || apierrors.IsMethodNotSupported(err) {
+		return false
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		code := st.Status().Code
+		return code >= 500 || code == 429 || code == 0
+	}
+	return true // connection refused/reset, timeouts
+}
+
+// apiError maps an API error to prebake's exit codes.
+func apiError(what string, err error) error {
+	switch {
+	case isAuthError(err):
+		return errdefs.New(errdefs.Denied, fmt.Errorf("%s: %w", what, err))
+	case apierrors.IsNotFound(err):
+		return errdefs.New(errdefs.NotFound, fmt.Errorf("%s: %w", what, err))
+	}
+	return errdefs.New(errdefs.Unavailable, fmt.Errorf("%s: %w", what, err))
+}
+
+func driverStatus(p corev1.Pod) DriverStatus {
+	return DriverStatus{
+		SubmissionID: p.Namespace + ":" + p.Name,
+		Namespace:    p.Namespace, Pod: p.Name,
+		Phase: string(p.Status.Phase), Reason: p.Status.Reason,
+		Labels: p.Labels, Node: p.Spec.NodeName,
+		Created:    p.CreationTimestamp.Time,
+		Deleting:   p.DeletionTimestamp != nil,
+		Containers: containerResults(&p),
+	}
+}
+
+// statusBundle formats a pod like Spark's LoggingPodStatusWatcher.
+func statusBundle(s DriverStatus) string {
+	var b strings.Builder
+	kv := func(k, v string) { fmt.Fprintf(&b, "\t %s: %s\n", k, v) }
+	kv("pod name", s.Pod)
+	kv("namespace", s.Namespace)
+	var labels []string
+	for k, v := range s.Labels {
+		labels = append(labels, k+" -> "+v)
+	}
+	sort.Strings(labels)
+	kv("labels", strings.Join(labels, ", "))
+	kv("creation time", s.Created.UTC().Format(time.RFC3339))
+	kv("node name", orNA(s.Node))
+	kv("phase", s.Phase)
+	if s.Reason != "" {
+		kv("reason", s.Reason)
+	}
+	if s.Deleting {
+		kv("deletion", "in progress")
+	}
+	for _, c := range s.Containers {
+		kv("container name", c.Name)
+		kv("container state", c.State)
+		if c.ExitCode != nil {
+			kv("exit code", fmt.Sprint(*c.ExitCode))
+		}
+		if c.Reason != "" && c.State == "terminated" {
+			kv("termination reason", c.Reason)
+		} else if c.Reason != "" {
+			kv("reason", c.Reason)
+		}
+		if c.Explanation != "" {
+			kv("explanation", c.Explanation)
+		}
+	}
+	return b.String()
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "N/A"
+	}
+	return s
+}

@@ -1,0 +1,59 @@
+package k8s
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prebake/prebake/internal/exitcode"
+)
+
+// TestSparkSubmitTailRedacted: spark-submit's last lines are shown again by
+// prebake (text summary, JSON logTail, the error); they must not carry the
+// oauthToken, URL userinfo or a presigned signature that spark-submit
+// printed.
+func TestSparkSubmitTailRedacted(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "spark-submit")
+	script := "#!/bin/sh\necho \"args: $*\" >&2\necho 'Exception: https://user:PWINLOG@h.example/x?X-Amz-Signature=SIGINLOG' >&2\nexit 3\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--master", "k8s://https://127.0.0.1:1", "--deploy-mode", "client",
+		"--conf", "spark.kubernetes.authenticate.submission.oauthToken=TOK3NSECRET",
+		"--conf", "spark.kubernetes.container.image=img", "--class", "a.B", "local:///app.jar"}
+	for _, output := range []string{"text", "json"} {
+		t.Run(output, func(t *testing.T) {
+			var stderr bytes.Buffer
+			res, err := Submit(context.Background(), args, Options{
+				SparkSubmit: bin, Quiet: true, LogTail: 10,
+				Stderr: &stderr, Getenv: func(string) string { return "" },
+			})
+			// What `prebake submit` prints: the text form or the JSON.
+			var stdout bytes.Buffer
+			if output == "json" {
+				if jerr := json.NewEncoder(&stdout).Encode(res); jerr != nil {
+					t.Fatal(jerr)
+				}
+			} else {
+				res.WriteText(&stdout, &stderr)
+			}
+			if got := exitcode.Code(err); got != 3 {
+				t.Fatalf("exit %d, want the driver's 3: %v", got, err)
+			}
+			all := stdout.String() + stderr.String() + err.Error()
+			for _, secret := range []string{"TOK3NSECRET", "PWINLOG", "SIGINLOG"} {
+				if strings.Contains(all, secret) {
+					t.Errorf("%s leaked in the %s output:\n%s", secret, output, all)
+				}
+			}
+			if !strings.Contains(all, "oauthToken=xxxxx") || !strings.Contains(all, "https://h.example/x?REDACTED") {
+				t.Errorf("the log tail lost its redacted lines:\n%s", all)
+			}
+		})
+	}
+}

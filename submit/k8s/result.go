@@ -1,0 +1,247 @@
+package k8s
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
+)
+
+// Result is the outcome of a K8s submission. With -o json it is printed to
+// stdout as one object (keys stable; empty ones omitted):
+//
+//	{
+//	  "backend": "k8s",
+//	  "submissionId": "ns:pod",        // as spark-submit prints it
+//	  "namespace": "ns",
+//	  "pod": "my-app-1a2b3c4d5e6f-driver",
+//	  "phase": "Succeeded",            // last pod phase seen: Pending|Running|Succeeded|Failed|Unknown,
+//	                                   // or "Deleted" (pod gone), "NotFound" (never seen), "Submitting"
+//	  "exitCode": 0,                   // prebake's own exit code for this run
+//	  "driverExitCode": 0,             // the driver container's exitCode, or the one SparkContext
+//	                                   // reported for a hung driver (absent when unknown)
+//	  "source": "driver",              // where exitCode comes from: "driver" | "prebake"
+//	  "reason": "Completed",           // container/pod reason (Completed, Error, OOMKilled, Evicted,
+//	                                   // ImagePullBackOff, Unschedulable, ...) or prebake's:
+//	                                   // DriverHung, PendingTimeout, Timeout, Cancelled, PodDeleted,
+//	                                   // PodNotFound, Unauthorized, APIUnavailable, SubmitFailed
+//	  "message": "...",                // one human-readable line
+//	  "containers": [{"name": "spark-kubernetes-driver", "state": "terminated",
+//	                  "exitCode": 137, "reason": "OOMKilled", "explanation": "..."}],
+//	  "logTail": ["..."],              // last --log-tail driver log lines, on failure
+//	  "executorFailures": [{"pod": "...-exec-3", "executorId": "3", "exitCode": 52,
+//	                        "reason": "Error", "explanation": "JVM OOM"}],  // seen during the run
+//	  "sparkSubmitExitCode": 1,        // only when spark-submit itself failed
+//	  "timings": {"started": "RFC3339", "submitted": "...", "running": "...", "finished": "...",
+//	              "submitSeconds": 1.2, "pendingSeconds": 3.4, "runSeconds": 56.7, "totalSeconds": 61.3}
+//	}
+type Result struct {
+	Backend             string            `json:"backend"`
+	SubmissionID        string            `json:"submissionId,omitempty"`
+	Namespace           string            `json:"namespace,omitempty"`
+	Pod                 string            `json:"pod,omitempty"`
+	Phase               string            `json:"phase"`
+	ExitCode            int               `json:"exitCode"`
+	DriverExitCode      *int              `json:"driverExitCode,omitempty"`
+	Source              string            `json:"source"`
+	Reason              string            `json:"reason,omitempty"`
+	Message             string            `json:"message,omitempty"`
+	Containers          []ContainerResult `json:"containers,omitempty"`
+	LogTail             []string          `json:"logTail,omitempty"`
+	ExecutorFailures    []ExecutorFailure `json:"executorFailures,omitempty"`
+	SparkSubmitExitCode *int              `json:"sparkSubmitExitCode,omitempty"`
+	Timings             Timings           `json:"timings"`
+
+	err error // the error carrying ExitCode
+}
+
+// ContainerResult is one container's last state in the driver pod.
+type ContainerResult struct {
+	Name        string `json:"name"`
+	Init        bool   `json:"init,omitempty"`
+	State       string `json:"state"` // waiting|running|terminated|unknown
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Message     string `json:"message,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
+}
+
+// ExecutorFailure is an executor pod (spark-role=executor of the same
+// application) whose container ended with a non-zero code during the run.
+type ExecutorFailure struct {
+	Pod         string `json:"pod"`
+	ExecutorID  string `json:"executorId,omitempty"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
+}
+
+// Timings are submit.Timings.
+type Timings = submit.Timings
+
+// Err is the error for the result: nil on success, else an *errdefs.Error
+// with ExitCode and Source.
+func (r *Result) Err() error { return r.err }
+
+// finish sets the exit code from err (nil: success) and the timings.
+func (r *Result) finish(now time.Time, err error) {
+	r.err = err
+	r.ExitCode = exitcode.Code(err)
+	r.Source = exitcode.SourceOf(err)
+	if err == nil {
+		r.Source = exitcode.SourceDriver
+	}
+	if err != nil && r.Message == "" {
+		r.Message = redact.Line(err.Error())
+	}
+	r.Timings.Finish(now)
+}
+
+// driverExit turns the driver container's exit code into prebake's error.
+// Codes prebake owns (64–125 except 101) cannot be passed through: they
+// become 80 with source "driver", and driverExitCode keeps the real one.
+func driverExit(code int, msg string) error {
+	switch {
+	case code == 0:
+		return nil
+	case code >= 1 && code <= 63, code == 101, code >= 126 && code <= 255:
+		return errdefs.Driver(code, fmt.Errorf("%s", msg))
+	}
+	return errdefs.DriverError(fmt.Errorf("%s (exit code %d is outside the pass-through range)", msg, code))
+}
+
+// explainExit says what a container exit code usually means for Spark.
+func explainExit(code int, reason string) string {
+	var s []string
+	if reason == "OOMKilled" {
+		s = append(s, "the container exceeded its memory limit (raise spark.driver.memoryOverhead or the limit)")
+	}
+	switch code {
+	case 1:
+		s = append(s, "uncaught exception in the application's main (see the driver log)")
+	case 10, 50:
+		s = append(s, "uncaught exception")
+	case 52:
+		s = append(s, "JVM OutOfMemoryError")
+	case 53:
+		s = append(s, "DiskStore could not create a temp directory")
+	case 101:
+		s = append(s, "main class not found (check --class and the application jar)")
+	case 124:
+		s = append(s, "driver timed out")
+	case 126:
+		s = append(s, "command not executable")
+	case 127:
+		s = append(s, "command not found in the image")
+	case 137:
+		if reason != "OOMKilled" {
+			s = append(s, "SIGKILL: killed after the termination grace period, or by the kernel OOM killer")
+		}
+	case 139:
+		s = append(s, "SIGSEGV")
+	case 143:
+		s = append(s, "SIGTERM: the pod was deleted, evicted or preempted")
+	case 255:
+		s = append(s, "exit(-1)")
+	}
+	return strings.Join(s, "; ")
+}
+
+// explainExecutorExit is ExecutorPodsLifecycleManager.describeExitCode.
+func explainExecutorExit(code int, reason string) string {
+	s := map[int]string{
+		1: "generic, look at the executor log", 10: "uncaught exception", 50: "uncaught exception",
+		52: "JVM OOM", 53: "DiskStore failed to create a temp dir", 126: "not executable (permissions or architecture)",
+		137: "SIGKILL, possible container OOM", 139: "SIGSEGV", 143: "SIGTERM: deleted, evicted or preempted", 255: "exit(-1)",
+	}[code]
+	if s == "" {
+		s = "unexpected"
+	}
+	if reason == "OOMKilled" {
+		s = "OOMKilled: the container exceeded its memory limit (spark.executor.memoryOverhead)"
+	}
+	return s
+}
+
+// containerResults summarises a pod's init and app container statuses.
+func containerResults(pod *corev1.Pod) []ContainerResult {
+	var out []ContainerResult
+	add := func(st corev1.ContainerStatus, init bool) {
+		c := ContainerResult{Name: st.Name, Init: init, State: "unknown"}
+		switch s := st.State; {
+		case s.Terminated != nil:
+			code := int(s.Terminated.ExitCode)
+			c.State, c.ExitCode, c.Reason, c.Message = "terminated", &code, s.Terminated.Reason, s.Terminated.Message
+			c.Explanation = explainExit(code, s.Terminated.Reason)
+		case s.Running != nil:
+			c.State = "running"
+		case s.Waiting != nil:
+			c.State, c.Reason, c.Message = "waiting", s.Waiting.Reason, s.Waiting.Message
+		}
+		out = append(out, c)
+	}
+	for _, st := range pod.Status.InitContainerStatuses {
+		add(st, true)
+	}
+	for _, st := range pod.Status.ContainerStatuses {
+		add(st, false)
+	}
+	return out
+}
+
+// WriteText prints the result for humans (what `prebake submit` prints
+// without -o json): the summary on stdout and, when the run failed, the
+// container statuses, executor failures and the log tail on stderr.
+func (r *Result) WriteText(stdout, stderr io.Writer) {
+	if r.ExitCode != 0 || r.Reason == ReasonHung {
+		if len(r.Containers) > 0 {
+			fmt.Fprintln(stderr, "Container final statuses:")
+			for _, c := range r.Containers {
+				fmt.Fprintf(stderr, "  %s%s: %s", c.Name, map[bool]string{true: " (init)"}[c.Init], c.State)
+				if c.ExitCode != nil {
+					fmt.Fprintf(stderr, ", exit code %d", *c.ExitCode)
+				}
+				if c.Reason != "" {
+					fmt.Fprintf(stderr, ", reason %s", c.Reason)
+				}
+				if c.Explanation != "" {
+					fmt.Fprintf(stderr, " (%s)", c.Explanation)
+				}
+				if c.Message != "" {
+					fmt.Fprintf(stderr, ": %s", oneLine(c.Message))
+				}
+				fmt.Fprintln(stderr)
+			}
+		}
+		for _, x := range r.ExecutorFailures {
+			fmt.Fprintf(stderr, "Executor %s (%s) failed", x.ExecutorID, x.Pod)
+			if x.ExitCode != nil {
+				fmt.Fprintf(stderr, " with exit code %d", *x.ExitCode)
+			}
+			fmt.Fprintf(stderr, ": %s\n", x.Explanation)
+		}
+		if len(r.LogTail) > 0 {
+			fmt.Fprintf(stderr, "Last %d lines of the driver log:\n", len(r.LogTail))
+			for _, l := range r.LogTail {
+				fmt.Fprintf(stderr, "  | %s\n", l)
+			}
+		}
+	}
+	submit.WriteSummary(stdout, r.SubmissionID, r.Phase, r.ExitCode, r.Source, "", r.Reason, r.Timings)
+}
+
+// oneLine is the first line of s, trimmed, with " ..." when more follow.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " ..."
+	}
+	return s
+}

@@ -1,0 +1,448 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// syncBuf is a goroutine-safe log.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeMaster serves a fake REST server on 127.0.0.1 and returns its
+// host:port.
+func fakeMaster(t *testing.T, h http.Handler) string {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return strings.TrimPrefix(s.URL, "http://")
+}
+
+// refusedAddr is a 127.0.0.1 address nothing listens on.
+func refusedAddr(t *testing.T) string {
+	return fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+}
+
+func fastOpts(log *syncBuf, more ...Option) []Option {
+	return append([]Option{WithEnviron([]string{"SPARK_SCALA_VERSION=2.12"}), WithLog(log),
+		WithPollInterval(5 * time.Millisecond), WithRetry(3, 5*time.Millisecond, 5)}, more...)
+}
+
+func submitArgs(master string) []string {
+	return []string{"--master", master, "--deploy-mode", "cluster", "--class", "com.example.Main",
+		"--jars", "s3a://b/jars/a_b-1.0.jar", "hdfs:///app.jar", "x"}
+}
+
+func states(r *Result) []string {
+	var s []string
+	for _, t := range r.Transitions {
+		s = append(s, t.State)
+	}
+	return s
+}
+
+func TestRestDriverEnds(t *testing.T) {
+	worker := sparkresttest.Step{WorkerID: "worker-1", WorkerHostPort: "10.0.0.5:40000"}
+	tests := []struct {
+		name       string
+		end        sparkresttest.Step
+		wantCode   int
+		wantSource string
+		wantMsg    string
+	}{
+		{"finished", sparkresttest.Step{State: "FINISHED"}, 0, exitcode.SourceDriver, ""},
+		{"failed", sparkresttest.Step{State: "FAILED", Exception: "java.lang.RuntimeException: boom"}, exitcode.DriverFailed, exitcode.SourceDriver, "boom"},
+		{"killed", sparkresttest.Step{State: "KILLED"}, exitcode.DriverFailed, exitcode.SourceDriver, "KILLED"},
+		{"error", sparkresttest.Step{State: "ERROR", Exception: "java.io.FileNotFoundException: hdfs:///app.jar"}, exitcode.DriverFailed, exitcode.SourceDriver, "FileNotFoundException"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := worker
+			run.State = "RUNNING"
+			end := tt.end
+			end.WorkerID, end.WorkerHostPort = worker.WorkerID, worker.WorkerHostPort
+			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, run, end))
+			addr := fakeMaster(t, fake)
+			var log syncBuf
+			res := Submit(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
+			if res.ExitCode != tt.wantCode || res.Source != tt.wantSource {
+				t.Fatalf("exit %d source %s, want %d %s (%v)\nlog:\n%s", res.ExitCode, res.Source, tt.wantCode, tt.wantSource, res.Err(), log.String())
+			}
+			if exitcode.Code(res.Err()) != tt.wantCode {
+				t.Errorf("Err() code %d", exitcode.Code(res.Err()))
+			}
+			if !strings.Contains(res.Message, tt.wantMsg) {
+				t.Errorf("message %q does not contain %q", res.Message, tt.wantMsg)
+			}
+			if diff := cmp.Diff([]string{"SUBMITTED", "RUNNING", tt.end.State}, states(res)); diff != "" {
+				t.Errorf("transitions (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(log.String(), "is RUNNING on worker-1 (10.0.0.5:40000)") {
+				t.Errorf("transition with worker not printed:\n%s", log.String())
+			}
+			if !strings.HasPrefix(res.SubmissionID, "driver-") || res.Timings.Submitted == nil || res.Timings.Running == nil {
+				t.Errorf("result %+v", res)
+			}
+		})
+	}
+}
+
+func TestRestRelaunchingAndUnknownAreNotTerminal(t *testing.T) {
+	fake := sparkresttest.New(sparkresttest.WithScript(
+		sparkresttest.Step{State: "SUBMITTED"},
+		sparkresttest.Step{State: "RUNNING", WorkerID: "worker-1"},
+		sparkresttest.Step{State: "RELAUNCHING", Polls: 2},
+		sparkresttest.Step{State: "RUNNING", WorkerID: "worker-2"},
+		sparkresttest.Step{State: "UNKNOWN", Polls: 3},
+		sparkresttest.Step{State: "RUNNING", WorkerID: "worker-2"},
+		sparkresttest.Step{State: "FINISHED", WorkerID: "worker-2"},
+	))
+	var log syncBuf
+	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %v\n%s", res.ExitCode, res.Err(), log.String())
+	}
+	want := []string{"SUBMITTED", "RUNNING", "RELAUNCHING", "RUNNING", "UNKNOWN", "RUNNING", "FINISHED"}
+	if diff := cmp.Diff(want, states(res)); diff != "" {
+		t.Errorf("transitions (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"supervised driver restarting", "master recovering"} {
+		if !strings.Contains(log.String(), s) {
+			t.Errorf("log lacks %q:\n%s", s, log.String())
+		}
+	}
+}
+
+func TestRestStandbyMovesToNextMaster(t *testing.T) {
+	standby := sparkresttest.New(sparkresttest.WithStandby())
+	alive := sparkresttest.New()
+	m1, m2 := fakeMaster(t, standby), fakeMaster(t, alive)
+	var log syncBuf
+	res := Submit(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
+	if res.ExitCode != 0 || res.RestURL != "http://"+m2 {
+		t.Fatalf("exit %d via %s: %v", res.ExitCode, res.RestURL, res.Err())
+	}
+	if got := len(standby.Requests()); got != 1 {
+		t.Errorf("standby got %d requests, want 1 (the create; polls stick to the leader)", got)
+	}
+	// Every master a standby: no ALIVE master, exit 69.
+	res = Submit(context.Background(), submitArgs("spark://"+m1+","+m1), fastOpts(&log)...)
+	if !errors.Is(res.Err(), ErrNoAliveMaster) || res.ExitCode != exitcode.Unavailable {
+		t.Errorf("all standby: %v (exit %d)", res.Err(), res.ExitCode)
+	}
+	// A status query on a standby also moves on.
+	id := "driver-20260101000000-0007"
+	alive.AddDriver(id, sparkresttest.Step{State: "RUNNING"})
+	r, err := Status(context.Background(), "spark://"+m1+","+m2, id, fastOpts(&log)...)
+	if err != nil || r.DriverState != "RUNNING" {
+		t.Errorf("status via standby: %v %+v", err, r)
+	}
+}
+
+func TestRestRefusedMovesToNextMaster(t *testing.T) {
+	var log syncBuf
+	m2 := fakeMaster(t, sparkresttest.New())
+	res := Submit(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %v", res.ExitCode, res.Err())
+	}
+}
+
+func TestRestDisabled(t *testing.T) {
+	// Nothing on the REST port of either master, or something that is not
+	// a REST server (the RPC port, a web UI).
+	notREST := fakeMaster(t, http.NotFoundHandler())
+	rpc, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rpc.Close()
+	go func() {
+		for {
+			c, err := rpc.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte{0, 0, 0, 0x10, 0xde, 0xad})
+			c.Close()
+		}
+	}()
+	// An RPC port that reads the request and hangs up: the request may have
+	// been handled, so it is not repeated, and the hint names the REST port.
+	hangup, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hangup.Close()
+	go func() {
+		for {
+			c, err := hangup.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Read(make([]byte, 4096))
+			c.Close()
+		}
+	}()
+	var log syncBuf
+	res := Submit(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
+	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || !strings.Contains(res.Message, "--rest-port") {
+		t.Errorf("hang-up: exit %d: %v", res.ExitCode, res.Err())
+	}
+	for _, master := range []string{
+		"spark://" + refusedAddr(t) + "," + refusedAddr(t),
+		"spark://" + notREST,
+		"spark://" + rpc.Addr().String(),
+	} {
+		var log syncBuf
+		res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
+		if res.ExitCode != exitcode.Unavailable || !errors.Is(res.Err(), ErrUnavailable) {
+			t.Errorf("%s: exit %d: %v", master, res.ExitCode, res.Err())
+			continue
+		}
+		if !strings.Contains(res.Message, "spark.master.rest.enabled=true") {
+			t.Errorf("%s: no fix in %q", master, res.Message)
+		}
+	}
+}
+
+func TestRestProtocolVersion468(t *testing.T) {
+	var log syncBuf
+	fake := sparkresttest.New(sparkresttest.WithProtocolVersion("v2"))
+	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
+	if !errors.Is(res.Err(), ErrProtocolVersion) || res.ExitCode != exitcode.Unavailable {
+		t.Fatalf("exit %d: %v", res.ExitCode, res.Err())
+	}
+	for _, s := range []string{"HTTP 468", "protocol v1", "speaks v2", "Unknown protocol version 'v1'"} {
+		if !strings.Contains(res.Message, s) {
+			t.Errorf("message %q lacks %q", res.Message, s)
+		}
+	}
+	if res.Reason != "ProtocolVersion" {
+		t.Errorf("reason %q", res.Reason)
+	}
+}
+
+func TestRestMissingField400(t *testing.T) {
+	var log syncBuf
+	fake := sparkresttest.New()
+	c, err := NewClient("spark://"+fakeMaster(t, fake), fastOpts(&log)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := BuildCreateRequest(submitArgs("spark://m:7077"), WithEnviron(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.MainClass = nil // what a jar without --class would send
+	_, err = c.Create(context.Background(), req)
+	if !errors.Is(err, ErrRejected) || exitcode.Code(err) != exitcode.DataErr {
+		t.Fatalf("err %v (exit %d)", err, exitcode.Code(err))
+	}
+	if !strings.Contains(err.Error(), "HTTP 400") || !strings.Contains(err.Error(), "Main class is missing.") || strings.Contains(err.Error(), "\tat ") {
+		t.Errorf("message %q", err.Error())
+	}
+}
+
+func TestRestUnknownAndEvictedID(t *testing.T) {
+	var log syncBuf
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
+	var mu sync.Mutex
+	polls := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/status/") {
+			mu.Lock()
+			polls++
+			if polls == 3 {
+				fake.Evict(r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:])
+			}
+			mu.Unlock()
+		}
+		fake.ServeHTTP(w, r)
+	})
+	master := "spark://" + fakeMaster(t, h)
+	res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
+	if res.ExitCode != exitcode.NotFound || res.Reason != "Evicted" || !strings.Contains(res.Message, "after it was RUNNING") {
+		t.Errorf("evicted: exit %d reason %s: %s", res.ExitCode, res.Reason, res.Message)
+	}
+	res = Attach(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...)
+	if res.ExitCode != exitcode.NotFound || res.Reason != "NotFound" || !errors.Is(res.Err(), ErrSubmissionNotFound) {
+		t.Errorf("unknown: exit %d reason %s: %v", res.ExitCode, res.Reason, res.Err())
+	}
+	if _, err := Status(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...); exitcode.Code(err) != exitcode.NotFound {
+		t.Errorf("status of unknown id: %v", err)
+	}
+}
+
+func TestRestDroppedConnectionMidPoll(t *testing.T) {
+	var log syncBuf
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FINISHED"}))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/status/") && len(fake.Requests()) == 3 {
+			fake.DropStatus(3) // the connection drops three times in a row, mid-run
+		}
+		fake.ServeHTTP(w, r)
+	})
+	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log)...)
+	if res.ExitCode != 0 || res.State != "FINISHED" {
+		t.Fatalf("exit %d state %s: %v\n%s", res.ExitCode, res.State, res.Err(), log.String())
+	}
+	// Go's transport silently retries a GET once on a reused connection
+	// that drops, so 2 or 3 of the 3 drops surface as failed polls.
+	if n := strings.Count(log.String(), "polling "+res.SubmissionID+" failed"); n < 2 {
+		t.Errorf("%d failed polls logged, want 2 or 3:\n%s", n, log.String())
+	}
+	// Too many failures in a row: the state is unknown, never "finished".
+	fake2 := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
+	h2 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/status/") {
+			fake2.DropStatus(1)
+		}
+		fake2.ServeHTTP(w, r)
+	})
+	res = Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, h2)), fastOpts(&log)...)
+	if res.ExitCode != exitcode.Unavailable || !strings.Contains(res.Message, "state is unknown") {
+		t.Errorf("exit %d: %s", res.ExitCode, res.Message)
+	}
+}
+
+func TestRestTimeout(t *testing.T) {
+	var log syncBuf
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
+	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
+	if res.ExitCode != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
+		t.Fatalf("exit %d reason %s: %s", res.ExitCode, res.Reason, res.Message)
+	}
+	for _, r := range fake.Requests() {
+		if strings.Contains(r.Path, "/kill/") {
+			t.Errorf("a timeout killed the driver")
+		}
+	}
+}
+
+func TestRestCancelKills(t *testing.T) {
+	for _, kill := range []bool{true, false} {
+		t.Run(fmt.Sprint("kill=", kill), func(t *testing.T) {
+			var log syncBuf
+			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
+			ctx, cancel := context.WithCancel(context.Background())
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fake.ServeHTTP(w, r)
+				if strings.Contains(r.URL.Path, "/status/") {
+					cancel() // SIGINT while RUNNING
+				}
+			})
+			res := Submit(ctx, submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log, WithKillOnCancel(kill))...)
+			if res.Reason != "Cancelled" || res.ExitCode != exitcode.DriverFailed || res.Source != exitcode.SourcePrebake {
+				t.Fatalf("exit %d reason %s source %s: %s", res.ExitCode, res.Reason, res.Source, res.Message)
+			}
+			var kills []string
+			for _, r := range fake.Requests() {
+				if strings.HasPrefix(r.Path, "/v1/submissions/kill/") {
+					kills = append(kills, r.Method+" "+r.Path)
+				}
+			}
+			var want []string
+			if kill {
+				want = []string{"POST /v1/submissions/kill/" + res.SubmissionID}
+				if !strings.Contains(res.Message, "Kill request for "+res.SubmissionID+" submitted") {
+					t.Errorf("message %q", res.Message)
+				}
+			}
+			if diff := cmp.Diff(want, kills); diff != "" {
+				t.Errorf("kills (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRestMesos(t *testing.T) {
+	tests := []struct {
+		task string
+		code int
+	}{{"TASK_FINISHED", 0}, {"TASK_FAILED", exitcode.DriverFailed}, {"TASK_KILLED", exitcode.DriverFailed}}
+	for _, tt := range tests {
+		t.Run(tt.task, func(t *testing.T) {
+			var log syncBuf
+			msg := "task_id {\n  value: \"driver-x\"\n}\nstate: " + tt.task + "\n"
+			fake := sparkresttest.New(sparkresttest.WithMode(sparkresttest.Mesos), sparkresttest.WithScript(
+				sparkresttest.Step{State: "QUEUED"}, sparkresttest.Step{State: "RUNNING", Message: "state: TASK_RUNNING"},
+				sparkresttest.Step{State: "RETRYING", Message: "state: TASK_LOST"}, sparkresttest.Step{State: "FINISHED", Message: msg}))
+			args := []string{"--master", "mesos://" + fakeMaster(t, fake), "--deploy-mode", "cluster", "--class", "C", "http://h/app.jar"}
+			res := Submit(context.Background(), args, fastOpts(&log)...)
+			if res.ExitCode != tt.code || res.TaskState != tt.task || res.Reason != tt.task {
+				t.Fatalf("exit %d task %s reason %s: %v\n%s", res.ExitCode, res.TaskState, res.Reason, res.Err(), log.String())
+			}
+			if diff := cmp.Diff([]string{"QUEUED", "RUNNING", "RETRYING", "FINISHED"}, states(res)); diff != "" {
+				t.Errorf("transitions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRestStatusAndKill(t *testing.T) {
+	var log syncBuf
+	fake := sparkresttest.New()
+	master := "spark://" + fakeMaster(t, fake)
+	id := "driver-20261129101010-0001"
+	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", WorkerID: "worker-9"})
+	r, err := Status(context.Background(), master, id, fastOpts(&log)...)
+	if err != nil || r.DriverState != "RUNNING" || r.WorkerID != "worker-9" {
+		t.Fatalf("status: %v %+v", err, r)
+	}
+	if _, err := Kill(context.Background(), master, id, fastOpts(&log)...); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+	r, err = Status(context.Background(), master, id, fastOpts(&log)...)
+	if err != nil || r.DriverState != "KILLED" {
+		t.Errorf("after kill: %v %+v", err, r)
+	}
+	_, err = Kill(context.Background(), master, id, fastOpts(&log)...)
+	if exitcode.Code(err) != exitcode.NotFound || !strings.Contains(err.Error(), "has already finished or does not exist") {
+		t.Errorf("second kill: %v", err)
+	}
+}
+
+func TestRestAttach(t *testing.T) {
+	var log syncBuf
+	fake := sparkresttest.New()
+	id := "driver-20261129101010-0002"
+	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FAILED"})
+	res := Attach(context.Background(), "spark://"+fakeMaster(t, fake), id, fastOpts(&log)...)
+	if res.ExitCode != exitcode.DriverFailed || res.SubmissionID != id || res.State != "FAILED" {
+		t.Fatalf("exit %d: %+v", res.ExitCode, res)
+	}
+	for _, r := range fake.Requests() {
+		if r.Method != http.MethodGet {
+			t.Errorf("attach sent %s %s", r.Method, r.Path)
+		}
+	}
+}

@@ -1,0 +1,399 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
+)
+
+// Result is the outcome of a REST submission (or of following one).
+// With -o json it is printed to stdout as one object (keys stable; empty
+// ones omitted):
+//
+//	{
+//	  "backend": "rest",
+//	  "submissionId": "driver-20261129101010-0001",
+//	  "master": "spark://m1:7077,m2:7077",  // as given (no credentials)
+//	  "restUrl": "http://m2:6066",          // the REST server that answered last
+//	  "state": "FINISHED",                  // last driverState seen: SUBMITTED|RUNNING|RELAUNCHING|UNKNOWN|
+//	                                        // FINISHED|FAILED|KILLED|ERROR (Mesos: QUEUED|RUNNING|RETRYING|FINISHED),
+//	                                        // or "" when nothing was seen
+//	  "taskState": "TASK_FINISHED",         // Mesos: the task state parsed from the status message
+//	  "workerId": "worker-…", "workerHostPort": "10.0.0.5:40000",
+//	  "exitCode": 0,                        // prebake's exit code for this run
+//	  "source": "driver",                   // where exitCode comes from: "driver" | "prebake"
+//	  "reason": "FINISHED",                 // the terminal state (FINISHED, FAILED, KILLED, ERROR, TASK_FAILED…)
+//	                                        // or prebake's: Timeout, Cancelled, NotFound, Evicted,
+//	                                        // Unavailable, SubmitFailed, Rejected, ProtocolVersion
+//	  "message": "...",                     // one human-readable line
+//	  "transitions": [{"state": "RUNNING", "at": "RFC3339", "workerId": "…", "message": "…"}],
+//	  "timings": {"started": "RFC3339", "submitted": "…", "running": "…", "finished": "…",
+//	              "submitSeconds": 0.1, "pendingSeconds": 2, "runSeconds": 30, "totalSeconds": 32.1}
+//	}
+type Result struct {
+	Backend        string       `json:"backend"`
+	SubmissionID   string       `json:"submissionId,omitempty"`
+	Master         string       `json:"master"`
+	RestURL        string       `json:"restUrl,omitempty"`
+	State          string       `json:"state"`
+	TaskState      string       `json:"taskState,omitempty"`
+	WorkerID       string       `json:"workerId,omitempty"`
+	WorkerHostPort string       `json:"workerHostPort,omitempty"`
+	ExitCode       int          `json:"exitCode"`
+	Source         string       `json:"source"`
+	Reason         string       `json:"reason,omitempty"`
+	Message        string       `json:"message,omitempty"`
+	Transitions    []Transition `json:"transitions,omitempty"`
+	Timings        Timings      `json:"timings"`
+
+	err error
+}
+
+// Transition is one driver state change seen while polling.
+type Transition struct {
+	State          string    `json:"state"`
+	At             time.Time `json:"at"`
+	WorkerID       string    `json:"workerId,omitempty"`
+	WorkerHostPort string    `json:"workerHostPort,omitempty"`
+	Message        string    `json:"message,omitempty"`
+}
+
+// Timings are the wall-clock milestones of the run (the same shape as
+// the K8s backend's, so -o json reads alike).
+type Timings = submit.Timings
+
+// Err is nil on success, else an *errdefs.Error with ExitCode and Source.
+func (r *Result) Err() error { return r.err }
+
+func (r *Result) finish(now time.Time, reason string, err error) *Result {
+	r.err = err
+	r.ExitCode = exitcode.Code(err)
+	r.Source = exitcode.SourceOf(err)
+	if err == nil {
+		r.Source = exitcode.SourceDriver
+	}
+	if reason != "" {
+		r.Reason = reason
+	}
+	if err != nil {
+		r.Message = redact.String(err.Error())
+	}
+	r.Timings.Finish(now)
+	return r
+}
+
+// WriteText prints the one-line summary to w (stdout), what `prebake
+// submit` prints without -o json.
+func (r *Result) WriteText(w io.Writer) {
+	state := r.State
+	if state == "" {
+		state = "-"
+	}
+	submit.WriteSummary(w, r.SubmissionID, state, r.ExitCode, r.Source, r.TaskState, r.Reason, r.Timings)
+}
+
+var errRestTimeout = errors.New("--timeout reached")
+
+// Submit builds the CreateSubmissionRequest from args (rewritten
+// spark-submit arguments), posts it, and polls the driver to its end. The
+// result's Err carries the exit code: nil for FINISHED, 80 (source driver)
+// for FAILED/KILLED/ERROR, 75 on --timeout; when ctx is cancelled
+// (SIGINT/SIGTERM) the driver is killed first unless WithKillOnCancel(false).
+func Submit(ctx context.Context, args []string, opts ...Option) *Result {
+	o := makeRestOptions(opts)
+	res := &Result{Backend: "rest", Timings: Timings{Started: o.now()}}
+	a, err := parseRestArgs(args)
+	if err == nil {
+		res.Master = redact.URL(a.master)
+	}
+	req, err := BuildCreateRequest(args, opts...)
+	if err != nil {
+		return res.finish(o.now(), "SubmitFailed", err)
+	}
+	master := req.SparkProperties["spark.master"]
+	res.Master = redact.URL(master)
+	c, err := NewClient(master, opts...)
+	if err != nil {
+		return res.finish(o.now(), "SubmitFailed", err)
+	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	fmt.Fprintf(o.log, "prebake: submitting %s (%s) to %s\n", req.SparkProperties["spark.app.name"], redact.URL(req.AppResource), strings.Join(c.urls, ","))
+	r, err := c.Create(ctx, req)
+	if r != nil {
+		res.RestURL = r.Master
+	}
+	if err != nil {
+		if ctxErr := c.ctxResult(ctx, res, ""); ctxErr != nil {
+			fmt.Fprintln(o.log, "prebake: interrupted while submitting: the driver may have been submitted; check the master UI")
+			return ctxErr
+		}
+		return res.finish(o.now(), restReason(err, "SubmitFailed"), err)
+	}
+	now := o.now()
+	res.SubmissionID = r.SubmissionID
+	res.Timings.Submitted = &now
+	if r.Message != "" {
+		fmt.Fprintf(o.log, "prebake: %s\n", r.Message)
+	} else {
+		fmt.Fprintf(o.log, "prebake: submitted as %s\n", r.SubmissionID)
+	}
+	return c.follow(ctx, r.SubmissionID, res)
+}
+
+// Attach follows a submission made elsewhere to its end
+// (--status-poll-only), with Submit's exit codes.
+func Attach(ctx context.Context, master, id string, opts ...Option) *Result {
+	o := makeRestOptions(opts)
+	res := &Result{Backend: "rest", SubmissionID: id, Master: redact.URL(master), Timings: Timings{Started: o.now()}}
+	c, err := NewClient(master, opts...)
+	if err != nil {
+		return res.finish(o.now(), "SubmitFailed", err)
+	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	return c.follow(ctx, id, res)
+}
+
+func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.o.timeout > 0 {
+		return context.WithTimeoutCause(ctx, c.o.timeout, errRestTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+func restReason(err error, def string) string {
+	switch {
+	case errors.Is(err, ErrProtocolVersion):
+		return "ProtocolVersion"
+	case errors.Is(err, ErrRejected):
+		return "Rejected"
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrNoAliveMaster), errdefs.KindOf(err) == errdefs.Unavailable:
+		return "Unavailable"
+	}
+	return def
+}
+
+// ctxResult finishes res when ctx is done: a timeout (75), or a
+// cancellation, which kills id first when asked to.
+func (c *Client) ctxResult(ctx context.Context, res *Result, id string) *Result {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if errors.Is(context.Cause(ctx), errRestTimeout) {
+		msg := fmt.Sprintf("--timeout %s reached", c.o.timeout)
+		if id != "" {
+			msg += fmt.Sprintf(" with the driver %s (left running; stop it with: prebake kill %s --master %s)", restOrUnknown(res.State), id, res.Master)
+		}
+		return res.finish(c.o.now(), "Timeout", errdefs.New(errdefs.Timeout, errors.New(msg)))
+	}
+	msg := "cancelled"
+	if id != "" && c.o.killOnCancel {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer cancel()
+		r, err := c.Kill(kctx, id)
+		switch {
+		case err != nil:
+			msg += fmt.Sprintf("; killing %s failed: %v", id, err)
+		default:
+			msg += fmt.Sprintf("; %s", restOrUnknown(r.Message))
+		}
+		fmt.Fprintf(c.o.log, "prebake: %s\n", msg)
+	} else if id != "" {
+		msg += fmt.Sprintf("; the driver %s is left running (--kill-on-cancel=false)", id)
+	}
+	return res.finish(c.o.now(), "Cancelled", errdefs.New(errdefs.DriverFailed, errors.New(msg)))
+}
+
+var restTaskStateRE = regexp.MustCompile(`(?m)^\s*state:\s*(TASK_[A-Z_]+)`)
+
+// follow polls id until a terminal state, ctx's end or too many errors.
+func (c *Client) follow(ctx context.Context, id string, res *Result) *Result {
+	o := c.o
+	fails := 0
+	for {
+		r, err := c.statusRound(ctx, id)
+		if res2 := c.ctxResult(ctx, res, id); res2 != nil {
+			return res2
+		}
+		if err != nil {
+			var def *restDefinitiveError
+			if errors.As(err, &def) {
+				return res.finish(o.now(), restReason(err, "Rejected"), err)
+			}
+			fails++
+			if fails >= o.maxPollErrors {
+				last := "no state seen yet"
+				if res.State != "" {
+					last = "last seen " + res.State
+				}
+				return res.finish(o.now(), "Unavailable", errdefs.New(errdefs.Unavailable,
+					fmt.Errorf("driver %s: its state is unknown (%s) after %d failed polls: %w", id, last, fails, err)))
+			}
+			d := c.backoffFor(fails)
+			fmt.Fprintf(o.log, "prebake: polling %s failed (%d/%d): %s; retrying in %s\n", id, fails, o.maxPollErrors, restRedactErr(err), d.Round(time.Millisecond))
+			if submit.Sleep(ctx, d) != nil {
+				return c.ctxResult(ctx, res, id)
+			}
+			continue
+		}
+		fails = 0
+		res.RestURL = r.Master
+		if !r.OK() {
+			if res.State == "" {
+				return res.finish(o.now(), "NotFound", errdefs.New(errdefs.NotFound, fmt.Errorf(
+					"%w: %s does not know %s (a wrong id, or a completed driver evicted past spark.deploy.retainedDrivers=200)", ErrSubmissionNotFound, r.Master, id)))
+			}
+			return res.finish(o.now(), "Evicted", errdefs.New(errdefs.NotFound, fmt.Errorf(
+				"%w: %s forgot %s after it was %s (evicted past spark.deploy.retainedDrivers, or the master restarted without recovery); its final state is unknown",
+				ErrSubmissionNotFound, r.Master, id, res.State)))
+		}
+		c.observe(res, r)
+		if done := c.terminal(res, r); done != nil {
+			return done
+		}
+		d := time.Duration(float64(o.pollInterval) * (0.9 + 0.2*rand.Float64()))
+		if submit.Sleep(ctx, d) != nil {
+			return c.ctxResult(ctx, res, id)
+		}
+	}
+}
+
+// observe records and prints a state transition.
+func (c *Client) observe(res *Result, r *Response) {
+	task := ""
+	if c.mesos {
+		task = restTaskState(r.Message)
+	}
+	if r.DriverState == res.State && r.WorkerID == res.WorkerID && task == res.TaskState {
+		return
+	}
+	now := c.o.now()
+	res.State, res.WorkerID, res.WorkerHostPort, res.TaskState = r.DriverState, r.WorkerID, r.WorkerHostPort, task
+	msg := restFirstLines(r.Message)
+	res.Transitions = append(res.Transitions, Transition{State: r.DriverState, At: now, WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: msg})
+	if r.DriverState == "RUNNING" && res.Timings.Running == nil {
+		res.Timings.Running = &now
+	}
+	line := fmt.Sprintf("prebake: driver %s is %s", r.SubmissionID, r.DriverState)
+	if r.WorkerID != "" {
+		line += " on " + r.WorkerID
+		if r.WorkerHostPort != "" {
+			line += " (" + r.WorkerHostPort + ")"
+		}
+	}
+	switch r.DriverState {
+	case "RELAUNCHING":
+		line += " (supervised driver restarting)"
+	case "UNKNOWN":
+		line += " (master recovering; waiting)"
+	case "RETRYING":
+		line += " (dispatcher retrying)"
+	}
+	if c.mesos && res.TaskState != "" {
+		line += " [" + res.TaskState + "]"
+	} else if msg != "" {
+		line += ": " + msg
+	}
+	fmt.Fprintln(c.o.log, line)
+}
+
+func restTaskState(msg string) string {
+	if m := restTaskStateRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// terminal finishes res when r is a terminal state.
+func (c *Client) terminal(res *Result, r *Response) *Result {
+	now := c.o.now()
+	id := r.SubmissionID
+	detail := restFirstLines(r.Message)
+	if detail != "" {
+		detail = ": " + detail
+	}
+	if c.mesos {
+		if r.DriverState != "FINISHED" {
+			return nil
+		}
+		switch ts := restTaskState(r.Message); ts {
+		case "TASK_FINISHED":
+			return res.finish(now, ts, nil)
+		case "":
+			return res.finish(now, "FINISHED", errdefs.DriverError(fmt.Errorf("driver %s FINISHED without a task state in its message; its outcome is unknown%s", id, detail)))
+		default:
+			return res.finish(now, ts, errdefs.DriverError(fmt.Errorf("driver %s ended with %s", id, ts)))
+		}
+	}
+	switch r.DriverState {
+	case "FINISHED":
+		return res.finish(now, "FINISHED", nil)
+	case "FAILED":
+		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; see its stderr on %s)%s", id, restOrUnknown(r.WorkerHostPort), detail)))
+	case "KILLED":
+		return res.finish(now, "KILLED", errdefs.DriverError(fmt.Errorf("driver %s was KILLED%s", id, detail)))
+	case "ERROR":
+		return res.finish(now, "ERROR", errdefs.DriverError(fmt.Errorf("driver %s ERROR: it could not be launched or run (e.g. a jar could not be fetched)%s", id, detail)))
+	}
+	return nil
+}
+
+// Status asks each master for id's state once (with retries on network
+// errors), as spark-submit --status. An unknown id is exit 66.
+func Status(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
+	c, err := NewClient(master, opts...)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.Status(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !r.OK() {
+		return r, errdefs.New(errdefs.NotFound, fmt.Errorf("%w: %s does not know %s (a wrong id, or a completed driver evicted past spark.deploy.retainedDrivers)", ErrSubmissionNotFound, r.Master, id))
+	}
+	return r, nil
+}
+
+// Kill posts a kill for id, as spark-submit --kill. An unknown or
+// finished id is exit 66.
+func Kill(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
+	c, err := NewClient(master, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.Kill(ctx, id)
+}
+
+// Backend is the standalone/Mesos REST submit.Backend: Submit with Options,
+// or, when AttachID is set, Attach to that submission instead.
+type Backend struct {
+	Options  []Option
+	AttachID string
+	// Master is the master URL, for Attach (Submit reads it from args).
+	Master string
+}
+
+var _ submit.Backend = Backend{}
+
+// Submit runs args (or attaches); the outcome is a *Result.
+func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
+	var res *Result
+	if b.AttachID != "" {
+		res = Attach(ctx, b.Master, b.AttachID, b.Options...)
+	} else {
+		res = Submit(ctx, args, b.Options...)
+	}
+	return res, res.Err()
+}
