@@ -13,7 +13,8 @@ build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/prebake
 
 ## test: unit and integration tests (integration tests start real servers on 127.0.0.1).
-test: build
+## It runs hack/infra.sh first (idempotent; cached by version), so a fresh clone needs nothing else.
+test: infra build
 	PREBAKE_IT=1 $(GO) test -race -timeout 40m ./...
 
 ## unit: tests that need no server.
@@ -38,7 +39,6 @@ demo: build
 		--repositories file://$(CURDIR)/testdata/demo-repo/ \
 		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock \
 		$(DEMO_PACKAGES)
-	@echo "lockfile written to .demo/prebake.lock"
 	$(BIN) bake image --base oci:testdata/base-image:3.5.0 --target oci:.demo/image \
 		--cache $(CURDIR)/.demo/cache --lock .demo/prebake.lock
 	$(BIN) bake s3 --store file://$(CURDIR)/.demo/store \

@@ -26,14 +26,21 @@ type registryFlags struct {
 }
 
 func (f *registryFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.auth, "registry-auth", "", "credentials user:password for the target registry (inspect: REF's registry; default $PREBAKE_REGISTRY_AUTH); other registries use the Docker config ($DOCKER_CONFIG/config.json and its credential helpers)")
+	fs.StringVar(&f.auth, "registry-auth", "", "credentials user:password for the registry pushed to or read (default $PREBAKE_REGISTRY_AUTH); other registries use the Docker config ($DOCKER_CONFIG/config.json and its credential helpers)")
+}
+
+// addJobs adds --jobs, for the commands that push (bake image, submit).
+func (f *registryFlags) addJobs(fs *pflag.FlagSet) {
 	fs.IntVar(&f.jobs, "jobs", 4, "blob uploads in flight")
 }
 
 // options turns the flags into layers options; rep (nil for none) gets the
 // progress lines and bars.
 func (f *registryFlags) options(rep *progress.Reporter) ([]layers.Option, error) {
-	opts := []layers.Option{layers.WithJobs(f.jobs)}
+	var opts []layers.Option
+	if f.jobs > 0 {
+		opts = append(opts, layers.WithJobs(f.jobs))
+	}
 	auth := f.auth
 	if auth == "" {
 		auth = os.Getenv("PREBAKE_REGISTRY_AUTH")
@@ -92,6 +99,7 @@ conflict report against the base's /opt/spark/jars.`,
 	fs := c.Flags()
 	o.resolve.add(fs)
 	o.registry.add(fs)
+	o.registry.addJobs(fs)
 	fs.StringVar(&o.base, "base", "", "base image: registry reference or oci:PATH[:tag]")
 	fs.StringVar(&o.target, "target", "", "target repository (registry reference or oci:PATH); a tag in it is used as --tag")
 	fs.StringVar(&o.tag, "tag", "", "target tag (default: prebake-<hash of base digest, lock hash and options>)")
@@ -165,6 +173,13 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if !g.quiet {
 		printBakeSummary(stderr, res)
 	}
+	if res.Report != nil {
+		// A Scala or Spark mismatch changes the outcome: -q does not hide it.
+		for _, x := range res.Report.Warnings {
+			fmt.Fprintf(stderr, "WARNING (%s): %s\n", x.Kind, x.Message)
+			g.warnings.add(x.Kind + ": " + x.Message)
+		}
+	}
 	fmt.Fprintln(stdout, res.Ref)
 	for _, kv := range conf {
 		fmt.Fprintf(stdout, "%s=%s\n", kv[0], kv[1])
@@ -215,9 +230,6 @@ func printBakeSummary(w io.Writer, r *layers.Result) {
 			state += ", skipped (--skip-provided)"
 		}
 		fmt.Fprintf(w, "conflict: %s (%s) vs base %s (%s): %s\n", c.Coord, c.Version, c.BasePath, c.BaseVersion, state)
-	}
-	for _, x := range rep.Warnings {
-		fmt.Fprintf(w, "WARNING (%s): %s\n", x.Kind, x.Message)
 	}
 }
 

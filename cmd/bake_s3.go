@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
@@ -29,10 +29,15 @@ type s3StoreFlags struct {
 }
 
 func (f *s3StoreFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.store, "store", os.Getenv("PREBAKE_STORE"), "jar store: s3://bucket/prefix or file:///dir (default $PREBAKE_STORE)")
+	fs.StringVar(&f.store, "store", "", "jar store: s3://bucket/prefix or file:///dir (default $PREBAKE_STORE)")
 	fs.StringVar(&f.endpoint, "endpoint", "", "S3 endpoint URL for S3-compatible servers (default: AWS)")
 	fs.BoolVar(&f.pathStyle, "path-style", false, "path-style bucket addressing (endpoint/bucket/key)")
 	fs.StringVar(&f.region, "region", "", "AWS region (default: the AWS config chain, else us-east-1)")
+}
+
+// addConcurrency adds --concurrency, for the commands that upload (bake
+// s3, warm, submit).
+func (f *s3StoreFlags) addConcurrency(fs *pflag.FlagSet) {
 	fs.IntVar(&f.concurrency, "concurrency", 8, "uploads and HEADs in flight")
 }
 
@@ -41,9 +46,15 @@ func (f *s3StoreFlags) add(fs *pflag.FlagSet) {
 // rep (nil reports nothing).
 func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error) {
 	if f.store == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "--store is required (s3://bucket/prefix or file:///dir)")
+		return nil, exitcode.Errorf(exitcode.Usage, "--store is required (s3://bucket/prefix or file:///dir; or store: in prebake.yaml, or $PREBAKE_STORE)")
 	}
-	opts := []s3store.Option{s3store.WithPathStyle(f.pathStyle), s3store.WithRegion(f.region), s3store.WithConcurrency(f.concurrency)}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	opts := []s3store.Option{s3store.WithPathStyle(f.pathStyle), s3store.WithRegion(f.region)}
+	if f.concurrency > 0 {
+		opts = append(opts, s3store.WithConcurrency(f.concurrency))
+	}
 	if f.endpoint != "" {
 		opts = append(opts, s3store.WithEndpoint(f.endpoint))
 	}
@@ -51,6 +62,40 @@ func (f *s3StoreFlags) options(rep *progress.Reporter) ([]s3store.Option, error)
 		opts = append(opts, s3store.WithLogger(rep), s3store.WithProgress(rep))
 	}
 	return opts, nil
+}
+
+// check refuses a store URL without a scheme (bucket/prefix would silently
+// become a local directory) and S3 flags given with a file:// store.
+func (f *s3StoreFlags) check() error {
+	if !strings.Contains(f.store, "://") {
+		return s3store.NoScheme(f.store)
+	}
+	if isFileStore(f.store) && (f.endpoint != "" || f.pathStyle) {
+		return exitcode.Errorf(exitcode.Usage, "--store %s is a local directory: --endpoint and --path-style are for s3:// stores", redact.URL(f.store))
+	}
+	return nil
+}
+
+// s3aConf is the Spark conf that makes s3a:// URLs of an S3-compatible
+// store readable: its endpoint and path-style addressing (nil otherwise).
+func (f *s3StoreFlags) s3aConf(style s3store.URLStyle) map[string]string {
+	if !isS3Store(f.store) || style != s3store.StyleS3A || (f.endpoint == "" && !f.pathStyle) {
+		return nil
+	}
+	c := map[string]string{}
+	if f.endpoint != "" {
+		c["spark.hadoop.fs.s3a.endpoint"] = f.endpoint
+	}
+	if f.pathStyle {
+		c["spark.hadoop.fs.s3a.path.style.access"] = "true"
+	}
+	return c
+}
+
+func isFileStore(store string) bool { return strings.HasPrefix(store, "file:") }
+
+func isS3Store(store string) bool {
+	return strings.HasPrefix(store, "s3://") || strings.HasPrefix(store, "s3a://")
 }
 
 // storeURLFlags choose how the store's jars are named in spark.jars (bake
@@ -62,7 +107,7 @@ type storeURLFlags struct {
 
 func (f *storeURLFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar((*string)(&f.urlStyle), "url-style", string(s3store.StyleS3A), "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
-	fs.DurationVar(&f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
+	durationVar(fs, &f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
 }
 
 // storeOptions are the store flags' options plus the URL lifetime, when
@@ -112,6 +157,7 @@ valid for --expires, which must outlast the job), https (public-read buckets).`,
 	}
 	fs := c.Flags()
 	o.s3.add(fs)
+	o.s3.addConcurrency(fs)
 	o.resolve.add(fs)
 	o.storeURLFlags.add(fs)
 	fs.BoolVar(&o.verify, "verify", false, "on a hit, HEAD every jar and re-upload missing ones")
@@ -172,15 +218,14 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	if !g.quiet {
-		switch {
-		case !strings.HasPrefix(o.s3.store, "s3://"):
-			// file:// stores give file: URLs whatever the style.
-		case o.urlStyle == s3store.StyleS3A:
-			fmt.Fprintln(stderr, "warning: "+s3aWarning)
-		case o.urlStyle == s3store.StylePresigned:
-			fmt.Fprintf(stderr, "warning: presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job\n", o.expires)
-		}
+	switch {
+	case !isS3Store(o.s3.store):
+		// file:// stores give file: URLs whatever the style.
+	case o.urlStyle == s3store.StyleS3A:
+		rep.Warnf("%s", s3aWarning)
+	case o.urlStyle == s3store.StylePresigned:
+		// The expiry changes the outcome: -q does not hide it.
+		rep.Alertf("presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job", o.expires)
 	}
 	value := s3store.JarsValue(urls)
 	if out == "json" {

@@ -39,6 +39,7 @@ func TestBadOutputEveryCommand(t *testing.T) {
 		"lock diff":  {"a.lock", "b.lock"},
 		"sbom":       {"--lock", "prebake.lock"},
 		"why":        {"org.slf4j:slf4j-api", "org.slf4j:slf4j-api:2.0.7"},
+		"init":       {"--", "--master", "local", "--packages", "org.slf4j:slf4j-api:2.0.7", "app.jar"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

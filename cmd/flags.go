@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -27,7 +28,15 @@ type resolveFlags struct {
 	checksumPolicy        resolver.ChecksumPolicy
 }
 
-func (f *resolveFlags) add(fs *pflag.FlagSet) {
+// add defines the resolution flags on fs, except those named in without
+// (warm takes packages and locks from its sets file).
+func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
+	fs := pflag.NewFlagSet("resolve", pflag.ContinueOnError)
+	defer fs.VisitAll(func(fl *pflag.Flag) {
+		if !slices.Contains(without, fl.Name) {
+			into.AddFlag(fl)
+		}
+	})
 	fs.StringArrayVar(&f.packages, "packages", nil, "comma-separated Maven coordinates g:a:v, as spark-submit --packages")
 	fs.StringArrayVar(&f.repositories, "repositories", nil, "comma-separated extra repository URLs (http, https, file; user:pass@ allowed), as spark-submit --repositories")
 	fs.StringArrayVar(&f.excludes, "exclude-packages", nil, "comma-separated g:a (globs allowed) to exclude, as spark-submit --exclude-packages")
@@ -79,4 +88,34 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		CacheDir:              cache,
 		ChecksumPolicy:        f.checksumPolicy,
 	}, nil
+}
+
+// lockRequest is request, except that with no coordinate given and a
+// --lock, the lock's own inputs (packages, excludes, conflict mode) are
+// resolved again: `prebake resolve --lock prebake.lock` refreshes a lock
+// as `bake --lock` reads one. The repositories are the current ones (flags,
+// environment, prebake.yaml), so a refreshed lock matches what submit and
+// rewrite will ask for. fs tells which flags were given.
+func (f *resolveFlags) lockRequest(fs *pflag.FlagSet, what string, extra ...string) (resolver.Request, error) {
+	if f.lock != "" && !hasCoordinate(f.packages) && !hasCoordinate(extra) {
+		lock, err := resolver.ReadLock(f.lock)
+		if err != nil {
+			return resolver.Request{}, err
+		}
+		f.packages = lock.Inputs.Packages
+		if !fs.Changed("exclude-packages") && len(f.excludes) == 0 {
+			f.excludes = lock.Inputs.Excludes
+		}
+		if !fs.Changed("conflict") && lock.Inputs.Conflict != "" {
+			f.conflict = lock.Inputs.Conflict
+		}
+	}
+	req, err := f.request(extra...)
+	if err != nil {
+		return req, err
+	}
+	if !hasCoordinate(req.Packages) {
+		return req, exitcode.Errorf(exitcode.Usage, "%s: no coordinate to resolve; give group:artifact:version as arguments or with --packages, or --lock FILE to resolve a lock's own packages again", what)
+	}
+	return req, nil
 }

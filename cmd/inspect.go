@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/layers"
 )
 
@@ -39,6 +41,9 @@ func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, 
 	if err != nil {
 		return err
 	}
+	if err := checkTransport(ref); err != nil {
+		return err
+	}
 	opts, err := rf.options(nil)
 	if err != nil {
 		return err
@@ -54,6 +59,9 @@ func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, 
 		return enc.Encode(info)
 	}
 	fmt.Fprintln(stdout, info.Ref)
+	if !hasPrebakeAnnotations(info.Annotations) && !g.quiet {
+		fmt.Fprintf(stderr, "%s has no dev.prebake.* annotations: it was not baked by prebake bake image\n", ref)
+	}
 	keys := make([]string, 0, len(info.Annotations))
 	for k := range info.Annotations {
 		keys = append(keys, k)
@@ -70,4 +78,36 @@ func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, 
 		fmt.Fprintf(stdout, "spark.jars=%s\n", strings.Join(urls, ","))
 	}
 	return nil
+}
+
+// checkTransport refuses a reference with no registry host and no oci:
+// prefix: it would silently mean Docker Hub, and is usually a layout
+// directory with oci: forgotten.
+func checkTransport(ref string) error {
+	if strings.HasPrefix(ref, layers.OCIPrefix) {
+		return nil
+	}
+	first, _, hasSlash := strings.Cut(ref, "/")
+	if hasSlash && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return nil
+	}
+	name, _, _ := strings.Cut(ref, "@")
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return exitcode.Errorf(exitcode.Usage, "inspect %s: that is a directory here; an OCI layout is named oci:%s", ref, ref)
+	}
+	if i := strings.LastIndex(name, ":"); i > 0 {
+		if st, err := os.Stat(name[:i]); err == nil && st.IsDir() {
+			return exitcode.Errorf(exitcode.Usage, "inspect %s: %s is a directory here; an OCI layout is named oci:%s", ref, name[:i], ref)
+		}
+	}
+	return exitcode.Errorf(exitcode.Usage, "inspect %s: no registry host; give registry.example.com/REPO[:tag] (docker.io/REPO for Docker Hub) or oci:PATH for a layout", ref)
+}
+
+func hasPrebakeAnnotations(a map[string]string) bool {
+	for k := range a {
+		if strings.HasPrefix(k, "dev.prebake.") {
+			return true
+		}
+	}
+	return false
 }

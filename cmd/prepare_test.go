@@ -31,6 +31,9 @@ func runPrepare(t *testing.T, flags []string, args []string) ([]string, error) {
 	if err := fs.Parse(append(base, flags...)); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := applySettings(fs, "", os.Getenv); err != nil {
+		return nil, err
+	}
 	var stderr bytes.Buffer
 	return prepare(context.Background(), g, f, fs, args, &stderr)
 }

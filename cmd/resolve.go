@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -61,6 +60,8 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
   prebake resolve org.apache.spark:spark-avro_2.12:3.5.0
   # pin the result; later runs with the same inputs read the lock and make no request
   prebake resolve --packages io.delta:delta-spark_2.12:3.2.0 --lock prebake.lock
+  # refresh a lock: resolve its own packages again (with today's repositories) and rewrite it
+  prebake resolve --lock prebake.lock
   # CI: fail (exit 78) when prebake.lock no longer matches the packages
   prebake resolve --packages io.delta:delta-spark_2.12:3.2.0 --lock prebake.lock --frozen -o names
   # the demo repository in this checkout, no network
@@ -72,18 +73,18 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 			if err != nil {
 				return err
 			}
-			req, err := f.request(args...)
+			req, err := f.lockRequest(cmd.Flags(), "resolve", args...)
 			if err != nil {
 				return err
-			}
-			if !hasCoordinate(req.Packages) {
-				return exitcode.Errorf(exitcode.Usage, "resolve: no coordinate to resolve; give group:artifact:version as arguments or with --packages")
 			}
 			rep := g.reporter(cmd.ErrOrStderr())
 			res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
 			rep.Wait()
 			if err != nil {
 				return err
+			}
+			if req.LockPath != "" && !res.FromLock {
+				rep.Printf("lockfile %s written: %d jars, lock %s", req.LockPath, len(res.Lock.Artifacts), res.Lock.Hash())
 			}
 			return printResolve(cmd.OutOrStdout(), out, res)
 		},

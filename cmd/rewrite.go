@@ -41,7 +41,10 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 				}
 				return nil
 			}
-			return cobra.MinimumNArgs(1)(c, args)
+			if len(args) == 0 {
+				return exitcode.Errorf(exitcode.Usage, "rewrite: no spark-submit arguments; give them after --: prebake rewrite [prebake flags] -- --master … app.jar (or --manifest FILE)")
+			}
+			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			out, err := checkOutput(g, "text", "json")
@@ -51,6 +54,11 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 			store := sf.store
 			if imageFrom != "" && store != "" {
 				return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
+			}
+			if store != "" {
+				if err := sf.check(); err != nil {
+					return err
+				}
 			}
 			req, err := rf.request()
 			if err != nil {
@@ -71,7 +79,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 				opts = append(opts, submit.WithImage(imageFrom))
 			}
 			if store != "" {
-				t.Store = store
+				t.Store, t.StoreConf = store, sf.s3aConf(urls.urlStyle)
 				if t.StoreOptions, err = urls.storeOptions(&sf, rep); err != nil {
 					return err
 				}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,11 @@ type globals struct {
 	output  string
 	quiet   bool
 	verbose bool
+	config  string
+	// resultFile is --result-file; warnings collects the run's warnings
+	// for the JSON result.
+	resultFile string
+	warnings   *warningSink
 }
 
 // rootConfig is what a command tree is built with.
@@ -39,6 +45,10 @@ type rootOption func(*rootConfig)
 // withPrepare replaces submit's prepare step (tests: a pass-through).
 func withPrepare(p prepareFunc) rootOption { return func(c *rootConfig) { c.prepare = p } }
 
+// rootGlobals maps a command tree to its globals, for execute (the JSON
+// result and --result-file).
+var rootGlobals sync.Map
+
 // NewRoot builds the command tree.
 func NewRoot() *cobra.Command { return newRoot() }
 
@@ -48,7 +58,7 @@ func newRoot(opts ...rootOption) *cobra.Command {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	g := &globals{}
+	g := &globals{warnings: &warningSink{}}
 	root := &cobra.Command{
 		Use:   "prebake",
 		Short: "Resolve Spark --packages ahead of time, bake them into an image or S3, submit and follow the driver",
@@ -58,18 +68,31 @@ image layer or in S3, the submission is rewritten to use them, and the driver is
 followed to its real end.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion(),
 	}
+	root.SetVersionTemplate("prebake {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "", "output format: text|json (resolve: tree|names|json)")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "print more progress detail")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("%s: %w", c.CommandPath(), err))
-	})
+	root.PersistentFlags().StringVar(&g.resultFile, "result-file", "", "also write the JSON result (or, on failure, {exitCode, error, warnings}) to this file, atomically (Airflow XCom: /airflow/xcom/return.json)")
+	root.PersistentFlags().StringVar(&g.config, "config", "", "prebake.yaml with defaults for every command's flags (default $PREBAKE_CONFIG, else ./prebake.yaml when it exists); flags win, then PREBAKE_* variables, then the file")
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if g.quiet && g.verbose {
+			return exitcode.Errorf(exitcode.Usage, "-q and -v: give one of them")
+		}
+		path, err := applySettings(c.Flags(), g.config, os.Getenv)
+		if path != "" && g.verbose && err == nil {
+			fmt.Fprintf(c.ErrOrStderr(), "prebake: using defaults from %s\n", path)
+		}
+		return err
+	}
+	root.SetFlagErrorFunc(flagError)
 	bs := newBackends()
 	root.AddCommand(
 		newBakeCmd(g),
 		newGCCmd(g),
 		newIDCmd(g, bs, "kill"),
+		newInitCmd(g),
 		newInspectCmd(g),
 		newLockCmd(g),
 		newResolveCmd(g),
@@ -80,6 +103,8 @@ followed to its real end.`,
 		newWarmCmd(g),
 		newWhyCmd(g),
 	)
+	addCompletions(root)
+	rootGlobals.Store(root, g)
 	return root
 }
 
@@ -99,19 +124,31 @@ func ExecuteContext(ctx context.Context, args []string, stdout, stderr io.Writer
 func execute(ctx context.Context, root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	g := &globals{warnings: &warningSink{}}
+	if v, ok := rootGlobals.LoadAndDelete(root); ok {
+		g = v.(*globals)
+	}
+	rec := &stdoutRecorder{w: stdout}
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(rec)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
+	code := 0
+	if err != nil {
+		code = exitcode.Code(err)
+		var ee *exitcode.Error
+		if !errors.As(err, &ee) && isCobraUsageError(err) {
+			code = exitcode.Usage
+			err = exitcode.New(code, err)
+		}
+		fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(err.Error()))
 	}
-	code := exitcode.Code(err)
-	var ee *exitcode.Error
-	if !errors.As(err, &ee) && isCobraUsageError(err) {
-		code = exitcode.Usage
+	if rerr := finishResult(g, rec, err, code); rerr != nil {
+		fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(rerr.Error()))
+		if code == 0 {
+			code = exitcode.Code(rerr)
+		}
 	}
-	fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(err.Error()))
 	return code
 }
 
@@ -147,5 +184,9 @@ func (g *globals) reporter(stderr io.Writer) *progress.Reporter {
 	case g.verbose:
 		level = progress.Verbose
 	}
-	return progress.New(stderr, level)
+	var opts []progress.Option
+	if g.warnings != nil {
+		opts = append(opts, progress.WithWarnings(g.warnings.add))
+	}
+	return progress.New(stderr, level, opts...)
 }

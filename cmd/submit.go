@@ -29,6 +29,9 @@ type backend interface {
 	Status(ctx context.Context, req *idRequest) error
 	// Kill stops id (spark-submit --kill).
 	Kill(ctx context.Context, req *idRequest) error
+	// Attach follows req.Flags.pollOnly, submitted elsewhere, to its end
+	// (submit --status-poll-only). It never submits.
+	Attach(ctx context.Context, req *submitRequest) error
 }
 
 // backends are a command tree's backends by master kind.
@@ -41,12 +44,12 @@ func newBackends() backends {
 
 // forMaster checks -o (text or json) and returns it with the backend of a
 // master URL.
-func (bs backends) forMaster(g *globals, master string) (string, backend, error) {
+func (bs backends) forMaster(g *globals, cmd, master string) (string, backend, error) {
 	out, err := checkOutput(g, "text", "json")
 	if err != nil {
 		return "", nil, err
 	}
-	kind, err := masterKind(master)
+	kind, err := masterKind(cmd, master)
 	if err != nil {
 		return "", nil, err
 	}
@@ -63,12 +66,12 @@ type submitFlags struct {
 	s3       s3StoreFlags
 	registry registryFlags
 	storeURLFlags
-	config       string
 	imageTarget  string
 	sparkSubmit  string
 	timeout      time.Duration
 	pollInterval time.Duration
 	killOnCancel bool
+	pollOnly     string
 }
 
 // submitRequest is what a backend gets: the argv after resolve, bake and
@@ -98,15 +101,19 @@ type idRequest struct {
 // or a pass-through in tests (withPrepare).
 type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error)
 
-// masterKind returns the backend name for a master URL.
-func masterKind(master string) (string, error) {
+// masterKind returns the backend name for a master URL; cmd names the
+// command for the message.
+func masterKind(cmd, master string) (string, error) {
 	switch kind := submit.ClusterKind(master); {
 	case kind == submit.ClusterK8s:
 		return "k8s", nil
 	case kind == submit.ClusterStandalone, kind == submit.ClusterMesos:
 		return "rest", nil
 	case master == "":
-		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos://")
+		if cmd != "submit" {
+			return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (k8s://…, spark://… or mesos://…), the master the submission was made to", cmd)
+		}
+		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos:// after --, e.g. prebake submit -- --master k8s://https://host:6443 …")
 	}
 	return "", exitcode.Errorf(exitcode.Usage, "--master %q: prebake submit follows k8s://, spark:// (standalone cluster mode) and mesos:// masters; run spark-submit directly for others", master)
 }
@@ -140,19 +147,29 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
 		RunE: func(c *cobra.Command, args []string) error {
 			master := findMaster(args)
-			out, b, err := bs.forMaster(g, master)
+			out, b, err := bs.forMaster(g, c.Name(), master)
 			if err != nil {
 				return err
+			}
+			req := &submitRequest{
+				Args: args, Master: master, Flags: f, Output: out,
+				Quiet: g.quiet, Verbose: g.verbose,
+				Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
+			}
+			if f.pollOnly != "" {
+				// Attaching resolves, bakes and submits nothing. The driver
+				// is stopped on SIGINT/SIGTERM only when --kill-on-cancel is
+				// given: a sensor that gives up must not stop a job it did
+				// not start.
+				f.killOnCancel = f.killOnCancel && c.Flags().Changed("kill-on-cancel")
+				return b.Attach(c.Context(), req)
 			}
 			rewritten, err := prepare(c.Context(), g, f, c.Flags(), args, c.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			return b.Submit(c.Context(), &submitRequest{
-				Args: rewritten, Master: master, Flags: f, Output: out,
-				Quiet: g.quiet, Verbose: g.verbose,
-				Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
-			})
+			req.Args = rewritten
+			return b.Submit(c.Context(), req)
 		},
 	}
 	addSubmitFlags(c.Flags(), f, bs)
@@ -170,7 +187,7 @@ func newIDCmd(g *globals, bs backends, op string) *cobra.Command {
   prebake %[1]s driver-20261129101010-0001 --master spark://m1:7077,m2:7077`, op),
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			out, b, err := bs.forMaster(g, master)
+			out, b, err := bs.forMaster(g, c.Name(), master)
 			if err != nil {
 				return err
 			}
@@ -192,13 +209,15 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, bs backends) {
 	f.resolve.add(fs)
 	f.s3.add(fs)
 	f.registry.add(fs)
+	f.registry.addJobs(fs)
+	f.s3.addConcurrency(fs)
 	f.storeURLFlags.add(fs)
 	fs.StringVar(&f.imageTarget, "image-target", "", "bake the jars into the argv's Spark image and push it to this repository (default $PREBAKE_IMAGE_TARGET)")
-	fs.StringVar(&f.config, "config", "", "prebake.yaml with defaults for these flags (default ./prebake.yaml when it exists, else $PREBAKE_CONFIG)")
 	fs.StringVar(&f.sparkSubmit, "spark-submit", "", "spark-submit binary (default $SPARK_HOME/bin/spark-submit, else spark-submit on $PATH)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
-	fs.DurationVar(&f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
+	durationVar(fs, &f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
+	durationVar(fs, &f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
 	fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
+	fs.StringVar(&f.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end; never submits (k8s://: namespace:driver-pod; spark://, mesos://: the submission ID)")
 	for _, name := range []string{"k8s", "rest"} {
 		if b, ok := bs[name]; ok {
 			b.AddFlags(fs)

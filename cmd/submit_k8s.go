@@ -28,19 +28,30 @@ type k8sBackend struct {
 }
 
 func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
-	fs.DurationVar(&b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")
+	durationVar(fs, &b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
+	durationVar(fs, &b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")
 	fs.BoolVar(&b.killHungDriver, "kill-hung-driver", true, "k8s: delete a hung driver's pod")
 	fs.IntVar(&b.logTail, "log-tail", 50, "k8s: driver log lines to show when the driver fails")
-	fs.DurationVar(&b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
+	durationVar(fs, &b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
 	fs.StringVar(&b.via, "via", "", "k8s: \"operator\" creates a kubeflow SparkApplication instead of running spark-submit, and polls its state")
-	fs.DurationVar(&b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
+	durationVar(fs, &b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
 }
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
-	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
-	out, err := k8s.Backend{Options: k8s.Options{
-		SparkSubmit:     bin,
+	out, err := k8s.Backend{Options: b.options(req)}.Submit(ctx, req.Args)
+	return render(req.Output, out, err, req.Stdout, req.Stderr)
+}
+
+// Attach follows the driver pod named by --status-poll-only; spark-submit is
+// never run.
+func (b *k8sBackend) Attach(ctx context.Context, req *submitRequest) error {
+	res, err := k8s.Attach(ctx, req.Flags.pollOnly, req.Args, b.options(req))
+	return render(req.Output, res, err, req.Stdout, req.Stderr)
+}
+
+func (b *k8sBackend) options(req *submitRequest) k8s.Options {
+	return k8s.Options{
+		SparkSubmit:     sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath),
 		Timeout:         req.Flags.timeout,
 		PollInterval:    req.Flags.pollInterval,
 		PendingTimeout:  b.pendingTimeout,
@@ -55,8 +66,7 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 		Verbose:         req.Verbose,
 		Stderr:          req.Stderr,
 		Getenv:          os.Getenv,
-	}}.Submit(ctx, req.Args)
-	return render(req.Output, out, err, req.Stdout, req.Stderr)
+	}
 }
 
 func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {

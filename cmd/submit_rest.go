@@ -17,13 +17,11 @@ import (
 // masters through Spark's REST submission protocol and polls to the end.
 type restBackend struct {
 	restPort      int
-	pollOnly      string
 	clientVersion string
 }
 
 func (b *restBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&b.restPort, "rest-port", 0, "REST port on every spark:// or mesos:// master host (default: 6066 when the URL has the RPC port 7077 or none, else the URL's port)")
-	fs.StringVar(&b.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end instead of submitting (spark://, mesos://)")
 	fs.StringVar(&b.clientVersion, "rest-client-version", rest.DefaultClientSparkVersion, "clientSparkVersion sent to the master; before 4.0 MESOS_* variables are sent too")
 }
 
@@ -40,8 +38,13 @@ func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
 		rest.WithPollInterval(req.Flags.pollInterval),
 		rest.WithTimeout(req.Flags.timeout),
 		rest.WithKillOnCancel(req.Flags.killOnCancel))
-	out, err := rest.Backend{Options: opts, AttachID: b.pollOnly, Master: req.Master}.Submit(ctx, req.Args)
+	out, err := rest.Backend{Options: opts, AttachID: req.Flags.pollOnly, Master: req.Master}.Submit(ctx, req.Args)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
+}
+
+// Attach polls only (submit --status-poll-only: rest.Backend's AttachID).
+func (b *restBackend) Attach(ctx context.Context, req *submitRequest) error {
+	return b.Submit(ctx, req)
 }
 
 // idPort returns --rest-port when the status/kill command has one.
@@ -79,6 +82,13 @@ func (b *restBackend) printID(req *idRequest, r *rest.Response) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
 			WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: r.Message, ServerSparkVersion: r.ServerSparkVersion})
+	}
+	if r.DriverState == "" && r.WorkerID == "" {
+		// Nothing known of id (unknown or finished): only the message, on stderr.
+		if r.Message != "" {
+			fmt.Fprintln(req.Stderr, r.Message)
+		}
+		return nil
 	}
 	line := req.ID
 	if r.DriverState != "" {

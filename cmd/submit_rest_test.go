@@ -101,7 +101,7 @@ func TestStatusKillAndPollOnlyREST(t *testing.T) {
 	if code, _, errs := run("kill", id, "--master", master); code != exitcode.NotFound || !strings.Contains(errs, "has already finished or does not exist") {
 		t.Errorf("kill of a finished driver: exit %d %q", code, errs)
 	}
-	if code, _, errs := run("status", "driver-nope", "--master", master); code != exitcode.NotFound {
-		t.Errorf("status of an unknown id: exit %d %q", code, errs)
+	if code, out, errs := run("status", "driver-nope", "--master", master); code != exitcode.NotFound || out != "" {
+		t.Errorf("status of an unknown id: exit %d, stdout %q (want nothing) %q", code, out, errs)
 	}
 }

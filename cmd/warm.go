@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +46,9 @@ flags are defaults for every set; a set's repositories and excludes add to them.
 	}
 	fs := c.Flags()
 	o.s3.add(fs)
-	o.resolve.add(fs)
+	o.s3.addConcurrency(fs)
+	// Packages and locks come from --file.
+	o.resolve.add(fs, "packages", "lock", "frozen")
 	fs.StringVarP(&o.file, "file", "f", "", "sets file (YAML)")
 	fs.StringVar(&o.shard, "shard", "0/1", "the part of the sets to do: i/n")
 	fs.IntVar(&o.sets, "sets-in-flight", 2, "sets resolved and uploaded at once")
@@ -62,9 +63,6 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	}
 	if o.file == "" {
 		return exitcode.Errorf(exitcode.Usage, "--file is required")
-	}
-	if o.resolve.lock != "" || len(o.resolve.packages) > 0 {
-		return exitcode.Errorf(exitcode.Usage, "warm takes packages and locks from --file, not --packages or --lock")
 	}
 	i, n, err := s3store.ParseShard(o.shard)
 	if err != nil {
@@ -157,7 +155,8 @@ func newGCCmd(g *globals) *cobra.Command {
 		Long: `gc deletes the set manifests that are not kept, then every jar that no kept set
 references. A set is kept when --keep-sets lists it (lock hashes or lockfile
 paths, one per line; # starts a comment) or, with --older-than, when it was
-written more recently than that. Jars younger than --grace are never deleted,
+used more recently than that: baked, or hit by bake s3, warm, rewrite --store or
+submit --store (each hit records used/<lock-hash>/<day> in the store). Jars younger than --grace are never deleted,
 because a bake in progress uploads its jars before its manifest.`,
 		Example: `  # keep the sets of the locks in use (lockfile paths or lock hashes, one per line)
   prebake gc --store s3://team-spark-jars/prebake --keep-sets keep.txt --dry-run
@@ -169,8 +168,8 @@ because a bake in progress uploads its jars before its manifest.`,
 	}
 	o.s3.add(c.Flags())
 	c.Flags().StringVar(&o.keepSets, "keep-sets", "", "file listing the sets to keep (lock hashes or lockfile paths)")
-	c.Flags().StringVar(&o.olderThan, "older-than", "", "delete sets written longer ago than this (e.g. 30d, 12h)")
-	c.Flags().DurationVar(&o.grace, "grace", time.Hour, "never delete jars younger than this")
+	c.Flags().StringVar(&o.olderThan, "older-than", "", "delete sets not baked or hit for longer than this (e.g. 30d, 12h)")
+	durationVar(c.Flags(), &o.grace, "grace", time.Hour, "never delete jars younger than this")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted, delete nothing")
 	return c
 }
@@ -255,15 +254,9 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 	return nil
 }
 
-// parseAge parses a duration that also accepts days ("30d").
+// parseAge parses a positive age (30d, 12h).
 func parseAge(s string) (time.Duration, error) {
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil || d <= 0 {
 		return 0, exitcode.Errorf(exitcode.Usage, "--older-than %q: want a positive age such as 30d or 12h", s)
 	}

@@ -80,7 +80,7 @@ When --lock matches the inputs, the lock alone has no graph: why resolves again
 			if _, err := resolver.ParseWhyPattern(pattern); err != nil {
 				return err
 			}
-			req, err := f.request(args[1:]...)
+			req, err := f.lockRequest(cmd.Flags(), "why", args[1:]...)
 			if err != nil {
 				return err
 			}

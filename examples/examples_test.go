@@ -6,17 +6,23 @@ package examples
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/prebake/prebake/cmd"
+	"github.com/prebake/prebake/resolver"
 )
 
 // root is the repository root.
@@ -294,5 +300,108 @@ func TestExampleCIBakeImage(t *testing.T) {
 	}
 	if !strings.Contains(stderr2, "bake-image: cache hit") {
 		t.Errorf("second run's stderr lacks the cache-hit line:\n%s", stderr2)
+	}
+}
+
+// TestExampleSetsRun runs the example as it is: every lock a set names
+// exists and parses, and `prebake warm --file examples/sets.yaml` warms the
+// lock-pinned set (shard 4/5 is that set alone; the others need Central)
+// into a store, from a cache that already holds its jars.
+func TestExampleSetsRun(t *testing.T) {
+	r := root(t)
+	docs := yamlDocs(t, "sets.yaml")
+	sets, _ := docs[0]["sets"].([]any)
+	pinned := -1
+	for i, s := range sets {
+		lock, _ := at(s, "lock").(string)
+		if lock == "" {
+			continue
+		}
+		pinned = i
+		if _, err := resolver.ReadLock(lock); err != nil {
+			t.Errorf("set %d: lock %s: %v", i, lock, err)
+		}
+	}
+	if pinned < 0 {
+		t.Fatal("sets.yaml pins no set with a lock")
+	}
+	tmp := t.TempDir()
+	t.Setenv("PREBAKE_CONFIG", "")
+	t.Setenv("PREBAKE_STORE", "")
+	cache := filepath.Join(tmp, "cache")
+	var out, errs bytes.Buffer
+	if code := cmd.ExecuteContext(context.Background(), []string{"resolve", "-q", "--no-default-repositories", "--repositories", "file://" + filepath.Join(r, "testdata", "demo-repo") + "/",
+		"--cache", cache, "ch.qos.logback:logback-classic:1.4.11", "org.slf4j:slf4j-api:1.7.36"}, &out, &errs); code != 0 {
+		t.Fatalf("seeding the cache: exit %d\n%s", code, errs.String())
+	}
+	out.Reset()
+	errs.Reset()
+	shard := fmt.Sprintf("%d/%d", pinned, len(sets))
+	code := cmd.ExecuteContext(context.Background(), []string{"warm", "--file", "sets.yaml", "--shard", shard, "--store", "file://" + filepath.Join(tmp, "store"), "--cache", cache, "-o", "json"}, &out, &errs)
+	if code != 0 || !strings.Contains(out.String(), `"etl-pinned"`) {
+		t.Fatalf("warm --file examples/sets.yaml --shard %s: exit %d\n%s\n%s", shard, code, out.String(), errs.String())
+	}
+}
+
+func TestExampleWarmJobShipsImageAndLocks(t *testing.T) {
+	docs := yamlDocs(t, "warm-job.yaml")
+	readme, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if d["kind"] != "Job" {
+			continue
+		}
+		img, _ := at(d, "spec", "template", "spec", "containers", 0, "image").(string)
+		if !bytes.Contains(readme, []byte("make image IMAGE="+img)) {
+			t.Errorf("the Job's image %s: the README must say how to publish it (make image IMAGE=%s)", img, img)
+		}
+		items, _ := at(d, "spec", "template", "spec", "volumes", 0, "configMap", "items").([]any)
+		paths := map[string]bool{}
+		for _, it := range items {
+			p, _ := at(it, "path").(string)
+			paths[p] = true
+		}
+		sets, _ := yamlDocs(t, "sets.yaml")[0]["sets"].([]any)
+		for _, s := range sets {
+			if lock, _ := at(s, "lock").(string); lock != "" && !paths[lock] {
+				t.Errorf("the Job's ConfigMap volume does not mount %s beside sets.yaml", lock)
+			}
+		}
+	}
+}
+
+func TestExampleAirflowShipsLockRBACCacheXCom(t *testing.T) {
+	src, err := os.ReadFile("airflow/prebake_spark_dag.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"V1ConfigMapVolumeSource", `LOCK_DIR + "/prebake.lock"`, `"PREBAKE_CACHE": CACHE_DIR`, "V1EmptyDirVolumeSource",
+		`"--result-file", "/airflow/xcom/return.json"`, "do_xcom_push=True", "examples/airflow/rbac.yaml", `service_account_name="spark-submitter"`} {
+		if !bytes.Contains(src, []byte(want)) {
+			t.Errorf("the DAG lacks %s", want)
+		}
+	}
+	need := map[string][]string{"pods": {"create", "get", "list", "delete"}, "pods/log": {"get"}, "services": {"create", "delete"}, "configmaps": {"create", "delete"}}
+	for _, d := range yamlDocs(t, "airflow/rbac.yaml") {
+		if d["kind"] != "Role" || at(d, "metadata", "name") != "spark-submitter" {
+			continue
+		}
+		rules, _ := d["rules"].([]any)
+		for _, r := range rules {
+			res, _ := at(r, "resources").([]any)
+			verbs, _ := at(r, "verbs").([]any)
+			for _, x := range res {
+				for _, v := range verbs {
+					need[x.(string)] = slices.DeleteFunc(need[x.(string)], func(s string) bool { return s == v })
+				}
+			}
+		}
+	}
+	for res, verbs := range need {
+		if len(verbs) > 0 {
+			t.Errorf("rbac.yaml: spark-submitter lacks %v on %s", verbs, res)
+		}
 	}
 }

@@ -44,6 +44,10 @@ type Options struct {
 	Store        string
 	StoreOptions []s3store.Option
 	URLStyle     s3store.URLStyle
+	// StoreConf is the Spark conf the cluster needs to read the store's
+	// URLs (an S3-compatible endpoint and path style); a key the user set
+	// keeps the user's value.
+	StoreConf map[string]string
 	// ImageTarget, when set, is where the images with the jars baked in
 	// are pushed (one per distinct base image of the submission).
 	ImageTarget  string
@@ -131,7 +135,8 @@ func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*submit
 		return nil, err
 	}
 	rep.Printf("set %s found in the store: %d jars, nothing to fetch", lf.Hash(), len(urls))
-	return &submit.Jars{Cluster: urls, From: "store " + redact.URL(o.Store), LockHash: lf.Hash()}, nil
+	warnS3A(o)
+	return &submit.Jars{Cluster: urls, From: "store " + redact.URL(o.Store), LockHash: lf.Hash(), Conf: o.StoreConf}, nil
 }
 
 // bakeStore uploads the set to the store and sets the cluster URLs.
@@ -151,11 +156,16 @@ func bakeStore(ctx context.Context, o Options, res *resolver.Result, jars *submi
 	if err != nil {
 		return err
 	}
-	if o.URLStyle == s3store.StyleS3A && strings.HasPrefix(o.Store, "s3://") {
-		rep.Warnf("%s", S3AWarning)
-	}
-	jars.Cluster, jars.From = urls, "store "+redact.URL(o.Store)
+	warnS3A(o)
+	jars.Cluster, jars.From, jars.Conf = urls, "store "+redact.URL(o.Store), o.StoreConf
 	return nil
+}
+
+// warnS3A warns, for an S3 store with s3a URLs, what Spark needs to read them.
+func warnS3A(o Options) {
+	if o.URLStyle == s3store.StyleS3A && (strings.HasPrefix(o.Store, "s3://") || strings.HasPrefix(o.Store, "s3a://")) {
+		o.Reporter.Warnf("%s", S3AWarning)
+	}
 }
 
 // bakeImages bakes the jars into each distinct base image of the

@@ -26,6 +26,9 @@ type Target struct {
 	Store        string
 	StoreOptions []s3store.Option
 	URLStyle     s3store.URLStyle
+	// StoreConf is what Spark needs to read the store's URLs (see
+	// Options.StoreConf).
+	StoreConf map[string]string
 }
 
 // ClusterURLs returns the cluster URLs of lf's jars, in lock order, and
@@ -74,6 +77,9 @@ func JarSource(req resolver.Request, t *Target, rep *progress.Reporter) submit.J
 		j.Cluster, j.From, err = t.ClusterURLs(ctx, res.Lock)
 		if err != nil {
 			return nil, err
+		}
+		if t.ImageFrom == "" && t.Store != "" {
+			j.Conf = t.StoreConf
 		}
 		return j, nil
 	})

@@ -211,7 +211,11 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 			wait = f.backoff << attempt
 			wait += time.Duration(rand.Int64N(int64(wait)/2 + 1))
 		}
-		f.log.Printf("retrying %s in %s: %s", t.url, wait.Round(time.Millisecond), redact.String(err.Error()))
+		if rl, ok := f.log.(retryLogger); ok {
+			rl.Retryf(hostOf(t.url), "retrying %s in %s: %s", t.url, wait.Round(time.Millisecond), redact.String(err.Error()))
+		} else {
+			f.log.Printf("retrying %s in %s: %s", t.url, wait.Round(time.Millisecond), redact.String(err.Error()))
+		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

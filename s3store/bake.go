@@ -135,6 +135,7 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ..
 		res.Hit = true
 		res.Manifest = have
 		s.o.logger.Printf("set %s: in the store (%d jars)", want.LockHash[:12], len(have.Jars))
+		s.recordUse(ctx, want.LockHash)
 		if !bo.verify {
 			return res, nil
 		}

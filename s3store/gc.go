@@ -17,7 +17,10 @@ type GCResult struct {
 }
 
 // GC deletes the sets for which keep returns false, then every jar that no
-// remaining set references. Jars younger than grace are left alone, since a
+// remaining set references. keep gets the set's last use: the later of its
+// write time and its last recorded hit (used/<lock-hash>/<day>); the use
+// markers of deleted sets go with them, and a kept set keeps only its
+// latest. Jars younger than grace are left alone, since a
 // bake in progress uploads its jars before its manifest. With dryRun
 // nothing is deleted.
 func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.Time) bool, grace time.Duration, dryRun bool) (*GCResult, error) {
@@ -26,10 +29,27 @@ func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
+	lastUse, markers, err := s.lastUses(ctx)
+	if err != nil {
+		return nil, err
+	}
 	referenced := map[string]bool{}
 	for _, o := range sets {
 		hash := strings.TrimSuffix(strings.TrimPrefix(o.Key, s.key("sets/")), ".json")
-		if keep(hash, o.ModTime) {
+		used := o.ModTime
+		if t := lastUse[hash]; t.After(used) {
+			used = t
+		}
+		stale := markers[hash]
+		if keep(hash, used) {
+			if len(stale) > 0 {
+				stale = stale[:len(stale)-1] // the latest day stays
+			}
+			if !dryRun {
+				for _, k := range stale {
+					_ = s.b.remove(ctx, k)
+				}
+			}
 			m, err := s.Manifest(ctx, hash)
 			if err != nil {
 				return nil, err
@@ -44,6 +64,9 @@ func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.
 		if !dryRun {
 			if err := s.b.remove(ctx, o.Key); err != nil {
 				return nil, err
+			}
+			for _, k := range stale {
+				_ = s.b.remove(ctx, k)
 			}
 		}
 	}

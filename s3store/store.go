@@ -295,8 +295,10 @@ type Store struct {
 	inflight map[string]*call // uploads in progress, by key
 }
 
-// Open opens the store at storeURL: s3://bucket[/prefix] or file:///dir (a
-// plain path is taken as a directory). It makes no request.
+// Open opens the store at storeURL: s3://bucket[/prefix] (s3a:// is the
+// same store) or file:///dir (an absolute path is taken as a directory; a
+// relative one without a scheme, such as bucket/prefix, is a usage error).
+// It makes no request.
 func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
@@ -305,7 +307,7 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 	s := &Store{o: o, sem: make(chan struct{}, o.concurrency), inflight: map[string]*call{}}
 	u, perr := url.Parse(storeURL)
 	switch {
-	case perr == nil && u.Scheme == "s3":
+	case perr == nil && (u.Scheme == "s3" || u.Scheme == "s3a"):
 		if u.User != nil {
 			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %s: must not carry credentials (use the AWS credential chain)", redact.URL(storeURL))
 		}
@@ -324,16 +326,24 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: file URLs need an absolute path (file:///dir)", storeURL)
 		}
 		s.b, s.url = newFileBackend(u.Path), "file://"+filepath.ToSlash(u.Path)
-	case perr == nil && u.Scheme == "" || filepath.IsAbs(storeURL):
+	case perr == nil && u.Scheme == "" && !filepath.IsAbs(storeURL):
+		return nil, NoScheme(storeURL)
+	case filepath.IsAbs(storeURL):
 		abs, err := filepath.Abs(storeURL)
 		if err != nil {
 			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: %w", storeURL, err)
 		}
 		s.b, s.url = newFileBackend(abs), "file://"+filepath.ToSlash(abs)
 	default:
-		return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: must be s3://bucket/prefix or file:///dir", redact.URL(storeURL))
+		return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: must be s3://bucket/prefix (or s3a://) or file:///dir", redact.URL(storeURL))
 	}
 	return s, nil
+}
+
+// NoScheme is the usage error for a store named without a scheme, such as
+// bucket/prefix: it would otherwise be taken as a local directory.
+func NoScheme(storeURL string) error {
+	return errdefs.Errorf(errdefs.BadArgument, "--store %q: no scheme; want s3://%s (S3) or file:///absolute/dir (a local directory)", redact.URL(storeURL), strings.TrimPrefix(storeURL, "/"))
 }
 
 // URL returns the store's URL (without credentials).

@@ -70,8 +70,10 @@ func TestBakeFakeS3(t *testing.T) {
 	if err != nil || !res.Hit {
 		t.Fatalf("second bake: %+v, %v", res, err)
 	}
-	if ct.reqs.Load() != 1 || ct.bytes.Load() != 0 {
-		t.Errorf("hit: %d requests, %d body bytes; want 1 and 0", ct.reqs.Load(), ct.bytes.Load())
+	// One GET of the manifest and one empty PUT of today's use marker
+	// (used/<lock-hash>/<day>, read by gc --older-than).
+	if ct.reqs.Load() != 2 || ct.bytes.Load() != 0 {
+		t.Errorf("hit: %d requests, %d body bytes; want 2 and 0", ct.reqs.Load(), ct.bytes.Load())
 	}
 	urls, err := st.URLs(ctx, res.Manifest, s3store.StyleS3A)
 	if err != nil {
@@ -347,5 +349,17 @@ func TestGCFileStore(t *testing.T) {
 	m, _ := st.Manifest(ctx, lockA.Hash())
 	if missing, err := st.Missing(ctx, m); err != nil || len(missing) != 0 {
 		t.Errorf("kept set lost jars: %v %v", missing, err)
+	}
+}
+
+func TestOpenSchemes(t *testing.T) {
+	st, err := s3store.Open(context.Background(), "s3a://bucket/p", s3store.WithRegion("us-east-1"))
+	if err != nil || st.URL() != "s3://bucket/p/" {
+		t.Errorf("s3a://: %v %q", err, st.URL())
+	}
+	for _, bad := range []string{"bucket/prefix", "bucket", "./dir", "gs://b/p"} {
+		if _, err := s3store.Open(context.Background(), bad); exitcode.Code(err) != exitcode.Usage {
+			t.Errorf("Open(%q): %v, want a usage error", bad, err)
+		}
 	}
 }

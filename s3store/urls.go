@@ -48,6 +48,7 @@ func SetURLs(ctx context.Context, storeURL, lockHash string, style URLStyle, opt
 	if err != nil {
 		return nil, err
 	}
+	s.recordUse(ctx, lockHash)
 	return s.URLs(ctx, m, style)
 }
 

@@ -339,6 +339,9 @@ func (m *manifestRewriter) run(ctx context.Context) error {
 	if jars != nil && len(jars.Local) > 0 {
 		m.d.JarsFrom, m.d.LockHash = redact.String(jars.From), jars.LockHash
 		why := "the operator submits in cluster mode: the driver and executors read the jars from " + jars.From
+		if msg := fileURLsWarning(jars); msg != "" {
+			m.warn("%s", msg)
+		}
 		m.mergeList("jars", "spark.jars", jars.Cluster, "one merged jar list (the user's first, then the resolved jars); "+why)
 		if m.d.Python {
 			m.mergeList("pyFiles", "spark.submit.pyFiles", jars.Cluster, "Python app: Spark also puts --packages jars on the Python path")
@@ -427,6 +430,9 @@ func (m *manifestRewriter) mergeList(field, key string, add []string, reason str
 // setImage applies --image-from.
 func (m *manifestRewriter) setImage() {
 	img := m.o.image
+	if msg := layoutImageWarning(img); msg != "" {
+		m.warn("%s", msg)
+	}
 	why := "--image-from: the image holds the jars"
 	if n := mapValue(m.spec, "image"); n != nil {
 		if n.Value != img {

@@ -28,6 +28,10 @@ type Jars struct {
 	From string
 	// LockHash names the set (lock.File.Hash); optional.
 	LockHash string
+	// Conf is Spark conf the cluster needs to read Cluster (the S3A
+	// endpoint and path style of an S3-compatible store). A key the user
+	// set keeps the user's value.
+	Conf map[string]string
 }
 
 // A JarSource turns the packages found in a command line into jars. The cmd
@@ -203,6 +207,8 @@ type managed struct {
 	reason  string
 	// onlyIfSet: emit only when the user set the key somewhere.
 	onlyIfSet bool
+	// onlyIfUnset: emit only when the user did not set the key.
+	onlyIfUnset bool
 }
 
 // Rewrite rewrites a spark-submit command line so that Spark resolves
@@ -353,6 +359,7 @@ func (w *rewriter) plan(j *Jars) error {
 			}
 			jarsAdd, pyAdd = j.Cluster, j.Cluster
 			why = fmt.Sprintf("%s cluster mode: the driver and executors read the jars from %s", w.kind, j.From)
+			w.clusterReach(j)
 		case j.Cluster != nil:
 			jarsAdd, pyAdd, cpAdd = j.Cluster, j.Local, j.Local
 			why = fmt.Sprintf("%s client mode: executors read the jars from %s; the driver runs here and uses the local copies", w.kind, j.From)
@@ -371,8 +378,12 @@ func (w *rewriter) plan(j *Jars) error {
 			w.items = append(w.items, &managed{flag: "--driver-class-path", key: "spark.driver.extraClassPath", add: cpAdd, sep: ":", reason: "client mode: the driver runs here and loads the local copies of the jars the executors read from " + j.From})
 		}
 	}
+	if j != nil && j.Cluster != nil {
+		w.readConf(j)
+	}
 	if w.o.image != "" {
 		if w.kind == ClusterK8s {
+			w.imageReach()
 			why := "--image-from: the image holds the jars"
 			w.items = append(w.items,
 				&managed{key: "spark.kubernetes.container.image", replace: w.o.image, reason: why},
@@ -391,7 +402,7 @@ func (w *rewriter) plan(j *Jars) error {
 		} else {
 			user, _, ok = w.s.Conf(m.key)
 		}
-		if m.onlyIfSet && !ok {
+		if (m.onlyIfSet && !ok) || (m.onlyIfUnset && ok) {
 			continue
 		}
 		if m.replace != "" {

@@ -12,12 +12,27 @@ driver as failed, and killing the task (SIGTERM) deletes the driver pod.
 
 With `-o json` the final result (phase, exit code, reason, pod name, timings) is
 printed as JSON on stdout, so it shows in the task log; the progress lines go to stderr.
+`--result-file /airflow/xcom/return.json` writes the same JSON (or, on a failure before
+the submission, {exitCode, error, warnings}) where the operator's XCom sidecar reads it.
+
+What the pod needs, all below:
+- the lock: a ConfigMap made from the committed lock, mounted read-only
+  (kubectl create configmap daily-events-lock --from-file=prebake.lock=jobs/daily-events/prebake.lock);
+- a writable cache: PREBAKE_CACHE on an emptyDir (Spark images run as a non-root user
+  whose HOME may not be writable);
+- RBAC for the submitting service account: examples/airflow/rbac.yaml (spark-submit creates
+  the driver pod, a ConfigMap and a headless Service; prebake reads the pod and its log);
+- prebake in the image: `prebake bake image --add-self` copies a linux build into it.
+
+A sensor for a job submitted elsewhere runs `prebake submit --status-poll-only
+NAMESPACE:DRIVER-POD -- --master k8s://…` (plus the credentials conf): it never submits.
 """
 
 from datetime import datetime, timedelta
 
 from airflow import DAG
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
+from kubernetes.client import models as k8s
 
 SPARK_IMAGE = "registry.example.com/spark/spark-prebake:3.5.3"  # Spark + /usr/local/bin/prebake
 NAMESPACE = "spark-jobs"
@@ -40,6 +55,9 @@ SPARK_ARGS = [
     "--date", "{{ ds }}",  # application arguments stay untouched
 ]
 
+LOCK_DIR = "/etc/prebake/daily-events"
+CACHE_DIR = "/var/cache/prebake"
+
 with DAG(
     dag_id="spark_daily_events_prebake",
     start_date=datetime(2026, 1, 1),
@@ -56,15 +74,24 @@ with DAG(
         arguments=[
             "submit",
             "--store", "s3://example-prebake/jars",
-            "--lock", "/opt/jobs/daily-events/prebake.lock",
+            "--lock", LOCK_DIR + "/prebake.lock",  # the ConfigMap below
             "--frozen",  # a stale lock fails fast (exit 78) instead of resolving in the pod
             "--timeout", "3h",
             "-o", "json",
+            "--result-file", "/airflow/xcom/return.json",  # the result as this task's XCom
             "--",
             *SPARK_ARGS,
         ],
-        env_vars={"AWS_REGION": "eu-west-1"},
-        do_xcom_push=False,
+        env_vars={"AWS_REGION": "eu-west-1", "PREBAKE_CACHE": CACHE_DIR},
+        volumes=[
+            k8s.V1Volume(name="lock", config_map=k8s.V1ConfigMapVolumeSource(name="daily-events-lock")),
+            k8s.V1Volume(name="cache", empty_dir=k8s.V1EmptyDirVolumeSource()),
+        ],
+        volume_mounts=[
+            k8s.V1VolumeMount(name="lock", mount_path=LOCK_DIR, read_only=True),
+            k8s.V1VolumeMount(name="cache", mount_path=CACHE_DIR),
+        ],
+        do_xcom_push=True,
         get_logs=True,
         on_finish_action="delete_pod",
     )

@@ -26,8 +26,9 @@ BAKE_JSON="${BAKE_JSON:-bake-image.json}"
 # --lock alone: bake exactly the committed set; nothing is resolved here.
 "$PREBAKE" bake image --base "$BASE_IMAGE" --target "$TARGET_IMAGE" --lock "$LOCK" -o json >"$BAKE_JSON"
 
-ref=$(sed -n 's/^  "ref": "\(.*\)",$/\1/p' "$BAKE_JSON")
-hit=$(sed -n 's/^  "cacheHit": \(true\|false\),$/\1/p' "$BAKE_JSON")
+# Parse the result with a JSON tool (jq is on GitHub's runners), never by layout.
+ref=$(jq -er '.ref' "$BAKE_JSON")
+hit=$(jq -r '.cacheHit' "$BAKE_JSON")
 if [ -z "$ref" ] || [ -z "$hit" ]; then
   echo "bake-image: unexpected output in $BAKE_JSON" >&2
   exit 70

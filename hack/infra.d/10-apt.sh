@@ -1,6 +1,6 @@
 # Debian packages: the Ivy oracle, nginx for HTTP Maven repositories, the CNCF
-# distribution registry and htpasswd.
-apt_pkgs="ivy liboro-java nginx docker-registry apache2-utils"
+# distribution registry and htpasswd; jq and python3 for the examples (examples/ci, examples/airflow).
+apt_pkgs="ivy liboro-java nginx docker-registry apache2-utils jq python3"
 missing=""
 for p in $apt_pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -27,14 +27,20 @@ func TestPlainLinesAndRedaction(t *testing.T) {
 	}
 }
 
+// TestQuietPrintsNothing: -q prints no step, warning or transfer; at the
+// default level a short transfer prints nothing either (no terminal).
 func TestQuietPrintsNothing(t *testing.T) {
-	var buf bytes.Buffer
-	r := New(&buf, Quiet)
-	r.Printf("step")
-	r.Warnf("warn")
-	r.Start("x", 1).Done(nil)
-	if buf.Len() != 0 {
-		t.Fatalf("quiet printed %q", buf.String())
+	for _, level := range []Level{Quiet, Normal} {
+		var buf bytes.Buffer
+		r := New(&buf, level)
+		if level == Quiet {
+			r.Printf("step")
+			r.Warnf("warn")
+		}
+		r.Start("x", 1).Done(nil)
+		if buf.Len() != 0 {
+			t.Fatalf("level %d printed %q", level, buf.String())
+		}
 	}
 }
 

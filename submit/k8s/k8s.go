@@ -174,22 +174,10 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
-	w := &driverWatch{
-		creds: creds, ns: a.namespace(), pod: a.driverPodName(time.Now()),
-		container: a.conf["spark.kubernetes.driver.podTemplateContainerName"],
-		o:         o, now: time.Now,
+	w, err := newDriverWatch(a, creds, a.namespace(), a.driverPodName(time.Now()), o, res)
+	if err != nil {
+		return err
 	}
-	if g := a.conf["spark.kubernetes.appKillPodDeletionGracePeriod"]; g != "" {
-		if n, err := ParseGracePeriod(g); err == nil {
-			w.deleteGrace = &n
-		}
-	}
-	if err := w.reload(); err != nil {
-		res.Reason = reasonUnauthorized
-		return errdefs.New(errdefs.Denied, err)
-	}
-	w.logs = apiLogs{client: func() kubernetes.Interface { return w.client }}
-	res.Namespace, res.Pod, res.SubmissionID = w.ns, w.pod, w.ns+":"+w.pod
 	switch o.Via {
 	case "":
 	case "operator":

@@ -1,0 +1,51 @@
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
+)
+
+// enumValues are the fixed values of flags that take one of a few, for
+// shell completion.
+var enumValues = map[string][]string{
+	"conflict":        {string(resolver.ConflictLatest), string(resolver.ConflictNearest)},
+	"checksum-policy": {string(resolver.ChecksumStrict), string(resolver.ChecksumWarn), string(resolver.ChecksumIgnore)},
+	"url-style":       {string(s3store.StyleS3A), string(s3store.StylePresigned), string(s3store.StyleHTTPS)},
+	"via":             {"operator"},
+}
+
+// outputValues are -o's values per command (the default first).
+var outputValues = map[string][]string{
+	"resolve": {"tree", "names", "json"},
+	"sbom":    {"json"},
+}
+
+// addCompletions registers the value completions of every command's enum
+// flags and of -o.
+func addCompletions(root *cobra.Command) {
+	fixed := func(vals []string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return vals, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	_ = root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if v, ok := outputValues[c.Name()]; ok {
+			return v, cobra.ShellCompDirectiveNoFileComp
+		}
+		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for name, vals := range enumValues {
+			if c.LocalNonPersistentFlags().Lookup(name) != nil {
+				_ = c.RegisterFlagCompletionFunc(name, fixed(vals))
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}

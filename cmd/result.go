@@ -1,0 +1,116 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// resultJSON is what a command prints with -o json when it fails before it
+// has printed its own result, and what --result-file holds when the
+// command has no JSON result of its own (documented in the README):
+//
+//	{"exitCode": 66, "meaning": "not found", "source": "prebake",
+//	 "error": "…", "warnings": ["…"]}
+type resultJSON struct {
+	ExitCode int      `json:"exitCode"`
+	Meaning  string   `json:"meaning"`
+	Source   string   `json:"source"`
+	Error    string   `json:"error,omitempty"`
+	Warnings []string `json:"warnings"`
+}
+
+// stdoutRecorder passes stdout through and keeps what was written (up to a
+// bound) for --result-file.
+type stdoutRecorder struct {
+	w   io.Writer
+	mu  sync.Mutex
+	n   int64
+	buf bytes.Buffer
+}
+
+const maxRecorded = 64 << 20
+
+func (r *stdoutRecorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	r.n += int64(len(p))
+	if r.buf.Len()+len(p) <= maxRecorded {
+		r.buf.Write(p)
+	}
+	r.mu.Unlock()
+	return r.w.Write(p)
+}
+
+// warningSink collects the warnings printed by a run's reporters.
+type warningSink struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (s *warningSink) add(w string) {
+	s.mu.Lock()
+	s.list = append(s.list, w)
+	s.mu.Unlock()
+}
+
+func (s *warningSink) all() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string{}, s.list...)
+}
+
+// finishResult prints the failure JSON (-o json, nothing printed yet) and
+// writes --result-file. It returns a non-nil error only when the result
+// file could not be written.
+func finishResult(g *globals, rec *stdoutRecorder, err error, code int) error {
+	doc := func() []byte {
+		r := resultJSON{ExitCode: code, Meaning: exitcode.Meaning(code), Source: "prebake", Warnings: g.warnings.all()}
+		if err != nil {
+			r.Error = redact.Line(err.Error())
+			r.Source = exitcode.SourceOf(err)
+		}
+		data, _ := json.MarshalIndent(r, "", "  ")
+		return append(data, '\n')
+	}
+	own := g.output == "json" && rec.n > 0 && rec.n == int64(rec.buf.Len()) && json.Valid(rec.buf.Bytes())
+	if err != nil && g.output == "json" && rec.n == 0 {
+		_, _ = rec.Write(doc())
+		own = true
+	}
+	if g.resultFile == "" {
+		return nil
+	}
+	data := doc()
+	if own {
+		data = rec.buf.Bytes()
+	}
+	return writeAtomic(g.resultFile, data)
+}
+
+// writeAtomic writes data to path through a temp file and a rename, so a
+// reader never sees half a file.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("--result-file %s: %w", path, err))
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("--result-file %s: %w", path, err))
+	}
+	if err := tmp.Close(); err != nil {
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("--result-file %s: %w", path, err))
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("--result-file %s: %w", path, err))
+	}
+	return nil
+}

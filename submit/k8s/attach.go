@@ -1,0 +1,84 @@
+package k8s
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/submit"
+)
+
+// Attach follows a driver pod that was submitted elsewhere (id is
+// namespace:pod, or pod in the credentials' namespace) to its end, exactly
+// as Submit follows its own: it never runs spark-submit nor creates
+// anything. args are the spark-submit arguments, read only for --master and
+// the credentials conf (spark.kubernetes.authenticate.submission.*,
+// spark.kubernetes.context, spark.kubernetes.namespace). A pod that is not
+// there within NotFoundGrace is NotFound. The caller renders the result.
+func Attach(ctx context.Context, id string, args []string, o Options) (*Result, error) {
+	o.defaults()
+	res := &Result{Backend: "k8s", Phase: "Attaching", Timings: submit.Timings{Started: time.Now()}}
+	err := attach(ctx, id, args, &o, res)
+	res.finish(time.Now(), err)
+	return res, err
+}
+
+func attach(ctx context.Context, id string, args []string, o *Options, res *Result) error {
+	a, err := parseK8sArgs(args)
+	if err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	if err := a.withDefaults(submit.SparkConfDir(o.Getenv)); err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	ns, pod, ok := strings.Cut(id, ":")
+	if !ok {
+		ns, pod = a.conf["spark.kubernetes.namespace"], id
+	}
+	if pod == "" || strings.ContainsAny(id, "*/") || (ok && ns == "") {
+		return errdefs.Errorf(errdefs.BadArgument, "--status-poll-only %q: expected namespace:driver-pod or driver-pod (one submission; globs are for prebake status)", id)
+	}
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		defer cancel()
+	}
+	creds, err := newK8sCreds(a.master, a.conf, o.Getenv, o.InClusterDir)
+	if err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	if ns == "" {
+		ns = creds.Namespace()
+	}
+	w, err := newDriverWatch(a, creds, ns, pod, o, res)
+	if err != nil {
+		return err
+	}
+	w.progressf("attaching to %s (nothing is submitted)", res.SubmissionID)
+	return w.run(ctx, res)
+}
+
+// newDriverWatch builds the poller of driver pod ns/pod with the
+// submission's credentials, and names the submission in res.
+func newDriverWatch(a *k8sArgs, creds *k8sCreds, ns, pod string, o *Options, res *Result) (*driverWatch, error) {
+	w := &driverWatch{
+		creds: creds, ns: ns, pod: pod,
+		container: a.conf["spark.kubernetes.driver.podTemplateContainerName"],
+		o:         o, now: time.Now,
+	}
+	if g := a.conf["spark.kubernetes.appKillPodDeletionGracePeriod"]; g != "" {
+		if n, err := ParseGracePeriod(g); err == nil {
+			w.deleteGrace = &n
+		}
+	}
+	if err := w.reload(); err != nil {
+		res.Reason = reasonUnauthorized
+		return nil, errdefs.New(errdefs.Denied, err)
+	}
+	w.logs = apiLogs{client: func() kubernetes.Interface { return w.client }}
+	res.Namespace, res.Pod, res.SubmissionID = w.ns, w.pod, w.ns+":"+w.pod
+	return w, nil
+}

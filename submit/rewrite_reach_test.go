@@ -1,0 +1,46 @@
+package submit
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestClusterReachWarnings: a cluster-mode rewrite onto file: URLs or an
+// OCI layout warns with the fix (command lines and manifests); the store's
+// S3A conf is added unless the user set it.
+func TestClusterReachWarnings(t *testing.T) {
+	ctx := context.Background()
+	src := func(cluster string, conf map[string]string) RewriteOption {
+		return WithJarSource(JarSourceFunc(func(context.Context, Packages) (*Jars, error) {
+			return &Jars{Local: []string{"/c/a.jar"}, Cluster: []string{cluster}, From: "store x", Conf: conf}, nil
+		}))
+	}
+	argv := []string{"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--packages", "g:a:1", "local:///app.jar"}
+	r, err := Rewrite(ctx, argv, src("file:///store/jars/a.jar", nil))
+	if err != nil || !strings.Contains(strings.Join(r.Warnings, "\n"), "the jars are file: URLs") {
+		t.Errorf("file: URLs: %v %q", err, r.Warnings)
+	}
+	r, err = Rewrite(ctx, argv, src("local:///opt/a.jar", nil), WithImage("oci:/tmp/layout@sha256:00"))
+	if err != nil || !strings.Contains(strings.Join(r.Warnings, "\n"), "an OCI layout on this host") {
+		t.Errorf("oci: image: %v %q", err, r.Warnings)
+	}
+	conf := map[string]string{"spark.hadoop.fs.s3a.endpoint": "http://s3.local", "spark.hadoop.fs.s3a.path.style.access": "true"}
+	r, err = Rewrite(ctx, append([]string{"--conf", "spark.hadoop.fs.s3a.endpoint=http://mine"}, argv...), src("s3a://b/jars/a.jar", conf))
+	got := strings.Join(r.Args, " ")
+	if err != nil || !strings.Contains(got, "spark.hadoop.fs.s3a.path.style.access=true") || strings.Contains(got, "http://s3.local") || !strings.Contains(got, "endpoint=http://mine") {
+		t.Errorf("s3a conf: %v %s", err, got)
+	}
+	m, err := RewriteManifest(ctx, "m.yaml", []byte(`apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: x}
+spec:
+  type: Scala
+  mode: cluster
+  mainApplicationFile: local:///app.jar
+  deps: {packages: ["g:a:1"]}
+`), src("file:///store/jars/a.jar", nil), WithImage("oci:/tmp/layout:1"))
+	if err != nil || !strings.Contains(strings.Join(m.Warnings, "\n"), "file: URLs") || !strings.Contains(strings.Join(m.Warnings, "\n"), "OCI layout") {
+		t.Errorf("manifest: %v %q", err, m.Warnings)
+	}
+}
