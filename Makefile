@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-central infra clean
+.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central infra clean
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/prebake
@@ -77,6 +77,19 @@ parity-refresh:
 ## parity-live: run the live Ivy oracle over every golden case and compare.
 parity-live:
 	$(GO) run ./hack/parity -live
+
+## parity-diff: the differential run in CI: PARITY_SETS random coordinate sets per seed from ../shared/corpus,
+## for each fixed seed of PARITY_SEEDS, through the real Ivy oracle and prebake; any difference fails.
+PARITY_SEEDS ?= 1,2,3,777,4242,9001,31337,20261201
+PARITY_SETS ?= 30
+parity-diff:
+	$(GO) run ./hack/parity -diff $(PARITY_SETS) -seeds $(PARITY_SEEDS) -j 2
+
+## parity-fuzz: the same over SEEDS fresh random seeds (printed first; replay one with
+## `go run ./hack/parity -diff $(PARITY_SETS) -seed N`).
+SEEDS ?= 4
+parity-fuzz:
+	$(GO) run ./hack/parity -diff $(PARITY_SETS) -random $(SEEDS) -j 2
 
 ## parity-central: every case of testdata/central/cases.txt through the real spark-submit (pyspark 3.5 and 4.0)
 ## and prebake on the machine's Maven Central; both must match the goldens (names and sha256).

@@ -68,6 +68,7 @@ type bakeImageOptions struct {
 	skipProvided bool
 	layers       int
 	addSelf      bool
+	compression  string
 }
 
 func newBakeImageCmd(g *globals) *cobra.Command {
@@ -107,6 +108,7 @@ conflict report against the base's /opt/spark/jars.`,
 	fs.StringSliceVar(&o.platforms, "platform", nil, "for an index base: only these platforms (os/arch[/variant]; repeat or comma-separate)")
 	fs.BoolVar(&o.skipProvided, "skip-provided", false, "leave out jars the base already has at the same version")
 	fs.BoolVar(&o.addSelf, "add-self", false, "also add this prebake binary as "+selfPath+" (linux only; the base platform must match), so the image can run prebake submit")
+	fs.StringVar(&o.compression, "compression", string(layers.DefaultCompression), "layer compression: none (plain tar: one hash pass; jars are already deflated), gzip or zstd (OCI manifests only); see README \"Layer compression\"")
 	fs.IntVar(&o.layers, "layers", 1, fmt.Sprintf("split the jars into up to N layers (1..%d; big jars alone) so a re-bake re-uploads only what changed", layers.MaxLayers))
 	return c
 }
@@ -129,6 +131,10 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if o.layers < 1 || o.layers > layers.MaxLayers {
 		return exitcode.Errorf(exitcode.Usage, "--layers %d: must be 1..%d", o.layers, layers.MaxLayers)
 	}
+	comp, err := layers.ParseCompression(o.compression)
+	if err != nil {
+		return err
+	}
 	rep := g.reporter(stderr)
 	defer rep.Wait()
 	opts, err := o.registry.options(rep)
@@ -139,7 +145,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if cache == "" {
 		cache = resolver.DefaultCacheDir()
 	}
-	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache))
+	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache), layers.WithCompression(comp), layers.WithJarOpener(resolver.CacheJarOpener(cache)))
 	in := layers.BakeInput{
 		Base: o.base, Target: o.target, Tag: o.tag,
 		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,

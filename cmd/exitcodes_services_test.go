@@ -57,10 +57,10 @@ func TestBadOutputEveryCommand(t *testing.T) {
 				t.Errorf("%s: add it to TestBadOutputEveryCommand", path)
 				continue
 			}
-			argv := append(append(strings.Fields(path), "-o", "yaml"), extra...)
+			argv := append(append(strings.Fields(path), "-o", "xml"), extra...)
 			code, stdout, stderr := runPrebake(context.Background(), argv...)
-			if code != exitcode.Usage || !strings.Contains(stderr, `-o "yaml"`) || stdout != "" {
-				t.Errorf("prebake %s: exit %d, want %d naming -o \"yaml\", nothing on stdout\nstdout: %s\nstderr: %s",
+			if code != exitcode.Usage || !strings.Contains(stderr, `-o "xml"`) || stdout != "" {
+				t.Errorf("prebake %s: exit %d, want %d naming -o \"xml\", nothing on stdout\nstdout: %s\nstderr: %s",
 					strings.Join(argv, " "), code, exitcode.Usage, stdout, stderr)
 			}
 		}

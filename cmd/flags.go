@@ -18,6 +18,8 @@ type resolveFlags struct {
 	excludes              []string
 	noDefaultRepositories bool
 	settings              string
+	ivySettings           string
+	ivyHome               string
 	conflict              resolver.Conflict
 	lock                  string
 	frozen                bool
@@ -40,6 +42,8 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 	fs.StringArrayVar(&f.excludes, "exclude-packages", nil, "comma-separated g:a (globs allowed) to exclude, as spark-submit --exclude-packages")
 	fs.BoolVar(&f.noDefaultRepositories, "no-default-repositories", false, "drop ~/.m2/repository, Central and spark-packages from the chain")
 	fs.StringVar(&f.settings, "settings", "", "Maven settings.xml for mirrors and server credentials")
+	fs.StringVar(&f.ivySettings, "ivy-settings", "", "Ivy settings file whose resolvers replace the default chain, as spark.jars.ivySettings")
+	fs.StringVar(&f.ivyHome, "ivy", "", "Ivy user directory, as spark.jars.ivy (prebake keeps its own cache; see the README)")
 	fs.StringVar((*string)(&f.conflict), "conflict", string(resolver.ConflictLatest), "conflict rule: latest (Spark/Ivy) or nearest (Maven)")
 	fs.StringVar(&f.lock, "lock", "", "lockfile: used when it matches the inputs, written after a resolution")
 	fs.BoolVar(&f.frozen, "frozen", false, "fail (exit 78) when the lock is missing or stale instead of resolving")
@@ -75,6 +79,8 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		Excludes:              f.excludes,
 		NoDefaultRepositories: f.noDefaultRepositories,
 		Settings:              f.settings,
+		IvySettings:           f.ivySettings,
+		IvyHome:               f.ivyHome,
 		Conflict:              f.conflict,
 		LockPath:              f.lock,
 		Frozen:                f.frozen,

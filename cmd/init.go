@@ -78,7 +78,10 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 				if err != nil {
 					return err
 				}
-				req := pipeline.RequestFor(base, sub.Packages())
+				req, err := pipeline.RequestFor(base, sub.Packages())
+				if err != nil {
+					return err
+				}
 				if !hasCoordinate(req.Packages) {
 					return exitcode.Errorf(exitcode.Usage, "init: the command line has no --packages (nor spark.jars.packages): nothing to pin")
 				}

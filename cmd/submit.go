@@ -44,8 +44,8 @@ func newBackends() backends {
 
 // forMaster checks -o (text or json) and returns it with the backend of a
 // master URL.
-func (bs backends) forMaster(g *globals, cmd, master string) (string, backend, error) {
-	out, err := checkOutput(g, "text", "json")
+func (bs backends) forMaster(g *globals, cmd, master string, outputs ...string) (string, backend, error) {
+	out, err := checkOutput(g, append([]string{"text", "json"}, outputs...)...)
 	if err != nil {
 		return "", nil, err
 	}
@@ -149,7 +149,8 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
 		RunE: func(c *cobra.Command, args []string) error {
 			master := findMaster(args)
-			out, b, err := bs.forMaster(g, c.Name(), master)
+			// yaml: the objects of k8s --dry-run.
+			out, b, err := bs.forMaster(g, c.Name(), master, "yaml")
 			if err != nil {
 				return err
 			}

@@ -25,6 +25,9 @@ type k8sBackend struct {
 	killHungDriver  bool
 	logTail         int
 	via             string
+	submitter       string
+	sparkVersion    string
+	dryRun          bool
 }
 
 func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
@@ -35,10 +38,21 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	durationVar(fs, &b.notFoundGrace, "not-found-grace", time.Minute, "k8s: how long the driver pod may be missing after spark-submit returned (then exit 66)")
 	fs.StringVar(&b.via, "via", "", "k8s: \"operator\" creates a kubeflow SparkApplication instead of running spark-submit, and polls its state")
 	durationVar(fs, &b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
+	fs.StringVar(&b.submitter, "submitter", k8s.SubmitterSparkSubmit, "k8s cluster mode: spark-submit (run it), native (create the driver pod, ConfigMap and Service in Go, no JVM; refuses what it cannot reproduce) or auto (native when the argv is inside its supported set, else spark-submit)")
+	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x), which --submitter native|auto and --dry-run need")
+	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
-	out, err := k8s.Backend{Options: b.options(req)}.Submit(ctx, req.Args)
+	if b.dryRun {
+		return k8s.DryRun(req.Args, k8s.Options{DriverSparkVersion: b.sparkVersion, Getenv: os.Getenv}, req.Stdout)
+	}
+	if req.Output == "yaml" {
+		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
+	}
+	o := b.options(req)
+	o.Submitter, o.DriverSparkVersion = b.submitter, b.sparkVersion
+	out, err := k8s.Backend{Options: o}.Submit(ctx, req.Args)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 

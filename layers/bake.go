@@ -98,6 +98,8 @@ type Result struct {
 	// image base without a platform in its config).
 	Platforms []string    `json:"platforms"`
 	Layers    []LayerInfo `json:"layers"`
+	// Compression is the layers' compression (none, gzip, zstd).
+	Compression Compression `json:"compression"`
 	// Report is the classpath conflict report (nil on a cache hit).
 	Report *Report `json:"report,omitempty"`
 	// BytesUploaded counts blob bytes sent to the target registry.
@@ -126,10 +128,10 @@ func jarURLs(dir string, files []string) []string {
 }
 
 // bakeKey names the bake: everything that decides the image's bytes.
-func bakeKey(baseDigest, lockHash, jarsDir string, platforms []string, skip bool, layers int, big int64, epoch time.Time, extra []File) string {
+func bakeKey(baseDigest, lockHash, jarsDir string, platforms []string, skip bool, layers int, big int64, comp Compression, epoch time.Time, extra []File) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "prebake-bake-v1\nbase %s\nlock %s\ndir %s\nplatforms %s\nskip %t\nlayers %d %d\n%s\nepoch %d\n",
-		baseDigest, lockHash, jarsDir, strings.Join(platforms, ","), skip, layers, big, compressorID, epoch.Unix())
+		baseDigest, lockHash, jarsDir, strings.Join(platforms, ","), skip, layers, big, comp.id(), epoch.Unix())
 	for _, f := range extra {
 		fmt.Fprintf(h, "extra %s %o %d %s\n", f.Name, normMode(f.Mode), f.Size, f.ID)
 	}
@@ -172,6 +174,12 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	o.transport, o.rt = ct, nil
 	if in.Lock == nil {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "bake: no lock")
+	}
+	if o.compression == "" {
+		o.compression = DefaultCompression
+	}
+	if err := checkCompression(o.compression); err != nil {
+		return nil, err
 	}
 	for _, a := range in.Lock.Artifacts {
 		if err := lock.CheckArtifact(a); err != nil {
@@ -242,7 +250,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			return nil, errdefs.Errorf(errdefs.Internal, "bake: extra file %s has no ID", f.Name)
 		}
 	}
-	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, epoch, in.Extra)
+	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, epoch, in.Extra)
 	if tag == "" {
 		tag = cacheTag(key)
 	}
@@ -250,7 +258,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Tag: tgt.String(), LockHash: lockHash, BaseDigest: baseDigest, JarsDir: jarsDir, Layers: []LayerInfo{}, Platforms: []string{}}
+	res := &Result{Tag: tgt.String(), LockHash: lockHash, BaseDigest: baseDigest, JarsDir: jarsDir, Layers: []LayerInfo{}, Platforms: []string{}, Compression: o.compression}
 	finish := func() *Result {
 		res.Image = res.Ref
 		res.Jars = jarURLs(res.JarsDir, res.Files)
@@ -301,6 +309,9 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLayerTypes(targets, o.compression, in.Base); err != nil {
+		return nil, err
+	}
 	if in.ExtraPlatform != "" && len(in.Extra) > 0 {
 		if err := checkExtraPlatform(targets, b, in.ExtraPlatform, in.Base); err != nil {
 			return nil, err
@@ -347,7 +358,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	if len(in.Extra) > 0 {
-		l, err := buildLayer(ctx, in.Extra, epoch, types.OCILayer, o)
+		l, err := buildLayer(ctx, in.Extra, epoch, o)
 		if err != nil {
 			return nil, err
 		}
@@ -473,6 +484,22 @@ func selectImages(b *base, want []v1.Platform, name string) ([]platformImage, er
 	return out, nil
 }
 
+// checkLayerTypes refuses a compression the images' manifests have no
+// layer media type for (zstd on a Docker schema 2 base) before any layer
+// is built.
+func checkLayerTypes(targets []platformImage, comp Compression, name string) error {
+	for _, t := range targets {
+		mt, err := t.img.MediaType()
+		if err != nil {
+			return registryError(err, "reading base manifest "+name)
+		}
+		if _, err := comp.mediaType(mt == types.DockerManifestSchema2); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkExtraPlatform refuses to add platform-specific files (the prebake
 // binary) to an image of another platform.
 func checkExtraPlatform(targets []platformImage, b *base, want, name string) error {
@@ -582,7 +609,7 @@ func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.
 		if err != nil {
 			return nil, err
 		}
-		f.Open = verifiedOpen(f.Open, j)
+		f.Open = jarOpen(o.jarOpener, f.Open, j, f.Size)
 		files[i], names[i], sizes[i] = f, j.file, f.Size
 	}
 	var out []builtJarLayer
@@ -612,7 +639,7 @@ func buildLayerWithDir(ctx context.Context, files []File, dir string, epoch time
 	if len(files) == 0 {
 		files = []File{{Name: path.Join(dir, ".keep"), Mode: 0o644, Size: 0, ID: "empty", Open: emptyOpen}}
 	}
-	return buildLayer(ctx, files, epoch, types.OCILayer, o)
+	return buildLayer(ctx, files, epoch, o)
 }
 
 func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[string]string) (v1.Image, error) {
@@ -620,13 +647,13 @@ func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[st
 	if err != nil {
 		return nil, err
 	}
-	lmt := types.OCILayer
-	if mt == types.DockerManifestSchema2 {
-		lmt = types.DockerLayer
-	}
 	adds := make([]mutate.Addendum, len(built))
 	for i, b := range built {
 		l := *b.layer
+		lmt, err := l.comp.mediaType(mt == types.DockerManifestSchema2)
+		if err != nil {
+			return nil, err
+		}
 		l.mt = lmt
 		adds[i] = mutate.Addendum{Layer: &l, History: h, MediaType: lmt}
 	}
@@ -669,6 +696,24 @@ func verifiedOpen(open func() (io.ReadCloser, error), j bakeJar) func() (io.Read
 			return nil, err
 		}
 		return &verifyingReader{rc: rc, h: sha256.New(), j: j}, nil
+	}
+}
+
+// jarOpen opens a jar through the JarOpener when it takes it (a cache blob
+// it vouches for: read once, not hashed again), else through verifiedOpen.
+func jarOpen(jo JarOpener, open func() (io.ReadCloser, error), j bakeJar, size int64) func() (io.ReadCloser, error) {
+	if jo == nil {
+		return verifiedOpen(open, j)
+	}
+	return func() (io.ReadCloser, error) {
+		rc, ok, err := jo(j.path, j.sha256, size)
+		if err != nil {
+			return nil, fmt.Errorf("jar %s: %w", j.file, err)
+		}
+		if !ok {
+			return verifiedOpen(open, j)()
+		}
+		return rc, nil
 	}
 }
 

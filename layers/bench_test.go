@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver"
 )
 
 // jarLike returns a real jar (a deflated zip) of about size bytes whose
@@ -187,7 +189,7 @@ func BenchmarkBakeLayer(b *testing.B) {
 			tmp := b.TempDir()
 			outs = append(outs, tmp)
 			timed(&layer, &layerCPU, func() {
-				m, _, err := writeLayerBlob(ctx, entries, DefaultEpoch, tmp, nopTask{})
+				m, _, err := writeLayerBlob(ctx, entries, DefaultEpoch, CompressionGzip, tmp, nopTask{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -261,5 +263,158 @@ func BenchmarkCacheHit(b *testing.B) {
 		})
 		b.ReportMetric(float64(res.Requests), "requests")
 		b.ReportMetric(d.Seconds()*1e3, "hit_ms")
+	}
+}
+
+// BenchmarkCompression measures each layer compression on 128 MB of jar-like
+// jars (32 × 4 MB) side by side, in one run, with the reference: sha256sum
+// (coreutils, a separate process) over the same jar files, and one sha256
+// pass in Go over the same files read from disk (read + hash). For each of
+// none, gzip and zstd:
+//
+//   - <c>_layer: the layer alone (read, tar, hash(es), compress, write the
+//     blob file);
+//   - <c>_bake: a whole Bake into a new OCI layout, the jars read from a
+//     resolver cache where they are stamped (read once, not hashed again),
+//     the layer cache emptied before each (the layer, the blob linked into
+//     the layout, the base, the manifest);
+//
+// reported as ratios to sha256sum (_vs_sha256sum) and to Go's sha256 pass
+// (_vs_sha256) of the best of 7 interleaved rounds (_med: of the medians),
+// the same ratios of the median CPU time (user + system; _cpu_vs_: what a
+// loaded machine does not distort, and a pipeline's second thread does not
+// hide), and <c>_size_ratio (blob bytes / tar bytes). The target for
+// none_bake is <= 1.3 x one sha256 pass.
+func BenchmarkCompression(b *testing.B) {
+	sha256sum := testenv.Binary(b, "sha256sum", "")
+	dir := b.TempDir()
+	_, datas := benchJars(b, dir, 32, 4<<20)
+	// The bake reads the jars from a resolver cache, as prebake does: blobs
+	// stamped when they were verified, so they are read once, not hashed.
+	cache := b.TempDir()
+	lf := &lock.File{}
+	var paths []string
+	var total int64
+	for i, d := range datas {
+		sum := sha256.Sum256(d)
+		a := lock.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))}
+		lf.Artifacts = append(lf.Artifacts, a)
+		p := resolver.BlobPath(cache, a.Sha256)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.Rename(filepath.Join(dir, fmt.Sprintf("lib%02d.jar", i)), p); err != nil {
+			b.Fatal(err)
+		}
+		if err := resolver.VerifyBlob(cache, a.Sha256, a.Size); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+		total += int64(len(d))
+	}
+	datas = nil
+	var files []File
+	for i, p := range paths {
+		f, err := FileFromPath(DefaultJarsDir+"/"+lf.Artifacts[i].File, p, 0o644, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	entries, err := tarEntries(files)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	base := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
+	digests := map[Compression]string{}
+	for b.Loop() {
+		const rounds = 7
+		times, cpus := map[string][]time.Duration{}, map[string][]time.Duration{}
+		sizes := map[Compression]int64{}
+		var tarSize int64
+		var childCPU time.Duration // sha256sum's, set by its run
+		timed := func(name string, f func()) {
+			c, s := cpuTime(), time.Now()
+			childCPU = 0
+			f()
+			times[name] = append(times[name], time.Since(s))
+			cpus[name] = append(cpus[name], cpuTime()-c+childCPU)
+		}
+		for range rounds {
+			timed("sha256sum", func() {
+				cmd := exec.Command(sha256sum, paths...)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("sha256sum: %v: %s", err, out)
+				}
+				childCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			})
+			timed("sha256", func() {
+				buf := make([]byte, 1<<20)
+				for _, p := range paths {
+					f, err := os.Open(p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					h := sha256.New()
+					if _, err := io.CopyBuffer(h, f, buf); err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+			for _, c := range Compressions {
+				tmp := b.TempDir()
+				timed(string(c)+"_layer", func() {
+					m, _, err := writeLayerBlob(ctx, entries, DefaultEpoch, c, tmp, nopTask{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					sizes[c] = m.size
+					if c == CompressionNone {
+						tarSize = m.size
+					}
+				})
+				os.RemoveAll(tmp)
+				out := filepath.Join(b.TempDir(), "out")
+				timed(string(c)+"_bake", func() {
+					res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if d, ok := digests[c]; ok && d != res.Digest {
+						b.Fatalf("%s: digest %s, then %s: not reproducible", c, d, res.Digest)
+					}
+					digests[c] = res.Digest
+				})
+				os.RemoveAll(out)
+				os.RemoveAll(filepath.Join(cache, "layers")) // no layer cache hit next round
+			}
+		}
+		low, med, cpu := map[string]float64{}, map[string]float64{}, map[string]float64{}
+		for n, ds := range times {
+			slices.Sort(ds)
+			low[n], med[n] = ds[0].Seconds(), ds[len(ds)/2].Seconds()
+			slices.Sort(cpus[n])
+			cpu[n] = cpus[n][len(cpus[n])/2].Seconds()
+		}
+		b.ReportMetric(float64(total)/1e6, "MB")
+		b.ReportMetric(low["sha256sum"]*1e3, "sha256sum_ms")
+		b.ReportMetric(low["sha256"]*1e3, "sha256_ms")
+		for _, c := range Compressions {
+			for _, k := range []string{"_layer", "_bake"} {
+				n := string(c) + k
+				b.ReportMetric(low[n]*1e3, n+"_ms")
+				b.ReportMetric(low[n]/low["sha256sum"], n+"_vs_sha256sum")
+				b.ReportMetric(low[n]/low["sha256"], n+"_vs_sha256")
+				b.ReportMetric(med[n]/med["sha256"], n+"_vs_sha256_med")
+				b.ReportMetric(cpu[n]/cpu["sha256"], n+"_cpu_vs_sha256")
+				b.ReportMetric(cpu[n]/cpu["sha256sum"], n+"_cpu_vs_sha256sum")
+			}
+			b.ReportMetric(float64(sizes[c])/float64(tarSize), string(c)+"_size_ratio")
+		}
+		if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+			var l1 float64
+			fmt.Sscan(string(la), &l1)
+			b.ReportMetric(l1, "load1")
+		}
 	}
 }

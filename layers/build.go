@@ -61,6 +61,12 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 	start := time.Now()
 	o := makeOptions(opts...)
 	defer o.removeTemp()
+	if o.compression == "" {
+		o.compression = CompressionGzip // images for any runtime: prebake's own, the tests' base
+	}
+	if err := checkCompression(o.compression); err != nil {
+		return nil, err
+	}
 	if len(spec.Platforms) == 0 {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "build %s: no platform", spec.Target)
 	}
@@ -103,7 +109,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 		}
 		bi := BuiltImage{Platform: p.String(), Layers: []LayerInfo{}}
 		for _, files := range pf.Layers {
-			l, err := buildLayer(ctx, files, epoch, types.OCILayer, o)
+			l, err := buildLayer(ctx, files, epoch, o)
 			if err != nil {
 				return nil, err
 			}

@@ -141,16 +141,25 @@ func dockerConfig(t *testing.T, host, user, pass string) {
 	t.Setenv("DOCKER_CONFIG", dir)
 }
 
-func TestITBakeDistribution(t *testing.T) {
+// registryWithBase starts docker-registry and builds the two-platform
+// Spark base into it (no Docker credentials): it returns the registry and
+// the base's reference.
+func registryWithBase(t *testing.T) (*distRegistry, string) {
+	t.Helper()
 	reg := startRegistry(t, false)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	ctx := context.Background()
-	// The base comes from the OCI layout into the registry (a cross-"registry"
-	// copy), then a bake into another repository mounts its layers.
 	baseRef := reg.host() + "/spark:3.5.0"
-	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
+	if _, err := BuildImage(context.Background(), sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
 		t.Fatal(err)
 	}
+	return reg, baseRef
+}
+
+func TestITBakeDistribution(t *testing.T) {
+	// The base comes from the OCI layout into the registry (a cross-"registry"
+	// copy), then a bake into another repository mounts its layers.
+	reg, baseRef := registryWithBase(t)
+	ctx := context.Background()
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: reg.host() + "/team/jobs"}
 	res, err := Bake(ctx, in)

@@ -31,21 +31,23 @@ func (nopLogger) Printf(string, ...any) {}
 type Option func(*options)
 
 type options struct {
-	auth      authn.Authenticator
-	keychain  authn.Keychain
-	transport http.RoundTripper // nil: remote.DefaultTransport with respTimeout
-	rt        http.RoundTripper // the transport in use, made once
-	respTime  time.Duration
-	jobs      int
-	logger    Logger
-	cacheDir  string
-	epoch     *time.Time
-	maxLayers int
-	bigJar    int64
-	userAgent string
-	progress  Progress
-	tmp       string        // the bake's temporary blob directory, once made
-	fresh     []*builtLayer // the layers whose blobs this call wrote
+	auth        authn.Authenticator
+	keychain    authn.Keychain
+	transport   http.RoundTripper // nil: remote.DefaultTransport with respTimeout
+	rt          http.RoundTripper // the transport in use, made once
+	respTime    time.Duration
+	jobs        int
+	logger      Logger
+	cacheDir    string
+	epoch       *time.Time
+	maxLayers   int
+	bigJar      int64
+	userAgent   string
+	progress    Progress
+	compression Compression
+	jarOpener   JarOpener
+	tmp         string        // the bake's temporary blob directory, once made
+	fresh       []*builtLayer // the layers whose blobs this call wrote
 }
 
 // Progress starts transfer tasks: building a layer, pushing an image.
@@ -264,4 +266,17 @@ func (o *options) layerEpoch() (time.Time, error) {
 		return o.epoch.UTC(), nil
 	}
 	return Epoch()
+}
+
+// JarOpener opens a jar of the lock at path (sha256 hex, size bytes) so
+// that its bytes are checked as they are read, or says it does not take
+// that path (ok false): the bake then hashes the jar as it reads it. The
+// resolver's cache gives one (resolver.CacheJarOpener) that trusts a blob by
+// its stamp, so a cached jar is read once and not hashed again.
+type JarOpener func(path, sha256 string, size int64) (rc io.ReadCloser, ok bool, err error)
+
+// WithJarOpener sets the JarOpener of the bake's jars. The default is none:
+// every jar is hashed as the layer reads it.
+func WithJarOpener(jo JarOpener) Option {
+	return func(o *options) { o.jarOpener = jo }
 }

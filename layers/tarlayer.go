@@ -27,10 +27,11 @@ import (
 	"github.com/prebake/prebake/internal/progress/task"
 )
 
-// The pinned compressor: klauspost/compress gzip at level 1 (BestSpeed).
-// BenchmarkCompressor measures it against compress/gzip; jars are already
-// deflated, so a faster level loses almost nothing in size. Changing either
-// changes every baked digest: bump compressorID with it.
+// The pinned gzip compressor: klauspost/compress gzip at level 1
+// (BestSpeed). BenchmarkCompressor measures it against compress/gzip; jars
+// are already deflated, so a faster level loses almost nothing in size.
+// Changing either changes every gzip digest: bump compressorID with it (and
+// the zstd id in Compression.id with the library).
 const (
 	compressionLevel = gzip.BestSpeed
 	compressorID     = "klauspost-gzip-1.20-l1"
@@ -176,6 +177,7 @@ type builtLayer struct {
 	diffID v1.Hash
 	size   int64
 	mt     types.MediaType
+	comp   Compression
 }
 
 var _ v1.Layer = (*builtLayer)(nil)
@@ -201,13 +203,13 @@ func (l *builtLayer) Uncompressed() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	zr, err := gzip.NewReader(f)
+	zr, zclose, err := l.comp.newReader(f)
 	if err != nil {
 		f.Close()
 		return nil, errdefs.Errorf(errdefs.Invalid, "layer %s: blob %s: %w", l.digest, l.blob, err)
 	}
 	return &verifyReader{r: zr, h: sha256.New(), want: l.diffID, size: -1, blob: l.blob, close: func() error {
-		zr.Close()
+		zclose()
 		return f.Close()
 	}}, nil
 }
@@ -258,43 +260,57 @@ type countWriter struct{ n int64 }
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 // compressLayer streams the tar of entries through sha256 (diffID), the
-// pinned gzip and sha256 (digest) into dst, in three goroutines joined by
-// chunk pipes, so the stages overlap (on 2 cores the gzip stage has one to
-// itself and sets the pace):
+// compressor and sha256 (digest) into dst, in three goroutines joined by
+// chunk pipes, so the stages overlap (on 2 cores the compressor stage has
+// one to itself and sets the pace):
 //
-//	read + tar + sha256(tar) ─▶ gzip ─▶ sha256(gz) + count + dst
-func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, dst io.Writer, task task.Task) (layerDigests, error) {
+//	read + tar + sha256(tar) ─▶ compress ─▶ sha256(blob) + count + dst
+//
+// Without compression the tar is the blob, hashed once (the digest is the
+// diffID) as it is written, in one goroutine: read + tar + sha256 + dst.
+// (BenchmarkCompression: a two-stage pipeline here cost about 10 % more CPU
+// for the same wall time, the copies between the stages outweighing the
+// overlap on 2 busy cores.)
+func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, comp Compression, dst io.Writer, task task.Task) (layerDigests, error) {
+	if comp == CompressionNone {
+		h, cw := sha256.New(), &countWriter{}
+		if err := writeTar(ctx, entries, epoch, io.MultiWriter(h, cw, dst, taskWriter{task})); err != nil {
+			return layerDigests{}, err
+		}
+		d := sumHash(h)
+		return layerDigests{digest: d, diffID: d, size: cw.n}, nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const chunks, chunkSize = 4, 1 << 20
-	tarP, gzP := newChunkPipe(chunks, chunkSize), newChunkPipe(chunks, chunkSize)
+	tarP, blobP := newChunkPipe(chunks, chunkSize), newChunkPipe(chunks, chunkSize)
 	diffH := sha256.New()
 	stage1 := make(chan struct{})
 	go func() { // stage 1: read the files, tar, sha256 (diffID)
 		defer close(stage1)
 		tarP.CloseWrite(writeTar(ctx, entries, epoch, io.MultiWriter(diffH, tarP, taskWriter{task})))
 	}()
-	go func() { // stage 2: gzip
-		zw, err := gzip.NewWriterLevel(gzP, compressionLevel)
+	go func() { // stage 2: compress
+		zw, err := comp.newWriter(blobP)
 		if err == nil {
 			if _, err = tarP.WriteTo(zw); err == nil {
 				err = zw.Close()
 			}
 		}
 		tarP.CloseRead(errPipeAborted)
-		gzP.CloseWrite(err)
+		blobP.CloseWrite(err)
 	}()
 	// stage 3: sha256 (digest), count, write
 	digH := sha256.New()
 	cw := &countWriter{}
-	_, err := gzP.WriteTo(io.MultiWriter(digH, cw, dst))
-	gzP.CloseRead(errPipeAborted)
+	_, err := blobP.WriteTo(io.MultiWriter(digH, cw, dst))
+	blobP.CloseRead(errPipeAborted)
 	if err != nil {
 		cancel()
 		<-stage1
 		return layerDigests{}, err
 	}
-	<-stage1 // diffH is complete (gzip saw the end of the tar, so it is)
+	<-stage1 // diffH is complete (the compressor saw the end of the tar, so it is)
 	return layerDigests{digest: sumHash(digH), diffID: sumHash(diffH), size: cw.n}, nil
 }
 
@@ -304,9 +320,9 @@ func sumHash(h hash.Hash) v1.Hash {
 
 // cacheKey names a layer by everything that decides its bytes, or "" when
 // some file has no content ID.
-func cacheKey(entries []tarEntry, epoch time.Time) string {
+func cacheKey(entries []tarEntry, epoch time.Time, comp Compression) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "prebake-layer-v1\n%s\n%d\n", compressorID, epoch.Unix())
+	fmt.Fprintf(h, "prebake-layer-v1\n%s\n%d\n", comp.id(), epoch.Unix())
 	for _, e := range entries {
 		if e.file == nil {
 			fmt.Fprintf(h, "d %s\n", e.name)
@@ -329,15 +345,19 @@ func blobPath(dir string, d v1.Hash) string {
 // digests and writes the compressed blob, content-addressed, into
 // cacheDir/layers (reused by a content key on the next bake) or, when there
 // is no cache or some file has no ID, into the bake's temporary directory.
-func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.MediaType, o *options) (*builtLayer, error) {
+func buildLayer(ctx context.Context, files []File, epoch time.Time, o *options) (*builtLayer, error) {
 	entries, err := tarEntries(files)
 	if err != nil {
 		return nil, err
 	}
-	l := &builtLayer{mt: mt}
+	mt, err := o.compression.mediaType(false)
+	if err != nil {
+		return nil, err
+	}
+	l := &builtLayer{mt: mt, comp: o.compression}
 	dir, key := "", ""
 	if o.cacheDir != "" {
-		key = cacheKey(entries, epoch)
+		key = cacheKey(entries, epoch, o.compression)
 	}
 	if key != "" {
 		dir = filepath.Join(o.cacheDir, "layers")
@@ -354,7 +374,7 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.Med
 		total += f.Size
 	}
 	task := o.startTask(fmt.Sprintf("layer (%d files)", len(files)), total)
-	m, blob, err := writeLayerBlob(ctx, entries, epoch, dir, task)
+	m, blob, err := writeLayerBlob(ctx, entries, epoch, o.compression, dir, task)
 	task.Done(err)
 	if err != nil {
 		return nil, err
@@ -369,7 +389,7 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, mt types.Med
 
 // writeLayerBlob compresses the layer into a temporary file under dir and
 // renames it to its content address.
-func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, dir string, task task.Task) (layerDigests, string, error) {
+func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, comp Compression, dir string, task task.Task) (layerDigests, string, error) {
 	bdir := filepath.Join(dir, "blobs", "sha256")
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))
@@ -379,7 +399,7 @@ func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, di
 		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))
 	}
 	defer os.Remove(f.Name()) // after a rename, a no-op
-	m, err := compressLayer(ctx, entries, epoch, f, task)
+	m, err := compressLayer(ctx, entries, epoch, comp, f, task)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = errdefs.New(errdefs.CantWrite, fmt.Errorf("layer blob %s: %w", f.Name(), cerr))
 	}

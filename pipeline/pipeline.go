@@ -114,9 +114,9 @@ func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*submit
 	if o.Store == "" || o.Request.LockPath == "" || sub.DeployMode() != "cluster" {
 		return nil, nil
 	}
-	req := RequestFor(o.Request, sub.Packages())
-	if len(req.Packages) == 0 {
-		return nil, nil
+	req, err := RequestFor(o.Request, sub.Packages())
+	if err != nil || len(req.Packages) == 0 {
+		return nil, err
 	}
 	lf, err := resolver.LockFor(req)
 	if err != nil {
@@ -187,7 +187,7 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 			return nil, errdefs.New(errdefs.BadArgument, ErrNoBaseImage)
 		}
 	}
-	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache))
+	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache), layers.WithJarOpener(resolver.CacheJarOpener(cache)))
 	baked := map[string]*layers.Result{}
 	bake := func(base string) (string, error) {
 		if base == "" {
@@ -228,12 +228,9 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 // and retrieves them for file: paths. It returns nil when there is nothing
 // to resolve.
 func ResolveJars(ctx context.Context, req resolver.Request, p submit.Packages, rep *progress.Reporter) (*resolver.Result, []string, error) {
-	req = RequestFor(req, p)
-	if len(req.Packages) == 0 {
-		return nil, nil, nil
-	}
-	if p.Ivy != "" || p.IvySettings != "" {
-		rep.Warnf("spark.jars.ivy/spark.jars.ivySettings are not honoured for resolution; using the default chain")
+	req, err := RequestFor(req, p)
+	if err != nil || len(req.Packages) == 0 {
+		return nil, nil, err
 	}
 	res, err := resolver.Resolve(ctx, req, resolver.WithLogger(rep), resolver.WithProgress(rep))
 	rep.Wait()
@@ -248,8 +245,10 @@ func ResolveJars(ctx context.Context, req resolver.Request, p submit.Packages, r
 }
 
 // RequestFor is the resolution request of a command line's packages plus
-// those of req: the argv's own packages come first, req adds to them.
-func RequestFor(req resolver.Request, p submit.Packages) resolver.Request {
+// those of req: the argv's own packages come first, req adds to them. The
+// argv's spark.jars.ivySettings and spark.jars.ivy hold one value each:
+// req's (--ivy-settings, --ivy) must be the same or unset, else exit 64.
+func RequestFor(req resolver.Request, p submit.Packages) (resolver.Request, error) {
 	if p.Packages != "" {
 		req.Packages = append([]string{p.Packages}, req.Packages...)
 	}
@@ -259,5 +258,18 @@ func RequestFor(req resolver.Request, p submit.Packages) resolver.Request {
 	if p.Excludes != "" {
 		req.Excludes = append([]string{p.Excludes}, req.Excludes...)
 	}
-	return req
+	for _, kv := range []struct {
+		flag, key string
+		dst       *string
+		argv      string
+	}{{"--ivy-settings", "spark.jars.ivySettings", &req.IvySettings, p.IvySettings}, {"--ivy", "spark.jars.ivy", &req.IvyHome, p.Ivy}} {
+		switch {
+		case kv.argv == "" || kv.argv == *kv.dst:
+		case *kv.dst == "":
+			*kv.dst = kv.argv
+		default:
+			return req, errdefs.Errorf(errdefs.BadArgument, "%s %s and the command line's %s=%s differ", kv.flag, *kv.dst, kv.key, kv.argv)
+		}
+	}
+	return req, nil
 }

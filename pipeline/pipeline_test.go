@@ -23,7 +23,11 @@ func TestRequestForPutsTheArgvFirst(t *testing.T) {
 			resolver.Request{Packages: []string{"c:d:2", "a:b:1"}, Repositories: []string{"https://r0/", "https://r1/"}, Excludes: []string{"z:w", "x:y"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, RequestFor(base, tc.p)); diff != "" {
+			got, err := RequestFor(base, tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

@@ -102,7 +102,7 @@ func LockedJars(lf *lock.File, req resolver.Request, cacheDir string, opts ...re
 				}
 			}
 		}
-		opts := slices.Concat(opts, []resolver.Option{resolver.WithOffline(req.Offline), resolver.WithRepositoryURLs(repos...), resolver.WithSettings(req.Settings), resolver.WithChecksumPolicy(req.ChecksumPolicy)})
+		opts := slices.Concat(opts, []resolver.Option{resolver.WithOffline(req.Offline), resolver.WithRepositoryURLs(repos...), resolver.WithSettings(req.Settings), resolver.WithIvySettings(req.IvySettings, repos...), resolver.WithChecksumPolicy(req.ChecksumPolicy)})
 		return resolver.FetchLocked(ctx, lf, cache, opts...)
 	}
 }

@@ -45,6 +45,13 @@ type Request struct {
 	NoDefaultRepositories bool
 	// Settings is a Maven settings.xml path (mirrors, server credentials); optional.
 	Settings string
+	// IvySettings is spark.jars.ivySettings: an Ivy settings file (a path
+	// or a file: URI) whose default resolver replaces Spark's chain, with
+	// Repositories added on top as Spark adds them. Optional.
+	IvySettings string
+	// IvyHome is spark.jars.ivy. It moves Ivy's user dir and cache, which
+	// prebake does not use (see the README); optional.
+	IvyHome string
 	// Conflict is ConflictLatest (default) or ConflictNearest.
 	Conflict Conflict
 	// LockPath, when set, is read if it exists and matches the inputs, and
@@ -124,4 +131,7 @@ type CachedFile struct {
 	Sha256 string
 	Size   int64
 	URL    string // the URL that served it, without userinfo
+	// Repo is the repository that served it when that is not the
+	// ArtifactRef's (an Ivy settings chain in dual mode); else empty.
+	Repo Repository
 }

@@ -58,6 +58,9 @@ type cache struct {
 	stamps string
 	// dirMode is the mode of the directories the cache creates.
 	dirMode os.FileMode
+	// opened is when this process opened the cache: a 404 another process
+	// recorded since counts as this run's (see cachelock.go).
+	opened time.Time
 }
 
 // staleTemp is how old a temp file must be before a new process removes it
@@ -86,7 +89,7 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 	if info, err := os.Stat(dir); private && log != nil && err == nil && info.Mode().Perm()&0o077 != 0 {
 		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private --cache, or chmod 700 it)", dir, info.Mode().Perm())
 	}
-	c := &cache{dir: dir, stamps: stampDir(dir, true), dirMode: mode}
+	c := &cache{dir: dir, stamps: stampDir(dir, true), dirMode: mode, opened: time.Now()}
 	c.sweepTemp()
 	return c, nil
 }

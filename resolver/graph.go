@@ -44,6 +44,13 @@ type Eviction struct {
 // rules, fetches the POMs of each frontier concurrently, then applies Ivy's
 // order-dependent semantics deterministically. See graph_ivy.go.
 func BuildGraph(ctx context.Context, req Request, src Source, log Logger) (*Graph, error) {
+	return buildIvyGraph(ctx, req, src, log, false)
+}
+
+// buildIvyGraph is BuildGraph; literal turns off the lazy walks of
+// graph_frames.go (Ivy's walks replayed step by step, for the tests that
+// check both give the same graph).
+func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, literal bool) (*Graph, error) {
 	if log == nil {
 		log = nopLogger{}
 	}
@@ -61,6 +68,7 @@ func BuildGraph(ctx context.Context, req Request, src Source, log Logger) (*Grap
 		return nil, errdefs.Errorf(errdefs.BadArgument, "conflict mode %q: must be latest or nearest", req.Conflict)
 	}
 	e := newEngine(ctx, src, log, rules)
+	e.literal = literal
 	if len(coords) == 0 {
 		return &Graph{}, nil
 	}
@@ -94,7 +102,7 @@ func unresolvedError(c maven.Coord, err error) error {
 	code := errdefs.KindOf(err)
 	switch {
 	case errors.Is(err, maven.ErrCycle), errors.Is(err, maven.ErrMalformed), errors.Is(err, maven.ErrCyclicProperty),
-		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion):
+		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion), errors.Is(err, ErrConfigurationNotFound):
 		code = errdefs.Invalid
 	case errors.Is(err, ErrNotFound):
 		code = errdefs.NotFound

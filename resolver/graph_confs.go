@@ -6,6 +6,8 @@ package resolver
 // fetches a dependency in a configuration its caller did not ask for.
 
 import (
+	"errors"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -53,8 +55,18 @@ func (n *inode) removeToFetch(c string) {
 	for i, x := range n.toFetch {
 		if x == c {
 			n.toFetch = append(n.toFetch[:i:i], n.toFetch[i+1:]...)
+			if !n.fetchedConfs[c] && n.eng != nil {
+				n.eng.lostToFetch(n)
+			}
 			return
 		}
+	}
+}
+
+// confAdded: n's usage configurations grew, so its depsOf may do more.
+func (n *inode) confAdded() {
+	if n.eng != nil {
+		n.eng.dirtyNode(n)
 	}
 }
 
@@ -76,7 +88,10 @@ func (n *inode) addConfs(conf string) {
 	for _, ext := range confExtends[conf] {
 		n.addConfs(ext)
 	}
-	n.confs[conf] = true
+	if !n.confs[conf] {
+		n.confs[conf] = true
+		n.confAdded()
+	}
 }
 
 // usageConfs is IvyNode.getConfigurations(root conf): the configurations
@@ -104,14 +119,18 @@ func (n *inode) updateDataFrom(loser *inode) {
 		n.mergedConfs = map[string]bool{}
 	}
 	for _, c := range loser.usageConfs() {
-		n.mergedConfs[c] = true
+		if !n.mergedConfs[c] {
+			n.mergedConfs[c] = true
+			n.confAdded()
+		}
 	}
 }
 
 // loadData is IvyNode.loadData followed by handleConfiguration for the
 // root conf "default": it reports whether the node was (re)loaded for
-// conf, which records conf as fetched.
-func (e *engine) loadData(n *inode, conf string, parent *inode) bool {
+// conf, which records conf as fetched. pconf is the parent's conf (for
+// the error message).
+func (e *engine) loadData(n *inode, conf string, parent *inode, pconf string) bool {
 	if n.loadErr != nil {
 		return false
 	}
@@ -127,20 +146,132 @@ func (e *engine) loadData(n *inode, conf string, parent *inode) bool {
 		}
 		loaded = true
 	}
-	if !n.loaded || n.noPOM {
+	if !n.loaded {
 		return loaded
 	}
-	// handleConfiguration
+	if n.noPOM {
+		return e.handleDefaultDescriptorConf(n, conf, parent, pconf, loaded)
+	}
+	// handleConfiguration (a POM's descriptor has every Maven 2
+	// configuration)
 	rc := realConf(conf)
 	if loaded {
-		if n.fetchedConfs == nil {
-			n.fetchedConfs = map[string]bool{}
-		}
-		n.fetchedConfs[conf] = true
-		n.removeToFetch(rc)
-		n.removeToFetch(conf)
+		n.markFetched(conf, rc)
 	}
 	// the configurations go into the visit node's usage (see gotoNode)
 	e.usageOwner(parent, n).addConfs(rc)
 	return loaded
+}
+
+func (n *inode) markFetched(conf string, real ...string) {
+	if n.fetchedConfs == nil {
+		n.fetchedConfs = map[string]bool{}
+	}
+	n.fetchedConfs[conf] = true
+	for _, c := range real {
+		n.removeToFetch(c)
+	}
+	n.removeToFetch(conf)
+}
+
+// ErrConfigurationNotFound is Ivy's "configuration not found" problem: a
+// caller asks a module for a configuration its descriptor lacks (only the
+// default descriptor of a module without POM lacks any), an unresolved
+// dependency (exit 65).
+var ErrConfigurationNotFound = errors.New("configuration not found")
+
+// handleDefaultDescriptorConf is IvyNode.handleConfiguration (ivy 2.5.1
+// src/java/org/apache/ivy/core/resolve/IvyNode.java) for a module
+// resolved without POM: Ivy gives it DefaultModuleDescriptor's default
+// instance, whose one configuration is "default" (no extends), so
+// "compile(*)" and "master(*)" fall back to it but a plain "master",
+// "compile" or "runtime" is not found. Those come from confsToFetch when
+// the module evicted a version with a POM (updateDataFrom copies the
+// loser's fetched configurations) and are fetched by
+// doFetchDependencies's "confs still to fetch" loop. handleConfiguration
+// first adds the real confs to the visit's usage (addRootModuleConfigurations),
+// then, for a missing one, sets the problem "configuration not found"
+// unless isConfRequiredByMergedUsageOnly: the node's own usage lacks
+// conf (it was asked for only by the usage of an evicted node). So
+// --packages org.apache:test-classified:1.0,org.apache:test-classifier:2.0
+// (Ivy's m2 test repository) fails in Spark, golden
+// m2-classified-nopom-evicts-pom (issue 19). The problem does not stop
+// the loop over the confs still to fetch (ResolveEngine.doFetchDependencies
+// tests hasProblem before it, not in it) and each missing conf replaces
+// it, so Ivy reports the last one.
+func (e *engine) handleDefaultDescriptorConf(n *inode, conf string, parent *inode, pconf string, loaded bool) bool {
+	real := defaultDescriptorRealConfs(conf)
+	owner := e.usageOwner(parent, n)
+	for _, c := range real {
+		owner.addConfs1(c)
+	}
+	for _, c := range real {
+		if c == "default" {
+			continue
+		}
+		n.removeToFetch(conf)
+		if n.confs[conf] {
+			msg := fmt.Sprintf("configuration not found in %s: '%s'. It was required from %s %s", ivyID(n), c, e.ivyID(parent), pconf)
+			if conf != c {
+				msg = fmt.Sprintf("configuration not found in %s: '%s'. Missing configuration: '%s'. It was required from %s %s",
+					ivyID(n), conf, c, e.ivyID(parent), pconf)
+			}
+			// IvyNode.problem: the last one set is reported (see visitDep)
+			n.confProblem = fmt.Errorf("%w%s", ErrConfigurationNotFound, strings.TrimPrefix(msg, "configuration not found"))
+		}
+		return loaded
+	}
+	if loaded {
+		n.markFetched(conf, real...)
+	}
+	return loaded
+}
+
+// defaultDescriptorRealConfs is IvyNode.getRealConfs on the default
+// descriptor (one public configuration, "default"): "x(y)" is x when x is
+// "default", else y ("" for none, "*" for every public one).
+func defaultDescriptorRealConfs(conf string) []string {
+	main, fallback := "", conf
+	if i := strings.IndexByte(conf, '('); i > 0 && strings.HasSuffix(conf, ")") {
+		main, fallback = conf[:i], conf[i+1:len(conf)-1]
+	}
+	switch {
+	case main == "default":
+		return []string{"default"}
+	case fallback == "":
+		return nil
+	case fallback == "*":
+		return []string{"default"}
+	}
+	var out []string
+	for _, c := range strings.Split(fallback, ",") {
+		out = append(out, strings.TrimSpace(c))
+	}
+	return out
+}
+
+// addConfs1 adds one configuration without the ones it extends (the
+// default descriptor's configurations extend nothing).
+func (n *inode) addConfs1(conf string) {
+	if n.confs == nil {
+		n.confs = map[string]bool{}
+	}
+	if !n.confs[conf] {
+		n.confs[conf] = true
+		n.confAdded()
+	}
+}
+
+// ivyID is Ivy's ModuleRevisionId.toString.
+func ivyID(n *inode) string {
+	return n.id.Group + "#" + n.id.Artifact + ";" + n.id.Version
+}
+
+// ivyID names a parent as Ivy does; the root module is Spark's
+// spark-submit-parent (without its random suffix).
+func (e *engine) ivyID(n *inode) string {
+	if n == nil || n == e.root {
+		return "org.apache.spark#spark-submit-parent;1.0"
+	}
+	return ivyID(n)
 }

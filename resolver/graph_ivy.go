@@ -48,17 +48,15 @@ type inode struct {
 	pom     *POMFile
 	noPOM   bool // resolved without a POM (Ivy's allownomd)
 	loadErr error
-	loaded  bool
-	dds     []*dd
-	callers []caller
-	evicted bool
-	fetched map[string]bool
-	// ownReal: the node's own IvyNodeUsage holds a real configuration
-	// (default or master) of the root conf, i.e. some visit loaded it
-	// through a VisitNode that was not redirected to another node's usage
-	// (see visitKey). Without it Ivy selects no artifact of the descriptor.
-	ownReal bool
-	order   int
+	// confProblem: a configuration the default descriptor of a module
+	// without POM lacks (see handleDefaultDescriptorConf).
+	confProblem error
+	loaded      bool
+	dds         []*dd
+	callers     []caller
+	evicted     bool
+	fetched     map[string]bool
+	order       int
 	// evMarked/evictedBy: Ivy's eviction data (root conf default); see
 	// engine.isEvicted.
 	evMarked  bool
@@ -79,20 +77,31 @@ type inode struct {
 	// settled: the last resolveConflict walk from an ancestor upwards
 	// that found n resolved at every level (see settledWalk).
 	settled settledWalk
+	// lazy: n is the one node of its module, whose walks are recorded
+	// (records: their top frames; walked: ancestors known to have
+	// selected n) instead of written to the tables (graph_frames.go).
+	lazy    bool
+	records []*frame
+	walked  map[*inode]bool
+	eng     *engine
+	// gen counts the events that may make n's depsOf do something new;
+	// memo is the state of its last depsOf (graph_frames.go).
+	gen  uint64
+	memo depsMemo
 }
 
 // settledWalk identifies a resolveConflict walk of a node from ancestor i
-// of a visit path (by the path's backing array, never written after it is
-// built) while its module's conflict tables were at generation gen. Such a
+// of a visit path (by the frame of that ancestor: the path up to it, see
+// graph_frames.go) while its module's conflict tables were at generation
+// gen. Such a
 // walk that met only ancestors where the node is resolved (or evicted)
 // changes nothing but markEvicted (idempotent), so it is not repeated
 // until the tables of that module change: without this, every fetch of a
 // node walked all its ancestors again (quadratic work per level in deep
 // chains).
 type settledWalk struct {
-	base **inode
-	i    int
-	gen  uint64
+	at  *frame
+	gen uint64
 }
 
 // visitKey is Ivy's VisitNode: a node reached from a parent (e.root for
@@ -134,9 +143,14 @@ type engine struct {
 	// excls: every exclusion any caller's descriptor holds (see
 	// excludedBelow); med: the mediation index of the last deep path.
 	excls map[maven.Exclusion]bool
-	med   *medIndex
 	// midGen counts the changes to sel/evd per module (see settledWalk).
 	midGen map[string]uint64
+	// fs: the visit path's frames (graph_frames.go); firstOf: the first
+	// node of each module.
+	fs      frameStack
+	firstOf map[string]*inode
+	pathBuf []*inode
+	literal bool // no lazy walks (tests)
 }
 
 type pomFetcher struct{ e *engine }
@@ -160,9 +174,9 @@ func newEngine(ctx context.Context, src Source, log Logger, rules []ExcludeRule)
 	e := &engine{ctx: ctx, src: src, log: log, rules: rules,
 		nodes: map[maven.Coord]*inode{}, selected: map[string]*inode{},
 		usage: map[visitKey]*inode{}, sel: map[ancMid][]*inode{}, evd: map[ancMid][]*inode{},
-		midGen: map[string]uint64{}}
+		midGen: map[string]uint64{}, firstOf: map[string]*inode{}}
 	e.loader = maven.NewLoader(pomFetcher{e})
-	e.root = &inode{fetched: map[string]bool{}, loaded: true}
+	e.root = &inode{fetched: map[string]bool{}, loaded: true, eng: e}
 	return e
 }
 
@@ -237,8 +251,14 @@ func (e *engine) node(c maven.Coord) *inode {
 	n, ok := e.nodes[c]
 	if !ok {
 		e.seq++
-		n = &inode{id: c, fetched: map[string]bool{}, order: e.seq}
+		n = &inode{id: c, fetched: map[string]bool{}, order: e.seq, eng: e}
 		e.nodes[c] = n
+		if first := e.firstOf[n.mid()]; first == nil {
+			e.firstOf[n.mid()] = n
+			n.lazy = !e.literal
+		} else {
+			e.materialize(first)
+		}
 	}
 	return n
 }
@@ -269,14 +289,10 @@ func (e *engine) load(n *inode) {
 	n.dds = ddsOf(m)
 }
 
-// isCircular: the node's module already appears on the visit path.
-func isCircular(n *inode, path []*inode) bool {
-	for _, a := range path {
-		if a != nil && a != n && a.id.Group == n.id.Group && a.id.Artifact == n.id.Artifact {
-			return true
-		}
-	}
-	return false
+// isCircular: the node's module already appears on the visit path (the
+// frame stack) as another node.
+func (e *engine) isCircular(n *inode) bool {
+	return e.fs.midCount[n.mid()] > len(e.fs.onStack[n])
 }
 
 // ancMid keys Ivy's per-ancestor conflict tables (IvyNode.selectedDeps /
@@ -368,11 +384,11 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 		// The walk above this ancestor only reads the tables of n's module
 		// when nothing changed them since the same walk settled (see
 		// settledWalk); its markEvicted calls are repeated below.
-		if s := (settledWalk{&path[0], i, e.midGen[key.mid]}); n.settled != s {
+		if s := (settledWalk{e.frameAt(path, i), e.midGen[key.mid]}); s.at == nil || n.settled != s {
 			if !e.resolveConflict(n, path, i-1, toevict) {
 				return false
 			}
-			if s.gen == e.midGen[key.mid] {
+			if s.at != nil && s.gen == e.midGen[key.mid] {
 				n.settled = s
 			}
 		}
@@ -461,13 +477,26 @@ func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selec
 // dependers above x. Each dependency's node records that x declares it
 // (IvyNode.getDependencyDescriptor(parent), used by the force rule).
 func (e *engine) depsOf(x *inode, above []*inode) []*inode {
+	out, _ := e.getDependencies(x, above, false)
+	return out
+}
+
+// depsOfIsNoop: depsOf(x, above) would change nothing now (no node to
+// create, no configuration to fetch to add, no declaration to record).
+func (e *engine) depsOfIsNoop(x *inode, above []*inode) bool {
+	_, changes := e.getDependencies(x, above, true)
+	return !changes
+}
+
+// getDependencies is depsOf; with dry it changes nothing and only reports
+// whether it would.
+func (e *engine) getDependencies(x *inode, above []*inode, dry bool) (out []*inode, changes bool) {
 	var dds []*dd
 	if x == e.root {
 		dds = e.rootDDs
 	} else {
 		dds = x.dds
 	}
-	var out []*inode
 	seen := map[*inode]bool{}
 	for _, conf := range x.usageConfs() {
 		for _, d := range dds {
@@ -480,6 +509,18 @@ func (e *engine) depsOf(x *inode, above []*inode) []*inode {
 			}
 			if x != e.root {
 				d = e.mediateBelow(d, above, x)
+			}
+			if dry {
+				c := e.existingNode(d.target)
+				if c == nil || (x != e.root && !c.declaredBy[x]) {
+					return nil, true
+				}
+				for _, conf := range dconfs {
+					if !c.fetchedConfs[conf] && !hasString(c.toFetch, conf) {
+						return nil, true
+					}
+				}
+				continue
 			}
 			c := e.node(d.target)
 			c.updateConfsToFetch(javaOrder(dconfs))
@@ -495,7 +536,23 @@ func (e *engine) depsOf(x *inode, above []*inode) []*inode {
 			}
 		}
 	}
-	return out
+	return out, false
+}
+
+// existingNode is the node of c if it exists (a dynamic revision not
+// resolved yet has none).
+func (e *engine) existingNode(c maven.Coord) *inode {
+	c.Version = NormalizeRevision(c.Version)
+	if IsDynamicRevision(c.Version) {
+		e.dyn.mu.Lock()
+		r, ok := e.dyn.m[c]
+		e.dyn.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		c = r
+	}
+	return e.nodes[c]
 }
 
 // resolveConflicts is ResolveEngine.resolveConflicts: the IVY-465 shortcut
@@ -556,8 +613,9 @@ func (e *engine) gotoNode(parent, loser, selected *inode) {
 	e.usage[visitKey{parent, selected}] = e.usageOwner(parent, loser)
 }
 
-// fetch is Ivy's fetchDependencies(node, conf).
-func (e *engine) fetch(n *inode, conf string, path []*inode) {
+// fetch is Ivy's fetchDependencies(node, conf) for the visit of n from
+// the last node of path, fetched itself in pconf (VisitNode.parentConf).
+func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
 	if e.err != nil {
 		return
 	}
@@ -565,10 +623,10 @@ func (e *engine) fetch(n *inode, conf string, path []*inode) {
 	if len(path) > 0 {
 		parent = path[len(path)-1]
 	}
-	e.resolveConflict(n, path, len(path)-1, nil)
-	if e.loadData(n, conf, parent) {
+	e.conflict(n, path)
+	if e.loadData(n, conf, parent, pconf) {
 		// resolve again now that the descriptor is loaded
-		e.resolveConflict(n, path, len(path)-1, nil)
+		e.conflict(n, path)
 	}
 	if n.loadErr != nil {
 		if e.err == nil {
@@ -576,17 +634,8 @@ func (e *engine) fetch(n *inode, conf string, path []*inode) {
 		}
 		return
 	}
-	rc := realConf(conf)
-	if n.loaded && !e.isEvicted(n) {
-		if rc == "default" || rc == "master" || rc == "compile" || rc == "runtime" {
-			// handleConfiguration: the real conf goes into the visit node's usage.
-			if o := e.usageOwner(parent, n); o == n {
-				n.ownReal = true
-			}
-		}
-		if !n.noPOM && !isCircular(n, path) {
-			e.doFetch(n, rc, path)
-		}
+	if n.loaded && !e.isEvicted(n) && !n.noPOM && !e.isCircular(n) {
+		e.doFetch(n, realConf(conf), pconf, path)
 	}
 	if e.isEvicted(n) {
 		// The winner is fetched in the configuration asked of the loser:
@@ -601,16 +650,16 @@ func (e *engine) fetch(n *inode, conf string, path []*inode) {
 				continue
 			}
 			e.gotoNode(parent, n, w)
-			e.fetch(w, conf, path)
+			e.fetch(w, conf, pconf, path)
 		}
 	}
 }
 
-func (e *engine) doFetch(n *inode, conf string, path []*inode) {
+func (e *engine) doFetch(n *inode, conf, pconf string, path []*inode) {
 	if exts := confExtends[conf]; len(exts) > 0 {
 		n.updateConfsToFetch(exts)
 		for _, ext := range exts {
-			e.fetch(n, ext, path)
+			e.fetch(n, ext, pconf, path)
 			if e.err != nil {
 				return
 			}
@@ -635,7 +684,7 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 		}
 		d = e.mediateBelow(d, path, nil)
 		child := e.node(d.target)
-		child.callers = append(child.callers, caller{parent: n, dd: d})
+		e.addCaller(child, caller{parent: n, dd: d})
 		e.noteExclusions(d)
 		if child.declaredBy == nil {
 			child.declaredBy = map[*inode]bool{}
@@ -645,9 +694,14 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 		child.updateConfsToFetch(rcs)
 		visits = append(visits, visit{child, rcs})
 	}
-	sub := append(append([]*inode{}, path...), n)
+	// The visit paths are views of one buffer (the frame stack's nodes):
+	// a path is never read after its frame is popped.
+	e.pathBuf = append(e.pathBuf[:len(path)], n)
+	sub := e.pathBuf[:len(path)+1]
+	e.pushFrame(n)
+	defer e.popFrame()
 	for _, v := range visits {
-		e.visitDep(v.child, v.confs, sub)
+		e.visitDep(v.child, v.confs, conf, sub)
 		if e.err != nil {
 			return
 		}
@@ -657,18 +711,23 @@ func (e *engine) doFetch(n *inode, conf string, path []*inode) {
 // visitDep fetches a dependency in the configurations its caller requires,
 // then in the ones still pending (IvyNode.getConfsToFetch), e.g. runtime
 // added by a conflict computation at an ancestor or by an eviction.
-func (e *engine) visitDep(child *inode, confs []string, path []*inode) {
+func (e *engine) visitDep(child *inode, confs []string, pconf string, path []*inode) {
+	defer func() {
+		if child.confProblem != nil && e.err == nil {
+			e.err = unresolvedError(child.id, child.confProblem)
+		}
+	}()
 	for _, rc := range confs {
-		e.fetch(child, rc, path)
+		e.fetch(child, rc, pconf, path)
 		if e.err != nil {
 			return
 		}
 	}
-	if e.isEvicted(child) || child.loadErr != nil {
+	if e.isEvicted(child) || child.loadErr != nil || child.confProblem != nil {
 		return
 	}
 	for _, fc := range javaOrder(child.toFetch) {
-		e.fetch(child, fc, path)
+		e.fetch(child, fc, pconf, path)
 		if e.err != nil {
 			return
 		}
@@ -732,6 +791,9 @@ func (e *engine) callersExclude(n *inode, g, a string, stack map[*inode]bool) *b
 	stack[n] = true
 	defer delete(stack, n)
 	allInconclusive := true
+	// A caller recorded again (one per visit) gives the same answer: the
+	// stack is the same within this loop.
+	var asked map[*inode]bool
 	for _, c := range n.callers {
 		var ex *bool
 		switch {
@@ -741,7 +803,13 @@ func (e *engine) callersExclude(n *inode, g, a string, stack map[*inode]bool) *b
 			ex = &f
 		case stack[c.parent]:
 			ex = nil
+		case asked[c.parent]:
+			continue
 		default:
+			if asked == nil {
+				asked = map[*inode]bool{}
+			}
+			asked[c.parent] = true
 			ex = e.callersExclude(c.parent, g, a, stack)
 		}
 		if ex != nil {
@@ -769,6 +837,10 @@ func ddExcludes(d *dd, g, a string) bool {
 func (e *engine) runLatest(coords []Coordinate) {
 	e.root.fetched["default"] = true
 	e.root.addConfs("default")
+	e.pushFrame(e.root)
+	defer e.popFrame()
+	e.pathBuf = append(e.pathBuf[:0], e.root)
+	rootPath := e.pathBuf[:1]
 	var visits []*inode
 	for _, c := range coords {
 		d := &dd{target: maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: c.Version},
@@ -778,12 +850,12 @@ func (e *engine) runLatest(coords []Coordinate) {
 			continue
 		}
 		child := e.node(d.target)
-		child.callers = append(child.callers, caller{parent: nil, dd: d})
+		e.addCaller(child, caller{parent: nil, dd: d})
 		child.updateConfsToFetch(d.confs["default"])
 		visits = append(visits, child)
 	}
 	for _, child := range visits {
-		e.visitDep(child, []string{"default(runtime)"}, []*inode{e.root})
+		e.visitDep(child, []string{"default(runtime)"}, "default", rootPath)
 		if e.err != nil {
 			return
 		}
@@ -899,12 +971,7 @@ func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
 	if len(arts) > 0 && (!allToo || n.noPOM) {
 		return arts, nil
 	}
-	if !n.ownReal {
-		// IvyNode.getArtifacts: the node's own usage holds only the
-		// unresolved "default(runtime)" of the root dependency (the real
-		// confs went to the usage of the node it evicted, see gotoNode), so
-		// no descriptor artifact is selected: e.g. --packages
-		// org.slf4j:slf4j-api:1.7.36,org.slf4j:slf4j-api:2.0.7.
+	if !n.selectsOwnArtifacts() {
 		return arts, nil
 	}
 	if n.noPOM {
@@ -912,6 +979,32 @@ func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
 	}
 	main, err := e.mainArtifacts(n)
 	return append(arts, main...), err
+}
+
+// selectsOwnArtifacts is the configuration test of IvyNode.getArtifacts
+// (ivy 2.5.1 src/java/org/apache/ivy/core/resolve/IvyNode.java): the
+// configurations of the node's own usage and of the usages merged from the
+// nodes it evicted (getConfigurations: usage plus mergedUsages) include the
+// one holding the descriptor's artifacts, "master" in a POM's descriptor
+// (PomModuleDescriptorBuilder) and "default" in the default descriptor of
+// a module without one (DefaultModuleDescriptor.newDefaultInstance).
+//
+// The own usage can lack it: with --packages
+// org.slf4j:slf4j-api:1.7.36,org.slf4j:slf4j-api:2.0.7 the real confs of
+// 2.0.7 go to the usage of 1.7.36 (gotoNode) and the copy merged when
+// 1.7.36 was evicted was taken before, so no jar. A later markEvicted of
+// the loser (ResolveEngine.resolveConflict's "previously evicted in root"
+// branch, reached when another module declares the loser) refreshes the
+// merged copy (IvyNode.updateDataFrom → mergedUsage.updateDataFrom), and
+// the jar is selected: issue 19's jackson-annotations 2.x, 2.14.0 plus
+// jackson-databind 2.x (which declares 2.x), golden
+// deb-twice-then-declared-transitively.
+func (n *inode) selectsOwnArtifacts() bool {
+	c := "master"
+	if n.noPOM {
+		c = "default"
+	}
+	return n.confs[c] || n.mergedConfs[c]
 }
 
 // mainArtifacts are the descriptor's own artifacts (conf master).
@@ -1061,7 +1154,20 @@ func (e *engine) noteExclusions(d *dd) {
 		if e.excls == nil {
 			e.excls = map[maven.Exclusion]bool{}
 		}
-		e.excls[x] = true
+		if !e.excls[x] {
+			e.excls[x] = true
+			e.dirtyAll() // exclusion answers may change
+		}
+	}
+}
+
+// addCaller records a caller of n; with exclusions about, any exclusion
+// answer may change (excludedBelow walks the callers), so every frame is
+// dirty (graph_frames.go).
+func (e *engine) addCaller(n *inode, c caller) {
+	n.callers = append(n.callers, c)
+	if len(e.excls) > 0 {
+		e.dirtyAll()
 	}
 }
 
@@ -1076,16 +1182,9 @@ func (e *engine) anyExcludes(g, a string) bool {
 // depth, and deep chains cubic).
 const deepPath = 48
 
-// medIndex is, for one visit path (identified by its backing array, which
-// is never written after it is built), the index of the topmost node that
-// manages each module with a version: what mediate finds by walking.
-type medIndex struct {
-	base  **inode
-	n     int
-	first map[[2]string]int
-}
-
-// mediateBelow is mediate(d, above + x) (x may be nil).
+// mediateBelow is mediate(d, above + x) (x may be nil); above is a
+// prefix of the frame stack, whose index of managers (frameStack.managed)
+// answers on deep paths.
 func (e *engine) mediateBelow(d *dd, above []*inode, x *inode) *dd {
 	if len(above) < deepPath {
 		path := above
@@ -1094,26 +1193,7 @@ func (e *engine) mediateBelow(d *dd, above []*inode, x *inode) *dd {
 		}
 		return mediate(d, path)
 	}
-	if e.med == nil || e.med.base != &above[0] {
-		e.med = &medIndex{base: &above[0], first: map[[2]string]int{}}
-	}
-	m := e.med
-	for ; m.n < len(above); m.n++ {
-		a := above[m.n]
-		if a == nil || a.model == nil {
-			continue
-		}
-		for _, me := range a.model.Managed {
-			k := [2]string{me.Group, me.Artifact}
-			if _, ok := m.first[k]; ok {
-				continue
-			}
-			if v, ok := a.model.ManagedVersion(me.Group, me.Artifact); ok && v != "" {
-				m.first[k] = m.n
-			}
-		}
-	}
-	if i, ok := m.first[[2]string{d.target.Group, d.target.Artifact}]; ok && i < len(above) {
+	if i, ok := e.fs.managed[[2]string{d.target.Group, d.target.Artifact}]; ok && i < len(above) {
 		return mediate(d, above[i:i+1])
 	}
 	if x != nil {

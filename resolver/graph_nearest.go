@@ -38,7 +38,7 @@ func (e *engine) runNearest(coords []Coordinate) {
 		e.load(n)
 		// The selected node is fetched in its real configuration: its own
 		// artifacts are retrieved (artifactsOf).
-		n.ownReal = true
+		n.addConfs("default")
 		if n.loadErr != nil || n.noPOM || !it.transitive {
 			continue
 		}

@@ -39,6 +39,13 @@ type repo struct {
 	user, pass string // basic auth from the URL's userinfo
 	hasAuth    bool
 	isM2Cache  bool // the user's ~/.m2: checksums are not expected there
+
+	// From an Ivy settings file (ivysettings_chain.go): the resolver's own
+	// layout (nil: Maven's), the dual chain artifacts are looked up in,
+	// and the chain whose flags apply.
+	layout *ivyLayout
+	dual   []*repo
+	chain  *ivyChain
 }
 
 func (r *repo) isFile() bool { return r.dir != "" }
@@ -66,6 +73,9 @@ type chainConfig struct {
 // writes there, prebake never does, and a resolution that depended on it
 // could not be reproduced from a lock on another machine.
 func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
+	if req.IvySettings != "" {
+		return ivyChainFor(req, cfg)
+	}
 	var chain []*repo
 	if !req.NoDefaultRepositories {
 		home := cfg.home
@@ -90,23 +100,11 @@ func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
 			chain = append(chain, r)
 		}
 	}
-	n := 0
-	for _, v := range req.Repositories {
-		for _, u := range strings.Split(v, ",") {
-			if u == "" {
-				// Spark would add an IBiblio resolver with an empty root that
-				// never finds anything; skipping it changes no result.
-				continue
-			}
-			n++
-			r, err := parseRepo(fmt.Sprintf("repo-%d", n), u)
-			if err != nil {
-				return nil, err
-			}
-			chain = append(chain, r)
-		}
+	user, err := userRepositories(req.Repositories)
+	if err != nil {
+		return nil, err
 	}
-	if len(chain) == 0 {
+	if chain = append(chain, user...); len(chain) == 0 {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "no repository to resolve from: --no-default-repositories needs --repositories")
 	}
 	s := cfg.settings
@@ -120,6 +118,36 @@ func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
 		return applySettings(chain, s)
 	}
 	return chain, nil
+}
+
+// userRepositories are --repositories as Spark adds them: split on ","
+// with no trimming, named repo-1..N.
+func userRepositories(values []string) ([]*repo, error) {
+	var out []*repo
+	for _, v := range values {
+		for _, u := range strings.Split(v, ",") {
+			if u == "" {
+				// Spark would add an IBiblio resolver with an empty root that
+				// never finds anything; skipping it changes no result.
+				continue
+			}
+			r, err := parseRepo(fmt.Sprintf("repo-%d", len(out)+1), u)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// chainConfig is what the chain depends on: WithDefaultChain's, else the
+// environment's.
+func (o *options) chainConfig() chainConfig {
+	if o.chainSet {
+		return o.chain
+	}
+	return envChainConfig()
 }
 
 // parseRepo parses one repository URL (http, https or file).
@@ -198,7 +226,7 @@ func inputsRepositories(chain []*repo) []string {
 			out = append(out, m2InputsName)
 			continue
 		}
-		out = append(out, r.URL)
+		out = append(out, r.inputsEntry())
 	}
 	return out
 }

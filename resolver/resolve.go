@@ -49,6 +49,9 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	if w := ivyHomeWarning(req); w != "" {
+		o.log.Printf("warning: %s", w)
+	}
 	in := canonicalInputs(req, chain)
 
 	if req.LockPath != "" {
@@ -80,6 +83,9 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	stop := src.startSpeculation(ctx)
 	defer stop()
 	g, err := buildGraph(ctx, req, src, o.log)
+	if rerr, ok := src.refused.Load(""); ok {
+		return nil, rerr.(error) // not "not found": prebake cannot reproduce it
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +157,7 @@ func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel 
 				art: Artifact{
 					Coord:      coord,
 					File:       SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar"),
-					Repository: redact.StripUserinfo(ref.Repo.URL),
+					Repository: redact.StripUserinfo(servedBy(ref, cf).URL),
 					Sha256:     cf.Sha256,
 					Size:       cf.Size,
 				},
@@ -237,7 +243,7 @@ func FetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, opts ...O
 	if err != nil {
 		return nil, err
 	}
-	var chain []*repo
+	chain := o.ivyChain
 	for i, u := range o.creds {
 		r, err := parseRepo(fmt.Sprintf("creds-%d", i+1), u)
 		if err != nil {
@@ -304,17 +310,25 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 // lockedRel is the m2 path of a locked artifact, from its coordinate; a
 // SNAPSHOT's timestamped file name comes from readMeta (see snapshot.go).
 func lockedRel(a Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
-	p := strings.Split(a.Coord, ":")
-	if len(p) != 3 && len(p) != 4 {
-		return "", errdefs.Errorf(errdefs.Invalid, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
-	}
-	cls := ""
-	if len(p) == 4 {
-		cls = p[3]
+	p, cls, err := lockedCoord(a)
+	if err != nil {
+		return "", err
 	}
 	dir := modulePath(p[0], p[1], p[2])
 	names := snapshotFileNames(p[1], p[2], cls, "jar", func() ([]byte, error) { return readMeta(dir + "maven-metadata.xml") })
 	return dir + names[0], nil
+}
+
+// lockedCoord splits a locked artifact's g:a:v[:classifier].
+func lockedCoord(a Artifact) (gav []string, classifier string, err error) {
+	p := strings.Split(a.Coord, ":")
+	if len(p) != 3 && len(p) != 4 {
+		return nil, "", errdefs.Errorf(errdefs.Invalid, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
+	}
+	if len(p) == 4 {
+		classifier = p[3]
+	}
+	return p[:3], classifier, nil
 }
 
 // bad is the blob's verification error when a corrupt copy is in the
@@ -333,7 +347,7 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 			return err
 		}
 	}
-	rel, err := lockedRel(a, func(rel string) ([]byte, error) {
+	rel, err := lockedRelIn(r, a, func(rel string) ([]byte, error) {
 		if r.isFile() {
 			p, err := safepath.Join(r.dir, rel)
 			if err != nil {

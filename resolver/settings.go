@@ -277,10 +277,7 @@ func WithSettings(path string) Option {
 		if path == "" {
 			return nil
 		}
-		cfg := o.chain
-		if !o.chainSet {
-			cfg = envChainConfig()
-		}
+		cfg := o.chainConfig()
 		s, err := settingsFor(Request{Settings: path}, cfg)
 		if err != nil {
 			return err

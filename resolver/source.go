@@ -42,6 +42,7 @@ type options struct {
 	creds         []string
 	offline       bool
 	progress      Progress // WithProgress; nil reports nothing
+	ivyChain      []*repo  // WithIvySettings: FetchLocked's layouts and credentials
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -166,6 +167,7 @@ type source struct {
 	missing sync.Map       // url → struct{}: 404s seen by this source (in memory only)
 	noSha1  sync.Map       // repo base → struct{}: its last checked file had no .sha1 (fetchChecksums)
 	warned  sync.Map       // warning → struct{}: each is printed once
+	refused sync.Map       // "" → error: what the chain cannot reproduce (ivysettings_chain.go), however the graph took it
 
 	// Speculation (see speculate): specCtx is nil unless Resolve enabled it.
 	specMu      sync.Mutex
@@ -319,8 +321,12 @@ func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version 
 		})
 	}
 	var f *fetched
-	for _, name := range s.fileNames(ctx, r, group, artifact, version, "", "pom") {
-		if f, err = s.fetch(fctx, r, modulePath(group, artifact, version)+name); err == nil || !errors.Is(err, ErrNotFound) {
+	rels, err := s.relPaths(ctx, r, group, artifact, version, "", "pom")
+	if err != nil {
+		return nil, "", true, err
+	}
+	for _, rel := range rels {
+		if f, err = s.fetch(fctx, r, rel); err == nil || !errors.Is(err, ErrNotFound) {
 			break
 		}
 	}
@@ -372,7 +378,7 @@ func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifac
 	if r == nil {
 		return nil, errdefs.Errorf(errdefs.Internal, "versions of %s:%s: repository %s (%s) is not in the chain", group, artifact, want.Name, redact.URL(want.URL))
 	}
-	vs, err := s.versionsIn(ctx, r, strings.ReplaceAll(group, ".", "/")+"/"+artifact+"/")
+	vs, err := s.versionsIn(ctx, r, group, artifact)
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) && !errors.Is(err, errNotCached) {
 			s.warn(ctx, r.Name+": "+redact.String(err.Error()))
@@ -689,11 +695,25 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 	var rel string
 	var cf *CachedFile
 	var err error
-	for _, name := range s.fileNames(ctx, r, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext) {
-		rel = modulePath(ref.Group, ref.Artifact, ref.Version) + name
-		if cf, err = s.file(ctx, r, rel); err == nil || !errors.Is(err, ErrNotFound) {
+	for _, ar := range artifactRepos(r) {
+		var rels []string
+		if rels, err = s.relPaths(ctx, ar, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext); err != nil {
+			return nil, err
+		}
+		for _, rel = range rels {
+			if cf, err = s.file(ctx, ar, rel); err == nil || !errors.Is(err, ErrNotFound) {
+				break
+			}
+		}
+		if r = ar; err == nil || !errors.Is(err, ErrNotFound) {
 			break
 		}
+	}
+	if err == nil && r.Repository != ref.Repo {
+		// A dual chain served it from another of its repositories.
+		c := *cf
+		c.Repo = r.Repository
+		cf = &c
 	}
 	if err != nil {
 		if errors.Is(err, errNotCached) {
@@ -755,13 +775,37 @@ func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, erro
 		if r.isFile() {
 			return s.localFile(r, rel)
 		}
-		if e, ok := s.cache.lookup(u); ok {
-			return &fetched{cf: &CachedFile{Path: s.cache.blobPath(e.Sha256), Sha256: e.Sha256, Size: e.Size, URL: u}}, nil
+		indexed := func() (*fetched, bool) {
+			e, ok := s.cache.lookup(u)
+			if !ok {
+				return nil, false
+			}
+			return &fetched{cf: &CachedFile{Path: s.cache.blobPath(e.Sha256), Sha256: e.Sha256, Size: e.Size, URL: u}}, true
+		}
+		if f, ok := indexed(); ok {
+			return f, nil
 		}
 		if s.offline {
 			return nil, fmt.Errorf("%s: %w", u, errNotCached)
 		}
-		return s.download(ctx, r, rel)
+		// One download per URL across the processes sharing the cache:
+		// whoever waited for the lock finds the URL indexed (cachelock.go).
+		unlock, err := s.cache.lockURL(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if f, ok := indexed(); ok {
+			return f, nil
+		}
+		if s.cache.seenMissing(u) {
+			return nil, errdefs.New(errdefs.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
+		}
+		f, err := s.download(ctx, r, rel)
+		if err != nil && errors.Is(err, ErrNotFound) {
+			s.cache.recordMissing(u)
+		}
+		return f, err
 	})
 	if err != nil && errors.Is(err, ErrNotFound) {
 		s.missing.Store(u, struct{}{})
@@ -1039,12 +1083,11 @@ func (s *source) Versions(ctx context.Context, group, artifact string) ([]string
 	if err := checkModule(group, artifact, ""); err != nil {
 		return nil, err
 	}
-	dir := strings.ReplaceAll(group, ".", "/") + "/" + artifact + "/"
 	var out, tried []string
 	seen := map[string]bool{}
 	var hard error
 	for _, r := range s.chain {
-		vs, err := s.versionsIn(ctx, r, dir)
+		vs, err := s.versionsIn(ctx, r, group, artifact)
 		tried = append(tried, r.String())
 		if err != nil {
 			if !errors.Is(err, ErrNotFound) && !errors.Is(err, errNotCached) {
@@ -1072,7 +1115,15 @@ type metadata struct {
 	Versions []string `xml:"versioning>versions>version"`
 }
 
-func (s *source) versionsIn(ctx context.Context, r *repo, dir string) ([]string, error) {
+func (s *source) versionsIn(ctx context.Context, r *repo, group, artifact string) ([]string, error) {
+	dir, useMetadata, err := versionsDir(r, group, artifact)
+	if err != nil {
+		s.refused.LoadOrStore("", err)
+		return nil, err
+	}
+	if !useMetadata {
+		return s.listing(ctx, r, dir)
+	}
 	cf, err := s.file(ctx, r, dir+"maven-metadata.xml")
 	if err == nil {
 		if err := checkSize(cf.URL, cf.Size, maxMetadataSize); err != nil {

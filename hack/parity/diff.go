@@ -5,12 +5,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -340,14 +342,81 @@ func oracleJars(out string) (jars []string, failed bool) {
 	return jars, failed
 }
 
-// runDiff generates the sets, runs both sides in a bounded pool and writes
-// a report; it returns the number of mismatches.
-func runDiff(oracle, corpus string, n int, seed int64, par int, report string) (int, error) {
+// seedList is -seed, or -seeds' list, or -random fresh seeds (from the
+// clock, printed so that a mismatch can be replayed with -seed).
+func seedList(seed int64, seeds string, random int) ([]int64, error) {
+	switch {
+	case seeds != "" && random > 0:
+		return nil, errors.New("-seeds and -random exclude each other")
+	case seeds != "":
+		var out []int64
+		for _, f := range strings.Split(seeds, ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("-seeds: %q is not an integer", f)
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case random > 0:
+		rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+		out := make([]int64, random)
+		for i := range out {
+			out[i] = 1_000_000 + rng.Int63n(1_000_000_000)
+		}
+		fmt.Fprintf(os.Stderr, "diff: fresh seeds %s\n", joinSeeds(out))
+		return out, nil
+	}
+	return []int64{seed}, nil
+}
+
+func joinSeeds(seeds []int64) string {
+	var s []string
+	for _, v := range seeds {
+		s = append(s, strconv.FormatInt(v, 10))
+	}
+	return strings.Join(s, ",")
+}
+
+// runDiffSeeds runs runDiff for each seed (n sets each), appends the
+// reports and prints the total; any mismatch is an error.
+func runDiffSeeds(oracle, corpus string, n int, seeds []int64, par int, report string) error {
+	var all strings.Builder
+	sets, bad := 0, 0
+	for _, seed := range seeds {
+		ran, b, text, err := runDiff(oracle, corpus, n, seed, par)
+		if err != nil {
+			return fmt.Errorf("seed %d: %w", seed, err)
+		}
+		sets += ran
+		bad += b
+		all.WriteString(text)
+	}
+	if len(seeds) > 1 {
+		total := fmt.Sprintf("total: compared %d sets over %d seeds (%s), %d match, %d mismatch\n", sets, len(seeds), joinSeeds(seeds), sets-bad, bad)
+		all.WriteString(total)
+		fmt.Print(total)
+	}
+	if report != "" {
+		if err := os.WriteFile(report, []byte(all.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d mismatch(es) in %d sets (seeds %s)", bad, sets, joinSeeds(seeds))
+	}
+	return nil
+}
+
+// runDiff generates the sets, runs both sides in a bounded pool and prints
+// the mismatches; it returns the number of sets, of mismatches and the
+// report text.
+func runDiff(oracle, corpus string, n int, seed int64, par int) (int, int, string, error) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
 	sets, err := genSets(ctx, corpus, n, rng)
 	if err != nil {
-		return 0, err
+		return 0, 0, "", err
 	}
 	type result struct {
 		c    kase
@@ -400,13 +469,8 @@ func runDiff(oracle, corpus string, n int, seed int64, par int, report string) (
 		fmt.Fprintf(&b, "== %s|%s|%s|%s\n%s\n", r.c.name, r.c.coords, shortRepos(corpus, r.c.repos), r.c.exclude, r.diff)
 	}
 	fmt.Fprintf(&b, "compared %d sets, %d match, %d mismatch (seed %d)\n", len(results), len(results)-bad, bad, seed)
-	if report != "" {
-		if err := os.WriteFile(report, []byte(b.String()), 0o644); err != nil {
-			return bad, err
-		}
-	}
 	fmt.Print(b.String())
-	return bad, nil
+	return len(results), bad, b.String(), nil
 }
 
 func shortRepos(corpus string, repos []string) string {

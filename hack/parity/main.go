@@ -6,6 +6,8 @@
 //	go run ./hack/parity -live     # run the oracle on every case; compare with the goldens and with prebake (make parity-live)
 //	go run ./hack/parity -diff 300 -seed 1 -j 2 -report /tmp/diff.txt
 //	                               # differential test: random coordinate sets from ../shared/corpus, oracle vs prebake's graph
+//	go run ./hack/parity -diff 30 -seeds 1,2,3 # the same over several seeds (make parity-diff: the fixed CI set)
+//	go run ./hack/parity -diff 30 -random 4    # over 4 fresh random seeds, printed to replay (make parity-fuzz SEEDS=4)
 //
 // A case's .repos lines use ${PARITY} for testdata/parity.
 package main
@@ -35,6 +37,8 @@ func main() {
 	shared := flag.String("shared", "../shared", "the shared directory (corpus and oracle)")
 	diff := flag.Int("diff", 0, "compare prebake with the oracle on this many random coordinate sets from the corpus")
 	seed := flag.Int64("seed", 1, "random seed for -diff")
+	seeds := flag.String("seeds", "", "with -diff: comma-separated seeds, -diff sets each (instead of -seed)")
+	random := flag.Int("random", 0, "with -diff: this many fresh random seeds, -diff sets each (instead of -seed)")
 	par := flag.Int("j", 2, "oracle runs in parallel for -diff")
 	report := flag.String("report", "", "write the -diff report to this file")
 	only := flag.String("only", "", "with -refresh/-live: only the cases whose name has this prefix")
@@ -53,10 +57,10 @@ func main() {
 	case *show != "":
 		err = showPrebake(*show, strings.Split(*showRepos, ","), *showExcl)
 	case *diff > 0:
-		var bad int
-		bad, err = runDiff(oracle, filepath.Join(*shared, "corpus"), *diff, *seed, *par, *report)
-		if err == nil && bad > 0 {
-			err = fmt.Errorf("%d mismatch(es)", bad)
+		var list []int64
+		list, err = seedList(*seed, *seeds, *random)
+		if err == nil {
+			err = runDiffSeeds(oracle, filepath.Join(*shared, "corpus"), *diff, list, *par, *report)
 		}
 	case *initF:
 		err = initCases(filepath.Join(root, "hack", "parity", "cases.txt"), filepath.Join(*shared, "corpus"), parity)

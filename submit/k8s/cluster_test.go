@@ -8,6 +8,7 @@ package k8s
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -16,6 +17,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -107,7 +109,8 @@ func startCluster(t testing.TB) *testCluster {
 		stopProc(t, api)
 		stopProc(t, etcd)
 	})
-	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}
+	// No client-side throttling (5 QPS by default): the test kubelets poll.
+	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}, QPS: 200, Burst: 400}
 	c.admin = kubernetes.NewForConfigOrDie(cfg)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -469,6 +472,8 @@ type faultProxy struct {
 	faults map[int]string // GET number (1-based) → "503" | "drop" | "401"
 	done   map[string]int // fault kind → times injected
 	tokens map[string]map[int]int
+	// onWrite, when set, sees the body of every POST, PUT and PATCH.
+	onWrite func(method, path string, body []byte)
 }
 
 func startFaultProxy(t testing.TB, c *testCluster, faults map[int]string) *faultProxy {
@@ -499,7 +504,13 @@ func startFaultProxy(t testing.TB, c *testCluster, faults map[int]string) *fault
 	p.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.total++
+		onWrite := p.onWrite
 		p.mu.Unlock()
+		if onWrite != nil && (r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			onWrite(r.Method, r.URL.Path, body)
+		}
 		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/pods/") && !strings.HasSuffix(r.URL.Path, "/log") {
 			p.mu.Lock()
 			p.gets++

@@ -57,6 +57,12 @@ type Options struct {
 	// SparkVersion is spec.sparkVersion of a SparkApplication. The default
 	// is 3.5.3.
 	SparkVersion string
+	// Submitter is SubmitterSparkSubmit (the default), SubmitterNative or
+	// SubmitterAuto (see chooseSubmitter).
+	Submitter string
+	// DriverSparkVersion is the driver image's Spark version, which the
+	// native submitter needs (3.5.x or 4.0.x).
+	DriverSparkVersion string
 	// Quiet and Verbose set how much progress goes to Stderr.
 	Quiet, Verbose bool
 	Stderr         io.Writer
@@ -136,6 +142,9 @@ func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
 }
 
 func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
+	if err := checkSubmitter(o.Submitter); err != nil {
+		return err
+	}
 	a, err := parseK8sArgs(args)
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
@@ -143,7 +152,7 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 	if err := a.withDefaults(submit.SparkConfDir(o.Getenv)); err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
-	if o.SparkSubmit == "" && o.Via == "" {
+	if o.SparkSubmit == "" && o.Via == "" && o.Submitter != SubmitterNative {
 		return errdefs.Errorf(errdefs.BadArgument, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
 	}
 	if o.Timeout > 0 {
@@ -151,7 +160,7 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
 		defer cancel()
 	}
-	if a.deployMode() != "cluster" && o.Via == "" {
+	if a.deployMode() != "cluster" && o.Via == "" && o.Submitter != SubmitterNative {
 		// Client mode: the driver is spark-submit itself, so its exit code is
 		// the driver's.
 		code, tail, err := runSparkSubmit(ctx, o, a.args)
@@ -188,6 +197,23 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 		"spark.kubernetes.submission.waitAppCompletion", "false",
 		"spark.kubernetes.driver.pod.name", w.pod,
 	)
+	objs, err := chooseSubmitter(subArgs, o, w.progressf)
+	if err != nil {
+		return err
+	}
+	if objs != nil {
+		w.progressf("submitting %s natively (no spark-submit)", res.SubmissionID)
+		if err := w.createNative(ctx, objs); err != nil {
+			if ctx.Err() != nil {
+				return w.interrupted(ctx, res)
+			}
+			res.Reason = reasonSubmitFailed
+			return err
+		}
+		now := w.now()
+		res.Timings.Submitted = &now
+		return w.run(ctx, res)
+	}
 	w.progressf("submitting %s with %s", res.SubmissionID, o.SparkSubmit)
 	code, tail, err := runSparkSubmit(ctx, o, subArgs)
 	if err != nil {

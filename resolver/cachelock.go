@@ -1,0 +1,101 @@
+package resolver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Cross-process download locks. Many processes that share one cold cache
+// (twenty `prebake resolve` at the top of the hour) would each download
+// every POM and jar: the cache stays correct (temp file + rename), but the
+// repository sees twenty copies of every request. So a download takes the
+// lock of its URL first, a file named like the URL's index entry:
+//
+//	<dir>/locks/<h[:2]>/<h>.lock      h = sha256(url), flock(2) LOCK_EX
+//
+// and looks the URL up again once it holds it: the process that fetched it
+// meanwhile has indexed it, so the waiters read the blob instead. The kernel
+// drops a flock when its process dies, so a process killed with kill -9
+// leaves no stale lock (the empty lock file stays, and is reused). Where
+// the lock cannot be taken (a read-only cache, another user's cache, a file
+// system without flock) the download goes ahead unlocked, as before: the
+// cache stays correct, only the duplicate requests come back.
+//
+// A 404 is shared the same way, for the processes running at the time
+// only: the downloader writes the time of the answer into
+//
+//	<dir>/locks/<h[:2]>/<h>.404       unix nanoseconds
+//
+// and a process that opened the cache before that time, or at most
+// missingWindow after it, takes it as its own 404 (as if it had asked at
+// the same moment: processes started together start a little apart); a
+// later process asks again, so a module published since is found.
+
+// lockPoll bounds the wait between two tries of a held lock; waiting polls
+// (LOCK_NB) so that a cancelled context ends the wait.
+const (
+	lockPollMin = 2 * time.Millisecond
+	lockPollMax = 50 * time.Millisecond
+)
+
+// lockURL takes url's download lock, waiting while another process holds
+// it. The returned unlock is never nil; err is ctx's error when the wait
+// was cancelled.
+func (c *cache) lockURL(ctx context.Context, url string) (unlock func(), err error) {
+	path := c.lockPath(url) + ".lock"
+	f, err := openLockFile(path, c.dirMode)
+	if err != nil {
+		return func() {}, nil // no lock: download unlocked (see above)
+	}
+	wait := lockPollMin
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return func() {}, nil
+		}
+		if ok {
+			return func() { unlockFile(f); f.Close() }, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return func() {}, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, lockPollMax)
+	}
+}
+
+// missingPath is where url's last 404 is recorded.
+func (c *cache) missingPath(url string) string { return c.lockPath(url) + ".404" }
+
+// lockPath is url's path under <dir>/locks, without extension.
+func (c *cache) lockPath(url string) string {
+	p := c.indexPath(url)
+	return filepath.Join(c.dir, "locks", filepath.Base(filepath.Dir(p)), filepath.Base(p))
+}
+
+// seenMissing reports whether another process got a 404 for url since this
+// one opened the cache.
+func (c *cache) seenMissing(url string) bool {
+	data, err := os.ReadFile(c.missingPath(url))
+	if err != nil {
+		return false
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	return err == nil && ns >= c.opened.Add(-missingWindow).UnixNano()
+}
+
+// missingWindow is how long before a process opened the cache another
+// process's 404 still counts as its own.
+const missingWindow = 10 * time.Second
+
+// recordMissing records a 404 for url now (best effort).
+func (c *cache) recordMissing(url string) {
+	_ = c.writeAtomic(c.missingPath(url), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)+"\n"))
+}

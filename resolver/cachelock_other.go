@@ -1,0 +1,17 @@
+//go:build !unix
+
+package resolver
+
+import (
+	"errors"
+	"os"
+)
+
+// Without flock the downloads go unlocked (see cachelock.go).
+func openLockFile(string, os.FileMode) (*os.File, error) {
+	return nil, errors.New("no download locks on this platform")
+}
+
+func tryLock(*os.File) (bool, error) { return false, errors.New("no download locks on this platform") }
+
+func unlockFile(*os.File) {}

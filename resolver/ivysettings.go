@@ -1,0 +1,842 @@
+package resolver
+
+// spark.jars.ivySettings: an Ivy settings file, read as Spark reads it
+// (SparkSubmitUtils.loadIvySettings, Ivy 2.5's XmlSettingsParser). The
+// parser keeps what decides where modules come from: variables
+// (<property>, <properties file|environment>, ${…}), <include>,
+// <credentials>, <settings defaultResolver> and the resolvers ibiblio, url,
+// filesystem and chain. Anything else that could change a resolution is an
+// error naming the element (exit 65), never ignored.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// Bounds on hostile settings files.
+const (
+	maxIvySettingsSize   = 4 << 20 // one file
+	maxIvyIncludes       = 32      // <include> and <properties file> in all
+	maxIvyVarExpansion   = 64 << 10
+	maxIvyResolvers      = 256
+	maxIvyVariableDepth  = 32
+	ivySettingsElemLimit = 100000
+)
+
+// ivyResolver is one resolver of a settings file.
+type ivyResolver struct {
+	kind string // ibiblio, url, filesystem, chain
+	name string
+	at   string // "file:line", for errors
+
+	// ibiblio
+	root    string
+	pattern string
+	usepoms bool
+	// ibiblio, url, filesystem
+	m2 bool
+	// url, filesystem
+	ivyPatterns, artifactPatterns []string
+	// chain
+	returnFirst, dual bool
+	children          []*ivyResolver
+}
+
+// ivyCredentials is a <credentials> element.
+type ivyCredentials struct {
+	realm, host, user, pass string
+	at                      string
+}
+
+// ivySettingsFile is a parsed settings file.
+type ivySettingsFile struct {
+	path            string
+	defaultResolver string
+	resolvers       map[string]*ivyResolver
+	creds           []ivyCredentials
+	vars            map[string]string
+	envPrefix       string
+	includes        int
+	elems           int
+	lookupEnv       func(string) (string, bool)
+}
+
+// ivyEnv is the JVM environment the settings' variables come from.
+type ivyEnv struct {
+	home, user, cwd string
+	lookupEnv       func(string) (string, bool)
+}
+
+// ivyErr is a settings file problem: exit 65 (64 for the
+// scheme Spark refuses, 66 for a missing file), naming the file and the
+// element.
+func ivyErr(kind errdefs.Kind, path, format string, args ...any) error {
+	return errdefs.New(kind, fmt.Errorf("ivy settings %s: %s", redact.String(path), redact.String(fmt.Sprintf(format, args...))))
+}
+
+// loadIvySettingsFile parses spark.jars.ivySettings as Spark does: a
+// file: URI or a scheme-less path; anything else is refused.
+func loadIvySettingsFile(spec string, env ivyEnv) (*ivySettingsFile, error) {
+	p := spec
+	if u, err := url.Parse(spec); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+		if !strings.EqualFold(u.Scheme, "file") {
+			return nil, ivyErr(errdefs.BadArgument, spec, "scheme %s is not supported in spark.jars.ivySettings (Spark accepts a file: URI or a path)", u.Scheme)
+		}
+		p = u.Path
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, ivyErr(errdefs.BadArgument, spec, "%v", err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, ivyErr(errdefs.NotFound, spec, "Ivy settings file %s does not exist", abs)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, ivyErr(errdefs.Invalid, spec, "Ivy settings file %s is not a normal file", abs)
+	}
+	s := &ivySettingsFile{path: abs, resolvers: map[string]*ivyResolver{}, vars: map[string]string{}, lookupEnv: env.lookupEnv}
+	if s.lookupEnv == nil {
+		s.lookupEnv = os.LookupEnv
+	}
+	// Java system properties Ivy exposes as variables (addSystemProperties),
+	// then what IvySettings.load sets before parsing.
+	for k, v := range map[string]string{
+		"user.home": env.home, "user.name": env.user, "user.dir": env.cwd,
+		"file.separator": "/", "path.separator": ":", "line.separator": "\n", "os.name": "Linux",
+	} {
+		s.vars[k] = v
+	}
+	s.vars["ivy.basedir"] = env.cwd
+	// ivy.home is read when the file is loaded: spark.jars.ivy is applied
+	// afterwards (processIvyPathArg) and does not change it.
+	ivyHome := filepath.Join(env.home, ".ivy2")
+	s.vars["ivy.home"] = ivyHome
+	s.vars["ivy.default.ivy.user.dir"] = ivyHome
+	s.setSettingsVars(s.vars, abs)
+	// Ivy's own ivy.properties, without overriding.
+	for _, kv := range [][2]string{
+		{"ivy.project.dir", "${basedir}"},
+		{"ivy.lib.dir", "${ivy.project.dir}/lib"},
+		{"ivy.build.artifacts.dir", "${ivy.project.dir}/build/artifacts"},
+		{"ivy.distrib.dir", "${ivy.project.dir}/distrib"},
+		{"ivy.resolver.default.check.modified", "false"},
+		{"ivy.default.always.check.exact.revision", "false"},
+		{"ivy.configurations", "*"},
+		{"ivy.resolve.default.type.filter", "*"},
+		{"ivy.status", "integration"},
+		{"ivy.dep.file", "ivy.xml"},
+		{"ivy.settings.file", "ivysettings.xml"},
+		{"ivy.checksums", "sha1,md5"},
+		{"ivy.cache.ttl.default", "10s"},
+	} {
+		if _, set := s.vars[kv[0]]; !set {
+			v, err := s.subst(kv[1])
+			if err != nil {
+				return nil, err
+			}
+			s.vars[kv[0]] = v
+		}
+	}
+	if err := s.parse(abs, s.vars); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// setSettingsVars sets ivy.settings.dir/file/url for the file being read
+// (IvySettings.setSettingsVariables).
+func (s *ivySettingsFile) setSettingsVars(vars map[string]string, abs string) {
+	vars["ivy.settings.dir"] = filepath.Dir(abs)
+	vars["ivy.settings.file"] = abs
+	vars["ivy.settings.url"] = fileURL(abs)[:len(fileURL(abs))-1]
+	vars["ivy.settings.dir.url"] = fileURL(filepath.Dir(abs))
+	vars["ivy.conf.dir"] = vars["ivy.settings.dir"]
+	vars["ivy.conf.file"] = abs
+	vars["ivy.conf.url"] = vars["ivy.settings.url"]
+}
+
+var ivyVarRE = regexp.MustCompile(`\$\{([^}]+)\}`)
+
+// localSettingsVars are the variables an <include> keeps to itself
+// (XmlSettingsParser.IvyVariableContainerWrapper).
+var localSettingsVars = map[string]bool{
+	"ivy.settings.dir": true, "ivy.settings.url": true, "ivy.settings.file": true,
+	"ivy.conf.dir": true, "ivy.conf.url": true, "ivy.conf.file": true,
+}
+
+// lookup is a variable: the include's local settings variables, the
+// environment through the <properties environment> prefix, then the rest.
+func (s *ivySettingsFile) lookup(local map[string]string, name string) (string, bool) {
+	if local != nil && localSettingsVars[name] {
+		if v, ok := local[name]; ok {
+			return v, true
+		}
+	}
+	if s.envPrefix != "" && strings.HasPrefix(name, s.envPrefix) {
+		if v, ok := s.lookupEnv(name[len(s.envPrefix):]); ok {
+			return v, true
+		}
+	}
+	v, ok := s.vars[name]
+	return v, ok
+}
+
+// substLocal is IvyPatternHelper.substituteVariables: ${name} is replaced
+// (recursively) when defined and left as written otherwise; a cycle or an
+// expansion past maxIvyVarExpansion is an error.
+func (s *ivySettingsFile) substLocal(local map[string]string, v string) (string, error) {
+	var stack []string
+	var rec func(v string) (string, error)
+	rec = func(v string) (string, error) {
+		if !strings.Contains(v, "${") {
+			return v, nil
+		}
+		if len(stack) > maxIvyVariableDepth {
+			return "", ivyErr(errdefs.Invalid, s.path, "variables nested deeper than %d: %s", maxIvyVariableDepth, strings.Join(stack, " → "))
+		}
+		var firstErr error
+		out := ivyVarRE.ReplaceAllStringFunc(v, func(m string) string {
+			name := m[2 : len(m)-1]
+			val, ok := s.lookup(local, name)
+			if !ok || firstErr != nil {
+				return m
+			}
+			for _, n := range stack {
+				if n == name {
+					firstErr = ivyErr(errdefs.Invalid, s.path, "cyclic variable definition: %s → %s", strings.Join(stack, " → "), name)
+					return m
+				}
+			}
+			stack = append(stack, name)
+			r, err := rec(val)
+			stack = stack[:len(stack)-1]
+			if err != nil {
+				firstErr = err
+			}
+			return r
+		})
+		if firstErr != nil {
+			return "", firstErr
+		}
+		if len(out) > maxIvyVarExpansion {
+			return "", ivyErr(errdefs.Invalid, s.path, "a value expands past %d bytes", maxIvyVarExpansion)
+		}
+		return out, nil
+	}
+	return rec(v)
+}
+
+func (s *ivySettingsFile) subst(v string) (string, error) { return s.substLocal(nil, v) }
+
+// setVar is IvySettings.setVariable with override, ifset and unlessset.
+func (s *ivySettingsFile) setVar(local map[string]string, name, value string, override bool) error {
+	v, err := s.substLocal(local, value)
+	if err != nil {
+		return err
+	}
+	if local != nil && localSettingsVars[name] {
+		if _, set := local[name]; !set || override {
+			local[name] = v
+		}
+		return nil
+	}
+	if _, set := s.vars[name]; set && !override {
+		return nil
+	}
+	s.vars[name] = v
+	return nil
+}
+
+// element is a start tag with its attributes substituted.
+type element struct {
+	name  string
+	attrs map[string]string
+	order []string
+	at    string
+}
+
+func (e *element) get(k string) (string, bool) { v, ok := e.attrs[k]; return v, ok }
+
+// boolAttr is Java's Boolean.valueOf: "true" in any case, else false; def
+// when absent.
+func (e *element) boolAttr(k string, def bool) bool {
+	v, ok := e.attrs[k]
+	if !ok {
+		return def
+	}
+	return strings.EqualFold(v, "true")
+}
+
+// parse reads one file (the main one or an include) into s.
+func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
+	data, err := readFileMax(abs, maxIvySettingsSize)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return ivyErr(errdefs.NotFound, s.path, "%s does not exist", abs)
+		}
+		return ivyErr(errdefs.Invalid, s.path, "reading %s: %v", abs, err)
+	}
+	if !utf8.Valid(data) {
+		// encoding/xml refuses other encodings anyway; say so plainly.
+		if !bytes.HasPrefix(data, []byte("<?xml")) {
+			return ivyErr(errdefs.Invalid, s.path, "%s is not UTF-8", abs)
+		}
+	}
+	d := xml.NewDecoder(bytes.NewReader(data))
+	d.Strict = true
+	var stack []string
+	var resolverStack []*ivyResolver // open resolver elements under <resolvers>
+	var inPattern bool
+	defaultResolver := ""
+	skipDepth := 0 // inside an element whose children are ignored (<caches>, <timeout-constraints>, <lock-strategies>)
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return ivyErr(errdefs.Invalid, s.path, "malformed XML in %s: %v", abs, err)
+		}
+		line, _ := d.InputPos()
+		at := fmt.Sprintf("%s:%d", filepath.Base(abs), line)
+		switch t := tok.(type) {
+		case xml.StartElement:
+			s.elems++
+			if s.elems > ivySettingsElemLimit {
+				return ivyErr(errdefs.Invalid, s.path, "more than %d elements", ivySettingsElemLimit)
+			}
+			e := &element{name: t.Name.Local, attrs: map[string]string{}, at: at}
+			for _, a := range t.Attr {
+				v, err := s.substLocal(local, a.Value)
+				if err != nil {
+					return err
+				}
+				e.attrs[a.Name.Local] = v
+				e.order = append(e.order, a.Name.Local)
+			}
+			stack = append(stack, e.name)
+			depth := len(stack)
+			switch {
+			case skipDepth > 0:
+				// ignored subtree
+			case depth == 1:
+				if e.name != "ivysettings" && e.name != "ivyconf" {
+					return ivyErr(errdefs.Invalid, s.path, "%s: root element <%s>, want <ivysettings>", at, e.name)
+				}
+			case depth == 2:
+				dr, skip, err := s.topLevel(e, local, abs)
+				if err != nil {
+					return err
+				}
+				if dr != "" {
+					defaultResolver = dr
+				}
+				if skip {
+					skipDepth = depth
+				}
+			case stack[1] == "resolvers":
+				if inPattern {
+					return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside a pattern element", at, e.name)
+				}
+				var parent *ivyResolver
+				if len(resolverStack) > 0 {
+					parent = resolverStack[len(resolverStack)-1]
+				}
+				if parent != nil && (e.name == "ivy" || e.name == "artifact") {
+					if err := s.patternElement(parent, e); err != nil {
+						return err
+					}
+					inPattern = true
+					resolverStack = append(resolverStack, nil)
+					continue
+				}
+				if parent == nil && depth > 3 {
+					return ivyErr(errdefs.Invalid, s.path, "%s: <%s> is not supported inside <%s>", at, e.name, stack[depth-2])
+				}
+				r, err := s.resolverElement(e)
+				if err != nil {
+					return err
+				}
+				if parent != nil {
+					if parent.kind != "chain" {
+						return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s name=%q>: only a chain holds resolvers", at, e.name, parent.kind, parent.name)
+					}
+					parent.children = append(parent.children, r)
+				}
+				if _, isRef := e.attrs["ref"]; isRef {
+					resolverStack = append(resolverStack, &ivyResolver{kind: "ref", name: r.name})
+				} else {
+					resolverStack = append(resolverStack, r)
+				}
+			default:
+				return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s> is not supported by prebake", at, e.name, stack[depth-2])
+			}
+		case xml.EndElement:
+			depth := len(stack)
+			if skipDepth > 0 && depth == skipDepth {
+				skipDepth = 0
+			} else if skipDepth == 0 && depth > 2 && stack[1] == "resolvers" {
+				top := resolverStack[len(resolverStack)-1]
+				resolverStack = resolverStack[:len(resolverStack)-1]
+				if top == nil {
+					inPattern = false
+				} else if top.kind != "ref" && len(resolverStack) == 0 {
+					if err := s.addResolver(top); err != nil {
+						return err
+					}
+				} else if top.kind != "ref" {
+					if err := s.checkResolver(top); err != nil {
+						return err
+					}
+				}
+			}
+			stack = stack[:depth-1]
+		case xml.CharData:
+			if strings.TrimSpace(string(t)) != "" && len(stack) > 1 && skipDepth == 0 {
+				return ivyErr(errdefs.Invalid, s.path, "%s: unexpected text in <%s>", at, stack[len(stack)-1])
+			}
+		}
+	}
+	if defaultResolver != "" {
+		// endDocument substitutes it once more.
+		v, err := s.substLocal(local, defaultResolver)
+		if err != nil {
+			return err
+		}
+		s.defaultResolver = v
+	}
+	return nil
+}
+
+// topLevel handles a child of <ivysettings>; defaultResolver is returned
+// to be applied at the end of the document, skip ignores the subtree.
+func (s *ivySettingsFile) topLevel(e *element, local map[string]string, abs string) (defaultResolver string, skip bool, err error) {
+	bad := func(format string, args ...any) error {
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: %s", e.at, e.name, fmt.Sprintf(format, args...))
+	}
+	switch e.name {
+	case "property":
+		name, ok := e.get("name")
+		if !ok {
+			return "", false, bad("missing attribute name")
+		}
+		value, ok := e.get("value")
+		if !ok {
+			return "", false, bad("missing attribute value")
+		}
+		if err := s.onlyAttrs(e, "name", "value", "override", "ifset", "unlessset"); err != nil {
+			return "", false, err
+		}
+		if v, ok := e.get("ifset"); ok {
+			if _, set := s.lookup(local, v); !set {
+				return "", false, nil
+			}
+		}
+		if v, ok := e.get("unlessset"); ok {
+			if _, set := s.lookup(local, v); set {
+				return "", false, nil
+			}
+		}
+		return "", false, s.setVar(local, name, value, e.boolAttr("override", true))
+	case "properties":
+		if err := s.onlyAttrs(e, "file", "environment", "override"); err != nil {
+			return "", false, err
+		}
+		if f, ok := e.get("file"); ok {
+			p, err := s.fileAttr(abs, f, e)
+			if err != nil {
+				return "", false, err
+			}
+			if s.includes++; s.includes > maxIvyIncludes {
+				return "", false, bad("more than %d included files", maxIvyIncludes)
+			}
+			return "", false, s.loadProperties(p, local, e.boolAttr("override", true), e)
+		}
+		if pfx, ok := e.get("environment"); ok {
+			if pfx != "" && !strings.HasSuffix(pfx, ".") {
+				pfx += "."
+			}
+			s.envPrefix = pfx
+			return "", false, nil
+		}
+		return "", false, bad("Didn't find a 'file' or 'environment' attribute")
+	case "include":
+		return "", false, s.include(e, local, abs)
+	case "settings", "conf":
+		for _, k := range e.order {
+			v := e.attrs[k]
+			switch k {
+			case "defaultResolver":
+				defaultResolver = v
+			case "defaultConflictManager", "defaultLatestStrategy":
+				// Spark's behaviour is latest-revision; other managers are
+				// not reproduced.
+				if v != "latest-revision" {
+					return "", false, bad("%s=%q is not supported by prebake (only latest-revision)", k, v)
+				}
+			case "defaultCache", "defaultCacheIvyPattern", "defaultCacheArtifactPattern", "cacheIvyPattern", "cacheArtifactPattern",
+				"checkUpToDate", "useRemoteConfig", "validate", "httpRequestMethod":
+				// Where Ivy keeps its own cache and how it talks HTTP: no
+				// effect on which jars are resolved.
+			case "circularDependencyStrategy":
+				if v != "warn" && v != "ignore" {
+					return "", false, bad("%s=%q is not supported by prebake (warn or ignore)", k, v)
+				}
+			default:
+				return "", false, bad("attribute %s is not supported by prebake", k)
+			}
+		}
+		return defaultResolver, false, nil
+	case "credentials":
+		if err := s.onlyAttrs(e, "host", "realm", "username", "passwd"); err != nil {
+			return "", false, err
+		}
+		if e.attrs["username"] == "" {
+			return "", false, nil // CredentialsStore.addCredentials ignores it
+		}
+		if e.attrs["host"] == "" {
+			return "", false, bad("no host")
+		}
+		s.creds = append(s.creds, ivyCredentials{realm: e.attrs["realm"], host: e.attrs["host"], user: e.attrs["username"], pass: e.attrs["passwd"], at: e.at})
+		return "", false, nil
+	case "resolvers":
+		if err := s.onlyAttrs(e); err != nil {
+			return "", false, err
+		}
+		return "", false, nil
+	case "caches", "timeout-constraints", "lock-strategies":
+		// Ivy's own cache, timeouts and locks: no effect on the result.
+		return "", true, nil
+	default:
+		return "", false, bad("not supported by prebake (it reads property, properties, include, settings, credentials, resolvers, caches)")
+	}
+}
+
+// onlyAttrs refuses attributes outside allowed.
+func (s *ivySettingsFile) onlyAttrs(e *element, allowed ...string) error {
+	for _, k := range e.order {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == k
+		}
+		if !ok {
+			return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: attribute %s is not supported by prebake", e.at, e.name, k)
+		}
+	}
+	return nil
+}
+
+// fileAttr is XmlSettingsParser.urlFromFileAttribute for a local file: a
+// file: URL, an absolute path, or a path relative to the current file.
+func (s *ivySettingsFile) fileAttr(abs, f string, e *element) (string, error) {
+	if u, err := url.Parse(f); err == nil && len(u.Scheme) > 1 {
+		if !strings.EqualFold(u.Scheme, "file") {
+			return "", ivyErr(errdefs.Invalid, s.path, "%s: <%s> %q: only local files are read by prebake", e.at, e.name, f)
+		}
+		return filepath.Clean(u.Path), nil
+	}
+	if filepath.IsAbs(f) {
+		return filepath.Clean(f), nil
+	}
+	return filepath.Join(filepath.Dir(abs), f), nil
+}
+
+// include parses an included settings file; only ivy.settings.* stay
+// local to it. optional="true" skips a missing file.
+func (s *ivySettingsFile) include(e *element, local map[string]string, abs string) error {
+	if err := s.onlyAttrs(e, "file", "url", "optional"); err != nil {
+		return err
+	}
+	f, ok := e.get("file")
+	if !ok {
+		if f, ok = e.get("url"); !ok {
+			return ivyErr(errdefs.Invalid, s.path, "%s: bad include tag: specify file or url to include", e.at)
+		}
+	}
+	p, err := s.fileAttr(abs, f, e)
+	if err != nil {
+		return err
+	}
+	if s.includes++; s.includes > maxIvyIncludes {
+		return ivyErr(errdefs.Invalid, s.path, "%s: more than %d included files", e.at, maxIvyIncludes)
+	}
+	if _, err := os.Stat(p); err != nil && e.boolAttr("optional", false) {
+		return nil
+	}
+	sub := map[string]string{}
+	s.setSettingsVars(sub, p)
+	return s.parse(p, sub)
+}
+
+// loadProperties reads a Java properties file (IvySettings.loadProperties).
+// A missing file is skipped, as Ivy does (it logs at verbose level only).
+func (s *ivySettingsFile) loadProperties(p string, local map[string]string, override bool, e *element) error {
+	data, err := readFileMax(p, maxIvySettingsSize)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return ivyErr(errdefs.Invalid, s.path, "%s: <properties file=%q>: %v", e.at, p, err)
+	}
+	for _, kv := range parseJavaProperties(data) {
+		if err := s.setVar(local, kv[0], kv[1], override); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseJavaProperties reads java.util.Properties' format: # and ! comments,
+// = : or whitespace separators, backslash continuations and escapes. The
+// entries come in file order (Java's order is a hash order; only values
+// that refer to other entries of the same file could differ).
+func parseJavaProperties(data []byte) [][2]string {
+	var out [][2]string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), maxIvySettingsSize)
+	var logical strings.Builder
+	cont := false
+	flush := func(line string) {
+		line = strings.TrimLeft(line, " \t\f")
+		if line == "" {
+			return
+		}
+		// key ends at an unescaped = : or whitespace
+		i := 0
+		for i < len(line) {
+			c := line[i]
+			if c == '\\' {
+				i += 2
+				continue
+			}
+			if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
+				break
+			}
+			i++
+		}
+		if i > len(line) {
+			i = len(line)
+		}
+		key := line[:i]
+		rest := strings.TrimLeft(line[i:], " \t\f")
+		if rest != "" && (rest[0] == '=' || rest[0] == ':') {
+			rest = strings.TrimLeft(rest[1:], " \t\f")
+		}
+		out = append(out, [2]string{unescapeProp(key), unescapeProp(rest)})
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if !cont {
+			t := strings.TrimLeft(line, " \t\f")
+			if strings.HasPrefix(t, "#") || strings.HasPrefix(t, "!") {
+				continue
+			}
+		} else {
+			line = strings.TrimLeft(line, " \t\f")
+		}
+		// an odd number of trailing backslashes continues the line
+		n := len(line) - len(strings.TrimRight(line, "\\"))
+		if n%2 == 1 {
+			logical.WriteString(line[:len(line)-1])
+			cont = true
+			continue
+		}
+		logical.WriteString(line)
+		flush(logical.String())
+		logical.Reset()
+		cont = false
+	}
+	if logical.Len() > 0 {
+		flush(logical.String())
+	}
+	return out
+}
+
+func unescapeProp(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 'f':
+			b.WriteByte('\f')
+		case 'u':
+			if i+4 < len(s) {
+				if r, err := strconv.ParseUint(s[i+1:i+5], 16, 32); err == nil {
+					b.WriteRune(rune(r))
+					i += 4
+					continue
+				}
+			}
+			b.WriteByte('u')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// Attributes of a resolver element prebake accepts without acting on
+// them: they change Ivy's cache, timeouts or logging, not the result.
+var ivyBenignAttrs = map[string]bool{
+	"cache": true, "checkmodified": true, "changingPattern": true, "changingMatcher": true,
+	"alwaysCheckExactRevision": true, "checksums": true, "useOrigin": true, "local": true,
+	"transactional": true, "timeoutConstraint": true, "validate": true, "checkconsistency": true,
+	"descriptor": true, "allownomd": true, "latest": true,
+}
+
+// resolverElement reads a resolver (or a ref="name" to one).
+func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
+	bad := func(format string, args ...any) error {
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: %s", e.at, e.name, fmt.Sprintf(format, args...))
+	}
+	if ref, ok := e.get("ref"); ok {
+		if len(e.attrs) != 1 {
+			return nil, bad("ref attribute should be the only one")
+		}
+		r, ok := s.resolvers[ref]
+		if !ok {
+			return nil, bad("unknown resolver %s: resolver should be defined before being referenced", ref)
+		}
+		return r, nil
+	}
+	r := &ivyResolver{kind: e.name, at: e.at, usepoms: true}
+	var allowed []string
+	switch e.name {
+	case "ibiblio":
+		allowed = []string{"root", "pattern", "m2compatible", "usepoms", "useMavenMetadata"}
+	case "url", "filesystem":
+		allowed = []string{"m2compatible"}
+	case "chain":
+		allowed = []string{"returnFirst", "dual"}
+	default:
+		return nil, bad("resolver type %s is not supported by prebake (ibiblio, url, filesystem, chain)", e.name)
+	}
+	for _, k := range e.order {
+		v := e.attrs[k]
+		switch {
+		case k == "name":
+			r.name = v
+		case k == "root":
+			r.root = v
+		case k == "pattern":
+			r.pattern = v
+		case k == "m2compatible":
+			r.m2 = strings.EqualFold(v, "true")
+		case k == "usepoms":
+			r.usepoms = strings.EqualFold(v, "true")
+		case k == "returnFirst":
+			r.returnFirst = strings.EqualFold(v, "true")
+		case k == "dual":
+			r.dual = strings.EqualFold(v, "true")
+		case k == "force" && !strings.EqualFold(v, "true"), k == "namespace" && v == "system":
+		case k == "latest" && v != "latest-revision" && v != "default":
+			return nil, bad("latest=%q is not supported by prebake (only latest-revision)", v)
+		case k == "useMavenMetadata" && strings.EqualFold(v, "true"):
+			// the default: dynamic revisions read maven-metadata.xml first
+		case k == "descriptor" && v == "required", k == "allownomd" && !strings.EqualFold(v, "true"):
+			// prebake always requires a POM: the same as Ivy then.
+		case ivyBenignAttrs[k]:
+		default:
+			// The value is not quoted: it may be a secret (a passphrase).
+			return nil, bad("attribute %s is not supported by prebake", k)
+		}
+		known := k == "name" || ivyBenignAttrs[k] || k == "force" || k == "namespace"
+		for _, a := range allowed {
+			known = known || a == k
+		}
+		if !known {
+			return nil, bad("attribute %s is not supported by prebake on <%s>", k, e.name)
+		}
+	}
+	if r.name == "" {
+		return nil, bad("no name")
+	}
+	return r, nil
+}
+
+// patternElement is an <ivy pattern> or <artifact pattern> of a url or
+// filesystem resolver.
+func (s *ivySettingsFile) patternElement(r *ivyResolver, e *element) error {
+	if r.kind != "url" && r.kind != "filesystem" {
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s name=%q>: patterns belong to url and filesystem resolvers", e.at, e.name, r.kind, r.name)
+	}
+	if err := s.onlyAttrs(e, "pattern"); err != nil {
+		return err
+	}
+	p, ok := e.get("pattern")
+	if !ok || p == "" {
+		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: no pattern", e.at, e.name)
+	}
+	if e.name == "ivy" {
+		r.ivyPatterns = append(r.ivyPatterns, p)
+	} else {
+		r.artifactPatterns = append(r.artifactPatterns, p)
+	}
+	return nil
+}
+
+// checkResolver checks a complete resolver element.
+func (s *ivySettingsFile) checkResolver(r *ivyResolver) error {
+	switch r.kind {
+	case "url", "filesystem":
+		if len(r.artifactPatterns) == 0 {
+			return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: no <artifact pattern>", r.at, r.kind, r.name)
+		}
+	case "chain":
+		if len(r.children) == 0 {
+			return ivyErr(errdefs.Invalid, s.path, "%s: <chain name=%q> holds no resolver", r.at, r.name)
+		}
+	}
+	return nil
+}
+
+// addResolver registers a top-level resolver (IvySettings.addResolver:
+// a later one of the same name replaces the earlier).
+func (s *ivySettingsFile) addResolver(r *ivyResolver) error {
+	if err := s.checkResolver(r); err != nil {
+		return err
+	}
+	if len(s.resolvers) >= maxIvyResolvers {
+		return ivyErr(errdefs.Invalid, s.path, "%s: more than %d resolvers", r.at, maxIvyResolvers)
+	}
+	s.resolvers[r.name] = r
+	// A chain's resolvers are registered too, and can be named by
+	// defaultResolver or a ref.
+	for _, c := range r.children {
+		if s.resolvers[c.name] != c {
+			if err := s.addResolver(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,335 @@
+package resolver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/mavenhttp"
+)
+
+// writeIvs writes files (name → content) into a temp dir and returns it.
+func writeIvs(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(content, "@DIR@", dir)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// describe renders a chain: name, inputs entry, and "auth" when it has
+// credentials.
+func describe(chain []*repo) []string {
+	var out []string
+	for _, r := range chain {
+		s := r.Name + " " + r.inputsEntry()
+		if r.hasAuth {
+			s += " auth=" + r.user
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func ivsChain(t *testing.T, dir string, repos []string) ([]*repo, error) {
+	t.Helper()
+	return ivyChainFor(Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Repositories: repos}, chainConfig{home: "/home/u"})
+}
+
+func TestIvySettingsChain(t *testing.T) {
+	t.Setenv("PREBAKE_IVS_TEST_ROOT", "https://env.example/maven/")
+	tests := []struct {
+		name  string
+		files map[string]string
+		repos []string
+		want  []string
+	}{{
+		name: "ibiblio defaults and a chain",
+		files: map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="main"/><resolvers>
+			<chain name="main"><ibiblio name="central" m2compatible="true" useMavenMetadata="true" checkmodified="true"/><ibiblio name="corp" root="https://nexus.example/repo" m2compatible="true"/></chain>
+			</resolvers></ivysettings>`},
+		want: []string{"central https://repo1.maven.org/maven2/", "corp https://nexus.example/repo/"},
+	}, {
+		name: "--repositories on top: user-list = default + repo-N",
+		files: map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><resolvers>
+			<ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`},
+		repos: []string{"https://x.example/r,https://y.example/r"},
+		want:  []string{"a https://a.example/", "repo-1 https://x.example/r/", "repo-2 https://y.example/r/"},
+	}, {
+		name:  "no default resolver: only --repositories",
+		files: map[string]string{"ivysettings.xml": `<ivysettings><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`},
+		repos: []string{"https://x.example/r"},
+		want:  []string{"repo-1 https://x.example/r/"},
+	}, {
+		name: "variables: property, properties file, include, environment, ivy.home",
+		files: map[string]string{
+			"ivysettings.xml": `<ivysettings>
+				<property name="first" value="one"/>
+				<property name="first" value="two" override="false"/>
+				<properties file="vars.properties"/>
+				<properties environment="env"/>
+				<settings defaultResolver="${main.name}"/>
+				<include file="sub/resolvers.xml"/>
+				</ivysettings>`,
+			"vars.properties": "# comment\nmain.name = main\nbase=https\\://props.example/\\\n  maven/\n",
+			"sub/resolvers.xml": `<ivysettings><resolvers><chain name="main">
+				<ibiblio name="p-${first}" root="${base}" m2compatible="true"/>
+				<ibiblio name="e" root="${env.PREBAKE_IVS_TEST_ROOT}" m2compatible="true"/>
+				<filesystem name="here" m2compatible="true">
+				  <ivy pattern="${ivy.settings.dir}/repo/[organisation]/[module]/[revision]/[module]-[revision].pom"/>
+				  <artifact pattern="${ivy.settings.dir}/repo/[organisation]/[module]/[revision]/[artifact]-[revision].[ext]"/>
+				</filesystem>
+				<filesystem name="home">
+				  <ivy pattern="${ivy.home}/local/[organisation]/[module]/[revision]/[module]-[revision].pom"/>
+				  <artifact pattern="${ivy.home}/local/[organisation]/[module]/[revision]/[artifact]-[revision].[ext]"/>
+				</filesystem>
+				</chain></resolvers></ivysettings>`,
+		},
+		want: []string{
+			"p-one https://props.example/maven/",
+			"e https://env.example/maven/",
+			"here file:///@DIR@/sub/repo/ ivy=[organisation]/[module]/[revision]/[module]-[revision].pom artifact=[organisation]/[module]/[revision]/[artifact]-[revision].[ext] m2compatible",
+			"home file:///home/u/.ivy2/local/ ivy=[organisation]/[module]/[revision]/[module]-[revision].pom artifact=[organisation]/[module]/[revision]/[artifact]-[revision].[ext]",
+		},
+	}, {
+		name: "credentials by host, also for --repositories; refs; dual and returnFirst",
+		files: map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="main"/>
+			<credentials host="nexus.example" realm="Sonatype Nexus Repository Manager" username="deploy" passwd="s3cret"/>
+			<resolvers>
+			<url name="u"><ivy pattern="https://nexus.example/r/[module]/[revision]/[module]-[revision].pom"/><artifact pattern="https://nexus.example/r/[module]/[revision]/[artifact]-[revision](-[classifier]).[ext]"/></url>
+			<ibiblio name="open" root="https://open.example/" m2compatible="true"/>
+			<chain name="main" dual="true"><resolver ref="u"/><chain name="rf" returnFirst="true"><ibiblio ref="open"/></chain></chain>
+			</resolvers></ivysettings>`},
+		repos: []string{"https://nexus.example/extra"},
+		want: []string{
+			"u https://nexus.example/r/ ivy=[module]/[revision]/[module]-[revision].pom artifact=[module]/[revision]/[artifact]-[revision](-[classifier]).[ext] dual auth=deploy",
+			"open https://open.example/ dual returnFirst",
+			"repo-1 https://nexus.example/extra/ auth=deploy",
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeIvs(t, tc.files)
+			chain, err := ivsChain(t, dir, tc.repos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, w := range tc.want {
+				want = append(want, strings.ReplaceAll(w, "/@DIR@", dir))
+			}
+			if d := cmp.Diff(want, describe(chain)); d != "" {
+				t.Errorf("chain (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestIvySettingsErrors(t *testing.T) {
+	const ok = `<ibiblio name="a" root="https://a.example/" m2compatible="true"/>`
+	doc := func(settings, resolvers string) map[string]string {
+		return map[string]string{"ivysettings.xml": "<ivysettings>" + settings + "<resolvers>" + resolvers + "</resolvers></ivysettings>"}
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		code  int
+		want  string // in the message
+	}{
+		{"unsupported top-level element", doc(`<settings defaultResolver="a"/><modules><module organisation="x" resolver="a"/></modules>`, ok), exitcode.DataErr, "<modules>"},
+		{"unsupported resolver", doc(`<settings defaultResolver="s"/>`, `<ssh name="s" host="h"/>`), exitcode.DataErr, "resolver type ssh"},
+		{"unsupported attribute", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" namespace="ns"/>`), exitcode.DataErr, "namespace"},
+		{"maven 1 layout", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" root="https://a.example/"/>`), exitcode.DataErr, "m2compatible"},
+		{"no maven-metadata.xml", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" useMavenMetadata="false"/>`), exitcode.DataErr, "useMavenMetadata"},
+		{"usepoms false", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" usepoms="false"/>`), exitcode.DataErr, "usepoms"},
+		{"ivy.xml descriptors", doc(`<settings defaultResolver="u"/>`, `<url name="u"><ivy pattern="https://h.example/[organisation]/[module]/[revision]/ivy.xml"/><artifact pattern="https://h.example/[organisation]/[module]/[revision]/[artifact].[ext]"/></url>`), exitcode.DataErr, "ivy.xml"},
+		{"unknown token", doc(`<settings defaultResolver="u"/>`, `<url name="u"><ivy pattern="https://h.example/[branch]/[module]-[revision].pom"/><artifact pattern="https://h.example/[module]-[revision].[ext]"/></url>`), exitcode.DataErr, "[branch]"},
+		{"conflict manager", doc(`<settings defaultResolver="a" defaultConflictManager="all"/>`, ok), exitcode.DataErr, "defaultConflictManager"},
+		{"unknown default resolver", doc(`<settings defaultResolver="nope"/>`, ok), exitcode.DataErr, `"nope"`},
+		{"no resolver at all", doc(``, ok), exitcode.DataErr, "no defaultResolver"},
+		{"ref before definition", doc(`<settings defaultResolver="c"/>`, `<chain name="c"><resolver ref="later"/></chain>`+ok), exitcode.DataErr, "unknown resolver later"},
+		{"cyclic variables", map[string]string{"ivysettings.xml": `<ivysettings><property name="a" value="x"/><property name="b" value="\${a}"/><properties file="p.properties"/><settings defaultResolver="\${c}"/></ivysettings>`, "p.properties": "c=${d}\nd=${c}\n"}, exitcode.DataErr, "cyclic"},
+		{"malformed XML", map[string]string{"ivysettings.xml": `<ivysettings><settings></ivysettings>`}, exitcode.DataErr, "malformed XML"},
+		{"two credentials for one host", map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><credentials host="a.example" realm="r1" username="u1" passwd="TOPSECRET1"/><credentials host="a.example" realm="r2" username="u2" passwd="TOPSECRET2"/><resolvers>` + ok + `</resolvers></ivysettings>`}, exitcode.DataErr, "realm"},
+		{"missing include", doc(`<include file="nope.xml"/>`, ok), exitcode.NotFound, "nope.xml"},
+		{"include loop", map[string]string{"ivysettings.xml": `<ivysettings><include file="ivysettings.xml"/></ivysettings>`}, exitcode.DataErr, "included files"},
+		{"expansion bomb", map[string]string{"ivysettings.xml": `<ivysettings><properties file="p.properties"/></ivysettings>`, "p.properties": bomb()}, exitcode.DataErr, "expands past"},
+		{"include over http", doc(`<include url="https://h.example/ivysettings.xml"/>`, ok), exitcode.DataErr, "only local files"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeIvs(t, tc.files)
+			_, err := ivsChain(t, dir, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := exitcode.Code(err); got != tc.code {
+				t.Errorf("exit code %d, want %d: %v", got, tc.code, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "ivysettings.xml") {
+				t.Errorf("error %q does not name %q and the file", msg, tc.want)
+			}
+			if strings.Contains(msg, "TOPSECRET") {
+				t.Errorf("a password is in the error: %s", msg)
+			}
+		})
+	}
+}
+
+// bomb is a properties file whose last value doubles 40 times.
+func bomb() string {
+	var b strings.Builder
+	b.WriteString("v0=xxxxxxxxxxxxxxxx\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "v%d=${v%d}${v%d}\n", i, i-1, i-1)
+	}
+	return b.String()
+}
+
+func TestIvySettingsFileSpec(t *testing.T) {
+	dir := writeIvs(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`})
+	for _, tc := range []struct {
+		spec string
+		code int
+	}{
+		{filepath.Join(dir, "ivysettings.xml"), 0},
+		{"file://" + filepath.Join(dir, "ivysettings.xml"), 0},
+		{"https://h.example/ivysettings.xml", exitcode.Usage},
+		{"https://user:TOPSECRET@h.example/ivysettings.xml", exitcode.Usage},
+		{filepath.Join(dir, "missing.xml"), exitcode.NotFound},
+		{dir, exitcode.DataErr},
+	} {
+		_, err := ivyChainFor(Request{IvySettings: tc.spec}, chainConfig{home: "/home/u"})
+		if got := exitcode.Code(err); (err == nil && tc.code != 0) || (err != nil && got != tc.code) {
+			t.Errorf("%s: %v (code %d), want code %d", tc.spec, err, got, tc.code)
+		}
+		if err != nil && strings.Contains(err.Error(), "TOPSECRET") {
+			t.Errorf("%s: the password is in the error: %v", tc.spec, err)
+		}
+	}
+	if _, err := ivyChainFor(Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Settings: "settings.xml"}, chainConfig{}); exitcode.Code(err) != exitcode.Usage {
+		t.Errorf("--settings with --ivy-settings: %v, want a usage error", err)
+	}
+}
+
+func TestParseJavaProperties(t *testing.T) {
+	got := parseJavaProperties([]byte("# c\n! c\na=1\nb : 2\nc 3\nd=x\\\n   y\ne=\\u0041\\t\nf\\=g=h\n\nempty=\n"))
+	want := [][2]string{{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "xy"}, {"e", "A\t"}, {"f=g", "h"}, {"empty", ""}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestSubstPattern(t *testing.T) {
+	tok := ivyTokens{org: "org.ex", module: "m", artifact: "m", revision: "1.0", ext: "jar", typ: "jar"}
+	for _, tc := range []struct {
+		p    string
+		m2   bool
+		want string
+	}{
+		{m2Pattern, true, "org/ex/m/1.0/m-1.0.jar"},
+		{"[organisation]/[module]/[type]s/[artifact]-[revision](-[classifier]).[ext]", false, "org.ex/m/jars/m-1.0.jar"},
+		{"[orgPath]/[module](/[classifier])/[revision]", false, "org/ex/m/1.0"},
+	} {
+		got, err := substPattern(tc.p, tok, tc.m2)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.p, got, err, tc.want)
+		}
+	}
+	tok.classifier = "tests"
+	if got, _ := substPattern(m2Pattern, tok, true); got != "org/ex/m/1.0/m-1.0-tests.jar" {
+		t.Errorf("classifier: %q", got)
+	}
+}
+
+// TestIvySettingsLockStale: the lock records the repositories the settings
+// produced (never their credentials), so changing the settings makes the
+// lock stale.
+func TestIvySettingsLockStale(t *testing.T) {
+	repos, _ := filepath.Abs(filepath.Join(ivsDir, "repos"))
+	srv := mavenhttp.New(repos, mavenhttp.WithBasicAuth(ivsUser, ivsPass))
+	defer srv.Close()
+	settings := func(repo string) string {
+		return `<ivysettings><settings defaultResolver="r"/><credentials host="127.0.0.1" username="` + ivsUser + `" passwd="` + ivsPass + `"/>
+			<resolvers><ibiblio name="r" root="` + srv.URL() + repo + `/" m2compatible="true"/></resolvers></ivysettings>`
+	}
+	dir := writeIvs(t, map[string]string{"ivysettings.xml": settings("repo-a")})
+	req := Request{Packages: []string{"org.prebake.ivs:app:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"),
+		LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache")}
+	ctx := context.Background()
+	log := &logBuf{}
+	if _, err := Resolve(ctx, req, WithDefaultChain(dir, ""), WithLogger(log)); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.ReadFile(req.LockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(lock) + log.String(); strings.Contains(s, ivsPass) || !strings.Contains(string(lock), srv.URL()+"repo-a/") {
+		t.Errorf("the lock must record the repository without its credentials:\n%s", s)
+	}
+	req.Frozen = true
+	if _, err := Resolve(ctx, req, WithDefaultChain(dir, "")); err != nil {
+		t.Fatalf("unchanged settings: %v", err)
+	}
+	if err := os.WriteFile(req.IvySettings, []byte(settings("repo-b")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resolve(ctx, req, WithDefaultChain(dir, ""))
+	if exitcode.Code(err) != exitcode.StaleLock || !errors.Is(err, err) {
+		t.Errorf("changed settings with --frozen: %v, want exit %d", err, exitcode.StaleLock)
+	}
+}
+
+func TestIvyHomeWarning(t *testing.T) {
+	home := writeIvs(t, map[string]string{"local/org/m/1.0/ivys/ivy.xml": "<ivy-module/>"})
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		req  Request
+		warn bool
+	}{
+		{Request{IvyHome: home}, true},
+		{Request{IvyHome: empty}, false},
+		{Request{}, false},
+		{Request{IvyHome: home, IvySettings: "s.xml"}, false}, // the settings' chain has no local-ivy-cache
+		{Request{IvyHome: home, NoDefaultRepositories: true}, false},
+	} {
+		if got := ivyHomeWarning(tc.req) != ""; got != tc.warn {
+			t.Errorf("%+v: warning %v, want %v", tc.req, got, tc.warn)
+		}
+	}
+}
+
+// TestIvySettingsReturnFirstDynamic: a dynamic revision through a
+// returnFirst chain of several resolvers is refused (Ivy would take the
+// first resolver's match, not the latest), naming the chain.
+func TestIvySettingsReturnFirstDynamic(t *testing.T) {
+	repos, _ := filepath.Abs(filepath.Join(ivsDir, "repos"))
+	dir := writeIvs(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="rf"/><resolvers>
+		<chain name="rf" returnFirst="true"><ibiblio name="a" root="file://` + repos + `/repo-a/" m2compatible="true"/><ibiblio name="b" root="file://` + repos + `/repo-b/" m2compatible="true"/></chain>
+		</resolvers></ivysettings>`})
+	req := Request{Packages: []string{"org.prebake.ivs:dyn:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"), CacheDir: filepath.Join(dir, "cache")}
+	_, err := Resolve(context.Background(), req, WithDefaultChain(dir, ""))
+	if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), "returnFirst") {
+		t.Errorf("got %v, want exit 65 naming returnFirst", err)
+	}
+	req.Packages = []string{"org.prebake.ivs:app:1.0"} // fixed versions are fine
+	if _, err := Resolve(context.Background(), req, WithDefaultChain(dir, "")); err != nil {
+		t.Errorf("fixed versions through returnFirst: %v", err)
+	}
+}

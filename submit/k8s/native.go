@@ -1,0 +1,130 @@
+package k8s
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/user"
+	"regexp"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/submit/k8s/native"
+)
+
+// Submitters of a k8s:// cluster-mode submission (Options.Submitter).
+const (
+	SubmitterSparkSubmit = "spark-submit" // run the real spark-submit (the default)
+	SubmitterNative      = "native"       // build and create the objects in Go, no JVM
+	SubmitterAuto        = "auto"         // native when the argv is inside its supported set
+)
+
+// nativeEnv is the part of the submitter's environment Spark reads.
+var nativeEnv = []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_DIRS",
+	"HADOOP_CONF_DIR", "SPARK_CONF_DIR", "SPARK_HOME", "USER", "MASTER"}
+
+// nativeObjects builds what spark-submit would create for args.
+func nativeObjects(args []string, o *Options) (*native.Objects, error) {
+	env := map[string]string{}
+	for _, k := range nativeEnv {
+		if v := o.Getenv(k); v != "" {
+			env[k] = v
+		}
+	}
+	if env["USER"] == "" {
+		// Spark's fallback is the JVM's user name (Hadoop UGI).
+		if u, err := user.Current(); err == nil {
+			env["USER"] = u.Username
+		}
+	}
+	in, err := native.FromArgv(args, o.DriverSparkVersion, env)
+	if err != nil {
+		return nil, err
+	}
+	if in.SparkVersion == "" {
+		in.SparkVersion = imageSparkVersion(in.Conf)
+	}
+	return native.Build(in)
+}
+
+// officialTag is the tag of Apache Spark's images (apache/spark, spark):
+// the Spark version first ("3.5.9", "4.0.5-scala2.13-java17-python3-ubuntu").
+var officialTag = regexp.MustCompile(`(^|/)(apache/)?spark:([0-9]+\.[0-9]+\.[0-9]+)(-[a-z0-9.-]+)?$`)
+
+// imageSparkVersion reads the Spark version from the driver image's tag
+// when the image is one of Apache Spark's own; "" otherwise.
+func imageSparkVersion(conf map[string]string) string {
+	img := conf["spark.kubernetes.driver.container.image"]
+	if img == "" {
+		img = conf["spark.kubernetes.container.image"]
+	}
+	if m := officialTag.FindStringSubmatch(img); m != nil {
+		return m[3]
+	}
+	return ""
+}
+
+func checkSubmitter(s string) error {
+	switch s {
+	case "", SubmitterSparkSubmit, SubmitterNative, SubmitterAuto:
+		return nil
+	}
+	return errdefs.Errorf(errdefs.BadArgument, "--submitter %q: must be native, spark-submit or auto", s)
+}
+
+// chooseSubmitter returns the native objects when the submission goes
+// native, nil when it goes through spark-submit. --submitter native fails
+// (a bad argument, naming the option) on what it cannot reproduce; auto falls back to
+// spark-submit then, and says why.
+func chooseSubmitter(args []string, o *Options, progress func(string, ...any)) (*native.Objects, error) {
+	if o.Submitter == "" || o.Submitter == SubmitterSparkSubmit {
+		return nil, nil
+	}
+	objs, err := nativeObjects(args, o)
+	switch {
+	case err == nil:
+		return objs, nil
+	case o.Submitter == SubmitterAuto && o.SparkSubmit != "":
+		progress("auto: using spark-submit: %v", err)
+		return nil, nil
+	}
+	return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("--submitter %s: %w", o.Submitter, err))
+}
+
+// createNative creates the objects in spark-submit's order with the
+// submission's credentials.
+func (w *driverWatch) createNative(ctx context.Context, objs *native.Objects) error {
+	_, err := native.Create(ctx, w.client, objs)
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
+		return errdefs.New(errdefs.Denied, err)
+	case apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err):
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	return errdefs.New(errdefs.Unavailable, err)
+}
+
+// DryRun prints, as YAML, the objects the native submitter would create
+// for args, and creates nothing. What it cannot reproduce is a bad argument
+// naming the option.
+func DryRun(args []string, o Options, stdout io.Writer) error {
+	o.defaults()
+	objs, err := nativeObjects(args, &o)
+	if err != nil {
+		var ue *native.UnsupportedError
+		if errors.As(err, &ue) {
+			return errdefs.New(errdefs.BadArgument, fmt.Errorf("--dry-run: %w", err))
+		}
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	b, err := objs.YAML()
+	if err != nil {
+		return errdefs.New(errdefs.Internal, err)
+	}
+	_, err = stdout.Write(b)
+	return err
+}

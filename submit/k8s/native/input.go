@@ -1,0 +1,376 @@
+package native
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Resource types (spark.kubernetes.resource.type).
+const (
+	ResourceJava   = "java"
+	ResourcePython = "python"
+	ResourceR      = "r"
+)
+
+// Input is everything the builder needs: the Spark conf exactly as
+// SparkSubmit hands it to KubernetesClientApplication, the application, and
+// the few submitter-side inputs Spark reads.
+type Input struct {
+	// SparkVersion is the driver image's Spark version ("3.5.9", "4.0.5"): the
+	// spark-version label and the 3.5/4.0 rules.
+	SparkVersion string
+	// Conf is the submission's Spark conf (spark.master, spark.app.name, ...).
+	Conf map[string]string
+	// Resource is the primary resource as given; "" for none.
+	Resource string
+	// ResourceType is ResourceJava, ResourcePython or ResourceR.
+	ResourceType string
+	// MainClass is the JVM main class (Java apps).
+	MainClass string
+	AppArgs   []string
+	ProxyUser string
+	// Env is the submitter's environment as far as Spark reads it:
+	// SPARK_USER, PYSPARK_PYTHON, PYSPARK_DRIVER_PYTHON, SPARK_LOCAL_DIRS.
+	Env map[string]string
+	// User is the submitting OS user (SPARK_USER when Env has none).
+	User string
+	// ConfFiles are the files of $SPARK_CONF_DIR that Spark ships in the
+	// driver ConfigMap, by name (see ConfDirFiles).
+	ConfFiles map[string]string
+}
+
+// spark-submit options that take a value (SparkSubmitOptionParser), by alias.
+var valueOpts = map[string]string{
+	"--archives": "", "--class": "", "--conf": "", "-c": "--conf", "--deploy-mode": "",
+	"--driver-class-path": "", "--driver-cores": "", "--driver-java-options": "",
+	"--driver-library-path": "", "--driver-memory": "", "--executor-cores": "",
+	"--executor-memory": "", "--files": "", "--jars": "", "--keytab": "", "--kill": "",
+	"--master": "", "--remote": "", "--name": "", "--num-executors": "", "--packages": "",
+	"--exclude-packages": "", "--principal": "", "--properties-file": "", "--proxy-user": "",
+	"--py-files": "", "--queue": "", "--repositories": "", "--status": "",
+	"--total-executor-cores": "", "--driver-default-class-path": "",
+}
+
+var switchOpts = map[string]bool{
+	"--verbose": true, "-v": true, "--supervise": true, "--load-spark-defaults": true,
+	"--help": true, "-h": true, "--version": true, "--usage-error": true,
+}
+
+// flags maps a spark-submit option to the conf key SparkSubmit's
+// OptionAssigner sets from it in Kubernetes cluster mode.
+var flagConf = map[string]string{
+	"--master":               "spark.master",
+	"--deploy-mode":          "spark.submit.deployMode",
+	"--name":                 "spark.app.name",
+	"--packages":             "spark.jars.packages",
+	"--repositories":         "spark.jars.repositories",
+	"--exclude-packages":     "spark.jars.excludes",
+	"--driver-memory":        "spark.driver.memory",
+	"--driver-cores":         "spark.driver.cores",
+	"--driver-class-path":    "spark.driver.extraClassPath",
+	"--driver-java-options":  "spark.driver.extraJavaOptions",
+	"--driver-library-path":  "spark.driver.extraLibraryPath",
+	"--num-executors":        "spark.executor.instances",
+	"--executor-memory":      "spark.executor.memory",
+	"--executor-cores":       "spark.executor.cores",
+	"--total-executor-cores": "spark.cores.max",
+	"--jars":                 "spark.jars",
+	"--files":                "spark.files",
+	"--archives":             "spark.archives",
+	"--py-files":             "spark.submit.pyFiles",
+}
+
+// FromArgv turns a spark-submit argument vector into an Input the way
+// SparkSubmit does for a k8s:// master in cluster mode: --properties-file
+// (else $SPARK_CONF_DIR/spark-defaults.conf) under --conf, non-spark keys
+// dropped, the options' conf keys, the master normalised, the primary jar
+// appended to spark.jars, spark.driver.host dropped. env is the submitter's
+// environment (SPARK_CONF_DIR, SPARK_USER, PYSPARK_*, SPARK_LOCAL_DIRS,
+// HADOOP_CONF_DIR, USER); user the OS user name.
+func FromArgv(argv []string, sparkVersion string, env map[string]string) (*Input, error) {
+	in := &Input{SparkVersion: sparkVersion, Conf: map[string]string{}, Env: map[string]string{}}
+	flags := map[string]string{}
+	var confs [][2]string
+	loadDefaults := false
+	i := 0
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if switchOpts[name] && !hasVal {
+			switch name {
+			case "--load-spark-defaults":
+				loadDefaults = true
+			case "--supervise", "--verbose", "-v":
+			default:
+				return nil, unsupported(name, "not a submission")
+			}
+			continue
+		}
+		canon, ok := valueOpts[name]
+		if !ok {
+			return nil, invalid(name, "unknown spark-submit option")
+		}
+		if canon == "" {
+			canon = name
+		}
+		if !hasVal {
+			if i+1 >= len(argv) {
+				return nil, invalid(name, "missing value")
+			}
+			i++
+			val = argv[i]
+		}
+		switch canon {
+		case "--conf":
+			k, v, ok := strings.Cut(val, "=")
+			if !ok || k == "" {
+				return nil, invalid("--conf", "want key=value, got %q", k)
+			}
+			confs = append(confs, [2]string{k, v})
+		case "--kill", "--status":
+			return nil, unsupported(canon, "not a submission")
+		case "--remote":
+			return nil, unsupported(canon, "Spark Connect is not a cluster-mode submission")
+		case "--principal", "--keytab":
+			return nil, unsupported(canon, "Kerberos logins need the JVM's Hadoop security")
+		case "--queue":
+			// YARN only: SparkSubmit ignores it for Kubernetes.
+		default:
+			flags[canon] = val
+		}
+	}
+	if i < len(argv) {
+		in.Resource = argv[i]
+		in.AppArgs = append([]string{}, argv[i+1:]...)
+	}
+
+	// SparkSubmitArguments: --conf, then the properties file with setIfMissing.
+	props := map[string]string{}
+	for _, kv := range confs {
+		props[kv[0]] = kv[1]
+	}
+	var files []string
+	confDir := env["SPARK_CONF_DIR"]
+	if confDir == "" && env["SPARK_HOME"] != "" {
+		confDir = filepath.Join(env["SPARK_HOME"], "conf")
+	}
+	defaults := ""
+	if confDir != "" {
+		defaults = filepath.Join(confDir, "spark-defaults.conf")
+	}
+	if pf := flags["--properties-file"]; pf != "" {
+		files = append(files, pf)
+		if loadDefaults && defaults != "" {
+			files = append(files, defaults)
+		}
+	} else if defaults != "" {
+		if _, err := os.Stat(defaults); err == nil {
+			files = append(files, defaults)
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, invalid("--properties-file", "%v", err)
+		}
+		for k, v := range ParseProperties(string(b)) {
+			if _, ok := props[k]; !ok {
+				props[k] = strings.TrimSpace(v)
+			}
+		}
+	}
+	for k, v := range props {
+		if strings.HasPrefix(k, "spark.") {
+			in.Conf[k] = v
+		}
+	}
+	// Options override the conf (loadEnvironmentArguments reads the conf
+	// when an option is absent, and the OptionAssigners write it back).
+	for f, key := range flagConf {
+		if v, ok := flags[f]; ok {
+			in.Conf[key] = v
+		}
+	}
+	if v, ok := flags["--proxy-user"]; ok {
+		in.ProxyUser = v
+	}
+	in.MainClass = flags["--class"]
+
+	master := in.Conf["spark.master"]
+	if master == "" {
+		master = env["MASTER"]
+	}
+	if !strings.HasPrefix(master, "k8s://") {
+		return nil, unsupported("--master", "the native submitter only submits to k8s:// masters, got %q", master)
+	}
+	m, err := normaliseMaster(master)
+	if err != nil {
+		return nil, err
+	}
+	in.Conf["spark.master"] = m
+	if dm := in.Conf["spark.submit.deployMode"]; dm != "cluster" {
+		if dm == "" {
+			dm = "client"
+		}
+		return nil, unsupported("--deploy-mode", "%s mode runs the driver in spark-submit itself", dm)
+	}
+
+	switch {
+	case in.Resource == "":
+		return nil, invalid("primary resource", "missing (the application jar, .py or .R file)")
+	case in.Resource == "pyspark-shell" || in.Resource == "sparkr-shell" || in.Resource == "spark-shell":
+		return nil, unsupported(in.Resource, "shells run in client mode")
+	case strings.HasSuffix(in.Resource, ".py"):
+		in.ResourceType = ResourcePython
+		in.MainClass = "org.apache.spark.deploy.PythonRunner"
+	case strings.HasSuffix(in.Resource, ".R"):
+		in.ResourceType = ResourceR
+		in.MainClass = "org.apache.spark.deploy.RRunner"
+	default:
+		in.ResourceType = ResourceJava
+		if in.MainClass == "" {
+			return nil, unsupported("--class", "missing: spark-submit would read Main-Class from the jar through Hadoop's file systems")
+		}
+	}
+	if _, ok := in.Conf["spark.app.name"]; !ok {
+		if in.ResourceType == ResourceJava {
+			in.Conf["spark.app.name"] = in.MainClass
+		} else {
+			in.Conf["spark.app.name"] = path.Base(strings.TrimRight(in.Resource, "/"))
+		}
+	}
+	// Resolve the path confs as SparkSubmit does (Utils.resolveURIs).
+	for _, k := range []string{"spark.jars", "spark.files", "spark.archives", "spark.submit.pyFiles"} {
+		if v, ok := in.Conf[k]; ok {
+			in.Conf[k] = joinNonEmpty(v)
+		}
+	}
+	if in.ResourceType == ResourceJava {
+		jars := in.Conf["spark.jars"]
+		if isUserJar(in.Resource) {
+			if jars != "" {
+				jars += ","
+			}
+			jars += in.Resource
+		}
+		in.Conf["spark.jars"] = jars
+	}
+	delete(in.Conf, "spark.driver.host")
+
+	for _, k := range []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_DIRS", "HADOOP_CONF_DIR"} {
+		if v, ok := env[k]; ok && v != "" {
+			in.Env[k] = v
+		}
+	}
+	in.User = env["USER"]
+	if confDir != "" {
+		cf, err := ConfDirFiles(confDir, in.Conf)
+		if err != nil {
+			return nil, err
+		}
+		in.ConfFiles = cf
+	}
+	return in, nil
+}
+
+// isUserJar is SparkSubmit.isUserJar: not a shell, not internal, not Python
+// or R.
+func isUserJar(res string) bool {
+	switch res {
+	case "spark-shell", "pyspark-shell", "sparkr-shell", "spark-internal":
+		return false
+	}
+	return !strings.HasSuffix(res, ".py") && !strings.HasSuffix(res, ".R")
+}
+
+func joinNonEmpty(v string) string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if strings.TrimSpace(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// normaliseMaster is Utils.checkAndGetK8sMasterUrl.
+func normaliseMaster(raw string) (string, error) {
+	rest := strings.TrimPrefix(raw, "k8s://")
+	if !strings.Contains(rest, "://") {
+		return "k8s://https://" + rest, nil
+	}
+	scheme, _, _ := strings.Cut(rest, "://")
+	if scheme != "https" && scheme != "http" {
+		return "", invalid("--master", "invalid Kubernetes master scheme %q", scheme)
+	}
+	return "k8s://" + rest, nil
+}
+
+var (
+	binaryConf   = regexp.MustCompile(`^.*\.(gz|zip|jar|tar)$`)
+	sparkConfRe  = regexp.MustCompile(`^spark.*(conf|properties)$`)
+	defaultMaxCM = int64(1048576)
+)
+
+// ConfDirFiles loads the files of the submitter's $SPARK_CONF_DIR that
+// Spark ships in the driver ConfigMap (KubernetesClientUtils): regular
+// files, not templates, not spark*conf|properties, not binary archives,
+// smallest first while the total stays under
+// spark.kubernetes.configMap.maxSize.
+func ConfDirFiles(dir string, conf map[string]string) (map[string]string, error) {
+	maxSize := defaultMaxCM
+	if v, ok := conf["spark.kubernetes.configMap.maxSize"]; ok {
+		n, err := parseBytes(v, 1)
+		if err != nil {
+			return nil, invalid("spark.kubernetes.configMap.maxSize", "%v", err)
+		}
+		maxSize = n
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil // Spark lists nothing when the directory is missing.
+	}
+	type f struct {
+		name string
+		size int64
+	}
+	var fs []f
+	for _, e := range entries {
+		info, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		n := e.Name()
+		if info.Size()+int64(len(n)) > maxSize || binaryConf.MatchString(n) ||
+			strings.HasSuffix(n, "template") || sparkConfRe.MatchString(n) {
+			continue
+		}
+		fs = append(fs, f{n, info.Size()})
+	}
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].size < fs[j].size })
+	out := map[string]string{}
+	var total int64
+	for _, x := range fs {
+		b, err := os.ReadFile(filepath.Join(dir, x.name))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, x.name), err)
+		}
+		if total+int64(len(x.name))+int64(len([]rune(string(b)))) < maxSize {
+			out[x.name] = string(b)
+			total += int64(len(x.name)) + int64(len([]rune(string(b))))
+		}
+	}
+	return out, nil
+}

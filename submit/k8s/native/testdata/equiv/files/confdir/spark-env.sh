@@ -1,0 +1,1 @@
+export X=1
