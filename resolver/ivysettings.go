@@ -9,7 +9,6 @@ package resolver
 // error naming the element (exit 65), never ignored.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -19,11 +18,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/javaprops"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -593,115 +592,18 @@ func (s *ivySettingsFile) loadProperties(p string, local map[string]string, over
 		}
 		return ivyErr(errdefs.Invalid, s.path, "%s: <properties file=%q>: %v", e.at, p, err)
 	}
-	for _, kv := range parseJavaProperties(data) {
-		if err := s.setVar(local, kv[0], kv[1], override); err != nil {
+	entries, err := javaprops.Parse(data)
+	if err != nil {
+		return ivyErr(errdefs.Invalid, s.path, "%s: <properties file=%q>: %v", e.at, p, err)
+	}
+	// File order; Java's is a hash order (only values that refer to other
+	// entries of the same file could differ).
+	for _, kv := range entries {
+		if err := s.setVar(local, kv.Key, kv.Value, override); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// parseJavaProperties reads java.util.Properties' format: # and ! comments,
-// = : or whitespace separators, backslash continuations and escapes. The
-// entries come in file order (Java's order is a hash order; only values
-// that refer to other entries of the same file could differ).
-func parseJavaProperties(data []byte) [][2]string {
-	var out [][2]string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), maxIvySettingsSize)
-	var logical strings.Builder
-	cont := false
-	flush := func(line string) {
-		line = strings.TrimLeft(line, " \t\f")
-		if line == "" {
-			return
-		}
-		// key ends at an unescaped = : or whitespace
-		i := 0
-		for i < len(line) {
-			c := line[i]
-			if c == '\\' {
-				i += 2
-				continue
-			}
-			if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-				break
-			}
-			i++
-		}
-		if i > len(line) {
-			i = len(line)
-		}
-		key := line[:i]
-		rest := strings.TrimLeft(line[i:], " \t\f")
-		if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-			rest = strings.TrimLeft(rest[1:], " \t\f")
-		}
-		out = append(out, [2]string{unescapeProp(key), unescapeProp(rest)})
-	}
-	for sc.Scan() {
-		line := sc.Text()
-		if !cont {
-			t := strings.TrimLeft(line, " \t\f")
-			if strings.HasPrefix(t, "#") || strings.HasPrefix(t, "!") {
-				continue
-			}
-		} else {
-			line = strings.TrimLeft(line, " \t\f")
-		}
-		// an odd number of trailing backslashes continues the line
-		n := len(line) - len(strings.TrimRight(line, "\\"))
-		if n%2 == 1 {
-			logical.WriteString(line[:len(line)-1])
-			cont = true
-			continue
-		}
-		logical.WriteString(line)
-		flush(logical.String())
-		logical.Reset()
-		cont = false
-	}
-	if logical.Len() > 0 {
-		flush(logical.String())
-	}
-	return out
-}
-
-func unescapeProp(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 == len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			if i+4 < len(s) {
-				if r, err := strconv.ParseUint(s[i+1:i+5], 16, 32); err == nil {
-					b.WriteRune(rune(r))
-					i += 4
-					continue
-				}
-			}
-			b.WriteByte('u')
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
 }
 
 // Attributes of a resolver element prebake accepts without acting on

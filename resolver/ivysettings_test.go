@@ -227,14 +227,6 @@ func TestIvySettingsFileSpec(t *testing.T) {
 	}
 }
 
-func TestParseJavaProperties(t *testing.T) {
-	got := parseJavaProperties([]byte("# c\n! c\na=1\nb : 2\nc 3\nd=x\\\n   y\ne=\\u0041\\t\nf\\=g=h\n\nempty=\n"))
-	want := [][2]string{{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "xy"}, {"e", "A\t"}, {"f=g", "h"}, {"empty", ""}}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("(-want +got):\n%s", d)
-	}
-}
-
 func TestSubstPattern(t *testing.T) {
 	tok := ivyTokens{org: "org.ex", module: "m", artifact: "m", revision: "1.0", ext: "jar", typ: "jar"}
 	for _, tc := range []struct {

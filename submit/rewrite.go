@@ -629,7 +629,7 @@ func (w *rewriter) editFiles() (string, error) {
 		var extra []byte
 		for _, e := range d.entries {
 			if !keys[e.Key] && !p.Has(e.Key) {
-				extra = append(extra, d.data[e.start:e.end]...)
+				extra = append(extra, d.data[e.Start:e.End]...)
 				if n := len(extra); n > 0 && extra[n-1] != '\n' && extra[n-1] != '\r' {
 					extra = append(extra, '\n')
 				}

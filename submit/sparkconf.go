@@ -4,32 +4,22 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/atomicfile"
+	"github.com/prebake/prebake/internal/javaprops"
 )
-
-// A propsEntry is one logical line of a Java properties file that holds a
-// key (comments and blank lines are kept as raw text around entries).
-type propsEntry struct {
-	Key, Value string
-	start, end int // byte range of the logical line, terminator included
-}
 
 // PropsFile is a parsed Java properties file (java.util.Properties.load), as
 // spark-submit reads --properties-file and spark-defaults.conf.
 type PropsFile struct {
 	Path    string
 	data    []byte
-	entries []propsEntry
+	entries []javaprops.Entry
 	err     error // the first line Properties.load would reject
 }
 
@@ -73,8 +63,8 @@ func (p *PropsFile) Without(keys map[string]bool) []byte {
 		if !keys[e.Key] {
 			continue
 		}
-		b.Write(p.data[last:e.start])
-		last = e.end
+		b.Write(p.data[last:e.Start])
+		last = e.End
 	}
 	b.Write(p.data[last:])
 	return b.Bytes()
@@ -123,189 +113,10 @@ func PropsMap(path string) (map[string]string, error) {
 	return m, nil
 }
 
-// parseProps parses Java properties syntax: logical lines joined by a
-// trailing odd run of backslashes, # and ! comments, key terminated by an
-// unescaped '=', ':' or whitespace, \uXXXX and \t \n \r \f escapes.
+// parseProps parses data as java.util.Properties.load does (javaprops).
 func parseProps(data []byte) *PropsFile {
-	p := &PropsFile{data: data}
-	i := 0
-	n := len(data)
-	for i < n {
-		start := i
-		// Skip leading whitespace of the natural line.
-		j := i
-		for j < n && isPropsSpace(data[j]) {
-			j++
-		}
-		if j >= n {
-			break
-		}
-		if data[j] == '\n' || data[j] == '\r' {
-			i = propsLineEnd(data, j)
-			continue
-		}
-		if data[j] == '#' || data[j] == '!' {
-			i = propsLineEnd(data, j)
-			continue
-		}
-		// Gather the logical line.
-		var logical []byte
-		k := j
-		for {
-			e := k
-			for e < n && data[e] != '\n' && data[e] != '\r' {
-				e++
-			}
-			seg := data[k:e]
-			bs := 0
-			for x := len(seg) - 1; x >= 0 && seg[x] == '\\'; x-- {
-				bs++
-			}
-			next := propsLineEnd(data, e)
-			if bs%2 == 1 && next <= n && e < n {
-				logical = append(logical, seg[:len(seg)-1]...)
-				k = next
-				for k < n && isPropsSpace(data[k]) {
-					k++
-				}
-				continue
-			}
-			if bs%2 == 1 {
-				// A trailing backslash at EOF is dropped by Properties.load.
-				seg = seg[:len(seg)-1]
-			}
-			logical = append(logical, seg...)
-			i = next
-			break
-		}
-		key, val, err := splitProp(logical)
-		if err != nil && p.err == nil {
-			p.err = fmt.Errorf("line %d: %w", bytes.Count(data[:start], []byte("\n"))+1, err)
-		}
-		p.entries = append(p.entries, propsEntry{Key: key, Value: val, start: start, end: i})
-	}
-	return p
-}
-
-func isPropsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\f' }
-
-// propsLineEnd returns the index after the line terminator at or after i.
-func propsLineEnd(data []byte, i int) int {
-	for i < len(data) && data[i] != '\n' && data[i] != '\r' {
-		i++
-	}
-	if i < len(data) && data[i] == '\r' {
-		i++
-		if i < len(data) && data[i] == '\n' {
-			i++
-		}
-		return i
-	}
-	if i < len(data) {
-		i++
-	}
-	return i
-}
-
-func splitProp(line []byte) (string, string, error) {
-	keyLen := 0
-	valStart := len(line)
-	hasSep := false
-	escaped := false
-	for keyLen < len(line) {
-		c := line[keyLen]
-		if (c == '=' || c == ':') && !escaped {
-			valStart = keyLen + 1
-			hasSep = true
-			break
-		}
-		if isPropsSpace(c) && !escaped {
-			valStart = keyLen + 1
-			break
-		}
-		if c == '\\' {
-			escaped = !escaped
-		} else {
-			escaped = false
-		}
-		keyLen++
-	}
-	for valStart < len(line) {
-		c := line[valStart]
-		if !isPropsSpace(c) {
-			if !hasSep && (c == '=' || c == ':') {
-				hasSep = true
-			} else {
-				break
-			}
-		}
-		valStart++
-	}
-	key, err := unescapeProp(line[:keyLen])
-	if err != nil {
-		return "", "", err
-	}
-	val, err := unescapeProp(line[min(valStart, len(line)):])
-	return key, val, err
-}
-
-// errMalformedU is java.util.Properties.loadConvert's failure on a \u
-// escape without four hex digits; Utils.getPropertiesFromFile lets it
-// through, so spark-submit fails on such a file.
-var errMalformedU = errors.New("malformed \\uxxxx encoding (java.util.Properties rejects it, and so does spark-submit)")
-
-// unescapeProp is Properties.loadConvert: \t \n \r \f, \uXXXX as UTF-16
-// code units (a surrogate pair is one character), any other escaped
-// character as itself.
-func unescapeProp(b []byte) (string, error) {
-	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
-		return string(b), nil
-	}
-	var s strings.Builder
-	var units []uint16 // pending \u code units
-	flush := func() {
-		if len(units) > 0 {
-			s.WriteString(string(utf16.Decode(units)))
-			units = units[:0]
-		}
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' || i+1 >= len(b) {
-			flush()
-			s.WriteByte(c)
-			continue
-		}
-		i++
-		c = b[i]
-		if c == 'u' {
-			if i+5 > len(b) {
-				return "", errMalformedU
-			}
-			v, err := strconv.ParseUint(string(b[i+1:i+5]), 16, 16)
-			if err != nil {
-				return "", errMalformedU
-			}
-			units = append(units, uint16(v))
-			i += 4
-			continue
-		}
-		flush()
-		switch c {
-		case 't':
-			s.WriteByte('\t')
-		case 'n':
-			s.WriteByte('\n')
-		case 'r':
-			s.WriteByte('\r')
-		case 'f':
-			s.WriteByte('\f')
-		default:
-			s.WriteByte(c)
-		}
-	}
-	flush()
-	return s.String(), nil
+	entries, err := javaprops.Parse(data)
+	return &PropsFile{data: data, entries: entries, err: err}
 }
 
 // sparkDefaultsPath returns the spark-defaults.conf spark-submit would read

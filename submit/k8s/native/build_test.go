@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/prebake/prebake/internal/javaprops"
 )
 
 // zeros is a deterministic "random" source.
@@ -482,7 +484,7 @@ func TestConfigMap(t *testing.T) {
 	if cm.Data["spark.kubernetes.namespace"] != "ns1" {
 		t.Errorf("namespace key %q", cm.Data["spark.kubernetes.namespace"])
 	}
-	props := ParseProperties(cm.Data["spark.properties"])
+	props := mustProps(t, cm.Data["spark.properties"])
 	if diff := cmp.Diff(o.Properties, props); diff != "" {
 		t.Errorf("spark.properties (-want +got):\n%s", diff)
 	}
@@ -620,12 +622,21 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(text, "#comment\n#second\n#Tue Dec 01 10:00:00 UTC 2026\n") {
 		t.Errorf("header %q", text)
 	}
-	if diff := cmp.Diff(props, ParseProperties(text)); diff != "" {
+	if diff := cmp.Diff(props, mustProps(t, text)); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	got := ParseProperties("# c\n! c\n  k1 = v1 \nk2:v2\nk3 v3\nk4=multi\\\n    line\nk5=\\u0041\\z\n")
+	got := mustProps(t, "# c\n! c\n  k1 = v1 \nk2:v2\nk3 v3\nk4=multi\\\n    line\nk5=\\u0041\\z\n")
 	want := map[string]string{"k1": "v1 ", "k2": "v2", "k3": "v3", "k4": "multiline", "k5": "Az"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("parse (-want +got):\n%s", diff)
 	}
+}
+
+func mustProps(t *testing.T, text string) map[string]string {
+	t.Helper()
+	m, err := javaprops.Map([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/prebake/prebake/internal/javaprops"
 )
 
 // Resource types (spark.kubernetes.resource.type).
@@ -185,7 +187,11 @@ func FromArgv(argv []string, sparkVersion string, env map[string]string) (*Input
 		if err != nil {
 			return nil, invalid("--properties-file", "%v", err)
 		}
-		for k, v := range ParseProperties(string(b)) {
+		m, err := javaprops.Map(b)
+		if err != nil {
+			return nil, invalid("--properties-file", "%s: %v", f, err)
+		}
+		for k, v := range m {
 			if _, ok := props[k]; !ok {
 				props[k] = strings.TrimSpace(v)
 			}

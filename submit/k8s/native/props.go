@@ -1,9 +1,7 @@
 package native
 
 import (
-	"bufio"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -80,112 +78,6 @@ func escapeProp(s string, key bool) string {
 			b.WriteRune(r)
 		default:
 			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// ParseProperties reads the java.util.Properties text format (Properties.load):
-// comments, line continuations, the '=', ':' and blank separators and the
-// escapes. A later duplicate key wins, as in Java.
-func ParseProperties(text string) map[string]string {
-	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	var logical strings.Builder
-	cont := false
-	for sc.Scan() {
-		line := sc.Text()
-		line = strings.TrimRight(line, "\r")
-		if cont {
-			line = strings.TrimLeft(line, " \t\f")
-		} else {
-			t := strings.TrimLeft(line, " \t\f")
-			if t == "" || t[0] == '#' || t[0] == '!' {
-				continue
-			}
-			line = t
-		}
-		// An odd number of trailing backslashes continues the line.
-		n := 0
-		for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
-			n++
-		}
-		if n%2 == 1 {
-			logical.WriteString(line[:len(line)-1])
-			cont = true
-			continue
-		}
-		logical.WriteString(line)
-		cont = false
-		k, v := splitProp(logical.String())
-		out[k] = v
-		logical.Reset()
-	}
-	if cont {
-		k, v := splitProp(logical.String())
-		out[k] = v
-	}
-	return out
-}
-
-func splitProp(line string) (string, string) {
-	// The key ends at the first unescaped '=', ':' or blank.
-	i := 0
-	for i < len(line) {
-		c := line[i]
-		if c == '\\' {
-			i += 2
-			continue
-		}
-		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-			break
-		}
-		i++
-	}
-	if i > len(line) {
-		i = len(line)
-	}
-	key := line[:i]
-	rest := strings.TrimLeft(line[i:], " \t\f")
-	if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-		rest = strings.TrimLeft(rest[1:], " \t\f")
-	}
-	return unescapeProp(key), unescapeProp(rest)
-}
-
-func unescapeProp(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			if i+4 < len(s) {
-				if n, err := strconv.ParseUint(s[i+1:i+5], 16, 16); err == nil {
-					b.WriteRune(rune(n))
-					i += 4
-					continue
-				}
-			}
-			b.WriteByte('u')
-		default:
-			b.WriteByte(s[i])
 		}
 	}
 	return b.String()

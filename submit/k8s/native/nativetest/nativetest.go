@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/prebake/prebake/submit/k8s/native"
+	"github.com/prebake/prebake/internal/javaprops"
 )
 
 // Golden is one recorded spark-submit: the argv with placeholders, and the
@@ -103,8 +103,12 @@ func Normalise(objs []map[string]any, repl map[string]string) ([]map[string]any,
 		cleanMeta(o)
 		if data, ok := o["data"].(map[string]any); ok {
 			if p, ok := data["spark.properties"].(string); ok {
+				parsed, err := javaprops.Map([]byte(p))
+				if err != nil {
+					return nil, fmt.Errorf("spark.properties: %w", err)
+				}
 				props := map[string]any{}
-				for k, v := range native.ParseProperties(p) {
+				for k, v := range parsed {
 					if k == "spark.app.submitTime" {
 						v = "$TIME"
 					}
