@@ -4,7 +4,6 @@
 package s3test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -53,7 +52,7 @@ func Start(t testing.TB) *Server {
 	port := testenv.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "--access", AccessKey, "--secret", SecretKey, "--port", addr, "--quiet", "posix", root)
-	var logBuf syncBuffer
+	var logBuf testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &logBuf, &logBuf
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting versitygw: %v", err)
@@ -307,21 +306,4 @@ func (c *countBody) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
 	c.n.Add(int64(n))
 	return n, err
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

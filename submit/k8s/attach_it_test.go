@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
 )
 
 // TestK8sAttachIT: submit --status-poll-only follows a driver submitted
@@ -32,7 +33,7 @@ func TestK8sAttachIT(t *testing.T) {
 	writeFile(t, run.tokenFile, e.c.boundToken(t, e.saNS, e.saName, "tok-attach-again"))
 	e.fill(t, &run)
 	again := filepath.Join(t.TempDir(), "argv-again")
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.SyncBuffer
 	o := Options{SparkSubmit: e.fakeSub, PollInterval: 200 * time.Millisecond, NotFoundGrace: time.Second,
 		Env: append(os.Environ(), "FAKE_SPARK_SUBMIT_ARGV="+again), Stderr: &stderr,
 		Getenv: mapEnv(map[string]string{"HOME": t.TempDir()}), InClusterDir: e.saDir}
@@ -68,9 +69,9 @@ func TestK8sAttachIT(t *testing.T) {
 		}
 		cmd.Env = append(cmd.Env, "FAKE_SPARK_SUBMIT_ARGV="+again)
 		err := cmd.Run()
-		out := cmd.Stdout.(*syncBuffer).String()
+		out := cmd.Stdout.(*testenv.SyncBuffer).String()
 		if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(out, `"submissionId": "`+ns+":"+r.res.Pod+`"`) {
-			t.Errorf("%s: CLI attach exit %d (%v)\nstdout:\n%s\nstderr:\n%s", mode, code, err, out, cmd.Stderr.(*syncBuffer).String())
+			t.Errorf("%s: CLI attach exit %d (%v)\nstdout:\n%s\nstderr:\n%s", mode, code, err, out, cmd.Stderr.(*testenv.SyncBuffer).String())
 		}
 		if _, serr := os.Stat(again); serr == nil {
 			t.Errorf("%s: prebake submit --status-poll-only ran spark-submit", mode)

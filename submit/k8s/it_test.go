@@ -81,7 +81,7 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	t.Helper()
 	e.fill(t, &r)
 	args := e.args(r)
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	o := Options{
 		SparkSubmit: e.fakeSub, PollInterval: 200 * time.Millisecond, PendingTimeout: 30 * time.Second,
 		HungGrace: 2 * time.Second, NotFoundGrace: 1500 * time.Millisecond, APIRetryTimeout: 30 * time.Second,
@@ -126,14 +126,14 @@ func (e *itEnv) args(r itRun) []string {
 }
 
 // cli returns the prebake binary set up to submit r (stdout and stderr are
-// *syncBuffer).
+// *testenv.SyncBuffer).
 func (e *itEnv) cli(t testing.TB, r itRun, global ...string) *exec.Cmd {
 	t.Helper()
 	e.fill(t, &r)
 	args := append(global, "submit", "--spark-submit", e.fakeSub, "--poll-interval", "200ms", "--log-tail", "5", "--")
 	cmd := exec.Command(e.prebake(t), append(args, e.args(r)...)...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=", "SPARK_HOME=")
-	cmd.Stdout, cmd.Stderr = &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &testenv.SyncBuffer{}, &testenv.SyncBuffer{}
 	return cmd
 }
 
@@ -155,25 +155,6 @@ func (e *itEnv) prebake(t testing.TB) string {
 }
 
 func mapEnv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte { return []byte(s.String()) }
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // kubeletScript runs fn for the driver pod of ns in the background; wait
 // returns when it is done.
@@ -539,7 +520,7 @@ func TestK8sIT(t *testing.T) {
 			err := cmd.Run()
 			wait()
 			var js map[string]any
-			if jerr := json.Unmarshal(cmd.Stdout.(*syncBuffer).Bytes(), &js); jerr != nil || cmd.ProcessState.ExitCode() != 3 ||
+			if jerr := json.Unmarshal(cmd.Stdout.(*testenv.SyncBuffer).Bytes(), &js); jerr != nil || cmd.ProcessState.ExitCode() != 3 ||
 				js["exitCode"] != 3.0 || js["source"] != "driver" || js["reason"] != "Error" || js["phase"] != "Failed" {
 				t.Errorf("exit %d (%v), JSON %v (%v)\nstderr:\n%s", cmd.ProcessState.ExitCode(), err, js, jerr, cmd.Stderr)
 			}

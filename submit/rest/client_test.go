@@ -19,24 +19,6 @@ import (
 	"github.com/prebake/prebake/internal/testenv"
 )
 
-// syncBuf is a goroutine-safe log.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fakeMaster serves a fake REST server on 127.0.0.1 and returns its
 // host:port.
 func fakeMaster(t *testing.T, h http.Handler) string {
@@ -51,7 +33,7 @@ func refusedAddr(t *testing.T) string {
 	return fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 }
 
-func fastOpts(log *syncBuf, more ...Option) []Option {
+func fastOpts(log *testenv.SyncBuffer, more ...Option) []Option {
 	return append([]Option{WithEnviron([]string{"SPARK_SCALA_VERSION=2.12"}), WithLog(log),
 		WithPollInterval(5 * time.Millisecond), WithRetry(3, 5*time.Millisecond, 5)}, more...)
 }
@@ -91,7 +73,7 @@ func TestRestDriverEnds(t *testing.T) {
 			end.WorkerID, end.WorkerHostPort = worker.WorkerID, worker.WorkerHostPort
 			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, run, end))
 			addr := fakeMaster(t, fake)
-			var log syncBuf
+			var log testenv.SyncBuffer
 			res := Submit(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
 			if res.ExitCode != tt.wantCode || res.Source != tt.wantSource {
 				t.Fatalf("exit %d source %s, want %d %s (%v)\nlog:\n%s", res.ExitCode, res.Source, tt.wantCode, tt.wantSource, res.Err(), log.String())
@@ -125,7 +107,7 @@ func TestRestRelaunchingAndUnknownAreNotTerminal(t *testing.T) {
 		sparkresttest.Step{State: "RUNNING", WorkerID: "worker-2"},
 		sparkresttest.Step{State: "FINISHED", WorkerID: "worker-2"},
 	))
-	var log syncBuf
+	var log testenv.SyncBuffer
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %v\n%s", res.ExitCode, res.Err(), log.String())
@@ -145,7 +127,7 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 	standby := sparkresttest.New(sparkresttest.WithStandby())
 	alive := sparkresttest.New()
 	m1, m2 := fakeMaster(t, standby), fakeMaster(t, alive)
-	var log syncBuf
+	var log testenv.SyncBuffer
 	res := Submit(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
 	if res.ExitCode != 0 || res.RestURL != "http://"+m2 {
 		t.Fatalf("exit %d via %s: %v", res.ExitCode, res.RestURL, res.Err())
@@ -168,7 +150,7 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 }
 
 func TestRestRefusedMovesToNextMaster(t *testing.T) {
-	var log syncBuf
+	var log testenv.SyncBuffer
 	m2 := fakeMaster(t, sparkresttest.New())
 	res := Submit(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
 	if res.ExitCode != 0 {
@@ -212,7 +194,7 @@ func TestRestDisabled(t *testing.T) {
 			c.Close()
 		}
 	}()
-	var log syncBuf
+	var log testenv.SyncBuffer
 	res := Submit(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || !strings.Contains(res.Message, "--rest-port") {
 		t.Errorf("hang-up: exit %d: %v", res.ExitCode, res.Err())
@@ -222,7 +204,7 @@ func TestRestDisabled(t *testing.T) {
 		"spark://" + notREST,
 		"spark://" + rpc.Addr().String(),
 	} {
-		var log syncBuf
+		var log testenv.SyncBuffer
 		res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
 		if res.ExitCode != exitcode.Unavailable || !errors.Is(res.Err(), ErrUnavailable) {
 			t.Errorf("%s: exit %d: %v", master, res.ExitCode, res.Err())
@@ -235,7 +217,7 @@ func TestRestDisabled(t *testing.T) {
 }
 
 func TestRestProtocolVersion468(t *testing.T) {
-	var log syncBuf
+	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithProtocolVersion("v2"))
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrProtocolVersion) || res.ExitCode != exitcode.Unavailable {
@@ -252,7 +234,7 @@ func TestRestProtocolVersion468(t *testing.T) {
 }
 
 func TestRestMissingField400(t *testing.T) {
-	var log syncBuf
+	var log testenv.SyncBuffer
 	fake := sparkresttest.New()
 	c, err := NewClient("spark://"+fakeMaster(t, fake), fastOpts(&log)...)
 	if err != nil {
@@ -273,7 +255,7 @@ func TestRestMissingField400(t *testing.T) {
 }
 
 func TestRestUnknownAndEvictedID(t *testing.T) {
-	var log syncBuf
+	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 	var mu sync.Mutex
 	polls := 0
@@ -303,7 +285,7 @@ func TestRestUnknownAndEvictedID(t *testing.T) {
 }
 
 func TestRestDroppedConnectionMidPoll(t *testing.T) {
-	var log syncBuf
+	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FINISHED"}))
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.Path, "/status/") && len(fake.Requests()) == 3 {
@@ -335,7 +317,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 }
 
 func TestRestTimeout(t *testing.T) {
-	var log syncBuf
+	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
 	if res.ExitCode != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
@@ -351,7 +333,7 @@ func TestRestTimeout(t *testing.T) {
 func TestRestCancelKills(t *testing.T) {
 	for _, kill := range []bool{true, false} {
 		t.Run(fmt.Sprint("kill=", kill), func(t *testing.T) {
-			var log syncBuf
+			var log testenv.SyncBuffer
 			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 			ctx, cancel := context.WithCancel(context.Background())
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -391,7 +373,7 @@ func TestRestMesos(t *testing.T) {
 	}{{"TASK_FINISHED", 0}, {"TASK_FAILED", exitcode.DriverFailed}, {"TASK_KILLED", exitcode.DriverFailed}}
 	for _, tt := range tests {
 		t.Run(tt.task, func(t *testing.T) {
-			var log syncBuf
+			var log testenv.SyncBuffer
 			msg := "task_id {\n  value: \"driver-x\"\n}\nstate: " + tt.task + "\n"
 			fake := sparkresttest.New(sparkresttest.WithMode(sparkresttest.Mesos), sparkresttest.WithScript(
 				sparkresttest.Step{State: "QUEUED"}, sparkresttest.Step{State: "RUNNING", Message: "state: TASK_RUNNING"},
@@ -409,7 +391,7 @@ func TestRestMesos(t *testing.T) {
 }
 
 func TestRestStatusAndKill(t *testing.T) {
-	var log syncBuf
+	var log testenv.SyncBuffer
 	fake := sparkresttest.New()
 	master := "spark://" + fakeMaster(t, fake)
 	id := "driver-20261129101010-0001"
@@ -432,7 +414,7 @@ func TestRestStatusAndKill(t *testing.T) {
 }
 
 func TestRestAttach(t *testing.T) {
-	var log syncBuf
+	var log testenv.SyncBuffer
 	fake := sparkresttest.New()
 	id := "driver-20261129101010-0002"
 	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FAILED"})
