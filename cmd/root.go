@@ -132,7 +132,7 @@ func execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	root.SetArgs(args)
 	root.SetOut(rec)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err := withHint(root.ExecuteContext(ctx))
 	code := 0
 	if err != nil {
 		code = exitcode.Code(err)

@@ -139,3 +139,35 @@ func Walk(err error, visit func(error) bool) bool {
 	}
 	return true
 }
+
+// OptionError is a bad or missing option value. Option names the option in
+// the library's own terms (its Go name, "layers.BakeInput.Target"), never a
+// CLI flag: the edge maps it to the flag or setting that sets it.
+type OptionError struct {
+	Option string
+	Err    error
+}
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Optionf is Errorf for a bad value of option (see OptionError).
+func Optionf(k Kind, option, format string, args ...any) error {
+	return &Error{Kind: k, Err: &OptionError{Option: option, Err: fmt.Errorf(format, args...)}}
+}
+
+// OptionOf returns the Option of the outermost *OptionError in err's chain,
+// or "".
+func OptionOf(err error) string {
+	var o string
+	Walk(err, func(x error) bool {
+		if e, ok := x.(*OptionError); ok {
+			o = e.Option
+			return false
+		}
+		return true
+	})
+	return o
+}

@@ -31,3 +31,23 @@ func TestKindIsAnErrorsIsTarget(t *testing.T) {
 		t.Errorf("Kind(99) = %q", s)
 	}
 }
+
+func TestOptionError(t *testing.T) {
+	err := fmt.Errorf("bake: %w", Optionf(BadArgument, "layers.BakeInput.Target", "target %q: a digest", "r@sha256:x"))
+	if got, want := err.Error(), `bake: target "r@sha256:x": a digest`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if !errors.Is(err, BadArgument) {
+		t.Error("errors.Is(err, BadArgument) = false")
+	}
+	var oe *OptionError
+	if !errors.As(err, &oe) || oe.Option != "layers.BakeInput.Target" {
+		t.Errorf("errors.As: %v", oe)
+	}
+	if got := OptionOf(err); got != "layers.BakeInput.Target" {
+		t.Errorf("OptionOf = %q", got)
+	}
+	if got := OptionOf(errors.New("x")); got != "" {
+		t.Errorf("OptionOf(plain) = %q", got)
+	}
+}

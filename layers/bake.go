@@ -146,7 +146,7 @@ func cleanJarsDir(d string) (string, error) {
 		return DefaultJarsDir, nil
 	}
 	if !path.IsAbs(d) {
-		return "", errdefs.Errorf(errdefs.BadArgument, "--jars-dir %q: must be an absolute path", d)
+		return "", errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.JarsDir", "jars directory %q: must be an absolute path", d)
 	}
 	return path.Clean(d), nil
 }
@@ -211,10 +211,10 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			t = targetRef.name.Identifier()
 		}
 		if targetRef.digest != "" || strings.HasPrefix(t, "sha256:") {
-			return nil, errdefs.Errorf(errdefs.BadArgument, "--target %s: name a repository or a tag, not a digest", in.Target)
+			return nil, errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Target", "target %s: name a repository or a tag, not a digest", in.Target)
 		}
 		if tag != "" && tag != t {
-			return nil, errdefs.Errorf(errdefs.BadArgument, "--target %s has tag %q but --tag is %q", in.Target, t, tag)
+			return nil, errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Tag", "target %s has tag %q but the tag asked for is %q", in.Target, t, tag)
 		}
 		tag = t
 	}
@@ -227,7 +227,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			}
 			p, err := v1.ParsePlatform(s)
 			if err != nil {
-				return nil, errdefs.Errorf(errdefs.BadArgument, "--platform %q: %w", s, err)
+				return nil, errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Platforms", "platform %q: %w", s, err)
 			}
 			plats = append(plats, *p)
 			platNames = append(platNames, p.String())
@@ -515,7 +515,7 @@ func checkExtraPlatform(targets []platformImage, b *base, want, name string) err
 			}
 		}
 		if p == nil || p.OS != wp.OS || p.Architecture != wp.Architecture {
-			return errdefs.Errorf(errdefs.BadArgument, "base %s is %v but the added files are for %s only: restrict it with --platform %s", name, p, want, want)
+			return errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Platforms", "base %s is %v but the added files are for %s only: restrict the platforms to %s", name, p, want, want)
 		}
 	}
 	return nil

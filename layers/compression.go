@@ -38,7 +38,7 @@ const DefaultCompression = CompressionNone
 // Compressions lists the accepted values, default first.
 var Compressions = []Compression{CompressionNone, CompressionGzip, CompressionZstd}
 
-// ParseCompression parses a --compression value ("" is the default).
+// ParseCompression parses a compression name ("" is the default).
 func ParseCompression(s string) (Compression, error) {
 	if s == "" {
 		return DefaultCompression, nil
@@ -52,7 +52,7 @@ func ParseCompression(s string) (Compression, error) {
 	for i, c := range Compressions {
 		names[i] = string(c)
 	}
-	return "", errdefs.Errorf(errdefs.BadArgument, "--compression %q: want one of %s", s, strings.Join(names, ", "))
+	return "", errdefs.Optionf(errdefs.BadArgument, "layers.WithCompression", "compression %q: want one of %s", s, strings.Join(names, ", "))
 }
 
 // id names the compressor and its pinned settings in the layer and bake
@@ -78,7 +78,7 @@ func (c Compression) mediaType(docker bool) (types.MediaType, error) {
 	case c == CompressionNone:
 		return types.OCIUncompressedLayer, nil
 	case c == CompressionZstd && docker:
-		return "", errdefs.Errorf(errdefs.BadArgument, "--compression zstd: the base is a Docker schema 2 image, which has no zstd layer type; use --compression none or gzip (or an OCI base)")
+		return "", errdefs.Optionf(errdefs.BadArgument, "layers.WithCompression", "compression zstd: the base is a Docker schema 2 image, which has no zstd layer type; use compression none or gzip (or an OCI base)")
 	case c == CompressionZstd:
 		return types.OCILayerZStd, nil
 	case docker:

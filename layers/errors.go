@@ -35,19 +35,24 @@ func registryError(err error, what string) error {
 	wrap := func(code errdefs.Kind, hint string) error {
 		return errdefs.New(code, &redactedError{msg: what + ": " + msg + hint, err: err})
 	}
+	// denied names the credentials option (WithBasicAuth) for the edge.
+	denied := func() error {
+		return errdefs.New(errdefs.Denied, &errdefs.OptionError{Option: "layers.WithBasicAuth",
+			Err: &redactedError{msg: what + ": " + msg + " (check the Docker config or the registry credentials)", err: err}})
+	}
 	var te *transport.Error
 	if errors.As(err, &te) {
 		for _, d := range te.Errors {
 			switch d.Code {
 			case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
-				return wrap(errdefs.Denied, " (check the Docker config or --registry-auth)")
+				return denied()
 			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode:
 				return wrap(errdefs.NotFound, "")
 			}
 		}
 		switch {
 		case te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden:
-			return wrap(errdefs.Denied, " (check the Docker config or --registry-auth)")
+			return denied()
 		case te.StatusCode == http.StatusNotFound:
 			return wrap(errdefs.NotFound, "")
 		case te.StatusCode == http.StatusTooManyRequests || te.StatusCode >= 500:
