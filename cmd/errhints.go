@@ -3,28 +3,49 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/s3store"
 )
 
-// optionFlags names, for each library option that a flag sets, the flag (or
-// flags) that set it. Libraries name their own options in errors
+// optionHints holds, for each library option that a flag sets, the hint
+// that names the flag. Libraries name their own options in errors
 // (errdefs.OptionError); the edge adds the flag, here and only here.
-var optionFlags = map[string]string{
-	"layers.BakeInput.JarsDir":   "--jars-dir",
-	"layers.BakeInput.Target":    "--target",
-	"layers.BakeInput.Tag":       "--tag",
-	"layers.BakeInput.Platforms": "--platform",
-	"layers.WithCompression":     "--compression",
-	"layers.WithBasicAuth":       "--registry-auth",
+var optionHints = map[string]string{
+	"layers.BakeInput.JarsDir":   "flag --jars-dir",
+	"layers.BakeInput.Target":    "flag --target",
+	"layers.BakeInput.Tag":       "flag --tag",
+	"layers.BakeInput.Platforms": "flag --platform",
+	"layers.WithCompression":     "flag --compression",
+	"layers.WithBasicAuth":       "check --registry-auth",
+	"s3store.WithEndpoint":       "flag --endpoint",
+	"s3store.WithConcurrency":    "flag --concurrency",
+	"s3store.WithExpires":        "flag --expires",
+	"s3store.URLStyle":           "flag --url-style",
+	"s3store.Open":               "flag --store",
+	"s3store.ParseShard":         "flag --shard",
+
+	"resolver.Request.Frozen":                "stale (--frozen): run without --frozen to update the lock",
+	"resolver.Request.LockPath":              "--frozen needs --lock",
+	"resolver.Request.Offline":               "run without --offline to fetch it again",
+	"resolver.Request.ChecksumPolicy":        "set by --checksum-policy=strict",
+	"resolver.Request.NoDefaultRepositories": "--no-default-repositories needs --repositories",
+	"resolver.Request.Settings":              "--settings and --ivy-settings cannot be combined",
+	"resolver.Request.Excludes":              "flag --exclude-packages (or spark.jars.excludes)",
 }
 
 // errorHints are hints for typed library errors that no single option
-// explains, tried in order with errors.Is.
-var errorHints = []struct {
-	err  error
-	hint string
-}{}
+// explains, tried in order: each returns its hint and whether err is its.
+var errorHints = []func(err error) (string, bool){
+	func(err error) (string, bool) {
+		var e *s3store.SetMissingError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return fmt.Sprintf("run `prebake bake s3 --store %s --lock <lockfile>` first", strings.TrimSuffix(e.Store, "/")), true
+	},
+}
 
 // hintError is err with the CLI's hint appended to its message; it keeps
 // err's chain (and so its exit code).
@@ -42,12 +63,12 @@ func withHint(err error) error {
 	if err == nil {
 		return nil
 	}
-	if flag, ok := optionFlags[errdefs.OptionOf(err)]; ok {
-		return &hintError{err: err, hint: fmt.Sprintf("flag %s", flag)}
+	if hint, ok := optionHints[errdefs.OptionOf(err)]; ok {
+		return &hintError{err: err, hint: hint}
 	}
 	for _, h := range errorHints {
-		if errors.Is(err, h.err) {
-			return &hintError{err: err, hint: h.hint}
+		if hint, ok := h(err); ok {
+			return &hintError{err: err, hint: hint}
 		}
 	}
 	return err

@@ -87,7 +87,7 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 		}
 	}
 	if info, err := os.Stat(dir); private && log != nil && err == nil && info.Mode().Perm()&0o077 != 0 {
-		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private --cache, or chmod 700 it)", dir, info.Mode().Perm())
+		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private cache directory, or chmod 700 it)", dir, info.Mode().Perm())
 	}
 	c := &cache{dir: dir, stamps: stampDir(dir, true), dirMode: mode, opened: time.Now()}
 	c.sweepTemp()

@@ -164,11 +164,11 @@ func ParseExcludes(values []string) ([]ExcludeRule, error) {
 		for _, e := range javaSplitString(v, ",") {
 			c, err := parseCoordinate(e + ":*")
 			if err != nil {
-				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("--exclude-packages %q: %w", e, err))
+				return nil, errdefs.Optionf(errdefs.Invalid, "resolver.Request.Excludes", "exclude %q: %w", e, err)
 			}
 			r, err := newExcludeRule(c.Group, c.Artifact)
 			if err != nil {
-				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("--exclude-packages %q: %w", e, err))
+				return nil, errdefs.Optionf(errdefs.Invalid, "resolver.Request.Excludes", "exclude %q: %w", e, err)
 			}
 			rules = append(rules, r)
 		}

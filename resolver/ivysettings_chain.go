@@ -202,7 +202,7 @@ func artifactRepos(r *repo) []*repo {
 // ivyChainFor builds the chain of req.IvySettings.
 func ivyChainFor(req Request, cfg chainConfig) ([]*repo, error) {
 	if req.Settings != "" {
-		return nil, errdefs.Errorf(errdefs.BadArgument, "--settings (Maven settings.xml) and --ivy-settings (spark.jars.ivySettings) cannot be combined: Spark reads only the Ivy settings")
+		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.Settings", "Maven settings.xml (Settings) and Ivy settings (IvySettings, spark.jars.ivySettings) cannot be combined: Spark reads only the Ivy settings")
 	}
 	env := ivyEnv{home: cfg.home, lookupEnv: os.LookupEnv}
 	if env.home == "" {
@@ -238,7 +238,7 @@ func (s *ivySettingsFile) chain(repositories []string) ([]*repo, error) {
 		return nil, err
 	}
 	if out = append(out, user...); len(out) == 0 {
-		return nil, ivyErr(errdefs.Invalid, s.path, "no defaultResolver in <settings>, and no --repositories: Spark would have no resolver")
+		return nil, ivyErr(errdefs.Invalid, s.path, "no defaultResolver in <settings>, and no extra repositories (spark.jars.repositories): Spark would have no resolver")
 	}
 	if err := s.applyCredentials(out); err != nil {
 		return nil, err

@@ -105,7 +105,7 @@ func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
 		return nil, err
 	}
 	if chain = append(chain, user...); len(chain) == 0 {
-		return nil, errdefs.Errorf(errdefs.BadArgument, "no repository to resolve from: --no-default-repositories needs --repositories")
+		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.NoDefaultRepositories", "no repository to resolve from: without the default repositories, Repositories must name one")
 	}
 	s := cfg.settings
 	if s == nil {

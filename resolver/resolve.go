@@ -64,14 +64,14 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 			}
 			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
 		case err == nil && req.Frozen:
-			return nil, errdefs.Errorf(errdefs.Stale, "lockfile %s is stale (--frozen): %s", req.LockPath, inputsDiff(lock.Inputs, in))
+			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "lockfile %s is stale: %s", req.LockPath, inputsDiff(lock.Inputs, in))
 		case err != nil && req.Frozen:
-			return nil, errdefs.New(errdefs.Stale, fmt.Errorf("--frozen needs a lockfile matching the inputs: %w", err))
+			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "frozen: needs a lockfile matching the inputs: %w", err)
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return nil, err
 		}
 	} else if req.Frozen {
-		return nil, errdefs.Errorf(errdefs.Stale, "--frozen needs --lock")
+		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.LockPath", "frozen: needs a lockfile path")
 	}
 
 	src, err := newSource(req, o)
@@ -389,7 +389,7 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 		return nil
 	}
 	if offline && bad != nil {
-		return errdefs.New(errdefs.Invalid, fmt.Errorf("locked artifact %s: %w; run without --offline to fetch it again from %s", a.File, bad, u))
+		return errdefs.New(errdefs.Invalid, &errdefs.OptionError{Option: "resolver.Request.Offline", Err: fmt.Errorf("locked artifact %s: %w; offline, so it is not fetched again from %s", a.File, bad, u)})
 	}
 	if offline {
 		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.dir, errNotCached))

@@ -1047,7 +1047,7 @@ func (s *source) verify(u string, sum sums, get func(ext string) ([]byte, error)
 	}
 	switch {
 	case s.checksum == ChecksumStrict:
-		return "", errdefs.New(errdefs.Invalid, fmt.Errorf("%w for %s (.sha1, .sha256, .md5) and --checksum-policy=strict", ErrChecksumMissing, u))
+		return "", errdefs.New(errdefs.Invalid, &errdefs.OptionError{Option: "resolver.Request.ChecksumPolicy", Err: fmt.Errorf("%w for %s (.sha1, .sha256, .md5) and the checksum policy is strict", ErrChecksumMissing, u)})
 	case s.checksum == ChecksumWarn && !quietMissing:
 		return "no checksum for " + u, nil
 	}

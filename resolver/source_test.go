@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
@@ -114,11 +115,12 @@ func testSource(t *testing.T, repos []string, policy ChecksumPolicy, extra ...Op
 
 func TestBuildChain(t *testing.T) {
 	tests := []struct {
-		name    string
-		req     Request
-		cfg     chainConfig
-		want    []Repository
-		wantErr string
+		name       string
+		req        Request
+		cfg        chainConfig
+		want       []Repository
+		wantErr    string
+		wantOption string
 	}{
 		{
 			name: "spark default",
@@ -160,9 +162,10 @@ func TestBuildChain(t *testing.T) {
 			wantErr: "scheme must be http, https or file",
 		},
 		{
-			name:    "nothing left",
-			req:     Request{NoDefaultRepositories: true},
-			wantErr: "needs --repositories",
+			name:       "nothing left",
+			req:        Request{NoDefaultRepositories: true},
+			wantErr:    "Repositories must name one",
+			wantOption: "resolver.Request.NoDefaultRepositories",
 		},
 	}
 	for _, tt := range tests {
@@ -174,6 +177,10 @@ func TestBuildChain(t *testing.T) {
 				}
 				if strings.Contains(err.Error(), "s3cret") {
 					t.Errorf("error leaks the password: %v", err)
+				}
+				var oe *errdefs.OptionError
+				if tt.wantOption != "" && (!errors.As(err, &oe) || oe.Option != tt.wantOption) {
+					t.Errorf("errors.As(%v, *errdefs.OptionError) = %v, want option %s", err, oe, tt.wantOption)
 				}
 				if exitcode.Code(err) != exitcode.Usage {
 					t.Errorf("exit code %d, want %d", exitcode.Code(err), exitcode.Usage)

@@ -94,10 +94,10 @@ func WithEndpoint(u string) Option {
 	return func(o *options) error {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return errdefs.Errorf(errdefs.BadArgument, "--endpoint %q: must be an http or https URL", redact.URL(u))
+			return errdefs.Optionf(errdefs.BadArgument, "s3store.WithEndpoint", "endpoint %q: must be an http or https URL", redact.URL(u))
 		}
 		if p.User != nil {
-			return errdefs.Errorf(errdefs.BadArgument, "--endpoint %q: must not carry credentials (use the AWS credential chain)", redact.URL(u))
+			return errdefs.Optionf(errdefs.BadArgument, "s3store.WithEndpoint", "endpoint %q: must not carry credentials (use the AWS credential chain)", redact.URL(u))
 		}
 		o.endpoint = strings.TrimSuffix(u, "/")
 		return nil
@@ -138,7 +138,7 @@ func WithResponseTimeout(d time.Duration) Option {
 func WithConcurrency(n int) Option {
 	return func(o *options) error {
 		if n < 1 {
-			return errdefs.Errorf(errdefs.BadArgument, "--concurrency %d: must be at least 1", n)
+			return errdefs.Optionf(errdefs.BadArgument, "s3store.WithConcurrency", "concurrency %d: must be at least 1", n)
 		}
 		o.concurrency = n
 		return nil
@@ -181,7 +181,7 @@ func WithStaticCredentials(accessKey, secretKey string) Option {
 func WithExpires(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 || d > 7*24*time.Hour {
-			return errdefs.Errorf(errdefs.BadArgument, "--expires %s: must be between 1s and 168h (S3's limit for presigned URLs)", d)
+			return errdefs.Optionf(errdefs.BadArgument, "s3store.WithExpires", "presigned URL expiry %s: must be between 1s and 168h (S3's limit for presigned URLs)", d)
 		}
 		o.expires = d
 		return nil
@@ -248,7 +248,7 @@ func CheckStyle(s URLStyle) error {
 	case StyleS3A, StylePresigned, StyleHTTPS:
 		return nil
 	}
-	return errdefs.Errorf(errdefs.BadArgument, "--url-style %q: must be s3a, presigned or https", s)
+	return errdefs.Optionf(errdefs.BadArgument, "s3store.URLStyle", "URL style %q: must be s3a, presigned or https", s)
 }
 
 // object is one stored object, as listed.
@@ -309,10 +309,10 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 	switch {
 	case perr == nil && (u.Scheme == "s3" || u.Scheme == "s3a"):
 		if u.User != nil {
-			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %s: must not carry credentials (use the AWS credential chain)", redact.URL(storeURL))
+			return nil, errdefs.Optionf(errdefs.BadArgument, "s3store.Open", "store %s: must not carry credentials (use the AWS credential chain)", redact.URL(storeURL))
 		}
 		if u.Host == "" {
-			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: no bucket (want s3://bucket/prefix)", storeURL)
+			return nil, errdefs.Optionf(errdefs.BadArgument, "s3store.Open", "store %q: no bucket (want s3://bucket/prefix)", storeURL)
 		}
 		s.prefix = cleanPrefix(u.Path)
 		s.url = "s3://" + u.Host + "/" + s.prefix
@@ -323,7 +323,7 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 		s.b = b
 	case perr == nil && u.Scheme == "file":
 		if u.Host != "" && u.Host != "localhost" {
-			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: file URLs need an absolute path (file:///dir)", storeURL)
+			return nil, errdefs.Optionf(errdefs.BadArgument, "s3store.Open", "store %q: file URLs need an absolute path (file:///dir)", storeURL)
 		}
 		s.b, s.url = newFileBackend(u.Path), "file://"+filepath.ToSlash(u.Path)
 	case perr == nil && u.Scheme == "" && !filepath.IsAbs(storeURL):
@@ -331,11 +331,11 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 	case filepath.IsAbs(storeURL):
 		abs, err := filepath.Abs(storeURL)
 		if err != nil {
-			return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: %w", storeURL, err)
+			return nil, errdefs.Optionf(errdefs.BadArgument, "s3store.Open", "store %q: %w", storeURL, err)
 		}
 		s.b, s.url = newFileBackend(abs), "file://"+filepath.ToSlash(abs)
 	default:
-		return nil, errdefs.Errorf(errdefs.BadArgument, "--store %q: must be s3://bucket/prefix (or s3a://) or file:///dir", redact.URL(storeURL))
+		return nil, errdefs.Optionf(errdefs.BadArgument, "s3store.Open", "store %q: must be s3://bucket/prefix (or s3a://) or file:///dir", redact.URL(storeURL))
 	}
 	return s, nil
 }
@@ -343,7 +343,7 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Store, error) 
 // NoScheme is the usage error for a store named without a scheme, such as
 // bucket/prefix: it would otherwise be taken as a local directory.
 func NoScheme(storeURL string) error {
-	return errdefs.Errorf(errdefs.BadArgument, "--store %q: no scheme; want s3://%s (S3) or file:///absolute/dir (a local directory)", redact.URL(storeURL), strings.TrimPrefix(storeURL, "/"))
+	return errdefs.Optionf(errdefs.BadArgument, "s3store.Open", "store %q: no scheme; want s3://%s (S3) or file:///absolute/dir (a local directory)", redact.URL(storeURL), strings.TrimPrefix(storeURL, "/"))
 }
 
 // URL returns the store's URL (without credentials).

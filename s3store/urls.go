@@ -34,8 +34,8 @@ func (s *Store) URLs(ctx context.Context, m *Manifest, style URLStyle) ([]string
 // SetURLs reads the manifest of the set lockHash in the store at storeURL
 // and returns its jars' URLs in spark.jars order, in the given style
 // (StyleS3A, StylePresigned or StyleHTTPS; WithExpires sets how long
-// presigned URLs last). A missing manifest is an error (exit 66) that says
-// to run `prebake bake s3`. It costs one GET (plus local signing).
+// presigned URLs last). A missing manifest is a *SetMissingError (kind
+// NotFound): the lock was never baked into the store. It costs one GET (plus local signing).
 func SetURLs(ctx context.Context, storeURL, lockHash string, style URLStyle, opts ...Option) ([]string, error) {
 	s, err := Open(ctx, storeURL, opts...)
 	if err != nil {
@@ -43,7 +43,7 @@ func SetURLs(ctx context.Context, storeURL, lockHash string, style URLStyle, opt
 	}
 	m, err := s.Manifest(ctx, lockHash)
 	if errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoBucket) {
-		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("set %s is not in the store %s: run `prebake bake s3 --store %s --lock <lockfile>` first: %w", lockHash, s.URL(), strings.TrimSuffix(s.URL(), "/"), err))
+		return nil, errdefs.New(errdefs.NotFound, &SetMissingError{Hash: lockHash, Store: s.URL(), Err: err})
 	}
 	if err != nil {
 		return nil, err
@@ -54,3 +54,18 @@ func SetURLs(ctx context.Context, storeURL, lockHash string, style URLStyle, opt
 
 // JarsValue joins URLs into a spark.jars value.
 func JarsValue(urls []string) string { return strings.Join(urls, ",") }
+
+// SetMissingError says that the set of a lock is not in a store: bake the
+// lock into the store first.
+type SetMissingError struct {
+	Hash  string // the lock hash
+	Store string // the store URL, without credentials
+	Err   error  // matches ErrNotFound
+}
+
+func (e *SetMissingError) Error() string {
+	return fmt.Sprintf("set %s is not in the store %s (the lock was not baked into it): %v", e.Hash, e.Store, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *SetMissingError) Unwrap() error { return e.Err }

@@ -22,7 +22,7 @@ func (s *Store) recordUse(ctx context.Context, lockHash string) {
 	key := s.key("used/" + lockHash + "/" + time.Now().UTC().Format(usedDay))
 	if err := s.b.putBytes(ctx, key, nil); err != nil {
 		if d, ok := s.o.logger.(debugLogger); ok {
-			d.Debugf("set %s: could not record its use (gc --older-than may count it as unused): %v", lockHash, err)
+			d.Debugf("set %s: could not record its use (a garbage collection by age may count it as unused): %v", lockHash, err)
 		}
 	}
 }

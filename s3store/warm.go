@@ -74,7 +74,7 @@ func ParseShard(s string) (i, n int, err error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, errdefs.Errorf(errdefs.BadArgument, "--shard %q: want i/n with 0 <= i < n", s)
+		return 0, 0, errdefs.Optionf(errdefs.BadArgument, "s3store.ParseShard", "shard %q: want i/n with 0 <= i < n", s)
 	}
 	return i, n, nil
 }
