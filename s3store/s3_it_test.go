@@ -138,8 +138,9 @@ func TestITBakeHitAndURLs(t *testing.T) {
 
 	// A set that was never baked.
 	_, err = s3store.SetURLs(ctx, "s3://"+bucket+"/team/cache", strings.Repeat("0", 64), s3store.StyleS3A, opts...)
-	if exitcode.Code(err) != exitcode.NotFound || !strings.Contains(err.Error(), "prebake bake s3") {
-		t.Errorf("missing set: got %v (code %d), want exit 66 telling to run prebake bake s3", err, exitcode.Code(err))
+	var missing *s3store.SetMissingError
+	if exitcode.Code(err) != exitcode.NotFound || !errors.As(err, &missing) {
+		t.Errorf("missing set: got %v (code %d), want exit 66 and a *s3store.SetMissingError", err, exitcode.Code(err))
 	}
 }
 

@@ -136,7 +136,8 @@ func TestFileStore(t *testing.T) {
 		t.Errorf("url %s, want %s", urls[0], want)
 	}
 	_, err = s3store.SetURLs(ctx, "file://"+dir, strings.Repeat("a", 64), s3store.StyleS3A)
-	if exitcode.Code(err) != exitcode.NotFound || !strings.Contains(err.Error(), "prebake bake s3") {
+	var missing *s3store.SetMissingError
+	if exitcode.Code(err) != exitcode.NotFound || !errors.As(err, &missing) || missing.Hash != strings.Repeat("a", 64) || !errors.Is(err, s3store.ErrNotFound) {
 		t.Errorf("missing set: %v", err)
 	}
 }
