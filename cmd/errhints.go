@@ -7,6 +7,8 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/s3store"
+	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s/native"
 )
 
 // optionHints holds, for each library option that a flag sets, the hint
@@ -33,10 +35,16 @@ var optionHints = map[string]string{
 	"resolver.Request.NoDefaultRepositories": "--no-default-repositories needs --repositories",
 	"resolver.Request.Settings":              "--settings and --ivy-settings cannot be combined",
 	"resolver.Request.Excludes":              "flag --exclude-packages (or spark.jars.excludes)",
+
+	"k8s.Attach.id":             "flag --status-poll-only",
+	"k8s.Options.Submitter":     "flag --submitter",
+	"k8s.Options.SparkSubmit":   "pass --spark-submit PATH",
+	"local.Options.SparkSubmit": "pass --spark-submit PATH",
+	"k8s.Options.Via":           "flag --via",
 }
 
 // errorHints are hints for typed library errors that no single option
-// explains, tried in order: each returns its hint and whether err is its.
+// explains: each returns its hint and whether err is its.
 var errorHints = []func(err error) (string, bool){
 	func(err error) (string, bool) {
 		var e *s3store.SetMissingError
@@ -45,31 +53,46 @@ var errorHints = []func(err error) (string, bool){
 		}
 		return fmt.Sprintf("run `prebake bake s3 --store %s --lock <lockfile>` first", strings.TrimSuffix(e.Store, "/")), true
 	},
+	func(err error) (string, bool) {
+		var e *native.UnsupportedError
+		return "flag --spark-version", errors.As(err, &e) && e.Option == native.OptionSparkVersion
+	},
+	func(err error) (string, bool) {
+		return "use --submitter spark-submit", errors.Is(err, native.ErrUnsupported)
+	},
+	func(err error) (string, bool) {
+		return "give --image-from or --store", errors.Is(err, submit.ErrNoClusterJars)
+	},
 }
 
-// hintError is err with the CLI's hint appended to its message; it keeps
+// hintError is err with the CLI's hints appended to its message; it keeps
 // err's chain (and so its exit code).
 type hintError struct {
-	err  error
-	hint string
+	err   error
+	hints []string
 }
 
-func (e *hintError) Error() string { return e.err.Error() + "; " + e.hint }
+func (e *hintError) Error() string { return e.err.Error() + "; " + strings.Join(e.hints, "; ") }
 func (e *hintError) Unwrap() error { return e.err }
 
-// withHint adds to err the hint naming the CLI flag for the library option
-// or typed error it reports, if there is one.
+// withHint adds to err the hints naming the CLI flags for the library
+// option (the outermost errdefs.OptionError) and the typed errors it
+// reports, if there are any.
 func withHint(err error) error {
 	if err == nil {
 		return nil
 	}
+	var hints []string
 	if hint, ok := optionHints[errdefs.OptionOf(err)]; ok {
-		return &hintError{err: err, hint: hint}
+		hints = append(hints, hint)
 	}
 	for _, h := range errorHints {
 		if hint, ok := h(err); ok {
-			return &hintError{err: err, hint: hint}
+			hints = append(hints, hint)
 		}
 	}
-	return err
+	if len(hints) == 0 {
+		return err
+	}
+	return &hintError{err: err, hints: hints}
 }

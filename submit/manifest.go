@@ -366,7 +366,7 @@ func (m *manifestRewriter) checkJars(j *Jars) error {
 		return nil
 	}
 	if j.Cluster == nil {
-		return errdefs.Errorf(errdefs.BadArgument, "%s: the operator always submits in cluster mode and the driver does not run here, so local jar paths cannot work; give --image-from or --store", m.where)
+		return errdefs.New(errdefs.BadArgument, fmt.Errorf("%s: the operator always submits in cluster mode and the driver does not run here, so local jar paths cannot work: %w", m.where, ErrNoClusterJars))
 	}
 	if len(j.Cluster) != len(j.Local) {
 		return errdefs.Errorf(errdefs.Internal, "%s: the jar source gave %d cluster URLs for %d jars", m.where, len(j.Cluster), len(j.Local))

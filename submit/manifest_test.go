@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,11 +27,12 @@ var manifestCases = []struct {
 	image       string
 	noSource    bool // no JarSource: packages are removed, nothing is added
 	wantErr     string
+	wantIs      error // errors.Is target, when set
 	wantCode    int
 }{
 	{name: "spark-pi-packages-image", input: "spark-pi-packages", jars: "image", image: "registry.example/spark:3.5.5-prebake"},
 	{name: "spark-pi-packages-store", input: "spark-pi-packages", jars: "store"},
-	{name: "spark-pi-packages-refused", input: "spark-pi-packages", wantErr: "give --image-from or --store", wantCode: exitcode.Usage},
+	{name: "spark-pi-packages-refused", input: "spark-pi-packages", wantErr: "local jar paths cannot work", wantIs: ErrNoClusterJars, wantCode: exitcode.Usage},
 	{name: "spark-pi-packages-no-source", input: "spark-pi-packages", noSource: true},
 	{name: "spark-pi-python-sparkconf-store", input: "spark-pi-python-sparkconf", jars: "store"},
 	{name: "spark-pi-scheduled-image", input: "spark-pi-scheduled", jars: "image", image: "registry.example/spark:3.5.5-prebake"},
@@ -67,7 +69,7 @@ func TestRewriteManifestGolden(t *testing.T) {
 				if err == nil {
 					t.Fatalf("RewriteManifest succeeded; want an error containing %q", c.wantErr)
 				}
-				if !strings.Contains(err.Error(), c.wantErr) || exitcode.Code(err) != c.wantCode {
+				if !strings.Contains(err.Error(), c.wantErr) || exitcode.Code(err) != c.wantCode || (c.wantIs != nil && !errors.Is(err, c.wantIs)) {
 					t.Fatalf("error %q (exit %d); want one containing %q (exit %d)", err, exitcode.Code(err), c.wantErr, c.wantCode)
 				}
 				got += fmt.Sprintf("error (exit %d): %s\n", exitcode.Code(err), err)

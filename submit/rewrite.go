@@ -2,6 +2,7 @@ package submit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,11 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
+
+// ErrNoClusterJars is matched (errors.Is) when the driver runs on the
+// cluster but the jars are only on this host: Jars.Cluster is nil (no image
+// and no store holds them).
+var ErrNoClusterJars = errors.New("the jars are in no image and no store the cluster can read")
 
 // Jars are the resolved jars rewrite merges into the submission, in
 // spark.jars order (the lock's order).
@@ -20,8 +26,8 @@ type Jars struct {
 	Local []string
 	// Cluster are the URLs the cluster reads, index for index with Local:
 	// local:///<dir>/<file> from the image's dev.prebake.jars annotation, or
-	// the store's URLs (s3a://…). Nil when neither --image-from nor --store
-	// is given.
+	// the store's URLs (s3a://…). Nil when the jars are in neither an image
+	// nor a store.
 	Cluster []string
 	// From names where Cluster came from, for the report: "image REF" or
 	// "store URL" (credentials are redacted before printing).
@@ -355,7 +361,7 @@ func (w *rewriter) plan(j *Jars) error {
 			why = w.kind + " mode: the driver runs here and reads the local files"
 		case cluster:
 			if j.Cluster == nil {
-				return errdefs.Errorf(errdefs.BadArgument, "%s cluster mode: the driver does not run here, so local jar paths cannot work; give --image-from or --store", w.kind)
+				return errdefs.New(errdefs.BadArgument, fmt.Errorf("%s cluster mode: the driver does not run here, so local jar paths cannot work: %w", w.kind, ErrNoClusterJars))
 			}
 			jarsAdd, pyAdd = j.Cluster, j.Cluster
 			why = fmt.Sprintf("%s cluster mode: the driver and executors read the jars from %s", w.kind, j.From)

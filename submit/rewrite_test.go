@@ -3,6 +3,7 @@ package submit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -97,7 +98,7 @@ func TestRewriteGolden(t *testing.T) {
 				if err == nil {
 					t.Fatalf("Rewrite succeeded; want an error containing %q", c.wantErr)
 				}
-				if !strings.Contains(err.Error(), c.wantErr) {
+				if !strings.Contains(err.Error(), c.wantErr) || (c.wantIs != nil && !errors.Is(err, c.wantIs)) {
 					t.Fatalf("error %q does not contain %q", err, c.wantErr)
 				}
 				got = fmt.Sprintf("error (exit %d): %s\n", exitcode.Code(err), err)

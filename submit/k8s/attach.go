@@ -39,7 +39,7 @@ func attach(ctx context.Context, id string, args []string, o *Options, res *Resu
 		ns, pod = a.conf["spark.kubernetes.namespace"], id
 	}
 	if pod == "" || strings.ContainsAny(id, "*/") || (ok && ns == "") {
-		return errdefs.Errorf(errdefs.BadArgument, "--status-poll-only %q: expected namespace:driver-pod or driver-pod (one submission; globs are for prebake status)", id)
+		return errdefs.Optionf(errdefs.BadArgument, "k8s.Attach.id", "submission %q: expected namespace:driver-pod or driver-pod (one submission; globs are for prebake status)", id)
 	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc

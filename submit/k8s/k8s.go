@@ -153,7 +153,7 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
 	if o.SparkSubmit == "" && o.Via == "" && o.Submitter != SubmitterNative {
-		return errdefs.Errorf(errdefs.BadArgument, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
+		return errdefs.Optionf(errdefs.BadArgument, "k8s.Options.SparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
 	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -190,7 +190,7 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 	case "operator":
 		return w.runOperator(ctx, a, res)
 	default:
-		return errdefs.Errorf(errdefs.BadArgument, "--via %q: must be operator or empty", o.Via)
+		return errdefs.Optionf(errdefs.BadArgument, "k8s.Options.Via", "via %q: must be operator or empty", o.Via)
 	}
 
 	subArgs := a.withConf(

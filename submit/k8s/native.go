@@ -71,11 +71,11 @@ func checkSubmitter(s string) error {
 	case "", SubmitterSparkSubmit, SubmitterNative, SubmitterAuto:
 		return nil
 	}
-	return errdefs.Errorf(errdefs.BadArgument, "--submitter %q: must be native, spark-submit or auto", s)
+	return errdefs.Optionf(errdefs.BadArgument, "k8s.Options.Submitter", "submitter %q: must be native, spark-submit or auto", s)
 }
 
 // chooseSubmitter returns the native objects when the submission goes
-// native, nil when it goes through spark-submit. --submitter native fails
+// native, nil when it goes through spark-submit. Submitter native fails
 // (a bad argument, naming the option) on what it cannot reproduce; auto falls back to
 // spark-submit then, and says why.
 func chooseSubmitter(args []string, o *Options, progress func(string, ...any)) (*native.Objects, error) {
@@ -90,7 +90,7 @@ func chooseSubmitter(args []string, o *Options, progress func(string, ...any)) (
 		progress("auto: using spark-submit: %v", err)
 		return nil, nil
 	}
-	return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("--submitter %s: %w", o.Submitter, err))
+	return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("submitter %s: %w", o.Submitter, err))
 }
 
 // createNative creates the objects in spark-submit's order with the
@@ -117,7 +117,7 @@ func DryRun(args []string, o Options, stdout io.Writer) error {
 	if err != nil {
 		var ue *native.UnsupportedError
 		if errors.As(err, &ue) {
-			return errdefs.New(errdefs.BadArgument, fmt.Errorf("--dry-run: %w", err))
+			return errdefs.New(errdefs.BadArgument, fmt.Errorf("dry run: %w", err))
 		}
 		return errdefs.New(errdefs.BadArgument, err)
 	}

@@ -163,7 +163,7 @@ func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
 func runLocal(ctx context.Context, args []string, o *Options, res *Result) error {
 	if o.SparkSubmit == "" {
 		res.Reason = reasonNotStarted
-		return errdefs.Errorf(errdefs.BadArgument, "no spark-submit: pass --spark-submit PATH, set $SPARK_HOME or put spark-submit on $PATH")
+		return errdefs.Optionf(errdefs.BadArgument, "local.Options.SparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
 	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc

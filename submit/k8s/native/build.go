@@ -173,9 +173,9 @@ func versionRules(version string) (bool, error) {
 	case strings.HasPrefix(version, "4.0."):
 		return true, nil
 	case version == "":
-		return false, unsupported("--spark-version", "unknown: the native submitter must know the driver image's Spark version (3.5.x or 4.0.x)")
+		return false, unsupported(OptionSparkVersion, "unknown: the native submitter must know the driver image's Spark version (3.5.x or 4.0.x)")
 	}
-	return false, unsupported("--spark-version", "%q: the native submitter knows Spark 3.5.x and 4.0.x", version)
+	return false, unsupported(OptionSparkVersion, "%q: the native submitter knows Spark 3.5.x and 4.0.x", version)
 }
 
 func (b *builder) get(k, def string) string {

@@ -7,7 +7,7 @@ import (
 )
 
 // Every refusal is an *UnsupportedError naming the option and pointing to
-// --submitter spark-submit.
+// spark-submit (the CLI hints --submitter spark-submit).
 func TestRefusals(t *testing.T) {
 	base := []string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster",
 		"--conf", "spark.kubernetes.container.image=img"}
@@ -46,8 +46,8 @@ func TestRefusals(t *testing.T) {
 			if ue.Option != tt.option {
 				t.Errorf("option %q, want %q", ue.Option, tt.option)
 			}
-			if !strings.Contains(err.Error(), "use --submitter spark-submit") {
-				t.Errorf("message %q does not say what to do", err)
+			if !strings.Contains(err.Error(), "the native submitter cannot reproduce this") {
+				t.Errorf("message %q does not say why", err)
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func TestRefusals(t *testing.T) {
 	for _, v := range []string{"", "3.4.1", "4.1.0"} {
 		err := buildArgv(append(append([]string{}, base...), "--class", "M", "local:///a.jar"), v, nil)
 		var ue *UnsupportedError
-		if !errors.As(err, &ue) || ue.Option != "--spark-version" {
+		if !errors.As(err, &ue) || ue.Option != OptionSparkVersion {
 			t.Errorf("version %q: %v", v, err)
 		}
 	}

@@ -9,18 +9,22 @@ import (
 var ErrUnsupported = errors.New("not reproducible without spark-submit")
 
 // UnsupportedError says which option the native submitter cannot
-// reproduce and why; the caller should use --submitter spark-submit.
+// reproduce and why; the caller should submit through spark-submit.
 type UnsupportedError struct {
-	Option string // the flag or conf key, e.g. "spark.kubernetes.file.upload.path"
+	Option string // the spark-submit option or conf key, e.g. "spark.kubernetes.file.upload.path", or OptionSparkVersion
 	Reason string
 }
 
 func (e *UnsupportedError) Error() string {
-	return fmt.Sprintf("%s: %s; the native submitter cannot reproduce this, use --submitter spark-submit", e.Option, e.Reason)
+	return fmt.Sprintf("%s: %s; the native submitter cannot reproduce this", e.Option, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrUnsupported) true.
 func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// OptionSparkVersion is the Option of the UnsupportedError for an unknown
+// Spark line (Input.SparkVersion), which no spark-submit option sets.
+const OptionSparkVersion = "Spark version"
 
 func unsupported(option, format string, a ...any) error {
 	return &UnsupportedError{Option: option, Reason: fmt.Sprintf(format, a...)}
