@@ -36,6 +36,9 @@ var optionHints = map[string]string{
 	"resolver.Request.Settings":              "--settings and --ivy-settings cannot be combined",
 	"resolver.Request.Excludes":              "flag --exclude-packages (or spark.jars.excludes)",
 
+	"pipeline.Target.ImageFrom": "flag --image-from",
+	"pipeline.Target.Store":     "flag --store",
+
 	"k8s.Attach.id":             "flag --status-poll-only",
 	"k8s.Options.Submitter":     "flag --submitter",
 	"k8s.Options.SparkSubmit":   "pass --spark-submit PATH",

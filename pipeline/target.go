@@ -47,7 +47,7 @@ func (t *Target) ClusterURLs(ctx context.Context, lf *lock.File) ([]string, stri
 		var urls []string
 		for _, a := range lf.Artifacts {
 			if !have[a.File] {
-				return nil, "", errdefs.Errorf(errdefs.NotFound, "--image-from %s: the image has no %s (its dev.prebake.jars lacks it); bake this lock into it first", t.ImageFrom, a.File)
+				return nil, "", errdefs.Optionf(errdefs.NotFound, "pipeline.Target.ImageFrom", "image %s: the image has no %s (its dev.prebake.jars lacks it); bake this lock into it first", t.ImageFrom, a.File)
 			}
 			urls = append(urls, "local://"+path.Join(dir, a.File))
 		}
@@ -58,7 +58,7 @@ func (t *Target) ClusterURLs(ctx context.Context, lf *lock.File) ([]string, stri
 			return nil, "", err
 		}
 		if len(urls) != len(lf.Artifacts) {
-			return nil, "", errdefs.Errorf(errdefs.Invalid, "--store %s: set %s lists %d jars, the lock %d", redact.URL(t.Store), lf.Hash(), len(urls), len(lf.Artifacts))
+			return nil, "", errdefs.Optionf(errdefs.Invalid, "pipeline.Target.Store", "store %s: set %s lists %d jars, the lock %d", redact.URL(t.Store), lf.Hash(), len(urls), len(lf.Artifacts))
 		}
 		return urls, "store " + redact.URL(t.Store), nil
 	}

@@ -169,10 +169,10 @@ func restURLs(master string, restPort int) ([]string, bool, error) {
 	case strings.HasPrefix(master, "mesos://"):
 		rest, mesos = strings.TrimPrefix(master, "mesos://"), true
 		if strings.HasPrefix(rest, "zk://") {
-			return nil, false, fmt.Errorf("--master %s: REST needs the Mesos cluster dispatcher's URL (mesos://dispatcher:7077), not ZooKeeper", redact.URL(master))
+			return nil, false, fmt.Errorf("master %s: REST needs the Mesos cluster dispatcher's URL (mesos://dispatcher:7077), not ZooKeeper", redact.URL(master))
 		}
 	default:
-		return nil, false, fmt.Errorf("--master %s: the REST protocol needs a spark:// or mesos:// master", redact.URL(master))
+		return nil, false, fmt.Errorf("master %s: the REST protocol needs a spark:// or mesos:// master", redact.URL(master))
 	}
 	rest = strings.TrimSuffix(rest, "/")
 	var urls []string
@@ -187,11 +187,11 @@ func restURLs(master string, restPort int) ([]string, bool, error) {
 		}
 		host = strings.Trim(host, "[]")
 		if host == "" {
-			return nil, false, fmt.Errorf("--master %s: empty host", redact.URL(master))
+			return nil, false, fmt.Errorf("master %s: empty host", redact.URL(master))
 		}
 		if port != "" {
 			if _, err := strconv.Atoi(port); err != nil {
-				return nil, false, fmt.Errorf("--master %s: bad port %q", redact.URL(master), port)
+				return nil, false, fmt.Errorf("master %s: bad port %q", redact.URL(master), port)
 			}
 		}
 		switch {
