@@ -34,6 +34,8 @@ var optionHints = map[string]string{
 	"resolver.Request.ChecksumPolicy":        "set by --checksum-policy=strict",
 	"resolver.Request.NoDefaultRepositories": "--no-default-repositories needs --repositories",
 	"resolver.Request.Settings":              "--settings and --ivy-settings cannot be combined",
+	"resolver.Request.IvySettings":           "flag --ivy-settings",
+	"resolver.Request.IvyHome":               "flag --ivy",
 	"resolver.Request.Excludes":              "flag --exclude-packages (or spark.jars.excludes)",
 
 	"pipeline.Target.ImageFrom": "flag --image-from",

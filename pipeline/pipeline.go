@@ -259,16 +259,17 @@ func RequestFor(req resolver.Request, p submit.Packages) (resolver.Request, erro
 		req.Excludes = append([]string{p.Excludes}, req.Excludes...)
 	}
 	for _, kv := range []struct {
-		flag, key string
-		dst       *string
-		argv      string
-	}{{"--ivy-settings", "spark.jars.ivySettings", &req.IvySettings, p.IvySettings}, {"--ivy", "spark.jars.ivy", &req.IvyHome, p.Ivy}} {
+		what, option, key string
+		dst               *string
+		argv              string
+	}{{"Ivy settings", "resolver.Request.IvySettings", "spark.jars.ivySettings", &req.IvySettings, p.IvySettings},
+		{"Ivy home", "resolver.Request.IvyHome", "spark.jars.ivy", &req.IvyHome, p.Ivy}} {
 		switch {
 		case kv.argv == "" || kv.argv == *kv.dst:
 		case *kv.dst == "":
 			*kv.dst = kv.argv
 		default:
-			return req, errdefs.Errorf(errdefs.BadArgument, "%s %s and the command line's %s=%s differ", kv.flag, *kv.dst, kv.key, kv.argv)
+			return req, errdefs.Optionf(errdefs.BadArgument, kv.option, "%s %s and the command line's %s=%s differ", kv.what, *kv.dst, kv.key, kv.argv)
 		}
 	}
 	return req, nil
