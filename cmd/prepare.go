@@ -18,8 +18,9 @@ import (
 // prepare is submit's resolve → bake (S3 or image) → rewrite: it maps the
 // flags (with prebake.yaml and PREBAKE_* applied by the root's loader) onto
 // pipeline.Options, runs pipeline.Prepare and reports its warnings. It
-// returns the spark-submit arguments to run.
-func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+// returns the spark-submit arguments to run and the Spark version of the
+// driver's baked image.
+func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet, args []string, stderr io.Writer) (*prepared, error) {
 	rep := g.reporter(stderr)
 	defer rep.Wait()
 	if f.s3.store != "" && f.imageTarget != "" {
@@ -61,5 +62,5 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	for _, ch := range r.Changes {
 		rep.Debugf("rewrite: %s %s (%s)", ch.Action, ch.Target, ch.Reason)
 	}
-	return r.Args, nil
+	return &prepared{Args: r.Args, ImageSparkVersion: r.DriverSparkVersion}, nil
 }

@@ -23,6 +23,16 @@ func repoRoot(t *testing.T) string {
 // flags over the demo repository.
 func runPrepare(t *testing.T, flags []string, args []string) ([]string, error) {
 	t.Helper()
+	p, err := runPrepared(t, flags, args)
+	if err != nil {
+		return nil, err
+	}
+	return p.Args, nil
+}
+
+// runPrepared is runPrepare with all prepare returns.
+func runPrepared(t *testing.T, flags []string, args []string) (*prepared, error) {
+	t.Helper()
 	root := repoRoot(t)
 	g := &globals{quiet: true}
 	f := &submitFlags{}
@@ -49,9 +59,14 @@ func TestPrepareImageTarget(t *testing.T) {
 		"--conf", "spark.kubernetes.container.image=oci:" + filepath.Join(root, "testdata/base-image") + ":3.5.0-amd64",
 		"local:///opt/app.jar", "--packages", "app-arg",
 	}
-	got, err := runPrepare(t, []string{"--image-target", target}, args)
+	p, err := runPrepared(t, []string{"--image-target", target}, args)
 	if err != nil {
 		t.Fatalf("prepare: %v", err)
+	}
+	got := p.Args
+	// The base's jars say Spark 3.5.0: the native submitter's rules.
+	if p.ImageSparkVersion != "3.5.0" {
+		t.Errorf("ImageSparkVersion = %q, want 3.5.0 (the base's spark-core jar)", p.ImageSparkVersion)
 	}
 	joined := strings.Join(got, " ")
 	for _, want := range []string{
@@ -163,7 +178,10 @@ func TestPrepareStoreFirstFetchesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatalf("prepare: %v", err)
 		}
-		return got
+		if got.ImageSparkVersion != "" {
+			t.Errorf("ImageSparkVersion = %q with a store, want none", got.ImageSparkVersion)
+		}
+		return got.Args
 	}
 	first := run(filepath.Join(t.TempDir(), "cache1"))
 	cache2 := filepath.Join(t.TempDir(), "cache2")

@@ -77,14 +77,17 @@ type submitFlags struct {
 // submitRequest is what a backend gets: the argv after resolve, bake and
 // rewrite, ready for spark-submit (K8s) or the REST protocol.
 type submitRequest struct {
-	Args    []string // rewritten spark-submit arguments (without the spark-submit binary)
-	Master  string
-	Flags   *submitFlags
-	Output  string // text|json
-	Quiet   bool
-	Verbose bool
-	Stdout  io.Writer
-	Stderr  io.Writer
+	Args []string // rewritten spark-submit arguments (without the spark-submit binary)
+	// ImageSparkVersion is the Spark version of the driver's baked image,
+	// as its base's jars say; "" when nothing was baked.
+	ImageSparkVersion string
+	Master            string
+	Flags             *submitFlags
+	Output            string // text|json
+	Quiet             bool
+	Verbose           bool
+	Stdout            io.Writer
+	Stderr            io.Writer
 }
 
 // idRequest is a status or kill request.
@@ -97,9 +100,16 @@ type idRequest struct {
 	Flags  *pflag.FlagSet
 }
 
+// prepared is what prepare hands the backend: the spark-submit arguments
+// to run and the Spark version of the driver's baked image ("" if none).
+type prepared struct {
+	Args              []string
+	ImageSparkVersion string
+}
+
 // prepareFunc resolves, caches and rewrites args: prepare (cmd/prepare.go),
 // or a pass-through in tests (withPrepare).
-type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error)
+type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) (*prepared, error)
 
 // masterKind returns the backend name for a master URL; cmd names the
 // command for the message.
@@ -172,7 +182,7 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req.Args = rewritten
+			req.Args, req.ImageSparkVersion = rewritten.Args, rewritten.ImageSparkVersion
 			return b.Submit(c.Context(), req)
 		},
 	}

@@ -39,19 +39,19 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&b.via, "via", "", "k8s: \"operator\" creates a kubeflow SparkApplication instead of running spark-submit, and polls its state")
 	durationVar(fs, &b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
 	fs.StringVar(&b.submitter, "submitter", k8s.SubmitterSparkSubmit, "k8s cluster mode: spark-submit (run it), native (create the driver pod, ConfigMap and Service in Go, no JVM; refuses what it cannot reproduce) or auto (native when the argv is inside its supported set, else spark-submit)")
-	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x), which --submitter native|auto and --dry-run need")
+	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x) for --submitter native|auto and --dry-run; default: what the baked image's jars say (--image-target), else an apache/spark image's tag")
 	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	if b.dryRun {
-		return k8s.DryRun(req.Args, k8s.Options{DriverSparkVersion: b.sparkVersion, Getenv: os.Getenv}, req.Stdout)
+		return k8s.DryRun(req.Args, k8s.Options{DriverSparkVersion: b.sparkVersion, ImageSparkVersion: req.ImageSparkVersion, Getenv: os.Getenv, Stderr: req.Stderr}, req.Stdout)
 	}
 	if req.Output == "yaml" {
 		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
 	}
 	o := b.options(req)
-	o.Submitter, o.DriverSparkVersion = b.submitter, b.sparkVersion
+	o.Submitter, o.DriverSparkVersion, o.ImageSparkVersion = b.submitter, b.sparkVersion, req.ImageSparkVersion
 	out, err := k8s.Backend{Options: o}.Submit(ctx, req.Args)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }

@@ -20,8 +20,8 @@ import (
 // unchanged (these tests have no --packages and follow only the REST
 // backend).
 func passThroughRoot() *cobra.Command {
-	return newRoot(withPrepare(func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
-		return args, nil
+	return newRoot(withPrepare(func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) (*prepared, error) {
+		return &prepared{Args: args}, nil
 	}))
 }
 

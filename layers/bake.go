@@ -36,6 +36,10 @@ const (
 	AnnotationCoords = "dev.prebake.coords"
 	// AnnotationBaseDigest is the OCI annotation for the base's digest.
 	AnnotationBaseDigest = "org.opencontainers.image.base.digest"
+	// AnnotationSparkVersion holds the base's Spark version as its jars say
+	// (Report.BaseSparkVersion), so that a cache hit knows it without
+	// reading the base; absent when the base has no spark-core jar.
+	AnnotationSparkVersion = "dev.prebake.spark-version"
 )
 
 // DefaultJarsDir is where the jars go in the image.
@@ -102,6 +106,11 @@ type Result struct {
 	Compression Compression `json:"compression"`
 	// Report is the classpath conflict report (nil on a cache hit).
 	Report *Report `json:"report,omitempty"`
+	// SparkVersion is the Spark version of the base's jars (spark-core_*):
+	// Report.BaseSparkVersion on a bake, the dev.prebake.spark-version
+	// annotation on a cache hit; "" when unknown (no spark-core jar, or an
+	// image baked by a prebake that did not record it).
+	SparkVersion string `json:"sparkVersion,omitempty"`
 	// BytesUploaded counts blob bytes sent to the target registry.
 	BytesUploaded int64 `json:"bytesUploaded"`
 	// Requests counts registry requests, not counting the auth handshake.
@@ -280,6 +289,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		res.Ref = tgt.digestRef(info.digest)
 		res.Files = info.Files
 		res.Platforms = info.Platforms
+		res.SparkVersion = info.SparkVersion
 		return finish(), nil
 	}
 	if info != nil {
@@ -340,6 +350,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		}
 	}
 	res.Report = report
+	res.SparkVersion = report.BaseSparkVersion
 
 	// 6. The layers, built once for every platform.
 	var jars []bakeJar
@@ -381,6 +392,9 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		AnnotationCoords:     coordsOf(in.Lock),
 		AnnotationBaseDigest: baseDigest,
 		annotationKey:        key,
+	}
+	if res.SparkVersion != "" {
+		anns[AnnotationSparkVersion] = res.SparkVersion
 	}
 	history := v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "prebake bake image", Comment: "prebake lock " + lockHash}
 	var out []platformImage

@@ -176,6 +176,11 @@ func TestBakeLayoutAndCacheHit(t *testing.T) {
 	if !hit.CacheHit || hit.Ref != res.Ref || !cmp.Equal(hit.Files, res.Files) {
 		t.Errorf("second bake: hit=%v ref=%s want %s", hit.CacheHit, hit.Ref, res.Ref)
 	}
+	// The base's Spark version (its spark-core jar), on the bake and, from
+	// the annotation, on the cache hit: no base read.
+	if res.SparkVersion != "3.5.0" || info.SparkVersion != "3.5.0" || hit.SparkVersion != "3.5.0" {
+		t.Errorf("spark version: bake %q, inspect %q, cache hit %q; want 3.5.0", res.SparkVersion, info.SparkVersion, hit.SparkVersion)
+	}
 }
 
 func checkLayer(t *testing.T, res *Result, lf *lock.File, paths []string) {

@@ -43,6 +43,9 @@
 //     jar file names in spark.jars (lock) order; ReadJars returns them;
 //   - dev.prebake.coords: the requested coordinates, comma-separated;
 //   - dev.prebake.key: the bake key (base, lock, options);
+//   - dev.prebake.spark-version: the base's Spark version as its
+//     spark-core_*.jar says ("4.0.1"), when it has one; a cache hit reads it
+//     back into Result.SparkVersion;
 //   - org.opencontainers.image.base.digest: the base's digest.
 //
 // # JSON output of `prebake bake image -o json`
@@ -62,6 +65,7 @@
 //	  "platforms": ["linux/amd64", …],
 //	  "layers": [{"digest": "sha256:…", "diffID": "sha256:…", "size": 123, "files": […]}],
 //	  "compression": "none",                // --compression: none, gzip or zstd
+//	  "sparkVersion": "3.5.0",               // the base's jars (also on a cache hit)
 //	  "report": {                            // absent on a cache hit
 //	    "baseSparkVersion": "3.5.0", "baseScalaBinary": "2.12", "baseJars": 250,
 //	    "conflicts": [{"coord", "file", "version", "basePath", "baseVersion", "sameVersion", "skipped"}],

@@ -149,18 +149,21 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 
 // Info is what `prebake inspect` shows of a manifest.
 type Info struct {
-	Ref         string            `json:"ref"`
-	Digest      string            `json:"digest"`
-	MediaType   string            `json:"mediaType"`
-	LockHash    string            `json:"lockHash"`
-	JarsDir     string            `json:"jarsDir"`
-	Files       []string          `json:"files"`
-	Coords      []string          `json:"coords"`
-	BaseDigest  string            `json:"baseDigest"`
-	Platforms   []string          `json:"platforms"`
-	Annotations map[string]string `json:"annotations"`
-	Key         string            `json:"-"`
-	digest      v1.Hash
+	Ref        string   `json:"ref"`
+	Digest     string   `json:"digest"`
+	MediaType  string   `json:"mediaType"`
+	LockHash   string   `json:"lockHash"`
+	JarsDir    string   `json:"jarsDir"`
+	Files      []string `json:"files"`
+	Coords     []string `json:"coords"`
+	BaseDigest string   `json:"baseDigest"`
+	// SparkVersion is the base's Spark version recorded at bake time
+	// (dev.prebake.spark-version); "" when not recorded.
+	SparkVersion string            `json:"sparkVersion,omitempty"`
+	Platforms    []string          `json:"platforms"`
+	Annotations  map[string]string `json:"annotations"`
+	Key          string            `json:"-"`
+	digest       v1.Hash
 }
 
 // manifestAnnotations is the part of a manifest or index we read.
@@ -185,6 +188,7 @@ func parseInfo(r *ref, raw []byte, d v1.Hash, mt string) (*Info, error) {
 	in.LockHash = in.Annotations[AnnotationLock]
 	in.BaseDigest = in.Annotations[AnnotationBaseDigest]
 	in.Key = in.Annotations[annotationKey]
+	in.SparkVersion = in.Annotations[AnnotationSparkVersion]
 	if c := in.Annotations[AnnotationCoords]; c != "" {
 		in.Coords = strings.Split(c, ",")
 	}

@@ -64,11 +64,22 @@ func (o *Options) cacheDir() string {
 	return o.CacheDir
 }
 
+// Result is what Prepare made: the rewritten command line and what the bake
+// learnt about the images it will run.
+type Result struct {
+	*submit.Rewritten
+	// DriverSparkVersion is the Spark version of the driver's baked image as
+	// its base's jars say (spark-core_*.jar; layers.Result.SparkVersion),
+	// on a bake and on a bake-cache hit; "" when no image was baked or its
+	// base has no spark-core jar.
+	DriverSparkVersion string
+}
+
 // Prepare is submit's resolve → bake (store or image) → rewrite of sub (a
 // command line loaded once with submit.LoadSubmission). The result's Args
 // are the spark-submit arguments to run; its warnings are for the caller to
 // print.
-func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*submit.Rewritten, error) {
+func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
 	rep := o.Reporter
 	cache := o.cacheDir()
 	opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
@@ -78,6 +89,7 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*submit.Re
 	}
 	var res *resolver.Result
 	var paths []string
+	var sparkVersion string
 	if jars == nil {
 		res, paths, err = ResolveJars(ctx, o.Request, sub.Packages(), rep)
 		if err != nil {
@@ -88,11 +100,12 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*submit.Re
 		jars = &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
 		switch {
 		case o.ImageTarget != "":
-			imgOpts, err := bakeImages(ctx, o, sub, res, jars, cache)
+			imgOpts, v, err := bakeImages(ctx, o, sub, res, jars, cache)
 			if err != nil {
 				return nil, err
 			}
 			opts = append(opts, imgOpts...)
+			sparkVersion = v
 		case o.Store != "":
 			if err := bakeStore(ctx, o, res, jars); err != nil {
 				return nil, err
@@ -102,7 +115,11 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*submit.Re
 	opts = append(opts, submit.WithJarSource(submit.JarSourceFunc(func(context.Context, submit.Packages) (*submit.Jars, error) {
 		return jars, nil
 	})))
-	return submit.RewriteSubmission(ctx, sub, opts...)
+	rw, err := submit.RewriteSubmission(ctx, sub, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Rewritten: rw, DriverSparkVersion: sparkVersion}, nil
 }
 
 // storeFirst is the path of a pod with no route to Maven: in cluster mode
@@ -171,8 +188,9 @@ func warnS3A(o Options) {
 // bakeImages bakes the jars into each distinct base image of the
 // submission (spark.kubernetes.container.image, and the driver- and
 // executor-specific images where they differ), pushes them to the image
-// target, and returns the rewrite options that use them.
-func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *resolver.Result, jars *submit.Jars, cache string) ([]submit.RewriteOption, error) {
+// target, and returns the rewrite options that use them and the Spark
+// version of the driver's base (its jars; "" when unknown).
+func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *resolver.Result, jars *submit.Jars, cache string) ([]submit.RewriteOption, string, error) {
 	rep := o.Reporter
 	main, _, _ := sub.Conf("spark.kubernetes.container.image")
 	driver, _, _ := sub.Conf("spark.kubernetes.driver.container.image")
@@ -184,7 +202,7 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 		case executor != "":
 			main = executor
 		default:
-			return nil, errdefs.New(errdefs.BadArgument, ErrNoBaseImage)
+			return nil, "", errdefs.New(errdefs.BadArgument, ErrNoBaseImage)
 		}
 	}
 	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache), layers.WithJarOpener(resolver.CacheJarOpener(cache)))
@@ -210,18 +228,26 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 	}
 	mainRef, err := bake(main)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	driverRef, err := bake(driver)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	executorRef, err := bake(executor)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	jars.Cluster, jars.From = baked[main].Jars, "image "+mainRef
-	return []submit.RewriteOption{submit.WithImage(mainRef), submit.WithRoleImages(driverRef, executorRef)}, nil
+	// The driver runs spark.kubernetes.driver.container.image when set.
+	driverBase := main
+	if driver != "" {
+		driverBase = driver
+	}
+	if v := baked[driverBase].SparkVersion; v != "" {
+		rep.Debugf("image %s: Spark %s (its base's jars)", baked[driverBase].Ref, v)
+	}
+	return []submit.RewriteOption{submit.WithImage(mainRef), submit.WithRoleImages(driverRef, executorRef)}, baked[driverBase].SparkVersion, nil
 }
 
 // ResolveJars resolves the packages of a command line (plus those of req)

@@ -61,8 +61,13 @@ type Options struct {
 	// SubmitterAuto (see chooseSubmitter).
 	Submitter string
 	// DriverSparkVersion is the driver image's Spark version, which the
-	// native submitter needs (3.5.x or 4.0.x).
+	// native submitter needs (3.5.x or 4.0.x): --spark-version.
 	DriverSparkVersion string
+	// ImageSparkVersion is the Spark version the driver's baked image's
+	// jars say (pipeline.Result.DriverSparkVersion). DriverSparkVersion wins
+	// over it (with a warning when they differ); it wins over the tag of an
+	// official Apache Spark image.
+	ImageSparkVersion string
 	// Quiet and Verbose set how much progress goes to Stderr.
 	Quiet, Verbose bool
 	Stderr         io.Writer

@@ -25,7 +25,8 @@ const (
 var nativeEnv = []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_DIRS",
 	"HADOOP_CONF_DIR", "SPARK_CONF_DIR", "SPARK_HOME", "USER", "MASTER"}
 
-// nativeObjects builds what spark-submit would create for args.
+// nativeObjects builds what spark-submit would create for args; a conflict
+// between --spark-version and the baked image goes to o.Stderr.
 func nativeObjects(args []string, o *Options) (*native.Objects, error) {
 	env := map[string]string{}
 	for _, k := range nativeEnv {
@@ -39,14 +40,34 @@ func nativeObjects(args []string, o *Options) (*native.Objects, error) {
 			env["USER"] = u.Username
 		}
 	}
-	in, err := native.FromArgv(args, o.DriverSparkVersion, env)
+	in, err := native.FromArgv(args, "", env)
 	if err != nil {
 		return nil, err
 	}
-	if in.SparkVersion == "" {
-		in.SparkVersion = imageSparkVersion(in.Conf)
+	v, warning := driverSparkVersion(o.DriverSparkVersion, o.ImageSparkVersion, in.Conf)
+	if warning != "" {
+		fmt.Fprintf(o.Stderr, "prebake: warning: %s\n", warning)
 	}
+	in.SparkVersion = v
 	return native.Build(in)
+}
+
+// driverSparkVersion picks the Spark version whose rules the native
+// submitter follows: --spark-version (flag), else the version the baked
+// image's jars say (image, from the bake or its cache hit), else the tag of
+// an official Apache Spark image. A flag that differs from the image's jars
+// wins, with a warning: the rules (and the spark-version label) follow the
+// flag, not the Spark that will run.
+func driverSparkVersion(flag, image string, conf map[string]string) (version, warning string) {
+	switch {
+	case flag != "" && image != "" && flag != image:
+		return flag, fmt.Sprintf("--spark-version %s, but the baked driver image's jars are Spark %s: following %s's rules", flag, image, flag)
+	case flag != "":
+		return flag, ""
+	case image != "":
+		return image, ""
+	}
+	return imageSparkVersion(conf), ""
 }
 
 // officialTag is the tag of Apache Spark's images (apache/spark, spark):

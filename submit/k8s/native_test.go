@@ -1,6 +1,93 @@
 package k8s
 
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestDriverSparkVersion: --spark-version > the baked image's jars > an
+// official image's tag; a flag that differs from the jars wins, warned.
+func TestDriverSparkVersion(t *testing.T) {
+	official := map[string]string{"spark.kubernetes.container.image": "apache/spark:3.5.9"}
+	custom := map[string]string{"spark.kubernetes.container.image": "registry.example.com/team/runtime:prod"}
+	for _, tc := range []struct {
+		name        string
+		flag, image string
+		conf        map[string]string
+		want        string
+		warn        bool
+	}{
+		{"flag only", "4.0.5", "", custom, "4.0.5", false},
+		{"image jars only, custom tag", "", "4.0.1", custom, "4.0.1", false},
+		{"image jars beat the official tag", "", "4.0.1", official, "4.0.1", false},
+		{"official tag last", "", "", official, "3.5.9", false},
+		{"nothing known", "", "", custom, "", false},
+		{"flag and jars agree", "4.0.1", "4.0.1", custom, "4.0.1", false},
+		{"flag beats jars, warned", "3.5.9", "4.0.1", custom, "3.5.9", true},
+		{"flag beats the tag silently", "4.0.5", "", official, "4.0.5", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, warning := driverSparkVersion(tc.flag, tc.image, tc.conf)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("version (-want +got):\n%s", diff)
+			}
+			if (warning != "") != tc.warn {
+				t.Errorf("warning %q, want one: %v", warning, tc.warn)
+			}
+			if tc.warn && (!strings.Contains(warning, "--spark-version "+tc.flag) || !strings.Contains(warning, tc.image)) {
+				t.Errorf("warning %q names neither the flag nor the image's version", warning)
+			}
+		})
+	}
+}
+
+// TestDryRunImageSparkVersion: with no --spark-version, the baked image's
+// version picks the 4.0 rules for a non-official tag (the on-demand PVC is
+// ReadWriteOncePod, the label says 4.0.1); a differing flag wins and warns.
+func TestDryRunImageSparkVersion(t *testing.T) {
+	args := []string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster", "--name", "v",
+		"--conf", "spark.kubernetes.container.image=registry.example.com/team/runtime:prod",
+		"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.data.options.claimName=OnDemand",
+		"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.data.options.sizeLimit=1Gi",
+		"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.data.options.storageClass=standard",
+		"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.data.mount.path=/data",
+		"--class", "Main", "local:///opt/app.jar"}
+	for _, tc := range []struct {
+		name, flag, image string
+		wantMode          corev1.PersistentVolumeAccessMode
+		wantLabel         string
+		warn              bool
+	}{
+		{"image 4.0", "", "4.0.1", corev1.ReadWriteOncePod, "4.0.1", false},
+		{"image 3.5", "", "3.5.2", corev1.ReadWriteOnce, "3.5.2", false},
+		{"flag wins", "3.5.9", "4.0.1", corev1.ReadWriteOnce, "3.5.9", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			o := Options{DriverSparkVersion: tc.flag, ImageSparkVersion: tc.image, Stderr: &stderr,
+				Getenv: mapEnv(map[string]string{"USER": "u"})}
+			if err := DryRun(args, o, &stdout); err != nil {
+				t.Fatal(err)
+			}
+			y := stdout.String()
+			if !strings.Contains(y, "- "+string(tc.wantMode)+"\n") || !strings.Contains(y, "spark-version: "+tc.wantLabel+"\n") {
+				t.Errorf("want access mode %s and label spark-version %s in:\n%s", tc.wantMode, tc.wantLabel, y)
+			}
+			if got := strings.Contains(stderr.String(), "warning: --spark-version"); got != tc.warn {
+				t.Errorf("warning printed: %v, want %v: %q", got, tc.warn, stderr.String())
+			}
+		})
+	}
+	// Nothing known: the error names --spark-version.
+	err := DryRun(args, Options{Getenv: mapEnv(map[string]string{"USER": "u"})}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--spark-version") {
+		t.Errorf("no version: %v, want an error naming --spark-version", err)
+	}
+}
 
 func TestImageSparkVersion(t *testing.T) {
 	for img, want := range map[string]string{
