@@ -2,11 +2,14 @@ package k8s
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/prebake/prebake/submit/k8s/native"
 )
 
 // TestDriverSparkVersion: --spark-version > the baked image's jars > an
@@ -82,10 +85,11 @@ func TestDryRunImageSparkVersion(t *testing.T) {
 			}
 		})
 	}
-	// Nothing known: the error names --spark-version.
+	// Nothing known: an unsupported Spark version (cmd's hint names --spark-version).
 	err := DryRun(args, Options{Getenv: mapEnv(map[string]string{"USER": "u"})}, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), "--spark-version") {
-		t.Errorf("no version: %v, want an error naming --spark-version", err)
+	var ue *native.UnsupportedError
+	if !errors.As(err, &ue) || ue.Option != native.OptionSparkVersion {
+		t.Errorf("no version: %v, want a native.UnsupportedError for %s", err, native.OptionSparkVersion)
 	}
 }
 
