@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/javaprops"
+	"github.com/prebake/prebake/submit"
 )
 
 // Resource types (spark.kubernetes.resource.type).
@@ -164,10 +165,7 @@ func FromArgv(argv []string, sparkVersion string, env map[string]string) (*Input
 		props[kv[0]] = kv[1]
 	}
 	var files []string
-	confDir := env["SPARK_CONF_DIR"]
-	if confDir == "" && env["SPARK_HOME"] != "" {
-		confDir = filepath.Join(env["SPARK_HOME"], "conf")
-	}
+	confDir := submit.SparkConfDir(func(k string) string { return env[k] })
 	defaults := ""
 	if confDir != "" {
 		defaults = filepath.Join(confDir, "spark-defaults.conf")
