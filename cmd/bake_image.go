@@ -121,7 +121,7 @@ type bakeImageJSON struct {
 }
 
 func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []string, stdout, stderr io.Writer) error {
-	out, err := checkOutput(g, "text", "json")
+	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 		return err
 	}
 	conf := res.SparkConf()
-	if out == "json" {
+	if out == outJSON {
 		js := bakeImageJSON{Result: res, SparkConf: map[string]string{}}
 		for _, kv := range conf {
 			js.SparkConf[kv[0]] = kv[1]

@@ -187,7 +187,7 @@ type bakeS3JarJS struct {
 }
 
 func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string, stdout, stderr io.Writer) error {
-	out, err := checkOutput(g, "text", "json")
+	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 		rep.Alertf("presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job", o.expires)
 	}
 	value := s3store.JarsValue(urls)
-	if out == "json" {
+	if out == outJSON {
 		js := bakeS3JSON{Store: store.URL(), LockHash: res.Manifest.LockHash, Hit: res.Hit, Uploaded: res.Uploaded, Skipped: res.Skipped,
 			Repaired: res.Repaired, BytesSent: res.BytesSent, URLStyle: o.urlStyle, SparkJars: value, Jars: []bakeS3JarJS{}}
 		for i, j := range res.Manifest.Jars {

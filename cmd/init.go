@@ -52,7 +52,7 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main local:///opt/app.jar`,
 			RunE: func(c *cobra.Command, args []string) error {
-				out, err := checkOutput(g, "text", "json")
+				out, err := checkOutput(g, outText, outJSON)
 				if err != nil {
 					return err
 				}
@@ -102,7 +102,7 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 				if file != "prebake.yaml" {
 					next = "prebake submit --config " + file + next[len("prebake submit"):]
 				}
-				if out == "json" {
+				if out == outJSON {
 					enc := json.NewEncoder(c.OutOrStdout())
 					enc.SetIndent("", "  ")
 					enc.SetEscapeHTML(false)

@@ -37,7 +37,7 @@ spark.jars value they give.`,
 }
 
 func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, stdout, stderr io.Writer) error {
-	out, err := checkOutput(g, "text", "json")
+	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, 
 	if err != nil {
 		return err
 	}
-	if out == "json" {
+	if out == outJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)

@@ -52,7 +52,7 @@ differ); 64 for a usage error, 65 for a malformed lock, 66 for a missing one.`,
 }
 
 func runLockDiff(_ context.Context, g *globals, oldPath, newPath string, check bool, stdout io.Writer) error {
-	out, err := checkOutput(g, "text", "json")
+	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func runLockDiff(_ context.Context, g *globals, oldPath, newPath string, check b
 	if err != nil {
 		return err
 	}
-	if out == "json" {
+	if out == outJSON {
 		err = lockdiff.WriteJSON(stdout, d)
 	} else {
 		err = lockdiff.WriteText(stdout, d)

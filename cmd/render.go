@@ -15,7 +15,7 @@ import (
 
 // render prints a backend's outcome with -o out and returns the run's error
 // (err), unless the output could not be written.
-func render(out string, o submit.Outcome, err error, stdout, stderr io.Writer) error {
+func render(out outputFormat, o submit.Outcome, err error, stdout, stderr io.Writer) error {
 	switch r := o.(type) {
 	case *k8s.Result:
 		return renderK8s(out, r, err, stdout, stderr)
@@ -23,7 +23,7 @@ func render(out string, o submit.Outcome, err error, stdout, stderr io.Writer) e
 		return renderREST(out, r, stdout)
 	case *local.Result:
 		// Text: spark-submit's own output was the run's; the CLI prints the error.
-		if out == "json" {
+		if out == outJSON {
 			if werr := writeResultJSON(stdout, r); werr != nil && err == nil {
 				return exitcode.New(exitcode.Internal, werr)
 			}
@@ -43,8 +43,8 @@ func writeResultJSON(w io.Writer, v any) error {
 // renderK8s prints a K8s run: JSON, or the summary on stdout and, when the
 // run failed, the container statuses and the log tail on stderr. err is the
 // run's error, returned unless the JSON could not be written.
-func renderK8s(out string, r *k8s.Result, err error, stdout, stderr io.Writer) error {
-	if out == "json" {
+func renderK8s(out outputFormat, r *k8s.Result, err error, stdout, stderr io.Writer) error {
+	if out == outJSON {
 		if werr := writeResultJSON(stdout, r); werr != nil && err == nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
@@ -56,8 +56,8 @@ func renderK8s(out string, r *k8s.Result, err error, stdout, stderr io.Writer) e
 
 // renderREST prints a REST run: JSON, or the summary on stdout. It returns
 // the run's error.
-func renderREST(out string, r *rest.Result, stdout io.Writer) error {
-	if out == "json" {
+func renderREST(out outputFormat, r *rest.Result, stdout io.Writer) error {
+	if out == outJSON {
 		if err := writeResultJSON(stdout, r); err != nil {
 			return exitcode.New(exitcode.Internal, err)
 		}

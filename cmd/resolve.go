@@ -69,7 +69,7 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
     --cache "$PWD/.demo/cache" --lock .demo/prebake.lock \
     ch.qos.logback:logback-classic:1.4.11 org.slf4j:slf4j-api:1.7.36`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := checkOutput(g, "tree", "names", "json")
+			out, err := checkOutput(g, outTree, outNames, outJSON)
 			if err != nil {
 				return err
 			}
@@ -93,14 +93,14 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 	return c
 }
 
-func printResolve(w io.Writer, format string, res *resolver.Result) error {
+func printResolve(w io.Writer, format outputFormat, res *resolver.Result) error {
 	switch format {
-	case "names":
+	case outNames:
 		for _, a := range res.Lock.Artifacts {
 			fmt.Fprintln(w, a.File)
 		}
 		return nil
-	case "json":
+	case outJSON:
 		j := resolveJSON{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []resolvedArtifact{}, Evicted: []evictedJSON{}, Tree: []*treeJSON{}}
 		for i, a := range res.Lock.Artifacts {
 			j.Artifacts = append(j.Artifacts, resolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i]})

@@ -79,8 +79,8 @@ func finishResult(g *globals, rec *stdoutRecorder, err error, code int) error {
 		data, _ := json.MarshalIndent(r, "", "  ")
 		return append(data, '\n')
 	}
-	own := g.output == "json" && rec.n > 0 && rec.n == int64(rec.buf.Len()) && json.Valid(rec.buf.Bytes())
-	if err != nil && g.output == "json" && rec.n == 0 {
+	own := g.output == outJSON && rec.n > 0 && rec.n == int64(rec.buf.Len()) && json.Valid(rec.buf.Bytes())
+	if err != nil && g.output == outJSON && rec.n == 0 {
 		_, _ = rec.Write(doc())
 		own = true
 	}

@@ -47,7 +47,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			out, err := checkOutput(g, "text", "json")
+			out, err := checkOutput(g, outText, outJSON)
 			if err != nil {
 				return err
 			}
@@ -107,7 +107,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 
 // rewriteManifest runs `prebake rewrite --manifest FILE`: the rewritten YAML
 // on stdout, or -o json with the changes.
-func rewriteManifest(c *cobra.Command, g *globals, file, out string, opts []submit.RewriteOption) error {
+func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat, opts []submit.RewriteOption) error {
 	var data []byte
 	var err error
 	if file == "-" {
@@ -134,8 +134,8 @@ func rewriteManifest(c *cobra.Command, g *globals, file, out string, opts []subm
 
 // printRewrite prints a rewrite result: v as JSON with -o json, else the
 // warnings on stderr and text on stdout.
-func printRewrite(c *cobra.Command, g *globals, out string, v any, warnings []string, text string) error {
-	if out == "json" {
+func printRewrite(c *cobra.Command, g *globals, out outputFormat, v any, warnings []string, text string) error {
+	if out == outJSON {
 		enc := json.NewEncoder(c.OutOrStdout())
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")

@@ -24,7 +24,7 @@ import (
 
 // globals are the persistent flags of every command.
 type globals struct {
-	output  string
+	output  outputFormat
 	quiet   bool
 	verbose bool
 	config  string
@@ -71,7 +71,7 @@ followed to its real end.`,
 		Version:       buildVersion(),
 	}
 	root.SetVersionTemplate("prebake {{.Version}}\n")
-	root.PersistentFlags().StringVarP(&g.output, "output", "o", "", "output format: text|json (resolve: tree|names|json)")
+	root.PersistentFlags().VarP(outputValue{&g.output}, "output", "o", "output format: text|json (resolve: tree|names|json)")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "print more progress detail")
 	root.PersistentFlags().StringVar(&g.resultFile, "result-file", "", "also write the JSON result (or, on failure, {exitCode, error, warnings}) to this file, atomically (Airflow XCom: /airflow/xcom/return.json)")
@@ -162,8 +162,9 @@ func isCobraUsageError(err error) bool {
 	return false
 }
 
-// checkOutput validates -o for a command, defaulting to the first allowed value.
-func checkOutput(g *globals, allowed ...string) (string, error) {
+// checkOutput checks that a command prints -o's format (one of allowed),
+// defaulting to the first allowed format.
+func checkOutput(g *globals, allowed ...outputFormat) (outputFormat, error) {
 	if g.output == "" {
 		return allowed[0], nil
 	}

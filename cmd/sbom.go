@@ -34,7 +34,7 @@ set, else 1970-01-01T00:00:01Z.`,
 }
 
 func runSBOM(g *globals, lockPath string, stdout io.Writer) error {
-	if _, err := checkOutput(g, "json"); err != nil {
+	if _, err := checkOutput(g, outJSON); err != nil {
 		return err
 	}
 	ts, err := layers.Epoch()

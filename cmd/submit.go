@@ -44,8 +44,8 @@ func newBackends() backends {
 
 // forMaster checks -o (text or json) and returns it with the backend of a
 // master URL.
-func (bs backends) forMaster(g *globals, cmd, master string, outputs ...string) (string, backend, error) {
-	out, err := checkOutput(g, append([]string{"text", "json"}, outputs...)...)
+func (bs backends) forMaster(g *globals, cmd, master string, outputs ...outputFormat) (outputFormat, backend, error) {
+	out, err := checkOutput(g, append([]outputFormat{outText, outJSON}, outputs...)...)
 	if err != nil {
 		return "", nil, err
 	}
@@ -83,7 +83,7 @@ type submitRequest struct {
 	ImageSparkVersion string
 	Master            string
 	Flags             *submitFlags
-	Output            string // text|json
+	Output            outputFormat // text|json|yaml
 	Quiet             bool
 	Verbose           bool
 	Stdout            io.Writer
@@ -94,7 +94,7 @@ type submitRequest struct {
 type idRequest struct {
 	ID     string
 	Master string
-	Output string
+	Output outputFormat
 	Stdout io.Writer
 	Stderr io.Writer
 	Flags  *pflag.FlagSet
@@ -160,7 +160,7 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			master := findMaster(args)
 			// yaml: the objects of k8s --dry-run.
-			out, b, err := bs.forMaster(g, c.Name(), master, "yaml")
+			out, b, err := bs.forMaster(g, c.Name(), master, outYAML)
 			if err != nil {
 				return err
 			}

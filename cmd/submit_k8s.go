@@ -47,7 +47,7 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	if b.dryRun {
 		return k8s.DryRun(req.Args, k8s.Options{DriverSparkVersion: b.sparkVersion, ImageSparkVersion: req.ImageSparkVersion, Getenv: os.Getenv, Stderr: req.Stderr}, req.Stdout)
 	}
-	if req.Output == "yaml" {
+	if req.Output == outYAML {
 		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
 	}
 	o := b.options(req)
@@ -92,7 +92,7 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 	if ss == nil { // no answer to render
 		return err
 	}
-	if req.Output == "json" {
+	if req.Output == outJSON {
 		if werr := writeResultJSON(req.Stdout, ss); werr != nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
@@ -111,7 +111,7 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 	if tried == nil { // no answer to render
 		return err
 	}
-	if req.Output == "json" {
+	if req.Output == outJSON {
 		if werr := writeResultJSON(req.Stdout, k8s.Deleted(tried)); werr != nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}

@@ -26,7 +26,7 @@ func (localBackend) Submit(ctx context.Context, req *submitRequest) error {
 	out, err := local.Backend{Options: local.Options{
 		SparkSubmit: bin,
 		Timeout:     req.Flags.timeout,
-		JSON:        req.Output == "json",
+		JSON:        req.Output == outJSON,
 		Stdin:       os.Stdin,
 		Stdout:      req.Stdout,
 		Stderr:      req.Stderr,

@@ -77,7 +77,7 @@ func (b *restBackend) printID(req *idRequest, r *rest.Response) error {
 	if r == nil {
 		return nil
 	}
-	if req.Output == "json" {
+	if req.Output == outJSON {
 		enc := json.NewEncoder(req.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
@@ -117,7 +117,7 @@ func (b *restBackend) Status(ctx context.Context, req *idRequest) error {
 
 func (b *restBackend) Kill(ctx context.Context, req *idRequest) error {
 	r, err := rest.Kill(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
-	if err == nil && r != nil && req.Output != "json" {
+	if err == nil && r != nil && req.Output != outJSON {
 		fmt.Fprintln(req.Stdout, r.Message)
 		return nil
 	}

@@ -57,7 +57,7 @@ flags are defaults for every set; a set's repositories and excludes add to them.
 }
 
 func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.Writer) error {
-	out, err := checkOutput(g, "text", "json")
+	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		return resolveLockAndJars(ctx, &f, nil, rep)
 	}, o.sets, s3store.Verify(o.verify))
 	rep.Wait()
-	if out == "json" {
+	if out == outJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(map[string]any{"store": store.URL(), "shard": o.shard, "sets": results}); err != nil {
@@ -175,7 +175,7 @@ because a bake in progress uploads its jars before its manifest.`,
 }
 
 func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writer) error {
-	out, err := checkOutput(g, "text", "json")
+	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	if out == "json" {
+	if out == outJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"store": store.URL(), "dryRun": o.dryRun, "result": res})

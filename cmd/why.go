@@ -72,7 +72,7 @@ When --lock matches the inputs, the lock alone has no graph: why resolves again
   prebake why 'com.fasterxml.jackson.*:*' --packages io.delta:delta-spark_2.12:3.2.0 -o json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, err := checkOutput(g, "text", "json")
+			out, err := checkOutput(g, outText, outJSON)
 			if err != nil {
 				return err
 			}
@@ -119,8 +119,8 @@ When --lock matches the inputs, the lock alone has no graph: why resolves again
 	return c
 }
 
-func printWhy(w io.Writer, format, pattern, lockHash string, fromLock bool, mods []resolver.ModuleWhy) error {
-	if format == "json" {
+func printWhy(w io.Writer, format outputFormat, pattern, lockHash string, fromLock bool, mods []resolver.ModuleWhy) error {
+	if format == outJSON {
 		j := whyJSON{Module: pattern, LockHash: lockHash, FromLock: fromLock, Modules: []whyModuleJSON{}}
 		for _, m := range mods {
 			jm := whyModuleJSON{Module: m.Group + ":" + m.Artifact, Chosen: append([]string{}, m.Chosen...),
