@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s/native"
@@ -46,6 +47,16 @@ var optionHints = map[string]string{
 	"k8s.Options.SparkSubmit":   "pass --spark-submit PATH",
 	"local.Options.SparkSubmit": "pass --spark-submit PATH",
 	"k8s.Options.Via":           "flag --via",
+
+	// The options whose value explains an outcome: a limit reached, a
+	// driver left running.
+	"k8s.Options.Timeout":        "the limit is --timeout",
+	"local.Options.Timeout":      "the limit is --timeout",
+	"rest.WithTimeout":           "the limit is --timeout",
+	"k8s.Options.PendingTimeout": "the limit is --pending-timeout",
+	"k8s.Options.KillHungDriver": "as --kill-hung-driver=false asks",
+	"rest.WithKillOnCancel":      "as --kill-on-cancel=false asks",
+	"rest.WithPort":              "flag --rest-port",
 }
 
 // errorHints are hints for typed library errors that no single option
@@ -80,10 +91,9 @@ type hintError struct {
 func (e *hintError) Error() string { return e.err.Error() + "; " + strings.Join(e.hints, "; ") }
 func (e *hintError) Unwrap() error { return e.err }
 
-// withHint adds to err the hints naming the CLI flags for the library
-// option (the outermost errdefs.OptionError) and the typed errors it
-// reports, if there are any.
-func withHint(err error) error {
+// hintsFor returns the hints naming the CLI flags for the library option
+// (the outermost errdefs.OptionError) and the typed errors err reports.
+func hintsFor(err error) []string {
 	if err == nil {
 		return nil
 	}
@@ -96,8 +106,28 @@ func withHint(err error) error {
 			hints = append(hints, hint)
 		}
 	}
+	return hints
+}
+
+// withHint adds to err the hints naming the CLI flags (hintsFor), if there
+// are any.
+func withHint(err error) error {
+	var he *hintError
+	if errors.As(err, &he) {
+		return err // hinted already
+	}
+	hints := hintsFor(err)
 	if len(hints) == 0 {
 		return err
 	}
 	return &hintError{err: err, hints: hints}
+}
+
+// withHintMessage is a result's one-line message (what the library says of
+// err) with err's hints, for -o json: the same text the CLI prints.
+func withHintMessage(msg string, err error) string {
+	if hints := hintsFor(err); msg != "" && len(hints) > 0 {
+		return msg + "; " + redact.Line(strings.Join(hints, "; "))
+	}
+	return msg
 }

@@ -256,11 +256,17 @@ func TestExitCodesFromSubmitREST(t *testing.T) {
 		extra  []string
 		cancel time.Duration
 		want   result
+		// hint is in the JSON message and the error on stderr: the library
+		// names its option, the CLI the flag.
+		hint string
 	}{
-		{"driver finished", []sparkresttest.Step{{State: "RUNNING"}, {State: "FINISHED"}}, nil, 0, result{exitcode.OK, exitcode.SourceDriver, "FINISHED"}},
-		{"driver failed", []sparkresttest.Step{{State: "RUNNING"}, {State: "FAILED"}}, nil, 0, result{exitcode.DriverFailed, exitcode.SourceDriver, "FAILED"}},
-		{"timeout", []sparkresttest.Step{{State: "RUNNING", Polls: 1 << 20}}, []string{"--timeout", "300ms"}, 0, result{exitcode.Timeout, exitcode.SourcePrebake, "Timeout"}},
-		{"cancel", []sparkresttest.Step{{State: "RUNNING", Polls: 1 << 20}}, nil, 300 * time.Millisecond, result{exitcode.DriverFailed, exitcode.SourcePrebake, "Cancelled"}},
+		{"driver finished", []sparkresttest.Step{{State: "RUNNING"}, {State: "FINISHED"}}, nil, 0, result{exitcode.OK, exitcode.SourceDriver, "FINISHED"}, ""},
+		{"driver failed", []sparkresttest.Step{{State: "RUNNING"}, {State: "FAILED"}}, nil, 0, result{exitcode.DriverFailed, exitcode.SourceDriver, "FAILED"}, ""},
+		{"timeout", []sparkresttest.Step{{State: "RUNNING", Polls: 1 << 20}}, []string{"--timeout", "300ms"}, 0, result{exitcode.Timeout, exitcode.SourcePrebake, "Timeout"},
+			"reached with the driver RUNNING (left running; stop it with: prebake kill driver-"},
+		{"cancel", []sparkresttest.Step{{State: "RUNNING", Polls: 1 << 20}}, nil, 300 * time.Millisecond, result{exitcode.DriverFailed, exitcode.SourcePrebake, "Cancelled"}, ""},
+		{"cancel, driver kept", []sparkresttest.Step{{State: "RUNNING", Polls: 1 << 20}}, []string{"--kill-on-cancel=false"}, 300 * time.Millisecond,
+			result{exitcode.DriverFailed, exitcode.SourcePrebake, "Cancelled"}, "is left running; as --kill-on-cancel=false asks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,6 +288,14 @@ func TestExitCodesFromSubmitREST(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("JSON result (-want +got):\n%s", diff)
 			}
+			if tt.hint == "" {
+				return
+			}
+			var msg struct{ Message string }
+			_ = json.Unmarshal([]byte(stdout), &msg)
+			if !strings.Contains(msg.Message, tt.hint) || !strings.Contains(stderr, tt.hint) || (code == exitcode.Timeout && !strings.HasSuffix(msg.Message, "; the limit is --timeout")) {
+				t.Errorf("want %q in the JSON message %q and on stderr:\n%s", tt.hint, msg.Message, stderr)
+			}
 		})
 	}
 	t.Run("unknown submission", func(t *testing.T) {
@@ -297,7 +311,7 @@ func TestExitCodesFromSubmitREST(t *testing.T) {
 		addr := strings.TrimPrefix(l.URL, "http://")
 		l.Close()
 		code, _, stderr := runPrebake(context.Background(), "status", "driver-1", "--master", "spark://"+addr)
-		if code != exitcode.Unavailable || !regexp.MustCompile(`spark\.master\.rest\.enabled=true`).MatchString(stderr) {
+		if code != exitcode.Unavailable || !regexp.MustCompile(`spark\.master\.rest\.enabled=true.*or give its port if it listens elsewhere; flag --rest-port`).MatchString(stderr) {
 			t.Errorf("status with no REST server: exit %d, want %d and the fix\n%s", code, exitcode.Unavailable, stderr)
 		}
 	})

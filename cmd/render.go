@@ -12,6 +12,9 @@ import (
 )
 
 // The backends return their outcomes; render is the one renderer of each.
+// A result's message is the library's; with -o json render adds the hints
+// naming the CLI's flags (withHintMessage), as the CLI adds them to the
+// error it prints.
 
 // render prints a backend's outcome with -o out and returns the run's error
 // (err), unless the output could not be written.
@@ -24,6 +27,7 @@ func render(out outputFormat, o submit.Outcome, err error, stdout, stderr io.Wri
 	case *local.Result:
 		// Text: spark-submit's own output was the run's; the CLI prints the error.
 		if out == outJSON {
+			r.Message = withHintMessage(r.Message, err)
 			if werr := writeResultJSON(stdout, r); werr != nil && err == nil {
 				return exitcode.New(exitcode.Internal, werr)
 			}
@@ -45,6 +49,7 @@ func writeResultJSON(w io.Writer, v any) error {
 // run's error, returned unless the JSON could not be written.
 func renderK8s(out outputFormat, r *k8s.Result, err error, stdout, stderr io.Writer) error {
 	if out == outJSON {
+		r.Message = withHintMessage(r.Message, err)
 		if werr := writeResultJSON(stdout, r); werr != nil && err == nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
@@ -58,6 +63,7 @@ func renderK8s(out outputFormat, r *k8s.Result, err error, stdout, stderr io.Wri
 // the run's error.
 func renderREST(out outputFormat, r *rest.Result, stdout io.Writer) error {
 	if out == outJSON {
+		r.Message = withHintMessage(r.Message, r.Err())
 		if err := writeResultJSON(stdout, r); err != nil {
 			return exitcode.New(exitcode.Internal, err)
 		}

@@ -26,25 +26,30 @@ import (
 type Options struct {
 	// SparkSubmit is the spark-submit binary to run. Required.
 	SparkSubmit string
-	// Timeout bounds the whole run (exit 75). Zero: none.
+	// Timeout bounds the whole run (an errdefs.Timeout error whose
+	// errdefs.OptionOf is "k8s.Options.Timeout"). Zero: none.
 	Timeout time.Duration
 	// PollInterval is the time between two Gets of the driver pod, ±10 %
 	// jitter. The default is 10s.
 	PollInterval time.Duration
 	// PendingTimeout fails a driver that stays Pending or waiting
-	// (ImagePullBackOff, Unschedulable, ...) this long (exit 75). The default
-	// is 10m; negative disables it.
+	// (ImagePullBackOff, Unschedulable, ...) this long (errdefs.Timeout,
+	// option "k8s.Options.PendingTimeout"). The default is 10m; negative
+	// disables it.
 	PendingTimeout time.Duration
 	// HungGrace is how long the driver container may keep running after
 	// SparkContext has stopped. The default is 2m.
 	HungGrace time.Duration
 	// NotFoundGrace is how long a pod that was never seen may be missing
-	// after spark-submit returned (exit 66 after it). The default is 1m.
+	// after spark-submit returned (errdefs.NotFound after it). The default
+	// is 1m.
 	NotFoundGrace time.Duration
 	// APIRetryTimeout is how long 5xx and network errors are retried before
-	// giving up (exit 69). The default is 5m.
+	// giving up (errdefs.Unavailable). The default is 5m.
 	APIRetryTimeout time.Duration
-	// KillHungDriver deletes a hung driver's pod.
+	// KillHungDriver deletes a hung driver's pod. Without it, the
+	// errdefs.Hung error of a hung driver has the errdefs.OptionOf
+	// "k8s.Options.KillHungDriver" (it says why the pod is left running).
 	KillHungDriver bool
 	// KillOnCancel deletes the driver pod when ctx is cancelled, the timeout
 	// is reached or the driver stays stuck past PendingTimeout.
@@ -61,7 +66,7 @@ type Options struct {
 	// SubmitterAuto (see chooseSubmitter).
 	Submitter string
 	// DriverSparkVersion is the driver image's Spark version, which the
-	// native submitter needs (3.5.x or 4.0.x): --spark-version.
+	// native submitter needs (3.5.x or 4.0.x).
 	DriverSparkVersion string
 	// ImageSparkVersion is the Spark version the driver's baked image's
 	// jars say (pipeline.Result.DriverSparkVersion). DriverSparkVersion wins
@@ -123,7 +128,7 @@ const (
 // cancel. 130 would read as a driver exit code in the conventions' table.
 const kindCancelled = errdefs.DriverFailed
 
-var errTimeout = errors.New("--timeout reached")
+var errTimeout = errors.New("time limit reached")
 
 // authRetries is how many times a 401/403 is retried with re-read
 // credentials before giving up.
@@ -541,11 +546,11 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 		if msg != "" {
 			detail += ": " + oneLine(msg)
 		}
-		err := fmt.Errorf("driver pod %s/%s stuck in %s for %s (--pending-timeout): %s", w.ns, w.pod, pod.Status.Phase, w.o.PendingTimeout, detail)
+		err := fmt.Errorf("driver pod %s/%s stuck in %s for %s, the pending time limit: %s", w.ns, w.pod, pod.Status.Phase, w.o.PendingTimeout, detail)
 		if w.o.KillOnCancel {
 			err = fmt.Errorf("%w; %s", err, w.kill())
 		}
-		return true, errdefs.New(errdefs.Timeout, err)
+		return true, errdefs.New(errdefs.Timeout, &errdefs.OptionError{Option: "k8s.Options.PendingTimeout", Err: err})
 	}
 	return false, nil
 }
@@ -669,16 +674,20 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Resu
 	if w.o.KillHungDriver {
 		msg += "; " + w.kill()
 	} else {
-		msg += "; the driver pod was left running (--kill-hung-driver=false)"
+		msg += "; the driver pod was left running"
 	}
 	res.Message = msg
 	w.fillLogTail(ctx, pod, res)
 	w.progressf("%s", msg)
+	err = errdefs.Errorf(errdefs.Hung, "%s", msg)
 	if f.exitCode != nil {
 		res.DriverExitCode = f.exitCode
-		return true, driverExit(*f.exitCode, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *f.exitCode))
+		err = driverExit(*f.exitCode, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *f.exitCode))
 	}
-	return true, errdefs.Errorf(errdefs.Hung, "%s", msg)
+	if !w.o.KillHungDriver {
+		err = &errdefs.OptionError{Option: "k8s.Options.KillHungDriver", Err: err} // it says why the pod was left running
+	}
+	return true, err
 }
 
 func (w *driverWatch) fillLogTail(ctx context.Context, pod *corev1.Pod, res *Result) {
@@ -724,14 +733,17 @@ func (w *driverWatch) interrupted(ctx context.Context, res *Result) error {
 }
 
 func interruptedErr(ctx context.Context, res *Result, extra string) error {
-	what, code := "cancelled", kindCancelled
+	what, code, option := "cancelled", kindCancelled, ""
 	res.Reason = reasonCancelled
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		what, code = "--timeout reached", errdefs.Timeout
+		what, code, option = "time limit reached", errdefs.Timeout, "k8s.Options.Timeout"
 		res.Reason = reasonTimeout
 	}
 	if extra != "" {
 		what += "; " + extra
+	}
+	if option != "" {
+		return errdefs.Optionf(code, option, "%s", what)
 	}
 	return errdefs.Errorf(code, "%s", what)
 }

@@ -61,7 +61,7 @@ func nativeObjects(args []string, o *Options) (*native.Objects, error) {
 func driverSparkVersion(flag, image string, conf map[string]string) (version, warning string) {
 	switch {
 	case flag != "" && image != "" && flag != image:
-		return flag, fmt.Sprintf("--spark-version %s, but the baked driver image's jars are Spark %s: following %s's rules", flag, image, flag)
+		return flag, fmt.Sprintf("Spark %s asked for, but the baked driver image's jars are Spark %s: following %s's rules", flag, image, flag)
 	case flag != "":
 		return flag, ""
 	case image != "":

@@ -41,8 +41,8 @@ func TestDriverSparkVersion(t *testing.T) {
 			if (warning != "") != tc.warn {
 				t.Errorf("warning %q, want one: %v", warning, tc.warn)
 			}
-			if tc.warn && (!strings.Contains(warning, "--spark-version "+tc.flag) || !strings.Contains(warning, tc.image)) {
-				t.Errorf("warning %q names neither the flag nor the image's version", warning)
+			if tc.warn && (!strings.Contains(warning, "Spark "+tc.flag+" asked for") || !strings.Contains(warning, tc.image)) {
+				t.Errorf("warning %q names neither the version asked for nor the image's", warning)
 			}
 		})
 	}
@@ -80,7 +80,7 @@ func TestDryRunImageSparkVersion(t *testing.T) {
 			if !strings.Contains(y, "- "+string(tc.wantMode)+"\n") || !strings.Contains(y, "spark-version: "+tc.wantLabel+"\n") {
 				t.Errorf("want access mode %s and label spark-version %s in:\n%s", tc.wantMode, tc.wantLabel, y)
 			}
-			if got := strings.Contains(stderr.String(), "warning: --spark-version"); got != tc.warn {
+			if got := strings.Contains(stderr.String(), "warning: Spark 3.5.9 asked for"); got != tc.warn {
 				t.Errorf("warning printed: %v, want %v: %q", got, tc.warn, stderr.String())
 			}
 		})

@@ -210,11 +210,11 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 			case "", "SUBMITTED", "PENDING_RERUN":
 				if w.o.PendingTimeout > 0 && w.now().Sub(stuckSince) >= w.o.PendingTimeout {
 					res.Reason = reasonPending
-					err := fmt.Errorf("SparkApplication %s/%s still %s after %s (--pending-timeout)", w.ns, name, orNA(state), w.o.PendingTimeout)
+					err := fmt.Errorf("SparkApplication %s/%s still %s after %s, the pending time limit", w.ns, name, orNA(state), w.o.PendingTimeout)
 					if w.o.KillOnCancel {
 						err = fmt.Errorf("%w; %s", err, kill())
 					}
-					return errdefs.New(errdefs.Timeout, err)
+					return errdefs.New(errdefs.Timeout, &errdefs.OptionError{Option: "k8s.Options.PendingTimeout", Err: err})
 				}
 			default:
 				stuckSince = w.now()

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/submit"
 )
@@ -106,6 +107,9 @@ type watchCase struct {
 	wantDeleted bool
 	wantMsg     string
 	wantLogTail bool
+	// wantOption is the errdefs.OptionOf of the error: the option that
+	// explains it, which the CLI names as a flag.
+	wantOption string
 }
 
 func TestDriverWatch(t *testing.T) {
@@ -169,7 +173,8 @@ func TestDriverWatch(t *testing.T) {
 		{name: "hung, shutdown hook, not killed", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			logs:     logsWithTS("INFO ShutdownHookManager: Shutdown hook called"),
 			opts:     func(o *Options) { o.KillHungDriver = false },
-			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantLogTail: true, wantMsg: "left running"},
+			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantLogTail: true, wantMsg: "left running",
+			wantOption: "k8s.Options.KillHungDriver"},
 		{name: "cancelled", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(ctx)
@@ -181,17 +186,19 @@ func TestDriverWatch(t *testing.T) {
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				return context.WithTimeoutCause(ctx, 30*time.Millisecond, errTimeout)
 			},
-			wantCode: 75, wantSource: "prebake", wantReason: "Timeout", wantPhase: "Running", wantDeleted: true},
+			wantCode: 75, wantSource: "prebake", wantReason: "Timeout", wantPhase: "Running", wantDeleted: true, wantOption: "k8s.Options.Timeout"},
 	}
 	for _, reason := range []string{"ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "CrashLoopBackOff"} {
 		tests = append(tests, watchCase{name: "stuck " + reason,
 			steps:    []step{{pod: podIn(corev1.PodPending, waiting(driverC, reason))}},
-			wantCode: 75, wantSource: "prebake", wantReason: reason, wantPhase: "Pending", wantDeleted: true, wantMsg: "msg for " + reason})
+			wantCode: 75, wantSource: "prebake", wantReason: reason, wantPhase: "Pending", wantDeleted: true, wantMsg: "msg for " + reason,
+			wantOption: "k8s.Options.PendingTimeout"})
 	}
 	unsched := podIn(corev1.PodPending)
 	unsched.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: insufficient memory"}}
 	tests = append(tests, watchCase{name: "stuck Unschedulable", steps: []step{{pod: unsched}},
-		wantCode: 75, wantSource: "prebake", wantReason: "Unschedulable", wantPhase: "Pending", wantDeleted: true, wantMsg: "insufficient memory"})
+		wantCode: 75, wantSource: "prebake", wantReason: "Unschedulable", wantPhase: "Pending", wantDeleted: true, wantMsg: "insufficient memory",
+		wantOption: "k8s.Options.PendingTimeout"})
 
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,6 +247,7 @@ func runWatchCase(t *testing.T, tc watchCase) {
 		Source, Reason, Phase   string
 		Deleted, HasLogTail     bool
 		MessageHasWant, ErrNilT bool
+		Option                  string
 	}
 	deleted := false
 	for _, a := range cs.Actions() {
@@ -248,8 +256,8 @@ func runWatchCase(t *testing.T, tc watchCase) {
 		}
 	}
 	got := summary{res.ExitCode, res.Source, res.Reason, res.Phase, deleted, len(res.LogTail) > 0,
-		strings.Contains(res.Message, tc.wantMsg), (err == nil) == (tc.wantCode == 0)}
-	want := summary{tc.wantCode, tc.wantSource, tc.wantReason, tc.wantPhase, tc.wantDeleted, tc.wantLogTail, true, true}
+		strings.Contains(res.Message, tc.wantMsg), (err == nil) == (tc.wantCode == 0), errdefs.OptionOf(err)}
+	want := summary{tc.wantCode, tc.wantSource, tc.wantReason, tc.wantPhase, tc.wantDeleted, tc.wantLogTail, true, true, tc.wantOption}
 	if tc.wantPhase == "" {
 		want.Phase = got.Phase // not asserted for errors before any pod was seen
 	}

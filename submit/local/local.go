@@ -66,7 +66,8 @@ type Options struct {
 	// Env is spark-submit's environment (nil: this process's).
 	Env []string
 	// Timeout bounds the run (0: none): spark-submit gets SIGTERM, and the
-	// run exits 75.
+	// error is an errdefs.Timeout whose errdefs.OptionOf is
+	// "local.Options.Timeout".
 	Timeout time.Duration
 	// KillGrace is how long spark-submit may take to stop after SIGTERM
 	// before it is killed (default 30s).
@@ -121,7 +122,7 @@ const (
 	reasonTimeout    = "Timeout"
 )
 
-var errTimeout = errors.New("--timeout reached")
+var errTimeout = errors.New("time limit reached")
 
 // logTail is how many of spark-submit's last lines a failure keeps.
 const logTail = 50
@@ -132,7 +133,7 @@ const logTail = 50
 // code is the driver's and is passed through as K8s exit codes are (codes
 // prebake owns become 80, source "driver"). Its stdin, stdout and stderr are
 // this process's; stderr is redacted line by line. On ctx's end (SIGINT,
-// SIGTERM) or --timeout, spark-submit gets SIGTERM, then SIGKILL after
+// SIGTERM) or Options.Timeout, spark-submit gets SIGTERM, then SIGKILL after
 // KillGrace.
 func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
 	if o.KillGrace <= 0 {
@@ -209,11 +210,11 @@ func runLocal(ctx context.Context, args []string, o *Options, res *Result) error
 		// The run was stopped from here: say so, and keep spark-submit's
 		// own code for the record.
 		res.LogTail = tail.Lines()
-		what, kind := "cancelled", errdefs.DriverFailed // as K8s and REST report a cancel: 80, source prebake
+		what, kind := "cancelled", errdefs.DriverFailed // as K8s and REST report a cancel: errdefs.DriverFailed, source prebake
 		res.Reason = reasonCancelled
 		if errors.Is(context.Cause(ctx), errTimeout) {
-			what, kind = "--timeout reached", errdefs.Timeout
 			res.Reason = reasonTimeout
+			return errdefs.Optionf(errdefs.Timeout, "local.Options.Timeout", "time limit of %s reached; spark-submit stopped with exit code %d", o.Timeout, code)
 		}
 		return errdefs.Errorf(kind, "%s; spark-submit stopped with exit code %d", what, code)
 	}

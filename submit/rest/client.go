@@ -121,7 +121,7 @@ func WithPollInterval(d time.Duration) Option {
 	}
 }
 
-// WithTimeout bounds the whole run (exit 75). The default is none.
+// WithTimeout bounds the whole run (errdefs.Timeout). The default is none.
 func WithTimeout(d time.Duration) Option { return func(o *restOptions) { o.timeout = d } }
 
 // WithKillOnCancel says whether a cancelled context (SIGINT/SIGTERM) kills
@@ -131,7 +131,7 @@ func WithKillOnCancel(b bool) Option { return func(o *restOptions) { o.killOnCan
 // WithRetry sets how many rounds over the masters a request makes on network
 // errors, and the first backoff (doubled each round, capped at 30 s). The
 // default is 4 rounds from 1 s. During polling, maxPollErrors consecutive
-// failed polls end the run (exit 69); the default is 10.
+// failed polls end the run (errdefs.Unavailable); the default is 10.
 func WithRetry(rounds int, backoff time.Duration, maxPollErrors int) Option {
 	return func(o *restOptions) {
 		o.retries, o.backoff, o.maxPollErrors = max(rounds, 1), backoff, max(maxPollErrors, 1)
@@ -357,7 +357,7 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, saf
 		if !safeToRepeat {
 			for _, x := range f {
 				if x.kind == restFailNetwork || x.kind == restFailServer {
-					return nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("%w: the connection to %s broke after the request was sent (%v); check the master UI before submitting again (if %s is not the REST port, e.g. the RPC port 7077, pass --rest-port; the REST server needs spark.master.rest.enabled=true)", ErrMaybeSubmitted, x.url, restRedactErr(x.err), x.url))
+					return nil, errdefs.New(errdefs.Unavailable, &errdefs.OptionError{Option: "rest.WithPort", Err: fmt.Errorf("%w: the connection to %s broke after the request was sent (%v); check the master UI before submitting again (if %s is not the REST port, e.g. the RPC port 7077, give the REST port; the REST server needs spark.master.rest.enabled=true)", ErrMaybeSubmitted, x.url, restRedactErr(x.err), x.url)})
 				}
 			}
 		}
@@ -410,8 +410,8 @@ func (c *Client) failuresError(fs []restFailure, rounds int) error {
 		if c.mesos {
 			fix = "check that the Mesos cluster dispatcher runs and listens there (mesos://dispatcher:7077)"
 		}
-		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w on %s (%s): %s, or pass --rest-port if it listens elsewhere",
-			ErrUnavailable, redact.URL(c.master), restDescribeFailures(fs), fix))
+		return errdefs.New(errdefs.Unavailable, &errdefs.OptionError{Option: "rest.WithPort", Err: fmt.Errorf("%w on %s (%s): %s, or give its port if it listens elsewhere",
+			ErrUnavailable, redact.URL(c.master), restDescribeFailures(fs), fix)})
 	case standby > 0 && standby+noREST == len(fs):
 		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w among %s: %s", ErrNoAliveMaster, redact.URL(c.master), restDescribeFailures(fs)))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 	"github.com/prebake/prebake/internal/testenv"
@@ -196,7 +197,7 @@ func TestRestDisabled(t *testing.T) {
 	}()
 	var log testenv.SyncBuffer
 	res := Submit(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
-	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || !strings.Contains(res.Message, "--rest-port") {
+	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || errdefs.OptionOf(res.Err()) != "rest.WithPort" {
 		t.Errorf("hang-up: exit %d: %v", res.ExitCode, res.Err())
 	}
 	for _, master := range []string{
@@ -210,8 +211,8 @@ func TestRestDisabled(t *testing.T) {
 			t.Errorf("%s: exit %d: %v", master, res.ExitCode, res.Err())
 			continue
 		}
-		if !strings.Contains(res.Message, "spark.master.rest.enabled=true") {
-			t.Errorf("%s: no fix in %q", master, res.Message)
+		if !strings.Contains(res.Message, "spark.master.rest.enabled=true") || errdefs.OptionOf(res.Err()) != "rest.WithPort" {
+			t.Errorf("%s: no fix in %q (option %q, want rest.WithPort: the CLI names --rest-port)", master, res.Message, errdefs.OptionOf(res.Err()))
 		}
 	}
 }
@@ -322,6 +323,10 @@ func TestRestTimeout(t *testing.T) {
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
 	if res.ExitCode != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
 		t.Fatalf("exit %d reason %s: %s", res.ExitCode, res.Reason, res.Message)
+	}
+	// The library names its option; the CLI's hint names --timeout.
+	if !errors.Is(res.Err(), errdefs.Timeout) || errdefs.OptionOf(res.Err()) != "rest.WithTimeout" || !strings.Contains(res.Message, "time limit of 200ms reached") {
+		t.Errorf("err %v (option %q), want errdefs.Timeout of rest.WithTimeout", res.Err(), errdefs.OptionOf(res.Err()))
 	}
 	for _, r := range fake.Requests() {
 		if strings.Contains(r.Path, "/kill/") {

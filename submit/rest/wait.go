@@ -102,12 +102,13 @@ func (r *Result) WriteText(w io.Writer) {
 	submit.WriteSummary(w, r.SubmissionID, state, r.ExitCode, r.Source, r.TaskState, r.Reason, r.Timings)
 }
 
-var errRestTimeout = errors.New("--timeout reached")
+var errRestTimeout = errors.New("time limit reached")
 
 // Submit builds the CreateSubmissionRequest from args (rewritten
 // spark-submit arguments), posts it, and polls the driver to its end. The
-// result's Err carries the exit code: nil for FINISHED, 80 (source driver)
-// for FAILED/KILLED/ERROR, 75 on --timeout; when ctx is cancelled
+// result's Err carries the error kind: nil for FINISHED, errdefs.DriverFailed
+// (source driver) for FAILED/KILLED/ERROR, errdefs.Timeout on WithTimeout's
+// limit (its errdefs.OptionOf is "rest.WithTimeout"); when ctx is cancelled
 // (SIGINT/SIGTERM) the driver is killed first unless WithKillOnCancel(false).
 func Submit(ctx context.Context, args []string, opts ...Option) *Result {
 	o := makeRestOptions(opts)
@@ -184,20 +185,20 @@ func restReason(err error, def string) string {
 	return def
 }
 
-// ctxResult finishes res when ctx is done: a timeout (75), or a
+// ctxResult finishes res when ctx is done: a timeout (errdefs.Timeout), or a
 // cancellation, which kills id first when asked to.
 func (c *Client) ctxResult(ctx context.Context, res *Result, id string) *Result {
 	if ctx.Err() == nil {
 		return nil
 	}
 	if errors.Is(context.Cause(ctx), errRestTimeout) {
-		msg := fmt.Sprintf("--timeout %s reached", c.o.timeout)
+		msg := fmt.Sprintf("time limit of %s reached", c.o.timeout)
 		if id != "" {
 			msg += fmt.Sprintf(" with the driver %s (left running; stop it with: prebake kill %s --master %s)", restOrUnknown(res.State), id, res.Master)
 		}
-		return res.finish(c.o.now(), "Timeout", errdefs.New(errdefs.Timeout, errors.New(msg)))
+		return res.finish(c.o.now(), "Timeout", errdefs.Optionf(errdefs.Timeout, "rest.WithTimeout", "%s", msg))
 	}
-	msg := "cancelled"
+	msg, option := "cancelled", ""
 	if id != "" && c.o.killOnCancel {
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 		defer cancel()
@@ -210,9 +211,14 @@ func (c *Client) ctxResult(ctx context.Context, res *Result, id string) *Result 
 		}
 		fmt.Fprintf(c.o.log, "prebake: %s\n", msg)
 	} else if id != "" {
-		msg += fmt.Sprintf("; the driver %s is left running (--kill-on-cancel=false)", id)
+		msg += fmt.Sprintf("; the driver %s is left running", id)
+		option = "rest.WithKillOnCancel" // it says why
 	}
-	return res.finish(c.o.now(), "Cancelled", errdefs.New(errdefs.DriverFailed, errors.New(msg)))
+	err := errdefs.New(errdefs.DriverFailed, errors.New(msg))
+	if option != "" {
+		err = errdefs.Optionf(errdefs.DriverFailed, option, "%s", msg)
+	}
+	return res.finish(c.o.now(), "Cancelled", err)
 }
 
 var restTaskStateRE = regexp.MustCompile(`(?m)^\s*state:\s*(TASK_[A-Z_]+)`)
