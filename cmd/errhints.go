@@ -81,6 +81,32 @@ var errorHints = []func(err error) (string, bool){
 	},
 }
 
+// warningHints name, per command, the flags that fix each kind of rewrite
+// warning (the library's warnings name none).
+var warningHints = map[string]map[submit.WarningKind]string{
+	"rewrite": {
+		submit.WarnFileURLs:    "give --store s3://bucket/prefix or --image-from REF",
+		submit.WarnLayoutImage: "prebake bake image --target registry.example.com/team/spark-jobs pushes it; give that reference to --image-from",
+		submit.WarnImageNotK8s: "flag --image-from",
+	},
+	"submit": {
+		submit.WarnFileURLs:    "give --store s3://bucket/prefix or --image-target REPO",
+		submit.WarnLayoutImage: "give --image-target a registry repository (registry.example.com/team/spark-jobs)",
+		submit.WarnImageNotK8s: "flag --image-target",
+	},
+}
+
+// withWarningHints adds to each of command's rewrite warnings the hint
+// naming the flags that fix it, in place: before they are printed, on
+// stderr or in -o json.
+func withWarningHints(command string, ws []submit.Warning) {
+	for i, w := range ws {
+		if h, ok := warningHints[command][w.Kind]; ok {
+			ws[i].Text += "; " + h
+		}
+	}
+}
+
 // hintError is err with the CLI's hints appended to its message; it keeps
 // err's chain (and so its exit code).
 type hintError struct {

@@ -56,6 +56,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if err != nil {
 		return nil, err
 	}
+	withWarningHints("submit", r.Warnings)
 	for _, w := range r.Warnings {
 		rep.Warnf("%s", w)
 	}

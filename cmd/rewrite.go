@@ -92,6 +92,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 			if err != nil {
 				return err
 			}
+			withWarningHints("rewrite", r.Warnings)
 			return printRewrite(c, g, out, r, r.Warnings, r.Command+"\n")
 		},
 	}
@@ -129,12 +130,13 @@ func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat
 	if err != nil {
 		return err
 	}
+	withWarningHints("rewrite", r.Warnings)
 	return printRewrite(c, g, out, r, r.Warnings, r.YAML)
 }
 
 // printRewrite prints a rewrite result: v as JSON with -o json, else the
 // warnings on stderr and text on stdout.
-func printRewrite(c *cobra.Command, g *globals, out outputFormat, v any, warnings []string, text string) error {
+func printRewrite(c *cobra.Command, g *globals, out outputFormat, v any, warnings []submit.Warning, text string) error {
 	if out == outJSON {
 		enc := json.NewEncoder(c.OutOrStdout())
 		enc.SetEscapeHTML(false)

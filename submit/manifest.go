@@ -39,7 +39,7 @@ type ManifestRewritten struct {
 	File      string             `json:"file"`
 	YAML      string             `json:"yaml"`
 	Documents []ManifestDocument `json:"documents"`
-	Warnings  []string           `json:"warnings"`
+	Warnings  []Warning          `json:"warnings"`
 }
 
 // ManifestDocument reports what RewriteManifest did to one YAML document.
@@ -93,7 +93,7 @@ func RewriteManifest(ctx context.Context, name string, data []byte, opts ...Rewr
 	if err != nil {
 		return nil, err
 	}
-	res := &ManifestRewritten{File: name, Documents: []ManifestDocument{}, Warnings: []string{}}
+	res := &ManifestRewritten{File: name, Documents: []ManifestDocument{}, Warnings: []Warning{}}
 	var out bytes.Buffer
 	for i, seg := range splitYAMLDocuments(data) {
 		d := ManifestDocument{Document: i + 1, Changes: []Change{}}
@@ -105,9 +105,7 @@ func RewriteManifest(ctx context.Context, name string, data []byte, opts ...Rewr
 		res.Documents = append(res.Documents, d)
 	}
 	res.YAML = out.String()
-	for i, w := range res.Warnings {
-		res.Warnings[i] = redact.String(w)
-	}
+	redactWarnings(res.Warnings)
 	return res, nil
 }
 
@@ -268,8 +266,10 @@ func (m *manifestRewriter) change(action, target, old, new, reason string) {
 		Old: redactList(redact.Conf(key, old)), New: redactList(redact.Conf(key, new)), Reason: reason})
 }
 
-func (m *manifestRewriter) warn(format string, args ...any) {
-	m.res.Warnings = append(m.res.Warnings, m.where+": "+fmt.Sprintf(format, args...))
+func (m *manifestRewriter) warn(format string, args ...any) { m.warnKind(WarnOther, format, args...) }
+
+func (m *manifestRewriter) warnKind(kind WarningKind, format string, args ...any) {
+	m.res.Warnings = append(m.res.Warnings, Warning{Kind: kind, Text: m.where + ": " + fmt.Sprintf(format, args...)})
 }
 
 // depsKeys maps the spec.deps lists that make Spark resolve to their
@@ -340,7 +340,7 @@ func (m *manifestRewriter) run(ctx context.Context) error {
 		m.d.JarsFrom, m.d.LockHash = redact.String(jars.From), jars.LockHash
 		why := "the operator submits in cluster mode: the driver and executors read the jars from " + jars.From
 		if msg := fileURLsWarning(jars); msg != "" {
-			m.warn("%s", msg)
+			m.warnKind(WarnFileURLs, "%s", msg)
 		}
 		m.mergeList("jars", "spark.jars", jars.Cluster, "one merged jar list (the user's first, then the resolved jars); "+why)
 		if m.d.Python {
@@ -427,13 +427,13 @@ func (m *manifestRewriter) mergeList(field, key string, add []string, reason str
 	m.change(action, target, old, strings.Join(list, ","), reason)
 }
 
-// setImage applies --image-from.
+// setImage applies the image (WithImage).
 func (m *manifestRewriter) setImage() {
 	img := m.o.image
 	if msg := layoutImageWarning(img); msg != "" {
-		m.warn("%s", msg)
+		m.warnKind(WarnLayoutImage, "%s", msg)
 	}
-	why := "--image-from: the image holds the jars"
+	why := "the image holds the jars"
 	if n := mapValue(m.spec, "image"); n != nil {
 		if n.Value != img {
 			m.change(ChangeReplaced, m.path+".image", n.Value, img, why)

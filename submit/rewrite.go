@@ -154,7 +154,7 @@ type Rewritten struct {
 	LockHash       string   `json:"lockHash,omitempty"`
 	PropertiesFile string   `json:"propertiesFile,omitempty"`
 	Changes        []Change `json:"changes"`
-	Warnings       []string `json:"warnings"`
+	Warnings       []Warning `json:"warnings"`
 }
 
 // A Change is one edit rewrite made, with its reason. Values are redacted.
@@ -187,9 +187,7 @@ func (r *Rewritten) redact() {
 	r.Packages.Ivy = redact.String(r.Packages.Ivy)
 	r.Packages.IvySettings = redact.String(r.Packages.IvySettings)
 	r.JarsFrom = redact.String(r.JarsFrom)
-	for i, w := range r.Warnings {
-		r.Warnings[i] = redact.String(w)
-	}
+	redactWarnings(r.Warnings)
 }
 
 func redactList(s string) string {
@@ -259,7 +257,7 @@ func RewriteSubmission(ctx context.Context, s *Submission, opts ...RewriteOption
 }
 
 func rewrite(ctx context.Context, s *Submission, o *rewriteOptions) (*Rewritten, error) {
-	r := &Rewritten{Action: s.Argv.Action, Changes: []Change{}, Warnings: []string{}}
+	r := &Rewritten{Action: s.Argv.Action, Changes: []Change{}, Warnings: []Warning{}}
 	if s.Argv.Action != ActionSubmit {
 		r.Args = append([]string{}, s.args...)
 		r.Command = ShellQuote(r.Args)
@@ -295,8 +293,10 @@ func (w *rewriter) change(action, target, source, old, new, reason string) {
 		Old: redact.Conf(key, old), New: redact.Conf(key, new), Reason: reason})
 }
 
-func (w *rewriter) warn(format string, args ...any) {
-	w.r.Warnings = append(w.r.Warnings, fmt.Sprintf(format, args...))
+func (w *rewriter) warn(format string, args ...any) { w.warnKind(WarnOther, format, args...) }
+
+func (w *rewriter) warnKind(kind WarningKind, format string, args ...any) {
+	w.r.Warnings = append(w.r.Warnings, Warning{Kind: kind, Text: fmt.Sprintf(format, args...)})
 }
 
 func (w *rewriter) run(ctx context.Context) error {
@@ -390,13 +390,13 @@ func (w *rewriter) plan(j *Jars) error {
 	if w.o.image != "" {
 		if w.kind == ClusterK8s {
 			w.imageReach()
-			why := "--image-from: the image holds the jars"
+			why := "the image holds the jars"
 			w.items = append(w.items,
 				&managed{key: "spark.kubernetes.container.image", replace: w.o.image, reason: why},
 				&managed{key: "spark.kubernetes.driver.container.image", replace: orDefault(w.o.driverImage, w.o.image), reason: why + "; it replaces the driver image the user set", onlyIfSet: true},
 				&managed{key: "spark.kubernetes.executor.container.image", replace: orDefault(w.o.executorImage, w.o.image), reason: why + "; it replaces the executor image the user set", onlyIfSet: true})
 		} else {
-			w.warn("--image-from %s: master %s is not Kubernetes, so no image is set; the local:// jars must exist on every %s node", w.o.image, w.kind, w.kind)
+			w.warnKind(WarnImageNotK8s, "image %s: master %s is not Kubernetes, so no image is set; the local:// jars must exist on every %s node", w.o.image, w.kind, w.kind)
 		}
 	}
 	// Compute values with the user's effective setting first.
@@ -714,7 +714,7 @@ func (w *rewriter) overrides() []string {
 // ($PYSPARK_SUBMIT_ARGS, $SPARK_SUBMIT_OPTS, the .py app's own
 // SparkSession.builder.config calls): see unreachableWarnings.
 func (w *rewriter) detectUnreachable() {
-	w.r.Warnings = append(w.r.Warnings, unreachableWarnings(w.o.getenv, w.s.Argv)...)
+	w.r.Warnings = append(w.r.Warnings, warnings(unreachableWarnings(w.o.getenv, w.s.Argv))...)
 }
 
 func orDefault(v, def string) string {

@@ -11,7 +11,7 @@ import (
 // cannot read: file: URLs (a file:// store) name this host's disk.
 func (w *rewriter) clusterReach(j *Jars) {
 	if msg := fileURLsWarning(j); msg != "" {
-		w.warn("%s cluster mode: %s", w.kind, msg)
+		w.warnKind(WarnFileURLs, "%s cluster mode: %s", w.kind, msg)
 	}
 }
 
@@ -20,7 +20,7 @@ func (w *rewriter) clusterReach(j *Jars) {
 func (w *rewriter) imageReach() {
 	for _, ref := range []string{w.o.image, w.o.driverImage, w.o.executorImage} {
 		if msg := layoutImageWarning(ref); msg != "" {
-			w.warn("%s", msg)
+			w.warnKind(WarnLayoutImage, "%s", msg)
 			return
 		}
 	}
@@ -30,7 +30,7 @@ func (w *rewriter) imageReach() {
 func fileURLsWarning(j *Jars) string {
 	for _, u := range j.Cluster {
 		if strings.HasPrefix(u, "file:") {
-			return "the jars are file: URLs from " + redact.URL(j.From) + ", which the driver and executors can read only if that directory is mounted at the same path on every node; use an s3:// store (--store s3://bucket/prefix) or an image (--image-from)"
+			return "the jars are file: URLs from " + redact.URL(j.From) + ", which the driver and executors can read only if that directory is mounted at the same path on every node; use an s3:// store or an image"
 		}
 	}
 	return ""
@@ -41,7 +41,7 @@ func layoutImageWarning(ref string) string {
 	if !strings.HasPrefix(ref, "oci:") {
 		return ""
 	}
-	return ref + ": an OCI layout on this host, not an image a node can pull; push it to a registry (bake image --target registry.example.com/team/spark-jobs) and use that reference"
+	return ref + ": an OCI layout on this host, not an image a node can pull; push it to a registry and use that reference"
 }
 
 // readConf adds the conf the cluster needs to read the jar URLs (an

@@ -6,9 +6,20 @@ import (
 	"testing"
 )
 
+// warningOf returns the text of the warning of kind in ws, or "".
+func warningOf(ws []Warning, kind WarningKind) string {
+	for _, w := range ws {
+		if w.Kind == kind {
+			return w.Text
+		}
+	}
+	return ""
+}
+
 // TestClusterReachWarnings: a cluster-mode rewrite onto file: URLs or an
-// OCI layout warns with the fix (command lines and manifests); the store's
-// S3A conf is added unless the user set it.
+// OCI layout warns with the fix (command lines and manifests), as a typed
+// warning (the CLI adds its flags) whose text names none; the store's S3A
+// conf is added unless the user set it.
 func TestClusterReachWarnings(t *testing.T) {
 	ctx := context.Background()
 	src := func(cluster string, conf map[string]string) RewriteOption {
@@ -18,11 +29,11 @@ func TestClusterReachWarnings(t *testing.T) {
 	}
 	argv := []string{"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--packages", "g:a:1", "local:///app.jar"}
 	r, err := Rewrite(ctx, argv, src("file:///store/jars/a.jar", nil))
-	if err != nil || !strings.Contains(strings.Join(r.Warnings, "\n"), "the jars are file: URLs") {
+	if err != nil || !strings.Contains(warningOf(r.Warnings, WarnFileURLs), "the jars are file: URLs") {
 		t.Errorf("file: URLs: %v %q", err, r.Warnings)
 	}
 	r, err = Rewrite(ctx, argv, src("local:///opt/a.jar", nil), WithImage("oci:/tmp/layout@sha256:00"))
-	if err != nil || !strings.Contains(strings.Join(r.Warnings, "\n"), "an OCI layout on this host") {
+	if err != nil || !strings.Contains(warningOf(r.Warnings, WarnLayoutImage), "an OCI layout on this host") {
 		t.Errorf("oci: image: %v %q", err, r.Warnings)
 	}
 	conf := map[string]string{"spark.hadoop.fs.s3a.endpoint": "http://s3.local", "spark.hadoop.fs.s3a.path.style.access": "true"}
@@ -40,7 +51,12 @@ spec:
   mainApplicationFile: local:///app.jar
   deps: {packages: ["g:a:1"]}
 `), src("file:///store/jars/a.jar", nil), WithImage("oci:/tmp/layout:1"))
-	if err != nil || !strings.Contains(strings.Join(m.Warnings, "\n"), "file: URLs") || !strings.Contains(strings.Join(m.Warnings, "\n"), "OCI layout") {
+	if err != nil || !strings.Contains(warningOf(m.Warnings, WarnFileURLs), "file: URLs") || !strings.Contains(warningOf(m.Warnings, WarnLayoutImage), "OCI layout") {
 		t.Errorf("manifest: %v %q", err, m.Warnings)
+	}
+	standalone := []string{"--master", "spark://h:7077", "--packages", "g:a:1", "app.jar"}
+	r, err = Rewrite(ctx, standalone, src("local:///opt/a.jar", nil), WithImage("registry.example/spark:1"))
+	if err != nil || !strings.HasPrefix(warningOf(r.Warnings, WarnImageNotK8s), "image registry.example/spark:1: master standalone is not Kubernetes") {
+		t.Errorf("image for a standalone master: %v %q", err, r.Warnings)
 	}
 }
