@@ -123,8 +123,9 @@ func (f *storeURLFlags) storeOptions(s *s3StoreFlags, rep *progress.Reporter) ([
 	return opts, nil
 }
 
-// s3aWarning is printed when a store's URLs are s3a:// ones.
-const s3aWarning = pipeline.S3AWarning
+// s3aWarning is printed when a store's URLs are s3a:// ones: the library's
+// warning and the CLI's way around it (as submit's warning hint).
+const s3aWarning = pipeline.S3AWarning + "; " + s3aHint
 
 type bakeS3Options struct {
 	s3      s3StoreFlags

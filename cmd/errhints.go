@@ -93,8 +93,12 @@ var warningHints = map[string]map[submit.WarningKind]string{
 		submit.WarnFileURLs:    "give --store s3://bucket/prefix or --image-target REPO",
 		submit.WarnLayoutImage: "give --image-target a registry repository (registry.example.com/team/spark-jobs)",
 		submit.WarnImageNotK8s: "flag --image-target",
+		submit.WarnS3AURLs:     s3aHint,
 	},
 }
+
+// s3aHint is the way around s3a URLs' needs (pipeline.S3AWarning).
+const s3aHint = "--url-style presigned needs neither"
 
 // withWarningHints adds to each of command's rewrite warnings the hint
 // naming the flags that fix it, in place: before they are printed, on

@@ -1,12 +1,14 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/s3store/s3test"
 )
 
@@ -42,7 +44,7 @@ func TestStoreURLs(t *testing.T) {
 	}
 	code, _, errs := runPrebake(context.Background(), append([]string{"rewrite", "--store", store}, append(demo, "--", "--master", "spark://m:7077", "--deploy-mode", "cluster",
 		"--packages", pkg, "--class", "A", "https://x/app.jar")...)...)
-	if code != 0 || !strings.Contains(errs, "cluster mode: the jars are file: URLs") {
+	if code != 0 || !strings.Contains(errs, "cluster mode: the jars are file: URLs") || !strings.Contains(errs, "; give --store s3://bucket/prefix or --image-from REF\n") {
 		t.Errorf("cluster rewrite onto a file:// store: exit %d, want a warning\n%s", code, errs)
 	}
 }
@@ -73,5 +75,19 @@ func TestRewriteS3ACompatibleConfIT(t *testing.T) {
 	code, out, errs = runPrebake(context.Background(), append(append(append([]string{"rewrite"}, s3flags...), demo...), mine...)...)
 	if code != 0 || strings.Contains(out, "fs.s3a.endpoint="+srv.Endpoint) || !strings.Contains(out, "fs.s3a.endpoint=http://mine") {
 		t.Errorf("rewrite with the user's endpoint: exit %d\n%s\n%s", code, out, errs)
+	}
+	// submit's prepare warns what s3a:// URLs need: the library's warning
+	// (submit.WarnS3AURLs) with the CLI's way around it.
+	f := &submitFlags{}
+	fs := newSubmitFlagSet(f)
+	if err := fs.Parse(append(append([]string{}, s3flags...), demo...)); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	if _, err := prepare(context.Background(), &globals{}, f, fs, argv[1:], &stderr); err != nil {
+		t.Fatalf("prepare: %v\n%s", err, stderr.String())
+	}
+	if want := "warning: " + pipeline.S3AWarning + "; --url-style presigned needs neither"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("prepare with an s3a store: want %q on stderr:\n%s", want, stderr.String())
 	}
 }

@@ -23,8 +23,9 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// S3AWarning is reported when a store's URLs are s3a:// ones.
-const S3AWarning = "s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*); --url-style presigned needs neither"
+// S3AWarning is the text of the warning (submit.WarnS3AURLs) Prepare adds
+// to its result's warnings when a store's URLs are s3a:// ones.
+const S3AWarning = "s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*)"
 
 // ErrNoBaseImage is returned (kind BadArgument) when an image target is
 // given but the submission names no base image to bake the jars into.
@@ -119,6 +120,9 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	if jars != nil && len(jars.Cluster) > 0 && s3aURLs(o) {
+		rw.Warnings = append(rw.Warnings, submit.Warning{Kind: submit.WarnS3AURLs, Text: S3AWarning})
+	}
 	return &Result{Rewritten: rw, DriverSparkVersion: sparkVersion}, nil
 }
 
@@ -152,7 +156,6 @@ func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*submit
 		return nil, err
 	}
 	rep.Printf("set %s found in the store: %d jars, nothing to fetch", lf.Hash(), len(urls))
-	warnS3A(o)
 	return &submit.Jars{Cluster: urls, From: "store " + redact.URL(o.Store), LockHash: lf.Hash(), Conf: o.StoreConf}, nil
 }
 
@@ -173,16 +176,14 @@ func bakeStore(ctx context.Context, o Options, res *resolver.Result, jars *submi
 	if err != nil {
 		return err
 	}
-	warnS3A(o)
 	jars.Cluster, jars.From, jars.Conf = urls, "store "+redact.URL(o.Store), o.StoreConf
 	return nil
 }
 
-// warnS3A warns, for an S3 store with s3a URLs, what Spark needs to read them.
-func warnS3A(o Options) {
-	if o.URLStyle == s3store.StyleS3A && (strings.HasPrefix(o.Store, "s3://") || strings.HasPrefix(o.Store, "s3a://")) {
-		o.Reporter.Warnf("%s", S3AWarning)
-	}
+// s3aURLs reports whether the store's URLs are s3a:// ones (an S3 store,
+// URLStyle s3a), which Spark reads only with hadoop-aws (S3AWarning).
+func s3aURLs(o Options) bool {
+	return o.URLStyle == s3store.StyleS3A && (strings.HasPrefix(o.Store, "s3://") || strings.HasPrefix(o.Store, "s3a://"))
 }
 
 // bakeImages bakes the jars into each distinct base image of the

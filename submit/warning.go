@@ -22,6 +22,9 @@ const (
 	// WarnImageNotK8s: an image (WithImage) was given for a master that is
 	// not Kubernetes, so no image is set.
 	WarnImageNotK8s
+	// WarnS3AURLs: the jars are a store's s3a:// URLs, which Spark reads
+	// only with hadoop-aws and S3 credentials (pipeline.Prepare adds it).
+	WarnS3AURLs
 )
 
 // Warning is one warning of a rewrite: its Kind and its text, in the
