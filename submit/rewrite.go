@@ -154,7 +154,7 @@ type Rewritten struct {
 	LockHash       string   `json:"lockHash,omitempty"`
 	PropertiesFile string   `json:"propertiesFile,omitempty"`
 	Changes        []Change `json:"changes"`
-	Warnings       []Warning `json:"warnings"`
+	Warnings       Warnings `json:"warnings"`
 }
 
 // A Change is one edit rewrite made, with its reason. Values are redacted.

@@ -60,3 +60,6 @@ func redactWarnings(ws []Warning) {
 		ws[i].Text = redact.String(ws[i].Text)
 	}
 }
+
+// Warnings are a rewrite's warnings.
+type Warnings = []Warning
