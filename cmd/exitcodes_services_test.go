@@ -166,7 +166,7 @@ func TestExitCodesFromServices(t *testing.T) {
 				code, stdout, stderr := runPrebake(context.Background(), argv...)
 				took := time.Since(start)
 				if code != tt.want {
-					t.Fatalf("-o %s: exit %d, want %d (%s)\nstderr:\n%s", out, code, tt.want, exitcode.Meaning(tt.want), stderr)
+					t.Fatalf("-o %s: exit %d, want %d (%s)\nstderr:\n%s", out, code, tt.want, codeMeaning(tt.want), stderr)
 				}
 				if !strings.Contains(stderr, tt.msg) {
 					t.Errorf("-o %s: stderr does not name %q:\n%s", out, tt.msg, stderr)

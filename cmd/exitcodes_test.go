@@ -134,12 +134,12 @@ func TestExitCodeTableMatchesREADME(t *testing.T) {
 	}
 	want := map[int]string{}
 	for c := range prebakeCodes {
-		want[c] = exitcode.Meaning(c)
+		want[c] = codeMeaning(c)
 	}
 	// The driver's own codes: 1–63, 101, 126–255 (conventions).
 	for c := 1; c <= 255; c++ {
 		if (c <= 63 || c == 101 || c >= 126) && !prebakeCodes[c] {
-			want[c] = exitcode.Meaning(c)
+			want[c] = codeMeaning(c)
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -219,7 +219,7 @@ func TestExitCodesFromCLI(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runPrebake(context.Background(), tt.args...)
 			if code != tt.want {
-				t.Fatalf("prebake %s: exit %d, want %d (%s)\nstderr:\n%s", strings.Join(tt.args, " "), code, tt.want, exitcode.Meaning(tt.want), stderr)
+				t.Fatalf("prebake %s: exit %d, want %d (%s)\nstderr:\n%s", strings.Join(tt.args, " "), code, tt.want, codeMeaning(tt.want), stderr)
 			}
 			if !strings.Contains(stderr, tt.msg) {
 				t.Errorf("stderr lacks %q:\n%s", tt.msg, stderr)

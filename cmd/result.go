@@ -71,7 +71,7 @@ func (s *warningSink) all() []string {
 // file could not be written.
 func finishResult(g *globals, rec *stdoutRecorder, err error, code int) error {
 	doc := func() []byte {
-		r := resultJSON{ExitCode: code, Meaning: exitcode.Meaning(code), Source: "prebake", Warnings: g.warnings.all()}
+		r := resultJSON{ExitCode: code, Meaning: codeMeaning(code), Source: "prebake", Warnings: g.warnings.all()}
 		if err != nil {
 			r.Error = redact.Line(err.Error())
 			r.Source = exitcode.SourceOf(err)

@@ -20,9 +20,9 @@ const (
 	Unavailable  = 69 // a service is unavailable after retries
 	Internal     = 70 // internal error
 	CantCreate   = 73 // the cache or a store could not be written
-	Timeout      = 75 // --timeout, --pending-timeout
+	Timeout      = 75 // a time limit was reached
 	NoPerm       = 77 // 401/403 from any service, after retries
-	StaleLock    = 78 // a stale lock with --frozen
+	StaleLock    = 78 // a stale lock, where a stale lock is refused
 	Hung         = 79 // submit: driver hung after SparkContext stopped, no exit code known
 	DriverFailed = 80 // submit: driver failed with no container exit code
 )
@@ -127,35 +127,4 @@ func SourceOf(err error) string {
 		return src
 	}
 	return SourcePrebake
-}
-
-// Meaning is the README's one-line meaning of each prebake-owned code.
-func Meaning(code int) string {
-	switch code {
-	case OK:
-		return "success"
-	case Usage:
-		return "usage error"
-	case DataErr:
-		return "bad input data"
-	case NotFound:
-		return "not found"
-	case Unavailable:
-		return "service unavailable after retries"
-	case Internal:
-		return "internal error"
-	case CantCreate:
-		return "cache or store could not be written"
-	case Timeout:
-		return "timeout"
-	case NoPerm:
-		return "permission denied"
-	case StaleLock:
-		return "stale lock with --frozen"
-	case Hung:
-		return "driver hung after SparkContext stopped"
-	case DriverFailed:
-		return "driver failed with no container exit code"
-	}
-	return "driver exit code"
 }
