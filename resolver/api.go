@@ -57,7 +57,8 @@ type Request struct {
 	// LockPath, when set, is read if it exists and matches the inputs, and
 	// written after a fresh resolution.
 	LockPath string
-	// Frozen fails with exit code 78 when the lock is missing or stale.
+	// Frozen fails with an errdefs.Stale error when the lock is missing or
+	// stale.
 	Frozen bool
 	// Offline makes no network request: everything must be in the cache.
 	Offline bool

@@ -23,8 +23,8 @@ import (
 //     (VerifyBlob: stat plus a small read, else the blob is hashed) and
 //     missing or modified ones are fetched from the repository the lock
 //     records.
-//   - When the lock is missing or stale and req.Frozen is set, the error has
-//     exit code 78 and says what changed.
+//   - When the lock is missing or stale and req.Frozen is set, the error is
+//     of kind errdefs.Stale and says what changed.
 //   - Otherwise the graph is built, every artifact is downloaded in parallel
 //     into the cache, and the lock is written (atomically) to req.LockPath.
 //

@@ -88,8 +88,8 @@ func WriteSummary(w io.Writer, id, state string, exit int, source, task, reason 
 
 // DriverExit turns the driver's own exit code into the run's error: nil for
 // 0, errdefs.Driver for a code that can be passed through (1–63, 101,
-// 126–255), else errdefs.DriverError (exit 80, source driver), since codes
-// 64–125 other than 101 are prebake's own.
+// 126–255), else errdefs.DriverError (kind errdefs.DriverFailed, source
+// driver), since codes 64–125 other than 101 are prebake's own.
 func DriverExit(code int, msg string) error {
 	switch {
 	case code == 0:

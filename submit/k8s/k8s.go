@@ -722,8 +722,9 @@ func (w *driverWatch) kill() string {
 	return fmt.Sprintf("deleting driver pod %s/%s failed: %v", w.ns, w.pod, err)
 }
 
-// interrupted ends a run whose context is done: --timeout (75) or a signal
-// (80). With KillOnCancel the driver pod is deleted.
+// interrupted ends a run whose context is done: Options.Timeout
+// (errdefs.Timeout) or a signal (errdefs.DriverFailed). With KillOnCancel
+// the driver pod is deleted.
 func (w *driverWatch) interrupted(ctx context.Context, res *Result) error {
 	extra := ""
 	if w.o.KillOnCancel {

@@ -26,7 +26,7 @@ var nativeEnv = []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"
 	"HADOOP_CONF_DIR", "SPARK_CONF_DIR", "SPARK_HOME", "USER", "MASTER"}
 
 // nativeObjects builds what spark-submit would create for args; a conflict
-// between --spark-version and the baked image goes to o.Stderr.
+// between o.DriverSparkVersion and the baked image goes to o.Stderr.
 func nativeObjects(args []string, o *Options) (*native.Objects, error) {
 	env := map[string]string{}
 	for _, k := range nativeEnv {
@@ -53,7 +53,7 @@ func nativeObjects(args []string, o *Options) (*native.Objects, error) {
 }
 
 // driverSparkVersion picks the Spark version whose rules the native
-// submitter follows: --spark-version (flag), else the version the baked
+// submitter follows: the one asked for (flag), else the version the baked
 // image's jars say (image, from the bake or its cache hit), else the tag of
 // an official Apache Spark image. A flag that differs from the image's jars
 // wins, with a warning: the rules (and the spark-version label) follow the

@@ -458,7 +458,7 @@ func (c *Client) statusRound(ctx context.Context, id string) (*Response, error) 
 }
 
 // Kill posts /v1/submissions/kill/{id}. success:false (finished or unknown
-// id) is an error with code 66.
+// id) is an errdefs.NotFound error.
 func (c *Client) Kill(ctx context.Context, id string) (*Response, error) {
 	r, err := c.call(ctx, http.MethodPost, "kill/"+id, nil, true)
 	if err != nil {

@@ -60,7 +60,7 @@ func restEnvironMap(environ []string) map[string]string {
 // BuildCreateRequest builds the CreateSubmissionRequest spark-submit would
 // send for args (rewritten spark-submit arguments, cluster mode, spark:// or
 // mesos:// master), as SparkSubmit.prepareSubmitEnvironment and
-// RestSubmissionClientApp do. Errors carry exit code 64 (usage).
+// RestSubmissionClientApp do. Errors are errdefs.BadArgument.
 //
 // Options used: WithEnviron (default os.Environ), WithClientSparkVersion,
 // WithLog (warnings).

@@ -153,7 +153,7 @@ func Submit(ctx context.Context, args []string, opts ...Option) *Result {
 }
 
 // Attach follows a submission made elsewhere to its end
-// (--status-poll-only), with Submit's exit codes.
+// (a status-poll-only attach), with Submit's error kinds.
 func Attach(ctx context.Context, master, id string, opts ...Option) *Result {
 	o := makeRestOptions(opts)
 	res := &Result{Backend: "rest", SubmissionID: id, Master: redact.URL(master), Timings: Timings{Started: o.now()}}
@@ -356,7 +356,7 @@ func (c *Client) terminal(res *Result, r *Response) *Result {
 }
 
 // Status asks each master for id's state once (with retries on network
-// errors), as spark-submit --status. An unknown id is exit 66.
+// errors), as spark-submit --status. An unknown id is errdefs.NotFound.
 func Status(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
 	c, err := NewClient(master, opts...)
 	if err != nil {
@@ -373,7 +373,7 @@ func Status(ctx context.Context, master, id string, opts ...Option) (*Response, 
 }
 
 // Kill posts a kill for id, as spark-submit --kill. An unknown or
-// finished id is exit 66.
+// finished id is errdefs.NotFound.
 func Kill(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
 	c, err := NewClient(master, opts...)
 	if err != nil {
