@@ -702,7 +702,7 @@ func buildIndex(b *base, imgs []platformImage, anns map[string]string) (v1.Image
 
 // verifiedOpen hashes a jar's bytes as the layer reads them: a jar whose
 // content is not the lock's (a cache blob modified after it was checked)
-// fails the bake (exit code 65) instead of going into the image.
+// fails the bake (errdefs.Invalid) instead of going into the image.
 func verifiedOpen(open func() (io.ReadCloser, error), j bakeJar) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
 		rc, err := open()

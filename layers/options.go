@@ -147,8 +147,8 @@ const DefaultResponseTimeout = 60 * time.Second
 
 // WithResponseTimeout bounds the wait for a registry's response headers
 // with the default transport: a registry that accepts connections but never
-// answers fails the attempt (retried by ggcr, then exit 69) instead of
-// hanging the bake. The default is DefaultResponseTimeout.
+// answers fails the attempt (retried by ggcr, then errdefs.Unavailable)
+// instead of hanging the bake. The default is DefaultResponseTimeout.
 func WithResponseTimeout(d time.Duration) Option {
 	return func(o *options) { o.respTime = d }
 }
@@ -251,8 +251,8 @@ func (o *options) remoteOptions(ctxOpts ...remote.Option) []remote.Option {
 }
 
 // retryable is ggcr's default retry predicate plus a refused connection
-// (a registry restarting), so that exit 69 comes after retries (1s, 3s) as
-// for the repositories and S3.
+// (a registry restarting), so that errdefs.Unavailable comes after retries
+// (1s, 3s) as for the repositories and S3.
 func retryable(err error) bool {
 	var te interface{ Temporary() bool }
 	return (errors.As(err, &te) && te.Temporary()) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||

@@ -243,7 +243,7 @@ func lookup(ctx context.Context, r *ref, o *options) (*Info, error) {
 }
 
 // Inspect reads the prebake annotations of the manifest (or index) ref
-// names. A missing image is exit code 66.
+// names. A missing image is errdefs.NotFound.
 func Inspect(ctx context.Context, refStr string, opts ...Option) (*Info, error) {
 	o := makeOptions(opts...)
 	r, err := parseRef(refStr)
@@ -268,7 +268,7 @@ func Inspect(ctx context.Context, refStr string, opts ...Option) (*Info, error) 
 
 // ReadJars returns the jars directory and the jar file names (in spark.jars
 // order) that `bake image` recorded on the image ref names. An image without
-// the annotation is exit code 65.
+// the annotation is errdefs.Invalid.
 func ReadJars(ctx context.Context, refStr string, opts ...Option) (dir string, files []string, err error) {
 	in, err := Inspect(ctx, refStr, opts...)
 	if err != nil {

@@ -274,7 +274,8 @@ func ResolveJars(ctx context.Context, req resolver.Request, p submit.Packages, r
 // RequestFor is the resolution request of a command line's packages plus
 // those of req: the argv's own packages come first, req adds to them. The
 // argv's spark.jars.ivySettings and spark.jars.ivy hold one value each:
-// req's (--ivy-settings, --ivy) must be the same or unset, else exit 64.
+// req's (IvySettings, IvyHome) must be the same or unset, else the error is
+// errdefs.BadArgument, naming the option.
 func RequestFor(req resolver.Request, p submit.Packages) (resolver.Request, error) {
 	if p.Packages != "" {
 		req.Packages = append([]string{p.Packages}, req.Packages...)

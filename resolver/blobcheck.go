@@ -97,8 +97,8 @@ func writeStamp(dir, sum, path string) {
 // VerifyBlob checks that the cache blob named sum is a regular file of
 // size bytes (size < 0: any) whose content hashes to sum: by its stamp
 // when it has a matching one, else by reading it (and then stamping it).
-// A missing blob matches os.ErrNotExist (exit code 66); a blob of the
-// wrong size or content matches ErrCorruptBlob (exit code 65). Every
+// A missing blob matches os.ErrNotExist (errdefs.NotFound); a blob of the
+// wrong size or content matches ErrCorruptBlob (errdefs.Invalid). Every
 // command checks blobs this way before their bytes leave the cache (bake,
 // upload, retrieve, the paths resolve prints).
 func VerifyBlob(cacheDir, sum string, size int64) error {

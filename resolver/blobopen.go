@@ -17,8 +17,8 @@ import (
 // stamp (see blobcheck.go) is trusted, and its stat is checked again when
 // the read reaches EOF (a write in place moves its ctime); any other blob is
 // hashed as it is read, and stamped when it matches. Either way the read
-// that reaches EOF fails with ErrCorruptBlob (exit code 65) when the bytes
-// are not the blob's. A missing blob matches os.ErrNotExist (exit code 66).
+// that reaches EOF fails with ErrCorruptBlob (errdefs.Invalid) when the bytes
+// are not the blob's. A missing blob matches os.ErrNotExist (errdefs.NotFound).
 func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()

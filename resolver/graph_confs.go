@@ -177,7 +177,7 @@ func (n *inode) markFetched(conf string, real ...string) {
 // ErrConfigurationNotFound is Ivy's "configuration not found" problem: a
 // caller asks a module for a configuration its descriptor lacks (only the
 // default descriptor of a module without POM lacks any), an unresolved
-// dependency (exit 65).
+// dependency (errdefs.Invalid).
 var ErrConfigurationNotFound = errors.New("configuration not found")
 
 // handleDefaultDescriptorConf is IvyNode.handleConfiguration (ivy 2.5.1

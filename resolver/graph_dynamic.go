@@ -22,7 +22,8 @@ type dynamicRevs struct {
 	repo map[maven.Coord]Repository // resolved revision → the repository that won
 	// bad is the first version list refused as hostile (a version
 	// maven.CheckPart refuses, a maven-metadata.xml over its cap): the
-	// resolution fails with it (65), not with the "not found" it leads to.
+	// resolution fails with it (errdefs.Invalid), not with the "not found" it
+	// leads to.
 	bad error
 }
 

@@ -6,7 +6,7 @@ package resolver
 // (<property>, <properties file|environment>, ${…}), <include>,
 // <credentials>, <settings defaultResolver> and the resolvers ibiblio, url,
 // filesystem and chain. Anything else that could change a resolution is an
-// error naming the element (exit 65), never ignored.
+// error naming the element (errdefs.Invalid), never ignored.
 
 import (
 	"bytes"
@@ -80,9 +80,9 @@ type ivyEnv struct {
 	lookupEnv       func(string) (string, bool)
 }
 
-// ivyErr is a settings file problem: exit 65 (64 for the
-// scheme Spark refuses, 66 for a missing file), naming the file and the
-// element.
+// ivyErr is a settings file problem: errdefs.Invalid (errdefs.BadArgument
+// for the scheme Spark refuses, errdefs.NotFound for a missing file),
+// naming the file and the element.
 func ivyErr(kind errdefs.Kind, path, format string, args ...any) error {
 	return errdefs.New(kind, fmt.Errorf("ivy settings %s: %s", redact.String(path), redact.String(fmt.Sprintf(format, args...))))
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Size caps on what a repository serves, over HTTP and file:// alike: a
-// file over its cap is bad input (exit 65), never read whole.
+// file over its cap is bad input (errdefs.Invalid), never read whole.
 const (
 	maxPOMSize      = 16 << 20 // a POM (Central's largest are a few hundred KiB)
 	maxMetadataSize = 16 << 20 // maven-metadata.xml (10,000 versions are ~300 KiB)
@@ -67,7 +67,7 @@ func readFileMax(path string, max int64) ([]byte, error) {
 }
 
 // capDest fails a download once it passes max bytes (a write error that
-// matches ErrTooLarge, exit 65).
+// matches ErrTooLarge, errdefs.Invalid).
 type capDest struct {
 	w   resetWriter
 	max int64

@@ -237,7 +237,7 @@ func WithRepositoryURLs(urls ...string) Option {
 // verified (VerifyBlob: by its stamp, else hashed); a missing or modified
 // one is fetched from the repository the lock records, checked against the
 // lock's sha256, and replaces the bad copy. With WithOffline, a missing
-// blob is an error (exit code 69), a modified one too (65).
+// blob is an errdefs.Unavailable error, a modified one errdefs.Invalid.
 func FetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, opts ...Option) ([]string, error) {
 	o, err := makeOptions(opts)
 	if err != nil {

@@ -17,8 +17,8 @@ import (
 // are hard links to the cache's blobs (copies when linking fails); the
 // directory appears atomically (built beside it, then renamed), so a
 // reader never sees it half made. Every blob must already be in the cache
-// (FetchLocked) and verify (VerifyBlob: a modified blob is an error with
-// exit code 65); an existing directory whose files no longer match the
+// (FetchLocked) and verify (VerifyBlob: a modified blob is an
+// errdefs.Invalid error); an existing directory whose files no longer match the
 // lock is rebuilt. paths are in lock order.
 func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string, paths []string, err error) {
 	if cacheDir == "" {

@@ -52,8 +52,8 @@ type settingsXML struct {
 }
 
 // loadSettings reads and interpolates the settings file at path. home is
-// ${user.home}; lookup reads ${env.NAME}. A missing file has exit code 66,
-// a malformed one 65; errors name the file and never a password.
+// ${user.home}; lookup reads ${env.NAME}. A missing file is
+// errdefs.NotFound, a malformed one errdefs.Invalid; errors name the file and never a password.
 func loadSettings(path, home string, lookup func(string) (string, bool)) (*mavenSettings, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -52,7 +52,7 @@ type CausedEviction struct {
 }
 
 // ParseWhyPattern checks a "group:artifact" pattern (Ivy globs allowed in
-// either part, e.g. "org.slf4j:*"). A malformed pattern has exit code 64.
+// either part, e.g. "org.slf4j:*"). A malformed pattern is errdefs.BadArgument.
 func ParseWhyPattern(pattern string) (ExcludeRule, error) {
 	parts := strings.Split(pattern, ":")
 	if len(parts) != 2 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "" {
@@ -68,8 +68,8 @@ func ParseWhyPattern(pattern string) (ExcludeRule, error) {
 // Why explains every module of g matching pattern ("group:artifact", globs
 // allowed): the paths that brought it in, the version chosen, the versions
 // evicted and what it evicted. The modules are sorted by group:artifact.
-// When no module matches, the error matches ErrNotFound and has exit code
-// 66; a malformed pattern has exit code 64.
+// When no module matches, the error matches ErrNotFound and
+// errdefs.NotFound; a malformed pattern is errdefs.BadArgument.
 func Why(g *Graph, pattern string) ([]ModuleWhy, error) {
 	rule, err := ParseWhyPattern(pattern)
 	if err != nil {

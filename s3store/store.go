@@ -121,8 +121,8 @@ func WithHTTPClient(c *http.Client) Option {
 // WithResponseTimeout bounds the wait for a response's headers once a
 // request (its body included) is sent; the attempt then fails and is
 // retried like a refused connection, so a server that accepts connections
-// but never answers gives exit 69 after the retries instead of hanging.
-// The default is 30s. It applies to the default HTTP client only.
+// but never answers gives errdefs.Unavailable after the retries instead of
+// hanging. The default is 30s. It applies to the default HTTP client only.
 func WithResponseTimeout(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {

@@ -1,8 +1,9 @@
 // Package noanswer tells a server that accepted a request but sent no
 // response headers in time apart from the caller's own deadline. net/http's
 // ResponseHeaderTimeout error matches context.DeadlineExceeded, which
-// prebake maps to the user's --timeout or Ctrl-C (exit 75, not retried);
-// wrapped as an *Error it is a retryable connection failure (exit 69).
+// prebake maps to the caller's own deadline or a cancel (errdefs.Timeout,
+// not retried); wrapped as an *Error it is a retryable connection failure
+// (errdefs.Unavailable).
 package noanswer
 
 import (
