@@ -1,8 +1,8 @@
 // Package noanswer tells a server that accepted a request but sent no
 // response headers in time apart from the caller's own deadline. net/http's
 // ResponseHeaderTimeout error matches context.DeadlineExceeded, which
-// prebake maps to the caller's own deadline or a cancel (errdefs.Timeout,
-// not retried); wrapped as an *Error it is a retryable connection failure
+// prebake takes for the caller's own deadline (errdefs.Timeout, not
+// retried); wrapped as an *Error it is a retryable connection failure
 // (errdefs.Unavailable).
 package noanswer
 
