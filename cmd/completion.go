@@ -17,9 +17,10 @@ var enumValues = map[string][]string{
 }
 
 // outputValues are -o's values per command (the default first).
-var outputValues = map[string][]string{
-	"resolve": {"tree", "names", "json"},
-	"sbom":    {"json"},
+var outputValues = map[string][]outputFormat{
+	"resolve": {outTree, outNames, outJSON},
+	"sbom":    {outJSON},
+	"submit":  {outText, outJSON, outYAML},
 }
 
 // addCompletions registers the value completions of every command's enum
@@ -31,10 +32,12 @@ func addCompletions(root *cobra.Command) {
 		}
 	}
 	_ = root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-		if v, ok := outputValues[c.Name()]; ok {
-			return v, cobra.ShellCompDirectiveNoFileComp
+		fs := commandOutputs(c.Name())
+		vals := make([]string, len(fs))
+		for i, f := range fs {
+			vals[i] = string(f)
 		}
-		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp
+		return vals, cobra.ShellCompDirectiveNoFileComp
 	})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -40,6 +41,10 @@ var sparkOnlySwitches = map[string]bool{"--verbose": true, "--supervise": true, 
 // flagError turns cobra's flag errors into usage errors (64), and says
 // where spark-submit's options go when one is given before "--".
 func flagError(c *cobra.Command, err error) error {
+	var bo *badOutputError
+	if errors.As(err, &bo) {
+		return exitcode.Errorf(exitcode.Usage, "%s: -o %q: must be one of %v", c.CommandPath(), bo.value, commandOutputs(c.Name()))
+	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "unknown flag: "); ok && sparkSubmitArgCommands[c.Name()] {
 		if k8s.IsSparkSubmitOption(name) || sparkOnlySwitches[name] {

@@ -39,7 +39,23 @@ func (v outputValue) Set(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("not an output format: want one of %s", formatList(outputFormats))
+	return &badOutputError{value: s}
+}
+
+// badOutputError is a -o value that is no output format; flagError names
+// the formats of the command it was given to.
+type badOutputError struct{ value string }
+
+func (e *badOutputError) Error() string {
+	return fmt.Sprintf("not an output format: want one of %s", formatList(outputFormats))
+}
+
+// commandOutputs are the formats a command prints, its default first.
+func commandOutputs(command string) []outputFormat {
+	if fs, ok := outputValues[command]; ok {
+		return fs
+	}
+	return []outputFormat{outText, outJSON}
 }
 
 func (outputValue) Type() string { return "format" }
