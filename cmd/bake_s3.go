@@ -256,7 +256,7 @@ func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep
 		if err != nil {
 			return nil, nil, err
 		}
-		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy}, f.cache, ropts...), nil
+		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy, CacheDir: f.cache}, ropts...), nil
 	}
 	req, err := f.request(args...)
 	if err != nil {
