@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
@@ -94,7 +95,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		fmt.Fprintf(stderr, "warm: shard %d/%d: %d of %d sets into %s\n", i, n, len(sets), len(sf.Sets), store.URL())
 	}
 	base := filepath.Dir(o.file)
-	results, werr := store.Warm(ctx, sets, func(ctx context.Context, set s3store.SetSpec) (*resolver.Lockfile, s3store.JarSource, error) {
+	results, werr := store.Warm(ctx, sets, func(ctx context.Context, set s3store.SetSpec) (*resolver.Lockfile, lock.Jars, error) {
 		f := o.resolve // a copy per set
 		f.repositories = append(append([]string{}, o.resolve.repositories...), set.Repositories...)
 		f.excludes = append(append([]string{}, o.resolve.excludes...), set.Excludes...)

@@ -84,14 +84,6 @@ func ParseManifest(name string, data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// JarSource is lock.Jars: the local paths of a lock's artifacts, index for
-// index. Bake calls it only when some jar must be uploaded, so a cache hit
-// needs no local jars.
-type JarSource = lock.Jars
-
-// LocalPaths is lock.LocalJars: a JarSource for paths already at hand.
-func LocalPaths(paths []string) JarSource { return lock.LocalJars(paths) }
-
 // BakeOption configures Bake.
 type BakeOption func(*bakeOptions)
 
@@ -116,8 +108,10 @@ type BakeResult struct {
 
 // Bake makes lock's set available in the store: every jar, then the
 // manifest. When the manifest already exists it is a hit and nothing is sent
-// (with Verify, missing jars are re-sent).
-func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ...BakeOption) (*BakeResult, error) {
+// (with Verify, missing jars are re-sent). jars gives the local paths of
+// lf's artifacts, index for index (lock.LocalJars for paths at hand); Bake
+// calls it only when some jar must be uploaded, so a hit needs no local jars.
+func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ...BakeOption) (*BakeResult, error) {
 	var bo bakeOptions
 	for _, o := range opts {
 		o(&bo)

@@ -92,7 +92,7 @@ func Shard(sets []SetSpec, i, n int) []SetSpec {
 }
 
 // ResolveFunc resolves one set to its lock and a source of local jar paths.
-type ResolveFunc func(ctx context.Context, set SetSpec) (*lock.File, JarSource, error)
+type ResolveFunc func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error)
 
 // WarmResult is the outcome of one set.
 type WarmResult struct {

@@ -65,9 +65,9 @@ func warmFixtures(t testing.TB, n int, big int64) ([]s3store.SetSpec, s3store.Re
 			}
 		}
 	}
-	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, s3store.JarSource, error) {
+	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, lock.Jars, error) {
 		fs := byName[s.Name]
-		return fs.lf, s3store.LocalPaths(fs.paths), nil
+		return fs.lf, lock.LocalJars(fs.paths), nil
 	}
 	return specs, resolve, total
 }
