@@ -201,7 +201,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	opts = append(opts, s3store.WithExpires(o.expires))
+	opts = append(opts, s3store.WithExpires(o.expires), s3store.WithVerify(o.verify))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	res, err := store.Bake(ctx, lock, jars, s3store.Verify(o.verify))
+	res, err := store.Bake(ctx, lock, jars)
 	rep.Wait()
 	if err != nil {
 		return err

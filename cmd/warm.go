@@ -86,6 +86,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	opts = append(opts, s3store.WithWarmConcurrency(o.sets), s3store.WithVerify(o.verify))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		}
 		f.packages = set.Packages
 		return resolveLockAndJars(ctx, &f, nil, rep)
-	}, o.sets, s3store.Verify(o.verify))
+	})
 	rep.Wait()
 	if out == "json" {
 		enc := json.NewEncoder(stdout)
@@ -219,6 +220,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	opts = append(opts, s3store.WithGrace(o.grace), s3store.WithDryRun(o.dryRun))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -229,7 +231,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 			return true
 		}
 		return maxAge > 0 && now.Sub(written) < maxAge
-	}, o.grace, o.dryRun)
+	})
 	if err != nil {
 		return err
 	}

@@ -171,7 +171,7 @@ func TestITVerifyRepairs(t *testing.T) {
 	if len(missing) != 1 || missing[0].File != gone.File {
 		t.Fatalf("missing = %+v, want only %s", missing, gone.File)
 	}
-	res, err = st.Bake(ctx, lock, localJars(paths), s3store.Verify(true))
+	res, err = openS3(t, srv.Endpoint, bucket, s3store.WithVerify(true)).Bake(ctx, lock, localJars(paths))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestITGC(t *testing.T) {
 	if _, err := st.Bake(ctx, lockB, localJars(pathsB)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.GC(ctx, func(h string, _ time.Time) bool { return h == lockA.Hash() }, 0, false)
+	res, err := st.GC(ctx, func(h string, _ time.Time) bool { return h == lockA.Hash() })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,11 @@ func TestFileStore(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "jars", "sha256", lf.Artifacts[0].Sha256, lf.Artifacts[0].File)); err != nil {
 		t.Fatal(err)
 	}
-	res, err = st.Bake(ctx, lf, lock.LocalJars(paths), s3store.Verify(true))
+	verifying, err := s3store.Open(ctx, "file://"+dir, s3store.WithVerify(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = verifying.Bake(ctx, lf, lock.LocalJars(paths))
 	if err != nil || !res.Hit || res.Repaired != 1 {
 		t.Fatalf("verify: %+v, %v", res, err)
 	}
@@ -275,18 +279,18 @@ func TestWarmFileStoreIdempotent(t *testing.T) {
 		}
 		return nil, nil, exitcode.Errorf(exitcode.NotFound, "no such module")
 	}
-	st, err := s3store.Open(context.Background(), dir)
+	st, err := s3store.Open(context.Background(), dir, s3store.WithWarmConcurrency(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Warm(context.Background(), sets, resolve, 2)
+	res, err := st.Warm(context.Background(), sets, resolve)
 	if exitcode.Code(err) != exitcode.NotFound || res[2].Error == "" {
 		t.Fatalf("warm with a failing set: %v", err)
 	}
 	if got := res[0].Uploaded + res[1].Uploaded; got != 3 {
 		t.Errorf("first warm uploaded %d jars, want 3 (the shared one once)", got)
 	}
-	res, err = st.Warm(context.Background(), sets[:2], resolve, 2)
+	res, err = st.Warm(context.Background(), sets[:2], resolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,11 +335,15 @@ func TestGCFileStore(t *testing.T) {
 	}
 	keepA := func(h string, _ time.Time) bool { return h == lockA.Hash() }
 	// Young jars are protected by the grace period.
-	res, err := st.GC(ctx, keepA, time.Hour, true)
+	dry, err := s3store.Open(ctx, dir, s3store.WithGrace(time.Hour), s3store.WithDryRun(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := dry.GC(ctx, keepA)
 	if err != nil || res.YoungSkipped != 1 || len(res.DeletedJars) != 0 {
 		t.Fatalf("gc with grace: %+v, %v", res, err)
 	}
-	res, err = st.GC(ctx, keepA, 0, false)
+	res, err = st.GC(ctx, keepA)
 	if err != nil {
 		t.Fatal(err)
 	}

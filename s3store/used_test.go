@@ -53,7 +53,7 @@ func TestGCKeepsUsedSets(t *testing.T) {
 		t.Fatal(err)
 	}
 	cutoff := time.Now().Add(-30 * 24 * time.Hour)
-	gc, err := st.GC(ctx, func(_ string, last time.Time) bool { return last.After(cutoff) }, 0, false)
+	gc, err := st.GC(ctx, func(_ string, last time.Time) bool { return last.After(cutoff) })
 	if err != nil {
 		t.Fatal(err)
 	}
