@@ -1,7 +1,8 @@
 package main
 
-// -diff: differential testing of prebake's graph builder against the real
-// Ivy oracle on coordinate sets picked at random from ../shared/corpus.
+// -diff: differential testing of prebake's graph builder, over the
+// resolver's real Source (prebakeSource), against the real Ivy oracle on
+// coordinate sets picked at random from ../shared/corpus.
 
 import (
 	"context"
