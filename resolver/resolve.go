@@ -82,7 +82,7 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	// overlapping the graph walk; downloadAll then mostly waits on them.
 	stop := src.startSpeculation(ctx)
 	defer stop()
-	g, err := buildGraph(ctx, req, src, o.log)
+	g, err := o.buildGraph(ctx, req, src, o.log)
 	if rerr, ok := src.refused.Load(""); ok {
 		return nil, rerr.(error) // not "not found": prebake cannot reproduce it
 	}
@@ -110,10 +110,6 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	}
 	return &Result{Lock: lock, Paths: paths, Graph: g}, nil
 }
-
-// buildGraph is BuildGraph; tests replace it to exercise the download and
-// lock flow without the graph builder.
-var buildGraph = BuildGraph
 
 type lockedFile struct {
 	art  Artifact

@@ -43,6 +43,14 @@ type options struct {
 	chainSet      bool
 	parallel      int
 	progress      Progress // WithProgress; nil reports nothing
+	// buildGraph is BuildGraph; tests set another (withGraphBuilder) to
+	// exercise the download and lock flow without the graph builder.
+	buildGraph func(context.Context, Request, Source, Logger) (*Graph, error)
+}
+
+// withGraphBuilder replaces BuildGraph in Resolve (tests).
+func withGraphBuilder(f func(context.Context, Request, Source, Logger) (*Graph, error)) Option {
+	return func(o *options) error { o.buildGraph = f; return nil }
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -54,6 +62,7 @@ func makeOptions(opts []Option) (*options, error) {
 		maxRetryAfter: 30 * time.Second,
 		idleTimeout:   30 * time.Second,
 		parallel:      32,
+		buildGraph:    BuildGraph,
 	}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
