@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-
-	"github.com/vifraa/gopom"
 )
 
 // Coord is a module revision: groupId, artifactId, version.
@@ -65,7 +63,7 @@ type Model struct {
 	props [][2]string
 	// raw inherited elements, re-interpolated by each child (Ivy re-reads
 	// the parent's elements with the child's properties).
-	rawDeps  []gopom.Dependency
+	rawDeps  []pomDependency
 	rawMgmt  []mgmtEntry
 	hasModel bool
 
@@ -74,7 +72,7 @@ type Model struct {
 }
 
 type mgmtEntry struct {
-	raw      *gopom.Dependency // nil for an entry imported from a BOM
+	raw      *pomDependency // nil for an entry imported from a BOM
 	resolved Managed
 }
 
@@ -178,7 +176,7 @@ func (l *Loader) build(ctx context.Context, c Coord) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := Parse(data)
+	p, err := parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -350,8 +348,8 @@ func (in *interp) reset() {
 	in.x.memo = nil
 }
 
-func (in *interp) s(p *string) string {
-	v := str(p)
+func (in *interp) s(raw string) string {
+	v := strings.TrimSpace(raw)
 	if v == "" {
 		return ""
 	}
@@ -365,7 +363,7 @@ func (in *interp) s(p *string) string {
 	return strings.TrimSpace(out)
 }
 
-func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error) {
+func (l *Loader) effective(ctx context.Context, p *project) (*Model, error) {
 	m := &Model{hasModel: true}
 	in := newInterp()
 	var parent *Model
@@ -438,7 +436,7 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 		m.props = append(m.props, parent.props...)
 	}
 
-	if reloc := relocationOf(p, active); reloc != nil {
+	if reloc := relocationOf(p); reloc != nil {
 		rc := Coord{in.s(reloc.GroupID), in.s(reloc.ArtifactID), in.s(reloc.Version)}
 		if in.err != nil {
 			return nil, in.err
@@ -587,12 +585,9 @@ func (t *mgmtTable) list() []mgmtEntry {
 	return out
 }
 
-func (in *interp) exclusions(d *gopom.Dependency) []Exclusion {
-	if d.Exclusions == nil {
-		return nil
-	}
+func (in *interp) exclusions(d *pomDependency) []Exclusion {
 	var out []Exclusion
-	for _, e := range *d.Exclusions {
+	for _, e := range d.Exclusions {
 		g, a := in.s(e.GroupID), in.s(e.ArtifactID)
 		if g == "" {
 			g = "*"
@@ -605,7 +600,7 @@ func (in *interp) exclusions(d *gopom.Dependency) []Exclusion {
 	return out
 }
 
-func (in *interp) managed(d *gopom.Dependency) Managed {
+func (in *interp) managed(d *pomDependency) Managed {
 	return Managed{
 		Group: in.s(d.GroupID), Artifact: in.s(d.ArtifactID), Version: in.s(d.Version),
 		Scope: in.s(d.Scope), Type: in.s(d.Type), Exclusions: in.exclusions(d),
@@ -614,7 +609,7 @@ func (in *interp) managed(d *gopom.Dependency) Managed {
 
 var knownScopes = map[string]bool{"compile": true, "runtime": true, "provided": true, "test": true, "system": true}
 
-func (in *interp) dependency(raw *gopom.Dependency, m *Model, mgmt *mgmtTable) (Dependency, bool) {
+func (in *interp) dependency(raw *pomDependency, m *Model, mgmt *mgmtTable) (Dependency, bool) {
 	d := Dependency{
 		Group: in.s(raw.GroupID), Artifact: in.s(raw.ArtifactID), Version: in.s(raw.Version),
 		Scope: in.s(raw.Scope), Classifier: in.s(raw.Classifier), Type: in.s(raw.Type),

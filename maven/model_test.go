@@ -156,13 +156,13 @@ func TestInterpolateCycle(t *testing.T) {
 
 func TestParseMalformed(t *testing.T) {
 	for _, s := range []string{"", "<project>", "<notpom/>", "<project></project><project/>"} {
-		if _, err := Parse([]byte(s)); !errors.Is(err, ErrMalformed) {
-			t.Errorf("Parse(%q): err = %v, want ErrMalformed", s, err)
+		if _, err := parse([]byte(s)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("parse(%q): err = %v, want ErrMalformed", s, err)
 		}
 	}
-	latin1 := []byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><project><name>caf\xe9</name><artifactId>a</artifactId></project>")
-	p, err := Parse(latin1)
-	if err != nil || *p.Name != "café" {
+	latin1 := []byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><project><groupId>caf\xe9</groupId><artifactId>a</artifactId></project>")
+	p, err := parse(latin1)
+	if err != nil || p.GroupID != "café" {
 		t.Errorf("ISO-8859-1 POM: %v", err)
 	}
 }
@@ -172,7 +172,7 @@ func FuzzParsePOM(f *testing.F) {
 	f.Add([]byte(`<model><artifactId>x</artifactId></model>`))
 	f.Add([]byte(`<project><properties><a>${a}</a></properties></project>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse(data)
+		p, err := parse(data)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error not ErrMalformed: %v", err)
