@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"time"
 )
 
 type memFetcher map[string]string
@@ -202,4 +203,47 @@ func FuzzParsePOM(f *testing.F) {
 			}
 		}
 	})
+}
+
+// slowFetcher answers after a delay, so that concurrent loads overlap.
+type slowFetcher struct{ memFetcher }
+
+func (f slowFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, string, error) {
+	time.Sleep(20 * time.Millisecond)
+	return f.memFetcher.FetchPOM(ctx, g, a, v)
+}
+
+// TestConcurrentParentCycle: modules whose parents form a cycle, loaded at
+// once from several goroutines (as the resolver's prefetch does), fail with
+// ErrCycle instead of each waiting for the other forever.
+func TestConcurrentParentCycle(t *testing.T) {
+	parentOf := func(a, p string) string {
+		return pom(`<parent><groupId>g</groupId><artifactId>` + p + `</artifactId><version>1</version></parent><artifactId>` + a + `</artifactId>`)
+	}
+	for _, ring := range [][]string{{"a", "b"}, {"a", "b", "c"}, {"a", "b", "c", "d", "e"}} {
+		t.Run(fmt.Sprint(len(ring)), func(t *testing.T) {
+			f := slowFetcher{memFetcher{}}
+			for i, a := range ring {
+				f.memFetcher["g:"+a+":1"] = parentOf(a, ring[(i+1)%len(ring)])
+			}
+			l := NewLoader(f)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			errs := make([]error, len(ring))
+			var wg sync.WaitGroup
+			for i, a := range ring {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = l.Load(ctx, "g", a, "1")
+				}()
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if !errors.Is(err, ErrCycle) {
+					t.Errorf("Load(g:%s:1): err = %v, want ErrCycle", ring[i], err)
+				}
+			}
+		})
+	}
 }
