@@ -55,7 +55,7 @@ func Peek(data []byte) (Hints, error) {
 		// textDepth (0: no element of interest is open).
 		text      []byte
 		textDepth int
-		parent    Coord
+		parent    DependencyHint // only its Coord is kept
 		hasParent bool
 		dep       DependencyHint
 		seenRoot  bool
@@ -114,11 +114,11 @@ func Peek(data []byte) (Hints, error) {
 				case depth == 2:
 					h.Packaging = v
 				case depth == 3 && p[0] == "parent":
-					setCoordField(&parent, p[1], v)
+					setField(&parent, p[1], v)
 				case depth == 3:
 					h.Properties[p[1]] = v
 				default:
-					setDependencyField(&dep, p[len(p)-1], v)
+					setField(&dep, p[len(p)-1], v)
 				}
 				textDepth = 0
 			} else if depth == 3 && p[0] == "dependencies" && p[1] == "dependency" {
@@ -133,29 +133,23 @@ func Peek(data []byte) (Hints, error) {
 		return Hints{}, fmt.Errorf("%w: no complete root element", ErrMalformed)
 	}
 	if hasParent {
-		h.Parent = &parent
+		h.Parent = &parent.Coord
 	}
 	return h, nil
 }
 
-func setCoordField(c *Coord, field, v string) {
+// setField sets the field of d that the element field gives.
+func setField(d *DependencyHint, field, v string) {
 	switch field {
 	case "groupId":
-		c.Group = v
+		d.Group = v
 	case "artifactId":
-		c.Artifact = v
+		d.Artifact = v
 	case "version":
-		c.Version = v
-	}
-}
-
-func setDependencyField(d *DependencyHint, field, v string) {
-	switch field {
+		d.Version = v
 	case "scope":
 		d.Scope = v
 	case "optional":
 		d.Optional = v
-	default:
-		setCoordField(&d.Coord, field, v)
 	}
 }

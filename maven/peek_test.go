@@ -15,24 +15,53 @@ import (
 )
 
 func TestPeek(t *testing.T) {
-	const full = `<?xml version="1.0"?>
-<project>
-  <parent><groupId>org.p</groupId><artifactId>parent</artifactId><version>3</version></parent>
+	// Everything Peek reads, and elements it must not take for them: a
+	// profile's, a plugin's, nested ones.
+	const full = `<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <parent>
+    <groupId>org.p</groupId>
+    <artifactId>parent</artifactId>
+    <version>3</version>
+    <relativePath/>
+  </parent>
   <artifactId>m</artifactId>
   <packaging> bundle </packaging>
-  <properties><a.version>1.${minor}</a.version><minor>2</minor></properties>
-  <dependencyManagement><dependencies>
-    <dependency><groupId>org.b</groupId><artifactId>b</artifactId><version>${b.version}</version></dependency>
-    <dependency><groupId>org.bom</groupId><artifactId>bom</artifactId><version>1</version><scope>import</scope></dependency>
-  </dependencies></dependencyManagement>
+  <properties>
+    <a.version>1.${minor}</a.version>
+    <minor>2</minor>
+  </properties>
+  <build>
+    <plugins>
+      <plugin>
+        <dependencies>
+          <dependency><groupId>org.pl</groupId><artifactId>pl</artifactId></dependency>
+        </dependencies>
+      </plugin>
+    </plugins>
+  </build>
   <dependencies>
-    <dependency><groupId>org.a</groupId><artifactId>a</artifactId><version>${a.version}</version></dependency>
+    <dependency>
+      <groupId>org.a</groupId><artifactId>a</artifactId><version>${a.version}</version>
+      <exclusions><exclusion><groupId>x</groupId><artifactId>y</artifactId></exclusion></exclusions>
+    </dependency>
     <dependency><groupId>org.b</groupId><artifactId>b</artifactId></dependency>
     <dependency><groupId>org.t</groupId><artifactId>t</artifactId><version>1</version><scope>test</scope></dependency>
     <dependency><groupId>org.o</groupId><artifactId>o</artifactId><version>1</version><optional>true</optional></dependency>
   </dependencies>
-  <build><plugins><plugin><dependencies><dependency><groupId>org.pl</groupId><artifactId>pl</artifactId></dependency></dependencies></plugin></plugins></build>
-  <profiles><profile><properties><minor>9</minor></properties><dependencies><dependency><groupId>org.x</groupId><artifactId>x</artifactId><version>1</version></dependency></dependencies></profile></profiles>
+  <dependencyManagement>
+    <dependencies>
+      <dependency><groupId>org.b</groupId><artifactId>b</artifactId><version>${b.version}</version></dependency>
+      <dependency><groupId>org.bom</groupId><artifactId>bom</artifactId><version>1</version><scope>import</scope></dependency>
+    </dependencies>
+  </dependencyManagement>
+  <profiles>
+    <profile>
+      <properties><minor>9</minor></properties>
+      <dependencies><dependency><groupId>org.x</groupId><artifactId>x</artifactId><version>1</version></dependency></dependencies>
+    </profile>
+  </profiles>
 </project>`
 	for _, tt := range []struct {
 		name, pom string
