@@ -86,7 +86,6 @@ func wantDownloads(base string, sizes map[string]int64) map[string]taskRec {
 // named by its URL without userinfo, whose bytes are the jar's size, even
 // when a truncated body is retried; FetchLocked reports the same.
 func TestProgressDownloads(t *testing.T) {
-	useFlatGraph(t)
 	a, sizes := progressRepo(t)
 	srv := mavenhttp.New(a.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
 	defer srv.Close()
@@ -104,7 +103,7 @@ func TestProgressDownloads(t *testing.T) {
 		CacheDir:              filepath.Join(dir, "cache"),
 	}
 	p := &recProgress{}
-	res, err := Resolve(context.Background(), req, fastOpts(WithProgress(p))...)
+	res, err := Resolve(context.Background(), req, flatOpts(WithProgress(p))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +123,7 @@ func TestProgressDownloads(t *testing.T) {
 		lock.Artifacts[i].Repository = open.URL()
 	}
 	p2 := &recProgress{}
-	if _, err := FetchLocked(context.Background(), &lock, t.TempDir(), fastOpts(WithProgress(p2))...); err != nil {
+	if _, err := FetchLocked(context.Background(), &lock, Request{CacheDir: t.TempDir()}, flatOpts(WithProgress(p2))...); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(wantDownloads(open.URL(), sizes), p2.got()); diff != "" {
@@ -135,7 +134,6 @@ func TestProgressDownloads(t *testing.T) {
 // TestProgressPlainLines resolves through a non-terminal reporter: -v
 // prints one line per jar, with no bar escape codes and no secret.
 func TestProgressPlainLines(t *testing.T) {
-	useFlatGraph(t)
 	a, sizes := progressRepo(t)
 	srv := mavenhttp.New(a.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
 	defer srv.Close()
@@ -148,7 +146,7 @@ func TestProgressPlainLines(t *testing.T) {
 			NoDefaultRepositories: true,
 			CacheDir:              t.TempDir(),
 		}
-		if _, err := Resolve(context.Background(), req, fastOpts(WithLogger(rep), WithProgress(rep))...); err != nil {
+		if _, err := Resolve(context.Background(), req, flatOpts(WithLogger(rep), WithProgress(rep))...); err != nil {
 			t.Fatal(err)
 		}
 		rep.Wait()

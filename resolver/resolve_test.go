@@ -43,14 +43,13 @@ func flatGraph(ctx context.Context, req Request, src Source, log Logger) (*Graph
 	return g, nil
 }
 
-func useFlatGraph(t *testing.T) {
-	old := buildGraph
-	buildGraph = flatGraph
-	t.Cleanup(func() { buildGraph = old })
+// flatOpts is fastOpts with the flat graph builder: the download and lock
+// flow without Ivy's graph.
+func flatOpts(extra ...Option) []Option {
+	return fastOpts(append(extra, withGraphBuilder(flatGraph))...)
 }
 
 func TestResolveLockFlow(t *testing.T) {
-	useFlatGraph(t)
 	a := newTestRepo(t)
 	a.module("org.x", "b", "1.0")
 	a.module("org.x", "a", "2.0")
@@ -70,7 +69,7 @@ func TestResolveLockFlow(t *testing.T) {
 	log := &logBuf{}
 
 	// Cold: resolves, downloads, writes the lock.
-	res, err := Resolve(ctx, req, fastOpts(WithLogger(log))...)
+	res, err := Resolve(ctx, req, flatOpts(WithLogger(log))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +105,7 @@ func TestResolveLockFlow(t *testing.T) {
 
 	// Warm: a matching lock and a filled cache make zero requests.
 	srv.Reset()
-	res2, err := Resolve(ctx, req, fastOpts()...)
+	res2, err := Resolve(ctx, req, flatOpts()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +122,7 @@ func TestResolveLockFlow(t *testing.T) {
 	// The same with other credentials: the inputs have no userinfo.
 	req2 := req
 	req2.Repositories = []string{strings.Replace(srv.URL(), "http://", "http://alice:other@", 1)}
-	if res3, err := Resolve(ctx, req2, fastOpts()...); err != nil || !res3.FromLock {
+	if res3, err := Resolve(ctx, req2, flatOpts()...); err != nil || !res3.FromLock {
 		t.Errorf("other credentials: FromLock=%v err=%v", res3 != nil && res3.FromLock, err)
 	}
 
@@ -132,7 +131,7 @@ func TestResolveLockFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Reset()
-	if _, err := Resolve(ctx, req, fastOpts()...); err != nil {
+	if _, err := Resolve(ctx, req, flatOpts()...); err != nil {
 		t.Fatal(err)
 	}
 	if n, jar := srv.Requests(), srv.Count("/org/x/a/2.0/a-2.0.jar"); n != 1 || jar != 1 {
@@ -144,7 +143,7 @@ func TestResolveLockFlow(t *testing.T) {
 	srv.Reset()
 	off := req
 	off.Offline = true
-	_, err = Resolve(ctx, off, fastOpts()...)
+	_, err = Resolve(ctx, off, flatOpts()...)
 	if err == nil || exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "org.x_b-1.0.jar") || srv.Requests() != 0 {
 		t.Errorf("offline: err = %v (code %d), %d requests", err, exitcode.Code(err), srv.Requests())
 	}
@@ -153,12 +152,12 @@ func TestResolveLockFlow(t *testing.T) {
 	frozen := req
 	frozen.Frozen = true
 	frozen.Packages = []string{"org.x:b:1.0"}
-	_, err = Resolve(ctx, frozen, fastOpts()...)
+	_, err = Resolve(ctx, frozen, flatOpts()...)
 	if exitcode.Code(err) != exitcode.StaleLock || !strings.Contains(err.Error(), "packages changed from [org.x:b:1.0,org.x:a:2.0] to [org.x:b:1.0]") {
 		t.Errorf("frozen stale: err = %v (code %d)", err, exitcode.Code(err))
 	}
 	frozen.LockPath = filepath.Join(dir, "missing.lock")
-	_, err = Resolve(ctx, frozen, fastOpts()...)
+	_, err = Resolve(ctx, frozen, flatOpts()...)
 	if exitcode.Code(err) != exitcode.StaleLock || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("frozen missing: err = %v (code %d)", err, exitcode.Code(err))
 	}
@@ -166,7 +165,7 @@ func TestResolveLockFlow(t *testing.T) {
 	// Stale without --frozen: resolves again and rewrites the lock.
 	stale := req
 	stale.Packages = []string{"org.x:b:1.0"}
-	res4, err := Resolve(ctx, stale, fastOpts()...)
+	res4, err := Resolve(ctx, stale, flatOpts()...)
 	if err != nil || res4.FromLock || len(res4.Lock.Artifacts) != 1 {
 		t.Fatalf("stale: %+v %v", res4, err)
 	}
@@ -176,7 +175,7 @@ func TestResolveLockFlow(t *testing.T) {
 	}
 
 	// Retrieve materialises Spark file names as hard links.
-	if _, err := FetchLocked(ctx, res.Lock, req.CacheDir, fastOpts(WithRepositoryURLs(authURL))...); err != nil {
+	if _, err := FetchLocked(ctx, res.Lock, Request{CacheDir: req.CacheDir, Repositories: []string{authURL}}, flatOpts()...); err != nil {
 		t.Fatal(err)
 	}
 	rdir, paths, err := Retrieve(ctx, res.Lock, req.CacheDir)
@@ -204,7 +203,7 @@ func TestFetchLockedChecksMismatch(t *testing.T) {
 	defer srv.Close()
 	lock := &Lockfile{Artifacts: []Artifact{{Coord: "org.x:a:1.0", File: "org.x_a-1.0.jar", Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 18}}}
 	cache := t.TempDir()
-	_, err := FetchLocked(context.Background(), lock, cache, fastOpts()...)
+	_, err := FetchLocked(context.Background(), lock, Request{CacheDir: cache}, fastOpts()...)
 	if !errors.Is(err, ErrChecksumMismatch) || !strings.Contains(err.Error(), srv.URL()+"org/x/a/1.0/a-1.0.jar") {
 		t.Fatalf("err = %v, want a mismatch naming the URL", err)
 	}
@@ -223,14 +222,13 @@ func TestHelperProcess(t *testing.T) {
 	if os.Getenv(helperEnv) == "" {
 		return
 	}
-	buildGraph = flatGraph
 	req := Request{
 		Packages:              strings.Split(os.Getenv("HELPER_PACKAGES"), " "),
 		Repositories:          []string{os.Getenv("HELPER_REPO")},
 		NoDefaultRepositories: true,
 		CacheDir:              os.Getenv("HELPER_CACHE"),
 	}
-	res, err := Resolve(context.Background(), req, WithDefaultChain("", ""), WithRetry(2, 10*time.Millisecond))
+	res, err := Resolve(context.Background(), req, WithDefaultChain("", ""), WithRetry(2, 10*time.Millisecond), withGraphBuilder(flatGraph))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(exitcode.Code(err))

@@ -231,7 +231,6 @@ func mirrorSettings(t *testing.T, url, user string) string {
 // --repositories entry through one mirror behind basic auth whose password
 // comes from the environment via <servers>.
 func TestResolveThroughMirror(t *testing.T) {
-	useFlatGraph(t)
 	const user, pass = "ci-bot", "mirr0r-s3cret"
 	t.Setenv("PREBAKE_TEST_MIRROR_PW", pass)
 	m := newTestRepo(t)
@@ -250,7 +249,7 @@ func TestResolveThroughMirror(t *testing.T) {
 	}
 	ctx := context.Background()
 	log := &logBuf{}
-	res, err := Resolve(ctx, req, fastOpts(WithLogger(log))...)
+	res, err := Resolve(ctx, req, flatOpts(WithLogger(log))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,19 +274,19 @@ func TestResolveThroughMirror(t *testing.T) {
 
 	// LockFor sees the same chain: the lock matches without a request.
 	srv.Reset()
-	if _, err := LockFor(req, fastOpts()...); err != nil {
+	if _, err := LockFor(req, flatOpts()...); err != nil {
 		t.Errorf("LockFor: %v", err)
 	}
 	// Without the settings the chain differs, so the lock is stale.
 	noSettings := req
 	noSettings.Settings = ""
-	if _, err := LockFor(noSettings, fastOpts()...); exitcode.Code(err) != exitcode.StaleLock {
+	if _, err := LockFor(noSettings, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
 		t.Errorf("LockFor without settings: %v, want a stale lock", err)
 	}
 
 	// FetchLocked into an empty cache goes to the mirror with the
 	// settings' credentials.
-	paths, err := FetchLocked(ctx, res.Lock, filepath.Join(dir, "cache-fetch"), fastOpts(WithRepositoryURLs(req.Repositories...), WithSettings(req.Settings))...)
+	paths, err := FetchLocked(ctx, res.Lock, Request{CacheDir: filepath.Join(dir, "cache-fetch"), Repositories: req.Repositories, Settings: req.Settings}, flatOpts()...)
 	if err != nil {
 		t.Fatalf("FetchLocked: %v", err)
 	}
@@ -303,7 +302,7 @@ func TestResolveThroughMirror(t *testing.T) {
 	// <offline>true</offline> acts as --offline: an empty cache fails with 69.
 	off := writeSettings(t, `<offline>true</offline>
   <mirrors><mirror><id>corp</id><url>`+srv.URL()+`</url><mirrorOf>*</mirrorOf></mirror></mirrors>`)
-	_, err = FetchLocked(ctx, res.Lock, filepath.Join(dir, "cache-off"), fastOpts(WithSettings(off))...)
+	_, err = FetchLocked(ctx, res.Lock, Request{CacheDir: filepath.Join(dir, "cache-off"), Settings: off}, flatOpts()...)
 	if exitcode.Code(err) != exitcode.Unavailable {
 		t.Errorf("offline settings: err = %v (code %d), want 69", err, exitcode.Code(err))
 	}
@@ -313,7 +312,7 @@ func TestResolveThroughMirror(t *testing.T) {
 	bad := req
 	bad.LockPath = ""
 	bad.CacheDir = filepath.Join(dir, "cache2")
-	_, err = Resolve(ctx, bad, fastOpts(WithLogger(log))...)
+	_, err = Resolve(ctx, bad, flatOpts(WithLogger(log))...)
 	if exitcode.Code(err) != exitcode.NoPerm {
 		t.Fatalf("wrong password: err = %v (code %d), want 77", err, exitcode.Code(err))
 	}

@@ -22,7 +22,11 @@ import (
 	"github.com/prebake/prebake/maven"
 )
 
-// Option configures NewSource, Resolve and FetchLocked.
+// Option configures how NewSource, Resolve, LockFor and FetchLocked work
+// (transport, retries, parallelism, logging, the environment of the
+// default chain); what they resolve or fetch is their Request. Options are
+// pure setters: their order does not matter, and files are read by the
+// functions, never by an option.
 type Option func(*options) error
 
 type options struct {
@@ -35,12 +39,16 @@ type options struct {
 	idleTimeout   time.Duration
 	chain         chainConfig
 	chainSet      bool
-	checksum      ChecksumPolicy
 	parallel      int
-	creds         []string
-	offline       bool
 	progress      Progress // WithProgress; nil reports nothing
-	ivyChain      []*repo  // WithIvySettings: FetchLocked's layouts and credentials
+	// buildGraph is BuildGraph; tests set another (withGraphBuilder) to
+	// exercise the download and lock flow without the graph builder.
+	buildGraph func(context.Context, Request, Source, Logger) (*Graph, error)
+}
+
+// withGraphBuilder replaces BuildGraph in Resolve (tests).
+func withGraphBuilder(f func(context.Context, Request, Source, Logger) (*Graph, error)) Option {
+	return func(o *options) error { o.buildGraph = f; return nil }
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -52,6 +60,7 @@ func makeOptions(opts []Option) (*options, error) {
 		maxRetryAfter: 30 * time.Second,
 		idleTimeout:   30 * time.Second,
 		parallel:      32,
+		buildGraph:    BuildGraph,
 	}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
@@ -130,12 +139,6 @@ func WithDefaultChain(home, defaultArtifactRepository string) Option {
 		o.chainSet = true
 		return nil
 	}
-}
-
-// WithChecksumPolicy sets the policy for FetchLocked (Resolve and
-// NewSource take it from the Request). The default is ChecksumWarn.
-func WithChecksumPolicy(p ChecksumPolicy) Option {
-	return func(o *options) error { o.checksum = p; return nil }
 }
 
 // WithParallel bounds concurrent artifact downloads in Resolve and
