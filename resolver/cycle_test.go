@@ -7,11 +7,11 @@ import (
 )
 
 // slowPOMs delays every POM, so that the prefetch's concurrent loads overlap.
-type slowPOMs struct{ *fsSource }
+type slowPOMs struct{ *source }
 
 func (s slowPOMs) POM(ctx context.Context, g, a, v string) (*POMFile, error) {
 	time.Sleep(20 * time.Millisecond)
-	return s.fsSource.POM(ctx, g, a, v)
+	return s.source.POM(ctx, g, a, v)
 }
 
 // TestParentCycleEnds: two dependencies whose parents form a cycle, loaded
@@ -21,7 +21,7 @@ func TestParentCycleEnds(t *testing.T) {
 	withParent := func(a, p string) string {
 		return "<project><parent><groupId>org.dyn</groupId><artifactId>" + p + "</artifactId><version>1.0</version></parent><artifactId>" + a + "</artifactId></project>"
 	}
-	fs, err := newFSSource([]string{writeRepo(t, map[string]string{
+	fs, err := newFSSource(t, []string{writeRepo(t, map[string]string{
 		"root/1.0/root-1.0.pom": dynPOM("root", "1.0", "a", "b"), "root/1.0/root-1.0.jar": "j",
 		"a/1.0/a-1.0.pom": withParent("a", "b"), "a/1.0/a-1.0.jar": "j",
 		"b/1.0/b-1.0.pom": withParent("b", "a"), "b/1.0/b-1.0.jar": "j",
