@@ -14,14 +14,15 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
+	"github.com/prebake/prebake/submit"
 )
 
 // passThroughRoot is a command tree whose submit hands the args on
 // unchanged (these tests have no --packages and follow only the REST
 // backend).
 func passThroughRoot() *cobra.Command {
-	return newRoot(withPrepare(func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) (*prepared, error) {
-		return &prepared{Args: args}, nil
+	return newRoot(withPrepare(func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, sub *submit.Submission, stderr io.Writer) (*prepared, error) {
+		return &prepared{Sub: sub}, nil
 	}))
 }
 
