@@ -146,3 +146,7 @@ func (s *Submission) WithConf(kv ...string) []string {
 	}
 	return a.Tokens()
 }
+
+// ConfDir is the directory spark-submit reads spark-defaults.conf from:
+// $SPARK_CONF_DIR, else $SPARK_HOME/conf, else "" (none).
+func (s *Submission) ConfDir() string { return sparkConfDir(s.getenv) }

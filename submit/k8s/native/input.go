@@ -14,9 +14,9 @@ import (
 
 // Resource types (spark.kubernetes.resource.type).
 const (
-	ResourceJava   = "java"
-	ResourcePython = "python"
-	ResourceR      = "r"
+	ResourceJava   = submit.ResourceJava
+	ResourcePython = submit.ResourcePython
+	ResourceR      = submit.ResourceR
 )
 
 // Input is everything the builder needs: the Spark conf exactly as
@@ -78,7 +78,7 @@ var flagConf = map[string]string{
 // normalised, the primary jar appended to spark.jars, spark.driver.host
 // dropped. env is the submitter's environment (SPARK_USER, PYSPARK_*,
 // SPARK_LOCAL_DIRS, HADOOP_CONF_DIR, USER); the conf dir is the
-// submission's (submit.SparkConfDir).
+// submission's (Submission.ConfDir).
 func FromSubmission(sub *submit.Submission, sparkVersion string, env map[string]string) (*Input, error) {
 	if sub.Argv.Action != submit.ActionSubmit {
 		return nil, unsupported("--"+sub.Argv.Action, "not a submission")
@@ -126,14 +126,14 @@ func FromSubmission(sub *submit.Submission, sparkVersion string, env map[string]
 		return nil, invalid("primary resource", "missing (the application jar, .py or .R file)")
 	case in.Resource == "pyspark-shell" || in.Resource == "sparkr-shell" || in.Resource == "spark-shell":
 		return nil, unsupported(in.Resource, "shells run in client mode")
-	case strings.HasSuffix(in.Resource, ".py"):
-		in.ResourceType = ResourcePython
+	}
+	in.ResourceType = sub.PrimaryType()
+	switch in.ResourceType {
+	case ResourcePython:
 		in.MainClass = "org.apache.spark.deploy.PythonRunner"
-	case strings.HasSuffix(in.Resource, ".R"):
-		in.ResourceType = ResourceR
+	case ResourceR:
 		in.MainClass = "org.apache.spark.deploy.RRunner"
 	default:
-		in.ResourceType = ResourceJava
 		if in.MainClass == "" {
 			return nil, unsupported("--class", "missing: spark-submit would read Main-Class from the jar through Hadoop's file systems")
 		}
@@ -169,7 +169,7 @@ func FromSubmission(sub *submit.Submission, sparkVersion string, env map[string]
 		}
 	}
 	in.User = env["USER"]
-	if confDir := submit.SparkConfDir(sub.Getenv); confDir != "" {
+	if confDir := sub.ConfDir(); confDir != "" {
 		cf, err := ConfDirFiles(confDir, in.Conf)
 		if err != nil {
 			return nil, err
