@@ -106,3 +106,20 @@ func TestStatusKillAndPollOnlyREST(t *testing.T) {
 		t.Errorf("status of an unknown id: exit %d, stdout %q (want nothing) %q", code, out, errs)
 	}
 }
+
+// TestSubmitMasterFromEnv: prebake submit takes the master and the deploy
+// mode as spark-submit does, $MASTER and $DEPLOY_MODE included, so a
+// command line without --master and --deploy-mode still goes to the REST
+// backend in cluster mode.
+func TestSubmitMasterFromEnv(t *testing.T) {
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, sparkresttest.Step{State: "FINISHED"}))
+	t.Setenv("MASTER", restMaster(t, fake))
+	t.Setenv("DEPLOY_MODE", "cluster")
+	t.Setenv("SPARK_CONF_DIR", t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := execute(context.Background(), passThroughRoot(), []string{"submit", "--poll-interval", "10ms", "--",
+		"--class", "com.example.Main", "hdfs:///app.jar"}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), " FINISHED exit=0 source=driver") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
