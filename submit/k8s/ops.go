@@ -30,7 +30,8 @@ type IDOptions struct {
 	// GracePeriod for kill; nil: the pod's own.
 	GracePeriod *int64
 
-	client kubernetes.Interface // tests
+	client       kubernetes.Interface // tests
+	retryBackoff []time.Duration      // tests; nil: defaultRetryBackoff
 }
 
 // DriverStatus is one driver pod in `prebake status -o json` (a JSON array).
@@ -92,7 +93,7 @@ func Kill(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, 
 	}
 	for _, p := range pods {
 		st := driverStatus(p)
-		err := withAPIRetry(ctx, func() error {
+		err := o.withAPIRetry(ctx, func() error {
 			return o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.GracePeriod})
 		})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -153,7 +154,7 @@ func findDrivers(ctx context.Context, master, id string, o *IDOptions) ([]corev1
 	}
 	if prefix, glob := strings.CutSuffix(name, "*"); glob {
 		var list *corev1.PodList
-		err := withAPIRetry(ctx, func() (err error) {
+		err := o.withAPIRetry(ctx, func() (err error) {
 			list, err = o.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
 			return err
 		})
@@ -170,7 +171,7 @@ func findDrivers(ctx context.Context, master, id string, o *IDOptions) ([]corev1
 		return out, nil
 	}
 	var p *corev1.Pod
-	err := withAPIRetry(ctx, func() (err error) {
+	err := o.withAPIRetry(ctx, func() (err error) {
 		p, err = o.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
@@ -183,15 +184,21 @@ func findDrivers(ctx context.Context, master, id string, o *IDOptions) ([]corev1
 	return []corev1.Pod{*p}, nil
 }
 
-// opsRetryBackoff is the wait before each retry of a status/kill API call.
-var opsRetryBackoff = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+// defaultRetryBackoff is the wait before each retry of a status/kill API call.
+func defaultRetryBackoff() []time.Duration {
+	return []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+}
 
 // withAPIRetry runs call, retrying 5xx, timeouts and network errors with
 // backoff (status and kill are one-shot commands, so the budget is a few
 // seconds). Auth, not-found and other 4xx answers are final.
-func withAPIRetry(ctx context.Context, call func() error) error {
+func (o *IDOptions) withAPIRetry(ctx context.Context, call func() error) error {
+	backoff := o.retryBackoff
+	if backoff == nil {
+		backoff = defaultRetryBackoff()
+	}
 	err := call()
-	for _, d := range opsRetryBackoff {
+	for _, d := range backoff {
 		if err == nil || !transientAPIError(err) {
 			return err
 		}

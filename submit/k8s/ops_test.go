@@ -59,9 +59,7 @@ func TestK8sKillJSON(t *testing.T) {
 // few times (as the exit-code table's "after retries" says) and give up with
 // 69; a 403 is final at once.
 func TestK8sStatusRetriesTransientErrors(t *testing.T) {
-	saved := opsRetryBackoff
-	opsRetryBackoff = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
-	t.Cleanup(func() { opsRetryBackoff = saved })
+	fast := []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "app-driver", Namespace: "ns", Labels: map[string]string{"spark-role": "driver"}},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
@@ -87,7 +85,7 @@ func TestK8sStatusRetriesTransientErrors(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			_, err := Status(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", IDOptions{client: cs})
+			_, err := Status(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", IDOptions{client: cs, retryBackoff: fast})
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}
