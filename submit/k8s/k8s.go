@@ -71,8 +71,10 @@ type Options struct {
 	// Quiet and Verbose set how much progress goes to Stderr.
 	Quiet, Verbose bool
 	Stderr         io.Writer
-	// Getenv reads the environment (KUBECONFIG, HOME, SPARK_CONF_DIR,
-	// SPARK_HOME, KUBERNETES_SERVICE_HOST). Nil: an empty environment.
+	// Getenv reads the environment (KUBECONFIG, HOME,
+	// KUBERNETES_SERVICE_HOST; SPARK_USER, USER, PYSPARK_* for the native
+	// submitter). Nil: an empty environment. The conf files and
+	// $MASTER/$DEPLOY_MODE are the submission's (submit.LoadSubmission).
 	Getenv func(string) string
 	// Env is spark-submit's environment; nil inherits prebake's.
 	Env []string

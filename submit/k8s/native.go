@@ -22,9 +22,11 @@ const (
 	SubmitterAuto        = "auto"         // native when the argv is inside its supported set
 )
 
-// nativeEnv is the part of the submitter's environment Spark reads.
+// nativeEnv is the part of the submitter's environment Spark reads beyond
+// what the submission itself was loaded with (conf dir, $MASTER,
+// $DEPLOY_MODE).
 var nativeEnv = []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_DIRS",
-	"HADOOP_CONF_DIR", "SPARK_CONF_DIR", "SPARK_HOME", "USER", "MASTER"}
+	"HADOOP_CONF_DIR", "USER"}
 
 // nativeObjects builds what spark-submit would create for sub with the
 // --conf pairs extra added last; a conflict between --spark-version and
