@@ -159,7 +159,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if err != nil {
 		return err
 	}
-	in.Lock, in.Fetch = lock, jars
+	in.Lock, in.Jars = lock, jars
 	res, err := layers.Bake(ctx, in, opts...)
 	rep.Wait()
 	if err != nil {

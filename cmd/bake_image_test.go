@@ -19,6 +19,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -74,15 +75,15 @@ func TestBakeImageCLI(t *testing.T) {
 	sum := sha256.Sum256(data)
 	jar := filepath.Join(dir, "x.jar")
 	os.WriteFile(jar, data, 0o644)
-	lock := &resolver.Lockfile{Inputs: resolver.Inputs{Packages: []string{"com.example:x:1.0"}, Conflict: "latest"},
+	lf := &resolver.Lockfile{Inputs: resolver.Inputs{Packages: []string{"com.example:x:1.0"}, Conflict: "latest"},
 		Artifacts: []resolver.Artifact{{Coord: "com.example:x:1.0", File: "com.example_x-1.0.jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "http://127.0.0.1:1/nowhere/"}}}
 	lockPath := filepath.Join(dir, "prebake.lock")
-	if err := resolver.WriteLock(lockPath, lock); err != nil {
+	if err := resolver.WriteLock(lockPath, lf); err != nil {
 		t.Fatal(err)
 	}
 	base := "oci:../testdata/base-image:3.5.0-amd64"
 	target := host + "/team/jobs"
-	first, err := layers.Bake(context.Background(), layers.BakeInput{Lock: lock, Paths: []string{jar}, Base: base, Target: target}, layers.WithBasicAuth("prebake", pw))
+	first, err := layers.Bake(context.Background(), layers.BakeInput{Lock: lf, Jars: lock.LocalJars([]string{jar}), Base: base, Target: target}, layers.WithBasicAuth("prebake", pw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestBakeImageCLI(t *testing.T) {
 	}
 
 	code, out, _ = runBakeCLI(t, "inspect", first.Ref, "--registry-auth", "prebake:"+pw)
-	if code != 0 || !strings.Contains(out, "dev.prebake.lock="+lock.Hash()) || !strings.Contains(out, "dev.prebake.coords=com.example:x:1.0") {
+	if code != 0 || !strings.Contains(out, "dev.prebake.lock="+lf.Hash()) || !strings.Contains(out, "dev.prebake.coords=com.example:x:1.0") {
 		t.Errorf("inspect: exit %d:\n%s", code, out)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
@@ -200,7 +201,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	opts = append(opts, s3store.WithExpires(o.expires))
+	opts = append(opts, s3store.WithExpires(o.expires), s3store.WithVerify(o.verify))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -209,7 +210,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	res, err := store.Bake(ctx, lock, jars, s3store.Verify(o.verify))
+	res, err := store.Bake(ctx, lock, jars)
 	rep.Wait()
 	if err != nil {
 		return err
@@ -246,7 +247,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 // resolveLockAndJars gets the set to bake: from --lock alone (jars fetched
 // only if something must be uploaded), else by resolving. Steps and
 // downloads are reported to rep.
-func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*resolver.Lockfile, s3store.JarSource, error) {
+func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*resolver.Lockfile, lock.Jars, error) {
 	ropts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
 	if len(f.packages) == 0 && len(args) == 0 {
 		if f.lock == "" {
@@ -256,7 +257,7 @@ func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep
 		if err != nil {
 			return nil, nil, err
 		}
-		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy}, f.cache, ropts...), nil
+		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy, CacheDir: f.cache}, ropts...), nil
 	}
 	req, err := f.request(args...)
 	if err != nil {
@@ -266,5 +267,5 @@ func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep
 	if err != nil {
 		return nil, nil, err
 	}
-	return res.Lock, s3store.LocalPaths(res.Paths), nil
+	return res.Lock, lock.LocalJars(res.Paths), nil
 }

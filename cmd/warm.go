@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
@@ -85,6 +86,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	opts = append(opts, s3store.WithWarmConcurrency(o.sets), s3store.WithVerify(o.verify))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -94,7 +96,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		fmt.Fprintf(stderr, "warm: shard %d/%d: %d of %d sets into %s\n", i, n, len(sets), len(sf.Sets), store.URL())
 	}
 	base := filepath.Dir(o.file)
-	results, werr := store.Warm(ctx, sets, func(ctx context.Context, set s3store.SetSpec) (*resolver.Lockfile, s3store.JarSource, error) {
+	results, werr := store.Warm(ctx, sets, func(ctx context.Context, set s3store.SetSpec) (*resolver.Lockfile, lock.Jars, error) {
 		f := o.resolve // a copy per set
 		f.repositories = append(append([]string{}, o.resolve.repositories...), set.Repositories...)
 		f.excludes = append(append([]string{}, o.resolve.excludes...), set.Excludes...)
@@ -109,7 +111,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		}
 		f.packages = set.Packages
 		return resolveLockAndJars(ctx, &f, nil, rep)
-	}, o.sets, s3store.Verify(o.verify))
+	})
 	rep.Wait()
 	if out == "json" {
 		enc := json.NewEncoder(stdout)
@@ -218,6 +220,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	opts = append(opts, s3store.WithGrace(o.grace), s3store.WithDryRun(o.dryRun))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -228,7 +231,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 			return true
 		}
 		return maxAge > 0 && now.Sub(written) < maxAge
-	}, o.grace, o.dryRun)
+	})
 	if err != nil {
 		return err
 	}

@@ -55,10 +55,10 @@ type JarsAnnotation struct {
 type BakeInput struct {
 	// Lock is the resolved set; its artifacts are in spark.jars order.
 	Lock *lock.File
-	// Paths are the local files of Lock.Artifacts, index for index. When
-	// nil, Fetch is called, and only on a cache miss.
-	Paths []string
-	Fetch lock.Jars
+	// Jars gives the local files of Lock.Artifacts, index for index
+	// (lock.LocalJars for files at hand); it is called only on a cache
+	// miss.
+	Jars lock.Jars
 	// Base and Target are references: registry or oci:PATH[:tag]. A tag in
 	// Target is used as the tag.
 	Base, Target string
@@ -297,9 +297,9 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	}
 
 	// 3. The jars.
-	paths := in.Paths
-	if paths == nil && in.Fetch != nil {
-		if paths, err = in.Fetch(ctx); err != nil {
+	var paths []string
+	if in.Jars != nil {
+		if paths, err = in.Jars(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -121,6 +121,10 @@ func validateImage(t testing.TB, ref string, opts ...Option) {
 	}
 }
 
+// localJars is lock.LocalJars, for tests whose lock variable hides the
+// package.
+var localJars = lock.LocalJars
+
 func noFetch(t testing.TB) func(context.Context) ([]string, error) {
 	return func(context.Context) ([]string, error) {
 		t.Error("Fetch called on a cache hit")
@@ -132,7 +136,7 @@ func TestBakeLayoutAndCacheHit(t *testing.T) {
 	ctx := context.Background()
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	target := "oci:" + filepath.Join(t.TempDir(), "out")
-	in := BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: target}
+	in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: target}
 	res, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +172,7 @@ func TestBakeLayoutAndCacheHit(t *testing.T) {
 	// The layer holds the jars, sorted, with parents, root-owned, at the epoch.
 	checkLayer(t, res, lf, paths)
 
-	in.Paths, in.Fetch = nil, noFetch(t)
+	in.Jars = noFetch(t)
 	hit, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +246,7 @@ func TestBakeReproducible(t *testing.T) {
 			os.Chtimes(p, mt, mt)
 			os.Chmod(p, os.FileMode(0o600+i*0o55))
 		}
-		res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, WithCacheDir(t.TempDir()))
+		res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, WithCacheDir(t.TempDir()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +260,7 @@ func TestBakeReproducible(t *testing.T) {
 	// SOURCE_DATE_EPOCH changes the bytes.
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
+	res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +268,7 @@ func TestBakeReproducible(t *testing.T) {
 		t.Error("SOURCE_DATE_EPOCH did not change the digest")
 	}
 	t.Setenv("SOURCE_DATE_EPOCH", "")
-	res, err = Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
+	res, err = Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +282,7 @@ func TestBakeIndexPlatforms(t *testing.T) {
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	out := "oci:" + filepath.Join(t.TempDir(), "out")
 	base := "oci:" + baseImageDir + ":" + baseImageTag
-	all, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: out})
+	all, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +308,7 @@ func TestBakeIndexPlatforms(t *testing.T) {
 			t.Errorf("%v: top layer %s, want %s", d.Platform, top, all.Layers[0].Digest)
 		}
 	}
-	one, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: out, Platforms: []string{"linux/arm64"}})
+	one, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: out, Platforms: []string{"linux/arm64"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +320,7 @@ func TestBakeIndexPlatforms(t *testing.T) {
 	if info.MediaType != "application/vnd.oci.image.manifest.v1+json" {
 		t.Errorf("one platform gave %s", info.MediaType)
 	}
-	_, err = Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: out, Platforms: []string{"linux/s390x"}})
+	_, err = Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: out, Platforms: []string{"linux/s390x"}})
 	if exitcode.Code(err) != exitcode.NotFound {
 		t.Errorf("missing platform: %v (code %d)", err, exitcode.Code(err))
 	}
@@ -327,7 +331,7 @@ func TestConflictReportAndSkipProvided(t *testing.T) {
 	lf, paths := makeLock(t, t.TempDir(), append(demoArtifacts,
 		testArtifact{"org.apache.spark:spark-connect_2.13:3.5.1", 1000})...)
 	base := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
-	res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out"), SkipProvided: true})
+	res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out"), SkipProvided: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +433,7 @@ func TestBakeRegistry(t *testing.T) {
 	}
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	ct := &countingTransport{base: http.DefaultTransport}
-	in := BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/team/spark-jobs"}
+	in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: baseRef, Target: host + "/team/spark-jobs"}
 	res, err := Bake(ctx, in, WithTransport(ct), WithLayers(3))
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +458,7 @@ func TestBakeRegistry(t *testing.T) {
 	}
 
 	// A cache hit: no fetch, no push, at most 3 requests.
-	in.Paths, in.Fetch = nil, noFetch(t)
+	in.Jars = noFetch(t)
 	hit, err := Bake(ctx, in, WithLayers(3))
 	if err != nil {
 		t.Fatal(err)
@@ -468,11 +472,11 @@ func TestBakeRegistry(t *testing.T) {
 
 	// An explicit --tag that holds another bake is replaced.
 	lock2, paths2 := makeLock(t, t.TempDir(), demoArtifacts[:2]...)
-	r2, err := Bake(ctx, BakeInput{Lock: lock2, Paths: paths2, Base: baseRef, Target: host + "/team/spark-jobs:latest"})
+	r2, err := Bake(ctx, BakeInput{Lock: lock2, Jars: lock.LocalJars(paths2), Base: baseRef, Target: host + "/team/spark-jobs:latest"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r3, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/team/spark-jobs", Tag: "latest"}, WithLayers(3))
+	r3, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: baseRef, Target: host + "/team/spark-jobs", Tag: "latest"}, WithLayers(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,12 +497,12 @@ func TestBakeIncrementalUpload(t *testing.T) {
 		arts = append(arts, testArtifact{fmt.Sprintf("com.example:lib%02d:1.%d", i, i), 20_000})
 	}
 	lf, paths := makeLock(t, t.TempDir(), arts...)
-	first, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/jobs"}, WithLayers(8))
+	first, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: baseRef, Target: host + "/jobs"}, WithLayers(8))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lock2, paths2 := makeLock(t, t.TempDir(), append(arts, testArtifact{"com.example:added:2.0", 20_000})...)
-	second, err := Bake(ctx, BakeInput{Lock: lock2, Paths: paths2, Base: baseRef, Target: host + "/jobs"}, WithLayers(8))
+	second, err := Bake(ctx, BakeInput{Lock: lock2, Jars: lock.LocalJars(paths2), Base: baseRef, Target: host + "/jobs"}, WithLayers(8))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +543,7 @@ func TestRegistryErrors(t *testing.T) {
 		{"bad jars dir", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, host + "/x", exitcode.Usage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := BakeInput{Lock: lf, Paths: paths, Base: tc.base, Target: tc.target}
+			in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: tc.base, Target: tc.target}
 			if tc.code == exitcode.Usage {
 				in.JarsDir = "relative/jars"
 			}
@@ -564,7 +568,7 @@ func TestBaseLayerNotReuploaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/other"})
+	res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: baseRef, Target: host + "/other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,7 +590,7 @@ func TestBakeExtraFiles(t *testing.T) {
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts[:1]...)
 	self := bytesFile("/usr/local/bin/prebake", 0o755, []byte("\x7fELF fake"))
 	self.ID = "fake-self-v1"
-	in := BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out"),
+	in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out"),
 		Extra: []File{self}, ExtraPlatform: "linux/amd64"}
 	if _, err := Bake(ctx, in); exitcode.Code(err) != exitcode.Usage {
 		t.Fatalf("extra files on an arm64+amd64 index: code %d: %v", exitcode.Code(err), err)
@@ -700,7 +704,7 @@ func TestBakeProgress(t *testing.T) {
 	host := newRegistry(t)
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	p := &fakeProgress{tasks: map[string]*fakeTask{}}
-	if _, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: host + "/p"}, WithProgress(p)); err != nil {
+	if _, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: host + "/p"}, WithProgress(p)); err != nil {
 		t.Fatal(err)
 	}
 	l, push := p.tasks["layer"], p.tasks["push"]
@@ -721,7 +725,7 @@ func TestBakeGoldenDigest(t *testing.T) {
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	var got strings.Builder
 	for _, c := range Compressions {
-		res, err := Bake(context.Background(), BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, WithCompression(c))
+		res, err := Bake(context.Background(), BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, WithCompression(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -758,7 +762,7 @@ func TestBakeRefusesModifiedJar(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := filepath.Join(t.TempDir(), "out")
-	_, err = Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + target}, WithCacheDir(t.TempDir()))
+	_, err = Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + target}, WithCacheDir(t.TempDir()))
 	if !errors.Is(err, lock.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
 		t.Fatalf("bake with a modified jar: err = %v (code %d), want ErrCorruptBlob and 65", err, exitcode.Code(err))
 	}

@@ -161,7 +161,7 @@ func BenchmarkBakeLayer(b *testing.B) {
 	bake := func(opts ...Option) *Result {
 		out := filepath.Join(b.TempDir(), "out")
 		outs = append(outs, out)
-		res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + out}, opts...)
+		res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + out}, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -248,11 +248,11 @@ func BenchmarkCacheHit(b *testing.B) {
 		b.Fatal(err)
 	}
 	lf, paths := makeLock(b, b.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lf, Paths: paths, Base: baseRef, Target: host + "/jobs"}
+	in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: baseRef, Target: host + "/jobs"}
 	if _, err := Bake(ctx, in); err != nil {
 		b.Fatal(err)
 	}
-	in.Paths, in.Fetch = nil, noFetch(b)
+	in.Jars = noFetch(b)
 	for b.Loop() {
 		var res *Result
 		d := best(5, func() {
@@ -376,7 +376,7 @@ func BenchmarkCompression(b *testing.B) {
 				os.RemoveAll(tmp)
 				out := filepath.Join(b.TempDir(), "out")
 				timed(string(c)+"_bake", func() {
-					res, err := Bake(ctx, BakeInput{Lock: lf, Paths: paths, Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
+					res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -24,7 +24,7 @@ func TestLayerBlobCache(t *testing.T) {
 	bake := func(opts ...Option) (*Result, *fakeProgress, string, error) {
 		p := &fakeProgress{tasks: map[string]*fakeTask{}}
 		out := filepath.Join(t.TempDir(), "out")
-		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + out}, append(opts, WithCacheDir(cache), WithProgress(p))...)
+		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: base, Target: "oci:" + out}, append(opts, WithCacheDir(cache), WithProgress(p))...)
 		return res, p, out, err
 	}
 	first, p, out1, err := bake()
@@ -99,7 +99,7 @@ func TestLayerBlobTemp(t *testing.T) {
 	base := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
 	host := newRegistry(t)
 	for _, target := range []string{"oci:" + filepath.Join(t.TempDir(), "out"), host + "/tmpblobs"} {
-		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: target})
+		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: base, Target: target})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -78,7 +78,7 @@ func TestBakeCompressions(t *testing.T) {
 			cache := t.TempDir()
 			var ds []string
 			for i, opts := range [][]Option{{WithCompression(c)}, {WithCompression(c), WithCacheDir(cache)}, {WithCompression(c), WithCacheDir(cache)}} {
-				res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, opts...)
+				res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: base, Target: "oci:" + filepath.Join(t.TempDir(), "out")}, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -149,7 +149,7 @@ func TestBakeCompressionDockerBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: ref.String(), Target: host + "/jobs"}, WithCompression(CompressionNone))
+	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: ref.String(), Target: host + "/jobs"}, WithCompression(CompressionNone))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,10 +158,7 @@ func TestBakeCompressionDockerBase(t *testing.T) {
 	if mt, _ := added[0].MediaType(); mt != types.DockerUncompressedLayer {
 		t.Errorf("none on a Docker base: media type %s", mt)
 	}
-	_, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: ref.String(), Target: host + "/jobs-zstd", Fetch: func(context.Context) ([]string, error) {
-		t.Error("zstd on a Docker base fetched the jars")
-		return paths, nil
-	}}, WithCompression(CompressionZstd))
+	_, err = Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: ref.String(), Target: host + "/jobs-zstd"}, WithCompression(CompressionZstd))
 	if exitcode.Code(err) != exitcode.Usage {
 		t.Errorf("zstd on a Docker base: %v (code %d), want 64", err, exitcode.Code(err))
 	}
@@ -189,7 +186,7 @@ func TestBakeCacheBlobs(t *testing.T) {
 			}
 			paths = append(paths, p)
 		}
-		in := BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: "oci:" + filepath.Join(t.TempDir(), "out")}
+		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: "oci:" + filepath.Join(t.TempDir(), "out")}
 		res, err := Bake(ctx, in, WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
 		if err != nil {
 			t.Fatal(err)
@@ -222,7 +219,7 @@ func TestITBakeCompressions(t *testing.T) {
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	seen := map[string]bool{}
 	for _, c := range Compressions {
-		in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: reg.host() + "/team/jobs"}
+		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.host() + "/team/jobs"}
 		res, err := Bake(ctx, in, WithCompression(c))
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)
@@ -244,7 +241,7 @@ func TestITBakeCompressions(t *testing.T) {
 		if want, _ := c.mediaType(false); last.MediaType != want {
 			t.Errorf("%s: registry serves the layer as %s, want %s", c, last.MediaType, want)
 		}
-		in.Paths, in.Fetch = nil, noFetch(t)
+		in.Jars = noFetch(t)
 		if hit, err := Bake(ctx, in, WithCompression(c)); err != nil || !hit.CacheHit || hit.Digest != res.Digest {
 			t.Errorf("%s: re-bake: %+v %v", c, hit, err)
 		}

@@ -32,7 +32,7 @@ func TestHostileJarNames(t *testing.T) {
 			t.Errorf("layer of %q: err = %v, want 65", name, err)
 		}
 		lf := &lock.File{Artifacts: []lock.Artifact{{Coord: "ev:x:1", File: name, Sha256: strings.Repeat("0", 64), Size: 32}}}
-		_, err = Bake(context.Background(), BakeInput{Lock: lf, Paths: []string{jar}, Base: "oci:../testdata/base-image:3.5.0-amd64", Target: "oci:" + filepath.Join(dir, "img")})
+		_, err = Bake(context.Background(), BakeInput{Lock: lf, Jars: lock.LocalJars([]string{jar}), Base: "oci:../testdata/base-image:3.5.0-amd64", Target: "oci:" + filepath.Join(dir, "img")})
 		if exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("Bake %q: err = %v, want 65", name, err)
 		}

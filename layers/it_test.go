@@ -161,7 +161,7 @@ func TestITBakeDistribution(t *testing.T) {
 	reg, baseRef := registryWithBase(t)
 	ctx := context.Background()
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: reg.host() + "/team/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.host() + "/team/jobs"}
 	res, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestITBakeDistribution(t *testing.T) {
 	if err != nil || info.LockHash != lock.Hash() || len(info.Platforms) != 2 {
 		t.Fatalf("inspect: %+v %v", info, err)
 	}
-	in.Paths, in.Fetch = nil, noFetch(t)
+	in.Jars = noFetch(t)
 	hit, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -196,12 +196,12 @@ func TestITBakeDistribution(t *testing.T) {
 		t.Errorf("cache hit took %v, budget 100ms", fastest)
 	}
 	// From the layout straight into the registry: the blobs must cross.
-	res2, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: reg.host() + "/from-layout"})
+	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: reg.host() + "/from-layout"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	validateImage(t, res2.Ref)
-	_, err = Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: reg.host() + "/missing:1", Target: reg.host() + "/x"})
+	_, err = Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: reg.host() + "/missing:1", Target: reg.host() + "/x"})
 	if exitcode.Code(err) != exitcode.NotFound {
 		t.Errorf("missing base: code %d: %v", exitcode.Code(err), err)
 	}
@@ -215,13 +215,13 @@ func TestITAuth(t *testing.T) {
 
 	t.Run("docker config", func(t *testing.T) {
 		dockerConfig(t, reg.host(), itUser, itPass)
-		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: layoutBase, Target: reg.host() + "/via-config"})
+		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.host() + "/via-config"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		validateImage(t, res.Ref)
 		// The pushed image is a base for the next bake (pull with auth).
-		res2, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: res.Ref, Target: reg.host() + "/via-config", JarsDir: "/opt/extra"})
+		res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: res.Ref, Target: reg.host() + "/via-config", JarsDir: "/opt/extra"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func TestITAuth(t *testing.T) {
 	})
 	t.Run("registry-auth", func(t *testing.T) {
 		t.Setenv("DOCKER_CONFIG", t.TempDir())
-		res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: layoutBase, Target: reg.host() + "/via-flag"}, WithBasicAuth(itUser, itPass))
+		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.host() + "/via-flag"}, WithBasicAuth(itUser, itPass))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestITAuth(t *testing.T) {
 			} else {
 				t.Setenv("DOCKER_CONFIG", t.TempDir())
 			}
-			_, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: layoutBase, Target: reg.host() + "/denied"}, tc.opts...)
+			_, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.host() + "/denied"}, tc.opts...)
 			if exitcode.Code(err) != exitcode.NoPerm {
 				t.Fatalf("code %d, want 77: %v", exitcode.Code(err), err)
 			}
@@ -283,7 +283,7 @@ func TestITRegistryStopsMidPush(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ctx := context.Background()
 	lock, paths := makeLock(t, t.TempDir(), testArtifact{"com.example:big:1.0", 8 << 20}, testArtifact{"com.example:small:1.0", 1000})
-	in := BakeInput{Lock: lock, Paths: paths, Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: reg.host() + "/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: reg.host() + "/jobs"}
 	cache := WithCacheDir(t.TempDir())
 	_, err := Bake(ctx, in, cache, WithTransport(&killOnUpload{base: http.DefaultTransport, reg: reg}))
 	if exitcode.Code(err) != exitcode.Unavailable {
@@ -335,7 +335,7 @@ func TestITMountRefused(t *testing.T) {
 			if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 				t.Fatal(err)
 			}
-			res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: host + fmt.Sprintf("/jobs-%v", deny)})
+			res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: host + fmt.Sprintf("/jobs-%v", deny)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -361,7 +361,7 @@ func TestITDockerMediaTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: ref.String(), Target: reg.host() + "/docker-jobs"})
+	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: ref.String(), Target: reg.host() + "/docker-jobs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestITCrossRegistry(t *testing.T) {
 		baseBytes += l.Size
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: b.host() + "/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.host() + "/jobs"}
 	res, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +400,7 @@ func TestITCrossRegistry(t *testing.T) {
 	if want := baseBytes + res.Layers[0].Size; res.BytesUploaded < want || res.BytesUploaded > want+16384 {
 		t.Errorf("uploaded %d bytes, want base %d + layer %d (+config)", res.BytesUploaded, baseBytes, res.Layers[0].Size)
 	}
-	res2, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: b.host() + "/jobs", Tag: "again"})
+	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.host() + "/jobs", Tag: "again"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func TestITAuthScoped(t *testing.T) {
 		t.Fatal(err)
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Paths: paths, Base: baseRef, Target: b.host() + "/jobs"}, WithBasicAuth(itUser, "target-pw-2"))
+	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.host() + "/jobs"}, WithBasicAuth(itUser, "target-pw-2"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
@@ -164,7 +165,7 @@ func bakeStore(ctx context.Context, o Options, res *resolver.Result, jars *submi
 	if err != nil {
 		return err
 	}
-	baked, err := st.Bake(ctx, res.Lock, s3store.LocalPaths(res.Paths))
+	baked, err := st.Bake(ctx, res.Lock, lock.LocalJars(res.Paths))
 	rep.Wait()
 	if err != nil {
 		return err
@@ -215,7 +216,7 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 		if r, ok := baked[base]; ok {
 			return r.Ref, nil
 		}
-		r, err := layers.Bake(ctx, layers.BakeInput{Lock: res.Lock, Paths: res.Paths, Base: base, Target: o.ImageTarget}, lopts...)
+		r, err := layers.Bake(ctx, layers.BakeInput{Lock: res.Lock, Jars: lock.LocalJars(res.Paths), Base: base, Target: o.ImageTarget}, lopts...)
 		if err != nil {
 			return "", err
 		}

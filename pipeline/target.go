@@ -3,8 +3,6 @@ package pipeline
 import (
 	"context"
 	"path"
-	"slices"
-	"strings"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/progress"
@@ -85,24 +83,11 @@ func JarSource(req resolver.Request, t *Target, rep *progress.Reporter) submit.J
 	})
 }
 
-// LockedJars fetches a lock's jars into cacheDir ("" is the default) when a
-// bake needs them, from req's repositories (comma-separated lists split),
-// settings, offline mode and checksum policy.
-func LockedJars(lf *lock.File, req resolver.Request, cacheDir string, opts ...resolver.Option) lock.Jars {
+// LockedJars fetches a lock's jars into req.CacheDir ("" is the default)
+// when a bake needs them, from req's repositories, settings and offline
+// mode (resolver.FetchLocked).
+func LockedJars(lf *lock.File, req resolver.Request, opts ...resolver.Option) lock.Jars {
 	return func(ctx context.Context) ([]string, error) {
-		cache := cacheDir
-		if cache == "" {
-			cache = resolver.DefaultCacheDir()
-		}
-		var repos []string
-		for _, r := range req.Repositories {
-			for _, u := range strings.Split(r, ",") {
-				if u = strings.TrimSpace(u); u != "" {
-					repos = append(repos, u)
-				}
-			}
-		}
-		opts := slices.Concat(opts, []resolver.Option{resolver.WithOffline(req.Offline), resolver.WithRepositoryURLs(repos...), resolver.WithSettings(req.Settings), resolver.WithIvySettings(req.IvySettings, repos...), resolver.WithChecksumPolicy(req.ChecksumPolicy)})
-		return resolver.FetchLocked(ctx, lf, cache, opts...)
+		return resolver.FetchLocked(ctx, lf, req, opts...)
 	}
 }

@@ -31,7 +31,10 @@ const (
 	ChecksumIgnore ChecksumPolicy = "ignore"
 )
 
-// Request is one resolution, with spark-submit's inputs.
+// Request is what to resolve and where from, with spark-submit's inputs
+// (Resolve, NewSource, LockFor; FetchLocked uses the fields that say where
+// a lock's repositories are). How the work is done (transport, retries,
+// parallelism, logging) is an Option; no setting is both.
 type Request struct {
 	// Packages are --packages values as given (each may hold several
 	// comma-separated coordinates, split with Spark's rules).

@@ -26,7 +26,7 @@ func TestConfigurationNotFoundLikeIvy(t *testing.T) {
 	if c.name == "" {
 		t.Fatal("golden m2-classified-nopom-evicts-pom missing")
 	}
-	_, err := resolveWithFS(context.Background(), c)
+	_, err := resolveWithFS(context.Background(), t, c)
 	if !errors.Is(err, ErrConfigurationNotFound) {
 		t.Fatalf("err = %v, want ErrConfigurationNotFound", err)
 	}

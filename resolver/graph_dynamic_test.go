@@ -78,7 +78,7 @@ func TestDynamicPerRepository(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := newFSSource([]string{writeRepo(t, tc.repo1), writeRepo(t, tc.repo2)})
+			src, err := newFSSource(t, []string{writeRepo(t, tc.repo1), writeRepo(t, tc.repo2)})
 			if err != nil {
 				t.Fatal(err)
 			}

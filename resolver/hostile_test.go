@@ -67,7 +67,7 @@ func TestLockConsumersRefuseHostileLocks(t *testing.T) {
 		if _, _, err := Retrieve(context.Background(), l, cache); exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("Retrieve %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
-		if _, err := FetchLocked(context.Background(), l, cache); exitcode.Code(err) != exitcode.DataErr {
+		if _, err := FetchLocked(context.Background(), l, Request{CacheDir: cache}); exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("FetchLocked %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
 		lockPath := filepath.Join(sandbox, "prebake.lock")

@@ -457,22 +457,3 @@ func lockedRelIn(r *repo, a Artifact, readMeta func(rel string) ([]byte, error))
 	}
 	return rel, nil
 }
-
-// WithIvySettings gives FetchLocked the chain of an Ivy settings file
-// (spark.jars.ivySettings): the layouts of its url and filesystem
-// resolvers and its <credentials>, for the repositories a lock records.
-// repositories are the --repositories URLs Spark adds on top. "" does
-// nothing.
-func WithIvySettings(path string, repositories ...string) Option {
-	return func(o *options) error {
-		if path == "" {
-			return nil
-		}
-		chain, err := ivyChainFor(Request{IvySettings: path, Repositories: repositories}, o.chainConfig())
-		if err != nil {
-			return err
-		}
-		o.ivyChain = append(o.ivyChain, chain...)
-		return nil
-	}
-}

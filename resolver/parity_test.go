@@ -68,8 +68,8 @@ func loadParityCases(t *testing.T, dir string, vars map[string]string) []parityC
 
 // resolveWithFS builds the graph through the test file-system Source and
 // checks every artifact exists (Ivy's retrieve), returning Spark's names.
-func resolveWithFS(ctx context.Context, c parityCase) ([]string, error) {
-	src, err := newFSSource(c.repos)
+func resolveWithFS(ctx context.Context, t testing.TB, c parityCase) ([]string, error) {
+	src, err := newFSSource(t, c.repos)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func runParity(t *testing.T, cases []parityCase) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			names, err := resolveWithFS(context.Background(), c)
+			names, err := resolveWithFS(context.Background(), t, c)
 			if c.expectErr {
 				if err == nil {
 					t.Fatalf("oracle failed (%s) but resolution succeeded with %v", c.expectedRaw, names)
@@ -225,7 +225,7 @@ func TestNearestCorpus(t *testing.T) {
 				}
 			}
 			sort.Strings(want)
-			src, err := newFSSource(c.repos)
+			src, err := newFSSource(t, c.repos)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -124,7 +124,7 @@ func TestProgressDownloads(t *testing.T) {
 		lock.Artifacts[i].Repository = open.URL()
 	}
 	p2 := &recProgress{}
-	if _, err := FetchLocked(context.Background(), &lock, t.TempDir(), fastOpts(WithProgress(p2))...); err != nil {
+	if _, err := FetchLocked(context.Background(), &lock, Request{CacheDir: t.TempDir()}, fastOpts(WithProgress(p2))...); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(wantDownloads(open.URL(), sizes), p2.got()); diff != "" {

@@ -141,15 +141,6 @@ func userRepositories(values []string) ([]*repo, error) {
 	return out, nil
 }
 
-// chainConfig is what the chain depends on: WithDefaultChain's, else the
-// environment's.
-func (o *options) chainConfig() chainConfig {
-	if o.chainSet {
-		return o.chain
-	}
-	return envChainConfig()
-}
-
 // parseRepo parses one repository URL (http, https or file).
 func parseRepo(name, raw string) (*repo, error) {
 	u, err := url.Parse(raw)

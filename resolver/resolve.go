@@ -222,42 +222,72 @@ func inputsDiff(old, cur Inputs) string {
 	return redact.String(strings.Join(d, "; "))
 }
 
-// WithRepositoryURLs gives FetchLocked the repository URLs, with userinfo,
-// whose credentials apply to the lock's repositories (matched without
-// userinfo). The default is no credentials.
-func WithRepositoryURLs(urls ...string) Option {
-	return func(o *options) error {
-		o.creds = append(o.creds, urls...)
-		return nil
-	}
-}
-
-// FetchLocked makes every artifact of lock available in the cache and
-// returns their paths, in lock order. A blob already in the cache is
-// verified (VerifyBlob: by its stamp, else hashed); a missing or modified
-// one is fetched from the repository the lock records, checked against the
-// lock's sha256, and replaces the bad copy. With WithOffline, a missing
-// blob is an error (exit code 69), a modified one too (65).
-func FetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, opts ...Option) ([]string, error) {
+// FetchLocked makes every artifact of lock available in the cache
+// req.CacheDir (DefaultCacheDir() if empty) and returns their paths, in
+// lock order. A blob already in the cache is verified (VerifyBlob: by its
+// stamp, else hashed); a missing or modified one is fetched from the
+// repository the lock records, checked against the lock's sha256, and
+// replaces the bad copy. With req.Offline (or the settings' <offline>), a
+// missing blob is an error (exit code 69), a modified one too (65).
+//
+// Of req, FetchLocked uses where the lock's repositories are reached:
+// Repositories (comma-separated lists split; their userinfo credentials
+// apply to the lock's repositories, matched without userinfo), Settings
+// (the mirror and server credentials of settings.xml, and its <offline>),
+// IvySettings (the layouts and <credentials> of its url and filesystem
+// resolvers, with Repositories on top as Spark adds them), Offline and
+// CacheDir. What to resolve (Packages, Excludes, Conflict) is the lock's.
+func FetchLocked(ctx context.Context, lock *Lockfile, req Request, opts ...Option) ([]string, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	chain := o.ivyChain
-	for i, u := range o.creds {
+	chain, offline, err := lockedChain(req, o.chain)
+	if err != nil {
+		return nil, err
+	}
+	return fetchLocked(ctx, lock, req.CacheDir, chain, offline, o)
+}
+
+// lockedChain is the chain FetchLocked matches a lock's repositories
+// against: the Ivy settings' resolvers, then the settings' server
+// credentials (first: the first entry whose URL matches wins), then
+// req.Repositories. offline is req.Offline or the settings' <offline>.
+func lockedChain(req Request, cfg chainConfig) (chain []*repo, offline bool, err error) {
+	var repos []string
+	for _, r := range req.Repositories {
+		for _, u := range strings.Split(r, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				repos = append(repos, u)
+			}
+		}
+	}
+	if req.IvySettings != "" {
+		if chain, err = ivyChainFor(Request{IvySettings: req.IvySettings, Repositories: repos}, cfg); err != nil {
+			return nil, false, err
+		}
+	}
+	creds, offline := repos, req.Offline
+	if req.Settings != "" {
+		s, err := settingsFor(req, cfg)
+		if err != nil {
+			return nil, false, err
+		}
+		cfg.settings = s
+		if creds, err = settingsCredentials(Request{Repositories: repos}, cfg); err != nil {
+			return nil, false, err
+		}
+		creds = append(creds, repos...)
+		offline = offline || s.offline
+	}
+	for i, u := range creds {
 		r, err := parseRepo(fmt.Sprintf("creds-%d", i+1), u)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		chain = append(chain, r)
 	}
-	return fetchLocked(ctx, lock, cacheDir, chain, o.offline, o)
-}
-
-// WithOffline makes FetchLocked fail instead of downloading. The default
-// is online.
-func WithOffline(offline bool) Option {
-	return func(o *options) error { o.offline = offline; return nil }
+	return chain, offline, nil
 }
 
 func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*repo, offline bool, o *options) ([]string, error) {

@@ -176,7 +176,7 @@ func TestResolveLockFlow(t *testing.T) {
 	}
 
 	// Retrieve materialises Spark file names as hard links.
-	if _, err := FetchLocked(ctx, res.Lock, req.CacheDir, fastOpts(WithRepositoryURLs(authURL))...); err != nil {
+	if _, err := FetchLocked(ctx, res.Lock, Request{CacheDir: req.CacheDir, Repositories: []string{authURL}}, fastOpts()...); err != nil {
 		t.Fatal(err)
 	}
 	rdir, paths, err := Retrieve(ctx, res.Lock, req.CacheDir)
@@ -204,7 +204,7 @@ func TestFetchLockedChecksMismatch(t *testing.T) {
 	defer srv.Close()
 	lock := &Lockfile{Artifacts: []Artifact{{Coord: "org.x:a:1.0", File: "org.x_a-1.0.jar", Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 18}}}
 	cache := t.TempDir()
-	_, err := FetchLocked(context.Background(), lock, cache, fastOpts()...)
+	_, err := FetchLocked(context.Background(), lock, Request{CacheDir: cache}, fastOpts()...)
 	if !errors.Is(err, ErrChecksumMismatch) || !strings.Contains(err.Error(), srv.URL()+"org/x/a/1.0/a-1.0.jar") {
 		t.Fatalf("err = %v, want a mismatch naming the URL", err)
 	}

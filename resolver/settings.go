@@ -268,40 +268,24 @@ func settingsFor(req Request, cfg chainConfig) (*mavenSettings, error) {
 	return loadSettings(req.Settings, home, os.LookupEnv)
 }
 
-// WithSettings gives FetchLocked the Maven settings.xml whose mirror and
-// server credentials apply to the lock's repositories, and whose <offline>
-// is honoured. The repository ids repo-1..N are the URLs given so far by
-// WithRepositoryURLs, so put WithSettings after it. "" does nothing.
-func WithSettings(path string) Option {
-	return func(o *options) error {
-		if path == "" {
-			return nil
-		}
-		cfg := o.chainConfig()
-		s, err := settingsFor(Request{Settings: path}, cfg)
-		if err != nil {
-			return err
-		}
-		cfg.settings = s
-		chain, err := buildChain(Request{Repositories: o.creds, Settings: path}, cfg)
-		if err != nil {
-			return err
-		}
-		// Settings credentials come first: FetchLocked takes the first
-		// entry whose URL matches the lock's.
-		var creds []string
-		for _, r := range chain {
-			if r.hasAuth && !r.isFile() {
-				u, err := url.Parse(r.base)
-				if err != nil {
-					return err
-				}
-				u.User = url.UserPassword(r.user, r.pass)
-				creds = append(creds, u.String())
-			}
-		}
-		o.creds = append(creds, o.creds...)
-		o.offline = o.offline || s.offline
-		return nil
+// settingsCredentials are the URLs, with userinfo, of the http(s)
+// repositories of req's chain that cfg.settings gives server credentials
+// (mirrors included).
+func settingsCredentials(req Request, cfg chainConfig) ([]string, error) {
+	chain, err := buildChain(req, cfg)
+	if err != nil {
+		return nil, err
 	}
+	var creds []string
+	for _, r := range chain {
+		if r.hasAuth && !r.isFile() {
+			u, err := url.Parse(r.base)
+			if err != nil {
+				return nil, err
+			}
+			u.User = url.UserPassword(r.user, r.pass)
+			creds = append(creds, u.String())
+		}
+	}
+	return creds, nil
 }

@@ -287,7 +287,7 @@ func TestResolveThroughMirror(t *testing.T) {
 
 	// FetchLocked into an empty cache goes to the mirror with the
 	// settings' credentials.
-	paths, err := FetchLocked(ctx, res.Lock, filepath.Join(dir, "cache-fetch"), fastOpts(WithRepositoryURLs(req.Repositories...), WithSettings(req.Settings))...)
+	paths, err := FetchLocked(ctx, res.Lock, Request{CacheDir: filepath.Join(dir, "cache-fetch"), Repositories: req.Repositories, Settings: req.Settings}, fastOpts()...)
 	if err != nil {
 		t.Fatalf("FetchLocked: %v", err)
 	}
@@ -303,7 +303,7 @@ func TestResolveThroughMirror(t *testing.T) {
 	// <offline>true</offline> acts as --offline: an empty cache fails with 69.
 	off := writeSettings(t, `<offline>true</offline>
   <mirrors><mirror><id>corp</id><url>`+srv.URL()+`</url><mirrorOf>*</mirrorOf></mirror></mirrors>`)
-	_, err = FetchLocked(ctx, res.Lock, filepath.Join(dir, "cache-off"), fastOpts(WithSettings(off))...)
+	_, err = FetchLocked(ctx, res.Lock, Request{CacheDir: filepath.Join(dir, "cache-off"), Settings: off}, fastOpts()...)
 	if exitcode.Code(err) != exitcode.Unavailable {
 		t.Errorf("offline settings: err = %v (code %d), want 69", err, exitcode.Code(err))
 	}

@@ -24,7 +24,11 @@ import (
 	"github.com/prebake/prebake/maven"
 )
 
-// Option configures NewSource, Resolve and FetchLocked.
+// Option configures how NewSource, Resolve, LockFor and FetchLocked work
+// (transport, retries, parallelism, logging, the environment of the
+// default chain); what they resolve or fetch is their Request. Options are
+// pure setters: their order does not matter, and files are read by the
+// functions, never by an option.
 type Option func(*options) error
 
 type options struct {
@@ -37,12 +41,8 @@ type options struct {
 	idleTimeout   time.Duration
 	chain         chainConfig
 	chainSet      bool
-	checksum      ChecksumPolicy
 	parallel      int
-	creds         []string
-	offline       bool
 	progress      Progress // WithProgress; nil reports nothing
-	ivyChain      []*repo  // WithIvySettings: FetchLocked's layouts and credentials
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -132,12 +132,6 @@ func WithDefaultChain(home, defaultArtifactRepository string) Option {
 		o.chainSet = true
 		return nil
 	}
-}
-
-// WithChecksumPolicy sets the policy for FetchLocked (Resolve and
-// NewSource take it from the Request). The default is ChecksumWarn.
-func WithChecksumPolicy(p ChecksumPolicy) Option {
-	return func(o *options) error { o.checksum = p; return nil }
 }
 
 // WithParallel bounds concurrent artifact downloads in Resolve and

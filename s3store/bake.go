@@ -84,23 +84,6 @@ func ParseManifest(name string, data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// JarSource is lock.Jars: the local paths of a lock's artifacts, index for
-// index. Bake calls it only when some jar must be uploaded, so a cache hit
-// needs no local jars.
-type JarSource = lock.Jars
-
-// LocalPaths is lock.LocalJars: a JarSource for paths already at hand.
-func LocalPaths(paths []string) JarSource { return lock.LocalJars(paths) }
-
-// BakeOption configures Bake.
-type BakeOption func(*bakeOptions)
-
-type bakeOptions struct{ verify bool }
-
-// Verify makes a cache hit also HEAD every jar and re-upload the missing
-// ones. The default is false: a hit costs one GET.
-func Verify(v bool) BakeOption { return func(o *bakeOptions) { o.verify = v } }
-
 // BakeResult says what Bake did.
 type BakeResult struct {
 	Manifest *Manifest
@@ -116,12 +99,10 @@ type BakeResult struct {
 
 // Bake makes lock's set available in the store: every jar, then the
 // manifest. When the manifest already exists it is a hit and nothing is sent
-// (with Verify, missing jars are re-sent).
-func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ...BakeOption) (*BakeResult, error) {
-	var bo bakeOptions
-	for _, o := range opts {
-		o(&bo)
-	}
+// (WithVerify: missing jars are re-sent). jars gives the local paths of
+// lf's artifacts, index for index (lock.LocalJars for paths at hand); Bake
+// calls it only when some jar must be uploaded, so a hit needs no local jars.
+func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars) (*BakeResult, error) {
 	for _, a := range lf.Artifacts {
 		if err := lock.CheckArtifact(a); err != nil {
 			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
@@ -136,7 +117,7 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars JarSource, opts ..
 		res.Manifest = have
 		s.o.logger.Printf("set %s: in the store (%d jars)", want.LockHash[:12], len(have.Jars))
 		s.recordUse(ctx, want.LockHash)
-		if !bo.verify {
+		if !s.o.verify {
 			return res, nil
 		}
 	case errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoBucket):

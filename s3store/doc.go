@@ -38,7 +38,7 @@
 //
 // # Reads
 //
-// A cache hit costs one GET (the manifest). Verify adds one HEAD per jar and
+// A cache hit costs one GET (the manifest). WithVerify adds one HEAD per jar and
 // re-uploads missing jars.
 //
 // Credentials come from the standard AWS chain (environment, shared profile,

@@ -20,10 +20,11 @@ type GCResult struct {
 // remaining set references. keep gets the set's last use: the later of its
 // write time and its last recorded hit (used/<lock-hash>/<day>); the use
 // markers of deleted sets go with them, and a kept set keeps only its
-// latest. Jars younger than grace are left alone, since a
-// bake in progress uploads its jars before its manifest. With dryRun
-// nothing is deleted.
-func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.Time) bool, grace time.Duration, dryRun bool) (*GCResult, error) {
+// latest. Jars younger than WithGrace are left alone, since a bake in
+// progress uploads its jars before its manifest. WithDryRun deletes
+// nothing.
+func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.Time) bool) (*GCResult, error) {
+	grace, dryRun := s.o.grace, s.o.dryRun
 	res := &GCResult{DeletedSets: []string{}, DeletedJars: []string{}}
 	sets, err := s.b.list(ctx, s.key("sets/"))
 	if err != nil && !errors.Is(err, ErrNotFound) {

@@ -27,7 +27,7 @@ func TestHostileStoreKeys(t *testing.T) {
 	sum := strings.Repeat("ab", 32)
 	for _, name := range []string{"../../../../../../PWNED_art-1.jar", "..", "a\x00b.jar"} {
 		lf := &lock.File{Artifacts: []lock.Artifact{{Coord: "ev:art:1", File: name, Sha256: sum, Size: 3}}}
-		if _, err := s.Bake(context.Background(), lf, LocalPaths([]string{jar})); exitcode.Code(err) != exitcode.DataErr {
+		if _, err := s.Bake(context.Background(), lf, lock.LocalJars([]string{jar})); exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("Bake %q: err = %v, want 65", name, err)
 		}
 		j := ManifestJar{Coord: "ev:art:1", File: name, Path: JarPath(sum, name), Sha256: sum, Size: 3}

@@ -82,7 +82,7 @@ func checkProgress(t *testing.T, storeURL string, lf *lock.File, paths []string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Bake(ctx, lf, s3store.LocalPaths(paths))
+	res, err := st.Bake(ctx, lf, lock.LocalJars(paths))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func checkProgress(t *testing.T, storeURL string, lf *lock.File, paths []string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := st2.Bake(ctx, lf, s3store.LocalPaths(paths)); err != nil || !res.Hit {
+	if res, err := st2.Bake(ctx, lf, lock.LocalJars(paths)); err != nil || !res.Hit {
 		t.Fatalf("second bake: %+v, %v", res, err)
 	}
 	if got := p2.got(); len(got) != 0 {
@@ -144,7 +144,7 @@ func TestProgressPlainLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Bake(context.Background(), lf, s3store.LocalPaths(paths)); err != nil {
+		if _, err := st.Bake(context.Background(), lf, lock.LocalJars(paths)); err != nil {
 			t.Fatal(err)
 		}
 		rep.Wait()

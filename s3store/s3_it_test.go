@@ -58,7 +58,7 @@ func TestITBakeHitAndURLs(t *testing.T) {
 	ctx := context.Background()
 	st := openS3(t, proxy.URL, bucket)
 
-	res, err := st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	res, err := st.Bake(ctx, lock, localJars(paths))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,13 +150,13 @@ func TestITVerifyRepairs(t *testing.T) {
 	lock, paths := s3test.Fixture(t, t.TempDir(), 2, s3test.Jar{Name: "a", Size: 100 << 10}, s3test.Jar{Name: "b", Size: 200 << 10})
 	ctx := context.Background()
 	st := openS3(t, srv.Endpoint, bucket)
-	if _, err := st.Bake(ctx, lock, s3store.LocalPaths(paths)); err != nil {
+	if _, err := st.Bake(ctx, lock, localJars(paths)); err != nil {
 		t.Fatal(err)
 	}
 	gone := lock.Artifacts[1]
 	srv.Delete(t, bucket, "team/cache/jars/sha256/"+gone.Sha256+"/"+gone.File)
 	// Without --verify, a hit trusts the manifest.
-	res, err := st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	res, err := st.Bake(ctx, lock, localJars(paths))
 	if err != nil || !res.Hit || res.Repaired != 0 {
 		t.Fatalf("plain hit: %+v, %v", res, err)
 	}
@@ -171,7 +171,7 @@ func TestITVerifyRepairs(t *testing.T) {
 	if len(missing) != 1 || missing[0].File != gone.File {
 		t.Fatalf("missing = %+v, want only %s", missing, gone.File)
 	}
-	res, err = st.Bake(ctx, lock, s3store.LocalPaths(paths), s3store.Verify(true))
+	res, err = openS3(t, srv.Endpoint, bucket, s3store.WithVerify(true)).Bake(ctx, lock, localJars(paths))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestITRetriesSlowDown(t *testing.T) {
 		return s3test.Forward
 	})
 	st := openS3(t, proxy.URL, bucket)
-	res, err := st.Bake(context.Background(), lock, s3store.LocalPaths(paths))
+	res, err := st.Bake(context.Background(), lock, localJars(paths))
 	if err != nil {
 		t.Fatalf("bake through 503/500 faults: %v", err)
 	}
@@ -219,7 +219,7 @@ func TestITRetriesSlowDown(t *testing.T) {
 	// Faults that never stop: exit 69, naming bucket and key.
 	proxy.SetFault(func(*http.Request) s3test.Action { return s3test.SlowDown })
 	lock2, paths2 := s3test.Fixture(t, t.TempDir(), 4, s3test.Jar{Name: "c", Size: 1 << 10})
-	_, err = st.Bake(context.Background(), lock2, s3store.LocalPaths(paths2))
+	_, err = st.Bake(context.Background(), lock2, localJars(paths2))
 	if exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "s3://"+bucket+"/team/cache/sets/"+lock2.Hash()+".json") {
 		t.Fatalf("persistent 503: got %v (code %d), want exit 69 naming the key", err, exitcode.Code(err))
 	}
@@ -239,7 +239,7 @@ func TestITMultipartDropAbortsThenRerunCompletes(t *testing.T) {
 		return s3test.Forward
 	})
 	st := openS3(t, proxy.URL, bucket, s3store.WithRetry(2, 10*time.Millisecond))
-	_, err := st.Bake(context.Background(), lock, s3store.LocalPaths(paths))
+	_, err := st.Bake(context.Background(), lock, localJars(paths))
 	if err == nil {
 		t.Fatal("bake with dropped connections succeeded")
 	}
@@ -253,7 +253,7 @@ func TestITMultipartDropAbortsThenRerunCompletes(t *testing.T) {
 		t.Fatal("manifest written although a jar failed")
 	}
 	proxy.SetFault(nil)
-	res, err := st.Bake(context.Background(), lock, s3store.LocalPaths(paths))
+	res, err := st.Bake(context.Background(), lock, localJars(paths))
 	if err != nil {
 		t.Fatalf("rerun: %v", err)
 	}
@@ -276,17 +276,17 @@ func TestITBadCredentialsAndMissingBucket(t *testing.T) {
 	ctx := context.Background()
 	const wrong = "definitely-wrong-secret-0123456789"
 	st := openS3(t, srv.Endpoint, bucket, s3store.WithStaticCredentials(s3test.AccessKey, wrong))
-	_, err := st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	_, err := st.Bake(ctx, lock, localJars(paths))
 	if exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), "s3://"+bucket+"/") || strings.Contains(err.Error(), wrong) {
 		t.Errorf("wrong secret: got %v (code %d), want exit 77 naming the bucket without the secret", err, exitcode.Code(err))
 	}
 	st = openS3(t, srv.Endpoint, bucket, s3store.WithStaticCredentials("no-such-key", wrong))
-	_, err = st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	_, err = st.Bake(ctx, lock, localJars(paths))
 	if exitcode.Code(err) != exitcode.NoPerm {
 		t.Errorf("unknown access key: got %v (code %d), want exit 77", err, exitcode.Code(err))
 	}
 	st = openS3(t, srv.Endpoint, "no-such-bucket")
-	_, err = st.Bake(ctx, lock, s3store.LocalPaths(paths))
+	_, err = st.Bake(ctx, lock, localJars(paths))
 	if exitcode.Code(err) != exitcode.NotFound || !errors.Is(err, s3store.ErrNoBucket) || !strings.Contains(err.Error(), "s3://no-such-bucket/") {
 		t.Errorf("missing bucket: got %v (code %d), want exit 66 naming the bucket", err, exitcode.Code(err))
 	}
@@ -319,12 +319,12 @@ func TestITRaceTwoWriters(t *testing.T) {
 			ctx := context.Background()
 			a, b := openS3(t, proxy.URL, bucket), openS3(t, proxy.URL, bucket)
 			// First writer completes; the second, believing nothing is there, re-sends.
-			if _, err := a.Bake(ctx, lock, s3store.LocalPaths(paths)); err != nil {
+			if _, err := a.Bake(ctx, lock, localJars(paths)); err != nil {
 				t.Fatal(err)
 			}
 			srv.Delete(t, bucket, "team/cache/sets/"+lock.Hash()+".json")
 			proxy.Reset()
-			res, err := b.Bake(ctx, lock, s3store.LocalPaths(paths))
+			res, err := b.Bake(ctx, lock, localJars(paths))
 			if err != nil {
 				t.Fatalf("second writer: %v", err)
 			}
@@ -354,13 +354,13 @@ func TestITGC(t *testing.T) {
 	lockB, pathsB := s3test.Fixture(t, fix, 41, s3test.Jar{Name: "shared", Size: 40 << 10}, s3test.Jar{Name: "b", Size: 10 << 10})
 	ctx := context.Background()
 	st := openS3(t, srv.Endpoint, bucket)
-	if _, err := st.Bake(ctx, lockA, s3store.LocalPaths(pathsA)); err != nil {
+	if _, err := st.Bake(ctx, lockA, localJars(pathsA)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Bake(ctx, lockB, s3store.LocalPaths(pathsB)); err != nil {
+	if _, err := st.Bake(ctx, lockB, localJars(pathsB)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.GC(ctx, func(h string, _ time.Time) bool { return h == lockA.Hash() }, 0, false)
+	res, err := st.GC(ctx, func(h string, _ time.Time) bool { return h == lockA.Hash() })
 	if err != nil {
 		t.Fatal(err)
 	}

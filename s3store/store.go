@@ -67,7 +67,9 @@ type nopTask struct{}
 func (nopTask) Add(int64)  {}
 func (nopTask) Done(error) {}
 
-// Option configures Open.
+// Option configures a Store: set at Open, it applies to every call (each
+// option names the calls it governs). Options are pure setters; their
+// order does not matter.
 type Option func(*options) error
 
 type options struct {
@@ -86,6 +88,10 @@ type options struct {
 	expires     time.Duration
 	logger      Logger
 	progress    Progress
+	verify      bool          // WithVerify: Bake, Warm
+	warmSets    int           // WithWarmConcurrency: Warm
+	grace       time.Duration // WithGrace: GC
+	dryRun      bool          // WithDryRun: GC
 }
 
 // WithEndpoint sets the S3 endpoint URL (for S3-compatible servers). The
@@ -197,6 +203,23 @@ func WithLogger(l Logger) Option {
 		return nil
 	}
 }
+
+// WithVerify makes a cache hit of Bake (and Warm) also HEAD every jar and
+// re-upload the missing ones. The default is false: a hit costs one GET.
+func WithVerify(v bool) Option { return func(o *options) error { o.verify = v; return nil } }
+
+// WithWarmConcurrency makes Warm resolve and bake n sets at a time (blob
+// transfers still share WithConcurrency's limit); n < 1 is 1. The default
+// is 1.
+func WithWarmConcurrency(n int) Option { return func(o *options) error { o.warmSets = n; return nil } }
+
+// WithGrace makes GC leave alone the unreferenced jars younger than d, since
+// a bake in progress uploads its jars before its manifest. The default is 0.
+func WithGrace(d time.Duration) Option { return func(o *options) error { o.grace = d; return nil } }
+
+// WithDryRun makes GC delete nothing: its result says what it would
+// delete. Bake and Warm are not affected. The default is false.
+func WithDryRun(b bool) Option { return func(o *options) error { o.dryRun = b; return nil } }
 
 // WithProgress reports every jar upload to p as a task counting the bytes
 // read from the jar as they are sent (multipart uploads included). The

@@ -29,6 +29,10 @@ type countingTransport struct {
 	reqs  atomic.Int64
 }
 
+// localJars is lock.LocalJars, for tests whose lock variable hides the
+// package.
+var localJars = lock.LocalJars
+
 func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.reqs.Add(1)
 	if r.Body != nil && r.ContentLength > 0 {
@@ -57,7 +61,7 @@ func TestBakeFakeS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Bake(ctx, lf, s3store.LocalPaths(paths))
+	res, err := st.Bake(ctx, lf, lock.LocalJars(paths))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +70,7 @@ func TestBakeFakeS3(t *testing.T) {
 	}
 	ct.bytes.Store(0)
 	ct.reqs.Store(0)
-	res, err = st.Bake(ctx, lf, s3store.LocalPaths(paths))
+	res, err = st.Bake(ctx, lf, lock.LocalJars(paths))
 	if err != nil || !res.Hit {
 		t.Fatalf("second bake: %+v, %v", res, err)
 	}
@@ -94,7 +98,7 @@ func TestFileStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Bake(ctx, lf, s3store.LocalPaths(paths))
+	res, err := st.Bake(ctx, lf, lock.LocalJars(paths))
 	if err != nil || res.Uploaded != 2 {
 		t.Fatalf("bake: %+v, %v", res, err)
 	}
@@ -124,7 +128,11 @@ func TestFileStore(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "jars", "sha256", lf.Artifacts[0].Sha256, lf.Artifacts[0].File)); err != nil {
 		t.Fatal(err)
 	}
-	res, err = st.Bake(ctx, lf, s3store.LocalPaths(paths), s3store.Verify(true))
+	verifying, err := s3store.Open(ctx, "file://"+dir, s3store.WithVerify(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = verifying.Bake(ctx, lf, lock.LocalJars(paths))
 	if err != nil || !res.Hit || res.Repaired != 1 {
 		t.Fatalf("verify: %+v, %v", res, err)
 	}
@@ -152,7 +160,7 @@ func TestBakeRejectsCorruptLocalJar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Bake(context.Background(), lf, s3store.LocalPaths(paths))
+	_, err = st.Bake(context.Background(), lf, lock.LocalJars(paths))
 	if exitcode.Code(err) != exitcode.DataErr {
 		t.Fatalf("corrupt jar: %v (code %d), want 65", err, exitcode.Code(err))
 	}
@@ -172,7 +180,7 @@ func TestFileStoreUnwritable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Bake(context.Background(), lf, s3store.LocalPaths(paths))
+	_, err = st.Bake(context.Background(), lf, lock.LocalJars(paths))
 	if exitcode.Code(err) != exitcode.CantCreate {
 		t.Fatalf("unwritable store: %v (code %d), want 73", err, exitcode.Code(err))
 	}
@@ -262,27 +270,27 @@ func TestWarmFileStoreIdempotent(t *testing.T) {
 	lockA, pathsA := s3test.Fixture(t, fix, 21, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "a", Size: 2 << 10})
 	lockB, pathsB := s3test.Fixture(t, fix, 21, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "b", Size: 1 << 10})
 	sets := []s3store.SetSpec{{Name: "A", Packages: []string{"x"}}, {Name: "B", Packages: []string{"y"}}, {Name: "bad", Packages: []string{"z"}}}
-	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, s3store.JarSource, error) {
+	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, lock.Jars, error) {
 		switch s.Name {
 		case "A":
-			return lockA, s3store.LocalPaths(pathsA), nil
+			return lockA, lock.LocalJars(pathsA), nil
 		case "B":
-			return lockB, s3store.LocalPaths(pathsB), nil
+			return lockB, lock.LocalJars(pathsB), nil
 		}
 		return nil, nil, exitcode.Errorf(exitcode.NotFound, "no such module")
 	}
-	st, err := s3store.Open(context.Background(), dir)
+	st, err := s3store.Open(context.Background(), dir, s3store.WithWarmConcurrency(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Warm(context.Background(), sets, resolve, 2)
+	res, err := st.Warm(context.Background(), sets, resolve)
 	if exitcode.Code(err) != exitcode.NotFound || res[2].Error == "" {
 		t.Fatalf("warm with a failing set: %v", err)
 	}
 	if got := res[0].Uploaded + res[1].Uploaded; got != 3 {
 		t.Errorf("first warm uploaded %d jars, want 3 (the shared one once)", got)
 	}
-	res, err = st.Warm(context.Background(), sets[:2], resolve, 2)
+	res, err = st.Warm(context.Background(), sets[:2], resolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,17 +329,21 @@ func TestGCFileStore(t *testing.T) {
 		l *lock.File
 		p []string
 	}{{lockA, pathsA}, {lockB, pathsB}} {
-		if _, err := st.Bake(ctx, x.l, s3store.LocalPaths(x.p)); err != nil {
+		if _, err := st.Bake(ctx, x.l, lock.LocalJars(x.p)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	keepA := func(h string, _ time.Time) bool { return h == lockA.Hash() }
 	// Young jars are protected by the grace period.
-	res, err := st.GC(ctx, keepA, time.Hour, true)
+	dry, err := s3store.Open(ctx, dir, s3store.WithGrace(time.Hour), s3store.WithDryRun(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := dry.GC(ctx, keepA)
 	if err != nil || res.YoungSkipped != 1 || len(res.DeletedJars) != 0 {
 		t.Fatalf("gc with grace: %+v, %v", res, err)
 	}
-	res, err = st.GC(ctx, keepA, 0, false)
+	res, err = st.GC(ctx, keepA)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,10 @@ func TestGCKeepsUsedSets(t *testing.T) {
 	}
 	used, usedPaths := s3test.Fixture(t, t.TempDir(), 21, s3test.Jar{Name: "a", Size: 1 << 10})
 	idle, idlePaths := s3test.Fixture(t, t.TempDir(), 22, s3test.Jar{Name: "b", Size: 1 << 10})
-	if _, err := st.Bake(ctx, used, s3store.LocalPaths(usedPaths)); err != nil {
+	if _, err := st.Bake(ctx, used, localJars(usedPaths)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Bake(ctx, idle, s3store.LocalPaths(idlePaths)); err != nil {
+	if _, err := st.Bake(ctx, idle, localJars(idlePaths)); err != nil {
 		t.Fatal(err)
 	}
 	// Both sets were written 40 days ago, with an old use marker each.
@@ -44,7 +44,7 @@ func TestGCKeepsUsedSets(t *testing.T) {
 		}
 	}
 	// Today: one hit through bake, the other set idle.
-	res, err := st.Bake(ctx, used, s3store.LocalPaths(usedPaths))
+	res, err := st.Bake(ctx, used, localJars(usedPaths))
 	if err != nil || !res.Hit {
 		t.Fatalf("hit: %v %+v", err, res)
 	}
@@ -53,7 +53,7 @@ func TestGCKeepsUsedSets(t *testing.T) {
 		t.Fatal(err)
 	}
 	cutoff := time.Now().Add(-30 * 24 * time.Hour)
-	gc, err := st.GC(ctx, func(_ string, last time.Time) bool { return last.After(cutoff) }, 0, false)
+	gc, err := st.GC(ctx, func(_ string, last time.Time) bool { return last.After(cutoff) })
 	if err != nil {
 		t.Fatal(err)
 	}

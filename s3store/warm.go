@@ -92,7 +92,7 @@ func Shard(sets []SetSpec, i, n int) []SetSpec {
 }
 
 // ResolveFunc resolves one set to its lock and a source of local jar paths.
-type ResolveFunc func(ctx context.Context, set SetSpec) (*lock.File, JarSource, error)
+type ResolveFunc func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error)
 
 // WarmResult is the outcome of one set.
 type WarmResult struct {
@@ -105,15 +105,13 @@ type WarmResult struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// Warm resolves and bakes each set, concurrency sets at a time (blob
-// transfers share the store's WithConcurrency limit, and a blob shared by
-// sets is sent once). It goes on past a failed set, and returns every
+// Warm resolves and bakes each set, WithWarmConcurrency sets at a time
+// (blob transfers share the store's WithConcurrency limit, and a blob
+// shared by sets is sent once). It goes on past a failed set, and returns every
 // result in input order with the failures joined; the error's exit code is
 // the first failure's.
-func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc, concurrency int, opts ...BakeOption) ([]WarmResult, error) {
-	if concurrency < 1 {
-		concurrency = 1
-	}
+func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc) ([]WarmResult, error) {
+	concurrency := max(s.o.warmSets, 1)
 	results := make([]WarmResult, len(sets))
 	errs := make([]error, len(sets))
 	var mu sync.Mutex
@@ -128,7 +126,7 @@ func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc, c
 					return err
 				}
 				r.LockHash = lf.Hash()
-				res, err := s.Bake(ctx, lf, jars, opts...)
+				res, err := s.Bake(ctx, lf, jars)
 				if err != nil {
 					return err
 				}

@@ -65,9 +65,9 @@ func warmFixtures(t testing.TB, n int, big int64) ([]s3store.SetSpec, s3store.Re
 			}
 		}
 	}
-	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, s3store.JarSource, error) {
+	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, lock.Jars, error) {
 		fs := byName[s.Name]
-		return fs.lf, s3store.LocalPaths(fs.paths), nil
+		return fs.lf, lock.LocalJars(fs.paths), nil
 	}
 	return specs, resolve, total
 }
@@ -77,9 +77,9 @@ func TestITWarmSecondRunSendsNothing(t *testing.T) {
 	bucket := srv.Bucket(t, "warm")
 	proxy := srv.NewProxy(t)
 	specs, resolve, total := warmFixtures(t, 3, 20<<20)
-	st := openS3(t, proxy.URL, bucket, s3store.WithConcurrency(4))
+	st := openS3(t, proxy.URL, bucket, s3store.WithConcurrency(4), s3store.WithWarmConcurrency(2))
 	ctx := context.Background()
-	res, err := st.Warm(ctx, specs, resolve, 2)
+	res, err := st.Warm(ctx, specs, resolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestITWarmSecondRunSendsNothing(t *testing.T) {
 		t.Errorf("proxy saw %d body bytes, want at least %d", got, total)
 	}
 	proxy.Reset()
-	res, err = st.Warm(ctx, specs, resolve, 2)
+	res, err = st.Warm(ctx, specs, resolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +126,14 @@ func BenchmarkS3Upload(b *testing.B) {
 		bucket := srv.Bucket(b, fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i))
 		st := openS3(b, srv.Endpoint, bucket) // direct: the proxy would cost throughput
 		start := time.Now()
-		if _, err := st.Warm(ctx, specs, resolve, 1); err != nil {
+		if _, err := st.Warm(ctx, specs, resolve); err != nil {
 			b.Fatal(err)
 		}
 		cold := time.Since(start)
 		st = openS3(b, proxy.URL, bucket) // through the counting proxy
 		proxy.Reset()
 		start = time.Now()
-		if _, err := st.Warm(ctx, specs, resolve, 1); err != nil {
+		if _, err := st.Warm(ctx, specs, resolve); err != nil {
 			b.Fatal(err)
 		}
 		warm := time.Since(start)

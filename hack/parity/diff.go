@@ -1,7 +1,8 @@
 package main
 
-// -diff: differential testing of prebake's graph builder against the real
-// Ivy oracle on coordinate sets picked at random from ../shared/corpus.
+// -diff: differential testing of prebake's graph builder, over the
+// resolver's real Source (prebakeSource), against the real Ivy oracle on
+// coordinate sets picked at random from ../shared/corpus.
 
 import (
 	"context"
@@ -50,7 +51,7 @@ func scanRepo(short, dir string) ([]module, error) {
 // genSets picks n coordinate sets: single modules, pairs/triples of one
 // groupId, two or three versions of one module, and a module plus another
 // version of something in its closure.
-func genSets(ctx context.Context, corpus string, n int, rng *rand.Rand) ([]kase, error) {
+func genSets(ctx context.Context, corpus, cacheDir string, n int, rng *rand.Rand) ([]kase, error) {
 	byRepo := map[string][]module{}
 	for _, short := range []string{"real", "m2", "pp", "deb"} {
 		ms, err := scanRepo(short, filepath.Join(corpus, repoDirs[short]))
@@ -101,7 +102,11 @@ func genSets(ctx context.Context, corpus string, n int, rng *rand.Rand) ([]kase,
 				coords = append(coords, vs[rng.Intn(len(vs))].coord())
 			}
 		default: // module + another version of something in its closure, or two modules sharing a dependency
-			g, err := prebakeGraph(ctx, []string{corpusURL(corpus, short)}, first.coord(), "")
+			src, err := prebakeSource(ctx, []string{corpusURL(corpus, short)}, cacheDir)
+			if err != nil {
+				return nil, err
+			}
+			g, err := prebakeGraph(ctx, src, first.coord(), "")
 			if err != nil || len(g.Modules) < 2 {
 				continue
 			}
@@ -149,185 +154,50 @@ func corpusURL(corpus, short string) string {
 	return "file://" + filepath.Join(corpus, repoDirs[short]) + "/"
 }
 
-// fileSource is a file:// Source that needs nothing of the resolver's
-// network code.
-type fileSource struct{ repos []resolver.Repository }
-
-func newFileSource(urls []string) *fileSource {
-	s := &fileSource{}
-	for i, u := range urls {
-		s.repos = append(s.repos, resolver.Repository{Name: fmt.Sprintf("repo-%d", i+1), URL: u})
-	}
-	return s
+// prebakeSource is the resolver's real Source (the one Resolve builds)
+// over the file:// repositories repos alone: no default repositories,
+// offline, checksums ignored as in -live, with its cache in cacheDir.
+func prebakeSource(ctx context.Context, repos []string, cacheDir string) (resolver.Source, error) {
+	return resolver.NewSource(ctx, resolver.Request{
+		Repositories:          repos,
+		NoDefaultRepositories: true,
+		Offline:               true,
+		CacheDir:              cacheDir,
+		ChecksumPolicy:        resolver.ChecksumIgnore,
+	})
 }
 
-func (s *fileSource) Repositories() []resolver.Repository { return s.repos }
-
-func relPath(g, a, v string) string { return strings.ReplaceAll(g, ".", "/") + "/" + a + "/" + v + "/" }
-
-func (s *fileSource) POM(ctx context.Context, g, a, v string) (*resolver.POMFile, error) {
-	var tried []string
-	for _, r := range s.repos {
-		for _, name := range fileNames(r, g, a, v, "", "pom") {
-			rel := relPath(g, a, v) + name
-			b, err := os.ReadFile(strings.TrimPrefix(r.URL, "file://") + rel)
-			if err == nil {
-				return &resolver.POMFile{Data: b, Repo: r, URL: r.URL + rel}, nil
-			}
-		}
-		tried = append(tried, r.Name)
-	}
-	return nil, fmt.Errorf("module %s:%s:%s not found in %s: %w", g, a, v, strings.Join(tried, ", "), resolver.ErrNotFound)
-}
-
-func (s *fileSource) Artifact(ctx context.Context, ref resolver.ArtifactRef) (*resolver.CachedFile, error) {
-	var rel string
-	for _, name := range fileNames(ref.Repo, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext) {
-		rel = relPath(ref.Group, ref.Artifact, ref.Version) + name
-		p := strings.TrimPrefix(ref.Repo.URL, "file://") + rel
-		if st, err := os.Stat(p); err == nil {
-			return &resolver.CachedFile{Path: p, Size: st.Size(), URL: ref.Repo.URL + rel}, nil
-		}
-	}
-	return nil, fmt.Errorf("artifact %s: %w", ref.Repo.URL+rel, resolver.ErrNotFound)
-}
-
-// fileNames are the file names to try: for a SNAPSHOT whose version
-// directory's maven-metadata.xml names a timestamp, the timestamped name
-// first (Ivy's IBiblioResolver), then the plain one.
-func fileNames(r resolver.Repository, g, a, v, cls, ext string) []string {
-	plain := a + "-" + v
-	if cls != "" {
-		plain += "-" + cls
-	}
-	plain += "." + ext
-	meta, err := os.ReadFile(strings.TrimPrefix(r.URL, "file://") + relPath(g, a, v) + "maven-metadata.xml")
-	if err != nil {
-		return []string{plain}
-	}
-	tv, ok := resolver.TimestampedVersion(v, meta)
-	if !ok {
-		return []string{plain}
-	}
-	ts := a + "-" + tv
-	if cls != "" {
-		ts += "-" + cls
-	}
-	return []string{ts + "." + ext, plain}
-}
-
-func (s *fileSource) Versions(ctx context.Context, g, a string) ([]string, error) {
-	return fileVersions(s.repos, g, a)
-}
-
-// fileVersions reads maven-metadata.xml, else lists the module directory,
-// of every repository, merged in chain order as the real Source does.
-func fileVersions(repos []resolver.Repository, g, a string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range repos {
-		for _, v := range repoVersions(r, g, a) {
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, resolver.ErrNotFound)
-	}
-	return out, nil
-}
-
-// repoVersions reads r's maven-metadata.xml, else lists its module
-// directory.
-func repoVersions(r resolver.Repository, g, a string) []string {
-	dir := strings.TrimPrefix(r.URL, "file://") + strings.ReplaceAll(g, ".", "/") + "/" + a + "/"
-	var vs []string
-	if b, err := os.ReadFile(dir + "maven-metadata.xml"); err == nil {
-		vs = metadataVersions(b)
-	} else if entries, err := os.ReadDir(dir); err == nil {
-		for _, e := range entries {
-			if e.IsDir() {
-				vs = append(vs, e.Name())
-			}
-		}
-	}
-	var out []string
-	for _, v := range vs {
-		if v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// VersionsIn lists the versions one repository publishes: the resolver
-// picks a dynamic revision per repository, as Ivy's ChainResolver does.
-func (s *fileSource) VersionsIn(ctx context.Context, r resolver.Repository, g, a string) ([]string, error) {
-	vs := repoVersions(r, g, a)
-	if len(vs) == 0 {
-		return nil, fmt.Errorf("versions of %s:%s in %s: %w", g, a, r.Name, resolver.ErrNotFound)
-	}
-	return vs, nil
-}
-
-// POMIn returns the POM from one repository alone.
-func (s *fileSource) POMIn(ctx context.Context, r resolver.Repository, g, a, v string) (*resolver.POMFile, error) {
-	for _, name := range fileNames(r, g, a, v, "", "pom") {
-		rel := relPath(g, a, v) + name
-		if b, err := os.ReadFile(strings.TrimPrefix(r.URL, "file://") + rel); err == nil {
-			return &resolver.POMFile{Data: b, Repo: r, URL: r.URL + rel}, nil
-		}
-	}
-	return nil, fmt.Errorf("module %s:%s:%s not found in %s: %w", g, a, v, r.Name, resolver.ErrNotFound)
-}
-
-func metadataVersions(b []byte) []string {
-	var out []string
-	s := string(b)
-	for {
-		i := strings.Index(s, "<version>")
-		if i < 0 {
-			return out
-		}
-		s = s[i+len("<version>"):]
-		j := strings.Index(s, "</version>")
-		if j < 0 {
-			return out
-		}
-		out = append(out, strings.TrimSpace(s[:j]))
-		s = s[j:]
-	}
-}
-
-func prebakeGraph(ctx context.Context, repos []string, coords, exclude string) (*resolver.Graph, error) {
+// prebakeGraph builds the graph of coords through src.
+func prebakeGraph(ctx context.Context, src resolver.Source, coords, exclude string) (*resolver.Graph, error) {
 	req := resolver.Request{Packages: []string{coords}}
 	if exclude != "" {
 		req.Excludes = []string{exclude}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return resolver.BuildGraph(ctx, req, newFileSource(repos), nil)
+	return resolver.BuildGraph(ctx, req, src, nil)
 }
 
-// prebakeJars is the graph's jar list, or an error when Ivy's retrieve
-// would fail (a missing artifact).
-func prebakeJars(ctx context.Context, c kase) ([]string, error) {
-	g, err := prebakeGraph(ctx, c.repos, c.coords, c.exclude)
+// prebakeJars is the graph's jar list (with the graph), or an error when
+// Ivy's retrieve would fail (a missing artifact).
+func prebakeJars(ctx context.Context, c kase, cacheDir string) ([]string, *resolver.Graph, error) {
+	src, err := prebakeSource(ctx, c.repos, cacheDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	src := newFileSource(c.repos)
+	g, err := prebakeGraph(ctx, src, c.coords, c.exclude)
+	if err != nil {
+		return nil, nil, err
+	}
 	var names []string
 	for _, a := range g.Artifacts {
 		if _, err := src.Artifact(ctx, a); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		names = append(names, resolver.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
 	}
 	sort.Strings(names)
-	return names, nil
+	return names, g, nil
 }
 
 func oracleJars(out string) (jars []string, failed bool) {
@@ -381,10 +251,15 @@ func joinSeeds(seeds []int64) string {
 // runDiffSeeds runs runDiff for each seed (n sets each), appends the
 // reports and prints the total; any mismatch is an error.
 func runDiffSeeds(oracle, corpus string, n int, seeds []int64, par int, report string) error {
+	cacheDir, err := os.MkdirTemp("", "parity-diff-cache-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cacheDir)
 	var all strings.Builder
 	sets, bad := 0, 0
 	for _, seed := range seeds {
-		ran, b, text, err := runDiff(oracle, corpus, n, seed, par)
+		ran, b, text, err := runDiff(oracle, corpus, cacheDir, n, seed, par)
 		if err != nil {
 			return fmt.Errorf("seed %d: %w", seed, err)
 		}
@@ -411,10 +286,10 @@ func runDiffSeeds(oracle, corpus string, n int, seeds []int64, par int, report s
 // runDiff generates the sets, runs both sides in a bounded pool and prints
 // the mismatches; it returns the number of sets, of mismatches and the
 // report text.
-func runDiff(oracle, corpus string, n int, seed int64, par int) (int, int, string, error) {
+func runDiff(oracle, corpus, cacheDir string, n int, seed int64, par int) (int, int, string, error) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
-	sets, err := genSets(ctx, corpus, n, rng)
+	sets, err := genSets(ctx, corpus, cacheDir, n, rng)
 	if err != nil {
 		return 0, 0, "", err
 	}
@@ -439,7 +314,7 @@ func runDiff(oracle, corpus string, n int, seed int64, par int) (int, int, strin
 				r.diff = "oracle error: " + err.Error()
 			} else {
 				want, wantErr := oracleJars(out)
-				got, gotErr := prebakeJars(ctx, c)
+				got, _, gotErr := prebakeJars(ctx, c, cacheDir)
 				switch {
 				case wantErr && gotErr == nil:
 					r.diff = fmt.Sprintf("oracle failed, prebake succeeded\n oracle: %s\n prebake: %v", strings.TrimSpace(out), got)
@@ -488,17 +363,17 @@ func shortRepos(corpus string, repos []string) string {
 
 // showPrebake prints prebake's result in the oracle's --detail format.
 func showPrebake(coords string, repos []string, exclude string) error {
-	ctx := context.Background()
-	jars, err := prebakeJars(ctx, kase{coords: coords, repos: repos, exclude: exclude})
+	cacheDir, err := os.MkdirTemp("", "parity-show-cache-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cacheDir)
+	jars, g, err := prebakeJars(context.Background(), kase{coords: coords, repos: repos, exclude: exclude}, cacheDir)
 	if err != nil {
 		return err
 	}
 	for _, j := range jars {
 		fmt.Println("jar", j)
-	}
-	g, err := prebakeGraph(ctx, repos, coords, exclude)
-	if err != nil {
-		return err
 	}
 	for _, m := range g.Modules {
 		fmt.Println("module", m)

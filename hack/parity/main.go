@@ -15,11 +15,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -242,121 +242,104 @@ func comparePrebake(c kase, oracleOut string) string {
 	return ""
 }
 
-// recorder is a file Source over the full corpus that records which module
-// directories a resolution touches.
+// recorder wraps the resolver's real Source over the full corpus and
+// records which module directories (and maven-metadata.xml files) a
+// resolution touches.
 type recorder struct {
-	repos   []resolver.Repository
-	dirs    map[string]string // repo URL → dir
+	src     graphSource
 	mu      sync.Mutex
 	touched map[string]bool // absolute module version dirs
 	files   map[string]bool // single files to copy (maven-metadata.xml)
 }
 
-func (r *recorder) Repositories() []resolver.Repository { return r.repos }
-
-func (r *recorder) touch(dir string) {
-	r.mu.Lock()
-	r.touched[dir] = true
-	r.mu.Unlock()
+// graphSource is what the graph builder uses of the real Source
+// (dynamic revisions are picked per repository).
+type graphSource interface {
+	resolver.Source
+	Repositories() []resolver.Repository
+	VersionsIn(ctx context.Context, r resolver.Repository, group, artifact string) ([]string, error)
+	POMIn(ctx context.Context, r resolver.Repository, group, artifact, version string) (*resolver.POMFile, error)
 }
 
-func (r *recorder) POM(ctx context.Context, g, a, v string) (*resolver.POMFile, error) {
-	rel := filepath.Join(strings.ReplaceAll(g, ".", "/"), a, v)
-	for _, repo := range r.repos {
-		d := filepath.Join(r.dirs[repo.URL], rel)
-		for _, name := range fileNames(repo, g, a, v, "", "pom") {
-			b, err := os.ReadFile(filepath.Join(d, name))
-			if err == nil {
-				r.touch(d)
-				return &resolver.POMFile{Data: b, Repo: repo, URL: repo.URL + rel}, nil
-			}
-		}
+func newRecorder(ctx context.Context, repos []string, cacheDir string) (*recorder, error) {
+	src, err := prebakeSource(ctx, repos, cacheDir)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%s:%s:%s: %w", g, a, v, resolver.ErrNotFound)
+	gs, ok := src.(graphSource)
+	if !ok {
+		return nil, fmt.Errorf("the resolver's Source %T does not list versions per repository", src)
+	}
+	return &recorder{src: gs, touched: map[string]bool{}, files: map[string]bool{}}, nil
+}
+
+// filePath is the local path of a file:// URL.
+func filePath(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Scheme == "file" {
+		return filepath.FromSlash(p.Path)
+	}
+	return ""
+}
+
+// touch records the module directory of the file at u.
+func (r *recorder) touch(u string) {
+	if p := filePath(u); p != "" {
+		r.mu.Lock()
+		r.touched[filepath.Dir(p)] = true
+		r.mu.Unlock()
+	}
+}
+
+// touchMetadata records repo's maven-metadata.xml of g:a, if it has one.
+func (r *recorder) touchMetadata(repo resolver.Repository, g, a string) {
+	dir := filePath(repo.URL)
+	if dir == "" {
+		return
+	}
+	f := filepath.Join(dir, strings.ReplaceAll(g, ".", "/"), a, "maven-metadata.xml")
+	if _, err := os.Stat(f); err == nil {
+		r.mu.Lock()
+		r.files[f] = true
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) Repositories() []resolver.Repository { return r.src.Repositories() }
+
+func (r *recorder) POM(ctx context.Context, g, a, v string) (*resolver.POMFile, error) {
+	pf, err := r.src.POM(ctx, g, a, v)
+	if err == nil {
+		r.touch(pf.URL)
+	}
+	return pf, err
+}
+
+func (r *recorder) POMIn(ctx context.Context, repo resolver.Repository, g, a, v string) (*resolver.POMFile, error) {
+	pf, err := r.src.POMIn(ctx, repo, g, a, v)
+	if err == nil {
+		r.touch(pf.URL)
+	}
+	return pf, err
 }
 
 func (r *recorder) Artifact(ctx context.Context, ref resolver.ArtifactRef) (*resolver.CachedFile, error) {
-	rel := filepath.Join(strings.ReplaceAll(ref.Group, ".", "/"), ref.Artifact, ref.Version)
-	d := filepath.Join(r.dirs[ref.Repo.URL], rel)
-	for _, name := range fileNames(ref.Repo, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext) {
-		p := filepath.Join(d, name)
-		if _, err := os.Stat(p); err == nil {
-			r.touch(d)
-			return &resolver.CachedFile{Path: p}, nil
-		}
+	cf, err := r.src.Artifact(ctx, ref)
+	if err == nil {
+		r.touch(cf.URL)
 	}
-	return nil, fmt.Errorf("%s: %w", d, resolver.ErrNotFound)
+	return cf, err
 }
 
-// Versions lists maven-metadata.xml's <versions> (recorded, to be copied),
-// else the version directories, as the real Source does.
 func (r *recorder) Versions(ctx context.Context, g, a string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, repo := range r.repos {
-		vs, err := r.VersionsIn(ctx, repo, g, a)
-		if err != nil && !errors.Is(err, resolver.ErrNotFound) {
-			return nil, err
-		}
-		for _, v := range vs {
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-		}
+	for _, repo := range r.src.Repositories() {
+		r.touchMetadata(repo, g, a)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, resolver.ErrNotFound)
-	}
-	return out, nil
+	return r.src.Versions(ctx, g, a)
 }
 
-// VersionsIn lists one repository's versions (its maven-metadata.xml is
-// recorded, to be copied).
 func (r *recorder) VersionsIn(ctx context.Context, repo resolver.Repository, g, a string) ([]string, error) {
-	d := filepath.Join(r.dirs[repo.URL], strings.ReplaceAll(g, ".", "/"), a)
-	var vs []string
-	if b, err := os.ReadFile(filepath.Join(d, "maven-metadata.xml")); err == nil {
-		var m struct {
-			Versions []string `xml:"versioning>versions>version"`
-		}
-		if err := xml.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", d, err)
-		}
-		r.mu.Lock()
-		r.files[filepath.Join(d, "maven-metadata.xml")] = true
-		r.mu.Unlock()
-		vs = m.Versions
-	} else if ents, err := os.ReadDir(d); err == nil {
-		for _, e := range ents {
-			if e.IsDir() {
-				vs = append(vs, e.Name())
-			}
-		}
-	}
-	var out []string
-	for _, v := range vs {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("versions of %s:%s in %s: %w", g, a, repo.Name, resolver.ErrNotFound)
-	}
-	return out, nil
-}
-
-// POMIn returns the POM from one repository alone.
-func (r *recorder) POMIn(ctx context.Context, repo resolver.Repository, g, a, v string) (*resolver.POMFile, error) {
-	rel := filepath.Join(strings.ReplaceAll(g, ".", "/"), a, v)
-	d := filepath.Join(r.dirs[repo.URL], rel)
-	for _, name := range fileNames(repo, g, a, v, "", "pom") {
-		if b, err := os.ReadFile(filepath.Join(d, name)); err == nil {
-			r.touch(d)
-			return &resolver.POMFile{Data: b, Repo: repo, URL: repo.URL + rel}, nil
-		}
-	}
-	return nil, fmt.Errorf("%s:%s:%s in %s: %w", g, a, v, repo.Name, resolver.ErrNotFound)
+	r.touchMetadata(repo, g, a)
+	return r.src.VersionsIn(ctx, repo, g, a)
 }
 
 var repoDirs = map[string]string{"real": "repo-real", "m2": "repo-ivy-tests/m2", "pp": "repo-ivy-tests/parentPom", "deb": "repo-debian"}
@@ -375,6 +358,12 @@ func initCases(spec, corpus, parity string) error {
 	if err := os.MkdirAll(casesDir, 0o755); err != nil {
 		return err
 	}
+	cacheDir, err := os.MkdirTemp("", "parity-init-cache-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cacheDir)
+	ctx := context.Background()
 	touched, files := map[string]bool{}, map[string]bool{}
 	for _, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
@@ -386,25 +375,22 @@ func initCases(spec, corpus, parity string) error {
 			return fmt.Errorf("bad line %q", line)
 		}
 		name, coords, repos, exclude := f[0], f[1], strings.Split(f[2], ","), f[3]
-		rec := &recorder{dirs: map[string]string{}, touched: map[string]bool{}, files: map[string]bool{}}
-		var repoLines []string
-		for i, short := range repos {
+		var urls, repoLines []string
+		for _, short := range repos {
 			d := filepath.Join(corpus, repoDirs[short])
 			if strings.HasPrefix(short, synthRepo) {
 				d = filepath.Join(parity, "repos", synthRepo)
 			} else if repoDirs[short] == "" {
 				return fmt.Errorf("%s: unknown repository %q", name, short)
 			}
-			u := "file://" + d + "/"
-			rec.repos = append(rec.repos, resolver.Repository{Name: fmt.Sprintf("repo-%d", i+1), URL: u})
-			rec.dirs[u] = d
+			urls = append(urls, "file://"+d+"/")
 			repoLines = append(repoLines, "file://${PARITY}/repos/"+short+"/")
 		}
-		req := resolver.Request{Packages: []string{coords}}
-		if exclude != "" {
-			req.Excludes = []string{exclude}
+		rec, err := newRecorder(ctx, urls, cacheDir)
+		if err != nil {
+			return err
 		}
-		_, err := resolver.BuildGraph(context.Background(), req, rec, nil)
+		_, err = prebakeGraph(ctx, rec, coords, exclude)
 		fmt.Fprintf(os.Stderr, "%s: %d module dirs (err=%v)\n", name, len(rec.touched), err)
 		for d := range rec.touched {
 			touched[d] = true
