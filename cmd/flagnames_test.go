@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/prebake/prebake/submit/k8s"
+	"github.com/prebake/prebake/submit"
 )
 
 // notLibrary are the module's directories whose strings may name prebake's
@@ -30,7 +30,7 @@ var notLibrary = []string{"cmd", "hack", "examples", "test", "internal/depcheck"
 var flagNameAllowed = map[string][]string{}
 
 // sparkSubmitSwitches are spark-submit's options without a value (the
-// others: k8s.IsSparkSubmitOption).
+// others: submit.IsValueOption).
 var sparkSubmitSwitches = []string{"--verbose", "--supervise", "--version", "--usage-error", "--help", "--kill", "--status"}
 
 // prebakeOnlyFlags returns the long flags of every prebake command that are
@@ -42,7 +42,7 @@ func prebakeOnlyFlags(root *cobra.Command) []string {
 	walk = func(c *cobra.Command) {
 		add := func(f *pflag.Flag) {
 			name := "--" + f.Name
-			if !k8s.IsSparkSubmitOption(name) && !slices.Contains(sparkSubmitSwitches, name) {
+			if !submit.IsValueOption(name) && !slices.Contains(sparkSubmitSwitches, name) {
 				seen[name] = true
 			}
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/submit"
-	"github.com/prebake/prebake/submit/k8s"
 )
 
 // needClusterTarget refuses, before anything is resolved, a cluster-mode
@@ -47,7 +46,7 @@ func flagError(c *cobra.Command, err error) error {
 	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "unknown flag: "); ok && sparkSubmitArgCommands[c.Name()] {
-		if k8s.IsSparkSubmitOption(name) || sparkOnlySwitches[name] {
+		if submit.IsValueOption(name) || sparkOnlySwitches[name] {
 			return exitcode.Errorf(exitcode.Usage, "%s: unknown flag: %s; spark-submit's arguments go after --: prebake %s [prebake flags] -- %s …", c.CommandPath(), name, c.Name(), name)
 		}
 	}

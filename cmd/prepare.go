@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -17,18 +16,14 @@ import (
 
 // prepare is submit's resolve → bake (S3 or image) → rewrite: it maps the
 // flags (with prebake.yaml and PREBAKE_* applied by the root's loader) onto
-// pipeline.Options, runs pipeline.Prepare and reports its warnings. It
-// returns the spark-submit arguments to run and the Spark version of the
-// driver's baked image.
-func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet, args []string, stderr io.Writer) (*prepared, error) {
+// pipeline.Options, runs pipeline.Prepare of sub (loaded once by the
+// caller) and reports its warnings. It returns the rewritten submission to
+// run and the Spark version of the driver's baked image.
+func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet, sub *submit.Submission, stderr io.Writer) (*prepared, error) {
 	rep := g.reporter(stderr)
 	defer rep.Wait()
 	if f.s3.store != "" && f.imageTarget != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--store %s and --image-target %s: give one of them", redact.URL(f.s3.store), f.imageTarget)
-	}
-	sub, err := submit.LoadSubmission(args, os.Getenv)
-	if err != nil {
-		return nil, err
 	}
 	if err := needClusterTarget(f, sub); err != nil {
 		return nil, err
@@ -63,5 +58,5 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	for _, ch := range r.Changes {
 		rep.Debugf("rewrite: %s %s (%s)", ch.Action, ch.Target, ch.Reason)
 	}
-	return &prepared{Args: r.Args, ImageSparkVersion: r.DriverSparkVersion}, nil
+	return &prepared{Sub: r.Submission, ImageSparkVersion: r.DriverSparkVersion}, nil
 }

@@ -27,7 +27,7 @@ func runPrepare(t *testing.T, flags []string, args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.Args, nil
+	return p.Sub.Args(), nil
 }
 
 // runPrepared is runPrepare with all prepare returns.
@@ -45,7 +45,11 @@ func runPrepared(t *testing.T, flags []string, args []string) (*prepared, error)
 		return nil, err
 	}
 	var stderr bytes.Buffer
-	return prepare(context.Background(), g, f, fs, args, &stderr)
+	sub, err := submit.LoadSubmission(args, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return prepare(context.Background(), g, f, fs, sub, &stderr)
 }
 
 func TestPrepareImageTarget(t *testing.T) {
@@ -63,7 +67,7 @@ func TestPrepareImageTarget(t *testing.T) {
 	if err != nil {
 		t.Fatalf("prepare: %v", err)
 	}
-	got := p.Args
+	got := p.Sub.Args()
 	// The base's jars say Spark 3.5.0: the native submitter's rules.
 	if p.ImageSparkVersion != "3.5.0" {
 		t.Errorf("ImageSparkVersion = %q, want 3.5.0 (the base's spark-core jar)", p.ImageSparkVersion)
@@ -174,14 +178,18 @@ func TestPrepareStoreFirstFetchesNothing(t *testing.T) {
 		if err := fs.Parse([]string{"--no-default-repositories", "--repositories", repo, "--cache", cache, "--store", store, "--lock", lock}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := prepare(context.Background(), &globals{quiet: true}, f, fs, args, &bytes.Buffer{})
+		sub, err := submit.LoadSubmission(args, os.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := prepare(context.Background(), &globals{quiet: true}, f, fs, sub, &bytes.Buffer{})
 		if err != nil {
 			t.Fatalf("prepare: %v", err)
 		}
 		if got.ImageSparkVersion != "" {
 			t.Errorf("ImageSparkVersion = %q with a store, want none", got.ImageSparkVersion)
 		}
-		return got.Args
+		return got.Sub.Args()
 	}
 	first := run(filepath.Join(t.TempDir(), "cache1"))
 	cache2 := filepath.Join(t.TempDir(), "cache2")

@@ -10,6 +10,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/s3store/s3test"
+	"github.com/prebake/prebake/submit"
 )
 
 // TestStoreURLs: a store without a scheme is an error (it used to become a
@@ -83,8 +84,12 @@ func TestRewriteS3ACompatibleConfIT(t *testing.T) {
 	if err := fs.Parse(append(append([]string{}, s3flags...), demo...)); err != nil {
 		t.Fatal(err)
 	}
+	sub, err := submit.LoadSubmission(argv[1:], func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
 	var stderr bytes.Buffer
-	if _, err := prepare(context.Background(), &globals{}, f, fs, argv[1:], &stderr); err != nil {
+	if _, err := prepare(context.Background(), &globals{}, f, fs, sub, &stderr); err != nil {
 		t.Fatalf("prepare: %v\n%s", err, stderr.String())
 	}
 	if want := "warning: " + pipeline.S3AWarning + "; --url-style presigned needs neither"; !strings.Contains(stderr.String(), want) {

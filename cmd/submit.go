@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,10 +74,13 @@ type submitFlags struct {
 	pollOnly     string
 }
 
-// submitRequest is what a backend gets: the argv after resolve, bake and
-// rewrite, ready for spark-submit (K8s) or the REST protocol.
+// submitRequest is what a backend gets: the submission after resolve, bake
+// and rewrite, ready for spark-submit (K8s) or the REST protocol.
 type submitRequest struct {
-	Args []string // rewritten spark-submit arguments (without the spark-submit binary)
+	// Sub is the rewritten spark-submit command line (without the
+	// spark-submit binary), loaded once; before prepare (and for
+	// --status-poll-only) the command line as given.
+	Sub *submit.Submission
 	// ImageSparkVersion is the Spark version of the driver's baked image,
 	// as its base's jars say; "" when nothing was baked.
 	ImageSparkVersion string
@@ -100,16 +103,16 @@ type idRequest struct {
 	Flags  *pflag.FlagSet
 }
 
-// prepared is what prepare hands the backend: the spark-submit arguments
-// to run and the Spark version of the driver's baked image ("" if none).
+// prepared is what prepare hands the backend: the rewritten submission to
+// run and the Spark version of the driver's baked image ("" if none).
 type prepared struct {
-	Args              []string
+	Sub               *submit.Submission
 	ImageSparkVersion string
 }
 
-// prepareFunc resolves, caches and rewrites args: prepare (cmd/prepare.go),
+// prepareFunc resolves, caches and rewrites sub: prepare (cmd/prepare.go),
 // or a pass-through in tests (withPrepare).
-type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) (*prepared, error)
+type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, sub *submit.Submission, stderr io.Writer) (*prepared, error)
 
 // masterKind returns the backend name for a master URL; cmd names the
 // command for the message.
@@ -130,24 +133,6 @@ func masterKind(cmd, master string) (string, error) {
 	return "", exitcode.Errorf(exitcode.Usage, "--master %q: prebake submit follows k8s://, spark:// (standalone cluster mode) and mesos:// masters; run spark-submit directly for others", master)
 }
 
-// findMaster returns the --master value in spark-submit args (before the
-// primary resource), in either --master x or --master=x form.
-func findMaster(args []string) string {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if a == "--master" && i+1 < len(args) {
-			return args[i+1]
-		}
-		if v, ok := strings.CutPrefix(a, "--master="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // newSubmitCmd is `prebake submit`: prepare, then the master's backend.
 func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 	f := &submitFlags{}
@@ -158,14 +143,21 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
 		RunE: func(c *cobra.Command, args []string) error {
-			master := findMaster(args)
+			// The command line is loaded once (argv, --properties-file,
+			// spark-defaults.conf, $MASTER, $DEPLOY_MODE); every later
+			// step reads this value.
+			sub, err := submit.LoadSubmission(args, os.Getenv)
+			if err != nil {
+				return err
+			}
+			master, _ := sub.GivenMaster()
 			// yaml: the objects of k8s --dry-run.
 			out, b, err := bs.forMaster(g, c.Name(), master, outYAML)
 			if err != nil {
 				return err
 			}
 			req := &submitRequest{
-				Args: args, Master: master, Flags: f, Output: out,
+				Sub: sub, Master: master, Flags: f, Output: out,
 				Quiet: g.quiet, Verbose: g.verbose,
 				Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
 			}
@@ -177,12 +169,12 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 				f.killOnCancel = f.killOnCancel && c.Flags().Changed("kill-on-cancel")
 				return b.Attach(c.Context(), req)
 			}
-			b = bs.runsHere(b, args)
-			rewritten, err := prepare(c.Context(), g, f, c.Flags(), args, c.ErrOrStderr())
+			b = bs.runsHere(b, sub)
+			rewritten, err := prepare(c.Context(), g, f, c.Flags(), sub, c.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			req.Args, req.ImageSparkVersion = rewritten.Args, rewritten.ImageSparkVersion
+			req.Sub, req.ImageSparkVersion = rewritten.Sub, rewritten.ImageSparkVersion
 			return b.Submit(c.Context(), req)
 		},
 	}

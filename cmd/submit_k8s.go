@@ -45,21 +45,21 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	if b.dryRun {
-		return k8s.DryRun(req.Args, k8s.Options{DriverSparkVersion: b.sparkVersion, ImageSparkVersion: req.ImageSparkVersion, Getenv: os.Getenv, Stderr: req.Stderr}, req.Stdout)
+		return k8s.DryRun(req.Sub, k8s.Options{DriverSparkVersion: b.sparkVersion, ImageSparkVersion: req.ImageSparkVersion, Getenv: os.Getenv, Stderr: req.Stderr}, req.Stdout)
 	}
 	if req.Output == outYAML {
 		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
 	}
 	o := b.options(req)
 	o.Submitter, o.DriverSparkVersion, o.ImageSparkVersion = b.submitter, b.sparkVersion, req.ImageSparkVersion
-	out, err := k8s.Backend{Options: o}.Submit(ctx, req.Args)
+	out, err := k8s.Backend{Options: o}.Submit(ctx, req.Sub)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
 // Attach follows the driver pod named by --status-poll-only; spark-submit is
 // never run.
 func (b *k8sBackend) Attach(ctx context.Context, req *submitRequest) error {
-	res, err := k8s.Attach(ctx, req.Flags.pollOnly, req.Args, b.options(req))
+	res, err := k8s.Attach(ctx, req.Flags.pollOnly, req.Sub, b.options(req))
 	return render(req.Output, res, err, req.Stdout, req.Stderr)
 }
 

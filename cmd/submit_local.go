@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/local"
 )
 
@@ -30,7 +31,7 @@ func (localBackend) Submit(ctx context.Context, req *submitRequest) error {
 		Stdin:       os.Stdin,
 		Stdout:      req.Stdout,
 		Stderr:      req.Stderr,
-	}}.Submit(ctx, req.Args)
+	}}.Submit(ctx, req.Sub)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 
@@ -49,8 +50,8 @@ func (localBackend) Kill(context.Context, *idRequest) error {
 // runsHere switches a spark:// or mesos:// submission in client mode (the
 // driver runs under spark-submit here) to the local backend
 // (--status-poll-only attaches before this).
-func (bs backends) runsHere(b backend, args []string) backend {
-	if _, rest := b.(*restBackend); rest && local.RunsHere(args) {
+func (bs backends) runsHere(b backend, sub *submit.Submission) backend {
+	if _, rest := b.(*restBackend); rest && local.RunsHere(sub) {
 		return bs["local"]
 	}
 	return b

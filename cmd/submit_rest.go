@@ -38,7 +38,7 @@ func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
 		rest.WithPollInterval(req.Flags.pollInterval),
 		rest.WithTimeout(req.Flags.timeout),
 		rest.WithKillOnCancel(req.Flags.killOnCancel))
-	out, err := rest.Backend{Options: opts, AttachID: req.Flags.pollOnly, Master: req.Master}.Submit(ctx, req.Args)
+	out, err := rest.Backend{Options: opts, AttachID: req.Flags.pollOnly, Master: req.Master}.Submit(ctx, req.Sub)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
 

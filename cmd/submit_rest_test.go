@@ -14,14 +14,15 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
+	"github.com/prebake/prebake/submit"
 )
 
 // passThroughRoot is a command tree whose submit hands the args on
 // unchanged (these tests have no --packages and follow only the REST
 // backend).
 func passThroughRoot() *cobra.Command {
-	return newRoot(withPrepare(func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, args []string, stderr io.Writer) (*prepared, error) {
-		return &prepared{Args: args}, nil
+	return newRoot(withPrepare(func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, sub *submit.Submission, stderr io.Writer) (*prepared, error) {
+		return &prepared{Sub: sub}, nil
 	}))
 }
 
@@ -103,5 +104,22 @@ func TestStatusKillAndPollOnlyREST(t *testing.T) {
 	}
 	if code, out, errs := run("status", "driver-nope", "--master", master); code != exitcode.NotFound || out != "" {
 		t.Errorf("status of an unknown id: exit %d, stdout %q (want nothing) %q", code, out, errs)
+	}
+}
+
+// TestSubmitMasterFromEnv: prebake submit takes the master and the deploy
+// mode as spark-submit does, $MASTER and $DEPLOY_MODE included, so a
+// command line without --master and --deploy-mode still goes to the REST
+// backend in cluster mode.
+func TestSubmitMasterFromEnv(t *testing.T) {
+	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, sparkresttest.Step{State: "FINISHED"}))
+	t.Setenv("MASTER", restMaster(t, fake))
+	t.Setenv("DEPLOY_MODE", "cluster")
+	t.Setenv("SPARK_CONF_DIR", t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := execute(context.Background(), passThroughRoot(), []string{"submit", "--poll-interval", "10ms", "--",
+		"--class", "com.example.Main", "hdfs:///app.jar"}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), " FINISHED exit=0 source=driver") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-
-	"github.com/vifraa/gopom"
 )
 
 // Coord is a module revision: groupId, artifactId, version.
@@ -65,7 +63,7 @@ type Model struct {
 	props [][2]string
 	// raw inherited elements, re-interpolated by each child (Ivy re-reads
 	// the parent's elements with the child's properties).
-	rawDeps  []gopom.Dependency
+	rawDeps  []pomDependency
 	rawMgmt  []mgmtEntry
 	hasModel bool
 
@@ -74,7 +72,7 @@ type Model struct {
 }
 
 type mgmtEntry struct {
-	raw      *gopom.Dependency // nil for an entry imported from a BOM
+	raw      *pomDependency // nil for an entry imported from a BOM
 	resolved Managed
 }
 
@@ -110,9 +108,16 @@ type Loader struct {
 }
 
 type loadCall struct {
+	c    Coord
 	done chan struct{}
 	m    *Model
 	err  error
+	// blockedOn is the load that c's build waits for now (its parent, a
+	// relocation target or a BOM), nil when none; guarded by Loader.mu.
+	// Following it from call to call crosses the goroutines that build
+	// them: a chain back to a module the caller builds is a cycle that
+	// waiting would turn into a deadlock.
+	blockedOn *loadCall
 }
 
 // NewLoader returns a Loader reading POMs through f.
@@ -120,49 +125,80 @@ func NewLoader(f Fetcher) *Loader {
 	return &Loader{f: f, cache: map[Coord]*loadCall{}, Env: DefaultProfileEnv()}
 }
 
-type stackKey struct{}
-
-func stackOf(ctx context.Context) []Coord {
-	s, _ := ctx.Value(stackKey{}).([]Coord)
-	return s
-}
-
 // Load returns the effective model of g:a:v (parents and imports loaded
 // recursively). Concurrent loads of the same module are merged.
 func (l *Loader) Load(ctx context.Context, group, artifact, version string) (*Model, error) {
-	c := Coord{group, artifact, version}
+	return l.load(ctx, Coord{group, artifact, version}, nil)
+}
+
+// load is Load for c when the modules of stack (outermost first) need it:
+// as their parent, relocation target or imported BOM. c on the stack
+// again is a cycle.
+func (l *Loader) load(ctx context.Context, c Coord, stack []Coord) (*Model, error) {
 	if err := CheckCoord(c); err != nil {
 		return nil, err
 	}
-	stack := stackOf(ctx)
-	for i, s := range stack {
-		if s == c {
-			var names []string
-			for _, x := range stack[i:] {
-				names = append(names, x.String())
-			}
-			return nil, fmt.Errorf("%w: %s -> %s", ErrCycle, strings.Join(names, " -> "), c)
-		}
+	if err := cycleErr(stack, []Coord{c}); err != nil {
+		return nil, err
 	}
 	l.mu.Lock()
+	var from *loadCall // the build that needs c
+	if len(stack) > 0 {
+		from = l.cache[stack[len(stack)-1]]
+	}
 	call, ok := l.cache[c]
-	if !ok {
-		call = &loadCall{done: make(chan struct{})}
-		l.cache[c] = call
-		l.mu.Unlock()
-		call.m, call.err = l.build(context.WithValue(ctx, stackKey{}, append(append([]Coord{}, stack...), c)), c)
-		close(call.done)
-	} else {
-		l.mu.Unlock()
-		// A load waiting on one of its own ancestors would deadlock; those
-		// are caught as cycles above.
-		select {
-		case <-call.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	if ok {
+		// c is built by another goroutine. If that build waits, through
+		// other loads, for one this goroutine builds (stack), neither
+		// would ever finish.
+		var chain []Coord
+		for x := call; x != nil && len(chain) <= len(l.cache); x = x.blockedOn {
+			chain = append(chain, x.c)
+			if err := cycleErr(stack, chain); err != nil {
+				l.mu.Unlock()
+				return nil, err
+			}
 		}
+	} else {
+		call = &loadCall{c: c, done: make(chan struct{})}
+		l.cache[c] = call
+	}
+	if from != nil {
+		from.blockedOn = call
+		defer func() {
+			l.mu.Lock()
+			from.blockedOn = nil
+			l.mu.Unlock()
+		}()
+	}
+	l.mu.Unlock()
+	if !ok {
+		call.m, call.err = l.build(ctx, c, append(append([]Coord{}, stack...), c))
+		close(call.done)
+		return call.m, call.err
+	}
+	select {
+	case <-call.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	return call.m, call.err
+}
+
+// cycleErr is the ErrCycle for the loads of stack followed by those of
+// next, when the last of next is on the stack; nil otherwise.
+func cycleErr(stack, next []Coord) error {
+	last := next[len(next)-1]
+	for i, s := range stack {
+		if s == last {
+			var names []string
+			for _, x := range append(stack[i:len(stack):len(stack)], next[:len(next)-1]...) {
+				names = append(names, x.String())
+			}
+			return fmt.Errorf("%w: %s -> %s", ErrCycle, strings.Join(names, " -> "), last)
+		}
+	}
+	return nil
 }
 
 // resolve resolves c's revision when the Fetcher is a RevisionResolver.
@@ -173,16 +209,17 @@ func (l *Loader) resolve(ctx context.Context, c Coord) Coord {
 	return c
 }
 
-func (l *Loader) build(ctx context.Context, c Coord) (*Model, error) {
+// build loads c's effective model; stack ends with c.
+func (l *Loader) build(ctx context.Context, c Coord, stack []Coord) (*Model, error) {
 	data, name, err := l.f.FetchPOM(ctx, c.Group, c.Artifact, c.Version)
 	if err != nil {
 		return nil, err
 	}
-	p, err := Parse(data)
+	p, err := parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	m, err := l.effective(ctx, p)
+	m, err := l.effective(ctx, p, stack)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -350,8 +387,8 @@ func (in *interp) reset() {
 	in.x.memo = nil
 }
 
-func (in *interp) s(p *string) string {
-	v := str(p)
+func (in *interp) s(raw string) string {
+	v := strings.TrimSpace(raw)
 	if v == "" {
 		return ""
 	}
@@ -365,7 +402,8 @@ func (in *interp) s(p *string) string {
 	return strings.TrimSpace(out)
 }
 
-func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error) {
+// effective is the model of p, whose coordinates end stack.
+func (l *Loader) effective(ctx context.Context, p *project, stack []Coord) (*Model, error) {
 	m := &Model{hasModel: true}
 	in := newInterp()
 	var parent *Model
@@ -389,7 +427,7 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 		}
 		pc = l.resolve(ctx, pc)
 		var err error
-		parent, err = l.Load(ctx, pc.Group, pc.Artifact, pc.Version)
+		parent, err = l.load(ctx, pc, stack)
 		if err != nil {
 			return nil, fmt.Errorf("impossible to load parent %s: %w", pc, err)
 		}
@@ -438,7 +476,7 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 		m.props = append(m.props, parent.props...)
 	}
 
-	if reloc := relocationOf(p, active); reloc != nil {
+	if reloc := relocationOf(p); reloc != nil {
 		rc := Coord{in.s(reloc.GroupID), in.s(reloc.ArtifactID), in.s(reloc.Version)}
 		if in.err != nil {
 			return nil, in.err
@@ -458,7 +496,7 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 		if rc.Group == m.Group && rc.Artifact == m.Artifact {
 			// Ivy: "Relocation to an other version number not supported":
 			// only the relocated element's dependencies are kept.
-			target, err := l.Load(ctx, rc.Group, rc.Artifact, rc.Version)
+			target, err := l.load(ctx, rc, stack)
 			if err != nil {
 				return nil, fmt.Errorf("impossible to load module %s to which %s has been relocated: %w", rc, m.Coord, err)
 			}
@@ -502,7 +540,7 @@ func (l *Loader) effective(ctx context.Context, p *gopom.Project) (*Model, error
 				return nil, in.err
 			}
 			ic = l.resolve(ctx, ic)
-			bom, err := l.Load(ctx, ic.Group, ic.Artifact, ic.Version)
+			bom, err := l.load(ctx, ic, stack)
 			if err != nil {
 				return nil, fmt.Errorf("impossible to import module %s: %w", ic, err)
 			}
@@ -587,12 +625,9 @@ func (t *mgmtTable) list() []mgmtEntry {
 	return out
 }
 
-func (in *interp) exclusions(d *gopom.Dependency) []Exclusion {
-	if d.Exclusions == nil {
-		return nil
-	}
+func (in *interp) exclusions(d *pomDependency) []Exclusion {
 	var out []Exclusion
-	for _, e := range *d.Exclusions {
+	for _, e := range d.Exclusions {
 		g, a := in.s(e.GroupID), in.s(e.ArtifactID)
 		if g == "" {
 			g = "*"
@@ -605,7 +640,7 @@ func (in *interp) exclusions(d *gopom.Dependency) []Exclusion {
 	return out
 }
 
-func (in *interp) managed(d *gopom.Dependency) Managed {
+func (in *interp) managed(d *pomDependency) Managed {
 	return Managed{
 		Group: in.s(d.GroupID), Artifact: in.s(d.ArtifactID), Version: in.s(d.Version),
 		Scope: in.s(d.Scope), Type: in.s(d.Type), Exclusions: in.exclusions(d),
@@ -614,7 +649,7 @@ func (in *interp) managed(d *gopom.Dependency) Managed {
 
 var knownScopes = map[string]bool{"compile": true, "runtime": true, "provided": true, "test": true, "system": true}
 
-func (in *interp) dependency(raw *gopom.Dependency, m *Model, mgmt *mgmtTable) (Dependency, bool) {
+func (in *interp) dependency(raw *pomDependency, m *Model, mgmt *mgmtTable) (Dependency, bool) {
 	d := Dependency{
 		Group: in.s(raw.GroupID), Artifact: in.s(raw.ArtifactID), Version: in.s(raw.Version),
 		Scope: in.s(raw.Scope), Classifier: in.s(raw.Classifier), Type: in.s(raw.Type),

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"time"
 )
 
 type memFetcher map[string]string
@@ -156,13 +157,13 @@ func TestInterpolateCycle(t *testing.T) {
 
 func TestParseMalformed(t *testing.T) {
 	for _, s := range []string{"", "<project>", "<notpom/>", "<project></project><project/>"} {
-		if _, err := Parse([]byte(s)); !errors.Is(err, ErrMalformed) {
-			t.Errorf("Parse(%q): err = %v, want ErrMalformed", s, err)
+		if _, err := parse([]byte(s)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("parse(%q): err = %v, want ErrMalformed", s, err)
 		}
 	}
-	latin1 := []byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><project><name>caf\xe9</name><artifactId>a</artifactId></project>")
-	p, err := Parse(latin1)
-	if err != nil || *p.Name != "café" {
+	latin1 := []byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><project><groupId>caf\xe9</groupId><artifactId>a</artifactId></project>")
+	p, err := parse(latin1)
+	if err != nil || p.GroupID != "café" {
 		t.Errorf("ISO-8859-1 POM: %v", err)
 	}
 }
@@ -172,7 +173,7 @@ func FuzzParsePOM(f *testing.F) {
 	f.Add([]byte(`<model><artifactId>x</artifactId></model>`))
 	f.Add([]byte(`<project><properties><a>${a}</a></properties></project>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse(data)
+		p, err := parse(data)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error not ErrMalformed: %v", err)
@@ -202,4 +203,47 @@ func FuzzParsePOM(f *testing.F) {
 			}
 		}
 	})
+}
+
+// slowFetcher answers after a delay, so that concurrent loads overlap.
+type slowFetcher struct{ memFetcher }
+
+func (f slowFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, string, error) {
+	time.Sleep(20 * time.Millisecond)
+	return f.memFetcher.FetchPOM(ctx, g, a, v)
+}
+
+// TestConcurrentParentCycle: modules whose parents form a cycle, loaded at
+// once from several goroutines (as the resolver's prefetch does), fail with
+// ErrCycle instead of each waiting for the other forever.
+func TestConcurrentParentCycle(t *testing.T) {
+	parentOf := func(a, p string) string {
+		return pom(`<parent><groupId>g</groupId><artifactId>` + p + `</artifactId><version>1</version></parent><artifactId>` + a + `</artifactId>`)
+	}
+	for _, ring := range [][]string{{"a", "b"}, {"a", "b", "c"}, {"a", "b", "c", "d", "e"}} {
+		t.Run(fmt.Sprint(len(ring)), func(t *testing.T) {
+			f := slowFetcher{memFetcher{}}
+			for i, a := range ring {
+				f.memFetcher["g:"+a+":1"] = parentOf(a, ring[(i+1)%len(ring)])
+			}
+			l := NewLoader(f)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			errs := make([]error, len(ring))
+			var wg sync.WaitGroup
+			for i, a := range ring {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = l.Load(ctx, "g", a, "1")
+				}()
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if !errors.Is(err, ErrCycle) {
+					t.Errorf("Load(g:%s:1): err = %v, want ErrCycle", ring[i], err)
+				}
+			}
+		})
+	}
 }

@@ -3,11 +3,8 @@ package maven
 import (
 	"io/fs"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/vifraa/gopom"
 )
 
 // ProfileEnv is what profile activation is evaluated against, as Ivy
@@ -52,36 +49,33 @@ func DefaultProfileEnv() ProfileEnv {
 
 // activeProfiles are the profiles PomReader activates: activeByDefault OR
 // property OR os OR jdk OR file.
-func (l *Loader) activeProfiles(p *gopom.Project, properties map[string]string) []*gopom.Profile {
-	if p.Profiles == nil {
-		return nil
-	}
-	var out []*gopom.Profile
-	for i := range *p.Profiles {
-		pr := &(*p.Profiles)[i]
-		if l.Env.Active(pr.Activation, properties) {
+func (l *Loader) activeProfiles(p *project, properties map[string]string) []*profile {
+	var out []*profile
+	for i := range p.Profiles {
+		pr := &p.Profiles[i]
+		if l.Env.active(pr.Activation, properties) {
 			out = append(out, pr)
 		}
 	}
 	return out
 }
 
-// Active reports whether an <activation> activates its profile.
-func (env ProfileEnv) Active(a *gopom.Activation, properties map[string]string) bool {
+// active reports whether an <activation> activates its profile.
+func (env ProfileEnv) active(a *activation, properties map[string]string) bool {
 	if a == nil {
 		return false
 	}
-	return (a.ActiveByDefault != nil && *a.ActiveByDefault) || byProperty(a.Property, properties) ||
+	return a.ActiveByDefault || byProperty(a.Property, properties) ||
 		env.byOS(a.OS) || env.byJDK(a.JDK) || env.byFile(a.File)
 }
 
 // byProperty: isActivatedByProperty. "!name" negates; without a value the
 // property must be defined, with one it must equal it.
-func byProperty(pp *gopom.ActivationProperty, properties map[string]string) bool {
+func byProperty(pp *activationProperty, properties map[string]string) bool {
 	if pp == nil {
 		return false
 	}
-	name := strings.TrimSpace(str(pp.Name))
+	name := strings.TrimSpace(pp.Name)
 	if name == "" {
 		return false
 	}
@@ -93,7 +87,7 @@ func byProperty(pp *gopom.ActivationProperty, properties map[string]string) bool
 		return false
 	}
 	var hit bool
-	if v := strings.TrimSpace(str(pp.Value)); v == "" {
+	if v := strings.TrimSpace(pp.Value); v == "" {
 		_, hit = properties[name]
 	} else {
 		pv, ok := properties[name]
@@ -105,7 +99,7 @@ func byProperty(pp *gopom.ActivationProperty, properties map[string]string) bool
 // byOS: isActiveByOS. name, arch and version must equal os.name, os.arch
 // and os.version; os.name must contain family (case-sensitively, so
 // "unix" does not match "Linux"); at least one must be given.
-func (env ProfileEnv) byOS(o *gopom.ActivationOS) bool {
+func (env ProfileEnv) byOS(o *activationOS) bool {
 	if o == nil {
 		return false
 	}
@@ -244,7 +238,7 @@ func cmpDewey(a, b []int) int {
 
 // byFile: isActiveByFile, against env.Stat (Ivy does not interpolate the
 // path).
-func (env ProfileEnv) byFile(f *gopom.ActivationFile) bool {
+func (env ProfileEnv) byFile(f *activationFile) bool {
 	if f == nil {
 		return false
 	}
@@ -255,28 +249,21 @@ func (env ProfileEnv) byFile(f *gopom.ActivationFile) bool {
 		_, err := env.Stat(name)
 		return err == nil
 	}
-	if m := strings.TrimSpace(str(f.Missing)); f.Missing != nil && m != "" && !exists(m) {
+	if m := strings.TrimSpace(f.Missing); m != "" && !exists(m) {
 		return true
 	}
-	if e := strings.TrimSpace(str(f.Exists)); f.Exists != nil && e != "" && exists(e) {
+	if e := strings.TrimSpace(f.Exists); e != "" && exists(e) {
 		return true
 	}
 	return false
 }
 
-func ownProperties(p *gopom.Project, active []*gopom.Profile) [][2]string {
+// ownProperties are the POM's <properties>, then the active profiles'.
+func ownProperties(p *project, active []*profile) [][2]string {
 	var out [][2]string
-	add := func(pp *gopom.Properties) {
-		if pp == nil {
-			return
-		}
-		keys := make([]string, 0, len(pp.Entries))
-		for k := range pp.Entries {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			out = append(out, [2]string{k, strings.TrimSpace(pp.Entries[k])})
+	add := func(pp properties) {
+		for _, e := range pp {
+			out = append(out, [2]string{e.Name, strings.TrimSpace(e.Value)})
 		}
 	}
 	add(p.Properties)
@@ -286,33 +273,28 @@ func ownProperties(p *gopom.Project, active []*gopom.Profile) [][2]string {
 	return out
 }
 
-func ownManaged(p *gopom.Project, active []*gopom.Profile) []gopom.Dependency {
-	var out []gopom.Dependency
-	if p.DependencyManagement != nil && p.DependencyManagement.Dependencies != nil {
-		out = append(out, *p.DependencyManagement.Dependencies...)
-	}
+// ownManaged are the POM's dependencyManagement entries, then the active
+// profiles'.
+func ownManaged(p *project, active []*profile) []pomDependency {
+	out := append([]pomDependency(nil), p.DependencyManagement.Dependencies...)
 	for _, pr := range active {
-		if pr.DependencyManagement != nil && pr.DependencyManagement.Dependencies != nil {
-			out = append(out, *pr.DependencyManagement.Dependencies...)
-		}
+		out = append(out, pr.DependencyManagement.Dependencies...)
 	}
 	return out
 }
 
-func ownDeps(p *gopom.Project, active []*gopom.Profile) []gopom.Dependency {
-	var out []gopom.Dependency
-	if p.Dependencies != nil {
-		out = append(out, *p.Dependencies...)
-	}
+// ownDeps are the POM's dependencies, then the active profiles'.
+func ownDeps(p *project, active []*profile) []pomDependency {
+	out := append([]pomDependency(nil), p.Dependencies...)
 	for _, pr := range active {
-		if pr.Dependencies != nil {
-			out = append(out, *pr.Dependencies...)
-		}
+		out = append(out, pr.Dependencies...)
 	}
 	return out
 }
 
-func relocationOf(p *gopom.Project, _ []*gopom.Profile) *gopom.Relocation {
+// relocationOf is distributionManagement.relocation (a profile's is not
+// read).
+func relocationOf(p *project) *relocation {
 	if p.DistributionManagement == nil {
 		return nil
 	}

@@ -79,8 +79,9 @@ type Result struct {
 
 // Prepare is submit's resolve → bake (store or image) → rewrite of sub (a
 // command line loaded once with submit.LoadSubmission). The result's Args
-// are the spark-submit arguments to run; its warnings are for the caller to
-// print.
+// are the spark-submit arguments to run, and its Submission the same loaded
+// (what a submit.Backend runs, without parsing them again); its warnings
+// are for the caller to print.
 func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
 	rep := o.Reporter
 	cache := o.cacheDir()

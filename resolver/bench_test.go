@@ -231,7 +231,7 @@ func benchRequest(repo, cache, lock string) Request {
 
 // graphDepth is the critical path of sequential fetches for g, in round
 // trips, by an earliest-start simulation over the POMs in testdata/repo
-// (read with maven.Parse from the repository directory root): a module's POM can be requested once something
+// (read with maven.Peek from the repository directory root): a module's POM can be requested once something
 // names it; its parent once its POM arrived; its imported BOMs once its
 // parent chain is known; its dependencies (the resolved tree's children)
 // once its effective POM is ready. Each file is fetched once (merged
@@ -253,27 +253,23 @@ func graphDepth(tb testing.TB, root string, g *Graph) int {
 		if err != nil {
 			return in
 		}
-		p, err := maven.Parse(data)
+		h, err := maven.Peek(data)
 		if err != nil {
 			return in
 		}
-		if pp := p.Parent; pp != nil && pp.ArtifactID != nil && pp.GroupID != nil && pp.Version != nil {
-			in.parent = *pp.GroupID + ":" + *pp.ArtifactID + ":" + *pp.Version
+		if pp := h.Parent; pp != nil && pp.Group != "" && pp.Artifact != "" && pp.Version != "" {
+			in.parent = pp.String()
 		}
 		vars := map[string]string{"project.version": f[2], "pom.version": f[2], "version": f[2]}
-		if p.Properties != nil {
-			for k, x := range p.Properties.Entries {
-				vars[k] = x
-			}
+		for k, x := range h.Properties {
+			vars[k] = x
 		}
-		if dm := p.DependencyManagement; dm != nil && dm.Dependencies != nil {
-			for _, dep := range *dm.Dependencies {
-				if dep.Scope == nil || *dep.Scope != "import" || dep.GroupID == nil || dep.ArtifactID == nil || dep.Version == nil {
-					continue
-				}
-				if v, err := maven.Interpolate(*dep.Version, vars); err == nil && !strings.Contains(v, "${") {
-					in.imports = append(in.imports, *dep.GroupID+":"+*dep.ArtifactID+":"+v)
-				}
+		for _, dep := range h.Managed {
+			if dep.Scope != "import" || dep.Group == "" || dep.Artifact == "" || dep.Version == "" {
+				continue
+			}
+			if v, err := maven.Interpolate(dep.Version, vars); err == nil && !strings.Contains(v, "${") {
+				in.imports = append(in.imports, dep.Group+":"+dep.Artifact+":"+v)
 			}
 		}
 		return in

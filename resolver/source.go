@@ -1,13 +1,11 @@
 package resolver
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -414,20 +412,20 @@ func (s *source) speculate(r *repo, group, artifact, version string, data []byte
 	if !s.speculating() {
 		return
 	}
-	h, ok := pomHints(data)
-	if !ok {
-		return
+	h, err := maven.Peek(data)
+	if err != nil {
+		return // the loader reports it
 	}
-	if p := h.parent; p != nil {
+	if p := h.Parent; p != nil && literal(*p) {
 		s.goSpec(func(ctx context.Context) { s.POM(ctx, p.Group, p.Artifact, p.Version) })
 	}
-	switch h.packaging {
+	switch h.Packaging {
 	case "", "jar", "bundle":
 		ref := ArtifactRef{Group: group, Artifact: artifact, Version: version, Ext: "jar", Repo: r.Repository}
 		s.goSpec(func(ctx context.Context) { s.Artifact(lowPriority(ctx), ref) })
 	}
-	if deps && len(h.deps) > 0 {
-		s.goSpec(func(ctx context.Context) { s.speculateDeps(ctx, version, h) })
+	if ds := specDeps(h); deps && len(ds) > 0 {
+		s.goSpec(func(ctx context.Context) { s.speculateDeps(ctx, version, ds, h) })
 	}
 }
 
@@ -437,31 +435,26 @@ func (s *source) speculate(r *repo, group, artifact, version string, data []byte
 // arrive, gives a literal value (nearest first, Ivy's first-set-wins for
 // properties). It only guesses: the graph builder decides, and a wrong
 // guess costs a request, never a result.
-func (s *source) speculateDeps(ctx context.Context, version string, h hints) {
+func (s *source) speculateDeps(ctx context.Context, version string, deps []maven.Coord, h maven.Hints) {
 	props := map[string]string{"project.version": version, "pom.version": version, "version": version}
 	pending := map[string]string{} // "g:a" → raw version, "" if managed
-	var order []dependencyHint
-	for _, d := range h.deps {
-		key := d.Group + ":" + d.Artifact
-		if _, dup := pending[key]; !dup {
-			pending[key] = d.Version
-			order = append(order, d)
-		}
+	for _, d := range deps {
+		pending[d.Group+":"+d.Artifact] = d.Version
 	}
 	for level := 0; level < 16 && len(pending) > 0; level++ {
-		for k, v := range h.props {
+		for k, v := range h.Properties {
 			if _, set := props[k]; !set {
 				props[k] = v
 			}
 		}
-		for _, d := range order {
+		for _, d := range deps {
 			key := d.Group + ":" + d.Artifact
 			raw, ok := pending[key]
 			if !ok {
 				continue
 			}
 			if raw == "" {
-				raw = h.managed[key]
+				raw = managedVersion(h, key)
 				pending[key] = raw
 			}
 			if v, ok := interpolateLiteral(raw, props); ok {
@@ -469,15 +462,14 @@ func (s *source) speculateDeps(ctx context.Context, version string, h hints) {
 				s.goSpec(func(ctx context.Context) { s.POM(ctx, d.Group, d.Artifact, v) })
 			}
 		}
-		if len(pending) == 0 || h.parent == nil {
+		if len(pending) == 0 || h.Parent == nil || !literal(*h.Parent) {
 			return
 		}
-		pf, err := s.POM(ctx, h.parent.Group, h.parent.Artifact, h.parent.Version)
+		pf, err := s.POM(ctx, h.Parent.Group, h.Parent.Artifact, h.Parent.Version)
 		if err != nil {
 			return
 		}
-		var ok bool
-		if h, ok = pomHints(pf.Data); !ok {
+		if h, err = maven.Peek(pf.Data); err != nil {
 			return
 		}
 	}
@@ -562,115 +554,39 @@ func isBackground(ctx context.Context) bool {
 	return v
 }
 
-// gav is a literal module coordinate.
-type gav struct{ Group, Artifact, Version string }
-
-func (c gav) literal() bool {
+// literal reports whether c names one module revision as written: no
+// property to expand, no version range.
+func literal(c maven.Coord) bool {
 	return c.Group != "" && c.Artifact != "" && c.Version != "" &&
 		!strings.Contains(c.Group+c.Artifact+c.Version, "${") && !strings.ContainsAny(c.Version, "[](),")
 }
 
-// hints are what speculate reads from a raw POM, outside profiles.
-type hints struct {
-	parent    *gav
-	packaging string           // "?" when it needs interpolation
-	deps      []dependencyHint // compile/runtime, non-optional
-	managed   map[string]string
-	props     map[string]string
+// specDeps are the dependencies speculation follows: named, compile or
+// runtime scope, not optional (as written, first of a groupId:artifactId).
+func specDeps(h maven.Hints) []maven.Coord {
+	var out []maven.Coord
+	seen := map[string]bool{}
+	for _, d := range h.Dependencies {
+		key := d.Group + ":" + d.Artifact
+		if d.Group == "" || d.Artifact == "" || seen[key] || d.Optional == "true" ||
+			(d.Scope != "" && d.Scope != "compile" && d.Scope != "runtime") {
+			continue
+		}
+		seen[key] = true
+		out = append(out, d.Coord)
+	}
+	return out
 }
 
-// dependencyHint is a dependency as written: Version may be empty
-// (managed) or hold properties.
-type dependencyHint = gav
-
-// pomHints reads, cheaply and without interpolation, a POM's literal
-// <parent>, its <packaging>, its dependencies, its dependencyManagement
-// (without imports) and its properties; ok is false for a malformed POM
-// (the loader reports it).
-func pomHints(data []byte) (h hints, ok bool) {
-	d := xml.NewDecoder(bytes.NewReader(data))
-	var stack []string
-	var text []byte
-	var parent gav
-	var dep gav
-	var scope, optional string
-	h.managed, h.props = map[string]string{}, map[string]string{}
-	isDep := func(n int) bool { return len(stack) == n && stack[1] == "dependencies" && stack[2] == "dependency" }
-	isMgmt := func(n int) bool {
-		return len(stack) == n && stack[1] == "dependencyManagement" && stack[2] == "dependencies" && stack[3] == "dependency"
-	}
-	for {
-		tok, err := d.RawToken()
-		if err == io.EOF && len(stack) == 0 {
-			break
-		}
-		if err != nil {
-			return hints{}, false
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			stack = append(stack, t.Name.Local)
-			text = text[:0]
-			if isDep(3) || isMgmt(4) {
-				dep, scope, optional = gav{}, "", ""
-			}
-		case xml.CharData:
-			text = append(text, t...)
-		case xml.EndElement:
-			if len(stack) == 0 {
-				return hints{}, false
-			}
-			v := strings.TrimSpace(string(text))
-			switch {
-			case len(stack) == 2 && stack[1] == "packaging":
-				h.packaging = v
-			case len(stack) == 3 && stack[1] == "parent":
-				setGAV(&parent, stack[2], v)
-			case len(stack) == 3 && stack[1] == "properties":
-				if _, set := h.props[stack[2]]; !set {
-					h.props[stack[2]] = v
-				}
-			case isDep(4) || isMgmt(5):
-				field := stack[len(stack)-1]
-				setGAV(&dep, field, v)
-				switch field {
-				case "scope":
-					scope = v
-				case "optional":
-					optional = v
-				}
-			case isDep(3):
-				if dep.Group != "" && dep.Artifact != "" && (scope == "" || scope == "compile" || scope == "runtime") && optional != "true" {
-					h.deps = append(h.deps, dep)
-				}
-			case isMgmt(4):
-				key := dep.Group + ":" + dep.Artifact
-				if _, set := h.managed[key]; !set && scope != "import" && dep.Version != "" {
-					h.managed[key] = dep.Version
-				}
-			}
-			stack = stack[:len(stack)-1]
-			text = text[:0]
+// managedVersion is the version dependencyManagement gives key
+// ("groupId:artifactId") as written, imports aside; the first entry wins.
+func managedVersion(h maven.Hints, key string) string {
+	for _, d := range h.Managed {
+		if d.Group+":"+d.Artifact == key && d.Scope != "import" && d.Version != "" {
+			return d.Version
 		}
 	}
-	if parent.literal() {
-		h.parent = &parent
-	}
-	if strings.Contains(h.packaging, "${") {
-		h.packaging = "?"
-	}
-	return h, true
-}
-
-func setGAV(c *gav, field, v string) {
-	switch field {
-	case "groupId":
-		c.Group = v
-	case "artifactId":
-		c.Artifact = v
-	case "version":
-		c.Version = v
-	}
+	return ""
 }
 
 // notFoundErr is the error for a module or file no repository had.

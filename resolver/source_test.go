@@ -23,6 +23,7 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
+	"github.com/prebake/prebake/maven"
 )
 
 // testRepo writes Maven-layout files into a temp dir. Each file gets a
@@ -686,7 +687,10 @@ func TestOffline(t *testing.T) {
 	}
 }
 
-func TestPOMHints(t *testing.T) {
+// TestSpeculationHints: what speculation reads from a POM (through
+// maven.Peek): the literal parent, the packaging, the compile/runtime
+// non-optional dependencies, the managed versions without imports.
+func TestSpeculationHints(t *testing.T) {
 	const pom = `<?xml version="1.0"?>
 <project>
   <parent><groupId>org.p</groupId><artifactId>parent</artifactId><version>3</version></parent>
@@ -706,34 +710,49 @@ func TestPOMHints(t *testing.T) {
   </dependencies>
   <profiles><profile><dependencies><dependency><groupId>org.x</groupId><artifactId>x</artifactId><version>1</version></dependency></dependencies></profile></profiles>
 </project>`
-	h, ok := pomHints([]byte(pom))
-	if !ok {
-		t.Fatal("pomHints: not ok")
+	h, err := maven.Peek([]byte(pom))
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := hints{
-		parent:    &gav{"org.p", "parent", "3"},
-		packaging: "bundle",
-		deps:      []gav{{"org.a", "a", "${a.version}"}, {"org.b", "b", ""}, {"org.r", "r", "1"}},
-		managed:   map[string]string{"org.b:b": "${b.version}"},
-		props:     map[string]string{"a.version": "1.${minor}", "minor": "2"},
+	type got struct {
+		Parent    *maven.Coord
+		Packaging string
+		Deps      []maven.Coord
+		Managed   map[string]string
+		Props     map[string]string
 	}
-	if diff := cmp.Diff(want, h, cmp.AllowUnexported(hints{})); diff != "" {
-		t.Errorf("pomHints (-want +got):\n%s", diff)
+	g := got{Packaging: h.Packaging, Deps: specDeps(h), Props: h.Properties, Managed: map[string]string{}}
+	if h.Parent != nil && literal(*h.Parent) {
+		g.Parent = h.Parent
+	}
+	for _, k := range []string{"org.b:b", "org.bom:bom", "org.a:a"} {
+		if v := managedVersion(h, k); v != "" {
+			g.Managed[k] = v
+		}
+	}
+	want := got{
+		Parent:    &maven.Coord{Group: "org.p", Artifact: "parent", Version: "3"},
+		Packaging: "bundle",
+		Deps:      []maven.Coord{{Group: "org.a", Artifact: "a", Version: "${a.version}"}, {Group: "org.b", Artifact: "b"}, {Group: "org.r", Artifact: "r", Version: "1"}},
+		Managed:   map[string]string{"org.b:b": "${b.version}"},
+		Props:     map[string]string{"a.version": "1.${minor}", "minor": "2"},
+	}
+	if diff := cmp.Diff(want, g); diff != "" {
+		t.Errorf("speculation hints (-want +got):\n%s", diff)
 	}
 	for _, tt := range []struct {
-		name, pom      string
-		ok, wantParent bool
-		wantPackaging  string
+		name, pom string
+		literal   bool
 	}{
-		{"malformed", "<project><parent>", false, false, ""},
-		{"interpolated parent", "<project><parent><groupId>g</groupId><artifactId>a</artifactId><version>${v}</version></parent></project>", true, false, ""},
-		{"interpolated packaging", "<project><packaging>${p}</packaging></project>", true, false, "?"},
-		{"range parent", "<project><parent><groupId>g</groupId><artifactId>a</artifactId><version>[1,2)</version></parent></project>", true, false, ""},
+		{"literal parent", "<project><parent><groupId>g</groupId><artifactId>a</artifactId><version>1</version></parent></project>", true},
+		{"interpolated parent", "<project><parent><groupId>g</groupId><artifactId>a</artifactId><version>${v}</version></parent></project>", false},
+		{"range parent", "<project><parent><groupId>g</groupId><artifactId>a</artifactId><version>[1,2)</version></parent></project>", false},
+		{"incomplete parent", "<project><parent><groupId>g</groupId><artifactId>a</artifactId></parent></project>", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h, ok := pomHints([]byte(tt.pom))
-			if ok != tt.ok || (h.parent != nil) != tt.wantParent || h.packaging != tt.wantPackaging {
-				t.Errorf("pomHints = %+v, %v; want ok %v, parent %v, packaging %q", h, ok, tt.ok, tt.wantParent, tt.wantPackaging)
+			h, err := maven.Peek([]byte(tt.pom))
+			if err != nil || h.Parent == nil || literal(*h.Parent) != tt.literal {
+				t.Errorf("Peek = %+v, %v; want a parent, literal %v", h, err, tt.literal)
 			}
 		})
 	}

@@ -379,3 +379,7 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
+
+// IsValueOption reports whether name ("--master", "-c") is a spark-submit
+// option that takes a value.
+func IsValueOption(name string) bool { _, ok := submitValueOpts[name]; return ok }

@@ -13,9 +13,11 @@ import (
 // kind of cluster manager and follows the driver to its end. The K8s
 // backend lives in submit/k8s (the only package that imports client-go),
 // the standalone/Mesos REST backend in submit/rest; a backend returns its
-// Outcome and prints no result (cmd renders it).
+// Outcome and prints no result (cmd renders it). The submission is the
+// (rewritten) command line loaded once with LoadSubmission: every backend
+// reads its master, deploy mode and conf from it, with Spark's precedence.
 type Backend interface {
-	Submit(ctx context.Context, args []string) (Outcome, error)
+	Submit(ctx context.Context, sub *Submission) (Outcome, error)
 }
 
 // Outcome is what a backend reports at the end of a run.

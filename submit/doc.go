@@ -2,16 +2,22 @@
 // rewrite.
 //
 //   - The model: ParseArgv (the argv, with SparkSubmitOptionParser's option
-//     table), PropsFile/PropsMap (java.util.Properties files such as
-//     spark-defaults.conf) and LoadSubmission (the effective conf: argv,
-//     --properties-file or spark-defaults.conf, and the environment), with
-//     Packages (every --packages source) and ClusterKind.
+//     table), PropsFile (java.util.Properties files such as
+//     spark-defaults.conf) and LoadSubmission, which loads a command line
+//     once into a Submission: the argv, --properties-file or
+//     spark-defaults.conf and the environment, with Spark's precedence in
+//     every accessor (Master, DeployMode with $MASTER/$DEPLOY_MODE, Name,
+//     MainClass, Primary, AppArgs, SparkConf, Packages, WithConf). Every
+//     backend reads this one value; none scans the argv or reads a conf
+//     file itself.
 //   - The rewrite: Rewrite and RewriteManifest remove every --packages
 //     source and put the jars a JarSource gives (file: paths, an image's
 //     local:// jars or a store's URLs) in one jar list.
-//   - The shared core of the backends: Backend, Outcome and Timings. The
-//     backends live in submit/k8s (the only package that imports client-go)
-//     and submit/rest (standalone and Mesos REST); cmd renders their results.
+//   - The shared core of the backends: Backend (Submit(ctx, *Submission)),
+//     Outcome and Timings. The backends live in submit/k8s (the only
+//     package that imports client-go), submit/rest (standalone and Mesos
+//     REST) and submit/local (the driver runs under spark-submit here); cmd
+//     renders their results.
 //
 // Errors carry an errdefs kind; none names a process exit code.
 package submit

@@ -155,6 +155,9 @@ type Rewritten struct {
 	PropertiesFile string   `json:"propertiesFile,omitempty"`
 	Changes        []Change `json:"changes"`
 	Warnings       Warnings `json:"warnings"`
+	// Submission is Args loaded (LoadSubmission, same environment): what
+	// a backend runs.
+	Submission *Submission `json:"-"`
 }
 
 // A Change is one edit rewrite made, with its reason. Values are redacted.
@@ -264,6 +267,7 @@ func rewrite(ctx context.Context, s *Submission, o *rewriteOptions) (*Rewritten,
 		r.Changes = append(r.Changes, Change{Action: ChangeKept, Target: "--" + s.Argv.Action, Source: SourceArgv,
 			Reason: "not a submission: passed through unchanged"})
 		r.redact()
+		r.Submission = s
 		return r, nil
 	}
 	rw := &rewriter{s: s, o: o, r: r}
@@ -272,6 +276,11 @@ func rewrite(ctx context.Context, s *Submission, o *rewriteOptions) (*Rewritten,
 	}
 	r.Command = ShellQuote(r.Args)
 	r.redact()
+	sub, err := s.Reload(r.Args)
+	if err != nil {
+		return nil, err
+	}
+	r.Submission = sub
 	return r, nil
 }
 

@@ -208,10 +208,7 @@ func inertEmpty(key, v string) bool {
 // else local[*]; with --remote/spark.remote/$SPARK_REMOTE and no master,
 // "connect".
 func (s *Submission) Master() string {
-	if v, ok := s.flagOrConf("--master", "spark.master"); ok && v != "" {
-		return v
-	}
-	if v := s.getenv("MASTER"); v != "" {
+	if v, ok := s.GivenMaster(); ok {
 		return v
 	}
 	if v, ok := s.flagOrConf("--remote", "spark.remote"); (ok && v != "") || s.getenv("SPARK_REMOTE") != "" {

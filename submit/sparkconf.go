@@ -99,20 +99,6 @@ func readProps(path string) (*PropsFile, error) {
 	return p, nil
 }
 
-// PropsMap reads a properties file and returns every key with the value
-// Spark sees (the last definition, trimmed). Errors name the file.
-func PropsMap(path string) (map[string]string, error) {
-	p, err := readProps(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading properties file %s: %w", path, err)
-	}
-	m := make(map[string]string, len(p.entries))
-	for _, k := range p.Keys() {
-		m[k], _ = p.Get(k)
-	}
-	return m, nil
-}
-
 // parseProps parses data as java.util.Properties.load does (javaprops).
 func parseProps(data []byte) *PropsFile {
 	entries, err := javaprops.Parse(data)
@@ -123,12 +109,12 @@ func parseProps(data []byte) *PropsFile {
 // (Utils.getDefaultPropertiesFile): $SPARK_CONF_DIR, else $SPARK_HOME/conf;
 // "" when it is not a regular file.
 func sparkDefaultsPath(getenv func(string) string) string {
-	return DefaultsFileIn(SparkConfDir(getenv))
+	return defaultsFileIn(sparkConfDir(getenv))
 }
 
-// SparkConfDir is the directory spark-submit reads spark-defaults.conf
+// sparkConfDir is the directory spark-submit reads spark-defaults.conf
 // from: $SPARK_CONF_DIR, else $SPARK_HOME/conf, else "" (none).
-func SparkConfDir(getenv func(string) string) string {
+func sparkConfDir(getenv func(string) string) string {
 	if dir := getenv("SPARK_CONF_DIR"); dir != "" {
 		return dir
 	}
@@ -138,9 +124,9 @@ func SparkConfDir(getenv func(string) string) string {
 	return ""
 }
 
-// DefaultsFileIn is the absolute path of dir/spark-defaults.conf when it
+// defaultsFileIn is the absolute path of dir/spark-defaults.conf when it
 // is a regular file (Utils.getDefaultPropertiesFile: isFile), else "".
-func DefaultsFileIn(dir string) string {
+func defaultsFileIn(dir string) string {
 	if dir == "" {
 		return ""
 	}

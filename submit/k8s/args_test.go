@@ -9,7 +9,38 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/submit"
 )
+
+// loadArgs is submit.LoadSubmission of args with the environment env.
+func loadArgs(args []string, env map[string]string) (*submit.Submission, error) {
+	return submit.LoadSubmission(args, func(k string) string { return env[k] })
+}
+
+// mustLoad is submit.LoadSubmission of args with getenv (nil: an empty
+// environment), as cmd loads a submission before the backend runs it.
+func mustLoad(t testing.TB, args []string, getenv func(string) string) *submit.Submission {
+	t.Helper()
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	sub, err := submit.LoadSubmission(args, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// mustK8sArgs is the K8s view of args loaded with an empty environment.
+func mustK8sArgs(t *testing.T, args ...string) *k8sArgs {
+	t.Helper()
+	sub, err := loadArgs(args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newK8sArgs(sub)
+}
 
 func TestParseK8sArgs(t *testing.T) {
 	args := []string{
@@ -17,17 +48,19 @@ func TestParseK8sArgs(t *testing.T) {
 		"--conf", "spark.kubernetes.namespace=etl", "-c", "spark.x=1", "--conf=spark.x=2",
 		"--verbose", "--class", "com.example.Main", "local:///opt/app.jar", "--conf", "not.ours=1",
 	}
-	a, err := parseK8sArgs(args)
+	sub, err := loadArgs(args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := newK8sArgs(sub)
+	res, _ := sub.Primary()
 	got := map[string]any{
-		"master": a.master, "name": a.name, "class": a.class, "deploy": a.deployMode(),
-		"resource": a.resource, "ns": a.namespace(), "conf": a.conf,
+		"master": a.master, "name": a.appName(), "class": sub.MainClass(), "deploy": a.deployMode(),
+		"resource": res, "ns": a.namespace(), "conf": a.conf,
 	}
 	want := map[string]any{
 		"master": "k8s://https://k8s.example:6443", "name": "My App", "class": "com.example.Main",
-		"deploy": "cluster", "resource": 13, "ns": "etl",
+		"deploy": "cluster", "resource": args[13], "ns": "etl",
 		"conf": map[string]string{"spark.kubernetes.namespace": "etl", "spark.x": "2"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
@@ -44,8 +77,8 @@ func TestParseK8sArgs(t *testing.T) {
 
 func TestParseK8sArgsErrors(t *testing.T) {
 	for _, args := range [][]string{{"--master"}, {"--conf", "novalue", "x.jar"}} {
-		if _, err := parseK8sArgs(args); err == nil {
-			t.Errorf("parseK8sArgs(%q): want an error", args)
+		if _, err := loadArgs(args, nil); err == nil {
+			t.Errorf("LoadSubmission(%q): want an error", args)
 		}
 	}
 }
@@ -66,16 +99,16 @@ func TestSanitizeResourcePrefix(t *testing.T) {
 
 func TestDriverPodName(t *testing.T) {
 	now := time.UnixMilli(0x12_3456_789A)
-	a, _ := parseK8sArgs([]string{"--class", "org.apache.spark.examples.SparkPi", "app.jar"})
+	a := mustK8sArgs(t, "--class", "org.apache.spark.examples.SparkPi", "app.jar")
 	name := a.driverPodName(now)
 	if !regexp.MustCompile(`^org-apache-spark-examples-sparkpi-[0-9a-f]{6}123456789a-driver$`).MatchString(name) {
 		t.Errorf("generated name %q does not look like Spark's", name)
 	}
-	a, _ = parseK8sArgs([]string{"--conf", "spark.kubernetes.driver.pod.name=given", "app.jar"})
+	a = mustK8sArgs(t, "--conf", "spark.kubernetes.driver.pod.name=given", "app.jar")
 	if got := a.driverPodName(now); got != "given" {
 		t.Errorf("given name: got %q", got)
 	}
-	a, _ = parseK8sArgs([]string{"/x/y/app.py"})
+	a = mustK8sArgs(t, "/x/y/app.py")
 	if got := a.driverPodName(now); !strings.HasPrefix(got, "app-py-") {
 		t.Errorf("name from resource: got %q", got)
 	}
@@ -87,10 +120,11 @@ func TestPropertiesDefaults(t *testing.T) {
 	if err := os.WriteFile(p, []byte("# c\nspark.kubernetes.namespace  team\nspark.a=1\nspark.b : 2\nother.key 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := parseK8sArgs([]string{"--conf", "spark.a=cli", "app.jar"})
-	if err := a.withDefaults(dir); err != nil {
+	sub, err := loadArgs([]string{"--conf", "spark.a=cli", "app.jar"}, map[string]string{"SPARK_CONF_DIR": dir})
+	if err != nil {
 		t.Fatal(err)
 	}
+	a := newK8sArgs(sub)
 	want := map[string]string{"spark.a": "cli", "spark.b": "2", "spark.kubernetes.namespace": "team"}
 	if d := cmp.Diff(want, a.conf); d != "" {
 		t.Errorf("conf (-want +got):\n%s", d)
@@ -114,7 +148,7 @@ func TestAPIServerURL(t *testing.T) {
 }
 
 func TestSparkApplication(t *testing.T) {
-	a, err := parseK8sArgs([]string{
+	sub, err := loadArgs([]string{
 		"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--name", "etl",
 		"--class", "com.example.Main", "--jars", "s3a://b/sets/1/a.jar,s3a://b/sets/1/b.jar",
 		"--driver-memory", "2g", "--executor-cores=2", "--num-executors", "3",
@@ -122,11 +156,11 @@ func TestSparkApplication(t *testing.T) {
 		"--conf", confOAuthToken + "=secret", "--conf", "spark.kubernetes.submission.waitAppCompletion=false",
 		"--conf", "spark.executor.memoryOverhead=1g",
 		"s3a://b/app.jar", "--day", "2026-11-29",
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := sparkApplication(a, "etl-1", "3.5.3")
+	u, err := sparkApplication(newK8sArgs(sub), "etl-1", "3.5.3")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,22 +18,16 @@ import (
 // the credentials conf (spark.kubernetes.authenticate.submission.*,
 // spark.kubernetes.context, spark.kubernetes.namespace). A pod that is not
 // there within NotFoundGrace is NotFound. The caller renders the result.
-func Attach(ctx context.Context, id string, args []string, o Options) (*Result, error) {
+func Attach(ctx context.Context, id string, sub *submit.Submission, o Options) (*Result, error) {
 	o.defaults()
 	res := &Result{Backend: "k8s", Phase: "Attaching", Timings: submit.Timings{Started: time.Now()}}
-	err := attach(ctx, id, args, &o, res)
+	err := attach(ctx, id, sub, &o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
 
-func attach(ctx context.Context, id string, args []string, o *Options, res *Result) error {
-	a, err := parseK8sArgs(args)
-	if err != nil {
-		return errdefs.New(errdefs.BadArgument, err)
-	}
-	if err := a.withDefaults(submit.SparkConfDir(o.Getenv)); err != nil {
-		return errdefs.New(errdefs.BadArgument, err)
-	}
+func attach(ctx context.Context, id string, sub *submit.Submission, o *Options, res *Result) error {
+	a := newK8sArgs(sub)
 	ns, pod, ok := strings.Cut(id, ":")
 	if !ok {
 		ns, pod = a.conf["spark.kubernetes.namespace"], id

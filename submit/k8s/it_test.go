@@ -102,7 +102,7 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := Submit(ctx, args, o)
+	res, err := Submit(ctx, mustLoad(t, args, o.Getenv), o)
 	// What `prebake submit` prints after the progress: the text form's
 	// stderr part, and the JSON form on stdout.
 	res.WriteText(io.Discard, &stderr)

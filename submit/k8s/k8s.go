@@ -76,8 +76,10 @@ type Options struct {
 	// Quiet and Verbose set how much progress goes to Stderr.
 	Quiet, Verbose bool
 	Stderr         io.Writer
-	// Getenv reads the environment (KUBECONFIG, HOME, SPARK_CONF_DIR,
-	// SPARK_HOME, KUBERNETES_SERVICE_HOST). Nil: an empty environment.
+	// Getenv reads the environment (KUBECONFIG, HOME,
+	// KUBERNETES_SERVICE_HOST; SPARK_USER, USER, PYSPARK_* for the native
+	// submitter). Nil: an empty environment. The conf files and
+	// $MASTER/$DEPLOY_MODE are the submission's (submit.LoadSubmission).
 	Getenv func(string) string
 	// Env is spark-submit's environment; nil inherits prebake's.
 	Env []string
@@ -143,25 +145,19 @@ const apiCallTimeout = 30 * time.Second
 // submission was given. It returns the result and prints only progress (to
 // Options.Stderr); the caller renders the result. The error carries its kind
 // (errdefs) and its source.
-func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
+func Submit(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
 	o.defaults()
 	res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
-	err := runK8s(ctx, args, &o, res)
+	err := runK8s(ctx, sub, &o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
 
-func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
+func runK8s(ctx context.Context, sub *submit.Submission, o *Options, res *Result) error {
 	if err := checkSubmitter(o.Submitter); err != nil {
 		return err
 	}
-	a, err := parseK8sArgs(args)
-	if err != nil {
-		return errdefs.New(errdefs.BadArgument, err)
-	}
-	if err := a.withDefaults(submit.SparkConfDir(o.Getenv)); err != nil {
-		return errdefs.New(errdefs.BadArgument, err)
-	}
+	a := newK8sArgs(sub)
 	if o.SparkSubmit == "" && o.Via == "" && o.Submitter != SubmitterNative {
 		return errdefs.Optionf(errdefs.BadArgument, "k8s.Options.SparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
 	}
@@ -173,7 +169,7 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 	if a.deployMode() != "cluster" && o.Via == "" && o.Submitter != SubmitterNative {
 		// Client mode: the driver is spark-submit itself, so its exit code is
 		// the driver's.
-		code, tail, err := runSparkSubmit(ctx, o, a.args)
+		code, tail, err := runSparkSubmit(ctx, o, sub.Args())
 		if err != nil {
 			return errdefs.New(errdefs.BadArgument, err)
 		}
@@ -203,11 +199,12 @@ func runK8s(ctx context.Context, args []string, o *Options, res *Result) error {
 		return errdefs.Optionf(errdefs.BadArgument, "k8s.Options.Via", "via %q: must be operator or empty", o.Via)
 	}
 
-	subArgs := a.withConf(
+	extra := []string{
 		"spark.kubernetes.submission.waitAppCompletion", "false",
 		"spark.kubernetes.driver.pod.name", w.pod,
-	)
-	objs, err := chooseSubmitter(subArgs, o, w.progressf)
+	}
+	subArgs := a.withConf(extra...)
+	objs, err := chooseSubmitter(sub, extra, o, w.progressf)
 	if err != nil {
 		return err
 	}
@@ -754,10 +751,10 @@ type Backend struct{ Options Options }
 
 var _ submit.Backend = Backend{}
 
-// Submit runs args (see the package function Submit); the outcome is a
+// Submit runs sub (see the package function Submit); the outcome is a
 // *Result.
-func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
-	return Submit(ctx, args, b.Options)
+func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
+	return Submit(ctx, sub, b.Options)
 }
 
 // ParseGracePeriod reads spark.kubernetes.appKillPodDeletionGracePeriod:

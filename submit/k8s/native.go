@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s/native"
 )
 
@@ -21,13 +22,16 @@ const (
 	SubmitterAuto        = "auto"         // native when the argv is inside its supported set
 )
 
-// nativeEnv is the part of the submitter's environment Spark reads.
+// nativeEnv is the part of the submitter's environment Spark reads beyond
+// what the submission itself was loaded with (conf dir, $MASTER,
+// $DEPLOY_MODE).
 var nativeEnv = []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_DIRS",
-	"HADOOP_CONF_DIR", "SPARK_CONF_DIR", "SPARK_HOME", "USER", "MASTER"}
+	"HADOOP_CONF_DIR", "USER"}
 
-// nativeObjects builds what spark-submit would create for args; a conflict
-// between o.DriverSparkVersion and the baked image goes to o.Stderr.
-func nativeObjects(args []string, o *Options) (*native.Objects, error) {
+// nativeObjects builds what spark-submit would create for sub with the
+// --conf pairs extra added last; a conflict between o.DriverSparkVersion and
+// the baked image goes to o.Stderr.
+func nativeObjects(sub *submit.Submission, extra []string, o *Options) (*native.Objects, error) {
 	env := map[string]string{}
 	for _, k := range nativeEnv {
 		if v := o.Getenv(k); v != "" {
@@ -40,9 +44,12 @@ func nativeObjects(args []string, o *Options) (*native.Objects, error) {
 			env["USER"] = u.Username
 		}
 	}
-	in, err := native.FromArgv(args, "", env)
+	in, err := native.FromSubmission(sub, "", env)
 	if err != nil {
 		return nil, err
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		in.Conf[extra[i]] = extra[i+1]
 	}
 	v, warning := driverSparkVersion(o.DriverSparkVersion, o.ImageSparkVersion, in.Conf)
 	if warning != "" {
@@ -99,11 +106,11 @@ func checkSubmitter(s string) error {
 // native, nil when it goes through spark-submit. Submitter native fails
 // (a bad argument, naming the option) on what it cannot reproduce; auto falls back to
 // spark-submit then, and says why.
-func chooseSubmitter(args []string, o *Options, progress func(string, ...any)) (*native.Objects, error) {
+func chooseSubmitter(sub *submit.Submission, extra []string, o *Options, progress func(string, ...any)) (*native.Objects, error) {
 	if o.Submitter == "" || o.Submitter == SubmitterSparkSubmit {
 		return nil, nil
 	}
-	objs, err := nativeObjects(args, o)
+	objs, err := nativeObjects(sub, extra, o)
 	switch {
 	case err == nil:
 		return objs, nil
@@ -130,11 +137,11 @@ func (w *driverWatch) createNative(ctx context.Context, objs *native.Objects) er
 }
 
 // DryRun prints, as YAML, the objects the native submitter would create
-// for args, and creates nothing. What it cannot reproduce is a bad argument
+// for sub, and creates nothing. What it cannot reproduce is a bad argument
 // naming the option.
-func DryRun(args []string, o Options, stdout io.Writer) error {
+func DryRun(sub *submit.Submission, o Options, stdout io.Writer) error {
 	o.defaults()
-	objs, err := nativeObjects(args, &o)
+	objs, err := nativeObjects(sub, nil, &o)
 	if err != nil {
 		var ue *native.UnsupportedError
 		if errors.As(err, &ue) {

@@ -250,9 +250,9 @@ func TestNativeEquivalenceIT(t *testing.T) {
 				clearNamespace(t, e.c.admin, ns)
 
 				// The native builder.
-				in, err := native.FromArgv(nativetest.Expand(args, e.repl), version, e.caseEnv(cs))
+				in, err := nativetest.FromArgv(nativetest.Expand(args, e.repl), version, e.caseEnv(cs))
 				if err != nil {
-					t.Fatalf("FromArgv: %v", err)
+					t.Fatalf("FromSubmission: %v", err)
 				}
 				objs, err := native.Build(in)
 				if err != nil {

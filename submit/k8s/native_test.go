@@ -73,7 +73,7 @@ func TestDryRunImageSparkVersion(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			o := Options{DriverSparkVersion: tc.flag, ImageSparkVersion: tc.image, Stderr: &stderr,
 				Getenv: mapEnv(map[string]string{"USER": "u"})}
-			if err := DryRun(args, o, &stdout); err != nil {
+			if err := DryRun(mustLoad(t, args, o.Getenv), o, &stdout); err != nil {
 				t.Fatal(err)
 			}
 			y := stdout.String()
@@ -86,7 +86,7 @@ func TestDryRunImageSparkVersion(t *testing.T) {
 		})
 	}
 	// Nothing known: an unsupported Spark version (cmd's hint names --spark-version).
-	err := DryRun(args, Options{Getenv: mapEnv(map[string]string{"USER": "u"})}, &bytes.Buffer{})
+	err := DryRun(mustLoad(t, args, nil), Options{Getenv: mapEnv(map[string]string{"USER": "u"})}, &bytes.Buffer{})
 	var ue *native.UnsupportedError
 	if !errors.As(err, &ue) || ue.Option != native.OptionSparkVersion {
 		t.Errorf("no version: %v, want a native.UnsupportedError for %s", err, native.OptionSparkVersion)

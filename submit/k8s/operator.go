@@ -24,19 +24,15 @@ var sparkAppGVR = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Ver
 // spec.sparkConf without the client-side submission credentials, and
 // waitAppCompletion/driver pod naming are left to the operator.
 func sparkApplication(a *k8sArgs, name, sparkVersion string) (*unstructured.Unstructured, error) {
-	if a.resource >= len(a.args) {
+	resource, ok := a.sub.Primary()
+	if !ok {
 		return nil, fmt.Errorf("no application resource in the spark-submit arguments")
 	}
-	resource := a.args[a.resource]
-	opts := map[string]string{} // value options other than --conf
-	for i := 0; i < a.resource; i++ {
-		k, v, ok := strings.Cut(a.args[i], "=")
-		if !ok && sparkSubmitValueOpts[k] && i+1 < a.resource {
-			v = a.args[i+1]
-			i++
-		}
-		if sparkSubmitValueOpts[k] && k != "--conf" && k != "-c" {
-			opts[k] = v
+	// The value options other than --conf, the last one of each.
+	opts := map[string]string{}
+	for _, o := range a.sub.Argv.Options {
+		if !o.Switch() && o.Name != "--conf" {
+			opts[o.Name] = o.Value
 		}
 	}
 	appType := "Scala"
@@ -83,10 +79,10 @@ func sparkApplication(a *k8sArgs, name, sparkVersion string) (*unstructured.Unst
 	if img := a.conf["spark.kubernetes.container.image"]; img != "" {
 		spec["image"] = img
 	}
-	if a.class != "" {
-		spec["mainClass"] = a.class
+	if c := a.sub.MainClass(); c != "" {
+		spec["mainClass"] = c
 	}
-	if args := a.args[a.resource+1:]; len(args) > 0 {
+	if args := a.sub.AppArgs(); len(args) > 0 {
 		spec["arguments"] = toAny(args)
 	}
 	if len(conf) > 0 {

@@ -29,7 +29,7 @@ func TestSparkSubmitTailRedacted(t *testing.T) {
 	for _, output := range []string{"text", "json"} {
 		t.Run(output, func(t *testing.T) {
 			var stderr bytes.Buffer
-			res, err := Submit(context.Background(), args, Options{
+			res, err := Submit(context.Background(), mustLoad(t, args, nil), Options{
 				SparkSubmit: bin, Quiet: true, LogTail: 10,
 				Stderr: &stderr, Getenv: func(string) string { return "" },
 			})

@@ -20,30 +20,23 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// RunsHere reports whether the driver of the spark-submit argv args runs
-// under spark-submit on this machine, so that spark-submit's own exit code
-// is the application's: local masters (local, local[N], local[*],
-// local-cluster[…]), YARN (client mode, and cluster mode, where
-// spark-submit waits for the application and fails with it), and client
-// mode on spark:// and mesos://. K8s client mode stays with SubmitK8s.
-func RunsHere(args []string) bool {
-	v, err := submit.ParseArgv(args)
-	if err != nil {
-		return false
-	}
-	master, _ := v.Flag("--master")
-	if master == "" {
-		master, _ = v.Conf("spark.master")
-	}
+// RunsHere reports whether the driver of sub runs under spark-submit on
+// this machine, so that spark-submit's own exit code is the application's:
+// local masters (local, local[N], local[*], local-cluster[…]), YARN (client
+// mode, and cluster mode, where spark-submit waits for the application and
+// fails with it), and client mode on spark:// and mesos://. K8s client
+// mode stays with the K8s backend. The master and deploy mode are Spark's
+// (flag, conf, $MASTER, $DEPLOY_MODE); a submission that names no master
+// is not one prebake routes here.
+func RunsHere(sub *submit.Submission) bool {
+	master, ok := sub.GivenMaster()
 	switch {
+	case !ok:
+		return false
 	case Master(master):
 		return true
 	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
-		mode, ok := v.Flag("--deploy-mode")
-		if !ok {
-			mode, _ = v.Conf("spark.submit.deployMode")
-		}
-		return mode != "cluster"
+		return sub.DeployMode() != "cluster"
 	}
 	return false
 }
@@ -127,7 +120,7 @@ var errTimeout = errors.New("time limit reached")
 // logTail is how many of spark-submit's last lines a failure keeps.
 const logTail = 50
 
-// Submit runs the real spark-submit with args (already rewritten: no
+// Submit runs the real spark-submit with sub's arguments (rewritten: no
 // packages key, the jars as local paths or store URLs) for a submission
 // whose driver runs here (RunsHere), and returns when it exits. Its exit
 // code is the driver's and is passed through as K8s exit codes are (codes
@@ -135,7 +128,7 @@ const logTail = 50
 // this process's; stderr is redacted line by line. On ctx's end (SIGINT,
 // SIGTERM) or Options.Timeout, spark-submit gets SIGTERM, then SIGKILL after
 // KillGrace.
-func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
+func Submit(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
 	if o.KillGrace <= 0 {
 		o.KillGrace = 30 * time.Second
 	}
@@ -145,18 +138,11 @@ func Submit(ctx context.Context, args []string, o Options) (*Result, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	res := &Result{Backend: "spark-submit", DeployMode: "client"}
+	res := &Result{Backend: "spark-submit", DeployMode: sub.DeployMode()}
 	res.Timings.Started = time.Now()
-	if v, err := submit.ParseArgv(args); err == nil {
-		m, _ := v.Flag("--master")
-		res.Master = redact.URL(m)
-		if d, ok := v.Flag("--deploy-mode"); ok {
-			res.DeployMode = d
-		} else if d, ok := v.Conf("spark.submit.deployMode"); ok {
-			res.DeployMode = d
-		}
-	}
-	err := runLocal(ctx, args, &o, res)
+	m, _ := sub.GivenMaster()
+	res.Master = redact.URL(m)
+	err := runLocal(ctx, sub.Args(), &o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
@@ -270,8 +256,8 @@ type Backend struct{ Options Options }
 
 var _ submit.Backend = Backend{}
 
-// Submit runs args (see the package function Submit); the outcome is a
+// Submit runs sub (see the package function Submit); the outcome is a
 // *Result.
-func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
-	return Submit(ctx, args, b.Options)
+func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
+	return Submit(ctx, sub, b.Options)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/submit"
 )
 
 func TestRunsHere(t *testing.T) {
@@ -37,10 +38,24 @@ func TestRunsHere(t *testing.T) {
 		{[]string{"--master"}, false},
 	}
 	for _, tt := range tests {
-		if got := RunsHere(tt.args); got != tt.want {
+		sub, err := submit.LoadSubmission(tt.args, noEnv)
+		if got := err == nil && RunsHere(sub); got != tt.want {
 			t.Errorf("RunsHere(%q) = %v, want %v", tt.args, got, tt.want)
 		}
 	}
+}
+
+// noEnv is an empty environment.
+func noEnv(string) string { return "" }
+
+// mustLoad is submit.LoadSubmission of args with an empty environment.
+func mustLoad(t *testing.T, args []string) *submit.Submission {
+	t.Helper()
+	sub, err := submit.LoadSubmission(args, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
 }
 
 // fakeSparkSubmit writes a shell script that plays spark-submit for the
@@ -78,7 +93,7 @@ func TestSubmitLocalExitCodes(t *testing.T) {
 			bin, argsFile := fakeSparkSubmit(t, tt.body)
 			args := []string{"--master", "local[2]", "--jars", "/c/a.jar", "app.py", "--in", "x y"}
 			var stdout, stderr bytes.Buffer
-			res, err := Submit(context.Background(), args, Options{SparkSubmit: bin, Stdout: &stdout, Stderr: &stderr})
+			res, err := Submit(context.Background(), mustLoad(t, args), Options{SparkSubmit: bin, Stdout: &stdout, Stderr: &stderr})
 			if got := exitcode.Code(err); got != tt.want {
 				t.Fatalf("exit %d, want %d (%v)\n%s", got, tt.want, err, stderr.String())
 			}
@@ -102,7 +117,7 @@ func TestSubmitLocalExitCodes(t *testing.T) {
 func TestSubmitLocalJSON(t *testing.T) {
 	bin, _ := fakeSparkSubmit(t, "exit 3")
 	var stdout, stderr bytes.Buffer
-	res, err := Submit(context.Background(), []string{"--master", "spark://u:pw@m:7077", "app.jar"},
+	res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "spark://u:pw@m:7077", "app.jar"}),
 		Options{SparkSubmit: bin, JSON: true, Stdout: &stdout, Stderr: &stderr})
 	if exitcode.Code(err) != 3 || exitcode.SourceOf(err) != exitcode.SourceDriver || res.Err() != err {
 		t.Fatalf("err %v", err)
@@ -140,7 +155,7 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 		var stderr testenv.SyncBuffer
 		done := make(chan error, 1)
 		go func() {
-			_, err := Submit(ctx, []string{"--master", "local", "app.py"}, Options{SparkSubmit: bin, Stderr: &stderr})
+			_, err := Submit(ctx, mustLoad(t, []string{"--master", "local", "app.py"}), Options{SparkSubmit: bin, Stderr: &stderr})
 			done <- err
 		}()
 		waitFor(t, &stderr, "started")
@@ -156,13 +171,13 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 	t.Run("timeout", func(t *testing.T) {
 		bin, _ := fakeSparkSubmit(t, body)
 		var stderr testenv.SyncBuffer
-		res, err := Submit(context.Background(), []string{"--master", "local", "app.py"}, Options{SparkSubmit: bin, Timeout: 500 * time.Millisecond, Stderr: &stderr})
+		res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}), Options{SparkSubmit: bin, Timeout: 500 * time.Millisecond, Stderr: &stderr})
 		if exitcode.Code(err) != exitcode.Timeout || res.Reason != "Timeout" || *res.DriverExitCode != 143 {
 			t.Errorf("timeout: %v %+v", err, res)
 		}
 	})
 	t.Run("no spark-submit", func(t *testing.T) {
-		res, err := Submit(context.Background(), []string{"--master", "local", "app.py"}, Options{})
+		res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}), Options{})
 		if exitcode.Code(err) != exitcode.Usage || res.Reason != "NotStarted" {
 			t.Errorf("%v %+v", err, res)
 		}

@@ -5,79 +5,41 @@ import (
 	"path"
 	"strings"
 
-	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
 
-// restArgs is what the REST backend reads from a (rewritten) spark-submit
-// argv parsed by ParseArgv: what CreateSubmissionRequest carries.
+// restArgs is what the REST backend reads from a (rewritten) submission,
+// loaded once by the caller (submit.LoadSubmission): what
+// CreateSubmissionRequest carries.
 type restArgs struct {
 	master, deployMode, class, name string
 	resource                        string
 	appArgs                         []string
-	propertiesFile                  string
 	supervise                       bool
-	conf                            map[string]string // --conf, later ones win
-	opts                            map[string]string // spark-submit options by name, e.g. "--jars"
-	order                           []string          // conf keys in the order given (for messages)
+	conf                            map[string]string // the effective Spark conf (--conf over the files)
+	opts                            map[string]string // spark-submit options by name, e.g. "--jars" (the last one)
 }
 
-// parseRestArgs reads args with the shared spark-submit parser (ParseArgv).
-func parseRestArgs(args []string) (*restArgs, error) {
-	v, err := submit.ParseArgv(args)
-	if err != nil {
-		return nil, err
+// newRestArgs reads sub, with Spark's precedence for the master and the
+// deploy mode (flag, conf, $MASTER, $DEPLOY_MODE).
+func newRestArgs(sub *submit.Submission) (*restArgs, error) {
+	if sub.Argv.Action != submit.ActionSubmit {
+		return nil, fmt.Errorf("spark-submit --%s: use prebake status/kill ID --master URL", sub.Argv.Action)
 	}
-	if v.Action != submit.ActionSubmit {
-		return nil, fmt.Errorf("spark-submit --%s: use prebake status/kill ID --master URL", v.Action)
-	}
-	a := &restArgs{conf: map[string]string{}, opts: map[string]string{}}
-	for _, o := range v.Options {
-		switch o.Name {
-		case "--supervise":
-			a.supervise = true
-		case "--conf":
-			k, val := o.ConfKV()
-			if k == "" || !strings.Contains(o.Value, "=") {
-				return nil, fmt.Errorf("--conf %q: must be key=value", redact.ConfArg(o.Value))
-			}
-			if _, seen := a.conf[k]; !seen {
-				a.order = append(a.order, k)
-			}
-			a.conf[k] = val
-		case "--master":
-			a.master = o.Value
-		case "--deploy-mode":
-			a.deployMode = o.Value
-		case "--class":
-			a.class = o.Value
-		case "--name":
-			a.name = o.Value
-		case "--properties-file":
-			a.propertiesFile = o.Value
-		default:
-			if !o.Switch() {
-				a.opts[o.Name] = o.Value
-			}
+	a := &restArgs{conf: sub.SparkConf(), opts: map[string]string{}, class: sub.MainClass(), supervise: sub.Supervise(),
+		deployMode: sub.DeployMode()}
+	a.master, _ = sub.GivenMaster()
+	a.name, _ = sub.Flag("--name")
+	for _, o := range sub.Argv.Options {
+		if !o.Switch() && o.Name != "--conf" {
+			a.opts[o.Name] = o.Value
 		}
 	}
-	if v.HasPrimary {
-		a.resource = v.Primary
-		a.appArgs = append([]string{}, v.AppArgs...)
+	if p, ok := sub.Primary(); ok {
+		a.resource = p
+		a.appArgs = sub.AppArgs()
 	}
 	return a, nil
-}
-
-// restReadProperties reads a spark-defaults.conf style file as spark-submit
-// does (Utils.getPropertiesFromFile: Java properties, values trimmed).
-func restReadProperties(name string) (map[string]string, error) {
-	return submit.PropsMap(name)
-}
-
-// restDefaultProperties is spark-submit's spark-defaults.conf: under
-// SPARK_CONF_DIR, else SPARK_HOME/conf; "" when there is none.
-func restDefaultProperties(env map[string]string) string {
-	return submit.DefaultsFileIn(submit.SparkConfDir(func(k string) string { return env[k] }))
 }
 
 // restIsPython reports whether the primary resource is a Python file.

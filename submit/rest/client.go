@@ -87,8 +87,9 @@ func WithPort(port int) Option { return func(o *restOptions) { o.restPort = port
 // WithHTTPClient sets the HTTP client. The default has a 30 s timeout.
 func WithHTTPClient(c *http.Client) Option { return func(o *restOptions) { o.httpClient = c } }
 
-// WithEnviron sets the environment ("K=V") SPARK_* variables and
-// spark-defaults.conf are taken from. The default is os.Environ().
+// WithEnviron sets the environment ("K=V") whose SPARK_* (and, before
+// Spark 4, MESOS_*) variables are sent with a submission. The default is
+// os.Environ(). The conf files are the submission's (submit.LoadSubmission).
 func WithEnviron(env []string) Option { return func(o *restOptions) { o.environ = env } }
 
 // WithClientSparkVersion sets clientSparkVersion (default

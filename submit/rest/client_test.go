@@ -18,6 +18,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/submit"
 )
 
 // fakeMaster serves a fake REST server on 127.0.0.1 and returns its
@@ -39,9 +40,33 @@ func fastOpts(log *testenv.SyncBuffer, more ...Option) []Option {
 		WithPollInterval(5 * time.Millisecond), WithRetry(3, 5*time.Millisecond, 5)}, more...)
 }
 
-func submitArgs(master string) []string {
-	return []string{"--master", master, "--deploy-mode", "cluster", "--class", "com.example.Main",
-		"--jars", "s3a://b/jars/a_b-1.0.jar", "hdfs:///app.jar", "x"}
+func submitArgs(master string) *submit.Submission {
+	return mustLoad([]string{"--master", master, "--deploy-mode", "cluster", "--class", "com.example.Main",
+		"--jars", "s3a://b/jars/a_b-1.0.jar", "hdfs:///app.jar", "x"})
+}
+
+// load is submit.LoadSubmission of args with the environment environ.
+func load(args, environ []string) (*submit.Submission, error) {
+	env := restEnvironMap(environ)
+	return submit.LoadSubmission(args, func(k string) string { return env[k] })
+}
+
+// mustLoad loads args with an empty environment.
+func mustLoad(args []string) *submit.Submission {
+	sub, err := load(args, nil)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
+// buildCreate is BuildCreateRequest of args loaded with environ.
+func buildCreate(args, environ []string, opts ...Option) (*CreateSubmissionRequest, error) {
+	sub, err := load(args, environ)
+	if err != nil {
+		return nil, err
+	}
+	return BuildCreateRequest(sub, append([]Option{WithEnviron(environ)}, opts...)...)
 }
 
 func states(r *Result) []string {
@@ -384,7 +409,7 @@ func TestRestMesos(t *testing.T) {
 				sparkresttest.Step{State: "QUEUED"}, sparkresttest.Step{State: "RUNNING", Message: "state: TASK_RUNNING"},
 				sparkresttest.Step{State: "RETRYING", Message: "state: TASK_LOST"}, sparkresttest.Step{State: "FINISHED", Message: msg}))
 			args := []string{"--master", "mesos://" + fakeMaster(t, fake), "--deploy-mode", "cluster", "--class", "C", "http://h/app.jar"}
-			res := Submit(context.Background(), args, fastOpts(&log)...)
+			res := Submit(context.Background(), mustLoad(args), fastOpts(&log)...)
 			if res.ExitCode != tt.code || res.TaskState != tt.task || res.Reason != tt.task {
 				t.Fatalf("exit %d task %s reason %s: %v\n%s", res.ExitCode, res.TaskState, res.Reason, res.Err(), log.String())
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/submit"
 )
 
 // DefaultClientSparkVersion is the clientSparkVersion prebake sends by
@@ -58,52 +59,29 @@ func restEnvironMap(environ []string) map[string]string {
 }
 
 // BuildCreateRequest builds the CreateSubmissionRequest spark-submit would
-// send for args (rewritten spark-submit arguments, cluster mode, spark:// or
-// mesos:// master), as SparkSubmit.prepareSubmitEnvironment and
+// send for sub (a rewritten submission, cluster mode, spark:// or mesos://
+// master), as SparkSubmit.prepareSubmitEnvironment and
 // RestSubmissionClientApp do. Errors are errdefs.BadArgument.
 //
-// Options used: WithEnviron (default os.Environ), WithClientSparkVersion,
-// WithLog (warnings).
-func BuildCreateRequest(args []string, opts ...Option) (*CreateSubmissionRequest, error) {
+// Options used: WithEnviron (the variables sent; default os.Environ),
+// WithClientSparkVersion, WithLog (warnings).
+func BuildCreateRequest(sub *submit.Submission, opts ...Option) (*CreateSubmissionRequest, error) {
 	o := makeRestOptions(opts)
-	a, err := parseRestArgs(args)
+	a, err := newRestArgs(sub)
 	if err != nil {
 		return nil, errdefs.New(errdefs.BadArgument, err)
 	}
 	env := restEnvironMap(o.environ)
 
-	// Conf: the properties file, then --conf, then the options (which win).
-	conf := map[string]string{}
-	pf := a.propertiesFile
-	if pf == "" {
-		pf = restDefaultProperties(env)
-	}
-	if pf != "" {
-		props, err := restReadProperties(pf)
-		if err != nil {
-			return nil, errdefs.New(errdefs.BadArgument, err)
-		}
-		for k, v := range props {
-			if strings.HasPrefix(k, "spark.") {
-				conf[k] = v
-			}
-		}
-	}
-	for k, v := range a.conf {
-		conf[k] = v
-	}
+	// Conf: the effective Spark conf (--conf over the properties file or
+	// spark-defaults.conf), then the options (which win).
+	conf := a.conf
 	master := a.master
-	if master == "" {
-		master = conf["spark.master"]
-	}
 	if !strings.HasPrefix(master, "spark://") && !strings.HasPrefix(master, "mesos://") {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "--master %q: the REST protocol needs a spark:// or mesos:// master", master)
 	}
 	mesos := strings.HasPrefix(master, "mesos://")
 	deployMode := a.deployMode
-	if deployMode == "" {
-		deployMode = conf["spark.submit.deployMode"]
-	}
 	if deployMode != "cluster" {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "deploy mode %q: the REST protocol submits in cluster mode only; add --deploy-mode cluster (in client mode the driver runs here: use spark-submit)", deployMode)
 	}

@@ -36,7 +36,7 @@ func TestRestRequestGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := BuildCreateRequest(tt.args, WithEnviron(env), WithClientSparkVersion(tt.version))
+			req, err := buildCreate(tt.args, env, WithClientSparkVersion(tt.version))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestRestRequestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := BuildCreateRequest(tt.args, WithEnviron(nil))
+			_, err := buildCreate(tt.args, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
 			}
@@ -96,9 +96,9 @@ func TestRestRequestErrors(t *testing.T) {
 
 func TestRestStripsPackageSettings(t *testing.T) {
 	var log strings.Builder
-	req, err := BuildCreateRequest([]string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "--class", "C",
+	req, err := buildCreate([]string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "--class", "C",
 		"--repositories", "https://repo.example/maven", "--conf", "spark.jars.ivySettings=/x.xml", "--conf", "spark.jars.packages=", "app.jar"},
-		WithEnviron(nil), WithLog(&log))
+		nil, WithLog(&log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +117,8 @@ func TestRestPropertiesFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "spark-defaults.conf"), []byte("# defaults\nspark.executor.cores 3\nspark.app.name=fromfile\nspark.driver.memory: 4g\nother.key=x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	req, err := BuildCreateRequest([]string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "--class", "C",
-		"--conf", "spark.executor.cores=5", "app.jar"}, WithEnviron([]string{"SPARK_CONF_DIR=" + dir}))
+	req, err := buildCreate([]string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "--class", "C",
+		"--conf", "spark.executor.cores=5", "app.jar"}, []string{"SPARK_CONF_DIR=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,14 +110,13 @@ var errRestTimeout = errors.New("time limit reached")
 // (source driver) for FAILED/KILLED/ERROR, errdefs.Timeout on WithTimeout's
 // limit (its errdefs.OptionOf is "rest.WithTimeout"); when ctx is cancelled
 // (SIGINT/SIGTERM) the driver is killed first unless WithKillOnCancel(false).
-func Submit(ctx context.Context, args []string, opts ...Option) *Result {
+func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) *Result {
 	o := makeRestOptions(opts)
 	res := &Result{Backend: "rest", Timings: Timings{Started: o.now()}}
-	a, err := parseRestArgs(args)
-	if err == nil {
-		res.Master = redact.URL(a.master)
+	if m, ok := sub.GivenMaster(); ok {
+		res.Master = redact.URL(m)
 	}
-	req, err := BuildCreateRequest(args, opts...)
+	req, err := BuildCreateRequest(sub, opts...)
 	if err != nil {
 		return res.finish(o.now(), "SubmitFailed", err)
 	}
@@ -393,13 +392,13 @@ type Backend struct {
 
 var _ submit.Backend = Backend{}
 
-// Submit runs args (or attaches); the outcome is a *Result.
-func (b Backend) Submit(ctx context.Context, args []string) (submit.Outcome, error) {
+// Submit runs sub (or attaches); the outcome is a *Result.
+func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
 	var res *Result
 	if b.AttachID != "" {
 		res = Attach(ctx, b.Master, b.AttachID, b.Options...)
 	} else {
-		res = Submit(ctx, args, b.Options...)
+		res = Submit(ctx, sub, b.Options...)
 	}
 	return res, res.Err()
 }

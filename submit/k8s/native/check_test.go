@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/prebake/prebake/submit"
 )
 
 // Every refusal is an *UnsupportedError naming the option and pointing to
@@ -69,6 +71,15 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("version %q: %v", v, err)
 		}
 	}
+}
+
+// FromArgv is FromSubmission of args loaded with the environment env.
+func FromArgv(args []string, version string, env map[string]string) (*Input, error) {
+	sub, err := submit.LoadSubmission(args, func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	return FromSubmission(sub, version, env)
 }
 
 func buildArgv(args []string, version string, env map[string]string) error {

@@ -6,8 +6,9 @@
 // template ConfigMap when configured. Create makes them in Spark's order
 // (the pod first, then the rest owned by the pod).
 //
-// The input is a small value (Input) that FromArgv derives from a
-// spark-submit argument vector the way SparkSubmit does. What the native
+// The input is a small value (Input) that FromSubmission derives from a
+// spark-submit command line loaded once (submit.LoadSubmission) the way
+// SparkSubmit does. What the native
 // builder cannot reproduce (uploads of local files, Kerberos, client mode,
 // custom feature steps, ...) is refused with an *UnsupportedError that names
 // the option; the caller should then run the real spark-submit.

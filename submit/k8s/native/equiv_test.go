@@ -43,7 +43,7 @@ func TestEquivalenceGoldens(t *testing.T) {
 			for k, v := range g.Env {
 				env[k] = nativetest.Expand([]string{v}, repl)[0]
 			}
-			in, err := native.FromArgv(nativetest.Expand(g.Args, repl), g.SparkVersion, env)
+			in, err := nativetest.FromArgv(nativetest.Expand(g.Args, repl), g.SparkVersion, env)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,15 +9,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/prebake/prebake/internal/javaprops"
 	"github.com/prebake/prebake/submit"
 )
 
 // Resource types (spark.kubernetes.resource.type).
 const (
-	ResourceJava   = "java"
-	ResourcePython = "python"
-	ResourceR      = "r"
+	ResourceJava   = submit.ResourceJava
+	ResourcePython = submit.ResourcePython
+	ResourceR      = submit.ResourceR
 )
 
 // Input is everything the builder needs: the Spark conf exactly as
@@ -47,24 +46,7 @@ type Input struct {
 	ConfFiles map[string]string
 }
 
-// spark-submit options that take a value (SparkSubmitOptionParser), by alias.
-var valueOpts = map[string]string{
-	"--archives": "", "--class": "", "--conf": "", "-c": "--conf", "--deploy-mode": "",
-	"--driver-class-path": "", "--driver-cores": "", "--driver-java-options": "",
-	"--driver-library-path": "", "--driver-memory": "", "--executor-cores": "",
-	"--executor-memory": "", "--files": "", "--jars": "", "--keytab": "", "--kill": "",
-	"--master": "", "--remote": "", "--name": "", "--num-executors": "", "--packages": "",
-	"--exclude-packages": "", "--principal": "", "--properties-file": "", "--proxy-user": "",
-	"--py-files": "", "--queue": "", "--repositories": "", "--status": "",
-	"--total-executor-cores": "", "--driver-default-class-path": "",
-}
-
-var switchOpts = map[string]bool{
-	"--verbose": true, "-v": true, "--supervise": true, "--load-spark-defaults": true,
-	"--help": true, "-h": true, "--version": true, "--usage-error": true,
-}
-
-// flags maps a spark-submit option to the conf key SparkSubmit's
+// flagConf maps a spark-submit option to the conf key SparkSubmit's
 // OptionAssigner sets from it in Kubernetes cluster mode.
 var flagConf = map[string]string{
 	"--master":               "spark.master",
@@ -88,134 +70,44 @@ var flagConf = map[string]string{
 	"--py-files":             "spark.submit.pyFiles",
 }
 
-// FromArgv turns a spark-submit argument vector into an Input the way
-// SparkSubmit does for a k8s:// master in cluster mode: --properties-file
-// (else $SPARK_CONF_DIR/spark-defaults.conf) under --conf, non-spark keys
-// dropped, the options' conf keys, the master normalised, the primary jar
-// appended to spark.jars, spark.driver.host dropped. env is the submitter's
-// environment (SPARK_CONF_DIR, SPARK_USER, PYSPARK_*, SPARK_LOCAL_DIRS,
-// HADOOP_CONF_DIR, USER); user the OS user name.
-func FromArgv(argv []string, sparkVersion string, env map[string]string) (*Input, error) {
-	in := &Input{SparkVersion: sparkVersion, Conf: map[string]string{}, Env: map[string]string{}}
-	flags := map[string]string{}
-	var confs [][2]string
-	loadDefaults := false
-	i := 0
-	for ; i < len(argv); i++ {
-		a := argv[i]
-		if a == "--" {
-			i++
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			break
-		}
-		name, val, hasVal := strings.Cut(a, "=")
-		if switchOpts[name] && !hasVal {
-			switch name {
-			case "--load-spark-defaults":
-				loadDefaults = true
-			case "--supervise", "--verbose", "-v":
-			default:
-				return nil, unsupported(name, "not a submission")
-			}
+// FromSubmission maps a spark-submit command line, loaded once with
+// submit.LoadSubmission (the argv, --properties-file, spark-defaults.conf,
+// $MASTER, $DEPLOY_MODE), to an Input the way SparkSubmit does for a
+// k8s:// master in cluster mode: the effective conf (--conf over the
+// files, non-spark keys dropped), the options' conf keys, the master
+// normalised, the primary jar appended to spark.jars, spark.driver.host
+// dropped. env is the submitter's environment (SPARK_USER, PYSPARK_*,
+// SPARK_LOCAL_DIRS, HADOOP_CONF_DIR, USER); the conf dir is the
+// submission's (Submission.ConfDir).
+func FromSubmission(sub *submit.Submission, sparkVersion string, env map[string]string) (*Input, error) {
+	if sub.Argv.Action != submit.ActionSubmit {
+		return nil, unsupported("--"+sub.Argv.Action, "not a submission")
+	}
+	for _, o := range []string{"--remote", "--principal", "--keytab"} {
+		if !sub.Argv.Has(o) {
 			continue
 		}
-		canon, ok := valueOpts[name]
-		if !ok {
-			return nil, invalid(name, "unknown spark-submit option")
+		if o == "--remote" {
+			return nil, unsupported(o, "Spark Connect is not a cluster-mode submission")
 		}
-		if canon == "" {
-			canon = name
-		}
-		if !hasVal {
-			if i+1 >= len(argv) {
-				return nil, invalid(name, "missing value")
-			}
-			i++
-			val = argv[i]
-		}
-		switch canon {
-		case "--conf":
-			k, v, ok := strings.Cut(val, "=")
-			if !ok || k == "" {
-				return nil, invalid("--conf", "want key=value, got %q", k)
-			}
-			confs = append(confs, [2]string{k, v})
-		case "--kill", "--status":
-			return nil, unsupported(canon, "not a submission")
-		case "--remote":
-			return nil, unsupported(canon, "Spark Connect is not a cluster-mode submission")
-		case "--principal", "--keytab":
-			return nil, unsupported(canon, "Kerberos logins need the JVM's Hadoop security")
-		case "--queue":
-			// YARN only: SparkSubmit ignores it for Kubernetes.
-		default:
-			flags[canon] = val
-		}
+		return nil, unsupported(o, "Kerberos logins need the JVM's Hadoop security")
 	}
-	if i < len(argv) {
-		in.Resource = argv[i]
-		in.AppArgs = append([]string{}, argv[i+1:]...)
-	}
-
-	// SparkSubmitArguments: --conf, then the properties file with setIfMissing.
-	props := map[string]string{}
-	for _, kv := range confs {
-		props[kv[0]] = kv[1]
-	}
-	var files []string
-	confDir := submit.SparkConfDir(func(k string) string { return env[k] })
-	defaults := ""
-	if confDir != "" {
-		defaults = filepath.Join(confDir, "spark-defaults.conf")
-	}
-	if pf := flags["--properties-file"]; pf != "" {
-		files = append(files, pf)
-		if loadDefaults && defaults != "" {
-			files = append(files, defaults)
-		}
-	} else if defaults != "" {
-		if _, err := os.Stat(defaults); err == nil {
-			files = append(files, defaults)
-		}
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, invalid("--properties-file", "%v", err)
-		}
-		m, err := javaprops.Map(b)
-		if err != nil {
-			return nil, invalid("--properties-file", "%s: %v", f, err)
-		}
-		for k, v := range m {
-			if _, ok := props[k]; !ok {
-				props[k] = strings.TrimSpace(v)
-			}
-		}
-	}
-	for k, v := range props {
-		if strings.HasPrefix(k, "spark.") {
-			in.Conf[k] = v
-		}
-	}
+	in := &Input{SparkVersion: sparkVersion, Conf: sub.SparkConf(), Env: map[string]string{}}
+	in.Resource, _ = sub.Primary()
+	in.AppArgs = sub.AppArgs()
 	// Options override the conf (loadEnvironmentArguments reads the conf
 	// when an option is absent, and the OptionAssigners write it back).
 	for f, key := range flagConf {
-		if v, ok := flags[f]; ok {
+		if v, ok := sub.Flag(f); ok {
 			in.Conf[key] = v
 		}
 	}
-	if v, ok := flags["--proxy-user"]; ok {
-		in.ProxyUser = v
-	}
-	in.MainClass = flags["--class"]
+	in.ProxyUser = sub.ProxyUser()
+	in.MainClass = sub.MainClass()
 
-	master := in.Conf["spark.master"]
-	if master == "" {
-		master = env["MASTER"]
-	}
+	// The master and deploy mode with Spark's precedence: option, conf,
+	// then $MASTER / $DEPLOY_MODE.
+	master, _ := sub.GivenMaster()
 	if !strings.HasPrefix(master, "k8s://") {
 		return nil, unsupported("--master", "the native submitter only submits to k8s:// masters, got %q", master)
 	}
@@ -224,26 +116,24 @@ func FromArgv(argv []string, sparkVersion string, env map[string]string) (*Input
 		return nil, err
 	}
 	in.Conf["spark.master"] = m
-	if dm := in.Conf["spark.submit.deployMode"]; dm != "cluster" {
-		if dm == "" {
-			dm = "client"
-		}
+	if dm := sub.DeployMode(); dm != "cluster" {
 		return nil, unsupported("--deploy-mode", "%s mode runs the driver in spark-submit itself", dm)
 	}
+	in.Conf["spark.submit.deployMode"] = "cluster"
 
 	switch {
 	case in.Resource == "":
 		return nil, invalid("primary resource", "missing (the application jar, .py or .R file)")
 	case in.Resource == "pyspark-shell" || in.Resource == "sparkr-shell" || in.Resource == "spark-shell":
 		return nil, unsupported(in.Resource, "shells run in client mode")
-	case strings.HasSuffix(in.Resource, ".py"):
-		in.ResourceType = ResourcePython
+	}
+	in.ResourceType = sub.PrimaryType()
+	switch in.ResourceType {
+	case ResourcePython:
 		in.MainClass = "org.apache.spark.deploy.PythonRunner"
-	case strings.HasSuffix(in.Resource, ".R"):
-		in.ResourceType = ResourceR
+	case ResourceR:
 		in.MainClass = "org.apache.spark.deploy.RRunner"
 	default:
-		in.ResourceType = ResourceJava
 		if in.MainClass == "" {
 			return nil, unsupported("--class", "missing: spark-submit would read Main-Class from the jar through Hadoop's file systems")
 		}
@@ -279,7 +169,7 @@ func FromArgv(argv []string, sparkVersion string, env map[string]string) (*Input
 		}
 	}
 	in.User = env["USER"]
-	if confDir != "" {
+	if confDir := sub.ConfDir(); confDir != "" {
 		cf, err := ConfDirFiles(confDir, in.Conf)
 		if err != nil {
 			return nil, err

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/prebake/prebake/internal/javaprops"
+	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s/native"
 )
 
 // Golden is one recorded spark-submit: the argv with placeholders, and the
@@ -334,3 +336,13 @@ func localDirs(o map[string]any) {
 }
 
 var localDirName = regexp.MustCompile(`^spark-local-dir-[0-9]+$`)
+
+// FromArgv is native.FromSubmission of args loaded (submit.LoadSubmission)
+// with the environment env, as the backend loads a submission.
+func FromArgv(args []string, version string, env map[string]string) (*native.Input, error) {
+	sub, err := submit.LoadSubmission(args, func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	return native.FromSubmission(sub, version, env)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package maven
+
+const raceEnabled = false

@@ -1,0 +1,152 @@
+package submit
+
+import (
+	"path"
+	"strings"
+)
+
+// This file holds the accessors every backend reads from a Submission, so
+// that the argv and the conf files are parsed once (LoadSubmission) and
+// every backend sees Spark's precedence (SparkSubmitArguments).
+
+// Args returns the command line as given (a copy).
+func (s *Submission) Args() []string { return append([]string{}, s.args...) }
+
+// Getenv is the environment the submission was loaded with.
+func (s *Submission) Getenv(key string) string { return s.getenv(key) }
+
+// Reload loads args (a command line derived from this one, such as the
+// rewritten one) with the same environment.
+func (s *Submission) Reload(args []string) (*Submission, error) {
+	return LoadSubmission(args, s.getenv)
+}
+
+// Flag returns the value of the last occurrence of a canonical spark-submit
+// option ("--jars"), as given in the argv.
+func (s *Submission) Flag(name string) (string, bool) { return s.Argv.Flag(name) }
+
+// GivenMaster is the master the submission names: --master, spark.master
+// (argv, properties file, spark-defaults.conf) or $MASTER; ok is false when
+// none does (Master then falls back to local[*] or connect).
+func (s *Submission) GivenMaster() (master string, ok bool) {
+	if v, ok := s.flagOrConf("--master", "spark.master"); ok && v != "" {
+		return v, true
+	}
+	if v := s.getenv("MASTER"); v != "" {
+		return v, true
+	}
+	return "", false
+}
+
+// MainClass is --class ("" without one).
+func (s *Submission) MainClass() string { v, _ := s.Argv.Flag("--class"); return v }
+
+// Primary is the primary resource ("" and false without one).
+func (s *Submission) Primary() (string, bool) { return s.Argv.Primary, s.Argv.HasPrimary }
+
+// AppArgs are the application arguments (a copy).
+func (s *Submission) AppArgs() []string { return append([]string{}, s.Argv.AppArgs...) }
+
+// Resource types of a primary resource (spark.kubernetes.resource.type).
+const (
+	ResourceJava   = "java"
+	ResourcePython = "python"
+	ResourceR      = "r"
+)
+
+// PrimaryType is the primary resource's type as SparkSubmit sees it
+// (isPython: .py or pyspark-shell; isR: .R or sparkr-shell), else java.
+func (s *Submission) PrimaryType() string {
+	p := s.Argv.Primary
+	switch {
+	case strings.HasSuffix(p, ".py") || p == ResourcePySparkShell:
+		return ResourcePython
+	case strings.HasSuffix(p, ".R") || p == ResourceSparkRShell:
+		return ResourceR
+	}
+	return ResourceJava
+}
+
+// Name is the application name as SparkSubmitArguments sets it: --name,
+// spark.app.name, the main class, else the primary resource's file name;
+// "" when there is none of them.
+func (s *Submission) Name() string {
+	if v, ok := s.flagOrConf("--name", "spark.app.name"); ok && v != "" {
+		return v
+	}
+	if c := s.MainClass(); c != "" {
+		return c
+	}
+	if p, ok := s.Primary(); ok && p != "" {
+		return path.Base(p)
+	}
+	return ""
+}
+
+// PropertiesFilePath is --properties-file ("" without one).
+func (s *Submission) PropertiesFilePath() string {
+	v, _ := s.Argv.Flag("--properties-file")
+	return v
+}
+
+// Supervise reports whether --supervise was given.
+func (s *Submission) Supervise() bool { return s.Argv.Has("--supervise") }
+
+// ProxyUser is --proxy-user ("" without one).
+func (s *Submission) ProxyUser() string { v, _ := s.Argv.Flag("--proxy-user"); return v }
+
+// SparkConf is the effective Spark conf of the submission, as
+// SparkSubmitArguments builds sparkProperties: --conf (the last one wins),
+// then the properties file and spark-defaults.conf for keys the argv lacks
+// (see Conf for which files), without the keys that do not start with
+// "spark." (ignoreNonSparkProperties). The spark-submit options that set
+// conf keys (--name, --jars, ...) are not applied: each backend applies its
+// cluster manager's OptionAssigners.
+func (s *Submission) SparkConf() map[string]string {
+	out := map[string]string{}
+	for _, f := range []*PropsFile{s.Defaults, s.PropertiesFile} {
+		if f == nil {
+			continue
+		}
+		for _, k := range f.Keys() {
+			out[k], _ = f.Get(k)
+		}
+	}
+	for _, o := range s.Argv.Options {
+		if o.Name == "--conf" {
+			k, v := o.ConfKV()
+			out[k] = v
+		}
+	}
+	for k := range out {
+		if !strings.HasPrefix(k, "spark.") {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// WithConf returns the command line with --conf k=v options (kv are pairs)
+// added after the user's options, just before the primary resource, so
+// that they win over the user's own.
+func (s *Submission) WithConf(kv ...string) []string {
+	a := *s.Argv
+	a.Options = append([]Arg{}, s.Argv.Options...)
+	for i := 0; i+1 < len(kv); i += 2 {
+		a.Options = append(a.Options, Arg{Name: "--conf", Value: kv[i] + "=" + kv[i+1], Tokens: []string{"--conf", kv[i] + "=" + kv[i+1]}})
+	}
+	if s.Argv.appArgAt != nil {
+		// Mixed arguments: the ones after the last option stay after it.
+		a.appArgAt = append([]int{}, s.Argv.appArgAt...)
+		for i, at := range a.appArgAt {
+			if at == len(s.Argv.Options) {
+				a.appArgAt[i] = len(a.Options)
+			}
+		}
+	}
+	return a.Tokens()
+}
+
+// ConfDir is the directory spark-submit reads spark-defaults.conf from:
+// $SPARK_CONF_DIR, else $SPARK_HOME/conf, else "" (none).
+func (s *Submission) ConfDir() string { return sparkConfDir(s.getenv) }
