@@ -140,9 +140,11 @@ func Walk(err error, visit func(error) bool) bool {
 	return true
 }
 
-// OptionError is a bad or missing option value. Option names the option in
-// the library's own terms (its Go name, "layers.BakeInput.Target"), never a
-// CLI flag: the edge maps it to the flag or setting that sets it.
+// OptionError is an error an option's value explains: a bad or missing
+// value, or an outcome the value chose (a time limit reached, a driver left
+// running). Option names the option in the library's own terms (its Go
+// name, "layers.BakeInput.Target"), never a CLI flag: the edge maps it to
+// the flag or setting that sets it.
 type OptionError struct {
 	Option string
 	Err    error
