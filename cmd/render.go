@@ -19,12 +19,18 @@ import (
 // render prints a backend's outcome with -o out and returns the run's error
 // (err), unless the output could not be written.
 func render(out outputFormat, o submit.Outcome, err error, stdout, stderr io.Writer) error {
+	// The one classifier (exitcode.Code) gives the run's exit code and its
+	// source; the backends say only what failed.
+	code, source := exitcode.Outcome(o.Err())
 	switch r := o.(type) {
 	case *k8s.Result:
+		r.ExitCode, r.Source = code, source
 		return renderK8s(out, r, err, stdout, stderr)
 	case *rest.Result:
+		r.ExitCode, r.Source = code, source
 		return renderREST(out, r, stdout)
 	case *local.Result:
+		r.ExitCode, r.Source = code, source
 		// Text: spark-submit's own output was the run's; the CLI prints the error.
 		if out == outJSON {
 			r.Message = withHintMessage(r.Message, err)

@@ -50,7 +50,7 @@ var allowed = map[string][]string{
 // libraries say what failed (errdefs), never which exit code to use. The
 // value lists the exceptions still to be removed.
 var edgeOnly = map[string][]string{
-	"internal/exitcode": {"internal/exitcode", "submit/k8s", "submit/rest", "submit/local"}, // their results carry the exit code
+	"internal/exitcode": {"internal/exitcode"},
 	// The terminal bars (mpb): libraries name only internal/progress/task.
 	"internal/progress": {"internal/progress", "pipeline"},
 }

@@ -121,6 +121,15 @@ func Code(err error) int {
 	return Internal
 }
 
+// Outcome is the exit code of a run that ended with err and where it came
+// from: the driver for a success (the driver decided it), else SourceOf.
+func Outcome(err error) (code int, source string) {
+	if err == nil {
+		return OK, SourceDriver
+	}
+	return Code(err), SourceOf(err)
+}
+
 // SourceOf returns where the code of err came from.
 func SourceOf(err error) string {
 	if _, src, ok := outermost(err); ok && src != "" {

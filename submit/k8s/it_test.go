@@ -104,7 +104,9 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	}
 	res, err := Submit(ctx, mustLoad(t, args, o.Getenv), o)
 	// What `prebake submit` prints after the progress: the text form's
-	// stderr part, and the JSON form on stdout.
+	// stderr part, and the JSON form on stdout (with the exit code and
+	// source cmd sets from the error).
+	res.ExitCode, res.Source = exitcode.Outcome(res.Err())
 	res.WriteText(io.Discard, &stderr)
 	js, jerr := json.MarshalIndent(res, "", "  ")
 	if jerr != nil {
@@ -228,7 +230,7 @@ func checkResult(t testing.TB, r itResult, want itWant) {
 	t.Helper()
 	got := itWant{exitcode.Code(r.err), exitcode.SourceOf(r.err), r.res.Reason, r.res.Phase}
 	if r.err == nil {
-		got.Source = r.res.Source
+		got.Source = exitSource(r.res.Err())
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("result (-want +got):\n%s\nerr: %v\nstdout:\n%s\nstderr:\n%s", d, r.err, r.stdout, r.stderr)

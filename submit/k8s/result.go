@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
@@ -42,11 +41,14 @@ import (
 //	              "submitSeconds": 1.2, "pendingSeconds": 3.4, "runSeconds": 56.7, "totalSeconds": 61.3}
 //	}
 type Result struct {
-	Backend             string            `json:"backend"`
-	SubmissionID        string            `json:"submissionId,omitempty"`
-	Namespace           string            `json:"namespace,omitempty"`
-	Pod                 string            `json:"pod,omitempty"`
-	Phase               string            `json:"phase"`
+	Backend      string `json:"backend"`
+	SubmissionID string `json:"submissionId,omitempty"`
+	Namespace    string `json:"namespace,omitempty"`
+	Pod          string `json:"pod,omitempty"`
+	Phase        string `json:"phase"`
+	// ExitCode and Source are the process's exit code and who decided it
+	// (prebake, driver, ...): the caller that maps errors to exit codes
+	// (cmd) sets them from Err() before it prints the result.
 	ExitCode            int               `json:"exitCode"`
 	DriverExitCode      *int              `json:"driverExitCode,omitempty"`
 	Source              string            `json:"source"`
@@ -58,7 +60,7 @@ type Result struct {
 	SparkSubmitExitCode *int              `json:"sparkSubmitExitCode,omitempty"`
 	Timings             Timings           `json:"timings"`
 
-	err error // the error carrying ExitCode
+	err error // what failed (errdefs kinds), nil on success
 }
 
 // ContainerResult is one container's last state in the driver pod.
@@ -85,18 +87,13 @@ type ExecutorFailure struct {
 // Timings are submit.Timings.
 type Timings = submit.Timings
 
-// Err is the error for the result: nil on success, else an *errdefs.Error
-// with ExitCode and Source.
+// Err is the error for the result: nil on success, else the error; its
+// errdefs kind says what failed (errdefs.Driver carries the driver's code).
 func (r *Result) Err() error { return r.err }
 
-// finish sets the exit code from err (nil: success) and the timings.
+// finish records err (nil: success) and sets the timings.
 func (r *Result) finish(now time.Time, err error) {
 	r.err = err
-	r.ExitCode = exitcode.Code(err)
-	r.Source = exitcode.SourceOf(err)
-	if err == nil {
-		r.Source = exitcode.SourceDriver
-	}
 	if err != nil && r.Message == "" {
 		r.Message = redact.Line(err.Error())
 	}
@@ -191,7 +188,7 @@ func containerResults(pod *corev1.Pod) []ContainerResult {
 // without -o json): the summary on stdout and, when the run failed, the
 // container statuses, executor failures and the log tail on stderr.
 func (r *Result) WriteText(stdout, stderr io.Writer) {
-	if r.ExitCode != 0 || r.Reason == ReasonHung {
+	if r.err != nil || r.Reason == ReasonHung {
 		if len(r.Containers) > 0 {
 			fmt.Fprintln(stderr, "Container final statuses:")
 			for _, c := range r.Containers {

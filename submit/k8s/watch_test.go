@@ -255,7 +255,7 @@ func runWatchCase(t *testing.T, tc watchCase) {
 			deleted = true
 		}
 	}
-	got := summary{res.ExitCode, res.Source, res.Reason, res.Phase, deleted, len(res.LogTail) > 0,
+	got := summary{exitcode.Code(res.Err()), exitSource(res.Err()), res.Reason, res.Phase, deleted, len(res.LogTail) > 0,
 		strings.Contains(res.Message, tc.wantMsg), (err == nil) == (tc.wantCode == 0), errdefs.OptionOf(err)}
 	want := summary{tc.wantCode, tc.wantSource, tc.wantReason, tc.wantPhase, tc.wantDeleted, tc.wantLogTail, true, true, tc.wantOption}
 	if tc.wantPhase == "" {
@@ -264,8 +264,8 @@ func runWatchCase(t *testing.T, tc watchCase) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("result (-want +got):\n%s\nmessage: %s\nstderr:\n%s", d, res.Message, stderr.String())
 	}
-	if exitcode.Code(err) != res.ExitCode {
-		t.Errorf("error code %d != result code %d", exitcode.Code(err), res.ExitCode)
+	if exitcode.Code(err) != exitcode.Code(res.Err()) {
+		t.Errorf("error code %d != result code %d", exitcode.Code(err), exitcode.Code(res.Err()))
 	}
 }
 
@@ -384,3 +384,6 @@ func TestExecutorFailures(t *testing.T) {
 		t.Errorf("executor failures (-want +got):\n%s", d)
 	}
 }
+
+// exitSource is the source cmd reports for a run that ended with err.
+func exitSource(err error) string { _, s := exitcode.Outcome(err); return s }

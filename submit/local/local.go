@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
@@ -89,9 +88,12 @@ type Options struct {
 //	  "timings": {"started": "RFC3339", "finished": "...", "totalSeconds": 12.3}
 //	}
 type Result struct {
-	Backend        string   `json:"backend"`
-	Master         string   `json:"master"`
-	DeployMode     string   `json:"deployMode"`
+	Backend    string `json:"backend"`
+	Master     string `json:"master"`
+	DeployMode string `json:"deployMode"`
+	// ExitCode and Source are the process's exit code and who decided it
+	// (prebake, driver, ...): the caller that maps errors to exit codes
+	// (cmd) sets them from Err() before it prints the result.
 	ExitCode       int      `json:"exitCode"`
 	DriverExitCode *int     `json:"driverExitCode,omitempty"`
 	Source         string   `json:"source"`
@@ -210,14 +212,9 @@ func runLocal(ctx context.Context, args []string, o *Options, res *Result) error
 	return submit.DriverExit(code, fmt.Sprintf("spark-submit exited with code %d", code))
 }
 
-// finish sets the exit code, source, reason and timings from err.
+// finish records err and sets the reason and timings from it.
 func (r *Result) finish(now time.Time, err error) {
 	r.err = err
-	r.ExitCode = exitcode.Code(err)
-	r.Source = exitcode.SourceOf(err)
-	if err == nil {
-		r.Source = exitcode.SourceDriver
-	}
 	if r.Reason == "" {
 		switch {
 		case err == nil:

@@ -97,7 +97,7 @@ func TestSubmitLocalExitCodes(t *testing.T) {
 			if got := exitcode.Code(err); got != tt.want {
 				t.Fatalf("exit %d, want %d (%v)\n%s", got, tt.want, err, stderr.String())
 			}
-			if res.Source != tt.source || res.Reason != tt.reason || res.DriverExitCode == nil || *res.DriverExitCode != tt.driverCode {
+			if _, src := exitcode.Outcome(res.Err()); src != tt.source || res.Reason != tt.reason || res.DriverExitCode == nil || *res.DriverExitCode != tt.driverCode {
 				t.Errorf("result %+v", res)
 			}
 			got, _ := os.ReadFile(argsFile)
@@ -128,6 +128,7 @@ func TestSubmitLocalJSON(t *testing.T) {
 	if !strings.Contains(stderr.String(), "app-stdout") {
 		t.Errorf("with JSON the app's stdout goes to stderr: %q", stderr.String())
 	}
+	res.ExitCode, res.Source = exitcode.Outcome(res.Err()) // as cmd does before printing
 	data, jerr := json.Marshal(res)
 	if jerr != nil {
 		t.Fatal(jerr)

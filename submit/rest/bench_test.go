@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 )
 
@@ -27,8 +28,8 @@ func BenchmarkRestSubmitHA(b *testing.B) {
 		for range n {
 			res := Submit(context.Background(), submitArgs(master),
 				WithEnviron(nil), WithPollInterval(time.Millisecond), WithRetry(2, time.Millisecond, 3))
-			if res.ExitCode != 0 {
-				b.Fatalf("exit %d: %v", res.ExitCode, res.Err())
+			if exitcode.Code(res.Err()) != 0 {
+				b.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
 			}
 		}
 		return time.Since(start) / time.Duration(n)

@@ -101,8 +101,8 @@ func TestRestDriverEnds(t *testing.T) {
 			addr := fakeMaster(t, fake)
 			var log testenv.SyncBuffer
 			res := Submit(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
-			if res.ExitCode != tt.wantCode || res.Source != tt.wantSource {
-				t.Fatalf("exit %d source %s, want %d %s (%v)\nlog:\n%s", res.ExitCode, res.Source, tt.wantCode, tt.wantSource, res.Err(), log.String())
+			if exitcode.Code(res.Err()) != tt.wantCode || exitSource(res.Err()) != tt.wantSource {
+				t.Fatalf("exit %d source %s, want %d %s (%v)\nlog:\n%s", exitcode.Code(res.Err()), exitSource(res.Err()), tt.wantCode, tt.wantSource, res.Err(), log.String())
 			}
 			if exitcode.Code(res.Err()) != tt.wantCode {
 				t.Errorf("Err() code %d", exitcode.Code(res.Err()))
@@ -135,8 +135,8 @@ func TestRestRelaunchingAndUnknownAreNotTerminal(t *testing.T) {
 	))
 	var log testenv.SyncBuffer
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
-	if res.ExitCode != 0 {
-		t.Fatalf("exit %d: %v\n%s", res.ExitCode, res.Err(), log.String())
+	if exitcode.Code(res.Err()) != 0 {
+		t.Fatalf("exit %d: %v\n%s", exitcode.Code(res.Err()), res.Err(), log.String())
 	}
 	want := []string{"SUBMITTED", "RUNNING", "RELAUNCHING", "RUNNING", "UNKNOWN", "RUNNING", "FINISHED"}
 	if diff := cmp.Diff(want, states(res)); diff != "" {
@@ -155,16 +155,16 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 	m1, m2 := fakeMaster(t, standby), fakeMaster(t, alive)
 	var log testenv.SyncBuffer
 	res := Submit(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
-	if res.ExitCode != 0 || res.RestURL != "http://"+m2 {
-		t.Fatalf("exit %d via %s: %v", res.ExitCode, res.RestURL, res.Err())
+	if exitcode.Code(res.Err()) != 0 || res.RestURL != "http://"+m2 {
+		t.Fatalf("exit %d via %s: %v", exitcode.Code(res.Err()), res.RestURL, res.Err())
 	}
 	if got := len(standby.Requests()); got != 1 {
 		t.Errorf("standby got %d requests, want 1 (the create; polls stick to the leader)", got)
 	}
 	// Every master a standby: no ALIVE master, exit 69.
 	res = Submit(context.Background(), submitArgs("spark://"+m1+","+m1), fastOpts(&log)...)
-	if !errors.Is(res.Err(), ErrNoAliveMaster) || res.ExitCode != exitcode.Unavailable {
-		t.Errorf("all standby: %v (exit %d)", res.Err(), res.ExitCode)
+	if !errors.Is(res.Err(), ErrNoAliveMaster) || exitcode.Code(res.Err()) != exitcode.Unavailable {
+		t.Errorf("all standby: %v (exit %d)", res.Err(), exitcode.Code(res.Err()))
 	}
 	// A status query on a standby also moves on.
 	id := "driver-20260101000000-0007"
@@ -179,8 +179,8 @@ func TestRestRefusedMovesToNextMaster(t *testing.T) {
 	var log testenv.SyncBuffer
 	m2 := fakeMaster(t, sparkresttest.New())
 	res := Submit(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
-	if res.ExitCode != 0 {
-		t.Fatalf("exit %d: %v", res.ExitCode, res.Err())
+	if exitcode.Code(res.Err()) != 0 {
+		t.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
 	}
 }
 
@@ -223,7 +223,7 @@ func TestRestDisabled(t *testing.T) {
 	var log testenv.SyncBuffer
 	res := Submit(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || errdefs.OptionOf(res.Err()) != "rest.WithPort" {
-		t.Errorf("hang-up: exit %d: %v", res.ExitCode, res.Err())
+		t.Errorf("hang-up: exit %d: %v", exitcode.Code(res.Err()), res.Err())
 	}
 	for _, master := range []string{
 		"spark://" + refusedAddr(t) + "," + refusedAddr(t),
@@ -232,8 +232,8 @@ func TestRestDisabled(t *testing.T) {
 	} {
 		var log testenv.SyncBuffer
 		res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
-		if res.ExitCode != exitcode.Unavailable || !errors.Is(res.Err(), ErrUnavailable) {
-			t.Errorf("%s: exit %d: %v", master, res.ExitCode, res.Err())
+		if exitcode.Code(res.Err()) != exitcode.Unavailable || !errors.Is(res.Err(), ErrUnavailable) {
+			t.Errorf("%s: exit %d: %v", master, exitcode.Code(res.Err()), res.Err())
 			continue
 		}
 		if !strings.Contains(res.Message, "spark.master.rest.enabled=true") || errdefs.OptionOf(res.Err()) != "rest.WithPort" {
@@ -246,8 +246,8 @@ func TestRestProtocolVersion468(t *testing.T) {
 	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithProtocolVersion("v2"))
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
-	if !errors.Is(res.Err(), ErrProtocolVersion) || res.ExitCode != exitcode.Unavailable {
-		t.Fatalf("exit %d: %v", res.ExitCode, res.Err())
+	if !errors.Is(res.Err(), ErrProtocolVersion) || exitcode.Code(res.Err()) != exitcode.Unavailable {
+		t.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
 	}
 	for _, s := range []string{"HTTP 468", "protocol v1", "speaks v2", "Unknown protocol version 'v1'"} {
 		if !strings.Contains(res.Message, s) {
@@ -298,12 +298,12 @@ func TestRestUnknownAndEvictedID(t *testing.T) {
 	})
 	master := "spark://" + fakeMaster(t, h)
 	res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
-	if res.ExitCode != exitcode.NotFound || res.Reason != "Evicted" || !strings.Contains(res.Message, "after it was RUNNING") {
-		t.Errorf("evicted: exit %d reason %s: %s", res.ExitCode, res.Reason, res.Message)
+	if exitcode.Code(res.Err()) != exitcode.NotFound || res.Reason != "Evicted" || !strings.Contains(res.Message, "after it was RUNNING") {
+		t.Errorf("evicted: exit %d reason %s: %s", exitcode.Code(res.Err()), res.Reason, res.Message)
 	}
 	res = Attach(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...)
-	if res.ExitCode != exitcode.NotFound || res.Reason != "NotFound" || !errors.Is(res.Err(), ErrSubmissionNotFound) {
-		t.Errorf("unknown: exit %d reason %s: %v", res.ExitCode, res.Reason, res.Err())
+	if exitcode.Code(res.Err()) != exitcode.NotFound || res.Reason != "NotFound" || !errors.Is(res.Err(), ErrSubmissionNotFound) {
+		t.Errorf("unknown: exit %d reason %s: %v", exitcode.Code(res.Err()), res.Reason, res.Err())
 	}
 	if _, err := Status(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...); exitcode.Code(err) != exitcode.NotFound {
 		t.Errorf("status of unknown id: %v", err)
@@ -320,8 +320,8 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		fake.ServeHTTP(w, r)
 	})
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log)...)
-	if res.ExitCode != 0 || res.State != "FINISHED" {
-		t.Fatalf("exit %d state %s: %v\n%s", res.ExitCode, res.State, res.Err(), log.String())
+	if exitcode.Code(res.Err()) != 0 || res.State != "FINISHED" {
+		t.Fatalf("exit %d state %s: %v\n%s", exitcode.Code(res.Err()), res.State, res.Err(), log.String())
 	}
 	// Go's transport silently retries a GET once on a reused connection
 	// that drops, so 2 or 3 of the 3 drops surface as failed polls.
@@ -337,8 +337,8 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		fake2.ServeHTTP(w, r)
 	})
 	res = Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, h2)), fastOpts(&log)...)
-	if res.ExitCode != exitcode.Unavailable || !strings.Contains(res.Message, "state is unknown") {
-		t.Errorf("exit %d: %s", res.ExitCode, res.Message)
+	if exitcode.Code(res.Err()) != exitcode.Unavailable || !strings.Contains(res.Message, "state is unknown") {
+		t.Errorf("exit %d: %s", exitcode.Code(res.Err()), res.Message)
 	}
 }
 
@@ -346,8 +346,8 @@ func TestRestTimeout(t *testing.T) {
 	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
-	if res.ExitCode != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
-		t.Fatalf("exit %d reason %s: %s", res.ExitCode, res.Reason, res.Message)
+	if exitcode.Code(res.Err()) != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
+		t.Fatalf("exit %d reason %s: %s", exitcode.Code(res.Err()), res.Reason, res.Message)
 	}
 	// The library names its option; the CLI's hint names --timeout.
 	if !errors.Is(res.Err(), errdefs.Timeout) || errdefs.OptionOf(res.Err()) != "rest.WithTimeout" || !strings.Contains(res.Message, "time limit of 200ms reached") {
@@ -373,8 +373,8 @@ func TestRestCancelKills(t *testing.T) {
 				}
 			})
 			res := Submit(ctx, submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log, WithKillOnCancel(kill))...)
-			if res.Reason != "Cancelled" || res.ExitCode != exitcode.DriverFailed || res.Source != exitcode.SourcePrebake {
-				t.Fatalf("exit %d reason %s source %s: %s", res.ExitCode, res.Reason, res.Source, res.Message)
+			if res.Reason != "Cancelled" || exitcode.Code(res.Err()) != exitcode.DriverFailed || exitSource(res.Err()) != exitcode.SourcePrebake {
+				t.Fatalf("exit %d reason %s source %s: %s", exitcode.Code(res.Err()), res.Reason, exitSource(res.Err()), res.Message)
 			}
 			var kills []string
 			for _, r := range fake.Requests() {
@@ -410,8 +410,8 @@ func TestRestMesos(t *testing.T) {
 				sparkresttest.Step{State: "RETRYING", Message: "state: TASK_LOST"}, sparkresttest.Step{State: "FINISHED", Message: msg}))
 			args := []string{"--master", "mesos://" + fakeMaster(t, fake), "--deploy-mode", "cluster", "--class", "C", "http://h/app.jar"}
 			res := Submit(context.Background(), mustLoad(args), fastOpts(&log)...)
-			if res.ExitCode != tt.code || res.TaskState != tt.task || res.Reason != tt.task {
-				t.Fatalf("exit %d task %s reason %s: %v\n%s", res.ExitCode, res.TaskState, res.Reason, res.Err(), log.String())
+			if exitcode.Code(res.Err()) != tt.code || res.TaskState != tt.task || res.Reason != tt.task {
+				t.Fatalf("exit %d task %s reason %s: %v\n%s", exitcode.Code(res.Err()), res.TaskState, res.Reason, res.Err(), log.String())
 			}
 			if diff := cmp.Diff([]string{"QUEUED", "RUNNING", "RETRYING", "FINISHED"}, states(res)); diff != "" {
 				t.Errorf("transitions (-want +got):\n%s", diff)
@@ -449,8 +449,8 @@ func TestRestAttach(t *testing.T) {
 	id := "driver-20261129101010-0002"
 	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FAILED"})
 	res := Attach(context.Background(), "spark://"+fakeMaster(t, fake), id, fastOpts(&log)...)
-	if res.ExitCode != exitcode.DriverFailed || res.SubmissionID != id || res.State != "FAILED" {
-		t.Fatalf("exit %d: %+v", res.ExitCode, res)
+	if exitcode.Code(res.Err()) != exitcode.DriverFailed || res.SubmissionID != id || res.State != "FAILED" {
+		t.Fatalf("exit %d: %+v", exitcode.Code(res.Err()), res)
 	}
 	for _, r := range fake.Requests() {
 		if r.Method != http.MethodGet {
@@ -458,3 +458,6 @@ func TestRestAttach(t *testing.T) {
 		}
 	}
 }
+
+// exitSource is the source cmd reports for a run that ended with err.
+func exitSource(err error) string { _, s := exitcode.Outcome(err); return s }

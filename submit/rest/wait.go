@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
@@ -41,20 +40,23 @@ import (
 //	              "submitSeconds": 0.1, "pendingSeconds": 2, "runSeconds": 30, "totalSeconds": 32.1}
 //	}
 type Result struct {
-	Backend        string       `json:"backend"`
-	SubmissionID   string       `json:"submissionId,omitempty"`
-	Master         string       `json:"master"`
-	RestURL        string       `json:"restUrl,omitempty"`
-	State          string       `json:"state"`
-	TaskState      string       `json:"taskState,omitempty"`
-	WorkerID       string       `json:"workerId,omitempty"`
-	WorkerHostPort string       `json:"workerHostPort,omitempty"`
-	ExitCode       int          `json:"exitCode"`
-	Source         string       `json:"source"`
-	Reason         string       `json:"reason,omitempty"`
-	Message        string       `json:"message,omitempty"`
-	Transitions    []Transition `json:"transitions,omitempty"`
-	Timings        Timings      `json:"timings"`
+	Backend        string `json:"backend"`
+	SubmissionID   string `json:"submissionId,omitempty"`
+	Master         string `json:"master"`
+	RestURL        string `json:"restUrl,omitempty"`
+	State          string `json:"state"`
+	TaskState      string `json:"taskState,omitempty"`
+	WorkerID       string `json:"workerId,omitempty"`
+	WorkerHostPort string `json:"workerHostPort,omitempty"`
+	// ExitCode and Source are the process's exit code and who decided it
+	// (prebake, driver, ...): the caller that maps errors to exit codes
+	// (cmd) sets them from Err() before it prints the result.
+	ExitCode    int          `json:"exitCode"`
+	Source      string       `json:"source"`
+	Reason      string       `json:"reason,omitempty"`
+	Message     string       `json:"message,omitempty"`
+	Transitions []Transition `json:"transitions,omitempty"`
+	Timings     Timings      `json:"timings"`
 
 	err error
 }
@@ -72,16 +74,11 @@ type Transition struct {
 // the K8s backend's, so -o json reads alike).
 type Timings = submit.Timings
 
-// Err is nil on success, else an *errdefs.Error with ExitCode and Source.
+// Err is nil on success, else the error; its errdefs kind says what failed.
 func (r *Result) Err() error { return r.err }
 
 func (r *Result) finish(now time.Time, reason string, err error) *Result {
 	r.err = err
-	r.ExitCode = exitcode.Code(err)
-	r.Source = exitcode.SourceOf(err)
-	if err == nil {
-		r.Source = exitcode.SourceDriver
-	}
 	if reason != "" {
 		r.Reason = reason
 	}
