@@ -61,7 +61,7 @@ func renderK8s(out outputFormat, r *k8s.Result, err error, stdout, stderr io.Wri
 		}
 		return err
 	}
-	r.WriteText(stdout, stderr)
+	writeK8sText(r, stdout, stderr)
 	return err
 }
 
@@ -75,6 +75,6 @@ func renderREST(out outputFormat, r *rest.Result, stdout io.Writer) error {
 		}
 		return r.Err()
 	}
-	r.WriteText(stdout)
+	writeRESTText(r, stdout)
 	return r.Err()
 }

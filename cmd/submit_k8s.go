@@ -98,7 +98,7 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 		}
 		return err
 	}
-	k8s.WriteStatusText(req.Stdout, ss)
+	writeK8sStatusText(req.Stdout, ss)
 	return err
 }
 

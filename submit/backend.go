@@ -3,7 +3,7 @@ package submit
 import (
 	"context"
 	"fmt"
-	"io"
+	"strings"
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
@@ -72,22 +72,6 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// WriteSummary prints the one-line summary of a run on stdout:
-// "<id> <state> exit=N source=S[ task=T][ reason=R] total=D".
-func WriteSummary(w io.Writer, id, state string, exit int, source, task, reason string, timings Timings) {
-	if id == "" {
-		id = "(not submitted)"
-	}
-	fmt.Fprintf(w, "%s %s exit=%d source=%s", id, state, exit, source)
-	if task != "" {
-		fmt.Fprintf(w, " task=%s", task)
-	}
-	if reason != "" {
-		fmt.Fprintf(w, " reason=%s", reason)
-	}
-	fmt.Fprintf(w, " total=%s\n", time.Duration(timings.TotalSeconds*float64(time.Second)).Round(100*time.Millisecond))
-}
-
 // DriverExit turns the driver's own exit code into the run's error: nil for
 // 0, errdefs.Driver for a code that can be passed through (1–63, 101,
 // 126–255), else errdefs.DriverError (kind errdefs.DriverFailed, source
@@ -100,4 +84,14 @@ func DriverExit(code int, msg string) error {
 		return errdefs.Driver(code, fmt.Errorf("%s", msg))
 	}
 	return errdefs.DriverError(fmt.Errorf("%s (exit code %d is outside the pass-through range)", msg, code))
+}
+
+// OneLine is the first line of s, trimmed, with " ..." when more follow
+// (a pod's or container's message in a one-line report).
+func OneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " ..."
+	}
+	return s
 }

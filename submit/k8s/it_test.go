@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,11 +102,9 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 		ctx = context.Background()
 	}
 	res, err := Submit(ctx, mustLoad(t, args, o.Getenv), o)
-	// What `prebake submit` prints after the progress: the text form's
-	// stderr part, and the JSON form on stdout (with the exit code and
-	// source cmd sets from the error).
+	// The JSON form `prebake submit -o json` prints, with the exit code
+	// and source cmd sets from the error (cmd renders the text form).
 	res.ExitCode, res.Source = exitcode.Outcome(res.Err())
-	res.WriteText(io.Discard, &stderr)
 	js, jerr := json.MarshalIndent(res, "", "  ")
 	if jerr != nil {
 		t.Fatal(jerr)
@@ -304,14 +301,14 @@ func TestK8sIT(t *testing.T) {
 			r := e.submit(t, itRun{ns: ns})
 			wait()
 			checkResult(t, r, itWant{137, "driver", "OOMKilled", "Failed"})
-			if len(r.res.ExecutorFailures) != 1 || r.res.ExecutorFailures[0].Explanation != "JVM OOM" || !strings.Contains(r.stderr, "Executor 1 (") {
-				t.Errorf("executor failures %+v\nstderr:\n%s", r.res.ExecutorFailures, r.stderr)
+			if len(r.res.ExecutorFailures) != 1 || r.res.ExecutorFailures[0].Explanation != "JVM OOM" || r.res.ExecutorFailures[0].ExecutorID != "1" {
+				t.Errorf("executor failures %+v", r.res.ExecutorFailures)
 			}
 			if d := cmp.Diff(lines[55:], r.res.LogTail); d != "" {
 				t.Errorf("log tail (-want +got):\n%s", d)
 			}
-			if !strings.Contains(r.stderr, "memory limit") || !strings.Contains(r.stderr, "exit code 137") {
-				t.Errorf("stderr does not explain the OOM kill:\n%s", r.stderr)
+			if !strings.Contains(r.stdout, "memory limit") || !strings.Contains(r.stdout, `"exitCode": 137`) {
+				t.Errorf("the result does not explain the OOM kill:\n%s", r.stdout)
 			}
 		})
 

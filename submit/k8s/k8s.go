@@ -517,7 +517,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 			res.Reason = "Failed"
 		}
 		w.fillLogTail(ctx, pod, res)
-		return true, errdefs.DriverError(fmt.Errorf("driver pod %s/%s failed (%s) with no driver container exit code: %s", w.ns, w.pod, res.Reason, oneLine(pod.Status.Message)))
+		return true, errdefs.DriverError(fmt.Errorf("driver pod %s/%s failed (%s) with no driver container exit code: %s", w.ns, w.pod, res.Reason, submit.OneLine(pod.Status.Message)))
 	}
 	if cs != nil && cs.State.Running != nil {
 		if res.Timings.Running == nil {
@@ -541,7 +541,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 		res.Containers = containerResults(pod)
 		detail := res.Reason
 		if msg != "" {
-			detail += ": " + oneLine(msg)
+			detail += ": " + submit.OneLine(msg)
 		}
 		err := fmt.Errorf("driver pod %s/%s stuck in %s for %s, the pending time limit: %s", w.ns, w.pod, pod.Status.Phase, w.o.PendingTimeout, detail)
 		if w.o.KillOnCancel {
@@ -582,7 +582,7 @@ func (w *driverWatch) checkExecutors(ctx context.Context, driver *corev1.Pod, re
 			}
 		}
 		if f.ExitCode == nil && p.Status.Phase == corev1.PodFailed {
-			f.Reason, f.Explanation = p.Status.Reason, oneLine(p.Status.Message)
+			f.Reason, f.Explanation = p.Status.Reason, submit.OneLine(p.Status.Message)
 		}
 		if f.ExitCode == nil && f.Reason == "" {
 			continue

@@ -51,7 +51,7 @@ type DriverStatus struct {
 // Status returns the state of the driver pods matching id ("ns:pod",
 // "pod", or a glob "ns:prefix*" on pods labelled spark-role=driver), as
 // spark-submit --status reads it; the list is empty, not nil, when none
-// matches, and the error is then errdefs.NotFound. WriteStatusText prints
+// matches, and the error is then errdefs.NotFound. cmd prints
 // it as spark-submit does.
 func Status(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, error) {
 	pods, err := findDrivers(ctx, master, id, &o)
@@ -66,16 +66,6 @@ func Status(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus
 		return out, errdefs.Errorf(errdefs.NotFound, "no driver pod matches %s", id)
 	}
 	return out, nil
-}
-
-// WriteStatusText prints Status's result as spark-submit --status does.
-func WriteStatusText(w io.Writer, ss []DriverStatus) {
-	for _, s := range ss {
-		fmt.Fprintf(w, "Application status (driver):\n%s", statusBundle(s))
-	}
-	if len(ss) == 0 {
-		fmt.Fprintln(w, "Application not found.")
-	}
 }
 
 // Kill deletes the driver pods matching id, as spark-submit --kill does.
@@ -244,45 +234,6 @@ func driverStatus(p corev1.Pod) DriverStatus {
 		Deleting:   p.DeletionTimestamp != nil,
 		Containers: containerResults(&p),
 	}
-}
-
-// statusBundle formats a pod like Spark's LoggingPodStatusWatcher.
-func statusBundle(s DriverStatus) string {
-	var b strings.Builder
-	kv := func(k, v string) { fmt.Fprintf(&b, "\t %s: %s\n", k, v) }
-	kv("pod name", s.Pod)
-	kv("namespace", s.Namespace)
-	var labels []string
-	for k, v := range s.Labels {
-		labels = append(labels, k+" -> "+v)
-	}
-	sort.Strings(labels)
-	kv("labels", strings.Join(labels, ", "))
-	kv("creation time", s.Created.UTC().Format(time.RFC3339))
-	kv("node name", orNA(s.Node))
-	kv("phase", s.Phase)
-	if s.Reason != "" {
-		kv("reason", s.Reason)
-	}
-	if s.Deleting {
-		kv("deletion", "in progress")
-	}
-	for _, c := range s.Containers {
-		kv("container name", c.Name)
-		kv("container state", c.State)
-		if c.ExitCode != nil {
-			kv("exit code", fmt.Sprint(*c.ExitCode))
-		}
-		if c.Reason != "" && c.State == "terminated" {
-			kv("termination reason", c.Reason)
-		} else if c.Reason != "" {
-			kv("reason", c.Reason)
-		}
-		if c.Explanation != "" {
-			kv("explanation", c.Explanation)
-		}
-	}
-	return b.String()
 }
 
 func orNA(s string) string {

@@ -40,7 +40,9 @@ func TestSparkSubmitTailRedacted(t *testing.T) {
 					t.Fatal(jerr)
 				}
 			} else {
-				res.WriteText(&stdout, &stderr)
+				// The text form (cmd's renderer) shows the log tail and
+				// the message.
+				stdout.WriteString(strings.Join(res.LogTail, "\n") + "\n" + res.Message)
 			}
 			if got := exitcode.Code(err); got != 3 {
 				t.Fatalf("exit %d, want the driver's 3: %v", got, err)

@@ -1,8 +1,6 @@
 package k8s
 
 import (
-	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -182,54 +180,4 @@ func containerResults(pod *corev1.Pod) []ContainerResult {
 		add(st, false)
 	}
 	return out
-}
-
-// WriteText prints the result for humans (what `prebake submit` prints
-// without -o json): the summary on stdout and, when the run failed, the
-// container statuses, executor failures and the log tail on stderr.
-func (r *Result) WriteText(stdout, stderr io.Writer) {
-	if r.err != nil || r.Reason == ReasonHung {
-		if len(r.Containers) > 0 {
-			fmt.Fprintln(stderr, "Container final statuses:")
-			for _, c := range r.Containers {
-				fmt.Fprintf(stderr, "  %s%s: %s", c.Name, map[bool]string{true: " (init)"}[c.Init], c.State)
-				if c.ExitCode != nil {
-					fmt.Fprintf(stderr, ", exit code %d", *c.ExitCode)
-				}
-				if c.Reason != "" {
-					fmt.Fprintf(stderr, ", reason %s", c.Reason)
-				}
-				if c.Explanation != "" {
-					fmt.Fprintf(stderr, " (%s)", c.Explanation)
-				}
-				if c.Message != "" {
-					fmt.Fprintf(stderr, ": %s", oneLine(c.Message))
-				}
-				fmt.Fprintln(stderr)
-			}
-		}
-		for _, x := range r.ExecutorFailures {
-			fmt.Fprintf(stderr, "Executor %s (%s) failed", x.ExecutorID, x.Pod)
-			if x.ExitCode != nil {
-				fmt.Fprintf(stderr, " with exit code %d", *x.ExitCode)
-			}
-			fmt.Fprintf(stderr, ": %s\n", x.Explanation)
-		}
-		if len(r.LogTail) > 0 {
-			fmt.Fprintf(stderr, "Last %d lines of the driver log:\n", len(r.LogTail))
-			for _, l := range r.LogTail {
-				fmt.Fprintf(stderr, "  | %s\n", l)
-			}
-		}
-	}
-	submit.WriteSummary(stdout, r.SubmissionID, r.Phase, r.ExitCode, r.Source, "", r.Reason, r.Timings)
-}
-
-// oneLine is the first line of s, trimmed, with " ..." when more follow.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " ..."
-	}
-	return s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -87,16 +86,6 @@ func (r *Result) finish(now time.Time, reason string, err error) *Result {
 	}
 	r.Timings.Finish(now)
 	return r
-}
-
-// WriteText prints the one-line summary to w (stdout), what `prebake
-// submit` prints without -o json.
-func (r *Result) WriteText(w io.Writer) {
-	state := r.State
-	if state == "" {
-		state = "-"
-	}
-	submit.WriteSummary(w, r.SubmissionID, state, r.ExitCode, r.Source, r.TaskState, r.Reason, r.Timings)
 }
 
 var errRestTimeout = errors.New("time limit reached")

@@ -1,0 +1,139 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s"
+	"github.com/prebake/prebake/submit/rest"
+)
+
+// The text forms of the backends' results (what the CLI prints without
+// -o json); the backends only return the values.
+
+// writeSummary prints the one-line summary of a run on stdout:
+// "<id> <state> exit=N source=S[ task=T][ reason=R] total=D".
+func writeSummary(w io.Writer, id, state string, exit int, source, task, reason string, timings submit.Timings) {
+	if id == "" {
+		id = "(not submitted)"
+	}
+	fmt.Fprintf(w, "%s %s exit=%d source=%s", id, state, exit, source)
+	if task != "" {
+		fmt.Fprintf(w, " task=%s", task)
+	}
+	if reason != "" {
+		fmt.Fprintf(w, " reason=%s", reason)
+	}
+	fmt.Fprintf(w, " total=%s\n", time.Duration(timings.TotalSeconds*float64(time.Second)).Round(100*time.Millisecond))
+}
+
+// writeK8sText prints a K8s result for humans (what `prebake submit` prints
+// without -o json): the summary on stdout and, when the run failed, the
+// container statuses, executor failures and the log tail on stderr.
+func writeK8sText(r *k8s.Result, stdout, stderr io.Writer) {
+	if r.ExitCode != 0 || r.Reason == k8s.ReasonHung {
+		if len(r.Containers) > 0 {
+			fmt.Fprintln(stderr, "Container final statuses:")
+			for _, c := range r.Containers {
+				fmt.Fprintf(stderr, "  %s%s: %s", c.Name, map[bool]string{true: " (init)"}[c.Init], c.State)
+				if c.ExitCode != nil {
+					fmt.Fprintf(stderr, ", exit code %d", *c.ExitCode)
+				}
+				if c.Reason != "" {
+					fmt.Fprintf(stderr, ", reason %s", c.Reason)
+				}
+				if c.Explanation != "" {
+					fmt.Fprintf(stderr, " (%s)", c.Explanation)
+				}
+				if c.Message != "" {
+					fmt.Fprintf(stderr, ": %s", submit.OneLine(c.Message))
+				}
+				fmt.Fprintln(stderr)
+			}
+		}
+		for _, x := range r.ExecutorFailures {
+			fmt.Fprintf(stderr, "Executor %s (%s) failed", x.ExecutorID, x.Pod)
+			if x.ExitCode != nil {
+				fmt.Fprintf(stderr, " with exit code %d", *x.ExitCode)
+			}
+			fmt.Fprintf(stderr, ": %s\n", x.Explanation)
+		}
+		if len(r.LogTail) > 0 {
+			fmt.Fprintf(stderr, "Last %d lines of the driver log:\n", len(r.LogTail))
+			for _, l := range r.LogTail {
+				fmt.Fprintf(stderr, "  | %s\n", l)
+			}
+		}
+	}
+	writeSummary(stdout, r.SubmissionID, r.Phase, r.ExitCode, r.Source, "", r.Reason, r.Timings)
+}
+
+// writeRESTText prints a REST result's one-line summary to w (stdout), what `prebake
+// submit` prints without -o json.
+func writeRESTText(r *rest.Result, w io.Writer) {
+	state := r.State
+	if state == "" {
+		state = "-"
+	}
+	writeSummary(w, r.SubmissionID, state, r.ExitCode, r.Source, r.TaskState, r.Reason, r.Timings)
+}
+
+// writeK8sStatusText prints k8s.Status's result as spark-submit --status does.
+func writeK8sStatusText(w io.Writer, ss []k8s.DriverStatus) {
+	for _, s := range ss {
+		fmt.Fprintf(w, "Application status (driver):\n%s", statusBundle(s))
+	}
+	if len(ss) == 0 {
+		fmt.Fprintln(w, "Application not found.")
+	}
+}
+
+// statusBundle formats a pod like Spark's LoggingPodStatusWatcher.
+func statusBundle(s k8s.DriverStatus) string {
+	var b strings.Builder
+	kv := func(k, v string) { fmt.Fprintf(&b, "\t %s: %s\n", k, v) }
+	kv("pod name", s.Pod)
+	kv("namespace", s.Namespace)
+	var labels []string
+	for k, v := range s.Labels {
+		labels = append(labels, k+" -> "+v)
+	}
+	sort.Strings(labels)
+	kv("labels", strings.Join(labels, ", "))
+	kv("creation time", s.Created.UTC().Format(time.RFC3339))
+	kv("node name", orNA(s.Node))
+	kv("phase", s.Phase)
+	if s.Reason != "" {
+		kv("reason", s.Reason)
+	}
+	if s.Deleting {
+		kv("deletion", "in progress")
+	}
+	for _, c := range s.Containers {
+		kv("container name", c.Name)
+		kv("container state", c.State)
+		if c.ExitCode != nil {
+			kv("exit code", fmt.Sprint(*c.ExitCode))
+		}
+		if c.Reason != "" && c.State == "terminated" {
+			kv("termination reason", c.Reason)
+		} else if c.Reason != "" {
+			kv("reason", c.Reason)
+		}
+		if c.Explanation != "" {
+			kv("explanation", c.Explanation)
+		}
+	}
+	return b.String()
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "N/A"
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package cmd
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s"
+	"github.com/prebake/prebake/submit/rest"
+)
+
+func intp(n int) *int { return &n }
+
+// TestTextForms: the text forms of the backends' results, as the CLI
+// prints them without -o json.
+func TestTextForms(t *testing.T) {
+	timings := submit.Timings{TotalSeconds: 61.26}
+	oom := &k8s.Result{
+		SubmissionID: "ns:app-driver", Phase: "Failed", ExitCode: 137, Source: "driver", Reason: "OOMKilled",
+		Containers: []k8s.ContainerResult{
+			{Name: "init", Init: true, State: "terminated", ExitCode: intp(0)},
+			{Name: "spark-kubernetes-driver", State: "terminated", ExitCode: intp(137), Reason: "OOMKilled",
+				Explanation: "the container exceeded its memory limit", Message: "killed\nmore"},
+		},
+		ExecutorFailures: []k8s.ExecutorFailure{{Pod: "app-exec-1", ExecutorID: "1", ExitCode: intp(52), Explanation: "JVM OOM"}},
+		LogTail:          []string{"line a", "line b"},
+		Timings:          timings,
+	}
+	ok := &k8s.Result{SubmissionID: "ns:app-driver", Phase: "Succeeded", Source: "driver", Reason: "Completed",
+		Containers: []k8s.ContainerResult{{Name: "spark-kubernetes-driver", State: "terminated", ExitCode: intp(0)}},
+		LogTail:    []string{"not shown"}, Timings: timings}
+	for _, tt := range []struct {
+		name         string
+		write        func(stdout, stderr *bytes.Buffer)
+		stdout, errs string
+	}{
+		{"k8s failed", func(o, e *bytes.Buffer) { writeK8sText(oom, o, e) },
+			"ns:app-driver Failed exit=137 source=driver reason=OOMKilled total=1m1.3s\n",
+			"Container final statuses:\n" +
+				"  init (init): terminated, exit code 0\n" +
+				"  spark-kubernetes-driver: terminated, exit code 137, reason OOMKilled (the container exceeded its memory limit): killed ...\n" +
+				"Executor 1 (app-exec-1) failed with exit code 52: JVM OOM\n" +
+				"Last 2 lines of the driver log:\n  | line a\n  | line b\n"},
+		{"k8s succeeded", func(o, e *bytes.Buffer) { writeK8sText(ok, o, e) },
+			"ns:app-driver Succeeded exit=0 source=driver reason=Completed total=1m1.3s\n", ""},
+		{"k8s not submitted", func(o, e *bytes.Buffer) {
+			writeK8sText(&k8s.Result{Phase: "Submitting", ExitCode: 69, Source: "prebake"}, o, e)
+		}, "(not submitted) Submitting exit=69 source=prebake total=0s\n", ""},
+		{"rest", func(o, e *bytes.Buffer) {
+			writeRESTText(&rest.Result{SubmissionID: "driver-1", State: "FAILED", TaskState: "FAILED", ExitCode: 80, Source: "driver", Reason: "FAILED", Timings: timings}, o)
+		}, "driver-1 FAILED exit=80 source=driver task=FAILED reason=FAILED total=1m1.3s\n", ""},
+		{"rest no state", func(o, e *bytes.Buffer) {
+			writeRESTText(&rest.Result{ExitCode: 69, Source: "prebake"}, o)
+		}, "(not submitted) - exit=69 source=prebake total=0s\n", ""},
+		{"k8s status", func(o, e *bytes.Buffer) {
+			writeK8sStatusText(o, []k8s.DriverStatus{{Namespace: "ns", Pod: "p", Phase: "Running",
+				Labels: map[string]string{"b": "2", "a": "1"}, Created: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
+				Containers: []k8s.ContainerResult{{Name: "c", State: "terminated", ExitCode: intp(1), Reason: "Error"}}}})
+		}, "Application status (driver):\n\t pod name: p\n\t namespace: ns\n\t labels: a -> 1, b -> 2\n" +
+			"\t creation time: 2026-12-01T10:00:00Z\n\t node name: N/A\n\t phase: Running\n" +
+			"\t container name: c\n\t container state: terminated\n\t exit code: 1\n\t termination reason: Error\n", ""},
+		{"k8s status none", func(o, e *bytes.Buffer) { writeK8sStatusText(o, nil) }, "Application not found.\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			tt.write(&stdout, &stderr)
+			if d := cmp.Diff(tt.stdout, stdout.String()); d != "" {
+				t.Errorf("stdout (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.errs, stderr.String()); d != "" {
+				t.Errorf("stderr (-want +got):\n%s", d)
+			}
+		})
+	}
+}
