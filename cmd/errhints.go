@@ -42,16 +42,16 @@ var optionHints = map[string]string{
 	"pipeline.Target.ImageFrom": "flag --image-from",
 	"pipeline.Target.Store":     "flag --store",
 
-	"k8s.Attach.id":             "flag --status-poll-only",
-	"k8s.Options.Submitter":     "flag --submitter",
-	"k8s.Options.SparkSubmit":   "pass --spark-submit PATH",
-	"local.Options.SparkSubmit": "pass --spark-submit PATH",
-	"k8s.Options.Via":           "flag --via",
+	"k8s.Attach.id":           "flag --status-poll-only",
+	"k8s.Options.Submitter":   "flag --submitter",
+	"k8s.Options.SparkSubmit": "pass --spark-submit PATH",
+	"local.WithSparkSubmit":   "pass --spark-submit PATH",
+	"k8s.Options.Via":         "flag --via",
 
 	// The options whose value explains an outcome: a limit reached, a
 	// driver left running.
 	"k8s.Options.Timeout":        "the limit is --timeout",
-	"local.Options.Timeout":      "the limit is --timeout",
+	"local.WithTimeout":          "the limit is --timeout",
 	"rest.WithTimeout":           "the limit is --timeout",
 	"k8s.Options.PendingTimeout": "the limit is --pending-timeout",
 	"k8s.Options.KillHungDriver": "as --kill-hung-driver=false asks",

@@ -24,13 +24,11 @@ func (localBackend) Submit(ctx context.Context, req *submitRequest) error {
 	if self, err := os.Executable(); err == nil && bin != "" && local.SameFile(bin, self) {
 		return exitcode.Errorf(exitcode.Usage, "spark-submit %s is prebake itself: set $SPARK_HOME to the Spark distribution (or pass --spark-submit PATH) so that prebake runs the real one", bin)
 	}
-	out, err := local.Backend{Options: local.Options{
-		SparkSubmit: bin,
-		Timeout:     req.Flags.timeout,
-		JSON:        req.Output == outJSON,
-		Stdin:       os.Stdin,
-		Stdout:      req.Stdout,
-		Stderr:      req.Stderr,
+	out, err := local.Backend{Options: []local.Option{
+		local.WithSparkSubmit(bin),
+		local.WithTimeout(req.Flags.timeout),
+		local.WithJSON(req.Output == outJSON),
+		local.WithStdio(os.Stdin, req.Stdout, req.Stderr),
 	}}.Submit(ctx, req.Sub)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }

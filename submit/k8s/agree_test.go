@@ -81,7 +81,7 @@ func TestBackendsAgreeWithModel(t *testing.T) {
 					t.Errorf("k8s (-model +backend):\n%s", d)
 				}
 				// Local: whether the driver runs here, and its result.
-				res, _ := local.Submit(context.Background(), sub, local.Options{SparkSubmit: trueBin})
+				res, _ := local.Submit(context.Background(), sub, local.WithSparkSubmit(trueBin))
 				if d := cmp.Diff(want, map[string]string{"master": res.Master, "deployMode": res.DeployMode}); d != "" {
 					t.Errorf("local (-model +backend):\n%s", d)
 				}

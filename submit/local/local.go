@@ -51,25 +51,64 @@ func Master(master string) bool {
 	return false
 }
 
-// Options configure Submit.
-type Options struct {
-	// SparkSubmit is the spark-submit binary (required).
-	SparkSubmit string
-	// Env is spark-submit's environment (nil: this process's).
-	Env []string
-	// Timeout bounds the run (0: none): spark-submit gets SIGTERM, and the
-	// error is an errdefs.Timeout whose errdefs.OptionOf is
-	// "local.Options.Timeout".
-	Timeout time.Duration
-	// KillGrace is how long spark-submit may take to stop after SIGTERM
-	// before it is killed (default 30s).
-	KillGrace time.Duration
-	// JSON: stdout is for the result object (-o json), so spark-submit's
-	// stdout goes to Stderr.
-	JSON   bool
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
+// Option configures Submit.
+type Option func(*options)
+
+type options struct {
+	sparkSubmit    string
+	env            []string
+	timeout        time.Duration
+	killGrace      time.Duration
+	json           bool
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// makeOptions applies opts over the defaults.
+func makeOptions(opts []Option) *options {
+	o := &options{}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if o.killGrace <= 0 {
+		o.killGrace = 30 * time.Second
+	}
+	if o.stdout == nil {
+		o.stdout = io.Discard
+	}
+	if o.stderr == nil {
+		o.stderr = io.Discard
+	}
+	return o
+}
+
+// WithSparkSubmit sets the spark-submit binary to run. Required: without
+// it Submit fails with an errdefs.BadArgument whose errdefs.OptionOf is
+// "local.WithSparkSubmit".
+func WithSparkSubmit(path string) Option { return func(o *options) { o.sparkSubmit = path } }
+
+// WithEnv sets spark-submit's environment ("K=V"). The default (nil) is
+// this process's.
+func WithEnv(env []string) Option { return func(o *options) { o.env = env } }
+
+// WithTimeout bounds the run: spark-submit gets SIGTERM, and the error is
+// an errdefs.Timeout whose errdefs.OptionOf is "local.WithTimeout". The
+// default (0) is none.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithKillGrace sets how long spark-submit may take to stop after SIGTERM
+// before it is killed. The default (and any d <= 0) is 30s.
+func WithKillGrace(d time.Duration) Option { return func(o *options) { o.killGrace = d } }
+
+// WithJSON says stdout is for the result object (-o json), so
+// spark-submit's stdout goes to stderr. The default is false.
+func WithJSON(on bool) Option { return func(o *options) { o.json = on } }
+
+// WithStdio sets spark-submit's stdin, stdout and stderr (stderr is
+// redacted line by line). The defaults are no input (nil stdin) and
+// discarded output (nil stdout or stderr).
+func WithStdio(stdin io.Reader, stdout, stderr io.Writer) Option {
+	return func(o *options) { o.stdin, o.stdout, o.stderr = stdin, stdout, stderr }
 }
 
 // Result is the outcome of Submit. With -o json it is printed to
@@ -127,51 +166,43 @@ const logTail = 50
 // whose driver runs here (RunsHere), and returns when it exits. Its exit
 // code is the driver's and is passed through as K8s exit codes are (codes
 // prebake owns become 80, source "driver"). Its stdin, stdout and stderr are
-// this process's; stderr is redacted line by line. On ctx's end (SIGINT,
-// SIGTERM) or Options.Timeout, spark-submit gets SIGTERM, then SIGKILL after
-// KillGrace.
-func Submit(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
-	if o.KillGrace <= 0 {
-		o.KillGrace = 30 * time.Second
-	}
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
-	if o.Stderr == nil {
-		o.Stderr = io.Discard
-	}
+// WithStdio's; stderr is redacted line by line. On ctx's end (SIGINT,
+// SIGTERM) or WithTimeout's limit, spark-submit gets SIGTERM, then SIGKILL
+// after WithKillGrace's grace.
+func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) (*Result, error) {
+	o := makeOptions(opts)
 	res := &Result{Backend: "spark-submit", DeployMode: sub.DeployMode()}
 	res.Timings.Started = time.Now()
 	m, _ := sub.GivenMaster()
 	res.Master = redact.URL(m)
-	err := runLocal(ctx, sub.Args(), &o, res)
+	err := runLocal(ctx, sub.Args(), o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
 
-func runLocal(ctx context.Context, args []string, o *Options, res *Result) error {
-	if o.SparkSubmit == "" {
+func runLocal(ctx context.Context, args []string, o *options, res *Result) error {
+	if o.sparkSubmit == "" {
 		res.Reason = reasonNotStarted
-		return errdefs.Optionf(errdefs.BadArgument, "local.Options.SparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
+		return errdefs.Optionf(errdefs.BadArgument, "local.WithSparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
 	}
-	if o.Timeout > 0 {
+	if o.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, o.SparkSubmit, args...)
-	cmd.Env = o.Env
-	cmd.Stdin = o.Stdin
+	cmd := exec.CommandContext(ctx, o.sparkSubmit, args...)
+	cmd.Env = o.env
+	cmd.Stdin = o.stdin
 	// spark-submit execs java in its own process; SIGTERM runs Spark's
 	// shutdown hooks (SparkContext.stop, temp dirs removed).
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = o.KillGrace
+	cmd.WaitDelay = o.killGrace
 	tail := &submit.TailWriter{Max: logTail}
-	lw := redact.NewLineWriter(o.Stderr)
+	lw := redact.NewLineWriter(o.stderr)
 	defer lw.Close()
 	cmd.Stderr = io.MultiWriter(lw, tail)
-	cmd.Stdout = o.Stdout
-	if o.JSON {
+	cmd.Stdout = o.stdout
+	if o.json {
 		// stdout carries only the result object.
 		cmd.Stdout = cmd.Stderr
 	}
@@ -191,7 +222,7 @@ func runLocal(ctx context.Context, args []string, o *Options, res *Result) error
 		}
 	default:
 		res.Reason = reasonNotStarted
-		return errdefs.Errorf(errdefs.BadArgument, "running spark-submit %s: %v", o.SparkSubmit, err)
+		return errdefs.Errorf(errdefs.BadArgument, "running spark-submit %s: %v", o.sparkSubmit, err)
 	}
 	res.DriverExitCode = &code
 	if ctx.Err() != nil {
@@ -202,7 +233,7 @@ func runLocal(ctx context.Context, args []string, o *Options, res *Result) error
 		res.Reason = reasonCancelled
 		if errors.Is(context.Cause(ctx), errTimeout) {
 			res.Reason = reasonTimeout
-			return errdefs.Optionf(errdefs.Timeout, "local.Options.Timeout", "time limit of %s reached; spark-submit stopped with exit code %d", o.Timeout, code)
+			return errdefs.Optionf(errdefs.Timeout, "local.WithTimeout", "time limit of %s reached; spark-submit stopped with exit code %d", o.timeout, code)
 		}
 		return errdefs.Errorf(kind, "%s; spark-submit stopped with exit code %d", what, code)
 	}
@@ -249,12 +280,12 @@ func SameFile(a, b string) bool {
 func (r *Result) Err() error { return r.err }
 
 // Backend is the local submit.Backend: Submit with Options.
-type Backend struct{ Options Options }
+type Backend struct{ Options []Option }
 
 var _ submit.Backend = Backend{}
 
 // Submit runs sub (see the package function Submit); the outcome is a
 // *Result.
 func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
-	return Submit(ctx, sub, b.Options)
+	return Submit(ctx, sub, b.Options...)
 }

@@ -93,7 +93,7 @@ func TestSubmitLocalExitCodes(t *testing.T) {
 			bin, argsFile := fakeSparkSubmit(t, tt.body)
 			args := []string{"--master", "local[2]", "--jars", "/c/a.jar", "app.py", "--in", "x y"}
 			var stdout, stderr bytes.Buffer
-			res, err := Submit(context.Background(), mustLoad(t, args), Options{SparkSubmit: bin, Stdout: &stdout, Stderr: &stderr})
+			res, err := Submit(context.Background(), mustLoad(t, args), WithSparkSubmit(bin), WithStdio(nil, &stdout, &stderr))
 			if got := exitcode.Code(err); got != tt.want {
 				t.Fatalf("exit %d, want %d (%v)\n%s", got, tt.want, err, stderr.String())
 			}
@@ -118,7 +118,7 @@ func TestSubmitLocalJSON(t *testing.T) {
 	bin, _ := fakeSparkSubmit(t, "exit 3")
 	var stdout, stderr bytes.Buffer
 	res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "spark://u:pw@m:7077", "app.jar"}),
-		Options{SparkSubmit: bin, JSON: true, Stdout: &stdout, Stderr: &stderr})
+		WithSparkSubmit(bin), WithJSON(true), WithStdio(nil, &stdout, &stderr))
 	if exitcode.Code(err) != 3 || exitcode.SourceOf(err) != exitcode.SourceDriver || res.Err() != err {
 		t.Fatalf("err %v", err)
 	}
@@ -156,7 +156,7 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 		var stderr testenv.SyncBuffer
 		done := make(chan error, 1)
 		go func() {
-			_, err := Submit(ctx, mustLoad(t, []string{"--master", "local", "app.py"}), Options{SparkSubmit: bin, Stderr: &stderr})
+			_, err := Submit(ctx, mustLoad(t, []string{"--master", "local", "app.py"}), WithSparkSubmit(bin), WithStdio(nil, nil, &stderr))
 			done <- err
 		}()
 		waitFor(t, &stderr, "started")
@@ -172,13 +172,13 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 	t.Run("timeout", func(t *testing.T) {
 		bin, _ := fakeSparkSubmit(t, body)
 		var stderr testenv.SyncBuffer
-		res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}), Options{SparkSubmit: bin, Timeout: 500 * time.Millisecond, Stderr: &stderr})
+		res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}), WithSparkSubmit(bin), WithTimeout(500*time.Millisecond), WithStdio(nil, nil, &stderr))
 		if exitcode.Code(err) != exitcode.Timeout || res.Reason != "Timeout" || *res.DriverExitCode != 143 {
 			t.Errorf("timeout: %v %+v", err, res)
 		}
 	})
 	t.Run("no spark-submit", func(t *testing.T) {
-		res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}), Options{})
+		res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}))
 		if exitcode.Code(err) != exitcode.Usage || res.Reason != "NotStarted" {
 			t.Errorf("%v %+v", err, res)
 		}
