@@ -42,21 +42,21 @@ var optionHints = map[string]string{
 	"pipeline.Target.ImageFrom": "flag --image-from",
 	"pipeline.Target.Store":     "flag --store",
 
-	"k8s.Attach.id":           "flag --status-poll-only",
-	"k8s.Options.Submitter":   "flag --submitter",
-	"k8s.Options.SparkSubmit": "pass --spark-submit PATH",
-	"local.WithSparkSubmit":   "pass --spark-submit PATH",
-	"k8s.Options.Via":         "flag --via",
+	"k8s.Attach.id":         "flag --status-poll-only",
+	"k8s.WithSubmitter":     "flag --submitter",
+	"k8s.WithSparkSubmit":   "pass --spark-submit PATH",
+	"local.WithSparkSubmit": "pass --spark-submit PATH",
+	"k8s.WithVia":           "flag --via",
 
 	// The options whose value explains an outcome: a limit reached, a
 	// driver left running.
-	"k8s.Options.Timeout":        "the limit is --timeout",
-	"local.WithTimeout":          "the limit is --timeout",
-	"rest.WithTimeout":           "the limit is --timeout",
-	"k8s.Options.PendingTimeout": "the limit is --pending-timeout",
-	"k8s.Options.KillHungDriver": "as --kill-hung-driver=false asks",
-	"rest.WithKillOnCancel":      "as --kill-on-cancel=false asks",
-	"rest.WithPort":              "flag --rest-port",
+	"k8s.WithTimeout":        "the limit is --timeout",
+	"local.WithTimeout":      "the limit is --timeout",
+	"rest.WithTimeout":       "the limit is --timeout",
+	"k8s.WithPendingTimeout": "the limit is --pending-timeout",
+	"k8s.WithKillHungDriver": "as --kill-hung-driver=false asks",
+	"rest.WithKillOnCancel":  "as --kill-on-cancel=false asks",
+	"rest.WithPort":          "flag --rest-port",
 }
 
 // errorHints are hints for typed library errors that no single option

@@ -45,13 +45,12 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 
 func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 	if b.dryRun {
-		return k8s.DryRun(req.Sub, k8s.Options{DriverSparkVersion: b.sparkVersion, ImageSparkVersion: req.ImageSparkVersion, Getenv: os.Getenv, Stderr: req.Stderr}, req.Stdout)
+		return k8s.DryRun(req.Sub, req.Stdout, k8s.WithDriverSparkVersion(b.sparkVersion), k8s.WithImageSparkVersion(req.ImageSparkVersion), k8s.WithGetenv(os.Getenv), k8s.WithStderr(req.Stderr))
 	}
 	if req.Output == outYAML {
 		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
 	}
-	o := b.options(req)
-	o.Submitter, o.DriverSparkVersion, o.ImageSparkVersion = b.submitter, b.sparkVersion, req.ImageSparkVersion
+	o := append(b.options(req), k8s.WithSubmitter(b.submitter), k8s.WithDriverSparkVersion(b.sparkVersion), k8s.WithImageSparkVersion(req.ImageSparkVersion))
 	out, err := k8s.Backend{Options: o}.Submit(ctx, req.Sub)
 	return render(req.Output, out, err, req.Stdout, req.Stderr)
 }
@@ -59,27 +58,27 @@ func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
 // Attach follows the driver pod named by --status-poll-only; spark-submit is
 // never run.
 func (b *k8sBackend) Attach(ctx context.Context, req *submitRequest) error {
-	res, err := k8s.Attach(ctx, req.Flags.pollOnly, req.Sub, b.options(req))
+	res, err := k8s.Attach(ctx, req.Flags.pollOnly, req.Sub, b.options(req)...)
 	return render(req.Output, res, err, req.Stdout, req.Stderr)
 }
 
-func (b *k8sBackend) options(req *submitRequest) k8s.Options {
-	return k8s.Options{
-		SparkSubmit:     sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath),
-		Timeout:         req.Flags.timeout,
-		PollInterval:    req.Flags.pollInterval,
-		PendingTimeout:  b.pendingTimeout,
-		HungGrace:       b.hungGrace,
-		NotFoundGrace:   b.notFoundGrace,
-		APIRetryTimeout: b.apiRetryTimeout,
-		KillHungDriver:  b.killHungDriver,
-		KillOnCancel:    req.Flags.killOnCancel,
-		LogTail:         b.logTail,
-		Via:             b.via,
-		Quiet:           req.Quiet,
-		Verbose:         req.Verbose,
-		Stderr:          req.Stderr,
-		Getenv:          os.Getenv,
+func (b *k8sBackend) options(req *submitRequest) []k8s.Option {
+	return []k8s.Option{
+		k8s.WithSparkSubmit(sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)),
+		k8s.WithTimeout(req.Flags.timeout),
+		k8s.WithPollInterval(req.Flags.pollInterval),
+		k8s.WithPendingTimeout(b.pendingTimeout),
+		k8s.WithHungGrace(b.hungGrace),
+		k8s.WithNotFoundGrace(b.notFoundGrace),
+		k8s.WithAPIRetryTimeout(b.apiRetryTimeout),
+		k8s.WithKillHungDriver(b.killHungDriver),
+		k8s.WithKillOnCancel(req.Flags.killOnCancel),
+		k8s.WithLogTail(b.logTail),
+		k8s.WithVia(b.via),
+		k8s.WithQuiet(req.Quiet),
+		k8s.WithVerbose(req.Verbose),
+		k8s.WithStderr(req.Stderr),
+		k8s.WithGetenv(os.Getenv),
 	}
 }
 
@@ -88,7 +87,7 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	ss, err := k8s.Status(ctx, req.Master, req.ID, o)
+	ss, err := k8s.Status(ctx, req.Master, req.ID, o...)
 	if ss == nil { // no answer to render
 		return err
 	}
@@ -107,7 +106,7 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 	if err != nil {
 		return err
 	}
-	tried, err := k8s.Kill(ctx, req.Master, req.ID, o)
+	tried, err := k8s.Kill(ctx, req.Master, req.ID, o...)
 	if tried == nil { // no answer to render
 		return err
 	}
@@ -139,8 +138,8 @@ func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(strin
 
 // idOptions carries --conf k=v (the submission's credentials, as
 // spark-submit --status/--kill take them) into the K8s options.
-func (b *k8sBackend) idOptions(req *idRequest) (k8s.IDOptions, error) {
-	o := k8s.IDOptions{Stderr: req.Stderr, Getenv: os.Getenv}
+func (b *k8sBackend) idOptions(req *idRequest) ([]k8s.Option, error) {
+	o := []k8s.Option{k8s.WithStderr(req.Stderr), k8s.WithGetenv(os.Getenv)}
 	if req.Flags == nil {
 		return o, nil
 	}
@@ -148,24 +147,25 @@ func (b *k8sBackend) idOptions(req *idRequest) (k8s.IDOptions, error) {
 	if err != nil {
 		return o, nil
 	}
+	var conf map[string]string
 	for _, kv := range confs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return o, exitcode.Errorf(exitcode.Usage, "--conf %q: want key=value", redactConfArg(kv))
+			return nil, exitcode.Errorf(exitcode.Usage, "--conf %q: want key=value", redactConfArg(kv))
 		}
-		if o.Conf == nil {
-			o.Conf = map[string]string{}
+		if conf == nil {
+			conf = map[string]string{}
 		}
-		o.Conf[k] = v
+		conf[k] = v
 		if k == "spark.kubernetes.appKillPodDeletionGracePeriod" {
 			n, err := k8s.ParseGracePeriod(v)
 			if err != nil {
-				return o, exitcode.Errorf(exitcode.Usage, "--conf %s=%q: want seconds", k, v)
+				return nil, exitcode.Errorf(exitcode.Usage, "--conf %s=%q: want seconds", k, v)
 			}
-			o.GracePeriod = &n
+			o = append(o, k8s.WithGracePeriod(n))
 		}
 	}
-	return o, nil
+	return append(o, k8s.WithConf(conf)), nil
 }
 
 // redactConfArg hides the value of a conf argument that may hold a secret.

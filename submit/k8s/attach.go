@@ -17,16 +17,17 @@ import (
 // anything. args are the spark-submit arguments, read only for --master and
 // the credentials conf (spark.kubernetes.authenticate.submission.*,
 // spark.kubernetes.context, spark.kubernetes.namespace). A pod that is not
-// there within NotFoundGrace is NotFound. The caller renders the result.
-func Attach(ctx context.Context, id string, sub *submit.Submission, o Options) (*Result, error) {
-	o.defaults()
+// there within the grace of WithNotFoundGrace is NotFound. The caller
+// renders the result.
+func Attach(ctx context.Context, id string, sub *submit.Submission, opts ...Option) (*Result, error) {
+	o := makeOptions(opts)
 	res := &Result{Backend: "k8s", Phase: "Attaching", Timings: submit.Timings{Started: time.Now()}}
-	err := attach(ctx, id, sub, &o, res)
+	err := attach(ctx, id, sub, o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
 
-func attach(ctx context.Context, id string, sub *submit.Submission, o *Options, res *Result) error {
+func attach(ctx context.Context, id string, sub *submit.Submission, o *options, res *Result) error {
 	a := newK8sArgs(sub)
 	ns, pod, ok := strings.Cut(id, ":")
 	if !ok {
@@ -35,12 +36,12 @@ func attach(ctx context.Context, id string, sub *submit.Submission, o *Options, 
 	if pod == "" || strings.ContainsAny(id, "*/") || (ok && ns == "") {
 		return errdefs.Optionf(errdefs.BadArgument, "k8s.Attach.id", "submission %q: expected namespace:driver-pod or driver-pod (one submission; globs are for prebake status)", id)
 	}
-	if o.Timeout > 0 {
+	if o.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimeout)
 		defer cancel()
 	}
-	creds, err := newK8sCreds(a.master, a.conf, o.Getenv, o.InClusterDir)
+	creds, err := newK8sCreds(a.master, a.conf, o.getenv, o.inClusterDir)
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
@@ -57,7 +58,7 @@ func attach(ctx context.Context, id string, sub *submit.Submission, o *Options, 
 
 // newDriverWatch builds the poller of driver pod ns/pod with the
 // submission's credentials, and names the submission in res.
-func newDriverWatch(a *k8sArgs, creds *k8sCreds, ns, pod string, o *Options, res *Result) (*driverWatch, error) {
+func newDriverWatch(a *k8sArgs, creds *k8sCreds, ns, pod string, o *options, res *Result) (*driverWatch, error) {
 	w := &driverWatch{
 		creds: creds, ns: ns, pod: pod,
 		container: a.conf["spark.kubernetes.driver.podTemplateContainerName"],

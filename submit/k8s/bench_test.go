@@ -34,7 +34,7 @@ func BenchmarkK8sDetection(b *testing.B) {
 				ended = time.Now()
 				e.k.setStatus(b, ns, pod, phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
 			})
-			r := e.submit(b, itRun{ns: ns, master: p.url, caFile: p.caFile, opts: func(o *Options) { o.PollInterval = poll }})
+			r := e.submit(b, itRun{ns: ns, master: p.url, caFile: p.caFile, opts: func(o *options) { o.pollInterval = poll }})
 			done := time.Now()
 			wait()
 			if r.err != nil {

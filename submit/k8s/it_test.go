@@ -47,7 +47,7 @@ type itRun struct {
 	caFile    string
 	tokenFile string
 	env       []string // fake spark-submit knobs
-	opts      func(*Options)
+	opts      func(*options)
 	ctx       context.Context
 }
 
@@ -81,18 +81,18 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	e.fill(t, &r)
 	args := e.args(r)
 	var stderr testenv.SyncBuffer
-	o := Options{
-		SparkSubmit: e.fakeSub, PollInterval: 200 * time.Millisecond, PendingTimeout: 30 * time.Second,
-		HungGrace: 2 * time.Second, NotFoundGrace: 1500 * time.Millisecond, APIRetryTimeout: 30 * time.Second,
-		KillHungDriver: true, KillOnCancel: true, LogTail: 5, Stderr: &stderr,
-		Env: append(os.Environ(), r.env...),
+	o := options{
+		sparkSubmit: e.fakeSub, pollInterval: 200 * time.Millisecond, pendingTimeout: 30 * time.Second,
+		hungGrace: 2 * time.Second, notFoundGrace: 1500 * time.Millisecond, apiRetryTimeout: 30 * time.Second,
+		killHungDriver: true, killOnCancel: true, logTail: 5, stderr: &stderr,
+		env: append(os.Environ(), r.env...),
 		// The process runs "in a pod" whose own service account is an
 		// admin: prebake must never use it, since the submission has a token.
-		Getenv: mapEnv(map[string]string{
+		getenv: mapEnv(map[string]string{
 			"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": strings.TrimPrefix(e.c.url, "https://127.0.0.1:"),
 			"HOME": t.TempDir(),
 		}),
-		InClusterDir: e.saDir,
+		inClusterDir: e.saDir,
 	}
 	if r.opts != nil {
 		r.opts(&o)
@@ -101,7 +101,7 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := Submit(ctx, mustLoad(t, args, o.Getenv), o)
+	res, err := Submit(ctx, mustLoad(t, args, o.getenv), use(o))
 	// The JSON form `prebake submit -o json` prints, with the exit code
 	// and source cmd sets from the error (cmd renders the text form).
 	res.ExitCode, res.Source = exitcode.Outcome(res.Err())
@@ -329,7 +329,7 @@ func TestK8sIT(t *testing.T) {
 					e.k.bind(t, ns, p)
 					e.k.setStatus(t, ns, p, phaseWith(corev1.PodPending, waiting(driverC, reason)))
 				})
-				r := e.submit(t, itRun{ns: ns, opts: func(o *Options) { o.PendingTimeout = 3 * time.Second }})
+				r := e.submit(t, itRun{ns: ns, opts: func(o *options) { o.pendingTimeout = 3 * time.Second }})
 				wait()
 				checkResult(t, r, itWant{75, "prebake", reason, "Pending"})
 				if !strings.Contains(r.err.Error(), reason) || !e.deleted(t, ns, pod) {
@@ -416,7 +416,7 @@ func TestK8sIT(t *testing.T) {
 			ns := "it-timeout"
 			var pod string
 			wait := e.kubeletScript(t, ns, func(p string) { pod = p; e.runToEnd(t, ns, p, nil, nil) })
-			r := e.submit(t, itRun{ns: ns, opts: func(o *Options) { o.Timeout = 4 * time.Second }})
+			r := e.submit(t, itRun{ns: ns, opts: func(o *options) { o.timeout = 4 * time.Second }})
 			wait()
 			checkResult(t, r, itWant{75, "prebake", "Timeout", "Running"})
 			if !e.deleted(t, ns, pod) {
@@ -495,7 +495,7 @@ func TestK8sIT(t *testing.T) {
 				}
 			})
 			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile, tokenFile: tokenFile,
-				opts: func(o *Options) { o.Timeout = 90 * time.Second }})
+				opts: func(o *options) { o.timeout = 90 * time.Second }})
 			wait()
 			checkResult(t, r, itWant{77, "prebake", "Unauthorized", "Running"})
 			if !strings.Contains(r.err.Error(), tokenFile) || strings.Contains(r.err.Error(), tok) {
@@ -602,7 +602,7 @@ func TestK8sIT(t *testing.T) {
 							time.Sleep(500 * time.Millisecond)
 						}
 					}()
-					r := e.submit(t, itRun{ns: tc.ns, opts: func(o *Options) { o.Via = "operator"; o.SparkSubmit = "" }})
+					r := e.submit(t, itRun{ns: tc.ns, opts: func(o *options) { o.via = "operator"; o.sparkSubmit = "" }})
 					<-done
 					checkResult(t, r, tc.want)
 					if spec["mainClass"] != "org.example.Main" || spec["mainApplicationFile"] != "local:///opt/app.jar" {
@@ -628,15 +628,15 @@ func TestK8sIT(t *testing.T) {
 			}
 			kc := filepath.Join(t.TempDir(), "kubeconfig")
 			writeFile(t, kc, "apiVersion: v1\nkind: Config\ncurrent-context: it\nclusters:\n- name: c\n  cluster: {server: \""+e.c.url+"\", certificate-authority: \""+e.c.caFile+"\"}\nusers:\n- name: u\n  user: {token: "+e.c.adminToken+"}\ncontexts:\n- name: it\n  context: {cluster: c, user: u, namespace: "+ns+"}\n")
-			o := IDOptions{Getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
-			st, err := Status(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", o)
+			o := options{getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
+			st, err := Status(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", use(o))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(st) != 2 || st[0].Pod != "nightly-a-driver" || st[1].Pod != "nightly-b-driver" {
 				t.Errorf("status: %+v", st)
 			}
-			tried, err := Kill(context.Background(), "k8s://"+e.c.url, "nightly-*", o)
+			tried, err := Kill(context.Background(), "k8s://"+e.c.url, "nightly-*", use(o))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -645,7 +645,7 @@ func TestK8sIT(t *testing.T) {
 			if !strings.Contains(out.String(), "Deleting driver pod: nightly-a-driver.") || !e.deleted(t, ns, "nightly-b-driver") || e.deleted(t, ns, "other-driver") {
 				t.Errorf("kill: %s", out.String())
 			}
-			if _, err := Status(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", o); exitcode.Code(err) != exitcode.NotFound {
+			if _, err := Status(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", use(o)); exitcode.Code(err) != exitcode.NotFound {
 				t.Errorf("status of a missing pod: %v", err)
 			}
 		})

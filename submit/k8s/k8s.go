@@ -22,95 +22,6 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// Options configures Submit. Zero durations take the defaults noted.
-type Options struct {
-	// SparkSubmit is the spark-submit binary to run. Required.
-	SparkSubmit string
-	// Timeout bounds the whole run (an errdefs.Timeout error whose
-	// errdefs.OptionOf is "k8s.Options.Timeout"). Zero: none.
-	Timeout time.Duration
-	// PollInterval is the time between two Gets of the driver pod, ±10 %
-	// jitter. The default is 10s.
-	PollInterval time.Duration
-	// PendingTimeout fails a driver that stays Pending or waiting
-	// (ImagePullBackOff, Unschedulable, ...) this long (errdefs.Timeout,
-	// option "k8s.Options.PendingTimeout"). The default is 10m; negative
-	// disables it.
-	PendingTimeout time.Duration
-	// HungGrace is how long the driver container may keep running after
-	// SparkContext has stopped. The default is 2m.
-	HungGrace time.Duration
-	// NotFoundGrace is how long a pod that was never seen may be missing
-	// after spark-submit returned (errdefs.NotFound after it). The default
-	// is 1m.
-	NotFoundGrace time.Duration
-	// APIRetryTimeout is how long 5xx and network errors are retried before
-	// giving up (errdefs.Unavailable). The default is 5m.
-	APIRetryTimeout time.Duration
-	// KillHungDriver deletes a hung driver's pod. Without it, the
-	// errdefs.Hung error of a hung driver has the errdefs.OptionOf
-	// "k8s.Options.KillHungDriver" (it says why the pod is left running).
-	KillHungDriver bool
-	// KillOnCancel deletes the driver pod when ctx is cancelled, the timeout
-	// is reached or the driver stays stuck past PendingTimeout.
-	KillOnCancel bool
-	// LogTail is how many driver log lines to show on failure.
-	LogTail int
-	// Via is "" (run spark-submit) or "operator": create a kubeflow
-	// SparkApplication instead and poll its status.applicationState.
-	Via string
-	// SparkVersion is spec.sparkVersion of a SparkApplication. The default
-	// is 3.5.3.
-	SparkVersion string
-	// Submitter is SubmitterSparkSubmit (the default), SubmitterNative or
-	// SubmitterAuto (see chooseSubmitter).
-	Submitter string
-	// DriverSparkVersion is the driver image's Spark version, which the
-	// native submitter needs (3.5.x or 4.0.x).
-	DriverSparkVersion string
-	// ImageSparkVersion is the Spark version the driver's baked image's
-	// jars say (pipeline.Result.DriverSparkVersion). DriverSparkVersion wins
-	// over it (with a warning when they differ); it wins over the tag of an
-	// official Apache Spark image.
-	ImageSparkVersion string
-	// Quiet and Verbose set how much progress goes to Stderr.
-	Quiet, Verbose bool
-	Stderr         io.Writer
-	// Getenv reads the environment (KUBECONFIG, HOME,
-	// KUBERNETES_SERVICE_HOST; SPARK_USER, USER, PYSPARK_* for the native
-	// submitter). Nil: an empty environment. The conf files and
-	// $MASTER/$DEPLOY_MODE are the submission's (submit.LoadSubmission).
-	Getenv func(string) string
-	// Env is spark-submit's environment; nil inherits prebake's.
-	Env []string
-	// InClusterDir is the service-account directory used when the
-	// submission has no credentials of its own. The default is
-	// DefaultInClusterDir.
-	InClusterDir string
-}
-
-func (o *Options) defaults() {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&o.PollInterval, 10*time.Second)
-	def(&o.PendingTimeout, 10*time.Minute)
-	def(&o.HungGrace, 2*time.Minute)
-	def(&o.NotFoundGrace, time.Minute)
-	def(&o.APIRetryTimeout, 5*time.Minute)
-	if o.Stderr == nil {
-		o.Stderr = io.Discard
-	}
-	if o.Getenv == nil {
-		o.Getenv = func(string) string { return "" }
-	}
-	if o.SparkVersion == "" {
-		o.SparkVersion = "3.5.3"
-	}
-}
-
 // Reasons prebake sets itself (see Result).
 const (
 	ReasonHung         = "DriverHung" // the driver hung after SparkContext stopped
@@ -143,30 +54,30 @@ const apiCallTimeout = 30 * time.Second
 // spark.kubernetes.submission.waitAppCompletion=false and a fixed driver pod
 // name, then polls the driver pod to its end with exactly the credentials the
 // submission was given. It returns the result and prints only progress (to
-// Options.Stderr); the caller renders the result. The error carries its kind
-// (errdefs) and its source.
-func Submit(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
-	o.defaults()
+// WithStderr's writer); the caller renders the result. The error carries its
+// kind (errdefs) and its source.
+func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) (*Result, error) {
+	o := makeOptions(opts)
 	res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
-	err := runK8s(ctx, sub, &o, res)
+	err := runK8s(ctx, sub, o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
 
-func runK8s(ctx context.Context, sub *submit.Submission, o *Options, res *Result) error {
-	if err := checkSubmitter(o.Submitter); err != nil {
+func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result) error {
+	if err := checkSubmitter(o.submitter); err != nil {
 		return err
 	}
 	a := newK8sArgs(sub)
-	if o.SparkSubmit == "" && o.Via == "" && o.Submitter != SubmitterNative {
-		return errdefs.Optionf(errdefs.BadArgument, "k8s.Options.SparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
+	if o.sparkSubmit == "" && o.via == "" && o.submitter != SubmitterNative {
+		return errdefs.Optionf(errdefs.BadArgument, "k8s.WithSparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
 	}
-	if o.Timeout > 0 {
+	if o.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimeout)
 		defer cancel()
 	}
-	if a.deployMode() != "cluster" && o.Via == "" && o.Submitter != SubmitterNative {
+	if a.deployMode() != "cluster" && o.via == "" && o.submitter != SubmitterNative {
 		// Client mode: the driver is spark-submit itself, so its exit code is
 		// the driver's.
 		code, tail, err := runSparkSubmit(ctx, o, sub.Args())
@@ -183,7 +94,7 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *Options, res *Result
 		res.DriverExitCode = &code
 		return driverExit(code, fmt.Sprintf("spark-submit (client mode) exited with code %d", code))
 	}
-	creds, err := newK8sCreds(a.master, a.conf, o.Getenv, o.InClusterDir)
+	creds, err := newK8sCreds(a.master, a.conf, o.getenv, o.inClusterDir)
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
@@ -191,12 +102,12 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *Options, res *Result
 	if err != nil {
 		return err
 	}
-	switch o.Via {
+	switch o.via {
 	case "":
 	case "operator":
 		return w.runOperator(ctx, a, res)
 	default:
-		return errdefs.Optionf(errdefs.BadArgument, "k8s.Options.Via", "via %q: must be operator or empty", o.Via)
+		return errdefs.Optionf(errdefs.BadArgument, "k8s.WithVia", "via %q: must be operator or empty", o.via)
 	}
 
 	extra := []string{
@@ -221,7 +132,7 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *Options, res *Result
 		res.Timings.Submitted = &now
 		return w.run(ctx, res)
 	}
-	w.progressf("submitting %s with %s", res.SubmissionID, o.SparkSubmit)
+	w.progressf("submitting %s with %s", res.SubmissionID, o.sparkSubmit)
 	code, tail, err := runSparkSubmit(ctx, o, subArgs)
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
@@ -233,7 +144,7 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *Options, res *Result
 		res.SparkSubmitExitCode = &code
 		res.LogTail = tail
 		res.Reason = reasonSubmitFailed
-		return sparkSubmitFailed(o.SparkSubmit, code, tail)
+		return sparkSubmitFailed(o.sparkSubmit, code, tail)
 	}
 	now := w.now()
 	res.Timings.Submitted = &now
@@ -264,16 +175,16 @@ func containsAny(s string, subs ...string) bool {
 
 // runSparkSubmit runs spark-submit with its output on stderr, and returns its
 // exit code and last output lines. err is set only when it could not start.
-func runSparkSubmit(ctx context.Context, o *Options, args []string) (int, []string, error) {
-	cmd := exec.CommandContext(ctx, o.SparkSubmit, args...)
-	cmd.Env = o.Env
+func runSparkSubmit(ctx context.Context, o *options, args []string) (int, []string, error) {
+	cmd := exec.CommandContext(ctx, o.sparkSubmit, args...)
+	cmd.Env = o.env
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	tail := &submit.TailWriter{Max: 200}
 	var w io.Writer = tail
-	if !o.Quiet {
+	if !o.quiet {
 		// Its output is streamed redacted, as the tail is (finding 10).
-		lw := redact.NewLineWriter(o.Stderr)
+		lw := redact.NewLineWriter(o.stderr)
 		defer lw.Close()
 		w = io.MultiWriter(lw, tail)
 	}
@@ -290,7 +201,7 @@ func runSparkSubmit(ctx context.Context, o *Options, args []string) (int, []stri
 		}
 		return code, tail.Lines(), nil
 	}
-	return 0, nil, fmt.Errorf("running spark-submit %s: %w", o.SparkSubmit, err)
+	return 0, nil, fmt.Errorf("running spark-submit %s: %w", o.sparkSubmit, err)
 }
 
 // driverWatch polls one driver pod to its end.
@@ -300,7 +211,7 @@ type driverWatch struct {
 	logs        logSource
 	ns, pod     string
 	container   string // driver container name; "" = spark-kubernetes-driver
-	o           *Options
+	o           *options
 	now         func() time.Time
 	deleteGrace *int64
 
@@ -333,10 +244,10 @@ func (w *driverWatch) source() string {
 }
 
 func (w *driverWatch) progressf(format string, args ...any) {
-	if w.o.Quiet {
+	if w.o.quiet {
 		return
 	}
-	fmt.Fprintf(w.o.Stderr, "prebake: "+format+"\n", args...)
+	fmt.Fprintf(w.o.stderr, "prebake: "+format+"\n", args...)
 }
 
 func (w *driverWatch) jitter(d time.Duration) time.Duration {
@@ -354,8 +265,9 @@ type pollState struct {
 	execSeen   map[string]bool // executor pods already reported
 }
 
-// run polls the driver pod with Get every PollInterval until it ends. No
-// watch is used, and completion is never inferred from an error.
+// run polls the driver pod with Get every poll interval (WithPollInterval)
+// until it ends. No watch is used, and completion is never inferred from an
+// error.
 func (w *driverWatch) run(ctx context.Context, res *Result) error {
 	submitted := w.now()
 	var (
@@ -369,7 +281,7 @@ func (w *driverWatch) run(ctx context.Context, res *Result) error {
 		if ctx.Err() != nil {
 			return w.interrupted(ctx, res)
 		}
-		wait := w.jitter(w.o.PollInterval)
+		wait := w.jitter(w.o.pollInterval)
 		switch {
 		case err == nil:
 			retry = apiRetry{}
@@ -383,9 +295,9 @@ func (w *driverWatch) run(ctx context.Context, res *Result) error {
 				res.Phase, res.Reason = "Deleted", reasonDeleted
 				return errdefs.DriverError(fmt.Errorf("driver pod %s/%s was deleted while %s, before its driver container terminated", w.ns, w.pod, st.lastPhase))
 			}
-			if w.now().Sub(submitted) >= w.o.NotFoundGrace {
+			if w.now().Sub(submitted) >= w.o.notFoundGrace {
 				res.Phase, res.Reason = "NotFound", reasonNotFound
-				return errdefs.Errorf(errdefs.NotFound, "driver pod %s/%s not found %s after spark-submit returned", w.ns, w.pod, w.o.NotFoundGrace)
+				return errdefs.Errorf(errdefs.NotFound, "driver pod %s/%s not found %s after spark-submit returned", w.ns, w.pod, w.o.notFoundGrace)
 			}
 		default:
 			if wait, err = w.failed(&retry, err, "driver pod "+w.ns+"/"+w.pod, res); err != nil {
@@ -420,20 +332,20 @@ func (w *driverWatch) failed(r *apiRetry, err error, what string, res *Result) (
 		if rerr := w.reload(); rerr != nil {
 			w.progressf("%v", rerr)
 		}
-		return time.Duration(r.authFails) * min(time.Second, w.o.PollInterval), nil
+		return time.Duration(r.authFails) * min(time.Second, w.o.pollInterval), nil
 	}
 	r.authFails = 0
 	r.errStreak++
 	if r.errSince.IsZero() {
 		r.errSince = w.now()
 	}
-	if w.now().Sub(r.errSince) >= w.o.APIRetryTimeout {
+	if w.now().Sub(r.errSince) >= w.o.apiRetryTimeout {
 		res.Reason = reasonUnavailable
-		return 0, errdefs.Errorf(errdefs.Unavailable, "API server unavailable for %s (%d failed polls of %s): %w", w.o.APIRetryTimeout, r.errStreak, what, err)
+		return 0, errdefs.Errorf(errdefs.Unavailable, "API server unavailable for %s (%d failed polls of %s): %w", w.o.apiRetryTimeout, r.errStreak, what, err)
 	}
 	w.progressf("polling %s: %v (retrying)", what, err)
 	back := time.Duration(250*(1<<min(r.errStreak, 8))) * time.Millisecond
-	return w.jitter(min(back, w.o.PollInterval)), nil
+	return w.jitter(min(back, w.o.pollInterval)), nil
 }
 
 func isAuthError(err error) bool {
@@ -533,7 +445,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 	if st.stuckSince.IsZero() {
 		st.stuckSince = now
 	}
-	if w.o.PendingTimeout > 0 && now.Sub(st.stuckSince) >= w.o.PendingTimeout {
+	if w.o.pendingTimeout > 0 && now.Sub(st.stuckSince) >= w.o.pendingTimeout {
 		res.Reason = reason
 		if res.Reason == "" {
 			res.Reason = reasonPending
@@ -543,11 +455,11 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 		if msg != "" {
 			detail += ": " + submit.OneLine(msg)
 		}
-		err := fmt.Errorf("driver pod %s/%s stuck in %s for %s, the pending time limit: %s", w.ns, w.pod, pod.Status.Phase, w.o.PendingTimeout, detail)
-		if w.o.KillOnCancel {
+		err := fmt.Errorf("driver pod %s/%s stuck in %s for %s, the pending time limit: %s", w.ns, w.pod, pod.Status.Phase, w.o.pendingTimeout, detail)
+		if w.o.killOnCancel {
 			err = fmt.Errorf("%w; %s", err, w.kill())
 		}
-		return true, errdefs.New(errdefs.Timeout, &errdefs.OptionError{Option: "k8s.Options.PendingTimeout", Err: err})
+		return true, errdefs.New(errdefs.Timeout, &errdefs.OptionError{Option: "k8s.WithPendingTimeout", Err: err})
 	}
 	return false, nil
 }
@@ -656,19 +568,19 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Resu
 	} else {
 		st.logErr = false
 		for _, l := range st.logs.feed(data, now) {
-			if w.o.Verbose {
-				fmt.Fprintf(w.o.Stderr, "driver| %s\n", redact.Line(l))
+			if w.o.verbose {
+				fmt.Fprintf(w.o.stderr, "driver| %s\n", redact.Line(l))
 			}
 		}
 	}
 	f := &st.logs
-	if f.marker == "" || now.Sub(f.markerAt) < w.o.HungGrace {
+	if f.marker == "" || now.Sub(f.markerAt) < w.o.hungGrace {
 		return false, nil
 	}
 	res.Reason = ReasonHung
 	res.Containers = containerResults(pod)
 	msg := fmt.Sprintf("driver hung after SparkContext stopped: %q was logged, and the driver container was still running %s later", f.marker, now.Sub(f.markerAt).Round(time.Second))
-	if w.o.KillHungDriver {
+	if w.o.killHungDriver {
 		msg += "; " + w.kill()
 	} else {
 		msg += "; the driver pod was left running"
@@ -681,24 +593,24 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Resu
 		res.DriverExitCode = f.exitCode
 		err = driverExit(*f.exitCode, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *f.exitCode))
 	}
-	if !w.o.KillHungDriver {
-		err = &errdefs.OptionError{Option: "k8s.Options.KillHungDriver", Err: err} // it says why the pod was left running
+	if !w.o.killHungDriver {
+		err = &errdefs.OptionError{Option: "k8s.WithKillHungDriver", Err: err} // it says why the pod was left running
 	}
 	return true, err
 }
 
 func (w *driverWatch) fillLogTail(ctx context.Context, pod *corev1.Pod, res *Result) {
-	if w.o.LogTail <= 0 || w.logs == nil {
+	if w.o.logTail <= 0 || w.logs == nil {
 		return
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiCallTimeout)
 	defer cancel()
-	data, err := w.logs.ContainerLog(lctx, w.ns, w.pod, w.driverContainer(pod), logQuery{Tail: int64(w.o.LogTail)})
+	data, err := w.logs.ContainerLog(lctx, w.ns, w.pod, w.driverContainer(pod), logQuery{Tail: int64(w.o.logTail)})
 	if err != nil {
 		w.progressf("driver log unavailable: %v", err)
 		return
 	}
-	res.LogTail = lastLines(data, w.o.LogTail)
+	res.LogTail = lastLines(data, w.o.logTail)
 }
 
 // kill deletes the driver pod (best effort, bounded) and describes what
@@ -719,12 +631,12 @@ func (w *driverWatch) kill() string {
 	return fmt.Sprintf("deleting driver pod %s/%s failed: %v", w.ns, w.pod, err)
 }
 
-// interrupted ends a run whose context is done: Options.Timeout
-// (errdefs.Timeout) or a signal (errdefs.DriverFailed). With KillOnCancel
-// the driver pod is deleted.
+// interrupted ends a run whose context is done: WithTimeout
+// (errdefs.Timeout) or a signal (errdefs.DriverFailed). With
+// WithKillOnCancel(true) the driver pod is deleted.
 func (w *driverWatch) interrupted(ctx context.Context, res *Result) error {
 	extra := ""
-	if w.o.KillOnCancel {
+	if w.o.killOnCancel {
 		extra = w.kill()
 	}
 	return interruptedErr(ctx, res, extra)
@@ -734,7 +646,7 @@ func interruptedErr(ctx context.Context, res *Result, extra string) error {
 	what, code, option := "cancelled", kindCancelled, ""
 	res.Reason = reasonCancelled
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		what, code, option = "time limit reached", errdefs.Timeout, "k8s.Options.Timeout"
+		what, code, option = "time limit reached", errdefs.Timeout, "k8s.WithTimeout"
 		res.Reason = reasonTimeout
 	}
 	if extra != "" {
@@ -746,15 +658,15 @@ func interruptedErr(ctx context.Context, res *Result, extra string) error {
 	return errdefs.Errorf(code, "%s", what)
 }
 
-// Backend is the K8s submit.Backend: Submit with Options.
-type Backend struct{ Options Options }
+// Backend is the K8s submit.Backend: Submit with its Options.
+type Backend struct{ Options []Option }
 
 var _ submit.Backend = Backend{}
 
 // Submit runs sub (see the package function Submit); the outcome is a
 // *Result.
 func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
-	return Submit(ctx, sub, b.Options)
+	return Submit(ctx, sub, b.Options...)
 }
 
 // ParseGracePeriod reads spark.kubernetes.appKillPodDeletionGracePeriod:

@@ -15,7 +15,7 @@ import (
 	"github.com/prebake/prebake/submit/k8s/native"
 )
 
-// Submitters of a k8s:// cluster-mode submission (Options.Submitter).
+// Submitters of a k8s:// cluster-mode submission (WithSubmitter).
 const (
 	SubmitterSparkSubmit = "spark-submit" // run the real spark-submit (the default)
 	SubmitterNative      = "native"       // build and create the objects in Go, no JVM
@@ -29,12 +29,12 @@ var nativeEnv = []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"
 	"HADOOP_CONF_DIR", "USER"}
 
 // nativeObjects builds what spark-submit would create for sub with the
-// --conf pairs extra added last; a conflict between o.DriverSparkVersion and
-// the baked image goes to o.Stderr.
-func nativeObjects(sub *submit.Submission, extra []string, o *Options) (*native.Objects, error) {
+// --conf pairs extra added last; a conflict between o.driverSparkVersion and
+// the baked image goes to o.stderr.
+func nativeObjects(sub *submit.Submission, extra []string, o *options) (*native.Objects, error) {
 	env := map[string]string{}
 	for _, k := range nativeEnv {
-		if v := o.Getenv(k); v != "" {
+		if v := o.getenv(k); v != "" {
 			env[k] = v
 		}
 	}
@@ -51,9 +51,9 @@ func nativeObjects(sub *submit.Submission, extra []string, o *Options) (*native.
 	for i := 0; i+1 < len(extra); i += 2 {
 		in.Conf[extra[i]] = extra[i+1]
 	}
-	v, warning := driverSparkVersion(o.DriverSparkVersion, o.ImageSparkVersion, in.Conf)
+	v, warning := driverSparkVersion(o.driverSparkVersion, o.imageSparkVersion, in.Conf)
 	if warning != "" {
-		fmt.Fprintf(o.Stderr, "prebake: warning: %s\n", warning)
+		fmt.Fprintf(o.stderr, "prebake: warning: %s\n", warning)
 	}
 	in.SparkVersion = v
 	return native.Build(in)
@@ -99,26 +99,26 @@ func checkSubmitter(s string) error {
 	case "", SubmitterSparkSubmit, SubmitterNative, SubmitterAuto:
 		return nil
 	}
-	return errdefs.Optionf(errdefs.BadArgument, "k8s.Options.Submitter", "submitter %q: must be native, spark-submit or auto", s)
+	return errdefs.Optionf(errdefs.BadArgument, "k8s.WithSubmitter", "submitter %q: must be native, spark-submit or auto", s)
 }
 
 // chooseSubmitter returns the native objects when the submission goes
 // native, nil when it goes through spark-submit. Submitter native fails
 // (a bad argument, naming the option) on what it cannot reproduce; auto falls back to
 // spark-submit then, and says why.
-func chooseSubmitter(sub *submit.Submission, extra []string, o *Options, progress func(string, ...any)) (*native.Objects, error) {
-	if o.Submitter == "" || o.Submitter == SubmitterSparkSubmit {
+func chooseSubmitter(sub *submit.Submission, extra []string, o *options, progress func(string, ...any)) (*native.Objects, error) {
+	if o.submitter == "" || o.submitter == SubmitterSparkSubmit {
 		return nil, nil
 	}
 	objs, err := nativeObjects(sub, extra, o)
 	switch {
 	case err == nil:
 		return objs, nil
-	case o.Submitter == SubmitterAuto && o.SparkSubmit != "":
+	case o.submitter == SubmitterAuto && o.sparkSubmit != "":
 		progress("auto: using spark-submit: %v", err)
 		return nil, nil
 	}
-	return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("submitter %s: %w", o.Submitter, err))
+	return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("submitter %s: %w", o.submitter, err))
 }
 
 // createNative creates the objects in spark-submit's order with the
@@ -139,9 +139,9 @@ func (w *driverWatch) createNative(ctx context.Context, objs *native.Objects) er
 // DryRun prints, as YAML, the objects the native submitter would create
 // for sub, and creates nothing. What it cannot reproduce is a bad argument
 // naming the option.
-func DryRun(sub *submit.Submission, o Options, stdout io.Writer) error {
-	o.defaults()
-	objs, err := nativeObjects(sub, nil, &o)
+func DryRun(sub *submit.Submission, stdout io.Writer, opts ...Option) error {
+	o := makeOptions(opts)
+	objs, err := nativeObjects(sub, nil, o)
 	if err != nil {
 		var ue *native.UnsupportedError
 		if errors.As(err, &ue) {

@@ -30,8 +30,8 @@ func TestNativeSubmitIT(t *testing.T) {
 	if _, err := e.c.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	native := func(o *Options) {
-		o.Submitter, o.DriverSparkVersion, o.SparkSubmit = SubmitterNative, "3.5.9", "/nonexistent/spark-submit"
+	native := func(o *options) {
+		o.submitter, o.driverSparkVersion, o.sparkSubmit = SubmitterNative, "3.5.9", "/nonexistent/spark-submit"
 	}
 	for _, tc := range []struct {
 		name  string

@@ -71,9 +71,9 @@ func TestDryRunImageSparkVersion(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			o := Options{DriverSparkVersion: tc.flag, ImageSparkVersion: tc.image, Stderr: &stderr,
-				Getenv: mapEnv(map[string]string{"USER": "u"})}
-			if err := DryRun(mustLoad(t, args, o.Getenv), o, &stdout); err != nil {
+			o := options{driverSparkVersion: tc.flag, imageSparkVersion: tc.image, stderr: &stderr,
+				getenv: mapEnv(map[string]string{"USER": "u"})}
+			if err := DryRun(mustLoad(t, args, o.getenv), &stdout, use(o)); err != nil {
 				t.Fatal(err)
 			}
 			y := stdout.String()
@@ -86,7 +86,7 @@ func TestDryRunImageSparkVersion(t *testing.T) {
 		})
 	}
 	// Nothing known: an unsupported Spark version (cmd's hint names --spark-version).
-	err := DryRun(mustLoad(t, args, nil), Options{Getenv: mapEnv(map[string]string{"USER": "u"})}, &bytes.Buffer{})
+	err := DryRun(mustLoad(t, args, nil), &bytes.Buffer{}, WithGetenv(mapEnv(map[string]string{"USER": "u"})))
 	var ue *native.UnsupportedError
 	if !errors.As(err, &ue) || ue.Option != native.OptionSparkVersion {
 		t.Errorf("no version: %v, want a native.UnsupportedError for %s", err, native.OptionSparkVersion)

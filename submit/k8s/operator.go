@@ -125,7 +125,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 	if len(name) > 63 {
 		name = strings.Trim(name[len(name)-63:], "-")
 	}
-	app, err := sparkApplication(a, name, w.o.SparkVersion)
+	app, err := sparkApplication(a, name, w.o.sparkVersion)
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
@@ -176,12 +176,12 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 		cancel()
 		if ctx.Err() != nil {
 			extra := ""
-			if w.o.KillOnCancel {
+			if w.o.killOnCancel {
 				extra = kill()
 			}
 			return interruptedErr(ctx, res, extra)
 		}
-		wait := w.jitter(w.o.PollInterval)
+		wait := w.jitter(w.o.pollInterval)
 		switch {
 		case err == nil:
 			retry = apiRetry{}
@@ -204,13 +204,13 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 				res.Reason, res.Message = state, msg
 				return w.operatorFailure(ctx, state, msg, res)
 			case "", "SUBMITTED", "PENDING_RERUN":
-				if w.o.PendingTimeout > 0 && w.now().Sub(stuckSince) >= w.o.PendingTimeout {
+				if w.o.pendingTimeout > 0 && w.now().Sub(stuckSince) >= w.o.pendingTimeout {
 					res.Reason = reasonPending
-					err := fmt.Errorf("SparkApplication %s/%s still %s after %s, the pending time limit", w.ns, name, orNA(state), w.o.PendingTimeout)
-					if w.o.KillOnCancel {
+					err := fmt.Errorf("SparkApplication %s/%s still %s after %s, the pending time limit", w.ns, name, orNA(state), w.o.pendingTimeout)
+					if w.o.killOnCancel {
 						err = fmt.Errorf("%w; %s", err, kill())
 					}
-					return errdefs.New(errdefs.Timeout, &errdefs.OptionError{Option: "k8s.Options.PendingTimeout", Err: err})
+					return errdefs.New(errdefs.Timeout, &errdefs.OptionError{Option: "k8s.WithPendingTimeout", Err: err})
 				}
 			default:
 				stuckSince = w.now()
@@ -232,7 +232,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 		}
 		if err := sleepCtx(ctx, wait); err != nil {
 			extra := ""
-			if w.o.KillOnCancel {
+			if w.o.killOnCancel {
 				extra = kill()
 			}
 			return interruptedErr(ctx, res, extra)

@@ -17,23 +17,6 @@ import (
 	"github.com/prebake/prebake/errdefs"
 )
 
-// IDOptions configures Status and Kill. Credentials come from the
-// kubeconfig ($KUBECONFIG, context spark.kubernetes.context in Conf) or the
-// in-cluster service account, as spark-submit --status/--kill take them.
-type IDOptions struct {
-	Stderr       io.Writer
-	Getenv       func(string) string
-	InClusterDir string
-	// Conf is Spark conf for the credentials
-	// (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context).
-	Conf map[string]string
-	// GracePeriod for kill; nil: the pod's own.
-	GracePeriod *int64
-
-	client       kubernetes.Interface // tests
-	retryBackoff []time.Duration      // tests; nil: defaultRetryBackoff
-}
-
 // DriverStatus is one driver pod in `prebake status -o json` (a JSON array).
 type DriverStatus struct {
 	SubmissionID string            `json:"submissionId"`
@@ -52,9 +35,12 @@ type DriverStatus struct {
 // "pod", or a glob "ns:prefix*" on pods labelled spark-role=driver), as
 // spark-submit --status reads it; the list is empty, not nil, when none
 // matches, and the error is then errdefs.NotFound. cmd prints
-// it as spark-submit does.
-func Status(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, error) {
-	pods, err := findDrivers(ctx, master, id, &o)
+// it as spark-submit does. Credentials come from the kubeconfig
+// ($KUBECONFIG, context spark.kubernetes.context of WithConf) or the
+// in-cluster service account, as spark-submit --status/--kill take them.
+func Status(ctx context.Context, master, id string, opts ...Option) ([]DriverStatus, error) {
+	o := makeOptions(opts)
+	pods, err := findDrivers(ctx, master, id, o)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +57,11 @@ func Status(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus
 // Kill deletes the driver pods matching id, as spark-submit --kill does.
 // It returns the pods it tried to delete, in order (empty, not nil, when
 // none matched: errdefs.NotFound): Deleting is true for each deleted, and
-// when a deletion fails, the last one is the pod that failed.
-func Kill(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, error) {
-	pods, err := findDrivers(ctx, master, id, &o)
+// when a deletion fails, the last one is the pod that failed. Credentials
+// are Status's; WithGracePeriod sets the pods' deletion grace period.
+func Kill(ctx context.Context, master, id string, opts ...Option) ([]DriverStatus, error) {
+	o := makeOptions(opts)
+	pods, err := findDrivers(ctx, master, id, o)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +72,7 @@ func Kill(ctx context.Context, master, id string, o IDOptions) ([]DriverStatus, 
 	for _, p := range pods {
 		st := driverStatus(p)
 		err := o.withAPIRetry(ctx, func() error {
-			return o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.GracePeriod})
+			return o.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: o.gracePeriod})
 		})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return append(tried, st), apiError(fmt.Sprintf("deleting %s/%s", p.Namespace, p.Name), err)
@@ -118,10 +106,10 @@ func WriteKillText(w io.Writer, tried []DriverStatus) {
 }
 
 // findDrivers resolves id to pods.
-func findDrivers(ctx context.Context, master, id string, o *IDOptions) ([]corev1.Pod, error) {
+func findDrivers(ctx context.Context, master, id string, o *options) ([]corev1.Pod, error) {
 	defNS := "default"
 	if o.client == nil {
-		creds, err := newK8sCreds(master, o.Conf, o.Getenv, o.InClusterDir)
+		creds, err := newK8sCreds(master, o.conf, o.getenv, o.inClusterDir)
 		if err != nil {
 			return nil, errdefs.New(errdefs.BadArgument, err)
 		}
@@ -182,7 +170,7 @@ func defaultRetryBackoff() []time.Duration {
 // withAPIRetry runs call, retrying 5xx, timeouts and network errors with
 // backoff (status and kill are one-shot commands, so the budget is a few
 // seconds). Auth, not-found and other 4xx answers are final.
-func (o *IDOptions) withAPIRetry(ctx context.Context, call func() error) error {
+func (o *options) withAPIRetry(ctx context.Context, call func() error) error {
 	backoff := o.retryBackoff
 	if backoff == nil {
 		backoff = defaultRetryBackoff()

@@ -35,8 +35,8 @@ func TestK8sKillJSON(t *testing.T) {
 		{"ns:missing", exitcode.NotFound, []string{}},
 	} {
 		t.Run(tt.id, func(t *testing.T) {
-			o := IDOptions{client: fake.NewClientset(pod.DeepCopy())}
-			tried, err := Kill(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, o)
+			o := options{client: fake.NewClientset(pod.DeepCopy())}
+			tried, err := Kill(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, use(o))
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}
@@ -85,7 +85,7 @@ func TestK8sStatusRetriesTransientErrors(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			_, err := Status(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", IDOptions{client: cs, retryBackoff: fast})
+			_, err := Status(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", use(options{client: cs, retryBackoff: fast}))
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}

@@ -29,10 +29,10 @@ func TestSparkSubmitTailRedacted(t *testing.T) {
 	for _, output := range []string{"text", "json"} {
 		t.Run(output, func(t *testing.T) {
 			var stderr bytes.Buffer
-			res, err := Submit(context.Background(), mustLoad(t, args, nil), Options{
-				SparkSubmit: bin, Quiet: true, LogTail: 10,
-				Stderr: &stderr, Getenv: func(string) string { return "" },
-			})
+			res, err := Submit(context.Background(), mustLoad(t, args, nil), use(options{
+				sparkSubmit: bin, quiet: true, logTail: 10,
+				stderr: &stderr, getenv: func(string) string { return "" },
+			}))
 			// What `prebake submit` prints: the text form or the JSON.
 			var stdout bytes.Buffer
 			if output == "json" {

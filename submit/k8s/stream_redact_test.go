@@ -42,7 +42,7 @@ func TestStreamedOutputRedacted(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stderr bytes.Buffer
-			if _, _, err := runSparkSubmit(context.Background(), &Options{SparkSubmit: bin, Stderr: &stderr}, nil); err != nil {
+			if _, _, err := runSparkSubmit(context.Background(), &options{sparkSubmit: bin, stderr: &stderr}, nil); err != nil {
 				t.Fatal(err)
 			}
 			return stderr.String()
@@ -61,9 +61,9 @@ func TestStreamedOutputRedacted(t *testing.T) {
 				return true, podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed")), nil
 			})
 			var stderr strings.Builder
-			o := &Options{PollInterval: 2 * time.Millisecond, PendingTimeout: time.Second, HungGrace: time.Minute,
-				NotFoundGrace: time.Second, APIRetryTimeout: time.Minute, LogTail: 5, Verbose: true, Stderr: &stderr}
-			o.defaults()
+			o := &options{pollInterval: 2 * time.Millisecond, pendingTimeout: time.Second, hungGrace: time.Minute,
+				notFoundGrace: time.Second, apiRetryTimeout: time.Minute, logTail: 5, verbose: true, stderr: &stderr}
+			o = makeOptions([]Option{use(*o)})
 			w := &driverWatch{client: cs, logs: &fakeLogs{data: logsWithTS(secretLines...)}, ns: "ns", pod: "app-driver", o: o, now: time.Now}
 			res := &Result{Backend: "k8s", Timings: Timings{Started: time.Now()}}
 			if err := w.run(context.Background(), res); err != nil {

@@ -98,7 +98,7 @@ type watchCase struct {
 	name        string
 	steps       []step // the last one repeats
 	logs        []byte
-	opts        func(*Options)
+	opts        func(*options)
 	ctx         func(context.Context) (context.Context, context.CancelFunc)
 	wantCode    int
 	wantSource  string
@@ -145,7 +145,7 @@ func TestDriverWatch(t *testing.T) {
 		{name: "not found first, then runs", steps: []step{
 			{err: errGone}, {err: errGone},
 			{pod: podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed"))},
-		}, opts: func(o *Options) { o.NotFoundGrace = time.Minute }, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Succeeded"},
+		}, opts: func(o *options) { o.notFoundGrace = time.Minute }, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Succeeded"},
 		{name: "deleted while running", steps: []step{
 			{pod: podIn(corev1.PodRunning, running(driverC))}, {err: errGone},
 		}, wantCode: 80, wantSource: "driver", wantReason: "PodDeleted", wantPhase: "Deleted"},
@@ -159,7 +159,7 @@ func TestDriverWatch(t *testing.T) {
 			{pod: podIn(corev1.PodFailed, terminated(driverC, 3, "Error"))},
 		}, wantCode: 3, wantSource: "driver", wantReason: "Error", wantPhase: "Failed"},
 		{name: "API unavailable", steps: []step{{err: err503}},
-			opts:     func(o *Options) { o.APIRetryTimeout = 30 * time.Millisecond },
+			opts:     func(o *options) { o.apiRetryTimeout = 30 * time.Millisecond },
 			wantCode: 69, wantSource: "prebake", wantReason: "APIUnavailable"},
 		{name: "hung with SparkContext exit code", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			logs:     logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 3.", "INFO SparkContext: Successfully stopped SparkContext"),
@@ -172,9 +172,9 @@ func TestDriverWatch(t *testing.T) {
 			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
 		{name: "hung, shutdown hook, not killed", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			logs:     logsWithTS("INFO ShutdownHookManager: Shutdown hook called"),
-			opts:     func(o *Options) { o.KillHungDriver = false },
+			opts:     func(o *options) { o.killHungDriver = false },
 			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantLogTail: true, wantMsg: "left running",
-			wantOption: "k8s.Options.KillHungDriver"},
+			wantOption: "k8s.WithKillHungDriver"},
 		{name: "cancelled", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(ctx)
@@ -186,19 +186,19 @@ func TestDriverWatch(t *testing.T) {
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				return context.WithTimeoutCause(ctx, 30*time.Millisecond, errTimeout)
 			},
-			wantCode: 75, wantSource: "prebake", wantReason: "Timeout", wantPhase: "Running", wantDeleted: true, wantOption: "k8s.Options.Timeout"},
+			wantCode: 75, wantSource: "prebake", wantReason: "Timeout", wantPhase: "Running", wantDeleted: true, wantOption: "k8s.WithTimeout"},
 	}
 	for _, reason := range []string{"ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "CrashLoopBackOff"} {
 		tests = append(tests, watchCase{name: "stuck " + reason,
 			steps:    []step{{pod: podIn(corev1.PodPending, waiting(driverC, reason))}},
 			wantCode: 75, wantSource: "prebake", wantReason: reason, wantPhase: "Pending", wantDeleted: true, wantMsg: "msg for " + reason,
-			wantOption: "k8s.Options.PendingTimeout"})
+			wantOption: "k8s.WithPendingTimeout"})
 	}
 	unsched := podIn(corev1.PodPending)
 	unsched.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: insufficient memory"}}
 	tests = append(tests, watchCase{name: "stuck Unschedulable", steps: []step{{pod: unsched}},
 		wantCode: 75, wantSource: "prebake", wantReason: "Unschedulable", wantPhase: "Pending", wantDeleted: true, wantMsg: "insufficient memory",
-		wantOption: "k8s.Options.PendingTimeout"})
+		wantOption: "k8s.WithPendingTimeout"})
 
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,15 +222,15 @@ func runWatchCase(t *testing.T, tc watchCase) {
 		return true, s.pod.DeepCopy(), nil
 	})
 	var stderr strings.Builder
-	o := &Options{
-		PollInterval: 2 * time.Millisecond, PendingTimeout: 20 * time.Millisecond, HungGrace: 20 * time.Millisecond,
-		NotFoundGrace: 20 * time.Millisecond, APIRetryTimeout: time.Minute,
-		KillHungDriver: true, KillOnCancel: true, LogTail: 5, Stderr: &stderr,
+	o := &options{
+		pollInterval: 2 * time.Millisecond, pendingTimeout: 20 * time.Millisecond, hungGrace: 20 * time.Millisecond,
+		notFoundGrace: 20 * time.Millisecond, apiRetryTimeout: time.Minute,
+		killHungDriver: true, killOnCancel: true, logTail: 5, stderr: &stderr,
 	}
 	if tc.opts != nil {
 		tc.opts(o)
 	}
-	o.defaults()
+	o = makeOptions([]Option{use(*o)})
 	logs := &fakeLogs{data: tc.logs}
 	w := &driverWatch{client: cs, logs: logs, ns: "ns", pod: "app-driver", o: o, now: time.Now}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -367,8 +367,8 @@ func TestExecutorFailures(t *testing.T) {
 		}
 		return true, done.DeepCopy(), nil
 	})
-	o := &Options{PollInterval: time.Millisecond}
-	o.defaults()
+	o := &options{pollInterval: time.Millisecond}
+	o = makeOptions([]Option{use(*o)})
 	w := &driverWatch{client: cs, logs: &fakeLogs{}, ns: "ns", pod: "app-driver", o: o, now: time.Now}
 	res := &Result{}
 	if err := w.run(context.Background(), res); err != nil {

@@ -1,0 +1,181 @@
+package k8s
+
+import (
+	"io"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// Option configures Submit, Attach, DryRun, Status and Kill. Each With…
+// setter documents its default; a zero duration takes the default too.
+type Option func(*options)
+
+type options struct {
+	sparkSubmit        string
+	timeout            time.Duration
+	pollInterval       time.Duration
+	pendingTimeout     time.Duration
+	hungGrace          time.Duration
+	notFoundGrace      time.Duration
+	apiRetryTimeout    time.Duration
+	killHungDriver     bool
+	killOnCancel       bool
+	logTail            int
+	via                string
+	sparkVersion       string
+	submitter          string
+	driverSparkVersion string
+	imageSparkVersion  string
+	quiet, verbose     bool
+	stderr             io.Writer
+	getenv             func(string) string
+	env                []string
+	inClusterDir       string
+	conf               map[string]string
+	gracePeriod        *int64
+
+	client       kubernetes.Interface // tests (Status, Kill)
+	retryBackoff []time.Duration      // tests; nil: defaultRetryBackoff
+}
+
+// makeOptions applies opts, then the defaults to what they left unset.
+func makeOptions(opts []Option) *options {
+	o := &options{}
+	for _, opt := range opts {
+		opt(o)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.pollInterval, 10*time.Second)
+	def(&o.pendingTimeout, 10*time.Minute)
+	def(&o.hungGrace, 2*time.Minute)
+	def(&o.notFoundGrace, time.Minute)
+	def(&o.apiRetryTimeout, 5*time.Minute)
+	if o.stderr == nil {
+		o.stderr = io.Discard
+	}
+	if o.getenv == nil {
+		o.getenv = func(string) string { return "" }
+	}
+	if o.sparkVersion == "" {
+		o.sparkVersion = "3.5.3"
+	}
+	return o
+}
+
+// WithSparkSubmit sets the spark-submit binary Submit runs. Required by
+// Submit with the spark-submit submitter (errdefs.BadArgument, whose
+// errdefs.OptionOf is "k8s.WithSparkSubmit", without it); no default.
+func WithSparkSubmit(path string) Option { return func(o *options) { o.sparkSubmit = path } }
+
+// WithTimeout bounds the whole run of Submit or Attach (an
+// errdefs.Timeout error whose errdefs.OptionOf is "k8s.WithTimeout"). The
+// default (0) is none.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithPollInterval sets the time between two Gets of the driver pod, ±10 %
+// jitter. The default is 10s.
+func WithPollInterval(d time.Duration) Option { return func(o *options) { o.pollInterval = d } }
+
+// WithPendingTimeout fails a driver that stays Pending or waiting
+// (ImagePullBackOff, Unschedulable, ...) this long (errdefs.Timeout,
+// option "k8s.WithPendingTimeout"). The default is 10m; negative disables
+// it.
+func WithPendingTimeout(d time.Duration) Option { return func(o *options) { o.pendingTimeout = d } }
+
+// WithHungGrace sets how long the driver container may keep running after
+// SparkContext has stopped. The default is 2m.
+func WithHungGrace(d time.Duration) Option { return func(o *options) { o.hungGrace = d } }
+
+// WithNotFoundGrace sets how long a pod that was never seen may be missing
+// after spark-submit returned (errdefs.NotFound after it). The default is
+// 1m.
+func WithNotFoundGrace(d time.Duration) Option { return func(o *options) { o.notFoundGrace = d } }
+
+// WithAPIRetryTimeout sets how long 5xx and network errors are retried
+// before giving up (errdefs.Unavailable). The default is 5m.
+func WithAPIRetryTimeout(d time.Duration) Option {
+	return func(o *options) { o.apiRetryTimeout = d }
+}
+
+// WithKillHungDriver says whether a hung driver's pod is deleted. Without
+// it (the default, false), the errdefs.Hung error of a hung driver has the
+// errdefs.OptionOf "k8s.WithKillHungDriver" (it says why the pod is left
+// running).
+func WithKillHungDriver(kill bool) Option { return func(o *options) { o.killHungDriver = kill } }
+
+// WithKillOnCancel says whether the driver pod is deleted when ctx is
+// cancelled, the timeout is reached or the driver stays stuck past the
+// pending timeout. The default is false.
+func WithKillOnCancel(kill bool) Option { return func(o *options) { o.killOnCancel = kill } }
+
+// WithLogTail sets how many driver log lines a failure shows. The default
+// (0) is none.
+func WithLogTail(lines int) Option { return func(o *options) { o.logTail = lines } }
+
+// WithVia sets how Submit creates the driver: "" (the default: run the
+// submitter) or "operator": create a kubeflow SparkApplication instead and
+// poll its status.applicationState.
+func WithVia(via string) Option { return func(o *options) { o.via = via } }
+
+// WithOperatorSparkVersion sets spec.sparkVersion of the SparkApplication
+// WithVia("operator") creates. The default is 3.5.3.
+func WithOperatorSparkVersion(v string) Option { return func(o *options) { o.sparkVersion = v } }
+
+// WithSubmitter sets who creates the driver of a cluster-mode submission:
+// SubmitterSparkSubmit (the default, also for ""), SubmitterNative or
+// SubmitterAuto (see chooseSubmitter).
+func WithSubmitter(s string) Option { return func(o *options) { o.submitter = s } }
+
+// WithDriverSparkVersion sets the driver image's Spark version, which the
+// native submitter and DryRun need (3.5.x or 4.0.x). It wins over
+// WithImageSparkVersion (with a warning when they differ). No default.
+func WithDriverSparkVersion(v string) Option { return func(o *options) { o.driverSparkVersion = v } }
+
+// WithImageSparkVersion sets the Spark version the driver's baked image's
+// jars say (pipeline.Result.DriverSparkVersion); it wins over the tag of an
+// official Apache Spark image. No default.
+func WithImageSparkVersion(v string) Option { return func(o *options) { o.imageSparkVersion = v } }
+
+// WithQuiet drops the progress lines written to WithStderr's writer. The
+// default is false.
+func WithQuiet(quiet bool) Option { return func(o *options) { o.quiet = quiet } }
+
+// WithVerbose adds detail to the progress written to WithStderr's writer.
+// The default is false.
+func WithVerbose(verbose bool) Option { return func(o *options) { o.verbose = verbose } }
+
+// WithStderr sets where progress and warnings go. The default (nil)
+// discards them.
+func WithStderr(w io.Writer) Option { return func(o *options) { o.stderr = w } }
+
+// WithGetenv sets how the environment is read (KUBECONFIG, HOME,
+// KUBERNETES_SERVICE_HOST; SPARK_USER, USER, PYSPARK_* for the native
+// submitter). The default (nil) is an empty environment. The conf files and
+// $MASTER/$DEPLOY_MODE are the submission's (submit.LoadSubmission).
+func WithGetenv(getenv func(string) string) Option { return func(o *options) { o.getenv = getenv } }
+
+// WithEnv sets spark-submit's environment ("K=V"). The default (nil)
+// inherits prebake's.
+func WithEnv(env []string) Option { return func(o *options) { o.env = env } }
+
+// WithInClusterDir sets the service-account directory used when there are
+// no credentials of their own. The default ("") is DefaultInClusterDir.
+func WithInClusterDir(dir string) Option { return func(o *options) { o.inClusterDir = dir } }
+
+// WithConf sets the Spark conf Status and Kill take their credentials from
+// (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context),
+// as spark-submit --status/--kill do; Submit and Attach read the
+// submission's. The default (nil) is none.
+func WithConf(conf map[string]string) Option { return func(o *options) { o.conf = conf } }
+
+// WithGracePeriod sets the deletion grace period, in seconds, of the pods
+// Kill deletes (spark.kubernetes.appKillPodDeletionGracePeriod; see
+// ParseGracePeriod). The default is the pod's own.
+func WithGracePeriod(seconds int64) Option {
+	return func(o *options) { o.gracePeriod = &seconds }
+}
