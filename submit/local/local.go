@@ -279,7 +279,7 @@ func SameFile(a, b string) bool {
 // Err is nil when the driver succeeded, else the run's error.
 func (r *Result) Err() error { return r.err }
 
-// Backend is the local submit.Backend: Submit with Options.
+// Backend is the local submit.Backend: Submit with its Options.
 type Backend struct{ Options []Option }
 
 var _ submit.Backend = Backend{}
