@@ -1,6 +1,99 @@
 package k8s
 
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
 // use sets all of o at once: in-package tests build the unexported options
 // directly (the test seams client and retryBackoff included); makeOptions
 // then applies the defaults to what o leaves unset.
 func use(o options) Option { return func(p *options) { *p = o } }
+
+// TestMakeOptions: each With… sets its option (the last one wins); what
+// none sets takes the default its setter documents.
+func TestMakeOptions(t *testing.T) {
+	defaults := options{pollInterval: 10 * time.Second, pendingTimeout: 10 * time.Minute, hungGrace: 2 * time.Minute,
+		notFoundGrace: time.Minute, apiRetryTimeout: 5 * time.Minute, sparkVersion: "3.5.3"}
+	tests := []struct {
+		name string
+		opts []Option
+		want func(o *options) // applied to defaults
+	}{
+		{"defaults", nil, func(*options) {}},
+		{"all set", []Option{
+			WithSparkSubmit("/s/spark-submit"), WithTimeout(time.Hour), WithPollInterval(time.Second),
+			WithPendingTimeout(-1), WithHungGrace(3 * time.Second), WithNotFoundGrace(4 * time.Second),
+			WithAPIRetryTimeout(5 * time.Second), WithKillHungDriver(true), WithKillOnCancel(true), WithLogTail(7),
+			WithVia("operator"), WithOperatorSparkVersion("4.0.1"), WithSubmitter(SubmitterAuto),
+			WithDriverSparkVersion("3.5.9"), WithImageSparkVersion("4.0.5"), WithQuiet(true), WithVerbose(true),
+			WithEnv([]string{"A=b"}), WithInClusterDir("/sa"), WithConf(map[string]string{"k": "v"}), WithGracePeriod(9),
+		}, func(o *options) {
+			o.sparkSubmit, o.timeout, o.pollInterval, o.pendingTimeout = "/s/spark-submit", time.Hour, time.Second, -1
+			o.hungGrace, o.notFoundGrace, o.apiRetryTimeout = 3*time.Second, 4*time.Second, 5*time.Second
+			o.killHungDriver, o.killOnCancel, o.logTail, o.via, o.sparkVersion = true, true, 7, "operator", "4.0.1"
+			o.submitter, o.driverSparkVersion, o.imageSparkVersion = SubmitterAuto, "3.5.9", "4.0.5"
+			o.quiet, o.verbose, o.env, o.inClusterDir = true, true, []string{"A=b"}, "/sa"
+			o.conf, o.gracePeriod = map[string]string{"k": "v"}, ptr(int64(9))
+		}},
+		{"last wins", []Option{WithLogTail(1), WithLogTail(2)}, func(o *options) { o.logTail = 2 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := makeOptions(tt.opts)
+			if got.stderr != io.Discard || got.getenv == nil || got.getenv("HOME") != "" {
+				t.Errorf("stderr %v, getenv set %v: want io.Discard and an empty environment", got.stderr, got.getenv != nil)
+			}
+			got.stderr, got.getenv = nil, nil // not comparable
+			want := defaults
+			tt.want(&want)
+			if diff := cmp.Diff(want, *got, cmp.AllowUnexported(options{})); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestKillGracePeriod: WithGracePeriod reaches the pod's deletion; without
+// it the pod's own grace period applies (none sent).
+func TestKillGracePeriod(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app-driver", Namespace: "ns", Labels: map[string]string{"spark-role": "driver"}}}
+	for _, tt := range []struct {
+		name string
+		opts []Option
+		want *int64
+	}{
+		{"default", nil, nil},
+		{"set", []Option{WithGracePeriod(0)}, ptr(int64(0))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := fake.NewClientset(pod.DeepCopy())
+			var got *metav1.DeleteOptions
+			cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				got = ptr(a.(k8stesting.DeleteActionImpl).DeleteOptions)
+				return false, nil, nil
+			})
+			if _, err := Kill(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", append(tt.opts, withClient(cs))...); err != nil {
+				t.Fatal(err)
+			}
+			if got == nil {
+				t.Fatal("no delete")
+			}
+			if diff := cmp.Diff(tt.want, got.GracePeriodSeconds); diff != "" {
+				t.Errorf("grace period (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// withClient sets the API client Status and Kill use (the test seam).
+func withClient(c *fake.Clientset) Option { return func(o *options) { o.client = c } }
