@@ -64,7 +64,7 @@ type options struct {
 	stdout, stderr io.Writer
 }
 
-// makeOptions applies opts over the defaults.
+// makeOptions applies opts, then the defaults to what they left unset.
 func makeOptions(opts []Option) *options {
 	o := &options{}
 	for _, opt := range opts {
