@@ -8,8 +8,8 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/s3store"
-	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s/native"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // optionHints holds, for each library option that a flag sets, the hint
@@ -77,23 +77,23 @@ var errorHints = []func(err error) (string, bool){
 		return "use --submitter spark-submit", errors.Is(err, native.ErrUnsupported)
 	},
 	func(err error) (string, bool) {
-		return "give --image-from or --store", errors.Is(err, submit.ErrNoClusterJars)
+		return "give --image-from or --store", errors.Is(err, rewrite.ErrNoClusterJars)
 	},
 }
 
 // warningHints name, per command, the flags that fix each kind of rewrite
 // warning (the library's warnings name none).
-var warningHints = map[string]map[submit.WarningKind]string{
+var warningHints = map[string]map[rewrite.WarningKind]string{
 	"rewrite": {
-		submit.WarnFileURLs:    "give --store s3://bucket/prefix or --image-from REF",
-		submit.WarnLayoutImage: "prebake bake image --target registry.example.com/team/spark-jobs pushes it; give that reference to --image-from",
-		submit.WarnImageNotK8s: "flag --image-from",
+		rewrite.WarnFileURLs:    "give --store s3://bucket/prefix or --image-from REF",
+		rewrite.WarnLayoutImage: "prebake bake image --target registry.example.com/team/spark-jobs pushes it; give that reference to --image-from",
+		rewrite.WarnImageNotK8s: "flag --image-from",
 	},
 	"submit": {
-		submit.WarnFileURLs:    "give --store s3://bucket/prefix or --image-target REPO",
-		submit.WarnLayoutImage: "give --image-target a registry repository (registry.example.com/team/spark-jobs)",
-		submit.WarnImageNotK8s: "flag --image-target",
-		submit.WarnS3AURLs:     s3aHint,
+		rewrite.WarnFileURLs:    "give --store s3://bucket/prefix or --image-target REPO",
+		rewrite.WarnLayoutImage: "give --image-target a registry repository (registry.example.com/team/spark-jobs)",
+		rewrite.WarnImageNotK8s: "flag --image-target",
+		rewrite.WarnS3AURLs:     s3aHint,
 	},
 }
 
@@ -103,7 +103,7 @@ const s3aHint = "--url-style presigned needs neither"
 // withWarningHints adds to each of command's rewrite warnings the hint
 // naming the flags that fix it, in place: before they are printed, on
 // stderr or in -o json.
-func withWarningHints(command string, ws []submit.Warning) {
+func withWarningHints(command string, ws []rewrite.Warning) {
 	for i, w := range ws {
 		if h, ok := warningHints[command][w.Kind]; ok {
 			ws[i].Text += "; " + h

@@ -14,6 +14,7 @@ import (
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // TestWithHint: library errors name their options; the edge adds the flag
@@ -60,9 +61,9 @@ func TestWithHint(t *testing.T) {
 // edge adds, per command, the flags that fix each kind.
 func TestWithWarningHints(t *testing.T) {
 	ctx := context.Background()
-	src := func(cluster string) submit.RewriteOption {
-		return submit.WithJarSource(submit.JarSourceFunc(func(context.Context, submit.Packages) (*submit.Jars, error) {
-			return &submit.Jars{Local: []string{"/c/a.jar"}, Cluster: []string{cluster}, From: "store file:///s"}, nil
+	src := func(cluster string) rewrite.Option {
+		return rewrite.WithJarSource(rewrite.JarSourceFunc(func(context.Context, submit.Packages) (*rewrite.Jars, error) {
+			return &rewrite.Jars{Local: []string{"/c/a.jar"}, Cluster: []string{cluster}, From: "store file:///s"}, nil
 		}))
 	}
 	k8sCluster := []string{"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--packages", "g:a:1", "local:///app.jar"}
@@ -70,20 +71,20 @@ func TestWithWarningHints(t *testing.T) {
 	for _, tc := range []struct {
 		name, command string
 		argv          []string
-		opts          []submit.RewriteOption
+		opts          []rewrite.Option
 		want          string
 	}{
-		{"file: URLs, rewrite", "rewrite", k8sCluster, []submit.RewriteOption{src("file:///s/a.jar")},
+		{"file: URLs, rewrite", "rewrite", k8sCluster, []rewrite.Option{src("file:///s/a.jar")},
 			"use an s3:// store or an image; give --store s3://bucket/prefix or --image-from REF"},
-		{"file: URLs, submit", "submit", k8sCluster, []submit.RewriteOption{src("file:///s/a.jar")},
+		{"file: URLs, submit", "submit", k8sCluster, []rewrite.Option{src("file:///s/a.jar")},
 			"use an s3:// store or an image; give --store s3://bucket/prefix or --image-target REPO"},
-		{"OCI layout, rewrite", "rewrite", k8sCluster, []submit.RewriteOption{src("local:///opt/a.jar"), submit.WithImage("oci:/tmp/l:1")},
+		{"OCI layout, rewrite", "rewrite", k8sCluster, []rewrite.Option{src("local:///opt/a.jar"), rewrite.WithImage("oci:/tmp/l:1")},
 			"oci:/tmp/l:1: an OCI layout on this host, not an image a node can pull; push it to a registry and use that reference; prebake bake image --target registry.example.com/team/spark-jobs pushes it; give that reference to --image-from"},
-		{"image for standalone, rewrite", "rewrite", standalone, []submit.RewriteOption{src("local:///opt/a.jar"), submit.WithImage("r.example/s:1")},
+		{"image for standalone, rewrite", "rewrite", standalone, []rewrite.Option{src("local:///opt/a.jar"), rewrite.WithImage("r.example/s:1")},
 			"image r.example/s:1: master standalone is not Kubernetes, so no image is set; the local:// jars must exist on every standalone node; flag --image-from"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := submit.Rewrite(ctx, tc.argv, tc.opts...)
+			r, err := rewrite.Apply(ctx, tc.argv, tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

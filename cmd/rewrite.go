@@ -14,7 +14,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
-	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 func newRewriteCmd(g *globals) *cobra.Command {
@@ -70,13 +70,13 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 			}
 			rep := g.reporter(c.ErrOrStderr())
 			t := &pipeline.Target{URLStyle: urls.urlStyle}
-			opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
+			opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cache, "rewrite"))}
 			if imageFrom != "" {
 				t.ImageFrom = imageFrom
 				if t.ImageOptions, err = reg.options(rep); err != nil {
 					return err
 				}
-				opts = append(opts, submit.WithImage(imageFrom))
+				opts = append(opts, rewrite.WithImage(imageFrom))
 			}
 			if store != "" {
 				t.Store, t.StoreConf = store, sf.s3aConf(urls.urlStyle)
@@ -84,11 +84,11 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 					return err
 				}
 			}
-			opts = append(opts, submit.WithJarSource(pipeline.JarSource(req, t, rep)))
+			opts = append(opts, rewrite.WithJarSource(pipeline.JarSource(req, t, rep)))
 			if manifest != "" {
 				return rewriteManifest(c, g, manifest, out, opts)
 			}
-			r, err := submit.Rewrite(c.Context(), args, opts...)
+			r, err := rewrite.Apply(c.Context(), args, opts...)
 			if err != nil {
 				return err
 			}
@@ -108,7 +108,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 
 // rewriteManifest runs `prebake rewrite --manifest FILE`: the rewritten YAML
 // on stdout, or -o json with the changes.
-func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat, opts []submit.RewriteOption) error {
+func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat, opts []rewrite.Option) error {
 	var data []byte
 	var err error
 	if file == "-" {
@@ -126,7 +126,7 @@ func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat
 	if file == "-" {
 		name = "<stdin>"
 	}
-	r, err := submit.RewriteManifest(c.Context(), name, data, opts...)
+	r, err := rewrite.Manifest(c.Context(), name, data, opts...)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat
 
 // printRewrite prints a rewrite result: v as JSON with -o json, else the
 // warnings on stderr and text on stdout.
-func printRewrite(c *cobra.Command, g *globals, out outputFormat, v any, warnings []submit.Warning, text string) error {
+func printRewrite(c *cobra.Command, g *globals, out outputFormat, v any, warnings []rewrite.Warning, text string) error {
 	if out == outJSON {
 		enc := json.NewEncoder(c.OutOrStdout())
 		enc.SetEscapeHTML(false)

@@ -78,7 +78,7 @@ func TestRewriteS3ACompatibleConfIT(t *testing.T) {
 		t.Errorf("rewrite with the user's endpoint: exit %d\n%s\n%s", code, out, errs)
 	}
 	// submit's prepare warns what s3a:// URLs need: the library's warning
-	// (submit.WarnS3AURLs) with the CLI's way around it.
+	// (rewrite.WarnS3AURLs) with the CLI's way around it.
 	f := &submitFlags{}
 	fs := newSubmitFlagSet(f)
 	if err := fs.Parse(append(append([]string{}, s3flags...), demo...)); err != nil {

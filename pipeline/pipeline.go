@@ -22,9 +22,10 @@ import (
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
-// S3AWarning is the text of the warning (submit.WarnS3AURLs) Prepare adds
+// S3AWarning is the text of the warning (rewrite.WarnS3AURLs) Prepare adds
 // to its result's warnings when a store's URLs are s3a:// ones.
 const S3AWarning = "s3a:// URLs need hadoop-aws and the AWS SDK bundle in the image, and S3 credentials for Spark (spark.hadoop.fs.s3a.*)"
 
@@ -69,7 +70,7 @@ func (o *Options) cacheDir() string {
 // Result is what Prepare made: the rewritten command line and what the bake
 // learnt about the images it will run.
 type Result struct {
-	*submit.Rewritten
+	*rewrite.Result
 	// DriverSparkVersion is the Spark version of the driver's baked image as
 	// its base's jars say (spark-core_*.jar; layers.Result.SparkVersion),
 	// on a bake and on a bake-cache hit; "" when no image was baked or its
@@ -85,7 +86,7 @@ type Result struct {
 func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
 	rep := o.Reporter
 	cache := o.cacheDir()
-	opts := []submit.RewriteOption{submit.WithWorkDir(filepath.Join(cache, "rewrite"))}
+	opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cache, "rewrite"))}
 	jars, err := storeFirst(ctx, o, sub)
 	if err != nil {
 		return nil, err
@@ -100,7 +101,7 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 		}
 	}
 	if res != nil {
-		jars = &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
+		jars = &rewrite.Jars{Local: paths, LockHash: res.Lock.Hash()}
 		switch {
 		case o.ImageTarget != "":
 			imgOpts, v, err := bakeImages(ctx, o, sub, res, jars, cache)
@@ -115,17 +116,17 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 			}
 		}
 	}
-	opts = append(opts, submit.WithJarSource(submit.JarSourceFunc(func(context.Context, submit.Packages) (*submit.Jars, error) {
+	opts = append(opts, rewrite.WithJarSource(rewrite.JarSourceFunc(func(context.Context, submit.Packages) (*rewrite.Jars, error) {
 		return jars, nil
 	})))
-	rw, err := submit.RewriteSubmission(ctx, sub, opts...)
+	rw, err := rewrite.ApplySubmission(ctx, sub, opts...)
 	if err != nil {
 		return nil, err
 	}
 	if jars != nil && len(jars.Cluster) > 0 && s3aURLs(o) {
-		rw.Warnings = append(rw.Warnings, submit.Warning{Kind: submit.WarnS3AURLs, Text: S3AWarning})
+		rw.Warnings = append(rw.Warnings, rewrite.Warning{Kind: rewrite.WarnS3AURLs, Text: S3AWarning})
 	}
-	return &Result{Rewritten: rw, DriverSparkVersion: sparkVersion}, nil
+	return &Result{Result: rw, DriverSparkVersion: sparkVersion}, nil
 }
 
 // storeFirst is the path of a pod with no route to Maven: in cluster mode
@@ -133,7 +134,7 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 // store (named by the lock hash) gives the jar URLs with one GET, and no jar
 // is fetched or resolved here. It returns nil when that path does not apply
 // or the set is not in the store yet.
-func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*submit.Jars, error) {
+func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*rewrite.Jars, error) {
 	if o.Store == "" || o.Request.LockPath == "" || sub.DeployMode() != "cluster" {
 		return nil, nil
 	}
@@ -158,11 +159,11 @@ func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*submit
 		return nil, err
 	}
 	rep.Printf("set %s found in the store: %d jars, nothing to fetch", lf.Hash(), len(urls))
-	return &submit.Jars{Cluster: urls, From: "store " + redact.URL(o.Store), LockHash: lf.Hash(), Conf: o.StoreConf}, nil
+	return &rewrite.Jars{Cluster: urls, From: "store " + redact.URL(o.Store), LockHash: lf.Hash(), Conf: o.StoreConf}, nil
 }
 
 // bakeStore uploads the set to the store and sets the cluster URLs.
-func bakeStore(ctx context.Context, o Options, res *resolver.Result, jars *submit.Jars) error {
+func bakeStore(ctx context.Context, o Options, res *resolver.Result, jars *rewrite.Jars) error {
 	rep := o.Reporter
 	st, err := s3store.Open(ctx, o.Store, o.StoreOptions...)
 	if err != nil {
@@ -193,7 +194,7 @@ func s3aURLs(o Options) bool {
 // executor-specific images where they differ), pushes them to the image
 // target, and returns the rewrite options that use them and the Spark
 // version of the driver's base (its jars; "" when unknown).
-func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *resolver.Result, jars *submit.Jars, cache string) ([]submit.RewriteOption, string, error) {
+func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *resolver.Result, jars *rewrite.Jars, cache string) ([]rewrite.Option, string, error) {
 	rep := o.Reporter
 	main, _, _ := sub.Conf("spark.kubernetes.container.image")
 	driver, _, _ := sub.Conf("spark.kubernetes.driver.container.image")
@@ -250,7 +251,7 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 	if v := baked[driverBase].SparkVersion; v != "" {
 		rep.Debugf("image %s: Spark %s (its base's jars)", baked[driverBase].Ref, v)
 	}
-	return []submit.RewriteOption{submit.WithImage(mainRef), submit.WithRoleImages(driverRef, executorRef)}, baked[driverBase].SparkVersion, nil
+	return []rewrite.Option{rewrite.WithImage(mainRef), rewrite.WithRoleImages(driverRef, executorRef)}, baked[driverBase].SparkVersion, nil
 }
 
 // ResolveJars resolves the packages of a command line (plus those of req)

@@ -12,6 +12,7 @@ import (
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // Target says where the cluster URLs of resolved jars come from: an image
@@ -65,13 +66,13 @@ func (t *Target) ClusterURLs(ctx context.Context, lf *lock.File) ([]string, stri
 
 // JarSource resolves the packages of a command line (plus those of req),
 // retrieves them for file: paths, and adds the target's cluster URLs.
-func JarSource(req resolver.Request, t *Target, rep *progress.Reporter) submit.JarSource {
-	return submit.JarSourceFunc(func(ctx context.Context, p submit.Packages) (*submit.Jars, error) {
+func JarSource(req resolver.Request, t *Target, rep *progress.Reporter) rewrite.JarSource {
+	return rewrite.JarSourceFunc(func(ctx context.Context, p submit.Packages) (*rewrite.Jars, error) {
 		res, paths, err := ResolveJars(ctx, req, p, rep)
 		if err != nil || res == nil {
 			return nil, err
 		}
-		j := &submit.Jars{Local: paths, LockHash: res.Lock.Hash()}
+		j := &rewrite.Jars{Local: paths, LockHash: res.Lock.Hash()}
 		j.Cluster, j.From, err = t.ClusterURLs(ctx, res.Lock)
 		if err != nil {
 			return nil, err

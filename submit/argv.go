@@ -233,10 +233,15 @@ func (a *Argv) addAppArgs(toks ...string) {
 	}
 }
 
-// appArgsBefore returns the application arguments that stand right before
+// Mixed reports whether the application arguments stand between the options
+// (the launcher's mixed arguments, after a special --class); AppArgsBefore
+// then places them.
+func (a *Argv) Mixed() bool { return a.appArgAt != nil }
+
+// AppArgsBefore returns the application arguments that stand right before
 // Options[i] in the argv (mixed mode only; i == len(Options) gives those
 // after the last option).
-func (a *Argv) appArgsBefore(i int) []string {
+func (a *Argv) AppArgsBefore(i int) []string {
 	if a.appArgAt == nil {
 		return nil
 	}
@@ -275,8 +280,8 @@ func (a *Argv) handle(arg Arg) error {
 	return nil
 }
 
-// javaLineTerminators are the characters Java's regex '.' does not match.
-const javaLineTerminators = "\n\r\u0085\u2028\u2029"
+// JavaLineTerminators are the characters Java's regex '.' does not match.
+const JavaLineTerminators = "\n\r\u0085\u2028\u2029"
 
 // splitEqOpt applies spark-submit's "(--[^=]+)=(.+)" pattern (Java's '.'
 // matches no line terminator).
@@ -289,7 +294,7 @@ func splitEqOpt(tok string) (name, value string, eq bool) {
 		return tok, "", false
 	}
 	v := tok[i+1:]
-	if strings.ContainsAny(v, javaLineTerminators) {
+	if strings.ContainsAny(v, JavaLineTerminators) {
 		return tok, "", false
 	}
 	return tok[:i], v, true
@@ -326,10 +331,10 @@ func (a *Argv) Tokens() []string {
 	var out []string
 	if a.appArgAt != nil {
 		for i, o := range a.Options {
-			out = append(out, a.appArgsBefore(i)...)
+			out = append(out, a.AppArgsBefore(i)...)
 			out = append(out, o.Tokens...)
 		}
-		return append(out, a.appArgsBefore(len(a.Options))...)
+		return append(out, a.AppArgsBefore(len(a.Options))...)
 	}
 	for _, o := range a.Options {
 		out = append(out, o.Tokens...)

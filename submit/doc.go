@@ -1,5 +1,5 @@
-// Package submit is the spark-submit command line as Spark reads it, and its
-// rewrite.
+// Package submit is the spark-submit command line as Spark reads it, and the
+// shared core of the backends.
 //
 //   - The model: ParseArgv (the argv, with SparkSubmitOptionParser's option
 //     table), PropsFile (java.util.Properties files such as
@@ -10,9 +10,10 @@
 //     MainClass, Primary, AppArgs, SparkConf, Packages, WithConf). Every
 //     backend reads this one value; none scans the argv or reads a conf
 //     file itself.
-//   - The rewrite: Rewrite and RewriteManifest remove every --packages
-//     source and put the jars a JarSource gives (file: paths, an image's
-//     local:// jars or a store's URLs) in one jar list.
+//     The rewrite (package submit/rewrite) reads it through a small API:
+//     PackagesKeys, PackagesFlagKey, IsPackagesKey, FlagOrConf,
+//     Argv.Mixed and Argv.AppArgsBefore, PropsFile.Without and Select,
+//     EnvPackages and UnreachableWarnings.
 //   - The shared core of the backends: Backend (Submit(ctx, *Submission)),
 //     Outcome and Timings. The backends live in submit/k8s (the only
 //     package that imports client-go), submit/rest (standalone and Mesos

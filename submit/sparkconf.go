@@ -2,15 +2,11 @@ package submit
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/javaprops"
 )
 
@@ -68,6 +64,23 @@ func (p *PropsFile) Without(keys map[string]bool) []byte {
 	}
 	b.Write(p.data[last:])
 	return b.Bytes()
+}
+
+// Select returns, byte for byte, the logical lines of the entries whose key
+// keep accepts, in file order, each ending in a line break (the inverse of
+// Without, for entries only).
+func (p *PropsFile) Select(keep func(key string) bool) []byte {
+	var out []byte
+	for _, e := range p.entries {
+		if !keep(e.Key) {
+			continue
+		}
+		out = append(out, p.data[e.Start:e.End]...)
+		if n := len(out); n > 0 && out[n-1] != '\n' && out[n-1] != '\r' {
+			out = append(out, '\n')
+		}
+	}
+	return out
 }
 
 // trimSpark is Spark's Utils.trimExceptCRLF: trim characters <= ' ' except
@@ -138,23 +151,4 @@ func defaultsFileIn(dir string) string {
 		p = abs
 	}
 	return p
-}
-
-// writeEditedProps writes data to workDir under a content-addressed name
-// (atomically) and returns its path.
-func writeEditedProps(workDir, orig string, data []byte) (string, error) {
-	if err := os.MkdirAll(workDir, 0o755); err != nil {
-		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("rewrite work dir %s: %w", workDir, err))
-	}
-	base := strings.TrimSuffix(filepath.Base(orig), filepath.Ext(orig))
-	path := filepath.Join(workDir, fmt.Sprintf("%s-%s%s", base, propsHash(data), filepath.Ext(orig)))
-	if err := atomicfile.Write(path, data, 0o600); err != nil {
-		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("writing edited copy of %s: %w", orig, err))
-	}
-	return path, nil
-}
-
-func propsHash(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:8])
 }

@@ -29,7 +29,7 @@ func (s *Submission) Flag(name string) (string, bool) { return s.Argv.Flag(name)
 // (argv, properties file, spark-defaults.conf) or $MASTER; ok is false when
 // none does (Master then falls back to local[*] or connect).
 func (s *Submission) GivenMaster() (master string, ok bool) {
-	if v, ok := s.flagOrConf("--master", "spark.master"); ok && v != "" {
+	if v, ok := s.FlagOrConf("--master", "spark.master"); ok && v != "" {
 		return v, true
 	}
 	if v := s.getenv("MASTER"); v != "" {
@@ -71,7 +71,7 @@ func (s *Submission) PrimaryType() string {
 // spark.app.name, the main class, else the primary resource's file name;
 // "" when there is none of them.
 func (s *Submission) Name() string {
-	if v, ok := s.flagOrConf("--name", "spark.app.name"); ok && v != "" {
+	if v, ok := s.FlagOrConf("--name", "spark.app.name"); ok && v != "" {
 		return v
 	}
 	if c := s.MainClass(); c != "" {

@@ -21,12 +21,12 @@ var resolvingKeys = map[string]string{
 	"spark.jars.excludes":     "--exclude-packages",
 }
 
-// envPackages reports what the environment variable name=value sets that
+// EnvPackages reports what the environment variable name=value sets that
 // makes Spark resolve ("--packages g:a:v"), or "". It understands
 // PYSPARK_SUBMIT_ARGS (spark-submit arguments, shell-split as pyspark's
 // launch_gateway does) and SPARK_SUBMIT_OPTS (JVM options:
 // -Dspark.jars.packages=…). The result is redacted.
-func envPackages(name, value string) string {
+func EnvPackages(name, value string) string {
 	var found []string
 	switch name {
 	case "PYSPARK_SUBMIT_ARGS":
@@ -120,13 +120,13 @@ func shellSplit(s string) []string {
 	return out
 }
 
-// unreachableWarnings returns the warnings about packages set where the
+// UnreachableWarnings returns the warnings about packages set where the
 // rewritten argv cannot reach: the environment, and the Python app itself
 // when its primary resource is a local .py file.
-func unreachableWarnings(getenv func(string) string, a *Argv) []string {
+func UnreachableWarnings(getenv func(string) string, a *Argv) []string {
 	var out []string
 	for _, env := range []string{"PYSPARK_SUBMIT_ARGS", "SPARK_SUBMIT_OPTS"} {
-		if f := envPackages(env, getenv(env)); f != "" {
+		if f := EnvPackages(env, getenv(env)); f != "" {
 			out = append(out, fmt.Sprintf("$%s sets %s, which this rewrite cannot remove: drop it from $%s and give it to prebake instead (prebake rewrite %s -- …)", env, f, env, prebakeFlags(f)))
 		}
 	}
@@ -366,7 +366,7 @@ func pyConfigPackages(src []byte) []pyFinding {
 			}
 			v := toks[j]
 			if v.kind == pyString && !v.fstr {
-				if f := envPackages("PYSPARK_SUBMIT_ARGS", v.text); f != "" {
+				if f := EnvPackages("PYSPARK_SUBMIT_ARGS", v.text); f != "" {
 					out = append(out, pyFinding{Line: t.line, Key: "PYSPARK_SUBMIT_ARGS", Value: f, Literal: true, Via: "os.environ", Flag: prebakeFlags(f)})
 				}
 			} else if pyValueMentions(toks[j:], "--packages", "spark.jars.packages") {

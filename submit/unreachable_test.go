@@ -66,8 +66,8 @@ func TestEnvPackages(t *testing.T) {
 		{"OTHER", "--packages a:b:1", ""},
 	}
 	for _, tt := range tests {
-		if got := envPackages(tt.name, tt.value); got != tt.want {
-			t.Errorf("envPackages(%s, %q) = %q; want %q", tt.name, tt.value, got, tt.want)
+		if got := EnvPackages(tt.name, tt.value); got != tt.want {
+			t.Errorf("EnvPackages(%s, %q) = %q; want %q", tt.name, tt.value, got, tt.want)
 		}
 	}
 }
@@ -84,7 +84,7 @@ func TestUnreachableWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"PYSPARK_SUBMIT_ARGS": "--packages a:b:1 pyspark-shell", "SPARK_SUBMIT_OPTS": "-Dspark.jars.repositories=https://x:y@repo"}
-	got := unreachableWarnings(func(k string) string { return env[k] }, a)
+	got := UnreachableWarnings(func(k string) string { return env[k] }, a)
 	if len(got) != 3 {
 		t.Fatalf("got %d warnings, want 3: %q", len(got), got)
 	}
@@ -106,30 +106,7 @@ func TestUnreachableWarnings(t *testing.T) {
 	if err := os.WriteFile(app, []byte("# spark.jars.packages is given by prebake\nspark = SparkSession.builder.getOrCreate()\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := unreachableWarnings(func(string) string { return "" }, a); len(got) != 0 {
+	if got := UnreachableWarnings(func(string) string { return "" }, a); len(got) != 0 {
 		t.Errorf("clean app: got warnings %q", got)
-	}
-}
-
-func TestSplitYAMLDocuments(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int
-	}{
-		{"a: 1\n", 1},
-		{"# c\n---\na: 1\n", 1},
-		{"a: 1\n---\nb: 2\n", 2},
-		{"---\na: |\n  --- not a marker (indented)\n---x: 1\n", 1},
-		{"a: 1\n--- # c\nb: 2\n...\n---\n", 3},
-	}
-	for _, tt := range tests {
-		segs := splitYAMLDocuments([]byte(tt.in))
-		var joined []byte
-		for _, s := range segs {
-			joined = append(joined, s.bytes()...)
-		}
-		if len(segs) != tt.want || string(joined) != tt.in {
-			t.Errorf("splitYAMLDocuments(%q): %d documents re-joined as %q; want %d", tt.in, len(segs), joined, tt.want)
-		}
 	}
 }

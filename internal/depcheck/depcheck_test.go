@@ -55,6 +55,16 @@ var edgeOnly = map[string][]string{
 	"internal/progress": {"internal/progress", "pipeline"},
 }
 
+// apart lists, for a package, the packages under the same rule that must not
+// import it (their deps included): the backends and the rewrite are siblings
+// under submit, each seeing only the model and the core.
+var apart = map[string][]string{
+	"submit/rewrite": {"submit/k8s", "submit/rest", "submit/local"},
+	"submit/k8s":     {"submit/rewrite"},
+	"submit/rest":    {"submit/rewrite"},
+	"submit/local":   {"submit/rewrite"},
+}
+
 // free packages may import anything in the module: the edge (cmd), dev
 // tools and test-only packages.
 var free = []string{"cmd", "hack", "examples", "test", "internal/depcheck"}
@@ -107,6 +117,9 @@ func TestImportDirection(t *testing.T) {
 			drel := strings.TrimPrefix(d, module+"/")
 			if except, ok := edgeOnly[drel]; ok && !slices.ContainsFunc(except, func(e string) bool { return under(rel, e) }) {
 				t.Errorf("%s must not import %s: only the edge (cmd) does", rel, drel)
+			}
+			if slices.ContainsFunc(apart[drel], func(p string) bool { return under(rel, p) }) {
+				t.Errorf("%s must not import %s: they are apart", rel, drel)
 			}
 			good := false
 			for _, a := range ok {

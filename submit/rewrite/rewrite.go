@@ -1,7 +1,9 @@
-package submit
+package rewrite
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 )
 
 // ErrNoClusterJars is matched (errors.Is) when the driver runs on the
@@ -45,19 +49,19 @@ type Jars struct {
 // image annotation or store manifest. It returns nil jars when there is
 // nothing to add.
 type JarSource interface {
-	Jars(ctx context.Context, p Packages) (*Jars, error)
+	Jars(ctx context.Context, p submit.Packages) (*Jars, error)
 }
 
 // JarSourceFunc adapts a function to JarSource.
-type JarSourceFunc func(ctx context.Context, p Packages) (*Jars, error)
+type JarSourceFunc func(ctx context.Context, p submit.Packages) (*Jars, error)
 
 // Jars calls f.
-func (f JarSourceFunc) Jars(ctx context.Context, p Packages) (*Jars, error) { return f(ctx, p) }
+func (f JarSourceFunc) Jars(ctx context.Context, p submit.Packages) (*Jars, error) { return f(ctx, p) }
 
-// RewriteOption configures Rewrite.
-type RewriteOption func(*rewriteOptions) error
+// Option configures Apply.
+type Option func(*options) error
 
-type rewriteOptions struct {
+type options struct {
 	source JarSource
 	image  string
 	// driverImage and executorImage replace the role-specific images the
@@ -69,41 +73,41 @@ type rewriteOptions struct {
 
 // WithJarSource sets where the resolved jars come from. The default is none:
 // the packages are removed and nothing is added.
-func WithJarSource(s JarSource) RewriteOption {
-	return func(o *rewriteOptions) error { o.source = s; return nil }
+func WithJarSource(s JarSource) Option {
+	return func(o *options) error { o.source = s; return nil }
 }
 
 // WithImage sets the image (--image-from) whose jars the cluster uses: it
 // becomes spark.kubernetes.container.image on K8s masters, and replaces the
 // driver and executor images the user set. The default is to keep the
 // user's images.
-func WithImage(ref string) RewriteOption {
-	return func(o *rewriteOptions) error { o.image = ref; return nil }
+func WithImage(ref string) Option {
+	return func(o *options) error { o.image = ref; return nil }
 }
 
 // WithRoleImages sets the images that replace a driver- or executor-specific
 // image the user set, when they differ from WithImage's (submit
 // --image-target bakes each distinct base). "" keeps WithImage's.
-func WithRoleImages(driver, executor string) RewriteOption {
-	return func(o *rewriteOptions) error { o.driverImage, o.executorImage = driver, executor; return nil }
+func WithRoleImages(driver, executor string) Option {
+	return func(o *options) error { o.driverImage, o.executorImage = driver, executor; return nil }
 }
 
 // WithEnv sets how environment variables are read (SPARK_CONF_DIR,
 // SPARK_HOME, MASTER, DEPLOY_MODE, SPARK_REMOTE, PYSPARK_SUBMIT_ARGS,
 // SPARK_SUBMIT_OPTS). The default is os.Getenv.
-func WithEnv(getenv func(string) string) RewriteOption {
-	return func(o *rewriteOptions) error { o.getenv = getenv; return nil }
+func WithEnv(getenv func(string) string) Option {
+	return func(o *options) error { o.getenv = getenv; return nil }
 }
 
 // WithWorkDir sets where edited copies of properties files are written. The
 // copies must outlive the rewrite (spark-submit reads them later), so cmd
 // puts them under the cache. The default is $TMPDIR/prebake-rewrite.
-func WithWorkDir(dir string) RewriteOption {
-	return func(o *rewriteOptions) error { o.workDir = dir; return nil }
+func WithWorkDir(dir string) Option {
+	return func(o *options) error { o.workDir = dir; return nil }
 }
 
-func makeRewriteOptions(opts []RewriteOption) (*rewriteOptions, error) {
-	o := &rewriteOptions{getenv: os.Getenv, workDir: filepath.Join(os.TempDir(), "prebake-rewrite")}
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{getenv: os.Getenv, workDir: filepath.Join(os.TempDir(), "prebake-rewrite")}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
 			return nil, err
@@ -115,7 +119,7 @@ func makeRewriteOptions(opts []RewriteOption) (*rewriteOptions, error) {
 	return o, nil
 }
 
-// Rewritten is the result of Rewrite. Its JSON form is `prebake rewrite -o
+// Result is the result of Apply. Its JSON form is `prebake rewrite -o
 // json` (stable; the README copies this schema):
 //
 //	{
@@ -140,24 +144,24 @@ func makeRewriteOptions(opts []RewriteOption) (*rewriteOptions, error) {
 //	  ],
 //	  "warnings": ["…"]                     // packages set where argv cannot reach, and caveats
 //	}
-type Rewritten struct {
-	Args           []string `json:"args"`
-	Command        string   `json:"command"`
-	Action         string   `json:"action"`
-	Master         string   `json:"master,omitempty"`
-	DeployMode     string   `json:"deployMode,omitempty"`
-	Cluster        string   `json:"cluster,omitempty"`
-	Primary        string   `json:"primaryResource,omitempty"`
-	Python         bool     `json:"python"`
-	Packages       Packages `json:"packages"`
-	JarsFrom       string   `json:"jarsFrom"`
-	LockHash       string   `json:"lockHash,omitempty"`
-	PropertiesFile string   `json:"propertiesFile,omitempty"`
-	Changes        []Change `json:"changes"`
-	Warnings       Warnings `json:"warnings"`
+type Result struct {
+	Args           []string        `json:"args"`
+	Command        string          `json:"command"`
+	Action         string          `json:"action"`
+	Master         string          `json:"master,omitempty"`
+	DeployMode     string          `json:"deployMode,omitempty"`
+	Cluster        string          `json:"cluster,omitempty"`
+	Primary        string          `json:"primaryResource,omitempty"`
+	Python         bool            `json:"python"`
+	Packages       submit.Packages `json:"packages"`
+	JarsFrom       string          `json:"jarsFrom"`
+	LockHash       string          `json:"lockHash,omitempty"`
+	PropertiesFile string          `json:"propertiesFile,omitempty"`
+	Changes        []Change        `json:"changes"`
+	Warnings       Warnings        `json:"warnings"`
 	// Submission is Args loaded (LoadSubmission, same environment): what
 	// a backend runs.
-	Submission *Submission `json:"-"`
+	Submission *submit.Submission `json:"-"`
 }
 
 // A Change is one edit rewrite made, with its reason. Values are redacted.
@@ -182,7 +186,7 @@ const (
 // redact makes r safe to print as a report: packages,
 // master, warnings and the jar source are redacted; Args and Command are the
 // product and are kept.
-func (r *Rewritten) redact() {
+func (r *Result) redact() {
 	r.Master = redact.URL(r.Master)
 	r.Packages.Repositories = redactList(r.Packages.Repositories)
 	r.Packages.Packages = redact.String(r.Packages.Packages)
@@ -218,7 +222,7 @@ type managed struct {
 	onlyIfUnset bool
 }
 
-// Rewrite rewrites a spark-submit command line so that Spark resolves
+// Apply rewrites a spark-submit command line so that Spark resolves
 // nothing at run time: every packages source is removed (flags, --conf,
 // --properties-file, spark-defaults.conf) and the jars from the JarSource
 // are merged into one jar list, with the URLs each deploy mode needs:
@@ -237,34 +241,34 @@ type managed struct {
 // Python apps (.py, pyspark-shell, spark-internal) also get the jars in
 // --py-files/spark.submit.pyFiles. Every other argument keeps its tokens and
 // order. --kill, --status, --version and --help pass through unchanged.
-func Rewrite(ctx context.Context, args []string, opts ...RewriteOption) (*Rewritten, error) {
-	o, err := makeRewriteOptions(opts)
+func Apply(ctx context.Context, args []string, opts ...Option) (*Result, error) {
+	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	s, err := LoadSubmission(args, o.getenv)
+	s, err := submit.LoadSubmission(args, o.getenv)
 	if err != nil {
 		return nil, err
 	}
-	return rewrite(ctx, s, o)
+	return apply(ctx, s, o)
 }
 
-// RewriteSubmission is Rewrite of a submission already loaded with
+// ApplySubmission is Apply of a submission already loaded with
 // LoadSubmission, so that the argv is parsed once.
-func RewriteSubmission(ctx context.Context, s *Submission, opts ...RewriteOption) (*Rewritten, error) {
-	o, err := makeRewriteOptions(opts)
+func ApplySubmission(ctx context.Context, s *submit.Submission, opts ...Option) (*Result, error) {
+	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	return rewrite(ctx, s, o)
+	return apply(ctx, s, o)
 }
 
-func rewrite(ctx context.Context, s *Submission, o *rewriteOptions) (*Rewritten, error) {
-	r := &Rewritten{Action: s.Argv.Action, Changes: []Change{}, Warnings: []Warning{}}
-	if s.Argv.Action != ActionSubmit {
-		r.Args = append([]string{}, s.args...)
-		r.Command = ShellQuote(r.Args)
-		r.Changes = append(r.Changes, Change{Action: ChangeKept, Target: "--" + s.Argv.Action, Source: SourceArgv,
+func apply(ctx context.Context, s *submit.Submission, o *options) (*Result, error) {
+	r := &Result{Action: s.Argv.Action, Changes: []Change{}, Warnings: []Warning{}}
+	if s.Argv.Action != submit.ActionSubmit {
+		r.Args = s.Args()
+		r.Command = submit.ShellQuote(r.Args)
+		r.Changes = append(r.Changes, Change{Action: ChangeKept, Target: "--" + s.Argv.Action, Source: submit.SourceArgv,
 			Reason: "not a submission: passed through unchanged"})
 		r.redact()
 		r.Submission = s
@@ -274,7 +278,7 @@ func rewrite(ctx context.Context, s *Submission, o *rewriteOptions) (*Rewritten,
 	if err := rw.run(ctx); err != nil {
 		return nil, err
 	}
-	r.Command = ShellQuote(r.Args)
+	r.Command = submit.ShellQuote(r.Args)
 	r.redact()
 	sub, err := s.Reload(r.Args)
 	if err != nil {
@@ -285,9 +289,9 @@ func rewrite(ctx context.Context, s *Submission, o *rewriteOptions) (*Rewritten,
 }
 
 type rewriter struct {
-	s *Submission
-	o *rewriteOptions
-	r *Rewritten
+	s *submit.Submission
+	o *options
+	r *Result
 
 	kind, deploy   string
 	python         bool
@@ -313,7 +317,7 @@ func (w *rewriter) run(ctx context.Context) error {
 	r.Master = s.Master()
 	w.deploy = s.DeployMode()
 	r.DeployMode = w.deploy
-	w.kind = ClusterKind(r.Master)
+	w.kind = submit.ClusterKind(r.Master)
 	r.Cluster = w.kind
 	r.Primary = s.Argv.Primary
 	w.python = s.Argv.IsPython() || s.Argv.IsInternal()
@@ -356,16 +360,16 @@ func (w *rewriter) plan(j *Jars) error {
 			w.r.JarsFrom = j.From
 		}
 		cluster := w.deploy == "cluster"
-		if len(j.Local) == 0 && !(cluster && w.kind != ClusterYARN && w.kind != ClusterLocal && w.kind != ClusterConnect) {
+		if len(j.Local) == 0 && !(cluster && w.kind != submit.ClusterYARN && w.kind != submit.ClusterLocal && w.kind != submit.ClusterConnect) {
 			return errdefs.Errorf(errdefs.Internal, "rewrite: %s %s mode needs local copies of the jars, and the jar source gave none", w.kind, w.deploy)
 		}
 		var jarsAdd, pyAdd, cpAdd []string
 		var why string
 		switch {
-		case w.kind == ClusterYARN:
+		case w.kind == submit.ClusterYARN:
 			jarsAdd, pyAdd = j.Local, j.Local
 			why = "YARN distributes local jars itself (spark.yarn.dist.jars)"
-		case w.kind == ClusterLocal || w.kind == ClusterConnect:
+		case w.kind == submit.ClusterLocal || w.kind == submit.ClusterConnect:
 			jarsAdd, pyAdd = j.Local, j.Local
 			why = w.kind + " mode: the driver runs here and reads the local files"
 		case cluster:
@@ -397,7 +401,7 @@ func (w *rewriter) plan(j *Jars) error {
 		w.readConf(j)
 	}
 	if w.o.image != "" {
-		if w.kind == ClusterK8s {
+		if w.kind == submit.ClusterK8s {
 			w.imageReach()
 			why := "the image holds the jars"
 			w.items = append(w.items,
@@ -413,7 +417,7 @@ func (w *rewriter) plan(j *Jars) error {
 	for _, m := range w.items {
 		user, ok := "", false
 		if m.flag != "" {
-			user, ok = w.s.flagOrConf(m.flag, m.key)
+			user, ok = w.s.FlagOrConf(m.flag, m.key)
 		} else {
 			user, _, ok = w.s.Conf(m.key)
 		}
@@ -470,32 +474,32 @@ func (w *rewriter) emit() error {
 	// what rewrite adds goes before the first of them.
 	tailAt := -1
 	for i, a := range opts {
-		if app := s.Argv.appArgsBefore(i); len(app) > 0 {
+		if app := s.Argv.AppArgsBefore(i); len(app) > 0 {
 			if tailAt < 0 {
 				tailAt = len(out)
 			}
 			out = append(out, app...)
 		}
-		if key, ok := packagesFlags[a.Name]; ok {
-			w.change(ChangeRemoved, a.Name, SourceArgv, a.Value, "", "prebake resolved it ahead of time; spark-submit must not resolve ("+key+")")
+		if key, ok := submit.PackagesFlagKey(a.Name); ok {
+			w.change(ChangeRemoved, a.Name, submit.SourceArgv, a.Value, "", "prebake resolved it ahead of time; spark-submit must not resolve ("+key+")")
 			continue
 		}
 		if a.Name == "--conf" {
-			if k, v := a.ConfKV(); isPackagesKey(k) {
-				w.change(ChangeRemoved, k, SourceArgv, v, "", removeReason(k))
+			if k, v := a.ConfKV(); submit.IsPackagesKey(k) {
+				w.change(ChangeRemoved, k, submit.SourceArgv, v, "", removeReason(k))
 				continue
 			}
 		}
 		if m := w.optItem(a); m != nil {
 			if last[m] != i {
-				w.change(ChangeRemoved, a.Name, SourceArgv, a.Value, "", "merged into the one "+m.key+" value (spark-submit keeps only the last)")
+				w.change(ChangeRemoved, a.Name, submit.SourceArgv, a.Value, "", "merged into the one "+m.key+" value (spark-submit keeps only the last)")
 				continue
 			}
 			out = append(out, w.render(m, a)...)
 			continue
 		}
 		if a.Name == "--load-spark-defaults" && w.mergedDefaults {
-			w.change(ChangeRemoved, a.Name, SourceArgv, "", "", "the edited --properties-file copy already holds spark-defaults.conf's other keys")
+			w.change(ChangeRemoved, a.Name, submit.SourceArgv, "", "", "the edited --properties-file copy already holds spark-defaults.conf's other keys")
 			continue
 		}
 		if i == lastPF && newPF != "" {
@@ -504,7 +508,7 @@ func (w *rewriter) emit() error {
 			} else {
 				out = append(out, a.Tokens[0], newPF)
 			}
-			w.change(ChangeReplaced, "--properties-file", SourceArgv, a.Value, newPF, "an edited copy without the packages keys (the original is untouched)")
+			w.change(ChangeReplaced, "--properties-file", submit.SourceArgv, a.Value, newPF, "an edited copy without the packages keys (the original is untouched)")
 			continue
 		}
 		out = append(out, a.Tokens...)
@@ -513,18 +517,18 @@ func (w *rewriter) emit() error {
 	var tail []string
 	if newPF != "" && lastPF < 0 {
 		tail = append(tail, "--properties-file", newPF)
-		w.change(ChangeAdded, "--properties-file", SourceDefaults+" "+s.Defaults.Path, "", newPF,
+		w.change(ChangeAdded, "--properties-file", submit.SourceDefaults+" "+s.Defaults.Path, "", newPF,
 			"an edited copy of spark-defaults.conf without the packages keys; spark-submit reads it instead of spark-defaults.conf")
 	}
 	for _, m := range w.items {
 		if _, ok := last[m]; ok {
 			continue
 		}
-		tail = append(tail, w.render(m, Arg{})...)
+		tail = append(tail, w.render(m, submit.Arg{})...)
 	}
 	tail = append(tail, w.overrides()...)
-	if s.Argv.appArgAt != nil {
-		rest := s.Argv.appArgsBefore(len(opts))
+	if s.Argv.Mixed() {
+		rest := s.Argv.AppArgsBefore(len(opts))
 		if tailAt < 0 {
 			tailAt = len(out)
 		}
@@ -554,7 +558,7 @@ func removeReason(k string) string {
 }
 
 // optItem returns the managed item an argv option sets, if any.
-func (w *rewriter) optItem(a Arg) *managed {
+func (w *rewriter) optItem(a submit.Arg) *managed {
 	if a.Name == "--conf" {
 		k, _ := a.ConfKV()
 		return w.item("", k)
@@ -564,10 +568,10 @@ func (w *rewriter) optItem(a Arg) *managed {
 
 // render emits m in the form of the user's option a (flag or --conf, = or
 // not), or as a new flag (--conf for conf-only keys) when a is zero.
-func (w *rewriter) render(m *managed, a Arg) []string {
+func (w *rewriter) render(m *managed, a submit.Arg) []string {
 	old, _ := "", false
 	if m.flag != "" {
-		old, _ = w.s.flagOrConf(m.flag, m.key)
+		old, _ = w.s.FlagOrConf(m.flag, m.key)
 	} else {
 		old, _, _ = w.s.Conf(m.key)
 	}
@@ -578,12 +582,12 @@ func (w *rewriter) render(m *managed, a Arg) []string {
 			action = ChangeOverridden
 		}
 	}
-	defer w.change(action, m.key, SourceArgv, old, m.value, m.reason)
+	defer w.change(action, m.key, submit.SourceArgv, old, m.value, m.reason)
 	// The = form cannot carry a line terminator: spark-submit's
 	// "(--[^=]+)=(.+)" does not match it ('.' stops at line ends) and the
 	// token becomes an unrecognized option. The merged value may hold one
 	// that came from the other form (--jars "a\nb" beats --conf=spark.jars=…).
-	eq := a.Eq() && !strings.ContainsAny(m.key+m.value, javaLineTerminators)
+	eq := a.Eq() && !strings.ContainsAny(m.key+m.value, submit.JavaLineTerminators)
 	switch {
 	case a.Name == "--conf" && eq:
 		return []string{"--conf=" + m.key + "=" + m.value}
@@ -606,7 +610,7 @@ func (w *rewriter) render(m *managed, a Arg) []string {
 // editKeys are the keys an edited properties file drops.
 func (w *rewriter) editKeys() map[string]bool {
 	keys := map[string]bool{}
-	for _, k := range packagesKeys {
+	for _, k := range submit.PackagesKeys() {
 		keys[k] = true
 	}
 	for _, m := range w.items {
@@ -641,15 +645,7 @@ func (w *rewriter) editFiles() (string, error) {
 	}
 	data := f.Without(keys)
 	if p != nil && d != nil {
-		var extra []byte
-		for _, e := range d.entries {
-			if !keys[e.Key] && !p.Has(e.Key) {
-				extra = append(extra, d.data[e.Start:e.End]...)
-				if n := len(extra); n > 0 && extra[n-1] != '\n' && extra[n-1] != '\r' {
-					extra = append(extra, '\n')
-				}
-			}
-		}
+		extra := d.Select(func(k string) bool { return !keys[k] && !p.Has(k) })
 		if len(data) > 0 && data[len(data)-1] != '\n' && data[len(data)-1] != '\r' {
 			data = append(data, '\n')
 		}
@@ -672,10 +668,10 @@ func (w *rewriter) editFiles() (string, error) {
 // noteRemoved records the keys of f that the copy drops (for d with
 // --load-spark-defaults, only those p does not shadow) and reports whether
 // there are any.
-func (w *rewriter) noteRemoved(f *PropsFile, keys map[string]bool, shadow *PropsFile) bool {
-	src := SourcePropertiesFile + " " + f.Path
+func (w *rewriter) noteRemoved(f *submit.PropsFile, keys map[string]bool, shadow *submit.PropsFile) bool {
+	src := submit.SourcePropertiesFile + " " + f.Path
 	if f == w.s.Defaults {
-		src = SourceDefaults + " " + f.Path
+		src = submit.SourceDefaults + " " + f.Path
 	}
 	hit := false
 	for _, k := range f.Keys() {
@@ -684,7 +680,7 @@ func (w *rewriter) noteRemoved(f *PropsFile, keys map[string]bool, shadow *Props
 		}
 		hit = true
 		v, _ := f.Get(k)
-		if isPackagesKey(k) {
+		if submit.IsPackagesKey(k) {
 			w.change(ChangeRemoved, k, src, v, "", removeReason(k)+" (dropped from the edited copy)")
 		} else {
 			w.change(ChangeRemoved, k, src, v, "", "dropped from the edited copy: set once in argv instead (merged with this value where it is a list)")
@@ -702,8 +698,8 @@ func (w *rewriter) overrides() []string {
 		return nil
 	}
 	var out []string
-	src := SourceDefaults + " " + d.Path
-	for _, k := range packagesKeys {
+	src := submit.SourceDefaults + " " + d.Path
+	for _, k := range submit.PackagesKeys() {
 		v, ok := d.Get(k)
 		if !ok {
 			continue
@@ -721,9 +717,9 @@ func (w *rewriter) overrides() []string {
 
 // detectUnreachable warns about packages set where argv cannot reach
 // ($PYSPARK_SUBMIT_ARGS, $SPARK_SUBMIT_OPTS, the .py app's own
-// SparkSession.builder.config calls): see unreachableWarnings.
+// SparkSession.builder.config calls): see submit.UnreachableWarnings.
 func (w *rewriter) detectUnreachable() {
-	w.r.Warnings = append(w.r.Warnings, warnings(unreachableWarnings(w.o.getenv, w.s.Argv))...)
+	w.r.Warnings = append(w.r.Warnings, warnings(submit.UnreachableWarnings(w.o.getenv, w.s.Argv))...)
 }
 
 func orDefault(v, def string) string {
@@ -731,4 +727,23 @@ func orDefault(v, def string) string {
 		return v
 	}
 	return def
+}
+
+// writeEditedProps writes data to workDir under a content-addressed name
+// (atomically) and returns its path.
+func writeEditedProps(workDir, orig string, data []byte) (string, error) {
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("rewrite work dir %s: %w", workDir, err))
+	}
+	base := strings.TrimSuffix(filepath.Base(orig), filepath.Ext(orig))
+	path := filepath.Join(workDir, fmt.Sprintf("%s-%s%s", base, propsHash(data), filepath.Ext(orig)))
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("writing edited copy of %s: %w", orig, err))
+	}
+	return path, nil
+}
+
+func propsHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
 }

@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/prebake/prebake/submit"
 )
 
 var (
@@ -72,9 +74,9 @@ func checkRandomRewrite(t *testing.T, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	args := randomArgv(r)
 	getenv := func(string) string { return "" }
-	res, err := Rewrite(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
+	res, err := Apply(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
 	if err != nil {
-		t.Fatalf("seed %d: Rewrite(%q): %v", seed, args, err)
+		t.Fatalf("seed %d: Apply(%q): %v", seed, args, err)
 	}
 	checkRewriteResult(t, args, res, getenv)
 }
@@ -116,7 +118,7 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 		t.Fatalf("no sh: %v", err)
 	}
 	args := []string{"plain", "", "two words", "it's", `"dq"`, "$HOME", "*", "a\nb", "ünï", "--conf", "k=v w", "~", "back\\slash", "semi;colon", "amp&", "`tick`"}
-	out, err := exec.Command(sh, "-c", "printf '%s\\0' "+ShellQuote(args)).Output()
+	out, err := exec.Command(sh, "-c", "printf '%s\\0' "+submit.ShellQuote(args)).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

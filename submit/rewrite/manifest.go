@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 import (
 	"bytes"
@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
+	"go.yaml.in/yaml/v3"
 )
 
-// ManifestRewritten is the result of RewriteManifest. Its JSON form is
+// ManifestResult is the result of Manifest. Its JSON form is
 // `prebake rewrite --manifest FILE -o json` (stable; the README copies this
 // schema):
 //
@@ -35,37 +35,37 @@ import (
 //	  ],
 //	  "warnings": ["…"]
 //	}
-type ManifestRewritten struct {
+type ManifestResult struct {
 	File      string             `json:"file"`
 	YAML      string             `json:"yaml"`
 	Documents []ManifestDocument `json:"documents"`
 	Warnings  []Warning          `json:"warnings"`
 }
 
-// ManifestDocument reports what RewriteManifest did to one YAML document.
+// ManifestDocument reports what Manifest did to one YAML document.
 type ManifestDocument struct {
-	Document  int      `json:"document"`
-	Kind      string   `json:"kind,omitempty"`
-	Name      string   `json:"name,omitempty"`
-	Rewritten bool     `json:"rewritten"`
-	Python    bool     `json:"python"`
-	Packages  Packages `json:"packages"`
-	JarsFrom  string   `json:"jarsFrom"`
-	LockHash  string   `json:"lockHash,omitempty"`
-	Changes   []Change `json:"changes"`
+	Document int             `json:"document"`
+	Kind     string          `json:"kind,omitempty"`
+	Name     string          `json:"name,omitempty"`
+	Result   bool            `json:"rewritten"`
+	Python   bool            `json:"python"`
+	Packages submit.Packages `json:"packages"`
+	JarsFrom string          `json:"jarsFrom"`
+	LockHash string          `json:"lockHash,omitempty"`
+	Changes  []Change        `json:"changes"`
 }
 
 // The spark-operator API group (sparkoperator.k8s.io/v1beta2 and its
 // predecessors, whose spec fields rewrite touches are the same).
 const operatorGroup = "sparkoperator.k8s.io/"
 
-// Operator kinds RewriteManifest rewrites.
+// Operator kinds Manifest rewrites.
 const (
 	KindSparkApplication          = "SparkApplication"
 	KindScheduledSparkApplication = "ScheduledSparkApplication"
 )
 
-// RewriteManifest rewrites kubeflow spark-operator manifests (one or more
+// Manifest rewrites kubeflow spark-operator manifests (one or more
 // YAML documents; name names the file in errors and changes) so that Spark
 // resolves nothing at run time. For each SparkApplication (its spec) and
 // ScheduledSparkApplication (its spec.template):
@@ -88,12 +88,12 @@ const (
 // node tree, with the file's indentation). Every other document, and every
 // SparkApplication with nothing to change, is passed through byte for byte.
 // Errors name the file and the document (1-based).
-func RewriteManifest(ctx context.Context, name string, data []byte, opts ...RewriteOption) (*ManifestRewritten, error) {
-	o, err := makeRewriteOptions(opts)
+func Manifest(ctx context.Context, name string, data []byte, opts ...Option) (*ManifestResult, error) {
+	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	res := &ManifestRewritten{File: name, Documents: []ManifestDocument{}, Warnings: []Warning{}}
+	res := &ManifestResult{File: name, Documents: []ManifestDocument{}, Warnings: []Warning{}}
 	var out bytes.Buffer
 	for i, seg := range splitYAMLDocuments(data) {
 		d := ManifestDocument{Document: i + 1, Changes: []Change{}}
@@ -176,7 +176,7 @@ func onlyTrivia(b []byte) bool {
 
 // rewriteDocument rewrites one document, filling d, and returns its new
 // bytes (the original bytes when nothing changed).
-func rewriteDocument(ctx context.Context, o *rewriteOptions, file string, seg yamlSegment, d *ManifestDocument, res *ManifestRewritten) ([]byte, error) {
+func rewriteDocument(ctx context.Context, o *options, file string, seg yamlSegment, d *ManifestDocument, res *ManifestResult) ([]byte, error) {
 	orig := seg.bytes()
 	body := seg.body
 	if seg.marker != nil {
@@ -225,7 +225,7 @@ func rewriteDocument(ctx context.Context, o *rewriteOptions, file string, seg ya
 	if len(d.Changes) == 0 {
 		return orig, nil
 	}
-	d.Rewritten = true
+	d.Result = true
 	indent, compact := detectIndent(top)
 	var b bytes.Buffer
 	b.Write(seg.pre)
@@ -247,9 +247,9 @@ func rewriteDocument(ctx context.Context, o *rewriteOptions, file string, seg ya
 }
 
 type manifestRewriter struct {
-	o     *rewriteOptions
+	o     *options
 	d     *ManifestDocument
-	res   *ManifestRewritten
+	res   *ManifestResult
 	spec  *yaml.Node
 	path  string // "spec" or "spec.template"
 	where string // for errors
@@ -294,7 +294,7 @@ func (m *manifestRewriter) run(ctx context.Context) error {
 
 	// What the operator's spark-submit would resolve: --packages (deps)
 	// beats --conf spark.jars.packages (sparkConf).
-	var p Packages
+	var p submit.Packages
 	dst := map[string]*string{"packages": &p.Packages, "repositories": &p.Repositories, "excludePackages": &p.Excludes}
 	for _, dk := range depsKeys {
 		list, err := m.stringList(deps, dk.field)
@@ -308,7 +308,7 @@ func (m *manifestRewriter) run(ctx context.Context) error {
 		*dst[dk.field] = v
 	}
 	p.Ivy, p.IvySettings = scalarAt(conf, "spark.jars.ivy"), scalarAt(conf, "spark.jars.ivySettings")
-	m.d.Packages = Packages{Packages: redact.String(p.Packages), Repositories: redactList(p.Repositories),
+	m.d.Packages = submit.Packages{Packages: redact.String(p.Packages), Repositories: redactList(p.Repositories),
 		Excludes: redact.String(p.Excludes), Ivy: redact.String(p.Ivy), IvySettings: redact.String(p.IvySettings)}
 	m.detectUnreachable()
 
@@ -330,7 +330,7 @@ func (m *manifestRewriter) run(ctx context.Context) error {
 				"prebake resolved it ahead of time; the operator would pass it as --"+map[string]string{"packages": "packages", "repositories": "repositories", "excludePackages": "exclude-packages"}[dk.field]+" and the driver pod would resolve it again")
 		}
 	}
-	for _, k := range packagesKeys {
+	for _, k := range submit.PackagesKeys() {
 		if v := scalarAt(conf, k); mapDelete(conf, k) {
 			m.change(ChangeRemoved, m.path+".sparkConf."+k, v, "", removeReason(k))
 		}
@@ -471,7 +471,7 @@ func (m *manifestRewriter) detectUnreachable() {
 		}
 		for _, e := range env.Content {
 			name, val := scalarAt(e, "name"), scalarAt(e, "value")
-			if f := envPackages(name, val); f != "" {
+			if f := submit.EnvPackages(name, val); f != "" {
 				m.warn("%s.%s.env %s sets %s, which the rewrite cannot remove: delete it from the manifest, and add the packages to spec.deps.packages before running prebake", m.path, role, name, f)
 			}
 		}

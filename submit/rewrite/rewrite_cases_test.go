@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 // The golden table: real-world spark-submit command lines, each with its
 // source. Files named in files are written to a temp dir, $DIR in args and

@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 import (
 	"bytes"
@@ -12,15 +12,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.yaml.in/yaml/v3"
-
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit"
+	"go.yaml.in/yaml/v3"
 )
 
 // The manifest golden table: inputs are testdata/manifest/<input>.yaml (real
 // spark-operator examples, each naming its source in its header comment);
 // goldens are testdata/manifest/<name>.golden. Refresh with
-// go test ./submit -run TestRewriteManifestGolden -update.
+// go test ./submit/rewrite -run TestRewriteManifestGolden -update.
 var manifestCases = []struct {
 	name, input string
 	jars        string // "" (local paths only), "image" or "store"
@@ -44,8 +44,8 @@ var manifestCases = []struct {
 	{name: "error-packages-not-list", input: "error-packages-not-list", jars: "image", wantErr: "spec.deps.packages is not a list", wantCode: exitcode.DataErr},
 }
 
-func manifestOpts(jars, image string, noSource bool) []RewriteOption {
-	var opts []RewriteOption
+func manifestOpts(jars, image string, noSource bool) []Option {
+	var opts []Option
 	if !noSource {
 		opts = append(opts, WithJarSource(fakeRewriteJars(jars)))
 	}
@@ -63,11 +63,11 @@ func TestRewriteManifestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := RewriteManifest(context.Background(), file, in, manifestOpts(c.jars, c.image, c.noSource)...)
+			r, err := Manifest(context.Background(), file, in, manifestOpts(c.jars, c.image, c.noSource)...)
 			got := fmt.Sprintf("# input: testdata/manifest/%s\n# jars: %q image: %q jar source: %v\n", file, c.jars, c.image, !c.noSource)
 			if c.wantErr != "" {
 				if err == nil {
-					t.Fatalf("RewriteManifest succeeded; want an error containing %q", c.wantErr)
+					t.Fatalf("Manifest succeeded; want an error containing %q", c.wantErr)
 				}
 				if !strings.Contains(err.Error(), c.wantErr) || exitcode.Code(err) != c.wantCode || (c.wantIs != nil && !errors.Is(err, c.wantIs)) {
 					t.Fatalf("error %q (exit %d); want one containing %q (exit %d)", err, exitcode.Code(err), c.wantErr, c.wantCode)
@@ -75,7 +75,7 @@ func TestRewriteManifestGolden(t *testing.T) {
 				got += fmt.Sprintf("error (exit %d): %s\n", exitcode.Code(err), err)
 			} else {
 				if err != nil {
-					t.Fatalf("RewriteManifest: %v", err)
+					t.Fatalf("Manifest: %v", err)
 				}
 				checkManifestResult(t, in, r, c.jars, c.image, c.noSource)
 				report := *r
@@ -95,7 +95,7 @@ func TestRewriteManifestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test ./submit -run TestRewriteManifestGolden -update)", err)
+				t.Fatalf("%v (run go test ./submit/rewrite -run TestRewriteManifestGolden -update)", err)
 			}
 			if diff := cmp.Diff(string(want), got); diff != "" {
 				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
@@ -105,7 +105,7 @@ func TestRewriteManifestGolden(t *testing.T) {
 }
 
 // checkManifestResult asserts the invariants of every manifest rewrite.
-func checkManifestResult(t *testing.T, in []byte, r *ManifestRewritten, jars, image string, noSource bool) {
+func checkManifestResult(t *testing.T, in []byte, r *ManifestResult, jars, image string, noSource bool) {
 	t.Helper()
 	out := []byte(r.YAML)
 	inDocs, outDocs := splitYAMLDocuments(in), splitYAMLDocuments(out)
@@ -113,7 +113,7 @@ func checkManifestResult(t *testing.T, in []byte, r *ManifestRewritten, jars, im
 		t.Fatalf("%d documents in, %d out, %d reported", len(inDocs), len(outDocs), len(r.Documents))
 	}
 	for i, d := range r.Documents {
-		if !d.Rewritten && !bytes.Equal(inDocs[i].bytes(), outDocs[i].bytes()) {
+		if !d.Result && !bytes.Equal(inDocs[i].bytes(), outDocs[i].bytes()) {
 			t.Errorf("document %d was not rewritten but its bytes changed:\n%s\n---\n%s", i+1, inDocs[i].bytes(), outDocs[i].bytes())
 		}
 	}
@@ -145,7 +145,7 @@ func checkManifestResult(t *testing.T, in []byte, r *ManifestRewritten, jars, im
 			}
 		}
 		conf, _ := spec["sparkConf"].(map[string]any)
-		for _, k := range packagesKeys {
+		for _, k := range submit.PackagesKeys() {
 			if _, ok := conf[k]; ok {
 				t.Errorf("%s: sparkConf %s is still set", kind, k)
 			}
@@ -173,11 +173,34 @@ func checkManifestResult(t *testing.T, in []byte, r *ManifestRewritten, jars, im
 		}
 	}
 	// Rewriting the output again changes nothing: it is a fixed point.
-	again, err := RewriteManifest(context.Background(), r.File, out, manifestOpts(jars, image, noSource)...)
+	again, err := Manifest(context.Background(), r.File, out, manifestOpts(jars, image, noSource)...)
 	if err != nil {
 		t.Fatalf("rewriting the output again: %v", err)
 	}
 	if again.YAML != r.YAML {
 		t.Errorf("rewriting the output again changed it:\n%s", cmp.Diff(r.YAML, again.YAML))
+	}
+}
+
+func TestSplitYAMLDocuments(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{"a: 1\n", 1},
+		{"# c\n---\na: 1\n", 1},
+		{"a: 1\n---\nb: 2\n", 2},
+		{"---\na: |\n  --- not a marker (indented)\n---x: 1\n", 1},
+		{"a: 1\n--- # c\nb: 2\n...\n---\n", 3},
+	}
+	for _, tt := range tests {
+		segs := splitYAMLDocuments([]byte(tt.in))
+		var joined []byte
+		for _, s := range segs {
+			joined = append(joined, s.bytes()...)
+		}
+		if len(segs) != tt.want || string(joined) != tt.in {
+			t.Errorf("splitYAMLDocuments(%q): %d documents re-joined as %q; want %d", tt.in, len(segs), joined, tt.want)
+		}
 	}
 }

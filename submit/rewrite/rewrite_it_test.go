@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/submit"
 )
 
 // startNginx serves dir over HTTP on 127.0.0.1 with a real nginx and
@@ -90,7 +91,7 @@ func TestRewriteIT(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cache := t.TempDir()
-	run := func(extra ...string) (*Rewritten, string, error) {
+	run := func(extra ...string) (*Result, string, error) {
 		args := append([]string{"rewrite", "--no-default-repositories", "--cache", cache, "-o", "json"}, extra...)
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), "SPARK_CONF_DIR="+t.TempDir(), "SPARK_HOME=")
@@ -100,7 +101,7 @@ func TestRewriteIT(t *testing.T) {
 		if err != nil {
 			return nil, stderr.String(), err
 		}
-		var r Rewritten
+		var r Result
 		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 			t.Fatalf("json: %v\n%s", err, stdout.String())
 		}
@@ -111,7 +112,7 @@ func TestRewriteIT(t *testing.T) {
 	if err != nil {
 		t.Fatalf("prebake rewrite: %v\n%s", err, stderr)
 	}
-	s, err := LoadSubmission(r.Args, func(string) string { return "" })
+	s, err := submit.LoadSubmission(r.Args, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

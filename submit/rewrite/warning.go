@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 import (
 	"encoding/json"

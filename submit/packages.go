@@ -27,7 +27,20 @@ var packagesFlags = map[string]string{
 	"--exclude-packages": "spark.jars.excludes",
 }
 
-func isPackagesKey(k string) bool {
+// PackagesKeys returns the conf keys that make spark-submit resolve
+// packages at run time (spark.jars.packages, …), in a fixed order.
+func PackagesKeys() []string { return append([]string{}, packagesKeys...) }
+
+// PackagesFlagKey returns the conf key of a flag that makes spark-submit
+// resolve packages (--packages gives spark.jars.packages), and whether flag
+// is one.
+func PackagesFlagKey(flag string) (key string, ok bool) {
+	key, ok = packagesFlags[flag]
+	return key, ok
+}
+
+// IsPackagesKey reports whether k is one of PackagesKeys.
+func IsPackagesKey(k string) bool {
 	for _, p := range packagesKeys {
 		if k == p {
 			return true
@@ -143,9 +156,9 @@ var launcherConfFlags = map[string]string{
 	"--driver-class-path":   "spark.driver.extraClassPath",
 }
 
-// flagOrConf is Option(flag).orElse(sparkProperties.get(key)); for the
+// FlagOrConf is Option(flag).orElse(sparkProperties.get(key)); for the
 // launcher's conf flags, the last of the flag and --conf key in the argv.
-func (s *Submission) flagOrConf(flag, key string) (string, bool) {
+func (s *Submission) FlagOrConf(flag, key string) (string, bool) {
 	if launcherConfFlags[flag] == key {
 		opts := s.Argv.Options
 		for i := len(opts) - 1; i >= 0; i-- {
@@ -166,9 +179,9 @@ func (s *Submission) flagOrConf(flag, key string) (string, bool) {
 // Packages returns what spark-submit would resolve.
 func (s *Submission) Packages() Packages {
 	var p Packages
-	p.Packages, _ = s.flagOrConf("--packages", "spark.jars.packages")
-	p.Repositories, _ = s.flagOrConf("--repositories", "spark.jars.repositories")
-	p.Excludes, _ = s.flagOrConf("--exclude-packages", "spark.jars.excludes")
+	p.Packages, _ = s.FlagOrConf("--packages", "spark.jars.packages")
+	p.Repositories, _ = s.FlagOrConf("--repositories", "spark.jars.repositories")
+	p.Excludes, _ = s.FlagOrConf("--exclude-packages", "spark.jars.excludes")
 	p.Ivy, _, _ = s.Conf("spark.jars.ivy")
 	p.IvySettings, _, _ = s.Conf("spark.jars.ivySettings")
 	return p
@@ -184,7 +197,7 @@ func (s *Submission) PackagesSources() []string {
 			out = append(out, o.Name+" ("+SourceArgv+")")
 		}
 		if o.Name == "--conf" {
-			if k, v := o.ConfKV(); isPackagesKey(k) && !inertEmpty(k, v) {
+			if k, v := o.ConfKV(); IsPackagesKey(k) && !inertEmpty(k, v) {
 				out = append(out, k+" ("+SourceArgv+")")
 			}
 		}
@@ -211,7 +224,7 @@ func (s *Submission) Master() string {
 	if v, ok := s.GivenMaster(); ok {
 		return v
 	}
-	if v, ok := s.flagOrConf("--remote", "spark.remote"); (ok && v != "") || s.getenv("SPARK_REMOTE") != "" {
+	if v, ok := s.FlagOrConf("--remote", "spark.remote"); (ok && v != "") || s.getenv("SPARK_REMOTE") != "" {
 		return "connect"
 	}
 	return "local[*]"
@@ -220,7 +233,7 @@ func (s *Submission) Master() string {
 // DeployMode returns the effective deploy mode: --deploy-mode,
 // spark.submit.deployMode, $DEPLOY_MODE, else client.
 func (s *Submission) DeployMode() string {
-	if v, ok := s.flagOrConf("--deploy-mode", "spark.submit.deployMode"); ok && v != "" {
+	if v, ok := s.FlagOrConf("--deploy-mode", "spark.submit.deployMode"); ok && v != "" {
 		return v
 	}
 	if v := s.getenv("DEPLOY_MODE"); v != "" {

@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prebake/prebake/submit"
 )
 
 // TestRewriteDriverClassPathLastWins: the launcher turns --driver-class-path
@@ -28,20 +29,20 @@ func TestRewriteDriverClassPathLastWins(t *testing.T) {
 		args := append([]string{"--master", "k8s://https://10.0.0.1:6443", "--packages", "org.postgresql:postgresql:42.7.1"}, tt.args...)
 		args = append(args, "--class", "com.example.Db", "db.jar")
 		getenv := func(string) string { return "" }
-		r, err := Rewrite(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
+		r, err := Apply(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
 		if err != nil {
-			t.Fatalf("Rewrite(%q): %v", args, err)
+			t.Fatalf("Apply(%q): %v", args, err)
 		}
-		s, err := LoadSubmission(r.Args, getenv)
+		s, err := submit.LoadSubmission(r.Args, getenv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp, ok := s.flagOrConf("--driver-class-path", "spark.driver.extraClassPath")
+		cp, ok := s.FlagOrConf("--driver-class-path", "spark.driver.extraClassPath")
 		if !ok || !strings.HasPrefix(cp, tt.want) || !strings.HasSuffix(cp, "org.postgresql_postgresql-42.7.1.jar") {
-			t.Errorf("Rewrite(%q): driver class path %q; want %q first, then the resolved jar", args, cp, tt.want)
+			t.Errorf("Apply(%q): driver class path %q; want %q first, then the resolved jar", args, cp, tt.want)
 		}
 		if slices.ContainsFunc(r.Args, func(a string) bool { return strings.Contains(a, tt.drop) }) {
-			t.Errorf("Rewrite(%q) = %q: still sets the losing %s", args, r.Args, tt.drop)
+			t.Errorf("Apply(%q) = %q: still sets the losing %s", args, r.Args, tt.drop)
 		}
 	}
 }
@@ -56,18 +57,18 @@ func TestRewriteSpecialClassMixedArgs(t *testing.T) {
 	args := []string{"--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "--name", "Thrift JDBC/ODBC Server",
 		"--hiveconf", "hive.server2.thrift.port=10001", "--master", "yarn", "--packages", "org.postgresql:postgresql:42.7.1", "-e", "select 1"}
 	getenv := func(string) string { return "" }
-	r, err := Rewrite(context.Background(), args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
+	r, err := Apply(context.Background(), args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
 	if err != nil {
-		t.Fatalf("Rewrite: %v", err)
+		t.Fatalf("Apply: %v", err)
 	}
 	jar := "/cache/retrieve/0123abcd/org.postgresql_postgresql-42.7.1.jar"
 	want := []string{"--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "--name", "Thrift JDBC/ODBC Server",
 		"--jars", jar, "--py-files", jar,
 		"--hiveconf", "hive.server2.thrift.port=10001", "--master", "yarn", "-e", "select 1"}
 	if diff := cmp.Diff(want, r.Args); diff != "" {
-		t.Errorf("Rewrite(%q) (-want +got):\n%s", args, diff)
+		t.Errorf("Apply(%q) (-want +got):\n%s", args, diff)
 	}
-	if !r.Python || r.Primary != ResourceSparkInternal {
+	if !r.Python || r.Primary != submit.ResourceSparkInternal {
 		t.Errorf("python %v primary %q; want true, spark-internal", r.Python, r.Primary)
 	}
 	checkRewriteResult(t, args, r, getenv)

@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 import (
 	"bytes"
@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/prebake/prebake/internal/testenv"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestRewriteManifestIT runs `prebake rewrite --manifest` against a real

@@ -1,4 +1,4 @@
-package submit
+package rewrite
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/submit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/rewrite")
@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/re
 // fakeRewriteJars resolves each coordinate g:a:v to the Spark file name g_a-v.jar
 // (no transitive closure: the resolver is not under test here).
 func fakeRewriteJars(kind string) JarSource {
-	return JarSourceFunc(func(ctx context.Context, p Packages) (*Jars, error) {
+	return JarSourceFunc(func(ctx context.Context, p submit.Packages) (*Jars, error) {
 		if p.Empty() {
 			return nil, nil
 		}
@@ -88,15 +88,15 @@ func TestRewriteGolden(t *testing.T) {
 		seen[c.name] = true
 		t.Run(c.name, func(t *testing.T) {
 			dir, args, getenv := setupRewriteCase(t, c)
-			opts := []RewriteOption{WithJarSource(fakeRewriteJars(c.jars)), WithEnv(getenv), WithWorkDir(filepath.Join(dir, "work"))}
+			opts := []Option{WithJarSource(fakeRewriteJars(c.jars)), WithEnv(getenv), WithWorkDir(filepath.Join(dir, "work"))}
 			if c.image != "" {
 				opts = append(opts, WithImage(c.image))
 			}
-			r, err := Rewrite(context.Background(), args, opts...)
+			r, err := Apply(context.Background(), args, opts...)
 			var got string
 			if c.wantErr != "" {
 				if err == nil {
-					t.Fatalf("Rewrite succeeded; want an error containing %q", c.wantErr)
+					t.Fatalf("Apply succeeded; want an error containing %q", c.wantErr)
 				}
 				if !strings.Contains(err.Error(), c.wantErr) || (c.wantIs != nil && !errors.Is(err, c.wantIs)) {
 					t.Fatalf("error %q does not contain %q", err, c.wantErr)
@@ -104,7 +104,7 @@ func TestRewriteGolden(t *testing.T) {
 				got = fmt.Sprintf("error (exit %d): %s\n", exitcode.Code(err), err)
 			} else {
 				if err != nil {
-					t.Fatalf("Rewrite: %v", err)
+					t.Fatalf("Apply: %v", err)
 				}
 				checkRewriteResult(t, args, r, getenv)
 				js, err := json.MarshalIndent(r, "", "  ")
@@ -121,7 +121,7 @@ func TestRewriteGolden(t *testing.T) {
 				}
 			}
 			got = strings.ReplaceAll(got, dir, "$DIR")
-			header := fmt.Sprintf("# source: %s\n# jars: %q image: %q\n$ spark-submit %s\n", c.source, c.jars, c.image, strings.ReplaceAll(ShellQuote(args), dir, "$DIR"))
+			header := fmt.Sprintf("# source: %s\n# jars: %q image: %q\n$ spark-submit %s\n", c.source, c.jars, c.image, strings.ReplaceAll(submit.ShellQuote(args), dir, "$DIR"))
 			got = header + got
 			golden := filepath.Join("testdata", "rewrite", c.name+".golden")
 			if *update {
@@ -132,7 +132,7 @@ func TestRewriteGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test ./submit -run TestRewriteGolden -update)", err)
+				t.Fatalf("%v (run go test ./submit/rewrite -run TestRewriteGolden -update)", err)
 			}
 			if diff := cmp.Diff(string(want), got); diff != "" {
 				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
@@ -142,13 +142,13 @@ func TestRewriteGolden(t *testing.T) {
 }
 
 // checkRewriteResult asserts the invariants every rewrite keeps.
-func checkRewriteResult(t *testing.T, in []string, r *Rewritten, getenv func(string) string) {
+func checkRewriteResult(t *testing.T, in []string, r *Result, getenv func(string) string) {
 	t.Helper()
-	s, err := LoadSubmission(r.Args, getenv)
+	s, err := submit.LoadSubmission(r.Args, getenv)
 	if err != nil {
 		t.Fatalf("re-parsing the result %q: %v", r.Args, err)
 	}
-	if r.Action == ActionSubmit {
+	if r.Action == submit.ActionSubmit {
 		if left := s.PackagesSources(); len(left) > 0 {
 			t.Errorf("the result still sets packages keys: %v", left)
 		}
@@ -158,7 +158,7 @@ func checkRewriteResult(t *testing.T, in []string, r *Rewritten, getenv func(str
 			}
 		}
 	}
-	before, err := ParseArgv(in)
+	before, err := submit.ParseArgv(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,10 +174,10 @@ var managedConfKeys = []string{"spark.jars", "spark.submit.pyFiles", "spark.driv
 // unrelatedTokens returns the tokens of every argument rewrite must keep:
 // all but the packages flags and keys, the jar lists, the driver class
 // path, the images and --properties-file.
-func unrelatedTokens(a *Argv) []string {
+func unrelatedTokens(a *submit.Argv) []string {
 	var out []string
 	for _, o := range a.Options {
-		if _, ok := packagesFlags[o.Name]; ok {
+		if _, ok := submit.PackagesFlagKey(o.Name); ok {
 			continue
 		}
 		switch o.Name {
@@ -185,7 +185,7 @@ func unrelatedTokens(a *Argv) []string {
 			continue
 		case "--conf":
 			k, _ := o.ConfKV()
-			if isPackagesKey(k) || slices.Contains(managedConfKeys, k) {
+			if submit.IsPackagesKey(k) || slices.Contains(managedConfKeys, k) {
 				continue
 			}
 		}

@@ -1,0 +1,17 @@
+// Package rewrite removes every --packages source from a spark-submit
+// command line or a SparkApplication manifest and puts the resolved jars in
+// one jar list, so that nothing resolves at run time.
+//
+//   - Apply and ApplySubmission rewrite a command line (a
+//     submit.Submission, loaded once); Manifest rewrites spark-operator
+//     YAML. Both take Options: WithJarSource (where the jars come from: a
+//     JarSource giving file: paths, an image's local:// jars or a store's
+//     URLs), WithImage, WithRoleImages, WithEnv and WithWorkDir.
+//   - Result and ManifestResult say what changed and why (Change) and carry
+//     Warnings with a WarningKind, so that a caller adds its own words.
+//     Their JSON forms are `prebake rewrite -o json`.
+//
+// It reads the command line only through package submit's model; the
+// backends (submit/k8s, submit/rest, submit/local) do not import it.
+// Errors carry an errdefs kind; none names a process exit code.
+package rewrite
