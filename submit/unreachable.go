@@ -10,8 +10,8 @@ import (
 
 // Packages set where a rewrite cannot reach: the PYSPARK_SUBMIT_ARGS and
 // SPARK_SUBMIT_OPTS environment variables, and a Python app's own
-// SparkSession.builder.config(...) / SparkConf().set(...) calls. Rewrite and
-// RewriteManifest warn about them, with the fix.
+// SparkSession.builder.config(...) / SparkConf().set(...) calls. rewrite.Apply
+// and rewrite.Manifest warn about them, with the fix.
 
 // resolvingKeys are the conf keys whose presence in a runtime source is
 // worth a warning (spark.jars.ivy alone resolves nothing).

@@ -25,7 +25,7 @@ func TestRewriteManifestIT(t *testing.T) {
 	url := startNginx(t, repo)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "prebake")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/prebake").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/prebake").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cache := t.TempDir()

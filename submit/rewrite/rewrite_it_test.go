@@ -86,7 +86,7 @@ func TestRewriteIT(t *testing.T) {
 	}
 	url := startNginx(t, repo)
 	bin := filepath.Join(t.TempDir(), "prebake")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/prebake")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/prebake")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
