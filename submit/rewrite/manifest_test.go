@@ -87,19 +87,7 @@ func TestRewriteManifestGolden(t *testing.T) {
 				got += "--- yaml:\n" + r.YAML + "--- json:\n" + string(js) + "\n"
 			}
 			golden := filepath.Join("testdata", "manifest", c.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./submit/rewrite -run TestRewriteManifestGolden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
-			}
+			checkGolden(t, golden, got, "TestRewriteManifestGolden")
 		})
 	}
 }

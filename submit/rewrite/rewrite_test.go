@@ -124,20 +124,27 @@ func TestRewriteGolden(t *testing.T) {
 			header := fmt.Sprintf("# source: %s\n# jars: %q image: %q\n$ spark-submit %s\n", c.source, c.jars, c.image, strings.ReplaceAll(submit.ShellQuote(args), dir, "$DIR"))
 			got = header + got
 			golden := filepath.Join("testdata", "rewrite", c.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./submit/rewrite -run TestRewriteGolden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
-			}
+			checkGolden(t, golden, got, "TestRewriteGolden")
 		})
+	}
+}
+
+// checkGolden compares got with the golden file (or writes it with
+// -update); test names the test that regenerates it.
+func checkGolden(t *testing.T, golden, got, test string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./submit/rewrite -run %s -update)", err, test)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
 	}
 }
 
