@@ -95,7 +95,7 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 				if err != nil {
 					return err
 				}
-				if err := writeAtomic(file, data); err != nil {
+				if err := writeAtomic("writing", file, data); err != nil {
 					return err
 				}
 				next := "prebake submit --lock " + rf.lock + " --frozen -- " + redact.Line(strings.Join(args, " "))

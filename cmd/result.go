@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync"
 
+	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 )
@@ -91,26 +90,15 @@ func finishResult(g *globals, rec *stdoutRecorder, err error, code int) error {
 	if own {
 		data = rec.buf.Bytes()
 	}
-	return writeAtomic(g.resultFile, data)
+	return writeAtomic("--result-file", g.resultFile, data)
 }
 
-// writeAtomic writes data to path through a temp file and a rename, so a
-// reader never sees half a file.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("--result-file %s: %w", path, err))
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("--result-file %s: %w", path, err))
-	}
-	if err := tmp.Close(); err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("--result-file %s: %w", path, err))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return exitcode.New(exitcode.CantCreate, fmt.Errorf("--result-file %s: %w", path, err))
+// writeAtomic writes data to path through a temp file and a rename
+// (atomicfile.Write), so a reader never sees half a file; what names the
+// file in the error (e.g. "--result-file").
+func writeAtomic(what, path string, data []byte) error {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("%s %s: %w", what, path, err))
 	}
 	return nil
 }

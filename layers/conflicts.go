@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/prebake/prebake/internal/atomicfile"
 )
 
 // SparkJarsDir is where a Spark distribution keeps its jars.
@@ -103,11 +105,10 @@ func (x *jarIndex) get(ctx context.Context, l v1.Layer, dir string) (*layerJars,
 	x.mu.Unlock()
 	x.put(d.String(), lj)
 	if file != "" {
-		if data, err := json.Marshal(lj); err == nil && os.MkdirAll(filepath.Dir(file), 0o755) == nil {
-			tmp := file + ".tmp"
-			if os.WriteFile(tmp, data, 0o644) == nil {
-				os.Rename(tmp, file)
-			}
+		// Best effort: a temp file of its own, so concurrent processes
+		// scanning the same layer never rename each other's half-written file.
+		if data, err := json.Marshal(lj); err == nil {
+			_ = atomicfile.Write(file, data, 0o644)
 		}
 	}
 	return lj, nil

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/progress/task"
 )
 
@@ -456,17 +457,7 @@ func readCachedLayer(dir, key string) (layerDigests, bool) {
 
 func writeCachedLayer(dir, key string, l *builtLayer) {
 	data, _ := json.Marshal(cachedLayerMeta{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size})
-	tmp, err := os.CreateTemp(dir, "."+key+".json.*")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil && cerr == nil {
-		if os.Rename(tmp.Name(), filepath.Join(dir, key+".json")) == nil {
-			return
-		}
-	}
-	os.Remove(tmp.Name())
+	_ = atomicfile.Write(filepath.Join(dir, key+".json"), data, 0o600) // best effort: a cache
 }
 
 // linkBlobs hard-links the blobs this call wrote into the OCI layout at dir,
