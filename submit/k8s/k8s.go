@@ -304,7 +304,7 @@ func (w *driverWatch) run(ctx context.Context, res *Result) error {
 				return err
 			}
 		}
-		if err := sleepCtx(ctx, wait); err != nil {
+		if err := submit.Sleep(ctx, wait); err != nil {
 			return w.interrupted(ctx, res)
 		}
 	}
@@ -351,9 +351,6 @@ func (w *driverWatch) failed(r *apiRetry, err error, what string, res *Result) (
 func isAuthError(err error) bool {
 	return apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) || errors.Is(err, errCredentials)
 }
-
-// sleepCtx is submit.Sleep.
-func sleepCtx(ctx context.Context, d time.Duration) error { return submit.Sleep(ctx, d) }
 
 // driverStatus returns the driver container's status, or nil.
 func (w *driverWatch) driverStatus(pod *corev1.Pod) *corev1.ContainerStatus {
@@ -624,7 +621,7 @@ func (w *driverWatch) kill() string {
 		if err == nil || apierrors.IsNotFound(err) {
 			return fmt.Sprintf("driver pod %s/%s deleted", w.ns, w.pod)
 		}
-		if sleepCtx(ctx, time.Second) != nil {
+		if submit.Sleep(ctx, time.Second) != nil {
 			break
 		}
 	}

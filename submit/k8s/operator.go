@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/submit"
 )
 
 // sparkAppGVR is kubeflow spark-operator's SparkApplication.
@@ -230,7 +231,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 				client = c
 			}
 		}
-		if err := sleepCtx(ctx, wait); err != nil {
+		if err := submit.Sleep(ctx, wait); err != nil {
 			extra := ""
 			if w.o.killOnCancel {
 				extra = kill()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/submit"
 )
 
 // DriverStatus is one driver pod in `prebake status -o json` (a JSON array).
@@ -180,7 +181,7 @@ func (o *options) withAPIRetry(ctx context.Context, call func() error) error {
 		if err == nil || !transientAPIError(err) {
 			return err
 		}
-		if serr := sleepCtx(ctx, d); serr != nil {
+		if serr := submit.Sleep(ctx, d); serr != nil {
 			return err
 		}
 		err = call()
