@@ -151,7 +151,7 @@ func (b *k8sBackend) idOptions(req *idRequest) ([]k8s.Option, error) {
 	for _, kv := range confs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "--conf %q: want key=value", redactConfArg(kv))
+			return nil, exitcode.Errorf(exitcode.Usage, "--conf %q: want key=value", redact.ConfArg(kv))
 		}
 		if conf == nil {
 			conf = map[string]string{}
@@ -167,6 +167,3 @@ func (b *k8sBackend) idOptions(req *idRequest) ([]k8s.Option, error) {
 	}
 	return append(o, k8s.WithConf(conf)), nil
 }
-
-// redactConfArg hides the value of a conf argument that may hold a secret.
-func redactConfArg(kv string) string { return redact.ConfArg(kv) }

@@ -1,9 +1,6 @@
 package resolver
 
 import (
-	"os"
-
-	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/revision"
 	"github.com/prebake/prebake/lock"
 )
@@ -26,25 +23,11 @@ const LockVersion = lock.SchemaVersion
 // ErrBadLock is lock.ErrBadLock.
 var ErrBadLock = lock.ErrBadLock
 
-// ComputeInputsHash is lock.ComputeInputsHash.
-func ComputeInputsHash(in Inputs) string { return lock.ComputeInputsHash(in) }
-
-// ParseLock is lock.Parse.
-func ParseLock(name string, data []byte) (*Lockfile, error) { return lock.Parse(name, data) }
-
 // ReadLock is lock.Read.
 func ReadLock(path string) (*Lockfile, error) { return lock.Read(path) }
 
 // WriteLock is lock.Write.
 func WriteLock(path string, l *Lockfile) error { return lock.Write(path, l) }
-
-// CheckArtifact is lock.CheckArtifact.
-func CheckArtifact(a Artifact) error { return lock.CheckArtifact(a) }
-
-// WriteFileAtomic is atomicfile.Write.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return atomicfile.Write(path, data, perm)
-}
 
 // CompareRevisions compares two revisions with Ivy's latest-revision
 // strategy (revision.Compare).

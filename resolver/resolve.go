@@ -13,6 +13,7 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/maven"
 )
 
@@ -193,7 +194,7 @@ func canonicalInputs(req Request, chain []*repo) Inputs {
 		Packages:     split(req.Packages),
 		Repositories: inputsRepositories(chain),
 	}
-	in.InputsHash = ComputeInputsHash(in)
+	in.InputsHash = lock.ComputeInputsHash(in)
 	return in
 }
 

@@ -92,7 +92,7 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 			res.LogTail = tail
 		}
 		res.DriverExitCode = &code
-		return driverExit(code, fmt.Sprintf("spark-submit (client mode) exited with code %d", code))
+		return submit.DriverExit(code, fmt.Sprintf("spark-submit (client mode) exited with code %d", code))
 	}
 	creds, err := newK8sCreds(a.master, a.conf, o.getenv, o.inClusterDir)
 	if err != nil {
@@ -405,7 +405,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 			msg += ": " + e
 		}
 		res.Message = msg
-		err := driverExit(code, msg)
+		err := submit.DriverExit(code, msg)
 		if err != nil {
 			res.Message = err.Error()
 			w.fillLogTail(ctx, pod, res)
@@ -588,7 +588,7 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Resu
 	err = errdefs.Errorf(errdefs.Hung, "%s", msg)
 	if f.exitCode != nil {
 		res.DriverExitCode = f.exitCode
-		err = driverExit(*f.exitCode, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *f.exitCode))
+		err = submit.DriverExit(*f.exitCode, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *f.exitCode))
 	}
 	if !w.o.killHungDriver {
 		err = &errdefs.OptionError{Option: "k8s.WithKillHungDriver", Err: err} // it says why the pod was left running

@@ -254,7 +254,7 @@ func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, re
 				code := int(cs.State.Terminated.ExitCode)
 				res.DriverExitCode = &code
 				w.fillLogTail(ctx, pod, res)
-				if err := driverExit(code, fmt.Sprintf("SparkApplication %s: driver container exited with code %d (%s)", state, code, cs.State.Terminated.Reason)); err != nil {
+				if err := submit.DriverExit(code, fmt.Sprintf("SparkApplication %s: driver container exited with code %d (%s)", state, code, cs.State.Terminated.Reason)); err != nil {
 					return err
 				}
 			}

@@ -98,11 +98,6 @@ func (r *Result) finish(now time.Time, err error) {
 	r.Timings.Finish(now)
 }
 
-// driverExit turns the driver container's exit code into prebake's error.
-// Codes prebake owns (64–125 except 101) cannot be passed through: they
-// become 80 with source "driver", and driverExitCode keeps the real one.
-func driverExit(code int, msg string) error { return submit.DriverExit(code, msg) }
-
 // explainExit says what a container exit code usually means for Spark.
 func explainExit(code int, reason string) string {
 	var s []string
