@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,26 +37,25 @@ func writeSummary(w io.Writer, id, state string, exit int, source, task, reason 
 // without -o json): the summary on stdout and, when the run failed, the
 // container statuses, executor failures and the log tail on stderr.
 func writeK8sText(r *k8s.Result, stdout, stderr io.Writer) {
-	if r.ExitCode != 0 || r.Reason == k8s.ReasonHung {
-		if len(r.Containers) > 0 {
-			fmt.Fprintln(stderr, "Container final statuses:")
-			for _, c := range r.Containers {
-				fmt.Fprintf(stderr, "  %s%s: %s", c.Name, map[bool]string{true: " (init)"}[c.Init], c.State)
-				if c.ExitCode != nil {
-					fmt.Fprintf(stderr, ", exit code %d", *c.ExitCode)
-				}
-				if c.Reason != "" {
-					fmt.Fprintf(stderr, ", reason %s", c.Reason)
-				}
-				if c.Explanation != "" {
-					fmt.Fprintf(stderr, " (%s)", c.Explanation)
-				}
-				if c.Message != "" {
-					fmt.Fprintf(stderr, ": %s", submit.OneLine(c.Message))
-				}
-				fmt.Fprintln(stderr)
-			}
+	// The final statuses come on every run, success included, in the shape of
+	// Spark's LoggingPodStatusWatcher: callers that read spark-submit's output
+	// depend on it (Airflow's SparkSubmitHook fails a K8s cluster-mode task
+	// unless a line says "exit code: N", and it reads the last such line: the
+	// driver container comes last).
+	if len(r.Containers) > 0 {
+		var b strings.Builder
+		b.WriteString("Container final statuses:\n")
+		cs := slices.Clone(r.Containers)
+		slices.SortStableFunc(cs, func(a, b k8s.ContainerResult) int {
+			return cmp.Compare(btoi(a.Driver), btoi(b.Driver))
+		})
+		for _, c := range cs {
+			b.WriteString("\n")
+			containerBundle(&b, c, true)
 		}
+		io.WriteString(stderr, b.String())
+	}
+	if r.ExitCode != 0 || r.Reason == k8s.ReasonHung {
 		for _, x := range r.ExecutorFailures {
 			fmt.Fprintf(stderr, "Executor %s (%s) failed", x.ExecutorID, x.Pod)
 			if x.ExitCode != nil {
@@ -114,21 +115,36 @@ func statusBundle(s k8s.DriverStatus) string {
 		kv("deletion", "in progress")
 	}
 	for _, c := range s.Containers {
-		kv("container name", c.Name)
-		kv("container state", c.State)
-		if c.ExitCode != nil {
-			kv("exit code", fmt.Sprint(*c.ExitCode))
-		}
-		if c.Reason != "" && c.State == "terminated" {
-			kv("termination reason", c.Reason)
-		} else if c.Reason != "" {
-			kv("reason", c.Reason)
-		}
-		if c.Explanation != "" {
-			kv("explanation", c.Explanation)
-		}
+		containerBundle(&b, c, false)
 	}
 	return b.String()
+}
+
+// containerBundle writes one container's lines as Spark's
+// LoggingPodStatusWatcher does ("\t exit code: N"); final (the end of a
+// run) marks init containers and adds the termination message on one line.
+func containerBundle(b *strings.Builder, c k8s.ContainerResult, final bool) {
+	kv := func(k, v string) { fmt.Fprintf(b, "\t %s: %s\n", k, v) }
+	name := c.Name
+	if final && c.Init {
+		name += " (init)"
+	}
+	kv("container name", name)
+	kv("container state", c.State)
+	if c.ExitCode != nil {
+		kv("exit code", fmt.Sprint(*c.ExitCode))
+	}
+	if c.Reason != "" && c.State == "terminated" {
+		kv("termination reason", c.Reason)
+	} else if c.Reason != "" {
+		kv("reason", c.Reason)
+	}
+	if c.Explanation != "" {
+		kv("explanation", c.Explanation)
+	}
+	if final && c.Message != "" {
+		kv("message", submit.OneLine(c.Message))
+	}
 }
 
 func orNA(s string) string {
@@ -136,4 +152,11 @@ func orNA(s string) string {
 		return "N/A"
 	}
 	return s
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

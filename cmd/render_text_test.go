@@ -22,8 +22,9 @@ func TestTextForms(t *testing.T) {
 		SubmissionID: "ns:app-driver", Phase: "Failed", ExitCode: 137, Source: "driver", Reason: "OOMKilled",
 		Containers: []k8s.ContainerResult{
 			{Name: "init", Init: true, State: "terminated", ExitCode: intp(0)},
-			{Name: "spark-kubernetes-driver", State: "terminated", ExitCode: intp(137), Reason: "OOMKilled",
+			{Name: "spark-kubernetes-driver", Driver: true, State: "terminated", ExitCode: intp(137), Reason: "OOMKilled",
 				Explanation: "the container exceeded its memory limit", Message: "killed\nmore"},
+			{Name: "sidecar", State: "terminated", ExitCode: intp(0), Reason: "Completed"},
 		},
 		ExecutorFailures: []k8s.ExecutorFailure{{Pod: "app-exec-1", ExecutorID: "1", ExitCode: intp(52), Explanation: "JVM OOM"}},
 		LogTail:          []string{"line a", "line b"},
@@ -39,13 +40,16 @@ func TestTextForms(t *testing.T) {
 	}{
 		{"k8s failed", func(o, e *bytes.Buffer) { writeK8sText(oom, o, e) },
 			"ns:app-driver Failed exit=137 source=driver reason=OOMKilled total=1m1.3s\n",
-			"Container final statuses:\n" +
-				"  init (init): terminated, exit code 0\n" +
-				"  spark-kubernetes-driver: terminated, exit code 137, reason OOMKilled (the container exceeded its memory limit): killed ...\n" +
+			"Container final statuses:\n\n" +
+				"\t container name: init (init)\n\t container state: terminated\n\t exit code: 0\n\n" +
+				"\t container name: sidecar\n\t container state: terminated\n\t exit code: 0\n\t termination reason: Completed\n\n" +
+				"\t container name: spark-kubernetes-driver\n\t container state: terminated\n\t exit code: 137\n" +
+				"\t termination reason: OOMKilled\n\t explanation: the container exceeded its memory limit\n\t message: killed ...\n" +
 				"Executor 1 (app-exec-1) failed with exit code 52: JVM OOM\n" +
 				"Last 2 lines of the driver log:\n  | line a\n  | line b\n"},
 		{"k8s succeeded", func(o, e *bytes.Buffer) { writeK8sText(ok, o, e) },
-			"ns:app-driver Succeeded exit=0 source=driver reason=Completed total=1m1.3s\n", ""},
+			"ns:app-driver Succeeded exit=0 source=driver reason=Completed total=1m1.3s\n",
+			"Container final statuses:\n\n\t container name: spark-kubernetes-driver\n\t container state: terminated\n\t exit code: 0\n"},
 		{"k8s not submitted", func(o, e *bytes.Buffer) {
 			writeK8sText(&k8s.Result{Phase: "Submitting", ExitCode: 69, Source: "prebake"}, o, e)
 		}, "(not submitted) Submitting exit=69 source=prebake total=0s\n", ""},

@@ -6,19 +6,20 @@ import (
 	"testing"
 )
 
-// AirflowVersion and AirflowSparkProvider are what hack/infra.d/70-airflow.sh
+// AirflowVersion, AirflowSparkProvider and AirflowK8sProvider are what hack/infra.d/70-airflow.sh
 // installs (keep them in step).
 const (
 	AirflowVersion       = "3.3.2"
 	AirflowSparkProvider = "6.3.4"
+	AirflowK8sProvider   = "10.25.0"
 )
 
 // Airflow returns the bin directory of the virtualenv that
-// hack/infra.d/70-airflow.sh installs (apache-airflow and its Spark
-// provider, pinned). It skips (fails under CI) when it is not installed.
+// hack/infra.d/70-airflow.sh installs (apache-airflow, its Spark and
+// cncf.kubernetes providers, pinned). It skips (fails under CI) when it is not installed.
 func Airflow(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(CacheDir(), "airflow-"+AirflowVersion+"-spark-"+AirflowSparkProvider)
+	dir := filepath.Join(CacheDir(), "airflow-"+AirflowVersion+"-spark-"+AirflowSparkProvider+"-k8s-"+AirflowK8sProvider)
 	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
 		Skip(t, "Airflow "+AirflowVersion+" not installed: run hack/infra.sh")
 	}

@@ -363,6 +363,17 @@ func (w *driverWatch) driverStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 	return nil
 }
 
+// containers is the pod's container results with the driver container
+// marked.
+func (w *driverWatch) containers(pod *corev1.Pod) []ContainerResult {
+	cs := containerResults(pod)
+	name := w.driverContainer(pod)
+	for i := range cs {
+		cs[i].Driver = !cs[i].Init && cs[i].Name == name
+	}
+	return cs
+}
+
 func (w *driverWatch) driverContainer(pod *corev1.Pod) string {
 	name := w.container
 	if name == "" {
@@ -396,7 +407,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 		t := cs.State.Terminated
 		code := int(t.ExitCode)
 		res.DriverExitCode, res.Reason = &code, t.Reason
-		res.Containers = containerResults(pod)
+		res.Containers = w.containers(pod)
 		msg := fmt.Sprintf("driver container %s terminated with exit code %d", cs.Name, code)
 		if t.Reason != "" {
 			msg += " (" + t.Reason + ")"
@@ -414,13 +425,13 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 	}
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
-		res.Containers = containerResults(pod)
+		res.Containers = w.containers(pod)
 		zero := 0
 		res.DriverExitCode, res.Reason = &zero, "Completed"
 		res.Message = "driver pod succeeded"
 		return true, nil
 	case corev1.PodFailed:
-		res.Containers = containerResults(pod)
+		res.Containers = w.containers(pod)
 		res.Reason = pod.Status.Reason
 		if res.Reason == "" {
 			res.Reason = "Failed"
@@ -447,7 +458,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 		if res.Reason == "" {
 			res.Reason = reasonPending
 		}
-		res.Containers = containerResults(pod)
+		res.Containers = w.containers(pod)
 		detail := res.Reason
 		if msg != "" {
 			detail += ": " + submit.OneLine(msg)
@@ -575,7 +586,7 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Resu
 		return false, nil
 	}
 	res.Reason = ReasonHung
-	res.Containers = containerResults(pod)
+	res.Containers = w.containers(pod)
 	msg := fmt.Sprintf("driver hung after SparkContext stopped: %q was logged, and the driver container was still running %s later", f.marker, now.Sub(f.markerAt).Round(time.Second))
 	if w.o.killHungDriver {
 		msg += "; " + w.kill()

@@ -249,7 +249,7 @@ func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, re
 		pod, err := w.client.CoreV1().Pods(w.ns).Get(gctx, res.Pod, metav1.GetOptions{})
 		cancel()
 		if err == nil {
-			res.Containers = containerResults(pod)
+			res.Containers = w.containers(pod)
 			if cs := w.driverStatus(pod); cs != nil && cs.State.Terminated != nil {
 				code := int(cs.State.Terminated.ExitCode)
 				res.DriverExitCode = &code

@@ -65,6 +65,7 @@ type Result struct {
 type ContainerResult struct {
 	Name        string `json:"name"`
 	Init        bool   `json:"init,omitempty"`
+	Driver      bool   `json:"driver,omitempty"` // the driver container of a run's driver pod
 	State       string `json:"state"` // waiting|running|terminated|unknown
 	ExitCode    *int   `json:"exitCode,omitempty"`
 	Reason      string `json:"reason,omitempty"`
