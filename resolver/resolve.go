@@ -46,7 +46,7 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	if o.chain.settings != nil && o.chain.settings.offline {
 		req.Offline = true
 	}
-	chain, err := buildChain(req, o.chain)
+	chain, err := buildChain(ctx, req, o.chain)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.LockPath", "frozen: needs a lockfile path")
 	}
 
-	src, err := newSource(req, o)
+	src, err := newSource(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func FetchLocked(ctx context.Context, lock *Lockfile, req Request, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	chain, offline, err := lockedChain(req, o.chain)
+	chain, offline, err := lockedChain(ctx, req, o.chain)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func FetchLocked(ctx context.Context, lock *Lockfile, req Request, opts ...Optio
 // against: the Ivy settings' resolvers, then the settings' server
 // credentials (first: the first entry whose URL matches wins), then
 // req.Repositories. offline is req.Offline or the settings' <offline>.
-func lockedChain(req Request, cfg chainConfig) (chain []*repo, offline bool, err error) {
+func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*repo, offline bool, err error) {
 	var repos []string
 	for _, r := range req.Repositories {
 		for _, u := range strings.Split(r, ",") {
@@ -260,7 +260,7 @@ func lockedChain(req Request, cfg chainConfig) (chain []*repo, offline bool, err
 		}
 	}
 	if req.IvySettings != "" {
-		if chain, err = ivyChainFor(Request{IvySettings: req.IvySettings, Repositories: repos}, cfg); err != nil {
+		if chain, err = ivyChainFor(ctx, Request{IvySettings: req.IvySettings, Repositories: repos}, cfg); err != nil {
 			return nil, false, err
 		}
 	}
@@ -271,7 +271,7 @@ func lockedChain(req Request, cfg chainConfig) (chain []*repo, offline bool, err
 			return nil, false, err
 		}
 		cfg.settings = s
-		if creds, err = settingsCredentials(Request{Repositories: repos}, cfg); err != nil {
+		if creds, err = settingsCredentials(ctx, Request{Repositories: repos}, cfg); err != nil {
 			return nil, false, err
 		}
 		creds = append(creds, repos...)
