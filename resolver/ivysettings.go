@@ -254,10 +254,16 @@ func (s *ivySettingsFile) lookup(local map[string]string, name string) (string, 
 // and a file Ivy would take minutes or gigabytes on fails fast, in time
 // linear in what is really built.
 func (s *ivySettingsFile) substLocal(local map[string]string, v string) (string, error) {
+	return s.substAt(local, v, "")
+}
+
+// substAt is substLocal for the value at (a property, an attribute), which
+// a budget error names.
+func (s *ivySettingsFile) substAt(local map[string]string, v, at string) (string, error) {
 	if !strings.Contains(v, "${") {
 		return v, nil
 	}
-	x := &ivyExpander{s: s, local: local}
+	x := &ivyExpander{s: s, local: local, at: at}
 	return x.expand(v)
 }
 
@@ -282,6 +288,7 @@ type ivyMemo struct {
 type ivyExpander struct {
 	s     *ivySettingsFile
 	local map[string]string
+	at    string // what is expanded, for errors
 	stack []string
 	memo  map[string]ivyMemo
 	// deepest is the deepest stack a value with variables was expanded
@@ -297,15 +304,18 @@ func (x *ivyExpander) charge(steps, bytes int64) error {
 	b.steps += steps
 	b.bytes += bytes
 	if b.steps > maxIvyExpansionSteps || b.bytes > maxIvyExpansionBytes {
-		at := ""
+		at := x.at
 		if len(x.stack) > 0 {
-			at = fmt.Sprintf(" (expanding ${%s})", x.stack[0])
+			at = strings.TrimPrefix(at+" ", " ") + "${" + x.stack[0] + "}"
 		}
-		what := fmt.Sprintf("%d variable substitutions", maxIvyExpansionSteps)
+		if at != "" {
+			at += ": "
+		}
+		what := fmt.Sprintf("%d substitutions", maxIvyExpansionSteps)
 		if b.bytes > maxIvyExpansionBytes {
 			what = fmt.Sprintf("%d bytes", maxIvyExpansionBytes)
 		}
-		return ivyErr(errdefs.Invalid, x.s.path, "variables expand past %s in all, the settings file and its includes%s", what, at)
+		return ivyErr(errdefs.Invalid, x.s.path, "%svariables expand past %s in all (the settings file and its includes; Ivy expands a value again at each use)", at, what)
 	}
 	if before>>10 != b.steps>>10 {
 		return x.s.ctxErr()
@@ -424,7 +434,7 @@ func (s *ivySettingsFile) subst(v string) (string, error) { return s.substLocal(
 
 // setVar is IvySettings.setVariable with override, ifset and unlessset.
 func (s *ivySettingsFile) setVar(local map[string]string, name, value string, override bool) error {
-	v, err := s.substLocal(local, value)
+	v, err := s.substAt(local, value, "property "+name)
 	if err != nil {
 		return err
 	}
@@ -512,7 +522,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 			}
 			e := &element{name: t.Name.Local, attrs: map[string]string{}, at: at}
 			for _, a := range t.Attr {
-				v, err := s.substLocal(local, a.Value)
+				v, err := s.substAt(local, a.Value, fmt.Sprintf("%s: <%s %s>", at, t.Name.Local, a.Name.Local))
 				if err != nil {
 					return err
 				}
