@@ -505,6 +505,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 				return err
 			}
 		}
+		startLine, _ := d.InputPos()
 		tok, err := d.Token()
 		if err == io.EOF {
 			break
@@ -615,6 +616,8 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 			if len(stack) == 0 && !isXMLSpace(t) {
 				// What SAX says of text outside the root element (a
 				// passwd or key file included by mistake or on purpose).
+				// The line is where the text starts; never the text.
+				line := startLine + bytes.Count(t[:len(t)-len(bytes.TrimLeft(t, " \t\r\n"))], []byte("\n"))
 				if roots == 0 {
 					return malformed(fmt.Sprintf("line %d: content is not allowed in prolog", line))
 				}

@@ -31,6 +31,24 @@ import (
 //
 // Result.Paths are the cache paths of the locked artifacts, in lock order.
 func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) {
+	r, err := resolve(ctx, req, opts)
+	return r, interrupted(ctx, err)
+}
+
+// interrupted classifies the error of a run whose context ended (SIGINT,
+// SIGTERM, a deadline) as errdefs.Timeout, as the stores and the registry
+// client do: not the repository's failure.
+func interrupted(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || errdefs.KindOf(err) == errdefs.Timeout {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errdefs.New(errdefs.Timeout, fmt.Errorf("interrupted: %w", err))
+	}
+	return err
+}
+
+func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
@@ -235,6 +253,11 @@ func inputsDiff(old, cur Inputs) string {
 // resolvers, with Repositories on top as Spark adds them), Offline and
 // CacheDir. What to resolve (Packages, Excludes, Conflict) is the lock's.
 func FetchLocked(ctx context.Context, lock *Lockfile, req Request, opts ...Option) ([]string, error) {
+	paths, err := fetchLockedReq(ctx, lock, req, opts)
+	return paths, interrupted(ctx, err)
+}
+
+func fetchLockedReq(ctx context.Context, lock *Lockfile, req Request, opts []Option) ([]string, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
