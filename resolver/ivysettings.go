@@ -172,7 +172,7 @@ func loadIvySettingsFile(ctx context.Context, spec string, env ivyEnv) (*ivySett
 			s.vars[kv[0]] = v
 		}
 	}
-	if err := s.parse(abs, s.vars); err != nil {
+	if err := s.parse(abs, s.vars, ""); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -181,17 +181,21 @@ func loadIvySettingsFile(ctx context.Context, spec string, env ivyEnv) (*ivySett
 // readFile reads a file of the load (the settings file, an include, a
 // properties file): a regular file (never a FIFO or a device, which would
 // hang or never end) of at most maxIvySettingsSize bytes, and
-// maxIvySettingsRead for all of them.
-func (s *ivySettingsFile) readFile(p string) ([]byte, error) {
+// maxIvySettingsRead for all of them. at is the element that names it
+// ("" for the settings file).
+func (s *ivySettingsFile) readFile(p, at string) ([]byte, error) {
+	if at != "" {
+		at += ": "
+	}
 	data, err := localfile.Read(p, maxIvySettingsSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
-		return nil, ivyErr(errdefs.Invalid, s.path, "%v", err)
+		return nil, ivyErr(errdefs.Invalid, s.path, "%s%v", at, err)
 	}
 	if s.read += int64(len(data)); s.read > maxIvySettingsRead {
-		return nil, ivyErr(errdefs.Invalid, s.path, "%s: the settings file and its includes are larger than %d bytes in all", p, maxIvySettingsRead)
+		return nil, ivyErr(errdefs.Invalid, s.path, "%s%s: the settings file and its includes are larger than %d bytes in all", at, p, maxIvySettingsRead)
 	}
 	return data, nil
 }
@@ -472,8 +476,8 @@ func (e *element) boolAttr(k string, def bool) bool {
 }
 
 // parse reads one file (the main one or an include) into s.
-func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
-	data, err := s.readFile(abs)
+func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) error {
+	data, err := s.readFile(abs, at)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return ivyErr(errdefs.NotFound, s.path, "%s does not exist", abs)
@@ -804,13 +808,13 @@ func (s *ivySettingsFile) include(e *element, local map[string]string, abs strin
 	}
 	sub := map[string]string{}
 	s.setSettingsVars(sub, p)
-	return s.parse(p, sub)
+	return s.parse(p, sub, e.at+": <include>")
 }
 
 // loadProperties reads a Java properties file (IvySettings.loadProperties).
 // A missing file is skipped, as Ivy does (it logs at verbose level only).
 func (s *ivySettingsFile) loadProperties(p string, local map[string]string, override bool, e *element) error {
-	data, err := s.readFile(p)
+	data, err := s.readFile(p, e.at+": <properties file>")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil

@@ -198,8 +198,8 @@ func TestIvySettingsLocalFiles(t *testing.T) {
 		name, elem string
 		want       []string // in the message, with the file's path
 	}{
-		{"include fifo", `<include file="` + fifo + `"/>`, []string{fifo, "named pipe"}},
-		{"properties fifo", `<properties file="` + fifo + `"/>`, []string{fifo, "named pipe"}},
+		{"include fifo", `<include file="` + fifo + `"/>`, []string{"ivysettings.xml:1: <include>: " + fifo + " is a named pipe (FIFO), not a regular file"}},
+		{"properties fifo", `<properties file="` + fifo + `"/>`, []string{"ivysettings.xml:1: <properties file>: " + fifo + " is a named pipe"}},
 		{"include /dev/zero", `<include file="/dev/zero"/>`, []string{"/dev/zero", "character device"}},
 		{"properties /dev/zero", `<properties file="/dev/zero"/>`, []string{"/dev/zero", "character device"}},
 		{"include a directory", `<include file="sub/d"/>`, []string{filepath.Join(dir, "sub/d"), "directory"}},
