@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +18,7 @@ var ErrStaleLock = errors.New("stale lockfile")
 // already has the jars elsewhere (an S3 set named by the lock hash) needs
 // nothing more. A missing lock matches os.ErrNotExist; a stale one matches
 // ErrStaleLock and says what changed.
-func LockFor(req Request, opts ...Option) (*Lockfile, error) {
+func LockFor(ctx context.Context, req Request, opts ...Option) (*Lockfile, error) {
 	if req.LockPath == "" {
 		return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("no lockfile given: %w", os.ErrNotExist))
 	}
@@ -25,7 +26,7 @@ func LockFor(req Request, opts ...Option) (*Lockfile, error) {
 	if err != nil {
 		return nil, err
 	}
-	chain, err := buildChain(req, o.chain)
+	chain, err := buildChain(ctx, req, o.chain)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func TestLockFor(t *testing.T) {
 		LockPath:              filepath.Join(dir, "prebake.lock"),
 		CacheDir:              filepath.Join(dir, "cache"),
 	}
-	if _, err := LockFor(req); !errors.Is(err, os.ErrNotExist) {
+	if _, err := LockFor(context.Background(), req); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("no lock yet: got %v, want os.ErrNotExist", err)
 	}
 	res, err := Resolve(context.Background(), req)
@@ -33,7 +33,7 @@ func TestLockFor(t *testing.T) {
 	if err := os.RemoveAll(req.CacheDir); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := LockFor(req)
+	lock, err := LockFor(context.Background(), req)
 	if err != nil {
 		t.Fatalf("matching lock: %v", err)
 	}
@@ -44,7 +44,7 @@ func TestLockFor(t *testing.T) {
 		t.Errorf("LockFor touched the cache: %v", err)
 	}
 	req.Packages = []string{"org.slf4j:slf4j-api:1.7.36"}
-	if _, err := LockFor(req); !errors.Is(err, ErrStaleLock) {
+	if _, err := LockFor(context.Background(), req); !errors.Is(err, ErrStaleLock) {
 		t.Errorf("changed packages: got %v, want ErrStaleLock", err)
 	}
 }

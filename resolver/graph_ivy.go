@@ -14,6 +14,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/maven"
 )
 
@@ -617,6 +618,11 @@ func (e *engine) gotoNode(parent, loser, selected *inode) {
 // the last node of path, fetched itself in pconf (VisitNode.parentConf).
 func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
 	if e.err != nil {
+		return
+	}
+	if err := e.ctx.Err(); err != nil {
+		// Cancelled (SIGTERM): stop the walk, even over a warm cache.
+		e.err = errdefs.New(errdefs.Timeout, fmt.Errorf("interrupted while resolving %s: %w", n.id, err))
 		return
 	}
 	var parent *inode

@@ -10,6 +10,7 @@ package resolver
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -17,20 +18,25 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/javaprops"
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/redact"
 )
 
 // Bounds on hostile settings files.
 const (
-	maxIvySettingsSize   = 4 << 20 // one file
-	maxIvyIncludes       = 32      // <include> and <properties file> in all
-	maxIvyVarExpansion   = 64 << 10
+	maxIvySettingsSize = 4 << 20  // one file
+	maxIvyIncludes     = 32       // <include> and <properties file> in all
+	maxIvyVarExpansion = 64 << 10 // one value
+	maxIvySettingsRead = 16 << 20 // the files of one load, in all
+	// What expanding variables may cost one load in all, counted as Ivy
+	// does the work (ivyExpansion): substitutions, and bytes built.
+	maxIvyExpansionSteps = 1 << 20
+	maxIvyExpansionBytes = 16 << 20
 	maxIvyResolvers      = 256
 	maxIvyVariableDepth  = 32
 	ivySettingsElemLimit = 100000
@@ -72,6 +78,21 @@ type ivySettingsFile struct {
 	includes        int
 	elems           int
 	lookupEnv       func(string) (string, bool)
+
+	// One load's context and budgets: what variable expansion has cost,
+	// and the bytes of the files read.
+	ctx    context.Context
+	budget ivyExpansion
+	read   int64
+}
+
+// ctxErr is the load's context error, a timeout (errdefs.Timeout) as for
+// every interrupted operation.
+func (s *ivySettingsFile) ctxErr() error {
+	if err := s.ctx.Err(); err != nil {
+		return errdefs.New(errdefs.Timeout, fmt.Errorf("reading Ivy settings %s: %w", redact.String(s.path), err))
+	}
+	return nil
 }
 
 // ivyEnv is the JVM environment the settings' variables come from.
@@ -89,7 +110,7 @@ func ivyErr(kind errdefs.Kind, path, format string, args ...any) error {
 
 // loadIvySettingsFile parses spark.jars.ivySettings as Spark does: a
 // file: URI or a scheme-less path; anything else is refused.
-func loadIvySettingsFile(spec string, env ivyEnv) (*ivySettingsFile, error) {
+func loadIvySettingsFile(ctx context.Context, spec string, env ivyEnv) (*ivySettingsFile, error) {
 	p := spec
 	if u, err := url.Parse(spec); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
 		if !strings.EqualFold(u.Scheme, "file") {
@@ -108,7 +129,7 @@ func loadIvySettingsFile(spec string, env ivyEnv) (*ivySettingsFile, error) {
 	if !st.Mode().IsRegular() {
 		return nil, ivyErr(errdefs.Invalid, spec, "Ivy settings file %s is not a normal file", abs)
 	}
-	s := &ivySettingsFile{path: abs, resolvers: map[string]*ivyResolver{}, vars: map[string]string{}, lookupEnv: env.lookupEnv}
+	s := &ivySettingsFile{path: abs, resolvers: map[string]*ivyResolver{}, vars: map[string]string{}, lookupEnv: env.lookupEnv, ctx: ctx}
 	if s.lookupEnv == nil {
 		s.lookupEnv = os.LookupEnv
 	}
@@ -151,10 +172,42 @@ func loadIvySettingsFile(spec string, env ivyEnv) (*ivySettingsFile, error) {
 			s.vars[kv[0]] = v
 		}
 	}
-	if err := s.parse(abs, s.vars); err != nil {
+	if err := s.parse(abs, s.vars, ""); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// readFile reads a file of the load (the settings file, an include, a
+// properties file): a regular file (never a FIFO or a device, which would
+// hang or never end) of at most maxIvySettingsSize bytes, and
+// maxIvySettingsRead for all of them. at is the element that names it
+// ("" for the settings file).
+func (s *ivySettingsFile) readFile(p, at string) ([]byte, error) {
+	if at != "" {
+		at += ": "
+	}
+	data, err := localfile.Read(p, maxIvySettingsSize)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, ivyErr(errdefs.Invalid, s.path, "%s%v", at, err)
+	}
+	if s.read += int64(len(data)); s.read > maxIvySettingsRead {
+		return nil, ivyErr(errdefs.Invalid, s.path, "%s%s: the settings file and its includes are larger than %d bytes in all", at, p, maxIvySettingsRead)
+	}
+	return data, nil
+}
+
+// isXMLSpace reports whether b is only XML white space.
+func isXMLSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // setSettingsVars sets ivy.settings.dir/file/url for the file being read
@@ -168,8 +221,6 @@ func (s *ivySettingsFile) setSettingsVars(vars map[string]string, abs string) {
 	vars["ivy.conf.file"] = abs
 	vars["ivy.conf.url"] = vars["ivy.settings.url"]
 }
-
-var ivyVarRE = regexp.MustCompile(`\$\{([^}]+)\}`)
 
 // localSettingsVars are the variables an <include> keeps to itself
 // (XmlSettingsParser.IvyVariableContainerWrapper).
@@ -198,53 +249,196 @@ func (s *ivySettingsFile) lookup(local map[string]string, name string) (string, 
 // substLocal is IvyPatternHelper.substituteVariables: ${name} is replaced
 // (recursively) when defined and left as written otherwise; a cycle or an
 // expansion past maxIvyVarExpansion is an error.
+//
+// Ivy expands a stored value again at each use, so a value that names
+// another one many times costs it exponential work (p4 = 100 × ${p3}, …:
+// 10^8 expansions for an empty result). Within one call the variables do
+// not change, so each is expanded once here (memo) and its cost is
+// replayed: the load's budget (ivyExpansion) is charged what Ivy would do,
+// and a file Ivy would take minutes or gigabytes on fails fast, in time
+// linear in what is really built.
 func (s *ivySettingsFile) substLocal(local map[string]string, v string) (string, error) {
-	var stack []string
-	var rec func(v string) (string, error)
-	rec = func(v string) (string, error) {
-		if !strings.Contains(v, "${") {
-			return v, nil
-		}
-		if len(stack) > maxIvyVariableDepth {
-			return "", ivyErr(errdefs.Invalid, s.path, "variables nested deeper than %d: %s", maxIvyVariableDepth, strings.Join(stack, " → "))
-		}
-		var firstErr error
-		out := ivyVarRE.ReplaceAllStringFunc(v, func(m string) string {
-			name := m[2 : len(m)-1]
-			val, ok := s.lookup(local, name)
-			if !ok || firstErr != nil {
-				return m
-			}
-			for _, n := range stack {
-				if n == name {
-					firstErr = ivyErr(errdefs.Invalid, s.path, "cyclic variable definition: %s → %s", strings.Join(stack, " → "), name)
-					return m
-				}
-			}
-			stack = append(stack, name)
-			r, err := rec(val)
-			stack = stack[:len(stack)-1]
-			if err != nil {
-				firstErr = err
-			}
-			return r
-		})
-		if firstErr != nil {
-			return "", firstErr
-		}
-		if len(out) > maxIvyVarExpansion {
-			return "", ivyErr(errdefs.Invalid, s.path, "a value expands past %d bytes", maxIvyVarExpansion)
-		}
-		return out, nil
+	return s.substAt(local, v, "")
+}
+
+// substAt is substLocal for the value at (a property, an attribute), which
+// a budget error names.
+func (s *ivySettingsFile) substAt(local map[string]string, v, at string) (string, error) {
+	if !strings.Contains(v, "${") {
+		return v, nil
 	}
-	return rec(v)
+	x := &ivyExpander{s: s, local: local, at: at}
+	return x.expand(v)
+}
+
+// ivyExpansion is the work of one settings load (the file and its
+// includes), counted as Ivy would do it: each ${…} found is a step, each
+// value built its bytes.
+type ivyExpansion struct {
+	steps, bytes int64
+}
+
+// ivyMemo is a variable expanded once: its value and what it cost.
+type ivyMemo struct {
+	val          string
+	steps, bytes int64
+	// height is how much deeper than the variable itself the expansion
+	// nested (-1: it held no variable), so a later use deeper down meets
+	// the same depth limit.
+	height int
+}
+
+// ivyExpander is one substLocal call.
+type ivyExpander struct {
+	s     *ivySettingsFile
+	local map[string]string
+	at    string // what is expanded, for errors
+	stack []string
+	memo  map[string]ivyMemo
+	// deepest is the deepest stack a value with variables was expanded
+	// at, since the variable being expanded was pushed.
+	deepest int
+}
+
+// charge adds to the load's budget and checks it (and the context, every
+// 1024 steps).
+func (x *ivyExpander) charge(steps, bytes int64) error {
+	b := &x.s.budget
+	before := b.steps
+	b.steps += steps
+	b.bytes += bytes
+	if b.steps > maxIvyExpansionSteps || b.bytes > maxIvyExpansionBytes {
+		at := x.at
+		if len(x.stack) > 0 {
+			at = strings.TrimPrefix(at+" ", " ") + "${" + x.stack[0] + "}"
+		}
+		if at != "" {
+			at += ": "
+		}
+		what := fmt.Sprintf("%d substitutions", maxIvyExpansionSteps)
+		if b.bytes > maxIvyExpansionBytes {
+			what = fmt.Sprintf("%d bytes", maxIvyExpansionBytes)
+		}
+		return ivyErr(errdefs.Invalid, x.s.path, "%svariables expand past %s in all (the settings file and its includes; Ivy expands a value again at each use)", at, what)
+	}
+	if before>>10 != b.steps>>10 {
+		return x.s.ctxErr()
+	}
+	return nil
+}
+
+// expand substitutes v's variables.
+func (x *ivyExpander) expand(v string) (string, error) {
+	if !strings.Contains(v, "${") {
+		return v, nil
+	}
+	if len(x.stack) > maxIvyVariableDepth {
+		return "", x.tooDeep(x.stack)
+	}
+	x.deepest = max(x.deepest, len(x.stack))
+	var out strings.Builder
+	rest := v
+	for {
+		// The match of \$\{([^}]+)\}, leftmost first.
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i+2:], '}')
+		if j < 0 {
+			break // no match here nor further on
+		}
+		if j == 0 {
+			out.WriteString(rest[:i+1])
+			rest = rest[i+1:]
+			continue
+		}
+		out.WriteString(rest[:i])
+		m := rest[i : i+2+j+1]
+		rest = rest[i+2+j+1:]
+		if err := x.charge(1, 0); err != nil {
+			return "", err
+		}
+		r, err := x.variable(m[2 : len(m)-1])
+		if err != nil {
+			return "", err
+		}
+		if r == nil {
+			out.WriteString(m)
+		} else {
+			out.WriteString(*r)
+		}
+		if out.Len() > maxIvyVarExpansion {
+			return "", ivyErr(errdefs.Invalid, x.s.path, "a value expands past %d bytes", maxIvyVarExpansion)
+		}
+	}
+	out.WriteString(rest)
+	if out.Len() > maxIvyVarExpansion {
+		return "", ivyErr(errdefs.Invalid, x.s.path, "a value expands past %d bytes", maxIvyVarExpansion)
+	}
+	if err := x.charge(0, int64(out.Len())); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+// variable is the expanded value of the variable name, nil when it is not
+// defined.
+func (x *ivyExpander) variable(name string) (*string, error) {
+	val, ok := x.s.lookup(x.local, name)
+	if !ok {
+		return nil, nil
+	}
+	for _, n := range x.stack {
+		if n == name {
+			return nil, ivyErr(errdefs.Invalid, x.s.path, "cyclic variable definition: %s → %s", strings.Join(x.stack, " → "), name)
+		}
+	}
+	// Whether a variable's expansion meets a cycle does not depend on the
+	// stack it is expanded under (a cycle through the stack passes through
+	// the variable itself), so the value found once holds for every use.
+	base := len(x.stack)
+	if m, ok := x.memo[name]; ok {
+		if m.height >= 0 && base+m.height > maxIvyVariableDepth {
+			return nil, x.tooDeep(append(x.stack[:base:base], name))
+		}
+		if m.height >= 0 {
+			x.deepest = max(x.deepest, base+m.height)
+		}
+		if err := x.charge(m.steps, m.bytes); err != nil {
+			return nil, err
+		}
+		return &m.val, nil
+	}
+	steps, bytes, deepest := x.s.budget.steps, x.s.budget.bytes, x.deepest
+	x.deepest = -1
+	x.stack = append(x.stack, name)
+	r, err := x.expand(val)
+	x.stack = x.stack[:base]
+	if err != nil {
+		return nil, err
+	}
+	height := -1
+	if x.deepest >= 0 {
+		height = x.deepest - base
+	}
+	x.deepest = max(deepest, x.deepest)
+	if x.memo == nil {
+		x.memo = map[string]ivyMemo{}
+	}
+	x.memo[name] = ivyMemo{val: r, steps: x.s.budget.steps - steps, bytes: x.s.budget.bytes - bytes, height: height}
+	return &r, nil
+}
+
+func (x *ivyExpander) tooDeep(stack []string) error {
+	return ivyErr(errdefs.Invalid, x.s.path, "variables nested deeper than %d: %s", maxIvyVariableDepth, strings.Join(stack, " → "))
 }
 
 func (s *ivySettingsFile) subst(v string) (string, error) { return s.substLocal(nil, v) }
 
 // setVar is IvySettings.setVariable with override, ifset and unlessset.
 func (s *ivySettingsFile) setVar(local map[string]string, name, value string, override bool) error {
-	v, err := s.substLocal(local, value)
+	v, err := s.substAt(local, value, "property "+name)
 	if err != nil {
 		return err
 	}
@@ -282,14 +476,16 @@ func (e *element) boolAttr(k string, def bool) bool {
 }
 
 // parse reads one file (the main one or an include) into s.
-func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
-	data, err := readFileMax(abs, maxIvySettingsSize)
+func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) error {
+	data, err := s.readFile(abs, at)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return ivyErr(errdefs.NotFound, s.path, "%s does not exist", abs)
 		}
-		return ivyErr(errdefs.Invalid, s.path, "reading %s: %v", abs, err)
+		return err
 	}
+	// A UTF-8 byte order mark is no content (the JDK's parser skips it).
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(data) {
 		// encoding/xml refuses other encodings anyway; say so plainly.
 		if !bytes.HasPrefix(data, []byte("<?xml")) {
@@ -303,13 +499,23 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 	var inPattern bool
 	defaultResolver := ""
 	skipDepth := 0 // inside an element whose children are ignored (<caches>, <timeout-constraints>, <lock-strategies>)
-	for {
+	roots := 0     // root elements seen
+	malformed := func(why string) error {
+		return ivyErr(errdefs.Invalid, s.path, "malformed XML in %s: %s", abs, why)
+	}
+	for n := 0; ; n++ {
+		if n%1024 == 0 {
+			if err := s.ctxErr(); err != nil {
+				return err
+			}
+		}
+		startLine, _ := d.InputPos()
 		tok, err := d.Token()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return ivyErr(errdefs.Invalid, s.path, "malformed XML in %s: %v", abs, err)
+			return malformed(err.Error())
 		}
 		line, _ := d.InputPos()
 		at := fmt.Sprintf("%s:%d", filepath.Base(abs), line)
@@ -321,7 +527,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 			}
 			e := &element{name: t.Name.Local, attrs: map[string]string{}, at: at}
 			for _, a := range t.Attr {
-				v, err := s.substLocal(local, a.Value)
+				v, err := s.substAt(local, a.Value, fmt.Sprintf("%s: <%s %s>", at, t.Name.Local, a.Name.Local))
 				if err != nil {
 					return err
 				}
@@ -334,6 +540,11 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 			case skipDepth > 0:
 				// ignored subtree
 			case depth == 1:
+				if roots++; roots > 1 {
+					// SAX: "The markup in the document following the root
+					// element must be well-formed."
+					return malformed(fmt.Sprintf("line %d: a second root element <%s>", line, e.name))
+				}
 				if e.name != "ivysettings" && e.name != "ivyconf" {
 					return ivyErr(errdefs.Invalid, s.path, "%s: root element <%s>, want <ivysettings>", at, e.name)
 				}
@@ -406,10 +617,23 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string) error {
 			}
 			stack = stack[:depth-1]
 		case xml.CharData:
+			if len(stack) == 0 && !isXMLSpace(t) {
+				// What SAX says of text outside the root element (a
+				// passwd or key file included by mistake or on purpose).
+				// The line is where the text starts; never the text.
+				line := startLine + bytes.Count(t[:len(t)-len(bytes.TrimLeft(t, " \t\r\n"))], []byte("\n"))
+				if roots == 0 {
+					return malformed(fmt.Sprintf("line %d: content is not allowed in prolog", line))
+				}
+				return malformed(fmt.Sprintf("line %d: content is not allowed in trailing section", line))
+			}
 			if strings.TrimSpace(string(t)) != "" && len(stack) > 1 && skipDepth == 0 {
 				return ivyErr(errdefs.Invalid, s.path, "%s: unexpected text in <%s>", at, stack[len(stack)-1])
 			}
 		}
+	}
+	if roots == 0 {
+		return malformed("premature end of file: no root element")
 	}
 	if defaultResolver != "" {
 		// endDocument substitutes it once more.
@@ -547,6 +771,11 @@ func (s *ivySettingsFile) fileAttr(abs, f string, e *element) (string, error) {
 		if !strings.EqualFold(u.Scheme, "file") {
 			return "", ivyErr(errdefs.Invalid, s.path, "%s: <%s> %q: only local files are read by prebake", e.at, e.name, f)
 		}
+		if u.Host != "" && !strings.EqualFold(u.Hostname(), "localhost") {
+			// Java opens file://host/path by FTP to host: not a local
+			// file, and never read as one.
+			return "", ivyErr(errdefs.Invalid, s.path, "%s: <%s> %q: a file: URL with host %s is not a local file (Java would fetch it by FTP); only local files are read by prebake", e.at, e.name, f, u.Host)
+		}
 		return filepath.Clean(u.Path), nil
 	}
 	if filepath.IsAbs(f) {
@@ -579,18 +808,18 @@ func (s *ivySettingsFile) include(e *element, local map[string]string, abs strin
 	}
 	sub := map[string]string{}
 	s.setSettingsVars(sub, p)
-	return s.parse(p, sub)
+	return s.parse(p, sub, e.at+": <include>")
 }
 
 // loadProperties reads a Java properties file (IvySettings.loadProperties).
 // A missing file is skipped, as Ivy does (it logs at verbose level only).
 func (s *ivySettingsFile) loadProperties(p string, local map[string]string, override bool, e *element) error {
-	data, err := readFileMax(p, maxIvySettingsSize)
+	data, err := s.readFile(p, e.at+": <properties file>")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
-		return ivyErr(errdefs.Invalid, s.path, "%s: <properties file=%q>: %v", e.at, p, err)
+		return err
 	}
 	entries, err := javaprops.Parse(data)
 	if err != nil {

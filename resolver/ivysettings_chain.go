@@ -200,7 +200,7 @@ func artifactRepos(r *repo) []*repo {
 }
 
 // ivyChainFor builds the chain of req.IvySettings.
-func ivyChainFor(req Request, cfg chainConfig) ([]*repo, error) {
+func ivyChainFor(ctx context.Context, req Request, cfg chainConfig) ([]*repo, error) {
 	if req.Settings != "" {
 		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.Settings", "Maven settings.xml (Settings) and Ivy settings (IvySettings, spark.jars.ivySettings) cannot be combined: Spark reads only the Ivy settings")
 	}
@@ -212,7 +212,7 @@ func ivyChainFor(req Request, cfg chainConfig) ([]*repo, error) {
 		env.user = u.Username
 	}
 	env.cwd, _ = os.Getwd()
-	s, err := loadIvySettingsFile(req.IvySettings, env)
+	s, err := loadIvySettingsFile(ctx, req.IvySettings, env)
 	if err != nil {
 		return nil, err
 	}

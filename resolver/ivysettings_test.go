@@ -47,7 +47,7 @@ func describe(chain []*repo) []string {
 
 func ivsChain(t *testing.T, dir string, repos []string) ([]*repo, error) {
 	t.Helper()
-	return ivyChainFor(Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Repositories: repos}, chainConfig{home: "/home/u"})
+	return ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Repositories: repos}, chainConfig{home: "/home/u"})
 }
 
 func TestIvySettingsChain(t *testing.T) {
@@ -214,7 +214,7 @@ func TestIvySettingsFileSpec(t *testing.T) {
 		{filepath.Join(dir, "missing.xml"), exitcode.NotFound},
 		{dir, exitcode.DataErr},
 	} {
-		_, err := ivyChainFor(Request{IvySettings: tc.spec}, chainConfig{home: "/home/u"})
+		_, err := ivyChainFor(context.Background(), Request{IvySettings: tc.spec}, chainConfig{home: "/home/u"})
 		if got := exitcode.Code(err); (err == nil && tc.code != 0) || (err != nil && got != tc.code) {
 			t.Errorf("%s: %v (code %d), want code %d", tc.spec, err, got, tc.code)
 		}
@@ -222,7 +222,7 @@ func TestIvySettingsFileSpec(t *testing.T) {
 			t.Errorf("%s: the password is in the error: %v", tc.spec, err)
 		}
 	}
-	if _, err := ivyChainFor(Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Settings: "settings.xml"}, chainConfig{}); exitcode.Code(err) != exitcode.Usage {
+	if _, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Settings: "settings.xml"}, chainConfig{}); exitcode.Code(err) != exitcode.Usage {
 		t.Errorf("--settings with --ivy-settings: %v, want a usage error", err)
 	}
 }

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -72,9 +73,9 @@ type chainConfig struct {
 // local-m2-cache and central. It is modelled as absent: only `ivy publish`
 // writes there, prebake never does, and a resolution that depended on it
 // could not be reproduced from a lock on another machine.
-func buildChain(req Request, cfg chainConfig) ([]*repo, error) {
+func buildChain(ctx context.Context, req Request, cfg chainConfig) ([]*repo, error) {
 	if req.IvySettings != "" {
-		return ivyChainFor(req, cfg)
+		return ivyChainFor(ctx, req, cfg)
 	}
 	var chain []*repo
 	if !req.NoDefaultRepositories {

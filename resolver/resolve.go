@@ -31,6 +31,24 @@ import (
 //
 // Result.Paths are the cache paths of the locked artifacts, in lock order.
 func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) {
+	r, err := resolve(ctx, req, opts)
+	return r, interrupted(ctx, err)
+}
+
+// interrupted classifies the error of a run whose context ended (SIGINT,
+// SIGTERM, a deadline) as errdefs.Timeout, as the stores and the registry
+// client do: not the repository's failure.
+func interrupted(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || errdefs.KindOf(err) == errdefs.Timeout {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errdefs.New(errdefs.Timeout, fmt.Errorf("interrupted: %w", err))
+	}
+	return err
+}
+
+func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
@@ -46,7 +64,7 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 	if o.chain.settings != nil && o.chain.settings.offline {
 		req.Offline = true
 	}
-	chain, err := buildChain(req, o.chain)
+	chain, err := buildChain(ctx, req, o.chain)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +93,7 @@ func Resolve(ctx context.Context, req Request, opts ...Option) (*Result, error) 
 		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.LockPath", "frozen: needs a lockfile path")
 	}
 
-	src, err := newSource(req, o)
+	src, err := newSource(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}
@@ -235,11 +253,16 @@ func inputsDiff(old, cur Inputs) string {
 // resolvers, with Repositories on top as Spark adds them), Offline and
 // CacheDir. What to resolve (Packages, Excludes, Conflict) is the lock's.
 func FetchLocked(ctx context.Context, lock *Lockfile, req Request, opts ...Option) ([]string, error) {
+	paths, err := fetchLockedReq(ctx, lock, req, opts)
+	return paths, interrupted(ctx, err)
+}
+
+func fetchLockedReq(ctx context.Context, lock *Lockfile, req Request, opts []Option) ([]string, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	chain, offline, err := lockedChain(req, o.chain)
+	chain, offline, err := lockedChain(ctx, req, o.chain)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +273,7 @@ func FetchLocked(ctx context.Context, lock *Lockfile, req Request, opts ...Optio
 // against: the Ivy settings' resolvers, then the settings' server
 // credentials (first: the first entry whose URL matches wins), then
 // req.Repositories. offline is req.Offline or the settings' <offline>.
-func lockedChain(req Request, cfg chainConfig) (chain []*repo, offline bool, err error) {
+func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*repo, offline bool, err error) {
 	var repos []string
 	for _, r := range req.Repositories {
 		for _, u := range strings.Split(r, ",") {
@@ -260,7 +283,7 @@ func lockedChain(req Request, cfg chainConfig) (chain []*repo, offline bool, err
 		}
 	}
 	if req.IvySettings != "" {
-		if chain, err = ivyChainFor(Request{IvySettings: req.IvySettings, Repositories: repos}, cfg); err != nil {
+		if chain, err = ivyChainFor(ctx, Request{IvySettings: req.IvySettings, Repositories: repos}, cfg); err != nil {
 			return nil, false, err
 		}
 	}
@@ -271,7 +294,7 @@ func lockedChain(req Request, cfg chainConfig) (chain []*repo, offline bool, err
 			return nil, false, err
 		}
 		cfg.settings = s
-		if creds, err = settingsCredentials(Request{Repositories: repos}, cfg); err != nil {
+		if creds, err = settingsCredentials(ctx, Request{Repositories: repos}, cfg); err != nil {
 			return nil, false, err
 		}
 		creds = append(creds, repos...)

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -271,8 +272,8 @@ func settingsFor(req Request, cfg chainConfig) (*mavenSettings, error) {
 // settingsCredentials are the URLs, with userinfo, of the http(s)
 // repositories of req's chain that cfg.settings gives server credentials
 // (mirrors included).
-func settingsCredentials(req Request, cfg chainConfig) ([]string, error) {
-	chain, err := buildChain(req, cfg)
+func settingsCredentials(ctx context.Context, req Request, cfg chainConfig) ([]string, error) {
+	chain, err := buildChain(ctx, req, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -194,7 +194,7 @@ func TestBuildChainSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.Settings = writeSettings(t, tt.settings)
-			chain, err := buildChain(tt.req, chainConfig{home: "/home/u"})
+			chain, err := buildChain(context.Background(), tt.req, chainConfig{home: "/home/u"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,13 +274,13 @@ func TestResolveThroughMirror(t *testing.T) {
 
 	// LockFor sees the same chain: the lock matches without a request.
 	srv.Reset()
-	if _, err := LockFor(req, flatOpts()...); err != nil {
+	if _, err := LockFor(context.Background(), req, flatOpts()...); err != nil {
 		t.Errorf("LockFor: %v", err)
 	}
 	// Without the settings the chain differs, so the lock is stale.
 	noSettings := req
 	noSettings.Settings = ""
-	if _, err := LockFor(noSettings, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
+	if _, err := LockFor(context.Background(), noSettings, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
 		t.Errorf("LockFor without settings: %v, want a stale lock", err)
 	}
 

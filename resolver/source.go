@@ -217,11 +217,11 @@ func NewSource(ctx context.Context, req Request, opts ...Option) (Source, error)
 	if err != nil {
 		return nil, err
 	}
-	return newSource(req, o)
+	return newSource(ctx, req, o)
 }
 
-func newSource(req Request, o *options) (*source, error) {
-	chain, err := buildChain(req, o.chain)
+func newSource(ctx context.Context, req Request, o *options) (*source, error) {
+	chain, err := buildChain(ctx, req, o.chain)
 	if err != nil {
 		return nil, err
 	}

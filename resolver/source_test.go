@@ -107,7 +107,7 @@ func testSource(t *testing.T, repos []string, policy ChecksumPolicy, extra ...Op
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newSource(req, o)
+	s, err := newSource(context.Background(), req, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestBuildChain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			chain, err := buildChain(tt.req, tt.cfg)
+			chain, err := buildChain(context.Background(), tt.req, tt.cfg)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -663,7 +663,7 @@ func TestOffline(t *testing.T) {
 	defer srv.Close()
 	cache := t.TempDir()
 	o, _ := makeOptions(fastOpts())
-	online, err := newSource(Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache}, o)
+	online, err := newSource(context.Background(), Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -671,7 +671,7 @@ func TestOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Reset()
-	offline, err := newSource(Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache, Offline: true}, o)
+	offline, err := newSource(context.Background(), Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache, Offline: true}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

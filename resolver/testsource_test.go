@@ -1,6 +1,9 @@
 package resolver
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // newFSSource is the real Source (newSource, as Resolve builds it) over
 // file:// Maven-layout directories alone, tried in order: no default
@@ -11,5 +14,5 @@ func newFSSource(t testing.TB, urls []string) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSource(Request{Repositories: urls, NoDefaultRepositories: true, Offline: true, CacheDir: t.TempDir(), ChecksumPolicy: ChecksumIgnore}, o)
+	return newSource(context.Background(), Request{Repositories: urls, NoDefaultRepositories: true, Offline: true, CacheDir: t.TempDir(), ChecksumPolicy: ChecksumIgnore}, o)
 }
