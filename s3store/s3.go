@@ -326,11 +326,18 @@ func classify(err error) (code errdefs.Kind, why string, sentinel error) {
 		return errdefs.Denied, "no AWS credentials found (env AWS_ACCESS_KEY_ID, a profile, or web identity)", nil
 	case status >= 500 || apiCode == "SlowDown" || apiCode == "ServiceUnavailable":
 		return errdefs.Unavailable, "S3 is unavailable after retries", nil
+	case isSlow(err):
+		return errdefs.Unavailable, "S3 answered too slowly after retries", nil
 	case status == 0:
 		// No HTTP response: connection refused or reset after retries.
 		return errdefs.Unavailable, "S3 is unreachable after retries", nil
 	}
 	return errdefs.Unavailable, "", nil
+}
+
+func isSlow(err error) bool {
+	var se *noanswer.SlowError
+	return errors.As(err, &se)
 }
 
 func isNoCredentials(err error) bool {
