@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ type options struct {
 	transport   http.RoundTripper // nil: remote.DefaultTransport with respTimeout
 	rt          http.RoundTripper // the transport in use, made once
 	respTime    time.Duration
+	slow        noanswer.Limits // see makeOptions
 	jobs        int
 	logger      Logger
 	cacheDir    string
@@ -76,8 +78,14 @@ func (nopTask) Done(error) {}
 
 func makeOptions(opts ...Option) *options {
 	o := &options{
-		keychain:  authn.DefaultKeychain,
-		respTime:  DefaultResponseTimeout,
+		keychain: authn.DefaultKeychain,
+		respTime: DefaultResponseTimeout,
+		// A manifest (any GET or HEAD but a blob's) must be whole within
+		// 60s, a blob's body bring 1 KiB/s over 30s: a trickling registry
+		// fails the attempt. A manifest is read inside the transport, where
+		// ggcr retries it.
+		slow: noanswer.Limits{What: "registry", Classify: registryKind, Deadline: noanswer.DefaultDeadline,
+			MinRate: noanswer.DefaultMinRate, Window: noanswer.DefaultWindow, MaxBuffer: 4 << 20},
 		jobs:      4,
 		logger:    nopLogger{},
 		maxLayers: 1,
@@ -155,7 +163,8 @@ func WithResponseTimeout(d time.Duration) Option {
 
 // roundTripper returns the transport: the one given, else a copy of
 // remote.DefaultTransport with the response timeout; either way a timeout
-// of its own surfaces as a *noanswer.Error.
+// of its own surfaces as a *noanswer.Error, and a slow answer (o.slow) as a
+// *noanswer.SlowError.
 func (o *options) roundTripper() http.RoundTripper {
 	if o.rt != nil {
 		return o.rt
@@ -166,8 +175,26 @@ func (o *options) roundTripper() http.RoundTripper {
 		t.ResponseHeaderTimeout = o.respTime
 		rt = t
 	}
-	o.rt = noanswer.Transport{RT: rt, What: "registry", D: o.respTime}
+	o.rt = noanswer.Transport{RT: noanswer.SlowTransport{RT: rt, Limits: o.slow}, What: "registry", D: o.respTime}
 	return o.rt
+}
+
+// registryKind: a blob's GET streams (under the minimum rate); any other
+// GET or HEAD (manifests, tags, the /v2/ ping, tokens) is Small; uploads
+// are bounded by the response timeout only.
+func registryKind(r *http.Request) noanswer.Kind {
+	switch {
+	case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/"):
+		return noanswer.Stream
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		return noanswer.Small
+	}
+	return noanswer.Pass
+}
+
+// withSlowLimits sets the manifest deadline and the minimum rate (tests).
+func withSlowLimits(deadline time.Duration, minRate int64, window time.Duration) Option {
+	return func(o *options) { o.slow.Deadline, o.slow.MinRate, o.slow.Window = deadline, minRate, window }
 }
 
 // WithJobs bounds the number of concurrent blob uploads. The default is 4.

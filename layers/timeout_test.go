@@ -4,10 +4,16 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/prebake/prebake/internal/exitcode"
 )
@@ -59,5 +65,67 @@ func TestRefusedRegistryRetried(t *testing.T) {
 	}
 	if took < time.Second || took > 20*time.Second {
 		t.Errorf("took %s; want ggcr's retries (1s, 3s), bounded", took)
+	}
+}
+
+// TestSlowManifestIsUnavailable (audit 3, N5): a proxy in front of an
+// in-process registry answers the manifest GET at once but trickles its
+// body, 1 byte every 2s. Each attempt fails at the minimum rate (scaled
+// down from 1 KiB/s over 30s) inside the transport, ggcr retries it, and
+// Inspect ends with 69 within attempts × the bound plus ggcr's back-off.
+func TestSlowManifestIsUnavailable(t *testing.T) {
+	regHost := newRegistry(t)
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(regHost + "/team/base:3.5.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse("http://" + regHost)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var manifests atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "/manifests/") || r.Method != http.MethodGet {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		manifests.Add(1)
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Content-Length", "100000")
+		w.WriteHeader(http.StatusOK)
+		for r.Context().Err() == nil {
+			if _, err := w.Write([]byte(" ")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}))
+	defer proxy.Close()
+	start := time.Now()
+	_, err = Inspect(context.Background(), strings.TrimPrefix(proxy.URL, "http://")+"/team/base:3.5.0",
+		withSlowLimits(time.Minute, 1024, 500*time.Millisecond))
+	took := time.Since(start)
+	if got := exitcode.Code(err); got != exitcode.Unavailable {
+		t.Fatalf("exit %d, want %d: %v", got, exitcode.Unavailable, err)
+	}
+	if !strings.Contains(err.Error(), "too slow") {
+		t.Errorf("error %q: want \"too slow\"", err)
+	}
+	if n := manifests.Load(); n < 2 {
+		t.Errorf("%d manifest GETs, want retries", n)
+	}
+	t.Logf("%d manifest GETs in %s: %v", manifests.Load(), took, err)
+	// 3 attempts × 0.5s, and ggcr's back-off of 1s then 3s.
+	if took > 15*time.Second {
+		t.Errorf("took %s", took)
 	}
 }

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/internal/redirect"
 )
 
 // ErrChecksumMismatch is matched by every checksum mismatch error.
@@ -49,6 +51,8 @@ type fetcher struct {
 	backoff       time.Duration
 	maxRetryAfter time.Duration
 	idleTimeout   time.Duration
+	slow          noanswer.Limits // see options.slow
+	maxArtifact   int64
 	perHost       int
 	progress      Progress // reports artifact downloads (see track)
 
@@ -259,12 +263,27 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	if t.hasAuth {
 		req.SetBasicAuth(t.user, t.pass)
 	}
+	kind := noanswer.Small
+	if !metadataSized(t.url) {
+		// An artifact: set explicitly, so that Go's transport does not
+		// inflate a Content-Encoding: gzip body past the size bound (a jar
+		// is compressed already; a gzip answer is then a checksum mismatch).
+		req.Header.Set("Accept-Encoding", "identity")
+		kind = noanswer.Stream
+	}
 	// An idle timer cancels the attempt when no byte arrives for idleTimeout
-	// (headers or body); big jars are not limited by a total timeout.
+	// (headers or body). f.slow fails a metadata-sized file that is not
+	// whole after its deadline and any body under its minimum rate, as a
+	// trickle resets the idle timer with every byte; big jars are not
+	// limited by a total timeout.
 	idle := time.AfterFunc(f.idleTimeout, func() { cancel(errIdle) })
 	defer idle.Stop()
-	resp, err := f.client.Do(req)
+	resp, err := f.slow.DoKind(kind, req, f.client.Do)
 	if err != nil {
+		var re *redirect.DowngradeError
+		if errors.As(err, &re) {
+			return -1, errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, re))
+		}
 		return 0, netErr(t.url, err, actx)
 	}
 	defer resp.Body.Close()
@@ -320,6 +339,10 @@ func netErr(u string, err error, ctx context.Context) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	var se *noanswer.SlowError
+	if errors.As(err, &se) {
+		return se
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {

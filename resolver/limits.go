@@ -18,6 +18,9 @@ const (
 	maxMetadataSize = 16 << 20 // maven-metadata.xml (10,000 versions are ~300 KiB)
 	maxChecksumSize = 64 << 10 // .sha1, .sha256, .md5
 	maxListingSize  = 8 << 20  // an HTML directory listing
+	// DefaultMaxArtifactSize caps a downloaded artifact (a jar) that no lock
+	// gives the size of; a locked one is capped at its locked size.
+	DefaultMaxArtifactSize = 2 << 30
 )
 
 // ErrTooLarge is matched (errors.Is) by a repository file over its cap.
@@ -27,7 +30,8 @@ func tooLarge(max int64) error {
 	return fmt.Errorf("%w of %d bytes", ErrTooLarge, max)
 }
 
-// sizeCap is the cap of a repository file by its name; 0 means none (jars).
+// sizeCap is the cap of a metadata-sized repository file by its name; 0
+// means an artifact (capped by the lock or DefaultMaxArtifactSize).
 func sizeCap(rel string) int64 {
 	switch {
 	case strings.HasSuffix(rel, ".pom"):
@@ -87,6 +91,12 @@ func (d *capDest) reset() error {
 	return d.w.reset()
 }
 
+func (d *capDest) begin(total int64) {
+	if s, ok := d.w.(contentLengthSetter); ok {
+		s.begin(total)
+	}
+}
+
 // capped is a download destination with a size cap: fetcher.once refuses
 // a response whose Content-Length is over it before reading the body.
 type capped interface{ limit() int64 }
@@ -102,9 +112,21 @@ func (m *memBuf) limit() int64  { return int64(m.max) }
 func (d teeDest) limit() int64  { return d.mem.limit() }
 
 // limit passes on the cap of the destination okDest wraps (none: no cap).
-func (d *okDest) limit() int64 {
-	if c, ok := d.resetWriter.(capped); ok {
+func (d *okDest) limit() int64 { return limitOf(d.resetWriter) }
+
+// limit passes on the cap of the destination trackedDest wraps.
+func (d *trackedDest) limit() int64 { return limitOf(d.resetWriter) }
+
+func limitOf(w resetWriter) int64 {
+	if c, ok := w.(capped); ok {
 		return c.limit()
 	}
 	return math.MaxInt64
+}
+
+// metadataSized is true for a URL of a POM, maven-metadata.xml, a checksum
+// or a directory listing: a small file that must arrive whole within the
+// metadata deadline (an artifact must only keep a minimum rate).
+func metadataSized(u string) bool {
+	return sizeCap(u) > 0 || strings.HasSuffix(u, "/")
 }

@@ -343,7 +343,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	f := &fetcher{
 		client: o.client, log: o.log, attempts: o.attempts, backoff: o.backoff,
 		maxRetryAfter: o.maxRetryAfter, idleTimeout: o.idleTimeout, perHost: o.perHost,
-		sems: map[string]*hostSem{}, progress: o.progress,
+		slow: o.slow, maxArtifact: o.maxArtifact, sems: map[string]*hostSem{}, progress: o.progress,
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
@@ -449,9 +449,14 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 		return err
 	}
 	defer t.abort()
-	td := f.track(u, fileDest{t})
+	// The lock gives the size: one byte more is bad input, and the body
+	// stops there (never fills the disk).
+	td := f.track(u, &capDest{w: fileDest{t}, max: a.Size})
 	err = f.get(ctx, r.target(rel), td)
 	td.done(err)
+	if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("locked artifact %s (the lock says %d bytes): %w", a.File, a.Size, err)
+	}
 	if err != nil {
 		return fmt.Errorf("locked artifact %s: %w", a.File, err)
 	}

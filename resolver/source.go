@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/internal/redirect"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
@@ -37,6 +39,8 @@ type options struct {
 	backoff       time.Duration
 	maxRetryAfter time.Duration
 	idleTimeout   time.Duration
+	slow          noanswer.Limits // metadata deadline and minimum rate (see makeOptions)
+	maxArtifact   int64           // cap of an artifact no lock gives the size of
 	chain         chainConfig
 	chainSet      bool
 	parallel      int
@@ -59,8 +63,15 @@ func makeOptions(opts []Option) (*options, error) {
 		backoff:       200 * time.Millisecond,
 		maxRetryAfter: 30 * time.Second,
 		idleTimeout:   30 * time.Second,
-		parallel:      32,
-		buildGraph:    BuildGraph,
+		// Like curl's low-speed limit: a POM, metadata, checksum or listing
+		// must arrive whole within 60s; any body (a jar too) must bring
+		// 1 KiB/s over 30s. A trickling repository fails the attempt (then
+		// retried), where the idle timeout alone is reset by every byte.
+		slow: noanswer.Limits{What: "repository", Deadline: noanswer.DefaultDeadline,
+			MinRate: noanswer.DefaultMinRate, Window: noanswer.DefaultWindow},
+		maxArtifact: DefaultMaxArtifactSize,
+		parallel:    32,
+		buildGraph:  BuildGraph,
 	}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
@@ -78,6 +89,7 @@ func makeOptions(opts []Option) (*options, error) {
 		tr.DialContext = (&net.Dialer{Timeout: o.idleTimeout, KeepAlive: 30 * time.Second}).DialContext
 		o.client = &http.Client{Transport: tr}
 	}
+	o.client = redirect.DropCredentials(o.client)
 	switch {
 	case o.perHost < 1:
 		return nil, errors.New("WithMaxPerHost: must be at least 1")
@@ -128,6 +140,20 @@ func WithMaxRetryAfter(d time.Duration) Option {
 // headers or body). The default is 30s.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(o *options) error { o.idleTimeout = d; return nil }
+}
+
+// withSlowLimits sets the metadata deadline and the minimum rate (tests).
+func withSlowLimits(deadline time.Duration, minRate int64, window time.Duration) Option {
+	return func(o *options) error {
+		o.slow.Deadline, o.slow.MinRate, o.slow.Window = deadline, minRate, window
+		return nil
+	}
+}
+
+// withMaxArtifactSize sets the cap of an artifact no lock gives the size
+// of (tests).
+func withMaxArtifactSize(n int64) Option {
+	return func(o *options) error { o.maxArtifact = n; return nil }
 }
 
 // WithDefaultChain sets what the default chain depends on: the home holding
@@ -248,6 +274,8 @@ func newSource(ctx context.Context, req Request, o *options) (*source, error) {
 			backoff:       o.backoff,
 			maxRetryAfter: o.maxRetryAfter,
 			idleTimeout:   o.idleTimeout,
+			slow:          o.slow,
+			maxArtifact:   o.maxArtifact,
 			perHost:       o.perHost,
 			sems:          map[string]*hostSem{},
 			progress:      o.progress,
@@ -790,6 +818,8 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		dst = teeDest{dst, mem}
 	} else if c := sizeCap(rel); c > 0 {
 		dst = &capDest{w: dst, max: c} // maven-metadata.xml
+	} else {
+		dst = &capDest{w: dst, max: s.f.maxArtifact} // an artifact
 	}
 	var td *trackedDest
 	if mem == nil { // an artifact: report its transfer

@@ -27,6 +27,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
+	"github.com/prebake/prebake/internal/redirect"
 )
 
 // s3API is the part of *s3.Client the backend uses.
@@ -82,13 +83,7 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 			so.BaseEndpoint = aws.String(o.endpoint)
 		}
 		so.UsePathStyle = o.pathStyle
-		if o.httpClient != nil {
-			so.HTTPClient = answerTimeoutClient{c: o.httpClient}
-		} else {
-			so.HTTPClient = answerTimeoutClient{c: awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
-				tr.ResponseHeaderTimeout = o.respTimeout
-			}), d: o.respTimeout}
-		}
+		so.HTTPClient = answerTimeoutClient{c: o.client(), d: o.respTimeout}
 		so.DisableLogOutputChecksumValidationSkipped = true
 	})
 	b.client = client
@@ -103,6 +98,43 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 		to.FailTimeout = 30 * time.Second
 	})
 	return b, nil
+}
+
+// maxManifestSize caps the read of an object (a manifest).
+const maxManifestSize = 64 << 20
+
+// client is the HTTP client of the SDK: WithHTTPClient's or the SDK's
+// default transport with the response timeout, under o.slow, following
+// only a 307/308 to the same origin (the SigV4 Authorization never goes to
+// another host:port; the SDK's own client follows a 307 of a GET there).
+func (o *options) client() *http.Client {
+	var c http.Client
+	if o.httpClient != nil {
+		c = *o.httpClient
+	} else {
+		tr := awshttp.NewBuildableClient().GetTransport()
+		tr.ResponseHeaderTimeout = o.respTimeout
+		c.Transport = tr
+	}
+	if c.Transport == nil {
+		c.Transport = http.DefaultTransport
+	}
+	c.Transport = noanswer.SlowTransport{RT: c.Transport, Limits: o.slow}
+	if c.CheckRedirect == nil {
+		c.CheckRedirect = redirect.SameOriginOnly
+	}
+	return &c
+}
+
+// s3Kind: a GET (a manifest, a listing), HEAD or DELETE is Small; an
+// upload is not limited here (a CompleteMultipartUpload may send
+// whitespace for minutes before its answer).
+func s3Kind(r *http.Request) noanswer.Kind {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodDelete:
+		return noanswer.Small
+	}
+	return noanswer.Pass
 }
 
 // answerTimeoutClient wraps the SDK's HTTP client so that a server that
@@ -139,7 +171,7 @@ func (b *s3Backend) get(ctx context.Context, key string) ([]byte, error) {
 		return nil, b.wrap("GET", key, err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(out.Body, 64<<20))
+	data, err := io.ReadAll(io.LimitReader(out.Body, maxManifestSize))
 	if err != nil {
 		return nil, b.wrap("GET", key, err)
 	}
@@ -294,11 +326,18 @@ func classify(err error) (code errdefs.Kind, why string, sentinel error) {
 		return errdefs.Denied, "no AWS credentials found (env AWS_ACCESS_KEY_ID, a profile, or web identity)", nil
 	case status >= 500 || apiCode == "SlowDown" || apiCode == "ServiceUnavailable":
 		return errdefs.Unavailable, "S3 is unavailable after retries", nil
+	case isSlow(err):
+		return errdefs.Unavailable, "S3 answered too slowly after retries", nil
 	case status == 0:
 		// No HTTP response: connection refused or reset after retries.
 		return errdefs.Unavailable, "S3 is unreachable after retries", nil
 	}
 	return errdefs.Unavailable, "", nil
+}
+
+func isSlow(err error) bool {
+	var se *noanswer.SlowError
+	return errors.As(err, &se)
 }
 
 func isNoCredentials(err error) bool {

@@ -378,3 +378,39 @@ func TestITGC(t *testing.T) {
 		t.Errorf("kept set lost jars: %v %v", missing, err)
 	}
 }
+
+// TestITSlowManifest (audit 3, N5): versitygw's manifest answer, sent by
+// the proxy 1 byte every 2s, fails each attempt at the minimum rate
+// (scaled down from 1 KiB/s over 30s); the SDK retries it and the next
+// bake ends with 69, naming the key, within attempts × the bound.
+func TestITSlowManifest(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t, "slowmanifest")
+	proxy := srv.NewProxy(t)
+	lock, paths := s3test.Fixture(t, t.TempDir(), 5, s3test.Jar{Name: "a", Size: 4 << 10})
+	st := openS3(t, proxy.URL, bucket, s3store.WithSlowLimits(time.Minute, 1024, 500*time.Millisecond))
+	if _, err := st.Bake(context.Background(), lock, localJars(paths)); err != nil {
+		t.Fatal(err)
+	}
+	var trickled atomic.Int32
+	proxy.SetFault(func(r *http.Request) s3test.Action {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, ".json") {
+			trickled.Add(1)
+			return s3test.Trickle
+		}
+		return s3test.Forward
+	})
+	start := time.Now()
+	_, err := st.Bake(context.Background(), lock, localJars(paths))
+	took := time.Since(start)
+	t.Logf("%d trickled GETs in %s: %v", trickled.Load(), took, err)
+	if exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "too slow") || !strings.Contains(err.Error(), lock.Hash()+".json") {
+		t.Fatalf("got %v (code %d), want 69, too slow, naming the manifest", err, exitcode.Code(err))
+	}
+	if n := trickled.Load(); n != 4 {
+		t.Errorf("%d GETs of the manifest, want 4 (the retries)", n)
+	}
+	if took > 10*time.Second {
+		t.Errorf("took %s", took)
+	}
+}

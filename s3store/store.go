@@ -15,6 +15,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/coordpart"
+	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/progress/task"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
@@ -78,6 +79,7 @@ type options struct {
 	region      string
 	httpClient  *http.Client
 	respTimeout time.Duration
+	slow        noanswer.Limits // see makeOptions
 	concurrency int
 	partSize    int64
 	threshold   int64
@@ -119,9 +121,20 @@ func WithPathStyle(b bool) Option { return func(o *options) error { o.pathStyle 
 func WithRegion(r string) Option { return func(o *options) error { o.region = r; return nil } }
 
 // WithHTTPClient sets the HTTP client (tests count bytes through it). The
-// default is the SDK's.
+// default has the SDK's transport. Either way a GET, HEAD or DELETE must be
+// whole within 60s at 1 KiB/s or more, and a redirect is followed only to
+// the same scheme, host and port.
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) error { o.httpClient = c; return nil }
+}
+
+// withSlowLimits sets the deadline and the minimum rate of GET, HEAD and
+// DELETE requests (tests).
+func withSlowLimits(deadline time.Duration, minRate int64, window time.Duration) Option {
+	return func(o *options) error {
+		o.slow.Deadline, o.slow.MinRate, o.slow.Window = deadline, minRate, window
+		return nil
+	}
 }
 
 // WithResponseTimeout bounds the wait for a response's headers once a
@@ -251,8 +264,13 @@ func makeOptions(opts []Option) (*options, error) {
 		maxAttempts: 5,
 		maxBackoff:  20 * time.Second,
 		respTimeout: 30 * time.Second,
-		expires:     6 * time.Hour,
-		logger:      nopLogger{},
+		// A GET, HEAD or DELETE (manifests, listings) must be whole within
+		// 60s and bring 1 KiB/s over 30s: a trickling endpoint fails the
+		// attempt inside the HTTP client, where the SDK retries it.
+		slow: noanswer.Limits{What: "S3", Classify: s3Kind, Deadline: noanswer.DefaultDeadline,
+			MinRate: noanswer.DefaultMinRate, Window: noanswer.DefaultWindow, MaxBuffer: maxManifestSize},
+		expires: 6 * time.Hour,
+		logger:  nopLogger{},
 	}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {

@@ -3,7 +3,8 @@
 // ResponseHeaderTimeout error matches context.DeadlineExceeded, which
 // prebake takes for the caller's own deadline (errdefs.Timeout, not
 // retried); wrapped as an *Error it is a retryable connection failure
-// (errdefs.Unavailable).
+// (errdefs.Unavailable). Limits (slow.go) bounds a server that answers but
+// trickles its body: a *SlowError, retryable the same way.
 package noanswer
 
 import (
@@ -41,8 +42,12 @@ func (e *Error) Temporary() bool       { return true }
 func (e *Error) ConnectionError() bool { return true }
 
 // Wrap returns err as an *Error when it is a network timeout of r that is
-// not r's own context ending; otherwise err unchanged.
+// not r's own context ending (nor a *SlowError); otherwise err unchanged.
 func Wrap(r *http.Request, what string, d time.Duration, err error) error {
+	var se *SlowError
+	if errors.As(err, &se) {
+		return err
+	}
 	var ne net.Error
 	if err != nil && r.Context().Err() == nil && errors.As(err, &ne) && ne.Timeout() {
 		return &Error{What: what, Host: r.URL.Host, D: d, Msg: err.Error()}

@@ -154,6 +154,9 @@ const (
 	// like a server that ignores the header: the proxy deletes the key, then
 	// forwards the (signed, unchanged) request.
 	IgnoreConditional
+	// Trickle forwards the request, then sends the server's answer with its
+	// headers at once and its body 1 byte every 2s (slowloris).
+	Trickle
 )
 
 // Proxy is a reverse proxy in front of the server that counts request body
@@ -215,6 +218,26 @@ func (s *Server) NewProxy(t testing.TB) *Proxy {
 			c, _, err := hj.Hijack()
 			if err == nil {
 				c.Close()
+			}
+			return
+		}
+		if act == Trickle {
+			rec := httptest.NewRecorder()
+			rp.ServeHTTP(rec, r)
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			for _, b := range rec.Body.Bytes() {
+				if _, err := w.Write([]byte{b}); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(2 * time.Second):
+				}
 			}
 			return
 		}

@@ -47,8 +47,10 @@ var errTimeout = errors.New("time limit reached")
 // credentials before giving up.
 const authRetries = 3
 
-// apiCallTimeout bounds one API request.
-const apiCallTimeout = 30 * time.Second
+// defaultAPICallTimeout bounds one API request, its body included
+// (rest.Config.Timeout and a context), so an API server that trickles its
+// answer fails the poll, retried for WithAPIRetryTimeout (then 69).
+const defaultAPICallTimeout = 30 * time.Second
 
 // Submit runs spark-submit for a k8s:// master with
 // spark.kubernetes.submission.waitAppCompletion=false and a fixed driver pod
@@ -227,7 +229,7 @@ func (w *driverWatch) reload() error {
 	if err != nil {
 		return fmt.Errorf("credentials from %s: %w", w.creds.Source(), err)
 	}
-	cfg.Timeout = apiCallTimeout
+	cfg.Timeout = w.o.apiCallTimeout
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("client for %s: %w", redact.URL(cfg.Host), err)
@@ -275,7 +277,7 @@ func (w *driverWatch) run(ctx context.Context, res *Result) error {
 		retry apiRetry
 	)
 	for {
-		getCtx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+		getCtx, cancel := context.WithTimeout(ctx, w.o.apiCallTimeout)
 		pod, err := w.client.CoreV1().Pods(w.ns).Get(getCtx, w.pod, metav1.GetOptions{})
 		cancel()
 		if ctx.Err() != nil {
@@ -480,7 +482,7 @@ func (w *driverWatch) checkExecutors(ctx context.Context, driver *corev1.Pod, re
 	if st.execOff || app == "" {
 		return
 	}
-	lctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+	lctx, cancel := context.WithTimeout(ctx, w.o.apiCallTimeout)
 	defer cancel()
 	list, err := w.client.CoreV1().Pods(w.ns).List(lctx, metav1.ListOptions{LabelSelector: "spark-role=executor,spark-app-selector=" + app})
 	if err != nil {
@@ -564,7 +566,7 @@ func (w *driverWatch) reportProgress(pod *corev1.Pod, cs *corev1.ContainerStatus
 // followLogs reads the new part of the driver log and detects a driver
 // that hangs after SparkContext stopped.
 func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Result, st *pollState) (bool, error) {
-	lctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+	lctx, cancel := context.WithTimeout(ctx, w.o.apiCallTimeout)
 	data, err := w.logs.ContainerLog(lctx, w.ns, w.pod, w.driverContainer(pod), st.logs.query())
 	cancel()
 	now := w.now()
@@ -611,7 +613,7 @@ func (w *driverWatch) fillLogTail(ctx context.Context, pod *corev1.Pod, res *Res
 	if w.o.logTail <= 0 || w.logs == nil {
 		return
 	}
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiCallTimeout)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.o.apiCallTimeout)
 	defer cancel()
 	data, err := w.logs.ContainerLog(lctx, w.ns, w.pod, w.driverContainer(pod), logQuery{Tail: int64(w.o.logTail)})
 	if err != nil {
@@ -624,7 +626,7 @@ func (w *driverWatch) fillLogTail(ctx context.Context, pod *corev1.Pod, res *Res
 // kill deletes the driver pod (best effort, bounded) and describes what
 // happened.
 func (w *driverWatch) kill() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*apiCallTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*w.o.apiCallTimeout)
 	defer cancel()
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {

@@ -135,7 +135,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 		if err != nil {
 			return nil, err
 		}
-		cfg.Timeout = apiCallTimeout
+		cfg.Timeout = w.o.apiCallTimeout
 		c, err := dynamic.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
@@ -149,7 +149,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 	}
 	res.Pod, res.SubmissionID = "", w.ns+":"+name
 	w.progressf("creating SparkApplication %s/%s", w.ns, name)
-	cctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, w.o.apiCallTimeout)
 	_, err = client.Create(cctx, app, metav1.CreateOptions{})
 	cancel()
 	if err != nil {
@@ -159,7 +159,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 	now := w.now()
 	res.Timings.Submitted = &now
 	kill := func() string {
-		dctx, cancel := context.WithTimeout(context.Background(), apiCallTimeout)
+		dctx, cancel := context.WithTimeout(context.Background(), w.o.apiCallTimeout)
 		defer cancel()
 		if err := client.Delete(dctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Sprintf("deleting SparkApplication %s/%s failed: %v", w.ns, name, err)
@@ -172,7 +172,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 		stuckSince = now
 	)
 	for {
-		gctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+		gctx, cancel := context.WithTimeout(ctx, w.o.apiCallTimeout)
 		u, err := client.Get(gctx, name, metav1.GetOptions{})
 		cancel()
 		if ctx.Err() != nil {
@@ -245,7 +245,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 // is still there; else the failure has no exit code (80).
 func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, res *Result) error {
 	if res.Pod != "" {
-		gctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+		gctx, cancel := context.WithTimeout(ctx, w.o.apiCallTimeout)
 		pod, err := w.client.CoreV1().Pods(w.ns).Get(gctx, res.Pod, metav1.GetOptions{})
 		cancel()
 		if err == nil {

@@ -118,7 +118,7 @@ func findDrivers(ctx context.Context, master, id string, o *options) ([]corev1.P
 		if err != nil {
 			return nil, errdefs.New(errdefs.Denied, fmt.Errorf("credentials from %s: %w", creds.Source(), err))
 		}
-		cfg.Timeout = apiCallTimeout
+		cfg.Timeout = o.apiCallTimeout
 		if o.client, err = kubernetes.NewForConfig(cfg); err != nil {
 			return nil, errdefs.New(errdefs.BadArgument, err)
 		}

@@ -19,6 +19,7 @@ type options struct {
 	hungGrace          time.Duration
 	notFoundGrace      time.Duration
 	apiRetryTimeout    time.Duration
+	apiCallTimeout     time.Duration // tests; 0: defaultAPICallTimeout
 	killHungDriver     bool
 	killOnCancel       bool
 	logTail            int
@@ -55,6 +56,7 @@ func makeOptions(opts []Option) *options {
 	def(&o.hungGrace, 2*time.Minute)
 	def(&o.notFoundGrace, time.Minute)
 	def(&o.apiRetryTimeout, 5*time.Minute)
+	def(&o.apiCallTimeout, defaultAPICallTimeout)
 	if o.stderr == nil {
 		o.stderr = io.Discard
 	}

@@ -23,7 +23,7 @@ func use(o options) Option { return func(p *options) { *p = o } }
 // none sets takes the default its setter documents.
 func TestMakeOptions(t *testing.T) {
 	defaults := options{pollInterval: 10 * time.Second, pendingTimeout: 10 * time.Minute, hungGrace: 2 * time.Minute,
-		notFoundGrace: time.Minute, apiRetryTimeout: 5 * time.Minute, sparkVersion: "3.5.3"}
+		notFoundGrace: time.Minute, apiRetryTimeout: 5 * time.Minute, apiCallTimeout: defaultAPICallTimeout, sparkVersion: "3.5.3"}
 	tests := []struct {
 		name string
 		opts []Option
