@@ -2,6 +2,7 @@ package layers
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -78,5 +79,21 @@ func TestBakePushRace(t *testing.T) {
 			}
 			validateImage(t, res.Ref)
 		})
+	}
+}
+
+// TestRegistryHugeMessageBounded: a registry's error with a 5 MB message is
+// cut (redact.MaxMessage), as S3's and the REST master's are.
+func TestRegistryHugeMessageBounded(t *testing.T) {
+	big := strings.Repeat("x", 5_000_000)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"errors":[{"code":"NAME_INVALID","message":"`+big+`"}]}`)
+	}))
+	defer s.Close()
+	_, err := Inspect(context.Background(), strings.TrimPrefix(s.URL, "http://")+"/team/app:1")
+	if err == nil || len(err.Error()) > 2048 {
+		t.Fatalf("error of %d bytes: %.200v", len(fmt.Sprint(err)), err)
 	}
 }

@@ -135,3 +135,22 @@ current-context: ctx
 		})
 	}
 }
+
+// TestHugeAPIServerMessageBounded: an API server's 401 with a 5 MB message
+// (audit 3 N11 bounds server messages) prints a bounded error and retry lines.
+func TestHugeAPIServerMessageBounded(t *testing.T) {
+	big := strings.Repeat("x", 5_000_000)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized: %s","reason":"Unauthorized","code":401}`, big)
+	}))
+	defer s.Close()
+	err, stderr := attachOnce(t, s.URL, []string{confOAuthToken + "=K8STOKENsecret99"}, nil)
+	if exitcode.Code(err) != exitcode.NoPerm {
+		t.Fatalf("exit %d, want 77: %v", exitcode.Code(err), err)
+	}
+	if len(err.Error()) > 2048 || len(stderr) > 8192 {
+		t.Errorf("error %d bytes, stderr %d bytes: want them bounded", len(err.Error()), len(stderr))
+	}
+}

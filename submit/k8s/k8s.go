@@ -322,6 +322,7 @@ type apiRetry struct {
 // retried with backoff for APIRetryTimeout (then 69). It returns the wait
 // before the next poll, or the final error.
 func (w *driverWatch) failed(r *apiRetry, err error, what string, res *Result) (time.Duration, error) {
+	err = redact.CutError(err) // an API server's message may be megabytes long
 	if isAuthError(err) {
 		r.authFails++
 		if why := w.creds.unsentOverHTTP(); why != "" { // re-reading sends nothing either

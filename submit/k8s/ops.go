@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -205,6 +206,7 @@ func transientAPIError(err error) bool {
 
 // apiError maps an API error to prebake's exit codes.
 func apiError(what string, err error) error {
+	err = redact.CutError(err) // an API server's message may be megabytes long
 	switch {
 	case isAuthError(err):
 		return errdefs.New(errdefs.Denied, fmt.Errorf("%s: %w", what, err))
