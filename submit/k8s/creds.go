@@ -126,7 +126,7 @@ func (c *k8sCreds) plainHTTPWarning() string {
 	if !c.plainHTTP() || !c.sendsToken() {
 		return ""
 	}
-	return fmt.Sprintf("the submission's token (%s) is sent to %s in clear text (http://): anyone on the network path can read it; give an https:// API server", c.Source(), redact.URL(c.host))
+	return fmt.Sprintf("the submission's token (%s) is sent to %s in clear text: anyone on the network path can read it; give an https:// API server", c.Source(), redact.URL(c.host))
 }
 
 // unsentOverHTTP explains, for an http:// API server, that none of the
