@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -124,7 +125,7 @@ func String(s string) string {
 
 // MinSecret is the shortest value AddSecret masks: a shorter one would mask
 // common words and numbers everywhere.
-const MinSecret = 4
+const MinSecret = 6
 
 var known struct {
 	sync.RWMutex
@@ -167,13 +168,28 @@ func AddSecret(v string) {
 }
 
 // AddConfSecrets registers (AddSecret) the value of each key of a Spark
-// conf that Conf masks.
+// conf that Conf masks, but for values that would mask ordinary text
+// wherever it appears: shorter than 8 characters, a boolean or a number,
+// and the names and mount paths of K8s secrets
+// (spark.kubernetes.*.secrets.NAME=/path, *.secretKeyRef.ENV=name:key),
+// which are not secret. Key-based redaction still masks those keys' values.
 func AddConfSecrets(conf map[string]string) {
 	for k, v := range conf {
-		if Conf(k, v) == mask {
-			AddSecret(v)
+		lk := strings.ToLower(k)
+		if Conf(k, v) != mask || len(strings.TrimSpace(v)) < 8 || strings.Contains(lk, ".secrets.") || strings.Contains(lk, ".secretkeyref.") ||
+			strings.HasSuffix(lk, "enabled") || isBoolOrNumber(strings.TrimSpace(v)) {
+			continue
 		}
+		AddSecret(v)
 	}
+}
+
+func isBoolOrNumber(v string) bool {
+	if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
+		return true
+	}
+	_, err := strconv.ParseFloat(v, 64)
+	return err == nil
 }
 
 func knownSecrets(s string) string {

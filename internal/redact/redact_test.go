@@ -198,3 +198,23 @@ func TestCut(t *testing.T) {
 		t.Errorf("CutError: Is EOF %v, %d bytes", errors.Is(err, io.EOF), len(err.Error()))
 	}
 }
+
+// TestAddConfSecrets: a conf's secret values are registered, not the values
+// of secret-named keys that are ordinary text.
+func TestAddConfSecrets(t *testing.T) {
+	AddConfSecrets(map[string]string{
+		"spark.hadoop.fs.s3a.secret.key":                          "S3ASECRETVALUE1",
+		"spark.kubernetes.driver.secrets.db-pass":                 "/mnt/secrets/db",
+		"spark.kubernetes.executor.secretKeyRef.DB_PASS":          "db-pass:password",
+		"spark.yarn.security.tokens.hive.enabled":                 "false",
+		"spark.kubernetes.authenticate.submission.oauthTokenFile": "/var/run/token",
+		"spark.ssl.keyStorePassword":                              "short",
+		"spark.executor.memory":                                   "4g",
+		"spark.network.crypto.saslFallbackTokenTimeout":           "1200000000",
+	})
+	in := "key S3ASECRETVALUE1 at /mnt/secrets/db from db-pass:password, false, /var/run/token, short, 1200000000"
+	want := "key xxxxx at /mnt/secrets/db from db-pass:password, false, /var/run/token, short, 1200000000"
+	if got := String(in); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
