@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver"
 )
@@ -50,6 +52,8 @@ func (f *registryFlags) options(rep *progress.Reporter) ([]layers.Option, error)
 		if !ok || user == "" {
 			return nil, exitcode.Errorf(exitcode.Usage, "--registry-auth: want user:password")
 		}
+		redact.AddSecret(pass) // masked by value, also as a Basic header, in any output
+		redact.AddSecret(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
 		opts = append(opts, layers.WithBasicAuth(user, pass))
 	}
 	if rep != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/s3store"
+	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s/native"
 	"github.com/prebake/prebake/submit/rewrite"
 )
@@ -67,7 +68,7 @@ var errorHints = []func(err error) (string, bool){
 		if !errors.As(err, &e) {
 			return "", false
 		}
-		return fmt.Sprintf("run `prebake bake s3 --store %s --lock <lockfile>` first", strings.TrimSuffix(e.Store, "/")), true
+		return fmt.Sprintf("run `prebake bake s3 --store %s --lock <lockfile>` first", submit.ShellQuote([]string{strings.TrimSuffix(e.Store, "/")})), true
 	},
 	func(err error) (string, bool) {
 		var e *native.UnsupportedError

@@ -40,6 +40,8 @@ func TestWithHint(t *testing.T) {
 		{"unknown option", errdefs.Optionf(errdefs.Invalid, "x.Y", "y"), "y", exitcode.DataErr},
 		{"set missing", errdefs.New(errdefs.NotFound, &s3store.SetMissingError{Hash: "h", Store: "s3://b/p/", Err: s3store.ErrNotFound}),
 			"set h is not in the store s3://b/p/ (the lock was not baked into it): not found; run `prebake bake s3 --store s3://b/p --lock <lockfile>` first", exitcode.NotFound},
+		{"set missing, store to quote", errdefs.New(errdefs.NotFound, &s3store.SetMissingError{Hash: "h", Store: "file:///tmp/my store/$(id)/", Err: s3store.ErrNotFound}),
+			"set h is not in the store file:///tmp/my store/$(id)/ (the lock was not baked into it): not found; run `prebake bake s3 --store 'file:///tmp/my store/$(id)' --lock <lockfile>` first", exitcode.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := withHint(tc.err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -98,10 +97,7 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 				if err := writeAtomic("writing", file, data); err != nil {
 					return err
 				}
-				next := "prebake submit --lock " + rf.lock + " --frozen -- " + redact.Line(strings.Join(args, " "))
-				if file != "prebake.yaml" {
-					next = "prebake submit --config " + file + next[len("prebake submit"):]
-				}
+				next := initNext(file, rf.lock, args)
 				if out == outJSON {
 					enc := json.NewEncoder(c.OutOrStdout())
 					enc.SetIndent("", "  ")
@@ -159,4 +155,18 @@ func initConfig(fl *pflag.FlagSet) ([]byte, error) {
 		return nil, exitcode.New(exitcode.Internal, err)
 	}
 	return append([]byte("# written by prebake init; flags and PREBAKE_* variables override it\n"), out...), nil
+}
+
+// initNext is the submit command init prints: shell-quoted as rewrite
+// quotes its line (eval-safe), each argument redacted.
+func initNext(config, lockFile string, args []string) string {
+	next := []string{"prebake", "submit"}
+	if config != "prebake.yaml" {
+		next = append(next, "--config", config)
+	}
+	next = append(next, "--lock", lockFile, "--frozen", "--")
+	for _, a := range args {
+		next = append(next, redact.Line(a))
+	}
+	return submit.ShellQuote(next)
 }

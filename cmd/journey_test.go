@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/resolver"
@@ -404,5 +407,60 @@ func TestInit(t *testing.T) {
 	}
 	if code, _, errs := runPrebake(context.Background(), "init", "--force", "--", "--master", "local", "a.jar"); code != exitcode.Usage || !strings.Contains(errs, "nothing to pin") {
 		t.Errorf("init with no packages: exit %d %s", code, errs)
+	}
+}
+
+// TestInitNextQuoted is audit 3 N9: the next: command init prints (text and
+// -o json) is shell-quoted, so that eval of it gives back the exact argv:
+// no command substitution runs, local[1] is not a glob, spaces do not split.
+func TestInitNextQuoted(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	root, tmp := isolatedCLI(t)
+	dir := filepath.Join(tmp, "job")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if err := os.WriteFile("local1", nil, 0o644); err != nil { // what an unquoted local[1] would match
+		t.Fatal(err)
+	}
+	inj := filepath.Join(tmp, "INJ_INIT")
+	argv := []string{"--master", "local[1]", "--packages", "org.slf4j:slf4j-api:2.0.7", "app.py", "arg with space", "$(touch " + inj + ")", "it's", ""}
+	for _, out := range []string{"text", "json"} {
+		t.Run(out, func(t *testing.T) {
+			code, stdout, errs := runPrebake(context.Background(), append([]string{"init", "--force", "--file", "my conf.yaml", "--store", "file://" + filepath.Join(tmp, "store"),
+				"--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/",
+				"--cache", filepath.Join(tmp, "cache"), "-o", out, "--"}, argv...)...)
+			if code != 0 {
+				t.Fatalf("init: exit %d\n%s", code, errs)
+			}
+			var next string
+			if out == "json" {
+				var js initJSON
+				if err := json.Unmarshal([]byte(stdout), &js); err != nil {
+					t.Fatal(err)
+				}
+				next = js.Next
+			} else {
+				_, next, _ = strings.Cut(stdout, "\nnext: ")
+				next = strings.TrimSuffix(next, "\n")
+			}
+			cmd := exec.Command(bash, "-c", `prebake() { printf "%s\n" "$@"; }; eval "$NEXT"`)
+			cmd.Env = append(os.Environ(), "NEXT="+next)
+			got, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("eval %s: %v", next, err)
+			}
+			want := append([]string{"submit", "--config", "my conf.yaml", "--lock", "prebake.lock", "--frozen", "--"}, argv...)
+			if diff := cmp.Diff(want, strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")); diff != "" {
+				t.Errorf("eval of %s (-want +got):\n%s", next, diff)
+			}
+			if _, err := os.Stat(inj); err == nil {
+				t.Errorf("eval of %s ran the command substitution", next)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,10 @@ func TestSecretsInOutsideText(t *testing.T) {
 		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized: token `+r.Header.Get("Authorization")+`","reason":"Unauthorized","code":401}`)
 	}))
 	defer api.Close()
+	lettersToken := filepath.Join(tmp, "letters-token")
+	if err := os.WriteFile(lettersToken, []byte("abcdefghijklmnopqrstuvwxyz\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	resolve := func(repoURL string) []string {
 		return []string{"resolve", "--no-default-repositories", "--repositories", repoURL, "org.slf4j:slf4j-api:2.0.7"}
 	}
@@ -49,6 +54,10 @@ func TestSecretsInOutsideText(t *testing.T) {
 			"--conf", "spark.kubernetes.authenticate.submission.oauthTokenK8STOKENsecret"}, exitcode.Usage, "oauthTokenxxxxx", []string{"K8STOKENsecret"}, nil},
 		{"API server message quoting the token", []string{"status", "default:spark-*", "--master", "k8s://" + api.URL,
 			"--conf", "spark.kubernetes.authenticate.submission.oauthToken=K8STOKENsecret"}, exitcode.NoPerm, "Unauthorized", []string{"K8STOKENsecret"}, nil},
+		{"API server quoting a letters-only token from a token file (audit 3 N11)", []string{"status", "default:spark-*", "--master", "k8s://" + api.URL,
+			"--conf", "spark.kubernetes.authenticate.submission.oauthTokenFile=" + lettersToken}, exitcode.NoPerm, "Bearer xxxxx", []string{"abcdefghijklmnopqrstuvwxyz"}, nil},
+		{"API server quoting a letters-only token given inline (audit 3 N11)", []string{"status", "default:spark-*", "--master", "k8s://" + api.URL,
+			"--conf", "spark.kubernetes.authenticate.submission.oauthToken=onlyletterstokenvalue"}, exitcode.NoPerm, "Bearer xxxxx", []string{"onlyletterstokenvalue"}, nil},
 		{"rewrite -o json changes[].old, @ in the password", []string{"rewrite", "-o", "json", "--cache", filepath.Join(tmp, "c2"), "--no-default-repositories", "--",
 			"--master", "local[1]", "--packages", "org.slf4j:slf4j-api:2.0.7",
 			"--repositories", "http://alice:s3cr3tPW@" + host + "/,http://bob:p@ss@" + host + "/", "app.jar"}, 0, "", []string{"s3cr3tPW", "p@ss", "ss@", "alice", "bob"},

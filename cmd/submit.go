@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -150,6 +151,9 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The conf's secrets are masked by value wherever spark-submit,
+			// the driver or a server prints them (audit 3 N11).
+			redact.AddConfSecrets(sub.SparkConf())
 			master, _ := sub.GivenMaster()
 			// yaml: the objects of k8s --dry-run.
 			out, b, err := bs.forMaster(g, c.Name(), master, outYAML)

@@ -165,5 +165,6 @@ func (b *k8sBackend) idOptions(req *idRequest) ([]k8s.Option, error) {
 			o = append(o, k8s.WithGracePeriod(n))
 		}
 	}
+	redact.AddConfSecrets(conf) // masked by value in any output (audit 3 N11)
 	return append(o, k8s.WithConf(conf)), nil
 }

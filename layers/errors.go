@@ -31,7 +31,7 @@ func registryError(err error, what string) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return errdefs.New(errdefs.Timeout, fmt.Errorf("%s: %w", what, err))
 	}
-	msg := redact.String(err.Error())
+	msg := redact.String(redact.Cut(err.Error(), redact.MaxMessage)) // a registry's message may be megabytes long
 	wrap := func(code errdefs.Kind, hint string) error {
 		return errdefs.New(code, &redactedError{msg: what + ": " + msg + hint, err: err})
 	}

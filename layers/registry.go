@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/progress/task"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
 )
 
@@ -108,6 +110,76 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 		}
 		return nil
 	}
+	want, derr := w.digest()
+	if derr != nil {
+		return errdefs.New(errdefs.Internal, derr)
+	}
+	var tk task.Task
+	var pushed int64 // bytes shown as done, over all attempts
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = pushOnce(ctx, t, w, o, &tk, &pushed)
+		if err == nil || !pushRace(err) || ctx.Err() != nil {
+			break
+		}
+		// Another push of the same blobs or manifests into this repository
+		// is committing: if it has landed our manifest, we are done;
+		// otherwise push again (blobs the registry now has are skipped).
+		if d, herr := remote.Head(t.name, o.remoteOptions(remote.WithContext(ctx))...); herr == nil && d.Digest == want {
+			o.logger.Printf("%s already holds %s (a concurrent push)", t, want)
+			err = nil
+			break
+		}
+		if attempt == pushRaceAttempts {
+			err = errdefs.New(errdefs.Unavailable, &redactedError{
+				msg: fmt.Sprintf("pushing %s: the registry refused the manifest %d times although its blobs were uploaded (another push into this repository at the same time?): %s",
+					t, attempt, redact.String(err.Error())),
+				err: err})
+			break
+		}
+		o.logger.Printf("pushing %s: %v; retrying (attempt %d of %d)", t, redact.String(err.Error()), attempt+1, pushRaceAttempts)
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(time.Duration(attempt) * pushRaceBackoff):
+		}
+	}
+	if tk != nil {
+		tk.Done(err)
+	}
+	return registryError(err, "pushing "+t.String())
+}
+
+// pushRaceAttempts bounds the pushes of one manifest that fail because a
+// concurrent push of the same content has not committed yet.
+const pushRaceAttempts = 5
+
+// pushRaceBackoff is the wait before the second push; the n-th waits n times
+// it (a var for the tests).
+var pushRaceBackoff = 250 * time.Millisecond
+
+// pushRace reports a manifest PUT the registry refused because a blob or a
+// child manifest it references is not (yet) readable: what distribution
+// answers while another upload of the same blob into the repository
+// commits (DIGEST_INVALID with MANIFEST_BLOB_UNKNOWN).
+func pushRace(err error) bool {
+	var te *transport.Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	for _, d := range te.Errors {
+		switch d.Code {
+		case transport.ManifestBlobUnknownErrorCode, transport.DigestInvalidErrorCode, transport.BlobUnknownErrorCode:
+			return true
+		}
+	}
+	return false
+}
+
+// pushOnce is one remote.Write (or WriteIndex) of w; its progress goes to
+// *tk (started on the first update of the first attempt), *pushed counting
+// the bytes already shown so that a retry does not count them twice.
+func pushOnce(ctx context.Context, t *ref, w writable, o *options, tk *task.Task, pushed *int64) error {
 	ro := o.remoteOptions(remote.WithContext(ctx))
 	var done chan struct{}
 	if o.progress != nil {
@@ -116,22 +188,14 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 		ro = append(ro, remote.WithProgress(ch))
 		go func() {
 			defer close(done)
-			var task task.Task
-			var last int64
-			var failed error
 			for u := range ch { // drained until ggcr closes it
-				if task == nil {
-					task = o.startTask("push "+t.String(), u.Total)
+				if *tk == nil {
+					*tk = o.startTask("push "+t.String(), u.Total)
 				}
-				if u.Error != nil {
-					failed = u.Error
-					continue
+				if u.Error == nil && u.Complete > *pushed {
+					(*tk).Add(u.Complete - *pushed)
+					*pushed = u.Complete
 				}
-				task.Add(u.Complete - last)
-				last = u.Complete
-			}
-			if task != nil {
-				task.Done(failed)
 			}
 		}()
 	}
@@ -144,7 +208,7 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 	if done != nil {
 		<-done
 	}
-	return registryError(err, "pushing "+t.String())
+	return err
 }
 
 // Info is what `prebake inspect` shows of a manifest.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/redirect"
 )
 
@@ -286,6 +287,7 @@ func (b *s3Backend) remove(ctx context.Context, key string) error {
 func (b *s3Backend) wrap(op, key string, err error) error {
 	loc := b.name(key)
 	code, why, sentinel := classify(err)
+	err = redact.CutError(err) // a server's message may be megabytes long
 	if sentinel != nil {
 		err = fmt.Errorf("%w: %w", sentinel, err)
 	}

@@ -27,6 +27,13 @@ var resolvingKeys = map[string]string{
 // launch_gateway does) and SPARK_SUBMIT_OPTS (JVM options:
 // -Dspark.jars.packages=…). The result is redacted.
 func EnvPackages(name, value string) string {
+	return strings.Join(envPackages(name, value), " ")
+}
+
+// envPackages is EnvPackages, one finding ("--packages g:a:v",
+// "-Dspark.jars.packages=…", "spark.jars.packages=…") a string, each
+// redacted.
+func envPackages(name, value string) []string {
 	var found []string
 	switch name {
 	case "PYSPARK_SUBMIT_ARGS":
@@ -67,7 +74,10 @@ func EnvPackages(name, value string) string {
 			}
 		}
 	}
-	return redact.String(strings.Join(found, " "))
+	for i, f := range found {
+		found[i] = redact.String(f)
+	}
+	return found
 }
 
 // shellSplit splits s into words as a POSIX shell would (quotes and
@@ -126,8 +136,8 @@ func shellSplit(s string) []string {
 func UnreachableWarnings(getenv func(string) string, a *Argv) []string {
 	var out []string
 	for _, env := range []string{"PYSPARK_SUBMIT_ARGS", "SPARK_SUBMIT_OPTS"} {
-		if f := EnvPackages(env, getenv(env)); f != "" {
-			out = append(out, fmt.Sprintf("$%s sets %s, which this rewrite cannot remove: drop it from $%s and give it to prebake instead (prebake rewrite %s -- …)", env, f, env, prebakeFlags(f)))
+		if f := envPackages(env, getenv(env)); len(f) > 0 {
+			out = append(out, fmt.Sprintf("$%s sets %s, which this rewrite cannot remove: drop it from $%s and give it to prebake instead (prebake rewrite %s -- …)", env, strings.Join(f, " "), env, prebakeFlags(f)))
 		}
 	}
 	if !a.IsPython() || a.Primary == ResourcePySparkShell {
@@ -145,23 +155,20 @@ func UnreachableWarnings(getenv func(string) string, a *Argv) []string {
 	return append(out, pyAppWarnings(a.Primary, data)...)
 }
 
-// prebakeFlags turns findings ("--packages X", "spark.jars.packages=X",
-// "-Dspark.jars.packages=X") into prebake's resolution flags.
-func prebakeFlags(found string) string {
+// prebakeFlags turns findings of envPackages ("--packages X",
+// "spark.jars.packages=X", "-Dspark.jars.packages=X") into prebake's
+// resolution flags, shell-quoted: the values come from the environment.
+func prebakeFlags(found []string) string {
 	var out []string
-	for _, t := range strings.Fields(found) {
-		t = strings.TrimPrefix(t, "-D")
-		if k, v, ok := strings.Cut(t, "="); ok && resolvingKeys[k] != "" {
-			out = append(out, resolvingKeys[k]+" "+v)
+	for _, f := range found {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(f, "-D"), "="); ok && resolvingKeys[k] != "" {
+			out = append(out, resolvingKeys[k], v)
 			continue
 		}
-		if len(out) > 0 && !strings.HasPrefix(t, "-") && !strings.Contains(out[len(out)-1], " ") {
-			out[len(out)-1] += " " + t
-			continue
-		}
-		out = append(out, t)
+		flag, v, _ := strings.Cut(f, " ")
+		out = append(out, flag, v)
 	}
-	return strings.Join(out, " ")
+	return ShellQuote(out)
 }
 
 // pyAppWarnings warns about each packages key a Python app sets itself.
@@ -170,9 +177,12 @@ func pyAppWarnings(name string, src []byte) []string {
 	for _, f := range pyConfigPackages(src) {
 		fix := "remove it from the app"
 		if f.Flag != "" {
-			if f.Literal {
-				fix += fmt.Sprintf(" and give it to prebake instead (prebake rewrite %s %s -- …)", f.Flag, redact.String(f.Value))
-			} else {
+			switch {
+			case f.Literal && f.Key == "PYSPARK_SUBMIT_ARGS": // Flag holds the flags and their values
+				fix += fmt.Sprintf(" and give it to prebake instead (prebake rewrite %s -- …)", f.Flag)
+			case f.Literal:
+				fix += fmt.Sprintf(" and give it to prebake instead (prebake rewrite %s -- …)", ShellQuote([]string{f.Flag, redact.String(f.Value)}))
+			default:
 				fix += fmt.Sprintf(" and give its value to prebake as %s", f.Flag)
 			}
 		}
@@ -196,7 +206,7 @@ type pyFinding struct {
 	Value   string // the value when Literal (for PYSPARK_SUBMIT_ARGS: what it sets)
 	Literal bool
 	Via     string // ".config(...)", ".set(...)", "os.environ"
-	Flag    string // the prebake flag that replaces it ("--packages"), or ""
+	Flag    string // the prebake flag that replaces it ("--packages"), or "" (for PYSPARK_SUBMIT_ARGS: the flags and values, shell-quoted)
 }
 
 type pyTokKind int
@@ -366,8 +376,8 @@ func pyConfigPackages(src []byte) []pyFinding {
 			}
 			v := toks[j]
 			if v.kind == pyString && !v.fstr {
-				if f := EnvPackages("PYSPARK_SUBMIT_ARGS", v.text); f != "" {
-					out = append(out, pyFinding{Line: t.line, Key: "PYSPARK_SUBMIT_ARGS", Value: f, Literal: true, Via: "os.environ", Flag: prebakeFlags(f)})
+				if f := envPackages("PYSPARK_SUBMIT_ARGS", v.text); len(f) > 0 {
+					out = append(out, pyFinding{Line: t.line, Key: "PYSPARK_SUBMIT_ARGS", Value: strings.Join(f, " "), Literal: true, Via: "os.environ", Flag: prebakeFlags(f)})
 				}
 			} else if pyValueMentions(toks[j:], "--packages", "spark.jars.packages") {
 				out = append(out, pyFinding{Line: t.line, Key: "PYSPARK_SUBMIT_ARGS", Via: "os.environ", Flag: "--packages"})

@@ -110,3 +110,36 @@ func TestUnreachableWarnings(t *testing.T) {
 		t.Errorf("clean app: got warnings %q", got)
 	}
 }
+
+// TestUnreachableWarningsQuoted is audit 3 N9: the prebake command a warning
+// suggests is shell-quoted (its values come from the environment or the app).
+func TestUnreachableWarningsQuoted(t *testing.T) {
+	a, err := ParseArgv([]string{"--master", "local[2]", "app.jar"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PYSPARK_SUBMIT_ARGS": `--packages 'a:b:1$(touch /tmp/INJ)' pyspark-shell`, "SPARK_SUBMIT_OPTS": "-Dspark.jars.repositories=https://repo/a[1]"}
+	got := UnreachableWarnings(func(k string) string { return env[k] }, a)
+	want := []string{
+		"$PYSPARK_SUBMIT_ARGS sets --packages a:b:1$(touch /tmp/INJ), which this rewrite cannot remove: drop it from $PYSPARK_SUBMIT_ARGS and give it to prebake instead (prebake rewrite --packages 'a:b:1$(touch /tmp/INJ)' -- …)",
+		"$SPARK_SUBMIT_OPTS sets -Dspark.jars.repositories=https://repo/a[1], which this rewrite cannot remove: drop it from $SPARK_SUBMIT_OPTS and give it to prebake instead (prebake rewrite --repositories 'https://repo/a[1]' -- …)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	app := filepath.Join(t.TempDir(), "app.py")
+	src := "import os\nos.environ['PYSPARK_SUBMIT_ARGS'] = '--packages \"a:b:1 $(id)\" pyspark-shell'\n" +
+		"spark = SparkSession.builder.config('spark.jars.packages', 'c:d:2;$(id)').getOrCreate()\n"
+	if err := os.WriteFile(app, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = ParseArgv([]string{"--master", "local[2]", app}); err != nil {
+		t.Fatal(err)
+	}
+	got = UnreachableWarnings(func(string) string { return "" }, a)
+	for i, want := range []string{"(prebake rewrite --packages 'a:b:1 $(id)' -- …)", "(prebake rewrite --packages 'c:d:2;$(id)' -- …)"} {
+		if len(got) != 2 || !strings.Contains(got[i], want) {
+			t.Errorf("app warnings %q: want %q in warning %d", got, want, i)
+		}
+	}
+}

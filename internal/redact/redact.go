@@ -4,11 +4,15 @@ package redact
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/url"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 const mask = "xxxxx"
@@ -31,7 +35,7 @@ func URL(s string) string {
 	if u.RawQuery != "" && isPresigned(u.Query()) {
 		u.RawQuery = "REDACTED"
 	}
-	return u.String()
+	return knownSecrets(u.String())
 }
 
 // StripUserinfo removes only the userinfo of a URL (lockfiles record the
@@ -112,10 +116,90 @@ func isPresigned(q url.Values) bool {
 	return false
 }
 
-// String redacts every URL userinfo and presigned query inside free text.
+// String redacts every URL userinfo and presigned query inside free text,
+// and every known secret (AddSecret).
 func String(s string) string {
 	s = stripUserinfos(s)
-	return presignRE.ReplaceAllString(s, "?REDACTED")
+	return knownSecrets(presignRE.ReplaceAllString(s, "?REDACTED"))
+}
+
+// MinSecret is the shortest value AddSecret masks: a shorter one would mask
+// common words and numbers everywhere.
+const MinSecret = 6
+
+var known struct {
+	sync.RWMutex
+	vals map[string]bool
+	r    *strings.Replacer // nil: none
+}
+
+// AddSecret registers a secret value prebake was given (a token, a token
+// file's content, a password) so that every redaction masks it wherever it
+// appears, in whatever form the text quotes it (a server echoing the token,
+// a header dump). Surrounding whitespace is dropped; values shorter than
+// MinSecret are ignored. It is safe for concurrent use.
+func AddSecret(v string) {
+	v = strings.TrimSpace(v)
+	if len(v) < MinSecret {
+		return
+	}
+	known.Lock()
+	defer known.Unlock()
+	if known.vals[v] {
+		return
+	}
+	if known.vals == nil {
+		known.vals = map[string]bool{}
+	}
+	known.vals[v] = true
+	vals := make([]string, 0, len(known.vals))
+	for k := range known.vals {
+		vals = append(vals, k)
+	}
+	// Longest first, so that a secret holding another is masked whole.
+	sort.Slice(vals, func(i, j int) bool {
+		return len(vals[i]) > len(vals[j]) || len(vals[i]) == len(vals[j]) && vals[i] < vals[j]
+	})
+	pairs := make([]string, 0, 2*len(vals))
+	for _, k := range vals {
+		pairs = append(pairs, k, mask)
+	}
+	known.r = strings.NewReplacer(pairs...)
+}
+
+// AddConfSecrets registers (AddSecret) the value of each key of a Spark
+// conf that Conf masks, but for values that would mask ordinary text
+// wherever it appears: shorter than 8 characters, a boolean or a number,
+// and the names and mount paths of K8s secrets
+// (spark.kubernetes.*.secrets.NAME=/path, *.secretKeyRef.ENV=name:key),
+// which are not secret. Key-based redaction still masks those keys' values.
+func AddConfSecrets(conf map[string]string) {
+	for k, v := range conf {
+		lk := strings.ToLower(k)
+		if Conf(k, v) != mask || len(strings.TrimSpace(v)) < 8 || strings.Contains(lk, ".secrets.") || strings.Contains(lk, ".secretkeyref.") ||
+			strings.HasSuffix(lk, "enabled") || isBoolOrNumber(strings.TrimSpace(v)) {
+			continue
+		}
+		AddSecret(v)
+	}
+}
+
+func isBoolOrNumber(v string) bool {
+	if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
+		return true
+	}
+	_, err := strconv.ParseFloat(v, 64)
+	return err == nil
+}
+
+func knownSecrets(s string) string {
+	known.RLock()
+	r := known.r
+	known.RUnlock()
+	if r == nil {
+		return s
+	}
+	return r.Replace(s)
 }
 
 var presignRE = regexp.MustCompile(`\?[^\s"']*(?i:x-amz-signature|x-amz-credential|signature=)[^\s"']*`)
@@ -146,27 +230,59 @@ var confPairRE = regexp.MustCompile(`([A-Za-z0-9_.\-]*(?i:secret|password|token|
 
 // authHeaderRE finds HTTP authorization credentials quoted in text (an API
 // server's message, a client's debug log): "Bearer <token>", "Basic <b64>".
-// A credential is 8 characters or more with a digit or a symbol, which
-// words of a sentence ("basic authentication") are not.
+// A credential is 8 characters or more. A Basic one needs a digit or a
+// symbol, which words of a sentence ("basic authentication") lack; a Bearer
+// one is any such word but the few a sentence puts after "bearer".
 var authHeaderRE = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]{8,})`)
+
+// bearerWords are the words after "bearer" that are not a token.
+var bearerWords = map[string]bool{"authentication": true, "authorization": true, "credentials": true, "credential": true, "required": true, "challenge": true}
 
 func redactAuthHeaders(s string) string {
 	return authHeaderRE.ReplaceAllStringFunc(s, func(m string) string {
 		sub := authHeaderRE.FindStringSubmatch(m)
-		if !strings.ContainsAny(sub[3], "0123456789._~+/=-") {
+		symbol := strings.ContainsAny(sub[3], "0123456789._~+/=-")
+		if !symbol && (strings.EqualFold(sub[1], "basic") || bearerWords[strings.ToLower(sub[3])]) {
 			return m
 		}
 		return sub[1] + sub[2] + mask
 	})
 }
 
+// The other ways a program prints a secret key's value: JSON
+// ("password": "X"), YAML or a log (password: X), a Scala tuple of a conf
+// dump ((spark.hadoop.fs.s3a.secret.key,X)).
+var (
+	secretKeyPat = `[A-Za-z0-9_.\-]*(?i:secret|password|passwd|token|credentials)[A-Za-z0-9_.\-]*`
+	jsonPairRE   = regexp.MustCompile(`"(` + secretKeyPat + `)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
+	colonPairRE  = regexp.MustCompile(`\b(` + secretKeyPat + `)(:[ \t]+)([^\s"',;)}\]]+)`)
+	tuplePairRE  = regexp.MustCompile(`\((` + secretKeyPat + `),([^)\s]*)\)`)
+)
+
+// redactPairs masks the value of each match of re whose key (submatch 1)
+// names a secret; value is the submatch index of the value.
+func redactPairs(re *regexp.Regexp, s string, value int) string {
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		sub := re.FindStringSubmatchIndex(m)
+		k, v := m[sub[2]:sub[3]], m[sub[2*value]:sub[2*value+1]]
+		if v == "" || v == mask || Conf(k, v) != mask {
+			return m
+		}
+		return m[:sub[2*value]] + mask + m[sub[2*value+1]:]
+	})
+}
+
 // Line redacts a line of free text from another program or a server
 // (spark-submit's or the driver's output, an API server's message): URL
-// userinfo, presigned queries (String), authorization credentials, and the
-// values of secret conf keys written as key=value.
+// userinfo, presigned queries and known secrets (String), authorization
+// credentials, and the values of secret keys written as key=value,
+// "key": "value", key: value or (key,value).
 func Line(s string) string {
 	s = String(s)
 	s = redactAuthHeaders(s)
+	s = redactPairs(jsonPairRE, s, 3)
+	s = redactPairs(colonPairRE, s, 3)
+	s = redactPairs(tuplePairRE, s, 2)
 	return confPairRE.ReplaceAllStringFunc(s, func(m string) string {
 		k, v, _ := strings.Cut(m, "=")
 		if r := Conf(k, v); r == mask {
@@ -238,3 +354,34 @@ func (l *LineWriter) Close() error {
 	l.part = nil
 	return err
 }
+
+// MaxMessage is how much of a server's message prebake prints (an S3 or
+// REST error message, which a server may make megabytes long).
+const MaxMessage = 600
+
+// Cut bounds s, a message from a server, to n bytes (on a character
+// boundary), saying how long it was when cut.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
+}
+
+// CutError is err with its message bounded to MaxMessage bytes (Cut); the
+// chain is kept for errors.Is and errors.As.
+func CutError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &cutError{err: err}
+}
+
+type cutError struct{ err error }
+
+func (e *cutError) Error() string { return Cut(e.err.Error(), MaxMessage) }
+func (e *cutError) Unwrap() error { return e.err }

@@ -1,8 +1,12 @@
 package redact
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -68,7 +72,7 @@ func TestLine(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"args: --conf spark.kubernetes.authenticate.submission.oauthToken=eyJhbGciOi --conf spark.executor.memory=4g",
 			"args: --conf spark.kubernetes.authenticate.submission.oauthToken=xxxxx --conf spark.executor.memory=4g"},
-		{"(spark.hadoop.fs.s3a.secret.key,wJalr)", "(spark.hadoop.fs.s3a.secret.key,wJalr)"}, // Spark redacts its own conf dumps
+		{"(spark.hadoop.fs.s3a.secret.key,wJalr)", "(spark.hadoop.fs.s3a.secret.key,xxxxx)"}, // a conf dump Spark did not redact (audit 3 N11)
 		{"spark.hadoop.fs.s3a.secret.key=wJalr, spark.authenticate.secret=abc", "spark.hadoop.fs.s3a.secret.key=xxxxx, spark.authenticate.secret=xxxxx"},
 		{"--conf spark.kubernetes.authenticate.submission.oauthTokenFile=/var/run/token", "--conf spark.kubernetes.authenticate.submission.oauthTokenFile=/var/run/token"},
 		{"Exception: https://user:pw@h.example/x?X-Amz-Signature=abc", "Exception: https://h.example/x?REDACTED"},
@@ -129,5 +133,88 @@ func TestLineWriter(t *testing.T) {
 		if d := cmp.Diff(want, b.String()); d != "" {
 			t.Errorf("chunks of %d (-want +got):\n%s", chunk, d)
 		}
+	}
+}
+
+// TestAudit3Gaps is audit 3 N11: the forms the redaction missed, each as the
+// audit saw it, and the text around them that must stay.
+func TestAudit3Gaps(t *testing.T) {
+	for _, tt := range []struct{ name, in, want string }{
+		{"401 retry line quoting the token", "Unauthorized: token Bearer K8STOKENsecret99; re-reading credentials from spark.kubernetes.authenticate.submission.oauthToken (value not shown) (attempt 1 of 3)",
+			"Unauthorized: token Bearer xxxxx; re-reading credentials from spark.kubernetes.authenticate.submission.oauthToken (value not shown) (attempt 1 of 3)"},
+		{"letters-only bearer token", "Unauthorized: token Bearer abcdefghijklmnopqrstuvwxyz", "Unauthorized: token Bearer xxxxx"},
+		{"bearer in a sentence", "the server wants bearer authentication (Bearer required)", "the server wants bearer authentication (Bearer required)"},
+		{"JSON", `{"password": "JSONSECRET2", "token":"JSONSECRET3", "user": "alice"}`, `{"password": "xxxxx", "token":"xxxxx", "user": "alice"}`},
+		{"JSON, escaped quote", `{"clientSecret": "a\"b c"}`, `{"clientSecret": "xxxxx"}`},
+		{"JSON token file path kept", `{"oauthTokenFile": "/var/run/token"}`, `{"oauthTokenFile": "/var/run/token"}`},
+		{"YAML or log", "password: LOGSECRET4", "password: xxxxx"},
+		{"log line", "INFO Main: db password: LOGSECRET4, user: alice", "INFO Main: db password: xxxxx, user: alice"},
+		{"YAML token file kept", "tokenFile: /var/run/token", "tokenFile: /var/run/token"},
+		{"Scala tuple", "(spark.hadoop.fs.s3a.secret.key,TUPLESECRET4)", "(spark.hadoop.fs.s3a.secret.key,xxxxx)"},
+		{"Scala tuple, not a secret", "(spark.executor.memory,4g)", "(spark.executor.memory,4g)"},
+		{"a sentence with a colon", "the API server refused the submission's credentials (kubeconfig /k context ctx) 4 times in a row: Unauthorized", "the API server refused the submission's credentials (kubeconfig /k context ctx) 4 times in a row: Unauthorized"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Line(tt.in); got != tt.want {
+				t.Errorf("Line(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAddSecret: a secret prebake was given is masked by value in any form
+// of text, in String, URL and Line alike.
+func TestAddSecret(t *testing.T) {
+	AddSecret("  tokenvalueonlyletters\n")
+	AddSecret("abc") // too short: would mask words
+	AddSecret("tokenvalueonlyletters-and-more")
+	for _, tt := range []struct {
+		fn       func(string) string
+		in, want string
+	}{
+		{Line, "Unauthorized: token tokenvalueonlyletters (expired)", "Unauthorized: token xxxxx (expired)"},
+		{Line, "got tokenvalueonlyletters-and-more", "got xxxxx"},
+		{String, "x-token=tokenvalueonlyletters", "x-token=xxxxx"},
+		{URL, "https://h.example/p?t=tokenvalueonlyletters", "https://h.example/p?t=xxxxx"},
+		{Line, "abc def", "abc def"},
+	} {
+		if got := tt.fn(tt.in); got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	big := strings.Repeat("é", 3_000_000) // 6 MB
+	got := Cut(big, MaxMessage)
+	if len(got) > MaxMessage+40 || !strings.HasSuffix(got, "… (6000000 bytes)") || !utf8.ValidString(got) {
+		t.Errorf("Cut: %d bytes, suffix %q", len(got), got[len(got)-20:])
+	}
+	if Cut("short", MaxMessage) != "short" {
+		t.Error("Cut changed a short message")
+	}
+	err := CutError(fmt.Errorf("api error: %w: %s", io.EOF, big))
+	if !errors.Is(err, io.EOF) || len(err.Error()) > 2048 {
+		t.Errorf("CutError: Is EOF %v, %d bytes", errors.Is(err, io.EOF), len(err.Error()))
+	}
+}
+
+// TestAddConfSecrets: a conf's secret values are registered, not the values
+// of secret-named keys that are ordinary text.
+func TestAddConfSecrets(t *testing.T) {
+	AddConfSecrets(map[string]string{
+		"spark.hadoop.fs.s3a.secret.key":                          "S3ASECRETVALUE1",
+		"spark.kubernetes.driver.secrets.db-pass":                 "/mnt/secrets/db",
+		"spark.kubernetes.executor.secretKeyRef.DB_PASS":          "db-pass:password",
+		"spark.yarn.security.tokens.hive.enabled":                 "false",
+		"spark.kubernetes.authenticate.submission.oauthTokenFile": "/var/run/token",
+		"spark.ssl.keyStorePassword":                              "short",
+		"spark.executor.memory":                                   "4g",
+		"spark.network.crypto.saslFallbackTokenTimeout":           "1200000000",
+	})
+	in := "key S3ASECRETVALUE1 at /mnt/secrets/db from db-pass:password, false, /var/run/token, short, 1200000000"
+	want := "key xxxxx at /mnt/secrets/db from db-pass:password, false, /var/run/token, short, 1200000000"
+	if got := String(in); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }

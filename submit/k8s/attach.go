@@ -41,9 +41,9 @@ func attach(ctx context.Context, id string, sub *submit.Submission, o *options, 
 		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimeout)
 		defer cancel()
 	}
-	creds, err := newK8sCreds(a.master, a.conf, o.getenv, o.inClusterDir)
+	creds, err := o.newCreds(a.master, a.conf)
 	if err != nil {
-		return errdefs.New(errdefs.BadArgument, err)
+		return err
 	}
 	if ns == "" {
 		ns = creds.Namespace()

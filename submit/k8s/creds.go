@@ -10,6 +10,9 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // Spark's submission credential keys (SparkKubernetesClientFactory,
@@ -83,6 +86,20 @@ func newK8sCreds(master string, conf map[string]string, getenv func(string) stri
 	return c, nil
 }
 
+// newCreds is newK8sCreds with o's environment (a bad combination is
+// errdefs.BadArgument); it warns on o's stderr when the submission's token
+// goes to an http:// API server.
+func (o *options) newCreds(master string, conf map[string]string) (*k8sCreds, error) {
+	c, err := newK8sCreds(master, conf, o.getenv, o.inClusterDir)
+	if err != nil {
+		return nil, errdefs.New(errdefs.BadArgument, err)
+	}
+	if w := c.plainHTTPWarning(); w != "" {
+		fmt.Fprintf(o.stderr, "prebake: warning: %s\n", w)
+	}
+	return c, nil
+}
+
 // apiServerURL turns a k8s:// master into the API server URL, as
 // KubernetesUtils.parseMasterUrl does: https is the default scheme.
 func apiServerURL(master string) (string, error) {
@@ -95,6 +112,51 @@ func apiServerURL(master string) (string, error) {
 	}
 	return rest, nil
 }
+
+// plainHTTP reports an http:// API server URL: no TLS, so no client
+// certificate, and a token travels in clear text.
+func (c *k8sCreds) plainHTTP() bool { return strings.HasPrefix(strings.ToLower(c.host), "http://") }
+
+// sendsToken reports whether the submission has its own token to send.
+func (c *k8sCreds) sendsToken() bool { return c.token != "" || c.tokenFile != "" }
+
+// plainHTTPWarning is what to warn when the submission's own token goes to
+// an http:// API server in clear text; "" otherwise.
+func (c *k8sCreds) plainHTTPWarning() string {
+	if !c.plainHTTP() || !c.sendsToken() {
+		return ""
+	}
+	return fmt.Sprintf("the submission's token (%s) is sent to %s in clear text: anyone on the network path can read it; give an https:// API server", c.Source(), redact.URL(c.host))
+}
+
+// unsentOverHTTP explains, for an http:// API server, that none of the
+// credentials were sent: a kubeconfig's, the pod's service account and
+// client certificates go only over TLS. "" when a token was sent or there
+// are no credentials (or no k8sCreds: a client given by a test).
+func (c *k8sCreds) unsentOverHTTP() string {
+	if c == nil || !c.plainHTTP() || c.sendsToken() {
+		return ""
+	}
+	src := c.Source()
+	if src == noCredentials {
+		return ""
+	}
+	return fmt.Sprintf("no credentials were sent: %s is plain http, and the credentials of %s are sent only to an https:// API server", redact.URL(c.host), src)
+}
+
+// explainAuth adds unsentOverHTTP to a 401/403 answer.
+func (c *k8sCreds) explainAuth(err error) error {
+	if !isAuthError(err) {
+		return err
+	}
+	if why := c.unsentOverHTTP(); why != "" {
+		return fmt.Errorf("%w (%s)", err, why)
+	}
+	return err
+}
+
+// noCredentials is Source without any.
+const noCredentials = "no credentials (anonymous)"
 
 // explicit reports whether the submission was given its own credentials.
 func (c *k8sCreds) explicit() bool {
@@ -127,7 +189,7 @@ func (c *k8sCreds) Source() string {
 	if c.inCluster() {
 		return "in-cluster service account " + c.saDir
 	}
-	return "no credentials (anonymous)"
+	return noCredentials
 }
 
 // kubeconfigPaths are the kubeconfig files that exist: $KUBECONFIG, else
@@ -230,12 +292,17 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 		}
 	}
 	tokenFile := ""
-	if c.explicit() {
+	switch {
+	case c.explicit():
 		// Only the submission's own credentials; nothing from the base.
 		cfg.BearerToken = c.token
 		tokenFile = c.tokenFile
 		cfg.CertFile, cfg.KeyFile = c.certFile, c.keyFile
-	} else {
+	case c.plainHTTP():
+		// A kubeconfig's or the pod's credentials go only to an https://
+		// server, as client-go sends a kubeconfig user's (unsentOverHTTP
+		// says so when the server refuses the request).
+	default:
 		cfg.BearerToken = base.BearerToken
 		tokenFile = base.BearerTokenFile
 		cfg.Username, cfg.Password = base.Username, base.Password
@@ -244,6 +311,8 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 		cfg.ExecProvider, cfg.AuthProvider = base.ExecProvider, base.AuthProvider
 		cfg.Impersonate = base.Impersonate
 	}
+	redact.AddSecret(cfg.BearerToken) // masked by value wherever a server echoes it
+	redact.AddSecret(cfg.Password)
 	if tokenFile != "" {
 		if _, err := readToken(tokenFile); err != nil {
 			return nil, err
@@ -281,6 +350,7 @@ func (t *tokenFileTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if err != nil {
 		return nil, err
 	}
+	redact.AddSecret(tok)
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", "Bearer "+tok)
 	return t.next.RoundTrip(r)

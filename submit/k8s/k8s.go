@@ -96,9 +96,9 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 		res.DriverExitCode = &code
 		return submit.DriverExit(code, fmt.Sprintf("spark-submit (client mode) exited with code %d", code))
 	}
-	creds, err := newK8sCreds(a.master, a.conf, o.getenv, o.inClusterDir)
+	creds, err := o.newCreds(a.master, a.conf)
 	if err != nil {
-		return errdefs.New(errdefs.BadArgument, err)
+		return err
 	}
 	w, err := newDriverWatch(a, creds, a.namespace(), a.driverPodName(time.Now()), o, res)
 	if err != nil {
@@ -249,7 +249,7 @@ func (w *driverWatch) progressf(format string, args ...any) {
 	if w.o.quiet {
 		return
 	}
-	fmt.Fprintf(w.o.stderr, "prebake: "+format+"\n", args...)
+	fmt.Fprintf(w.o.stderr, "prebake: %s\n", redact.Line(fmt.Sprintf(format, args...))) // a server's message may quote the token
 }
 
 func (w *driverWatch) jitter(d time.Duration) time.Duration {
@@ -324,8 +324,13 @@ type apiRetry struct {
 // retried with backoff for APIRetryTimeout (then 69). It returns the wait
 // before the next poll, or the final error.
 func (w *driverWatch) failed(r *apiRetry, err error, what string, res *Result) (time.Duration, error) {
+	err = redact.CutError(err) // an API server's message may be megabytes long
 	if isAuthError(err) {
 		r.authFails++
+		if why := w.creds.unsentOverHTTP(); why != "" { // re-reading sends nothing either
+			res.Reason = reasonUnauthorized
+			return 0, errdefs.Errorf(errdefs.Denied, "the API server refused the request (%w): %s", err, why)
+		}
 		if r.authFails > authRetries {
 			res.Reason = reasonUnauthorized
 			return 0, errdefs.Errorf(errdefs.Denied, "the API server refused the submission's credentials (%s) %d times in a row: %w", w.source(), r.authFails, err)

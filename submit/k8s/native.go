@@ -129,7 +129,7 @@ func (w *driverWatch) createNative(ctx context.Context, objs *native.Objects) er
 	case err == nil:
 		return nil
 	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
-		return errdefs.New(errdefs.Denied, err)
+		return errdefs.New(errdefs.Denied, w.creds.explainAuth(err))
 	case apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err):
 		return errdefs.New(errdefs.BadArgument, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -109,10 +110,11 @@ func WriteKillText(w io.Writer, tried []DriverStatus) {
 // findDrivers resolves id to pods.
 func findDrivers(ctx context.Context, master, id string, o *options) ([]corev1.Pod, error) {
 	defNS := "default"
+	var creds *k8sCreds // nil with a client given (tests)
 	if o.client == nil {
-		creds, err := newK8sCreds(master, o.conf, o.getenv, o.inClusterDir)
-		if err != nil {
-			return nil, errdefs.New(errdefs.BadArgument, err)
+		var err error
+		if creds, err = o.newCreds(master, o.conf); err != nil {
+			return nil, err
 		}
 		cfg, err := creds.Config()
 		if err != nil {
@@ -138,7 +140,7 @@ func findDrivers(ctx context.Context, master, id string, o *options) ([]corev1.P
 			return err
 		})
 		if err != nil {
-			return nil, apiError("listing driver pods in "+ns, err)
+			return nil, apiError("listing driver pods in "+ns, creds.explainAuth(err))
 		}
 		var out []corev1.Pod
 		for _, p := range list.Items {
@@ -158,7 +160,7 @@ func findDrivers(ctx context.Context, master, id string, o *options) ([]corev1.P
 		return nil, nil
 	}
 	if err != nil {
-		return nil, apiError("getting "+ns+"/"+name, err)
+		return nil, apiError("getting "+ns+"/"+name, creds.explainAuth(err))
 	}
 	return []corev1.Pod{*p}, nil
 }
@@ -204,6 +206,7 @@ func transientAPIError(err error) bool {
 
 // apiError maps an API error to prebake's exit codes.
 func apiError(what string, err error) error {
+	err = redact.CutError(err) // an API server's message may be megabytes long
 	switch {
 	case isAuthError(err):
 		return errdefs.New(errdefs.Denied, fmt.Errorf("%s: %w", what, err))

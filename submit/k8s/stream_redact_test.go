@@ -24,9 +24,14 @@ func TestStreamedOutputRedacted(t *testing.T) {
 		"args: --conf spark.kubernetes.authenticate.submission.oauthToken=K8STOKENsecret --conf spark.hadoop.fs.s3a.secret.key=S3ASECRET",
 		"Exception: https://user:PWINLOG@h.example/x?X-Amz-Signature=SIGINLOG",
 		"GET https://bob:pa/ss@repo.example/a.pom: Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.BEARERSECRET",
+		// audit 3 N11: the forms that were not caught
+		`{"password": "JSONSECRET2", "token":"JSONSECRET3"}`,
+		"password: LOGSECRET4",
+		"(spark.hadoop.fs.s3a.secret.key,TUPLESECRET4)",
 	}
-	secrets := []string{"K8STOKENsecret", "S3ASECRET", "PWINLOG", "SIGINLOG", "pa/ss", "BEARERSECRET"}
-	redacted := []string{"oauthToken=xxxxx", "s3a.secret.key=xxxxx", "https://h.example/x?REDACTED", "https://repo.example/a.pom", "Bearer xxxxx"}
+	secrets := []string{"K8STOKENsecret", "S3ASECRET", "PWINLOG", "SIGINLOG", "pa/ss", "BEARERSECRET", "JSONSECRET2", "JSONSECRET3", "LOGSECRET4", "TUPLESECRET4"}
+	redacted := []string{"oauthToken=xxxxx", "s3a.secret.key=xxxxx", "https://h.example/x?REDACTED", "https://repo.example/a.pom", "Bearer xxxxx",
+		`{"password": "xxxxx", "token":"xxxxx"}`, "password: xxxxx", "(spark.hadoop.fs.s3a.secret.key,xxxxx)"}
 	for _, tc := range []struct {
 		name string
 		run  func(t *testing.T) string // the stderr prebake wrote

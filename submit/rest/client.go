@@ -319,11 +319,7 @@ func restFirstLines(s string) string {
 		}
 		keep = append(keep, strings.TrimSpace(l))
 	}
-	out := strings.Join(keep, " ")
-	if len(out) > 600 {
-		out = out[:600] + "…"
-	}
-	return redact.String(out)
+	return redact.String(redact.Cut(strings.Join(keep, " "), redact.MaxMessage))
 }
 
 // round tries each master once, from the one that answered last.

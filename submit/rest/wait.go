@@ -179,7 +179,7 @@ func (c *Client) ctxResult(ctx context.Context, res *Result, id string) *Result 
 	if errors.Is(context.Cause(ctx), errRestTimeout) {
 		msg := fmt.Sprintf("time limit of %s reached", c.o.timeout)
 		if id != "" {
-			msg += fmt.Sprintf(" with the driver %s (left running; stop it with: prebake kill %s --master %s)", restOrUnknown(res.State), id, res.Master)
+			msg += fmt.Sprintf(" with the driver %s (left running; stop it with: %s)", restOrUnknown(res.State), submit.ShellQuote([]string{"prebake", "kill", id, "--master", res.Master}))
 		}
 		return res.finish(c.o.now(), "Timeout", errdefs.Optionf(errdefs.Timeout, "rest.WithTimeout", "%s", msg))
 	}
