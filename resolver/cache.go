@@ -219,8 +219,11 @@ type indexEntry struct {
 // lookup finds the blob a URL served before. It returns false when the URL
 // is not indexed or its blob is gone or does not verify (VerifyBlob): the
 // URL is then fetched again and the fresh copy replaces the bad blob.
+//
+// An index entry another user wrote is not trusted (it could name any
+// blob): only the user's and root's are read.
 func (c *cache) lookup(url string) (indexEntry, bool) {
-	data, err := os.ReadFile(c.indexPath(url))
+	data, err := readTrusted(c.indexPath(url))
 	if err != nil {
 		return indexEntry{}, false
 	}
@@ -236,6 +239,27 @@ func (c *cache) lookup(url string) (indexEntry, bool) {
 		return indexEntry{}, false
 	}
 	return indexEntry{Sha256: f[0], Size: size}, true
+}
+
+// maxIndexEntry bounds an index entry's size (a URL and two numbers).
+const maxIndexEntry = 64 << 10
+
+// readTrusted reads a small cache file that the user or root owns (checked
+// on the open file, so a swap after the check does not matter).
+func readTrusted(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() || !trustedOwner(info) {
+		return nil, fmt.Errorf("%s: not a regular file of yours or root's", path)
+	}
+	return io.ReadAll(io.LimitReader(f, maxIndexEntry))
 }
 
 // record indexes url → blob.
