@@ -20,9 +20,3 @@ func ownedByMe(info os.FileInfo) bool {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid()
 }
-
-// trustedOwner reports whether the user or root owns the file.
-func trustedOwner(info os.FileInfo) bool {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	return ok && (int(st.Uid) == os.Geteuid() || st.Uid == 0)
-}

@@ -256,7 +256,7 @@ func readTrusted(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !info.Mode().IsRegular() || !trustedOwner(info) {
+	if !info.Mode().IsRegular() || !cachedir.TrustedOwner(info) {
 		return nil, fmt.Errorf("%s: not a regular file of yours or root's", path)
 	}
 	return io.ReadAll(io.LimitReader(f, maxIndexEntry))

@@ -110,7 +110,7 @@ func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
 		}
 		blob := BlobPath(cacheDir, a.Sha256)
 		if bi, err := os.Stat(blob); err == nil && os.SameFile(info, bi) {
-			if !trustedOwner(bi) || verifyBlob(stamps, blob, a.Sha256, a.Size) != nil {
+			if !cachedir.TrustedOwner(bi) || verifyBlob(stamps, blob, a.Sha256, a.Size) != nil {
 				return false
 			}
 		} else if verifyBlob("", file, a.Sha256, a.Size) != nil {
@@ -124,7 +124,7 @@ func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
 // it, else copies it: the owner of a linked file could change its bytes
 // after they were checked.
 func linkOrCopy(src, dst string) error {
-	if info, err := os.Stat(src); err == nil && trustedOwner(info) {
+	if info, err := os.Stat(src); err == nil && cachedir.TrustedOwner(info) {
 		if err := os.Link(src, dst); err == nil {
 			return nil
 		}

@@ -73,6 +73,16 @@ func Mine(path string) bool {
 	return ok && uid == os.Geteuid()
 }
 
+// TrustedOwner reports whether the current user or root owns the file
+// (true where files have no owners).
+func TrustedOwner(info os.FileInfo) bool {
+	if !owners {
+		return true
+	}
+	uid, ok := ownerOf(info)
+	return ok && (uid == os.Geteuid() || uid == 0)
+}
+
 // Make creates dir (mode 0700, with its missing parents) unless it exists,
 // and checks it as Check does. Errors are errdefs.CantWrite.
 func Make(dir string) error {
