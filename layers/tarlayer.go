@@ -366,7 +366,7 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, o *options) 
 		// used only when it and every directory above it are the user's
 		// or root's and open to no one else (else: no layer cache).
 		dir = filepath.Join(cachedir.Root(o.cacheDir), "layers")
-		if cachedir.Make(dir) != nil {
+		if err := cachedir.Make(dir); err != nil && !cachedir.Tolerable(err) {
 			key = ""
 		}
 	}

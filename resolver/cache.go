@@ -110,7 +110,7 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 	}
 	if root != dir {
 		// A shared cache directory: the user's own cache in it, 0700.
-		if err := cachedir.Make(root); err != nil {
+		if err := cachedir.Make(root); err != nil && !cachedir.Tolerable(err) {
 			return nil, err
 		}
 	}
@@ -124,7 +124,11 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 	}
 	c := &cache{dir: root, stamps: stampDir(dir, true), dirMode: mode, opened: time.Now(), log: log}
 	c.tmp = filepath.Join(root, "tmp")
-	if c.tmpErr = cachedir.Make(c.tmp); c.tmpErr != nil {
+	if c.tmpErr = cachedir.Make(c.tmp); cachedir.Tolerable(c.tmpErr) {
+		log.Printf("warning: %v", c.tmpErr)
+		c.tmpErr = nil
+	}
+	if c.tmpErr != nil {
 		c.tmp = ""
 	} else {
 		c.sweepTemp()
@@ -133,21 +137,28 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 	return c, nil
 }
 
-// checkPrivate refuses a cache another user owns when the repositories
-// carry credentials: whoever can read it would be served, without
-// credentials, what they fetched.
+// checkPrivate refuses a cache whose artifacts another user owns when the
+// repositories carry credentials (review 2, finding 4): this run would be
+// served what that user fetched without asking the repository (so wrong
+// credentials would pass), and they would read what this run fetches. A
+// cache directory of root's or another user's that this user may write is
+// fine: the directories prebake creates in it are 0700 and the user's.
 func checkPrivate(root string) error {
-	uid, ok := cachedir.Owner(root)
-	if !ok || cachedir.Mine(root) {
-		return nil // missing (created ours) or no owners on this platform
+	me := os.Geteuid()
+	for _, d := range []string{root, filepath.Join(root, "blobs"), filepath.Join(root, "blobs", "sha256"), filepath.Join(root, "index")} {
+		uid, ok := cachedir.Owner(d)
+		if !ok || uid == me || (d == root && cachedir.Writable(d)) {
+			continue // missing (created ours), ours, or no owners on this platform
+		}
+		return errdefs.Errorf(errdefs.Denied, "cache %s belongs to %s, not to you (%s), and the repositories carry credentials: this run would be served, without asking them, what that user fetched, and what it fetches would be served to them; use a cache directory of your own", d, cachedir.Describe(uid), cachedir.Describe(me))
 	}
-	return errdefs.Errorf(errdefs.Denied, "cache %s belongs to %s, not to you (%s), and the repositories carry credentials: what they fetch would be served to every user of that cache without credentials; use a cache directory of your own", root, cachedir.Describe(uid), cachedir.Describe(os.Geteuid()))
+	return nil
 }
 
 // privateDir makes dir 0700 (narrowing a directory of ours left open by an
 // older prebake) and checks it; "" when it cannot be used.
 func privateDir(dir string) string {
-	if err := cachedir.Make(dir); err != nil {
+	if err := cachedir.Make(dir); err != nil && !cachedir.Tolerable(err) {
 		return ""
 	}
 	if info, err := os.Lstat(dir); err == nil && info.Mode().Perm()&0o077 != 0 && cachedir.Mine(dir) {

@@ -40,7 +40,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 			return "", nil, errdefs.New(errdefs.Invalid, fmt.Errorf("retrieve: %w", err))
 		}
 	}
-	if err := cachedir.Make(root); err != nil {
+	if err := cachedir.Make(root); err != nil && !cachedir.Tolerable(err) {
 		return "", nil, fmt.Errorf("retrieve dir: %w", err)
 	}
 	stamps := stampDir(cacheDir, true)
@@ -99,7 +99,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 // bytes hash to the lock's sha256. A directory with a file modified or
 // replaced is not complete, and is rebuilt.
 func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
-	if info, err := os.Lstat(dir); err != nil || !info.IsDir() || cachedir.Check(dir) != nil {
+	if info, err := os.Lstat(dir); err != nil || !info.IsDir() || !checked(dir) {
 		return false
 	}
 	for _, a := range lock.Artifacts {
@@ -143,4 +143,11 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// checked reports whether dir passes cachedir.Check (a tolerable warning
+// included: openCache prints it).
+func checked(dir string) bool {
+	err := cachedir.Check(dir)
+	return err == nil || cachedir.Tolerable(err)
 }

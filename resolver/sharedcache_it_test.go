@@ -315,6 +315,18 @@ func TestITForeignCacheWithCredentials(t *testing.T) {
 			t.Errorf("stderr holds the password: %s", errs)
 		}
 	}
+	// A directory of root's open to all without the sticky bit (a
+	// Kubernetes emptyDir, 0777): the user's own 0700 directories in it,
+	// with a warning; the run goes on to the repository (refused: 69).
+	empty := w.mkdir(t, "emptydir", 0o777, 0)
+	_, errs, code := w.run(t, attacker, "resolve", "--no-default-repositories", "--repositories", fmt.Sprintf("http://mallory:WRONG-pw@127.0.0.1:%d/", port), "--cache", empty, "org.slf4j:slf4j-api:2.0.7")
+	want := fmt.Sprintf("warning: cache directory %s is writable by group and others and not sticky (mode 0777)", empty)
+	if code != 69 || !strings.Contains(errs, want) {
+		t.Errorf("emptyDir-like cache: exit %d, stderr %s; want 69 and %q", code, errs, want)
+	}
+	if info, err := os.Stat(filepath.Join(empty, "blobs")); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("%s/blobs: %v %v, want mode 0700", empty, info, err)
+	}
 }
 
 // N6: a process holding a download lock does not stall a resolve for

@@ -14,10 +14,14 @@
 // sticky directory excepted for the directories above); a symbolic link is
 // followed only when the user or root owns it. A directory that fails is an
 // *UnsafeError (errdefs.CantWrite): prebake never re-creates it, since a
-// shared directory's entries can be removed only by their owner.
+// shared directory's entries can be removed only by their owner. One case
+// is only a warning (Tolerable): a directory of the user's or root's that
+// others may write without the sticky bit, as a Kubernetes emptyDir (0777)
+// in a pod whose only user is prebake's.
 package cachedir
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -33,10 +37,23 @@ import (
 type UnsafeError struct {
 	Path   string
 	Reason string
+	// Open is set when the directory is only open to others (not sticky),
+	// and owned by the user or root: see Tolerable.
+	Open bool
 }
 
 func (e *UnsafeError) Error() string {
+	if e.Open {
+		return fmt.Sprintf("cache directory %s is %s: another user could swap what prebake writes there (chmod +t or go-w it, or use a private cache directory)", e.Path, e.Reason)
+	}
 	return fmt.Sprintf("unsafe cache directory %s: %s; prebake writes only under directories that only you or root can change (remove it, or use another cache directory)", e.Path, e.Reason)
+}
+
+// Tolerable reports whether err is only a directory open to others (see
+// UnsafeError.Open), which callers print as a warning and go on.
+func Tolerable(err error) bool {
+	var ue *UnsafeError
+	return errors.As(err, &ue) && ue.Open
 }
 
 // Root is the directory holding the current user's cache in dir: dir
@@ -94,7 +111,7 @@ func Make(dir string) error {
 		return os.MkdirAll(abs, 0o700)
 	}
 	// Nothing is created under a directory that fails.
-	if err := checkChain(filepath.Dir(abs), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := checkChain(filepath.Dir(abs), 0); err != nil && !errors.Is(err, os.ErrNotExist) && !Tolerable(err) {
 		return errdefs.New(errdefs.CantWrite, err)
 	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
@@ -116,26 +133,35 @@ func Check(dir string) error {
 	if err != nil {
 		return errdefs.New(errdefs.CantWrite, err)
 	}
-	if err := checkChain(abs, 0); err != nil {
-		return errdefs.New(errdefs.CantWrite, err)
+	open := checkChain(abs, 0)
+	if open != nil && !Tolerable(open) {
+		return errdefs.New(errdefs.CantWrite, open)
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
 		return errdefs.New(errdefs.CantWrite, err)
 	}
 	if perm := info.Mode().Perm(); perm&0o022 != 0 {
-		return errdefs.New(errdefs.CantWrite, &UnsafeError{Path: abs, Reason: fmt.Sprintf("writable by %s (mode %04o)", others(perm), modeBits(info))})
+		if info.Mode()&os.ModeSticky != 0 {
+			return errdefs.New(errdefs.CantWrite, &UnsafeError{Path: abs, Reason: fmt.Sprintf("writable by %s (mode %04o)", others(perm), modeBits(info))})
+		}
+		open = &UnsafeError{Path: abs, Reason: fmt.Sprintf("writable by %s and not sticky (mode %04o)", others(perm), modeBits(info)), Open: true}
 	}
-	return nil
+	return errdefs.New(errdefs.CantWrite, open)
 }
 
 // maxLinks bounds the symbolic links followed in one check.
 const maxLinks = 16
 
 // checkChain checks every component of the absolute path abs.
+// A directory only open to others does not end the walk: a worse problem
+// below is returned first, else the first open one.
 func checkChain(abs string, links int) error {
+	var open error
 	cur := string(filepath.Separator)
-	if err := checkComponent(cur, nil); err != nil {
+	if err := checkComponent(cur, nil); Tolerable(err) {
+		open = err
+	} else if err != nil {
 		return err
 	}
 	rest := abs[len(filepath.VolumeName(abs)):]
@@ -156,16 +182,20 @@ func checkChain(abs string, links int) error {
 			if err != nil {
 				return err
 			}
-			if err := checkChain(real, links+1); err != nil {
+			if err := checkChain(real, links+1); Tolerable(err) {
+				open = cmp.Or(open, err)
+			} else if err != nil {
 				return err
 			}
 			continue
 		}
-		if err := checkComponent(cur, info); err != nil {
+		if err := checkComponent(cur, info); Tolerable(err) {
+			open = cmp.Or(open, err)
+		} else if err != nil {
 			return err
 		}
 	}
-	return nil
+	return open
 }
 
 func splitPath(p string) []string {
@@ -194,7 +224,7 @@ func checkComponent(path string, info os.FileInfo) error {
 		return err
 	}
 	if perm := info.Mode().Perm(); perm&0o022 != 0 && info.Mode()&os.ModeSticky == 0 {
-		return &UnsafeError{Path: path, Reason: fmt.Sprintf("writable by %s and not sticky (mode %04o): they can rename what it holds", others(perm), modeBits(info))}
+		return &UnsafeError{Path: path, Reason: fmt.Sprintf("writable by %s and not sticky (mode %04o)", others(perm), modeBits(info)), Open: true}
 	}
 	return nil
 }

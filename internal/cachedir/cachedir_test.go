@@ -34,9 +34,15 @@ func TestCheck(t *testing.T) {
 		return p
 	}
 	mine := mk("mine", 0o755, 0)
+	defer func() {
+		if _, err := os.Stat(filepath.Join(base, "open", "sub")); err != nil {
+			t.Errorf("a directory under an open one was not made: %v", err)
+		}
+	}()
 	sticky := mk("sticky", 0o777|os.ModeSticky, 0)
 	open := mk("open", 0o777, 0)
 	foreign := mk("foreign", 0o755, 65534)
+	mk("open/foreign", 0o755, 65534)
 	team := mk("team", 0o777|os.ModeSticky, 65534)
 	if err := os.Symlink(mine, filepath.Join(base, "link-foreign")); err != nil {
 		t.Fatal(err)
@@ -48,16 +54,18 @@ func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		path string
 		want string // "" ok, else a substring of the error
+		soft bool   // the error is only a warning (Tolerable)
 	}{
-		{mine, ""},
-		{filepath.Join(mine, "a", "b"), ""}, // created 0700
-		{filepath.Join(sticky, "sub"), ""},  // a sticky directory above is fine
-		{sticky, "writable by group and others (mode 1777)"},
-		{filepath.Join(open, "sub"), "writable by group and others and not sticky (mode 0777)"},
-		{foreign, "owned by uid 65534 (nobody), not by you (uid 0"},
-		{filepath.Join(foreign, "sub"), "owned by uid 65534"},
-		{filepath.Join(base, "link-foreign", "sub"), "a symbolic link owned by uid 65534"},
-		{filepath.Join(base, "link-mine", "sub"), ""},
+		{mine, "", false},
+		{filepath.Join(mine, "a", "b"), "", false}, // created 0700
+		{filepath.Join(sticky, "sub"), "", false},  // a sticky directory above is fine
+		{sticky, "writable by group and others (mode 1777)", false},
+		{filepath.Join(open, "sub"), "writable by group and others and not sticky (mode 0777)", true},
+		{filepath.Join(open, "foreign"), "owned by uid 65534", false}, // the worse problem wins
+		{foreign, "owned by uid 65534 (nobody), not by you (uid 0", false},
+		{filepath.Join(foreign, "sub"), "owned by uid 65534", false},
+		{filepath.Join(base, "link-foreign", "sub"), "a symbolic link owned by uid 65534", false},
+		{filepath.Join(base, "link-mine", "sub"), "", false},
 	} {
 		err := Make(tc.path)
 		switch {
@@ -69,6 +77,9 @@ func TestCheck(t *testing.T) {
 			var ue *UnsafeError
 			if !errors.As(err, &ue) || !errors.Is(err, errdefs.CantWrite) {
 				t.Errorf("Make(%s) = %#v, want an *UnsafeError of kind CantWrite", tc.path, err)
+			}
+			if Tolerable(err) != tc.soft {
+				t.Errorf("Make(%s): Tolerable = %v, want %v", tc.path, Tolerable(err), tc.soft)
 			}
 		}
 	}

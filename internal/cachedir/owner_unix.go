@@ -17,3 +17,6 @@ func ownerOf(info os.FileInfo) (int, bool) {
 	}
 	return int(st.Uid), true
 }
+
+// Writable reports whether the user may create files in dir.
+func Writable(dir string) bool { return syscall.Access(dir, 2 /* W_OK */) == nil }

@@ -736,7 +736,7 @@ func orDefault(v, def string) string {
 // writeEditedProps writes data to workDir under a content-addressed name
 // (atomically) and returns its path.
 func writeEditedProps(workDir, orig string, data []byte) (string, error) {
-	if err := cachedir.Make(workDir); err != nil {
+	if err := cachedir.Make(workDir); err != nil && !cachedir.Tolerable(err) {
 		return "", fmt.Errorf("rewrite work dir: %w", err)
 	}
 	base := strings.TrimSuffix(filepath.Base(orig), filepath.Ext(orig))
