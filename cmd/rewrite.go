@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
@@ -70,7 +71,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 			}
 			rep := g.reporter(c.ErrOrStderr())
 			t := &pipeline.Target{URLStyle: urls.urlStyle}
-			opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cache, "rewrite"))}
+			opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cachedir.Root(cache), "rewrite"))}
 			if imageFrom != "" {
 				t.ImageFrom = imageFrom
 				if t.ImageOptions, err = reg.options(rep); err != nil {

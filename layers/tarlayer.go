@@ -25,6 +25,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/atomicfile"
+	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/progress/task"
 )
 
@@ -361,7 +362,15 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, o *options) 
 		key = cacheKey(entries, epoch, o.compression)
 	}
 	if key != "" {
-		dir = filepath.Join(o.cacheDir, "layers")
+		// The user's cache (a shared cache directory holds one per user),
+		// used only when it and every directory above it are the user's
+		// or root's and open to no one else (else: no layer cache).
+		dir = filepath.Join(cachedir.Root(o.cacheDir), "layers")
+		if err := cachedir.Make(dir); err != nil && !cachedir.Tolerable(err) {
+			key = ""
+		}
+	}
+	if key != "" {
 		if m, ok := readCachedLayer(dir, key); ok {
 			l.digest, l.diffID, l.size = m.digest, m.diffID, m.size
 			l.blob, l.verify = blobPath(dir, m.digest), true

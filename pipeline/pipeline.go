@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
@@ -86,7 +87,7 @@ type Result struct {
 func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
 	rep := o.Reporter
 	cache := o.cacheDir()
-	opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cache, "rewrite"))}
+	opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cachedir.Root(cache), "rewrite"))}
 	jars, err := storeFirst(ctx, o, sub)
 	if err != nil {
 		return nil, err

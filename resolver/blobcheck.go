@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/lock"
 )
@@ -32,7 +33,7 @@ var ErrCorruptBlob = lock.ErrCorruptBlob
 // stampDir is the current user's stamp directory, "" when it cannot be
 // used (missing and not creatable, not ours, or open to others).
 func stampDir(cacheDir string, create bool) string {
-	d := filepath.Join(cacheDir, "stamps", strconv.Itoa(os.Getuid()))
+	d := filepath.Join(cachedir.Root(cacheDir), "stamps", strconv.Itoa(os.Getuid()))
 	info, err := os.Lstat(d)
 	if errors.Is(err, os.ErrNotExist) && create {
 		_ = os.Mkdir(filepath.Dir(d), 0o755) // not the cache itself: openCache makes it, with its mode

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/cachedir"
 )
 
 // EnvCache is the environment variable that overrides the default cache dir.
@@ -34,11 +35,12 @@ func DefaultCacheDir() string {
 }
 
 // BlobPath is where the cache keeps the file with the given sha256 (hex):
-// <cacheDir>/blobs/sha256/<hex>. A blob's name is its content hash; blobs
-// are written to a temp file and renamed into place, so a present blob is
-// complete.
+// <cache>/blobs/sha256/<hex>, <cache> being the user's cache in cacheDir
+// (cachedir.Root: cacheDir, or cacheDir/u<uid> in a shared cache
+// directory). A blob's name is its content hash; blobs are written to a
+// temp file and renamed into place, so a present blob is complete.
 func BlobPath(cacheDir, sha256Hex string) string {
-	return filepath.Join(cacheDir, "blobs", "sha256", sha256Hex)
+	return filepath.Join(cachedir.Root(cacheDir), "blobs", "sha256", sha256Hex)
 }
 
 // cache is the content-addressed store plus an index from a URL (without
@@ -47,6 +49,13 @@ func BlobPath(cacheDir, sha256Hex string) string {
 //	<dir>/blobs/sha256/<hex>          the files
 //	<dir>/index/<h[:2]>/<h>           h = sha256(url); "sha256 size url\n"
 //	<dir>/tmp/                        downloads in progress
+//
+// dir is the user's cache (cachedir.Root): in a shared cache directory
+// (sticky, writable by all, as 1777) every user has their own, 0700. The
+// directories prebake writes files into (tmp, locks) or hands out paths
+// under (retrieve, rewrite) are checked before use (cachedir.Check: owned
+// by the user or root, open to no one else, and so is every directory
+// above), so another user cannot swap what they hold.
 //
 // Every write is temp file + rename, so concurrent processes sharing a
 // cache never see partial files; two writers of one blob write the same
@@ -61,6 +70,15 @@ type cache struct {
 	// opened is when this process opened the cache: a 404 another process
 	// recorded since counts as this run's (see cachelock.go).
 	opened time.Time
+	// tmp is the checked temp directory; tmpErr says why there is none
+	// (every download then fails with it).
+	tmp    string
+	tmpErr error
+	// locks is the checked lock directory, "" when unusable (downloads go
+	// unlocked: see cachelock.go).
+	locks string
+	// log receives the lock-wait lines (never nil).
+	log Logger
 }
 
 // staleTemp is how old a temp file must be before a new process removes it
@@ -77,21 +95,78 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 	if dir == "" {
 		dir = DefaultCacheDir()
 	}
+	if log == nil {
+		log = nopLogger{}
+	}
+	root := cachedir.Root(dir)
+	if private {
+		if err := checkPrivate(root); err != nil {
+			return nil, err
+		}
+	}
 	mode := os.FileMode(0o755)
 	if private {
 		mode = 0o700
 	}
-	for _, d := range []string{"blobs/sha256", "index", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), mode); err != nil {
-			return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", dir, err))
+	if root != dir {
+		// A shared cache directory: the user's own cache in it, 0700.
+		if err := cachedir.Make(root); err != nil && !cachedir.Tolerable(err) {
+			return nil, err
 		}
 	}
-	if info, err := os.Stat(dir); private && log != nil && err == nil && info.Mode().Perm()&0o077 != 0 {
-		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private cache directory, or chmod 700 it)", dir, info.Mode().Perm())
+	for _, d := range []string{"blobs/sha256", "index"} {
+		if err := os.MkdirAll(filepath.Join(root, d), mode); err != nil {
+			return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", root, err))
+		}
 	}
-	c := &cache{dir: dir, stamps: stampDir(dir, true), dirMode: mode, opened: time.Now()}
-	c.sweepTemp()
+	if info, err := os.Stat(root); private && err == nil && info.Mode().Perm()&0o077 != 0 {
+		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private cache directory, or chmod 700 it)", root, info.Mode().Perm())
+	}
+	c := &cache{dir: root, stamps: stampDir(dir, true), dirMode: mode, opened: time.Now(), log: log}
+	c.tmp = filepath.Join(root, "tmp")
+	if c.tmpErr = cachedir.Make(c.tmp); cachedir.Tolerable(c.tmpErr) {
+		log.Printf("warning: %v", c.tmpErr)
+		c.tmpErr = nil
+	}
+	if c.tmpErr != nil {
+		c.tmp = ""
+	} else {
+		c.sweepTemp()
+	}
+	c.locks = privateDir(filepath.Join(root, "locks"))
 	return c, nil
+}
+
+// checkPrivate refuses a cache whose artifacts another user owns when the
+// repositories carry credentials (review 2, finding 4): this run would be
+// served what that user fetched without asking the repository (so wrong
+// credentials would pass), and they would read what this run fetches. A
+// cache directory of root's or another user's that this user may write is
+// fine: the directories prebake creates in it are 0700 and the user's.
+func checkPrivate(root string) error {
+	me := os.Geteuid()
+	for _, d := range []string{root, filepath.Join(root, "blobs"), filepath.Join(root, "blobs", "sha256"), filepath.Join(root, "index")} {
+		uid, ok := cachedir.Owner(d)
+		if !ok || uid == me || (d == root && cachedir.Writable(d)) {
+			continue // missing (created ours), ours, or no owners on this platform
+		}
+		return errdefs.Errorf(errdefs.Denied, "cache %s belongs to %s, not to you (%s), and the repositories carry credentials: this run would be served, without asking them, what that user fetched, and what it fetches would be served to them; use a cache directory of your own", d, cachedir.Describe(uid), cachedir.Describe(me))
+	}
+	return nil
+}
+
+// privateDir makes dir 0700 (narrowing a directory of ours left open by an
+// older prebake) and checks it; "" when it cannot be used.
+func privateDir(dir string) string {
+	if err := cachedir.Make(dir); err != nil && !cachedir.Tolerable(err) {
+		return ""
+	}
+	if info, err := os.Lstat(dir); err == nil && info.Mode().Perm()&0o077 != 0 && cachedir.Mine(dir) {
+		if os.Chmod(dir, 0o700) != nil {
+			return ""
+		}
+	}
+	return dir
 }
 
 // privateChain reports whether any repository of the chain has credentials.
@@ -104,17 +179,38 @@ func privateChain(chain []*repo) bool {
 	return false
 }
 
-// sweepTemp removes temp files left by killed processes.
+// sweepTemp removes temp files left by killed processes. The directory is
+// opened without following a symbolic link, and must still be the user's.
 func (c *cache) sweepTemp() {
-	ents, err := os.ReadDir(filepath.Join(c.dir, "tmp"))
+	f, err := openDirNoFollow(c.tmp)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.IsDir() || !ownedByMe(info) {
+		return
+	}
+	ents, err := f.ReadDir(-1)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
-			os.Remove(filepath.Join(c.dir, "tmp", e.Name()))
+			os.Remove(filepath.Join(c.tmp, e.Name()))
 		}
 	}
+}
+
+// tempFile creates a temp file in the checked temp directory.
+func (c *cache) tempFile(pattern string) (*os.File, error) {
+	if c.tmpErr != nil {
+		return nil, c.tmpErr
+	}
+	f, err := os.CreateTemp(c.tmp, pattern)
+	if err != nil {
+		return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", c.dir, err))
+	}
+	return f, nil
 }
 
 func (c *cache) blobPath(sum string) string { return BlobPath(c.dir, sum) }
@@ -134,8 +230,11 @@ type indexEntry struct {
 // lookup finds the blob a URL served before. It returns false when the URL
 // is not indexed or its blob is gone or does not verify (VerifyBlob): the
 // URL is then fetched again and the fresh copy replaces the bad blob.
+//
+// An index entry another user wrote is not trusted (it could name any
+// blob): only the user's and root's are read.
 func (c *cache) lookup(url string) (indexEntry, bool) {
-	data, err := os.ReadFile(c.indexPath(url))
+	data, err := readTrusted(c.indexPath(url))
 	if err != nil {
 		return indexEntry{}, false
 	}
@@ -153,6 +252,27 @@ func (c *cache) lookup(url string) (indexEntry, bool) {
 	return indexEntry{Sha256: f[0], Size: size}, true
 }
 
+// maxIndexEntry bounds an index entry's size (a URL and two numbers).
+const maxIndexEntry = 64 << 10
+
+// readTrusted reads a small cache file that the user or root owns (checked
+// on the open file, so a swap after the check does not matter).
+func readTrusted(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() || !cachedir.TrustedOwner(info) {
+		return nil, fmt.Errorf("%s: not a regular file of yours or root's", path)
+	}
+	return io.ReadAll(io.LimitReader(f, maxIndexEntry))
+}
+
 // record indexes url → blob.
 func (c *cache) record(url string, e indexEntry) error {
 	line := fmt.Sprintf("%s %d %s\n", e.Sha256, e.Size, url)
@@ -168,7 +288,7 @@ func (c *cache) writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), c.dirMode); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "idx-*")
+	f, err := c.tempFile("idx-*")
 	if err != nil {
 		return err
 	}
@@ -210,9 +330,9 @@ type tempWriter struct {
 }
 
 func (c *cache) newTemp() (*tempWriter, error) {
-	f, err := os.CreateTemp(filepath.Join(c.dir, "tmp"), "dl-*")
+	f, err := c.tempFile("dl-*")
 	if err != nil {
-		return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", c.dir, err))
+		return nil, err
 	}
 	t := &tempWriter{c: c, f: f, h256: sha256.New(), h1: sha1.New(), h5: md5.New()}
 	t.w = io.MultiWriter(f, t.h256, t.h1, t.h5)

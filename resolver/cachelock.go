@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // Cross-process download locks. Many processes that share one cold cache
@@ -16,6 +18,11 @@ import (
 // lock of its URL first, a file named like the URL's index entry:
 //
 //	<dir>/locks/<h[:2]>/<h>.lock      h = sha256(url), flock(2) LOCK_EX
+//
+// The locks directory is the user's (0700, checked like tmp: see cache.go)
+// and the lock files 0600, so no other user can hold one. A lock held for
+// longer than lockWaitMax (a hung process of the same user) is given up on:
+// the download goes ahead unlocked, as below, and says so.
 //
 // and looks the URL up again once it holds it: the process that fetched it
 // meanwhile has indexed it, so the waiters read the blob instead. The kernel
@@ -42,15 +49,33 @@ const (
 	lockPollMax = 50 * time.Millisecond
 )
 
+// lockWaitNote is how long a wait for a held lock goes on before it is
+// reported (at once under -v: Debugf), and lockWaitMax how long before the
+// download goes ahead without the lock. Variables for the tests.
+var (
+	lockWaitNote = 5 * time.Second
+	lockWaitMax  = 30 * time.Second
+)
+
+// debugLogger is a Logger with a verbose level (*progress.Reporter).
+type debugLogger interface {
+	Debugf(format string, args ...any)
+}
+
 // lockURL takes url's download lock, waiting while another process holds
-// it. The returned unlock is never nil; err is ctx's error when the wait
-// was cancelled.
+// it, for lockWaitMax at most. The returned unlock is never nil; err is
+// ctx's error when the wait was cancelled.
 func (c *cache) lockURL(ctx context.Context, url string) (unlock func(), err error) {
-	path := c.lockPath(url) + ".lock"
-	f, err := openLockFile(path, c.dirMode)
-	if err != nil {
+	if c.locks == "" {
 		return func() {}, nil // no lock: download unlocked (see above)
 	}
+	path := c.lockPath(url) + ".lock"
+	f, err := openLockFile(path)
+	if err != nil {
+		return func() {}, nil
+	}
+	start := time.Now()
+	noted := false
 	wait := lockPollMin
 	for {
 		ok, err := tryLock(f)
@@ -60,6 +85,20 @@ func (c *cache) lockURL(ctx context.Context, url string) (unlock func(), err err
 		}
 		if ok {
 			return func() { unlockFile(f); f.Close() }, nil
+		}
+		if wait == lockPollMin {
+			if d, ok := c.log.(debugLogger); ok {
+				d.Debugf("waiting for the download lock of %s (%s), held by another process", redact.URL(url), path)
+			}
+		}
+		switch waited := time.Since(start); {
+		case waited >= lockWaitMax:
+			c.log.Printf("warning: the download lock of %s (%s) is still held by another process after %s; downloading without it", redact.URL(url), path, lockWaitMax)
+			f.Close()
+			return func() {}, nil
+		case waited >= lockWaitNote && !noted:
+			noted = true
+			c.log.Printf("waiting for the download lock of %s (%s), held by another process for %s now; giving up after %s", redact.URL(url), path, waited.Round(time.Second), lockWaitMax)
 		}
 		select {
 		case <-ctx.Done():
@@ -74,15 +113,22 @@ func (c *cache) lockURL(ctx context.Context, url string) (unlock func(), err err
 // missingPath is where url's last 404 is recorded.
 func (c *cache) missingPath(url string) string { return c.lockPath(url) + ".404" }
 
-// lockPath is url's path under <dir>/locks, without extension.
+// lockPath is url's path under <dir>/locks, without extension ("" without
+// a usable locks directory).
 func (c *cache) lockPath(url string) string {
+	if c.locks == "" {
+		return ""
+	}
 	p := c.indexPath(url)
-	return filepath.Join(c.dir, "locks", filepath.Base(filepath.Dir(p)), filepath.Base(p))
+	return filepath.Join(c.locks, filepath.Base(filepath.Dir(p)), filepath.Base(p))
 }
 
 // seenMissing reports whether another process got a 404 for url since this
 // one opened the cache.
 func (c *cache) seenMissing(url string) bool {
+	if c.locks == "" {
+		return false
+	}
 	data, err := os.ReadFile(c.missingPath(url))
 	if err != nil {
 		return false
@@ -97,5 +143,8 @@ const missingWindow = 10 * time.Second
 
 // recordMissing records a 404 for url now (best effort).
 func (c *cache) recordMissing(url string) {
+	if c.locks == "" {
+		return
+	}
 	_ = c.writeAtomic(c.missingPath(url), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)+"\n"))
 }

@@ -329,3 +329,78 @@ func BenchmarkManyProcesses(b *testing.B) {
 		b.ReportMetric(twenty.Seconds()/one.Seconds(), "wall_ratio")
 	}
 }
+
+// debugLines is a Logger with a verbose level, as *progress.Reporter.
+type debugLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *debugLines) Printf(format string, args ...any) { l.add("", format, args...) }
+func (l *debugLines) Debugf(format string, args ...any) { l.add("debug: ", format, args...) }
+func (l *debugLines) add(p, format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, p+fmt.Sprintf(format, args...))
+}
+
+// N6: the lock tree is the user's (0700, files 0600), and a lock held by
+// another holder is waited for a bounded time: said at once under -v
+// (Debugf), after lockWaitNote at the normal level, and given up after
+// lockWaitMax (the download goes on unlocked).
+func TestDownloadLockWaitIsBounded(t *testing.T) {
+	defer func(n, m time.Duration) { lockWaitNote, lockWaitMax = n, m }(lockWaitNote, lockWaitMax)
+	lockWaitNote, lockWaitMax = 200*time.Millisecond, 600*time.Millisecond
+	var log debugLines
+	c, err := openCache(t.TempDir(), false, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const u = "https://user:s3cret@repo.example/g/a/1/a-1.pom"
+	p := c.lockPath(u) + ".lock"
+	unlock, err := c.lockURL(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	for path, want := range map[string]os.FileMode{c.locks: 0o700, p: 0o600} {
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want mode %04o", path, info, err, want)
+		}
+	}
+	// Another open file description holds the lock (flock is per open
+	// file, so this conflicts as another process would).
+	holder, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	unlock, err = c.lockURL(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if d := time.Since(start); d < lockWaitMax || d > lockWaitMax+time.Second {
+		t.Errorf("waited %v for a held lock, want about %v", d, lockWaitMax)
+	}
+	got := strings.Join(log.lines, "\n")
+	for _, want := range []string{
+		"debug: waiting for the download lock of https://repo.example/g/a/1/a-1.pom (" + p + "), held by another process",
+		"held by another process for 0s now; giving up after 600ms",
+		"warning: the download lock of https://repo.example/g/a/1/a-1.pom (" + p + ") is still held by another process after 600ms; downloading without it",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "s3cret") {
+		t.Errorf("log holds the password:\n%s", got)
+	}
+	if !strings.HasPrefix(log.lines[0], "debug: ") {
+		t.Errorf("first line %q: want the -v line first", log.lines[0])
+	}
+}

@@ -9,12 +9,13 @@ import (
 	"syscall"
 )
 
-// openLockFile opens (creating) a lock file, never through a symbolic link.
-func openLockFile(path string, dirMode os.FileMode) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
+// openLockFile opens (creating, 0600, in a 0700 directory) a lock file,
+// never through a symbolic link.
+func openLockFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil && (errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)) {
 		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	}
@@ -47,3 +48,8 @@ func tryLock(f *os.File) (bool, error) {
 }
 
 func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// openDirNoFollow opens a directory, never through a symbolic link.
+func openDirNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+}

@@ -9,11 +9,16 @@ import (
 	"path/filepath"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/safepath"
 )
 
 // Retrieve materialises the lock's jars under their Spark file names in
-// <cacheDir>/retrieve/<lock hash>/, for client-mode file: paths. The files
+// <cache>/retrieve/<lock hash>/ (<cache> is the user's cache in cacheDir:
+// cachedir.Root), for client-mode file: paths. The retrieve directory and
+// every directory above it must be the user's or root's and open to no one
+// else (cachedir.Check; else errdefs.CantWrite naming it and its owner), so
+// the paths handed to Spark cannot be swapped by another user. The files
 // are hard links to the cache's blobs (copies when linking fails); the
 // directory appears atomically (built beside it, then renamed), so a
 // reader never sees it half made. Every blob must already be in the cache
@@ -27,7 +32,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 	if err := lock.Check(); err != nil {
 		return "", nil, errdefs.New(errdefs.Invalid, err)
 	}
-	root := filepath.Join(cacheDir, "retrieve")
+	root := filepath.Join(cachedir.Root(cacheDir), "retrieve")
 	dir = filepath.Join(root, lock.Hash())
 	paths = make([]string, len(lock.Artifacts))
 	for i, a := range lock.Artifacts {
@@ -35,12 +40,12 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 			return "", nil, errdefs.New(errdefs.Invalid, fmt.Errorf("retrieve: %w", err))
 		}
 	}
+	if err := cachedir.Make(root); err != nil && !cachedir.Tolerable(err) {
+		return "", nil, fmt.Errorf("retrieve dir: %w", err)
+	}
 	stamps := stampDir(cacheDir, true)
 	if complete(dir, lock, cacheDir, stamps) {
 		return dir, paths, nil
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("retrieve dir %s: %w", root, err))
 	}
 	tmp, err := os.MkdirTemp(root, ".tmp-")
 	if err != nil {
@@ -94,7 +99,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 // bytes hash to the lock's sha256. A directory with a file modified or
 // replaced is not complete, and is rebuilt.
 func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
-	if _, err := os.Stat(dir); err != nil {
+	if info, err := os.Lstat(dir); err != nil || !info.IsDir() || !checked(dir) {
 		return false
 	}
 	for _, a := range lock.Artifacts {
@@ -105,7 +110,7 @@ func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
 		}
 		blob := BlobPath(cacheDir, a.Sha256)
 		if bi, err := os.Stat(blob); err == nil && os.SameFile(info, bi) {
-			if verifyBlob(stamps, blob, a.Sha256, a.Size) != nil {
+			if !cachedir.TrustedOwner(bi) || verifyBlob(stamps, blob, a.Sha256, a.Size) != nil {
 				return false
 			}
 		} else if verifyBlob("", file, a.Sha256, a.Size) != nil {
@@ -115,9 +120,14 @@ func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
 	return true
 }
 
+// linkOrCopy hard-links src (a blob) to dst when the user or root owns
+// it, else copies it: the owner of a linked file could change its bytes
+// after they were checked.
 func linkOrCopy(src, dst string) error {
-	if err := os.Link(src, dst); err == nil {
-		return nil
+	if info, err := os.Stat(src); err == nil && cachedir.TrustedOwner(info) {
+		if err := os.Link(src, dst); err == nil {
+			return nil
+		}
 	}
 	in, err := os.Open(src)
 	if err != nil {
@@ -133,4 +143,11 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// checked reports whether dir passes cachedir.Check (a tolerable warning
+// included: openCache prints it).
+func checked(dir string) bool {
+	err := cachedir.Check(dir)
+	return err == nil || cachedir.Tolerable(err)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/atomicfile"
+	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
@@ -101,13 +102,16 @@ func WithEnv(getenv func(string) string) Option {
 
 // WithWorkDir sets where edited copies of properties files are written. The
 // copies must outlive the rewrite (spark-submit reads them later), so cmd
-// puts them under the cache. The default is $TMPDIR/prebake-rewrite.
+// puts them under the cache. The default is $TMPDIR/prebake-rewrite-u<uid>.
+// The directory and every directory above it must be the user's or root's
+// and open to no one else (internal/cachedir), so no other user can replace
+// a copy before spark-submit reads it; it is created 0700.
 func WithWorkDir(dir string) Option {
 	return func(o *options) error { o.workDir = dir; return nil }
 }
 
 func makeOptions(opts []Option) (*options, error) {
-	o := &options{getenv: os.Getenv, workDir: filepath.Join(os.TempDir(), "prebake-rewrite")}
+	o := &options{getenv: os.Getenv, workDir: filepath.Join(os.TempDir(), fmt.Sprintf("prebake-rewrite-u%d", os.Geteuid()))}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
 			return nil, err
@@ -732,8 +736,8 @@ func orDefault(v, def string) string {
 // writeEditedProps writes data to workDir under a content-addressed name
 // (atomically) and returns its path.
 func writeEditedProps(workDir, orig string, data []byte) (string, error) {
-	if err := os.MkdirAll(workDir, 0o755); err != nil {
-		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("rewrite work dir %s: %w", workDir, err))
+	if err := cachedir.Make(workDir); err != nil && !cachedir.Tolerable(err) {
+		return "", fmt.Errorf("rewrite work dir: %w", err)
 	}
 	base := strings.TrimSuffix(filepath.Base(orig), filepath.Ext(orig))
 	path := filepath.Join(workDir, fmt.Sprintf("%s-%s%s", base, propsHash(data), filepath.Ext(orig)))
