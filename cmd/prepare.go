@@ -25,7 +25,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if f.s3.store != "" && f.imageTarget != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--store %s and --image-target %s: give one of them", redact.URL(f.s3.store), f.imageTarget)
 	}
-	if err := needClusterTarget(f, sub); err != nil {
+	if err := needClusterTarget(ctx, f, sub); err != nil {
 		return nil, err
 	}
 	req, err := f.resolve.request()

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -115,22 +117,54 @@ type prepared struct {
 type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, sub *submit.Submission, stderr io.Writer) (*prepared, error)
 
 // masterKind returns the backend name for a master URL; cmd names the
-// command for the message.
+// command for the message. submit's master is Spark's effective one
+// (local[*] when none is given, as spark-submit's default).
 func masterKind(cmd, master string) (string, error) {
 	switch kind := submit.ClusterKind(master); {
-	case kind == submit.ClusterLocal, kind == submit.ClusterYARN:
+	case kind == submit.ClusterLocal, kind == submit.ClusterYARN, kind == submit.ClusterConnect:
 		return "local", nil
 	case kind == submit.ClusterK8s:
 		return "k8s", nil
 	case kind == submit.ClusterStandalone, kind == submit.ClusterMesos:
 		return "rest", nil
 	case master == "":
-		if cmd != "submit" {
-			return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (k8s://…, spark://… or mesos://…), the master the submission was made to", cmd)
-		}
-		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos:// after --, e.g. prebake submit -- --master k8s://https://host:6443 …")
+		return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (k8s://…, spark://… or mesos://…), the master the submission was made to", cmd)
 	}
-	return "", exitcode.Errorf(exitcode.Usage, "--master %q: prebake submit follows k8s://, spark:// (standalone cluster mode) and mesos:// masters; run spark-submit directly for others", master)
+	return "", exitcode.Errorf(exitcode.Usage, "--master %q: not a master Spark takes; prebake takes every one spark-submit does: %s", master, knownMasters)
+}
+
+// knownMasters lists the masters submit takes, for messages.
+const knownMasters = "local, local[N], local[*], local[N,F], local-cluster[N,C,M], yarn (client or cluster mode), " +
+	"spark://host:port and mesos://host:port (client mode, or cluster mode followed over REST), k8s://https://host:port, or --remote sc://… (Spark Connect)"
+
+// ignoreTargetsHere drops --image-target and --store when the driver runs
+// here (local masters, YARN, client mode): its jars are the local cache's
+// paths, so a worker-wide $PREBAKE_IMAGE_TARGET or $PREBAKE_STORE, meant
+// for its cluster jobs, neither breaks nor slows a local one. A value from
+// the environment or prebake.yaml is dropped with a -v line, one from the
+// command line with a warning.
+func ignoreTargetsHere(g *globals, f *submitFlags, fl *pflag.FlagSet, master string, stderr io.Writer) {
+	rep := g.reporter(stderr)
+	defer rep.Wait()
+	for _, t := range []struct {
+		flag string
+		val  *string
+	}{{"image-target", &f.imageTarget}, {"store", &f.s3.store}} {
+		if *t.val == "" {
+			continue
+		}
+		what := fmt.Sprintf("--%s %s", t.flag, redact.URL(*t.val))
+		if from := settingFrom(fl, t.flag); from != "" {
+			if strings.HasPrefix(from, "PREBAKE_") {
+				from = "$" + from
+			}
+			what = fmt.Sprintf("%s (%s)", redact.URL(*t.val), from)
+			rep.Debugf("%s ignored: master %s runs the driver here, which reads the jars from the local cache", what, redact.URL(master))
+		} else {
+			rep.Warnf("%s ignored: master %s runs the driver here, which reads the jars from the local cache", what, redact.URL(master))
+		}
+		*t.val = ""
+	}
 }
 
 // newSubmitCmd is `prebake submit`: prepare, then the master's backend.
@@ -150,7 +184,7 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			master, _ := sub.GivenMaster()
+			master := sub.Master()
 			// yaml: the objects of k8s --dry-run.
 			out, b, err := bs.forMaster(g, c.Name(), master, outYAML)
 			if err != nil {
@@ -170,6 +204,9 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 				return b.Attach(c.Context(), req)
 			}
 			b = bs.runsHere(b, sub)
+			if _, here := b.(localBackend); here {
+				ignoreTargetsHere(g, f, c.Flags(), master, c.ErrOrStderr())
+			}
 			rewritten, err := prepare(c.Context(), g, f, c.Flags(), sub, c.ErrOrStderr())
 			if err != nil {
 				return err
