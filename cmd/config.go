@@ -52,6 +52,7 @@ var settings = []setting{
 	{key: "conflict", env: "PREBAKE_CONFLICT", flags: []string{"conflict"}},
 	{key: "checksumPolicy", env: "PREBAKE_CHECKSUM_POLICY", flags: []string{"checksum-policy"}},
 	{key: "offline", env: "PREBAKE_OFFLINE", flags: []string{"offline"}, bool: true},
+	{key: "strict", env: "PREBAKE_STRICT", flags: []string{"strict"}, bool: true},
 }
 
 // configPath picks the configuration file: --config, else $PREBAKE_CONFIG,

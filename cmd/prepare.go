@@ -12,6 +12,7 @@ import (
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // prepare is submit's resolve → bake (S3 or image) → rewrite: it maps the
@@ -33,7 +34,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 		return nil, err
 	}
 	o := pipeline.Options{Request: req, CacheDir: f.resolve.cache, Store: f.s3.store, URLStyle: f.urlStyle, ImageTarget: f.imageTarget, Reporter: rep,
-		StoreConf: f.s3.s3aConf(f.urlStyle)}
+		StoreConf: f.s3.s3aConf(f.urlStyle), SparkHome: f.sparkHome, LocalSparkJars: f.localSparkJars, Strict: f.strict}
 	if o.Store != "" {
 		if o.StoreOptions, err = f.storeOptions(&f.s3, rep); err != nil {
 			return nil, err
@@ -53,6 +54,12 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	}
 	withWarningHints("submit", r.Warnings)
 	for _, w := range r.Warnings {
+		if w.Kind == rewrite.WarnClasspath {
+			// A Scala or Spark mismatch changes the outcome: -q does not
+			// hide it.
+			rep.Alertf("%s", w)
+			continue
+		}
 		rep.Warnf("%s", w)
 	}
 	for _, ch := range r.Changes {

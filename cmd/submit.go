@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -74,6 +76,12 @@ type submitFlags struct {
 	pollInterval time.Duration
 	killOnCancel bool
 	pollOnly     string
+	strict       bool
+	sparkHome    string // the base image's
+	// localSparkJars is the jars directory of the Spark that runs a driver
+	// here (set for the local backend): the resolved jars are checked
+	// against it.
+	localSparkJars string
 }
 
 // submitRequest is what a backend gets: the submission after resolve, bake
@@ -136,6 +144,24 @@ func masterKind(cmd, master string) (string, error) {
 // knownMasters lists the masters submit takes, for messages.
 const knownMasters = "local, local[N], local[*], local[N,F], local-cluster[N,C,M], yarn (client or cluster mode), " +
 	"spark://host:port and mesos://host:port (client mode, or cluster mode followed over REST), k8s://https://host:port, or --remote sc://… (Spark Connect)"
+
+// localSparkJars is the jars directory of the Spark that spark-submit
+// runs: $SPARK_HOME/jars, else the one next to the spark-submit binary
+// (bin/..), as Spark's own script finds its home; "" when unknown.
+func localSparkJars(flag string, getenv func(string) string, lookPath func(string) (string, error)) string {
+	if h := getenv("SPARK_HOME"); h != "" {
+		return filepath.Join(h, "jars")
+	}
+	bin := sparkSubmitBin(flag, getenv, lookPath)
+	if bin == "" {
+		return ""
+	}
+	p, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(p)), "jars")
+}
 
 // ignoreTargetsHere drops --image-target and --store when the driver runs
 // here (local masters, YARN, client mode): its jars are the local cache's
@@ -206,6 +232,7 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 			b = bs.runsHere(b, sub)
 			if _, here := b.(localBackend); here {
 				ignoreTargetsHere(g, f, c.Flags(), master, c.ErrOrStderr())
+				f.localSparkJars = localSparkJars(f.sparkSubmit, os.Getenv, exec.LookPath)
 			}
 			rewritten, err := prepare(c.Context(), g, f, c.Flags(), sub, c.ErrOrStderr())
 			if err != nil {
@@ -260,6 +287,8 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, bs backends) {
 	durationVar(fs, &f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
 	durationVar(fs, &f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
 	fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
+	fs.BoolVar(&f.strict, "strict", false, strictHelp)
+	fs.StringVar(&f.sparkHome, "spark-home", "", "with --image-target: where the base image keeps Spark (default /opt/spark); the local Spark is $SPARK_HOME")
 	fs.StringVar(&f.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end; never submits (k8s://: namespace:driver-pod; spark://, mesos://: the submission ID)")
 	for _, name := range []string{"k8s", "rest"} {
 		if b, ok := bs[name]; ok {

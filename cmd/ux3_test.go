@@ -11,7 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/layers"
 )
 
 // closedURL is an http:// URL on a port nothing listens on (refused at once).
@@ -85,15 +91,7 @@ func TestOfflineMissIsUnavailable(t *testing.T) {
 // local[*], run by the real spark-submit. An unknown master lists every
 // master prebake takes, and the link's messages name no prebake flag.
 func TestNoMasterIsLocal(t *testing.T) {
-	root, tmp := isolatedCLI(t)
-	t.Chdir(tmp)
-	repo := "file://" + filepath.Join(root, "testdata", "spark-demo", "repo") + "/"
-	cfg := filepath.Join(tmp, "prebake.yaml")
-	if err := os.WriteFile(cfg, []byte("cache: "+filepath.Join(tmp, "cache")+"\nrepositories: ["+repo+"]\nnoDefaultRepositories: true\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PREBAKE_CONFIG", cfg)
-	t.Setenv("PREBAKE_SPARK_SUBMIT", "")
+	sparkDemoLink(t)
 	t.Setenv("MASTER", "")
 	home, argsFile := fakeSparkHome(t, "3")
 	t.Setenv("SPARK_HOME", home)
@@ -206,5 +204,190 @@ func TestTildeInConfig(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, "pbcache")); err != nil {
 		t.Errorf("the cache is not in $HOME/pbcache: %v", err)
+	}
+}
+
+// scalaRepo writes a file:// Maven repository holding com.example:foo_2.13:1.0
+// (a Scala 2.13 artifact) and returns its URL.
+func scalaRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "com", "example", "foo_2.13", "1.0")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pom := `<project><modelVersion>4.0.0</modelVersion><groupId>com.example</groupId><artifactId>foo_2.13</artifactId><version>1.0</version></project>`
+	for name, data := range map[string]string{"foo_2.13-1.0.pom": pom, "foo_2.13-1.0.jar": "not really a jar"} {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "file://" + dir + "/"
+}
+
+// noSparkBase writes an OCI layout holding an image with no layer at all
+// (no /opt/spark/jars) under tag "1" and returns its reference.
+func noSparkBase(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "notspark")
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: "linux", Architecture: "amd64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": "1"})); err != nil {
+		t.Fatal(err)
+	}
+	return "oci:" + dir + ":1"
+}
+
+// TestScalaMismatchNeverSilent is finding 2: the Scala mismatch warning
+// of bake image was gone on a cache hit (exit 0, silent), and submit
+// --image-target never printed it. The verdict is now stored with the
+// image and repeated on every hit, submit prints it (through -q), and
+// --strict (or strict: in prebake.yaml) fails with 65 before anything is
+// pushed, on a hit too.
+func TestScalaMismatchNeverSilent(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	t.Setenv("HOME", tmp)
+	repo := scalaRepo(t)
+	base := "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0-amd64"
+	common := []string{"--no-default-repositories", "--repositories", repo, "--cache", filepath.Join(tmp, "cache")}
+	const warning = "WARNING (scala-binary): com.example:foo_2.13:1.0 is built for Scala 2.13 but the base image has Scala 2.12"
+
+	t.Run("bake image, strict first: nothing pushed", func(t *testing.T) {
+		target := filepath.Join(tmp, "strict-img")
+		code, out, errs := runPrebake(context.Background(), append([]string{"bake", "image", "--strict", "--base", base, "--target", "oci:" + target, "com.example:foo_2.13:1.0"}, common...)...)
+		if code != exitcode.DataErr || out != "" || !strings.Contains(errs, "strict mode") || !strings.Contains(errs, "nothing was pushed") {
+			t.Errorf("exit %d, want 65\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+		}
+		if _, err := os.Stat(target); err == nil {
+			t.Errorf("a strict bake with a warning wrote %s", target)
+		}
+	})
+	target := "oci:" + filepath.Join(tmp, "img")
+	bake := append([]string{"bake", "image", "--base", base, "--target", target, "com.example:foo_2.13:1.0"}, common...)
+	for i, what := range []string{"bake", "cache hit"} {
+		code, _, errs := runPrebake(context.Background(), append([]string{"-q"}, bake...)...)
+		if code != 0 || !strings.Contains(errs, warning) {
+			t.Errorf("run %d (%s): exit %d, stderr lacks the warning:\n%s", i+1, what, code, errs)
+		}
+	}
+	code, out, errs := runPrebake(context.Background(), append([]string{"-o", "json"}, bake...)...)
+	if code != 0 || !strings.Contains(out, `"cacheHit": true`) || !strings.Contains(out, `"kind": "scala-binary"`) {
+		t.Errorf("-o json on the hit: exit %d\n%s\n%s", code, out, errs)
+	}
+	t.Run("strict on a cache hit", func(t *testing.T) {
+		cfg := filepath.Join(tmp, "strict.yaml")
+		os.WriteFile(cfg, []byte("strict: true\n"), 0o644)
+		code, _, errs := runPrebake(context.Background(), append([]string{"--config", cfg}, bake...)...)
+		if code != exitcode.DataErr || !strings.Contains(errs, "a cache hit") || !strings.Contains(errs, "Scala 2.13") {
+			t.Errorf("exit %d, want 65\n%s", code, errs)
+		}
+	})
+
+	submitArgs := func(extra ...string) []string {
+		return append(append(append([]string{"submit", "--submitter", "native", "--dry-run", "-o", "yaml", "--image-target", target}, common...), extra...),
+			"--", "--master", "k8s://https://127.0.0.1:1", "--deploy-mode", "cluster", "--conf", "spark.kubernetes.container.image="+base,
+			"--class", "com.example.Main", "--packages", "com.example:foo_2.13:1.0", "local:///opt/app.jar")
+	}
+	t.Run("submit --image-target", func(t *testing.T) {
+		code, _, errs := runPrebake(context.Background(), submitArgs("-q")...)
+		if code != 0 || !strings.Contains(errs, "is built for Scala 2.13 but the base image has Scala 2.12 (scala-binary)") {
+			t.Errorf("exit %d, stderr lacks the warning:\n%s", code, errs)
+		}
+		code, _, errs = runPrebake(context.Background(), submitArgs("--strict")...)
+		if code != exitcode.DataErr || !strings.Contains(errs, "strict mode") {
+			t.Errorf("--strict: exit %d, want 65\n%s", code, errs)
+		}
+	})
+
+	t.Run("local mode against $SPARK_HOME/jars", func(t *testing.T) {
+		home, argsFile := fakeSparkHome(t, "0")
+		os.MkdirAll(filepath.Join(home, "jars"), 0o755)
+		for _, j := range []string{"spark-core_2.12-3.5.7.jar", "scala-library-2.12.18.jar"} {
+			os.WriteFile(filepath.Join(home, "jars", j), nil, 0o644)
+		}
+		t.Setenv("SPARK_HOME", home)
+		args := append(append([]string{"submit", "-q"}, common...), "--", "--master", "local[1]", "--packages", "com.example:foo_2.13:1.0", "app.py")
+		code, _, errs := runPrebake(context.Background(), args...)
+		if code != 0 || !strings.Contains(errs, "local Spark "+filepath.Join(home, "jars")+": com.example:foo_2.13:1.0 is built for Scala 2.13 but the local Spark has Scala 2.12") {
+			t.Errorf("exit %d, stderr lacks the warning:\n%s", code, errs)
+		}
+		os.Remove(argsFile)
+		strict := append([]string{args[0], "--strict"}, args[1:]...)
+		code, _, errs = runPrebake(context.Background(), strict...)
+		if code != exitcode.DataErr || !strings.Contains(errs, "nothing was run") {
+			t.Errorf("--strict: exit %d, want 65\n%s", code, errs)
+		}
+		if _, err := os.Stat(argsFile); err == nil {
+			t.Error("--strict ran spark-submit")
+		}
+	})
+}
+
+// TestBakeReportSaysWhatHappens is finding 14: every same-version jar was
+// a "conflict" line, a different version did not say which copy wins, and
+// a base without Spark baked silently. Same-version jars are now one line
+// (each with -v), a different version says the base's copy wins, and a
+// base without Spark jars is a warning naming --spark-home.
+func TestBakeReportSaysWhatHappens(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	t.Setenv("HOME", tmp)
+	common := []string{"--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/", "--cache", filepath.Join(tmp, "cache")}
+	base := noSparkBase(t)
+	for _, tt := range []struct {
+		name  string
+		extra []string
+		want  int
+		msgs  []string
+	}{
+		{"base without Spark", nil, 0, []string{"WARNING (no-spark): no Spark in the base: /opt/spark/jars has no spark-core jar", "--spark-home DIR"}},
+		{"--spark-home elsewhere", []string{"--spark-home", "/opt/bitnami/spark"}, 0, []string{"/opt/bitnami/spark/jars has no spark-core jar"}},
+		{"strict", []string{"--strict"}, exitcode.DataErr, []string{"no Spark in the base"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append([]string{"bake", "image", "--base", base, "--target", "oci:" + filepath.Join(t.TempDir(), "img"), "org.slf4j:slf4j-api:2.0.7"}, common...), tt.extra...)
+			code, _, errs := runPrebake(context.Background(), args...)
+			if code != tt.want {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.want, errs)
+			}
+			for _, m := range tt.msgs {
+				if !strings.Contains(errs, m) {
+					t.Errorf("stderr lacks %q:\n%s", m, errs)
+				}
+			}
+		})
+	}
+}
+
+// TestBakeSummaryConflicts: the text report of finding 14 (and 17's "0
+// bytes uploaded" for an OCI layout).
+func TestBakeSummaryConflicts(t *testing.T) {
+	r := &layers.Result{Tag: "oci:/tmp/img:t", BaseDigest: "sha256:b", Files: []string{"a.jar"}, Layers: []layers.LayerInfo{{}},
+		Report: &layers.Report{BaseSparkVersion: "3.5.7", BaseScalaBinary: "2.12", BaseJars: 3, Conflicts: []layers.Conflict{
+			{Coord: "org.xerial.snappy:snappy-java:1.1.10.3", Version: "1.1.10.3", BasePath: "/opt/spark/jars/snappy-java-1.1.10.5.jar", BaseVersion: "1.1.10.5"},
+			{Coord: "org.slf4j:slf4j-api:2.0.7", Version: "2.0.7", BasePath: "/opt/spark/jars/slf4j-api-2.0.7.jar", BaseVersion: "2.0.7", SameVersion: true},
+			{Coord: "com.google.code.findbugs:jsr305:3.0.0", Version: "3.0.0", BasePath: "/opt/spark/jars/jsr305-3.0.0.jar", BaseVersion: "3.0.0", SameVersion: true},
+		}}}
+	for _, verbose := range []bool{false, true} {
+		var b strings.Builder
+		printBakeSummary(&b, r, verbose)
+		got := b.String()
+		for _, want := range []string{
+			"oci:/tmp/img:t, written to the OCI layout\n",
+			"snappy-java-1.1.10.5.jar (1.1.10.5): different version; the base's copy wins",
+			"2 jar(s) the base already has at the same version are in the layer too",
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("verbose=%v: lacks %q:\n%s", verbose, want, got)
+			}
+		}
+		if strings.Contains(got, "same version in the base: org.slf4j") != verbose {
+			t.Errorf("verbose=%v: the same-version list:\n%s", verbose, got)
+		}
 	}
 }
