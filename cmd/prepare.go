@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
+	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rewrite"
 )
@@ -52,8 +54,13 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if err != nil {
 		return nil, err
 	}
+	if o.Store != "" && isS3Store(o.Store) && o.URLStyle == s3store.StylePresigned {
+		presignedAlert(rep, f.expires)
+	}
 	withWarningHints("submit", r.Warnings)
 	for _, w := range r.Warnings {
+		// The library's fix names rewrite; the user ran submit.
+		w.Text = strings.ReplaceAll(w.Text, "(prebake rewrite ", "(prebake submit ")
 		if w.Kind == rewrite.WarnClasspath {
 			// A Scala or Spark mismatch changes the outcome: -q does not
 			// hide it.

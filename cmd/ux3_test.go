@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/layers"
@@ -390,4 +392,51 @@ func TestBakeSummaryConflicts(t *testing.T) {
 			t.Errorf("verbose=%v: the same-version list:\n%s", verbose, got)
 		}
 	}
+}
+
+// TestSmallInconsistencies covers review 3's finding 17 items fixed here:
+// submit --url-style presigned warns like bake s3; the in-app packages
+// warning of submit names submit; a base the registry cannot serve does
+// not say "rerun to resume" (nothing was pushed).
+func TestSmallInconsistencies(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	t.Setenv("HOME", tmp)
+	demo := []string{"--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/", "--cache", filepath.Join(tmp, "cache")}
+
+	t.Run("submit presigned", func(t *testing.T) {
+		mem := s3mem.New()
+		if err := mem.CreateBucket("bucket"); err != nil {
+			t.Fatal(err)
+		}
+		s3 := httptest.NewServer(gofakes3.New(mem).Server())
+		defer s3.Close()
+		t.Setenv("AWS_ACCESS_KEY_ID", "test")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+		t.Setenv("AWS_REGION", "us-east-1")
+		args := append(append([]string{"submit", "-q", "--submitter", "native", "--dry-run", "-o", "yaml", "--store", "s3://bucket/p", "--endpoint", s3.URL, "--path-style", "--url-style", "presigned"}, demo...),
+			"--", "--master", "k8s://https://127.0.0.1:1", "--deploy-mode", "cluster", "--conf", "spark.kubernetes.container.image=apache/spark:3.5.0",
+			"--class", "com.example.Main", "--packages", "org.slf4j:slf4j-api:2.0.7", "local:///opt/app.jar")
+		// The exit code is the native dry run's (it refuses a "?" in
+		// spark.jars, a glob to spark-submit): only the warning is checked.
+		code, _, errs := runPrebake(context.Background(), args...)
+		if !strings.Contains(errs, "presigned URLs are bearer credentials") {
+			t.Errorf("exit %d, stderr lacks the bearer warning:\n%s", code, errs)
+		}
+	})
+	t.Run("in-app packages warning names submit", func(t *testing.T) {
+		home, _ := fakeSparkHome(t, "0")
+		app := filepath.Join(tmp, "app.py")
+		os.WriteFile(app, []byte("from pyspark.sql import SparkSession\nspark = SparkSession.builder.config(\"spark.jars.packages\", \"org.slf4j:slf4j-api:2.0.7\").getOrCreate()\n"), 0o644)
+		code, _, errs := runPrebake(context.Background(), append(append([]string{"submit", "--spark-submit", filepath.Join(home, "bin", "spark-submit")}, demo...), "--", "--master", "local[1]", app)...)
+		if code != 0 || !strings.Contains(errs, "(prebake submit --packages") || strings.Contains(errs, "prebake rewrite") {
+			t.Errorf("exit %d\n%s", code, errs)
+		}
+	})
+	t.Run("unreachable base", func(t *testing.T) {
+		closed := strings.TrimSuffix(strings.TrimPrefix(closedURL(t), "http://"), "/maven/")
+		code, _, errs := runPrebake(context.Background(), append([]string{"bake", "image", "--base", closed + "/spark:1", "--target", "oci:" + filepath.Join(tmp, "img"), "org.slf4j:slf4j-api:2.0.7"}, demo...)...)
+		if code != exitcode.Unavailable || !strings.Contains(errs, "registry unavailable") || strings.Contains(errs, "rerun to resume") {
+			t.Errorf("exit %d\n%s", code, errs)
+		}
+	})
 }
