@@ -440,3 +440,18 @@ func TestSmallInconsistencies(t *testing.T) {
 		}
 	})
 }
+
+// TestWarmTypoSet: review 3 (findings 3 and 17) — in warm, one typo'd set
+// among good ones is 66 (not 69: a repository answered), and the summary
+// counts the failed set.
+func TestWarmTypoSet(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	t.Setenv("HOME", tmp)
+	sets := filepath.Join(tmp, "sets.yaml")
+	os.WriteFile(sets, []byte("sets:\n  - name: good\n    packages: [\"org.slf4j:slf4j-api:2.0.7\"]\n  - name: typo\n    packages: [\"org.slf4j:slf4j-apii:2.0.7\"]\n"), 0o644)
+	code, out, errs := runPrebake(context.Background(), "warm", "--file", sets, "--store", "file://"+filepath.Join(tmp, "store"),
+		"--no-default-repositories", "--repositories", "file://"+filepath.Join(root, "testdata", "demo-repo")+"/", "--cache", filepath.Join(tmp, "cache"))
+	if code != exitcode.NotFound || !strings.Contains(errs, "warm: 2 sets (1 failed)") || !strings.Contains(out, "typo\tFAILED") {
+		t.Errorf("exit %d, want 66\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
