@@ -176,6 +176,15 @@ func TestWorkerWideTargetsIgnoredLocally(t *testing.T) {
 					t.Errorf("%s: spark-submit ran with %s", master, data)
 				}
 			}
+			// Through the spark-submit link (Airflow's SparkSubmitOperator).
+			t.Setenv("SPARK_HOME", home)
+			t.Setenv("PREBAKE_SPARK_SUBMIT", "")
+			t.Setenv("PREBAKE_REPOSITORIES", repo)
+			t.Setenv("PREBAKE_NO_DEFAULT_REPOSITORIES", "true")
+			var stdout, stderr bytes.Buffer
+			if code := ExecuteAsSparkSubmit([]string{"--master", "local[1]", "--packages", "dev.prebake.demo:greeting:1.0", "noop.py"}, &stdout, &stderr); code != 0 {
+				t.Errorf("through the link: exit %d\n%s", code, stderr.String())
+			}
 			for _, p := range []string{store, filepath.Join(tmp, "image")} {
 				if _, err := os.Stat(p); err == nil {
 					t.Errorf("%s was written", p)
