@@ -73,6 +73,8 @@ type bakeImageOptions struct {
 	layers       int
 	addSelf      bool
 	compression  string
+	sparkHome    string
+	strict       bool
 }
 
 func newBakeImageCmd(g *globals) *cobra.Command {
@@ -113,6 +115,8 @@ conflict report against the base's /opt/spark/jars.`,
 	fs.BoolVar(&o.skipProvided, "skip-provided", false, "leave out jars the base already has at the same version")
 	fs.BoolVar(&o.addSelf, "add-self", false, "also add this prebake binary as "+selfPath+" (linux only; the base platform must match), so the image can run prebake submit")
 	fs.StringVar(&o.compression, "compression", string(layers.DefaultCompression), "layer compression: none (plain tar: one hash pass; jars are already deflated), gzip or zstd (OCI manifests only); see README \"Layer compression\"")
+	fs.StringVar(&o.sparkHome, "spark-home", "", "where the base image keeps Spark (default /opt/spark): the conflict report reads its jars/")
+	fs.BoolVar(&o.strict, "strict", false, strictHelp)
 	fs.IntVar(&o.layers, "layers", 1, fmt.Sprintf("split the jars into up to N layers (1..%d; big jars alone) so a re-bake re-uploads only what changed", layers.MaxLayers))
 	return c
 }
@@ -153,6 +157,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	in := layers.BakeInput{
 		Base: o.base, Target: o.target, Tag: o.tag,
 		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,
+		SparkHome: o.sparkHome, Strict: o.strict,
 	}
 	if o.addSelf {
 		if in.Extra, in.ExtraPlatform, err = selfFile(); err != nil {
@@ -181,15 +186,11 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 		return enc.Encode(js)
 	}
 	if !g.quiet {
-		printBakeSummary(stderr, res)
+		printBakeSummary(stderr, res, g.verbose)
 	}
-	if res.Report != nil {
-		// A Scala or Spark mismatch changes the outcome: -q does not hide it.
-		for _, x := range res.Report.Warnings {
-			fmt.Fprintf(stderr, "WARNING (%s): %s\n", x.Kind, x.Message)
-			g.warnings.add(x.Kind + ": " + x.Message)
-		}
-	}
+	// A Scala or Spark mismatch changes the outcome: -q does not hide it,
+	// and a cache hit repeats the verdict stored with the image.
+	printBakeWarnings(g, stderr, res.Warnings)
 	fmt.Fprintln(stdout, res.Ref)
 	for _, kv := range conf {
 		fmt.Fprintf(stdout, "%s=%s\n", kv[0], kv[1])
@@ -220,26 +221,59 @@ func selfFile() ([]layers.File, string, error) {
 	return []layers.File{lf}, runtime.GOOS + "/" + runtime.GOARCH, nil
 }
 
-func printBakeSummary(w io.Writer, r *layers.Result) {
+// strictHelp is --strict's help (bake image, submit).
+const strictHelp = "fail (exit 65) on a warning that changes the outcome: a Scala or Spark mismatch with the base image (submit: or with $SPARK_HOME/jars in local mode), or a base without Spark; also strict: in prebake.yaml"
+
+// printBakeWarnings prints a bake's verdict (also on a cache hit) and
+// adds it to the run's warnings.
+func printBakeWarnings(g *globals, w io.Writer, ws []layers.Warning) {
+	for _, x := range ws {
+		msg := x.Message
+		if x.Kind == layers.WarnNoSpark {
+			msg += "; give --spark-home DIR for an image that keeps Spark elsewhere"
+		}
+		fmt.Fprintf(w, "WARNING (%s): %s\n", x.Kind, msg)
+		g.warnings.add(x.Kind + ": " + msg)
+	}
+}
+
+// printBakeSummary prints what a bake did and its conflict report: the
+// jars the base has at another version one by one (which copy Spark
+// loads), those it has at the same version as one line (each with -v).
+func printBakeSummary(w io.Writer, r *layers.Result, verbose bool) {
 	if r.CacheHit {
 		fmt.Fprintf(w, "cache hit: %s (%d registry requests, %s)\n", r.Tag, r.Requests, r.Duration.Round(1e6))
 		return
 	}
-	fmt.Fprintf(w, "baked %d jars in %d layer(s) onto %s: %s, %d bytes uploaded\n", len(r.Files), len(r.Layers), r.BaseDigest, r.Tag, r.BytesUploaded)
+	sent := fmt.Sprintf("%d bytes uploaded", r.BytesUploaded)
+	if strings.HasPrefix(r.Tag, "oci:") {
+		sent = "written to the OCI layout" // no upload to count
+	}
+	fmt.Fprintf(w, "baked %d jars in %d layer(s) onto %s: %s, %s\n", len(r.Files), len(r.Layers), r.BaseDigest, r.Tag, sent)
 	if r.Report == nil {
 		return
 	}
 	rep := r.Report
 	fmt.Fprintf(w, "base: Spark %s, Scala %s, %d jars\n", orNone(rep.BaseSparkVersion), orNone(rep.BaseScalaBinary), rep.BaseJars)
+	var same, skipped int
 	for _, c := range rep.Conflicts {
-		state := "different version"
-		if c.SameVersion {
-			state = "same version"
+		switch {
+		case c.SameVersion && c.Skipped:
+			skipped++
+		case c.SameVersion:
+			same++
 		}
-		if c.Skipped {
-			state += ", skipped (--skip-provided)"
+		if !c.SameVersion {
+			fmt.Fprintf(w, "conflict: %s (%s) vs base %s (%s): different version; the base's copy wins (Spark's own jars come first on the classpath unless spark.driver.userClassPathFirst / spark.executor.userClassPathFirst is true), so the layer's is unused\n", c.Coord, c.Version, c.BasePath, c.BaseVersion)
+		} else if verbose {
+			fmt.Fprintf(w, "same version in the base: %s (%s)\n", c.Coord, c.BasePath)
 		}
-		fmt.Fprintf(w, "conflict: %s (%s) vs base %s (%s): %s\n", c.Coord, c.Version, c.BasePath, c.BaseVersion, state)
+	}
+	switch {
+	case same > 0:
+		fmt.Fprintf(w, "%d jar(s) the base already has at the same version are in the layer too (-v lists them; --skip-provided leaves them out)\n", same)
+	case skipped > 0:
+		fmt.Fprintf(w, "%d jar(s) the base already has at the same version left out (--skip-provided)\n", skipped)
 	}
 }
 

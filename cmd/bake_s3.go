@@ -106,6 +106,13 @@ type storeURLFlags struct {
 	expires  time.Duration
 }
 
+// presignedAlert says that presigned URLs are secrets that expire (bake
+// s3, submit --url-style presigned). The expiry changes the outcome: -q
+// does not hide it.
+func presignedAlert(rep *progress.Reporter, expires time.Duration) {
+	rep.Alertf("presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job", expires)
+}
+
 func (f *storeURLFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar((*string)(&f.urlStyle), "url-style", string(s3store.StyleS3A), "store URL style: s3a (needs hadoop-aws in the image), presigned (bearer URLs; see --expires) or https")
 	durationVar(fs, &f.expires, "expires", 6*time.Hour, "presigned URLs: how long they stay valid; must outlast the job")
@@ -226,8 +233,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	case o.urlStyle == s3store.StyleS3A:
 		rep.Warnf("%s", s3aWarning)
 	case o.urlStyle == s3store.StylePresigned:
-		// The expiry changes the outcome: -q does not hide it.
-		rep.Alertf("presigned URLs are bearer credentials valid for %s: treat the output as a secret, and make --expires outlast the job", o.expires)
+		presignedAlert(rep, o.expires)
 	}
 	value := s3store.JarsValue(urls)
 	if out == outJSON {

@@ -3,8 +3,10 @@ package cmd
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
+	"github.com/prebake/prebake/submit/k8s"
 )
 
 // enumValues are the fixed values of flags that take one of a few, for
@@ -14,6 +16,17 @@ var enumValues = map[string][]string{
 	"checksum-policy": {string(resolver.ChecksumStrict), string(resolver.ChecksumWarn), string(resolver.ChecksumIgnore)},
 	"url-style":       {string(s3store.StyleS3A), string(s3store.StylePresigned), string(s3store.StyleHTTPS)},
 	"via":             {"operator"},
+	"submitter":       {k8s.SubmitterSparkSubmit, k8s.SubmitterNative, k8s.SubmitterAuto},
+	"compression":     compressionNames(),
+}
+
+// compressionNames are --compression's values.
+func compressionNames() []string {
+	out := make([]string, len(layers.Compressions))
+	for i, c := range layers.Compressions {
+		out[i] = string(c)
+	}
+	return out
 }
 
 // outputValues are -o's values per command (the default first).

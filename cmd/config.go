@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,10 @@ type setting struct {
 	flags []string // the flags it sets, on the commands that have them
 	list  bool     // a YAML list (each entry one flag value)
 	bool  bool     // a YAML boolean
+	// path is a file or directory: a leading ~ or ~/ in prebake.yaml is
+	// the home directory, as a shell expands it (the environment's value
+	// was expanded by the shell that set it).
+	path bool
 }
 
 var settings = []setting{
@@ -39,14 +44,15 @@ var settings = []setting{
 	{key: "expires", env: "PREBAKE_EXPIRES", flags: []string{"expires"}},
 	// submit --image-target and bake image --target name the same thing.
 	{key: "imageTarget", env: "PREBAKE_IMAGE_TARGET", flags: []string{"image-target", "target"}},
-	{key: "cache", env: "PREBAKE_CACHE", flags: []string{"cache"}},
+	{key: "cache", env: "PREBAKE_CACHE", flags: []string{"cache"}, path: true},
 	{key: "repositories", env: "PREBAKE_REPOSITORIES", flags: []string{"repositories"}, list: true},
 	{key: "noDefaultRepositories", env: "PREBAKE_NO_DEFAULT_REPOSITORIES", flags: []string{"no-default-repositories"}, bool: true},
 	{key: "excludePackages", env: "PREBAKE_EXCLUDE_PACKAGES", flags: []string{"exclude-packages"}, list: true},
-	{key: "settings", env: "PREBAKE_SETTINGS", flags: []string{"settings"}},
+	{key: "settings", env: "PREBAKE_SETTINGS", flags: []string{"settings"}, path: true},
 	{key: "conflict", env: "PREBAKE_CONFLICT", flags: []string{"conflict"}},
 	{key: "checksumPolicy", env: "PREBAKE_CHECKSUM_POLICY", flags: []string{"checksum-policy"}},
 	{key: "offline", env: "PREBAKE_OFFLINE", flags: []string{"offline"}, bool: true},
+	{key: "strict", env: "PREBAKE_STRICT", flags: []string{"strict"}, bool: true},
 }
 
 // configPath picks the configuration file: --config, else $PREBAKE_CONFIG,
@@ -165,11 +171,57 @@ func applySettings(fl *pflag.FlagSet, explicit string, getenv func(string) strin
 				vals, from = vs, path+": "+s.key
 			}
 			for _, v := range vals {
+				if s.path && from != s.env {
+					v = expandTilde(v, getenv)
+				}
 				if err := fl.Set(name, v); err != nil {
 					return path, exitcode.Errorf(exitcode.Usage, "%s (for --%s): %v", from, name, err)
 				}
 			}
+			if len(vals) > 0 {
+				if f.Annotations == nil {
+					f.Annotations = map[string][]string{}
+				}
+				f.Annotations[settingFromAnnotation] = []string{from}
+			}
 		}
 	}
 	return path, nil
+}
+
+// settingFromAnnotation is the flag annotation applySettings leaves on a
+// flag it set: where the value came from ($PREBAKE_… or "FILE: key").
+const settingFromAnnotation = "prebake-setting-from"
+
+// settingFrom says where flag name of fl got its value: "" for the
+// command line (or not set), else the variable or the prebake.yaml key.
+func settingFrom(fl *pflag.FlagSet, name string) string {
+	f := fl.Lookup(name)
+	if f == nil || f.Annotations == nil {
+		return ""
+	}
+	if v := f.Annotations[settingFromAnnotation]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// expandTilde expands a leading "~" or "~/" of v to $HOME, as a shell
+// does; "~user" and a "~" elsewhere are left alone.
+func expandTilde(v string, getenv func(string) string) string {
+	home := getenv("HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = h
+		}
+	}
+	switch {
+	case home == "":
+		return v
+	case v == "~":
+		return home
+	case strings.HasPrefix(v, "~/"):
+		return filepath.Join(home, v[2:])
+	}
+	return v
 }

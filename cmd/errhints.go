@@ -7,6 +7,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s/native"
@@ -21,6 +22,7 @@ var optionHints = map[string]string{
 	"layers.BakeInput.Target":    "flag --target",
 	"layers.BakeInput.Tag":       "flag --tag",
 	"layers.BakeInput.Platforms": "flag --platform",
+	"layers.BakeInput.SparkHome": "flag --spark-home",
 	"layers.WithCompression":     "flag --compression",
 	"layers.WithBasicAuth":       "check --registry-auth",
 	"s3store.WithEndpoint":       "flag --endpoint",
@@ -79,6 +81,9 @@ var errorHints = []func(err error) (string, bool){
 	},
 	func(err error) (string, bool) {
 		return "give --image-from or --store", errors.Is(err, rewrite.ErrNoClusterJars)
+	},
+	func(err error) (string, bool) {
+		return "the check is --strict (strict: in prebake.yaml, $PREBAKE_STRICT); a base that keeps Spark elsewhere takes --spark-home", errors.Is(err, layers.ErrStrict)
 	},
 }
 

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // needClusterTarget refuses, before anything is resolved, a cluster-mode
 // submission with packages and no place the driver can read them from,
 // naming submit's own flags (the rewrite's message names rewrite's).
-func needClusterTarget(f *submitFlags, sub *submit.Submission) error {
+func needClusterTarget(ctx context.Context, f *submitFlags, sub *submit.Submission) error {
 	kind := submit.ClusterKind(sub.Master())
 	if sub.DeployMode() != "cluster" || f.s3.store != "" || f.imageTarget != "" {
 		return nil
@@ -26,6 +27,9 @@ func needClusterTarget(f *submitFlags, sub *submit.Submission) error {
 	}
 	if !hasCoordinate([]string{sub.Packages().Packages}) && !hasCoordinate(f.resolve.packages) {
 		return nil
+	}
+	if asSparkSubmit(ctx) {
+		return exitcode.Errorf(exitcode.Usage, "%s cluster mode: the driver does not run here, so local jar paths cannot work; set $PREBAKE_IMAGE_TARGET=REPO (k8s) or $PREBAKE_STORE=s3://bucket/prefix in the environment (or imageTarget: / store: in prebake.yaml)", kind)
 	}
 	return exitcode.Errorf(exitcode.Usage, "%s cluster mode: the driver does not run here, so local jar paths cannot work; give --image-target REPO (k8s) or --store s3://bucket/prefix (or imageTarget:/store: in prebake.yaml, or $PREBAKE_IMAGE_TARGET/$PREBAKE_STORE)", kind)
 }

@@ -337,6 +337,9 @@ func TestCompletionAndFlags(t *testing.T) {
 		{[]string{"__complete", "why", "--conflict", ""}, "latest\nnearest\n"},
 		{[]string{"__complete", "rewrite", "--url-style", ""}, "s3a\npresigned\nhttps\n"},
 		{[]string{"__complete", "submit", "--checksum-policy", ""}, "strict\nwarn\nignore\n"},
+		// Review 3, finding 17: no values for --submitter and --compression.
+		{[]string{"__complete", "submit", "--submitter", ""}, "spark-submit\nnative\nauto\n"},
+		{[]string{"__complete", "bake", "image", "--compression", ""}, "none\ngzip\nzstd\n"},
 	} {
 		code, out, _ := runPrebake(context.Background(), tt.args...)
 		if code != 0 || !strings.HasPrefix(out, tt.want) {

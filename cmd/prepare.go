@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
+	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // prepare is submit's resolve → bake (S3 or image) → rewrite: it maps the
@@ -25,7 +28,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if f.s3.store != "" && f.imageTarget != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--store %s and --image-target %s: give one of them", redact.URL(f.s3.store), f.imageTarget)
 	}
-	if err := needClusterTarget(f, sub); err != nil {
+	if err := needClusterTarget(ctx, f, sub); err != nil {
 		return nil, err
 	}
 	req, err := f.resolve.request()
@@ -33,7 +36,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 		return nil, err
 	}
 	o := pipeline.Options{Request: req, CacheDir: f.resolve.cache, Store: f.s3.store, URLStyle: f.urlStyle, ImageTarget: f.imageTarget, Reporter: rep,
-		StoreConf: f.s3.s3aConf(f.urlStyle)}
+		StoreConf: f.s3.s3aConf(f.urlStyle), SparkHome: f.sparkHome, LocalSparkJars: f.localSparkJars, Strict: f.strict}
 	if o.Store != "" {
 		if o.StoreOptions, err = f.storeOptions(&f.s3, rep); err != nil {
 			return nil, err
@@ -51,8 +54,19 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if err != nil {
 		return nil, err
 	}
+	if o.Store != "" && isS3Store(o.Store) && o.URLStyle == s3store.StylePresigned {
+		presignedAlert(rep, f.expires)
+	}
 	withWarningHints("submit", r.Warnings)
 	for _, w := range r.Warnings {
+		// The library's fix names rewrite; the user ran submit.
+		w.Text = strings.ReplaceAll(w.Text, "(prebake rewrite ", "(prebake submit ")
+		if w.Kind == rewrite.WarnClasspath {
+			// A Scala or Spark mismatch changes the outcome: -q does not
+			// hide it.
+			rep.Alertf("%s", w)
+			continue
+		}
 		rep.Warnf("%s", w)
 	}
 	for _, ch := range r.Changes {

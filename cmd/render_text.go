@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s"
 	"github.com/prebake/prebake/submit/rest"
@@ -70,7 +71,11 @@ func writeK8sText(r *k8s.Result, stdout, stderr io.Writer) {
 			}
 		}
 	}
-	writeSummary(stdout, r.SubmissionID, r.Phase, r.ExitCode, r.Source, "", r.Reason, r.Timings)
+	id := r.SubmissionID
+	if r.Phase == "Submitting" && r.ExitCode == exitcode.Usage {
+		id = "" // refused before any object was created: no pod to name
+	}
+	writeSummary(stdout, id, r.Phase, r.ExitCode, r.Source, "", r.Reason, r.Timings)
 }
 
 // writeRESTText prints a REST result's one-line summary to w (stdout), what `prebake

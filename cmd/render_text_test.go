@@ -53,6 +53,10 @@ func TestTextForms(t *testing.T) {
 		{"k8s not submitted", func(o, e *bytes.Buffer) {
 			writeK8sText(&k8s.Result{Phase: "Submitting", ExitCode: 69, Source: "prebake"}, o, e)
 		}, "(not submitted) Submitting exit=69 source=prebake total=0s\n", ""},
+		// Review 3, finding 17: a native usage error named a pod it never created.
+		{"k8s refused before creating", func(o, e *bytes.Buffer) {
+			writeK8sText(&k8s.Result{SubmissionID: "default:app-driver", Phase: "Submitting", ExitCode: 64, Source: "prebake"}, o, e)
+		}, "(not submitted) Submitting exit=64 source=prebake total=0s\n", ""},
 		{"rest", func(o, e *bytes.Buffer) {
 			writeRESTText(&rest.Result{SubmissionID: "driver-1", State: "FAILED", TaskState: "FAILED", ExitCode: 80, Source: "driver", Reason: "FAILED", Timings: timings}, o)
 		}, "driver-1 FAILED exit=80 source=driver task=FAILED reason=FAILED total=1m1.3s\n", ""},

@@ -51,7 +51,7 @@ func newResolveCmd(g *globals) *cobra.Command {
 	var f resolveFlags
 	c := &cobra.Command{
 		Use:   "resolve [g:a:v ...]",
-		Short: "Resolve --packages exactly as spark-submit (Ivy 2.5.1) does",
+		Short: "Resolve --packages exactly as spark-submit (Apache Ivy) does",
 		Long: `resolve resolves Maven coordinates with Spark 3.5's --packages semantics
 (Ivy's latest-revision conflicts, Spark's default excludes, compile+runtime scopes)
 and prints the tree (default), the jar file names Spark would retrieve (-o names)

@@ -141,7 +141,11 @@ func execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 			code = exitcode.Usage
 			err = exitcode.New(code, err)
 		}
-		fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(err.Error()))
+		if asSparkSubmit(ctx) {
+			fmt.Fprintf(stderr, "prebake (as spark-submit): %s\n", redact.Line(linkMessage(err.Error())))
+		} else {
+			fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(err.Error()))
+		}
 	}
 	if rerr := finishResult(g, rec, err, code); rerr != nil {
 		fmt.Fprintf(stderr, "prebake: %s\n", redact.Line(rerr.Error()))

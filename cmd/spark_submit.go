@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"syscall"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -37,7 +38,31 @@ func ExecuteAsSparkSubmit(args []string, stdout, stderr io.Writer) int {
 	if v, err := submit.ParseArgv(args); err != nil || v.Action != submit.ActionSubmit {
 		return passThrough(real, args, stdout, stderr)
 	}
-	return ExecuteContext(context.Background(), append([]string{"submit", "--spark-submit", real, "--"}, args...), stdout, stderr)
+	return ExecuteContext(context.WithValue(context.Background(), linkKey{}, true), append([]string{"submit", "--spark-submit", real, "--"}, args...), stdout, stderr)
+}
+
+// linkKey marks the context of a run through the spark-submit link.
+type linkKey struct{}
+
+// asSparkSubmit reports whether ctx is a run through the spark-submit
+// link, whose messages speak spark-submit's language: the user typed a
+// spark-submit command line, with no prebake flag and no "--".
+func asSparkSubmit(ctx context.Context) bool {
+	v, _ := ctx.Value(linkKey{}).(bool)
+	return v
+}
+
+// linkMessage rewrites an error message for the spark-submit link: each
+// prebake flag that has a setting becomes its variable (and its
+// prebake.yaml key), the only way to give it there.
+func linkMessage(msg string) string {
+	for _, s := range settings {
+		for _, name := range s.flags {
+			re := regexp.MustCompile(`--` + regexp.QuoteMeta(name) + `\b([^-]|$)`)
+			msg = re.ReplaceAllString(msg, "$$"+s.env+" (prebake.yaml: "+s.key+")$1")
+		}
+	}
+	return msg
 }
 
 // passThrough runs the real spark-submit with args as they are and returns

@@ -28,8 +28,12 @@ func fakeSparkHome(t *testing.T, code string) (home, argsFile string) {
 	return home, argsFile
 }
 
-func TestExecuteAsSparkSubmit(t *testing.T) {
-	root, tmp := isolatedCLI(t)
+// sparkDemoLink isolates a spark-submit link run: the working directory
+// is a temp dir whose prebake.yaml (as $PREBAKE_CONFIG) points at the
+// spark-demo repository only, and $PREBAKE_SPARK_SUBMIT is unset.
+func sparkDemoLink(t *testing.T) (root, tmp string) {
+	t.Helper()
+	root, tmp = isolatedCLI(t)
 	t.Chdir(tmp)
 	repo := "file://" + filepath.Join(root, "testdata", "spark-demo", "repo") + "/"
 	cfg := filepath.Join(tmp, "prebake.yaml")
@@ -38,6 +42,11 @@ func TestExecuteAsSparkSubmit(t *testing.T) {
 	}
 	t.Setenv("PREBAKE_CONFIG", cfg)
 	t.Setenv("PREBAKE_SPARK_SUBMIT", "")
+	return root, tmp
+}
+
+func TestExecuteAsSparkSubmit(t *testing.T) {
+	sparkDemoLink(t)
 	tests := []struct {
 		name     string
 		code     string

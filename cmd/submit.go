@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,6 +76,12 @@ type submitFlags struct {
 	pollInterval time.Duration
 	killOnCancel bool
 	pollOnly     string
+	strict       bool
+	sparkHome    string // the base image's
+	// localSparkJars is the jars directory of the Spark that runs a driver
+	// here (set for the local backend): the resolved jars are checked
+	// against it.
+	localSparkJars string
 }
 
 // submitRequest is what a backend gets: the submission after resolve, bake
@@ -116,22 +125,72 @@ type prepared struct {
 type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, sub *submit.Submission, stderr io.Writer) (*prepared, error)
 
 // masterKind returns the backend name for a master URL; cmd names the
-// command for the message.
+// command for the message. submit's master is Spark's effective one
+// (local[*] when none is given, as spark-submit's default).
 func masterKind(cmd, master string) (string, error) {
 	switch kind := submit.ClusterKind(master); {
-	case kind == submit.ClusterLocal, kind == submit.ClusterYARN:
+	case kind == submit.ClusterLocal, kind == submit.ClusterYARN, kind == submit.ClusterConnect:
 		return "local", nil
 	case kind == submit.ClusterK8s:
 		return "k8s", nil
 	case kind == submit.ClusterStandalone, kind == submit.ClusterMesos:
 		return "rest", nil
 	case master == "":
-		if cmd != "submit" {
-			return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (k8s://…, spark://… or mesos://…), the master the submission was made to", cmd)
-		}
-		return "", exitcode.Errorf(exitcode.Usage, "no --master in the spark-submit arguments: prebake submit needs k8s://, spark:// or mesos:// after --, e.g. prebake submit -- --master k8s://https://host:6443 …")
+		return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (k8s://…, spark://… or mesos://…), the master the submission was made to", cmd)
 	}
-	return "", exitcode.Errorf(exitcode.Usage, "--master %q: prebake submit follows k8s://, spark:// (standalone cluster mode) and mesos:// masters; run spark-submit directly for others", master)
+	return "", exitcode.Errorf(exitcode.Usage, "--master %q: not a master Spark takes; prebake takes every one spark-submit does: %s", master, knownMasters)
+}
+
+// knownMasters lists the masters submit takes, for messages.
+const knownMasters = "local, local[N], local[*], local[N,F], local-cluster[N,C,M], yarn (client or cluster mode), " +
+	"spark://host:port and mesos://host:port (client mode, or cluster mode followed over REST), k8s://https://host:port, or --remote sc://… (Spark Connect)"
+
+// localSparkJars is the jars directory of the Spark that spark-submit
+// runs: $SPARK_HOME/jars, else the one next to the spark-submit binary
+// (bin/..), as Spark's own script finds its home; "" when unknown.
+func localSparkJars(flag string, getenv func(string) string, lookPath func(string) (string, error)) string {
+	if h := getenv("SPARK_HOME"); h != "" {
+		return filepath.Join(h, "jars")
+	}
+	bin := sparkSubmitBin(flag, getenv, lookPath)
+	if bin == "" {
+		return ""
+	}
+	p, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(p)), "jars")
+}
+
+// ignoreTargetsHere drops --image-target and --store when the driver runs
+// here (local masters, YARN, client mode): its jars are the local cache's
+// paths, so a worker-wide $PREBAKE_IMAGE_TARGET or $PREBAKE_STORE, meant
+// for its cluster jobs, neither breaks nor slows a local one. A value from
+// the environment or prebake.yaml is dropped with a -v line, one from the
+// command line with a warning.
+func ignoreTargetsHere(g *globals, f *submitFlags, fl *pflag.FlagSet, master string, stderr io.Writer) {
+	rep := g.reporter(stderr)
+	defer rep.Wait()
+	for _, t := range []struct {
+		flag string
+		val  *string
+	}{{"image-target", &f.imageTarget}, {"store", &f.s3.store}} {
+		if *t.val == "" {
+			continue
+		}
+		what := fmt.Sprintf("--%s %s", t.flag, redact.URL(*t.val))
+		if from := settingFrom(fl, t.flag); from != "" {
+			if strings.HasPrefix(from, "PREBAKE_") {
+				from = "$" + from
+			}
+			what = fmt.Sprintf("%s (%s)", redact.URL(*t.val), from)
+			rep.Debugf("%s ignored: master %s runs the driver here, which reads the jars from the local cache", what, redact.URL(master))
+		} else {
+			rep.Warnf("%s ignored: master %s runs the driver here, which reads the jars from the local cache", what, redact.URL(master))
+		}
+		*t.val = ""
+	}
 }
 
 // newSubmitCmd is `prebake submit`: prepare, then the master's backend.
@@ -154,7 +213,7 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 			// The conf's secrets are masked by value wherever spark-submit,
 			// the driver or a server prints them (audit 3 N11).
 			redact.AddConfSecrets(sub.SparkConf())
-			master, _ := sub.GivenMaster()
+			master := sub.Master()
 			// yaml: the objects of k8s --dry-run.
 			out, b, err := bs.forMaster(g, c.Name(), master, outYAML)
 			if err != nil {
@@ -174,6 +233,10 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
 				return b.Attach(c.Context(), req)
 			}
 			b = bs.runsHere(b, sub)
+			if _, here := b.(localBackend); here {
+				ignoreTargetsHere(g, f, c.Flags(), master, c.ErrOrStderr())
+				f.localSparkJars = localSparkJars(f.sparkSubmit, os.Getenv, exec.LookPath)
+			}
 			rewritten, err := prepare(c.Context(), g, f, c.Flags(), sub, c.ErrOrStderr())
 			if err != nil {
 				return err
@@ -227,6 +290,8 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, bs backends) {
 	durationVar(fs, &f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
 	durationVar(fs, &f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
 	fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
+	fs.BoolVar(&f.strict, "strict", false, strictHelp)
+	fs.StringVar(&f.sparkHome, "spark-home", "", "with --image-target: where the base image keeps Spark (default /opt/spark); the local Spark is $SPARK_HOME")
 	fs.StringVar(&f.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end; never submits (k8s://: namespace:driver-pod; spark://, mesos://: the submission ID)")
 	for _, name := range []string{"k8s", "rest"} {
 		if b, ok := bs[name]; ok {

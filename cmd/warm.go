@@ -122,10 +122,12 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		return werr
 	}
 	var sent int64
+	failed := 0
 	for _, r := range results {
 		sent += r.BytesSent
 		switch {
 		case r.Error != "":
+			failed++
 			fmt.Fprintf(stdout, "%s\tFAILED\t%s\n", r.Name, r.Error)
 		case r.Hit:
 			fmt.Fprintf(stdout, "%s\t%s\thit\n", r.Name, r.LockHash)
@@ -134,7 +136,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		}
 	}
 	if !g.quiet {
-		fmt.Fprintf(stderr, "warm: %d sets, %d bytes sent\n", len(results), sent)
+		fmt.Fprintf(stderr, "warm: %d sets (%d failed), %d bytes sent\n", len(results), failed, sent)
 	}
 	return werr
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -40,7 +41,15 @@ const (
 	// (Report.BaseSparkVersion), so that a cache hit knows it without
 	// reading the base; absent when the base has no spark-core jar.
 	AnnotationSparkVersion = "dev.prebake.spark-version"
+	// AnnotationWarnings holds the bake's verdict against its base, the
+	// Report's warnings as JSON ([] for none), so that every cache hit
+	// repeats them.
+	AnnotationWarnings = "dev.prebake.warnings"
 )
+
+// ErrStrict is returned (kind Invalid) by a strict bake (BakeInput.Strict)
+// that has warnings: the jars are likely to fail at run time on this base.
+var ErrStrict = errors.New("warnings that change the outcome, in strict mode")
 
 // DefaultJarsDir is where the jars go in the image.
 const DefaultJarsDir = "/opt/spark/prebake/jars"
@@ -77,6 +86,13 @@ type BakeInput struct {
 	// ExtraPlatform ("linux/amd64"), when set, is the only platform the
 	// Extra files run on: every platform baked must match it.
 	ExtraPlatform string
+	// SparkHome is where the base keeps Spark ("" is /opt/spark): its jars
+	// directory is what the conflict report compares against.
+	SparkHome string
+	// Strict fails the bake (ErrStrict, kind Invalid) when the report has
+	// warnings, before anything is pushed; on a cache hit, when the stored
+	// verdict has any.
+	Strict bool
 }
 
 // Result is what a bake produced (or found).
@@ -106,6 +122,9 @@ type Result struct {
 	Compression Compression `json:"compression"`
 	// Report is the classpath conflict report (nil on a cache hit).
 	Report *Report `json:"report,omitempty"`
+	// Warnings are the bake's verdict against its base: Report.Warnings on
+	// a bake, the stored ones (AnnotationWarnings) on a cache hit.
+	Warnings []Warning `json:"warnings"`
 	// SparkVersion is the Spark version of the base's jars (spark-core_*):
 	// Report.BaseSparkVersion on a bake, the dev.prebake.spark-version
 	// annotation on a cache hit; "" when unknown (no spark-core jar, or an
@@ -137,10 +156,12 @@ func jarURLs(dir string, files []string) []string {
 }
 
 // bakeKey names the bake: everything that decides the image's bytes.
-func bakeKey(baseDigest, lockHash, jarsDir string, platforms []string, skip bool, layers int, big int64, comp Compression, epoch time.Time, extra []File) string {
+// v2 records the verdict (AnnotationWarnings), which a v1 bake lacks; the
+// Spark home it was made against is part of it.
+func bakeKey(baseDigest, lockHash, jarsDir, sparkHome string, platforms []string, skip bool, layers int, big int64, comp Compression, epoch time.Time, extra []File) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "prebake-bake-v1\nbase %s\nlock %s\ndir %s\nplatforms %s\nskip %t\nlayers %d %d\n%s\nepoch %d\n",
-		baseDigest, lockHash, jarsDir, strings.Join(platforms, ","), skip, layers, big, comp.id(), epoch.Unix())
+	fmt.Fprintf(h, "prebake-bake-v2\nbase %s\nlock %s\ndir %s\nspark %s\nplatforms %s\nskip %t\nlayers %d %d\n%s\nepoch %d\n",
+		baseDigest, lockHash, jarsDir, sparkHome, strings.Join(platforms, ","), skip, layers, big, comp.id(), epoch.Unix())
 	for _, f := range extra {
 		fmt.Fprintf(h, "extra %s %o %d %s\n", f.Name, normMode(f.Mode), f.Size, f.ID)
 	}
@@ -197,6 +218,10 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	}
 	lockHash := in.Lock.Hash()
 	jarsDir, err := cleanJarsDir(in.JarsDir)
+	if err != nil {
+		return nil, err
+	}
+	sparkHome, err := cleanSparkHome(in.SparkHome)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +284,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			return nil, errdefs.Errorf(errdefs.Internal, "bake: extra file %s has no ID", f.Name)
 		}
 	}
-	key := bakeKey(baseDigest, lockHash, jarsDir, platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, epoch, in.Extra)
+	key := bakeKey(baseDigest, lockHash, jarsDir, sparkHome, platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, epoch, in.Extra)
 	if tag == "" {
 		tag = cacheTag(key)
 	}
@@ -290,6 +315,10 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		res.Files = info.Files
 		res.Platforms = info.Platforms
 		res.SparkVersion = info.SparkVersion
+		res.Warnings = info.Warnings
+		if err := strict(in, res.Warnings, "the image exists already (a cache hit)"); err != nil {
+			return nil, err
+		}
 		return finish(), nil
 	}
 	if info != nil {
@@ -330,7 +359,8 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 
 	// 5. The classpath conflict report (first platform; jars do not vary by
 	// platform).
-	bj, err := baseJars(ctx, targets[0].img, []string{SparkJarsDir, jarsDir}, processIndex, o.cacheDir)
+	sparkJars := path.Join(sparkHome, "jars")
+	bj, err := baseJars(ctx, targets[0].img, []string{sparkJars, jarsDir}, processIndex, o.cacheDir)
 	if err != nil {
 		return nil, registryError(err, "reading base "+in.Base)
 	}
@@ -339,7 +369,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	for i, a := range in.Lock.Artifacts {
 		coords[i], files[i] = a.Coord, a.File
 	}
-	report := conflictReport(coords, files, bj)
+	report := conflictReport(coords, files, bj, sparkJars)
 	skip := map[string]bool{}
 	if in.SkipProvided {
 		for i, c := range report.Conflicts {
@@ -351,6 +381,10 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	}
 	res.Report = report
 	res.SparkVersion = report.BaseSparkVersion
+	res.Warnings = report.Warnings
+	if err := strict(in, res.Warnings, "nothing was pushed"); err != nil {
+		return nil, err
+	}
 
 	// 6. The layers, built once for every platform.
 	var jars []bakeJar
@@ -396,6 +430,8 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if res.SparkVersion != "" {
 		anns[AnnotationSparkVersion] = res.SparkVersion
 	}
+	verdict, _ := json.Marshal(res.Warnings)
+	anns[AnnotationWarnings] = string(verdict)
 	history := v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "prebake bake image", Comment: "prebake lock " + lockHash}
 	var out []platformImage
 	for _, t := range targets {
@@ -431,6 +467,40 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	res.Digest = d.String()
 	res.Ref = tgt.digestRef(d)
 	return finish(), nil
+}
+
+// strict is the error of a strict bake with warnings (what: the state the
+// bake stopped in), else nil.
+func strict(in BakeInput, ws []Warning, what string) error {
+	if !in.Strict {
+		return nil
+	}
+	return StrictError("base "+in.Base, ws, what)
+}
+
+// StrictError is the ErrStrict error (kind Invalid) for the warnings ws of
+// a check against where (a base image, a Spark directory), what saying
+// what was left undone; nil when ws is empty.
+func StrictError(where string, ws []Warning, what string) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(ws))
+	for i, w := range ws {
+		msgs[i] = w.Message + " (" + w.Kind + ")"
+	}
+	return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: %s; %s", ErrStrict, where, strings.Join(msgs, "; "), what))
+}
+
+// cleanSparkHome is the base's Spark directory: "" is /opt/spark.
+func cleanSparkHome(d string) (string, error) {
+	if d == "" {
+		return path.Dir(SparkJarsDir), nil
+	}
+	if !path.IsAbs(d) {
+		return "", errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.SparkHome", "Spark home %q: must be an absolute path in the image", d)
+	}
+	return path.Clean(d), nil
 }
 
 // annotationKey records the bake key, so a cache hit also matches the

@@ -38,6 +38,9 @@ type Conflict struct {
 const (
 	WarnScalaBinary  = "scala-binary"
 	WarnSparkVersion = "spark-version"
+	// WarnNoSpark: the base has no spark-core jar where Spark's jars
+	// should be: not a Spark image, or one that keeps Spark elsewhere.
+	WarnNoSpark = "no-spark"
 )
 
 // Warning flags a likely run-time failure.
@@ -251,9 +254,17 @@ func parseCoord(s string) coord {
 	return c
 }
 
+// CheckJars compares resolved artifacts (coords and files, index for
+// index) with the jars of a Spark distribution (paths; sparkJars, their
+// directory, names it in the no-spark warning): the report bake makes
+// against its base, for a local $SPARK_HOME/jars.
+func CheckJars(coords, files, jars []string, sparkJars string) *Report {
+	return conflictReport(coords, files, jars, sparkJars)
+}
+
 // conflictReport compares the resolved artifacts (coord, file) with the
-// base's jars.
-func conflictReport(coords, files []string, base []string) *Report {
+// base's jars; sparkJars is where Spark's jars should be.
+func conflictReport(coords, files []string, base []string, sparkJars string) *Report {
 	r := &Report{BaseJars: len(base), Conflicts: []Conflict{}, Warnings: []Warning{}}
 	byName := map[string][]string{} // jar name without version → paths
 	versionOf := map[string]string{}
@@ -274,6 +285,10 @@ func conflictReport(coords, files []string, base []string) *Report {
 		case n == "scala3-library_3":
 			r.BaseScalaBinary = "3"
 		}
+	}
+	if r.BaseSparkVersion == "" {
+		r.Warnings = append(r.Warnings, Warning{Kind: WarnNoSpark,
+			Message: fmt.Sprintf("no Spark in the base: %s has no spark-core jar; not a Spark image, or one that keeps Spark elsewhere (no Scala or Spark version check was made)", sparkJars)})
 	}
 	for i, cs := range coords {
 		c := parseCoord(cs)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
@@ -67,6 +68,9 @@ func registryError(err error, what string) error {
 	var oe *net.OpError
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &oe) || errors.As(err, &ne) {
+		if !strings.HasPrefix(what, "pushing") {
+			return wrap(errdefs.Unavailable, " (registry unavailable)")
+		}
 		return wrap(errdefs.Unavailable, " (registry unavailable; rerun to resume: blobs already pushed are not sent again)")
 	}
 	return wrap(errdefs.Unavailable, "")

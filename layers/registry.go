@@ -223,11 +223,14 @@ type Info struct {
 	BaseDigest string   `json:"baseDigest"`
 	// SparkVersion is the base's Spark version recorded at bake time
 	// (dev.prebake.spark-version); "" when not recorded.
-	SparkVersion string            `json:"sparkVersion,omitempty"`
-	Platforms    []string          `json:"platforms"`
-	Annotations  map[string]string `json:"annotations"`
-	Key          string            `json:"-"`
-	digest       v1.Hash
+	SparkVersion string `json:"sparkVersion,omitempty"`
+	// Warnings are the verdict recorded at bake time
+	// (dev.prebake.warnings); empty when none, or not recorded.
+	Warnings    []Warning         `json:"warnings"`
+	Platforms   []string          `json:"platforms"`
+	Annotations map[string]string `json:"annotations"`
+	Key         string            `json:"-"`
+	digest      v1.Hash
 }
 
 // manifestAnnotations is the part of a manifest or index we read.
@@ -253,6 +256,12 @@ func parseInfo(r *ref, raw []byte, d v1.Hash, mt string) (*Info, error) {
 	in.BaseDigest = in.Annotations[AnnotationBaseDigest]
 	in.Key = in.Annotations[annotationKey]
 	in.SparkVersion = in.Annotations[AnnotationSparkVersion]
+	in.Warnings = []Warning{}
+	if w, ok := in.Annotations[AnnotationWarnings]; ok {
+		if err := json.Unmarshal([]byte(w), &in.Warnings); err != nil {
+			return nil, errdefs.Errorf(errdefs.Invalid, "%s: annotation %s: %w", r, AnnotationWarnings, err)
+		}
+	}
 	if c := in.Annotations[AnnotationCoords]; c != "" {
 		in.Coords = strings.Split(c, ",")
 	}

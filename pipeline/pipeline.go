@@ -58,6 +58,17 @@ type Options struct {
 	LayerOptions []layers.Option
 	// Reporter gets the steps, warnings and progress.
 	Reporter *progress.Reporter
+	// SparkHome is where the base images keep Spark ("" is /opt/spark),
+	// for the bake's check of the jars against it.
+	SparkHome string
+	// LocalSparkJars, when set, is the jars directory of the Spark that
+	// runs the driver here ($SPARK_HOME/jars): the resolved jars are
+	// checked against it as a bake checks them against its base (a
+	// directory without jars is not checked).
+	LocalSparkJars string
+	// Strict fails Prepare (layers.ErrStrict, kind Invalid) on a warning
+	// of those checks, before anything is pushed or run.
+	Strict bool
 }
 
 // cacheDir is o.CacheDir or the default.
@@ -101,14 +112,19 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 			return nil, err
 		}
 	}
+	var checks []rewrite.Warning
 	if res != nil {
 		jars = &rewrite.Jars{Local: paths, LockHash: res.Lock.Hash()}
+		if checks, err = checkLocalSpark(o, res); err != nil {
+			return nil, err
+		}
 		switch {
 		case o.ImageTarget != "":
-			imgOpts, v, err := bakeImages(ctx, o, sub, res, jars, cache)
+			imgOpts, v, ws, err := bakeImages(ctx, o, sub, res, jars, cache)
 			if err != nil {
 				return nil, err
 			}
+			checks = append(checks, ws...)
 			opts = append(opts, imgOpts...)
 			sparkVersion = v
 		case o.Store != "":
@@ -124,6 +140,7 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	rw.Warnings = append(checks, rw.Warnings...)
 	if jars != nil && len(jars.Cluster) > 0 && s3aURLs(o) {
 		rw.Warnings = append(rw.Warnings, rewrite.Warning{Kind: rewrite.WarnS3AURLs, Text: S3AWarning})
 	}
@@ -195,7 +212,7 @@ func s3aURLs(o Options) bool {
 // executor-specific images where they differ), pushes them to the image
 // target, and returns the rewrite options that use them and the Spark
 // version of the driver's base (its jars; "" when unknown).
-func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *resolver.Result, jars *rewrite.Jars, cache string) ([]rewrite.Option, string, error) {
+func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *resolver.Result, jars *rewrite.Jars, cache string) ([]rewrite.Option, string, []rewrite.Warning, error) {
 	rep := o.Reporter
 	main, _, _ := sub.Conf("spark.kubernetes.container.image")
 	driver, _, _ := sub.Conf("spark.kubernetes.driver.container.image")
@@ -207,11 +224,12 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 		case executor != "":
 			main = executor
 		default:
-			return nil, "", errdefs.New(errdefs.BadArgument, ErrNoBaseImage)
+			return nil, "", nil, errdefs.New(errdefs.BadArgument, ErrNoBaseImage)
 		}
 	}
 	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache), layers.WithJarOpener(resolver.CacheJarOpener(cache)))
 	baked := map[string]*layers.Result{}
+	var ws []rewrite.Warning
 	bake := func(base string) (string, error) {
 		if base == "" {
 			return "", nil
@@ -219,7 +237,8 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 		if r, ok := baked[base]; ok {
 			return r.Ref, nil
 		}
-		r, err := layers.Bake(ctx, layers.BakeInput{Lock: res.Lock, Jars: lock.LocalJars(res.Paths), Base: base, Target: o.ImageTarget}, lopts...)
+		r, err := layers.Bake(ctx, layers.BakeInput{Lock: res.Lock, Jars: lock.LocalJars(res.Paths), Base: base, Target: o.ImageTarget,
+			SparkHome: o.SparkHome, Strict: o.Strict}, lopts...)
 		if err != nil {
 			return "", err
 		}
@@ -228,20 +247,24 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 			what = "cache hit"
 		}
 		rep.Printf("image %s: %s (base %s)", r.Ref, what, base)
+		// The verdict, on a bake and on a cache hit (stored with the image).
+		for _, w := range r.Warnings {
+			ws = append(ws, rewrite.Warning{Kind: rewrite.WarnClasspath, Text: "base " + base + ": " + w.Message + " (" + w.Kind + ")"})
+		}
 		baked[base] = r
 		return r.Ref, nil
 	}
 	mainRef, err := bake(main)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	driverRef, err := bake(driver)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	executorRef, err := bake(executor)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	jars.Cluster, jars.From = baked[main].Jars, "image "+mainRef
 	// The driver runs spark.kubernetes.driver.container.image when set.
@@ -252,7 +275,45 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 	if v := baked[driverBase].SparkVersion; v != "" {
 		rep.Debugf("image %s: Spark %s (its base's jars)", baked[driverBase].Ref, v)
 	}
-	return []rewrite.Option{rewrite.WithImage(mainRef), rewrite.WithRoleImages(driverRef, executorRef)}, baked[driverBase].SparkVersion, nil
+	return []rewrite.Option{rewrite.WithImage(mainRef), rewrite.WithRoleImages(driverRef, executorRef)}, baked[driverBase].SparkVersion, ws, nil
+}
+
+// checkLocalSpark checks the resolved jars against o.LocalSparkJars, the
+// Spark that runs the driver here, as a bake checks them against its base:
+// its warnings, or with o.Strict the error. A directory without jars (no
+// Spark distribution there) is not checked.
+func checkLocalSpark(o Options, res *resolver.Result) ([]rewrite.Warning, error) {
+	if o.LocalSparkJars == "" {
+		return nil, nil
+	}
+	spark, _ := filepath.Glob(filepath.Join(o.LocalSparkJars, "*.jar"))
+	if len(spark) == 0 {
+		o.Reporter.Debugf("%s has no jars: the resolved jars are not checked against the local Spark", o.LocalSparkJars)
+		return nil, nil
+	}
+	coords := make([]string, len(res.Lock.Artifacts))
+	files := make([]string, len(res.Lock.Artifacts))
+	for i, a := range res.Lock.Artifacts {
+		coords[i], files[i] = a.Coord, a.File
+	}
+	r := layers.CheckJars(coords, files, spark, o.LocalSparkJars)
+	o.Reporter.Debugf("local Spark %s: Spark %s, Scala %s, %d jars", o.LocalSparkJars, r.BaseSparkVersion, r.BaseScalaBinary, r.BaseJars)
+	var kept []layers.Warning
+	var ws []rewrite.Warning
+	for _, w := range r.Warnings {
+		if w.Kind == layers.WarnNoSpark {
+			continue
+		}
+		w.Message = strings.Replace(w.Message, "the base image has", "the local Spark has", 1)
+		kept = append(kept, w)
+		ws = append(ws, rewrite.Warning{Kind: rewrite.WarnClasspath, Text: "local Spark " + o.LocalSparkJars + ": " + w.Message + " (" + w.Kind + ")"})
+	}
+	if o.Strict {
+		if err := layers.StrictError("local Spark "+o.LocalSparkJars, kept, "nothing was run"); err != nil {
+			return nil, err
+		}
+	}
+	return ws, nil
 }
 
 // ResolveJars resolves the packages of a command line (plus those of req)

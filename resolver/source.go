@@ -303,8 +303,7 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 	}
 	key := group + ":" + artifact + ":" + version
 	res, err := s.poms.do(key, func() (*pomResult, error) {
-		var tried []string
-		var hard error
+		var m misses
 		res := &pomResult{}
 		for _, r := range s.chain {
 			pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
@@ -316,18 +315,13 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 			if fatal {
 				return res, err
 			}
-			tried = append(tried, r.String())
-			if errors.Is(err, ErrNotFound) || errors.Is(err, errNotCached) {
-				continue
-			}
 			// Ivy's chain goes on after a failing resolver; the failure is
 			// reported if no later repository has the module.
-			res.warnings = append(res.warnings, r.Name+": "+redact.String(err.Error()))
-			if hard == nil {
-				hard = err
+			if m.add(r, err) {
+				res.warnings = append(res.warnings, r.Name+": "+redact.String(err.Error()))
 			}
 		}
-		return res, notFoundErr("module "+key, tried, hard, s.offline)
+		return res, m.err("module " + key)
 	})
 	if res != nil {
 		s.warn(ctx, res.warnings...)
@@ -390,7 +384,9 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 	pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
 	if err != nil {
 		if !fatal && (errors.Is(err, ErrNotFound) || errors.Is(err, errNotCached)) {
-			return nil, notFoundErr("module "+group+":"+artifact+":"+version, []string{r.String()}, nil, s.offline)
+			var m misses
+			m.add(r, err)
+			return nil, m.err("module " + group + ":" + artifact + ":" + version)
 		}
 		return nil, fmt.Errorf("module %s:%s:%s in %s: %w", group, artifact, version, r.Name, err)
 	}
@@ -617,17 +613,84 @@ func managedVersion(h maven.Hints, key string) string {
 	return ""
 }
 
-// notFoundErr is the error for a module or file no repository had.
-func notFoundErr(what string, tried []string, hard error, offline bool) error {
-	list := strings.Join(tried, ", ")
-	if hard != nil {
-		return errdefs.New(errdefs.KindOf(hard), fmt.Errorf("%s could not be fetched (tried %s): %w", what, list, hard))
-	}
-	if offline {
-		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%s not found in %s: %w; %w", what, list, errNotCached, ErrNotFound))
-	}
-	return errdefs.New(errdefs.NotFound, fmt.Errorf("%s not found in %s: %w", what, list, ErrNotFound))
+// misses are the answers of a chain that did not have a module or file:
+// the repositories that answered "not found", those that were skipped
+// offline (not in the cache) and those that failed (unreachable, 5xx).
+type misses struct {
+	notFound, notCached, failed []string
+	// answered is true when a repository other than the local Maven cache
+	// answered "not found": an authoritative answer.
+	answered bool
+	hard     error // the first failure
 }
+
+// add records r's answer err and reports whether it was a failure (not
+// an answer).
+func (m *misses) add(r *repo, err error) bool {
+	switch {
+	case errors.Is(err, errNotCached):
+		m.notCached = append(m.notCached, r.String())
+	case errors.Is(err, ErrNotFound):
+		m.notFound = append(m.notFound, r.String())
+		m.answered = m.answered || r.Name != RepoLocalM2
+	default:
+		m.failed = append(m.failed, r.String())
+		if m.hard == nil {
+			m.hard = err
+		}
+		return true
+	}
+	return false
+}
+
+// err is the error for what (a module, its versions) no repository had.
+// It leads with the answers that came back, then names the repositories
+// that were not asked (offline) or could not answer. The kind:
+//   - offline, with a repository not asked: Unavailable (a run online may
+//     find it), wrapping errNotCached and ErrNotFound;
+//   - a repository other than the local Maven cache answered "not found":
+//     NotFound, even when others were unreachable (a typo is not an
+//     outage), wrapping ErrNotFound;
+//   - else, with a failure: the failure's kind (an outage is not a typo);
+//   - else NotFound.
+func (m *misses) err(what string) error {
+	var parts []string
+	if len(m.notFound) > 0 {
+		parts = append(parts, "not found in "+strings.Join(m.notFound, ", "))
+	}
+	if len(m.notCached) > 0 {
+		parts = append(parts, "not in the cache for "+strings.Join(m.notCached, ", ")+" (offline: not asked)")
+	}
+	if len(m.failed) > 0 {
+		parts = append(parts, "could not ask "+strings.Join(m.failed, ", "))
+	}
+	e := &chainMiss{msg: what + ": " + strings.Join(parts, "; ")}
+	switch {
+	case len(m.notCached) > 0:
+		e.causes = []error{errNotCached, ErrNotFound}
+		return errdefs.New(errdefs.Unavailable, e)
+	case m.hard != nil && m.answered:
+		e.causes = []error{ErrNotFound, m.hard}
+		e.msg += ": " + m.hard.Error()
+		return errdefs.New(errdefs.NotFound, e)
+	case m.hard != nil:
+		e.causes = []error{m.hard}
+		e.msg += ": " + m.hard.Error()
+		return errdefs.New(errdefs.KindOf(m.hard), e)
+	}
+	e.causes = []error{ErrNotFound}
+	return errdefs.New(errdefs.NotFound, e)
+}
+
+// chainMiss is misses.err's error: its message says everything, its
+// causes are for errors.Is (ErrNotFound, errNotCached, the failure).
+type chainMiss struct {
+	msg    string
+	causes []error
+}
+
+func (e *chainMiss) Error() string   { return e.msg }
+func (e *chainMiss) Unwrap() []error { return e.causes }
 
 // Artifact implements Source: the file comes from ref.Repo, the repository
 // that served the module's POM.
@@ -1032,18 +1095,14 @@ func (s *source) Versions(ctx context.Context, group, artifact string) ([]string
 	if err := checkModule(group, artifact, ""); err != nil {
 		return nil, err
 	}
-	var out, tried []string
+	var out []string
 	seen := map[string]bool{}
-	var hard error
+	var m misses
 	for _, r := range s.chain {
 		vs, err := s.versionsIn(ctx, r, group, artifact)
-		tried = append(tried, r.String())
 		if err != nil {
-			if !errors.Is(err, ErrNotFound) && !errors.Is(err, errNotCached) {
+			if m.add(r, err) {
 				s.warn(ctx, r.Name+": "+redact.String(err.Error()))
-				if hard == nil {
-					hard = err
-				}
 			}
 			continue
 		}
@@ -1055,7 +1114,7 @@ func (s *source) Versions(ctx context.Context, group, artifact string) ([]string
 		}
 	}
 	if len(out) == 0 {
-		return nil, notFoundErr("versions of "+group+":"+artifact, tried, hard, s.offline)
+		return nil, m.err("versions of " + group + ":" + artifact)
 	}
 	return out, nil
 }

@@ -26,12 +26,10 @@ import (
 // fails with it), and client mode on spark:// and mesos://. K8s client
 // mode stays with the K8s backend. The master and deploy mode are Spark's
 // (flag, conf, $MASTER, $DEPLOY_MODE); a submission that names no master
-// is not one prebake routes here.
+// runs on spark-submit's default, local[*].
 func RunsHere(sub *submit.Submission) bool {
-	master, ok := sub.GivenMaster()
+	master := sub.Master()
 	switch {
-	case !ok:
-		return false
 	case Master(master):
 		return true
 	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
@@ -173,8 +171,7 @@ func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) (*Resul
 	o := makeOptions(opts)
 	res := &Result{Backend: "spark-submit", DeployMode: sub.DeployMode()}
 	res.Timings.Started = time.Now()
-	m, _ := sub.GivenMaster()
-	res.Master = redact.URL(m)
+	res.Master = redact.URL(sub.Master())
 	err := runLocal(ctx, sub.Args(), o, res)
 	res.finish(time.Now(), err)
 	return res, err

@@ -34,7 +34,9 @@ func TestRunsHere(t *testing.T) {
 		{[]string{"--master", "spark://m:7077", "--conf", "spark.submit.deployMode=cluster", "app.jar"}, false},
 		{[]string{"--master", "mesos://m:5050", "app.jar"}, true},
 		{[]string{"--master", "k8s://https://k:6443", "app.jar"}, false},
-		{[]string{"app.jar", "--master", "local"}, false}, // an application argument
+		// An application argument; no master is spark-submit's local[*].
+		{[]string{"app.jar", "--master", "k8s://https://k:6443"}, true},
+		{[]string{"app.py"}, true},
 		{[]string{"--master"}, false},
 	}
 	for _, tt := range tests {

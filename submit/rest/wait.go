@@ -194,7 +194,7 @@ func (c *Client) ctxResult(ctx context.Context, res *Result, id string) *Result 
 		default:
 			msg += fmt.Sprintf("; %s", restOrUnknown(r.Message))
 		}
-		fmt.Fprintf(c.o.log, "prebake: %s\n", msg)
+		// The caller prints msg, the error's: once.
 	} else if id != "" {
 		msg += fmt.Sprintf("; the driver %s is left running", id)
 		option = "rest.WithKillOnCancel" // it says why

@@ -25,6 +25,10 @@ const (
 	// WarnS3AURLs: the jars are a store's s3a:// URLs, which Spark reads
 	// only with hadoop-aws and S3 credentials (pipeline.Prepare adds it).
 	WarnS3AURLs
+	// WarnClasspath: the jars do not fit the Spark they run on (a Scala or
+	// Spark version mismatch with the base image or the local Spark, or a
+	// base without Spark); pipeline.Prepare adds it. It changes the outcome.
+	WarnClasspath
 )
 
 // Warning is one warning of a rewrite: its Kind and its text, in the
