@@ -7,6 +7,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit/k8s/native"
 	"github.com/prebake/prebake/submit/rewrite"
@@ -78,6 +79,10 @@ var errorHints = []func(err error) (string, bool){
 	},
 	func(err error) (string, bool) {
 		return "give --image-from or --store", errors.Is(err, rewrite.ErrNoClusterJars)
+	},
+	func(err error) (string, bool) {
+		var e *resolver.M2POMOnlyError
+		return "or leave ~/.m2 out of the chain: --no-default-repositories --repositories " + resolver.DefaultCentralURL + " (and the other repositories you need)", errors.As(err, &e)
 	},
 }
 
