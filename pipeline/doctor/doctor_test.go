@@ -212,9 +212,9 @@ func TestCheckReportGolden(t *testing.T) {
 	for old, repl := range map[string]string{
 		e.home: "$HOME", spark: "$SPARK_HOME",
 		strings.TrimSuffix(strings.TrimPrefix(e.ok, "http://"), "/maven2/"): "ok.test",
-		strings.TrimSuffix(strings.TrimPrefix(e.notFound, "http://"), "/"): "notfound.test",
-		strings.TrimSuffix(strings.TrimPrefix(e.closed, "http://"), "/"):   "closed.test",
-		strings.TrimPrefix(e.rest.URL, "http://"):                          "master.test",
+		strings.TrimSuffix(strings.TrimPrefix(e.notFound, "http://"), "/"):  "notfound.test",
+		strings.TrimSuffix(strings.TrimPrefix(e.closed, "http://"), "/"):    "closed.test",
+		strings.TrimPrefix(e.rest.URL, "http://"):                           "master.test",
 	} {
 		got = strings.ReplaceAll(got, old, repl)
 	}
