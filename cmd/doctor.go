@@ -163,7 +163,7 @@ func printDoctor(w io.Writer, r *doctor.Report, in doctor.Input) {
 	s := r.SparkHome
 	switch {
 	case s.Path == "":
-		fmt.Fprintln(w, "SPARK_HOME: not set (--spark-home); local and client jobs use spark-submit from PATH")
+		fmt.Fprintln(w, "SPARK_HOME: not set (set it, or give --spark-home, to check a local Spark)")
 	case s.Error != "":
 		fmt.Fprintf(w, "SPARK_HOME %s: %s\n", s.Path, s.Error)
 	case s.ScalaBinary != "":

@@ -8,10 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 )
 
 // TestDoctorCLI runs `prebake doctor` as a user would: a HOME whose ~/.m2
@@ -60,6 +62,20 @@ func TestDoctorCLI(t *testing.T) {
 	}
 	if strings.Contains(out, "local-m2-cache") || strings.Contains(out, "central") {
 		t.Errorf("prebake.yaml's noDefaultRepositories was not applied:\n%s", out)
+	}
+
+	// A standalone master: its REST server answers (the fake, as Spark's
+	// StandaloneRestServer), then one that is down.
+	rest := httptest.NewServer(sparkresttest.New())
+	defer rest.Close()
+	restPort := rest.Listener.Addr().(*net.TCPAddr).Port
+	code, out, errs = runPrebake(context.Background(), "doctor", "--config", cfg, "--master", "spark://127.0.0.1:7077", "--rest-port", strconv.Itoa(restPort))
+	if code != 0 || !strings.Contains(out, "master spark://127.0.0.1:7077: REST server "+rest.URL+": ") {
+		t.Errorf("doctor --master (REST up): exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runPrebake(context.Background(), "doctor", "--config", cfg, "--master", "spark://"+strings.TrimSuffix(strings.TrimPrefix(closed, "http://"), "/"))
+	if code != exitcode.Unavailable || !strings.Contains(out, "unreachable: refused") || !strings.Contains(errs, "REST server "+strings.TrimSuffix(closed, "/")) {
+		t.Errorf("doctor --master (REST down): exit %d, want 69\n%s\n%s", code, out, errs)
 	}
 
 	args := []string{"doctor", "--no-default-repositories", "--repositories", up.URL + "/," + closed, "--timeout", "2s"}
