@@ -16,6 +16,7 @@ import (
 	"github.com/prebake/prebake/pipeline/doctor"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
+	"github.com/prebake/prebake/submit/rest"
 )
 
 // doctor's -o json is doctor.Report (documented in the README).
@@ -73,9 +74,19 @@ answered 5xx); a 404 or 401/403 is an answer (the server is up) and is reported.
 				Resolve:      req,
 				SparkHome:    sparkHome,
 				Master:       master,
-				RESTPort:     restPort,
 				RegistryAuth: auth != "",
 				Store:        s3.store,
+			}
+			if strings.HasPrefix(master, "spark://") || strings.HasPrefix(master, "mesos://") {
+				var ropts []rest.Option
+				if restPort > 0 {
+					ropts = append(ropts, rest.WithPort(restPort))
+				}
+				c, err := rest.NewClient(master, ropts...)
+				if err != nil {
+					return err
+				}
+				in.RESTURLs = c.Masters()
 			}
 			if imageTarget != "" {
 				in.ImageRefs = []string{imageTarget}

@@ -23,7 +23,6 @@ import (
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
-	"github.com/prebake/prebake/submit/rest"
 )
 
 // Input is what to check.
@@ -36,10 +35,11 @@ type Input struct {
 	Home string
 	// SparkHome is the local Spark ($SPARK_HOME); "" is not set.
 	SparkHome string
-	// Master is a spark:// (or mesos://) master whose REST port is probed;
-	// another master, or "", is not probed.
+	// Master is the master as given (reported); RESTURLs are its REST
+	// servers (submit/rest's Client.Masters), each probed. No URL: nothing
+	// is probed.
 	Master   string
-	RESTPort int // 0: rest.DefaultPort rules
+	RESTURLs []string
 	// RegistryAuth is true when explicit registry credentials are given
 	// (layers.WithBasicAuth); ImageRefs are the registry references the
 	// job pushes to or reads (their host's credential source is reported).
@@ -162,7 +162,7 @@ type RESTProbe struct {
 }
 
 // Check runs every check of in. An error is only returned for bad input
-// (a chain that cannot be built, a bad master URL): what did not answer is
+// (a chain that cannot be built) or a cancelled ctx: what did not answer is
 // in the Report.
 func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 	o := &options{timeout: resolver.DefaultProbeTimeout, scanLimit: resolver.DefaultM2ScanLimit}
@@ -222,10 +222,7 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 		r.M2.POMOnly = []resolver.M2Entry{}
 	}
 
-	r.Master, err = master(ctx, in, o)
-	if err != nil {
-		return nil, err
-	}
+	r.Master = master(ctx, in, o)
 	for _, p := range r.Master.REST {
 		if !p.Reachable() {
 			r.Unreachable = append(r.Unreachable, "REST server "+p.URL)
@@ -235,27 +232,16 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 	return r, ctx.Err()
 }
 
-// master probes the REST servers of a spark:// or mesos:// master.
-func master(ctx context.Context, in Input, o *options) (Master, error) {
+// master probes the REST servers of a master.
+func master(ctx context.Context, in Input, o *options) Master {
 	m := Master{URL: redact.URL(in.Master), REST: []RESTProbe{}}
-	if !strings.HasPrefix(in.Master, "spark://") && !strings.HasPrefix(in.Master, "mesos://") {
-		return m, nil
-	}
-	var ropts []rest.Option
-	if in.RESTPort > 0 {
-		ropts = append(ropts, rest.WithPort(in.RESTPort))
-	}
-	c, err := rest.NewClient(in.Master, ropts...)
-	if err != nil {
-		return m, err
-	}
-	for _, u := range c.Masters() {
+	for _, u := range in.RESTURLs {
 		// Spark's REST server answers any path; an unknown submission's
 		// status is the cheapest request it serves (200, or 400/404).
-		a := netprobe.HTTP(ctx, o.client, http.MethodGet, u+"/v1/submissions/status/prebake-doctor", o.timeout, nil)
-		m.REST = append(m.REST, RESTProbe{URL: u, Answer: a})
+		a := netprobe.HTTP(ctx, o.client, http.MethodGet, strings.TrimSuffix(u, "/")+"/v1/submissions/status/prebake-doctor", o.timeout, nil)
+		m.REST = append(m.REST, RESTProbe{URL: redact.URL(u), Answer: a})
 	}
-	return m, nil
+	return m
 }
 
 // store reports the AWS credential source of an s3:// store.

@@ -180,6 +180,7 @@ func TestCheckReportGolden(t *testing.T) {
 	write(t, filepath.Join(spark, "jars", "spark-core_2.12-3.5.7.jar"), "PK")
 	in.SparkHome = spark
 	in.Master = "spark://" + strings.TrimPrefix(e.rest.URL, "http://")
+	in.RESTURLs = []string{e.rest.URL}
 	in.Store = "file:///var/jars"
 	r, err := Check(context.Background(), in, WithTimeout(2*time.Second))
 	if err != nil {
