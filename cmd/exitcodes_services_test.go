@@ -40,6 +40,7 @@ func TestBadOutputEveryCommand(t *testing.T) {
 		"sbom":       {"--lock", "prebake.lock"},
 		"why":        {"org.slf4j:slf4j-api", "org.slf4j:slf4j-api:2.0.7"},
 		"init":       {"--", "--master", "local", "--packages", "org.slf4j:slf4j-api:2.0.7", "app.jar"},
+		"doctor":     {"--no-default-repositories", "--repositories", "http://127.0.0.1:1/"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -90,6 +90,7 @@ followed to its real end.`,
 	bs := newBackends()
 	root.AddCommand(
 		newBakeCmd(g),
+		newDoctorCmd(g),
 		newGCCmd(g),
 		newIDCmd(g, bs, "kill"),
 		newInitCmd(g),

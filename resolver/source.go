@@ -729,6 +729,11 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 		if errors.Is(err, errNotCached) {
 			return nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s: %w", r.base+rel, err))
 		}
+		if r.isM2Cache && errors.Is(err, ErrNotFound) {
+			if e := m2POMOnly(r, ref, err); e != nil {
+				return nil, e
+			}
+		}
 		return nil, fmt.Errorf("artifact %s:%s:%s: %w", ref.Group, ref.Artifact, ref.Version, err)
 	}
 	return cf, nil

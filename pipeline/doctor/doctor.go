@@ -1,0 +1,419 @@
+// Package doctor checks the environment a resolution, a bake and a
+// submission depend on, without resolving anything: what each repository of
+// the chain answers, which registry and store credentials are in use (where
+// they come from, never their values), $SPARK_HOME and its Spark line, the
+// POM-only entries of ~/.m2 (resolver.M2POMOnlyError) and the REST port of
+// a spark:// master.
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prebake/prebake/internal/netprobe"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
+)
+
+// Input is what to check.
+type Input struct {
+	// Resolve gives the chain (Repositories, NoDefaultRepositories,
+	// Settings, IvySettings, IvyHome); nothing is resolved.
+	Resolve         resolver.Request
+	ResolverOptions []resolver.Option
+	// Home holds .m2/repository; "" is the user's home.
+	Home string
+	// SparkHome is the local Spark ($SPARK_HOME); "" is not set.
+	SparkHome string
+	// Master is the master as given (reported); RESTURLs are its REST
+	// servers (submit/rest's Client.Masters), each probed. No URL: nothing
+	// is probed.
+	Master   string
+	RESTURLs []string
+	// RegistryAuth is true when explicit registry credentials are given
+	// (layers.WithBasicAuth); ImageRefs are the registry references the
+	// job pushes to or reads (their host's credential source is reported).
+	RegistryAuth bool
+	ImageRefs    []string
+	// DockerConfig is the Docker config directory; "" is $DOCKER_CONFIG,
+	// else ~/.docker.
+	DockerConfig string
+	// Store is the jar store (s3://… gets its AWS credential source);
+	// StoreOptions configure it (region, static credentials).
+	Store        string
+	StoreOptions []s3store.Option
+}
+
+// Option configures Check.
+type Option func(*options)
+
+type options struct {
+	timeout   time.Duration
+	client    *http.Client
+	scanLimit int
+}
+
+// WithTimeout bounds each probe (one request per repository or REST
+// server; the AWS credential lookup). The default is 5s.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithHTTPClient sets the client of the REST probes. The default is a
+// fresh client.
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
+
+// WithM2ScanLimit bounds the directories of ~/.m2/repository visited. The
+// default is resolver.DefaultM2ScanLimit.
+func WithM2ScanLimit(n int) Option { return func(o *options) { o.scanLimit = n } }
+
+// Report is the result of Check; its JSON is `prebake doctor -o json`'s
+// schema (documented in the README).
+type Report struct {
+	// OK is true when every repository and REST server probed is
+	// reachable (Unreachable is empty).
+	OK bool `json:"ok"`
+	// Unreachable names ("name (url)") the repositories and REST servers
+	// that did not answer, or answered 5xx.
+	Unreachable []string `json:"unreachable"`
+	// Warnings are what may fail a job without being an outage: denied
+	// repositories, POM-only ~/.m2 entries, no Spark line, no credentials.
+	Warnings     []string                   `json:"warnings"`
+	Repositories []resolver.RepositoryProbe `json:"repositories"`
+	Registry     Registry                   `json:"registry"`
+	Store        Store                      `json:"store"`
+	SparkHome    SparkHome                  `json:"sparkHome"`
+	M2           M2                         `json:"m2"`
+	Master       Master                     `json:"master"`
+}
+
+// Registry is where registry credentials come from.
+type Registry struct {
+	// Explicit is true when explicit credentials are given (Input.RegistryAuth).
+	Explicit bool `json:"explicit"`
+	// DockerConfig is the Docker config file read; Found tells whether it
+	// exists.
+	DockerConfig string `json:"dockerConfig"`
+	Found        bool   `json:"found"`
+	// CredsStore is its default credential helper ("" for none).
+	CredsStore string `json:"credsStore"`
+	// Registries are the hosts with an auths entry or a credHelpers
+	// helper, sorted.
+	Registries []string `json:"registries"`
+	// Targets are Input.ImageRefs with the source their host's credentials
+	// come from: "explicit", "credHelper:<helper>", "auths",
+	// "credsStore:<helper>" or "anonymous".
+	Targets []RegistryTarget `json:"targets"`
+	Error   string           `json:"error,omitempty"`
+}
+
+// RegistryTarget is one registry reference and its credential source.
+type RegistryTarget struct {
+	Ref    string `json:"ref"`
+	Host   string `json:"host"`
+	Source string `json:"source"`
+}
+
+// Store is the jar store's credential source.
+type Store struct {
+	URL string `json:"url"`
+	// Source is the AWS provider that holds the credentials (s3:// only),
+	// "" when none was found (Error says why) or the store needs none.
+	Source string `json:"source"`
+	Error  string `json:"error,omitempty"`
+}
+
+// SparkHome is the local Spark.
+type SparkHome struct {
+	Path         string `json:"path"`
+	SparkVersion string `json:"sparkVersion"`
+	ScalaBinary  string `json:"scalaBinary"`
+	// From is where the version was read: "jars" (jars/spark-core_*.jar)
+	// or "RELEASE".
+	From  string `json:"from"`
+	Error string `json:"error,omitempty"`
+}
+
+// M2 is the scan of the local Maven repository.
+type M2 struct {
+	Dir       string             `json:"dir"`
+	POMOnly   []resolver.M2Entry `json:"pomOnly"`
+	Truncated bool               `json:"truncated"`
+}
+
+// Master is the REST server of a spark:// master.
+type Master struct {
+	URL  string      `json:"url"`
+	REST []RESTProbe `json:"rest"`
+}
+
+// RESTProbe is what one REST server answered.
+type RESTProbe struct {
+	URL string `json:"url"`
+	netprobe.Answer
+}
+
+// Check runs every check of in. An error is only returned for bad input
+// (a chain that cannot be built) or a cancelled ctx: what did not answer is
+// in the Report.
+func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
+	o := &options{timeout: resolver.DefaultProbeTimeout, scanLimit: resolver.DefaultM2ScanLimit}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if o.client == nil {
+		o.client = &http.Client{}
+	}
+	r := &Report{Unreachable: []string{}, Warnings: []string{}, Repositories: []resolver.RepositoryProbe{}}
+
+	probes, err := resolver.ProbeChain(ctx, in.Resolve, o.timeout, in.ResolverOptions...)
+	if err != nil {
+		return nil, err
+	}
+	r.Repositories = probes
+	for _, p := range probes {
+		switch {
+		case !p.Reachable():
+			r.Unreachable = append(r.Unreachable, p.Name+" ("+p.URL+")")
+		case p.Status == netprobe.StatusAbsent && p.Name != resolver.RepoLocalM2:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("repository %s (%s): no such directory", p.Name, p.URL))
+		case p.Status == netprobe.StatusDenied:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("repository %s (%s) answered %d: check its credentials", p.Name, p.URL, p.HTTPStatus))
+		}
+	}
+
+	r.Registry = registry(in)
+	r.Store = store(ctx, in, o.timeout)
+	if r.Store.Error != "" {
+		r.Warnings = append(r.Warnings, "store "+r.Store.URL+": "+r.Store.Error)
+	}
+	r.SparkHome = sparkHome(in.SparkHome)
+	if r.SparkHome.Error != "" {
+		r.Warnings = append(r.Warnings, "SPARK_HOME "+r.SparkHome.Path+": "+r.SparkHome.Error)
+	}
+
+	home := in.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home != "" {
+		r.M2.Dir = filepath.Join(home, ".m2", "repository")
+		entries, truncated, err := resolver.FindM2POMOnly(ctx, r.M2.Dir, o.scanLimit)
+		if err != nil {
+			return nil, err
+		}
+		r.M2.POMOnly, r.M2.Truncated = entries, truncated
+		for _, e := range entries {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s has the POM of %s but not its jar: a resolution of it fails (as Spark's, FAILED DOWNLOADS) until that directory is removed", e.Dir, e.Module))
+		}
+		if truncated {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: scan stopped after %d directories", r.M2.Dir, o.scanLimit))
+		}
+	}
+	if r.M2.POMOnly == nil {
+		r.M2.POMOnly = []resolver.M2Entry{}
+	}
+
+	r.Master = master(ctx, in, o)
+	for _, p := range r.Master.REST {
+		if !p.Reachable() {
+			r.Unreachable = append(r.Unreachable, "REST server "+p.URL)
+		}
+	}
+	r.OK = len(r.Unreachable) == 0
+	return r, ctx.Err()
+}
+
+// master probes the REST servers of a master.
+func master(ctx context.Context, in Input, o *options) Master {
+	m := Master{URL: redact.URL(in.Master), REST: []RESTProbe{}}
+	for _, u := range in.RESTURLs {
+		// Spark's REST server answers any path; an unknown submission's
+		// status is the cheapest request it serves (200, or 400/404).
+		a := netprobe.HTTP(ctx, o.client, http.MethodGet, strings.TrimSuffix(u, "/")+"/v1/submissions/status/prebake-doctor", o.timeout, nil)
+		m.REST = append(m.REST, RESTProbe{URL: redact.URL(u), Answer: a})
+	}
+	return m
+}
+
+// store reports the AWS credential source of an s3:// store.
+func store(ctx context.Context, in Input, timeout time.Duration) Store {
+	s := Store{URL: redact.URL(in.Store)}
+	if !strings.HasPrefix(in.Store, "s3://") && !strings.HasPrefix(in.Store, "s3a://") {
+		return s
+	}
+	src, err := s3store.CredentialSource(ctx, timeout, in.StoreOptions...)
+	if err != nil {
+		s.Error = redact.Line(err.Error())
+		return s
+	}
+	s.Source = src
+	return s
+}
+
+// dockerConfig is the part of ~/.docker/config.json that says where
+// credentials come from (never read: auth values).
+type dockerConfig struct {
+	Auths       map[string]json.RawMessage `json:"auths"`
+	CredHelpers map[string]string          `json:"credHelpers"`
+	CredsStore  string                     `json:"credsStore"`
+}
+
+// maxDockerConfig bounds the Docker config file read.
+const maxDockerConfig = 4 << 20
+
+// registry reports where registry credentials come from.
+func registry(in Input) Registry {
+	dir := in.DockerConfig
+	if dir == "" {
+		dir = os.Getenv("DOCKER_CONFIG")
+	}
+	if dir == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(h, ".docker")
+		}
+	}
+	r := Registry{Explicit: in.RegistryAuth, DockerConfig: filepath.Join(dir, "config.json"), Registries: []string{}, Targets: []RegistryTarget{}}
+	var cfg dockerConfig
+	switch st, err := os.Stat(r.DockerConfig); {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		r.Error = redact.Line(err.Error())
+	case st.Size() > maxDockerConfig:
+		r.Found, r.Error = true, fmt.Sprintf("larger than %d bytes: not read", maxDockerConfig)
+	default:
+		r.Found = true
+		data, err := os.ReadFile(r.DockerConfig)
+		if err == nil {
+			err = json.Unmarshal(data, &cfg)
+		}
+		if err != nil {
+			// json errors quote no value past a byte offset; say only the class.
+			r.Error = "not a readable Docker config (JSON)"
+		}
+	}
+	r.CredsStore = cfg.CredsStore
+	hosts := map[string]bool{}
+	for h := range cfg.Auths {
+		hosts[registryHost(h)] = true
+	}
+	for h := range cfg.CredHelpers {
+		hosts[registryHost(h)] = true
+	}
+	for h := range hosts {
+		r.Registries = append(r.Registries, h)
+	}
+	sort.Strings(r.Registries)
+	for _, ref := range in.ImageRefs {
+		if ref == "" || strings.HasPrefix(ref, "oci:") {
+			continue
+		}
+		t := RegistryTarget{Ref: redact.URL(ref), Host: refHost(ref)}
+		switch {
+		case in.RegistryAuth:
+			t.Source = "explicit"
+		case helperFor(cfg.CredHelpers, t.Host) != "":
+			t.Source = "credHelper:" + helperFor(cfg.CredHelpers, t.Host)
+		case hasAuth(cfg.Auths, t.Host):
+			t.Source = "auths"
+		case cfg.CredsStore != "":
+			t.Source = "credsStore:" + cfg.CredsStore
+		default:
+			t.Source = "anonymous"
+		}
+		r.Targets = append(r.Targets, t)
+	}
+	return r
+}
+
+func helperFor(m map[string]string, host string) string {
+	for k, v := range m {
+		if registryHost(k) == host {
+			return v
+		}
+	}
+	return ""
+}
+
+func hasAuth(m map[string]json.RawMessage, host string) bool {
+	for k := range m {
+		if registryHost(k) == host {
+			return true
+		}
+	}
+	return false
+}
+
+// dockerHub is how Docker Hub is keyed in a Docker config.
+const dockerHub = "index.docker.io"
+
+// registryHost is a Docker config key as a host ("https://index.docker.io/v1/"
+// → index.docker.io).
+func registryHost(key string) string {
+	k := strings.TrimPrefix(strings.TrimPrefix(key, "https://"), "http://")
+	if i := strings.IndexByte(k, '/'); i >= 0 {
+		k = k[:i]
+	}
+	if k == "docker.io" || k == "registry-1.docker.io" {
+		return dockerHub
+	}
+	return k
+}
+
+// refHost is the registry host of an image reference, as Docker reads it:
+// the first component when it has a "." or ":" or is localhost, else
+// Docker Hub.
+func refHost(ref string) string {
+	first, _, found := strings.Cut(ref, "/")
+	if !found || (!strings.ContainsAny(first, ".:") && first != "localhost") {
+		return dockerHub
+	}
+	return registryHost(first)
+}
+
+var (
+	sparkCoreJar = regexp.MustCompile(`^spark-core_(2\.1[0-3]|3)-(\d[^/]*)\.jar$`)
+	releaseLine  = regexp.MustCompile(`^Spark (\d[^\s]*)`)
+)
+
+// sparkHome reads the Spark line of a local Spark: jars/spark-core_*.jar's
+// name, else the RELEASE file's first line.
+func sparkHome(dir string) SparkHome {
+	s := SparkHome{Path: dir}
+	if dir == "" {
+		return s
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		s.Error = "not a directory"
+		return s
+	}
+	if names, err := filepath.Glob(filepath.Join(dir, "jars", "spark-core_*.jar")); err == nil {
+		sort.Strings(names)
+		for _, n := range names {
+			if m := sparkCoreJar.FindStringSubmatch(filepath.Base(n)); m != nil {
+				s.ScalaBinary, s.SparkVersion, s.From = m[1], m[2], "jars"
+				return s
+			}
+		}
+	}
+	if f, err := os.Open(filepath.Join(dir, "RELEASE")); err == nil {
+		buf := make([]byte, 512)
+		n, _ := f.Read(buf)
+		f.Close()
+		line, _, _ := strings.Cut(string(buf[:n]), "\n")
+		if m := releaseLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			s.SparkVersion, s.From = m[1], "RELEASE"
+			return s
+		}
+	}
+	s.Error = "no jars/spark-core_*.jar and no RELEASE file naming the Spark version"
+	return s
+}
