@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
@@ -137,7 +138,9 @@ func execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	if err != nil {
 		code = exitcode.Code(err)
 		var ee *exitcode.Error
-		if !errors.As(err, &ee) && isCobraUsageError(err) {
+		// Only an unclassified error can be cobra's: a classified one whose
+		// message happens to contain "accepts " keeps its code.
+		if !errors.As(err, &ee) && errdefs.KindOf(err) == errdefs.Unknown && isCobraUsageError(err) {
 			code = exitcode.Usage
 			err = exitcode.New(code, err)
 		}

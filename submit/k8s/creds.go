@@ -10,6 +10,9 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/localfile"
 )
 
 // Spark's submission credential keys (SparkKubernetesClientFactory,
@@ -29,6 +32,34 @@ const DefaultInClusterDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // errCredentials marks a failure to read the submission's credentials; it is
 // reported like a 401.
 var errCredentials = errors.New("credentials unavailable")
+
+// Bounds of the local credential files: a token, a certificate or a key
+// (1 MiB), a kubeconfig (16 MiB). Each must be a regular file.
+const (
+	maxCredFileSize   = 1 << 20
+	maxKubeconfigSize = 16 << 20
+)
+
+// checkCredFile fails (naming key and the file) when path is not a regular
+// file of at most limit bytes, before client-go reads it: a FIFO would
+// hang it, /dev/zero exhaust its memory.
+func checkCredFile(key, path string, limit int64) error {
+	rc, err := localfile.Open(path, limit)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", errCredentials, key, err)
+	}
+	return rc.Close()
+}
+
+// credsKind is the kind of an error reading the credentials: a local file
+// that is missing or is no regular file of its size is bad input (NotFound,
+// Invalid), anything else is reported like a 401.
+func credsKind(err error) errdefs.Kind {
+	if k := errdefs.KindOf(err); k == errdefs.Invalid || k == errdefs.NotFound {
+		return k
+	}
+	return errdefs.Denied
+}
 
 // k8sCreds are the credentials a submission was given, in spark-submit's
 // order: the master URL; the explicit submission token, token file and
@@ -165,7 +196,7 @@ func (c *k8sCreds) Namespace() string {
 		}
 	}
 	if c.inCluster() {
-		if b, err := os.ReadFile(filepath.Join(c.saDir, "namespace")); err == nil && len(b) > 0 {
+		if b, err := localfile.Read(filepath.Join(c.saDir, "namespace"), maxCredFileSize); err == nil && len(b) > 0 {
 			return strings.TrimSpace(string(b))
 		}
 	}
@@ -181,6 +212,11 @@ func (c *k8sCreds) kubeconfig(paths []string) clientcmd.ClientConfig {
 // kubeconfig context, else the in-cluster config, else none.
 func (c *k8sCreds) base() (*rest.Config, error) {
 	if kc := c.kubeconfigPaths(); len(kc) > 0 {
+		for _, p := range kc {
+			if err := checkCredFile("kubeconfig", p, maxKubeconfigSize); err != nil {
+				return nil, err
+			}
+		}
 		cfg, err := c.kubeconfig(kc).ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("%w: loading kubeconfig %s: %w", errCredentials, strings.Join(kc, ":"), err)
@@ -225,8 +261,8 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 	}
 	if c.caFile != "" {
 		cfg.CAFile, cfg.CAData, cfg.Insecure = c.caFile, nil, false
-		if !fileExists(c.caFile) {
-			return nil, fmt.Errorf("%w: %s %s does not exist", errCredentials, confCACertFile, c.caFile)
+		if err := checkCredFile(confCACertFile, c.caFile, maxCredFileSize); err != nil {
+			return nil, err
 		}
 	}
 	tokenFile := ""
@@ -235,6 +271,14 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 		cfg.BearerToken = c.token
 		tokenFile = c.tokenFile
 		cfg.CertFile, cfg.KeyFile = c.certFile, c.keyFile
+		for key, p := range map[string]string{confClientCertFile: c.certFile, confClientKeyFile: c.keyFile} {
+			if p == "" {
+				continue
+			}
+			if err := checkCredFile(key, p, maxCredFileSize); err != nil {
+				return nil, err
+			}
+		}
 	} else {
 		cfg.BearerToken = base.BearerToken
 		tokenFile = base.BearerTokenFile
@@ -257,9 +301,9 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 }
 
 func readToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := localfile.Read(path, maxCredFileSize)
 	if err != nil {
-		return "", fmt.Errorf("%w: reading token file %s: %w", errCredentials, path, err)
+		return "", fmt.Errorf("%w: reading token file: %w", errCredentials, err)
 	}
 	tok := strings.TrimSpace(string(b))
 	if tok == "" {
