@@ -139,9 +139,12 @@ func (b *s3Backend) get(ctx context.Context, key string) ([]byte, error) {
 		return nil, b.wrap("GET", key, err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(out.Body, 64<<20))
+	data, err := io.ReadAll(io.LimitReader(out.Body, maxGetSize+1))
 	if err != nil {
 		return nil, b.wrap("GET", key, err)
+	}
+	if len(data) > maxGetSize {
+		return nil, tooLargeErr(b.name(key))
 	}
 	return data, nil
 }
