@@ -217,17 +217,25 @@ func TestAuditLocalFiles(t *testing.T) {
 		{"caCertFile", func(f string) []string {
 			return append(k8sStatus("spark.kubernetes.authenticate.submission.caCertFile")(f), "--conf", "spark.kubernetes.authenticate.submission.oauthToken=t")
 		}, "", exitcode.NotFound},
-		{"kubeconfig", func(string) []string { return []string{"status", "ns:app-driver", "--master", "k8s://http://127.0.0.1:1"} }, "KUBECONFIG", 0},
+		{"kubeconfig", func(string) []string {
+			return []string{"status", "ns:app-driver", "--master", "k8s://http://127.0.0.1:1"}
+		}, "KUBECONFIG", 0},
 		{"Maven settings.xml", func(f string) []string { return append(append([]string{"resolve", "--settings", f}, demo...), coord) }, "", exitcode.NotFound},
 		{"lock", func(f string) []string { return append(append([]string{"resolve", "--lock", f}, demo...), coord) }, "", 0},
-		{"lock with --frozen", func(f string) []string { return append(append([]string{"resolve", "--frozen", "--lock", f}, demo...), coord) }, "", exitcode.StaleLock},
+		{"lock with --frozen", func(f string) []string {
+			return append(append([]string{"resolve", "--frozen", "--lock", f}, demo...), coord)
+		}, "", exitcode.StaleLock},
 		{"prebake.yaml", func(f string) []string { return []string{"resolve", "--config", f, coord} }, "", exitcode.NotFound},
 		{"--properties-file", func(f string) []string {
 			return []string{"rewrite", "--lock", lockFile, "--", "--master", "local[1]", "--properties-file", f, "app.jar"}
 		}, "", exitcode.NotFound},
 		{"rewrite --manifest", func(f string) []string { return []string{"rewrite", "--lock", lockFile, "--manifest", f} }, "", exitcode.NotFound},
-		{"warm --file", func(f string) []string { return []string{"warm", "--file", f, "--store", "file://" + filepath.Join(tmp, "store")} }, "", exitcode.NotFound},
-		{"gc --keep-sets", func(f string) []string { return []string{"gc", "--keep-sets", f, "--store", "file://" + filepath.Join(tmp, "store")} }, "", exitcode.NotFound},
+		{"warm --file", func(f string) []string {
+			return []string{"warm", "--file", f, "--store", "file://" + filepath.Join(tmp, "store")}
+		}, "", exitcode.NotFound},
+		{"gc --keep-sets", func(f string) []string {
+			return []string{"gc", "--keep-sets", f, "--store", "file://" + filepath.Join(tmp, "store")}
+		}, "", exitcode.NotFound},
 	}
 	for _, tt := range tests {
 		for _, kind := range []string{"fifo", "/dev/zero", "directory", "missing", "too large"} {
