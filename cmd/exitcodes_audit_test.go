@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -581,4 +582,49 @@ func (zeros) Read(p []byte) (int, error) {
 		p[i] = '0'
 	}
 	return len(p), nil
+}
+
+// TestAuditSIGTERM sends a real SIGTERM to a built prebake while resolve
+// waits on a repository that never answers: it exits 80 at once, saying it
+// was cancelled by the signal (the in-process rows above cancel the
+// context instead).
+func TestAuditSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/prebake")
+	}
+	bin := filepath.Join(t.TempDir(), "prebake")
+	if out, err := exec.Command("go", "build", "-o", bin, "./prebake").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	u, seen := hangingServer(t)
+	tmp := t.TempDir()
+	c := exec.Command(bin, "resolve", "--no-default-repositories", "--repositories", u+"/maven/", "--cache", filepath.Join(tmp, "cache"), "org.slf4j:slf4j-api:2.0.7")
+	c.Env = append(os.Environ(), "PREBAKE_CONFIG=", "PREBAKE_CACHE="+filepath.Join(tmp, "cache"), "HOME="+tmp)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-seen:
+	case <-time.After(30 * time.Second):
+		c.Process.Kill()
+		t.Fatalf("no request in 30s\n%s", stderr.String())
+	}
+	start := time.Now()
+	if err := c.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		c.Process.Kill()
+		t.Fatalf("still running 10s after SIGTERM\n%s", stderr.String())
+	}
+	if code := c.ProcessState.ExitCode(); code != exitcode.DriverFailed || !strings.Contains(stderr.String(), "cancelled (terminated signal received)") {
+		t.Errorf("exit %d after SIGTERM, want %d saying it was cancelled\n%s", code, exitcode.DriverFailed, stderr.String())
+	}
+	t.Logf("exit %d %s after SIGTERM", c.ProcessState.ExitCode(), time.Since(start).Round(time.Millisecond))
 }
