@@ -229,6 +229,9 @@ func TestAuditLocalFiles(t *testing.T) {
 		{"kubeconfig", func(string) []string {
 			return []string{"status", "ns:app-driver", "--master", "k8s://http://127.0.0.1:1"}
 		}, "KUBECONFIG", 0},
+		{"kubeconfig, pod without namespace", func(string) []string {
+			return []string{"submit", "--status-poll-only", "app-driver", "--", "--master", "k8s://http://127.0.0.1:1"}
+		}, "KUBECONFIG", 0},
 		{"Maven settings.xml", func(f string) []string { return append(append([]string{"resolve", "--settings", f}, demo...), coord) }, "", exitcode.NotFound},
 		{"lock", func(f string) []string { return append(append([]string{"resolve", "--lock", f}, demo...), coord) }, "", 0},
 		{"lock with --frozen", func(f string) []string {

@@ -51,6 +51,16 @@ func checkCredFile(key, path string, limit int64) error {
 	return rc.Close()
 }
 
+// checkKubeconfigs checks each kubeconfig file before clientcmd reads it.
+func checkKubeconfigs(paths []string) error {
+	for _, p := range paths {
+		if err := checkCredFile("kubeconfig", p, maxKubeconfigSize); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // credsKind is the kind of an error reading the credentials: a local file
 // that is missing or is no regular file of its size is bad input (NotFound,
 // Invalid), anything else is reported like a 401.
@@ -190,7 +200,7 @@ func (c *k8sCreds) inCluster() bool {
 // Namespace is the kubeconfig context's namespace, or the in-cluster one, or
 // "default"; status and kill use it when the ID has none.
 func (c *k8sCreds) Namespace() string {
-	if kc := c.kubeconfigPaths(); len(kc) > 0 {
+	if kc := c.kubeconfigPaths(); len(kc) > 0 && checkKubeconfigs(kc) == nil {
 		if ns, _, err := c.kubeconfig(kc).Namespace(); err == nil && ns != "" {
 			return ns
 		}
@@ -212,10 +222,8 @@ func (c *k8sCreds) kubeconfig(paths []string) clientcmd.ClientConfig {
 // kubeconfig context, else the in-cluster config, else none.
 func (c *k8sCreds) base() (*rest.Config, error) {
 	if kc := c.kubeconfigPaths(); len(kc) > 0 {
-		for _, p := range kc {
-			if err := checkCredFile("kubeconfig", p, maxKubeconfigSize); err != nil {
-				return nil, err
-			}
+		if err := checkKubeconfigs(kc); err != nil {
+			return nil, err
 		}
 		cfg, err := c.kubeconfig(kc).ClientConfig()
 		if err != nil {
