@@ -226,6 +226,11 @@ func TestAuditLocalFiles(t *testing.T) {
 		{"caCertFile", func(f string) []string {
 			return append(k8sStatus("spark.kubernetes.authenticate.submission.caCertFile")(f), "--conf", "spark.kubernetes.authenticate.submission.oauthToken=t")
 		}, "", exitcode.NotFound},
+		{"clientCertFile", func(f string) []string {
+			key := filepath.Join(tmp, "client.key")
+			os.WriteFile(key, []byte("key"), 0o600)
+			return append(k8sStatus("spark.kubernetes.authenticate.submission.clientCertFile")(f), "--conf", "spark.kubernetes.authenticate.submission.clientKeyFile="+key)
+		}, "", exitcode.NotFound},
 		{"kubeconfig", func(string) []string {
 			return []string{"status", "ns:app-driver", "--master", "k8s://http://127.0.0.1:1"}
 		}, "KUBECONFIG", 0},

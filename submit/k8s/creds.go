@@ -269,9 +269,6 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 	}
 	if c.caFile != "" {
 		cfg.CAFile, cfg.CAData, cfg.Insecure = c.caFile, nil, false
-		if err := checkCredFile(confCACertFile, c.caFile, maxCredFileSize); err != nil {
-			return nil, err
-		}
 	}
 	tokenFile := ""
 	if c.explicit() {
@@ -279,14 +276,6 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 		cfg.BearerToken = c.token
 		tokenFile = c.tokenFile
 		cfg.CertFile, cfg.KeyFile = c.certFile, c.keyFile
-		for key, p := range map[string]string{confClientCertFile: c.certFile, confClientKeyFile: c.keyFile} {
-			if p == "" {
-				continue
-			}
-			if err := checkCredFile(key, p, maxCredFileSize); err != nil {
-				return nil, err
-			}
-		}
 	} else {
 		cfg.BearerToken = base.BearerToken
 		tokenFile = base.BearerTokenFile
@@ -295,6 +284,26 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 		cfg.KeyFile, cfg.KeyData = base.KeyFile, base.KeyData
 		cfg.ExecProvider, cfg.AuthProvider = base.ExecProvider, base.AuthProvider
 		cfg.Impersonate = base.Impersonate
+	}
+	// The files client-go reads, wherever they were named (the conf, the
+	// kubeconfig, the service account): regular files under the cap.
+	for _, f := range []struct {
+		key, path string
+		fromConf  bool
+	}{
+		{confCACertFile, cfg.CAFile, c.caFile != ""},
+		{confClientCertFile, cfg.CertFile, c.explicit()},
+		{confClientKeyFile, cfg.KeyFile, c.explicit()},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if !f.fromConf {
+			f.key = "a CA, certificate or key file of " + c.Source()
+		}
+		if err := checkCredFile(f.key, f.path, maxCredFileSize); err != nil {
+			return nil, err
+		}
 	}
 	if tokenFile != "" {
 		if _, err := readToken(tokenFile); err != nil {
