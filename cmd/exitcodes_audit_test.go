@@ -489,7 +489,7 @@ func TestAuditExitCodeRows(t *testing.T) {
 		{"native namespace %2e%2e", nil, exitcode.Usage, `"%2e%2e" is not a valid namespace`, 2 * time.Second, nil},
 		{"ConfigMap too large (413)", func(t *testing.T) ([]string, <-chan struct{}) {
 			return nativeSubmit(newFakeAPIServer(t, false, nil).URL, "--properties-file", big), nil
-		}, exitcode.DataErr, big, 10 * time.Second, nil},
+		}, exitcode.DataErr, big, 30 * time.Second, nil},
 		{"SIGTERM during resolve", func(t *testing.T) ([]string, <-chan struct{}) {
 			u, seen := hangingServer(t)
 			return []string{"resolve", "--no-default-repositories", "--repositories", u + "/maven/", "--cache", t.TempDir(), coord}, seen
@@ -513,7 +513,7 @@ func TestAuditExitCodeRows(t *testing.T) {
 			}
 		}},
 		{"registry manifest over 100 MB", func(*testing.T) ([]string, <-chan struct{}) { return bakeImage(huge), nil },
-			exitcode.DataErr, "larger than a manifest may be", 20 * time.Second, nil},
+			exitcode.DataErr, "larger than a manifest may be", 60 * time.Second, nil}, // 2.4s; -race reads 100 MB slowly
 		{"registry manifest that is HTML", func(*testing.T) ([]string, <-chan struct{}) { return bakeImage(html), nil },
 			exitcode.DataErr, "not an image manifest", 10 * time.Second, func(t *testing.T, stderr string) {
 				if strings.Contains(stderr, "changed while baking") || !strings.Contains(stderr, "Please log in") {
@@ -536,7 +536,7 @@ func TestAuditExitCodeRows(t *testing.T) {
 		}, exitcode.DataErr, "answer larger than 67108864 bytes", 5 * time.Second, nil},
 		{"S3 set manifest over 64 MiB", func(*testing.T) ([]string, <-chan struct{}) {
 			return append(append([]string{"bake", "s3", "--lock", lockFile, "--store", "s3://bucket/prefix", "--endpoint", s3big.URL, "--path-style"}, demo...), coord), nil
-		}, exitcode.DataErr, "answer larger than 67108864 bytes", 10 * time.Second, nil},
+		}, exitcode.DataErr, "answer larger than 67108864 bytes", 60 * time.Second, nil}, // 0.7s; -race reads 64 MiB slowly
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
