@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/localfile"
 )
 
 // A setting is one key of prebake.yaml and its PREBAKE_* variable, and the
@@ -70,16 +70,17 @@ func configPath(explicit string, getenv func(string) string) string {
 	return ""
 }
 
+// maxConfigSize bounds prebake.yaml.
+const maxConfigSize = 4 << 20
+
 // loadConfig reads a prebake.yaml into flag values by key (a list setting
 // has one value per entry). Unknown keys and wrong types are exit 65.
 func loadConfig(path string) (map[string][]string, error) {
-	data, err := os.ReadFile(path)
+	// A regular file of at most 4 MiB (a FIFO or /dev/zero is refused
+	// before it is read): 65, or 66 when missing.
+	data, err := localfile.Read(path, maxConfigSize)
 	if err != nil {
-		code := exitcode.DataErr
-		if errors.Is(err, fs.ErrNotExist) {
-			code = exitcode.NotFound
-		}
-		return nil, exitcode.New(code, fmt.Errorf("config %s: %w", path, err))
+		return nil, fmt.Errorf("config %w", err)
 	}
 	var raw map[string]any
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil && !errors.Is(err, io.EOF) {

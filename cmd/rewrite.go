@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit/rewrite"
@@ -107,21 +107,29 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 	return c
 }
 
+// maxManifestSize bounds a --manifest file (stdin included).
+const maxManifestSize = 16 << 20
+
 // rewriteManifest runs `prebake rewrite --manifest FILE`: the rewritten YAML
 // on stdout, or -o json with the changes.
 func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat, opts []rewrite.Option) error {
 	var data []byte
 	var err error
 	if file == "-" {
-		data, err = io.ReadAll(c.InOrStdin())
+		data, err = io.ReadAll(io.LimitReader(c.InOrStdin(), maxManifestSize+1))
+		if err == nil && len(data) > maxManifestSize {
+			err = fmt.Errorf("<stdin>: larger than %d bytes", maxManifestSize)
+		}
 	} else {
-		data, err = os.ReadFile(file)
+		// A regular file (a FIFO or /dev/zero is refused before it is
+		// read): 65, or 66 when missing.
+		data, err = localfile.Read(file, maxManifestSize)
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return exitcode.New(exitcode.NotFound, fmt.Errorf("--manifest %s: %w", file, err))
+		return exitcode.New(exitcode.NotFound, fmt.Errorf("--manifest: %w", err))
 	case err != nil:
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("--manifest %s: %w", file, err))
+		return exitcode.New(exitcode.DataErr, fmt.Errorf("--manifest: %w", err))
 	}
 	name := file
 	if file == "-" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
@@ -134,11 +135,14 @@ func execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	root.SetOut(rec)
 	root.SetErr(stderr)
 	err := withHint(root.ExecuteContext(ctx))
+	err = cancelled(ctx, err)
 	code := 0
 	if err != nil {
 		code = exitcode.Code(err)
 		var ee *exitcode.Error
-		if !errors.As(err, &ee) && isCobraUsageError(err) {
+		// Only an unclassified error can be cobra's: a classified one whose
+		// message happens to contain "accepts " keeps its code.
+		if !errors.As(err, &ee) && errdefs.KindOf(err) == errdefs.Unknown && isCobraUsageError(err) {
 			code = exitcode.Usage
 			err = exitcode.New(code, err)
 		}
@@ -155,6 +159,21 @@ func execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 		}
 	}
 	return code
+}
+
+// cancelled gives a run that failed after ctx was cancelled (SIGINT,
+// SIGTERM: an Airflow task killed, a Ctrl-C) the one code of a cancel,
+// whatever the failure it caused looks like (a broken download, an
+// aborted upload, a killed driver): 80, as submit's backends report a
+// cancel (README, "Exit codes"). A deadline is not a cancel.
+func cancelled(ctx context.Context, err error) error {
+	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
+		return err
+	}
+	if strings.Contains(err.Error(), "cancelled") {
+		return exitcode.New(exitcode.DriverFailed, err)
+	}
+	return exitcode.New(exitcode.DriverFailed, fmt.Errorf("cancelled (%v): %w", context.Cause(ctx), err))
 }
 
 func isCobraUsageError(err error) bool {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
@@ -57,6 +57,9 @@ flags are defaults for every set; a set's repositories and excludes add to them.
 	return c
 }
 
+// maxSetsFileSize bounds --file and --keep-sets.
+const maxSetsFileSize = 16 << 20
+
 func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.Writer) error {
 	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
@@ -69,9 +72,9 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(o.file)
+	data, err := localfile.Read(o.file, maxSetsFileSize)
 	if err != nil {
-		return exitcode.New(exitcode.NotFound, fmt.Errorf("sets file: %w", err))
+		return fmt.Errorf("sets file: %w", err) // 66 missing, 65 not a regular file or too large
 	}
 	sf, err := s3store.ParseSets(o.file, data)
 	if err != nil {
@@ -188,9 +191,9 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 	}
 	keep := map[string]bool{}
 	if o.keepSets != "" {
-		data, err := os.ReadFile(o.keepSets)
+		data, err := localfile.Read(o.keepSets, maxSetsFileSize)
 		if err != nil {
-			return exitcode.New(exitcode.NotFound, fmt.Errorf("--keep-sets: %w", err))
+			return fmt.Errorf("--keep-sets: %w", err) // 66 missing, 65 not a regular file or too large
 		}
 		for _, line := range strings.Split(string(data), "\n") {
 			line, _, _ = strings.Cut(line, "#")

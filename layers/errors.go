@@ -2,12 +2,14 @@ package layers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -16,6 +18,21 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
+
+// checkManifest refuses a registry's answer for a manifest that is no JSON
+// (an HTML login or error page served with 200): bad input naming the
+// answer, before its digest is compared with anything.
+func checkManifest(what string, mediaType string, raw []byte) error {
+	if json.Valid(raw) {
+		return nil
+	}
+	head := raw
+	if len(head) > 64 {
+		head = head[:64]
+	}
+	return errdefs.Errorf(errdefs.Invalid, "%s: the registry answered %d bytes of %q that are not an image manifest (JSON): %s",
+		what, len(raw), mediaType, redact.String(strconv.Quote(string(head))))
+}
 
 // registryError maps a registry error to prebake's exit codes: 401/403 → 77,
 // not found → 66, unavailable (connection refused or reset, 5xx, 429) → 69.
@@ -40,6 +57,11 @@ func registryError(err error, what string) error {
 	denied := func() error {
 		return errdefs.New(errdefs.Denied, &errdefs.OptionError{Option: "layers.WithBasicAuth",
 			Err: &redactedError{msg: what + ": " + msg + " (check the Docker config or the registry credentials)", err: err}})
+	}
+	if strings.Contains(msg, "byte limit") {
+		// go-containerregistry's bound on a manifest (internal/limit, an
+		// untyped error): the answer is bad, not the registry unavailable.
+		return wrap(errdefs.Invalid, " (the registry's answer is larger than a manifest may be)")
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {

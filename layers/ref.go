@@ -195,6 +195,9 @@ func loadBase(ctx context.Context, r *ref, o *options) (*base, error) {
 	if err != nil {
 		return nil, registryError(err, "reading image "+r.raw)
 	}
+	if err := checkManifest("reading image "+r.raw, string(desc.MediaType), desc.Manifest); err != nil {
+		return nil, err
+	}
 	b := &base{desc: desc.Descriptor}
 	if isIndex(desc.MediaType) {
 		b.idx, err = desc.ImageIndex()

@@ -14,13 +14,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/coordpart"
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/safepath"
 )
 
@@ -211,15 +211,16 @@ func (l *File) Check() error {
 	return nil
 }
 
-// Read reads a lockfile from path. A missing file gives an error that
-// satisfies errors.Is(err, os.ErrNotExist).
+// MaxSize bounds a lockfile (16 MiB, some 50,000 artifacts).
+const MaxSize = 16 << 20
+
+// Read reads a lockfile from path: a regular file of at most MaxSize bytes
+// (a FIFO or /dev/zero is refused before it is read, errdefs.Invalid). A
+// missing file gives an error that satisfies errors.Is(err, os.ErrNotExist).
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := localfile.Read(path, MaxSize)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("lockfile %s: %w", path, err))
-		}
-		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", path, err))
+		return nil, fmt.Errorf("lockfile %w", err)
 	}
 	return Parse(path, data)
 }

@@ -25,7 +25,9 @@ import (
 //     missing or modified ones are fetched from the repository the lock
 //     records.
 //   - When the lock is missing or stale and req.Frozen is set, the error is
-//     of kind errdefs.Stale and says what changed.
+//     of kind errdefs.Stale and says what changed. A lock that is there but
+//     malformed (truncated) or not a regular file is errdefs.Invalid,
+//     frozen or not.
 //   - Otherwise the graph is built, every artifact is downloaded in parallel
 //     into the cache, and the lock is written (atomically) to req.LockPath.
 //
@@ -84,10 +86,12 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
 		case err == nil && req.Frozen:
 			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "lockfile %s is stale: %s", req.LockPath, inputsDiff(lock.Inputs, in))
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			// A malformed or unreadable lock is bad input, frozen or not:
+			// resolving afresh would not fix it.
+			return nil, err
 		case err != nil && req.Frozen:
 			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "frozen: needs a lockfile matching the inputs: %w", err)
-		case err != nil && !errors.Is(err, os.ErrNotExist):
-			return nil, err
 		}
 	} else if req.Frozen {
 		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.LockPath", "frozen: needs a lockfile path")

@@ -3,7 +3,6 @@ package resolver
 import (
 	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/localfile"
 )
 
 // Maven settings.xml (--settings): mirrors, server credentials,
@@ -52,16 +52,18 @@ type settingsXML struct {
 	Servers         []settingsServer `xml:"servers>server"`
 }
 
+// maxSettingsSize bounds a Maven settings.xml.
+const maxSettingsSize = 4 << 20
+
 // loadSettings reads and interpolates the settings file at path. home is
 // ${user.home}; lookup reads ${env.NAME}. A missing file is
 // errdefs.NotFound, a malformed one errdefs.Invalid; errors name the file and never a password.
 func loadSettings(path, home string, lookup func(string) (string, bool)) (*mavenSettings, error) {
-	data, err := os.ReadFile(path)
+	// A regular file of at most 4 MiB: a FIFO or /dev/zero is refused
+	// (errdefs.Invalid) before it is read.
+	data, err := localfile.Read(path, maxSettingsSize)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("settings %s: %w", path, err))
-		}
-		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("settings %s: %w", path, err))
+		return nil, fmt.Errorf("settings %w", err)
 	}
 	var doc settingsXML
 	if err := xml.Unmarshal(data, &doc); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/coordpart"
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/safepath"
 )
 
@@ -39,8 +40,15 @@ func (b *fileBackend) head(_ context.Context, key string) (int64, error) {
 }
 
 func (b *fileBackend) get(_ context.Context, key string) ([]byte, error) {
-	data, err := os.ReadFile(b.path(key))
-	if err != nil {
+	// A regular file (a FIFO in the store never hangs the read) of at most
+	// maxGetSize bytes.
+	data, err := localfile.Read(b.path(key), maxGetSize)
+	switch {
+	case errors.Is(err, localfile.ErrTooLarge):
+		return nil, tooLargeErr(b.name(key))
+	case errors.Is(err, localfile.ErrNotRegular):
+		return nil, fmt.Errorf("reading %s: %w", b.name(key), err)
+	case err != nil:
 		return nil, b.wrap("reading", key, err)
 	}
 	return data, nil

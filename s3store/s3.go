@@ -101,9 +101,6 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 	return b, nil
 }
 
-// maxManifestSize caps the read of an object (a manifest).
-const maxManifestSize = 64 << 20
-
 // client is the HTTP client of the SDK: WithHTTPClient's or the SDK's
 // default transport with the response timeout, under o.slow, following
 // only a 307/308 to the same origin (the SigV4 Authorization never goes to
@@ -172,9 +169,12 @@ func (b *s3Backend) get(ctx context.Context, key string) ([]byte, error) {
 		return nil, b.wrap("GET", key, err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(out.Body, maxManifestSize))
+	data, err := io.ReadAll(io.LimitReader(out.Body, maxGetSize+1))
 	if err != nil {
 		return nil, b.wrap("GET", key, err)
+	}
+	if len(data) > maxGetSize {
+		return nil, tooLargeErr(b.name(key))
 	}
 	return data, nil
 }

@@ -268,7 +268,7 @@ func makeOptions(opts []Option) (*options, error) {
 		// 60s and bring 1 KiB/s over 30s: a trickling endpoint fails the
 		// attempt inside the HTTP client, where the SDK retries it.
 		slow: noanswer.Limits{What: "S3", Classify: s3Kind, Deadline: noanswer.DefaultDeadline,
-			MinRate: noanswer.DefaultMinRate, Window: noanswer.DefaultWindow, MaxBuffer: maxManifestSize},
+			MinRate: noanswer.DefaultMinRate, Window: noanswer.DefaultWindow, MaxBuffer: maxGetSize},
 		expires: 6 * time.Hour,
 		logger:  nopLogger{},
 	}
@@ -299,12 +299,22 @@ type object struct {
 	ModTime time.Time
 }
 
+// maxGetSize bounds a small object read whole: a set manifest.
+const maxGetSize = 64 << 20
+
+// tooLargeErr is the error of an object over maxGetSize.
+func tooLargeErr(name string) error {
+	return errdefs.Errorf(errdefs.Invalid, "GET %s: answer larger than %d bytes (a set manifest is far smaller)", name, maxGetSize)
+}
+
 // backend is what a Store needs from S3 or a directory. Keys are full keys
 // (prefix included).
 type backend interface {
 	// head returns the object's size, or an error matching ErrNotFound.
 	head(ctx context.Context, key string) (int64, error)
-	// get reads a small object whole; ErrNotFound when missing.
+	// get reads a small object whole, of at most maxGetSize bytes (larger:
+	// errdefs.Invalid, "answer larger than N bytes"); ErrNotFound when
+	// missing.
 	get(ctx context.Context, key string) ([]byte, error)
 	// putFile uploads body, the bytes of local file (size bytes, sha256
 	// hex; file names it in errors), without clobbering; ErrExists when the

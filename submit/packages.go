@@ -100,11 +100,11 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 		p, err := readProps(pf)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("spark-submit --properties-file %s: %w (spark-submit would fail too)", pf, err))
+			return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("spark-submit --properties-file: %w (spark-submit would fail too)", err))
 		case errors.Is(err, fs.ErrPermission):
-			return nil, errdefs.New(errdefs.Denied, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
+			return nil, errdefs.New(errdefs.Denied, fmt.Errorf("spark-submit --properties-file: %w", err))
 		case err != nil:
-			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-submit --properties-file %s: %w", pf, err))
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-submit --properties-file: %w", err))
 		}
 		s.PropertiesFile = p
 	}
@@ -112,7 +112,7 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 		if dp := sparkDefaultsPath(getenv); dp != "" {
 			p, err := readProps(dp)
 			if err != nil {
-				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-defaults.conf %s: %w", dp, err))
+				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-defaults.conf: %w", err))
 			}
 			s.Defaults = p
 		}

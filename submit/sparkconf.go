@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/javaprops"
+	"github.com/prebake/prebake/internal/localfile"
 )
 
 // PropsFile is a parsed Java properties file (java.util.Properties.load), as
@@ -90,17 +91,15 @@ func trimSpark(s string) string {
 	return strings.TrimFunc(s, cut)
 }
 
+// MaxPropsFileSize bounds a properties file (16 MiB): it must be a regular
+// file (a FIFO or /dev/zero is refused before it is read).
+const MaxPropsFileSize = 16 << 20
+
 // readProps reads and parses a properties file as UTF-8 (Spark reads them
-// with an UTF-8 reader). A missing file matches fs.ErrNotExist.
+// with an UTF-8 reader), a regular file of at most MaxPropsFileSize bytes. A
+// missing file matches fs.ErrNotExist.
 func readProps(path string) (*PropsFile, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("properties file %s is not a normal file", path)
-	}
-	data, err := os.ReadFile(path)
+	data, err := localfile.Read(path, MaxPropsFileSize)
 	if err != nil {
 		return nil, err
 	}

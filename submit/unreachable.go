@@ -2,11 +2,14 @@ package submit
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/redact"
 )
+
+// maxAppScanSize bounds the Python app read for its SparkSession calls.
+const maxAppScanSize = 16 << 20
 
 // Packages set where a rewrite cannot reach: the PYSPARK_SUBMIT_ARGS and
 // SPARK_SUBMIT_OPTS environment variables, and a Python app's own
@@ -148,7 +151,9 @@ func UnreachableWarnings(getenv func(string) string, a *Argv) []string {
 		return out
 	}
 	p = strings.TrimPrefix(strings.TrimPrefix(p, "file://"), "file:")
-	data, err := os.ReadFile(p)
+	// A warning only: a file that is not a regular one of a sane size is
+	// not read (a FIFO would hang the rewrite).
+	data, err := localfile.Read(p, maxAppScanSize)
 	if err != nil {
 		return out
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s/native"
 )
 
 // Attach follows a driver pod that was submitted elsewhere (id is
@@ -59,6 +60,9 @@ func attach(ctx context.Context, id string, sub *submit.Submission, o *options, 
 // newDriverWatch builds the poller of driver pod ns/pod with the
 // submission's credentials, and names the submission in res.
 func newDriverWatch(a *k8sArgs, creds *k8sCreds, ns, pod string, o *options, res *Result) (*driverWatch, error) {
+	if err := native.CheckNamespace(ns); err != nil {
+		return nil, errdefs.New(errdefs.BadArgument, err)
+	}
 	w := &driverWatch{
 		creds: creds, ns: ns, pod: pod,
 		container: a.conf["spark.kubernetes.driver.podTemplateContainerName"],
@@ -71,7 +75,7 @@ func newDriverWatch(a *k8sArgs, creds *k8sCreds, ns, pod string, o *options, res
 	}
 	if err := w.reload(); err != nil {
 		res.Reason = reasonUnauthorized
-		return nil, errdefs.New(errdefs.Denied, err)
+		return nil, errdefs.New(credsKind(err), err)
 	}
 	w.logs = apiLogs{client: func() kubernetes.Interface { return w.client }}
 	res.Namespace, res.Pod, res.SubmissionID = w.ns, w.pod, w.ns+":"+w.pod

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -32,6 +33,44 @@ const DefaultInClusterDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // errCredentials marks a failure to read the submission's credentials; it is
 // reported like a 401.
 var errCredentials = errors.New("credentials unavailable")
+
+// Bounds of the local credential files: a token, a certificate or a key
+// (1 MiB), a kubeconfig (16 MiB). Each must be a regular file.
+const (
+	maxCredFileSize   = 1 << 20
+	maxKubeconfigSize = 16 << 20
+)
+
+// checkCredFile fails (naming key and the file) when path is not a regular
+// file of at most limit bytes, before client-go reads it: a FIFO would
+// hang it, /dev/zero exhaust its memory.
+func checkCredFile(key, path string, limit int64) error {
+	rc, err := localfile.Open(path, limit)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", errCredentials, key, err)
+	}
+	return rc.Close()
+}
+
+// checkKubeconfigs checks each kubeconfig file before clientcmd reads it.
+func checkKubeconfigs(paths []string) error {
+	for _, p := range paths {
+		if err := checkCredFile("kubeconfig", p, maxKubeconfigSize); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// credsKind is the kind of an error reading the credentials: a local file
+// that is missing or is no regular file of its size is bad input (NotFound,
+// Invalid), anything else is reported like a 401.
+func credsKind(err error) errdefs.Kind {
+	if k := errdefs.KindOf(err); k == errdefs.Invalid || k == errdefs.NotFound {
+		return k
+	}
+	return errdefs.Denied
+}
 
 // k8sCreds are the credentials a submission was given, in spark-submit's
 // order: the master URL; the explicit submission token, token file and
@@ -221,13 +260,13 @@ func (c *k8sCreds) inCluster() bool {
 // Namespace is the kubeconfig context's namespace, or the in-cluster one, or
 // "default"; status and kill use it when the ID has none.
 func (c *k8sCreds) Namespace() string {
-	if kc := c.kubeconfigPaths(); len(kc) > 0 {
+	if kc := c.kubeconfigPaths(); len(kc) > 0 && checkKubeconfigs(kc) == nil {
 		if ns, _, err := c.kubeconfig(kc).Namespace(); err == nil && ns != "" {
 			return ns
 		}
 	}
 	if c.inCluster() {
-		if b, err := os.ReadFile(filepath.Join(c.saDir, "namespace")); err == nil && len(b) > 0 {
+		if b, err := localfile.Read(filepath.Join(c.saDir, "namespace"), maxCredFileSize); err == nil && len(b) > 0 {
 			return strings.TrimSpace(string(b))
 		}
 	}
@@ -243,6 +282,9 @@ func (c *k8sCreds) kubeconfig(paths []string) clientcmd.ClientConfig {
 // kubeconfig context, else the in-cluster config, else none.
 func (c *k8sCreds) base() (*rest.Config, error) {
 	if kc := c.kubeconfigPaths(); len(kc) > 0 {
+		if err := checkKubeconfigs(kc); err != nil {
+			return nil, err
+		}
 		cfg, err := c.kubeconfig(kc).ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("%w: loading kubeconfig %s: %w", errCredentials, strings.Join(kc, ":"), err)
@@ -287,9 +329,6 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 	}
 	if c.caFile != "" {
 		cfg.CAFile, cfg.CAData, cfg.Insecure = c.caFile, nil, false
-		if !fileExists(c.caFile) {
-			return nil, fmt.Errorf("%w: %s %s does not exist", errCredentials, confCACertFile, c.caFile)
-		}
 	}
 	tokenFile := ""
 	switch {
@@ -313,6 +352,26 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 	}
 	redact.AddSecret(cfg.BearerToken) // masked by value wherever a server echoes it
 	redact.AddSecret(cfg.Password)
+	// The files client-go reads, wherever they were named (the conf, the
+	// kubeconfig, the service account): regular files under the cap.
+	for _, f := range []struct {
+		key, path string
+		fromConf  bool
+	}{
+		{confCACertFile, cfg.CAFile, c.caFile != ""},
+		{confClientCertFile, cfg.CertFile, c.explicit()},
+		{confClientKeyFile, cfg.KeyFile, c.explicit()},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if !f.fromConf {
+			f.key = "a CA, certificate or key file of " + c.Source()
+		}
+		if err := checkCredFile(f.key, f.path, maxCredFileSize); err != nil {
+			return nil, err
+		}
+	}
 	if tokenFile != "" {
 		if _, err := readToken(tokenFile); err != nil {
 			return nil, err
@@ -326,9 +385,9 @@ func (c *k8sCreds) Config() (*rest.Config, error) {
 }
 
 func readToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := localfile.Read(path, maxCredFileSize)
 	if err != nil {
-		return "", fmt.Errorf("%w: reading token file %s: %w", errCredentials, path, err)
+		return "", fmt.Errorf("%w: reading token file: %w", errCredentials, err)
 	}
 	tok := strings.TrimSpace(string(b))
 	if tok == "" {

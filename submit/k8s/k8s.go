@@ -123,7 +123,7 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 	}
 	if objs != nil {
 		w.progressf("submitting %s natively (no spark-submit)", res.SubmissionID)
-		if err := w.createNative(ctx, objs); err != nil {
+		if err := w.createNative(ctx, sub, objs); err != nil {
 			if ctx.Err() != nil {
 				return w.interrupted(ctx, res)
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/user"
 	"regexp"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -114,6 +115,9 @@ func chooseSubmitter(sub *submit.Submission, extra []string, o *options, progres
 	switch {
 	case err == nil:
 		return objs, nil
+	case isFileErr(err):
+		// A template that cannot be read fails spark-submit as well.
+		return nil, err
 	case o.submitter == SubmitterAuto && o.sparkSubmit != "":
 		progress("auto: using spark-submit: %v", err)
 		return nil, nil
@@ -123,17 +127,44 @@ func chooseSubmitter(sub *submit.Submission, extra []string, o *options, progres
 
 // createNative creates the objects in spark-submit's order with the
 // submission's credentials.
-func (w *driverWatch) createNative(ctx context.Context, objs *native.Objects) error {
+func (w *driverWatch) createNative(ctx context.Context, sub *submit.Submission, objs *native.Objects) error {
 	_, err := native.Create(ctx, w.client, objs)
 	switch {
 	case err == nil:
 		return nil
+	case apierrors.IsRequestEntityTooLargeError(err):
+		// Bad input, not an outage: the ConfigMap carries the properties.
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("the submission's Spark properties%s are larger than the API server accepts in a ConfigMap: %w", propsSources(sub), err))
 	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
 		return errdefs.New(errdefs.Denied, w.creds.explainAuth(err))
 	case apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err):
 		return errdefs.New(errdefs.BadArgument, err)
 	}
 	return errdefs.New(errdefs.Unavailable, err)
+}
+
+// isFileErr reports whether err is a local file that cannot be read
+// (missing: NotFound; a FIFO, a device, too large: Invalid), which keeps
+// its kind.
+func isFileErr(err error) bool {
+	k := errdefs.KindOf(err)
+	return k == errdefs.NotFound || k == errdefs.Invalid
+}
+
+// propsSources names the properties files the conf came from, as
+// " (from the properties file F, spark-defaults.conf D)", or "".
+func propsSources(sub *submit.Submission) string {
+	var from []string
+	if f := sub.PropertiesFile; f != nil && f.Path != "" {
+		from = append(from, "the properties file "+f.Path)
+	}
+	if d := sub.Defaults; d != nil && d.Path != "" {
+		from = append(from, d.Path)
+	}
+	if len(from) == 0 {
+		return ""
+	}
+	return " (from " + strings.Join(from, ", ") + ")"
 }
 
 // DryRun prints, as YAML, the objects the native submitter would create
@@ -146,6 +177,9 @@ func DryRun(sub *submit.Submission, stdout io.Writer, opts ...Option) error {
 		var ue *native.UnsupportedError
 		if errors.As(err, &ue) {
 			return errdefs.New(errdefs.BadArgument, fmt.Errorf("dry run: %w", err))
+		}
+		if isFileErr(err) {
+			return err
 		}
 		return errdefs.New(errdefs.BadArgument, err)
 	}

@@ -118,7 +118,7 @@ func findDrivers(ctx context.Context, master, id string, o *options) ([]corev1.P
 		}
 		cfg, err := creds.Config()
 		if err != nil {
-			return nil, errdefs.New(errdefs.Denied, fmt.Errorf("credentials from %s: %w", creds.Source(), err))
+			return nil, errdefs.New(credsKind(err), fmt.Errorf("credentials from %s: %w", creds.Source(), err))
 		}
 		cfg.Timeout = o.apiCallTimeout
 		if o.client, err = kubernetes.NewForConfig(cfg); err != nil {

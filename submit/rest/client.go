@@ -232,6 +232,9 @@ type restDefinitiveError struct{ err error }
 func (e *restDefinitiveError) Error() string { return e.err.Error() }
 func (e *restDefinitiveError) Unwrap() error { return e.err }
 
+// maxAnswerSize bounds an answer of the REST server.
+const maxAnswerSize = 4 << 20
+
 // once sends one request to one master.
 func (c *Client) once(ctx context.Context, base, method, path string, body []byte) (*Response, *restFailure, error) {
 	var rd io.Reader
@@ -262,9 +265,13 @@ func (c *Client) once(ctx context.Context, base, method, path string, body []byt
 		return nil, &restFailure{url: base, kind: kind, err: err}, nil
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerSize+1))
 	if err != nil {
 		return nil, &restFailure{url: base, kind: restFailNetwork, err: fmt.Errorf("reading the answer: %w", err)}, nil
+	}
+	if len(data) > maxAnswerSize {
+		// A REST answer is a few hundred bytes: this is no Spark master.
+		return nil, nil, &restDefinitiveError{errdefs.Errorf(errdefs.Invalid, "%s (HTTP %d): answer larger than %d bytes", base, resp.StatusCode, maxAnswerSize)}
 	}
 	r, perr := parseRestResponse(data)
 	switch {
@@ -351,6 +358,11 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, saf
 			return r, err
 		}
 		fails = f
+		if allNotREST(f) {
+			// Every master answered, but not as a REST server (an HTML
+			// page, the RPC port): asking again gives the same answer.
+			break
+		}
 		if !safeToRepeat {
 			for _, x := range f {
 				if x.kind == restFailNetwork || x.kind == restFailServer {
@@ -368,6 +380,17 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, saf
 		}
 	}
 	return nil, c.failuresError(fails, c.o.retries)
+}
+
+// allNotREST reports whether every failure is an answer that is not the
+// REST protocol.
+func allNotREST(fs []restFailure) bool {
+	for _, f := range fs {
+		if f.kind != restFailNotREST {
+			return false
+		}
+	}
+	return len(fs) > 0
 }
 
 func (c *Client) backoffFor(attempt int) time.Duration {

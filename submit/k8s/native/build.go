@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/prebake/prebake/internal/localfile"
 )
 
 // Spark's constants (k8s/Constants.scala).
@@ -111,8 +112,9 @@ type builder struct {
 }
 
 // Build makes the objects spark-submit would create for in. Errors are
-// *UnsupportedError (use the real spark-submit) or *InvalidError (spark-submit
-// would refuse the submission too).
+// *UnsupportedError (use the real spark-submit), *InvalidError (spark-submit
+// would refuse the submission too), or a pod template file that cannot be
+// read as one (errdefs.NotFound, errdefs.Invalid: see internal/localfile).
 func Build(in *Input, opts ...Option) (*Objects, error) {
 	o := options{rnd: rand.Reader, now: time.Now}
 	for _, opt := range opts {
@@ -146,6 +148,9 @@ func Build(in *Input, opts ...Option) (*Objects, error) {
 	}
 	b.prefix = resourceNamePrefix(b.appName, id)
 	b.ns = b.get("spark.kubernetes.namespace", "default")
+	if err := CheckNamespace(b.ns); err != nil {
+		return nil, err
+	}
 	b.objs = &Objects{Namespace: b.ns, AppID: b.appID}
 	if err := b.initialPod(); err != nil {
 		return nil, err
@@ -271,12 +276,18 @@ func readLocal(key, file string) ([]byte, error) {
 		}
 		p = u.Path
 	}
-	data, err := os.ReadFile(p)
+	data, err := localfile.Read(p, MaxTemplateSize)
 	if err != nil {
-		return nil, invalid(key, "%v", err)
+		// Missing, not a regular file, too large: errdefs.NotFound or
+		// errdefs.Invalid, naming the file, for the caller to keep.
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	return data, nil
 }
+
+// MaxTemplateSize bounds a pod template file (1 MiB; the API server's own
+// limit on an object is 1.5 MiB).
+const MaxTemplateSize = 1 << 20
 
 // labels are KubernetesDriverConf.labels: the custom driver labels (with
 // {{APP_ID}} substituted in 4.0) and Spark's own.

@@ -3,7 +3,19 @@ package native
 import (
 	"net/url"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
+
+// CheckNamespace refuses a namespace the API server would (a DNS-1123
+// label: "../x", "a/b", "..", "%2e%2e"), before any request: an
+// *InvalidError naming spark.kubernetes.namespace.
+func CheckNamespace(ns string) error {
+	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+		return invalid("spark.kubernetes.namespace", "%q is not a valid namespace: %s", ns, strings.Join(msgs, "; "))
+	}
+	return nil
+}
 
 // refusedKeys are conf keys (or prefixes, ending in '.') whose effect needs
 // the JVM, Hadoop or files on the submitter, with the reason.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -257,7 +258,8 @@ func ConfDirFiles(dir string, conf map[string]string) (map[string]string, error)
 	out := map[string]string{}
 	var total int64
 	for _, x := range fs {
-		b, err := os.ReadFile(filepath.Join(dir, x.name))
+		// A file swapped for a FIFO since it was listed is refused.
+		b, err := localfile.Read(filepath.Join(dir, x.name), maxSize)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, x.name), err)
 		}
