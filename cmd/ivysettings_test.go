@@ -175,8 +175,8 @@ func TestSignalStopsResolve(t *testing.T) {
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("SIGTERM: ended after %v, want under 1s", d)
 		}
-		if o.code != exitcode.Timeout || !strings.Contains(o.errs, "interrupted") {
-			t.Errorf("SIGTERM: exit %d, want 75 (interrupted)\n%s", o.code, o.errs)
+		if o.code != exitcode.DriverFailed || !strings.Contains(o.errs, "cancelled") {
+			t.Errorf("SIGTERM: exit %d, want 80 (cancelled)\n%s", o.code, o.errs)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("SIGTERM did not stop resolve within 10s")
