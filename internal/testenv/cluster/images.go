@@ -1,0 +1,61 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prebake/prebake/internal/digest"
+	"github.com/prebake/prebake/layers"
+)
+
+// busybox is Debian's busybox-static (hack/infra.d/55-node.sh installs it):
+// the one binary of the pause image and of the test image.
+const busybox = "/bin/busybox"
+
+// busyboxFile is busybox at name in an image layer (a copy per name: the
+// applet is chosen by argv[0], and layers hold regular files only).
+func busyboxFile(name string) (layers.File, error) {
+	sum, _, err := digest.File(busybox)
+	if err != nil {
+		return layers.File{}, fmt.Errorf("%s (apt-get install busybox-static): %w", busybox, err)
+	}
+	return layers.FileFromPath(name, busybox, 0o755, sum)
+}
+
+// pushPause builds the pod sandbox image: busybox sleeping as PID 1.
+// containerd kills the sandbox with SIGKILL, so no signal handling is needed.
+func pushPause(ctx context.Context, ref string) error {
+	bb, err := busyboxFile("/bin/busybox")
+	if err != nil {
+		return err
+	}
+	_, err = layers.BuildImage(ctx, layers.BuildSpec{
+		Target:     ref,
+		Platforms:  []layers.PlatformFiles{{Platform: "linux/amd64", Layers: [][]layers.File{{bb}}}},
+		Entrypoint: []string{"/bin/busybox", "sleep", "2147483647"},
+		User:       "65535:65535",
+		WorkingDir: "/",
+	})
+	return err
+}
+
+// pushTestImage builds the tests' small image: busybox as /bin/busybox and
+// /bin/sh (shell scripts only need sh and busybox's applets through it).
+func pushTestImage(ctx context.Context, ref string) error {
+	var files []layers.File
+	for _, n := range []string{"/bin/busybox", "/bin/sh"} {
+		f, err := busyboxFile(n)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+	}
+	_, err := layers.BuildImage(ctx, layers.BuildSpec{
+		Target:     ref,
+		Platforms:  []layers.PlatformFiles{{Platform: "linux/amd64", Layers: [][]layers.File{files}}},
+		Cmd:        []string{"/bin/sh"},
+		Env:        []string{"PATH=/bin"},
+		WorkingDir: "/",
+	})
+	return err
+}
