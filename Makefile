@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central infra clean
+.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central cluster cluster-down infra clean
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/prebake
@@ -97,8 +97,20 @@ parity-fuzz:
 parity-central:
 	$(GO) run ./hack/central
 
+## cluster: the tests' real single-node Kubernetes (internal/testenv/cluster), in the background, for a person:
+## prints the kubeconfig, the registry on 127.0.0.1 and the Spark base images. Needs root and `make infra`.
+## cluster-down stops it and leaves nothing running.
+CLUSTER_DIR ?= $(CURDIR)/.cluster
+cluster:
+	$(GO) build -o bin/prebake-cluster ./hack/cluster
+	bin/prebake-cluster up -dir $(CLUSTER_DIR)
+
+cluster-down:
+	$(GO) build -o bin/prebake-cluster ./hack/cluster
+	bin/prebake-cluster down -dir $(CLUSTER_DIR)
+
 infra:
 	hack/infra.sh
 
 clean:
-	rm -rf bin .demo
+	rm -rf bin .demo .cluster

@@ -46,3 +46,29 @@ else
 fi
 ln -sfn "$node_dir" "$PREBAKE_CI_CACHE/node-current"
 unset node_apt node_missing node_version node_mod node_dir node_ldf
+
+# The Spark base image's root file system (the Spark images of
+# internal/testenv/cluster add pyspark's distribution to it): Debian's JRE 17
+# and tini, user spark (185) owning /opt/spark/work-dir, made by mmdebstrap
+# from this machine's own apt sources (no mirror is named here), cached as a
+# tarball keyed on the package list. NODE_ROOTFS_TIME.
+node_suite="$(. /etc/os-release && echo "$VERSION_CODENAME")"
+node_rootfs_pkgs="openjdk-17-jre-headless,tini,procps,passwd"
+node_rootfs_hook='chroot "$1" sh -ec "groupadd --system --gid 185 spark; useradd --system --uid 185 --gid 185 --home-dir /opt/spark --shell /bin/false spark; mkdir -p /opt/spark/work-dir; chown 185:185 /opt/spark/work-dir; chmod 0775 /opt/spark/work-dir"'
+node_rootfs="$PREBAKE_CI_CACHE/spark-rootfs-$node_suite-$(printf '%s\n%s\n' "$node_rootfs_pkgs" "$node_rootfs_hook" | sha256sum | cut -c1-12).tar"
+if [ -s "$node_rootfs" ]; then
+  log "node: $node_rootfs is up to date"
+else
+  node_sources=""
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    if [ -s "$f" ]; then node_sources="$node_sources $f"; fi
+  done
+  log "node: mmdebstrap $node_suite with $node_rootfs_pkgs"
+  # shellcheck disable=SC2086
+  $SUDO mmdebstrap --quiet --mode=root --variant=apt --include="$node_rootfs_pkgs" \
+    --aptopt='APT::Install-Recommends "false"' --customize-hook="$node_rootfs_hook" \
+    "$node_suite" "${node_rootfs%.tar}.tmp.tar" $node_sources
+  mv "${node_rootfs%.tar}.tmp.tar" "$node_rootfs"
+fi
+ln -sfn "$node_rootfs" "$PREBAKE_CI_CACHE/spark-rootfs-current.tar"
+unset node_suite node_rootfs_pkgs node_rootfs_hook node_rootfs node_sources

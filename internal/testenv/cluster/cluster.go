@@ -79,6 +79,8 @@ type Cluster struct {
 	netnsAtUp  map[string]bool
 	containerd string // its socket
 	ownDir     bool   // Dir is a temporary directory of Launch
+	imgMu      sync.Mutex
+	pushed     map[string]bool
 }
 
 // Option configures Launch.
@@ -89,8 +91,8 @@ type options struct {
 	log func(format string, args ...any)
 }
 
-// WithDir puts the cluster's state in dir (made if missing) instead of a
-// new temporary directory; Stop leaves dir in place.
+// WithDir puts the cluster's state in dir (emptied first) instead of a new
+// temporary directory; Stop leaves dir in place.
 func WithDir(dir string) Option { return func(o *options) { o.dir = dir } }
 
 // WithLog reports the steps of Launch and Stop (and how long each took).
@@ -199,8 +201,15 @@ func Launch(ctx context.Context, opts ...Option) (c *Cluster, err error) {
 			return c, err
 		}
 		c.ownDir = true
-	} else if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return c, err
+	} else {
+		// A previous cluster's state (it may have been killed): emptied.
+		_ = unmountUnder(c.Dir)
+		if err := os.RemoveAll(c.Dir); err != nil {
+			return c, err
+		}
+		if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+			return c, err
+		}
 	}
 	c.Dir, _ = filepath.Abs(c.Dir)
 	c.netnsAtUp = netnsNames()

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/prebake/prebake/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -34,26 +36,7 @@ func TestRealPodRuns(t *testing.T) {
 			}},
 		},
 	}
-	start := time.Now()
-	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var got *corev1.Pod
-	for {
-		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "hello", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
-			got = p
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("pod still %s after 3m: %+v\nkubelet:\n%s", p.Status.Phase, p.Status, c.tail("kubelet", 40))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Logf("pod ended %s after %s", got.Status.Phase, time.Since(start).Round(time.Millisecond))
+	got := runPod(ctx, t, c, pod)
 	if got.Status.Phase != corev1.PodFailed {
 		t.Errorf("phase %s, want Failed", got.Status.Phase)
 	}
@@ -66,11 +49,77 @@ func TestRealPodRuns(t *testing.T) {
 	if got.Spec.NodeName != NodeName {
 		t.Errorf("scheduled to %q, want %q", got.Spec.NodeName, NodeName)
 	}
-	logs, err := c.Client.CoreV1().Pods("default").GetLogs("hello", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("pods/log: %v", err)
-	}
-	if strings.TrimSpace(string(logs)) != "hello" {
+	if logs := podLog(ctx, t, c, pod); strings.TrimSpace(logs) != "hello" {
 		t.Errorf("pods/log = %q, want hello", logs)
 	}
+}
+
+// TestSparkImage runs each Spark base image's entry point in pass-through
+// mode on the node, as user 185: spark-submit --version prints the version.
+func TestSparkImage(t *testing.T) {
+	c := Start(t)
+	for _, v := range testenv.SparkVersions {
+		t.Run(v, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			start := time.Now()
+			ref, err := c.SparkImage(ctx, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("pushed %s in %s", ref, time.Since(start).Round(time.Millisecond))
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "spark-version-" + strings.ReplaceAll(v, ".", "-"), Namespace: "default"},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "main", Image: ref, Args: []string{"sh", "-c", "id -u; pwd; /opt/spark/bin/spark-submit --version"},
+					}},
+				},
+			}
+			got := runPod(ctx, t, c, pod)
+			logs := podLog(ctx, t, c, pod)
+			if got.Status.Phase != corev1.PodSucceeded {
+				t.Fatalf("phase %s, want Succeeded; log:\n%s", got.Status.Phase, logs)
+			}
+			for _, want := range []string{"185\n/opt/spark/work-dir\n", "version " + v} {
+				if !strings.Contains(logs, want) {
+					t.Errorf("log lacks %q:\n%s", want, logs)
+				}
+			}
+		})
+	}
+}
+
+// runPod creates pod and waits until it ends.
+func runPod(ctx context.Context, t *testing.T, c *Cluster, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	start := time.Now()
+	if _, err := c.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p, err := c.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			t.Logf("pod %s ended %s after %s", pod.Name, p.Status.Phase, time.Since(start).Round(time.Millisecond))
+			return p
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("pod %s still %s: %+v\nkubelet:\n%s", pod.Name, p.Status.Phase, p.Status, c.tail("kubelet", 40))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// podLog reads the pod's log through the API server (pods/log).
+func podLog(ctx context.Context, t *testing.T, c *Cluster, pod *corev1.Pod) string {
+	t.Helper()
+	logs, err := c.Client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("pods/log of %s: %v", pod.Name, err)
+	}
+	return string(logs)
 }

@@ -3,8 +3,11 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/prebake/prebake/internal/digest"
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/layers"
 )
 
@@ -58,4 +61,36 @@ func pushTestImage(ctx context.Context, ref string) error {
 		WorkingDir: "/",
 	})
 	return err
+}
+
+// SparkImage pushes the Spark base image of version (one of
+// testenv.SparkVersions, built by hack/infra.d/65-spark-image.sh from
+// Debian's JRE and pyspark's distribution) to the registry, once, and
+// returns its reference (Registry/spark:VERSION). Its entry point runs the
+// driver and executor roles of Spark on Kubernetes; user 185, work
+// directory /opt/spark/work-dir.
+func (c *Cluster) SparkImage(ctx context.Context, version string) (string, error) {
+	c.imgMu.Lock()
+	defer c.imgMu.Unlock()
+	ref := c.Registry + "/spark:" + version
+	if c.pushed[ref] {
+		return ref, nil
+	}
+	dir := filepath.Join(testenv.CacheDir(), "spark-images-current", "spark-"+version)
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
+		return "", fmt.Errorf("spark image %s not built (hack/infra.sh builds it): %w", version, err)
+	}
+	_, err := layers.BuildImage(ctx, layers.BuildSpec{
+		Base:      "oci:" + dir + ":spark-" + version,
+		Target:    ref,
+		Platforms: []layers.PlatformFiles{{Platform: "linux/amd64"}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("spark image %s: %w", version, err)
+	}
+	if c.pushed == nil {
+		c.pushed = map[string]bool{}
+	}
+	c.pushed[ref] = true
+	return ref, nil
 }
