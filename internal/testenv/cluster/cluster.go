@@ -240,14 +240,14 @@ func Launch(ctx context.Context, opts ...Option) (c *Cluster, err error) {
 // plugin then adds the pods' veths to it) and lets bridged traffic pass
 // iptables (Services between pods on the bridge).
 func (c *Cluster) network() error {
-	_ = exec.Command("ip", "link", "del", Bridge).Run() // a previous run killed before its Stop
+	_ = run("ip", "link", "del", Bridge) // a previous run killed before its Stop
 	for _, args := range [][]string{
 		{"link", "add", Bridge, "type", "bridge"},
 		{"addr", "add", NodeIP + "/24", "dev", Bridge},
 		{"link", "set", Bridge, "up"},
 	} {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		if err := run("ip", args...); err != nil {
+			return err
 		}
 	}
 	for _, s := range []string{"/proc/sys/net/bridge/bridge-nf-call-iptables", "/proc/sys/net/ipv4/ip_forward"} {
@@ -542,7 +542,8 @@ func (c *Cluster) Stop() error {
 			_ = os.Remove(p)
 		}
 	}
-	_ = exec.Command("ip", "link", "del", Bridge).Run()
+	_ = run("ip", "link", "del", Bridge)
+	removeCgroups("kubepods")
 	if c.ownDir && os.Getenv("PREBAKE_CLUSTER_KEEP") == "" {
 		errs = append(errs, os.RemoveAll(c.Dir))
 	}
@@ -609,4 +610,26 @@ func unmountUnder(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeCgroups removes the kubelet's (empty) cgroup tree name from every
+// v1 controller and the unified hierarchy, deepest first; what is still in
+// use stays.
+func removeCgroups(name string) {
+	roots, _ := filepath.Glob("/sys/fs/cgroup/*/" + name)
+	if st, err := os.Stat("/sys/fs/cgroup/" + name); err == nil && st.IsDir() {
+		roots = append(roots, "/sys/fs/cgroup/"+name)
+	}
+	for _, root := range roots {
+		var dirs []string
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		for i := len(dirs) - 1; i >= 0; i-- {
+			_ = syscall.Rmdir(dirs[i])
+		}
+	}
 }

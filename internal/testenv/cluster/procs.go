@@ -168,6 +168,11 @@ func binary(name string, cacheDirs ...string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
+	for _, d := range []string{"/usr/sbin", "/sbin", "/usr/bin"} { // PATH may lack the sbin directories
+		if p := filepath.Join(d, name); isExec(p) {
+			return p, nil
+		}
+	}
 	return "", fmt.Errorf("%s not installed (hack/infra.sh builds it; or set %s)", name, env)
 }
 
@@ -246,4 +251,21 @@ func saKeys(keyFile, pubFile string) error {
 		return err
 	}
 	return os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
+}
+
+func isExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// run runs an admin tool (ip, iptables) found like the servers.
+func run(name string, args ...string) error {
+	bin, err := binary(name)
+	if err != nil {
+		return err
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
 }
