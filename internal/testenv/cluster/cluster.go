@@ -526,10 +526,8 @@ func (c *Cluster) Stop() error {
 		c.killContainers()
 	}
 	stop("containerd", "kube-proxy")
-	if kp, err := nodeBinary("kube-proxy"); err == nil && byName["kube-proxy"] != nil {
-		if out, err := exec.Command(kp, "--cleanup", "--proxy-mode=iptables").CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %v: %s", err, out))
-		}
+	if byName["kubelet"] != nil || byName["kube-proxy"] != nil {
+		errs = append(errs, cleanIptables())
 	}
 	stop("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", "registry")
 	if c.Dir != "" {
@@ -632,4 +630,79 @@ func removeCgroups(name string) {
 			_ = syscall.Rmdir(dirs[i])
 		}
 	}
+}
+
+// cleanIptables removes the kubelet's and kube-proxy's iptables rules (every
+// KUBE-* chain and the jumps to them), IPv4 and IPv6: one cluster runs on
+// the machine at a time, so they are all this cluster's.
+func cleanIptables() error {
+	var errs []error
+	for _, tool := range []string{"iptables", "ip6tables"} {
+		bin, err := binary(tool)
+		if err != nil {
+			continue
+		}
+		for _, table := range []string{"nat", "filter", "mangle"} {
+			out, err := exec.Command(bin, "-w", "-t", table, "-S").Output()
+			if err != nil {
+				continue
+			}
+			var chains []string
+			for _, line := range strings.Split(string(out), "\n") {
+				f := strings.Fields(line)
+				switch {
+				case len(f) == 2 && f[0] == "-N" && strings.HasPrefix(f[1], "KUBE-"):
+					chains = append(chains, f[1])
+				case len(f) > 2 && f[0] == "-A" && !strings.HasPrefix(f[1], "KUBE-") && strings.Contains(line, "-j KUBE-"):
+					// A jump from a built-in chain: delete that rule. The
+					// rule's words are iptables' own quoting-free output
+					// except comments, which -S quotes.
+					args := append([]string{"-w", "-t", table, "-D"}, splitRule(line[3:])...)
+					if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+						errs = append(errs, fmt.Errorf("%s %s: %v: %s", tool, strings.Join(args, " "), err, out))
+					}
+				}
+			}
+			for _, c := range chains {
+				_ = exec.Command(bin, "-w", "-t", table, "-F", c).Run()
+			}
+			for _, c := range chains {
+				if out, err := exec.Command(bin, "-w", "-t", table, "-X", c).CombinedOutput(); err != nil {
+					errs = append(errs, fmt.Errorf("%s -t %s -X %s: %v: %s", tool, table, c, err, out))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// splitRule splits a rule of iptables -S into words, honouring its double
+// quotes (comments).
+func splitRule(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inQuote, started := false, false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '\\' && inQuote && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+		case ch == '"':
+			inQuote, started = !inQuote, true
+		case ch == ' ' && !inQuote:
+			if started {
+				words = append(words, cur.String())
+				cur.Reset()
+				started = false
+			}
+		default:
+			cur.WriteByte(ch)
+			started = true
+		}
+	}
+	if started {
+		words = append(words, cur.String())
+	}
+	return words
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -122,4 +123,20 @@ func podLog(ctx context.Context, t *testing.T, c *Cluster, pod *corev1.Pod) stri
 		t.Fatalf("pods/log of %s: %v", pod.Name, err)
 	}
 	return string(logs)
+}
+
+func TestSplitRule(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`INPUT -j KUBE-FIREWALL`, []string{"INPUT", "-j", "KUBE-FIREWALL"}},
+		{`KUBE-FIREWALL ! -s 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -j DROP`,
+			[]string{"KUBE-FIREWALL", "!", "-s", "127.0.0.0/8", "-m", "comment", "--comment", "block incoming localnet connections", "-j", "DROP"}},
+		{`OUTPUT -m comment --comment "a \"q\"" -j KUBE-X`, []string{"OUTPUT", "-m", "comment", "--comment", `a "q"`, "-j", "KUBE-X"}},
+	} {
+		if diff := cmp.Diff(tc.want, splitRule(tc.in)); diff != "" {
+			t.Errorf("splitRule(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
 }
