@@ -3,7 +3,9 @@
 # file system of 55-node.sh, by prebake's layers package (no Docker), as OCI
 # layouts in $PREBAKE_CI_CACHE/spark-images-<hash>/spark-<version> (symlink
 # spark-images-current), keyed on the root file system and hack/sparkimage.
-# internal/testenv/cluster pushes them to its registry. SPARK_IMAGE_TIME.
+# internal/testenv/cluster pushes them to its registry. Measured: 40 s for the
+# first (the root file system compressed once, 157 MB), 16 s for the second;
+# 468 MB and 582 MB layouts.
 si_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 si_rootfs="$(readlink -f "$PREBAKE_CI_CACHE/spark-rootfs-current.tar")"
 si_hash="$( { basename "$si_rootfs"; cat "$si_root"/hack/sparkimage/main.go "$si_root"/hack/sparkimage/entrypoint.sh; } | sha256sum | cut -c1-12)"
