@@ -55,6 +55,30 @@ func TestRealPodRuns(t *testing.T) {
 	}
 }
 
+// TestServiceRouting: a pod reaches the API server through the kubernetes
+// Service's cluster IP (kube-proxy's iptables rules), the way a Spark driver
+// does.
+func TestServiceRouting(t *testing.T) {
+	c := Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "service-routing", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "main", Image: c.TestImage,
+				Command: []string{"/bin/sh", "-c", `echo "$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"; /bin/busybox nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" </dev/null && echo reached`},
+			}},
+		},
+	}
+	got := runPod(ctx, t, c, pod)
+	logs := podLog(ctx, t, c, pod)
+	if got.Status.Phase != corev1.PodSucceeded || !strings.Contains(logs, "10.96.0.1:443\nreached") {
+		t.Errorf("phase %s, log:\n%s\nkube-proxy:\n%s", got.Status.Phase, logs, c.tail("kube-proxy", 20))
+	}
+}
+
 // TestSparkImage runs each Spark base image's entry point in pass-through
 // mode on the node, as user 185: spark-submit --version prints the version.
 func TestSparkImage(t *testing.T) {
