@@ -38,8 +38,9 @@ func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
 	// Its own process group, so that a Ctrl-C of `make cluster` reaches
-	// the launcher only, which stops the servers in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// the launcher only, which stops the servers in order; killed with the
+	// launcher if it dies without Stop (a test binary's timeout).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
