@@ -1,8 +1,9 @@
 // Package cluster starts a real single-node Kubernetes for the integration
 // tests (issue 25): etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler, containerd + kubelet (a Ready node that runs pods),
-// kube-proxy (iptables) and a registry on 127.0.0.1 holding the images the
-// pods use (no outside registry is reachable). The binaries come from
+// kube-proxy (iptables), a cluster DNS for Services (in-process, see
+// dnsServer) and a registry on 127.0.0.1 holding the images the pods use
+// (no outside registry is reachable). The binaries come from
 // hack/infra.d/50-k8s.sh and 55-node.sh.
 //
 // A test binary starts it once (Start, from any test) and stops it in
@@ -79,6 +80,7 @@ type Cluster struct {
 	netnsAtUp  map[string]bool
 	containerd string // its socket
 	ownDir     bool   // Dir is a temporary directory of Launch
+	dns        *dnsServer
 	imgMu      sync.Mutex
 	pushed     map[string]bool
 }
@@ -229,6 +231,9 @@ func Launch(ctx context.Context, opts ...Option) (c *Cluster, err error) {
 		return c, err
 	}
 	lap("etcd, kube-apiserver, controller-manager and scheduler")
+	if c.dns, err = startDNS(c.Client); err != nil {
+		return c, fmt.Errorf("cluster DNS on %s:53: %w", NodeIP, err)
+	}
 	if err := c.startNode(ctx, bins); err != nil {
 		return c, err
 	}
@@ -469,6 +474,7 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 clusterDomain: cluster.local
+clusterDNS: [%[2]s]
 resolvConf: /etc/resolv.conf
 staticPodPath: ""
 `, c.containerd, NodeIP, ports[1], ports[2], c.path("kubelet.crt"), c.path("kubelet.key"))
@@ -528,6 +534,9 @@ func (c *Cluster) Stop() error {
 	stop("containerd", "kube-proxy")
 	if byName["kubelet"] != nil || byName["kube-proxy"] != nil {
 		errs = append(errs, cleanIptables())
+	}
+	if c.dns != nil {
+		c.dns.close()
 	}
 	stop("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", "registry")
 	if c.Dir != "" {

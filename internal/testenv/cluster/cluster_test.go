@@ -57,7 +57,7 @@ func TestRealPodRuns(t *testing.T) {
 
 // TestServiceRouting: a pod reaches the API server through the kubernetes
 // Service's cluster IP (kube-proxy's iptables rules), the way a Spark driver
-// does.
+// does, and the cluster DNS resolves the Service's name.
 func TestServiceRouting(t *testing.T) {
 	c := Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -68,13 +68,13 @@ func TestServiceRouting(t *testing.T) {
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
 				Name: "main", Image: c.TestImage,
-				Command: []string{"/bin/sh", "-c", `echo "$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"; /bin/busybox nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" </dev/null && echo reached`},
+				Command: []string{"/bin/sh", "-c", `echo "$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"; /bin/busybox nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" </dev/null && echo reached; /bin/busybox nslookup kubernetes.default.svc.cluster.local`},
 			}},
 		},
 	}
 	got := runPod(ctx, t, c, pod)
 	logs := podLog(ctx, t, c, pod)
-	if got.Status.Phase != corev1.PodSucceeded || !strings.Contains(logs, "10.96.0.1:443\nreached") {
+	if got.Status.Phase != corev1.PodSucceeded || !strings.Contains(logs, "10.96.0.1:443\nreached") || !strings.Contains(logs, "Address: 10.96.0.1") {
 		t.Errorf("phase %s, log:\n%s\nkube-proxy:\n%s", got.Status.Phase, logs, c.tail("kube-proxy", 20))
 	}
 }
