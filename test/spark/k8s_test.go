@@ -1,0 +1,185 @@
+package spark
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/prebake/prebake/internal/digest"
+	"github.com/prebake/prebake/internal/testenv"
+	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/resolver"
+)
+
+// avroJavaApp writes three rows as Avro and reads them back: the "avro"
+// data source is spark-avro's, not in Spark's distribution.
+const avroJavaApp = `import java.util.List;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+public class AvroApp {
+  public static void main(String[] args) {
+    SparkSession s = SparkSession.builder().appName("prebake-avro-k8s").getOrCreate();
+    s.range(0, 3, 1, 2).selectExpr("id", "concat('row-', id) AS name").write().format("avro").save(args[0]);
+    List<Row> rows = s.read().format("avro").load(args[0]).orderBy("id").collectAsList();
+    StringBuilder b = new StringBuilder();
+    for (Row r : rows) {
+      if (b.length() > 0) b.append(",");
+      b.append(r.getString(1));
+    }
+    System.out.println("AVRO ROWS: " + b);
+    s.stop();
+  }
+}
+`
+
+// TestK8sClusterAvroFromCentral is the first journey of issue 25 on the
+// real node: `prebake submit --image-target <local registry> -- --master
+// k8s://… --deploy-mode cluster --packages spark-avro …` resolves spark-avro
+// from Maven Central (as this machine reaches it), bakes it onto the Spark
+// base image, and the real spark-submit runs the job: the driver pod runs
+// the baked image, two executor pods write and read Avro (a hostPath shared
+// by the pods of the one node), prebake exits 0, and Spark resolved nothing.
+func TestK8sClusterAvroFromCentral(t *testing.T) {
+	testenv.RequireIT(t)
+	c := k8scluster.Start(t)
+	env, home := sparkEnv(t)
+	central, err := resolver.MavenCentralURL("", "")
+	if err != nil {
+		testenv.Skip(t, "no route to Maven Central: "+err.Error())
+	}
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		testenv.Skip(t, "javac not installed (openjdk-17-jdk-headless)")
+	}
+	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "AvroApp.java"), []byte(avroJavaApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(javac, "-cp", filepath.Join(sparkHome, "jars", "*"), "-d", dir, filepath.Join(dir, "AvroApp.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	jar := filepath.Join(dir, "app.jar")
+	if out, err := exec.Command(filepath.Join(filepath.Dir(javac), "jar"), "cf", jar, "-C", dir, "AvroApp.class").CombinedOutput(); err != nil {
+		t.Fatalf("jar: %v\n%s", err, out)
+	}
+	sparkBase, err := c.SparkImage(ctx, sparkVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The team's image: the Spark base and the app (what `bake image` appends to).
+	sum, _, err := digest.File(jar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appFile, err := layers.FileFromPath("/opt/spark/app/app.jar", jar, 0o644, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := c.Registry + "/team/avro-app:1"
+	if _, err := layers.BuildImage(ctx, layers.BuildSpec{Base: sparkBase, Target: base,
+		Platforms: []layers.PlatformFiles{{Platform: "linux/amd64", Layers: [][]layers.File{{appFile}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := "avro-journey"
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "spark"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "spark-edit"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "edit"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "spark", Namespace: ns}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := os.MkdirTemp("", "prebake-avro-data-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	if err := os.Chmod(shared, 0o777); err != nil { // user 185 in the pods
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(c.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"submit", "-o", "json", "--image-target", c.Registry + "/spark-jobs",
+		"--cache", filepath.Join(dir, "cache"), "--no-default-repositories", "--repositories", central, "--",
+		"--master", "k8s://" + c.Server, "--deploy-mode", "cluster", "--name", "avro-k8s", "--class", "AvroApp",
+		"--conf", "spark.kubernetes.namespace=" + ns,
+		"--conf", "spark.kubernetes.authenticate.submission.oauthTokenFile=" + tokenFile,
+		"--conf", "spark.kubernetes.authenticate.submission.caCertFile=" + c.CAFile,
+		"--conf", "spark.kubernetes.authenticate.driver.serviceAccountName=spark",
+		"--conf", "spark.kubernetes.container.image=" + base,
+		"--conf", "spark.executor.instances=2",
+		"--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
+		"--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=300s",
+		"--conf", "spark.kubernetes.driver.request.cores=200m", "--conf", "spark.kubernetes.executor.request.cores=200m",
+		"--conf", "spark.driver.memory=512m", "--conf", "spark.executor.memory=512m",
+		"--conf", "spark.kubernetes.executor.deleteOnTermination=false",
+		"--conf", "spark.ui.enabled=false",
+	}
+	for _, role := range []string{"driver", "executor"} {
+		args = append(args, "--conf", "spark.kubernetes."+role+".volumes.hostPath.data.mount.path=/data",
+			"--conf", "spark.kubernetes."+role+".volumes.hostPath.data.options.path="+shared)
+	}
+	args = append(args, "--packages", "org.apache.spark:spark-avro_2.12:"+sparkVersion, "local:///opt/spark/app/app.jar", "/data/out.avro")
+	env = append(env, "KUBECONFIG=", "DOCKER_CONFIG="+t.TempDir())
+	r := prebakeWithin(t, env, 9*time.Minute, args...)
+	var driverLog string
+	pods, _ := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
+	var driver *corev1.Pod
+	if pods != nil && len(pods.Items) == 1 {
+		driver = &pods.Items[0]
+		if b, err := c.Client.CoreV1().Pods(ns).GetLogs(driver.Name, &corev1.PodLogOptions{}).DoRaw(ctx); err == nil {
+			driverLog = string(b)
+		}
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s\ndriver log:\n%s", r.code, r.stdout, r.stderr, driverLog)
+	}
+	var res struct {
+		Backend, Source, Reason string
+		DriverExitCode          *int
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Source != "driver" || res.DriverExitCode == nil || *res.DriverExitCode != 0 {
+		t.Errorf("result %+v (%v):\n%s", res, err, r.stdout)
+	}
+	if driver == nil {
+		t.Fatalf("no single driver pod in %s", ns)
+	}
+	if img := driver.Spec.Containers[0].Image; !strings.HasPrefix(img, c.Registry+"/spark-jobs") {
+		t.Errorf("driver image %s, want the baked image in %s/spark-jobs", img, c.Registry)
+	}
+	if !strings.Contains(driverLog, "AVRO ROWS: row-0,row-1,row-2") {
+		t.Errorf("the driver did not write and read Avro:\n%s", driverLog)
+	}
+	if strings.Contains(driverLog, ":: resolving dependencies ::") || strings.Contains(driverLog, "Ivy Default Cache") {
+		t.Errorf("Spark resolved packages in the driver:\n%s", driverLog)
+	}
+	execs, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=executor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(execs.Items) != 2 {
+		t.Errorf("%d executor pods, want 2", len(execs.Items))
+	}
+	noIvyWork(t, home, r.stderr)
+}
