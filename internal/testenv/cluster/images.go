@@ -6,6 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/layers"
@@ -93,4 +97,22 @@ func (c *Cluster) SparkImage(ctx context.Context, version string) (string, error
 	}
 	c.pushed[ref] = true
 	return ref, nil
+}
+
+// SparkNamespace creates namespace ns with the service account "spark"
+// bound to the edit ClusterRole there: what a Spark driver needs to create
+// its executor pods, Services and ConfigMaps.
+func (c *Cluster) SparkNamespace(ctx context.Context, ns string) error {
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "spark"}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	_, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "spark-edit"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "edit"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "spark", Namespace: ns}},
+	}, metav1.CreateOptions{})
+	return err
 }
