@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/testenv"
 	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
-	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -57,40 +54,13 @@ func TestK8sClusterAvroFromCentral(t *testing.T) {
 	if err != nil {
 		testenv.Skip(t, "no route to Maven Central: "+err.Error())
 	}
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		testenv.Skip(t, "javac not installed (openjdk-17-jdk-headless)")
-	}
 	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "AvroApp.java"), []byte(avroJavaApp), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(javac, "-cp", filepath.Join(sparkHome, "jars", "*"), "-d", dir, filepath.Join(dir, "AvroApp.java")).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
-	}
-	jar := filepath.Join(dir, "app.jar")
-	if out, err := exec.Command(filepath.Join(filepath.Dir(javac), "jar"), "cf", jar, "-C", dir, "AvroApp.class").CombinedOutput(); err != nil {
-		t.Fatalf("jar: %v\n%s", err, out)
-	}
-	sparkBase, err := c.SparkImage(ctx, sparkVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The team's image: the Spark base and the app (what `bake image` appends to).
-	sum, _, err := digest.File(jar)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appFile, err := layers.FileFromPath("/opt/spark/app/app.jar", jar, 0o644, sum)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The team's image: the Spark base and the app (what bake image appends to).
 	base := c.Registry + "/team/avro-app:1"
-	if _, err := layers.BuildImage(ctx, layers.BuildSpec{Base: sparkBase, Target: base,
-		Platforms: []layers.PlatformFiles{{Platform: "linux/amd64", Layers: [][]layers.File{{appFile}}}}}); err != nil {
+	if err := c.JavaAppImage(ctx, sparkHome, sparkVersion, "AvroApp", avroJavaApp, base); err != nil {
 		t.Fatal(err)
 	}
 	ns := "avro-journey"
@@ -111,20 +81,10 @@ func TestK8sClusterAvroFromCentral(t *testing.T) {
 	}
 	args := []string{"submit", "-o", "json", "--image-target", c.Registry + "/spark-jobs",
 		"--cache", filepath.Join(dir, "cache"), "--no-default-repositories", "--repositories", central, "--",
-		"--master", "k8s://" + c.Server, "--deploy-mode", "cluster", "--name", "avro-k8s", "--class", "AvroApp",
-		"--conf", "spark.kubernetes.namespace=" + ns,
-		"--conf", "spark.kubernetes.authenticate.submission.oauthTokenFile=" + tokenFile,
-		"--conf", "spark.kubernetes.authenticate.submission.caCertFile=" + c.CAFile,
-		"--conf", "spark.kubernetes.authenticate.driver.serviceAccountName=spark",
-		"--conf", "spark.kubernetes.container.image=" + base,
-		"--conf", "spark.executor.instances=2",
-		"--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
-		"--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=300s",
-		"--conf", "spark.kubernetes.driver.request.cores=200m", "--conf", "spark.kubernetes.executor.request.cores=200m",
-		"--conf", "spark.driver.memory=512m", "--conf", "spark.executor.memory=512m",
-		"--conf", "spark.kubernetes.executor.deleteOnTermination=false",
-		"--conf", "spark.ui.enabled=false",
 	}
+	args = append(append(args, c.SparkConf(ns)...), "--name", "avro-k8s", "--class", "AvroApp",
+		"--conf", "spark.kubernetes.authenticate.submission.oauthTokenFile="+tokenFile,
+		"--conf", "spark.kubernetes.container.image="+base)
 	for _, role := range []string{"driver", "executor"} {
 		args = append(args, "--conf", "spark.kubernetes."+role+".volumes.hostPath.data.mount.path=/data",
 			"--conf", "spark.kubernetes."+role+".volumes.hostPath.data.options.path="+shared)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
@@ -115,4 +116,74 @@ func (c *Cluster) SparkNamespace(ctx context.Context, ns string) error {
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "spark", Namespace: ns}},
 	}, metav1.CreateOptions{})
 	return err
+}
+
+// JavaAppImage compiles one Java class (source, class name class) with
+// javac against sparkHome's jars and builds image ref: the Spark base image
+// of version plus the class's jar at /opt/spark/app/app.jar
+// (local:///opt/spark/app/app.jar in a submission).
+func (c *Cluster) JavaAppImage(ctx context.Context, sparkHome, version, class, source, ref string) error {
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		return fmt.Errorf("javac not installed (openjdk-17-jdk-headless): %w", err)
+	}
+	dir, err := os.MkdirTemp("", "prebake-app-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, class+".java"), []byte(source), 0o644); err != nil {
+		return err
+	}
+	jar := filepath.Join(dir, "app.jar")
+	for _, cmd := range [][]string{
+		{javac, "-cp", filepath.Join(sparkHome, "jars", "*"), "-d", dir, filepath.Join(dir, class+".java")},
+		{filepath.Join(filepath.Dir(javac), "jar"), "cf", jar, "-C", dir, class + ".class"},
+	} {
+		if out, err := exec.CommandContext(ctx, cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v\n%s", filepath.Base(cmd[0]), err, out)
+		}
+	}
+	base, err := c.SparkImage(ctx, version)
+	if err != nil {
+		return err
+	}
+	sum, _, err := digest.File(jar)
+	if err != nil {
+		return err
+	}
+	f, err := layers.FileFromPath("/opt/spark/app/app.jar", jar, 0o644, sum)
+	if err != nil {
+		return err
+	}
+	_, err = layers.BuildImage(ctx, layers.BuildSpec{Base: base, Target: ref,
+		Platforms: []layers.PlatformFiles{{Platform: "linux/amd64", Layers: [][]layers.File{{f}}}}})
+	return err
+}
+
+// SparkConf is the spark-submit arguments a cluster-mode submission to this
+// node needs besides its submission credentials: the master, namespace ns
+// (see SparkNamespace), the API server's CA, the driver's service account,
+// two executors that all register before the job starts, and requests
+// small enough for the node's two cores. Executor pods are kept after the
+// job so that a test can count them.
+func (c *Cluster) SparkConf(ns string) []string {
+	args := []string{"--master", "k8s://" + c.Server, "--deploy-mode", "cluster"}
+	for _, kv := range []string{
+		"spark.kubernetes.namespace=" + ns,
+		"spark.kubernetes.authenticate.submission.caCertFile=" + c.CAFile,
+		"spark.kubernetes.authenticate.driver.serviceAccountName=spark",
+		"spark.executor.instances=2",
+		"spark.scheduler.minRegisteredResourcesRatio=1.0",
+		"spark.scheduler.maxRegisteredResourcesWaitingTime=300s",
+		"spark.kubernetes.driver.request.cores=200m",
+		"spark.kubernetes.executor.request.cores=200m",
+		"spark.driver.memory=512m",
+		"spark.executor.memory=512m",
+		"spark.kubernetes.executor.deleteOnTermination=false",
+		"spark.ui.enabled=false",
+	} {
+		args = append(args, "--conf", kv)
+	}
+	return args
 }

@@ -12,9 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/layers"
 )
 
 // sumApp sums 0..999 over 4 partitions once every executor has registered,
@@ -42,38 +40,10 @@ func TestSparkClusterMode(t *testing.T) {
 	c := Start(t)
 	v := testenv.SparkVersions[0]
 	home, _ := testenv.SparkHome(t, v)
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		testenv.Skip(t, "javac not installed (openjdk-17-jdk-headless)")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "SumApp.java"), []byte(sumApp), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(javac, "-cp", filepath.Join(home, "jars", "*"), "-d", dir, filepath.Join(dir, "SumApp.java")).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
-	}
-	jarTool := filepath.Join(filepath.Dir(javac), "jar")
-	if out, err := exec.Command(jarTool, "cf", filepath.Join(dir, "app.jar"), "-C", dir, "SumApp.class").CombinedOutput(); err != nil {
-		t.Fatalf("jar: %v\n%s", err, out)
-	}
-	base, err := c.SparkImage(ctx, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, _, err := digest.File(filepath.Join(dir, "app.jar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	appJar, err := layers.FileFromPath("/opt/spark/app/app.jar", filepath.Join(dir, "app.jar"), 0o644, sum)
-	if err != nil {
-		t.Fatal(err)
-	}
 	image := c.Registry + "/spark-sum-app:" + v
-	if _, err := layers.BuildImage(ctx, layers.BuildSpec{Base: base, Target: image,
-		Platforms: []layers.PlatformFiles{{Platform: "linux/amd64", Layers: [][]layers.File{{appJar}}}}}); err != nil {
+	if err := c.JavaAppImage(ctx, home, v, "SumApp", sumApp, image); err != nil {
 		t.Fatal(err)
 	}
 	ns := "spark-cluster-mode"
@@ -81,23 +51,12 @@ func TestSparkClusterMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "spark-submit"),
-		"--master", "k8s://"+c.Server, "--deploy-mode", "cluster", "--name", "sum-app", "--class", "SumApp",
-		"--conf", "spark.kubernetes.namespace="+ns,
+	args := append(c.SparkConf(ns), "--name", "sum-app", "--class", "SumApp",
 		"--conf", "spark.kubernetes.container.image="+image,
-		"--conf", "spark.kubernetes.authenticate.submission.caCertFile="+c.CAFile,
 		"--conf", "spark.kubernetes.authenticate.submission.oauthToken="+c.Token,
-		"--conf", "spark.kubernetes.authenticate.driver.serviceAccountName=spark",
 		"--conf", "spark.kubernetes.driver.pod.name=sum-app-driver",
-		"--conf", "spark.executor.instances=2",
-		"--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
-		"--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=300s",
-		"--conf", "spark.kubernetes.driver.request.cores=200m",
-		"--conf", "spark.kubernetes.executor.request.cores=200m",
-		"--conf", "spark.driver.memory=512m", "--conf", "spark.executor.memory=512m",
-		"--conf", "spark.kubernetes.executor.deleteOnTermination=false",
-		"--conf", "spark.ui.enabled=false",
 		"local:///opt/spark/app/app.jar")
+	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "spark-submit"), args...)
 	cmd.Env = append(os.Environ(), "SPARK_HOME="+home)
 	out, err := cmd.CombinedOutput()
 	t.Logf("spark-submit took %s", time.Since(start).Round(time.Millisecond))
