@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central infra clean
+.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central cluster cluster-down infra clean
 
 # VERSION stamps --version and the SBOM's tool version (a checkout built with -buildvcs=false has no VCS info).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -100,8 +100,20 @@ parity-fuzz:
 parity-central:
 	$(GO) run ./hack/central
 
+## cluster: the tests' real single-node Kubernetes (internal/testenv/cluster), in the background, for a person:
+## prints the kubeconfig, the registry on 127.0.0.1 and the Spark base images. Needs root and `make infra`.
+## cluster-down stops it and leaves nothing running.
+CLUSTER_DIR ?= $(CURDIR)/.cluster
+cluster:
+	$(GO) build -o bin/prebake-cluster ./hack/cluster
+	bin/prebake-cluster up -dir $(CLUSTER_DIR)
+
+cluster-down:
+	$(GO) build -o bin/prebake-cluster ./hack/cluster
+	bin/prebake-cluster down -dir $(CLUSTER_DIR)
+
 infra:
 	hack/infra.sh
 
 clean:
-	rm -rf bin .demo
+	rm -rf bin .demo .cluster

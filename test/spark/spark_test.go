@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
+	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
 )
 
 // sparkVersion is the distribution the tests run (Scala 2.12 packages).
@@ -52,6 +53,7 @@ func TestMain(m *testing.M) {
 				return 1
 			}
 			defer stopStandalone()
+			defer k8scluster.Stop()
 		}
 		return m.Run()
 	}())
@@ -88,7 +90,13 @@ type result struct {
 // prebake runs the binary with env and args and waits for it.
 func prebake(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	return prebakeWithin(t, env, 5*time.Minute, args...)
+}
+
+// prebakeWithin is prebake with its own time limit.
+func prebakeWithin(t *testing.T, env []string, limit time.Duration, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prebakeBin, args...)
 	cmd.Env = env

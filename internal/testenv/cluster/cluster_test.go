@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// TestRealPodRuns runs a pod from the local registry's test image on the
+// real node: the API server shows it Failed with the container's exit code
+// 3, and pods/log (proxied by the API server to the kubelet) returns its
+// output.
+func TestRealPodRuns(t *testing.T) {
+	c := Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "main", Image: c.TestImage, Command: []string{"/bin/sh", "-c", "echo hello; exit 3"},
+			}},
+		},
+	}
+	got := runPod(ctx, t, c, pod)
+	if got.Status.Phase != corev1.PodFailed {
+		t.Errorf("phase %s, want Failed", got.Status.Phase)
+	}
+	if len(got.Status.ContainerStatuses) != 1 || got.Status.ContainerStatuses[0].State.Terminated == nil {
+		t.Fatalf("container statuses %+v, want one terminated", got.Status.ContainerStatuses)
+	}
+	if code := got.Status.ContainerStatuses[0].State.Terminated.ExitCode; code != 3 {
+		t.Errorf("exit code %d, want 3", code)
+	}
+	if got.Spec.NodeName != NodeName {
+		t.Errorf("scheduled to %q, want %q", got.Spec.NodeName, NodeName)
+	}
+	if logs := podLog(ctx, t, c, pod); strings.TrimSpace(logs) != "hello" {
+		t.Errorf("pods/log = %q, want hello", logs)
+	}
+}
+
+// TestServiceRouting: a pod reaches the API server through the kubernetes
+// Service's cluster IP (kube-proxy's iptables rules), the way a Spark driver
+// does, and the cluster DNS resolves the Service's name.
+func TestServiceRouting(t *testing.T) {
+	c := Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "service-routing", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "main", Image: c.TestImage,
+				Command: []string{"/bin/sh", "-c", `echo "$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"; /bin/busybox nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" </dev/null && echo reached; /bin/busybox nslookup kubernetes.default.svc.cluster.local`},
+			}},
+		},
+	}
+	got := runPod(ctx, t, c, pod)
+	logs := podLog(ctx, t, c, pod)
+	if got.Status.Phase != corev1.PodSucceeded || !strings.Contains(logs, "10.96.0.1:443\nreached") || !strings.Contains(logs, "Address: 10.96.0.1") {
+		t.Errorf("phase %s, log:\n%s\nkube-proxy:\n%s", got.Status.Phase, logs, c.tail("kube-proxy", 20))
+	}
+}
+
+// TestSparkImage runs each Spark base image's entry point in pass-through
+// mode on the node, as user 185: spark-submit --version prints the version.
+func TestSparkImage(t *testing.T) {
+	c := Start(t)
+	for _, v := range testenv.SparkVersions {
+		t.Run(v, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			start := time.Now()
+			ref, err := c.SparkImage(ctx, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("pushed %s in %s", ref, time.Since(start).Round(time.Millisecond))
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "spark-version-" + strings.ReplaceAll(v, ".", "-"), Namespace: "default"},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "main", Image: ref, Args: []string{"sh", "-c", "id -u; pwd; /opt/spark/bin/spark-submit --version"},
+					}},
+				},
+			}
+			got := runPod(ctx, t, c, pod)
+			logs := podLog(ctx, t, c, pod)
+			if got.Status.Phase != corev1.PodSucceeded {
+				t.Fatalf("phase %s, want Succeeded; log:\n%s", got.Status.Phase, logs)
+			}
+			for _, want := range []string{"185\n/opt/spark/work-dir\n", "version " + v} {
+				if !strings.Contains(logs, want) {
+					t.Errorf("log lacks %q:\n%s", want, logs)
+				}
+			}
+		})
+	}
+}
+
+// runPod creates pod and waits until it ends.
+func runPod(ctx context.Context, t *testing.T, c *Cluster, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	start := time.Now()
+	if _, err := c.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p, err := c.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			t.Logf("pod %s ended %s after %s", pod.Name, p.Status.Phase, time.Since(start).Round(time.Millisecond))
+			return p
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("pod %s still %s: %+v\nkubelet:\n%s", pod.Name, p.Status.Phase, p.Status, c.tail("kubelet", 40))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// podLog reads the pod's log through the API server (pods/log).
+func podLog(ctx context.Context, t *testing.T, c *Cluster, pod *corev1.Pod) string {
+	t.Helper()
+	logs, err := c.Client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("pods/log of %s: %v", pod.Name, err)
+	}
+	return string(logs)
+}
+
+func TestSplitRule(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`INPUT -j KUBE-FIREWALL`, []string{"INPUT", "-j", "KUBE-FIREWALL"}},
+		{`KUBE-FIREWALL ! -s 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -j DROP`,
+			[]string{"KUBE-FIREWALL", "!", "-s", "127.0.0.0/8", "-m", "comment", "--comment", "block incoming localnet connections", "-j", "DROP"}},
+		{`OUTPUT -m comment --comment "a \"q\"" -j KUBE-X`, []string{"OUTPUT", "-m", "comment", "--comment", `a "q"`, "-j", "KUBE-X"}},
+	} {
+		if diff := cmp.Diff(tc.want, splitRule(tc.in)); diff != "" {
+			t.Errorf("splitRule(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}

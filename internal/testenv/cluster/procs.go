@@ -1,0 +1,272 @@
+package cluster
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// proc is one server process of the cluster, logging to dir/name.log.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{}
+}
+
+func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
+	logf, err := os.Create(filepath.Join(c.Dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	// Its own process group, so that a Ctrl-C of `make cluster` reaches
+	// the launcher only, which stops the servers in order; killed with the
+	// launcher if it dies without Stop (a test binary's timeout).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, log: logf, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// exited reports whether p has ended (it should not, while the cluster runs).
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM, then SIGKILL after grace.
+func (p *proc) stop(grace time.Duration) {
+	if p.exited() {
+		p.log.Close()
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	p.log.Close()
+}
+
+// tail is the last n lines of the named server's log.
+func (c *Cluster) tail(name string, n int) string {
+	b, _ := os.ReadFile(filepath.Join(c.Dir, name+".log"))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// waitFor polls ok every 200ms until it returns true, or fails after d
+// with the tail of the named server's log (or when that server exited).
+func (c *Cluster) waitFor(what, server string, d time.Duration, ok func() bool) error {
+	deadline := time.Now().Add(d)
+	var p *proc
+	for _, q := range c.procs {
+		if q.name == server {
+			p = q
+		}
+	}
+	for !ok() {
+		if p != nil && p.exited() {
+			return fmt.Errorf("%s exited while waiting for %s:\n%s", server, what, c.tail(server, 30))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not after %s:\n%s", what, d, c.tail(server, 30))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil
+}
+
+// httpOK reports whether GET url answers 200 (or 401, which means it runs).
+func httpOK(url string) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200 || resp.StatusCode == 401
+}
+
+// freePort is a free TCP port on 127.0.0.1.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, n)
+	seen := map[int]bool{}
+	for i := range ports {
+		for {
+			p, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			if !seen[p] {
+				seen[p], ports[i] = true, p
+				break
+			}
+		}
+	}
+	return ports, nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// binary finds a server binary: $PREBAKE_<NAME>, then the cache
+// directories that hack/infra.d builds into, then PATH.
+func binary(name string, cacheDirs ...string) (string, error) {
+	env := "PREBAKE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if p := os.Getenv(env); p != "" {
+		return p, nil
+	}
+	for _, d := range cacheDirs {
+		p := filepath.Join(testenv.CacheDir(), d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range []string{"/usr/sbin", "/sbin", "/usr/bin"} { // PATH may lack the sbin directories
+		if p := filepath.Join(d, name); isExec(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not installed (hack/infra.sh builds it; or set %s)", name, env)
+}
+
+// pki is the cluster's CA and the certificates it signs.
+type pki struct {
+	caCert *x509.Certificate
+	caKey  *rsa.PrivateKey
+}
+
+func newPKI() (*pki, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "prebake-test-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(7 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &pki{caCert: cert, caKey: key}, nil
+}
+
+func (p *pki) caPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.caCert.Raw})
+}
+
+// serving writes a serving certificate for the IPs and DNS names (the
+// first is the common name) to certFile and keyFile.
+func (p *pki) serving(certFile, keyFile string, ips []string, names ...string) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: ips[0]},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(7 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames: names,
+	}
+	for _, ip := range ips {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return err
+	}
+	return writeKey(keyFile, key)
+}
+
+func writeKey(path string, key *rsa.PrivateKey) error {
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600)
+}
+
+// saKeys writes the service-account signing key pair.
+func saKeys(keyFile, pubFile string) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return err
+	}
+	if err := writeKey(keyFile, key); err != nil {
+		return err
+	}
+	return os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
+}
+
+func isExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// run runs an admin tool (ip, iptables) found like the servers.
+func run(name string, args ...string) error {
+	bin, err := binary(name)
+	if err != nil {
+		return err
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
