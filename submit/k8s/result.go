@@ -66,7 +66,7 @@ type ContainerResult struct {
 	Name        string `json:"name"`
 	Init        bool   `json:"init,omitempty"`
 	Driver      bool   `json:"driver,omitempty"` // the driver container of a run's driver pod
-	State       string `json:"state"` // waiting|running|terminated|unknown
+	State       string `json:"state"`            // waiting|running|terminated|unknown
 	ExitCode    *int   `json:"exitCode,omitempty"`
 	Reason      string `json:"reason,omitempty"`
 	Message     string `json:"message,omitempty"`
