@@ -117,6 +117,7 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 	var tk task.Task
 	var pushed int64 // bytes shown as done, over all attempts
 	var err error
+push:
 	for attempt := 1; ; attempt++ {
 		err = pushOnce(ctx, t, w, o, &tk, &pushed)
 		if err == nil || !pushRace(err) || ctx.Err() != nil {
@@ -141,6 +142,7 @@ func write(ctx context.Context, t *ref, w writable, o *options) error {
 		select {
 		case <-ctx.Done():
 			err = ctx.Err()
+			break push
 		case <-time.After(time.Duration(attempt) * pushRaceBackoff):
 		}
 	}

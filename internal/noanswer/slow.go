@@ -155,8 +155,7 @@ func (w *watch) startMeter(l Limits, host string) {
 	if l.Window < time.Second {
 		min = l.MinRate * int64(l.Window) / int64(time.Second)
 	}
-	var check func()
-	check = func() {
+	check := func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if w.stopped {

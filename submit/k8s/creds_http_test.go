@@ -36,7 +36,7 @@ func unauthorizedAPI(t *testing.T) (url string, auth func() []string) {
 	return s.URL, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string{}, got...) }
 }
 
-func attachOnce(t *testing.T, master string, conf []string, env map[string]string) (error, string) {
+func attachOnce(t *testing.T, master string, conf []string, env map[string]string) (string, error) {
 	t.Helper()
 	args := []string{"--master", "k8s://" + master, "--deploy-mode", "cluster"}
 	for _, c := range conf {
@@ -51,7 +51,7 @@ func attachOnce(t *testing.T, master string, conf []string, env map[string]strin
 	defer cancel()
 	_, err = Attach(ctx, "default:drv", sub, WithStderr(&stderr), WithPollInterval(10*time.Millisecond),
 		WithGetenv(func(k string) string { return env[k] }), WithInClusterDir(t.TempDir()))
-	return err, stderr.String()
+	return stderr.String(), err
 }
 
 // TestAuthRetryLinesRedacted is audit 3 N11: the 401 retry lines quote the
@@ -61,7 +61,7 @@ func TestAuthRetryLinesRedacted(t *testing.T) {
 	for _, tok := range []string{"K8STOKENsecret99", "abcdefghijklmnopqrstuvwxyz"} {
 		t.Run(tok, func(t *testing.T) {
 			api, auth := unauthorizedAPI(t)
-			err, stderr := attachOnce(t, api, []string{confOAuthToken + "=" + tok}, nil)
+			stderr, err := attachOnce(t, api, []string{confOAuthToken + "=" + tok}, nil)
 			if exitcode.Code(err) != exitcode.NoPerm {
 				t.Fatalf("exit %d, want 77: %v", exitcode.Code(err), err)
 			}
@@ -112,7 +112,7 @@ contexts: [{name: ctx, context: {cluster: c, user: u}}]
 current-context: ctx
 `)
 			env := map[string]string{"KUBECONFIG": kc}
-			err, stderr := attachOnce(t, api, []string{confContext + "=ctx"}, env)
+			stderr, err := attachOnce(t, api, []string{confContext + "=ctx"}, env)
 			if exitcode.Code(err) != exitcode.NoPerm {
 				t.Fatalf("exit %d, want 77: %v", exitcode.Code(err), err)
 			}
@@ -146,7 +146,7 @@ func TestHugeAPIServerMessageBounded(t *testing.T) {
 		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized: %s","reason":"Unauthorized","code":401}`, big)
 	}))
 	defer s.Close()
-	err, stderr := attachOnce(t, s.URL, []string{confOAuthToken + "=K8STOKENsecret99"}, nil)
+	stderr, err := attachOnce(t, s.URL, []string{confOAuthToken + "=K8STOKENsecret99"}, nil)
 	if exitcode.Code(err) != exitcode.NoPerm {
 		t.Fatalf("exit %d, want 77: %v", exitcode.Code(err), err)
 	}
