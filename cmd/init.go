@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -103,10 +102,7 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 					next = "prebake submit --config " + file + next[len("prebake submit"):]
 				}
 				if out == outJSON {
-					enc := json.NewEncoder(c.OutOrStdout())
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
-					return enc.Encode(initJSON{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Artifacts), Next: next})
+					return printJSON(c.OutOrStdout(), initJSON{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Artifacts), Next: next})
 				}
 				fmt.Fprintf(c.OutOrStdout(), "wrote %s and %s (%d jars, lock %s)\nnext: %s\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash(), next)
 				return nil

@@ -123,7 +123,7 @@ func TestEveryCommandReadsPrebakeYAML(t *testing.T) {
 		{[]string{"resolve", "--lock", "prebake.lock", "--frozen", "-o", "names"}, "org.slf4j_slf4j-api-2.0.7.jar"},
 		{[]string{"why", "org.slf4j:slf4j-api", "--lock", "prebake.lock"}, "2.0.7"},
 		{[]string{"bake", "s3", "--lock", "prebake.lock"}, "/jars/sha256/"},
-		{[]string{"bake", "image", "--base", "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0", "--lock", "prebake.lock", "-o", "json"}, `"ref": "oci:` + filepath.Join(tmp, "image")},
+		{[]string{"bake", "image", "--base", "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0", "--lock", "prebake.lock", "-o", "json"}, `"ref":"oci:` + filepath.Join(tmp, "image")},
 		{[]string{"rewrite", "--lock", "prebake.lock", "--frozen", "--", "--master", "spark://m1:7077", "--deploy-mode", "cluster",
 			"--packages", "ch.qos.logback:logback-classic:1.4.11", "--class", "A", "https://x/app.jar"}, filepath.Join(tmp, "store")},
 		{[]string{"warm", "--file", sets}, "slf4j"},

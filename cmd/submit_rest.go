@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -78,9 +77,7 @@ func (b *restBackend) printID(req *idRequest, r *rest.Response) error {
 		return nil
 	}
 	if req.Output == outJSON {
-		enc := json.NewEncoder(req.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
+		return printJSON(req.Stdout, restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
 			WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: r.Message, ServerSparkVersion: r.ServerSparkVersion})
 	}
 	if r.DriverState == "" && r.WorkerID == "" {

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -114,9 +113,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	})
 	rep.Wait()
 	if out == outJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"store": store.URL(), "shard": o.shard, "sets": results}); err != nil {
+		if err := printJSON(stdout, map[string]any{"store": store.URL(), "shard": o.shard, "sets": results}); err != nil {
 			return err
 		}
 		return werr
@@ -236,9 +233,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 		return err
 	}
 	if out == outJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"store": store.URL(), "dryRun": o.dryRun, "result": res})
+		return printJSON(stdout, map[string]any{"store": store.URL(), "dryRun": o.dryRun, "result": res})
 	}
 	for _, s := range res.DeletedSets {
 		fmt.Fprintf(stdout, "set\t%s\n", s)
