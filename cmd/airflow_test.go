@@ -3,10 +3,14 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -107,4 +111,65 @@ func TestAirflowResults(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || strings.Count(out, "\n") < 5 || got.Source != "driver" {
 		t.Errorf("-o json-pretty: exit %d, %v, stdout %q\n%s", code, err, out, errs)
 	}
+}
+
+// TestCancelLocalKillsProcessGroup reproduces finding 16 of review 3:
+// `prebake submit -o json -- --master 'local[1]' sleep_app.py`, then
+// SIGTERM (an Airflow task kill), left the app's python process running,
+// reparented to PID 1. spark-submit's children now get the signal too.
+func TestCancelLocalKillsProcessGroup(t *testing.T) {
+	_, tmp := isolatedCLI(t)
+	t.Chdir(tmp)
+	bin, pidFile := filepath.Join(tmp, "spark-submit"), filepath.Join(tmp, "python.pid")
+	// java (this shell) starts the python driver (sleep) and waits for it;
+	// SIGTERM ends the shell, as it ends the JVM, not its child.
+	script := "#!/bin/sh\nsleep 300 &\necho $! > " + pidFile + "\necho started >&2\nwait\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	type run struct {
+		code     int
+		out, err string
+	}
+	done := make(chan run, 1)
+	go func() {
+		code, out, errs := runPrebake(ctx, "submit", "-o", "json", "--spark-submit", bin, "--", "--master", "local[1]", "sleep_app.py")
+		done <- run{code, out, errs}
+	}()
+	var pid int
+	deadline := time.Now().Add(20 * time.Second)
+	for pid == 0 {
+		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fake driver never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	cancel()
+	r := <-done
+	var res localSubmitJSON
+	if err := json.Unmarshal([]byte(r.out), &res); err != nil || r.code != exitcode.DriverFailed || res.Source != "prebake" {
+		t.Errorf("cancel: exit %d, stdout %q (%v)\n%s", r.code, r.out, err, r.err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the driver's child %d still runs after the cancel", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(data), ") ")
+	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
 }
