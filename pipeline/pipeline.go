@@ -142,7 +142,7 @@ func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*rewrit
 	if err != nil || len(req.Packages) == 0 {
 		return nil, err
 	}
-	lf, err := resolver.LockFor(req)
+	lf, err := resolver.LockFor(req, resolver.WithLogger(o.Reporter))
 	if err != nil {
 		if o.Request.Frozen && errors.Is(err, resolver.ErrStaleLock) {
 			return nil, err
