@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
@@ -32,6 +33,9 @@ type globals struct {
 	// for the JSON result.
 	resultFile string
 	warnings   *warningSink
+	// explicit are the flags the command line gave (before the
+	// environment and prebake.yaml gave the others their defaults).
+	explicit map[string]bool
 }
 
 // rootConfig is what a command tree is built with.
@@ -80,6 +84,8 @@ followed to its real end.`,
 		if g.quiet && g.verbose {
 			return exitcode.Errorf(exitcode.Usage, "-q and -v: give one of them")
 		}
+		g.explicit = map[string]bool{}
+		c.Flags().Visit(func(f *pflag.Flag) { g.explicit[f.Name] = true })
 		path, err := applySettings(c.Flags(), g.config, os.Getenv)
 		if path != "" && g.verbose && err == nil {
 			fmt.Fprintf(c.ErrOrStderr(), "prebake: using defaults from %s\n", path)
