@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -331,7 +333,7 @@ func (c *Client) terminal(res *Result, r *Response) *Result {
 	case "FINISHED":
 		return res.finish(now, "FINISHED", nil)
 	case "FAILED":
-		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; see its stderr on %s)%s", id, restOrUnknown(r.WorkerHostPort), detail)))
+		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; %s)%s", id, driverLogHint(id, r.WorkerID, r.WorkerHostPort), detail)))
 	case "KILLED":
 		return res.finish(now, "KILLED", errdefs.DriverError(fmt.Errorf("driver %s was KILLED%s", id, detail)))
 	case "ERROR":
@@ -387,4 +389,24 @@ func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Out
 		res = Submit(ctx, sub, b.Options...)
 	}
 	return res, res.Err()
+}
+
+// driverLogHint says where a standalone driver's log is: the worker's
+// work/<driver-id>/stderr (under its SPARK_WORKER_DIR, default
+// $SPARK_HOME/work) and the worker UI's log page (port 8081 unless the
+// worker sets another). hostPort is the worker's RPC address, not its UI.
+func driverLogHint(id, workerID, hostPort string) string {
+	host := hostPort
+	if h, _, err := net.SplitHostPort(hostPort); err == nil {
+		host = h
+	}
+	if host == "" {
+		return fmt.Sprintf("its log is work/%s/stderr under the worker's SPARK_WORKER_DIR (default $SPARK_HOME/work)", id)
+	}
+	worker := host
+	if workerID != "" {
+		worker = workerID + " on " + host
+	}
+	ui := url.URL{Scheme: "http", Host: net.JoinHostPort(host, "8081"), Path: "/logPage/", RawQuery: url.Values{"driverId": {id}, "logType": {"stderr"}}.Encode()}
+	return fmt.Sprintf("its log is work/%s/stderr under the SPARK_WORKER_DIR (default $SPARK_HOME/work) of worker %s; the worker UI shows it at %s (with the UI on its default port)", id, worker, ui.String())
 }
