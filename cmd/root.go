@@ -96,6 +96,7 @@ followed to its real end.`,
 	bs := newBackends()
 	root.AddCommand(
 		newBakeCmd(g),
+		newCacheCmd(g),
 		newGCCmd(g),
 		newIDCmd(g, bs, "kill"),
 		newInitCmd(g),
