@@ -27,7 +27,7 @@ func render(out outputFormat, o submit.Outcome, err error, stdout, stderr io.Wri
 		return renderK8s(out, r, err, stdout, stderr)
 	case *rest.Result:
 		r.ExitCode, r.Source = code, source
-		return renderREST(out, r, stdout)
+		return renderREST(out, r, stdout, stderr)
 	case *local.Result:
 		r.ExitCode, r.Source = code, source
 		r.Message = withHintMessage(r.Message, err)
@@ -63,7 +63,7 @@ func renderK8s(out outputFormat, r *k8s.Result, err error, stdout, stderr io.Wri
 
 // renderREST prints a REST run: JSON, or the summary on stdout. It returns
 // the run's error.
-func renderREST(out outputFormat, r *rest.Result, stdout io.Writer) error {
+func renderREST(out outputFormat, r *rest.Result, stdout, stderr io.Writer) error {
 	r.Message = withHintMessage(r.Message, r.Err())
 	if out == outJSON {
 		if err := printJSON(stdout, r); err != nil {
@@ -73,5 +73,6 @@ func renderREST(out outputFormat, r *rest.Result, stdout io.Writer) error {
 	}
 	keepResult(stdout, r)
 	writeRESTText(r, stdout)
+	writeLogTail(stderr, r.LogTail)
 	return r.Err()
 }

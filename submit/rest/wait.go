@@ -57,7 +57,10 @@ type Result struct {
 	Reason      string       `json:"reason,omitempty"`
 	Message     string       `json:"message,omitempty"`
 	Transitions []Transition `json:"transitions,omitempty"`
-	Timings     Timings      `json:"timings"`
+	// LogTail is a FAILED driver's last stderr lines, from its worker's
+	// web UI when the master's UI names it (WithMasterUI).
+	LogTail []string `json:"logTail,omitempty"`
+	Timings Timings  `json:"timings"`
 
 	err error
 }
@@ -252,7 +255,7 @@ func (c *Client) follow(ctx context.Context, id string, res *Result) *Result {
 				ErrSubmissionNotFound, r.Master, id, res.State)))
 		}
 		c.observe(res, r)
-		if done := c.terminal(res, r); done != nil {
+		if done := c.terminal(ctx, res, r); done != nil {
 			return done
 		}
 		d := time.Duration(float64(o.pollInterval) * (0.9 + 0.2*rand.Float64()))
@@ -309,7 +312,7 @@ func restTaskState(msg string) string {
 }
 
 // terminal finishes res when r is a terminal state.
-func (c *Client) terminal(res *Result, r *Response) *Result {
+func (c *Client) terminal(ctx context.Context, res *Result, r *Response) *Result {
 	now := c.o.now()
 	id := r.SubmissionID
 	detail := restFirstLines(r.Message)
@@ -333,7 +336,9 @@ func (c *Client) terminal(res *Result, r *Response) *Result {
 	case "FINISHED":
 		return res.finish(now, "FINISHED", nil)
 	case "FAILED":
-		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; %s)%s", id, driverLogHint(id, r.WorkerID, r.WorkerHostPort), detail)))
+		page, tail := c.driverLog(ctx, id, r.WorkerID)
+		res.LogTail = tail
+		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; %s)%s", id, driverLogHint(id, r.WorkerID, r.WorkerHostPort, page), detail)))
 	case "KILLED":
 		return res.finish(now, "KILLED", errdefs.DriverError(fmt.Errorf("driver %s was KILLED%s", id, detail)))
 	case "ERROR":
@@ -395,7 +400,7 @@ func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Out
 // work/<driver-id>/stderr (under its SPARK_WORKER_DIR, default
 // $SPARK_HOME/work) and the worker UI's log page (port 8081 unless the
 // worker sets another). hostPort is the worker's RPC address, not its UI.
-func driverLogHint(id, workerID, hostPort string) string {
+func driverLogHint(id, workerID, hostPort, page string) string {
 	host := hostPort
 	if h, _, err := net.SplitHostPort(hostPort); err == nil {
 		host = h
@@ -406,6 +411,9 @@ func driverLogHint(id, workerID, hostPort string) string {
 	worker := host
 	if workerID != "" {
 		worker = workerID + " on " + host
+	}
+	if page != "" {
+		return fmt.Sprintf("its log is work/%s/stderr under the SPARK_WORKER_DIR of worker %s, shown at %s", id, worker, page)
 	}
 	ui := url.URL{Scheme: "http", Host: net.JoinHostPort(host, "8081"), Path: "/logPage/", RawQuery: url.Values{"driverId": {id}, "logType": {"stderr"}}.Encode()}
 	return fmt.Sprintf("its log is work/%s/stderr under the SPARK_WORKER_DIR (default $SPARK_HOME/work) of worker %s; the worker UI shows it at %s (with the UI on its default port)", id, worker, ui.String())
