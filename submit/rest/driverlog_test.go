@@ -28,7 +28,7 @@ func TestFailedDriverLogTail(t *testing.T) {
 	var asked string
 	ui.HandleFunc("/log", func(w http.ResponseWriter, r *http.Request) {
 		asked = r.URL.RawQuery
-		fmt.Fprint(w, "==== Bytes 0-90 of 90 of /opt/spark/work/driver-x/stderr ====\nINFO SparkContext: Running Spark version 3.5.7\nException in thread \"main\" java.lang.IllegalAccessError: sun.nio.ch.DirectBuffer\n")
+		fmt.Fprint(w, "==== Bytes 0-90 of 90 of /opt/spark/work/driver-x/stderr ====\nINFO SparkContext: Running Spark version 3.5.7\nException in thread \"main\" java.lang.IllegalAccessError: class org.apache.spark.storage.StorageUtils$ (in unnamed module) cannot access class sun.nio.ch.DirectBuffer\n")
 	})
 	worker = httptest.NewServer(ui)
 	t.Cleanup(worker.Close)
@@ -40,7 +40,7 @@ func TestFailedDriverLogTail(t *testing.T) {
 	addr := fakeMaster(t, fake)
 	var log testenv.SyncBuffer
 	res := Submit(context.Background(), submitArgs("spark://"+addr), fastOpts(&log, WithMasterUI(worker.URL))...)
-	want := []string{"INFO SparkContext: Running Spark version 3.5.7", `Exception in thread "main" java.lang.IllegalAccessError: sun.nio.ch.DirectBuffer`}
+	want := []string{"INFO SparkContext: Running Spark version 3.5.7", `Exception in thread "main" java.lang.IllegalAccessError: class org.apache.spark.storage.StorageUtils$ (in unnamed module) cannot access class sun.nio.ch.DirectBuffer`}
 	if diff := cmp.Diff(want, res.LogTail); diff != "" {
 		t.Errorf("log tail (-want +got):\n%s", diff)
 	}
@@ -49,6 +49,9 @@ func TestFailedDriverLogTail(t *testing.T) {
 	}
 	if page := worker.URL + "/logPage/?driverId=" + res.SubmissionID + "&logType=stderr"; !strings.Contains(res.Message, page) || !strings.Contains(res.Message, "work/"+res.SubmissionID+"/stderr") {
 		t.Errorf("message %q does not name the log page %s", res.Message, page)
+	}
+	if !strings.Contains(res.Message, "--driver-java-options '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED") {
+		t.Errorf("message %q does not give the Java 17 workaround", res.Message)
 	}
 	// No UI to ask: the hint alone, and no wait.
 	fake2 := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, run, end))

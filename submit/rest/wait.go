@@ -338,7 +338,7 @@ func (c *Client) terminal(ctx context.Context, res *Result, r *Response) *Result
 	case "FAILED":
 		page, tail := c.driverLog(ctx, id, r.WorkerID)
 		res.LogTail = tail
-		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; %s)%s", id, driverLogHint(id, r.WorkerID, r.WorkerHostPort, page), detail)))
+		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; %s)%s%s", id, driverLogHint(id, r.WorkerID, r.WorkerHostPort, page), detail, java17Hint(tail))))
 	case "KILLED":
 		return res.finish(now, "KILLED", errdefs.DriverError(fmt.Errorf("driver %s was KILLED%s", id, detail)))
 	case "ERROR":
@@ -417,4 +417,16 @@ func driverLogHint(id, workerID, hostPort, page string) string {
 	}
 	ui := url.URL{Scheme: "http", Host: net.JoinHostPort(host, "8081"), Path: "/logPage/", RawQuery: url.Values{"driverId": {id}, "logType": {"stderr"}}.Encode()}
 	return fmt.Sprintf("its log is work/%s/stderr under the SPARK_WORKER_DIR (default $SPARK_HOME/work) of worker %s; the worker UI shows it at %s (with the UI on its default port)", id, worker, ui.String())
+}
+
+// java17Hint explains Spark 3.x's failure on Java 17 in a REST-launched
+// driver, which gets none of the --add-opens that spark-submit's launcher
+// adds ("" when tail does not show it).
+func java17Hint(tail []string) string {
+	for _, l := range tail {
+		if strings.Contains(l, "IllegalAccessError") && strings.Contains(l, "sun.nio.ch") {
+			return "; the driver runs on Java 17+ without the --add-opens that spark-submit adds in client mode (Spark's own behaviour in cluster mode through REST): pass --driver-java-options '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED'"
+		}
+	}
+	return ""
 }
