@@ -18,9 +18,10 @@ import (
 // newCacheCmd is `prebake cache` (prune).
 func newCacheCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "cache",
-		Short: "Maintain the local cache (prune)",
-		Args:  cobra.NoArgs,
+		Use:     "cache",
+		Short:   "Maintain the local cache (prune)",
+		Example: `  prebake cache prune --older-than 30d`,
+		Args:    cobra.NoArgs,
 	}
 	c.AddCommand(newCachePruneCmd(g))
 	return c
