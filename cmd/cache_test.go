@@ -124,3 +124,19 @@ func TestCachePrune(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{"", 0, false}, {"1048576", 1 << 20, false}, {"5GB", 5e9, false}, {"500mb", 5e8, false}, {"2GiB", 2 << 30, false},
+		{"1.5G", 3 << 29, false}, {"lots", 0, true}, {"-1", 0, true}, {"0", 0, true}, {"1e30", 0, true},
+	} {
+		got, err := parseSize(tt.in)
+		if (err != nil) != tt.bad || got != tt.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d (error: %v)", tt.in, got, err, tt.want, tt.bad)
+		}
+	}
+}
