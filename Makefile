@@ -9,11 +9,12 @@ export PATH
 
 .PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central cluster cluster-down infra clean
 
-# VERSION stamps --version and the SBOM's tool version (a checkout built with -buildvcs=false has no VCS info).
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+# VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS := $(if $(VERSION),-X github.com/prebake/prebake/cmd.version=$(VERSION))
 
 build:
-	$(GO) build -trimpath -ldflags "-X github.com/prebake/prebake/cmd.version=$(VERSION)" -o $(BIN) ./cmd/prebake
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/prebake
 
 ## test: unit and integration tests (integration tests start real servers on 127.0.0.1).
 ## It runs hack/infra.sh first (idempotent; cached by version), so a fresh clone needs nothing else.

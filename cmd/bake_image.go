@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -175,16 +174,14 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 		return err
 	}
 	conf := res.SparkConf()
-	if out == outJSON {
-		js := bakeImageJSON{Result: res, SparkConf: map[string]string{}}
-		for _, kv := range conf {
-			js.SparkConf[kv[0]] = kv[1]
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(js)
+	js := bakeImageJSON{Result: res, SparkConf: map[string]string{}}
+	for _, kv := range conf {
+		js.SparkConf[kv[0]] = kv[1]
 	}
+	if out == outJSON {
+		return printJSON(stdout, js)
+	}
+	keepResult(stdout, js)
 	if !g.quiet {
 		printBakeSummary(stderr, res, g.verbose)
 	}

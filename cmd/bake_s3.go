@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -236,17 +235,15 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 		presignedAlert(rep, o.expires)
 	}
 	value := s3store.JarsValue(urls)
-	if out == outJSON {
-		js := bakeS3JSON{Store: store.URL(), LockHash: res.Manifest.LockHash, Hit: res.Hit, Uploaded: res.Uploaded, Skipped: res.Skipped,
-			Repaired: res.Repaired, BytesSent: res.BytesSent, URLStyle: o.urlStyle, SparkJars: value, Jars: []bakeS3JarJS{}}
-		for i, j := range res.Manifest.Jars {
-			js.Jars = append(js.Jars, bakeS3JarJS{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size, URL: urls[i]})
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(js)
+	js := bakeS3JSON{Store: store.URL(), LockHash: res.Manifest.LockHash, Hit: res.Hit, Uploaded: res.Uploaded, Skipped: res.Skipped,
+		Repaired: res.Repaired, BytesSent: res.BytesSent, URLStyle: o.urlStyle, SparkJars: value, Jars: []bakeS3JarJS{}}
+	for i, j := range res.Manifest.Jars {
+		js.Jars = append(js.Jars, bakeS3JarJS{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size, URL: urls[i]})
 	}
+	if out == outJSON {
+		return printJSON(stdout, js)
+	}
+	keepResult(stdout, js)
 	_, err = fmt.Fprintln(stdout, value)
 	return err
 }

@@ -119,7 +119,7 @@ func TestWarmCLIWithVersity(t *testing.T) {
 	if n := proxy.BodyBytes.Load(); n != 0 {
 		t.Errorf("second warm sent %d body bytes, want 0", n)
 	}
-	if strings.Count(out, `"hit": true`) != 2 {
+	if strings.Count(out, `"hit":true`) != 2 {
 		t.Errorf("second warm: want two hits: %s", out)
 	}
 	// bake s3 with presigned URLs: the URLs are on stdout only.

@@ -26,21 +26,22 @@ import (
 func TestBadOutputEveryCommand(t *testing.T) {
 	t.Setenv("PREBAKE_CONFIG", "")
 	args := map[string][]string{
-		"resolve":    {"org.slf4j:slf4j-api:2.0.7"},
-		"rewrite":    {"--", "--master", "local", "app.jar"},
-		"bake image": {"--lock", "prebake.lock", "--base", "oci:x", "--target", "oci:y"},
-		"bake s3":    {"--lock", "prebake.lock", "--store", "file:///nonexistent"},
-		"inspect":    {"oci:x"},
-		"warm":       {"-f", "sets.yaml", "--store", "file:///nonexistent"},
-		"gc":         {"--store", "file:///nonexistent", "--older-than", "30d"},
-		"submit":     {"--", "--master", "spark://127.0.0.1:1", "--deploy-mode", "cluster", "app.jar"},
-		"status":     {"driver-1", "--master", "spark://127.0.0.1:1"},
-		"kill":       {"driver-1", "--master", "spark://127.0.0.1:1"},
-		"lock diff":  {"a.lock", "b.lock"},
-		"sbom":       {"--lock", "prebake.lock"},
-		"why":        {"org.slf4j:slf4j-api", "org.slf4j:slf4j-api:2.0.7"},
-		"init":       {"--", "--master", "local", "--packages", "org.slf4j:slf4j-api:2.0.7", "app.jar"},
-		"doctor":     {"--no-default-repositories", "--repositories", "http://127.0.0.1:1/"},
+		"resolve":     {"org.slf4j:slf4j-api:2.0.7"},
+		"rewrite":     {"--", "--master", "local", "app.jar"},
+		"bake image":  {"--lock", "prebake.lock", "--base", "oci:x", "--target", "oci:y"},
+		"bake s3":     {"--lock", "prebake.lock", "--store", "file:///nonexistent"},
+		"inspect":     {"oci:x"},
+		"warm":        {"-f", "sets.yaml", "--store", "file:///nonexistent"},
+		"gc":          {"--store", "file:///nonexistent", "--older-than", "30d"},
+		"cache prune": {"--older-than", "30d", "--cache", "/nonexistent"},
+		"submit":      {"--", "--master", "spark://127.0.0.1:1", "--deploy-mode", "cluster", "app.jar"},
+		"status":      {"driver-1", "--master", "spark://127.0.0.1:1"},
+		"kill":        {"driver-1", "--master", "spark://127.0.0.1:1"},
+		"lock diff":   {"a.lock", "b.lock"},
+		"sbom":        {"--lock", "prebake.lock"},
+		"why":         {"org.slf4j:slf4j-api", "org.slf4j:slf4j-api:2.0.7"},
+		"init":        {"--", "--master", "local", "--packages", "org.slf4j:slf4j-api:2.0.7", "app.jar"},
+		"doctor":      {"--no-default-repositories", "--repositories", "http://127.0.0.1:1/"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
+	"github.com/prebake/prebake/submit"
 )
 
 // readmeExitRow is one row of the README's exit-code table.
@@ -136,17 +137,42 @@ func TestExitCodeTableMatchesREADME(t *testing.T) {
 	for c := range prebakeCodes {
 		want[c] = codeMeaning(c)
 	}
-	// The driver's own codes: 1–63, 101, 126–255 (conventions).
+	// The driver's own codes: every other code a shell carries, 1–255.
 	for c := 1; c <= 255; c++ {
-		if (c <= 63 || c == 101 || c >= 126) && !prebakeCodes[c] {
+		if !prebakeCodes[c] {
 			want[c] = codeMeaning(c)
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("README exit-code table vs internal/exitcode (-code +README):\n%s", diff)
 	}
-	if len(passThrough) != 63+1+130 {
-		t.Errorf("README pass-through codes: %d, want 194 (1–63, 101, 126–255)", len(passThrough))
+	if len(passThrough) != 255-11 {
+		t.Errorf("README pass-through codes: %d, want 244 (1–255 but prebake's 11)", len(passThrough))
+	}
+}
+
+// TestDriverCodesPassThrough: a driver's exit code is passed through
+// unchanged unless it is one of prebake's own (finding 10 of review 3: a
+// driver's 99 became 80, so BashOperator's skip_on_exit_code never fired).
+func TestDriverCodesPassThrough(t *testing.T) {
+	for c := 0; c <= 256; c++ {
+		own := c >= 0 && c <= 255 && exitcode.Own(c)
+		if got, want := submit.PassesThrough(c), c >= 1 && c <= 255 && !own; got != want {
+			t.Errorf("submit.PassesThrough(%d) = %v, want %v (exitcode.Own: %v)", c, got, want, own)
+		}
+		err := submit.DriverExit(c, "spark-submit exited")
+		want := c
+		switch {
+		case c == 0:
+		case own, c > 255:
+			want = exitcode.DriverFailed
+		}
+		if got := exitcode.Code(err); got != want {
+			t.Errorf("driver exit %d: prebake exits %d, want %d", c, got, want)
+		}
+		if c != 0 && exitcode.SourceOf(err) != exitcode.SourceDriver {
+			t.Errorf("driver exit %d: source %q, want driver", c, exitcode.SourceOf(err))
+		}
 	}
 }
 

@@ -1,15 +1,17 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/lockdiff"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
@@ -26,6 +28,52 @@ type initJSON struct {
 	LockHash string `json:"lockHash"`
 	Jars     int    `json:"jars"`
 	Next     string `json:"next"`
+	// ConfigKept: init ran again and the file was kept as it was;
+	// Changes: what changed in the lock it replaced ("+ g:a:v", "- g:a:v",
+	// "~ g:a: 1.0 -> 2.0").
+	ConfigKept bool     `json:"configKept"`
+	Changes    []string `json:"changes"`
+}
+
+// settingsIn reports whether every setting of the YAML doc is in the YAML
+// file with the same value (the file may hold more, and comments).
+func settingsIn(doc, file []byte) bool {
+	var want, have map[string]any
+	if yaml.Unmarshal(doc, &want) != nil || yaml.Unmarshal(file, &have) != nil {
+		return false
+	}
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || !reflect.DeepEqual(v, hv) {
+			return false
+		}
+	}
+	return true
+}
+
+// lockChanges lists the modules that differ between the lock init
+// replaced (nil: none) and the new one.
+func lockChanges(old, cur *resolver.Lockfile) []string {
+	out := []string{}
+	if old == nil {
+		return out
+	}
+	d, err := lockdiff.Compare("old", old, "new", cur)
+	if err != nil {
+		return out
+	}
+	for _, m := range d.Modules {
+		switch {
+		case m.Has(lockdiff.Added):
+			out = append(out, "+ "+m.New.Coord)
+		case m.Has(lockdiff.Removed):
+			out = append(out, "- "+m.Old.Coord)
+		case m.OldVersion() != m.NewVersion():
+			out = append(out, fmt.Sprintf("~ %s: %s -> %s", m.Module, m.OldVersion(), m.NewVersion()))
+		default:
+			out = append(out, fmt.Sprintf("~ %s: %s", m.Module, strings.Join(m.Changes, ", ")))
+		}
+	}
+	return out
 }
 
 // newInitCmd is `prebake init`.
@@ -46,7 +94,9 @@ func newInitCmd(g *globals) *cobra.Command {
 line's packages (with the resolution flags given here), writes the lock (--lock, default
 prebake.lock) and a prebake.yaml that holds the settings given here (store or image target,
 repositories, cache, …), so that ` + "`prebake submit --lock prebake.lock --frozen -- <the same args>`" + `
-run from this directory uses exactly that lock. An existing prebake.yaml is kept unless --force.`,
+run from this directory uses exactly that lock. Run again (with changed packages), init
+keeps an existing prebake.yaml whose settings are this command's, updates the lock and lists
+what changed; --force rewrites the file with this command's settings.`,
 			Example: `  prebake init --store s3://team-spark-jars/prebake -- \
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main local:///opt/app.jar`,
@@ -58,8 +108,28 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 				if len(args) == 0 {
 					return exitcode.Errorf(exitcode.Usage, "init: give the spark-submit arguments after --: prebake init [flags] -- --master … --packages g:a:v … app.jar")
 				}
-				if _, err := os.Stat(file); err == nil && !force {
-					return exitcode.Errorf(exitcode.Usage, "init: %s exists; --force replaces it", file)
+				// submit takes a store or an image target, not both: a file
+				// with both keys would fail every submit that reads it.
+				if sf.store != "" && imageTarget != "" {
+					return exitcode.Errorf(exitcode.Usage, "init: --store %s and --image-target %s (from the flags, PREBAKE_* or %s): give one of them; submit takes one", redact.URL(sf.store), imageTarget, file)
+				}
+				data, err := initConfig(c.Flags(), nil)
+				if err != nil {
+					return err
+				}
+				// init again: the file's settings are this run's defaults; a
+				// file that holds every setting of this command line is kept
+				// and the lock is updated.
+				keep := false
+				if old, err := os.ReadFile(file); err == nil && !force {
+					given, err := initConfig(c.Flags(), g.explicit)
+					if err != nil {
+						return err
+					}
+					if !settingsIn(given, old) {
+						return exitcode.Errorf(exitcode.Usage, "init: %s exists with other settings than this command's, so neither it nor the lock was changed; --force replaces it", file)
+					}
+					keep = true
 				}
 				if sf.store != "" {
 					if err := sf.check(); err != nil {
@@ -84,27 +154,39 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 				if !hasCoordinate(req.Packages) {
 					return exitcode.Errorf(exitcode.Usage, "init: the command line has no --packages (nor spark.jars.packages): nothing to pin")
 				}
+				oldLock, _ := resolver.ReadLock(rf.lock)
 				rep := g.reporter(c.ErrOrStderr())
 				res, err := resolver.Resolve(c.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
 				rep.Wait()
 				if err != nil {
 					return err
 				}
-				data, err := initConfig(c.Flags())
-				if err != nil {
-					return err
+				if !keep {
+					if err := writeAtomic("writing", file, data); err != nil {
+						return err
+					}
 				}
-				if err := writeAtomic("writing", file, data); err != nil {
-					return err
-				}
+				changes := lockChanges(oldLock, res.Lock)
 				next := initNext(file, rf.lock, args)
+				js := initJSON{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Artifacts), Next: next, ConfigKept: keep, Changes: changes}
 				if out == outJSON {
-					enc := json.NewEncoder(c.OutOrStdout())
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
-					return enc.Encode(initJSON{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Artifacts), Next: next})
+					return printJSON(c.OutOrStdout(), js)
 				}
-				fmt.Fprintf(c.OutOrStdout(), "wrote %s and %s (%d jars, lock %s)\nnext: %s\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash(), next)
+				keepResult(c.OutOrStdout(), js)
+				switch {
+				case keep && oldLock != nil && oldLock.Inputs.InputsHash == res.Lock.Inputs.InputsHash:
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; %s unchanged (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash())
+				case keep && oldLock != nil && len(changes) == 0:
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s: new inputs, the same jars (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash())
+				case keep:
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash())
+				default:
+					fmt.Fprintf(c.OutOrStdout(), "wrote %s and %s (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash())
+				}
+				for _, ch := range changes {
+					fmt.Fprintf(c.OutOrStdout(), "  %s\n", ch)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "next: %s\n", next)
 				return nil
 			},
 		}
@@ -120,14 +202,15 @@ run from this directory uses exactly that lock. An existing prebake.yaml is kept
 }
 
 // initConfig is the prebake.yaml of init: every setting init's command line
-// (or the environment) gave, in the settings table's order.
-func initConfig(fl *pflag.FlagSet) ([]byte, error) {
+// (or the environment) gave, in the settings table's order; with only, the
+// settings of the flags only names.
+func initConfig(fl *pflag.FlagSet, only map[string]bool) ([]byte, error) {
 	var doc yaml.Node
 	doc.Kind = yaml.MappingNode
 	for _, s := range settings {
 		for _, name := range s.flags {
 			f := fl.Lookup(name)
-			if f == nil || !f.Changed {
+			if f == nil || !f.Changed || only != nil && !only[name] {
 				continue
 			}
 			var v yaml.Node

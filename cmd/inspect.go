@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -53,10 +52,7 @@ func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, 
 		return err
 	}
 	if out == outJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(info)
+		return printJSON(stdout, info)
 	}
 	fmt.Fprintln(stdout, info.Ref)
 	if !hasPrebakeAnnotations(info.Annotations) && !g.quiet {

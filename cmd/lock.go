@@ -69,7 +69,7 @@ func runLockDiff(_ context.Context, g *globals, oldPath, newPath string, check b
 		return err
 	}
 	if out == outJSON {
-		err = lockdiff.WriteJSON(stdout, d)
+		err = printJSON(stdout, d)
 	} else {
 		err = lockdiff.WriteText(stdout, d)
 	}

@@ -32,7 +32,7 @@ func TestLockDiffCLI(t *testing.T) {
 		{"equal", []string{"lock", "diff", base, base}, 0, []string{"The locks are identical"}, ""},
 		{"inputs changed", []string{"lock", "diff", "--check", base, inputs}, exitDiffer, []string{"conflict: latest → strict", "↑ ch.qos.logback:logback-classic  1.4.11 → 1.4.14  upgrade", "↓ org.slf4j:slf4j-api", "2.0.7 → 1.7.36  downgrade"}, "the locks differ"},
 		{"content changed", []string{"lock", "diff", "--check", base, content}, exitDiffer, []string{"!!! CONTENT CHANGED UNDER THE SAME VERSION (1)", "The inputs are identical"}, "the locks differ"},
-		{"json", []string{"lock", "diff", "-o", "json", "--check", base, content}, exitDiffer, []string{`"contentChanged": 1`}, "the locks differ"},
+		{"json", []string{"lock", "diff", "-o", "json", "--check", base, content}, exitDiffer, []string{`"contentChanged":1`}, "the locks differ"},
 		{"differ without --check", []string{"lock", "diff", base, content}, 0, []string{"!!! CONTENT CHANGED UNDER THE SAME VERSION (1)"}, ""},
 		{"one argument", []string{"lock", "diff", base}, exitcode.Usage, nil, "accepts 2 arg"},
 		{"bad -o", []string{"lock", "diff", "-o", "tree", base, base}, exitcode.Usage, nil, `-o "tree"`},

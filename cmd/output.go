@@ -11,15 +11,18 @@ type outputFormat string
 // The output formats. Each command accepts some of them (checkOutput); the
 // empty format is "not given": the command's default.
 const (
-	outText  outputFormat = "text"
-	outJSON  outputFormat = "json"
-	outYAML  outputFormat = "yaml"  // submit --submitter native --dry-run: the Kubernetes objects
-	outTree  outputFormat = "tree"  // resolve: the dependency tree
-	outNames outputFormat = "names" // resolve: the jar file names
+	outText outputFormat = "text"
+	outJSON outputFormat = "json" // one line
+	// outJSONPretty is json, indented: commands see outJSON (checkOutput)
+	// and printJSON indents.
+	outJSONPretty outputFormat = "json-pretty"
+	outYAML       outputFormat = "yaml"  // submit --submitter native --dry-run: the Kubernetes objects
+	outTree       outputFormat = "tree"  // resolve: the dependency tree
+	outNames      outputFormat = "names" // resolve: the jar file names
 )
 
 // outputFormats are every format, in the order -o's help gives them.
-var outputFormats = []outputFormat{outText, outJSON, outYAML, outTree, outNames}
+var outputFormats = []outputFormat{outText, outJSON, outJSONPretty, outYAML, outTree, outNames}
 
 // outputValue is -o as a pflag.Value: it parses into an outputFormat, so a
 // value that is no format is a flag error (exit 64) before anything runs.
@@ -52,10 +55,23 @@ func (e *badOutputError) Error() string {
 
 // commandOutputs are the formats a command prints, its default first.
 func commandOutputs(command string) []outputFormat {
-	if fs, ok := outputValues[command]; ok {
-		return fs
+	fs, ok := outputValues[command]
+	if !ok {
+		fs = []outputFormat{outText, outJSON}
 	}
-	return []outputFormat{outText, outJSON}
+	return withPretty(fs)
+}
+
+// withPretty is fs with json-pretty after json.
+func withPretty(fs []outputFormat) []outputFormat {
+	var out []outputFormat
+	for _, f := range fs {
+		out = append(out, f)
+		if f == outJSON {
+			out = append(out, outJSONPretty)
+		}
+	}
+	return out
 }
 
 func (outputValue) Type() string { return "format" }

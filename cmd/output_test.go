@@ -17,10 +17,10 @@ func TestOutputFormatIsTyped(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no format", []string{"inspect", "-o", "xml", "nonexistent.lock"}, `prebake: prebake inspect: -o "xml": must be one of [text json]` + "\n"},
-		{"no format, persistent before the command", []string{"-o=JSON", "resolve", "g:a:1"}, `prebake resolve: -o "JSON": must be one of [tree names json]`},
-		{"no format for submit", []string{"submit", "-o", "xml", "--", "--master", "local", "app.jar"}, `-o "xml": must be one of [text json yaml]`},
-		{"not this command's", []string{"inspect", "-o", "names", "nonexistent.lock"}, `-o "names": must be one of [text json]`},
+		{"no format", []string{"inspect", "-o", "xml", "nonexistent.lock"}, `prebake: prebake inspect: -o "xml": must be one of [text json json-pretty]` + "\n"},
+		{"no format, persistent before the command", []string{"-o=JSON", "resolve", "g:a:1"}, `prebake resolve: -o "JSON": must be one of [tree names json json-pretty]`},
+		{"no format for submit", []string{"submit", "-o", "xml", "--", "--master", "local", "app.jar"}, `-o "xml": must be one of [text json json-pretty yaml]`},
+		{"not this command's", []string{"inspect", "-o", "names", "nonexistent.lock"}, `-o "names": must be one of [text json json-pretty]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runPrebake(context.Background(), tc.args...)

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -28,53 +27,52 @@ func render(out outputFormat, o submit.Outcome, err error, stdout, stderr io.Wri
 		return renderK8s(out, r, err, stdout, stderr)
 	case *rest.Result:
 		r.ExitCode, r.Source = code, source
-		return renderREST(out, r, stdout)
+		return renderREST(out, r, stdout, stderr)
 	case *local.Result:
 		r.ExitCode, r.Source = code, source
-		// Text: spark-submit's own output was the run's; the CLI prints the error.
-		if out == outJSON {
-			r.Message = withHintMessage(r.Message, err)
-			if werr := writeResultJSON(stdout, r); werr != nil && err == nil {
-				return exitcode.New(exitcode.Internal, werr)
-			}
+		r.Message = withHintMessage(r.Message, err)
+		// Text: spark-submit's own output was the run's; the CLI prints the
+		// error, and --result-file holds the result.
+		if out != outJSON {
+			keepResult(stdout, r)
+			return err
+		}
+		if werr := printJSON(stdout, r); werr != nil && err == nil {
+			return exitcode.New(exitcode.Internal, werr)
 		}
 		return err
 	}
 	return exitcode.Errorf(exitcode.Internal, "no renderer for %T", o)
 }
 
-// writeResultJSON prints a result as indented JSON (-o json).
-func writeResultJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // renderK8s prints a K8s run: JSON, or the summary on stdout and, when the
 // run failed, the container statuses and the log tail on stderr. err is the
 // run's error, returned unless the JSON could not be written.
 func renderK8s(out outputFormat, r *k8s.Result, err error, stdout, stderr io.Writer) error {
+	r.Message = withHintMessage(r.Message, err)
 	if out == outJSON {
-		r.Message = withHintMessage(r.Message, err)
-		if werr := writeResultJSON(stdout, r); werr != nil && err == nil {
+		if werr := printJSON(stdout, r); werr != nil && err == nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
 		return err
 	}
+	keepResult(stdout, r)
 	writeK8sText(r, stdout, stderr)
 	return err
 }
 
 // renderREST prints a REST run: JSON, or the summary on stdout. It returns
 // the run's error.
-func renderREST(out outputFormat, r *rest.Result, stdout io.Writer) error {
+func renderREST(out outputFormat, r *rest.Result, stdout, stderr io.Writer) error {
+	r.Message = withHintMessage(r.Message, r.Err())
 	if out == outJSON {
-		r.Message = withHintMessage(r.Message, r.Err())
-		if err := writeResultJSON(stdout, r); err != nil {
+		if err := printJSON(stdout, r); err != nil {
 			return exitcode.New(exitcode.Internal, err)
 		}
 		return r.Err()
 	}
+	keepResult(stdout, r)
 	writeRESTText(r, stdout)
+	writeLogTail(stderr, r.LogTail)
 	return r.Err()
 }

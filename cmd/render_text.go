@@ -64,12 +64,7 @@ func writeK8sText(r *k8s.Result, stdout, stderr io.Writer) {
 			}
 			fmt.Fprintf(stderr, ": %s\n", x.Explanation)
 		}
-		if len(r.LogTail) > 0 {
-			fmt.Fprintf(stderr, "Last %d lines of the driver log:\n", len(r.LogTail))
-			for _, l := range r.LogTail {
-				fmt.Fprintf(stderr, "  | %s\n", l)
-			}
-		}
+		writeLogTail(stderr, r.LogTail)
 	}
 	id := r.SubmissionID
 	if r.Phase == "Submitting" && r.ExitCode == exitcode.Usage {
@@ -164,4 +159,15 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// writeLogTail prints a failed driver's last log lines on stderr.
+func writeLogTail(stderr io.Writer, tail []string) {
+	if len(tail) == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "Last %d lines of the driver log:\n", len(tail))
+	for _, l := range tail {
+		fmt.Fprintf(stderr, "  | %s\n", l)
+	}
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -94,6 +93,9 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 }
 
 func printResolve(w io.Writer, format outputFormat, res *resolver.Result) error {
+	if format != outJSON && wantsResult(w) {
+		keepResult(w, resolveResult(res))
+	}
 	switch format {
 	case outNames:
 		for _, a := range res.Lock.Artifacts {
@@ -101,29 +103,7 @@ func printResolve(w io.Writer, format outputFormat, res *resolver.Result) error 
 		}
 		return nil
 	case outJSON:
-		j := resolveJSON{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []resolvedArtifact{}, Evicted: []evictedJSON{}, Tree: []*treeJSON{}}
-		for i, a := range res.Lock.Artifacts {
-			j.Artifacts = append(j.Artifacts, resolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i]})
-		}
-		if res.Graph != nil {
-			for _, e := range res.Graph.Evicted {
-				j.Evicted = append(j.Evicted, evictedJSON{Module: e.Group + ":" + e.Artifact + ":" + e.Version, By: e.By})
-			}
-			var conv func(n *resolver.Node) *treeJSON
-			conv = func(n *resolver.Node) *treeJSON {
-				t := &treeJSON{Coord: n.Group + ":" + n.Artifact + ":" + n.Version, Evicted: n.Evicted, By: n.By}
-				for _, c := range n.Children {
-					t.Children = append(t.Children, conv(c))
-				}
-				return t
-			}
-			for _, r := range res.Graph.Roots {
-				j.Tree = append(j.Tree, conv(r))
-			}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(j)
+		return printJSON(w, resolveResult(res))
 	}
 	// tree
 	if res.Graph == nil {
@@ -185,4 +165,29 @@ func hasCoordinate(packages []string) bool {
 		}
 	}
 	return false
+}
+
+// resolveResult is resolve's JSON result (-o json, --result-file).
+func resolveResult(res *resolver.Result) resolveJSON {
+	j := resolveJSON{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []resolvedArtifact{}, Evicted: []evictedJSON{}, Tree: []*treeJSON{}}
+	for i, a := range res.Lock.Artifacts {
+		j.Artifacts = append(j.Artifacts, resolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i]})
+	}
+	if res.Graph != nil {
+		for _, e := range res.Graph.Evicted {
+			j.Evicted = append(j.Evicted, evictedJSON{Module: e.Group + ":" + e.Artifact + ":" + e.Version, By: e.By})
+		}
+		var conv func(n *resolver.Node) *treeJSON
+		conv = func(n *resolver.Node) *treeJSON {
+			t := &treeJSON{Coord: n.Group + ":" + n.Artifact + ":" + n.Version, Evicted: n.Evicted, By: n.By}
+			for _, c := range n.Children {
+				t.Children = append(t.Children, conv(c))
+			}
+			return t
+		}
+		for _, r := range res.Graph.Roots {
+			j.Tree = append(j.Tree, conv(r))
+		}
+	}
+	return j
 }

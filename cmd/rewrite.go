@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -147,11 +146,9 @@ func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat
 // warnings on stderr and text on stdout.
 func printRewrite(c *cobra.Command, g *globals, out outputFormat, v any, warnings []rewrite.Warning, text string) error {
 	if out == outJSON {
-		enc := json.NewEncoder(c.OutOrStdout())
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return printJSON(c.OutOrStdout(), v)
 	}
+	keepResult(c.OutOrStdout(), v)
 	if !g.quiet {
 		for _, w := range warnings {
 			fmt.Fprintf(c.ErrOrStderr(), "prebake: warning: %s\n", w)

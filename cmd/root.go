@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
@@ -33,6 +34,9 @@ type globals struct {
 	// for the JSON result.
 	resultFile string
 	warnings   *warningSink
+	// explicit are the flags the command line gave (before the
+	// environment and prebake.yaml gave the others their defaults).
+	explicit map[string]bool
 }
 
 // rootConfig is what a command tree is built with.
@@ -72,15 +76,17 @@ followed to its real end.`,
 		Version:       buildVersion(),
 	}
 	root.SetVersionTemplate("prebake {{.Version}}\n")
-	root.PersistentFlags().VarP(outputValue{&g.output}, "output", "o", "output format: text|json (resolve: tree|names|json)")
+	root.PersistentFlags().VarP(outputValue{&g.output}, "output", "o", "output format: text|json|json-pretty (resolve: tree|names|json|json-pretty); json is one line")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "print more progress detail")
-	root.PersistentFlags().StringVar(&g.resultFile, "result-file", "", "also write the JSON result (or, on failure, {exitCode, error, warnings}) to this file, atomically (Airflow XCom: /airflow/xcom/return.json)")
+	root.PersistentFlags().StringVar(&g.resultFile, "result-file", "", "also write the command's JSON result, whatever -o is (or, with none, {exitCode, error, warnings}), to this file, atomically (Airflow XCom: /airflow/xcom/return.json)")
 	root.PersistentFlags().StringVar(&g.config, "config", "", "prebake.yaml with defaults for every command's flags (default $PREBAKE_CONFIG, else ./prebake.yaml when it exists); flags win, then PREBAKE_* variables, then the file")
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		if g.quiet && g.verbose {
 			return exitcode.Errorf(exitcode.Usage, "-q and -v: give one of them")
 		}
+		g.explicit = map[string]bool{}
+		c.Flags().Visit(func(f *pflag.Flag) { g.explicit[f.Name] = true })
 		path, err := applySettings(c.Flags(), g.config, os.Getenv)
 		if path != "" && g.verbose && err == nil {
 			fmt.Fprintf(c.ErrOrStderr(), "prebake: using defaults from %s\n", path)
@@ -92,6 +98,7 @@ followed to its real end.`,
 	root.AddCommand(
 		newBakeCmd(g),
 		newDoctorCmd(g),
+		newCacheCmd(g),
 		newGCCmd(g),
 		newIDCmd(g, bs, "kill"),
 		newInitCmd(g),
@@ -130,7 +137,7 @@ func execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	if v, ok := rootGlobals.LoadAndDelete(root); ok {
 		g = v.(*globals)
 	}
-	rec := &stdoutRecorder{w: stdout}
+	rec := &stdoutRecorder{w: stdout, g: g}
 	root.SetArgs(args)
 	root.SetOut(rec)
 	root.SetErr(stderr)
@@ -193,11 +200,11 @@ func checkOutput(g *globals, allowed ...outputFormat) (outputFormat, error) {
 		return allowed[0], nil
 	}
 	for _, a := range allowed {
-		if g.output == a {
+		if g.output == a || g.output == outJSONPretty && a == outJSON {
 			return a, nil
 		}
 	}
-	return "", exitcode.Errorf(exitcode.Usage, "-o %q: must be one of %v", g.output, allowed)
+	return "", exitcode.Errorf(exitcode.Usage, "-o %q: must be one of %v", g.output, withPretty(allowed))
 }
 
 // reporter returns the progress reporter for stderr honouring -q and -v.

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"io"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -45,11 +44,7 @@ func runSBOM(g *globals, lockPath string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	version := "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		version = bi.Main.Version
-	}
-	b, err := sbom.New(l, sbom.WithTimestamp(ts), sbom.WithToolVersion(version))
+	b, err := sbom.New(l, sbom.WithTimestamp(ts), sbom.WithToolVersion(buildVersion()))
 	if err != nil {
 		return err
 	}

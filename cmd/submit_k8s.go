@@ -92,7 +92,7 @@ func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
 		return err
 	}
 	if req.Output == outJSON {
-		if werr := writeResultJSON(req.Stdout, ss); werr != nil {
+		if werr := printJSON(req.Stdout, ss); werr != nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
 		return err
@@ -111,7 +111,7 @@ func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
 		return err
 	}
 	if req.Output == outJSON {
-		if werr := writeResultJSON(req.Stdout, k8s.Deleted(tried)); werr != nil {
+		if werr := printJSON(req.Stdout, k8s.Deleted(tried)); werr != nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
 		return err

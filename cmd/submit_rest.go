@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -18,11 +17,13 @@ import (
 type restBackend struct {
 	restPort      int
 	clientVersion string
+	masterUI      string
 }
 
 func (b *restBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&b.restPort, "rest-port", 0, "REST port on every spark:// or mesos:// master host (default: 6066 when the URL has the RPC port 7077 or none, else the URL's port)")
 	fs.StringVar(&b.clientVersion, "rest-client-version", rest.DefaultClientSparkVersion, "clientSparkVersion sent to the master; before 4.0 MESOS_* variables are sent too")
+	fs.StringVar(&b.masterUI, "master-ui", "", "standalone: the master's web UI (http://host:port; default port 8080 of each master host), through which a failed driver's stderr is fetched from its worker")
 }
 
 func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []rest.Option {
@@ -30,7 +31,7 @@ func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []rest.Opt
 	if quiet {
 		log = io.Discard
 	}
-	return []rest.Option{rest.WithLog(log), rest.WithPort(port), rest.WithClientSparkVersion(b.clientVersion)}
+	return []rest.Option{rest.WithLog(log), rest.WithPort(port), rest.WithClientSparkVersion(b.clientVersion), rest.WithMasterUI(b.masterUI)}
 }
 
 func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
@@ -78,9 +79,7 @@ func (b *restBackend) printID(req *idRequest, r *rest.Response) error {
 		return nil
 	}
 	if req.Output == outJSON {
-		enc := json.NewEncoder(req.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
+		return printJSON(req.Stdout, restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
 			WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: r.Message, ServerSparkVersion: r.ServerSparkVersion})
 	}
 	if r.DriverState == "" && r.WorkerID == "" {

@@ -4,9 +4,10 @@ import (
 	"runtime/debug"
 )
 
-// version is set at link time (-ldflags "-X github.com/prebake/prebake/cmd.version=v1.2.3");
-// otherwise it comes from the build info: the module version of a
-// `go install …@vX`, else the VCS revision of a checkout build.
+// version is set at link time (make build: -ldflags "-X
+// github.com/prebake/prebake/cmd.version=$(git describe)"); otherwise it
+// comes from the build info: the module version of a `go install …@vX`,
+// else the VCS revision of a checkout build.
 var version = ""
 
 func buildVersion() string {
@@ -17,6 +18,12 @@ func buildVersion() string {
 	if !ok {
 		return "(unknown)"
 	}
+	return versionOf(bi)
+}
+
+// versionOf is the version that bi names: its module version, else
+// "(devel)" with the VCS revision when it was stamped.
+func versionOf(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	var rev, dirty string
 	for _, s := range bi.Settings {

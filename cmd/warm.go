@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -117,9 +116,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	})
 	rep.Wait()
 	if out == outJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"store": store.URL(), "shard": o.shard, "sets": results}); err != nil {
+		if err := printJSON(stdout, map[string]any{"store": store.URL(), "shard": o.shard, "sets": results}); err != nil {
 			return err
 		}
 		return werr
@@ -241,9 +238,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 		return err
 	}
 	if out == outJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"store": store.URL(), "dryRun": o.dryRun, "result": res})
+		return printJSON(stdout, map[string]any{"store": store.URL(), "dryRun": o.dryRun, "result": res})
 	}
 	for _, s := range res.DeletedSets {
 		fmt.Fprintf(stdout, "set\t%s\n", s)

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -136,9 +135,7 @@ func printWhy(w io.Writer, format outputFormat, pattern, lockHash string, fromLo
 			}
 			j.Modules = append(j.Modules, jm)
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(j)
+		return printJSON(w, j)
 	}
 	for i, m := range mods {
 		if i > 0 {

@@ -2,6 +2,7 @@ package examples
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,5 +99,29 @@ func TestExampleAirflowDAGRuns(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(home, d)); err == nil {
 			t.Errorf("Spark created ~/%s", d)
 		}
+	}
+	// Review 3, finding 6: the BashOperator's XCom (stdout's last line) of
+	// `prebake submit -o json` was "}"; it is the whole result now.
+	query := `import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("select value from xcom where task_id='prebake_submit' and key='return_value'").fetchall()
+print(rows[-1][0] if rows else "")`
+	py := exec.Command(filepath.Join(airflowBin, "python"), "-c", query, filepath.Join(tmp, "airflow", "airflow.db"))
+	xcom, err := py.CombinedOutput()
+	if err != nil {
+		t.Fatalf("reading the XCom: %v\n%s", err, xcom)
+	}
+	var res struct {
+		ExitCode *int   `json:"exitCode"`
+		Source   string `json:"source"`
+		Backend  string `json:"backend"`
+	}
+	// The column holds the XCom value JSON-encoded: the line, a JSON string.
+	var line string
+	if err := json.Unmarshal(bytes.TrimSpace(xcom), &line); err != nil {
+		line = string(bytes.TrimSpace(xcom))
+	}
+	if err := json.Unmarshal([]byte(line), &res); err != nil || res.ExitCode == nil || *res.ExitCode != 0 || res.Source != "driver" || res.Backend != "spark-submit" {
+		t.Errorf("prebake_submit XCom is not the result object: %s (%v)", xcom, err)
 	}
 }

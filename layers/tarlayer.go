@@ -461,6 +461,9 @@ func readCachedLayer(dir, key string) (layerDigests, bool) {
 	if st, err := os.Stat(blobPath(dir, d)); err != nil || !st.Mode().IsRegular() || st.Size() != m.Size {
 		return layerDigests{}, false
 	}
+	// A hit is a use: prebake cache prune ages layers by their key file.
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(dir, key+".json"), now, now)
 	return layerDigests{digest: d, diffID: di, size: m.Size}, true
 }
 

@@ -160,7 +160,7 @@ func storeFirst(ctx context.Context, o Options, sub *submit.Submission) (*rewrit
 	if err != nil || len(req.Packages) == 0 {
 		return nil, err
 	}
-	lf, err := resolver.LockFor(ctx, req)
+	lf, err := resolver.LockFor(ctx, req, resolver.WithLogger(o.Reporter))
 	if err != nil {
 		if o.Request.Frozen && errors.Is(err, resolver.ErrStaleLock) {
 			return nil, err

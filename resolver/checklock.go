@@ -35,6 +35,10 @@ func LockFor(ctx context.Context, req Request, opts ...Option) (*Lockfile, error
 	if err != nil {
 		return nil, err
 	}
+	if req.Frozen && onlyRepositoriesChanged(lock.Inputs, in) {
+		o.log.Printf("notice: %s", repositoriesNotice(req.LockPath, lock.Inputs, in))
+		return lock, nil
+	}
 	if lock.Inputs.InputsHash != in.InputsHash {
 		return nil, errdefs.New(errdefs.Stale, fmt.Errorf("lockfile %s: %w: %s", req.LockPath, ErrStaleLock, inputsDiff(lock.Inputs, in)))
 	}

@@ -282,9 +282,16 @@ func TestIvySettingsLockStale(t *testing.T) {
 	if err := os.WriteFile(req.IvySettings, []byte(settings("repo-b")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Only the repositories changed: the lock holds by content (review 3,
+	// finding 8), with a notice; other packages are stale.
+	log = &logBuf{}
+	if _, err = Resolve(ctx, req, WithDefaultChain(dir, ""), WithLogger(log)); err != nil || !strings.Contains(log.String(), "only the repositories changed") {
+		t.Errorf("changed settings with --frozen: %v, want the lock used by content\n%s", err, log.String())
+	}
+	req.Packages = []string{"org.prebake.ivs:app:2.0"}
 	_, err = Resolve(ctx, req, WithDefaultChain(dir, ""))
 	if exitcode.Code(err) != exitcode.StaleLock || !errors.Is(err, err) {
-		t.Errorf("changed settings with --frozen: %v, want exit %d", err, exitcode.StaleLock)
+		t.Errorf("changed packages with --frozen: %v, want exit %d", err, exitcode.StaleLock)
 	}
 }
 

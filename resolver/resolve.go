@@ -75,11 +75,26 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	}
 	in := canonicalInputs(req, chain)
 
+	stale := ""
 	if req.LockPath != "" {
 		lock, err := ReadLock(req.LockPath)
+		if err == nil {
+			stale = inputsDiff(lock.Inputs, in)
+		}
 		switch {
 		case err == nil && lock.Inputs.InputsHash == in.InputsHash:
-			paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, req.Offline, o)
+			paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, req.Offline, false, o)
+			if err != nil {
+				return nil, err
+			}
+			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
+		case err == nil && req.Frozen && onlyRepositoriesChanged(lock.Inputs, in):
+			// A mirror in CI, a trailing slash, DEFAULT_ARTIFACT_REPOSITORY:
+			// the same coordinates, so a frozen lock holds by its content
+			// (every jar checked against its sha256). Not frozen, the
+			// request is resolved again and the lock rewritten, as before.
+			o.log.Printf("notice: %s", repositoriesNotice(req.LockPath, lock.Inputs, in))
+			paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, req.Offline, true, o)
 			if err != nil {
 				return nil, err
 			}
@@ -123,6 +138,11 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if req.LockPath != "" {
 		if err := WriteLock(req.LockPath, lock); err != nil {
 			return nil, err
+		}
+		if stale != "" {
+			// The file is often committed or mounted from a ConfigMap: a
+			// rewrite is never silent.
+			o.log.Printf("notice: lockfile %s was stale (%s): resolved again and rewritten", req.LockPath, stale)
 		}
 	} else {
 		lock.Normalize()
@@ -220,6 +240,22 @@ func canonicalInputs(req Request, chain []*repo) Inputs {
 	return in
 }
 
+// onlyRepositoriesChanged reports whether a lock's inputs and the
+// request's differ in their repositories alone: the same packages,
+// excludes and conflict mode, so the lock's coordinates still answer the
+// request and only where the jars come from changed.
+func onlyRepositoriesChanged(old, cur Inputs) bool {
+	return old.InputsHash != cur.InputsHash && !slices.Equal(old.Repositories, cur.Repositories) &&
+		slices.Equal(old.Packages, cur.Packages) && slices.Equal(old.Excludes, cur.Excludes) && old.Conflict == cur.Conflict
+}
+
+// repositoriesNotice says that a lock is used by content because only its
+// repositories changed.
+func repositoriesNotice(path string, old, cur Inputs) string {
+	return fmt.Sprintf("lockfile %s: only the repositories changed (%s); the lock's coordinates are used as they are, each jar fetched from the current repositories is checked against its sha256, and the lock is kept (resolving without frozen rewrites it)",
+		path, strings.TrimPrefix(inputsDiff(old, cur), "repositories changed "))
+}
+
 // inputsDiff says what changed between a lock's inputs and the request's.
 func inputsDiff(old, cur Inputs) string {
 	var d []string
@@ -270,7 +306,7 @@ func fetchLockedReq(ctx context.Context, lock *Lockfile, req Request, opts []Opt
 	if err != nil {
 		return nil, err
 	}
-	return fetchLocked(ctx, lock, req.CacheDir, chain, offline, o)
+	return fetchLocked(ctx, lock, req.CacheDir, chain, offline, false, o)
 }
 
 // lockedChain is the chain FetchLocked matches a lock's repositories
@@ -314,7 +350,12 @@ func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*re
 	return chain, offline, nil
 }
 
-func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*repo, offline bool, o *options) ([]string, error) {
+// fetchLocked makes the lock's jars available in the cache. A missing jar
+// comes from the repository the lock records (chain gives its mirror and
+// credentials); with byContent (only the repositories changed) a jar whose
+// locked repository is not in chain comes from chain's repositories in
+// order, its sha256 the lock's.
+func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*repo, offline, byContent bool, o *options) ([]string, error) {
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
@@ -353,7 +394,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	g.SetLimit(o.parallel)
 	for _, i := range missing {
 		a := lock.Artifacts[i]
-		g.Go(func() error { return fetchLockedOne(gctx, c, f, chain, a, offline, bad[i]) })
+		g.Go(func() error { return fetchLockedOne(gctx, c, f, chain, a, offline, byContent, bad[i]) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -387,7 +428,7 @@ func lockedCoord(a Artifact) (gav []string, classifier string, err error) {
 
 // bad is the blob's verification error when a corrupt copy is in the
 // cache (nil when it is missing).
-func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a Artifact, offline bool, bad error) error {
+func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a Artifact, offline, byContent bool, bad error) error {
 	var err error
 	r := &repo{}
 	for _, cr := range chain {
@@ -396,11 +437,39 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 			break
 		}
 	}
+	if r.base == "" && byContent && len(chain) > 0 {
+		// The lock's repository is not in the chain (a mirror replaced it):
+		// the first repository of the chain that has the jar serves it.
+		// One that is unreachable is passed over, and named if none has it.
+		var tried []string
+		var unavailable error
+		for _, cr := range chain {
+			err = fetchLockedFrom(ctx, c, f, cr, a, offline, bad)
+			switch errdefs.KindOf(err) {
+			case errdefs.NotFound:
+			case errdefs.Unavailable:
+				unavailable = err
+			default:
+				return err
+			}
+			tried = append(tried, redact.URL(cr.URL))
+		}
+		if unavailable != nil {
+			return unavailable
+		}
+		return errdefs.New(errdefs.NotFound, fmt.Errorf("locked artifact %s (%s) is in none of the repositories [%s]: %w", a.File, a.Coord, strings.Join(tried, ","), ErrNotFound))
+	}
 	if r.base == "" {
 		if r, err = parseRepo("locked", a.Repository); err != nil {
 			return err
 		}
 	}
+	return fetchLockedFrom(ctx, c, f, r, a, offline, bad)
+}
+
+// fetchLockedFrom fetches a locked jar from r into the cache, checked
+// against the lock's sha256.
+func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a Artifact, offline bool, bad error) error {
 	rel, err := lockedRelIn(r, a, func(rel string) ([]byte, error) {
 		if r.isFile() {
 			p, err := safepath.Join(r.dir, rel)

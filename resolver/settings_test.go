@@ -277,11 +277,23 @@ func TestResolveThroughMirror(t *testing.T) {
 	if _, err := LockFor(context.Background(), req, flatOpts()...); err != nil {
 		t.Errorf("LockFor: %v", err)
 	}
-	// Without the settings the chain differs, so the lock is stale.
+	// Without the settings only the repositories differ: a frozen lock
+	// holds by content, with a notice (review 3, finding 8); not frozen,
+	// it is stale (resolved again).
 	noSettings := req
 	noSettings.Settings = ""
 	if _, err := LockFor(context.Background(), noSettings, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
-		t.Errorf("LockFor without settings: %v, want a stale lock", err)
+		t.Errorf("LockFor without settings, not frozen: %v, want a stale lock", err)
+	}
+	noSettings.Frozen = true
+	noticed := &logBuf{}
+	if _, err := LockFor(context.Background(), noSettings, append(flatOpts(), WithLogger(noticed))...); err != nil || !strings.Contains(noticed.String(), "only the repositories changed") {
+		t.Errorf("LockFor without settings: %v, want the lock with a notice\n%s", err, noticed.String())
+	}
+	otherPkgs := noSettings
+	otherPkgs.Packages = []string{"org.example:other:1.0"}
+	if _, err := LockFor(context.Background(), otherPkgs, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
+		t.Errorf("LockFor with other packages: %v, want a stale lock", err)
 	}
 
 	// FetchLocked into an empty cache goes to the mirror with the

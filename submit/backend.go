@@ -73,17 +73,29 @@ func Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // DriverExit turns the driver's own exit code into the run's error: nil for
-// 0, errdefs.Driver for a code that can be passed through (1–63, 101,
-// 126–255), else errdefs.DriverError (kind errdefs.DriverFailed, source
-// driver), since codes 64–125 other than 101 are prebake's own.
+// 0, errdefs.Driver for a code that is passed through unchanged (any code a
+// shell can carry, 1–255, that is not one of prebake's own: PassesThrough),
+// else errdefs.DriverError (kind errdefs.DriverFailed, source driver), so
+// that each of prebake's codes keeps its one meaning.
 func DriverExit(code int, msg string) error {
 	switch {
 	case code == 0:
 		return nil
-	case code >= 1 && code <= 63, code == 101, code >= 126 && code <= 255:
+	case PassesThrough(code):
 		return errdefs.Driver(code, fmt.Errorf("%s", msg))
 	}
-	return errdefs.DriverError(fmt.Errorf("%s (exit code %d is outside the pass-through range)", msg, code))
+	return errdefs.DriverError(fmt.Errorf("%s (exit code %d is one of prebake's own codes, reported as driver failed)", msg, code))
+}
+
+// prebakeCodes are the exit codes prebake itself gives (the README's
+// exit-code table; cmd's tests check this set against internal/exitcode).
+var prebakeCodes = map[int]bool{64: true, 65: true, 66: true, 69: true, 70: true, 73: true, 75: true, 77: true, 78: true, 79: true, 80: true}
+
+// PassesThrough reports whether a driver's exit code is passed through
+// unchanged: 1–255 except prebake's own codes (64–66, 69, 70, 73, 75,
+// 77–80).
+func PassesThrough(code int) bool {
+	return code >= 1 && code <= 255 && !prebakeCodes[code]
 }
 
 // OneLine is the first line of s, trimmed, with " ..." when more follow

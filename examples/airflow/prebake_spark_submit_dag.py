@@ -7,7 +7,9 @@ Two tasks, the two ways to use prebake from Airflow:
    spark-submit arguments. prebake resolves the packages (or takes them from ``--lock``),
    caches the jars, rewrites the arguments (no packages key left, the jars as local paths)
    and runs the real spark-submit; the task's exit code is spark-submit's (an app that
-   exits 3 makes prebake exit 3). With ``-o json`` the result is one JSON object on stdout.
+   exits 3 makes prebake exit 3). With ``-o json`` the result is one JSON object on one line
+   of stdout, so the task's XCom (stdout's last line) is the whole result. A driver's exit
+   code passes through unless it is one of prebake's own (README, "Exit codes"), so
    BashOperator skips the task on exit code 99 (``skip_on_exit_code``).
 
 2. ``spark_submit_operator``: Airflow's own SparkSubmitOperator, unchanged. It runs the

@@ -14,7 +14,7 @@
 #   PREBAKE        the prebake binary (default: prebake on PATH)
 #   BAKE_JSON      where to write the JSON result (default bake-image.json)
 #   PREBAKE_REGISTRY_AUTH  user:password for the target registry (else the Docker config)
-#   PREBAKE_CACHE  the jar cache (cache it between CI runs to skip downloads)
+#   PREBAKE_CACHE  the jar cache (cache it between CI runs to skip downloads; pruned at the end)
 set -euo pipefail
 
 : "${BASE_IMAGE:?set BASE_IMAGE to the Spark base image}"
@@ -41,4 +41,6 @@ fi
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
   { echo "image=$ref"; echo "cache-hit=$hit"; } >>"$GITHUB_OUTPUT"
 fi
+# Keep the saved CI cache small: layers and jars unused for 30 days go, the lock's jars stay.
+"$PREBAKE" cache prune --older-than 30d --keep-lock "$LOCK" >&2
 echo "$ref"

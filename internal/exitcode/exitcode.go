@@ -10,8 +10,9 @@ import (
 	"github.com/prebake/prebake/errdefs"
 )
 
-// The exit codes shared by every command. Codes 1–63, 101 and 126–255 are only used
-// by submit, to pass the driver container's own exit code through.
+// The exit codes shared by every command: prebake's own. Every other code
+// 1–255 is only used by submit, to pass the driver's own exit code through
+// unchanged (Own).
 const (
 	OK           = 0
 	Usage        = 64 // bad flag or argv
@@ -26,6 +27,15 @@ const (
 	Hung         = 79 // submit: driver hung after SparkContext stopped, no exit code known
 	DriverFailed = 80 // submit: driver failed with no container exit code
 )
+
+// Own reports whether code is one of prebake's own exit codes (0 included).
+func Own(code int) bool {
+	switch code {
+	case OK, Usage, DataErr, NotFound, Unavailable, Internal, CantCreate, Timeout, NoPerm, StaleLock, Hung, DriverFailed:
+		return true
+	}
+	return false
+}
 
 // Source says where an exit code came from.
 const (

@@ -70,7 +70,7 @@ func TestK8sAttachIT(t *testing.T) {
 		cmd.Env = append(cmd.Env, "FAKE_SPARK_SUBMIT_ARGV="+again)
 		err := cmd.Run()
 		out := cmd.Stdout.(*testenv.SyncBuffer).String()
-		if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(out, `"submissionId": "`+ns+":"+r.res.Pod+`"`) {
+		if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(out, `"submissionId":"`+ns+":"+r.res.Pod+`"`) {
 			t.Errorf("%s: CLI attach exit %d (%v)\nstdout:\n%s\nstderr:\n%s", mode, code, err, out, cmd.Stderr.(*testenv.SyncBuffer).String())
 		}
 		if _, serr := os.Stat(again); serr == nil {

@@ -136,7 +136,7 @@ func TestDriverWatch(t *testing.T) {
 		}, wantCode: 143, wantSource: "driver", wantReason: "Error", wantPhase: "Failed", wantMsg: "deleted, evicted"},
 		{name: "exit code prebake owns", steps: []step{
 			{pod: podIn(corev1.PodFailed, terminated(driverC, 70, "Error"))},
-		}, wantCode: 80, wantSource: "driver", wantReason: "Error", wantPhase: "Failed", wantMsg: "outside the pass-through range"},
+		}, wantCode: 80, wantSource: "driver", wantReason: "Error", wantPhase: "Failed", wantMsg: "one of prebake's own codes"},
 		{name: "evicted, no container status", steps: []step{
 			{pod: func() *corev1.Pod { p := podIn(corev1.PodFailed); p.Status.Reason = "Evicted"; return p }()},
 		}, wantCode: 80, wantSource: "driver", wantReason: "Evicted", wantPhase: "Failed"},

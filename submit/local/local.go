@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
@@ -191,8 +193,21 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 	cmd.Env = o.env
 	cmd.Stdin = o.stdin
 	// spark-submit execs java in its own process; SIGTERM runs Spark's
-	// shutdown hooks (SparkContext.stop, temp dirs removed).
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	// shutdown hooks (SparkContext.stop, temp dirs removed). With no
+	// terminal it runs in its own process group, and a cancel signals the
+	// group: a PySpark job's python driver, java's child, outlived a signal
+	// to java alone (an Airflow task kill left it running). On a terminal, the terminal's own ^C reaches the whole
+	// foreground group, and a group of its own could not read the terminal.
+	group := !isTerminal(o.stdin)
+	if group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	cmd.Cancel = func() error {
+		if group {
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		}
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
 	cmd.WaitDelay = o.killGrace
 	tail := &submit.TailWriter{Max: logTail}
 	lw := redact.NewLineWriter(o.stderr)
@@ -222,6 +237,12 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		return errdefs.Errorf(errdefs.BadArgument, "running spark-submit %s: %v", o.sparkSubmit, err)
 	}
 	res.DriverExitCode = &code
+	if ctx.Err() != nil && group {
+		// What survived SIGTERM and the grace (a python that ignores
+		// SIGTERM) goes with spark-submit: nothing of a cancelled job is
+		// left running.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	if ctx.Err() != nil {
 		// The run was stopped from here: say so, and keep spark-submit's
 		// own code for the record.
@@ -238,6 +259,12 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		res.LogTail = tail.Lines()
 	}
 	return submit.DriverExit(code, fmt.Sprintf("spark-submit exited with code %d", code))
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // finish records err and sets the reason and timings from it.

@@ -55,6 +55,7 @@ type restOptions struct {
 	maxBackoff    time.Duration
 	maxPollErrors int
 	now           func() time.Time
+	masterUI      string
 }
 
 func makeRestOptions(opts []Option) *restOptions {

@@ -110,6 +110,15 @@ func TestRestDriverEnds(t *testing.T) {
 			if !strings.Contains(res.Message, tt.wantMsg) {
 				t.Errorf("message %q does not contain %q", res.Message, tt.wantMsg)
 			}
+			// Review 3, finding 7: a failure says where the driver's log is
+			// (before: "see its stderr on 10.0.0.5:40000", the worker's RPC port).
+			if tt.end.State == "FAILED" {
+				for _, want := range []string{"work/" + res.SubmissionID + "/stderr", "worker-1 on 10.0.0.5", "http://10.0.0.5:8081/logPage/?driverId=" + res.SubmissionID + "&logType=stderr"} {
+					if !strings.Contains(res.Message, want) {
+						t.Errorf("message %q does not say where the log is (%q)", res.Message, want)
+					}
+				}
+			}
 			if diff := cmp.Diff([]string{"SUBMITTED", "RUNNING", tt.end.State}, states(res)); diff != "" {
 				t.Errorf("transitions (-want +got):\n%s", diff)
 			}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -55,7 +57,10 @@ type Result struct {
 	Reason      string       `json:"reason,omitempty"`
 	Message     string       `json:"message,omitempty"`
 	Transitions []Transition `json:"transitions,omitempty"`
-	Timings     Timings      `json:"timings"`
+	// LogTail is a FAILED driver's last stderr lines, from its worker's
+	// web UI when the master's UI names it (WithMasterUI).
+	LogTail []string `json:"logTail,omitempty"`
+	Timings Timings  `json:"timings"`
 
 	err error
 }
@@ -250,7 +255,7 @@ func (c *Client) follow(ctx context.Context, id string, res *Result) *Result {
 				ErrSubmissionNotFound, r.Master, id, res.State)))
 		}
 		c.observe(res, r)
-		if done := c.terminal(res, r); done != nil {
+		if done := c.terminal(ctx, res, r); done != nil {
 			return done
 		}
 		d := time.Duration(float64(o.pollInterval) * (0.9 + 0.2*rand.Float64()))
@@ -307,7 +312,7 @@ func restTaskState(msg string) string {
 }
 
 // terminal finishes res when r is a terminal state.
-func (c *Client) terminal(res *Result, r *Response) *Result {
+func (c *Client) terminal(ctx context.Context, res *Result, r *Response) *Result {
 	now := c.o.now()
 	id := r.SubmissionID
 	detail := restFirstLines(r.Message)
@@ -331,7 +336,9 @@ func (c *Client) terminal(res *Result, r *Response) *Result {
 	case "FINISHED":
 		return res.finish(now, "FINISHED", nil)
 	case "FAILED":
-		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; see its stderr on %s)%s", id, restOrUnknown(r.WorkerHostPort), detail)))
+		page, tail := c.driverLog(ctx, id, r.WorkerID)
+		res.LogTail = tail
+		return res.finish(now, "FAILED", errdefs.DriverError(fmt.Errorf("driver %s FAILED (non-zero exit; %s)%s%s", id, driverLogHint(id, r.WorkerID, r.WorkerHostPort, page), detail, java17Hint(tail))))
 	case "KILLED":
 		return res.finish(now, "KILLED", errdefs.DriverError(fmt.Errorf("driver %s was KILLED%s", id, detail)))
 	case "ERROR":
@@ -387,4 +394,39 @@ func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Out
 		res = Submit(ctx, sub, b.Options...)
 	}
 	return res, res.Err()
+}
+
+// driverLogHint says where a standalone driver's log is: the worker's
+// work/<driver-id>/stderr (under its SPARK_WORKER_DIR, default
+// $SPARK_HOME/work) and the worker UI's log page (port 8081 unless the
+// worker sets another). hostPort is the worker's RPC address, not its UI.
+func driverLogHint(id, workerID, hostPort, page string) string {
+	host := hostPort
+	if h, _, err := net.SplitHostPort(hostPort); err == nil {
+		host = h
+	}
+	if host == "" {
+		return fmt.Sprintf("its log is work/%s/stderr under the worker's SPARK_WORKER_DIR (default $SPARK_HOME/work)", id)
+	}
+	worker := host
+	if workerID != "" {
+		worker = workerID + " on " + host
+	}
+	if page != "" {
+		return fmt.Sprintf("its log is work/%s/stderr under the SPARK_WORKER_DIR of worker %s, shown at %s", id, worker, page)
+	}
+	ui := url.URL{Scheme: "http", Host: net.JoinHostPort(host, "8081"), Path: "/logPage/", RawQuery: url.Values{"driverId": {id}, "logType": {"stderr"}}.Encode()}
+	return fmt.Sprintf("its log is work/%s/stderr under the SPARK_WORKER_DIR (default $SPARK_HOME/work) of worker %s; the worker UI shows it at %s (with the UI on its default port)", id, worker, ui.String())
+}
+
+// java17Hint explains Spark 3.x's failure on Java 17 in a REST-launched
+// driver, which gets none of the --add-opens that spark-submit's launcher
+// adds ("" when tail does not show it).
+func java17Hint(tail []string) string {
+	for _, l := range tail {
+		if strings.Contains(l, "IllegalAccessError") && strings.Contains(l, "sun.nio.ch") {
+			return "; the driver runs on Java 17+ without the --add-opens that spark-submit adds in client mode (Spark's own behaviour in cluster mode through REST): pass --driver-java-options '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED'"
+		}
+	}
+	return ""
 }

@@ -23,8 +23,8 @@ import (
 )
 
 // mainJava is the tiny cluster-mode app: it loads the class named by its
-// first argument (one only a package provides), then finishes, throws or
-// sleeps as its second argument says. It is compiled with javac against
+// first argument (one only a package provides), then finishes, throws,
+// sleeps, or starts a SparkContext and throws, as its second argument says. It is compiled with javac against
 // Spark's jars.
 const mainJava = `import org.apache.spark.SparkConf;
 
@@ -39,6 +39,15 @@ public class Main {
         }
         if (mode.equals("sleep")) {
             Thread.sleep(10 * 60 * 1000L);
+        }
+        if (mode.equals("context-throw")) {
+            // A real job: a SparkContext starts, then the job fails.
+            org.apache.spark.SparkContext sc = new org.apache.spark.SparkContext(conf);
+            try {
+                throw new IllegalStateException("asked to fail after SparkContext started");
+            } finally {
+                sc.stop();
+            }
         }
     }
 }
@@ -296,6 +305,37 @@ func TestStandaloneREST(t *testing.T) {
 		res := parseRest(t, r)
 		if r.code != exitcode.DriverFailed || res.State != "FAILED" {
 			t.Fatalf("exit %d, result %+v, want 80 and FAILED\nstderr:\n%s", r.code, res, r.stderr)
+		}
+	})
+	// Review 3, finding 7: a failure says where the driver's log is and
+	// shows its last lines, fetched through the master's and the worker's
+	// UIs, for an app that starts a SparkContext.
+	t.Run("SparkContext then throws: the log tail", func(t *testing.T) {
+		args := c.submitArgs(t, master, "dev.prebake.demo.Greeting", "context-throw")
+		args = append([]string{args[0], "--master-ui", fmt.Sprintf("http://127.0.0.1:%d", c.webPort)}, args[1:]...)
+		r := prebake(t, env, args...)
+		var res struct {
+			restResult
+			Message string   `json:"message"`
+			LogTail []string `json:"logTail"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatalf("-o json: %v\n%s\n%s", err, r.stdout, r.stderr)
+		}
+		if r.code != exitcode.DriverFailed || res.State != "FAILED" {
+			t.Fatalf("exit %d, result %+v, want 80 and FAILED\nstderr:\n%s", r.code, res, r.stderr)
+		}
+		if !strings.Contains(res.Message, "work/"+res.SubmissionID+"/stderr") || !strings.Contains(res.Message, "/logPage/?driverId="+res.SubmissionID) {
+			t.Errorf("the message does not say where the log is: %s", res.Message)
+		}
+		stderrFile, _ := os.ReadFile(filepath.Join(c.workDir, res.SubmissionID, "stderr"))
+		tail := strings.Join(res.LogTail, "\n")
+		t.Logf("message: %s\nlast lines: %q", res.Message, res.LogTail[max(0, len(res.LogTail)-3):])
+		if len(res.LogTail) == 0 || !strings.Contains(tail, "Exception") || !strings.Contains(string(stderrFile), res.LogTail[len(res.LogTail)-1]) {
+			t.Errorf("log tail %q; the worker's stderr ends:\n%s", res.LogTail, stderrFile[max(0, len(stderrFile)-2000):])
+		}
+		if !strings.Contains(tail, "SparkContext") {
+			t.Errorf("the app did not start a SparkContext; tail:\n%s", tail)
 		}
 	})
 	t.Run("HA: the first master is dead", func(t *testing.T) {
