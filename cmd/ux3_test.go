@@ -288,7 +288,7 @@ func TestScalaMismatchNeverSilent(t *testing.T) {
 		}
 	}
 	code, out, errs := runPrebake(context.Background(), append([]string{"-o", "json"}, bake...)...)
-	if code != 0 || !strings.Contains(out, `"cacheHit": true`) || !strings.Contains(out, `"kind": "scala-binary"`) {
+	if code != 0 || !strings.Contains(out, `"cacheHit":true`) || !strings.Contains(out, `"kind":"scala-binary"`) {
 		t.Errorf("-o json on the hit: exit %d\n%s\n%s", code, out, errs)
 	}
 	t.Run("strict on a cache hit", func(t *testing.T) {
