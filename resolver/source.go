@@ -130,8 +130,8 @@ func WithRetry(attempts int, backoff time.Duration) Option {
 	return func(o *options) error { o.attempts, o.backoff = attempts, backoff; return nil }
 }
 
-// WithMaxRetryAfter caps how long a 429's Retry-After is honoured. The
-// default is 30s.
+// WithMaxRetryAfter caps how long the Retry-After of a 429 or 503 is
+// honoured, per wait. The default is 30s.
 func WithMaxRetryAfter(d time.Duration) Option {
 	return func(o *options) error { o.maxRetryAfter = d; return nil }
 }
