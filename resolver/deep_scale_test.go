@@ -110,7 +110,7 @@ func TestDeepGraphsLinear(t *testing.T) {
 				var src Source = chainSource{n}
 				root := "ev.chain:c0:1"
 				if tc.wide {
-					src, root = wideSource{n}, "ev.wide:root:1"
+					src, root = wideSource{chainSource{n}}, "ev.wide:root:1"
 				}
 				for range 3 {
 					start := time.Now()
@@ -166,10 +166,9 @@ func TestDeepGraphsLinear(t *testing.T) {
 	}
 }
 
-// wideSource is an in-memory Source: ev.wide:root depending on w0 … w(n-1).
-type wideSource struct{ n int }
-
-func (s wideSource) Repositories() []Repository { return []Repository{chainRepo} }
+// wideSource is an in-memory Source: ev.wide:root depending on w0 … w(n-1)
+// (chainSource's repository, artifacts and versions).
+type wideSource struct{ chainSource }
 
 func (s wideSource) POM(_ context.Context, g, a, v string) (*POMFile, error) {
 	var b strings.Builder
@@ -185,14 +184,6 @@ func (s wideSource) POM(_ context.Context, g, a, v string) (*POMFile, error) {
 	}
 	b.WriteString(`</project>`)
 	return &POMFile{Data: []byte(b.String()), Repo: chainRepo, URL: chainRepo.URL + a}, nil
-}
-
-func (s wideSource) Artifact(_ context.Context, ref ArtifactRef) (*CachedFile, error) {
-	return &CachedFile{Path: "/nonexistent/" + ref.Artifact, Size: 1, URL: chainRepo.URL + ref.Artifact}, nil
-}
-
-func (s wideSource) Versions(context.Context, string, string) ([]string, error) {
-	return []string{"1"}, nil
 }
 
 func sha1hex(b []byte) string {
