@@ -88,7 +88,7 @@ func resolveFileRepo(tb testing.TB, dir, cache, root string, want int) time.Dura
 // builder with an in-memory source (what the resolver's own code costs):
 // each size is the best of 3 (the machine is shared), the largest may take
 // at most 4.5× the smallest (3×/4× is linear), and the 3,000 chain under
-// 0.5 s (10× that under -race). The same graphs from a file:// repository,
+// 0.5 s (logged only under -race). The same graphs from a file:// repository,
 // cold and warm, are logged (PREBAKE_DEEP_FILE=1): their time is the
 // disk's, one file creation costing 1–2 ms on this VM.
 func TestDeepGraphsLinear(t *testing.T) {
@@ -130,16 +130,15 @@ func TestDeepGraphsLinear(t *testing.T) {
 			}
 			ratio := float64(best[2]) / float64(best[0])
 			t.Logf("%s: time(%d)/time(%d) = %.2f (linear: %.1f)", tc.name, tc.sizes[2], tc.sizes[0], ratio, float64(tc.sizes[2])/float64(tc.sizes[0]))
+			if raceEnabled {
+				return // timings under the race detector say little
+			}
 			if ratio > 4.5*float64(tc.sizes[2])/float64(tc.sizes[0])/3 {
 				t.Errorf("time(%d)/time(%d) = %.2f, superlinear", tc.sizes[2], tc.sizes[0], ratio)
 			}
 			if !tc.wide {
-				limit := 500 * time.Millisecond
-				if raceEnabled {
-					limit *= 10
-				}
-				if best[2] > limit {
-					t.Errorf("3,000-deep chain: %s, want under %s", best[2], limit)
+				if best[2] > 500*time.Millisecond {
+					t.Errorf("3,000-deep chain: %s, want under 0.5s", best[2])
 				}
 			}
 			if os.Getenv("PREBAKE_DEEP_FILE") == "" {
