@@ -217,3 +217,27 @@ func BenchmarkDeepFileRepo(b *testing.B) {
 		})
 	}
 }
+
+// TestFilePOMAsArtifact: a file: repository's POM, parsed from memory, is
+// still a cache blob when it is asked for as an artifact (packaging pom).
+func TestFilePOMAsArtifact(t *testing.T) {
+	a := newTestRepo(t)
+	a.module("org.x", "m", "1.0")
+	s := testSource(t, []string{"file://" + a.dir}, ChecksumStrict)
+	ctx := context.Background()
+	p, err := s.POM(ctx, "org.x", "m", "1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := s.Artifact(ctx, ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "pom", Repo: s.chain[0].Repository})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cf.Path)
+	if err != nil || string(data) != string(p.Data) || cf.Path != s.cache.blobPath(cf.Sha256) {
+		t.Fatalf("blob %q: %q, %v; want the POM", cf.Path, data, err)
+	}
+	if err := VerifyBlob(s.cache.dir, cf.Sha256, cf.Size); err != nil {
+		t.Fatal(err)
+	}
+}
