@@ -24,6 +24,9 @@ func render(out outputFormat, o submit.Outcome, err error, stdout, stderr io.Wri
 	switch r := o.(type) {
 	case *k8s.Result:
 		r.ExitCode, r.Source = code, source
+		if err == nil && r.Phase == k8s.PhaseSubmitted {
+			r.Source = exitcode.SourcePrebake // no driver has ended
+		}
 		return renderK8s(out, r, err, stdout, stderr)
 	case *rest.Result:
 		r.ExitCode, r.Source = code, source

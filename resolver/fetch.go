@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,7 +189,9 @@ var errTruncated = errors.New("truncated body")
 // returns an error that names the URL (without userinfo) and carries an
 // exit code: 404/410 match ErrNotFound and are never retried; 401/403 are
 // NoPerm; 5xx, 429, timeouts and truncated bodies are retried with backoff
-// and end as Unavailable.
+// (429 and 503 after their Retry-After, capped at maxRetryAfter) and end as
+// Unavailable, never as not found. A wait that would pass ctx's deadline
+// ends the retries at once.
 func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 	var last error
 	for attempt := 0; attempt < f.attempts; attempt++ {
@@ -214,6 +217,11 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 		if wait == 0 {
 			wait = f.backoff << attempt
 			wait += time.Duration(rand.Int64N(int64(wait)/2 + 1))
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			// The overall budget ends before the server would take the
+			// request again: fail now rather than sleep into the deadline.
+			return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w (after %d attempts; the next in %s would pass the deadline)", last, attempt+1, wait.Round(time.Millisecond)))
 		}
 		if rl, ok := f.log.(retryLogger); ok {
 			rl.Retryf(hostOf(t.url), "retrying %s in %s: %s", t.url, wait.Round(time.Millisecond), redact.String(err.Error()))
@@ -293,7 +301,9 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 		return -1, errdefs.New(errdefs.NotFound, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return -1, errdefs.New(errdefs.Denied, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
-	case resp.StatusCode == http.StatusTooManyRequests:
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
+		// Throttled or overloaded: wait as long as the server asks (within
+		// maxRetryAfter), the default backoff without a Retry-After.
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return f.retryAfter(resp.Header.Get("Retry-After")), &HTTPError{URL: t.url, StatusCode: resp.StatusCode}
 	case resp.StatusCode >= 500:
@@ -351,10 +361,16 @@ func netErr(u string, err error, ctx context.Context) error {
 	return errors.New(redact.String(err.Error()))
 }
 
-// retryAfter parses Retry-After (seconds or an HTTP date), capped.
+// retryAfter parses Retry-After (seconds or an HTTP date), capped at
+// maxRetryAfter; absent, unparsable or in the past it is the first backoff.
 func (f *fetcher) retryAfter(v string) time.Duration {
 	var d time.Duration
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+	v = strings.TrimSpace(v)
+	if v != "" && strings.Trim(v, "0123456789") == "" { // delay-seconds
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || secs > int64(f.maxRetryAfter/time.Second)+1 {
+			secs = int64(f.maxRetryAfter/time.Second) + 1 // capped below; no overflow
+		}
 		d = time.Duration(secs) * time.Second
 	} else if t, err := http.ParseTime(v); err == nil {
 		d = time.Until(t)

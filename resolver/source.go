@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/xml"
@@ -130,8 +131,8 @@ func WithRetry(attempts int, backoff time.Duration) Option {
 	return func(o *options) error { o.attempts, o.backoff = attempts, backoff; return nil }
 }
 
-// WithMaxRetryAfter caps how long a 429's Retry-After is honoured. The
-// default is 30s.
+// WithMaxRetryAfter caps how long the Retry-After of a 429 or 503 is
+// honoured, per wait. The default is 30s.
 func WithMaxRetryAfter(d time.Duration) Option {
 	return func(o *options) error { o.maxRetryAfter = d; return nil }
 }
@@ -213,9 +214,14 @@ type pomResult struct {
 
 // fetched is a file in the cache; warn is set when it had no checksum.
 type fetched struct {
-	cf   *CachedFile
+	cf   *CachedFile // Path "" for a file: repository's POM until materialized
 	warn string
 	data []byte // the body, when download kept it in memory (POMs)
+
+	sums   sums // of data, when cf.Path is ""
+	once   sync.Once
+	mat    *CachedFile
+	matErr error
 }
 
 // warn prints each warning once per source.
@@ -773,7 +779,7 @@ func (s *source) file(ctx context.Context, r *repo, rel string) (*CachedFile, er
 		return nil, err
 	}
 	s.warn(ctx, f.warn)
-	return f.cf, nil
+	return s.materialize(f)
 }
 
 // fetch makes r/rel available in the cache: from the index, else by
@@ -843,21 +849,56 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	if err := checkSize(u, info.Size(), sizeCap(rel)); err != nil {
 		return nil, err
 	}
-	sum, blob, err := s.cache.putFile(p)
-	if err != nil {
-		return nil, errdefs.New(errdefs.CantWrite, err)
-	}
-	warn, err := s.verify(u, sum, func(ext string) ([]byte, error) {
+	sumFiles := func(ext string) ([]byte, error) {
 		data, err := readFileMax(p+ext, maxChecksumSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrNotFound
 		}
 		return data, err
-	}, r.isM2Cache)
+	}
+	if strings.HasSuffix(rel, ".pom") {
+		// A POM is read into memory and parsed; it is copied into the
+		// cache only if asked for as a file (materialize): a deep graph
+		// from a file: repository then creates no cache file per POM.
+		data, err := readFileMax(p, maxPOMSize)
+		if err != nil {
+			return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading %s: %w", u, err))
+		}
+		sum, _ := sumsOf(bytes.NewReader(data))
+		warn, err := s.verify(u, sum, sumFiles, r.isM2Cache)
+		if err != nil {
+			return nil, err
+		}
+		return &fetched{cf: &CachedFile{Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn, data: data, sums: sum}, nil
+	}
+	sum, blob, err := s.cache.putFile(p)
+	if err != nil {
+		return nil, errdefs.New(errdefs.CantWrite, err)
+	}
+	warn, err := s.verify(u, sum, sumFiles, r.isM2Cache)
 	if err != nil {
 		return nil, err
 	}
 	return &fetched{cf: &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn}, nil
+}
+
+// materialize gives f a cache path: a file: repository's POM is kept in
+// memory until it is asked for as a file.
+func (s *source) materialize(f *fetched) (*CachedFile, error) {
+	if f.cf.Path != "" {
+		return f.cf, nil
+	}
+	f.once.Do(func() {
+		p, err := s.cache.putBytes(f.data, f.sums)
+		if err != nil {
+			f.matErr = errdefs.New(errdefs.CantWrite, err)
+			return
+		}
+		cf := *f.cf
+		cf.Path = p
+		f.mat = &cf
+	})
+	return f.mat, f.matErr
 }
 
 // download GETs r/rel into the cache while fetching its checksum files in

@@ -49,6 +49,7 @@ type itRun struct {
 	env       []string // fake spark-submit knobs
 	opts      func(*options)
 	ctx       context.Context
+	conf      []string // more argv before --class
 }
 
 type itResult struct {
@@ -114,14 +115,13 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 
 // args is the spark-submit argv of a run.
 func (e *itEnv) args(r itRun) []string {
-	return []string{
+	return append(append([]string{
 		"--master", "k8s://" + r.master, "--deploy-mode", "cluster", "--name", r.name,
 		"--conf", "spark.kubernetes.namespace=" + r.ns,
 		"--conf", confOAuthTokenFile + "=" + r.tokenFile,
 		"--conf", confCACertFile + "=" + r.caFile,
 		"--conf", "spark.kubernetes.container.image=apache/spark:3.5.3",
-		"--class", "org.example.Main", "local:///opt/app.jar", "arg1",
-	}
+	}, r.conf...), "--class", "org.example.Main", "local:///opt/app.jar", "arg1")
 }
 
 // cli returns the prebake binary set up to submit r (stdout and stderr are

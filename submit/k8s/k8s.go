@@ -132,6 +132,9 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 		}
 		now := w.now()
 		res.Timings.Submitted = &now
+		if a.noWait() {
+			return w.submitted(res)
+		}
 		return w.run(ctx, res)
 	}
 	w.progressf("submitting %s with %s", res.SubmissionID, o.sparkSubmit)
@@ -150,7 +153,31 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 	}
 	now := w.now()
 	res.Timings.Submitted = &now
+	if a.noWait() {
+		return w.submitted(res)
+	}
 	return w.run(ctx, res)
+}
+
+// PhaseSubmitted is a Result's phase when the user's
+// spark.kubernetes.submission.waitAppCompletion=false ended the run once
+// the driver objects existed, as spark-submit does: the exit code (0) is
+// prebake's, and SubmissionID is what a status poll takes next.
+const PhaseSubmitted = "Submitted"
+
+// submitted ends a run that does not wait for the application.
+func (w *driverWatch) submitted(res *Result) error {
+	res.Phase = PhaseSubmitted
+	w.progressf("submitted %s (not waiting for the application: spark.kubernetes.submission.waitAppCompletion=false)", res.SubmissionID)
+	return nil
+}
+
+// noWait is the user's spark.kubernetes.submission.waitAppCompletion=false
+// (argv, properties file or spark-defaults, parsed as Spark parses a
+// boolean), not the "false" prebake gives spark-submit itself to poll on
+// its own.
+func (a *k8sArgs) noWait() bool {
+	return strings.EqualFold(strings.TrimSpace(a.conf["spark.kubernetes.submission.waitAppCompletion"]), "false")
 }
 
 // sparkSubmitFailed classifies a failed spark-submit by its output.

@@ -15,21 +15,7 @@ import (
 // not exist).
 func TestNativeSubmitIT(t *testing.T) {
 	e := newITEnv(t)
-	// What spark-submit itself needs beyond the pods: its Service and
-	// ConfigMap (and PVCs), owned by the pod.
-	ctx := context.Background()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter-owned"}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"services", "configmaps", "persistentvolumeclaims"}, Verbs: []string{"create", "patch"}},
-	}}
-	if _, err := e.c.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter-owned"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: e.saNS, Name: e.saName}}}
-	if _, err := e.c.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	grantOwned(t, e)
 	native := func(o *options) {
 		o.submitter, o.driverSparkVersion, o.sparkSubmit = SubmitterNative, "3.5.9", "/nonexistent/spark-submit"
 	}
@@ -58,5 +44,24 @@ func TestNativeSubmitIT(t *testing.T) {
 				t.Errorf("hung driver %s not deleted", pod)
 			}
 		})
+	}
+}
+
+// grantOwned lets the submitter create what spark-submit itself needs
+// beyond the pods: its Service and ConfigMap (and PVCs), owned by the pod.
+func grantOwned(t testing.TB, e *itEnv) {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter-owned"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"services", "configmaps", "persistentvolumeclaims"}, Verbs: []string{"create", "patch"}},
+	}}
+	if _, err := e.c.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter-owned"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: e.saNS, Name: e.saName}}}
+	if _, err := e.c.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

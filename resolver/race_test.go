@@ -1,0 +1,5 @@
+//go:build race
+
+package resolver
+
+const raceEnabled = true
