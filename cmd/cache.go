@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/cacheprune"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/resolver"
@@ -98,7 +99,7 @@ func runCachePrune(g *globals, o *cachePruneOptions, stdout io.Writer) error {
 			keep[a.Sha256] = true
 		}
 	}
-	rep, err := cacheprune.Prune(dir, cacheprune.Options{OlderThan: o.olderThan, MaxSize: size, Keep: keep, DryRun: o.dryRun})
+	rep, err := cacheprune.Prune(cachedir.Root(dir), cacheprune.Options{OlderThan: o.olderThan, MaxSize: size, Keep: keep, DryRun: o.dryRun})
 	if err != nil {
 		return err
 	}
