@@ -307,7 +307,7 @@ func TestK8sIT(t *testing.T) {
 			if d := cmp.Diff(lines[55:], r.res.LogTail); d != "" {
 				t.Errorf("log tail (-want +got):\n%s", d)
 			}
-			if !strings.Contains(r.stdout, "memory limit") || !strings.Contains(r.stdout, `"exitCode":137`) {
+			if !strings.Contains(r.stdout, "memory limit") || !strings.Contains(r.stdout, `"exitCode": 137`) {
 				t.Errorf("the result does not explain the OOM kill:\n%s", r.stdout)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,7 +115,13 @@ func TestNativeFromImageIT(t *testing.T) {
 			k.setStatus(t, ns, pod, phaseWith(corev1.PodSucceeded, terminated(driverC, 3, "Error")))
 		}
 	}()
-	args := nativetest.Expand(append(nativetest.CommonArgs(ns, "3.5.9"), "--class", "org.example.Main", "local:///opt/app.jar"), e.repl)
+	// This run follows the driver to its end: CommonArgs without its
+	// no-waiting conf.
+	common := nativetest.CommonArgs(ns, "3.5.9")
+	if i := slices.Index(common, "spark.kubernetes.submission.waitAppCompletion=false"); i > 0 {
+		common = slices.Delete(common, i-1, i+1)
+	}
+	args := nativetest.Expand(append(common, "--class", "org.example.Main", "local:///opt/app.jar"), e.repl)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"submit", "--submitter", "native", "--spark-version", "3.5.9", "--poll-interval", "200ms", "--"}, args...)...)
