@@ -25,7 +25,7 @@ oci:PATH[:tag], and prints its digest reference, its annotations
 (dev.prebake.lock, dev.prebake.jars, dev.prebake.coords, …) and the
 spark.jars value they give.`,
 		Example: `  prebake inspect registry.example.com/team/spark-jobs:prebake-90e7beb3490e9d927e196eaf3fdb4748
-  prebake inspect -o json oci:.demo/image@sha256:800d153c2702cfac4eddabf2214cb275bfe4c63f5503e74592db4486d1764843`,
+  prebake inspect -o json oci:.demo/image@sha256:4b972e43d46fe31a142015a7f724c463228a7ad8b3e9e01a9a0b85f5918ce495`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runInspect(c.Context(), g, &rf, args[0], c.OutOrStdout(), c.ErrOrStderr())
