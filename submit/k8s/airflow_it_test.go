@@ -65,14 +65,6 @@ func (e *itEnv) airflowK8s(t *testing.T, ns string, driverExit int32) (string, b
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := e.kubeletScript(t, ns, func(pod string) {
-		phase, reason := corev1.PodSucceeded, "Completed"
-		if driverExit != 0 {
-			phase, reason = corev1.PodFailed, "Error"
-		}
-		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
-			phaseWith(phase, terminated(driverC, driverExit, reason)))
-	})
 	cmd := exec.Command(filepath.Join(airflowBin, "airflow"), "dags", "test", "spark_k8s_prebake")
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(),
@@ -92,6 +84,16 @@ func (e *itEnv) airflowK8s(t *testing.T, ns string, driverExit int32) (string, b
 	if b, err := migrate.CombinedOutput(); err != nil {
 		t.Fatalf("airflow db migrate: %v\n%s", err, b)
 	}
+	// The test kubelet waits a minute for the pod: start it once Airflow's
+	// database is ready, which takes long on a loaded machine.
+	wait := e.kubeletScript(t, ns, func(pod string) {
+		phase, reason := corev1.PodSucceeded, "Completed"
+		if driverExit != 0 {
+			phase, reason = corev1.PodFailed, "Error"
+		}
+		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
+			phaseWith(phase, terminated(driverC, driverExit, reason)))
+	})
 	runErr := cmd.Run()
 	wait()
 	t.Logf("airflow db migrate + dags test: %s (exit %v)", time.Since(start).Round(time.Second), runErr)
