@@ -3,7 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"net"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,19 +19,14 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/layers"
 )
 
 // closedURL is an http:// URL on a port nothing listens on (refused at once).
 func closedURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/maven/"
+	return fmt.Sprintf("http://127.0.0.1:%d/maven/", testenv.FreePort(t))
 }
 
 // TestTypoIsNotAnOutage is review 3's finding 3: a typo'd coordinate that

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/netprobe"
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -24,13 +25,7 @@ var update = flag.Bool("update", false, "rewrite testdata/report.json")
 // closedPort returns a 127.0.0.1 URL on which nothing listens.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/"
+	return fmt.Sprintf("http://127.0.0.1:%d/", testenv.FreePort(t))
 }
 
 func write(t *testing.T, path, data string) {
