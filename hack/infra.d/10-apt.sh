@@ -1,6 +1,8 @@
 # Debian packages: the Ivy oracle, nginx for HTTP Maven repositories, the CNCF
 # distribution registry and htpasswd; jq and python3 for the examples (examples/ci, examples/airflow).
+# The real node (55-node.sh): containerd, runc, CNI plugins, iptables, busybox-static, mmdebstrap.
 apt_pkgs="ivy liboro-java nginx docker-registry apache2-utils jq python3"
+apt_pkgs="$apt_pkgs containerd runc containernetworking-plugins iptables busybox-static mmdebstrap"
 missing=""
 for p in $apt_pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -6,7 +6,8 @@
 # …/cmd/kube-scheduler@v1.37.2 …/cmd/kube-proxy@v1.37.2`), installed into
 # $PREBAKE_CI_CACHE/node-v1.37.2-<node.sum hash>/ (symlink node-current), and
 # Debian's containerd 1.6, runc 1.1, CNI plugins, iptables, busybox-static (the
-# test image's one binary) and mmdebstrap (the Spark base image's rootfs).
+# test image's one binary) and mmdebstrap (the Spark base image's rootfs), which
+# 10-apt.sh installs with the other Debian packages.
 # Measured on this 2-core machine kind: apt 38 s; the go build 49 min wall
 # (606 s user + 110 s sys, max RSS 2.1 GB) with an empty build cache, niced and
 # run while 50-k8s.sh built kube-apiserver cold and other tests ran (load ~25);
@@ -15,22 +16,6 @@
 # mostly built here). Binaries: kubelet 92 MB, kube-scheduler 81 MB,
 # kube-proxy 79 MB. The pause and test images are built by
 # internal/testenv/cluster, the Spark images by 65-spark-image.sh.
-node_apt="containerd runc containernetworking-plugins iptables busybox-static mmdebstrap"
-node_missing=""
-for p in $node_apt; do
-  dpkg -s "$p" >/dev/null 2>&1 || node_missing="$node_missing $p"
-done
-if [ -n "$node_missing" ]; then
-  log "apt-get install$node_missing"
-  # 10-apt.sh installed /usr/sbin/policy-rc.d: containerd's service does not start.
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
-    $SUDO chmod +x /usr/sbin/policy-rc.d
-  fi
-  if ! apt-cache show containerd >/dev/null 2>&1; then $SUDO apt-get update -qq; fi
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $node_missing
-fi
-
 node_version=v1.37.2
 node_mod="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.ci/k8s" && pwd)"
 node_dir="$PREBAKE_CI_CACHE/node-$node_version-$(sha256sum "$node_mod/node.sum" | cut -c1-12)"
