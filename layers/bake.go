@@ -739,7 +739,7 @@ func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[st
 			return nil, err
 		}
 		l.mt = lmt
-		adds[i] = mutate.Addendum{Layer: &l, History: h, MediaType: lmt}
+		adds[i] = mutate.Addendum{Layer: &l, History: h, MediaType: lmt, Annotations: layerAnnotations(&l)}
 	}
 	out, err := mutate.Append(img, adds...)
 	if err != nil {
