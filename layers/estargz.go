@@ -1,8 +1,8 @@
 package layers
 
 import (
-	"context"
 	stdgzip "compress/gzip"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"hash"

@@ -2,8 +2,8 @@ package layers
 
 import (
 	"bytes"
-	"context"
 	stdgzip "compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
