@@ -74,6 +74,7 @@ type bakeImageOptions struct {
 	compression  string
 	sparkHome    string
 	strict       bool
+	sharedLock   string
 }
 
 func newBakeImageCmd(g *globals) *cobra.Command {
@@ -116,6 +117,7 @@ conflict report against the base's /opt/spark/jars.`,
 	fs.StringVar(&o.compression, "compression", string(layers.DefaultCompression), "layer compression: none (plain tar: one hash pass; jars are already deflated), gzip, zstd (OCI manifests only) or estargz (gzip that lazy-pulling snapshotters mount before the pull ends); see README \"Layer compression\"")
 	fs.StringVar(&o.sparkHome, "spark-home", "", "where the base image keeps Spark (default /opt/spark): the conflict report reads its jars/")
 	fs.BoolVar(&o.strict, "strict", false, strictHelp)
+	fs.StringVar(&o.sharedLock, "shared-lock", "", "lock FILE of a shared (platform) set, e.g. the packages common to a team's jobs: the jars of this bake that it also has go into one layer below the per-job layer, the same layer digest for every job that has them all, so a node pulls it once; see README \"Shared layers\"")
 	fs.IntVar(&o.layers, "layers", 1, fmt.Sprintf("split the jars into up to N layers (1..%d; big jars alone) so a re-bake re-uploads only what changed", layers.MaxLayers))
 	return c
 }
@@ -160,6 +162,11 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	}
 	if o.addSelf {
 		if in.Extra, in.ExtraPlatform, err = selfFile(); err != nil {
+			return err
+		}
+	}
+	if o.sharedLock != "" {
+		if in.Shared, err = resolver.ReadLock(o.sharedLock); err != nil {
 			return err
 		}
 	}
@@ -247,6 +254,14 @@ func printBakeSummary(w io.Writer, r *layers.Result, verbose bool) {
 		sent = "written to the OCI layout" // no upload to count
 	}
 	fmt.Fprintf(w, "baked %d jars in %d layer(s) onto %s: %s, %s\n", len(r.Files), len(r.Layers), r.BaseDigest, r.Tag, sent)
+	for _, l := range r.Layers {
+		if l.Role != "" {
+			fmt.Fprintf(w, "  %s layer %s: %d file(s), %d bytes\n", l.Role, l.Digest, len(l.Files), l.Size)
+		}
+	}
+	if len(r.SharedMissing) > 0 {
+		fmt.Fprintf(w, "the lock lacks %d jar(s) of the shared set (%s): its shared layer is not the one of the jobs that have them all\n", len(r.SharedMissing), strings.Join(r.SharedMissing, ", "))
+	}
 	if r.Report == nil {
 		return
 	}

@@ -165,6 +165,9 @@ type LayerInfo struct {
 	DiffID string   `json:"diffID"` // sha256 of the uncompressed tar
 	Size   int64    `json:"size"`   // compressed size
 	Files  []string `json:"files"`  // file names in the layer (base names for jars)
+	// Role is the layer's part in a bake with a shared set: RoleShared,
+	// RoleJob or RoleExtra; "" otherwise.
+	Role string `json:"role,omitempty"`
 }
 
 // builtLayer is a reproducible layer whose bytes were compressed once, by
