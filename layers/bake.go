@@ -130,7 +130,7 @@ type Result struct {
 	// image base without a platform in its config).
 	Platforms []string    `json:"platforms"`
 	Layers    []LayerInfo `json:"layers"`
-	// Compression is the layers' compression (none, gzip, zstd).
+	// Compression is the layers' compression (none, gzip, zstd, estargz).
 	Compression Compression `json:"compression"`
 	// SharedMissing are the jars of BakeInput.Shared that the lock lacks
 	// (or has with another sha256), in the shared set's order: when not
