@@ -259,9 +259,6 @@ func printBakeSummary(w io.Writer, r *layers.Result, verbose bool) {
 			fmt.Fprintf(w, "  %s layer %s: %d file(s), %d bytes\n", l.Role, l.Digest, len(l.Files), l.Size)
 		}
 	}
-	if len(r.SharedMissing) > 0 {
-		fmt.Fprintf(w, "the lock lacks %d jar(s) of the shared set (%s): its shared layer is not the one of the jobs that have them all\n", len(r.SharedMissing), strings.Join(r.SharedMissing, ", "))
-	}
 	if r.Report == nil {
 		return
 	}
