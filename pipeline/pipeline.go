@@ -56,6 +56,10 @@ type Options struct {
 	// are pushed (one per distinct base image of the submission).
 	ImageTarget  string
 	LayerOptions []layers.Option
+	// SharedLock, when set, is a shared (platform) set: the image bakes put
+	// the jars of the lock it has in a layer of their own, the same for
+	// every job that has them (layers.BakeInput.Shared).
+	SharedLock *lock.File
 	// Reporter gets the steps, warnings and progress.
 	Reporter *progress.Reporter
 	// SparkHome is where the base images keep Spark ("" is /opt/spark),
@@ -238,7 +242,7 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 			return r.Ref, nil
 		}
 		r, err := layers.Bake(ctx, layers.BakeInput{Lock: res.Lock, Jars: lock.LocalJars(res.Paths), Base: base, Target: o.ImageTarget,
-			SparkHome: o.SparkHome, Strict: o.Strict}, lopts...)
+			SparkHome: o.SparkHome, Strict: o.Strict, Shared: o.SharedLock}, lopts...)
 		if err != nil {
 			return "", err
 		}

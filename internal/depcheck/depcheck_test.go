@@ -77,9 +77,10 @@ var free = []string{"cmd", "hack", "examples", "test", "internal/depcheck"}
 // hack/sparkimage makes a layer of a root file system tarball (symbolic
 // links, owners), which layers' files cannot hold.
 var sdk = map[string][]string{
-	"github.com/google/go-containerregistry": {"layers", "hack/sparkimage"},
-	"github.com/aws/aws-sdk-go-v2":           {"s3store"},
-	"k8s.io/client-go":                       {"submit/k8s", "internal/testenv/cluster"},
+	"github.com/google/go-containerregistry":   {"layers", "hack/sparkimage"},
+	"github.com/containerd/stargz-snapshotter": {"layers"},
+	"github.com/aws/aws-sdk-go-v2":             {"s3store"},
+	"k8s.io/client-go":                         {"submit/k8s", "internal/testenv/cluster"},
 }
 
 // under reports whether rel is pkg or below it.
