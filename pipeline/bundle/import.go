@@ -31,7 +31,9 @@ type ImportResult struct {
 	// Paths are the cache paths of the lock's jars, in lock order.
 	Paths []string `json:"-"`
 	Jars  int      `json:"jars"`
-	Bytes int64    `json:"bytes"`
+	// Bytes is the size of the files (index, lock, SBOM, jars), as
+	// ExportResult.Bytes.
+	Bytes int64 `json:"bytes"`
 }
 
 // source reads one form of bundle: its index, then each file in the
@@ -131,7 +133,7 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 	for _, a := range res.Lock.Artifacts {
 		res.Paths = append(res.Paths, bySum[a.Sha256])
 	}
-	res.LockHash, res.Jars = ix.LockHash, len(ix.Files)-2
+	res.LockHash, res.Jars, res.Bytes = ix.LockHash, len(ix.Files)-2, int64(len(data))
 	for _, e := range ix.Files {
 		res.Bytes += e.Size
 	}
