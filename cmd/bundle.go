@@ -21,6 +21,8 @@ func newBundleCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bundle",
 		Short: "Carry a locked jar set across an air gap (export, import)",
+		Example: `  prebake bundle export --lock prebake.lock --to jobs.bundle.tar
+  prebake bundle import jobs.bundle.tar --cache /var/cache/prebake --lock prebake.lock`,
 	}
 	c.AddCommand(newBundleExportCmd(g), newBundleImportCmd(g))
 	return c
