@@ -155,3 +155,29 @@ func TestBundleAirGapIT(t *testing.T) {
 		t.Errorf("spark-submit did not run with the repository stopped: %v", err)
 	}
 }
+
+// TestLockStrictCLI: `resolve --frozen` on a lock with an unknown field,
+// a bad hash or a path is 65 naming the field (a malformed inputsHash was
+// 78, a stale lock, before).
+func TestLockStrictCLI(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	repo := "file://" + filepath.Join(root, "testdata", "demo-repo") + "/"
+	lock := filepath.Join(tmp, "prebake.lock")
+	flags := bundleDemo(t, repo, filepath.Join(tmp, "cache"), lock)
+	data, _ := os.ReadFile(lock)
+	good := string(data)
+	ih := good[strings.Index(good, `"inputsHash": "`)+15:][:64]
+	for _, c := range []struct{ name, old, new, field string }{
+		{"unknown field", `"version"`, `"signed": true, "version"`, `unknown field "signed"`},
+		{"inputsHash not hex", ih, strings.Repeat("Z", 64), "inputs.inputsHash"},
+		{"sha256 not hex", `"sha256": "`, `"sha256": "zz`, "sha256"},
+		{"file escaping", `"file": "org.slf4j_slf4j-api-2.0.7.jar"`, `"file": "../slf4j.jar"`, "file"},
+	} {
+		bad := filepath.Join(tmp, "bad.lock")
+		os.WriteFile(bad, []byte(strings.Replace(good, c.old, c.new, 1)), 0o644)
+		code, _, errs := runPrebake(context.Background(), append([]string{"resolve", "--frozen", "--offline", "--lock", bad, "--cache", filepath.Join(tmp, "cache")}, flags...)...)
+		if code != exitcode.DataErr || !strings.Contains(errs, c.field) {
+			t.Errorf("%s: exit %d (want 65 naming %s)\n%s", c.name, code, c.field, errs)
+		}
+	}
+}
