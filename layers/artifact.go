@@ -187,11 +187,7 @@ func PullArtifact(ctx context.Context, refStr string, maxManifest, maxConfig int
 	var img v1.Image
 	var size int64
 	if r.isLayout() {
-		p, err := r.openLayout()
-		if err != nil {
-			return nil, err
-		}
-		d, err := r.layoutDescriptor(p)
+		p, d, err := r.openDescriptor()
 		if err != nil {
 			return nil, err
 		}
