@@ -41,8 +41,8 @@ type ImportResult struct {
 type source interface {
 	index() ([]byte, error)
 	// open returns the i-th file of the index, e (at most e.Size+1 bytes
-	// are read from it).
-	open(i int, e Entry) (io.Reader, error)
+	// are read from it); the caller closes it.
+	open(i int, e Entry) (io.ReadCloser, error)
 	finish() error
 	close()
 }
@@ -112,7 +112,9 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 		if err != nil {
 			return nil, err
 		}
-		if err := st.Add(e.Path, r, e.Sha256, e.Size); err != nil {
+		err = st.Add(e.Path, r, e.Sha256, e.Size)
+		r.Close()
+		if err != nil {
 			if errdefs.KindOf(err) == errdefs.Invalid {
 				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%w %s: %w", ErrBadBundle, from, err))
 			}
@@ -146,6 +148,7 @@ func readSmall(src source, i int, e Entry, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, e.Size+1))
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %s: %w", name, e.Path, err)
@@ -233,11 +236,11 @@ func (s *tarSource) index() ([]byte, error) {
 	return data, nil
 }
 
-func (s *tarSource) open(_ int, e Entry) (io.Reader, error) {
+func (s *tarSource) open(_ int, e Entry) (io.ReadCloser, error) {
 	if err := s.next(e.Path, e.Size, e.Size); err != nil {
 		return nil, err
 	}
-	return &tarFile{s: s, path: e.Path}, nil
+	return io.NopCloser(&tarFile{s: s, path: e.Path}), nil
 }
 
 // tarFile reports a tar that ends inside a file as a bad bundle.
@@ -321,7 +324,7 @@ func (s *artifactSource) check(ix *Index) error {
 	return nil
 }
 
-func (s *artifactSource) open(i int, e Entry) (io.Reader, error) {
+func (s *artifactSource) open(i int, e Entry) (io.ReadCloser, error) {
 	rc, err := s.a.Blobs[i].Open()
 	if err != nil {
 		return nil, err
@@ -329,16 +332,17 @@ func (s *artifactSource) open(i int, e Entry) (io.Reader, error) {
 	return &blobFile{rc: rc, name: s.name, path: e.Path}, nil
 }
 
-// blobFile closes the blob at its end.
+// blobFile reports a blob the registry fails to verify as a bad bundle.
 type blobFile struct {
 	rc         io.ReadCloser
 	name, path string
 }
 
+func (b *blobFile) Close() error { return b.rc.Close() }
+
 func (b *blobFile) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
-		b.rc.Close()
 		var ee *errdefs.Error
 		if err != io.EOF && !errors.As(err, &ee) {
 			// A registry's digest check (go-containerregistry's verify)
