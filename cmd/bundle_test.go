@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,8 +87,9 @@ func TestBundleCLI(t *testing.T) {
 // TestBundleAirGapIT: a bundle exported where the repository (a real
 // nginx) is reachable is imported into a fresh cache, a file:// store and
 // through a real registry; bake image, bake s3 and submit --frozen then
-// run with --offline and the repository gets 0 requests; with nginx
-// stopped (its port closed) submit --frozen --offline still succeeds.
+// run with --offline and the repository gets 0 requests, in this network
+// namespace and in one without a route (unshare -n); with nginx stopped
+// (its port closed) submit --frozen --offline still succeeds.
 func TestBundleAirGapIT(t *testing.T) {
 	root, tmp := isolatedCLI(t)
 	ng := testenv.StartNginx(t, filepath.Join(root, "testdata", "demo-repo"))
@@ -147,6 +149,45 @@ func TestBundleAirGapIT(t *testing.T) {
 	if n := ng.Requests(t) - before; n != 0 {
 		t.Errorf("the far side made %d requests to the repository", n)
 	}
+	// The far side in a network namespace of its own (unshare -n: only a
+	// loopback, down; no route to nginx, which still runs out there).
+	t.Run("netns", func(t *testing.T) {
+		if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
+			testenv.Skip(t, "unshare -n (a network namespace) is not permitted here: "+err.Error())
+		}
+		bin := filepath.Join(t.TempDir(), "prebake")
+		if out, err := exec.Command("go", "build", "-o", bin, "./prebake").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		ns := filepath.Join(tmp, "netns")
+		gap := func(args ...string) {
+			t.Helper()
+			c := exec.Command("unshare", append([]string{"-n", bin}, args...)...)
+			c.Env = append(os.Environ(), "PREBAKE_CACHE="+filepath.Join(ns, "default-cache"))
+			if out, err := c.CombinedOutput(); err != nil {
+				t.Fatalf("unshare -n prebake %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+		nsLock, nsCache := filepath.Join(ns, "prebake.lock"), filepath.Join(ns, "cache")
+		gap("bundle", "import", tarPath, "--cache", nsCache, "--lock", nsLock)
+		gap("bake", "image", "--offline", "--lock", nsLock, "--cache", nsCache, "--base", "oci:"+filepath.Join(root, "testdata", "base-image")+":3.5.0-amd64",
+			"--target", "oci:"+filepath.Join(ns, "image"))
+		sparkSubmit, ran2 := fakeSparkSubmit(t, ns)
+		nsSubmit := append([]string{"submit", "--spark-submit", sparkSubmit, "--frozen", "--offline", "--lock", nsLock, "--cache", nsCache}, flags[:3]...)
+		gap(append(nsSubmit, "--", "--master", "local[1]", "--packages", "ch.qos.logback:logback-classic:1.4.11", "app.jar")...)
+		if _, err := os.Stat(ran2); err != nil {
+			t.Errorf("spark-submit did not run in the network namespace: %v", err)
+		}
+		if n := ng.Requests(t) - before; n != 0 {
+			t.Errorf("the network namespace made %d requests to the repository", n)
+		}
+		// The namespace really reaches no repository: resolving afresh
+		// there is 69.
+		c := exec.Command("unshare", append([]string{"-n", bin, "resolve", "--cache", filepath.Join(ns, "fresh")}, flags...)...)
+		if out, err := c.CombinedOutput(); c.ProcessState == nil || c.ProcessState.ExitCode() != exitcode.Unavailable {
+			t.Errorf("resolving in the namespace: %v (want exit 69)\n%s", err, out)
+		}
+	})
 	// The repository stopped: its port is closed, and nothing needs it.
 	ng.Stop()
 	os.Remove(ran)
