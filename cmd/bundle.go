@@ -67,6 +67,11 @@ func runBundleExport(ctx context.Context, g *globals, o *bundleExportOptions, ar
 	if o.to == "" {
 		return exitcode.Errorf(exitcode.Usage, "bundle export: --to is required (FILE.tar, oci:DIR or REGISTRY/REPO[:tag])")
 	}
+	if bundle.KindOf(o.to) == bundle.KindRegistry {
+		if err := checkTransport("--to "+o.to+" (FILE.tar for a tar file)", o.to); err != nil {
+			return err
+		}
+	}
 	rep := g.reporter(stderr)
 	defer rep.Wait()
 	lopts, err := o.registry.options(rep)
@@ -146,6 +151,11 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
+	}
+	if bundle.KindOf(from) == bundle.KindRegistry {
+		if err := checkTransport("bundle import "+from+" (FILE.tar for a tar file)", from); err != nil {
+			return err
+		}
 	}
 	rep := g.reporter(stderr)
 	defer rep.Wait()

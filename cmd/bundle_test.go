@@ -79,8 +79,19 @@ func TestBundleCLI(t *testing.T) {
 	if es, _ := os.ReadDir(filepath.Join(cache3, "blobs", "sha256")); len(es) != 0 {
 		t.Errorf("a tampered bundle wrote %d blobs", len(es))
 	}
-	if code, _, errs := runPrebake(context.Background(), "bundle", "export", "--lock", lock); code != exitcode.Usage {
-		t.Errorf("no --to: exit %d\n%s", code, errs)
+	for _, args := range [][]string{
+		{"bundle", "export", "--lock", lock},
+		// Not pushed to Docker Hub: a typo of FILE.tar has no registry host.
+		{"bundle", "export", "--lock", lock, "--cache", filepath.Join(tmp, "c1"), "--to", "bundle.tgz"},
+		{"bundle", "import", "bundle.tgz", "--cache", cache3},
+		{"bundle", "import", "a", "b"},
+	} {
+		if code, _, errs := runPrebake(context.Background(), args...); code != exitcode.Usage {
+			t.Errorf("%v: exit %d, want 64\n%s", args, code, errs)
+		}
+	}
+	if code, _, errs := runPrebake(context.Background(), "bundle", "import", filepath.Join(tmp, "none.tar"), "--cache", cache3); code != exitcode.NotFound {
+		t.Errorf("a missing bundle: exit %d, want 66\n%s", code, errs)
 	}
 }
 
