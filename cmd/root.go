@@ -97,6 +97,7 @@ followed to its real end.`,
 	bs := newBackends()
 	root.AddCommand(
 		newBakeCmd(g),
+		newBundleCmd(g),
 		newDoctorCmd(g),
 		newCacheCmd(g),
 		newGCCmd(g),

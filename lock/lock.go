@@ -152,6 +152,9 @@ func Parse(name string, data []byte) (*File, error) {
 	if err := l.Check(); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", name, err))
 	}
+	if err := l.CheckHashes(); err != nil {
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", name, err))
+	}
 	if l.LockHash != "" && l.LockHash != l.Hash() {
 		return nil, errdefs.Errorf(errdefs.Invalid, "lockfile %s: lockHash %s does not match its artifacts (%s); was it edited by hand?", name, l.LockHash, l.Hash())
 	}

@@ -40,6 +40,9 @@ var allowed = map[string][]string{
 	// Orchestration (resolve → bake → rewrite) over the libraries; no
 	// backend (no client-go).
 	"pipeline": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "internal/"},
+	// Bundles (air gap): the lock, its SBOM, the cache (resolver's
+	// staging) and the OCI artifact (layers); no store, no submit.
+	"pipeline/bundle": {"errdefs", "maven", "lock", "resolver", "layers", "internal/"},
 	// internal helpers: never a public library package.
 	"internal":          {"errdefs", "internal/"},
 	"internal/lockdiff": {"errdefs", "lock", "internal/"},
