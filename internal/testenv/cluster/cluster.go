@@ -156,7 +156,7 @@ func Stop() {
 func nodeBinary(name string) (string, error) {
 	switch name {
 	case "kubelet", "kube-scheduler", "kube-proxy":
-		return binary(name, "node-current")
+		return binary(name, "k8s-current")
 	case "coredns":
 		return binary(name, "coredns-current")
 	case "etcd", "kube-apiserver", "kube-controller-manager":
