@@ -263,7 +263,14 @@ func printBakeSummary(w io.Writer, r *layers.Result, verbose bool) {
 		return
 	}
 	rep := r.Report
-	fmt.Fprintf(w, "base: Spark %s, Scala %s, %d jars\n", orNone(rep.BaseSparkVersion), orNone(rep.BaseScalaBinary), rep.BaseJars)
+	fmt.Fprintf(w, "base: Spark %s, Scala %s, ", orNone(rep.BaseSparkVersion), orNone(rep.BaseScalaBinary))
+	if rep.BaseHadoopVersion != "" {
+		fmt.Fprintf(w, "Hadoop %s, ", rep.BaseHadoopVersion)
+	}
+	if rep.BaseJavaVersion != "" {
+		fmt.Fprintf(w, "Java %s, ", rep.BaseJavaVersion)
+	}
+	fmt.Fprintf(w, "%d jars\n", rep.BaseJars)
 	var same, skipped int
 	for _, c := range rep.Conflicts {
 		switch {

@@ -26,6 +26,15 @@ type resolveFlags struct {
 	offline               bool
 	cache                 string
 	checksumPolicy        resolver.ChecksumPolicy
+	// sparkVersion: resolve's and rewrite's --spark-version (addSparkVersion;
+	// submit has its own flag of that name).
+	sparkVersion string
+}
+
+// addSparkVersion defines --spark-version: the Spark line whose Ivy the
+// resolution follows.
+func (f *resolveFlags) addSparkVersion(fs *pflag.FlagSet) {
+	fs.StringVar(&f.sparkVersion, "spark-version", "", "the Spark version whose Ivy to follow (e.g. 3.5.0: before 3.5.9, Ivy 2.5.1 drops a POM dependency beside the same one with a classifier, IVY-1642); default Ivy 2.5.2+ (3.5.9+, 4.x)")
 }
 
 // add defines the resolution flags on fs, except those named in without
@@ -73,7 +82,11 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		}
 		cache = abs
 	}
+	if _, err := resolver.IvyOf(f.sparkVersion); err != nil {
+		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--spark-version: %v", err)
+	}
 	return resolver.Request{
+		SparkVersion:          f.sparkVersion,
 		Packages:              append(append([]string{}, f.packages...), extra...),
 		Repositories:          f.repositories,
 		Excludes:              f.excludes,

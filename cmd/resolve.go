@@ -89,6 +89,7 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 		},
 	}
 	f.add(c.Flags())
+	f.addSparkVersion(c.Flags())
 	return c
 }
 

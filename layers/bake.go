@@ -406,6 +406,9 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		coords[i], files[i] = a.Coord, a.File
 	}
 	report := conflictReport(coords, files, bj, sparkJars)
+	if cf, err := targets[0].img.ConfigFile(); err == nil && cf != nil {
+		report.BaseJavaVersion = javaVersion(cf.Config.Env)
+	}
 	skip := map[string]bool{}
 	if in.SkipProvided {
 		for i, c := range report.Conflicts {

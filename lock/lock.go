@@ -54,9 +54,12 @@ type File struct {
 
 // Inputs are what a resolution depended on. Repositories never carry userinfo.
 type Inputs struct {
-	Conflict     Conflict `json:"conflict"`
-	Excludes     []string `json:"excludes"`
-	InputsHash   string   `json:"inputsHash"`
+	Conflict   Conflict `json:"conflict"`
+	Excludes   []string `json:"excludes"`
+	InputsHash string   `json:"inputsHash"`
+	// Ivy is "2.5.1" when the resolution followed a Spark line whose Ivy
+	// predates 2.5.2 (IVY-1642), else empty (and not hashed).
+	Ivy          string   `json:"ivy,omitempty"`
 	Packages     []string `json:"packages"`
 	Repositories []string `json:"repositories"`
 }
@@ -88,6 +91,9 @@ func ComputeInputsHash(in Inputs) string {
 	write("repositories", in.Repositories)
 	write("excludes", in.Excludes)
 	write("conflict", []string{string(in.Conflict)})
+	if in.Ivy != "" {
+		write("ivy", []string{in.Ivy})
+	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
 }

@@ -137,6 +137,14 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 			}
 		}
 	}
+	// The line of the baked base's jars, else the line the caller was told
+	// (its Ivy steered the resolution too).
+	if v := sparkVersion; v != "" || o.Request.SparkVersion != "" {
+		if v == "" {
+			v = o.Request.SparkVersion
+		}
+		opts = append(opts, rewrite.WithSparkVersion(v))
+	}
 	opts = append(opts, rewrite.WithJarSource(rewrite.JarSourceFunc(func(context.Context, submit.Packages) (*rewrite.Jars, error) {
 		return jars, nil
 	})))

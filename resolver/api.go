@@ -57,6 +57,11 @@ type Request struct {
 	IvyHome string
 	// Conflict is ConflictLatest (default) or ConflictNearest.
 	Conflict Conflict
+	// SparkVersion is the Spark version whose Ivy the resolution follows
+	// (IvyOf): before 3.5.9 Ivy 2.5.1, which loses POM dependencies that
+	// differ only by classifier (IVY-1642). "" follows Ivy 2.5.2 and later
+	// (3.5.9+, 4.x). The lock records the Ivy when it is 2.5.1.
+	SparkVersion string
 	// LockPath, when set, is read if it exists and matches the inputs, and
 	// written after a fresh resolution.
 	LockPath string

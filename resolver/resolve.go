@@ -55,6 +55,9 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := IvyOf(req.SparkVersion); err != nil {
+		return nil, err
+	}
 	if req.CacheDir == "" {
 		req.CacheDir = DefaultCacheDir()
 	}
@@ -236,6 +239,8 @@ func canonicalInputs(req Request, chain []*repo) Inputs {
 		Packages:     split(req.Packages),
 		Repositories: inputsRepositories(chain),
 	}
+	// A bad SparkVersion fails in BuildGraph; here it records nothing.
+	in.Ivy, _ = IvyOf(req.SparkVersion)
 	in.InputsHash = lock.ComputeInputsHash(in)
 	return in
 }
@@ -246,7 +251,7 @@ func canonicalInputs(req Request, chain []*repo) Inputs {
 // request and only where the jars come from changed.
 func onlyRepositoriesChanged(old, cur Inputs) bool {
 	return old.InputsHash != cur.InputsHash && !slices.Equal(old.Repositories, cur.Repositories) &&
-		slices.Equal(old.Packages, cur.Packages) && slices.Equal(old.Excludes, cur.Excludes) && old.Conflict == cur.Conflict
+		slices.Equal(old.Packages, cur.Packages) && slices.Equal(old.Excludes, cur.Excludes) && old.Conflict == cur.Conflict && old.Ivy == cur.Ivy
 }
 
 // repositoriesNotice says that a lock is used by content because only its
