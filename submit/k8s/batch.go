@@ -78,10 +78,18 @@ func ReadBatch(r io.Reader, name string) ([]BatchEntry, error) {
 	return out, nil
 }
 
-// SubmitBatch submits every submission of subs with the native submitter,
-// at most parallel at a time, and returns one Result per submission, in
-// order. It does not wait for the applications: each run ends once its
-// driver objects exist (PhaseSubmitted, as
+// BatchApp is one application of SubmitBatch: its (rewritten) submission
+// and the Spark version of its baked driver image ("" if none; see
+// WithImageSparkVersion).
+type BatchApp struct {
+	Submission        *submit.Submission
+	ImageSparkVersion string
+}
+
+// SubmitBatch submits every application of apps with the native submitter,
+// at most parallel at a time, and returns one Result per application, in
+// the order of apps. It does not wait for the applications: each run ends
+// once its driver objects exist (PhaseSubmitted, as
 // spark.kubernetes.submission.waitAppCompletion=false does), whatever the
 // submission's own conf says. Submissions with the same master and
 // credentials share one API client (its connections, no client-side rate
@@ -90,27 +98,29 @@ func ReadBatch(r io.Reader, name string) ([]BatchEntry, error) {
 // The returned error is set only when the batch itself is wrong (parallel
 // outside 1..MaxBatchParallel, more than MaxBatch submissions); a
 // submission's own failure is its Result's Err.
-func SubmitBatch(ctx context.Context, subs []*submit.Submission, parallel int, opts ...Option) ([]*Result, error) {
+func SubmitBatch(ctx context.Context, apps []BatchApp, parallel int, opts ...Option) ([]*Result, error) {
 	if parallel < 1 || parallel > MaxBatchParallel {
 		return nil, errdefs.Optionf(errdefs.BadArgument, "k8s.SubmitBatch.parallel", "parallel %d: must be 1 to %d", parallel, MaxBatchParallel)
 	}
-	if len(subs) > MaxBatch {
-		return nil, errdefs.Errorf(errdefs.Invalid, "batch of %d applications: more than %d; split it", len(subs), MaxBatch)
+	if len(apps) > MaxBatch {
+		return nil, errdefs.Errorf(errdefs.Invalid, "batch of %d applications: more than %d; split it", len(apps), MaxBatch)
 	}
 	o := makeOptions(opts)
 	o.submitter, o.noWait = SubmitterNative, true
 	o.clients = &clientCache{m: map[credsKey]kubernetes.Interface{}}
 	o.stderr = &lockedWriter{w: o.stderr}
-	results := make([]*Result, len(subs))
+	results := make([]*Result, len(apps))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
-	for i, sub := range subs {
+	for i, app := range apps {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
-			err := batchOne(ctx, sub, o, res)
+			oi := *o
+			oi.imageSparkVersion = app.ImageSparkVersion
+			err := batchOne(ctx, app.Submission, &oi, res)
 			res.finish(time.Now(), err)
 			results[i] = res
 		}()

@@ -22,7 +22,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/submit"
 )
 
 // TestReadBatch: one JSON argv per line, blank and # lines skipped; a bad
@@ -149,7 +148,7 @@ func TestSubmitBatch(t *testing.T) {
 	f := newFakeAPI(t, 5*time.Millisecond)
 	getenv := mapEnv(map[string]string{"USER": "u"})
 	const n, parallel = 40, 4
-	var subs []*submit.Submission
+	var apps []BatchApp
 	for i := 0; i < n; i++ {
 		ns := "team"
 		if i == 7 {
@@ -159,10 +158,10 @@ func TestSubmitBatch(t *testing.T) {
 		if i == 9 {
 			args = replaceDeployMode(args, "client")
 		}
-		subs = append(subs, mustLoad(t, args, getenv))
+		apps = append(apps, BatchApp{Submission: mustLoad(t, args, getenv)})
 	}
 	var stderr bytes.Buffer
-	res, err := SubmitBatch(context.Background(), subs, parallel, WithDriverSparkVersion("3.5.9"), WithGetenv(getenv), WithStderr(&stderr))
+	res, err := SubmitBatch(context.Background(), apps, parallel, WithDriverSparkVersion("3.5.9"), WithGetenv(getenv), WithStderr(&stderr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +221,7 @@ func TestSubmitBatchBounds(t *testing.T) {
 			t.Errorf("parallel %d: %v, want BadArgument for k8s.SubmitBatch.parallel", p, err)
 		}
 	}
-	_, err := SubmitBatch(context.Background(), make([]*submit.Submission, MaxBatch+1), 1)
+	_, err := SubmitBatch(context.Background(), make([]BatchApp, MaxBatch+1), 1)
 	if errdefs.KindOf(err) != errdefs.Invalid {
 		t.Errorf("too many: %v, want Invalid", err)
 	}
