@@ -1,0 +1,375 @@
+package k8s
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/submit/k8s/native/nativetest"
+)
+
+// apiStats is what one phase of the throughput benchmark sent to and got
+// from the API server, as the counting proxy saw it.
+type apiStats struct {
+	requests  int
+	byKind    map[string]int // "POST pods" → count
+	reqBytes  int64          // request bodies
+	respBytes int64          // response bodies
+	upstream  time.Duration  // sum of the proxy → API server round trips
+}
+
+// countingProxy is a TLS reverse proxy in front of the API server that
+// counts, per phase, the requests, their body bytes both ways and the time
+// the API server took to answer each (headers sent to body read).
+type countingProxy struct {
+	url, caFile string
+	mu          sync.Mutex
+	phase       string
+	stats       map[string]*apiStats
+}
+
+var resourcePath = regexp.MustCompile(`^/api/v1/namespaces/[^/]+/([a-z]+)`)
+
+func startCountingProxy(b *testing.B, c *testCluster) *countingProxy {
+	b.Helper()
+	target, _ := url.Parse(c.url)
+	ca, err := os.ReadFile(c.caFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	p := &countingProxy{stats: map[string]*apiStats{}}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = &timingTransport{p: p, next: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 64}}
+	certPEM, keyPEM := selfSigned(b, "127.0.0.1")
+	cert, _ := tls.X509KeyPair(certPEM, keyPEM)
+	p.caFile = filepath.Join(b.TempDir(), "proxy-ca.crt")
+	writeFile(b, p.caFile, string(certPEM))
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.url = "https://" + ln.Addr().String()
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		kind := r.URL.Path
+		if m := resourcePath.FindStringSubmatch(r.URL.Path); m != nil {
+			kind = m[1]
+		}
+		p.mu.Lock()
+		s := p.cur()
+		s.requests++
+		s.byKind[r.Method+" "+kind]++
+		s.reqBytes += int64(len(body))
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	return p
+}
+
+// cur is the current phase's stats; p.mu is held.
+func (p *countingProxy) cur() *apiStats {
+	s := p.stats[p.phase]
+	if s == nil {
+		s = &apiStats{byKind: map[string]int{}}
+		p.stats[p.phase] = s
+	}
+	return s
+}
+
+func (p *countingProxy) setPhase(name string) {
+	p.mu.Lock()
+	p.phase = name
+	p.mu.Unlock()
+}
+
+func (p *countingProxy) get(name string) apiStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.stats[name]; s != nil {
+		return *s
+	}
+	return apiStats{byKind: map[string]int{}}
+}
+
+// timingTransport times each round trip to the API server, to the end of
+// its body, and counts the body bytes.
+type timingTransport struct {
+	p    *countingProxy
+	next http.RoundTripper
+}
+
+func (t *timingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	body, rerr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	t.p.mu.Lock()
+	s := t.p.cur()
+	s.respBytes += int64(len(body))
+	s.upstream += took
+	t.p.mu.Unlock()
+	return resp, rerr
+}
+
+// serverCPU is the CPU time so far of this process's kube-apiserver and
+// etcd children (the test cluster), from /proc.
+func serverCPU(b *testing.B) (api, etcd time.Duration) {
+	b.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	me := os.Getpid()
+	for _, f := range dirs {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := string(raw)
+		open, closeP := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closeP < open {
+			continue
+		}
+		comm, rest := s[open+1:closeP], strings.Fields(s[closeP+1:])
+		// rest[0] is the state (field 3): ppid is field 4, utime 14, stime 15.
+		if len(rest) < 13 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(rest[1]); ppid != me {
+			continue
+		}
+		ut, _ := strconv.ParseInt(rest[11], 10, 64)
+		st, _ := strconv.ParseInt(rest[12], 10, 64)
+		d := time.Duration(ut+st) * time.Second / 100 // USER_HZ
+		switch comm {
+		case "kube-apiserver":
+			api += d
+		case "etcd":
+			etcd += d
+		}
+	}
+	return api, etcd
+}
+
+// batchResultsOK checks prebake submit --batch -o json: n applications,
+// all submitted.
+func batchResultsOK(b *testing.B, out []byte, n int) {
+	b.Helper()
+	var got struct {
+		Submitted, Failed int
+		Results           []struct {
+			Line    int
+			Message string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		b.Fatalf("batch output: %v\n%.2000s", err, out)
+	}
+	if got.Submitted != n || got.Failed != 0 {
+		b.Fatalf("batch: %d submitted, %d failed, want %d submitted: %.2000s", got.Submitted, got.Failed, n, out)
+	}
+}
+
+// BenchmarkNativeThroughput is issue 31's "native submission throughput":
+// against the real kube-apiserver alone (no node: every driver stays
+// Pending, nobody waits for it), with
+// spark.kubernetes.submission.waitAppCompletion=false, in one run:
+//
+//   - the real spark-submit (pyspark 3.5.9), PREBAKE_BENCH_SPARK_N (5)
+//     submissions one after another: CPU-s and wall per submission;
+//   - `prebake submit --submitter native`, one process per submission,
+//     PREBAKE_BENCH_SINGLE_N (20): the same;
+//   - `prebake submit --batch` (ONE process), PREBAKE_BENCH_BATCH_N (300)
+//     applications, PREBAKE_BENCH_PARALLEL (16) in flight, straight to the
+//     API server: submissions/min, CPU-s per submission of prebake, and of
+//     the API server and etcd over the same span (where the time goes);
+//   - through a counting proxy, per submission for spark-submit and a
+//     50-application batch: API requests and objects created, request and
+//     response body bytes, and the API server's time answering them.
+//
+// Reproduce: PREBAKE_IT=1 nice go test -run '^$' -bench BenchmarkNativeThroughput -benchtime 1x ./submit/k8s/
+//
+// Measured on the 2-core CI machine (shared with other jobs), 2026-12-01:
+// see the report of issue 31 (fleet-bench) for the figures.
+func BenchmarkNativeThroughput(b *testing.B) {
+	testenv.RequireIT(b)
+	c := startCluster(b)
+	p := startCountingProxy(b, c)
+	version := testenv.SparkVersions[0]
+	home, _ := testenv.SparkHome(b, version)
+	sparkSubmit := filepath.Join(home, "bin", "spark-submit")
+	ie := &itEnv{binDir: b.TempDir()}
+	prebake := ie.prebake(b)
+	tmp := b.TempDir()
+	writeFile(b, filepath.Join(tmp, "token"), c.adminToken)
+	// Two credential directories: through the proxy, and straight.
+	viaProxy, direct := filepath.Join(tmp, "proxy"), filepath.Join(tmp, "direct")
+	for dir, ca := range map[string]string{viaProxy: p.caFile, direct: c.caFile} {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			b.Fatal(err)
+		}
+		writeFile(b, filepath.Join(dir, "ca.crt"), string(pem))
+		writeFile(b, filepath.Join(dir, "token"), c.adminToken)
+	}
+	argv := func(ns, master, dir string, i int) []string {
+		return nativetest.Expand(append(nativetest.CommonArgs(ns, version),
+			"--name", fmt.Sprintf("bench-%d", i), "--conf", "spark.kubernetes.driver.label.team=data",
+			"--class", "org.example.Main", "local:///opt/app.jar", "arg"),
+			map[string]string{nativetest.Master: master, nativetest.Tmp: dir})
+	}
+	prebakeEnv := []string{"HOME=" + b.TempDir(), "PREBAKE_CACHE=" + b.TempDir(), "KUBECONFIG=", "SPARK_HOME=",
+		"SPARK_CONF_DIR=" + b.TempDir(), "SPARK_USER=prebake", "PATH=" + os.Getenv("PATH")}
+	writeBatch := func(name, ns, master, dir string, n int) string {
+		var buf bytes.Buffer
+		for i := 0; i < n; i++ {
+			line, _ := json.Marshal(argv(ns, master, dir, i))
+			buf.Write(line)
+			buf.WriteByte('\n')
+		}
+		path := filepath.Join(tmp, name)
+		writeFile(b, path, buf.String())
+		return path
+	}
+	nSpark, nSingle := benchEnvInt("PREBAKE_BENCH_SPARK_N", 5), benchEnvInt("PREBAKE_BENCH_SINGLE_N", 20)
+	nBatch, parallel := benchEnvInt("PREBAKE_BENCH_BATCH_N", 300), benchEnvInt("PREBAKE_BENCH_PARALLEL", 16)
+	const nCount = 50
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		nsSpark, nsSingle, nsCount, nsBatch := fmt.Sprintf("tp-spark-%d", n), fmt.Sprintf("tp-single-%d", n), fmt.Sprintf("tp-count-%d", n), fmt.Sprintf("tp-batch-%d", n)
+		for _, ns := range []string{nsSpark, nsSingle, nsCount, nsBatch} {
+			c.ensureNamespace(b, ns)
+		}
+		// The real spark-submit, through the proxy (counted).
+		p.setPhase("spark-submit")
+		var spark []procStats
+		start := time.Now()
+		for i := 0; i < nSpark; i++ {
+			cmd := exec.Command(sparkSubmit, argv(nsSpark, p.url, viaProxy, i)...)
+			cmd.Env = []string{"SPARK_HOME=" + home, "HOME=" + b.TempDir(), "SPARK_USER=prebake", "PATH=" + os.Getenv("PATH"),
+				"KUBECONFIG=" + filepath.Join(tmp, "no-kubeconfig")}
+			if jh := os.Getenv("JAVA_HOME"); jh != "" {
+				cmd.Env = append(cmd.Env, "JAVA_HOME="+jh)
+			}
+			spark = append(spark, runMeasured(b, cmd, &podPosts{at: map[string]time.Time{}}, nsSpark))
+		}
+		sparkWall := time.Since(start)
+
+		// prebake, one process per submission, through the proxy.
+		p.setPhase("single")
+		var single []procStats
+		start = time.Now()
+		for i := 0; i < nSingle; i++ {
+			cmd := exec.Command(prebake, append([]string{"--quiet", "submit", "--submitter", "native", "--spark-version", version, "--"},
+				argv(nsSingle, p.url, viaProxy, i)...)...)
+			cmd.Env = prebakeEnv
+			single = append(single, runMeasured(b, cmd, &podPosts{at: map[string]time.Time{}}, nsSingle))
+		}
+		singleWall := time.Since(start)
+
+		// A small batch through the proxy: what goes over the wire.
+		p.setPhase("batch")
+		cmd := exec.Command(prebake, "--quiet", "-o", "json", "submit", "--spark-version", version, "--parallel", strconv.Itoa(parallel),
+			"--batch", writeBatch("count.jsonl", nsCount, p.url, viaProxy, nCount))
+		cmd.Env = prebakeEnv
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("batch via the proxy: %v", err)
+		}
+		batchResultsOK(b, out.Bytes(), nCount)
+
+		// The throughput run: one process, straight to the API server.
+		p.setPhase("none")
+		file := writeBatch("batch.jsonl", nsBatch, c.url, direct, nBatch)
+		cmd = exec.Command(prebake, "--quiet", "-o", "json", "submit", "--spark-version", version, "--parallel", strconv.Itoa(parallel), "--batch", file)
+		cmd.Env = prebakeEnv
+		out.Reset()
+		cmd.Stdout = &out
+		cmd.Stderr = os.Stderr
+		api0, etcd0 := serverCPU(b)
+		start = time.Now()
+		err := cmd.Run()
+		batchWall := time.Since(start)
+		api1, etcd1 := serverCPU(b)
+		if err != nil {
+			b.Fatalf("batch: %v", err)
+		}
+		batchResultsOK(b, out.Bytes(), nBatch)
+		ps := cmd.ProcessState
+		batchCPU := ps.UserTime() + ps.SystemTime()
+		b.StopTimer()
+
+		per := func(d time.Duration, k int) float64 { return d.Seconds() / float64(k) }
+		sCPU, _, sRSS := mean(spark)
+		oCPU, _, oRSS := mean(single)
+		subsPerMin := float64(nBatch) / batchWall.Minutes()
+		b.ReportMetric(subsPerMin, "batch-subs/min")
+		b.ReportMetric(per(batchCPU, nBatch), "batch-cpu-s/sub")
+		b.ReportMetric(per(api1-api0, nBatch), "apiserver-cpu-s/sub")
+		b.ReportMetric(per(etcd1-etcd0, nBatch), "etcd-cpu-s/sub")
+		b.ReportMetric(sCPU.Seconds(), "spark-submit-cpu-s/sub")
+		b.ReportMetric(float64(nSpark)/sparkWall.Minutes(), "spark-submit-subs/min")
+		b.ReportMetric(oCPU.Seconds(), "single-cpu-s/sub")
+		b.ReportMetric(float64(nSingle)/singleWall.Minutes(), "single-subs/min")
+		b.ReportMetric(sCPU.Seconds()/per(batchCPU, nBatch), "cpu-ratio-spark/batch")
+
+		report := func(name string, k int) apiStats {
+			s := p.get(name)
+			var kinds []string
+			for kind, v := range s.byKind {
+				kinds = append(kinds, fmt.Sprintf("%s %.1f", kind, float64(v)/float64(k)))
+			}
+			sort.Strings(kinds)
+			b.Logf("%-12s per submission: %.1f requests (%s), request bodies %.0f B, response bodies %.0f B; the API server took %.1f ms per request",
+				name, float64(s.requests)/float64(k), strings.Join(kinds, ", "), float64(s.reqBytes)/float64(k), float64(s.respBytes)/float64(k),
+				float64(s.upstream.Microseconds())/1000/float64(max(s.requests, 1)))
+			return s
+		}
+		ss := report("spark-submit", nSpark)
+		report("single", nSingle)
+		bt := report("batch", nCount)
+		b.ReportMetric(float64(ss.requests)/float64(nSpark), "spark-submit-requests/sub")
+		b.ReportMetric(float64(bt.requests)/float64(nCount), "batch-requests/sub")
+		b.ReportMetric(float64(ss.reqBytes+ss.respBytes)/float64(nSpark), "spark-submit-bytes/sub")
+		b.ReportMetric(float64(bt.reqBytes+bt.respBytes)/float64(nCount), "batch-bytes/sub")
+		b.Logf("spark-submit %s: %d runs, %.2f CPU-s and %s wall each, peak RSS %d MiB", version, nSpark, sCPU.Seconds(), (sparkWall / time.Duration(nSpark)).Round(time.Millisecond), sRSS/1024)
+		b.Logf("prebake, a process per submission: %d runs, %.3f CPU-s and %s wall each, peak RSS %d MiB", nSingle, oCPU.Seconds(), (singleWall / time.Duration(nSingle)).Round(time.Millisecond), oRSS/1024)
+		b.Logf("prebake --batch, one process: %d applications, %d in flight, in %s: %.0f submissions/min; CPU-s per submission: prebake %.4f, kube-apiserver %.4f, etcd %.4f (peak RSS %d MiB)",
+			nBatch, parallel, batchWall.Round(time.Millisecond), subsPerMin, per(batchCPU, nBatch), per(api1-api0, nBatch), per(etcd1-etcd0, nBatch), maxRSS(ps)/1024)
+		b.StartTimer()
+	}
+}
+
+func maxRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss
+	}
+	return 0
+}
