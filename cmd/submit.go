@@ -15,6 +15,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -78,6 +79,7 @@ type submitFlags struct {
 	pollOnly     string
 	batch        string // --batch FILE (cmd/submit_batch.go)
 	parallel     int
+	memo         *pipeline.Memo // a batch's: one resolve and bake per set of packages and images
 	strict       bool
 	sparkHome    string // the base image's
 	// localSparkJars is the jars directory of the Spark that runs a driver

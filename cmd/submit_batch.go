@@ -11,6 +11,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s"
 )
@@ -62,6 +63,7 @@ func runBatch(c *cobra.Command, g *globals, bs backends, prepare prepareFunc, f 
 		return err
 	}
 	apps := make([]k8s.BatchApp, len(entries))
+	f.memo = &pipeline.Memo{} // one resolve and bake per set of packages and images
 	for i, e := range entries {
 		if apps[i], err = prepareBatchApp(ctx, g, f, c, prepare, e, stderr); err != nil {
 			return err

@@ -2,14 +2,11 @@ package k8s
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,25 +47,11 @@ var resourcePath = regexp.MustCompile(`^/api/v1/namespaces/[^/]+/([a-z]+)`)
 
 func startCountingProxy(b *testing.B, c *testCluster) *countingProxy {
 	b.Helper()
-	target, _ := url.Parse(c.url)
-	ca, err := os.ReadFile(c.caFile)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
 	p := &countingProxy{stats: map[string]*apiStats{}}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = &timingTransport{p: p, next: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 64}}
-	certPEM, keyPEM := selfSigned(b, "127.0.0.1")
-	cert, _ := tls.X509KeyPair(certPEM, keyPEM)
-	p.caFile = filepath.Join(b.TempDir(), "proxy-ca.crt")
-	writeFile(b, p.caFile, string(certPEM))
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p.url = "https://" + ln.Addr().String()
+	rp := c.reverseProxy(b)
+	rp.Transport = &timingTransport{p: p, next: rp.Transport}
+	var ln net.Listener
+	ln, p.url, p.caFile = listenTLS(b)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
