@@ -160,14 +160,14 @@ func serverCPU(b *testing.B) (api, etcd time.Duration) {
 }
 
 // batchResultsOK checks prebake submit --batch -o json: n applications,
-// all submitted.
-func batchResultsOK(b *testing.B, out []byte, n int) {
+// all submitted. It returns the mean time from an application's start to
+// its objects' creation.
+func batchResultsOK(b *testing.B, out []byte, n int) time.Duration {
 	b.Helper()
 	var got struct {
 		Submitted, Failed int
 		Results           []struct {
-			Line    int
-			Message string
+			Timings struct{ SubmitSeconds float64 }
 		}
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -176,6 +176,20 @@ func batchResultsOK(b *testing.B, out []byte, n int) {
 	if got.Submitted != n || got.Failed != 0 {
 		b.Fatalf("batch: %d submitted, %d failed, want %d submitted: %.2000s", got.Submitted, got.Failed, n, out)
 	}
+	var sum float64
+	for _, r := range got.Results {
+		sum += r.Timings.SubmitSeconds
+	}
+	return time.Duration(sum / float64(n) * float64(time.Second))
+}
+
+// batchRun is one `prebake submit --batch` process.
+type batchRun struct {
+	parallel  int
+	wall, cpu time.Duration
+	api, etcd time.Duration // the API server's and etcd's CPU over the same span
+	perApp    time.Duration // mean start → objects created of one application
+	rss       int64         // KiB
 }
 
 // BenchmarkNativeThroughput is issue 31's "native submission throughput":
@@ -188,9 +202,11 @@ func batchResultsOK(b *testing.B, out []byte, n int) {
 //   - `prebake submit --submitter native`, one process per submission,
 //     PREBAKE_BENCH_SINGLE_N (20): the same;
 //   - `prebake submit --batch` (ONE process), PREBAKE_BENCH_BATCH_N (300)
-//     applications, PREBAKE_BENCH_PARALLEL (16) in flight, straight to the
-//     API server: submissions/min, CPU-s per submission of prebake, and of
-//     the API server and etcd over the same span (where the time goes);
+//     applications straight to the API server, once per PREBAKE_BENCH_PARALLEL
+//     (1,16,64) applications in flight: submissions/min, CPU-s per
+//     submission of prebake, and of the API server and etcd over the same
+//     span, and an application's latency against its CPU (where the time
+//     goes); the headline metrics are those of 16 in flight;
 //   - through a counting proxy, per submission for spark-submit and a
 //     50-application batch: API requests and objects created, request and
 //     response body bytes, and the API server's time answering them.
@@ -240,12 +256,21 @@ func BenchmarkNativeThroughput(b *testing.B) {
 		return path
 	}
 	nSpark, nSingle := benchEnvInt("PREBAKE_BENCH_SPARK_N", 5), benchEnvInt("PREBAKE_BENCH_SINGLE_N", 20)
-	nBatch, parallel := benchEnvInt("PREBAKE_BENCH_BATCH_N", 300), benchEnvInt("PREBAKE_BENCH_PARALLEL", 16)
+	nBatch, parallel := benchEnvInt("PREBAKE_BENCH_BATCH_N", 300), 16
+	parallels := []int{1, 16, 64} // PREBAKE_BENCH_PARALLEL: a comma-separated list
+	if v := os.Getenv("PREBAKE_BENCH_PARALLEL"); v != "" {
+		parallels = nil
+		for _, f := range strings.Split(v, ",") {
+			if k, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && k > 0 {
+				parallels = append(parallels, k)
+			}
+		}
+	}
 	const nCount = 50
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
-		nsSpark, nsSingle, nsCount, nsBatch := fmt.Sprintf("tp-spark-%d", n), fmt.Sprintf("tp-single-%d", n), fmt.Sprintf("tp-count-%d", n), fmt.Sprintf("tp-batch-%d", n)
-		for _, ns := range []string{nsSpark, nsSingle, nsCount, nsBatch} {
+		nsSpark, nsSingle, nsCount := fmt.Sprintf("tp-spark-%d", n), fmt.Sprintf("tp-single-%d", n), fmt.Sprintf("tp-count-%d", n)
+		for _, ns := range []string{nsSpark, nsSingle, nsCount} {
 			c.ensureNamespace(b, ns)
 		}
 		// The real spark-submit, through the proxy (counted).
@@ -288,40 +313,54 @@ func BenchmarkNativeThroughput(b *testing.B) {
 		}
 		batchResultsOK(b, out.Bytes(), nCount)
 
-		// The throughput run: one process, straight to the API server.
+		// The throughput runs: one process each, straight to the API server.
 		p.setPhase("none")
-		file := writeBatch("batch.jsonl", nsBatch, c.url, direct, nBatch)
-		cmd = exec.Command(prebake, "--quiet", "-o", "json", "submit", "--spark-version", version, "--parallel", strconv.Itoa(parallel), "--batch", file)
-		cmd.Env = prebakeEnv
-		out.Reset()
-		cmd.Stdout = &out
-		cmd.Stderr = os.Stderr
-		api0, etcd0 := serverCPU(b)
-		start = time.Now()
-		err := cmd.Run()
-		batchWall := time.Since(start)
-		api1, etcd1 := serverCPU(b)
-		if err != nil {
-			b.Fatalf("batch: %v", err)
+		var runs []batchRun
+		head := batchRun{}
+		for _, par := range parallels {
+			ns := fmt.Sprintf("tp-batch-%d-p%d", n, par)
+			c.ensureNamespace(b, ns)
+			cmd := exec.Command(prebake, "--quiet", "-o", "json", "submit", "--spark-version", version, "--parallel", strconv.Itoa(par),
+				"--batch", writeBatch(ns+".jsonl", ns, c.url, direct, nBatch))
+			cmd.Env = prebakeEnv
+			out.Reset()
+			cmd.Stdout = &out
+			cmd.Stderr = os.Stderr
+			api0, etcd0 := serverCPU(b)
+			start := time.Now()
+			err := cmd.Run()
+			r := batchRun{parallel: par, wall: time.Since(start)}
+			api1, etcd1 := serverCPU(b)
+			if err != nil {
+				b.Fatalf("batch: %v", err)
+			}
+			r.perApp = batchResultsOK(b, out.Bytes(), nBatch)
+			r.cpu, r.api, r.etcd, r.rss = cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), api1-api0, etcd1-etcd0, maxRSS(cmd.ProcessState)
+			runs = append(runs, r)
+			if par == 16 || head.parallel == 0 {
+				head = r
+			}
 		}
-		batchResultsOK(b, out.Bytes(), nBatch)
-		ps := cmd.ProcessState
-		batchCPU := ps.UserTime() + ps.SystemTime()
 		b.StopTimer()
 
 		per := func(d time.Duration, k int) float64 { return d.Seconds() / float64(k) }
 		sCPU, _, sRSS := mean(spark)
 		oCPU, _, oRSS := mean(single)
-		subsPerMin := float64(nBatch) / batchWall.Minutes()
+		subsPerMin := float64(nBatch) / head.wall.Minutes()
 		b.ReportMetric(subsPerMin, "batch-subs/min")
-		b.ReportMetric(per(batchCPU, nBatch), "batch-cpu-s/sub")
-		b.ReportMetric(per(api1-api0, nBatch), "apiserver-cpu-s/sub")
-		b.ReportMetric(per(etcd1-etcd0, nBatch), "etcd-cpu-s/sub")
+		b.ReportMetric(per(head.cpu, nBatch), "batch-cpu-s/sub")
+		b.ReportMetric(per(head.api, nBatch), "apiserver-cpu-s/sub")
+		b.ReportMetric(per(head.etcd, nBatch), "etcd-cpu-s/sub")
 		b.ReportMetric(sCPU.Seconds(), "spark-submit-cpu-s/sub")
 		b.ReportMetric(float64(nSpark)/sparkWall.Minutes(), "spark-submit-subs/min")
 		b.ReportMetric(oCPU.Seconds(), "single-cpu-s/sub")
 		b.ReportMetric(float64(nSingle)/singleWall.Minutes(), "single-subs/min")
-		b.ReportMetric(sCPU.Seconds()/per(batchCPU, nBatch), "cpu-ratio-spark/batch")
+		b.ReportMetric(sCPU.Seconds()/per(head.cpu, nBatch), "cpu-ratio-spark/batch")
+		for _, r := range runs {
+			if r.parallel != head.parallel {
+				b.ReportMetric(float64(nBatch)/r.wall.Minutes(), fmt.Sprintf("batch-p%d-subs/min", r.parallel))
+			}
+		}
 
 		report := func(name string, k int) apiStats {
 			s := p.get(name)
@@ -344,8 +383,17 @@ func BenchmarkNativeThroughput(b *testing.B) {
 		b.ReportMetric(float64(bt.reqBytes+bt.respBytes)/float64(nCount), "batch-bytes/sub")
 		b.Logf("spark-submit %s: %d runs, %.2f CPU-s and %s wall each, peak RSS %d MiB", version, nSpark, sCPU.Seconds(), (sparkWall / time.Duration(nSpark)).Round(time.Millisecond), sRSS/1024)
 		b.Logf("prebake, a process per submission: %d runs, %.3f CPU-s and %s wall each, peak RSS %d MiB", nSingle, oCPU.Seconds(), (singleWall / time.Duration(nSingle)).Round(time.Millisecond), oRSS/1024)
-		b.Logf("prebake --batch, one process: %d applications, %d in flight, in %s: %.0f submissions/min; CPU-s per submission: prebake %.4f, kube-apiserver %.4f, etcd %.4f (peak RSS %d MiB)",
-			nBatch, parallel, batchWall.Round(time.Millisecond), subsPerMin, per(batchCPU, nBatch), per(api1-api0, nBatch), per(etcd1-etcd0, nBatch), maxRSS(ps)/1024)
+		for _, r := range runs {
+			// Where an application's time goes: its share of prebake's CPU
+			// against its latency (start to its objects created); the rest
+			// is waiting, for the API server (whose CPU is beside it) or
+			// for a core.
+			own := per(r.cpu, nBatch) / r.perApp.Seconds()
+			b.Logf("prebake --batch, one process: %d applications, %d in flight, in %s: %.0f submissions/min; CPU-s per submission: prebake %.4f, kube-apiserver %.4f, etcd %.4f; "+
+				"one application took %.1f ms to its 3 objects, %.1f%% of it prebake's CPU; the process kept %.0f%% of a core busy (peak RSS %d MiB)",
+				nBatch, r.parallel, r.wall.Round(time.Millisecond), float64(nBatch)/r.wall.Minutes(), per(r.cpu, nBatch), per(r.api, nBatch), per(r.etcd, nBatch),
+				float64(r.perApp.Microseconds())/1000, 100*own, 100*r.cpu.Seconds()/r.wall.Seconds(), r.rss/1024)
+		}
 		b.StartTimer()
 	}
 }
