@@ -377,6 +377,11 @@ func BenchmarkNativeThroughput(b *testing.B) {
 		ss := report("spark-submit", nSpark)
 		report("single", nSingle)
 		bt := report("batch", nCount)
+		// Never more than Spark's own, per submission.
+		if bt.requests*nSpark > ss.requests*nCount || (bt.reqBytes+bt.respBytes)*int64(nSpark) > (ss.reqBytes+ss.respBytes)*int64(nCount) {
+			b.Errorf("prebake --batch sends more than spark-submit per submission: %d requests and %d bytes for %d, against %d and %d for %d",
+				bt.requests, bt.reqBytes+bt.respBytes, nCount, ss.requests, ss.reqBytes+ss.respBytes, nSpark)
+		}
 		b.ReportMetric(float64(ss.requests)/float64(nSpark), "spark-submit-requests/sub")
 		b.ReportMetric(float64(bt.requests)/float64(nCount), "batch-requests/sub")
 		b.ReportMetric(float64(ss.reqBytes+ss.respBytes)/float64(nSpark), "spark-submit-bytes/sub")
