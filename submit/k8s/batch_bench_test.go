@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -342,6 +344,8 @@ func BenchmarkNativeThroughput(b *testing.B) {
 			}
 		}
 		b.StopTimer()
+		c.ensureNamespace(b, fmt.Sprintf("tp-prof-%d", n))
+		profileBatch(b, version, func(i int) []string { return argv(fmt.Sprintf("tp-prof-%d", n), c.url, direct, i) }, 3*nBatch, parallel)
 
 		per := func(d time.Duration, k int) float64 { return d.Seconds() / float64(k) }
 		sCPU, _, sRSS := mean(spark)
@@ -408,4 +412,75 @@ func maxRSS(ps *os.ProcessState) int64 {
 		return ru.Maxrss
 	}
 	return 0
+}
+
+// profileBatch runs SubmitBatch in this process (n applications, parallel
+// in flight, straight to the API server) under the CPU profiler and logs
+// where its CPU went (go tool pprof -top).
+func profileBatch(b *testing.B, version string, argv func(int) []string, n, parallel int) {
+	b.Helper()
+	env := mapEnv(map[string]string{"SPARK_USER": "prebake", "USER": "prebake", "SPARK_CONF_DIR": b.TempDir()})
+	apps := make([]BatchApp, n)
+	for i := range apps {
+		apps[i].Submission = mustLoad(b, argv(i), env)
+	}
+	prof := filepath.Join(b.TempDir(), "batch.pprof")
+	f, err := os.Create(prof)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	res, err := SubmitBatch(context.Background(), apps, parallel, WithDriverSparkVersion(version), WithGetenv(env), WithQuiet(true)) // as the CLI's --quiet
+	took := time.Since(start)
+	pprof.StopCPUProfile()
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err() != nil {
+			b.Fatalf("in-process batch, application %d: %v", i, r.Err())
+		}
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=400", prof).CombinedOutput()
+	if err != nil {
+		b.Logf("go tool pprof: %v\n%s", err, out)
+		return
+	}
+	// The cumulative share of the parts of a submission, on one line (a
+	// benchmark's log is cut after a few lines).
+	parts := []struct{ name, fn string }{
+		{"building the objects", "submit/k8s/native.Build"},
+		{"creating them (client-go, HTTP, TLS)", "submit/k8s/native.Create"},
+		{"encoding (protobuf)", "k8s.io/apimachinery/pkg/runtime/serializer/protobuf.(*Serializer).Encode"},
+		{"decoding answers", "k8s.io/apimachinery/pkg/runtime/serializer/protobuf.(*Serializer).Decode"},
+		{"TLS writes", "crypto/tls.(*Conn).Write"},
+		{"TLS reads", "crypto/tls.(*Conn).Read"},
+		{"the token file, per request", "submit/k8s.(*tokenFileTransport).RoundTrip"},
+		{"garbage collection", "runtime.gcBgMarkWorker"},
+		{"HTTP/2 reads", "golang.org/x/net/http2.(*ClientConn).readLoop"},
+	}
+	var total, line string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "Duration:") {
+			total = strings.TrimSpace(l)
+		}
+		f := strings.Fields(l)
+		if len(f) < 6 {
+			continue
+		}
+		for _, p := range parts {
+			if strings.HasSuffix(f[5], p.fn) {
+				line += fmt.Sprintf("; %s %s", p.name, f[4])
+			}
+		}
+	}
+	keep := filepath.Join(os.TempDir(), "prebake-batch.pprof")
+	if data, err := os.ReadFile(prof); err == nil && os.WriteFile(keep, data, 0o644) == nil {
+		line += " (profile: go tool pprof -top -cum " + keep + ")"
+	}
+	b.Logf("SubmitBatch in this process: %d applications, %d in flight, %s (%s); share of its CPU%s", n, parallel, took.Round(time.Millisecond), total, line)
 }
