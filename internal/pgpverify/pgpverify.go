@@ -42,7 +42,7 @@ const MaxSignatureSize = 64 << 10
 // and one of the others (errors.Is).
 var (
 	ErrSignature  = errors.New("signature check failed")
-	ErrBad        = errors.New("bad signature")                           // does not verify over the file, or is malformed
+	ErrBad        = errors.New("bad signature")                              // does not verify over the file, or is malformed
 	ErrUnknownKey = errors.New("signed by a key that is not in the keyring") // the issuer is not pinned
 	ErrExpired    = errors.New("signed after the key expired or was revoked")
 )
