@@ -310,3 +310,18 @@ func Issuer(sig []byte) string {
 	}
 	return issuer(body)
 }
+
+// Only returns the keys of k whose primary fingerprints are fps (any case,
+// spaces ignored); a fingerprint k does not hold is errdefs.NotFound.
+func (k *Keyring) Only(fps []string) (*Keyring, error) {
+	out := &Keyring{}
+	for _, fp := range fps {
+		want := NormalizeFingerprint(fp)
+		i := slices.IndexFunc(k.entities, func(e *openpgp.Entity) bool { return Fingerprint(e.PrimaryKey.Fingerprint) == want })
+		if i < 0 {
+			return nil, errdefs.Errorf(errdefs.NotFound, "key %s is not among the keys given", want)
+		}
+		out.entities = append(out.entities, k.entities[i])
+	}
+	return out, nil
+}
