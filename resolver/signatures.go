@@ -35,7 +35,7 @@ import (
 type SignatureVerifier interface {
 	// Verify checks sig over signed at now (the zero time: the current
 	// time) and returns the primary fingerprint of the key that made it.
-	Verify(signed io.Reader, sig []byte, now time.Time) (string, error)
+	Verify(signed io.ReadSeeker, sig []byte, now time.Time) (string, error)
 	// Has reports whether fingerprint is a pinned key.
 	Has(fingerprint string) bool
 }

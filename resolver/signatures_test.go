@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -79,6 +80,8 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 		{name: "missing over http", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), http: true, wantCode: exitcode.DataErr, wantErr: ErrSignatureMissing},
 		{name: "bad", sign: onlyLib(func(t *testing.T, _ []byte) []byte { return pinned.Sign(t, []byte("other bytes")) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrBad},
 		{name: "wrong key", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return other.Sign(t, jar) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrUnknownKey},
+		{name: "oversized", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), wantCode: exitcode.DataErr, wantErr: ErrTooLarge},
+		{name: "oversized over http", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), http: true, wantCode: exitcode.DataErr, wantErr: ErrTooLarge},
 		{name: "expired", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return expiring.SignAt(t, jar, now.Add(-time.Hour)) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrExpired},
 	}
 	for _, tt := range tests {

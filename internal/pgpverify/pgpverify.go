@@ -228,12 +228,13 @@ func CheckFingerprint(fp string) error {
 	return nil
 }
 
-// Verify checks sig (armored or binary, a detached signature) over signed,
+// Verify checks sig (armored or binary, a detached signature) over signed
+// (streamed; read twice for a key that has expired since),
 // and returns the primary fingerprint of the key that made it. now is the
 // time of the check (the zero time: time.Now). A key that expired after
 // the signature was made is accepted; one that had expired (or was
 // revoked) when it signed is ErrExpired. The error matches ErrSignature.
-func (k *Keyring) Verify(signed io.Reader, sig []byte, now time.Time) (string, error) {
+func (k *Keyring) Verify(signed io.ReadSeeker, sig []byte, now time.Time) (string, error) {
 	if len(sig) > MaxSignatureSize {
 		return "", &failure{ErrBad, fmt.Sprintf("signature is %d bytes, more than %d", len(sig), MaxSignatureSize)}
 	}
@@ -250,20 +251,20 @@ func (k *Keyring) Verify(signed io.Reader, sig []byte, now time.Time) (string, e
 			return "", &failure{ErrBad, err.Error()}
 		}
 	}
-	data, err := io.ReadAll(signed)
-	if err != nil {
-		return "", err
-	}
 	if now.IsZero() {
 		now = time.Now()
 	}
 	cfg := &packet.Config{Time: func() time.Time { return now }}
-	s, signer, err := openpgp.VerifyDetachedSignature(k.entities, bytes.NewReader(data), bytes.NewReader(body), cfg)
+	s, signer, err := openpgp.VerifyDetachedSignature(k.entities, signed, bytes.NewReader(body), cfg)
 	if errors.Is(err, pgperrors.ErrKeyExpired) && s != nil {
-		// Expired now: was it valid when it signed?
+		// Expired now: was it valid when it signed? The file is hashed
+		// again (streamed, never held in memory).
+		if _, serr := signed.Seek(0, io.SeekStart); serr != nil {
+			return "", serr
+		}
 		at := s.CreationTime
 		cfg := &packet.Config{Time: func() time.Time { return at }}
-		s, signer, err = openpgp.VerifyDetachedSignature(k.entities, bytes.NewReader(data), bytes.NewReader(body), cfg)
+		s, signer, err = openpgp.VerifyDetachedSignature(k.entities, signed, bytes.NewReader(body), cfg)
 	}
 	switch {
 	case err == nil:
