@@ -95,6 +95,12 @@ func TestVerifySignaturesCLI(t *testing.T) {
 	if code != exitcode.DataErr || !strings.Contains(stderr, "com.example_lib-") || !strings.Contains(stderr, "not in the keyring") {
 		t.Errorf("frozen, signer unpinned: exit %d, want 65 naming the jar\n%s", code, stderr)
 	}
+	// bake s3 from the lock alone checks the jars it fetches the same way.
+	_, stderr, code = runCLI(t, "bake", "s3", "--store", "file://"+filepath.Join(tmp, "store"), "--lock", lock, "--verify-signatures",
+		"--keyring", other, "--cache", filepath.Join(tmp, "cache3"), "--repositories", repo)
+	if code != exitcode.DataErr || !strings.Contains(stderr, "not in the keyring") {
+		t.Errorf("bake s3 --lock, signer unpinned: exit %d, want 65\n%s", code, stderr)
+	}
 	// A fresh resolution against the garbage signatures: 65, no lock written.
 	lock2 := filepath.Join(tmp, "fresh.lock")
 	_, stderr, code = runCLI(t, "resolve", "--verify-signatures", "--keyring", keyring, "--no-default-repositories", "--repositories", repo,
