@@ -197,3 +197,30 @@ func TestSignaturesOnAnUnsignedLock(t *testing.T) {
 		t.Errorf("FetchLocked with the signer unpinned: %v", err)
 	}
 }
+
+// Signatures come with the repository's credentials, which no lock, log
+// or error holds.
+func TestSignaturesWithCredentials(t *testing.T) {
+	pinned := pgptest.NewKey(t, "pinned")
+	r := signedRepo(t, func(t *testing.T, jar []byte) []byte {
+		if strings.Contains(string(jar), "lib-1.0") {
+			return nil // missing: the error names its URL
+		}
+		return pinned.Sign(t, jar)
+	})
+	srv := mavenhttp.New(r.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
+	defer srv.Close()
+	dir := t.TempDir()
+	log := &logBuf{}
+	req := Request{
+		Packages: []string{"org.s:app:1.0"}, Repositories: []string{strings.Replace(srv.URL(), "http://", "http://bob:s3cret-pw@", 1)},
+		NoDefaultRepositories: true, LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"), Signatures: keyringOf(t, pinned),
+	}
+	_, err := Resolve(context.Background(), req, fastOpts(WithLogger(log))...)
+	if !errors.Is(err, ErrSignatureMissing) || !strings.Contains(err.Error(), srv.URL()+"org/s/lib/1.0/lib-1.0.jar.asc") {
+		t.Fatalf("Resolve: %v, want the missing signature named by its URL", err)
+	}
+	if strings.Contains(err.Error()+log.String(), "s3cret") {
+		t.Errorf("credentials printed:\n%v\n%s", err, log)
+	}
+}
