@@ -48,6 +48,10 @@ var ErrSignatureMissing = errors.New("no signature")
 // than the one its lock records.
 var ErrSignatureMismatch = errors.New("signed by another key than the lock records")
 
+// signaturesOption names Request.Signatures in errors (the CLI hints at
+// its flags).
+const signaturesOption = "resolver.Request.Signatures"
+
 // maxSignatureSize bounds a fetched .asc (a real one is under 1 KiB).
 const maxSignatureSize = 64 << 10
 
@@ -89,7 +93,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []Artifact,
 					return errdefs.New(errdefs.Stale, fmt.Errorf("artifact %s (%s): the lock records no signing key: %w; resolve again with signatures verified", a.File, a.Coord, ErrSignatureMissing))
 				}
 				if !v.Has(a.SignedBy) {
-					return errdefs.New(errdefs.Invalid, fmt.Errorf("artifact %s (%s): the lock says it is signed by %s, which is not in the keyring", a.File, a.Coord, a.SignedBy))
+					return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): the lock says it is signed by %s, which is not in the keyring", a.File, a.Coord, a.SignedBy)
 				}
 			}
 			sigPath := SignaturePath(cacheDir, a.Sha256)
@@ -103,7 +107,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []Artifact,
 			}
 			fp, err := verifyBlobSignature(v, BlobPath(cacheDir, a.Sha256), sig)
 			if err != nil {
-				return errdefs.New(errdefs.Invalid, fmt.Errorf("artifact %s (%s): signature %s: %w", a.File, a.Coord, where, err))
+				return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): signature %s: %w", a.File, a.Coord, where, err)
 			}
 			if locked && fp != a.SignedBy {
 				return errdefs.New(errdefs.Invalid, fmt.Errorf("artifact %s (%s): %w: signed by %s, the lock records %s", a.File, a.Coord, ErrSignatureMismatch, fp, a.SignedBy))
