@@ -89,11 +89,8 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []Artifact,
 		a := &arts[i]
 		g.Go(func() error {
 			if locked {
-				if a.SignedBy == "" {
-					return errdefs.New(errdefs.Stale, fmt.Errorf("artifact %s (%s): the lock records no signing key: %w; resolve again with signatures verified", a.File, a.Coord, ErrSignatureMissing))
-				}
-				if !v.Has(a.SignedBy) {
-					return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): the lock says it is signed by %s, which is not in the keyring", a.File, a.Coord, a.SignedBy)
+				if err := checkSigner(v, *a); err != nil {
+					return err
 				}
 			}
 			sigPath := SignaturePath(cacheDir, a.Sha256)
@@ -127,6 +124,29 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []Artifact,
 		})
 	}
 	return g.Wait()
+}
+
+// checkSigner checks that a locked artifact records a signer that is
+// pinned: errdefs.Stale when it records none, errdefs.Invalid when the
+// keyring does not hold it.
+func checkSigner(v SignatureVerifier, a Artifact) error {
+	if a.SignedBy == "" {
+		return errdefs.New(errdefs.Stale, fmt.Errorf("artifact %s (%s): the lock records no signing key: %w; resolve again with signatures verified", a.File, a.Coord, ErrSignatureMissing))
+	}
+	if !v.Has(a.SignedBy) {
+		return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): the lock says it is signed by %s, which is not in the keyring", a.File, a.Coord, a.SignedBy)
+	}
+	return nil
+}
+
+// checkSigners is checkSigner on every artifact.
+func checkSigners(v SignatureVerifier, arts []Artifact) error {
+	for _, a := range arts {
+		if err := checkSigner(v, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func verifyBlobSignature(v SignatureVerifier, blob string, sig []byte) (string, error) {

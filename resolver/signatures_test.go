@@ -191,6 +191,15 @@ func TestSignaturesOnAnUnsignedLock(t *testing.T) {
 	if res.FromLock || res.Lock.Artifacts[0].SignedBy != pinned.Fingerprint() || !strings.Contains(log.String(), "records no signing key") {
 		t.Errorf("not re-locked with signers: %+v\n%s", res.Lock.Artifacts, log)
 	}
+	// LockFor (submit's store path, no jar read) checks the recorded signers.
+	if _, err := LockFor(context.Background(), req, fastOpts()...); err != nil {
+		t.Errorf("LockFor, signers pinned: %v", err)
+	}
+	stranger := req
+	stranger.Signatures = keyringOf(t, pgptest.NewKey(t, "stranger"))
+	if _, err := LockFor(context.Background(), stranger, fastOpts()...); exitcode.Code(err) != exitcode.DataErr || !strings.Contains(err.Error(), "not in the keyring") {
+		t.Errorf("LockFor, signer unpinned: %v", err)
+	}
 	// FetchLocked (bake --lock) checks the signers as well.
 	lf, _ := ReadLock(req.LockPath)
 	if _, err := FetchLocked(context.Background(), lf, Request{CacheDir: req.CacheDir, Offline: true, Signatures: keyringOf(t, pgptest.NewKey(t, "x"))}, fastOpts()...); exitcode.Code(err) != exitcode.DataErr {
