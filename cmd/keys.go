@@ -42,7 +42,7 @@ frozen run checks it again, offline, from the cached signatures.`,
   curl -s https://downloads.apache.org/spark/KEYS | prebake keys add --keyring ci/keys.asc -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runKeysAdd(g, keyring, args, only, c.InOrStdin(), c.OutOrStdout())
+			return runKeysAdd(g, keyring, args, only, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
 	add.Flags().StringArrayVar(&only, "fingerprint", nil, "add only the key with this primary fingerprint (repeatable)")
@@ -59,7 +59,7 @@ frozen run checks it again, offline, from the cached signatures.`,
 	return c
 }
 
-func runKeysAdd(g *globals, keyring string, files, only []string, stdin io.Reader, stdout io.Writer) error {
+func runKeysAdd(g *globals, keyring string, files, only []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
@@ -81,6 +81,9 @@ func runKeysAdd(g *globals, keyring string, files, only []string, stdin io.Reade
 			}
 		} else if kr, err = pgpverify.ReadKeyring(f); err != nil {
 			return err
+		}
+		if kr.Skipped > 0 {
+			fmt.Fprintf(stderr, "warning: %s: %d key blocks could not be read (old or unsupported keys) and were skipped\n", f, kr.Skipped)
 		}
 		if added == nil {
 			added = kr

@@ -64,6 +64,9 @@ func (f *failure) Is(target error) bool { return target == ErrSignature || targe
 // Keyring is a set of pinned public keys.
 type Keyring struct {
 	entities openpgp.EntityList
+	// Skipped counts the armored key blocks ParseKeyring could not read
+	// (an old or unsupported key among readable ones).
+	Skipped int
 }
 
 // Key describes one key of a keyring.
@@ -88,9 +91,11 @@ func ReadKeyring(path string) (*Keyring, error) {
 const armorBegin = "-----BEGIN PGP PUBLIC KEY BLOCK-----"
 
 // ParseKeyring parses keys, armored (every public key block of data, text
-// between blocks ignored) or binary. name is used in errors.
+// between blocks ignored; a block that cannot be read is skipped and
+// counted in Skipped, unless none can) or binary. name is used in errors.
 func ParseKeyring(name string, data []byte) (*Keyring, error) {
 	var el openpgp.EntityList
+	var skipped []string
 	if bytes.Contains(data, []byte(armorBegin)) {
 		rest := data
 		for {
@@ -100,12 +105,15 @@ func ParseKeyring(name string, data []byte) (*Keyring, error) {
 			}
 			rest = rest[i:]
 			block, err := armor.Decode(bytes.NewReader(rest))
-			if err != nil {
-				return nil, errdefs.Errorf(errdefs.Invalid, "keyring %s: %v", name, err)
+			var ents openpgp.EntityList
+			if err == nil {
+				ents, err = openpgp.ReadKeyRing(block.Body)
 			}
-			ents, err := openpgp.ReadKeyRing(block.Body)
 			if err != nil {
-				return nil, errdefs.Errorf(errdefs.Invalid, "keyring %s: %v", name, err)
+				// A KEYS file holds keys of every age (v3, retired
+				// algorithms): one block the library cannot read is
+				// skipped and counted, as long as another one is read.
+				skipped = append(skipped, err.Error())
 			}
 			el = append(el, ents...)
 			rest = rest[len(armorBegin):]
@@ -118,10 +126,13 @@ func ParseKeyring(name string, data []byte) (*Keyring, error) {
 		el = ents
 	}
 	if len(el) == 0 {
+		if len(skipped) > 0 {
+			return nil, errdefs.Errorf(errdefs.Invalid, "keyring %s: no readable public key in it (%d blocks unreadable, the first: %s)", name, len(skipped), skipped[0])
+		}
 		return nil, errdefs.Errorf(errdefs.Invalid, "keyring %s: no public key in it", name)
 	}
 	// Only public material is kept: a keyring pins, it never signs.
-	k := &Keyring{}
+	k := &Keyring{Skipped: len(skipped)}
 	seen := map[string]bool{}
 	for _, e := range el {
 		fp := Fingerprint(e.PrimaryKey.Fingerprint)

@@ -96,7 +96,13 @@ func TestKeyring(t *testing.T) {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 
-	for name, data := range map[string][]byte{"empty": nil, "text": []byte("no key here"), "bad armor": []byte("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!\n-----END PGP PUBLIC KEY BLOCK-----\n")} {
+	// A KEYS file with an unreadable block among good ones: the good ones, the bad counted.
+	bad := []byte("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!\n-----END PGP PUBLIC KEY BLOCK-----\n")
+	mixed, err := pgpverify.ParseKeyring("KEYS", append(append(a.Public(t), bad...), b.Public(t)...))
+	if err != nil || len(mixed.Keys()) != 2 || mixed.Skipped != 1 {
+		t.Errorf("mixed KEYS: %v, %d keys, %d skipped", err, len(mixed.Keys()), mixed.Skipped)
+	}
+	for name, data := range map[string][]byte{"empty": nil, "text": []byte("no key here"), "bad armor": bad} {
 		if _, err := pgpverify.ParseKeyring(name, data); !errors.Is(err, errdefs.Invalid) {
 			t.Errorf("%s: err = %v, want errdefs.Invalid", name, err)
 		}
