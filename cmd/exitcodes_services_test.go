@@ -44,6 +44,9 @@ func TestBadOutputEveryCommand(t *testing.T) {
 		"why":           {"org.slf4j:slf4j-api", "org.slf4j:slf4j-api:2.0.7"},
 		"init":          {"--", "--master", "local", "--packages", "org.slf4j:slf4j-api:2.0.7", "app.jar"},
 		"doctor":        {"--no-default-repositories", "--repositories", "http://127.0.0.1:1/"},
+		"keys add":      {"--keyring", "/nonexistent/k.asc", "KEYS"},
+		"keys list":     {"--keyring", "/nonexistent/k.asc"},
+		"outdated":      {"--lock", "prebake.lock"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -70,7 +70,12 @@ type Artifact struct {
 	File       string `json:"file"`       // Spark-style name: <g>_<a>-<v>[-<classifier>].jar
 	Repository string `json:"repository"` // the URL that served it, without userinfo
 	Sha256     string `json:"sha256"`     // hex
-	Size       int64  `json:"size"`
+	// SignedBy is the primary fingerprint (upper-case hex) of the OpenPGP
+	// key whose signature (.asc) of the jar verified when the lock was
+	// written with signatures verified; empty otherwise. It is not part of
+	// the lock hash: the same jars are the same set.
+	SignedBy string `json:"signedBy,omitempty"`
+	Size     int64  `json:"size"`
 }
 
 // ComputeInputsHash returns the sha256 of the canonical form of in (the
@@ -201,6 +206,14 @@ func CheckArtifact(a Artifact) error {
 	}
 	if a.Size < 0 {
 		return bad("size %d is negative", a.Size)
+	}
+	if a.SignedBy != "" {
+		if n := len(a.SignedBy); n != 40 && n != 64 {
+			return bad("signedBy %s is not a 40 or 64 hex digit fingerprint", coordpart.Quote(a.SignedBy))
+		}
+		if _, err := hex.DecodeString(a.SignedBy); err != nil || strings.ToUpper(a.SignedBy) != a.SignedBy {
+			return bad("signedBy %s is not upper-case hex", coordpart.Quote(a.SignedBy))
+		}
 	}
 	return nil
 }

@@ -74,6 +74,11 @@ type Request struct {
 	CacheDir string
 	// ChecksumPolicy is ChecksumStrict, ChecksumWarn (default) or ChecksumIgnore.
 	ChecksumPolicy ChecksumPolicy
+	// Signatures, when set, verifies every jar's signature (.asc) against
+	// its pinned keys and records the signer in the lock (signatures.go);
+	// a lock used as it is must record a signer for every jar, each one
+	// checked again (offline from the cache). Nil checks no signature.
+	Signatures SignatureVerifier
 }
 
 // Result is what Resolve gives back.

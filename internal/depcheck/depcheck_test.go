@@ -84,6 +84,7 @@ var sdk = map[string][]string{
 	"github.com/containerd/stargz-snapshotter": {"layers"},
 	"github.com/aws/aws-sdk-go-v2":             {"s3store"},
 	"k8s.io/client-go":                         {"submit/k8s", "internal/testenv/cluster"},
+	"github.com/ProtonMail/go-crypto":          {"internal/pgpverify"},
 }
 
 // under reports whether rel is pkg or below it.
