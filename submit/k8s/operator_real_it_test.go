@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,18 +87,6 @@ func jsonable(v any) any {
 		return int64(x)
 	}
 	return v
-}
-
-// writeKubeconfig writes an admin kubeconfig for c.
-func (c *testCluster) writeKubeconfig(t testing.TB, path string) {
-	t.Helper()
-	writeFile(t, path, fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: it, cluster: {server: %q, certificate-authority: %q}}]
-users: [{name: admin, user: {token: %q}}]
-contexts: [{name: it, context: {cluster: it, user: admin}}]
-current-context: it
-`, c.url, c.caFile, c.adminToken))
 }
 
 // TestSparkOperatorRealIT: a SparkApplication with spec.deps.packages (and
