@@ -105,3 +105,25 @@ func TestPySparkEnvUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestExportLineHostile: the export line evals back to the value exactly,
+// and nothing in it runs (audit 3 N9's rule for what prebake prints).
+func TestExportLineHostile(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	for _, v := range []string{
+		`--name 'a"$(touch ` + mark + `)` + "`touch " + mark + "`" + `\x' pyspark-shell`,
+		`--conf "spark.x=\"\\$HOME" --name it's pyspark-shell`,
+		"--name '!!' pyspark-shell",
+	} {
+		sh := exec.Command("bash", "-c", `eval "$1"; printf %s "$PYSPARK_SUBMIT_ARGS"`, "-", exportLine(submit.EnvPySparkSubmitArgs, v))
+		sh.Env = []string{"PATH=" + os.Getenv("PATH")}
+		got, err := sh.Output()
+		if err != nil || string(got) != v {
+			t.Errorf("eval of %q: %q (%v); want the value back", exportLine(submit.EnvPySparkSubmitArgs, v), got, err)
+		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the export line ran a command")
+	}
+}

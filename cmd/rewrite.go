@@ -110,7 +110,7 @@ for packages they set themselves.`,
 				}
 				withWarningHints("rewrite", r.Warnings)
 				v := r.Env[submit.EnvPySparkSubmitArgs]
-				return printRewrite(c, g, out, r, r.Warnings, "export "+submit.EnvPySparkSubmitArgs+"="+submit.ShellQuote([]string{v})+"\n")
+				return printRewrite(c, g, out, r, r.Warnings, exportLine(submit.EnvPySparkSubmitArgs, v))
 			}
 			r, err := rewrite.Apply(c.Context(), args, opts...)
 			if err != nil {
@@ -130,6 +130,12 @@ for packages they set themselves.`,
 	reg.add(fs)
 	urls.add(fs)
 	return c
+}
+
+// exportLine is `export K="V"` for a POSIX shell's eval: V double-quoted
+// (its single-quoted words stay readable), with ", \, $ and ` escaped.
+func exportLine(k, v string) string {
+	return "export " + k + "=\"" + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(v) + "\"\n"
 }
 
 // pythonFiles are the .py files among a program's arguments (python3
