@@ -200,6 +200,7 @@ spec:
 	t.Cleanup(func() { stopProc(t, op); lf.Close() })
 
 	ctx := context.Background()
+	applied := time.Now()
 	if _, err := apps.Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: jsonable(obj).(map[string]any)}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("applying the rewritten SparkApplication: %v", err)
 	}
@@ -214,6 +215,7 @@ spec:
 	if pod == "" {
 		t.Fatalf("no driver pod in %s after 5m; operator log:\n%s", ns, tailFile(opLog, 60))
 	}
+	t.Logf("the operator's spark-submit made driver pod %s/%s %s after the apply", ns, pod, time.Since(applied).Round(100*time.Millisecond))
 	driver, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -274,6 +276,7 @@ spec:
 			}
 		}
 	}
+	t.Logf("SparkApplication state %s, %s after the apply; driver image %s", state, time.Since(applied).Round(100*time.Millisecond), driver.Spec.Containers[0].Image)
 	if state != "COMPLETED" {
 		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, tailFile(opLog, 40))
 	}
@@ -288,7 +291,16 @@ spec:
 			t.Errorf("~/%s exists: something resolved at submit time", d)
 		}
 	}
-	if !strings.Contains(string(logb), "Running spark-submit") {
-		t.Errorf("the operator never ran spark-submit:\n%s", tailFile(opLog, 40))
+	submitLine := ""
+	for _, l := range strings.Split(string(logb), "\n") {
+		if strings.Contains(l, "Running spark-submit") {
+			submitLine = l
+		}
+	}
+	if submitLine == "" {
+		t.Fatalf("the operator never ran spark-submit:\n%s", tailFile(opLog, 40))
+	}
+	if strings.Contains(submitLine, "--packages") || strings.Contains(submitLine, "spark.jars.packages") || !strings.Contains(submitLine, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") {
+		t.Errorf("the operator's spark-submit arguments: %s", submitLine)
 	}
 }
