@@ -159,6 +159,7 @@ spec:
   restartPolicy: {type: Never}
   sparkConf:
     spark.jars.ivy: /tmp/ivy
+    spark.jars.excludes: org.slf4j:slf4j-api
     spark.ui.enabled: "false"
   deps:
     repositories: [`+demoRepo+`]
@@ -170,7 +171,7 @@ spec:
 	if err != nil {
 		t.Fatalf("prebake rewrite --manifest: %v\n%s", err, stderr)
 	}
-	for _, bad := range []string{"packages", "spark.jars.ivy", "repositories"} {
+	for _, bad := range []string{"packages", "spark.jars.ivy", "spark.jars.excludes", "repositories"} {
 		if strings.Contains(rewritten, bad) {
 			t.Errorf("the rewritten manifest still has %q:\n%s", bad, rewritten)
 		}
@@ -236,14 +237,27 @@ spec:
 		!strings.Contains(props, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") {
 		t.Errorf("spark.properties lacks the baked local:// jar:\n%s", props)
 	}
-	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.ivy"} {
+	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.excludes", "spark.jars.ivy"} {
 		if strings.Contains(props, k) {
 			t.Errorf("spark.properties still has %s:\n%s", k, props)
 		}
 	}
 
-	// prebake follows the driver the operator made, while the test kubelet
-	// runs it to a successful end.
+	// The SparkApplication names its driver pod (status.driverInfo.podName):
+	// prebake follows that pod, while the test kubelet runs it to a
+	// successful end.
+	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(300 * time.Millisecond) {
+		u, err := apps.Namespace(ns).Get(ctx, "prebake-op", metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if p, _, _ := unstructured.NestedString(u.Object, "status", "driverInfo", "podName"); p != "" {
+			if p != pod {
+				t.Errorf("SparkApplication status.driverInfo.podName %q; the driver pod is %q", p, pod)
+			}
+			break
+		}
+	}
 	tokenFile := filepath.Join(dir, "token")
 	writeFile(t, tokenFile, e.c.adminToken)
 	follow := make(chan error, 1)
