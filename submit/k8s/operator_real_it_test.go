@@ -109,11 +109,8 @@ func TestSparkOperatorRealIT(t *testing.T) {
 	opDir := sparkOperatorDir(t)
 	e := newITEnv(t)
 	apps := e.c.installOperatorCRDs(t, filepath.Join(opDir, "crds"))
-	reg := startPlainRegistry(t)
-	base := reg + "/spark/base:3.5.0"
-	pushBaseImage(t, base)
 	ns := "op-real"
-	e.c.ensureNamespace(t, ns)
+	reg, base := e.baseInRegistry(t, ns)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
