@@ -68,7 +68,7 @@ func TestVerifySignaturesCLI(t *testing.T) {
 	}
 	cache, lock := filepath.Join(tmp, "cache"), filepath.Join(tmp, "prebake.lock")
 	base := []string{"--config", cfg, "--no-default-repositories", "--repositories", repo, "--cache", cache, "--lock", lock}
-	out, stderr, code = runCLI(t, append([]string{"resolve", "-o", "names"}, append(base, "com.example:lib-a:1.0")...)...)
+	_, stderr, code = runCLI(t, append([]string{"resolve", "-o", "names"}, append(base, "com.example:lib-a:1.0")...)...)
 	if code != 0 {
 		t.Fatalf("resolve --verify-signatures: exit %d\n%s", code, stderr)
 	}
