@@ -130,6 +130,7 @@ func TestK8sAirflowIT(t *testing.T) {
 		"DOCKER_CONFIG=" + t.TempDir(), "PREBAKE_CACHE=",
 	}, "airflow_k8s_dag.py")
 	run := func(t *testing.T, ns string, args ...string) (string, bool) {
+		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		if err := c.SparkNamespace(ctx, ns); err != nil {
@@ -162,7 +163,7 @@ func TestK8sAirflowIT(t *testing.T) {
 		if img := pod.Spec.Containers[0].Image; !strings.HasPrefix(img, c.Registry+"/af-jobs") {
 			t.Errorf("driver image %s, want the baked image in %s/af-jobs", img, c.Registry)
 		}
-		if !strings.Contains(log, "NODE APP: hello the node from a jar that prebake resolved; count 10") {
+		if !nodeAppRan(log, len(args) == 0) {
 			t.Errorf("the driver did not run the baked class:\n%s", log)
 		}
 		for _, s := range []string{":: resolving dependencies", "Ivy Default Cache"} {
@@ -196,7 +197,8 @@ func TestK8sAirflowIT(t *testing.T) {
 // job's namespace), and the pod runs `prebake submit --submitter native`
 // against https://kubernetes.default.svc (kube-proxy, the cluster DNS). The
 // driver image was baked beforehand on the host (`prebake bake image`, the
-// CI step) with dev.prebake.demo:greeting:1.0 in Spark's jars. A succeeding
+// CI step) with dev.prebake.demo:greeting:1.0, and the task passes the
+// settings it printed. A succeeding
 // driver ends the task a success, a driver exiting 3 a task failure.
 func TestK8sAirflowPodOperatorIT(t *testing.T) {
 	testenv.RequireIT(t)
@@ -208,14 +210,16 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 	defer cancel()
 	// The CI step: bake the package into the team's image.
 	bake := exec.CommandContext(ctx, nodePrebake(t), "bake", "image", "--base", app, "--target", c.Registry+"/kpo-jobs",
-		"--jars-dir", "/opt/spark/jars", "--cache", filepath.Join(tmp, "cache"),
+		"--cache", filepath.Join(tmp, "cache"),
 		"--no-default-repositories", "--repositories", demoRepoURL(t), "dev.prebake.demo:greeting:1.0")
 	bake.Env = append(os.Environ(), "HOME="+tmp, "DOCKER_CONFIG="+t.TempDir(), "PREBAKE_CONFIG=", "PREBAKE_CACHE=")
 	out, err := bake.Output()
 	if err != nil {
 		t.Fatalf("prebake bake image: %v\n%s", err, out)
 	}
-	baked := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	// stdout: the image, then the Spark settings that use it.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	baked := lines[0]
 	t.Logf("baked %s", baked)
 	conn, err := json.Marshal(map[string]any{"conn_type": "kubernetes", "extra": map[string]any{"kube_config_path": c.Kubeconfig, "in_cluster": false}})
 	if err != nil {
@@ -223,13 +227,17 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 	}
 	a := newAirflow(t, []string{"AIRFLOW_CONN_KUBERNETES_DEFAULT=" + string(conn)}, "airflow_kpo_dag.py")
 	run := func(t *testing.T, ns string, appArgs ...string) (string, bool) {
+		t.Helper()
 		if err := c.SparkNamespace(ctx, ns); err != nil {
 			t.Fatal(err)
 		}
 		submitterAccount(ctx, t, c, ns, "prebake-submit")
 		_, conf := sparkConfMap(t, c, ns)
 		delete(conf, "spark.kubernetes.authenticate.submission.caCertFile") // the pod's own service account
-		conf["spark.kubernetes.container.image"] = baked
+		for _, l := range lines[1:] {
+			k, v, _ := strings.Cut(l, "=")
+			conf[k] = v
+		}
 		conf["spark.executor.instances"] = "1"
 		args := []string{"submit", "--submitter", "native", "--spark-version", nodeSparkVersion, "--",
 			"--master", "k8s://https://kubernetes.default.svc", "--deploy-mode", "cluster", "--name", "kpo-" + ns, "--class", "NodeApp"}
@@ -250,7 +258,7 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 		if pod == nil {
 			t.Fatalf("no single driver pod in %s:\n%s", ns, out)
 		}
-		if !strings.Contains(log, "NODE APP: hello the node from a jar that prebake resolved; count 10") {
+		if !nodeAppRan(log, len(appArgs) == 0) {
 			t.Errorf("the driver did not run the baked class:\n%s", log)
 		}
 		return out, ok

@@ -66,21 +66,29 @@ func prebakeImage(t testing.TB, c *cluster.Cluster) string {
 
 // nodeApp is the driver's main class of the real-node journeys: it calls
 // the one class of dev.prebake.demo:greeting:1.0 (testdata/spark-demo; on
-// the classpath only when prebake baked it), counts a range on the
-// executors, and exits with its first argument, if any.
+// the classpath only when prebake baked it); then, given an exit code, it
+// exits with it at once (a failing job, no executor), else it counts a
+// range on the executors.
 const nodeApp = `import org.apache.spark.sql.SparkSession;
 
 public class NodeApp {
   public static void main(String[] args) throws Exception {
-    SparkSession s = SparkSession.builder().appName("prebake-node").getOrCreate();
     Object g = Class.forName("dev.prebake.demo.Greeting").getMethod("hello", String.class).invoke(null, "the node");
-    long n = s.range(0, 10, 1, 2).count();
-    System.out.println("NODE APP: " + g + "; count " + n);
-    s.stop();
+    System.out.println("NODE APP: " + g);
     if (args.length > 0) System.exit(Integer.parseInt(args[0]));
+    SparkSession s = SparkSession.builder().appName("prebake-node").getOrCreate();
+    System.out.println("NODE APP: count " + s.range(0, 10, 1, 2).count());
+    s.stop();
   }
 }
 `
+
+// nodeAppRan reports whether the driver's log shows NodeApp ran with the
+// baked class (and, when ok, counted on its executors).
+func nodeAppRan(log string, ok bool) bool {
+	return strings.Contains(log, "NODE APP: hello the node from a jar that prebake resolved") &&
+		(!ok || strings.Contains(log, "NODE APP: count 10"))
+}
 
 var (
 	nodeAppOnce sync.Once
