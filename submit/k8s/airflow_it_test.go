@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,34 +24,55 @@ type airflowEnv struct {
 	env             []string
 }
 
-// newAirflow migrates a new Airflow home (real Airflow, hack/infra.d/70-airflow.sh)
-// with the DAG files of testdata/k8s named; env is added to every run.
-func newAirflow(t *testing.T, env []string, dagFiles ...string) *airflowEnv {
+var (
+	airflowOnce sync.Once
+	airflowHome *airflowEnv
+	airflowErr  error
+)
+
+// sharedAirflow is the test binary's Airflow home (real Airflow,
+// hack/infra.d/70-airflow.sh), its database migrated once, its DAG folder
+// holding the DAGs of testdata/k8s; each run adds its own environment.
+func sharedAirflow(t *testing.T) *airflowEnv {
 	t.Helper()
-	a := &airflowEnv{bin: testenv.Airflow(t), home: t.TempDir()}
-	a.dags = filepath.Join(a.home, "dags")
+	bin := testenv.Airflow(t)
+	airflowOnce.Do(func() { airflowHome, airflowErr = newAirflow(t, bin, "airflow_k8s_dag.py", "airflow_kpo_dag.py") })
+	if airflowErr != nil {
+		t.Fatal(airflowErr)
+	}
+	return airflowHome
+}
+
+func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, error) {
+	home, err := os.MkdirTemp("", "prebake-airflow-")
+	if err != nil {
+		return nil, err
+	}
+	a := &airflowEnv{bin: bin, home: home, dags: filepath.Join(home, "dags")}
 	if err := os.MkdirAll(a.dags, 0o755); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for _, f := range dagFiles {
 		dag, err := os.ReadFile(filepath.Join("testdata", "k8s", f))
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		writeFile(t, filepath.Join(a.dags, f), string(dag))
+		if err := os.WriteFile(filepath.Join(a.dags, f), dag, 0o644); err != nil {
+			return nil, err
+		}
 	}
-	a.env = append(append(os.Environ(),
+	a.env = append(os.Environ(),
 		"HOME="+filepath.Join(a.home, "home"), "KUBECONFIG=",
 		"AIRFLOW_HOME="+filepath.Join(a.home, "airflow"), "AIRFLOW__CORE__DAGS_FOLDER="+a.dags,
-		"AIRFLOW__CORE__LOAD_EXAMPLES=False"), env...)
+		"AIRFLOW__CORE__LOAD_EXAMPLES=False")
 	start := time.Now()
 	migrate := exec.Command(filepath.Join(a.bin, "airflow"), "db", "migrate")
 	migrate.Dir, migrate.Env = a.home, a.env
 	if b, err := migrate.CombinedOutput(); err != nil {
-		t.Fatalf("airflow db migrate: %v\n%s", err, b)
+		return nil, fmt.Errorf("airflow db migrate: %v\n%s", err, b)
 	}
 	t.Logf("airflow db migrate: %s", time.Since(start).Round(100*time.Millisecond))
-	return a
+	return a, nil
 }
 
 // dagsTest runs `airflow dags test dag` with env added; it returns the
@@ -123,12 +145,13 @@ func TestK8sAirflowIT(t *testing.T) {
 	tokenFile := filepath.Join(tmp, "token")
 	writeFile(t, tokenFile, c.Token)
 	airflowBin := testenv.Airflow(t)
-	a := newAirflow(t, []string{
+	a := sharedAirflow(t)
+	env := []string{
 		"PATH=" + bin + string(os.PathListSeparator) + airflowBin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"SPARK_HOME=" + sparkHome, "SPARK_CONF_DIR=" + t.TempDir(), "SPARK_LOCAL_IP=127.0.0.1", "PREBAKE_SPARK_SUBMIT=",
 		"PREBAKE_CONFIG=" + cfg, "PREBAKE_STORE=", "PREBAKE_IMAGE_TARGET=" + c.Registry + "/af-jobs",
 		"DOCKER_CONFIG=" + t.TempDir(), "PREBAKE_CACHE=",
-	}, "airflow_k8s_dag.py")
+	}
 	run := func(t *testing.T, ns string, args ...string) (string, bool) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -151,9 +174,9 @@ func TestK8sAirflowIT(t *testing.T) {
 		}
 		argsJSON, _ := json.Marshal(args)
 		start := time.Now()
-		out, ok := a.dagsTest(t, "spark_k8s_prebake", "AIRFLOW_CONN_SPARK_K8S="+string(conn),
+		out, ok := a.dagsTest(t, "spark_k8s_prebake", append(env, "AIRFLOW_CONN_SPARK_K8S="+string(conn),
 			"PREBAKE_IT_APP_NAME=af-"+ns, "PREBAKE_IT_PACKAGES=dev.prebake.demo:greeting:1.0", "PREBAKE_IT_CONF="+string(confJSON),
-			"PREBAKE_IT_APPLICATION=local:///opt/spark/app/app.jar", "PREBAKE_IT_CLASS=NodeApp", "PREBAKE_IT_ARGS="+string(argsJSON))
+			"PREBAKE_IT_APPLICATION=local:///opt/spark/app/app.jar", "PREBAKE_IT_CLASS=NodeApp", "PREBAKE_IT_ARGS="+string(argsJSON))...)
 		pod, log := driverPod(ctx, t, c, ns)
 		t.Logf("%s: task %s in %s; driver exit code %d", ns, map[bool]string{true: "success", false: "failed"}[ok],
 			time.Since(start).Round(100*time.Millisecond), driverExitCode(pod))
@@ -225,7 +248,7 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newAirflow(t, []string{"AIRFLOW_CONN_KUBERNETES_DEFAULT=" + string(conn)}, "airflow_kpo_dag.py")
+	a := sharedAirflow(t)
 	run := func(t *testing.T, ns string, appArgs ...string) (string, bool) {
 		t.Helper()
 		if err := c.SparkNamespace(ctx, ns); err != nil {
@@ -250,7 +273,7 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		out, ok := a.dagsTest(t, "prebake_kpo", "PREBAKE_IT_NAMESPACE="+ns, "PREBAKE_IT_IMAGE="+image,
+		out, ok := a.dagsTest(t, "prebake_kpo", "AIRFLOW_CONN_KUBERNETES_DEFAULT="+string(conn), "PREBAKE_IT_NAMESPACE="+ns, "PREBAKE_IT_IMAGE="+image,
 			"PREBAKE_IT_SERVICE_ACCOUNT=prebake-submit", "PREBAKE_IT_ARGS="+string(argsJSON))
 		pod, log := driverPod(ctx, t, c, ns)
 		t.Logf("%s: task %s in %s; driver exit code %d", ns, map[bool]string{true: "success", false: "failed"}[ok],

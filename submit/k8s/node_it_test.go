@@ -27,6 +27,12 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	cluster.Stop()
+	if airflowHome != nil {
+		os.RemoveAll(airflowHome.home)
+	}
+	if nodePrebakeBin != "" {
+		os.RemoveAll(filepath.Dir(nodePrebakeBin))
+	}
 	os.Exit(code)
 }
 
