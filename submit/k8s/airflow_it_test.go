@@ -123,8 +123,9 @@ func nodePrebake(t testing.TB) string {
 // cluster mode, prebake installed as spark-submit in front of the real
 // spark-submit (pyspark 3.5.9). prebake resolves
 // dev.prebake.demo:greeting:1.0, bakes it onto the team's image in the
-// node's registry, and a real driver pod (and its executor pod) runs NodeApp,
-// which calls the baked class: a succeeding job is a task success (ux-3
+// node's registry, and a real driver pod runs NodeApp, which calls the
+// baked class (then counts on an executor pod, or exits 3): a succeeding
+// job is a task success (ux-3
 // finding 1: the provider fails a cluster-mode task unless the output has
 // an "exit code: N" line), a driver exiting 3 a task failure carrying 3.
 func TestK8sAirflowIT(t *testing.T) {
