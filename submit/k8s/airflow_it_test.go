@@ -301,5 +301,8 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 		if ok {
 			t.Errorf("a failing job succeeded the Airflow task:\n%s", out)
 		}
+		if !strings.Contains(out, "exit code: 3") {
+			t.Errorf("the task's log (the pod's) does not carry the driver's exit code 3:\n%s", out)
+		}
 	})
 }
