@@ -197,20 +197,37 @@ func TestK8sAirflowIT(t *testing.T) {
 		}
 		return out, ok
 	}
-	t.Run("succeeded", func(t *testing.T) {
-		if out, ok := run(t, "af-ok"); !ok {
-			t.Errorf("a succeeding job failed the Airflow task:\n%s", out)
-		}
+	taskEnds(t, run, []taskCase{
+		// The line the provider's hook reads: prebake's final statuses.
+		{"succeeded", "af-ok", nil, true, "exit code: 0"},
+		// The task's error carries the driver's exit code.
+		{"failed", "af-fail", []string{"3"}, false, "Error code is: 3"},
 	})
-	t.Run("failed", func(t *testing.T) {
-		out, ok := run(t, "af-fail", "3")
-		if ok {
-			t.Errorf("a failing job succeeded the Airflow task:\n%s", out)
-		}
-		if !strings.Contains(out, "Error code is: 3") {
-			t.Errorf("the task's error does not carry the driver's exit code 3:\n%s", out)
-		}
-	})
+}
+
+// taskCase is one Airflow run of a journey: the driver's arguments, whether
+// the task succeeds, and a line its log holds.
+type taskCase struct {
+	name, ns string
+	args     []string
+	ok       bool
+	want     string
+}
+
+// taskEnds runs each case as a subtest through run (one `airflow dags
+// test`), checking the task's end and its log.
+func taskEnds(t *testing.T, run func(t *testing.T, ns string, args ...string) (string, bool), cases []taskCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, ok := run(t, tc.ns, tc.args...)
+			if ok != tc.ok {
+				t.Errorf("task success %v, want %v (driver args %q):\n%s", ok, tc.ok, tc.args, out)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("the task's log lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
 }
 
 // TestK8sAirflowPodOperatorIT is journey 8 of issue 25 on the real node
@@ -287,22 +304,9 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 		}
 		return out, ok
 	}
-	t.Run("succeeded", func(t *testing.T) {
-		out, ok := run(t, "kpo-ok")
-		if !ok {
-			t.Errorf("a succeeding job failed the Airflow task:\n%s", out)
-		}
-		if !strings.Contains(out, "Succeeded") {
-			t.Errorf("the task's log (the pod's) does not show the driver's end:\n%s", out)
-		}
-	})
-	t.Run("failed", func(t *testing.T) {
-		out, ok := run(t, "kpo-fail", "3")
-		if ok {
-			t.Errorf("a failing job succeeded the Airflow task:\n%s", out)
-		}
-		if !strings.Contains(out, "exit code: 3") {
-			t.Errorf("the task's log (the pod's) does not carry the driver's exit code 3:\n%s", out)
-		}
+	// The task's log is the pod's: prebake's summary and final statuses.
+	taskEnds(t, run, []taskCase{
+		{"succeeded", "kpo-ok", nil, true, "Succeeded"},
+		{"failed", "kpo-fail", []string{"3"}, false, "exit code: 3"},
 	})
 }

@@ -40,34 +40,41 @@ func TestMain(m *testing.M) {
 // the spark-submit that submits them).
 const nodeSparkVersion = "3.5.9"
 
-var (
-	prebakeImageOnce sync.Once
-	prebakeImageRef  string
-	prebakeImageErr  error
-)
+// onceRef is a reference (an image, a binary) built once per test binary;
+// a failed build fails every test that asks for it.
+type onceRef struct {
+	once sync.Once
+	ref  string
+	err  error
+}
+
+func (o *onceRef) get(t testing.TB, build func() (string, error)) string {
+	t.Helper()
+	o.once.Do(func() { o.ref, o.err = build() })
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	return o.ref
+}
+
+var prebakeImageRef onceRef
 
 // prebakeImage builds prebake's own image (`make image`: hack/image, the
 // layers package, no Docker) for linux/amd64 straight into c's registry,
 // once per test binary, and returns its reference.
 func prebakeImage(t testing.TB, c *cluster.Cluster) string {
 	t.Helper()
-	prebakeImageOnce.Do(func() {
+	return prebakeImageRef.get(t, func() (string, error) {
 		start := time.Now()
 		ref := c.Registry + "/prebake/prebake:it"
 		cmd := exec.Command("go", "run", "./hack/image", "-target", ref, "-platforms", "linux/amd64")
 		cmd.Dir = filepath.Join("..", "..")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			prebakeImageErr = fmt.Errorf("make image (go run ./hack/image -target %s): %v\n%s", ref, err, out)
-			return
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("make image (go run ./hack/image -target %s): %v\n%s", ref, err, out)
 		}
-		prebakeImageRef = ref
 		t.Logf("prebake's image %s built and pushed in %s", ref, time.Since(start).Round(100*time.Millisecond))
+		return ref, nil
 	})
-	if prebakeImageErr != nil {
-		t.Fatal(prebakeImageErr)
-	}
-	return prebakeImageRef
 }
 
 // nodeApp is the driver's main class of the real-node journeys: it calls
@@ -96,31 +103,19 @@ func nodeAppRan(log string, ok bool) bool {
 		(!ok || strings.Contains(log, "NODE APP: count 10"))
 }
 
-var (
-	nodeAppOnce sync.Once
-	nodeAppRef  string
-	nodeAppErr  error
-)
+var nodeAppRef onceRef
 
 // nodeAppImage is the team's image of the journeys: the Spark base image
 // and NodeApp at local:///opt/spark/app/app.jar, built once.
 func nodeAppImage(t testing.TB, c *cluster.Cluster) string {
 	t.Helper()
 	sparkHome, _ := testenv.SparkHome(t, nodeSparkVersion)
-	nodeAppOnce.Do(func() {
+	return nodeAppRef.get(t, func() (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		ref := c.Registry + "/team/node-app:1"
-		if err := c.JavaAppImage(ctx, sparkHome, nodeSparkVersion, "NodeApp", nodeApp, ref); err != nil {
-			nodeAppErr = err
-			return
-		}
-		nodeAppRef = ref
+		return ref, c.JavaAppImage(ctx, sparkHome, nodeSparkVersion, "NodeApp", nodeApp, ref)
 	})
-	if nodeAppErr != nil {
-		t.Fatal(nodeAppErr)
-	}
-	return nodeAppRef
 }
 
 // demoRepoURL is testdata/spark-demo/repo (dev.prebake.demo:greeting:1.0)
