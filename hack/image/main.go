@@ -49,7 +49,7 @@ func run(ctx context.Context, target string, platforms []string, caFile string) 
 	spec := layers.BuildSpec{
 		Target:     target,
 		Entrypoint: []string{"/usr/local/bin/prebake"},
-		Env:        []string{"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt", "HOME=/home/prebake", "PREBAKE_CACHE=/tmp/prebake-cache"},
+		Env:        []string{"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt", "HOME=/home/prebake", "USER=prebake", "PREBAKE_CACHE=/tmp/prebake-cache"},
 		User:       "65532:65532",
 		WorkingDir: "/",
 		Labels:     map[string]string{"org.opencontainers.image.source": "https://github.com/prebake/prebake"},

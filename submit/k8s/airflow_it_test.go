@@ -2,101 +2,92 @@ package k8s
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/cluster"
 )
 
-// airflowK8s runs testdata/k8s/airflow_k8s_dag.py with the real Airflow
-// (`airflow dags test`): its SparkSubmitOperator, unchanged, submits in K8s
-// cluster mode through prebake installed as spark-submit (ux-3 finding 1:
-// the provider's hook fails a cluster-mode task unless the output has an
-// "exit code: N" line). prebake resolves the package from testdata/demo-repo
-// into a file:// store and runs the fake spark-submit, which creates the
-// driver pod; the test kubelet ends it with driverExit. It returns the
-// `airflow dags test` output and whether Airflow marked the task a success.
-func (e *itEnv) airflowK8s(t *testing.T, ns string, driverExit int32) (string, bool) {
+// airflowEnv is one Airflow home (its database migrated once) whose DAG
+// folder holds the DAGs of testdata/k8s.
+type airflowEnv struct {
+	bin, home, dags string
+	env             []string
+}
+
+var (
+	airflowOnce sync.Once
+	airflowHome *airflowEnv
+	airflowErr  error
+)
+
+// sharedAirflow is the test binary's Airflow home (real Airflow,
+// hack/infra.d/70-airflow.sh), its database migrated once, its DAG folder
+// holding the DAGs of testdata/k8s; each run adds its own environment.
+func sharedAirflow(t *testing.T) *airflowEnv {
 	t.Helper()
-	airflowBin := testenv.Airflow(t)
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
+	bin := testenv.Airflow(t)
+	airflowOnce.Do(func() { airflowHome, airflowErr = newAirflow(t, bin, "airflow_k8s_dag.py", "airflow_kpo_dag.py") })
+	if airflowErr != nil {
+		t.Fatal(airflowErr)
 	}
-	if err := os.Symlink(e.prebake(t), filepath.Join(bin, "spark-submit")); err != nil {
-		t.Fatal(err)
-	}
-	dags := filepath.Join(tmp, "dags")
-	if err := os.MkdirAll(dags, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dag, err := os.ReadFile(filepath.Join("testdata", "k8s", "airflow_k8s_dag.py"))
+	return airflowHome
+}
+
+func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, error) {
+	home, err := os.MkdirTemp("", "prebake-airflow-")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	writeFile(t, filepath.Join(dags, "airflow_k8s_dag.py"), string(dag))
-	repo, err := filepath.Abs(filepath.Join("..", "..", "testdata", "demo-repo"))
-	if err != nil {
-		t.Fatal(err)
+	a := &airflowEnv{bin: bin, home: home, dags: filepath.Join(home, "dags")}
+	if err := os.MkdirAll(a.dags, 0o755); err != nil {
+		return nil, err
 	}
-	cfg := filepath.Join(tmp, "prebake.yaml")
-	writeFile(t, cfg, "cache: "+filepath.Join(tmp, "cache")+"\nrepositories: [file://"+repo+"/]\nnoDefaultRepositories: true\n")
-	r := itRun{ns: ns}
-	e.fill(t, &r)
-	conf, err := json.Marshal(map[string]string{
-		"spark.kubernetes.namespace":                              ns,
-		"spark.kubernetes.authenticate.submission.oauthTokenFile": r.tokenFile,
-		"spark.kubernetes.authenticate.submission.caCertFile":     r.caFile,
-		"spark.kubernetes.container.image":                        "apache/spark:3.5.3",
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range dagFiles {
+		dag, err := os.ReadFile(filepath.Join("testdata", "k8s", f))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(a.dags, f), dag, 0o644); err != nil {
+			return nil, err
+		}
 	}
-	conn, err := json.Marshal(map[string]any{"conn_type": "spark", "host": "k8s://" + r.master,
-		"extra": map[string]string{"deploy-mode": "cluster"}})
-	if err != nil {
-		t.Fatal(err)
+	a.env = append(os.Environ(),
+		"HOME="+filepath.Join(a.home, "home"), "KUBECONFIG=",
+		"AIRFLOW_HOME="+filepath.Join(a.home, "airflow"), "AIRFLOW__CORE__DAGS_FOLDER="+a.dags,
+		"AIRFLOW__CORE__LOAD_EXAMPLES=False")
+	start := time.Now()
+	migrate := exec.Command(filepath.Join(a.bin, "airflow"), "db", "migrate")
+	migrate.Dir, migrate.Env = a.home, a.env
+	if b, err := migrate.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("airflow db migrate: %v\n%s", err, b)
 	}
-	cmd := exec.Command(filepath.Join(airflowBin, "airflow"), "dags", "test", "spark_k8s_prebake")
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(),
-		"HOME="+filepath.Join(tmp, "home"), "KUBECONFIG=",
-		"PATH="+bin+string(os.PathListSeparator)+airflowBin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"PREBAKE_SPARK_SUBMIT="+e.fakeSub, "PREBAKE_CONFIG="+cfg,
-		"PREBAKE_STORE=file://"+filepath.Join(tmp, "store"), "PREBAKE_IMAGE_TARGET=",
-		"AIRFLOW_HOME="+filepath.Join(tmp, "airflow"), "AIRFLOW__CORE__DAGS_FOLDER="+dags,
-		"AIRFLOW__CORE__LOAD_EXAMPLES=False", "AIRFLOW_CONN_SPARK_K8S="+string(conn),
-		"PREBAKE_IT_APP_NAME=it-"+ns, "PREBAKE_IT_PACKAGES=org.slf4j:slf4j-api:2.0.7", "PREBAKE_IT_CONF="+string(conf),
-	)
+	t.Logf("airflow db migrate: %s", time.Since(start).Round(100*time.Millisecond))
+	return a, nil
+}
+
+// dagsTest runs `airflow dags test dag` with env added; it returns the
+// output and whether Airflow marked the task a success.
+func (a *airflowEnv) dagsTest(t *testing.T, dag string, env ...string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(a.bin, "airflow"), "dags", "test", dag)
+	cmd.Dir, cmd.Env = a.home, append(append([]string(nil), a.env...), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	migrate := exec.Command(filepath.Join(airflowBin, "airflow"), "db", "migrate")
-	migrate.Dir, migrate.Env = tmp, cmd.Env
-	if b, err := migrate.CombinedOutput(); err != nil {
-		t.Fatalf("airflow db migrate: %v\n%s", err, b)
-	}
-	// The test kubelet waits a minute for the pod: start it once Airflow's
-	// database is ready, which takes long on a loaded machine.
-	wait := e.kubeletScript(t, ns, func(pod string) {
-		phase, reason := corev1.PodSucceeded, "Completed"
-		if driverExit != 0 {
-			phase, reason = corev1.PodFailed, "Error"
-		}
-		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
-			phaseWith(phase, terminated(driverC, driverExit, reason)))
-	})
 	runErr := cmd.Run()
-	wait()
-	t.Logf("airflow db migrate + dags test: %s (exit %v)", time.Since(start).Round(time.Second), runErr)
+	t.Logf("airflow dags test %s: %s (exit %v)", dag, time.Since(start).Round(100*time.Millisecond), runErr)
 	s := out.String()
 	success := strings.Contains(s, "state=success") || strings.Contains(s, "new_state=success")
 	failed := strings.Contains(s, "new_state=failed") || strings.Contains(s, "state=failed")
@@ -106,27 +97,216 @@ func (e *itEnv) airflowK8s(t *testing.T, ns string, driverExit int32) (string, b
 	return s, success
 }
 
-// TestK8sAirflowIT: Airflow's SparkSubmitOperator, unchanged, K8s cluster
-// mode, prebake installed as spark-submit: a succeeding driver is a task
-// success, a failing one a task failure with the driver's exit code.
-func TestK8sAirflowIT(t *testing.T) {
-	e := newITEnv(t)
-	t.Run("succeeded", func(t *testing.T) {
-		out, ok := e.airflowK8s(t, "af-ok", 0)
-		if !ok {
-			t.Errorf("a succeeding job failed the Airflow task:\n%s", out)
+var (
+	nodePrebakeOnce sync.Once
+	nodePrebakeBin  string
+)
+
+// nodePrebake is the prebake CLI, built once per test binary.
+func nodePrebake(t testing.TB) string {
+	t.Helper()
+	nodePrebakeOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "prebake-node-it-")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if strings.Contains(out, "resolving dependencies") || strings.Contains(out, "Ivy Default Cache") {
-			t.Errorf("Spark resolved packages:\n%s", out)
-		}
+		nodePrebakeBin = (&itEnv{binDir: dir}).prebake(t)
 	})
-	t.Run("failed", func(t *testing.T) {
-		out, ok := e.airflowK8s(t, "af-fail", 3)
-		if ok {
-			t.Errorf("a failing job succeeded the Airflow task:\n%s", out)
+	if nodePrebakeBin == "" {
+		t.Fatal("go build ./cmd/prebake failed (see the first test)")
+	}
+	return nodePrebakeBin
+}
+
+// TestK8sAirflowIT is journey 7 of issue 25 on the real node: Airflow's
+// SparkSubmitOperator, unchanged (testdata/k8s/airflow_k8s_dag.py), K8s
+// cluster mode, prebake installed as spark-submit in front of the real
+// spark-submit (pyspark 3.5.9). prebake resolves
+// dev.prebake.demo:greeting:1.0, bakes it onto the team's image in the
+// node's registry, and a real driver pod runs NodeApp, which calls the
+// baked class (then counts on an executor pod, or exits 3): a succeeding
+// job is a task success (ux-3
+// finding 1: the provider fails a cluster-mode task unless the output has
+// an "exit code: N" line), a driver exiting 3 a task failure carrying 3.
+func TestK8sAirflowIT(t *testing.T) {
+	testenv.RequireIT(t)
+	c := cluster.Start(t)
+	sparkHome, _ := testenv.SparkHome(t, nodeSparkVersion)
+	app := nodeAppImage(t, c)
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(nodePrebake(t), filepath.Join(bin, "spark-submit")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(tmp, "prebake.yaml")
+	writeFile(t, cfg, "cache: "+filepath.Join(tmp, "cache")+"\nrepositories: ["+demoRepoURL(t)+"]\nnoDefaultRepositories: true\n")
+	tokenFile := filepath.Join(tmp, "token")
+	writeFile(t, tokenFile, c.Token)
+	airflowBin := testenv.Airflow(t)
+	a := sharedAirflow(t)
+	env := []string{
+		"PATH=" + bin + string(os.PathListSeparator) + airflowBin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"SPARK_HOME=" + sparkHome, "SPARK_CONF_DIR=" + t.TempDir(), "SPARK_LOCAL_IP=127.0.0.1", "PREBAKE_SPARK_SUBMIT=",
+		"PREBAKE_CONFIG=" + cfg, "PREBAKE_STORE=", "PREBAKE_IMAGE_TARGET=" + c.Registry + "/af-jobs",
+		"DOCKER_CONFIG=" + t.TempDir(), "PREBAKE_CACHE=",
+	}
+	run := func(t *testing.T, ns string, args ...string) (string, bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		if err := c.SparkNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
 		}
-		if !strings.Contains(out, "Error code is: 3") {
-			t.Errorf("the task's error does not carry the driver's exit code 3:\n%s", out)
+		master, conf := sparkConfMap(t, c, ns)
+		conf["spark.kubernetes.authenticate.submission.oauthTokenFile"] = tokenFile
+		conf["spark.kubernetes.container.image"] = app
+		conf["spark.executor.instances"] = "1" // tiny: one executor pod
+		confJSON, err := json.Marshal(conf)
+		if err != nil {
+			t.Fatal(err)
 		}
+		conn, err := json.Marshal(map[string]any{"conn_type": "spark", "host": master,
+			"extra": map[string]string{"deploy-mode": "cluster"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		argsJSON, _ := json.Marshal(args)
+		start := time.Now()
+		out, ok := a.dagsTest(t, "spark_k8s_prebake", append(env, "AIRFLOW_CONN_SPARK_K8S="+string(conn),
+			"PREBAKE_IT_APP_NAME=af-"+ns, "PREBAKE_IT_PACKAGES=dev.prebake.demo:greeting:1.0", "PREBAKE_IT_CONF="+string(confJSON),
+			"PREBAKE_IT_APPLICATION=local:///opt/spark/app/app.jar", "PREBAKE_IT_CLASS=NodeApp", "PREBAKE_IT_ARGS="+string(argsJSON))...)
+		pod, log := driverPod(ctx, t, c, ns)
+		t.Logf("%s: task %s in %s; driver exit code %d", ns, map[bool]string{true: "success", false: "failed"}[ok],
+			time.Since(start).Round(100*time.Millisecond), driverExitCode(pod))
+		if pod == nil {
+			t.Fatalf("no single driver pod in %s:\n%s", ns, out)
+		}
+		if img := pod.Spec.Containers[0].Image; !strings.HasPrefix(img, c.Registry+"/af-jobs") {
+			t.Errorf("driver image %s, want the baked image in %s/af-jobs", img, c.Registry)
+		}
+		if !nodeAppRan(log, len(args) == 0) {
+			t.Errorf("the driver did not run the baked class:\n%s", log)
+		}
+		for _, s := range []string{":: resolving dependencies", "Ivy Default Cache"} {
+			if strings.Contains(out, s) || strings.Contains(log, s) {
+				t.Errorf("Spark resolved packages (%q):\n%s\ndriver log:\n%s", s, out, log)
+			}
+		}
+		return out, ok
+	}
+	taskEnds(t, run, []taskCase{
+		// The line the provider's hook reads: prebake's final statuses.
+		{"succeeded", "af-ok", nil, true, "exit code: 0"},
+		// The task's error carries the driver's exit code.
+		{"failed", "af-fail", []string{"3"}, false, "Error code is: 3"},
+	})
+}
+
+// taskCase is one Airflow run of a journey: the driver's arguments, whether
+// the task succeeds, and a line its log holds.
+type taskCase struct {
+	name, ns string
+	args     []string
+	ok       bool
+	want     string
+}
+
+// taskEnds runs each case as a subtest through run (one `airflow dags
+// test`), checking the task's end and its log.
+func taskEnds(t *testing.T, run func(t *testing.T, ns string, args ...string) (string, bool), cases []taskCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, ok := run(t, tc.ns, tc.args...)
+			if ok != tc.ok {
+				t.Errorf("task success %v, want %v (driver args %q):\n%s", ok, tc.ok, tc.args, out)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("the task's log lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+// TestK8sAirflowPodOperatorIT is journey 8 of issue 25 on the real node
+// (the third seed's architecture): Airflow's KubernetesPodOperator
+// (testdata/k8s/airflow_kpo_dag.py) runs prebake's own image (`make image`,
+// pushed to the node's registry) as the task pod with an in-cluster
+// service account (a Role for driver pods, ConfigMaps and Services in the
+// job's namespace), and the pod runs `prebake submit --submitter native`
+// against https://kubernetes.default.svc (kube-proxy, the cluster DNS). The
+// driver image was baked beforehand on the host (`prebake bake image`, the
+// CI step) with dev.prebake.demo:greeting:1.0, and the task passes the
+// settings it printed. A succeeding
+// driver ends the task a success, a driver exiting 3 a task failure.
+func TestK8sAirflowPodOperatorIT(t *testing.T) {
+	testenv.RequireIT(t)
+	c := cluster.Start(t)
+	image := prebakeImage(t, c)
+	app := nodeAppImage(t, c)
+	tmp := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	// The CI step: bake the package into the team's image.
+	bake := exec.CommandContext(ctx, nodePrebake(t), "bake", "image", "--base", app, "--target", c.Registry+"/kpo-jobs",
+		"--cache", filepath.Join(tmp, "cache"),
+		"--no-default-repositories", "--repositories", demoRepoURL(t), "dev.prebake.demo:greeting:1.0")
+	bake.Env = append(os.Environ(), "HOME="+tmp, "DOCKER_CONFIG="+t.TempDir(), "PREBAKE_CONFIG=", "PREBAKE_CACHE=")
+	out, err := bake.Output()
+	if err != nil {
+		t.Fatalf("prebake bake image: %v\n%s", err, out)
+	}
+	// stdout: the image, then the Spark settings that use it.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	baked := lines[0]
+	t.Logf("baked %s", baked)
+	conn, err := json.Marshal(map[string]any{"conn_type": "kubernetes", "extra": map[string]any{"kube_config_path": c.Kubeconfig, "in_cluster": false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := sharedAirflow(t)
+	run := func(t *testing.T, ns string, appArgs ...string) (string, bool) {
+		t.Helper()
+		if err := c.SparkNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		submitterAccount(ctx, t, c, ns, "prebake-submit")
+		_, conf := sparkConfMap(t, c, ns)
+		delete(conf, "spark.kubernetes.authenticate.submission.caCertFile") // the pod's own service account
+		for _, l := range lines[1:] {
+			k, v, _ := strings.Cut(l, "=")
+			conf[k] = v
+		}
+		conf["spark.executor.instances"] = "1"
+		args := []string{"submit", "--submitter", "native", "--spark-version", nodeSparkVersion, "--",
+			"--master", "k8s://https://kubernetes.default.svc", "--deploy-mode", "cluster", "--name", "kpo-" + ns, "--class", "NodeApp"}
+		for k, v := range conf {
+			args = append(args, "--conf", k+"="+v)
+		}
+		args = append(append(args, "local:///opt/spark/app/app.jar"), appArgs...)
+		argsJSON, err := json.Marshal(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		out, ok := a.dagsTest(t, "prebake_kpo", "AIRFLOW_CONN_KUBERNETES_DEFAULT="+string(conn), "PREBAKE_IT_NAMESPACE="+ns, "PREBAKE_IT_IMAGE="+image,
+			"PREBAKE_IT_SERVICE_ACCOUNT=prebake-submit", "PREBAKE_IT_ARGS="+string(argsJSON))
+		pod, log := driverPod(ctx, t, c, ns)
+		t.Logf("%s: task %s in %s; driver exit code %d", ns, map[bool]string{true: "success", false: "failed"}[ok],
+			time.Since(start).Round(100*time.Millisecond), driverExitCode(pod))
+		if pod == nil {
+			t.Fatalf("no single driver pod in %s:\n%s", ns, out)
+		}
+		if !nodeAppRan(log, len(appArgs) == 0) {
+			t.Errorf("the driver did not run the baked class:\n%s", log)
+		}
+		return out, ok
+	}
+	// The task's log is the pod's: prebake's summary and final statuses.
+	taskEnds(t, run, []taskCase{
+		{"succeeded", "kpo-ok", nil, true, "Succeeded"},
+		{"failed", "kpo-fail", []string{"3"}, false, "exit code: 3"},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/user"
 	"regexp"
 	"strings"
@@ -29,6 +30,9 @@ const (
 var nativeEnv = []string{"SPARK_USER", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_DIRS",
 	"HADOOP_CONF_DIR", "USER"}
 
+// currentUser is user.Current (a variable for the tests).
+var currentUser = user.Current
+
 // nativeObjects builds what spark-submit would create for sub with the
 // --conf pairs extra added last; a conflict between o.driverSparkVersion and
 // the baked image goes to o.stderr.
@@ -41,13 +45,18 @@ func nativeObjects(sub *submit.Submission, extra []string, o *options) (*native.
 	}
 	if env["USER"] == "" {
 		// Spark's fallback is the JVM's user name (Hadoop UGI).
-		if u, err := user.Current(); err == nil {
+		if u, err := currentUser(); err == nil {
 			env["USER"] = u.Username
 		}
 	}
 	in, err := native.FromSubmission(sub, "", env)
 	if err != nil {
 		return nil, err
+	}
+	if in.Env["SPARK_USER"] == "" && in.ProxyUser == "" && in.User == "" {
+		// Spark's driver hands its user to the executors, which refuse an
+		// empty one ("Null user"): a container whose uid has no name.
+		return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("no user name for the driver: set SPARK_USER (or USER); uid %d has no passwd entry", os.Getuid()))
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		in.Conf[extra[i]] = extra[i+1]

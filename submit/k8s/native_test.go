@@ -3,12 +3,15 @@ package k8s
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os/user"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/submit/k8s/native"
 )
 
@@ -109,5 +112,51 @@ func TestImageSparkVersion(t *testing.T) {
 	}
 	if got := imageSparkVersion(map[string]string{"spark.kubernetes.container.image": "x:1", "spark.kubernetes.driver.container.image": "apache/spark:4.0.5"}); got != "4.0.5" {
 		t.Errorf("driver image first: %q", got)
+	}
+}
+
+// TestNativeNoUserName: the native driver pod carries SPARK_USER, which
+// Spark's executors refuse empty ("Null user"). In a container whose uid
+// has no name and no USER/SPARK_USER (prebake's scratch image run by a
+// KubernetesPodOperator, issue 25's journey 8), the submission is refused
+// with a message naming SPARK_USER; any of SPARK_USER, USER or a proxy
+// user is enough.
+func TestNativeNoUserName(t *testing.T) {
+	defer func(f func() (*user.User, error)) { currentUser = f }(currentUser)
+	currentUser = func() (*user.User, error) { return nil, errors.New("user: unknown userid 65532") }
+	args := []string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster", "--name", "u",
+		"--conf", "spark.kubernetes.container.image=apache/spark:3.5.9", "--class", "Main", "local:///opt/app.jar"}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		proxy   bool
+		wantErr bool
+		want    string // the driver's SPARK_USER
+	}{
+		{"no name at all", nil, false, true, ""},
+		{"USER", map[string]string{"USER": "airflow"}, false, false, "airflow"},
+		{"SPARK_USER", map[string]string{"SPARK_USER": "etl"}, false, false, "etl"},
+		{"proxy user", nil, true, false, "alice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := args
+			if tc.proxy {
+				a = append([]string{"--proxy-user", "alice"}, args...)
+			}
+			var stdout bytes.Buffer
+			err := DryRun(mustLoad(t, a, mapEnv(tc.env)), &stdout, WithGetenv(mapEnv(tc.env)))
+			if tc.wantErr {
+				if !errors.Is(err, errdefs.BadArgument) || !strings.Contains(fmt.Sprint(err), "SPARK_USER") {
+					t.Fatalf("err %v, want a BadArgument naming SPARK_USER", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "- name: SPARK_USER\n      value: " + tc.want + "\n"; !strings.Contains(stdout.String(), want) {
+				t.Errorf("driver pod lacks %q:\n%s", want, stdout.String())
+			}
+		})
 	}
 }

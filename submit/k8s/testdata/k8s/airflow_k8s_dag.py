@@ -1,7 +1,8 @@
-"""The DAG of TestK8sIT's Airflow case: Airflow's own SparkSubmitOperator,
-unchanged, in K8s cluster mode, with prebake installed as the spark-submit on
-PATH. The connection spark_k8s names the master and deploy mode; the test
-passes the job's conf (namespace, credentials, image) as JSON."""
+"""The DAG of TestK8sAirflowIT: Airflow's own SparkSubmitOperator, unchanged,
+in K8s cluster mode, with prebake installed as the spark-submit on PATH. The
+connection spark_k8s names the master and deploy mode; the test passes the
+job (application, class, arguments, packages) and its conf (namespace,
+credentials, image) in the environment, the conf and arguments as JSON."""
 
 import json
 import os
@@ -14,8 +15,9 @@ with DAG(dag_id="spark_k8s_prebake", start_date=datetime(2026, 1, 1), schedule=N
     SparkSubmitOperator(
         task_id="spark_submit_k8s",
         conn_id="spark_k8s",
-        application="local:///opt/app.jar",
-        java_class="org.example.Main",
+        application=os.environ["PREBAKE_IT_APPLICATION"],
+        java_class=os.environ["PREBAKE_IT_CLASS"],
+        application_args=json.loads(os.environ.get("PREBAKE_IT_ARGS", "[]")),
         name=os.environ["PREBAKE_IT_APP_NAME"],
         packages=os.environ["PREBAKE_IT_PACKAGES"],
         conf=json.loads(os.environ["PREBAKE_IT_CONF"]),
