@@ -29,7 +29,7 @@ const ChunkSize = 32 * 1024
 
 const (
 	methodAdd    = "/spark.connect.SparkConnectService/AddArtifacts"
-	methodStatus = "/spark.connect.SparkConnectService/ArtifactStatuses"
+	methodStatus = "/spark.connect.SparkConnectService/ArtifactStatus"
 	receiptMagic = "prebake-connect-receipt v1"
 )
 
@@ -446,7 +446,7 @@ func classify(rpc string, err error) error {
 	}
 	msg := st.Message()
 	if st.Code() == codes.Unimplemented {
-		msg += " (a Spark Connect server older than 3.5 has no ArtifactStatuses)"
+		msg += " (a Spark Connect server older than 3.5 has no ArtifactStatus)"
 	}
 	return errdefs.New(kind, fmt.Errorf("connect: %s: %s: %s", rpc, st.Code(), msg))
 }
