@@ -38,7 +38,7 @@ func newConnectAddCmd(g *globals) *cobra.Command {
 		Long: `connect add pushes jars into a Spark Connect session through the Connect artifact
 protocol (AddArtifacts, as Spark's own clients send them), as jars/<file>, so that
 they are on the session's class path: nothing is resolved by the server or the
-client. It first asks the server (ArtifactStatuses) which of the set it already
+client. It first asks the server (ArtifactStatus) which of the set it already
 has, and sends only the others: a second push sends no jar bytes.
 
 The session is the one --remote names (session_id, user_id as in Spark's

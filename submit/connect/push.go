@@ -106,7 +106,7 @@ type pusher struct {
 
 // Push adds jars to the session r names (r.SessionID; Push makes one when
 // it is empty) as jars/<file>, so that they land on the session's class
-// path: it asks ArtifactStatuses for each jar's receipt, sends the jars
+// path: it asks ArtifactStatus for each jar's receipt, sends the jars
 // without one (the lock's sha256 checked first), then the receipts of the
 // jars whose CRC the server accepted. Errors carry errdefs kinds: a jar
 // that does not match the lock is Invalid, gRPC's Unavailable is
@@ -232,7 +232,7 @@ func (p *pusher) statuses(ctx context.Context, names []string) (*statusResponse,
 		req = appendString(req, fStatNames, n)
 	}
 	var out *statusResponse
-	err := p.retry(ctx, "ArtifactStatuses", func() error {
+	err := p.retry(ctx, "ArtifactStatus", func() error {
 		var resp []byte
 		if err := p.conn.Invoke(ctx, methodStatus, req, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
 			return err
@@ -408,8 +408,11 @@ func (p *pusher) retry(ctx context.Context, rpc string, f func() error) error {
 		if err = f(); err == nil {
 			return nil
 		}
-		if status.Code(err) != codes.Unavailable || i == p.o.attempts-1 {
+		if status.Code(err) != codes.Unavailable {
 			break
+		}
+		if i == p.o.attempts-1 {
+			return classify(rpc, err, fmt.Sprintf(" (after %d attempts)", p.o.attempts))
 		}
 		p.o.logf("connect: %s: %v; retrying in %s", rpc, status.Convert(err).Message(), wait)
 		select {
@@ -419,11 +422,11 @@ func (p *pusher) retry(ctx context.Context, rpc string, f func() error) error {
 		}
 		wait *= 2
 	}
-	return classify(rpc, err)
+	return classify(rpc, err, "")
 }
 
-// classify maps a gRPC status to an errdefs kind.
-func classify(rpc string, err error) error {
+// classify maps a gRPC status to an errdefs kind; suffix ends the message.
+func classify(rpc string, err error, suffix string) error {
 	if errdefs.KindOf(err) != errdefs.Unknown {
 		return err
 	}
@@ -448,7 +451,7 @@ func classify(rpc string, err error) error {
 	if st.Code() == codes.Unimplemented {
 		msg += " (a Spark Connect server older than 3.5 has no ArtifactStatus)"
 	}
-	return errdefs.New(kind, fmt.Errorf("connect: %s: %s: %s", rpc, st.Code(), msg))
+	return errdefs.New(kind, fmt.Errorf("connect: %s: %s: %s%s", rpc, st.Code(), msg, suffix))
 }
 
 // rawCodec sends and receives messages as the bytes protowire made: the

@@ -1,11 +1,11 @@
 // Package connect pushes a locked jar set into a Spark Connect session
 // through the Connect artifact protocol (the AddArtifacts and
-// ArtifactStatuses RPCs of spark.connect.SparkConnectService), as Spark's
+// ArtifactStatus RPCs of spark.connect.SparkConnectService), as Spark's
 // own clients do (pyspark/sql/connect/client/artifact.py: 32 KiB chunks,
 // each with its CRC32; artifacts under 32 KiB batched). It is the one
 // package that imports gRPC.
 //
-// Spark's ArtifactStatuses answers only for cache/<sha256> names (the
+// Spark's ArtifactStatus answers only for cache/<sha256> names (the
 // session's block-manager cache): a jars/<name> artifact has no status. So
 // after the server has accepted a jar (its CRC checked), Push adds a
 // receipt: a small cache artifact whose content names the jar and its
