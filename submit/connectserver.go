@@ -3,6 +3,8 @@ package submit
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/prebake/prebake/errdefs"
 )
 
 // The Spark Connect server's launcher script and what it hands spark-submit
@@ -51,6 +53,10 @@ func ParseConnectServerArgv(args []string) (*Argv, error) {
 	a, err := ParseArgv(append(implied, rest...))
 	if err != nil {
 		return nil, err
+	}
+	if v, _ := a.Flag("--deploy-mode"); v == "cluster" {
+		// SparkSubmit.prepareSubmitEnvironment refuses it too.
+		return nil, errdefs.Errorf(errdefs.BadArgument, "%s --deploy-mode cluster: Cluster deploy mode is not applicable to Spark Connect server (Spark); bake the server's image instead", ConnectServerScript)
 	}
 	// The implied options are the script's, not tokens of this command line.
 	a.Options[0].Tokens, a.Options[1].Tokens = nil, nil

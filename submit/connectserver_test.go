@@ -1,6 +1,7 @@
 package submit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,6 +61,9 @@ func TestParseConnectServerArgv(t *testing.T) {
 				t.Errorf("IsConnectServer() = false")
 			}
 		})
+	}
+	if _, err := ParseArgv([]string{"start-connect-server.sh", "--master", "yarn", "--deploy-mode", "cluster"}); err == nil || !strings.Contains(err.Error(), "not applicable to Spark Connect server") {
+		t.Errorf("cluster deploy mode: %v, want Spark's refusal", err)
 	}
 	// A value option without its value is spark-submit's usage error.
 	if _, err := ParseArgv([]string{"start-connect-server.sh", "--packages"}); err == nil {
