@@ -47,6 +47,7 @@ func TestBadOutputEveryCommand(t *testing.T) {
 		"keys add":      {"--keyring", "/nonexistent/k.asc", "KEYS"},
 		"keys list":     {"--keyring", "/nonexistent/k.asc"},
 		"outdated":      {"--lock", "prebake.lock"},
+		"connect add":   {"--remote", "sc://127.0.0.1:1", "--lock", "prebake.lock"},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -144,7 +144,14 @@ type Argv struct {
 // ParseArgv parses spark-submit arguments (without the spark-submit binary).
 // An unknown option, an option without its value and a --conf without '='
 // are usage errors (errdefs.BadArgument) naming the argument, as in spark-submit.
+//
+// A command line whose first token is the Spark Connect server's script
+// (start-connect-server.sh) is read as the script hands it to spark-submit
+// (see ParseConnectServerArgv).
 func ParseArgv(args []string) (*Argv, error) {
+	if len(args) > 0 && IsConnectServerProgram(args[0]) {
+		return ParseConnectServerArgv(args)
+	}
 	a := &Argv{Action: ActionSubmit}
 	mixed := false
 	i := 0

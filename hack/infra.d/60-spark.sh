@@ -21,3 +21,17 @@ for v in $spark_versions; do
     mv "$dir.tmp" "$dir"
   fi
 done
+
+# The Python Spark Connect client's own dependencies (pyspark[connect] of
+# 4.3.0: grpcio, pandas, pyarrow…), for test/spark's Connect tests; pinned to
+# the versions those tests ran with, beside pyspark (PYTHONPATH gets both).
+connect_deps="$PREBAKE_CI_CACHE/pyspark-connect-deps-4.3.0"
+if [ ! -d "$connect_deps/grpc" ]; then
+  log "pip install the Spark Connect client's dependencies into $connect_deps"
+  rm -rf "$connect_deps.tmp"
+  python3 -m pip install --quiet --no-compile --target "$connect_deps.tmp" \
+    grpcio==1.85.3 grpcio-status==1.85.3 googleapis-common-protos==1.76.0 \
+    pandas==3.1.1 pyarrow==26.0.1 numpy==2.4.6 zstandard==0.25.0
+  rm -rf "$connect_deps"
+  mv "$connect_deps.tmp" "$connect_deps"
+fi

@@ -64,10 +64,11 @@ var edgeOnly = map[string][]string{
 // import it (their deps included): the backends and the rewrite are siblings
 // under submit, each seeing only the model and the core.
 var apart = map[string][]string{
-	"submit/rewrite": {"submit/k8s", "submit/rest", "submit/local"},
+	"submit/rewrite": {"submit/k8s", "submit/rest", "submit/local", "submit/connect"},
 	"submit/k8s":     {"submit/rewrite"},
 	"submit/rest":    {"submit/rewrite"},
 	"submit/local":   {"submit/rewrite"},
+	"submit/connect": {"submit/rewrite"},
 }
 
 // free packages may import anything in the module: the edge (cmd), dev
@@ -85,6 +86,7 @@ var sdk = map[string][]string{
 	"github.com/aws/aws-sdk-go-v2":             {"s3store"},
 	"k8s.io/client-go":                         {"submit/k8s", "internal/testenv/cluster"},
 	"github.com/ProtonMail/go-crypto":          {"internal/pgpverify"},
+	"google.golang.org/grpc":                   {"submit/connect"},
 }
 
 // under reports whether rel is pkg or below it.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -210,7 +211,14 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, o.sparkSubmit, args...)
+	bin := o.sparkSubmit
+	if prog, rest, ok := submit.ConnectServerProgram(args, sparkHomeOf(o.sparkSubmit)); ok {
+		// The Connect server's script runs spark-submit itself (through
+		// spark-daemon.sh; --wait or SPARK_NO_DAEMONIZE keeps it in the
+		// foreground, and its exit code is the server's).
+		bin, args = prog, rest
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = o.env
 	cmd.Stdin = o.stdin
 	// spark-submit execs java in its own process; SIGTERM runs Spark's
@@ -348,4 +356,13 @@ var _ submit.Backend = Backend{}
 // *Result.
 func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
 	return Submit(ctx, sub, b.Options...)
+}
+
+// sparkHomeOf is the Spark home of a spark-submit path ($SPARK_HOME/bin/
+// spark-submit), or "" for a bare name.
+func sparkHomeOf(sparkSubmit string) string {
+	if !strings.Contains(sparkSubmit, "/") {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(sparkSubmit))
 }
