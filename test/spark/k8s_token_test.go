@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	authv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -30,33 +27,18 @@ func TestK8sJourneyTokenRotation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cli := j.c.Client
-	if _, err := cli.CoreV1().ServiceAccounts(j.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "submitter"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.RbacV1().RoleBindings(j.ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "submitter-edit"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "edit"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "submitter", Namespace: j.ns}},
-	}, metav1.CreateOptions{}); err != nil {
+	if err := j.c.EditServiceAccount(ctx, j.ns, "submitter"); err != nil {
 		t.Fatal(err)
 	}
 	// token returns a token of the submitter bound to a new Secret name:
 	// deleting the Secret revokes it.
 	token := func(name string) string {
 		t.Helper()
-		sec, err := cli.CoreV1().Secrets(j.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		tok, err := j.c.BoundToken(ctx, j.ns, "submitter", name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		exp := int64(3600)
-		tr, err := cli.CoreV1().ServiceAccounts(j.ns).CreateToken(ctx, "submitter", &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{
-			ExpirationSeconds: &exp,
-			BoundObjectRef:    &authv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: sec.Name, UID: sec.UID},
-		}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr.Status.Token
+		return tok
 	}
 	old := token("submission-token-1")
 	if err := os.WriteFile(j.tokenFile, []byte(old), 0o600); err != nil {
