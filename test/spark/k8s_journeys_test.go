@@ -328,6 +328,7 @@ func TestK8sJourneyNative(t *testing.T) {
 // passes it through (README exit codes: 1–63 are the driver's own) with
 // "source": "driver".
 func TestK8sJourneyDriverThrows(t *testing.T) {
+	t.Parallel() // a driver without executors: the light journeys overlap
 	j := newJourney(t, "journey-throws")
 	r := prebakeWithin(t, j.env, 6*time.Minute, j.args(
 		[]string{"--image-target", j.c.Registry + "/spark-jobs", "--log-tail", "20"}, nil, "throw")...)
@@ -425,6 +426,7 @@ func (j *journey) waitDriverRunning(t *testing.T, p *running, limit time.Duratio
 // submit` (an Airflow task killed) deletes the driver pod and exits 80
 // ("reason": "Cancelled", "source": "prebake").
 func TestK8sJourneySigterm(t *testing.T) {
+	t.Parallel() // a driver without executors: the light journeys overlap
 	j := newJourney(t, "journey-sigterm")
 	p := startPrebake(t, j.env, j.args([]string{"--image-target", j.c.Registry + "/spark-jobs"}, nil, "sleep", "600", "0")...)
 	driver := j.waitDriverRunning(t, p, 5*time.Minute)

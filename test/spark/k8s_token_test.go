@@ -23,6 +23,7 @@ import (
 // file for every request, keeps polling with the new token, and reports
 // the driver's real end: exit code 3, passed through.
 func TestK8sJourneyTokenRotation(t *testing.T) {
+	t.Parallel() // a driver without executors: the light journeys overlap
 	j := newJourney(t, "journey-token")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -44,7 +45,7 @@ func TestK8sJourneyTokenRotation(t *testing.T) {
 	if err := os.WriteFile(j.tokenFile, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startPrebake(t, j.env, j.args([]string{"--image-target", j.c.Registry + "/spark-jobs"}, nil, "sleep", "50", "3")...)
+	p := startPrebake(t, j.env, j.args([]string{"--image-target", j.c.Registry + "/spark-jobs"}, nil, "sleep", "30", "3")...)
 	driver := j.waitDriverRunning(t, p, 5*time.Minute)
 
 	fresh := token("submission-token-2")
