@@ -76,6 +76,9 @@ var (
 // keep the JVM up).
 const mainExceptionPrefix = `Exception in thread "main" `
 
+// maxMainThrew bounds the exception line a hung driver's message quotes.
+const maxMainThrew = 300
+
 // appExitCode is the app's exit code as the driver log says it for a hung
 // driver: SparkContext's, except a 0 after main threw (SparkSubmit's own
 // stop, not the app's verdict: the app failed, and its code is unknown).
@@ -155,6 +158,9 @@ func (f *logFollower) feed(data []byte, now time.Time) []string {
 func (f *logFollower) scan(line string, now time.Time) {
 	if f.mainThrew == "" && strings.HasPrefix(line, mainExceptionPrefix) {
 		f.mainThrew = line
+		if len(line) > maxMainThrew { // a line may be megabytes: the message keeps its start
+			f.mainThrew = strings.ToValidUTF8(line[:maxMainThrew], "") + " ..."
+		}
 	}
 	if m := stopExitCodeRE.FindStringSubmatch(line); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {

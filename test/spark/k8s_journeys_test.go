@@ -435,7 +435,7 @@ func TestK8sJourneySigterm(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := p.wait(t, 2*time.Minute)
-	exited := time.Since(sent)
+	exited := p.end.Sub(sent)
 	res := parseResult(t, r)
 	if r.code != 80 || res.Reason != "Cancelled" || res.Source != "prebake" {
 		t.Errorf("exit %d reason %q source %q, want 80, Cancelled, prebake\nstdout:\n%s\nstderr:\n%s", r.code, res.Reason, res.Source, r.stdout, r.stderr)
@@ -460,7 +460,7 @@ func TestK8sJourneySigterm(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	t.Logf("SIGTERM → prebake exit %d in %s; driver pod gone %s after the signal", r.code, exited.Round(100*time.Millisecond), time.Since(sent).Round(100*time.Millisecond))
+	t.Logf("SIGTERM → prebake exit %d in %s; driver pod gone %s after the signal", r.code, exited.Round(time.Millisecond), time.Since(sent).Round(100*time.Millisecond))
 }
 
 // TestK8sJourneyHungDriver is scenario 5, the first seed's failure: a job
