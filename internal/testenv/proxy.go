@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"crypto/tls"
 	"io"
 	"log"
 	"net"
@@ -39,6 +40,7 @@ type ProxyOption func(*proxyOptions)
 type proxyOptions struct {
 	addr         string
 	preserveHost bool
+	cert         *tls.Certificate
 }
 
 // ProxyListen makes the proxy listen on addr (host:port; port 0 picks a
@@ -50,6 +52,9 @@ func ProxyListen(addr string) ProxyOption { return func(o *proxyOptions) { o.add
 // server checks a signature over the host the client signed for, the
 // proxy's); by default the upstream's host is sent.
 func ProxyPreserveHost() ProxyOption { return func(o *proxyOptions) { o.preserveHost = true } }
+
+// ProxyTLS makes the proxy serve https with cert (its URL is then https://).
+func ProxyTLS(cert tls.Certificate) ProxyOption { return func(o *proxyOptions) { o.cert = &cert } }
 
 // CountingProxy starts a Proxy in front of upstream (a base URL, e.g.
 // https://repo1.maven.org/maven2/) and closes it at cleanup.
@@ -85,10 +90,14 @@ func CountingProxy(t testing.TB, upstream string, opts ...ProxyOption) *Proxy {
 	if err != nil {
 		t.Fatalf("CountingProxy: listen on %s: %v", o.addr, err)
 	}
+	scheme := "http"
+	if o.cert != nil {
+		l, scheme = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{*o.cert}, MinVersion: tls.VersionTLS12}), "https"
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	p.URL = "http://" + l.Addr().String() + "/"
+	p.URL = scheme + "://" + l.Addr().String() + "/"
 	return p
 }
 

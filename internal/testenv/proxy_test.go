@@ -75,3 +75,23 @@ func (f *fatalT) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	panic("fatal")
 }
+
+func TestCountingProxyTLS(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	defer up.Close()
+	srv := httptest.NewTLSServer(http.NotFoundHandler()) // its certificate: 127.0.0.1
+	defer srv.Close()
+	p := CountingProxy(t, up.URL, ProxyTLS(srv.TLS.Certificates[0]))
+	if !strings.HasPrefix(p.URL, "https://127.0.0.1:") {
+		t.Fatalf("URL %s", p.URL)
+	}
+	resp, err := srv.Client().Get(p.URL + "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "ok" || p.Count() != 1 {
+		t.Errorf("body %q, count %d", body, p.Count())
+	}
+}
