@@ -158,7 +158,13 @@ func newJourney(t *testing.T, ns string) *journey {
 	j.maven = testenv.CountingProxy(t, s.central, testenv.ProxyListen(k8scluster.NodeIP+":0"))
 	j.env, j.home = sparkEnv(t)
 	j.env = append(j.env, "KUBECONFIG=", "DOCKER_CONFIG="+t.TempDir())
-	t.Cleanup(func() { t.Logf("%s: %s", ns, time.Since(j.started).Round(100*time.Millisecond)) })
+	t.Cleanup(func() {
+		t.Logf("%s: %s", ns, time.Since(j.started).Round(100*time.Millisecond))
+		if t.Failed() { // a driver left running would slow the next journeys down
+			zero := int64(0)
+			_ = s.c.Client.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+		}
+	})
 	return j
 }
 
