@@ -84,7 +84,7 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 			so.BaseEndpoint = aws.String(o.endpoint)
 		}
 		so.UsePathStyle = o.pathStyle
-		so.HTTPClient = answerTimeoutClient{c: o.client(), d: o.respTimeout}
+		so.HTTPClient = answerTimeoutClient{c: o.client(cfg.HTTPClient), d: o.respTimeout}
 		so.DisableLogOutputChecksumValidationSkipped = true
 	})
 	b.client = client
@@ -105,12 +105,18 @@ func newS3Backend(ctx context.Context, bucket string, o *options) (*s3Backend, e
 // default transport with the response timeout, under o.slow, following
 // only a 307/308 to the same origin (the SigV4 Authorization never goes to
 // another host:port; the SDK's own client follows a 307 of a GET there).
-func (o *options) client() *http.Client {
+// The default transport is loaded's (the AWS configuration's, which holds
+// AWS_CA_BUNDLE's roots) when it is the SDK's buildable client.
+func (o *options) client(loaded aws.HTTPClient) *http.Client {
 	var c http.Client
 	if o.httpClient != nil {
 		c = *o.httpClient
 	} else {
-		tr := awshttp.NewBuildableClient().GetTransport()
+		bc, ok := loaded.(*awshttp.BuildableClient)
+		if !ok || bc == nil {
+			bc = awshttp.NewBuildableClient()
+		}
+		tr := bc.GetTransport()
 		tr.ResponseHeaderTimeout = o.respTimeout
 		c.Transport = tr
 	}

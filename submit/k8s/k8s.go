@@ -635,13 +635,16 @@ func (w *driverWatch) followLogs(ctx context.Context, pod *corev1.Pod, res *Resu
 	} else {
 		msg += "; the driver pod was left running"
 	}
+	if f.mainThrew != "" {
+		msg += "; main threw: " + submit.OneLine(redact.Line(f.mainThrew))
+	}
 	res.Message = msg
 	w.fillLogTail(ctx, pod, res)
 	w.progressf("%s", msg)
 	err = errdefs.Errorf(errdefs.Hung, "%s", msg)
-	if f.exitCode != nil {
-		res.DriverExitCode = f.exitCode
-		err = submit.DriverExit(*f.exitCode, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *f.exitCode))
+	if code := f.appExitCode(); code != nil {
+		res.DriverExitCode = code
+		err = submit.DriverExit(*code, msg+fmt.Sprintf(" (SparkContext reported exit code %d)", *code))
 	}
 	if !w.o.killHungDriver {
 		err = &errdefs.OptionError{Option: "k8s.WithKillHungDriver", Err: err} // it says why the pod was left running

@@ -71,6 +71,24 @@ var (
 	stopExitCodeRE = regexp.MustCompile(`SparkContext is stopping with exitCode (-?\d+)`)
 )
 
+// mainExceptionPrefix starts the JVM's report of an uncaught exception in
+// the driver's main thread (the thread then dies; a non-daemon thread can
+// keep the JVM up).
+const mainExceptionPrefix = `Exception in thread "main" `
+
+// maxMainThrew bounds the exception line a hung driver's message quotes.
+const maxMainThrew = 300
+
+// appExitCode is the app's exit code as the driver log says it for a hung
+// driver: SparkContext's, except a 0 after main threw (SparkSubmit's own
+// stop, not the app's verdict: the app failed, and its code is unknown).
+func (f *logFollower) appExitCode() *int {
+	if f.exitCode != nil && *f.exitCode == 0 && f.mainThrew != "" {
+		return nil
+	}
+	return f.exitCode
+}
+
 // logFollower reads the driver log incrementally (timestamps=true,
 // sinceTime) and drops lines it has already seen. sinceTime has second
 // precision on the wire, so the lines at the last timestamp are remembered.
@@ -81,6 +99,11 @@ type logFollower struct {
 	marker   string    // first stop marker seen
 	markerAt time.Time // when prebake saw it
 	exitCode *int      // from "SparkContext is stopping with exitCode N"
+	// mainThrew is the JVM's line for an uncaught exception in main
+	// (Exception in thread "main" …). Spark 3.5's SparkSubmit then stops
+	// the SparkContext with exit code 0 (its finally block), so a 0 seen
+	// with it is not the app's.
+	mainThrew string
 }
 
 // firstFetchTail bounds the first read of a long-running driver's log.
@@ -133,6 +156,12 @@ func (f *logFollower) feed(data []byte, now time.Time) []string {
 }
 
 func (f *logFollower) scan(line string, now time.Time) {
+	if f.mainThrew == "" && strings.HasPrefix(line, mainExceptionPrefix) {
+		f.mainThrew = line
+		if len(line) > maxMainThrew { // a line may be megabytes: the message keeps its start
+			f.mainThrew = strings.ToValidUTF8(line[:maxMainThrew], "") + " ..."
+		}
+	}
 	if m := stopExitCodeRE.FindStringSubmatch(line); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			f.exitCode = &n

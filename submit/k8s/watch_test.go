@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -167,6 +168,14 @@ func TestDriverWatch(t *testing.T) {
 		{name: "hung, SparkContext said 0", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			logs:     logsWithTS("SparkContext is stopping with exitCode 0 from stop at Main.scala:9"),
 			wantCode: 0, wantSource: "driver", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
+		{name: "hung, main threw, SparkContext said 0", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
+			logs: logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 0.", "INFO SparkContext: Successfully stopped SparkContext",
+				`Exception in thread "main" org.apache.spark.SparkException: Job aborted due to stage failure`),
+			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true,
+			wantMsg: `main threw: Exception in thread "main" org.apache.spark.SparkException`},
+		{name: "hung, main threw, SparkContext said 3", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
+			logs:     logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 3.", `Exception in thread "main" java.lang.IllegalStateException: x`),
+			wantCode: 3, wantSource: "driver", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
 		{name: "hung, no exit code", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			logs:     logsWithTS("INFO SparkContext: Successfully stopped SparkContext (Uptime: 5 ms)"),
 			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
@@ -387,3 +396,40 @@ func TestExecutorFailures(t *testing.T) {
 
 // exitSource is the source cmd reports for a run that ended with err.
 func exitSource(err error) string { _, s := exitcode.Outcome(err); return s }
+
+// TestAppExitCode: SparkContext's exit code is the app's, except a 0 after
+// main threw (Spark 3.5's SparkSubmit stops the context with 0 either way;
+// seen on the real node by TestK8sJourneyHungDriver). The exception line
+// the message quotes is bounded.
+func TestAppExitCode(t *testing.T) {
+	long := `Exception in thread "main" java.lang.IllegalStateException: ` + strings.Repeat("x", 1<<20)
+	for _, tc := range []struct {
+		name      string
+		lines     []string
+		want      string // "none" or the code
+		wantThrew string
+	}{
+		{"no code", []string{"INFO SparkContext: Successfully stopped SparkContext"}, "none", ""},
+		{"0, main returned", []string{"INFO SparkContext: SparkContext is stopping with exitCode 0."}, "0", ""},
+		{"0, main threw", []string{"INFO SparkContext: SparkContext is stopping with exitCode 0.", `Exception in thread "main" org.apache.spark.SparkException: Job aborted`},
+			"none", `Exception in thread "main" org.apache.spark.SparkException: Job aborted`},
+		{"main threw first", []string{`Exception in thread "main" E`, "INFO SparkContext: SparkContext is stopping with exitCode 0."}, "none", `Exception in thread "main" E`},
+		{"3, main threw", []string{"INFO SparkContext: SparkContext is stopping with exitCode 3.", `Exception in thread "main" E`}, "3", `Exception in thread "main" E`},
+		{"another thread threw", []string{"INFO SparkContext: SparkContext is stopping with exitCode 0.", `Exception in thread "worker-1" E`}, "0", ""},
+		{"a megabyte line", []string{"INFO SparkContext: SparkContext is stopping with exitCode 0.", long}, "none", long[:maxMainThrew] + " ..."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f logFollower
+			for _, l := range tc.lines {
+				f.scan(l, time.Now())
+			}
+			got := "none"
+			if c := f.appExitCode(); c != nil {
+				got = strconv.Itoa(*c)
+			}
+			if diff := cmp.Diff([]string{tc.want, tc.wantThrew}, []string{got, f.mainThrew}); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -83,6 +83,7 @@ type Cluster struct {
 	ownDir     bool   // Dir is a temporary directory of Launch
 	imgMu      sync.Mutex
 	pushed     map[string]bool
+	ca         *pki
 }
 
 // Option configures Launch.
@@ -308,6 +309,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string)
 	if err != nil {
 		return err
 	}
+	c.ca = ca
 	c.CAFile = c.path("ca.crt")
 	if err := os.WriteFile(c.CAFile, ca.caPEM(), 0o644); err != nil {
 		return err

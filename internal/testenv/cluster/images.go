@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,15 +108,41 @@ func (c *Cluster) SparkNamespace(ctx context.Context, ns string) error {
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "spark"}}, metav1.CreateOptions{}); err != nil {
+	return c.EditServiceAccount(ctx, ns, "spark")
+}
+
+// EditServiceAccount creates the service account name in ns, bound to the
+// edit ClusterRole there (a driver's, or a submitter's: create pods,
+// Services, ConfigMaps).
+func (c *Cluster) EditServiceAccount(ctx context.Context, ns, name string) error {
+	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	_, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "spark-edit"},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-edit"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "edit"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "spark", Namespace: ns}},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
 	}, metav1.CreateOptions{})
 	return err
+}
+
+// BoundToken issues a TokenRequest token (valid an hour) of service account
+// sa in ns, bound to a new Secret named secret: deleting the Secret revokes
+// the token (the API server then answers 401 to it).
+func (c *Cluster) BoundToken(ctx context.Context, ns, sa, secret string) (string, error) {
+	sec, err := c.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	exp := int64(3600)
+	tr, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authv1.TokenRequest{Spec: authv1.TokenRequestSpec{
+		ExpirationSeconds: &exp,
+		BoundObjectRef:    &authv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: sec.Name, UID: sec.UID},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return tr.Status.Token, nil
 }
 
 // JavaAppImage compiles one Java class (source, class name class) with

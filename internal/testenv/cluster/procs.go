@@ -3,6 +3,7 @@ package cluster
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
@@ -211,9 +212,31 @@ func (p *pki) caPEM() []byte {
 // serving writes a serving certificate for the IPs and DNS names (the
 // first is the common name) to certFile and keyFile.
 func (p *pki) serving(certFile, keyFile string, ips []string, names ...string) error {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	der, key, err := p.sign(ips, names)
 	if err != nil {
 		return err
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return err
+	}
+	return writeKey(keyFile, key)
+}
+
+// ServingCert is a serving certificate for ips signed by the cluster's CA
+// (CAFile): a test's server on the node's address that pods and prebake
+// reach over https.
+func (c *Cluster) ServingCert(ips ...string) (tls.Certificate, error) {
+	der, key, err := c.ca.sign(ips, nil)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+func (p *pki) sign(ips, names []string) ([]byte, *rsa.PrivateKey, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: ips[0]},
@@ -225,13 +248,7 @@ func (p *pki) serving(certFile, keyFile string, ips []string, names ...string) e
 		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return err
-	}
-	return writeKey(keyFile, key)
+	return der, key, err
 }
 
 func writeKey(path string, key *rsa.PrivateKey) error {
