@@ -25,7 +25,10 @@ import (
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
 
-var updateEquiv = flag.Bool("update-equiv", false, "rewrite submit/k8s/native/testdata/equiv goldens from the real spark-submit")
+var (
+	updateEquiv   = flag.Bool("update-equiv", false, "rewrite submit/k8s/native/testdata/equiv goldens from the real spark-submit")
+	equivVersions = flag.String("equiv-versions", "", "comma-separated installed pyspark versions for TestNativeEquivalenceIT (default: testenv.SparkVersions)")
+)
 
 // equivDir is where the goldens and the cases' files live.
 func equivDir(t testing.TB) string {
@@ -43,7 +46,7 @@ type writeRecorder struct {
 	objs map[string][]map[string]any
 }
 
-var objectPath = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/(pods|services|configmaps|persistentvolumeclaims)(/[^/]+)?$`)
+var objectPath = regexp.MustCompile(`^/(?:api/v1|apis/networking\.k8s\.io/v1)/namespaces/([^/]+)/(pods|services|configmaps|persistentvolumeclaims|networkpolicies)(/[^/]+)?$`)
 
 func (w *writeRecorder) record(method, path string, body []byte) {
 	m := objectPath.FindStringSubmatch(path)
@@ -91,6 +94,10 @@ func readBack(t testing.TB, c kubernetes.Interface, ns string) []map[string]any 
 	if err != nil {
 		t.Fatal(err)
 	}
+	nps, err := c.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var objs []any
 	for i := range pods.Items {
 		pods.Items[i].APIVersion, pods.Items[i].Kind = "v1", "Pod"
@@ -101,6 +108,10 @@ func readBack(t testing.TB, c kubernetes.Interface, ns string) []map[string]any 
 		// The cluster IP the server allocates is "None" for both; the
 		// families depend on the policy, kept.
 		objs = append(objs, &svcs.Items[i])
+	}
+	for i := range nps.Items {
+		nps.Items[i].APIVersion, nps.Items[i].Kind = "networking.k8s.io/v1", "NetworkPolicy"
+		objs = append(objs, &nps.Items[i])
 	}
 	for i := range pvcs.Items {
 		pvcs.Items[i].APIVersion, pvcs.Items[i].Kind = "v1", "PersistentVolumeClaim"
@@ -141,6 +152,7 @@ func clearNamespace(t testing.TB, c kubernetes.Interface, ns string) {
 	for _, err := range []error{
 		c.CoreV1().Pods(ns).DeleteCollection(ctx, opts, all),
 		c.CoreV1().PersistentVolumeClaims(ns).DeleteCollection(ctx, opts, all),
+		c.NetworkingV1().NetworkPolicies(ns).DeleteCollection(ctx, opts, all),
 		c.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, opts, metav1.ListOptions{FieldSelector: "metadata.name!=kube-root-ca.crt"}),
 	} {
 		if err != nil {
@@ -224,8 +236,12 @@ func (e *equivEnv) caseEnv(cs nativetest.Case) map[string]string {
 // are checked live too, or rewritten with -update-equiv.
 func TestNativeEquivalenceIT(t *testing.T) {
 	e := newEquivEnv(t)
-	for _, version := range testenv.SparkVersions {
-		home, _ := testenv.SparkHome(t, version)
+	versions := testenv.SparkVersions
+	if *equivVersions != "" {
+		versions = strings.Split(*equivVersions, ",")
+	}
+	for _, version := range versions {
+		home, _ := testenv.SparkLineHome(t, version)
 		sub := filepath.Join(home, "bin", "spark-submit")
 		for i, cs := range nativetest.Cases {
 			if cs.Only != "" && !strings.HasPrefix(version, cs.Only) {

@@ -64,7 +64,7 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	// Unknown Spark lines.
-	for _, v := range []string{"", "3.4.1", "4.1.0"} {
+	for _, v := range []string{"", "3.4.1", "4.4.0", "5.0.0", "4.1", "4.1."} {
 		err := buildArgv(append(append([]string{}, base...), "--class", "M", "local:///a.jar"), v, nil)
 		var ue *UnsupportedError
 		if !errors.As(err, &ue) || ue.Option != OptionSparkVersion {
