@@ -44,7 +44,6 @@ func shapeOf(o *Objects) lineShape {
 	return s
 }
 
-
 // TestLineRules: each Spark line's driver objects for one submission: 4.1
 // adds the Spark Connect port to the container and the Service; 4.2 names
 // the Service port's appProtocol (grpc) and adds the executors'
