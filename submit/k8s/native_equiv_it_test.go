@@ -325,13 +325,13 @@ func roundTrip(t testing.TB, g *nativetest.Golden) map[string]any {
 	return m
 }
 
-func compareNormalised(t testing.TB, what string, spark, nat []map[string]any, repl map[string]string) {
+func compareNormalised(t testing.TB, what string, spark, nat []map[string]any, repl map[string]string, opts ...nativetest.NormaliseOption) {
 	t.Helper()
-	a, err := nativetest.Normalise(spark, repl)
+	a, err := nativetest.Normalise(spark, repl, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := nativetest.Normalise(nat, repl)
+	b, err := nativetest.Normalise(nat, repl, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,7 +189,12 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, o.sparkSubmit, args...)
+	bin := o.sparkSubmit
+	if program, rest, ok := submit.SplitProgram(args); ok {
+		// A spark-pipelines command line runs its own CLI (in $SPARK_HOME/bin).
+		bin, args = submit.PipelinesBin(program, o.sparkSubmit), rest
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = o.env
 	cmd.Stdin = o.stdin
 	// spark-submit execs java in its own process; SIGTERM runs Spark's

@@ -479,7 +479,13 @@ func (b *builder) basic() error {
 		}
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: portConnect, ContainerPort: int32(connect), Protocol: "TCP"})
 	}
+	// Utils.getCurrentUserName: $SPARK_USER, else the UGI's user (the proxy
+	// user inside SparkSubmit's doAs, else the OS user); 4.3 puts the proxy
+	// user first (conf.proxyUser.getOrElse).
 	user := b.in.Env["SPARK_USER"]
+	if b.line.atLeast(4, 3) && b.in.ProxyUser != "" {
+		user = b.in.ProxyUser
+	}
 	if user == "" {
 		user = b.in.ProxyUser
 	}

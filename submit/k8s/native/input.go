@@ -93,6 +93,9 @@ func FromSubmission(sub *submit.Submission, sparkVersion string, env map[string]
 		}
 		return nil, unsupported(o, "Kerberos logins need the JVM's Hadoop security")
 	}
+	if sub.Argv.IsPipelines() {
+		return nil, unsupported(submit.ResourceSparkPipelines, "the pipeline CLI runs a local Spark Connect server, not a cluster-mode submission")
+	}
 	in := &Input{SparkVersion: sparkVersion, Conf: sub.SparkConf(), Env: map[string]string{}}
 	in.Resource, _ = sub.Primary()
 	in.AppArgs = sub.AppArgs()

@@ -138,3 +138,29 @@ var Cases = []Case{
 	{Name: "min-overhead", Only: "4.0.", Args: []string{"--conf", "spark.driver.minMemoryOverhead=500m",
 		"--class", "org.example.Main", "local:///opt/app.jar"}},
 }
+
+// LinesCase is the one submission the per-line equivalence test makes with
+// each Spark patch (one JVM start each): a JVM application with most of
+// what the feature steps read, and 4.1's excludedFeatureSteps leaving out
+// the local dirs.
+var LinesCase = Case{Name: "lines", Args: []string{
+	"--name", "lines-app", "--driver-memory", "2g", "--driver-cores", "2",
+	"--conf", "spark.kubernetes.driverEnv.FOO=bar",
+	"--conf", "spark.kubernetes.driver.label.team=data",
+	"--conf", "spark.kubernetes.driver.annotation.note=app-{{APP_ID}}",
+	"--conf", "spark.kubernetes.driver.secrets.db-creds=/etc/db",
+	"--conf", "spark.kubernetes.driver.secretKeyRef.DB_PASS=db-creds:password",
+	"--conf", "spark.kubernetes.driver.volumes.hostPath.host.mount.path=/host",
+	"--conf", "spark.kubernetes.driver.volumes.hostPath.host.mount.readOnly=true",
+	"--conf", "spark.kubernetes.driver.volumes.hostPath.host.options.path=/mnt/host",
+	"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.spill.mount.path=/spill",
+	"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.spill.options.claimName=OnDemand",
+	"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.spill.options.storageClass=standard",
+	"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.spill.options.sizeLimit=5Gi",
+	"--conf", "spark.kubernetes.executor.podTemplateFile=" + TestData + "/executor-template.yaml",
+	"--conf", "spark.kubernetes.authenticate.driver.serviceAccountName=spark",
+	"--conf", "spark.kubernetes.node.selector.disk=ssd",
+	"--conf", "spark.kubernetes.driver.pod.excludedFeatureSteps=org.apache.spark.deploy.k8s.features.LocalDirsFeatureStep",
+	"--jars", "https://repo.example/b.jar",
+	"--class", "org.example.Main", "local:///opt/app.jar", "arg1",
+}}

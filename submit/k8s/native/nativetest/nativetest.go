@@ -20,6 +20,22 @@ import (
 	"github.com/prebake/prebake/submit/k8s/native"
 )
 
+// NormaliseOption changes what Normalise keeps.
+type NormaliseOption func(*normaliseOptions)
+
+type normaliseOptions struct{ keepEmptyProperties bool }
+
+// Empty stands for an empty value in spark.properties when
+// KeepEmptyProperties is given.
+const Empty = "$EMPTY"
+
+// KeepEmptyProperties keeps the spark.properties keys whose value is
+// empty (as Empty): Spark 3.5.7+ writes "spark.submit.pyFiles=" for a jar
+// application, and a missing key is a difference.
+func KeepEmptyProperties() NormaliseOption {
+	return func(o *normaliseOptions) { o.keepEmptyProperties = true }
+}
+
 // Golden is one recorded spark-submit: the argv with placeholders, and the
 // objects it sent to the API server (request bodies), normalised.
 type Golden struct {
@@ -65,7 +81,11 @@ var (
 // $UUID, $TIME), repl's strings (machine paths, URLs) by their keys, zero
 // values ("", false, null, {}, []) dropped as Go's omitempty does, and the
 // lists Spark fills from hash maps (env, volumes, volumeMounts) sorted.
-func Normalise(objs []map[string]any, repl map[string]string) ([]map[string]any, error) {
+func Normalise(objs []map[string]any, repl map[string]string, opts ...NormaliseOption) ([]map[string]any, error) {
+	var no normaliseOptions
+	for _, opt := range opts {
+		opt(&no)
+	}
 	b, err := json.Marshal(objs)
 	if err != nil {
 		return nil, err
@@ -113,6 +133,9 @@ func Normalise(objs []map[string]any, repl map[string]string) ([]map[string]any,
 				for k, v := range parsed {
 					if k == "spark.app.submitTime" {
 						v = "$TIME"
+					}
+					if v == "" && no.keepEmptyProperties {
+						v = Empty
 					}
 					props[k] = v
 				}
