@@ -95,4 +95,3 @@ func TestNativeLinesEquivalenceIT(t *testing.T) {
 		})
 	}
 }
-
