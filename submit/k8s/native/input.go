@@ -164,6 +164,11 @@ func FromSubmission(sub *submit.Submission, sparkVersion string, env map[string]
 			jars += in.Resource
 		}
 		in.Conf["spark.jars"] = jars
+		// SparkSubmit writes spark.submit.pyFiles for a JVM application
+		// too, empty (seen from 3.5.0 to 4.3.0's spark.properties).
+		if _, ok := in.Conf["spark.submit.pyFiles"]; !ok {
+			in.Conf["spark.submit.pyFiles"] = ""
+		}
 	}
 	delete(in.Conf, "spark.driver.host")
 

@@ -19,25 +19,30 @@ type volumeSpec struct {
 }
 
 // parseVolumes is KubernetesVolumeUtils.parseVolumesWithPrefix for the
-// driver. Spark takes the volumes from a hash set; here they are ordered by
-// type and name.
+// driver: each (type, name) in the order its first key comes out of the
+// Scala Map of the volume keys (scalaMapOrder). Up to four keys that map
+// keeps SparkConf's ConcurrentHashMap order, which is not reproduced: the
+// keys are then taken sorted. More than four volumes make a hash set of
+// specs, also not reproduced: they are ordered by type and name.
 func (b *builder) parseVolumes() ([]volumeSpec, error) {
 	props := b.withPrefix(volPrefix)
 	seen := map[[2]string]bool{}
 	var keys [][2]string
-	for k := range props {
+	for _, k := range scalaMapOrder(sortedKeys(props), b.v4) {
 		parts := strings.Split(k, ".")
 		if len(parts) >= 2 && !seen[[2]string{parts[0], parts[1]}] {
 			seen[[2]string{parts[0], parts[1]}] = true
 			keys = append(keys, [2]string{parts[0], parts[1]})
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
+	if len(keys) > 4 {
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i][0] != keys[j][0] {
+				return keys[i][0] < keys[j][0]
+			}
+			return keys[i][1] < keys[j][1]
+		})
+	}
 	var out []volumeSpec
 	for _, tn := range keys {
 		typ, name := tn[0], tn[1]

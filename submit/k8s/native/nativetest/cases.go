@@ -144,6 +144,9 @@ var Cases = []Case{
 // what the feature steps read, and 4.1's excludedFeatureSteps leaving out
 // the local dirs.
 var LinesCase = Case{Name: "lines", Args: []string{
+	// A loaded machine's API server can take more than spark-submit's 10s.
+	"--conf", "spark.kubernetes.submission.requestTimeout=60000",
+	"--conf", "spark.kubernetes.submission.connectionTimeout=60000",
 	"--name", "lines-app", "--driver-memory", "2g", "--driver-cores", "2",
 	"--conf", "spark.kubernetes.driverEnv.FOO=bar",
 	"--conf", "spark.kubernetes.driver.label.team=data",
