@@ -207,3 +207,15 @@ func ownedKinds(o *Objects) string {
 	}
 	return s
 }
+
+// TestLineSparkUser: SPARK_USER is $SPARK_USER, else the proxy user, else
+// the OS user; 4.3 puts the proxy user first.
+func TestLineSparkUser(t *testing.T) {
+	for version, want := range map[string]string{"3.5.9": "prebake", "4.2.1": "prebake", "4.3.0": "alice"} {
+		in := testInput(ResourceJava, nil)
+		in.SparkVersion, in.ProxyUser, in.Env["SPARK_USER"] = version, "alice", "prebake"
+		if got := driver(build(t, in)).Env[0]; got.Name != "SPARK_USER" || got.Value != want {
+			t.Errorf("%s: %+v, want SPARK_USER=%s", version, got, want)
+		}
+	}
+}
