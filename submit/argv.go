@@ -160,17 +160,11 @@ func ParseArgv(args []string) (*Argv, error) {
 		tok := args[i]
 		name, value, eq := splitEqOpt(tok)
 		if canon, ok := submitValueOpts[name]; ok {
-			arg := Arg{Name: canon, Tokens: []string{tok}}
-			if eq {
-				arg.Value = value
-			} else {
-				if i == len(args)-1 {
-					return nil, errdefs.Errorf(errdefs.BadArgument, "spark-submit argument %q: missing value (Spark: \"Missing argument for option '%s'.\")", name, name)
-				}
-				i++
-				arg.Value = args[i]
-				arg.Tokens = append(arg.Tokens, args[i])
+			arg, next, err := valueArg("spark-submit", args, i, canon, name, value, eq)
+			if err != nil {
+				return nil, err
 			}
+			i = next
 			if err := a.handle(arg); err != nil {
 				return nil, err
 			}
@@ -260,17 +254,11 @@ func ParsePipelinesArgv(args []string) (*Argv, error) {
 		canonSwitch, isSwitch := submitSwitches[name]
 		switch {
 		case isValue:
-			arg := Arg{Name: canon, Tokens: []string{tok}}
-			if eq {
-				arg.Value = value
-			} else {
-				if i == len(args)-1 {
-					return nil, errdefs.Errorf(errdefs.BadArgument, "spark-pipelines argument %q: missing value (Spark: \"Missing argument for option '%s'.\")", name, name)
-				}
-				i++
-				arg.Value = args[i]
-				arg.Tokens = append(arg.Tokens, args[i])
+			arg, next, err := valueArg("spark-pipelines", args, i, canon, name, value, eq)
+			if err != nil {
+				return nil, err
 			}
+			i = next
 			switch {
 			case canon == "--class":
 				return nil, errdefs.Errorf(errdefs.BadArgument, "spark-pipelines argument --class %q: --class argument not supported", arg.Value)
@@ -316,6 +304,24 @@ func PipelinesBin(program, sparkSubmit string) string {
 
 // IsPipelines reports whether a is a spark-pipelines command line.
 func (a *Argv) IsPipelines() bool { return a.HasPrimary && a.Primary == ResourceSparkPipelines }
+
+// valueArg is the option args[i] (canonical name canon, as given name)
+// with its value: the one after "=" when eq, else the next token; next is
+// the index of the last token it took. A missing value is a usage error
+// naming prog's argument.
+func valueArg(prog string, args []string, i int, canon, name, value string, eq bool) (arg Arg, next int, err error) {
+	arg = Arg{Name: canon, Tokens: []string{args[i]}}
+	if eq {
+		arg.Value = value
+		return arg, i, nil
+	}
+	if i == len(args)-1 {
+		return arg, i, errdefs.Errorf(errdefs.BadArgument, "%s argument %q: missing value (Spark: \"Missing argument for option '%s'.\")", prog, name, name)
+	}
+	arg.Value = args[i+1]
+	arg.Tokens = append(arg.Tokens, args[i+1])
+	return arg, i + 1, nil
+}
 
 // addAppArgs appends application arguments at the current position.
 func (a *Argv) addAppArgs(toks ...string) {

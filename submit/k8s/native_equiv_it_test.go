@@ -242,7 +242,6 @@ func TestNativeEquivalenceIT(t *testing.T) {
 	}
 	for _, version := range versions {
 		home, _ := testenv.SparkLineHome(t, version)
-		sub := filepath.Join(home, "bin", "spark-submit")
 		for i, cs := range nativetest.Cases {
 			if cs.Only != "" && !strings.HasPrefix(version, cs.Only) {
 				continue
@@ -252,34 +251,7 @@ func TestNativeEquivalenceIT(t *testing.T) {
 				ns := fmt.Sprintf("eq-%s-%d", strings.ReplaceAll(version, ".", ""), i)
 				e.c.ensureNamespace(t, ns)
 				args := append(nativetest.CommonArgs(ns, version), cs.Args...)
-				// The real spark-submit.
-				start := time.Now()
-				cmd := exec.Command(sub, nativetest.Expand(args, e.repl)...)
-				cmd.Env = e.sparkSubmitEnv(t, home, cs.Env)
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("spark-submit: %v\n%s", err, out)
-				}
-				t.Logf("spark-submit took %s", time.Since(start).Round(time.Millisecond))
-				sentSpark := e.rec.take(ns)
-				heldSpark := readBack(t, e.c.admin, ns)
-				clearNamespace(t, e.c.admin, ns)
-
-				// The native builder.
-				in, err := nativetest.FromArgv(nativetest.Expand(args, e.repl), version, e.caseEnv(cs))
-				if err != nil {
-					t.Fatalf("FromSubmission: %v", err)
-				}
-				objs, err := native.Build(in)
-				if err != nil {
-					t.Fatalf("Build: %v", err)
-				}
-				if _, err := native.Create(context.Background(), e.native, objs); err != nil {
-					t.Fatalf("Create: %v", err)
-				}
-				sentNative := e.rec.take(ns)
-				heldNative := readBack(t, e.c.admin, ns)
-				clearNamespace(t, e.c.admin, ns)
+				sentSpark, heldSpark, sentNative, heldNative := e.bothWays(t, home, version, ns, args, cs)
 
 				compareNormalised(t, "objects held by the API server", heldSpark, heldNative, e.repl)
 				compareNormalised(t, "request bodies", sentSpark, sentNative, e.repl)
@@ -338,4 +310,38 @@ func compareNormalised(t testing.TB, what string, spark, nat []map[string]any, r
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("%s differ (-spark-submit +native):\n%s", what, diff)
 	}
+}
+
+// bothWays submits args in ns with the real spark-submit of home and with
+// the native builder of version: what each sent to the API server and what
+// the server then held, the namespace emptied after each.
+func (e *equivEnv) bothWays(t *testing.T, home, version, ns string, args []string, cs nativetest.Case) (sentSpark, heldSpark, sentNative, heldNative []map[string]any) {
+	t.Helper()
+	start := time.Now()
+	cmd := exec.Command(filepath.Join(home, "bin", "spark-submit"), nativetest.Expand(args, e.repl)...)
+	cmd.Env = e.sparkSubmitEnv(t, home, cs.Env)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("spark-submit %s: %v\n%s", version, err, out)
+	}
+	t.Logf("spark-submit %s took %s", version, time.Since(start).Round(time.Millisecond))
+	sentSpark = e.rec.take(ns)
+	heldSpark = readBack(t, e.c.admin, ns)
+	clearNamespace(t, e.c.admin, ns)
+
+	in, err := nativetest.FromArgv(nativetest.Expand(args, e.repl), version, e.caseEnv(cs))
+	if err != nil {
+		t.Fatalf("FromSubmission: %v", err)
+	}
+	objs, err := native.Build(in)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if _, err := native.Create(context.Background(), e.native, objs); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	sentNative = e.rec.take(ns)
+	heldNative = readBack(t, e.c.admin, ns)
+	clearNamespace(t, e.c.admin, ns)
+	return sentSpark, heldSpark, sentNative, heldNative
 }

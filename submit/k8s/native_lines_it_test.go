@@ -1,18 +1,14 @@
 package k8s
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/submit/k8s/native"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
 
@@ -25,14 +21,15 @@ func linesDir(t testing.TB) string { return filepath.Join(filepath.Dir(equivDir(
 // 4.2.0/4.2.1, 4.3.0) and once with the native builder, against the real
 // kube-apiserver: what each sent and what the server holds must be equal
 // after normalisation, empty spark.properties values included (3.5.7+
-// writes spark.submit.pyFiles= for a jar application). The goldens
+// writes spark.submit.pyFiles= for a jar application), env, volumes and
+// volumeMounts in the order sent (not sorted). The goldens
 // (testdata/equiv-lines/<version>.json) are checked live too, or rewritten
 // with -update-equiv. A patch that is not installed is skipped (a failure
 // under CI).
 func TestNativeLinesEquivalenceIT(t *testing.T) {
 	e := newEquivEnv(t)
 	cs := nativetest.LinesCase
-	keep := nativetest.KeepEmptyProperties()
+	keep, order := nativetest.KeepEmptyProperties(), nativetest.KeepOrder()
 	for _, version := range testenv.SparkLinePatches {
 		t.Run(version, func(t *testing.T) {
 			home, _ := testenv.SparkLineHome(t, version)
@@ -40,37 +37,12 @@ func TestNativeLinesEquivalenceIT(t *testing.T) {
 			ns := "lines-" + strings.ReplaceAll(version, ".", "")
 			e.c.ensureNamespace(t, ns)
 			args := append(nativetest.CommonArgs(ns, version), cs.Args...)
-			start := time.Now()
-			cmd := exec.Command(filepath.Join(home, "bin", "spark-submit"), nativetest.Expand(args, e.repl)...)
-			cmd.Env = e.sparkSubmitEnv(t, home, cs.Env)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("spark-submit %s: %v\n%s", version, err, out)
-			}
-			t.Logf("spark-submit %s took %s", version, time.Since(start).Round(time.Millisecond))
-			sentSpark := e.rec.take(ns)
-			heldSpark := readBack(t, e.c.admin, ns)
-			clearNamespace(t, e.c.admin, ns)
+			sentSpark, heldSpark, sentNative, heldNative := e.bothWays(t, home, version, ns, args, cs)
 
-			in, err := nativetest.FromArgv(nativetest.Expand(args, e.repl), version, e.caseEnv(cs))
-			if err != nil {
-				t.Fatalf("FromSubmission: %v", err)
-			}
-			objs, err := native.Build(in)
-			if err != nil {
-				t.Fatalf("Build: %v", err)
-			}
-			if _, err := native.Create(context.Background(), e.native, objs); err != nil {
-				t.Fatalf("Create: %v", err)
-			}
-			sentNative := e.rec.take(ns)
-			heldNative := readBack(t, e.c.admin, ns)
-			clearNamespace(t, e.c.admin, ns)
+			compareNormalised(t, version+" objects held by the API server", heldSpark, heldNative, e.repl, keep, order)
+			compareNormalised(t, version+" request bodies", sentSpark, sentNative, e.repl, keep, order)
 
-			compareNormalised(t, version+" objects held by the API server", heldSpark, heldNative, e.repl, keep)
-			compareNormalised(t, version+" request bodies", sentSpark, sentNative, e.repl, keep)
-
-			norm, err := nativetest.Normalise(sentSpark, e.repl, keep)
+			norm, err := nativetest.Normalise(sentSpark, e.repl, keep, order)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,7 +29,8 @@ func TestEquivalenceGoldens(t *testing.T) {
 
 // TestLinesGoldens replays the per-line goldens (testdata/equiv-lines/,
 // one submission per Spark patch, written by submit/k8s's
-// TestNativeLinesEquivalenceIT -update-equiv), empty properties included.
+// TestNativeLinesEquivalenceIT -update-equiv), empty properties included,
+// lists in the order sent.
 func TestLinesGoldens(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "equiv-lines", "*.json"))
 	if err != nil {
@@ -38,7 +39,7 @@ func TestLinesGoldens(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no goldens under testdata/equiv-lines")
 	}
-	replayGoldens(t, files, nativetest.KeepEmptyProperties())
+	replayGoldens(t, files, nativetest.KeepEmptyProperties(), nativetest.KeepOrder())
 }
 
 func replayGoldens(t *testing.T, files []string, opts ...nativetest.NormaliseOption) {

@@ -23,7 +23,14 @@ import (
 // NormaliseOption changes what Normalise keeps.
 type NormaliseOption func(*normaliseOptions)
 
-type normaliseOptions struct{ keepEmptyProperties bool }
+type normaliseOptions struct{ keepEmptyProperties, keepOrder bool }
+
+// KeepOrder compares env, volumes and volumeMounts in the order sent
+// (Spark's: its feature steps in turn, each map in Scala's iteration
+// order) instead of sorted.
+func KeepOrder() NormaliseOption {
+	return func(o *normaliseOptions) { o.keepOrder = true }
+}
 
 // Empty stands for an empty value in spark.properties when
 // KeepEmptyProperties is given.
@@ -143,7 +150,9 @@ func Normalise(objs []map[string]any, repl map[string]string, opts ...NormaliseO
 			}
 		}
 		localDirs(o)
-		sortLists(o)
+		if !no.keepOrder {
+			sortLists(o)
+		}
 		canonQuantities(o, false)
 	}
 	// The machine's strings last, inside the parsed properties too.
