@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central cluster cluster-down infra clean
+.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines cluster cluster-down infra clean
 
 # VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -95,11 +95,18 @@ SEEDS ?= 4
 parity-fuzz:
 	$(GO) run ./hack/parity -diff $(PARITY_SETS) -random $(SEEDS) -j 2
 
-## parity-central: every case of testdata/central/cases.txt through the real spark-submit (pyspark 3.5 and 4.0)
-## and prebake on the machine's Maven Central; both must match the goldens (names and sha256).
-## `go run ./hack/central -record` rewrites the goldens and the recorded mirror.
+## parity-central: every case of testdata/central/cases.txt on the CI Spark lines (3.4, 3.5, 4.0, 4.3: internal/testenv
+## SparkLines) through the real spark-submit and prebake on the machine's Maven Central; both must match the goldens
+## (names and sha256). `go run ./hack/central -record -lines L` rewrites line L's goldens and adds to the recorded mirror.
 parity-central:
 	$(GO) run ./hack/central
+
+## parity-lines: the same on every Spark line (3.4, 3.5-early, 3.5, 4.0, 4.1, 4.2, 4.3), installing the pyspark
+## distributions CI does not (hack/infra.d/60-spark.sh, cached by version under $$PREBAKE_CI_CACHE).
+parity-lines:
+	PREBAKE_CI_CACHE="$${PREBAKE_CI_CACHE:-/var/cache/prebake-ci}" PREBAKE_SPARK_VERSIONS="$$($(GO) run ./hack/central -versions all)" \
+		bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/60-spark.sh'
+	$(GO) run ./hack/central -lines all
 
 ## cluster: the tests' real single-node Kubernetes (internal/testenv/cluster), in the background, for a person:
 ## prints the kubeconfig, the registry on 127.0.0.1 and the Spark base images. Needs root and `make infra`.

@@ -74,6 +74,7 @@ type bakeImageOptions struct {
 	compression  string
 	sparkHome    string
 	strict       bool
+	sharedLock   string
 }
 
 func newBakeImageCmd(g *globals) *cobra.Command {
@@ -113,9 +114,10 @@ conflict report against the base's /opt/spark/jars.`,
 	fs.StringSliceVar(&o.platforms, "platform", nil, "for an index base: only these platforms (os/arch[/variant]; repeat or comma-separate)")
 	fs.BoolVar(&o.skipProvided, "skip-provided", false, "leave out jars the base already has at the same version")
 	fs.BoolVar(&o.addSelf, "add-self", false, "also add this prebake binary as "+selfPath+" (linux only; the base platform must match), so the image can run prebake submit")
-	fs.StringVar(&o.compression, "compression", string(layers.DefaultCompression), "layer compression: none (plain tar: one hash pass; jars are already deflated), gzip or zstd (OCI manifests only); see README \"Layer compression\"")
+	fs.StringVar(&o.compression, "compression", string(layers.DefaultCompression), "layer compression: none (plain tar: one hash pass; jars are already deflated), gzip, zstd (OCI manifests only) or estargz (gzip that lazy-pulling snapshotters mount before the pull ends); see README \"Layer compression\"")
 	fs.StringVar(&o.sparkHome, "spark-home", "", "where the base image keeps Spark (default /opt/spark): the conflict report reads its jars/")
 	fs.BoolVar(&o.strict, "strict", false, strictHelp)
+	fs.StringVar(&o.sharedLock, "shared-lock", "", "lock FILE of a shared (platform) set, e.g. the packages common to a team's jobs: the jars of this bake that it also has go into one layer below the per-job layer, the same layer digest for every job that has them all, so a node pulls it once; see README \"Shared layers\"")
 	fs.IntVar(&o.layers, "layers", 1, fmt.Sprintf("split the jars into up to N layers (1..%d; big jars alone) so a re-bake re-uploads only what changed", layers.MaxLayers))
 	return c
 }
@@ -160,6 +162,11 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	}
 	if o.addSelf {
 		if in.Extra, in.ExtraPlatform, err = selfFile(); err != nil {
+			return err
+		}
+	}
+	if o.sharedLock != "" {
+		if in.Shared, err = resolver.ReadLock(o.sharedLock); err != nil {
 			return err
 		}
 	}
@@ -247,11 +254,23 @@ func printBakeSummary(w io.Writer, r *layers.Result, verbose bool) {
 		sent = "written to the OCI layout" // no upload to count
 	}
 	fmt.Fprintf(w, "baked %d jars in %d layer(s) onto %s: %s, %s\n", len(r.Files), len(r.Layers), r.BaseDigest, r.Tag, sent)
+	for _, l := range r.Layers {
+		if l.Role != "" {
+			fmt.Fprintf(w, "  %s layer %s: %d file(s), %d bytes\n", l.Role, l.Digest, len(l.Files), l.Size)
+		}
+	}
 	if r.Report == nil {
 		return
 	}
 	rep := r.Report
-	fmt.Fprintf(w, "base: Spark %s, Scala %s, %d jars\n", orNone(rep.BaseSparkVersion), orNone(rep.BaseScalaBinary), rep.BaseJars)
+	fmt.Fprintf(w, "base: Spark %s, Scala %s, ", orNone(rep.BaseSparkVersion), orNone(rep.BaseScalaBinary))
+	if rep.BaseHadoopVersion != "" {
+		fmt.Fprintf(w, "Hadoop %s, ", rep.BaseHadoopVersion)
+	}
+	if rep.BaseJavaVersion != "" {
+		fmt.Fprintf(w, "Java %s, ", rep.BaseJavaVersion)
+	}
+	fmt.Fprintf(w, "%d jars\n", rep.BaseJars)
 	var same, skipped int
 	for _, c := range rep.Conflicts {
 		switch {

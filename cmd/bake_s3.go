@@ -261,7 +261,13 @@ func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep
 		if err != nil {
 			return nil, nil, err
 		}
-		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy, CacheDir: f.cache}, ropts...), nil
+		verifier, err := f.signatures()
+		if err != nil {
+			return nil, nil, err
+		}
+		// With signatures verified, the jars fetched are checked against the
+		// signers the lock records (resolver.FetchLocked).
+		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy, CacheDir: f.cache, Signatures: verifier}, ropts...), nil
 	}
 	req, err := f.request(args...)
 	if err != nil {

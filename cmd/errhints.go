@@ -42,6 +42,7 @@ var optionHints = map[string]string{
 	"resolver.Request.IvySettings":           "flag --ivy-settings",
 	"resolver.Request.IvyHome":               "flag --ivy",
 	"resolver.Request.Excludes":              "flag --exclude-packages (or spark.jars.excludes)",
+	"resolver.Request.Signatures":            "checked by --verify-signatures against --keyring; pin a signer with: prebake keys add",
 
 	"pipeline.Target.ImageFrom": "flag --image-from",
 	"pipeline.Target.Store":     "flag --store",

@@ -33,7 +33,7 @@ func TestWithHint(t *testing.T) {
 	}{
 		{"nil", nil, "", exitcode.OK},
 		{"no hint", errors.New("plain"), "plain", exitcode.Internal},
-		{"compression", compErr, `compression "brotli": want one of none, gzip, zstd; flag --compression`, exitcode.Usage},
+		{"compression", compErr, `compression "brotli": want one of none, gzip, zstd, estargz; flag --compression`, exitcode.Usage},
 		{"shard", shardErr, `shard "3/2": want i/n with 0 <= i < n; flag --shard`, exitcode.Usage},
 		{"store without scheme", storeErr, `store "bucket/prefix": no scheme; want s3://bucket/prefix (S3) or file:///absolute/dir (a local directory); flag --store`, exitcode.Usage},
 		{"concurrency, wrapped", fmt.Errorf("bake s3: %w", concErr), "bake s3: concurrency 0: must be at least 1; flag --concurrency", exitcode.Usage},

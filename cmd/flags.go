@@ -1,12 +1,14 @@
 package cmd
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/pgpverify"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -26,6 +28,17 @@ type resolveFlags struct {
 	offline               bool
 	cache                 string
 	checksumPolicy        resolver.ChecksumPolicy
+	verifySignatures      bool
+	keyring               string
+	// sparkVersion: resolve's and rewrite's --spark-version (addSparkVersion;
+	// submit has its own flag of that name).
+	sparkVersion string
+}
+
+// addSparkVersion defines --spark-version: the Spark line whose Ivy the
+// resolution follows.
+func (f *resolveFlags) addSparkVersion(fs *pflag.FlagSet) {
+	fs.StringVar(&f.sparkVersion, "spark-version", "", "the Spark version whose Ivy to follow (e.g. 3.5.0: before 3.5.9, Ivy 2.5.1 drops a POM dependency beside the same one with a classifier, IVY-1642); default Ivy 2.5.2+ (3.5.9+, 4.x)")
 }
 
 // add defines the resolution flags on fs, except those named in without
@@ -50,6 +63,8 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 	fs.BoolVar(&f.offline, "offline", false, "make no network request; use only the cache")
 	fs.StringVar(&f.cache, "cache", "", "cache directory (default $PREBAKE_CACHE, else the user cache dir + /prebake)")
 	fs.StringVar((*string)(&f.checksumPolicy), "checksum-policy", string(resolver.ChecksumWarn), "missing checksum: strict (fail), warn or ignore; a mismatch always fails")
+	fs.BoolVar(&f.verifySignatures, "verify-signatures", false, "verify every jar's PGP signature (.asc) against --keyring and record its signer in the lock (exit 65 naming the jar when one is missing or bad)")
+	fs.StringVar(&f.keyring, "keyring", defaultKeyring, "armored public keys pinned for --verify-signatures (see prebake keys)")
 }
 
 // request builds a resolver.Request; extra are positional coordinates.
@@ -73,7 +88,16 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		}
 		cache = abs
 	}
+	if _, err := resolver.IvyOf(f.sparkVersion); err != nil {
+		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--spark-version: %v", err)
+	}
+	verifier, err := f.signatures()
+	if err != nil {
+		return resolver.Request{}, err
+	}
 	return resolver.Request{
+		SparkVersion:          f.sparkVersion,
+		Signatures:            verifier,
 		Packages:              append(append([]string{}, f.packages...), extra...),
 		Repositories:          f.repositories,
 		Excludes:              f.excludes,
@@ -88,6 +112,26 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		CacheDir:              cache,
 		ChecksumPolicy:        f.checksumPolicy,
 	}, nil
+}
+
+// defaultKeyring is the keyring --verify-signatures and prebake keys use
+// without --keyring: next to prebake.lock, to be committed with it.
+const defaultKeyring = "prebake-keyring.asc"
+
+// signatures reads the pinned keyring when signatures are to be verified
+// (nil otherwise): 66 when it is missing, 65 when it holds no key.
+func (f *resolveFlags) signatures() (resolver.SignatureVerifier, error) {
+	if !f.verifySignatures {
+		return nil, nil
+	}
+	if f.keyring == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--verify-signatures: needs --keyring FILE")
+	}
+	kr, err := pgpverify.ReadKeyring(f.keyring)
+	if err != nil {
+		return nil, fmt.Errorf("--verify-signatures: %w (add keys with: prebake keys add --keyring %s KEYFILE)", err, f.keyring)
+	}
+	return kr, nil
 }
 
 // lockRequest is request, except that with no coordinate given and a

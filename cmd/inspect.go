@@ -40,7 +40,7 @@ func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, 
 	if err != nil {
 		return err
 	}
-	if err := checkTransport(ref); err != nil {
+	if err := checkTransport("inspect "+ref, ref); err != nil {
 		return err
 	}
 	opts, err := rf.options(nil)
@@ -79,7 +79,7 @@ func runInspect(ctx context.Context, g *globals, rf *registryFlags, ref string, 
 // checkTransport refuses a reference with no registry host and no oci:
 // prefix: it would silently mean Docker Hub, and is usually a layout
 // directory with oci: forgotten.
-func checkTransport(ref string) error {
+func checkTransport(what, ref string) error {
 	if strings.HasPrefix(ref, layers.OCIPrefix) {
 		return nil
 	}
@@ -89,14 +89,14 @@ func checkTransport(ref string) error {
 	}
 	name, _, _ := strings.Cut(ref, "@")
 	if st, err := os.Stat(name); err == nil && st.IsDir() {
-		return exitcode.Errorf(exitcode.Usage, "inspect %s: that is a directory here; an OCI layout is named oci:%s", ref, ref)
+		return exitcode.Errorf(exitcode.Usage, "%s: that is a directory here; an OCI layout is named oci:%s", what, ref)
 	}
 	if i := strings.LastIndex(name, ":"); i > 0 {
 		if st, err := os.Stat(name[:i]); err == nil && st.IsDir() {
-			return exitcode.Errorf(exitcode.Usage, "inspect %s: %s is a directory here; an OCI layout is named oci:%s", ref, name[:i], ref)
+			return exitcode.Errorf(exitcode.Usage, "%s: %s is a directory here; an OCI layout is named oci:%s", what, name[:i], ref)
 		}
 	}
-	return exitcode.Errorf(exitcode.Usage, "inspect %s: no registry host; give registry.example.com/REPO[:tag] (docker.io/REPO for Docker Hub) or oci:PATH for a layout", ref)
+	return exitcode.Errorf(exitcode.Usage, "%s: no registry host; give registry.example.com/REPO[:tag] (docker.io/REPO for Docker Hub) or oci:PATH for a layout", what)
 }
 
 func hasPrebakeAnnotations(a map[string]string) bool {

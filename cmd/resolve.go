@@ -14,7 +14,7 @@ import (
 // (documented in the README):
 //
 //	{"lockHash": "…", "fromLock": false,
-//	 "artifacts": [{"coord","file","sha256","size","repository","path"}],
+//	 "artifacts": [{"coord","file","sha256","size","repository","path","signedBy"}],  // signedBy: --verify-signatures only
 //	 "evicted": [{"module":"g:a:v","by":"v2"}],
 //	 "tree": [{"coord":"g:a:v","evicted":false,"by":"","children":[…]}]}
 type resolveJSON struct {
@@ -32,6 +32,7 @@ type resolvedArtifact struct {
 	Size       int64  `json:"size"`
 	Repository string `json:"repository"`
 	Path       string `json:"path"`
+	SignedBy   string `json:"signedBy,omitempty"` // with --verify-signatures
 }
 
 type evictedJSON struct {
@@ -89,6 +90,7 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 		},
 	}
 	f.add(c.Flags())
+	f.addSparkVersion(c.Flags())
 	return c
 }
 
@@ -171,7 +173,7 @@ func hasCoordinate(packages []string) bool {
 func resolveResult(res *resolver.Result) resolveJSON {
 	j := resolveJSON{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []resolvedArtifact{}, Evicted: []evictedJSON{}, Tree: []*treeJSON{}}
 	for i, a := range res.Lock.Artifacts {
-		j.Artifacts = append(j.Artifacts, resolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i]})
+		j.Artifacts = append(j.Artifacts, resolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i], SignedBy: a.SignedBy})
 	}
 	if res.Graph != nil {
 		for _, e := range res.Graph.Evicted {

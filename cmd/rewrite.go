@@ -70,7 +70,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 			}
 			rep := g.reporter(c.ErrOrStderr())
 			t := &pipeline.Target{URLStyle: urls.urlStyle}
-			opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cachedir.Root(cache), "rewrite"))}
+			opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cachedir.Root(cache), "rewrite")), rewrite.WithSparkVersion(req.SparkVersion)}
 			if imageFrom != "" {
 				t.ImageFrom = imageFrom
 				if t.ImageOptions, err = reg.options(rep); err != nil {
@@ -98,6 +98,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 	}
 	fs := c.Flags()
 	rf.add(fs)
+	rf.addSparkVersion(fs)
 	fs.StringVar(&imageFrom, "image-from", "", "use the jars baked into this image (its dev.prebake.jars annotation); also sets spark.kubernetes.container.image")
 	fs.StringVar(&manifest, "manifest", "", "rewrite a kubeflow spark-operator SparkApplication/ScheduledSparkApplication manifest (YAML, multi-document; - for stdin) instead of a command line")
 	sf.add(fs)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -76,6 +77,9 @@ type submitFlags struct {
 	pollInterval time.Duration
 	killOnCancel bool
 	pollOnly     string
+	batch        string // --batch FILE (cmd/submit_batch.go)
+	parallel     int
+	memo         *pipeline.Memo // a batch's: one resolve and bake per set of packages and images
 	strict       bool
 	sparkHome    string // the base image's
 	// localSparkJars is the jars directory of the Spark that runs a driver
@@ -203,6 +207,9 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
 		RunE: func(c *cobra.Command, args []string) error {
+			if f.batch != "" {
+				return runBatch(c, g, bs, prepare, f, args)
+			}
 			// The command line is loaded once (argv, --properties-file,
 			// spark-defaults.conf, $MASTER, $DEPLOY_MODE); every later
 			// step reads this value.
@@ -292,6 +299,8 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, bs backends) {
 	fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
 	fs.BoolVar(&f.strict, "strict", false, strictHelp)
 	fs.StringVar(&f.sparkHome, "spark-home", "", "with --image-target: where the base image keeps Spark (default /opt/spark); the local Spark is $SPARK_HOME")
+	fs.StringVar(&f.batch, "batch", "", "k8s cluster mode: submit every application of FILE (one JSON array of spark-submit arguments per line; - for stdin) natively from this one process, without waiting for them; exit code: the highest of the results'")
+	fs.IntVar(&f.parallel, "parallel", 16, "with --batch: submissions in flight at once")
 	fs.StringVar(&f.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end; never submits (k8s://: namespace:driver-pod; spark://, mesos://: the submission ID)")
 	for _, name := range []string{"k8s", "rest"} {
 		if b, ok := bs[name]; ok {

@@ -12,9 +12,27 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 export SUDO
 log() { echo "infra: $*" >&2; }
 export -f log
+# The Go builds from source (the Kubernetes binaries, CoreDNS) are CPU-bound
+# and take most of a cold run; the other parts mostly download and unpack.
+# So the builds run one after the other in a background subshell while the
+# other parts run in order; the script waits for both and fails if either does.
+builds="50-k8s.sh 56-coredns.sh"
+(
+  for b in $builds; do
+    log "running $b (in the background)"
+    # shellcheck disable=SC1090
+    source "$here/infra.d/$b"
+  done
+) &
+builds_pid=$!
 for part in "$here"/infra.d/*.sh; do
+  case " $builds " in *" $(basename "$part") "*) continue ;; esac
   log "running $(basename "$part")"
   # shellcheck disable=SC1090
   source "$part"
 done
+if ! wait "$builds_pid"; then
+  log "the background builds ($builds) failed"
+  exit 1
+fi
 log "done"

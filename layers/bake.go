@@ -45,6 +45,9 @@ const (
 	// Report's warnings as JSON ([] for none), so that every cache hit
 	// repeats them.
 	AnnotationWarnings = "dev.prebake.warnings"
+	// AnnotationShared holds the hash of the shared set (BakeInput.Shared)
+	// of a bake that has a shared layer.
+	AnnotationShared = "dev.prebake.shared"
 )
 
 // ErrStrict is returned (kind Invalid) by a strict bake (BakeInput.Strict)
@@ -93,6 +96,15 @@ type BakeInput struct {
 	// warnings, before anything is pushed; on a cache hit, when the stored
 	// verdict has any.
 	Strict bool
+	// Shared, when set, is a shared ("platform") set: the jars of Lock it
+	// also has (same file name and sha256) go into one layer of their own,
+	// right above the base, and the others into the per-job layer(s) above
+	// it (and the Extra files between the two). The shared layer depends
+	// only on those jars, the jars directory, the epoch and the
+	// compression, so every job lock holding the whole set gets the same
+	// layer digest, which a node pulls once. The files, their paths and
+	// spark.jars stay what a bake without Shared gives.
+	Shared *lock.File
 }
 
 // Result is what a bake produced (or found).
@@ -118,8 +130,13 @@ type Result struct {
 	// image base without a platform in its config).
 	Platforms []string    `json:"platforms"`
 	Layers    []LayerInfo `json:"layers"`
-	// Compression is the layers' compression (none, gzip, zstd).
+	// Compression is the layers' compression (none, gzip, zstd, estargz).
 	Compression Compression `json:"compression"`
+	// SharedMissing are the jars of BakeInput.Shared that the lock lacks
+	// (or has with another sha256), in the shared set's order: when not
+	// empty, the shared layer differs from the one of a lock that has them.
+	// Not recorded on a cache hit.
+	SharedMissing []string `json:"sharedMissing,omitempty"`
 	// Report is the classpath conflict report (nil on a cache hit).
 	Report *Report `json:"report,omitempty"`
 	// Warnings are the bake's verdict against its base: Report.Warnings on
@@ -158,12 +175,18 @@ func jarURLs(dir string, files []string) []string {
 // bakeKey names the bake: everything that decides the image's bytes.
 // v2 records the verdict (AnnotationWarnings), which a v1 bake lacks; the
 // Spark home it was made against is part of it.
-func bakeKey(baseDigest, lockHash, jarsDir, sparkHome string, platforms []string, skip bool, layers int, big int64, comp Compression, epoch time.Time, extra []File) string {
+func bakeKey(baseDigest, lockHash, jarsDir, sparkHome string, platforms []string, skip bool, layers int, big int64, comp Compression, epoch time.Time, extra []File, shared []string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "prebake-bake-v2\nbase %s\nlock %s\ndir %s\nspark %s\nplatforms %s\nskip %t\nlayers %d %d\n%s\nepoch %d\n",
 		baseDigest, lockHash, jarsDir, sparkHome, strings.Join(platforms, ","), skip, layers, big, comp.id(), epoch.Unix())
 	for _, f := range extra {
 		fmt.Fprintf(h, "extra %s %o %d %s\n", f.Name, normMode(f.Mode), f.Size, f.ID)
+	}
+	if shared != nil { // a bake without a shared set keeps its key
+		fmt.Fprintf(h, "shared %d\n", len(shared))
+		for _, f := range shared {
+			fmt.Fprintf(h, "s %s\n", f)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -284,7 +307,20 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			return nil, errdefs.Errorf(errdefs.Internal, "bake: extra file %s has no ID", f.Name)
 		}
 	}
-	key := bakeKey(baseDigest, lockHash, jarsDir, sparkHome, platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, epoch, in.Extra)
+	shared, sharedMissing, err := sharedJars(in.Lock, in.Shared)
+	if err != nil {
+		return nil, err
+	}
+	var sharedKey []string
+	if in.Shared != nil {
+		sharedKey = []string{}
+		for i, a := range in.Lock.Artifacts {
+			if shared[i] {
+				sharedKey = append(sharedKey, a.File+" "+a.Sha256)
+			}
+		}
+	}
+	key := bakeKey(baseDigest, lockHash, jarsDir, sparkHome, platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, epoch, in.Extra, sharedKey)
 	if tag == "" {
 		tag = cacheTag(key)
 	}
@@ -370,6 +406,9 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		coords[i], files[i] = a.Coord, a.File
 	}
 	report := conflictReport(coords, files, bj, sparkJars)
+	if cf, err := targets[0].img.ConfigFile(); err == nil && cf != nil {
+		report.BaseJavaVersion = javaVersion(cf.Config.Env)
+	}
 	skip := map[string]bool{}
 	if in.SkipProvided {
 		for i, c := range report.Conflicts {
@@ -386,22 +425,42 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 
-	// 6. The layers, built once for every platform.
-	var jars []bakeJar
+	// 6. The layers, built once for every platform: the shared layer (a
+	// shared set), the Extra files' when there is a shared layer, the
+	// per-job layer(s), the Extra files' otherwise.
+	var jars, sjars []bakeJar
 	for i, a := range in.Lock.Artifacts {
 		if skip[a.File] {
 			continue
 		}
-		jars = append(jars, bakeJar{file: a.File, path: paths[i], sha256: a.Sha256})
+		j := bakeJar{file: a.File, path: paths[i], sha256: a.Sha256}
+		if shared[i] {
+			sjars = append(sjars, j)
+		} else {
+			jars = append(jars, j)
+		}
 		res.Files = append(res.Files, a.File)
 	}
 	if res.Files == nil {
 		res.Files = []string{}
 	}
-	built, err := buildJarLayers(ctx, jars, jarsDir, epoch, o)
-	if err != nil {
-		return nil, err
+	var built []builtJarLayer
+	if len(sjars) > 0 {
+		sl, err := buildJarLayers(ctx, sjars, jarsDir, epoch, o, 1)
+		if err != nil {
+			return nil, err
+		}
+		sl[0].info.Role = RoleShared
+		built = append(built, sl...)
 	}
+	if in.Shared != nil {
+		res.SharedMissing = sharedMissing
+		o.logger.Printf("shared set: %d of its %d jars in the shared layer", len(sjars), len(in.Shared.Artifacts))
+		if len(sharedMissing) > 0 {
+			o.logger.Printf("the lock lacks %d jar(s) of the shared set (%s): this shared layer differs from that of a lock that has them all", len(sharedMissing), strings.Join(sharedMissing, ", "))
+		}
+	}
+	var extra []builtJarLayer
 	if len(in.Extra) > 0 {
 		l, err := buildLayer(ctx, in.Extra, epoch, o)
 		if err != nil {
@@ -411,8 +470,25 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		for i, f := range in.Extra {
 			names[i] = f.Name
 		}
-		built = append(built, builtJarLayer{layer: l, info: LayerInfo{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size, Files: names}})
+		extra = []builtJarLayer{{layer: l, info: LayerInfo{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size, Files: names}}}
+		if len(sjars) > 0 {
+			extra[0].info.Role = RoleExtra
+			built, extra = append(built, extra...), nil
+		}
 	}
+	if len(jars) > 0 || len(sjars) == 0 {
+		jl, err := buildJarLayers(ctx, jars, jarsDir, epoch, o, o.maxLayers)
+		if err != nil {
+			return nil, err
+		}
+		for i := range jl {
+			if len(sjars) > 0 {
+				jl[i].info.Role = RoleJob
+			}
+		}
+		built = append(built, jl...)
+	}
+	built = append(built, extra...)
 	for _, bl := range built {
 		res.Layers = append(res.Layers, bl.info)
 		o.logger.Printf("layer %s: %d jars, %d bytes", bl.layer.digest, len(bl.info.Files), bl.layer.size)
@@ -429,6 +505,9 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	}
 	if res.SparkVersion != "" {
 		anns[AnnotationSparkVersion] = res.SparkVersion
+	}
+	if len(sjars) > 0 {
+		anns[AnnotationShared] = in.Shared.Hash()
 	}
 	verdict, _ := json.Marshal(res.Warnings)
 	anns[AnnotationWarnings] = string(verdict)
@@ -605,6 +684,42 @@ func checkExtraPlatform(targets []platformImage, b *base, want, name string) err
 	return nil
 }
 
+// Layer roles (LayerInfo.Role) of a bake with a shared set.
+const (
+	RoleShared = "shared" // the jars of the shared set
+	RoleJob    = "job"    // the lock's other jars
+	RoleExtra  = "extra"  // BakeInput.Extra (the prebake binary)
+)
+
+// sharedJars marks the artifacts of l that the shared set s has (same file
+// name and sha256), and lists the files of s that l lacks (or has with
+// another sha256), in s's order. A nil s marks none.
+func sharedJars(l, s *lock.File) (in []bool, missing []string, err error) {
+	in = make([]bool, len(l.Artifacts))
+	if s == nil {
+		return in, nil, nil
+	}
+	want := make(map[string]string, len(s.Artifacts))
+	for _, a := range s.Artifacts {
+		if err := lock.CheckArtifact(a); err != nil {
+			return nil, nil, errdefs.New(errdefs.Invalid, fmt.Errorf("shared set: %w", err))
+		}
+		want[a.File] = a.Sha256
+	}
+	have := map[string]bool{}
+	for i, a := range l.Artifacts {
+		if sum, ok := want[a.File]; ok && sum == a.Sha256 {
+			in[i], have[a.File] = true, true
+		}
+	}
+	for _, a := range s.Artifacts {
+		if !have[a.File] {
+			missing = append(missing, a.File)
+		}
+	}
+	return in, missing, nil
+}
+
 type bakeJar struct {
 	file, path, sha256 string
 }
@@ -675,7 +790,8 @@ func assignLayers(names []string, sizes []int64, k int, big int64) [][]int {
 	return groups
 }
 
-func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.Time, o *options) ([]builtJarLayer, error) {
+// buildJarLayers builds the layers of jars, split into at most k.
+func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.Time, o *options, k int) ([]builtJarLayer, error) {
 	names := make([]string, len(jars))
 	sizes := make([]int64, len(jars))
 	files := make([]File, len(jars))
@@ -697,7 +813,7 @@ func buildJarLayers(ctx context.Context, jars []bakeJar, dir string, epoch time.
 		files[i], names[i], sizes[i] = f, j.file, f.Size
 	}
 	var out []builtJarLayer
-	for _, g := range assignLayers(names, sizes, o.maxLayers, o.bigJar) {
+	for _, g := range assignLayers(names, sizes, k, o.bigJar) {
 		var fs []File
 		var ns []string
 		for _, i := range g {
@@ -739,7 +855,7 @@ func appendLayers(img v1.Image, built []builtJarLayer, h v1.History, anns map[st
 			return nil, err
 		}
 		l.mt = lmt
-		adds[i] = mutate.Addendum{Layer: &l, History: h, MediaType: lmt}
+		adds[i] = mutate.Addendum{Layer: &l, History: h, MediaType: lmt, Annotations: layerAnnotations(&l)}
 	}
 	out, err := mutate.Append(img, adds...)
 	if err != nil {

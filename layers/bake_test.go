@@ -770,3 +770,80 @@ func TestBakeRefusesModifiedJar(t *testing.T) {
 		t.Errorf("error %q does not name the jar %s", err, lf.Artifacts[0].File)
 	}
 }
+
+// TestBaseLines: the report on synthetic bases of the Spark lines 3.4, 4.1
+// and 4.3 (their jars/ as pyspark 3.4.4, 4.1.4 and 4.3.0 ship them, cut
+// down): the Spark, Scala and Hadoop versions read from the jars, the Scala
+// suffix check on a 2.13-only line, the Hadoop connector check, and no
+// report for what fits.
+func TestBaseLines(t *testing.T) {
+	bases := map[string][]string{
+		"3.4": {"avro-1.11.1.jar", "commons-lang3-3.12.0.jar", "guava-14.0.1.jar", "hadoop-client-api-3.3.4.jar", "hadoop-client-runtime-3.3.4.jar",
+			"jackson-databind-2.14.2.jar", "scala-collection-compat_2.12-2.7.0.jar", "scala-library-2.12.17.jar", "scala-reflect-2.12.17.jar",
+			"spark-core_2.12-3.4.4.jar", "spark-sql_2.12-3.4.4.jar"},
+		"4.1": {"avro-1.12.1.jar", "commons-lang3-3.19.0.jar", "guava-33.4.8-jre.jar", "hadoop-client-api-3.4.2.jar", "hadoop-client-runtime-3.4.2.jar",
+			"jackson-databind-2.21.2.jar", "scala-library-2.13.17.jar", "scala-parallel-collections_2.13-1.2.0.jar", "scala-reflect-2.13.17.jar",
+			"spark-connect_2.13-4.1.4.jar", "spark-core_2.13-4.1.4.jar", "spark-sql_2.13-4.1.4.jar"},
+		"4.3": {"avro-1.12.1.jar", "commons-lang3-3.20.0.jar", "guava-33.6.0-jre.jar", "hadoop-client-api-3.5.0.jar", "hadoop-client-runtime-3.5.0.jar",
+			"jackson-databind-2.21.2.jar", "scala-library-2.13.18.jar", "scala-parallel-collections_2.13-1.2.0.jar", "scala-reflect-2.13.18.jar",
+			"spark-connect_2.13-4.3.0.jar", "spark-core_2.13-4.3.0.jar", "spark-sql_2.13-4.3.0.jar"},
+	}
+	type want struct {
+		spark, scala, hadoop string
+		warnings             []string // kind coord
+		conflicts            []string // coord base-version
+	}
+	for _, tc := range []struct {
+		name, base string
+		coords     []string
+		want       want
+	}{
+		{"3.4 fits", "3.4", []string{"org.apache.spark:spark-sql-kafka-0-10_2.12:3.4.4", "org.apache.hadoop:hadoop-aws:3.3.4"},
+			want{"3.4.4", "2.12", "3.3.4", nil, nil}},
+		{"3.4 with a 2.13 jar and Hadoop 3.4", "3.4", []string{"org.apache.spark:spark-avro_2.13:3.4.4", "org.apache.hadoop:hadoop-aws:3.4.1"},
+			want{"3.4.4", "2.12", "3.3.4", []string{"scala-binary org.apache.spark:spark-avro_2.13:3.4.4", "hadoop-version org.apache.hadoop:hadoop-aws:3.4.1"}, nil}},
+		{"4.1 fits", "4.1", []string{"org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.4", "org.apache.hadoop:hadoop-aws:3.4.2", "io.delta:delta-spark_2.13:4.0.0"},
+			want{"4.1.4", "2.13", "3.4.2", nil, nil}},
+		{"4.1 is 2.13 only", "4.1", []string{"io.delta:delta-spark_2.12:3.3.2", "org.apache.spark:spark-connect_2.13:4.1.4"},
+			want{"4.1.4", "2.13", "3.4.2", []string{"scala-binary io.delta:delta-spark_2.12:3.3.2"}, []string{"org.apache.spark:spark-connect_2.13:4.1.4 4.1.4"}}},
+		{"4.3 with 4.0's connector and Hadoop", "4.3", []string{"org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0", "org.apache.hadoop:hadoop-aws:3.4.1", "com.google.guava:guava:32.1.3-jre"},
+			want{"4.3.0", "2.13", "3.5.0", []string{"spark-version org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0", "hadoop-version org.apache.hadoop:hadoop-aws:3.4.1"},
+				[]string{"com.google.guava:guava:32.1.3-jre 33.6.0-jre"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var jars, files []string
+			for _, j := range bases[tc.base] {
+				jars = append(jars, "/opt/spark/jars/"+j)
+			}
+			for _, c := range tc.coords {
+				files = append(files, strings.ReplaceAll(c, ":", "_")+".jar")
+			}
+			r := CheckJars(tc.coords, files, jars, "/opt/spark/jars")
+			got := want{spark: r.BaseSparkVersion, scala: r.BaseScalaBinary, hadoop: r.BaseHadoopVersion}
+			for _, w := range r.Warnings {
+				got.warnings = append(got.warnings, w.Kind+" "+w.Coord)
+			}
+			for _, c := range r.Conflicts {
+				got.conflicts = append(got.conflicts, c.Coord+" "+c.BaseVersion)
+			}
+			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); d != "" {
+				t.Errorf("report (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestJavaVersion(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"PATH=/x", "JAVA_VERSION=jdk-17.0.13+11"}, "17.0.13+11"},
+		{[]string{"JAVA_VERSION=jdk-21.0.5+11"}, "21.0.5+11"},
+		{[]string{"JAVA_HOME=/opt/java"}, ""},
+	} {
+		if got := javaVersion(tc.env); got != tc.want {
+			t.Errorf("javaVersion(%q) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

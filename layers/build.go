@@ -113,7 +113,7 @@ func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, er
 			if err != nil {
 				return nil, err
 			}
-			if img, err = mutate.Append(img, mutate.Addendum{Layer: l, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "prebake build"}}); err != nil {
+			if img, err = mutate.Append(img, mutate.Addendum{Layer: l, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "prebake build"}, Annotations: layerAnnotations(l)}); err != nil {
 				return nil, errdefs.New(errdefs.Internal, err)
 			}
 			names := make([]string, len(files))

@@ -29,6 +29,11 @@ const (
 	// CompressionZstd writes tar+zstd layers (klauspost/compress zstd,
 	// SpeedFastest, one encoder goroutine); OCI manifests only.
 	CompressionZstd Compression = "zstd"
+	// CompressionEstargz writes eStargz layers (estargz.go): tar+gzip that
+	// every runtime pulls as a gzip layer, made of one gzip member per file
+	// chunk plus a table of contents, so a lazy-pulling snapshotter
+	// (stargz-snapshotter) mounts the image before its layers are fetched.
+	CompressionEstargz Compression = "estargz"
 )
 
 // DefaultCompression is the compression of a bake without WithCompression:
@@ -36,7 +41,7 @@ const (
 const DefaultCompression = CompressionNone
 
 // Compressions lists the accepted values, default first.
-var Compressions = []Compression{CompressionNone, CompressionGzip, CompressionZstd}
+var Compressions = []Compression{CompressionNone, CompressionGzip, CompressionZstd, CompressionEstargz}
 
 // ParseCompression parses a compression name ("" is the default).
 func ParseCompression(s string) (Compression, error) {
@@ -64,6 +69,8 @@ func (c Compression) id() string {
 		return "tar"
 	case CompressionZstd:
 		return "klauspost-zstd-1.20-fastest-c1"
+	case CompressionEstargz:
+		return estargzID
 	default:
 		return compressorID
 	}
@@ -134,7 +141,7 @@ func WithCompression(c Compression) Option {
 // checkCompression refuses a value ParseCompression would not return.
 func checkCompression(c Compression) error {
 	if _, err := ParseCompression(string(c)); err != nil || c == "" {
-		return errdefs.Errorf(errdefs.BadArgument, "layer compression %q: want one of none, gzip, zstd", string(c))
+		return errdefs.Errorf(errdefs.BadArgument, "layer compression %q: want one of none, gzip, zstd, estargz", string(c))
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ const (
 	// WarnNoSpark: the base has no spark-core jar where Spark's jars
 	// should be: not a Spark image, or one that keeps Spark elsewhere.
 	WarnNoSpark = "no-spark"
+	// WarnHadoopVersion: a resolved Hadoop module (hadoop-aws, …) is not
+	// the base's Hadoop (hadoop-client-api): its classes link against that
+	// exact release.
+	WarnHadoopVersion = "hadoop-version"
 )
 
 // Warning flags a likely run-time failure.
@@ -52,11 +56,15 @@ type Warning struct {
 
 // Report is the classpath conflict report against the base image.
 type Report struct {
-	BaseSparkVersion string     `json:"baseSparkVersion,omitempty"`
-	BaseScalaBinary  string     `json:"baseScalaBinary,omitempty"`
-	BaseJars         int        `json:"baseJars"`
-	Conflicts        []Conflict `json:"conflicts"`
-	Warnings         []Warning  `json:"warnings"`
+	BaseSparkVersion string `json:"baseSparkVersion,omitempty"`
+	BaseScalaBinary  string `json:"baseScalaBinary,omitempty"`
+	// BaseHadoopVersion is what hadoop-client-api (else hadoop-common)
+	// says; BaseJavaVersion the base image's JAVA_VERSION (a bake only).
+	BaseHadoopVersion string     `json:"baseHadoopVersion,omitempty"`
+	BaseJavaVersion   string     `json:"baseJavaVersion,omitempty"`
+	BaseJars          int        `json:"baseJars"`
+	Conflicts         []Conflict `json:"conflicts"`
+	Warnings          []Warning  `json:"warnings"`
 }
 
 // layerJars is what one layer does to the jar list: the .jar files it adds
@@ -234,6 +242,12 @@ func scalaBinary(artifactID string) string {
 	return ""
 }
 
+// hadoopModules are the Hadoop connectors users add to a Spark image; each
+// links against the exact Hadoop release of the image's hadoop-client-api.
+var hadoopModules = map[string]bool{"org.apache.hadoop:hadoop-aws": true, "org.apache.hadoop:hadoop-azure": true,
+	"org.apache.hadoop:hadoop-azure-datalake": true, "org.apache.hadoop:hadoop-aliyun": true, "org.apache.hadoop:hadoop-cos": true,
+	"org.apache.hadoop:hadoop-huaweicloud": true, "org.apache.hadoop:hadoop-openstack": true}
+
 type coord struct{ group, artifact, version, classifier string }
 
 func parseCoord(s string) coord {
@@ -284,6 +298,8 @@ func conflictReport(coords, files []string, base []string, sparkJars string) *Re
 			}
 		case n == "scala3-library_3":
 			r.BaseScalaBinary = "3"
+		case n == "hadoop-client-api" || (n == "hadoop-common" && r.BaseHadoopVersion == ""):
+			r.BaseHadoopVersion = v
 		}
 	}
 	if r.BaseSparkVersion == "" {
@@ -314,10 +330,30 @@ func conflictReport(coords, files []string, base []string, sparkJars string) *Re
 			r.Warnings = append(r.Warnings, Warning{Kind: WarnScalaBinary, Coord: cs,
 				Message: fmt.Sprintf("%s is built for Scala %s but the base image has Scala %s", cs, sb, r.BaseScalaBinary)})
 		}
+		if hadoopModules[c.group+":"+c.artifact] && r.BaseHadoopVersion != "" && c.version != r.BaseHadoopVersion {
+			r.Warnings = append(r.Warnings, Warning{Kind: WarnHadoopVersion, Coord: cs,
+				Message: fmt.Sprintf("%s is Hadoop %s but the base image has Hadoop %s (hadoop-client-api); use %s:%s", cs, c.version, r.BaseHadoopVersion, c.artifact, r.BaseHadoopVersion)})
+		}
 		if c.group == "org.apache.spark" && strings.HasPrefix(c.artifact, "spark-") && r.BaseSparkVersion != "" && c.version != r.BaseSparkVersion {
 			r.Warnings = append(r.Warnings, Warning{Kind: WarnSparkVersion, Coord: cs,
 				Message: fmt.Sprintf("%s is Spark %s but the base image has Spark %s", cs, c.version, r.BaseSparkVersion)})
 		}
 	}
 	return r
+}
+
+// javaVersion is the JDK an image's environment names: JAVA_VERSION as the
+// Eclipse Temurin images under Apache Spark's set it ("jdk-17.0.13+11" →
+// "17.0.13+11"), else "".
+func javaVersion(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "JAVA_VERSION="); ok {
+			v = strings.TrimPrefix(strings.TrimPrefix(v, "jdk-"), "jdk")
+			if len(v) > 64 {
+				v = v[:64]
+			}
+			return v
+		}
+	}
+	return ""
 }

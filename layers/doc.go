@@ -32,8 +32,9 @@
 // (BenchmarkCompression). Each compressor is pinned: klauspost/compress gzip
 // level 1 (BenchmarkCompressor: 1.6x the speed of compress/gzip level 1 at
 // the same size), klauspost/compress zstd SpeedFastest with one encoder
-// goroutine. The same base digest, lock and compression give the same
-// digest; the compression is part of the layer and bake keys.
+// goroutine; eStargz (estargz.go) is pinned the same way. The same base
+// digest, lock and compression give the same digest; the compression is
+// part of the layer and bake keys.
 //
 // # Annotations
 //
@@ -46,7 +47,21 @@
 //   - dev.prebake.spark-version: the base's Spark version as its
 //     spark-core_*.jar says ("4.0.1"), when it has one; a cache hit reads it
 //     back into Result.SparkVersion;
+//   - dev.prebake.shared: the shared set's hash (BakeInput.Shared), when
+//     the bake has a shared layer;
 //   - org.opencontainers.image.base.digest: the base's digest.
+//
+// An eStargz layer's descriptor (CompressionEstargz, estargz.go) carries
+// containerd.io/snapshot/stargz/toc.digest and
+// io.containers.estargz.uncompressed-size.
+//
+// # Shared layers
+//
+// With BakeInput.Shared the jars of the lock that the shared set has go
+// into one layer right above the base, the Extra files' next, the per-job
+// layer(s) last: the shared layer depends only on its jars, so every job
+// whose lock holds the set gets the same digest, and the bytes a node pulls
+// for its next job are that job's own layer (TestITSharedLayerPull).
 //
 // # JSON output of `prebake bake image -o json`
 //
@@ -63,8 +78,10 @@
 //	  "image": "registry/repo@sha256:…",
 //	  "jars": ["local:///opt/spark/prebake/jars/g_a-v.jar", …],
 //	  "platforms": ["linux/amd64", …],
-//	  "layers": [{"digest": "sha256:…", "diffID": "sha256:…", "size": 123, "files": […]}],
-//	  "compression": "none",                // --compression: none, gzip or zstd
+//	  "layers": [{"digest": "sha256:…", "diffID": "sha256:…", "size": 123, "files": […],
+//	              "role": "shared"}],        // with a shared set: "shared", "extra", "job"
+//	  "sharedMissing": ["g_a-v.jar"],        // shared-set jars the lock lacks (omitted if none)
+//	  "compression": "none",                // --compression: none, gzip, zstd or estargz
 //	  "sparkVersion": "3.5.0",               // the base's jars (also on a cache hit)
 //	  "report": {                            // absent on a cache hit
 //	    "baseSparkVersion": "3.5.0", "baseScalaBinary": "2.12", "baseJars": 250,

@@ -27,7 +27,7 @@ func TestHostileJarNames(t *testing.T) {
 		"a\x00b.jar",
 		`..\..\x.jar`,
 	} {
-		_, err := buildJarLayers(context.Background(), []bakeJar{{file: name, path: jar, sha256: "x"}}, DefaultJarsDir, DefaultEpoch, makeOptions())
+		_, err := buildJarLayers(context.Background(), []bakeJar{{file: name, path: jar, sha256: "x"}}, DefaultJarsDir, DefaultEpoch, makeOptions(), 1)
 		if exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("layer of %q: err = %v, want 65", name, err)
 		}

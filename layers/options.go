@@ -259,7 +259,8 @@ func (o *options) removeTemp() {
 	}
 }
 
-// MaxLayers is the most layers a bake appends.
+// MaxLayers is the most layers a bake splits the jars into (WithLayers);
+// a shared layer (BakeInput.Shared) and the Extra files' come on top.
 const MaxLayers = 8
 
 func (o *options) remoteOptions(ctxOpts ...remote.Option) []remote.Option {

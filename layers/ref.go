@@ -135,7 +135,8 @@ func (r *ref) layoutDescriptor(p layout.Path) (*v1.Descriptor, error) {
 	for _, d := range im.Manifests {
 		switch {
 		case r.digest != "":
-			if d.Digest.String() == r.digest {
+			// The same manifest under two tags is one manifest.
+			if d.Digest.String() == r.digest && len(found) == 0 {
 				found = append(found, d)
 			}
 		case r.tag != "":
@@ -155,6 +156,16 @@ func (r *ref) layoutDescriptor(p layout.Path) (*v1.Descriptor, error) {
 	return nil, errdefs.Errorf(errdefs.BadArgument, "image %s: the OCI layout %s holds %d manifests; name one with :tag or @sha256:…", r.raw, r.path, len(found))
 }
 
+// openDescriptor opens r's layout and finds the manifest r names in it.
+func (r *ref) openDescriptor() (layout.Path, *v1.Descriptor, error) {
+	p, err := r.openLayout()
+	if err != nil {
+		return "", nil, err
+	}
+	d, err := r.layoutDescriptor(p)
+	return p, d, err
+}
+
 // base is a base image or index.
 type base struct {
 	desc v1.Descriptor // digest and media type of what REF names
@@ -169,11 +180,7 @@ func isIndex(mt types.MediaType) bool {
 // loadBase reads what r names, lazily for registries.
 func loadBase(ctx context.Context, r *ref, o *options) (*base, error) {
 	if r.isLayout() {
-		p, err := r.openLayout()
-		if err != nil {
-			return nil, err
-		}
-		d, err := r.layoutDescriptor(p)
+		p, d, err := r.openDescriptor()
 		if err != nil {
 			return nil, err
 		}
@@ -214,11 +221,8 @@ func loadBase(ctx context.Context, r *ref, o *options) (*base, error) {
 // registry request (none for a layout or a digest reference).
 func headDigest(ctx context.Context, r *ref, o *options) (*v1.Descriptor, error) {
 	if r.isLayout() {
-		p, err := r.openLayout()
-		if err != nil {
-			return nil, err
-		}
-		return r.layoutDescriptor(p)
+		_, d, err := r.openDescriptor()
+		return d, err
 	}
 	if d, ok := r.name.(name.Digest); ok {
 		h, err := v1.NewHash(d.DigestStr())

@@ -165,6 +165,9 @@ type LayerInfo struct {
 	DiffID string   `json:"diffID"` // sha256 of the uncompressed tar
 	Size   int64    `json:"size"`   // compressed size
 	Files  []string `json:"files"`  // file names in the layer (base names for jars)
+	// Role is the layer's part in a bake with a shared set: RoleShared,
+	// RoleJob or RoleExtra; "" otherwise.
+	Role string `json:"role,omitempty"`
 }
 
 // builtLayer is a reproducible layer whose bytes were compressed once, by
@@ -180,6 +183,8 @@ type builtLayer struct {
 	size   int64
 	mt     types.MediaType
 	comp   Compression
+	toc    string // eStargz: the TOC digest
+	usize  int64  // eStargz: the uncompressed size
 }
 
 var _ v1.Layer = (*builtLayer)(nil)
@@ -274,6 +279,9 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // for the same wall time, the copies between the stages outweighing the
 // overlap on 2 busy cores.)
 func compressLayer(ctx context.Context, entries []tarEntry, epoch time.Time, comp Compression, dst io.Writer, task task.Task) (layerDigests, error) {
+	if comp == CompressionEstargz {
+		return estargzLayer(ctx, entries, epoch, dst, task)
+	}
 	if comp == CompressionNone {
 		h, cw := sha256.New(), &countWriter{}
 		if err := writeTar(ctx, entries, epoch, io.MultiWriter(h, cw, dst, taskWriter{task})); err != nil {
@@ -371,8 +379,8 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, o *options) 
 		}
 	}
 	if key != "" {
-		if m, ok := readCachedLayer(dir, key); ok {
-			l.digest, l.diffID, l.size = m.digest, m.diffID, m.size
+		if m, ok := readCachedLayer(dir, key); ok && (m.toc != "") == (o.compression == CompressionEstargz) {
+			l.digest, l.diffID, l.size, l.toc, l.usize = m.digest, m.diffID, m.size, m.toc, m.usize
 			l.blob, l.verify = blobPath(dir, m.digest), true
 			return l, nil
 		}
@@ -389,7 +397,7 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, o *options) 
 	if err != nil {
 		return nil, err
 	}
-	l.digest, l.diffID, l.size, l.blob = m.digest, m.diffID, m.size, blob
+	l.digest, l.diffID, l.size, l.blob, l.toc, l.usize = m.digest, m.diffID, m.size, blob, m.toc, m.usize
 	o.fresh = append(o.fresh, l)
 	if key != "" {
 		writeCachedLayer(dir, key, l)
@@ -435,11 +443,15 @@ type cachedLayerMeta struct {
 	Digest string `json:"digest"`
 	DiffID string `json:"diffID"`
 	Size   int64  `json:"size"`
+	TOC    string `json:"toc,omitempty"`
+	USize  int64  `json:"uncompressedSize,omitempty"`
 }
 
 type layerDigests struct {
 	digest, diffID v1.Hash
 	size           int64
+	toc            string // eStargz only
+	usize          int64  // eStargz only
 }
 
 // readCachedLayer finds the layer of key in dir: its digests, and a blob of
@@ -464,11 +476,11 @@ func readCachedLayer(dir, key string) (layerDigests, bool) {
 	// A hit is a use: prebake cache prune ages layers by their key file.
 	now := time.Now()
 	_ = os.Chtimes(filepath.Join(dir, key+".json"), now, now)
-	return layerDigests{digest: d, diffID: di, size: m.Size}, true
+	return layerDigests{digest: d, diffID: di, size: m.Size, toc: m.TOC, usize: m.USize}, true
 }
 
 func writeCachedLayer(dir, key string, l *builtLayer) {
-	data, _ := json.Marshal(cachedLayerMeta{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size})
+	data, _ := json.Marshal(cachedLayerMeta{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size, TOC: l.toc, USize: l.usize})
 	_ = atomicfile.Write(filepath.Join(dir, key+".json"), data, 0o600) // best effort: a cache
 }
 

@@ -54,9 +54,12 @@ type File struct {
 
 // Inputs are what a resolution depended on. Repositories never carry userinfo.
 type Inputs struct {
-	Conflict     Conflict `json:"conflict"`
-	Excludes     []string `json:"excludes"`
-	InputsHash   string   `json:"inputsHash"`
+	Conflict   Conflict `json:"conflict"`
+	Excludes   []string `json:"excludes"`
+	InputsHash string   `json:"inputsHash"`
+	// Ivy is "2.5.1" when the resolution followed a Spark line whose Ivy
+	// predates 2.5.2 (IVY-1642), else empty (and not hashed).
+	Ivy          string   `json:"ivy,omitempty"`
 	Packages     []string `json:"packages"`
 	Repositories []string `json:"repositories"`
 }
@@ -67,7 +70,12 @@ type Artifact struct {
 	File       string `json:"file"`       // Spark-style name: <g>_<a>-<v>[-<classifier>].jar
 	Repository string `json:"repository"` // the URL that served it, without userinfo
 	Sha256     string `json:"sha256"`     // hex
-	Size       int64  `json:"size"`
+	// SignedBy is the primary fingerprint (upper-case hex) of the OpenPGP
+	// key whose signature (.asc) of the jar verified when the lock was
+	// written with signatures verified; empty otherwise. It is not part of
+	// the lock hash: the same jars are the same set.
+	SignedBy string `json:"signedBy,omitempty"`
+	Size     int64  `json:"size"`
 }
 
 // ComputeInputsHash returns the sha256 of the canonical form of in (the
@@ -88,6 +96,9 @@ func ComputeInputsHash(in Inputs) string {
 	write("repositories", in.Repositories)
 	write("excludes", in.Excludes)
 	write("conflict", []string{string(in.Conflict)})
+	if in.Ivy != "" {
+		write("ivy", []string{in.Ivy})
+	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
 }
@@ -152,6 +163,9 @@ func Parse(name string, data []byte) (*File, error) {
 	if err := l.Check(); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", name, err))
 	}
+	if err := l.CheckHashes(); err != nil {
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", name, err))
+	}
 	if l.LockHash != "" && l.LockHash != l.Hash() {
 		return nil, errdefs.Errorf(errdefs.Invalid, "lockfile %s: lockHash %s does not match its artifacts (%s); was it edited by hand?", name, l.LockHash, l.Hash())
 	}
@@ -192,6 +206,14 @@ func CheckArtifact(a Artifact) error {
 	}
 	if a.Size < 0 {
 		return bad("size %d is negative", a.Size)
+	}
+	if a.SignedBy != "" {
+		if n := len(a.SignedBy); n != 40 && n != 64 {
+			return bad("signedBy %s is not a 40 or 64 hex digit fingerprint", coordpart.Quote(a.SignedBy))
+		}
+		if _, err := hex.DecodeString(a.SignedBy); err != nil || strings.ToUpper(a.SignedBy) != a.SignedBy {
+			return bad("signedBy %s is not upper-case hex", coordpart.Quote(a.SignedBy))
+		}
 	}
 	return nil
 }

@@ -77,3 +77,37 @@ func TestLocalJars(t *testing.T) {
 		t.Errorf("LocalJars = %v, %v", paths, err)
 	}
 }
+
+// signedBy is optional (old locks stay valid), checked when present, and
+// outside the lock hash.
+func TestSignedBy(t *testing.T) {
+	plain := sample()
+	plain.Normalize()
+	signed := sample()
+	fp := strings.Repeat("AB12", 10)
+	signed.Artifacts[0].SignedBy = fp
+	signed.Normalize()
+	if plain.Hash() != signed.Hash() {
+		t.Errorf("signedBy changed the lock hash: %s vs %s", plain.Hash(), signed.Hash())
+	}
+	data, err := signed.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"signedBy": "`+fp+`"`) {
+		t.Errorf("no signedBy in\n%s", data)
+	}
+	if got, err := Parse("s.lock", data); err != nil || got.Artifacts[1].SignedBy != fp {
+		t.Errorf("Parse: %v, %+v", err, got)
+	}
+	old, _ := plain.Marshal()
+	if strings.Contains(string(old), "signedBy") {
+		t.Errorf("a lock without signatures carries signedBy:\n%s", old)
+	}
+	for _, bad := range []string{"ab12", strings.ToLower(fp), strings.Repeat("G", 40)} {
+		b := strings.Replace(string(data), fp, bad, 1)
+		if _, err := Parse("s.lock", []byte(b)); !errors.Is(err, errdefs.Invalid) || !strings.Contains(err.Error(), "signedBy") {
+			t.Errorf("signedBy %q: %v, want invalid naming signedBy", bad, err)
+		}
+	}
+}

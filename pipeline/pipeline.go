@@ -13,6 +13,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/cachedir"
@@ -56,6 +57,10 @@ type Options struct {
 	// are pushed (one per distinct base image of the submission).
 	ImageTarget  string
 	LayerOptions []layers.Option
+	// SharedLock, when set, is a shared (platform) set: the image bakes put
+	// the jars of the lock it has in a layer of their own, the same for
+	// every job that has them (layers.BakeInput.Shared).
+	SharedLock *lock.File
 	// Reporter gets the steps, warnings and progress.
 	Reporter *progress.Reporter
 	// SparkHome is where the base images keep Spark ("" is /opt/spark),
@@ -69,6 +74,37 @@ type Options struct {
 	// Strict fails Prepare (layers.ErrStrict, kind Invalid) on a warning
 	// of those checks, before anything is pushed or run.
 	Strict bool
+	// Memo, when set, keeps what Prepare resolved and baked for a set of
+	// packages and base images: the next submission with the same ones
+	// (of a batch, with the same Options) is only rewritten. nil: none.
+	Memo *Memo
+}
+
+// Memo is Prepare's memory of the jars it resolved and baked, by the
+// submission's packages, deploy mode and images; safe for concurrent use.
+type Memo struct {
+	mu sync.Mutex
+	m  map[memoKey]*prepared
+}
+
+type memoKey struct {
+	pkgs                                submit.Packages
+	deployMode, image, driver, executor string
+}
+
+// prepared is the part of Prepare that does not depend on the rest of
+// the command line.
+type prepared struct {
+	jars         *rewrite.Jars
+	opts         []rewrite.Option
+	checks       []rewrite.Warning
+	sparkVersion string
+}
+
+func keyOf(sub *submit.Submission) memoKey {
+	conf := func(k string) string { v, _, _ := sub.Conf(k); return v }
+	return memoKey{sub.Packages(), sub.DeployMode(), conf("spark.kubernetes.container.image"),
+		conf("spark.kubernetes.driver.container.image"), conf("spark.kubernetes.executor.container.image")}
 }
 
 // cacheDir is o.CacheDir or the default.
@@ -96,9 +132,51 @@ type Result struct {
 // (what a submit.Backend runs, without parsing them again); its warnings
 // are for the caller to print.
 func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, error) {
+	var p *prepared
+	if o.Memo != nil {
+		// Calls sharing a Memo run one at a time: a second submission with
+		// the same key waits for the first's resolve and bake rather than
+		// repeating them.
+		o.Memo.mu.Lock()
+		defer o.Memo.mu.Unlock()
+		p = o.Memo.m[keyOf(sub)]
+	}
+	if p == nil {
+		var err error
+		if p, err = resolveAndBake(ctx, sub, o); err != nil {
+			return nil, err
+		}
+		if o.Memo != nil {
+			if o.Memo.m == nil {
+				o.Memo.m = map[memoKey]*prepared{}
+			}
+			o.Memo.m[keyOf(sub)] = p
+		}
+	}
+	cache := o.cacheDir()
+	opts := append([]rewrite.Option{rewrite.WithWorkDir(filepath.Join(cachedir.Root(cache), "rewrite"))}, p.opts...)
+	jars, checks, sparkVersion := p.jars, append([]rewrite.Warning(nil), p.checks...), p.sparkVersion
+	opts = append(opts, rewrite.WithJarSource(rewrite.JarSourceFunc(func(context.Context, submit.Packages) (*rewrite.Jars, error) {
+		return jars, nil
+	})))
+	rw, err := rewrite.ApplySubmission(ctx, sub, opts...)
+	if err != nil {
+		return nil, err
+	}
+	rw.Warnings = append(checks, rw.Warnings...)
+	if jars != nil && len(jars.Cluster) > 0 && s3aURLs(o) {
+		rw.Warnings = append(rw.Warnings, rewrite.Warning{Kind: rewrite.WarnS3AURLs, Text: S3AWarning})
+	}
+	return &Result{Result: rw, DriverSparkVersion: sparkVersion}, nil
+}
+
+// resolveAndBake is the part of Prepare before the rewrite: the jars
+// (from the store's set, or resolved and baked) and the image rewrite's
+// options.
+func resolveAndBake(ctx context.Context, sub *submit.Submission, o Options) (*prepared, error) {
 	rep := o.Reporter
 	cache := o.cacheDir()
-	opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cachedir.Root(cache), "rewrite"))}
+	var opts []rewrite.Option
 	jars, err := storeFirst(ctx, o, sub)
 	if err != nil {
 		return nil, err
@@ -133,18 +211,15 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 			}
 		}
 	}
-	opts = append(opts, rewrite.WithJarSource(rewrite.JarSourceFunc(func(context.Context, submit.Packages) (*rewrite.Jars, error) {
-		return jars, nil
-	})))
-	rw, err := rewrite.ApplySubmission(ctx, sub, opts...)
-	if err != nil {
-		return nil, err
+	// The line of the baked base's jars, else the line the caller was told
+	// (its Ivy steered the resolution too).
+	if v := sparkVersion; v != "" || o.Request.SparkVersion != "" {
+		if v == "" {
+			v = o.Request.SparkVersion
+		}
+		opts = append(opts, rewrite.WithSparkVersion(v))
 	}
-	rw.Warnings = append(checks, rw.Warnings...)
-	if jars != nil && len(jars.Cluster) > 0 && s3aURLs(o) {
-		rw.Warnings = append(rw.Warnings, rewrite.Warning{Kind: rewrite.WarnS3AURLs, Text: S3AWarning})
-	}
-	return &Result{Result: rw, DriverSparkVersion: sparkVersion}, nil
+	return &prepared{jars: jars, opts: opts, checks: checks, sparkVersion: sparkVersion}, nil
 }
 
 // storeFirst is the path of a pod with no route to Maven: in cluster mode
@@ -238,7 +313,7 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 			return r.Ref, nil
 		}
 		r, err := layers.Bake(ctx, layers.BakeInput{Lock: res.Lock, Jars: lock.LocalJars(res.Paths), Base: base, Target: o.ImageTarget,
-			SparkHome: o.SparkHome, Strict: o.Strict}, lopts...)
+			SparkHome: o.SparkHome, Strict: o.Strict, Shared: o.SharedLock}, lopts...)
 		if err != nil {
 			return "", err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
 )
@@ -77,5 +78,50 @@ func TestPrepareDriverSparkVersion(t *testing.T) {
 				t.Errorf("DriverSparkVersion (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPrepareSharedLock: Prepare's image bake puts the jars of
+// Options.SharedLock in a shared layer (the image records the set's hash).
+func TestPrepareSharedLock(t *testing.T) {
+	ctx := context.Background()
+	root, _ := filepath.Abs("..")
+	base := "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0-amd64"
+	cache := t.TempDir()
+	req := resolver.Request{NoDefaultRepositories: true, Repositories: []string{"file://" + filepath.Join(root, "testdata", "demo-repo") + "/"}, CacheDir: cache}
+	const pkg = "ch.qos.logback:logback-classic:1.4.11"
+	lreq := req
+	lreq.Packages = []string{pkg}
+	res, err := resolver.Resolve(ctx, lreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Lock.Artifacts) < 2 {
+		t.Fatalf("want a lock of 2 jars or more, got %d", len(res.Lock.Artifacts))
+	}
+	shared := &lock.File{Artifacts: res.Lock.Artifacts[1:]}
+	shared.Normalize()
+	sub, err := submit.LoadSubmission([]string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster", "--packages", pkg,
+		"--conf", "spark.kubernetes.container.image=" + base, "--class", "Main", "local:///opt/app.jar"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, ImageTarget: "oci:" + filepath.Join(t.TempDir(), "out"), Reporter: progress.New(&out, progress.Normal), SharedLock: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var image string
+	for _, a := range r.Args {
+		if v, ok := strings.CutPrefix(a, "spark.kubernetes.container.image="); ok {
+			image = v
+		}
+	}
+	info, err := layers.Inspect(ctx, image)
+	if err != nil {
+		t.Fatalf("inspect %q: %v (args %v)", image, err, r.Args)
+	}
+	if got := info.Annotations[layers.AnnotationShared]; got != shared.Hash() {
+		t.Errorf("%s = %q, want %s", layers.AnnotationShared, got, shared.Hash())
 	}
 }

@@ -57,6 +57,11 @@ type Request struct {
 	IvyHome string
 	// Conflict is ConflictLatest (default) or ConflictNearest.
 	Conflict Conflict
+	// SparkVersion is the Spark version whose Ivy the resolution follows
+	// (IvyOf): before 3.5.9 Ivy 2.5.1, which loses POM dependencies that
+	// differ only by classifier (IVY-1642). "" follows Ivy 2.5.2 and later
+	// (3.5.9+, 4.x). The lock records the Ivy when it is 2.5.1.
+	SparkVersion string
 	// LockPath, when set, is read if it exists and matches the inputs, and
 	// written after a fresh resolution.
 	LockPath string
@@ -69,6 +74,11 @@ type Request struct {
 	CacheDir string
 	// ChecksumPolicy is ChecksumStrict, ChecksumWarn (default) or ChecksumIgnore.
 	ChecksumPolicy ChecksumPolicy
+	// Signatures, when set, verifies every jar's signature (.asc) against
+	// its pinned keys and records the signer in the lock (signatures.go);
+	// a lock used as it is must record a signer for every jar, each one
+	// checked again (offline from the cache). Nil checks no signature.
+	Signatures SignatureVerifier
 }
 
 // Result is what Resolve gives back.

@@ -327,6 +327,17 @@ type tempWriter struct {
 	h256, h1, h5       hash.Hash
 	n                  int64
 	committed, aborted bool
+	closed             bool
+}
+
+// close closes the temp file once (a staged import closes it before
+// commit: see import.go).
+func (t *tempWriter) close() error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	return t.f.Close()
 }
 
 func (c *cache) newTemp() (*tempWriter, error) {
@@ -379,7 +390,7 @@ func (t *tempWriter) commit() (string, error) {
 	// POM. A crash can at worst leave a blob shorter than its name says;
 	// every reader checks the size (lock, index), and a wrong-size blob is
 	// fetched again.
-	if err := t.f.Close(); err != nil {
+	if err := t.close(); err != nil {
 		t.abort()
 		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", t.c.dir, err))
 	}
@@ -411,7 +422,7 @@ func (t *tempWriter) abort() {
 		return
 	}
 	t.aborted = true
-	t.f.Close()
+	t.close()
 	os.Remove(t.f.Name())
 }
 

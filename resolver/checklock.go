@@ -35,12 +35,18 @@ func LockFor(ctx context.Context, req Request, opts ...Option) (*Lockfile, error
 	if err != nil {
 		return nil, err
 	}
-	if req.Frozen && onlyRepositoriesChanged(lock.Inputs, in) {
-		o.log.Printf("notice: %s", repositoriesNotice(req.LockPath, lock.Inputs, in))
-		return lock, nil
+	if lock.Inputs.InputsHash != in.InputsHash && !(req.Frozen && onlyRepositoriesChanged(lock.Inputs, in)) {
+		return nil, errdefs.New(errdefs.Stale, fmt.Errorf("lockfile %s: %w: %s", req.LockPath, ErrStaleLock, inputsDiff(lock.Inputs, in)))
+	}
+	if req.Signatures != nil {
+		// No jar is read here: the lock must record a pinned signer for
+		// every jar (the signatures were verified when it was written).
+		if err := checkSigners(req.Signatures, lock.Artifacts); err != nil {
+			return nil, err
+		}
 	}
 	if lock.Inputs.InputsHash != in.InputsHash {
-		return nil, errdefs.New(errdefs.Stale, fmt.Errorf("lockfile %s: %w: %s", req.LockPath, ErrStaleLock, inputsDiff(lock.Inputs, in)))
+		o.log.Printf("notice: %s", repositoriesNotice(req.LockPath, lock.Inputs, in))
 	}
 	return lock, nil
 }

@@ -67,8 +67,13 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 	default:
 		return nil, errdefs.Errorf(errdefs.BadArgument, "conflict mode %q: must be latest or nearest", req.Conflict)
 	}
+	ivy, err := IvyOf(req.SparkVersion)
+	if err != nil {
+		return nil, err
+	}
 	e := newEngine(ctx, src, log, rules)
 	e.literal = literal
+	e.mergeByRevision = ivy == Ivy251
 	if len(coords) == 0 {
 		return &Graph{}, nil
 	}

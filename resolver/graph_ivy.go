@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -117,12 +118,15 @@ func (n *inode) mid() string {
 }
 
 type engine struct {
-	ctx    context.Context
-	src    Source
-	log    Logger
-	rules  []ExcludeRule
-	loader *maven.Loader
-	poms   sync.Map // maven.Coord → *POMFile
+	ctx   context.Context
+	src   Source
+	log   Logger
+	rules []ExcludeRule
+	// mergeByRevision: the Ivy of Request.SparkVersion is older than 2.5.2
+	// (see ddsOf).
+	mergeByRevision bool
+	loader          *maven.Loader
+	poms            sync.Map // maven.Coord → *POMFile
 
 	nodes    map[maven.Coord]*inode
 	selected map[string]*inode
@@ -191,8 +195,11 @@ func (e *engine) rootExcludes(group, artifact string) bool {
 }
 
 // ddsOf converts a model into Ivy dependency descriptors
-// (PomModuleDescriptorBuilder's conf mappings).
-func ddsOf(m *maven.Model) []*dd {
+// (PomModuleDescriptorBuilder's conf mappings). mergeByRevision is Ivy
+// before 2.5.2 (IVY-1642): dependencies on the same g:a:v share the first
+// one's descriptor, so one that differs only by classifier adds its
+// artifact to it, and a plain one is lost beside a classified one.
+func ddsOf(m *maven.Model, mergeByRevision bool) []*dd {
 	if m.Relocation != nil {
 		c := map[string][]string{}
 		for _, conf := range []string{"default", "master", "compile", "provided", "runtime", "system", "sources", "javadoc", "optional"} {
@@ -238,9 +245,49 @@ func ddsOf(m *maven.Model) []*dd {
 			}
 			x.arts = map[string][]depArt{scope: {{classifier: cls, typ: typ, ext: ext}}}
 		}
+		if mergeByRevision {
+			if first := sameRevision(out, x.target); first != nil {
+				first.merge(x)
+				continue
+			}
+		}
 		out = append(out, x)
 	}
 	return out
+}
+
+// sameRevision is the descriptor of dds whose target is c, or nil.
+func sameRevision(dds []*dd, c maven.Coord) *dd {
+	for _, d := range dds {
+		if d.target == c {
+			return d
+		}
+	}
+	return nil
+}
+
+// merge adds x's configurations, artifacts and exclusions to d, as Ivy
+// 2.5.1's PomModuleDescriptorBuilder.addDependency does to the descriptor
+// it already holds for the same revision.
+func (d *dd) merge(x *dd) {
+	for conf, to := range x.confs {
+		for _, t := range to {
+			if !slices.Contains(d.confs[conf], t) {
+				d.confs[conf] = append(d.confs[conf], t)
+			}
+		}
+	}
+	for conf, arts := range x.arts {
+		if d.arts == nil {
+			d.arts = map[string][]depArt{}
+		}
+		for _, a := range arts {
+			if !slices.Contains(d.arts[conf], a) {
+				d.arts[conf] = append(d.arts[conf], a)
+			}
+		}
+	}
+	d.excl = append(d.excl, x.excl...)
 }
 
 // jarPackagings are Ivy's packagings (and types) whose artifact is a .jar.
@@ -287,7 +334,7 @@ func (e *engine) load(n *inode) {
 	if p, ok := e.poms.Load(n.id); ok {
 		n.pom = p.(*POMFile)
 	}
-	n.dds = ddsOf(m)
+	n.dds = ddsOf(m, e.mergeByRevision)
 }
 
 // isCircular: the node's module already appears on the visit path (the

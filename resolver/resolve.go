@@ -55,6 +55,9 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := IvyOf(req.SparkVersion); err != nil {
+		return nil, err
+	}
 	if req.CacheDir == "" {
 		req.CacheDir = DefaultCacheDir()
 	}
@@ -81,11 +84,24 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		if err == nil {
 			stale = inputsDiff(lock.Inputs, in)
 		}
+		if err == nil && req.Signatures != nil && !req.Frozen && lock.Inputs.InputsHash == in.InputsHash {
+			if a := unsigned(lock.Artifacts); a != nil {
+				// Signatures are asked for and the lock has none: it is
+				// resolved again and rewritten, as a stale one.
+				stale = fmt.Sprintf("it records no signing key for %s", a.File)
+				lock.Inputs.InputsHash = ""
+			}
+		}
 		switch {
 		case err == nil && lock.Inputs.InputsHash == in.InputsHash:
 			paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, req.Offline, false, o)
 			if err != nil {
 				return nil, err
+			}
+			if req.Signatures != nil {
+				if err := verifySignatures(ctx, req.Signatures, lock.Artifacts, req.CacheDir, chain, req.Offline, true, o); err != nil {
+					return nil, err
+				}
 			}
 			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
 		case err == nil && req.Frozen && onlyRepositoriesChanged(lock.Inputs, in):
@@ -97,6 +113,11 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 			paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, req.Offline, true, o)
 			if err != nil {
 				return nil, err
+			}
+			if req.Signatures != nil {
+				if err := verifySignatures(ctx, req.Signatures, lock.Artifacts, req.CacheDir, chain, req.Offline, true, o); err != nil {
+					return nil, err
+				}
 			}
 			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
 		case err == nil && req.Frozen:
@@ -134,6 +155,12 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	}
 	for _, f := range files {
 		lock.Artifacts = append(lock.Artifacts, f.art)
+	}
+	if req.Signatures != nil {
+		// Before the lock is written: a lock never records an unverified set.
+		if err := verifySignatures(ctx, req.Signatures, lock.Artifacts, req.CacheDir, chain, req.Offline, false, o); err != nil {
+			return nil, err
+		}
 	}
 	if req.LockPath != "" {
 		if err := WriteLock(req.LockPath, lock); err != nil {
@@ -236,6 +263,8 @@ func canonicalInputs(req Request, chain []*repo) Inputs {
 		Packages:     split(req.Packages),
 		Repositories: inputsRepositories(chain),
 	}
+	// A bad SparkVersion fails in BuildGraph; here it records nothing.
+	in.Ivy, _ = IvyOf(req.SparkVersion)
 	in.InputsHash = lock.ComputeInputsHash(in)
 	return in
 }
@@ -246,7 +275,7 @@ func canonicalInputs(req Request, chain []*repo) Inputs {
 // request and only where the jars come from changed.
 func onlyRepositoriesChanged(old, cur Inputs) bool {
 	return old.InputsHash != cur.InputsHash && !slices.Equal(old.Repositories, cur.Repositories) &&
-		slices.Equal(old.Packages, cur.Packages) && slices.Equal(old.Excludes, cur.Excludes) && old.Conflict == cur.Conflict
+		slices.Equal(old.Packages, cur.Packages) && slices.Equal(old.Excludes, cur.Excludes) && old.Conflict == cur.Conflict && old.Ivy == cur.Ivy
 }
 
 // repositoriesNotice says that a lock is used by content because only its
@@ -306,7 +335,11 @@ func fetchLockedReq(ctx context.Context, lock *Lockfile, req Request, opts []Opt
 	if err != nil {
 		return nil, err
 	}
-	return fetchLocked(ctx, lock, req.CacheDir, chain, offline, false, o)
+	paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, offline, false, o)
+	if err != nil || req.Signatures == nil {
+		return paths, err
+	}
+	return paths, verifySignatures(ctx, req.Signatures, lock.Artifacts, req.CacheDir, chain, offline, true, o)
 }
 
 // lockedChain is the chain FetchLocked matches a lock's repositories
@@ -385,11 +418,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	if err != nil {
 		return nil, err
 	}
-	f := &fetcher{
-		client: o.client, log: o.log, attempts: o.attempts, backoff: o.backoff,
-		maxRetryAfter: o.maxRetryAfter, idleTimeout: o.idleTimeout, perHost: o.perHost,
-		slow: o.slow, maxArtifact: o.maxArtifact, sems: map[string]*hostSem{}, progress: o.progress,
-	}
+	f := o.newFetcher()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
 	for _, i := range missing {
@@ -467,10 +496,9 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 	return fetchLockedFrom(ctx, c, f, r, a, offline, bad)
 }
 
-// fetchLockedFrom fetches a locked jar from r into the cache, checked
-// against the lock's sha256.
-func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a Artifact, offline bool, bad error) error {
-	rel, err := lockedRelIn(r, a, func(rel string) ([]byte, error) {
+// lockedRelFetch is lockedRelIn, a SNAPSHOT's metadata read from r.
+func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a Artifact, offline bool) (string, error) {
+	return lockedRelIn(r, a, func(rel string) ([]byte, error) {
 		if r.isFile() {
 			p, err := safepath.Join(r.dir, rel)
 			if err != nil {
@@ -487,6 +515,12 @@ func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a Artif
 		}
 		return m.b, nil
 	})
+}
+
+// fetchLockedFrom fetches a locked jar from r into the cache, checked
+// against the lock's sha256.
+func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a Artifact, offline bool, bad error) error {
+	rel, err := lockedRelFetch(ctx, f, r, a, offline)
 	if err != nil {
 		return err
 	}

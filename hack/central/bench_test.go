@@ -13,7 +13,7 @@ import (
 
 // benchSets are the cases whose cold resolution `make bench` times, prebake
 // against the real spark-submit, on the machine's Central.
-var benchSets = []string{"s35-kafka", "s35-aws-delta-kafka", "s40-delta-iceberg", "s40-cassandra"}
+var benchSets = []string{"s35-kafka@3.5", "s35-aws-delta-kafka@3.5", "s40-delta-iceberg", "s40-cassandra"}
 
 // BenchmarkCentralCold resolves each set cold (empty caches) with the real
 // spark-submit and with prebake, on the real Central, and reports Spark's
@@ -26,7 +26,7 @@ func BenchmarkCentralCold(b *testing.B) {
 	_, testdata, cases := suite(b)
 	byName := map[string]kase{}
 	for _, c := range cases {
-		byName[c.name] = c
+		byName[c.id()] = c
 	}
 	central, err := resolver.MavenCentralURL("", "")
 	if err != nil {
@@ -86,7 +86,7 @@ func BenchmarkCentralCold(b *testing.B) {
 			b.ReportMetric(ratio, "spark/prebake")
 			b.ReportMetric(float64(warmT.Microseconds()), "warm-µs")
 			b.ReportMetric(0, "warm-requests")
-			b.Logf("%s (%d jars): spark-submit's resolution %v, prebake cold %v (%.1fx), warm %v with 0 requests", c.name, len(spark.jars), phase, cold.Round(time.Millisecond), ratio, warmT.Round(time.Microsecond))
+			b.Logf("%s (%d jars): spark-submit's resolution %v, prebake cold %v (%.1fx), warm %v with 0 requests", c.id(), len(spark.jars), phase, cold.Round(time.Millisecond), ratio, warmT.Round(time.Microsecond))
 		})
 	}
 }

@@ -12,16 +12,34 @@ import (
 	"github.com/prebake/prebake/resolver"
 )
 
-// kase is one line of testdata/central/cases.txt:
+// kase is one line of testdata/central/cases.txt on one Spark line:
 //
-//	name | spark (3.5, 4.0) | --packages | --repositories (comma-separated) | --exclude-packages
+//	name | spark lines | --packages | --repositories (comma-separated) | --exclude-packages
 //
-// In repositories, ${CENTRAL} is the machine's Central URL (or the recorded
-// mirror when replaying) and ${TESTDATA} is testdata/central.
+// The spark lines are a comma-separated selector of testenv.SparkLines
+// names ("3.5", "3.5-early") and majors ("3.x": every 3.x line, Scala 2.12;
+// "4.x": every 4.x line, Scala 2.13 only); a case runs once per line it
+// selects. In repositories, ${CENTRAL} is the machine's Central URL (or the
+// recorded mirror when replaying) and ${TESTDATA} is testdata/central.
 type kase struct {
 	name, spark, coords, exclude string
 	repos                        []string
+	// multi: the selector names several lines, so the golden of each is
+	// <name>@<line>.golden (one line: <name>.golden).
+	multi bool
 }
+
+// id names the case on its line: name, or name@line when it runs on
+// several.
+func (c kase) id() string {
+	if c.multi {
+		return c.name + "@" + c.spark
+	}
+	return c.name
+}
+
+// sparkVersion is the pyspark version of the case's line.
+func (c kase) sparkVersion() string { return sparkLines[c.spark].Version }
 
 func loadCases(path string) ([]kase, error) {
 	f, err := os.Open(path)
@@ -44,40 +62,65 @@ func loadCases(path string) ([]kase, error) {
 		for i := range p {
 			p[i] = strings.TrimSpace(p[i])
 		}
-		c := kase{name: p[0], spark: p[1], coords: p[2], exclude: p[4]}
+		c := kase{name: p[0], coords: p[2], exclude: p[4]}
 		if p[3] != "" {
 			c.repos = strings.Split(p[3], ",")
 		}
-		if c.name == "" || strings.ContainsAny(c.name, `/\ `) || seen[c.name] {
+		if c.name == "" || strings.ContainsAny(c.name, `/\ @`) || seen[c.name] {
 			return nil, fmt.Errorf("%s:%d: bad or duplicate case name %q", path, n, c.name)
 		}
-		if _, ok := sparkLines[c.spark]; !ok {
-			return nil, fmt.Errorf("%s:%d: spark %q: want one of %v", path, n, c.spark, sortedLines())
+		lines, err := selectLines(p[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		seen[c.name] = true
-		out = append(out, c)
+		for _, l := range lines {
+			c.spark, c.multi = l, len(lines) > 1
+			out = append(out, c)
+		}
 	}
 	return out, sc.Err()
 }
 
-// sparkLines maps a case's Spark line ("3.5") to the pyspark version that
-// hack/infra.d/60-spark.sh installs (testenv.SparkVersions, "3.5.9").
-var sparkLines = func() map[string]string {
-	m := map[string]string{}
-	for _, v := range testenv.SparkVersions {
-		if p := strings.SplitN(v, ".", 3); len(p) == 3 {
-			m[p[0]+"."+p[1]] = v
+// selectLines expands a case's selector into line names, oldest first.
+func selectLines(sel string) ([]string, error) {
+	want := map[string]bool{}
+	for _, s := range strings.Split(sel, ",") {
+		s = strings.TrimSpace(s)
+		found := false
+		for _, l := range testenv.SparkLines {
+			if l.Name == s || (strings.HasSuffix(s, ".x") && strings.HasPrefix(l.Name, strings.TrimSuffix(s, "x"))) {
+				want[l.Name], found = true, true
+			}
 		}
+		if !found {
+			return nil, fmt.Errorf("spark %q: want a comma-separated list of %v or 3.x, 4.x", s, sortedLines())
+		}
+	}
+	var out []string
+	for _, l := range testenv.SparkLines {
+		if want[l.Name] {
+			out = append(out, l.Name)
+		}
+	}
+	return out, nil
+}
+
+// sparkLines maps a line's name ("3.5-early") to testenv.SparkLines' entry.
+var sparkLines = func() map[string]testenv.SparkLine {
+	m := map[string]testenv.SparkLine{}
+	for _, l := range testenv.SparkLines {
+		m[l.Name] = l
 	}
 	return m
 }()
 
+// sortedLines are the line names, oldest first.
 func sortedLines() []string {
 	var l []string
-	for k := range sparkLines {
-		l = append(l, k)
+	for _, s := range testenv.SparkLines {
+		l = append(l, s.Name)
 	}
-	sort.Strings(l)
 	return l
 }
 
@@ -93,7 +136,7 @@ func (c kase) expand(central, testdata string) []string {
 }
 
 func (c kase) request(central, testdata, cache string) resolver.Request {
-	req := resolver.Request{Packages: []string{c.coords}, Repositories: c.expand(central, testdata), CacheDir: cache}
+	req := resolver.Request{Packages: []string{c.coords}, Repositories: c.expand(central, testdata), CacheDir: cache, SparkVersion: c.sparkVersion()}
 	if c.exclude != "" {
 		req.Excludes = []string{c.exclude}
 	}
@@ -120,7 +163,7 @@ func (o outcome) names() []string {
 // golden renders the outcome as testdata/central/cases/<name>.golden.
 func (o outcome) golden(c kase) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# spark-submit %s --packages %s", sparkLines[c.spark], c.coords)
+	fmt.Fprintf(&b, "# spark-submit %s --packages %s", c.sparkVersion(), c.coords)
 	if len(c.repos) > 0 {
 		fmt.Fprintf(&b, " --repositories %s", strings.Join(c.repos, ","))
 	}
@@ -189,7 +232,7 @@ func compare(want, got outcome, withSums bool) string {
 	return strings.Join(d, "\n")
 }
 
-// goldenPath is testdata/central/cases/<name>.golden under root.
+// goldenPath is testdata/central/cases/<id>.golden under root.
 func goldenPath(root string, c kase) string {
-	return filepath.Join(root, "testdata", "central", "cases", c.name+".golden")
+	return filepath.Join(root, "testdata", "central", "cases", c.id()+".golden")
 }

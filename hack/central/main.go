@@ -9,6 +9,8 @@
 //	go run ./hack/central -record    # rewrite the goldens from spark-submit, and the mirror of the
 //	                                 # POMs and metadata the resolutions read (testdata/central/mirror.tar.gz)
 //	go run ./hack/central -only s35- # only the cases whose name starts with s35-
+//	go run ./hack/central -lines all # every Spark line of testenv.SparkLines (default ci: the
+//	                                 # lines .ci/run checks; or names: -lines 3.4,4.3) (make parity-lines)
 //	go run ./hack/central -mirror    # rewrite only the mirror (prebake alone; after editing cases)
 //	go run ./hack/central -diff 5 -seed 7
 //	                                 # differential: 5 random combinations per Spark line of the
@@ -27,21 +29,34 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
 )
 
 func main() {
 	rec := flag.Bool("record", false, "rewrite the goldens from spark-submit and the recorded mirror")
-	only := flag.String("only", "", "only the cases whose name starts with one of these comma-separated prefixes")
+	only := flag.String("only", "", "only the cases whose name (name@line on a case of several lines) starts with one of these comma-separated prefixes")
+	lines := flag.String("lines", "ci", "the Spark lines: ci (those .ci/run checks live), all, or comma-separated names of testenv.SparkLines")
 	mirrorOnly := flag.Bool("mirror", false, "rewrite only the recorded mirror, from every case resolved by prebake on Central (no Spark)")
 	diff := flag.Int("diff", 0, "instead of the cases: this many random combinations (2–4) of the cases' single packages, per Spark line")
 	seed := flag.Int64("seed", 1, "with -diff: the random seed")
+	versions := flag.String("versions", "", "print the pyspark versions of these lines (as -lines) and exit (make parity-lines installs them)")
 	flag.Parse()
+	if *versions != "" {
+		vs, err := lineVersions(*versions)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "central:", err)
+			os.Exit(2)
+		}
+		fmt.Println(strings.Join(vs, " "))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	root, err := os.Getwd()
@@ -50,7 +65,7 @@ func main() {
 	case *mirrorOnly:
 		err = recordMirror(ctx, root)
 	default:
-		err = run(ctx, root, *only, *rec, *diff, *seed)
+		err = run(ctx, root, *lines, *only, *rec, *diff, *seed)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "central:", err)
@@ -73,17 +88,20 @@ func setup(root string) (central, testdata string, cases []kase, work string, er
 	return
 }
 
-func run(ctx context.Context, root, only string, rec bool, diff int, seed int64) error {
+func run(ctx context.Context, root, lines, only string, rec bool, diff int, seed int64) error {
 	central, testdata, cases, work, err := setup(root)
 	if err != nil {
 		return err
 	}
+	if cases, err = onLines(cases, lines); err != nil {
+		return err
+	}
 	defer os.RemoveAll(work)
-	// Recording writes the mirror into a directory, packed at the end; a
-	// partial recording (-only) adds to the committed mirror.
+	// Recording writes the mirror into a directory, packed at the end, over
+	// the committed mirror (a recording adds to it; -mirror rewrites it).
 	mirror := filepath.Join(work, "mirror")
 	archive := filepath.Join(testdata, mirrorArchive)
-	if rec && only != "" {
+	if rec {
 		if err := unpackMirror(archive, mirror); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -105,7 +123,7 @@ func run(ctx context.Context, root, only string, rec bool, diff int, seed int64)
 	byLine := map[string][]kase{}
 	n := 0
 	for _, c := range cases {
-		if selected(c.name, only) {
+		if selected(c.id(), only) {
 			byLine[c.spark] = append(byLine[c.spark], c)
 			n++
 		}
@@ -131,12 +149,12 @@ func run(ctx context.Context, root, only string, rec bool, diff int, seed int64)
 			for _, c := range cs {
 				p, err := check(ctx, c, o, central, testdata, home, cache, mirror, rec)
 				if err != nil {
-					errs <- fmt.Errorf("%s: %w", c.name, err)
+					errs <- fmt.Errorf("%s: %w", c.id(), err)
 					return
 				}
 				if p != "" {
 					mu.Lock()
-					problems = append(problems, c.name+":\n"+p)
+					problems = append(problems, c.id()+":\n"+p)
 					mu.Unlock()
 				}
 			}
@@ -151,7 +169,7 @@ func run(ctx context.Context, root, only string, rec bool, diff int, seed int64)
 	if err := errors.Join(all...); err != nil {
 		return err
 	}
-	if only == "" && diff == 0 {
+	if only == "" && diff == 0 && slices.Contains(strings.Split(lines, ","), "ci") {
 		if p, err := centralLock(ctx, central, testdata, home, cache, rec); err != nil {
 			return err
 		} else if p != "" {
@@ -163,7 +181,7 @@ func run(ctx context.Context, root, only string, rec bool, diff int, seed int64)
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "central: %d case(s) in %s\n", n, time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "central: %d case(s) in %s (%s)\n", n, time.Since(start).Round(time.Second), strings.Join(linesOf(byLine), " "))
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return fmt.Errorf("%d case(s) differ:\n%s", len(problems), strings.Join(problems, "\n"))
@@ -182,7 +200,7 @@ func recordMirror(ctx context.Context, root string) error {
 	mirror, home, cache := filepath.Join(work, "mirror"), filepath.Join(work, "home"), filepath.Join(work, "cache")
 	for _, c := range cases {
 		if err := record(ctx, c, central, testdata, home, cache, mirror); err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
+			return fmt.Errorf("%s: %w", c.id(), err)
 		}
 	}
 	return packMirror(mirror, filepath.Join(testdata, mirrorArchive))
@@ -259,6 +277,56 @@ func centralLock(ctx context.Context, central, testdata, home, cache string, rec
 	return "", nil
 }
 
+// lineVersions are the pyspark versions of the lines of sel (as onLines).
+func lineVersions(sel string) ([]string, error) {
+	var cs []kase
+	for _, l := range testenv.SparkLines {
+		cs = append(cs, kase{spark: l.Name})
+	}
+	cs, err := onLines(cs, sel)
+	var vs []string
+	for _, c := range cs {
+		vs = append(vs, c.sparkVersion())
+	}
+	return vs, err
+}
+
+// onLines keeps the cases on the lines of sel: "ci" (testenv.SparkLines'
+// CI lines), "all", or comma-separated line names (with ci and all).
+func onLines(cases []kase, sel string) ([]kase, error) {
+	want := map[string]bool{}
+	for _, s := range strings.Split(sel, ",") {
+		switch _, ok := sparkLines[s]; {
+		case s == "ci" || s == "all":
+			for _, l := range testenv.SparkLines {
+				want[l.Name] = want[l.Name] || l.CI || s == "all"
+			}
+		case ok:
+			want[s] = true
+		default:
+			return nil, fmt.Errorf("-lines %q: want ci, all or comma-separated names of %v", s, sortedLines())
+		}
+	}
+	var out []kase
+	for _, c := range cases {
+		if want[c.spark] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// linesOf are the lines of byLine with their pyspark versions, oldest first.
+func linesOf(byLine map[string][]kase) []string {
+	var out []string
+	for _, l := range testenv.SparkLines {
+		if cs := byLine[l.Name]; len(cs) > 0 {
+			out = append(out, fmt.Sprintf("%s=%s:%d", l.Name, l.Version, len(cs)))
+		}
+	}
+	return out
+}
+
 // selected reports whether name starts with one of the comma-separated
 // prefixes of only ("" selects every case).
 func selected(name, only string) bool {
@@ -301,7 +369,7 @@ func check(ctx context.Context, c kase, o *oracle, central, testdata, home, cach
 	} else if !strings.HasPrefix(c.name, "diff-") {
 		golden, err := readGolden(gp)
 		if err != nil {
-			return "", fmt.Errorf("%w (record it with go run ./hack/central -record -only %s)", err, c.name)
+			return "", fmt.Errorf("%w (record it with go run ./hack/central -record -lines %s -only %s)", err, c.spark, c.id())
 		}
 		if d := compare(golden, spark, true); d != "" {
 			problems = append(problems, "spark-submit differs from the golden (- golden only, + Spark only):\n"+d)
@@ -318,6 +386,6 @@ func check(ctx context.Context, c kase, o *oracle, central, testdata, home, cach
 	if spark.failed {
 		what = "resolution fails"
 	}
-	fmt.Fprintf(os.Stderr, "%-4s %-34s %-16s spark-submit %5.1fs (Ivy %4.1fs)  prebake %4.1fs\n", state, c.name, what, t1.Sub(t0).Seconds(), phase.Seconds(), t2.Sub(t1).Seconds())
+	fmt.Fprintf(os.Stderr, "%-4s %-38s %-16s spark-submit %5.1fs (Ivy %4.1fs)  prebake %4.1fs\n", state, c.id(), what, t1.Sub(t0).Seconds(), phase.Seconds(), t2.Sub(t1).Seconds())
 	return strings.Join(problems, "\n"), nil
 }

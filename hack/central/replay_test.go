@@ -4,10 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/resolver"
 )
 
 // TestReplayGoldens replays every case of testdata/central/cases.txt
@@ -21,8 +26,13 @@ func TestReplayGoldens(t *testing.T) {
 	for _, c := range cases {
 		lines[c.spark]++
 	}
-	if len(cases) < 40 || lines["3.5"] == 0 || lines["4.0"] == 0 {
-		t.Fatalf("the suite has %d cases (%v by Spark line), want at least 40 over 3.5 and 4.0", len(cases), lines)
+	if len(cases) < 40 {
+		t.Fatalf("the suite has %d cases (%v by Spark line), want at least 40", len(cases), lines)
+	}
+	for _, l := range testenv.SparkLines {
+		if lines[l.Name] < 3 {
+			t.Errorf("Spark line %s has %d cases, want at least 3 (%v)", l.Name, lines[l.Name], lines)
+		}
 	}
 	mirror := t.TempDir()
 	if err := unpackMirror(filepath.Join(testdata, mirrorArchive), mirror); err != nil {
@@ -30,10 +40,10 @@ func TestReplayGoldens(t *testing.T) {
 	}
 	cache := t.TempDir()
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.id(), func(t *testing.T) {
 			want, err := readGolden(goldenPath(root, c))
 			if err != nil {
-				t.Fatalf("%v (record it: go run ./hack/central -record -only %s)", err, c.name)
+				t.Fatalf("%v (record it: go run ./hack/central -record -lines %s -only %s)", err, c.spark, c.id())
 			}
 			got, err := replay(context.Background(), c, mirror, testdata, t.TempDir(), cache)
 			if err != nil {
@@ -107,6 +117,8 @@ func TestLoadCasesRejects(t *testing.T) {
 	for _, tc := range []struct{ name, line, want string }{
 		{"fields", "a|3.5|g:a:1|", "want 5 |-separated fields"},
 		{"spark line", "a|3.3|g:a:1||", `spark "3.3"`},
+		{"spark major", "a|5.x|g:a:1||", `spark "5.x"`},
+		{"@ in name", "a@3.4|3.4|g:a:1||", "bad or duplicate case name"},
 		{"path in name", "../a|3.5|g:a:1||", "bad or duplicate case name"},
 		{"duplicate", "a|3.5|g:a:1||\na|4.0|g:a:1||", "bad or duplicate case name"},
 	} {
@@ -129,7 +141,7 @@ func TestRandomCasesSeeded(t *testing.T) {
 	if diff := cmp.Diff(a, b, cmp.AllowUnexported(kase{})); diff != "" {
 		t.Fatalf("the same seed drew other sets:\n%s", diff)
 	}
-	if len(a) != 10 {
+	if len(a) != 5*len(testenv.SparkLines) {
 		t.Fatalf("%d sets, want 5 per Spark line", len(a))
 	}
 	for _, c := range a {
@@ -137,5 +149,126 @@ func TestRandomCasesSeeded(t *testing.T) {
 		if n < 2 || n > 4 || strings.Contains(c.coords, "etl-udfs") {
 			t.Errorf("%s: %d packages (%s), want 2–4 popular ones", c.name, n, c.coords)
 		}
+	}
+}
+
+// TestSelectLines: a case's selector names lines and majors, oldest first,
+// and a case of several lines has one golden per line (name@line).
+func TestSelectLines(t *testing.T) {
+	for _, tc := range []struct{ sel, want string }{
+		{"3.5", "3.5"},
+		{"3.x", "3.4 3.5-early 3.5"},
+		{"4.x", "4.0 4.1 4.2 4.3"},
+		{"4.3,3.4", "3.4 4.3"},
+		{"3.x,4.x", "3.4 3.5-early 3.5 4.0 4.1 4.2 4.3"},
+	} {
+		got, err := selectLines(tc.sel)
+		if err != nil || strings.Join(got, " ") != tc.want {
+			t.Errorf("selectLines(%q) = %v, %v; want %s", tc.sel, got, err, tc.want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "cases.txt")
+	if err := os.WriteFile(p, []byte("one|3.5|g:a:1||\nmany|3.4,4.3|g:a:1||\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := loadCases(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, filepath.Base(goldenPath("/r", c))+" "+c.sparkVersion())
+	}
+	if d := cmp.Diff([]string{"one.golden 3.5.9", "many@3.4.golden 3.4.4", "many@4.3.golden 4.3.0"}, ids); d != "" {
+		t.Error(d)
+	}
+	ci, err := onLines(cs, "ci")
+	if err != nil || len(ci) != 3 {
+		t.Errorf("onLines ci: %d cases, %v; want 3", len(ci), err)
+	}
+	if early, _ := onLines(cs, "3.5-early"); len(early) != 0 {
+		t.Errorf("onLines 3.5-early: %v, want none", early)
+	}
+}
+
+// TestIvy1642Golden: the goldens the real spark-submit recorded for
+// ivy1642-saxon differ by Ivy exactly as IVY-1642 says: the lines with Ivy
+// 2.5.1 lack the plain xmlresolver jar beside its data jar, the others have
+// both; and the replay (TestReplayGoldens) follows each line.
+func TestIvy1642Golden(t *testing.T) {
+	root, _, cases := suite(t)
+	n := 0
+	for _, c := range cases {
+		if c.name != "ivy1642-saxon" {
+			continue
+		}
+		n++
+		g, err := readGolden(goldenPath(root, c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, plain := g.jars["org.xmlresolver_xmlresolver-5.2.2.jar"]
+		_, data := g.jars["org.xmlresolver_xmlresolver-5.2.2-data.jar"]
+		old := sparkLines[c.spark].Ivy == resolver.Ivy251
+		if !data || plain == old {
+			t.Errorf("%s (Ivy %s): xmlresolver jar %v, data jar %v; want the plain one only with Ivy 2.5.2+", c.id(), sparkLines[c.spark].Ivy, plain, data)
+		}
+	}
+	if n != len(testenv.SparkLines) {
+		t.Errorf("ivy1642-saxon runs on %d lines, want every line (%d)", n, len(testenv.SparkLines))
+	}
+}
+
+// TestSparkLines: each line's Ivy and Scala are what its pyspark's jars
+// say (checked where it is installed), and resolver.IvyOf agrees with the
+// table.
+func TestSparkLines(t *testing.T) {
+	for _, l := range testenv.SparkLines {
+		t.Run(l.Name, func(t *testing.T) {
+			ivy, err := resolver.IvyOf(l.Version)
+			if err != nil || (ivy == resolver.Ivy251) != (l.Ivy == "2.5.1") {
+				t.Errorf("resolver.IvyOf(%s) = %q, %v; the table says Ivy %s", l.Version, ivy, err, l.Ivy)
+			}
+			jars := filepath.Join(testenv.CacheDir(), "pyspark-"+l.Version, "pyspark", "jars")
+			if _, err := os.Stat(jars); err != nil {
+				if l.CI {
+					testenv.Skip(t, "pyspark "+l.Version+" not installed: run hack/infra.sh")
+				}
+				t.Skip("pyspark " + l.Version + " not installed (make parity-lines installs it)")
+			}
+			for _, want := range []string{"ivy-" + l.Ivy + ".jar", "spark-core_" + l.Scala + "-" + l.Version + ".jar"} {
+				if _, err := os.Stat(filepath.Join(jars, want)); err != nil {
+					t.Errorf("pyspark %s: %v", l.Version, err)
+				}
+			}
+			if m, _ := filepath.Glob(filepath.Join(jars, "scala-library-"+l.Scala+".*.jar")); len(m) != 1 {
+				t.Errorf("pyspark %s: scala-library %s: %v", l.Version, l.Scala, m)
+			}
+		})
+	}
+}
+
+// TestInfraSparkVersions: hack/infra.d/60-spark.sh installs by default
+// what .ci/run uses: testenv.SparkVersions and the CI lines.
+func TestInfraSparkVersions(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "infra.d", "60-spark.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`PREBAKE_SPARK_VERSIONS:-([0-9. ]+)\}`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("60-spark.sh: no default PREBAKE_SPARK_VERSIONS")
+	}
+	got := strings.Fields(string(m[1]))
+	want := slices.Clone(testenv.SparkVersions)
+	for _, l := range testenv.SparkLines {
+		if l.CI && !slices.Contains(want, l.Version) {
+			want = append(want, l.Version)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("60-spark.sh's default versions (-want +got):\n%s", d)
 	}
 }

@@ -20,10 +20,10 @@ import (
 // sparkHome is SPARK_HOME of the pinned pyspark of a Spark line and the
 // directory to put on PYTHONPATH.
 func sparkHome(line string) (home, pythonPath string, err error) {
-	dir := filepath.Join(testenv.CacheDir(), "pyspark-"+sparkLines[line])
+	dir := filepath.Join(testenv.CacheDir(), "pyspark-"+sparkLines[line].Version)
 	home = filepath.Join(dir, "pyspark")
 	if _, err := os.Stat(filepath.Join(home, "bin", "spark-submit")); err != nil {
-		return "", "", fmt.Errorf("pyspark %s not installed (run hack/infra.sh): %w", sparkLines[line], err)
+		return "", "", fmt.Errorf("pyspark %s not installed (hack/infra.d/60-spark.sh with PREBAKE_SPARK_VERSIONS=%[1]s; make parity-lines installs every line): %[2]w", sparkLines[line].Version, err)
 	}
 	return home, dir, nil
 }
@@ -106,11 +106,11 @@ func (o *oracle) run(ctx context.Context, c kase, testdata string) (outcome, tim
 		if strings.Contains(out.String(), "unresolved dependency") || strings.Contains(out.String(), "RuntimeException: [download failed") {
 			return outcome{failed: true, detail: tail(out.String(), 8)}, phase, nil
 		}
-		return outcome{}, 0, fmt.Errorf("spark-submit %s: %v:\n%s", sparkLines[o.line], runErr, tail(out.String(), 15))
+		return outcome{}, 0, fmt.Errorf("spark-submit %s: %v:\n%s", sparkLines[o.line].Version, runErr, tail(out.String(), 15))
 	}
 	jars, err := hashDir(jarsDir)
 	if err != nil {
-		return outcome{}, 0, fmt.Errorf("spark-submit %s retrieved nothing readable: %w:\n%s", sparkLines[o.line], err, tail(out.String(), 15))
+		return outcome{}, 0, fmt.Errorf("spark-submit %s retrieved nothing readable: %w:\n%s", sparkLines[o.line].Version, err, tail(out.String(), 15))
 	}
 	return outcome{jars: jars}, phase, nil
 }

@@ -40,6 +40,9 @@ var allowed = map[string][]string{
 	// Orchestration (resolve → bake → rewrite) over the libraries; no
 	// backend (no client-go).
 	"pipeline": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "internal/"},
+	// Bundles (air gap): the lock, its SBOM, the cache (resolver's
+	// staging) and the OCI artifact (layers); no store, no submit.
+	"pipeline/bundle": {"errdefs", "maven", "lock", "resolver", "layers", "internal/"},
 	// internal helpers: never a public library package.
 	"internal":          {"errdefs", "internal/"},
 	"internal/lockdiff": {"errdefs", "lock", "internal/"},
@@ -77,9 +80,11 @@ var free = []string{"cmd", "hack", "examples", "test", "internal/depcheck"}
 // hack/sparkimage makes a layer of a root file system tarball (symbolic
 // links, owners), which layers' files cannot hold.
 var sdk = map[string][]string{
-	"github.com/google/go-containerregistry": {"layers", "hack/sparkimage"},
-	"github.com/aws/aws-sdk-go-v2":           {"s3store"},
-	"k8s.io/client-go":                       {"submit/k8s", "internal/testenv/cluster"},
+	"github.com/google/go-containerregistry":   {"layers", "hack/sparkimage"},
+	"github.com/containerd/stargz-snapshotter": {"layers"},
+	"github.com/aws/aws-sdk-go-v2":             {"s3store"},
+	"k8s.io/client-go":                         {"submit/k8s", "internal/testenv/cluster"},
+	"github.com/ProtonMail/go-crypto":          {"internal/pgpverify"},
 }
 
 // under reports whether rel is pkg or below it.

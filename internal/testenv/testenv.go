@@ -86,8 +86,33 @@ func SharedDir(t testing.TB, repoRoot string) string {
 	return d
 }
 
-// SparkVersions are the pyspark distributions hack/infra.d/60-spark.sh installs.
+// SparkVersions are the pyspark distributions the Spark tests run against;
+// hack/infra.d/60-spark.sh installs them, and the CI lines of SparkLines.
 var SparkVersions = []string{"3.5.9", "4.0.5"}
+
+// SparkLine is one Spark release line of the parity suite (hack/central):
+// the newest patch on PyPI of the line, and what its jars say.
+type SparkLine struct {
+	Name    string // "3.4", "3.5-early" (the 3.5 patches with Ivy 2.5.1), "4.3"
+	Version string // the pyspark version ($PREBAKE_CI_CACHE/pyspark-<Version>)
+	Scala   string // its Scala binary version (jars/scala-library-*.jar)
+	Ivy     string // its Ivy (jars/ivy-*.jar): 2.5.1 loses POM dependencies that differ only by classifier (IVY-1642)
+	// CI lines are checked live by .ci/run (hack/infra.d/60-spark.sh
+	// installs them); make parity-lines installs the others on demand.
+	CI bool
+}
+
+// SparkLines are the lines hack/central checks, oldest first. 3.5.0 to
+// 3.5.8 ship Ivy 2.5.1, 3.5.9 Ivy 2.5.3 (spark-parent's ivy.version).
+var SparkLines = []SparkLine{
+	{Name: "3.4", Version: "3.4.4", Scala: "2.12", Ivy: "2.5.1", CI: true},
+	{Name: "3.5-early", Version: "3.5.0", Scala: "2.12", Ivy: "2.5.1"},
+	{Name: "3.5", Version: "3.5.9", Scala: "2.12", Ivy: "2.5.3", CI: true},
+	{Name: "4.0", Version: "4.0.5", Scala: "2.13", Ivy: "2.5.3", CI: true},
+	{Name: "4.1", Version: "4.1.4", Scala: "2.13", Ivy: "2.5.3"},
+	{Name: "4.2", Version: "4.2.1", Scala: "2.13", Ivy: "2.5.3"},
+	{Name: "4.3", Version: "4.3.0", Scala: "2.13", Ivy: "2.5.3", CI: true},
+}
 
 // SparkHome returns SPARK_HOME of the pyspark distribution installed by
 // hack/infra.d/60-spark.sh for version (one of SparkVersions), and the

@@ -478,29 +478,14 @@ type faultProxy struct {
 
 func startFaultProxy(t testing.TB, c *testCluster, faults map[int]string) *faultProxy {
 	t.Helper()
-	target, _ := url.Parse(c.url)
-	ca, err := os.ReadFile(c.caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
 	p := &faultProxy{faults: faults, done: map[string]int{}, tokens: map[string]map[int]int{}}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	rp := c.reverseProxy(t)
 	rp.ModifyResponse = func(resp *http.Response) error {
 		p.record(resp.Request.Header.Get("Authorization"), resp.StatusCode)
 		return nil
 	}
-	certPEM, keyPEM := selfSigned(t, "127.0.0.1")
-	cert, _ := tls.X509KeyPair(certPEM, keyPEM)
-	p.caFile = filepath.Join(t.TempDir(), "proxy-ca.crt")
-	writeFile(t, p.caFile, string(certPEM))
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.url = "https://" + ln.Addr().String()
+	var ln net.Listener
+	ln, p.url, p.caFile = listenTLS(t)
 	p.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.total++
@@ -544,6 +529,36 @@ func startFaultProxy(t testing.TB, c *testCluster, faults map[int]string) *fault
 	go func() { _ = p.srv.Serve(ln) }()
 	t.Cleanup(func() { _ = p.srv.Close() })
 	return p
+}
+
+// reverseProxy is a reverse proxy to the API server (trusting its CA).
+func (c *testCluster) reverseProxy(t testing.TB) *httputil.ReverseProxy {
+	t.Helper()
+	target, _ := url.Parse(c.url)
+	ca, err := os.ReadFile(c.caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 64}
+	return rp
+}
+
+// listenTLS listens on 127.0.0.1 (HTTP/1.1 over TLS, a fresh self-signed
+// certificate); caFile is the certificate, to trust.
+func listenTLS(t testing.TB) (ln net.Listener, url, caFile string) {
+	t.Helper()
+	certPEM, keyPEM := selfSigned(t, "127.0.0.1")
+	cert, _ := tls.X509KeyPair(certPEM, keyPEM)
+	caFile = filepath.Join(t.TempDir(), "proxy-ca.crt")
+	writeFile(t, caFile, string(certPEM))
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln, "https://" + ln.Addr().String(), caFile
 }
 
 func (p *faultProxy) record(auth string, status int) {

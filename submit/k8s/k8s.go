@@ -132,7 +132,7 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 		}
 		now := w.now()
 		res.Timings.Submitted = &now
-		if a.noWait() {
+		if a.noWait() || o.noWait {
 			return w.submitted(res)
 		}
 		return w.run(ctx, res)
@@ -153,7 +153,7 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 	}
 	now := w.now()
 	res.Timings.Submitted = &now
-	if a.noWait() {
+	if a.noWait() || o.noWait {
 		return w.submitted(res)
 	}
 	return w.run(ctx, res)
@@ -250,6 +250,14 @@ type driverWatch struct {
 // reload builds a client from the credentials, read afresh.
 func (w *driverWatch) reload() error {
 	if w.creds == nil {
+		return nil
+	}
+	if w.o.clients != nil {
+		cs, err := w.o.clients.get(w.creds, w.o)
+		if err != nil {
+			return err
+		}
+		w.client = cs
 		return nil
 	}
 	cfg, err := w.creds.Config()

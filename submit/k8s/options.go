@@ -37,6 +37,8 @@ type options struct {
 	gracePeriod        *int64
 
 	client       kubernetes.Interface // tests (Status, Kill)
+	noWait       bool                 // SubmitBatch: end once the driver objects exist
+	clients      *clientCache         // SubmitBatch: one client per credentials
 	retryBackoff []time.Duration      // tests; nil: defaultRetryBackoff
 }
 

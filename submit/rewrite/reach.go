@@ -2,9 +2,11 @@ package rewrite
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 )
 
 // clusterReach warns when a cluster-mode driver is handed jar URLs it
@@ -56,4 +58,41 @@ func (w *rewriter) readConf(j *Jars) {
 		w.items = append(w.items, &managed{key: k, replace: j.Conf[k], onlyIfUnset: true,
 			reason: "the jars come from " + redact.URL(j.From) + ", and Spark's S3A filesystem needs this to read them"})
 	}
+}
+
+// AvoidDownloadSchemes is the K8s conf (Spark 4.0+, SPARK-47475) whose
+// schemes' jars the driver pod passes to the executors as they are,
+// instead of downloading them and serving them itself.
+const AvoidDownloadSchemes = "spark.kubernetes.jars.avoidDownloadSchemes"
+
+// avoidDownload sets AvoidDownloadSchemes to s3a when the cluster jars are
+// a store's s3a:// URLs, so that each executor fetches them from the store,
+// unless the user set it or the cluster's Spark is known to predate 4.0
+// (WithSparkVersion, else the tag of an Apache Spark driver image).
+func (w *rewriter) avoidDownload(j *Jars) {
+	s3a := false
+	for _, u := range j.Cluster {
+		s3a = s3a || strings.HasPrefix(u, "s3a://")
+	}
+	v := w.o.sparkVersion
+	if v == "" {
+		img, _, _ := w.s.Conf("spark.kubernetes.driver.container.image")
+		if img == "" {
+			img, _, _ = w.s.Conf("spark.kubernetes.container.image")
+		}
+		v = submit.ImageSparkVersion(img)
+	}
+	if !s3a || !readsAvoidDownload(v) {
+		return
+	}
+	w.items = append(w.items, &managed{key: AvoidDownloadSchemes, replace: "s3a", onlyIfUnset: true,
+		reason: "the jars are s3a:// URLs from " + redact.URL(j.From) + ": each executor fetches them from the store, not through the driver (Spark 4.0+; earlier lines ignore it)"})
+}
+
+// readsAvoidDownload reports whether Spark version v reads
+// AvoidDownloadSchemes: 4.0 and later, or v unknown ("" or unparsable).
+func readsAvoidDownload(v string) bool {
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	return err != nil || n >= 4
 }

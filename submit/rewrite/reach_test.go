@@ -62,3 +62,49 @@ spec:
 		t.Errorf("image for a standalone master: %v %q", err, r.Warnings)
 	}
 }
+
+// TestAvoidDownloadSchemes: K8s cluster mode onto a store's s3a:// URLs sets
+// spark.kubernetes.jars.avoidDownloadSchemes=s3a for the lines that read
+// it (4.0+, or the line unknown), so that executors fetch the jars from the
+// store; a user's own value wins, and nothing is set elsewhere.
+func TestAvoidDownloadSchemes(t *testing.T) {
+	k8s := []string{"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--packages", "g:a:1", "local:///app.jar"}
+	for _, tc := range []struct {
+		name, version, url string
+		argv               []string
+		want               string // the conf's value in the rewritten argv, "" when absent
+	}{
+		{"4.0 store", "4.0.5", "s3a://b/jars/a.jar", k8s, "s3a"},
+		{"4.3 store", "4.3.0", "s3a://b/jars/a.jar", k8s, "s3a"},
+		{"line unknown", "", "s3a://b/jars/a.jar", k8s, "s3a"},
+		{"3.5 from the image tag", "", "s3a://b/jars/a.jar", append([]string{"--conf", "spark.kubernetes.container.image=apache/spark:3.5.0"}, k8s...), ""},
+		{"4.1 from the image tag", "", "s3a://b/jars/a.jar", append([]string{"--conf", "spark.kubernetes.container.image=apache/spark:4.1.4-scala2.13-java21-ubuntu"}, k8s...), "s3a"},
+		{"told line wins over the tag", "4.0.5", "s3a://b/jars/a.jar", append([]string{"--conf", "spark.kubernetes.container.image=apache/spark:3.5.0"}, k8s...), "s3a"},
+		{"3.5 does not read it", "3.5.9", "s3a://b/jars/a.jar", k8s, ""},
+		{"3.4 does not read it", "3.4.4", "s3a://b/jars/a.jar", k8s, ""},
+		{"https store URLs", "4.0.5", "https://b.s3.example/jars/a.jar", k8s, ""},
+		{"image jars", "4.0.5", "local:///opt/spark/prebake/jars/a.jar", k8s, ""},
+		{"user's value wins", "4.0.5", "s3a://b/jars/a.jar", append([]string{"--conf", AvoidDownloadSchemes + "=https,s3a"}, k8s...), "https,s3a"},
+		{"client mode", "4.0.5", "s3a://b/jars/a.jar", []string{"--master", "k8s://https://h:6443", "--packages", "g:a:1", "app.jar"}, ""},
+		{"standalone cluster", "4.0.5", "s3a://b/jars/a.jar", []string{"--master", "spark://h:7077", "--deploy-mode", "cluster", "--packages", "g:a:1", "s3a://b/app.jar"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := WithJarSource(JarSourceFunc(func(context.Context, submit.Packages) (*Jars, error) {
+				return &Jars{Local: []string{"/c/a.jar"}, Cluster: []string{tc.url}, From: "store s3://b/jars"}, nil
+			}))
+			r, err := Apply(context.Background(), tc.argv, src, WithSparkVersion(tc.version))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			for i, a := range r.Args {
+				if v, ok := strings.CutPrefix(a, AvoidDownloadSchemes+"="); ok && i > 0 && r.Args[i-1] == "--conf" {
+					got = v
+				}
+			}
+			if got != tc.want {
+				t.Errorf("%s = %q, want %q (argv %q)", AvoidDownloadSchemes, got, tc.want, r.Args)
+			}
+		})
+	}
+}

@@ -70,6 +70,7 @@ type options struct {
 	driverImage, executorImage string
 	getenv                     func(string) string
 	workDir                    string
+	sparkVersion               string
 }
 
 // WithJarSource sets where the resolved jars come from. The default is none:
@@ -108,6 +109,14 @@ func WithEnv(getenv func(string) string) Option {
 // a copy before spark-submit reads it; it is created 0700.
 func WithWorkDir(dir string) Option {
 	return func(o *options) error { o.workDir = dir; return nil }
+}
+
+// WithSparkVersion sets the Spark version the cluster runs ("4.0.5"); it
+// decides Spark conf that only some lines read (e.g.
+// spark.kubernetes.jars.avoidDownloadSchemes, 4.0+). The default "" is
+// unknown: such conf is set, as the lines that do not read it ignore it.
+func WithSparkVersion(v string) Option {
+	return func(o *options) error { o.sparkVersion = v; return nil }
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -403,6 +412,9 @@ func (w *rewriter) plan(j *Jars) error {
 	}
 	if j != nil && j.Cluster != nil {
 		w.readConf(j)
+		if w.kind == submit.ClusterK8s && w.deploy == "cluster" {
+			w.avoidDownload(j)
+		}
 	}
 	if w.o.image != "" {
 		if w.kind == submit.ClusterK8s {

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
@@ -21,58 +18,7 @@ import (
 // returns its URL; the server is stopped when the test ends.
 func startNginx(t *testing.T, dir string) string {
 	t.Helper()
-	bin, err := exec.LookPath("nginx")
-	if err != nil {
-		if bin, err = exec.LookPath("/usr/sbin/nginx"); err != nil {
-			t.Fatalf("nginx is not installed (hack/infra.d/10-apt.sh installs it): %v", err)
-		}
-	}
-	port := testenv.FreePort(t)
-	d := t.TempDir()
-	conf := fmt.Sprintf(`daemon off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-events {}
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  server {
-    listen 127.0.0.1:%[2]d;
-    root %[3]s;
-    autoindex on;
-  }
-}
-`, d, port, dir)
-	if err := os.WriteFile(filepath.Join(d, "nginx.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-p", d, "-c", filepath.Join(d, "nginx.conf"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting nginx: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nginx did not listen on %s: %s", addr, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "http://" + addr + "/"
+	return testenv.StartNginx(t, dir).URL
 }
 
 // TestRewriteIT runs `prebake rewrite` end to end: the packages in the argv

@@ -176,7 +176,8 @@ func checkRewriteResult(t *testing.T, in []string, r *Result, getenv func(string
 
 // managedConfKeys are the keys rewrite may set or remove.
 var managedConfKeys = []string{"spark.jars", "spark.submit.pyFiles", "spark.driver.extraClassPath",
-	"spark.kubernetes.container.image", "spark.kubernetes.driver.container.image", "spark.kubernetes.executor.container.image"}
+	"spark.kubernetes.container.image", "spark.kubernetes.driver.container.image", "spark.kubernetes.executor.container.image",
+	AvoidDownloadSchemes}
 
 // unrelatedTokens returns the tokens of every argument rewrite must keep:
 // all but the packages flags and keys, the jar lists, the driver class

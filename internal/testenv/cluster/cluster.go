@@ -1,8 +1,7 @@
 // Package cluster starts a real single-node Kubernetes for the integration
 // tests (issue 25): etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler, containerd + kubelet (a Ready node that runs pods),
-// kube-proxy (iptables), a cluster DNS for Services (in-process, see
-// dnsServer) and a registry on 127.0.0.1 holding the images the pods use
+// kube-proxy (iptables), CoreDNS (the cluster DNS, see startDNS) and a registry on 127.0.0.1 holding the images the pods use
 // (no outside registry is reachable). The binaries come from
 // hack/infra.d/50-k8s.sh and 55-node.sh.
 //
@@ -54,6 +53,8 @@ const (
 	// its first address).
 	ServiceCIDR = "10.96.0.0/24"
 	lockFile    = "/run/prebake-cluster.lock"
+	// kubernetesServiceIP is the kubernetes Service's cluster IP.
+	kubernetesServiceIP = "10.96.0.1"
 )
 
 // Cluster is a running single-node cluster.
@@ -80,7 +81,6 @@ type Cluster struct {
 	netnsAtUp  map[string]bool
 	containerd string // its socket
 	ownDir     bool   // Dir is a temporary directory of Launch
-	dns        *dnsServer
 	imgMu      sync.Mutex
 	pushed     map[string]bool
 }
@@ -116,7 +116,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "a real node needs root (CI runs as root)")
 	}
-	for _, b := range []string{"kubelet", "kube-scheduler", "kube-proxy", "containerd", "runc", "busybox"} {
+	for _, b := range []string{"kubelet", "kube-scheduler", "kube-proxy", "coredns", "containerd", "runc", "busybox"} {
 		if _, err := nodeBinary(b); err != nil {
 			testenv.Skip(t, err.Error())
 		}
@@ -156,7 +156,9 @@ func Stop() {
 func nodeBinary(name string) (string, error) {
 	switch name {
 	case "kubelet", "kube-scheduler", "kube-proxy":
-		return binary(name, "node-current")
+		return binary(name, "k8s-current")
+	case "coredns":
+		return binary(name, "coredns-current")
 	case "etcd", "kube-apiserver", "kube-controller-manager":
 		return binary(name, "k8s-current")
 	case "busybox":
@@ -177,7 +179,7 @@ func Launch(ctx context.Context, opts ...Option) (c *Cluster, err error) {
 	}
 	c = &Cluster{Dir: o.dir}
 	bins := map[string]string{}
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "containerd", "ctr", "docker-registry"} {
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "coredns", "containerd", "ctr", "docker-registry"} {
 		p, err := nodeBinary(b)
 		if err != nil {
 			return nil, err
@@ -231,7 +233,7 @@ func Launch(ctx context.Context, opts ...Option) (c *Cluster, err error) {
 		return c, err
 	}
 	lap("etcd, kube-apiserver, controller-manager and scheduler")
-	if c.dns, err = startDNS(c.Client); err != nil {
+	if err := c.startDNS(ctx, bins["coredns"]); err != nil {
 		return c, fmt.Errorf("cluster DNS on %s:53: %w", NodeIP, err)
 	}
 	if err := c.startNode(ctx, bins); err != nil {
@@ -310,7 +312,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string)
 	if err := os.WriteFile(c.CAFile, ca.caPEM(), 0o644); err != nil {
 		return err
 	}
-	svcIP := "10.96.0.1"
+	svcIP := kubernetesServiceIP
 	if err := ca.serving(c.path("apiserver.crt"), c.path("apiserver.key"), []string{NodeIP, "127.0.0.1", svcIP},
 		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"); err != nil {
 		return err
@@ -535,10 +537,7 @@ func (c *Cluster) Stop() error {
 	if byName["kubelet"] != nil || byName["kube-proxy"] != nil {
 		errs = append(errs, cleanIptables())
 	}
-	if c.dns != nil {
-		c.dns.close()
-	}
-	stop("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", "registry")
+	stop("coredns", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", "registry")
 	if c.Dir != "" {
 		errs = append(errs, unmountUnder(c.Dir))
 	}

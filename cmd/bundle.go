@@ -1,0 +1,217 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prebake/prebake/internal/atomicfile"
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/pipeline/bundle"
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
+)
+
+func newBundleCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "bundle",
+		Short: "Carry a locked jar set across an air gap (export, import)",
+		Example: `  prebake bundle export --lock prebake.lock --to jobs.bundle.tar
+  prebake bundle import jobs.bundle.tar --cache /var/cache/prebake --lock prebake.lock`,
+	}
+	c.AddCommand(newBundleExportCmd(g), newBundleImportCmd(g))
+	return c
+}
+
+type bundleExportOptions struct {
+	resolve  resolveFlags
+	registry registryFlags
+	to       string
+}
+
+func newBundleExportCmd(g *globals) *cobra.Command {
+	o := &bundleExportOptions{}
+	c := &cobra.Command{
+		Use:   "export --lock FILE --to (FILE.tar | oci:DIR[:tag] | REGISTRY/REPO[:tag])",
+		Short: "Write a lock's jars, the lock and its SBOM as one reproducible bundle",
+		Long: `bundle export writes one bundle: index.json (every file's sha256 and size), the
+lock, its CycloneDX SBOM and the lock's jars (fetched into the cache first, from
+the repositories the lock records, when they are missing). FILE.tar is one tar
+file; oci:DIR an OCI image layout; anything else an OCI artifact pushed to a
+registry (artifactType application/vnd.prebake.bundle.v1; the tag defaults to
+the lock hash). The same lock and jars give the same bytes and digest.`,
+		Example: `  prebake bundle export --lock prebake.lock --to jobs.bundle.tar
+  prebake bundle export --lock prebake.lock --to registry.example.com/team/bundles`,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runBundleExport(c.Context(), g, o, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	fs := c.Flags()
+	o.resolve.add(fs)
+	o.registry.add(fs)
+	o.registry.addJobs(fs)
+	fs.StringVar(&o.to, "to", "", "where: FILE.tar, oci:DIR[:tag] or REGISTRY/REPO[:tag]")
+	return c
+}
+
+func runBundleExport(ctx context.Context, g *globals, o *bundleExportOptions, args []string, stdout, stderr io.Writer) error {
+	out, err := checkOutput(g, outText, outJSON)
+	if err != nil {
+		return err
+	}
+	if o.to == "" {
+		return exitcode.Errorf(exitcode.Usage, "bundle export: --to is required (FILE.tar, oci:DIR or REGISTRY/REPO[:tag])")
+	}
+	if bundle.KindOf(o.to) == bundle.KindRegistry {
+		if err := checkTransport("--to "+o.to+" (FILE.tar for a tar file)", o.to); err != nil {
+			return err
+		}
+	}
+	rep := g.reporter(stderr)
+	defer rep.Wait()
+	lopts, err := o.registry.options(rep)
+	if err != nil {
+		return err
+	}
+	lf, jars, err := resolveLockAndJars(ctx, &o.resolve, args, rep)
+	if err != nil {
+		return err
+	}
+	paths, err := jars(ctx)
+	if err != nil {
+		return err
+	}
+	ts, err := layers.Epoch()
+	if err != nil {
+		return err
+	}
+	res, err := bundle.Export(ctx, lf, paths, o.to, bundle.WithEpoch(ts), bundle.WithToolVersion(buildVersion()), bundle.WithLayerOptions(lopts...))
+	rep.Wait()
+	if err != nil {
+		return err
+	}
+	if out == outJSON {
+		return printJSON(stdout, res)
+	}
+	keepResult(stdout, res)
+	rep.Printf("bundle of %d jars (%d bytes, lock %s) written to %s", res.Jars, res.Bytes, res.LockHash, res.To)
+	_, err = fmt.Fprintf(stdout, "%s\n%s\n", res.To, res.Digest)
+	return err
+}
+
+type bundleImportOptions struct {
+	s3       s3StoreFlags
+	registry registryFlags
+	cache    string
+	lock     string
+}
+
+func newBundleImportCmd(g *globals) *cobra.Command {
+	o := &bundleImportOptions{}
+	c := &cobra.Command{
+		Use:   "import FROM [--cache DIR] [--store URL] [--lock FILE]",
+		Short: "Verify a bundle and put its jars into the cache or a store, fetching nothing",
+		Long: `bundle import reads a bundle (FILE.tar, oci:DIR[:tag|@digest] or a registry
+reference) and checks all of it before it writes anything: the index, the lock's
+sha256 and lock hash, every jar against the lock, no file extra, missing or out
+of order. A bundle that fails is refused (exit 65) naming the file. The jars go
+into the cache (--cache, default $PREBAKE_CACHE), or with --store into a jar
+store as bake s3 writes it; the lock is written to --lock. No repository is
+asked: bake image, bake s3 and submit --frozen then run with --offline.`,
+		Example: `  prebake bundle import jobs.bundle.tar --cache /var/cache/prebake --lock prebake.lock
+  prebake bundle import registry.internal/team/bundles:<lock-hash> --store s3://jars/prebake`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runBundleImport(c.Context(), g, o, args[0], c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.cache, "cache", "", "cache directory to fill (default $PREBAKE_CACHE, else the user cache)")
+	fs.StringVar(&o.lock, "lock", "prebake.lock", "write the bundle's lock here")
+	o.s3.add(fs)
+	o.s3.addConcurrency(fs)
+	o.registry.add(fs)
+	return c
+}
+
+// bundleImportJSON is import's -o json output.
+type bundleImportJSON struct {
+	*bundle.ImportResult
+	Cache string `json:"cache,omitempty"`
+	Store string `json:"store,omitempty"`
+	Lock  string `json:"lock"`
+}
+
+func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, from string, stdout, stderr io.Writer) error {
+	out, err := checkOutput(g, outText, outJSON)
+	if err != nil {
+		return err
+	}
+	if bundle.KindOf(from) == bundle.KindRegistry {
+		if err := checkTransport("bundle import "+from+" (FILE.tar for a tar file)", from); err != nil {
+			return err
+		}
+	}
+	rep := g.reporter(stderr)
+	defer rep.Wait()
+	lopts, err := o.registry.options(rep)
+	if err != nil {
+		return err
+	}
+	var store *s3store.Store
+	if o.s3.store != "" {
+		sopts, err := o.s3.options(rep)
+		if err != nil {
+			return err
+		}
+		if store, err = s3store.Open(ctx, o.s3.store, sopts...); err != nil {
+			return err
+		}
+	}
+	cache := o.cache
+	switch {
+	case cache == "" && store != nil:
+		// Only a store: the jars are staged in a cache of this run's.
+		tmp, err := os.MkdirTemp("", "prebake-import-*")
+		if err != nil {
+			return exitcode.New(exitcode.CantCreate, err)
+		}
+		defer os.RemoveAll(tmp)
+		cache = tmp
+	case cache == "":
+		cache = resolver.DefaultCacheDir()
+	}
+	res, err := bundle.Import(ctx, from, cache, bundle.WithLayerOptions(lopts...))
+	if err != nil {
+		return err
+	}
+	js := bundleImportJSON{ImportResult: res, Lock: o.lock}
+	if o.cache != "" || store == nil {
+		js.Cache = cache
+	}
+	if store != nil {
+		if _, err := store.Bake(ctx, res.Lock, lock.LocalJars(res.Paths)); err != nil {
+			return err
+		}
+		js.Store = store.URL()
+	}
+	if err := atomicfile.Write(o.lock, res.LockData, 0o644); err != nil {
+		return exitcode.New(exitcode.CantCreate, fmt.Errorf("writing lockfile %s: %w", o.lock, err))
+	}
+	rep.Wait()
+	if out == outJSON {
+		return printJSON(stdout, js)
+	}
+	keepResult(stdout, js)
+	where := js.Cache
+	if js.Store != "" {
+		where = js.Store
+	}
+	_, err = fmt.Fprintf(stdout, "imported %d jars (%d bytes, lock %s) into %s; lock written to %s\n", res.Jars, res.Bytes, res.LockHash, where, o.lock)
+	return err
+}

@@ -1,0 +1,250 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver"
+)
+
+// outdatedJSON is the stable JSON schema of `prebake outdated -o json`
+// (documented in the README):
+//
+//	{"lock": "prebake.lock",
+//	 "packages": [{                 // the lock's direct packages, in its order
+//	   "module": "g:a",
+//	   "current": "1.0",
+//	   "latest": "1.2",             // "" when none is newer
+//	   "newer": ["1.1", "1.2"]}],   // oldest first
+//	 "written": false,              // --write or --set re-locked
+//	 "lockHash": "…"}               // of the lock after --write ("" otherwise)
+type outdatedJSON struct {
+	Lock     string            `json:"lock"`
+	Packages []outdatedPackage `json:"packages"`
+	Written  bool              `json:"written"`
+	LockHash string            `json:"lockHash"`
+}
+
+type outdatedPackage struct {
+	Module  string   `json:"module"`
+	Current string   `json:"current"`
+	Latest  string   `json:"latest"`
+	Newer   []string `json:"newer"`
+}
+
+func newOutdatedCmd(g *globals) *cobra.Command {
+	var f resolveFlags
+	var write, withinSparkLine bool
+	var set []string
+	c := &cobra.Command{
+		Use:   "outdated --lock FILE",
+		Short: "List newer versions of a lock's direct packages, and re-lock with them",
+		Long: `outdated reads the versions each direct package of the lock has in the
+repositories (maven-metadata.xml, fetched fresh, or from the cache with
+--offline) and lists the newer ones: never a SNAPSHOT, and with the same
+Scala suffix when the version carries one (spark-packages' 0.8.4-spark3.5-s_2.12).
+--within-spark-line keeps org.apache.spark modules (and versions naming a
+spark3.5-style line) on their own Spark line.
+
+--write re-locks with the newest version of every outdated package; --set
+g:a:v (repeatable) re-locks with the versions chosen, alone or on top of
+--write. The lock's excludes and conflict mode are kept.`,
+		Example: `  prebake outdated --lock prebake.lock
+  prebake outdated --lock prebake.lock --within-spark-line -o json
+  prebake outdated --lock prebake.lock --write
+  prebake outdated --lock prebake.lock --set io.delta:delta-spark_2.12:3.3.0`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runOutdated(c, g, &f, outdatedOptions{write: write, set: set, withinSparkLine: withinSparkLine})
+		},
+	}
+	f.add(c.Flags(), "packages", "exclude-packages", "conflict", "frozen")
+	c.Flags().BoolVar(&write, "write", false, "re-lock with the newest version of every outdated package")
+	c.Flags().StringArrayVar(&set, "set", nil, "re-lock with this version of a direct package, g:a:v (repeatable)")
+	c.Flags().BoolVar(&withinSparkLine, "within-spark-line", false, "keep org.apache.spark modules (and spark3.5-style versions) on their Spark line")
+	return c
+}
+
+type outdatedOptions struct {
+	write, withinSparkLine bool
+	set                    []string
+}
+
+func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOptions) error {
+	out, err := checkOutput(g, outText, outJSON)
+	if err != nil {
+		return err
+	}
+	if f.lock == "" {
+		return exitcode.Errorf(exitcode.Usage, "outdated: needs --lock FILE")
+	}
+	lf, err := resolver.ReadLock(f.lock)
+	if err != nil {
+		return err
+	}
+	var direct []resolver.Coordinate
+	for _, p := range lf.Inputs.Packages {
+		cs, err := resolver.ParseCoordinates(p)
+		if err != nil {
+			return fmt.Errorf("lockfile %s: packages: %w", f.lock, err)
+		}
+		direct = append(direct, cs...)
+	}
+	chosen := map[string]string{} // g:a → version, from --set
+	for _, s := range opt.set {
+		cs, err := resolver.ParseCoordinates(s)
+		if err != nil || len(cs) != 1 {
+			return exitcode.Errorf(exitcode.Usage, "--set %q: want one group:artifact:version", s)
+		}
+		m := cs[0].Group + ":" + cs[0].Artifact
+		if !slices.ContainsFunc(direct, func(d resolver.Coordinate) bool { return d.Group+":"+d.Artifact == m }) {
+			return exitcode.Errorf(exitcode.Usage, "--set %s: %s is not a direct package of %s", s, m, f.lock)
+		}
+		chosen[m] = cs[0].Version
+	}
+
+	req, err := f.request()
+	if err != nil {
+		return err
+	}
+	req.LockPath, req.Frozen = "", false
+	// Fresh metadata: the cache's index would give what it saw last. With
+	// --offline, what the cache has is all there is.
+	vreq := req
+	if !req.Offline {
+		tmp, err := os.MkdirTemp("", "prebake-outdated-")
+		if err != nil {
+			return exitcode.New(exitcode.CantCreate, err)
+		}
+		defer os.RemoveAll(tmp)
+		vreq.CacheDir = tmp
+	}
+	rep := g.reporter(c.ErrOrStderr())
+	src, err := resolver.NewSource(c.Context(), vreq, resolver.WithLogger(rep))
+	if err != nil {
+		return err
+	}
+	res := outdatedJSON{Lock: f.lock, Packages: []outdatedPackage{}}
+	for _, d := range direct {
+		vs, err := src.Versions(c.Context(), d.Group, d.Artifact)
+		if err != nil {
+			return err
+		}
+		newer := newerVersions(d.Group, d.Version, vs, opt.withinSparkLine)
+		p := outdatedPackage{Module: d.Group + ":" + d.Artifact, Current: d.Version, Newer: newer}
+		if len(newer) > 0 {
+			p.Latest = newer[len(newer)-1]
+		}
+		res.Packages = append(res.Packages, p)
+	}
+
+	if opt.write || len(chosen) > 0 {
+		pick := map[string]string{}
+		for _, p := range res.Packages {
+			if opt.write && p.Latest != "" {
+				pick[p.Module] = p.Latest
+			}
+		}
+		for m, v := range chosen {
+			pick[m] = v
+		}
+		var pkgs []string
+		for _, p := range lf.Inputs.Packages {
+			cs, _ := resolver.ParseCoordinates(p)
+			parts := make([]string, len(cs))
+			for i, co := range cs {
+				if v, ok := pick[co.Group+":"+co.Artifact]; ok {
+					co.Version = v
+				}
+				parts[i] = co.String()
+			}
+			pkgs = append(pkgs, strings.Join(parts, ","))
+		}
+		req.Packages, req.Excludes, req.Conflict, req.LockPath = pkgs, lf.Inputs.Excludes, lf.Inputs.Conflict, f.lock
+		r, err := resolver.Resolve(c.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
+		rep.Wait()
+		if err != nil {
+			return err
+		}
+		res.Written, res.LockHash = true, r.Lock.Hash()
+		rep.Printf("lockfile %s written: %d jars, lock %s", f.lock, len(r.Lock.Artifacts), r.Lock.Hash())
+	}
+	rep.Wait()
+	if out == outJSON {
+		return printJSON(c.OutOrStdout(), res)
+	}
+	return writeOutdatedText(c.OutOrStdout(), res)
+}
+
+func writeOutdatedText(w io.Writer, res outdatedJSON) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PACKAGE\tCURRENT\tLATEST\tNEWER")
+	for _, p := range res.Packages {
+		latest, newer := p.Latest, strings.Join(p.Newer, ", ")
+		if latest == "" {
+			latest, newer = "-", "(up to date)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Module, p.Current, latest, newer)
+	}
+	if err := tw.Flush(); err != nil {
+		return exitcode.New(exitcode.Internal, err)
+	}
+	return nil
+}
+
+var (
+	// scalaTagRe is a Scala binary suffix at the end of a version
+	// (spark-packages: 0.8.4-spark3.5-s_2.12; others: 1.0_2.13).
+	scalaTagRe = regexp.MustCompile(`(?:s_|_)(2\.1[0-3]|3)$`)
+	// sparkLineRe is a Spark line named in a version (0.8.4-spark3.5-s_2.12).
+	sparkLineRe = regexp.MustCompile(`spark(\d+\.\d+)`)
+)
+
+// newerVersions are the versions of vs newer than current (Ivy's
+// latest-revision order, oldest first): no SNAPSHOT, the same Scala
+// suffix as current's (none when it has none) and, withinSparkLine, the
+// same Spark line (org.apache.spark: the same major.minor; a version that
+// names spark3.5: the same).
+func newerVersions(group, current string, vs []string, withinSparkLine bool) []string {
+	tag := func(v string) string {
+		if m := scalaTagRe.FindStringSubmatch(v); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	line := func(v string) string {
+		if group == "org.apache.spark" {
+			p := strings.SplitN(v, ".", 3)
+			if len(p) >= 2 {
+				return p[0] + "." + p[1]
+			}
+			return v
+		}
+		if m := sparkLineRe.FindStringSubmatch(v); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	out := []string{}
+	for _, v := range vs {
+		switch {
+		case strings.HasSuffix(v, "-SNAPSHOT") || v == "SNAPSHOT",
+			resolver.CompareRevisions(v, current) <= 0,
+			tag(v) != tag(current),
+			withinSparkLine && line(v) != line(current),
+			slices.Contains(out, v):
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, resolver.CompareRevisions)
+	return out
+}

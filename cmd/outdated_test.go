@@ -1,0 +1,185 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
+	lockpkg "github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver"
+)
+
+func TestNewerVersions(t *testing.T) {
+	tests := []struct {
+		name, group, current string
+		vs                   []string
+		within               bool
+		want                 []string
+	}{
+		{"newer only, sorted, no SNAPSHOT", "org.x", "1.1", []string{"2.0", "1.0", "1.1", "1.10", "1.2", "3.0-SNAPSHOT"}, false, []string{"1.2", "1.10", "2.0"}},
+		{"up to date", "org.x", "2.0", []string{"1.0", "2.0"}, false, []string{}},
+		{"same Scala suffix (spark-packages)", "graphframes", "0.8.3-spark3.5-s_2.12",
+			[]string{"0.8.3-spark3.5-s_2.13", "0.8.4-spark3.5-s_2.12", "0.8.4-spark3.5-s_2.13", "0.8.4-spark4.0-s_2.13", "0.8.5-spark4.0-s_2.12"}, false,
+			[]string{"0.8.4-spark3.5-s_2.12", "0.8.5-spark4.0-s_2.12"}},
+		{"within the Spark line (spark-packages)", "graphframes", "0.8.3-spark3.5-s_2.12",
+			[]string{"0.8.4-spark3.5-s_2.12", "0.8.5-spark4.0-s_2.12"}, true, []string{"0.8.4-spark3.5-s_2.12"}},
+		{"no suffix: none with one", "org.x", "1.0", []string{"1.1_2.12", "1.1"}, false, []string{"1.1"}},
+		{"org.apache.spark within its line", "org.apache.spark", "3.5.1", []string{"3.5.0", "3.5.2", "3.5.7", "4.0.0", "4.1.0"}, true, []string{"3.5.2", "3.5.7"}},
+		{"org.apache.spark across lines", "org.apache.spark", "3.5.1", []string{"3.5.2", "4.0.0"}, false, []string{"3.5.2", "4.0.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, newerVersions(tt.group, tt.current, tt.vs, tt.within)); diff != "" {
+				t.Errorf("newerVersions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// versionsRepo is a file:// repository of org.o:app (1.0, 1.1, 2.0, and a
+// 3.0-SNAPSHOT) with its maven-metadata.xml, and org.o:lib:1.0 that every
+// app version depends on.
+func versionsRepo(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	put := func(rel, data string) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("org/o/lib/1.0/lib-1.0.pom", `<project><modelVersion>4.0.0</modelVersion><groupId>org.o</groupId><artifactId>lib</artifactId><version>1.0</version></project>`)
+	put("org/o/lib/1.0/lib-1.0.jar", "lib jar")
+	for _, v := range []string{"1.0", "1.1", "2.0"} {
+		put(fmt.Sprintf("org/o/app/%s/app-%s.pom", v, v), fmt.Sprintf(`<project><modelVersion>4.0.0</modelVersion><groupId>org.o</groupId><artifactId>app</artifactId><version>%s</version>
+<dependencies><dependency><groupId>org.o</groupId><artifactId>lib</artifactId><version>1.0</version></dependency></dependencies></project>`, v))
+		put(fmt.Sprintf("org/o/app/%s/app-%s.jar", v, v), "app jar "+v)
+	}
+	put("org/o/app/maven-metadata.xml", `<?xml version="1.0" encoding="UTF-8"?>
+<metadata><groupId>org.o</groupId><artifactId>app</artifactId><versioning><latest>3.0-SNAPSHOT</latest><release>2.0</release>
+<versions><version>1.0</version><version>1.1</version><version>2.0</version><version>3.0-SNAPSHOT</version></versions></versioning></metadata>
+`)
+	return "file://" + root + "/"
+}
+
+func TestOutdatedCLI(t *testing.T) {
+	_, tmp := isolatedCLI(t)
+	repo := versionsRepo(t)
+	lock := filepath.Join(tmp, "prebake.lock")
+	base := []string{"--no-default-repositories", "--repositories", repo, "--cache", filepath.Join(tmp, "cache"), "--lock", lock}
+	if _, stderr, code := runCLI(t, append([]string{"resolve"}, append(base, "org.o:app:1.0")...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	out, stderr, code := runCLI(t, append([]string{"outdated", "-o", "json"}, base...)...)
+	if code != 0 {
+		t.Fatalf("outdated: exit %d\n%s", code, stderr)
+	}
+	var got outdatedJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := outdatedJSON{Lock: lock, Packages: []outdatedPackage{{Module: "org.o:app", Current: "1.0", Latest: "2.0", Newer: []string{"1.1", "2.0"}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outdated -o json (-want +got):\n%s", diff)
+	}
+	out, _, _ = runCLI(t, append([]string{"outdated"}, base...)...)
+	if !strings.Contains(out, "PACKAGE") || !strings.Contains(out, "org.o:app") || !strings.Contains(out, "1.1, 2.0") {
+		t.Errorf("outdated text:\n%s", out)
+	}
+
+	lockedApp := func() string {
+		lf, err := resolver.ReadLock(lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range lf.Artifacts {
+			if strings.HasPrefix(a.Coord, "org.o:app:") {
+				return a.Coord + " " + strings.Join(lf.Inputs.Packages, " ")
+			}
+		}
+		return ""
+	}
+	// --set picks a version; --write the newest.
+	if _, stderr, code := runCLI(t, append([]string{"outdated", "--set", "org.o:app:1.1"}, base...)...); code != 0 {
+		t.Fatalf("outdated --set: exit %d\n%s", code, stderr)
+	}
+	if got := lockedApp(); got != "org.o:app:1.1 org.o:app:1.1" {
+		t.Errorf("after --set: %s", got)
+	}
+	out, stderr, code = runCLI(t, append([]string{"outdated", "--write", "-o", "json"}, base...)...)
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || !got.Written || got.LockHash == "" {
+		t.Fatalf("outdated --write: exit %d\n%s%s", code, out, stderr)
+	}
+	if got := lockedApp(); got != "org.o:app:2.0 org.o:app:2.0" {
+		t.Errorf("after --write: %s", got)
+	}
+	// Bad --set and no --lock: usage errors naming them.
+	if _, stderr, code := runCLI(t, append([]string{"outdated", "--set", "org.o:other:1.0"}, base...)...); code != exitcode.Usage || !strings.Contains(stderr, "org.o:other") {
+		t.Errorf("--set of a package not in the lock: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "outdated"); code != exitcode.Usage || !strings.Contains(stderr, "--lock") {
+		t.Errorf("no --lock: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestOutdatedCentralIT lists newer versions of a real package on the
+// machine's Maven Central: commons-lang3 3.12.0 has had newer releases
+// since 2022, org.apache.spark's 3.5.0 has newer 3.5.x within its line.
+func TestOutdatedCentralIT(t *testing.T) {
+	testenv.RequireIT(t)
+	_, tmp := isolatedCLI(t)
+	central, err := resolver.MavenCentralURL("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(tmp, "prebake.lock")
+	base := []string{"--no-default-repositories", "--repositories", central, "--cache", filepath.Join(tmp, "cache"), "--lock", lock}
+	if _, stderr, code := runCLI(t, append([]string{"resolve"}, append(base, "org.apache.commons:commons-lang3:3.12.0")...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	out, stderr, code := runCLI(t, append([]string{"outdated", "-o", "json"}, base...)...)
+	if code != 0 {
+		t.Fatalf("outdated: exit %d\n%s", code, stderr)
+	}
+	var got outdatedJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Packages) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	p := got.Packages[0]
+	if p.Module != "org.apache.commons:commons-lang3" || p.Current != "3.12.0" || !strings.Contains(strings.Join(p.Newer, " "), "3.14.0") {
+		t.Errorf("commons-lang3 3.12.0: %+v", p)
+	}
+	for _, v := range p.Newer {
+		if strings.Contains(v, "SNAPSHOT") || resolver.CompareRevisions(v, "3.12.0") <= 0 {
+			t.Errorf("newer lists %s", v)
+		}
+	}
+	t.Logf("commons-lang3 3.12.0: %d newer on %s, latest %s", len(p.Newer), central, p.Latest)
+
+	// A Spark module within its line: only metadata is read, so a lock of
+	// its package alone (written here, no jar resolved) is enough.
+	sparkLock := filepath.Join(tmp, "spark.lock")
+	if err := lockpkg.Write(sparkLock, &lockpkg.File{Inputs: lockpkg.Inputs{Conflict: lockpkg.ConflictLatest, Packages: []string{"org.apache.spark:spark-core_2.12:3.5.0"}}}); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = runCLI(t, "outdated", "-o", "json", "--within-spark-line", "--no-default-repositories", "--repositories", central, "--lock", sparkLock)
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got.Packages) != 1 || len(got.Packages[0].Newer) == 0 {
+		t.Fatalf("outdated spark-core: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, v := range got.Packages[0].Newer {
+		if !strings.HasPrefix(v, "3.5.") {
+			t.Errorf("--within-spark-line lists %s for spark-core 3.5.0", v)
+		}
+	}
+	t.Logf("spark-core_2.12 3.5.0 within its line: %v", got.Packages[0].Newer)
+}

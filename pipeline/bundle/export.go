@@ -1,0 +1,315 @@
+package bundle
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/sbom"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/lock"
+)
+
+// Option configures Export and Import.
+type Option func(*options)
+
+type options struct {
+	epoch       time.Time
+	toolVersion string
+	layerOpts   []layers.Option
+	limits      Limits
+}
+
+// WithEpoch sets the tar entries' mtime and the SBOM's timestamp
+// (default: layers.Epoch(), SOURCE_DATE_EPOCH or 1970-01-01T00:00:01Z).
+func WithEpoch(t time.Time) Option { return func(o *options) { o.epoch = t } }
+
+// WithToolVersion sets the SBOM's prebake version.
+func WithToolVersion(v string) Option { return func(o *options) { o.toolVersion = v } }
+
+// WithLayerOptions are the registry options (credentials, transport) of
+// the OCI form.
+func WithLayerOptions(opts ...layers.Option) Option {
+	return func(o *options) { o.layerOpts = append(o.layerOpts, opts...) }
+}
+
+// WithLimits bounds what Import reads (default DefaultLimits).
+func WithLimits(l Limits) Option { return func(o *options) { o.limits = l } }
+
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{toolVersion: "unknown", limits: DefaultLimits}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if o.epoch.IsZero() {
+		t, err := layers.Epoch()
+		if err != nil {
+			return nil, err
+		}
+		o.epoch = t
+	}
+	return o, nil
+}
+
+// Kind is the form of a bundle, from its reference.
+type Kind string
+
+// The forms of a bundle.
+const (
+	KindTar      Kind = "tar"      // FILE.tar
+	KindLayout   Kind = "oci"      // oci:DIR[:tag]
+	KindRegistry Kind = "registry" // REGISTRY/REPO[:tag]
+)
+
+// KindOf is the form ref names: a path ending in .tar is a tar file,
+// oci:DIR an OCI image layout, anything else a registry reference.
+func KindOf(ref string) Kind {
+	switch {
+	case strings.HasPrefix(ref, layers.OCIPrefix):
+		return KindLayout
+	case strings.HasSuffix(ref, ".tar"):
+		return KindTar
+	}
+	return KindRegistry
+}
+
+// ExportResult is what Export wrote.
+type ExportResult struct {
+	// To is where: the tar file, or the OCI reference by digest.
+	To   string `json:"to"`
+	Kind Kind   `json:"kind"`
+	// Digest is sha256:… of the tar file, or of the OCI manifest: the same
+	// lock and jars give the same digest.
+	Digest   string `json:"digest"`
+	LockHash string `json:"lockHash"`
+	Jars     int    `json:"jars"`
+	// Bytes is the size of the files (index, lock, SBOM, jars).
+	Bytes int64 `json:"bytes"`
+}
+
+// contents are a bundle's files in memory (the jars as paths).
+type contents struct {
+	index     *Index
+	indexData []byte
+	lockData  []byte
+	sbomData  []byte
+	jars      []string
+}
+
+// assemble builds the index, lock and SBOM of lf, whose jars are at
+// paths (index for index).
+func assemble(lf *lock.File, paths []string, o *options) (*contents, error) {
+	if len(paths) != len(lf.Artifacts) {
+		return nil, errdefs.Errorf(errdefs.Internal, "bundle: %d jars for %d locked artifacts", len(paths), len(lf.Artifacts))
+	}
+	if err := lf.Check(); err != nil {
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bundle: %w", err))
+	}
+	order := make([]int, len(paths))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(lf.Artifacts[a].File, lf.Artifacts[b].File) })
+	c := &contents{}
+	var err error
+	if c.lockData, err = lf.Marshal(); err != nil {
+		return nil, errdefs.New(errdefs.Internal, err)
+	}
+	b, err := sbom.New(lf, sbom.WithTimestamp(o.epoch), sbom.WithToolVersion(o.toolVersion))
+	if err != nil {
+		return nil, err
+	}
+	if c.sbomData, err = b.Marshal(); err != nil {
+		return nil, errdefs.New(errdefs.Internal, err)
+	}
+	c.index = &Index{Version: IndexVersion, LockHash: lf.Hash(), Files: []Entry{entryOf(LockName, c.lockData), entryOf(SBOMName, c.sbomData)}}
+	for _, i := range order {
+		a := lf.Artifacts[i]
+		c.index.Files = append(c.index.Files, Entry{Path: JarDir + a.File, Sha256: a.Sha256, Size: a.Size})
+		c.jars = append(c.jars, paths[i])
+	}
+	if c.indexData, err = json.MarshalIndent(c.index, "", "  "); err != nil {
+		return nil, errdefs.New(errdefs.Internal, err)
+	}
+	c.indexData = append(c.indexData, '\n')
+	return c, nil
+}
+
+func entryOf(path string, data []byte) Entry {
+	s := sha256.Sum256(data)
+	return Entry{Path: path, Sha256: hex.EncodeToString(s[:]), Size: int64(len(data))}
+}
+
+// Export writes the bundle of lf, whose jars are at paths (index for
+// index, as lock.Jars gives them), to `to`: FILE.tar (written atomically),
+// oci:DIR[:tag] or REGISTRY/REPO[:tag] (tag default: the lock hash). Each
+// jar is checked against the lock's sha256 and size as it is read.
+func Export(ctx context.Context, lf *lock.File, paths []string, to string, opts ...Option) (*ExportResult, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := assemble(lf, paths, o)
+	if err != nil {
+		return nil, err
+	}
+	res := &ExportResult{Kind: KindOf(to), LockHash: c.index.LockHash, Jars: len(c.jars), Bytes: int64(len(c.indexData))}
+	for _, e := range c.index.Files {
+		res.Bytes += e.Size
+	}
+	if res.Kind == KindTar {
+		res.To = to
+		res.Digest, err = writeTarFile(ctx, to, c, o.epoch)
+		return res, err
+	}
+	a := c.artifact()
+	if res.To, err = layers.PushArtifact(ctx, to, a, o.layerOpts...); err != nil {
+		return nil, err
+	}
+	res.Digest = res.To[strings.LastIndex(res.To, "@")+1:]
+	return res, nil
+}
+
+// artifact is c as an OCI artifact.
+func (c *contents) artifact() *layers.Artifact {
+	a := &layers.Artifact{ArtifactType: ArtifactType, ConfigMediaType: IndexMediaType, Config: c.indexData,
+		Annotations: map[string]string{LockAnnotation: c.index.LockHash}, Tag: c.index.LockHash}
+	for i, e := range c.index.Files {
+		b := layers.ArtifactBlob{Title: e.Path, MediaType: mediaType(i), Sha256: e.Sha256, Size: e.Size}
+		switch i {
+		case 0:
+			b.Open = bytesOpener(c.lockData)
+		case 1:
+			b.Open = bytesOpener(c.sbomData)
+		default:
+			path := c.jars[i-2]
+			b.Open = func() (io.ReadCloser, error) { return openChecked(path, e) }
+		}
+		a.Blobs = append(a.Blobs, b)
+	}
+	return a
+}
+
+func bytesOpener(data []byte) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(string(data))), nil }
+}
+
+// openChecked opens a jar to export; the read that reaches its end fails
+// unless its bytes are e's.
+func openChecked(path string, e Entry) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("bundle: %s: %w", e.Path, err))
+	}
+	return &checkedReader{f: f, e: e, h: sha256.New()}, nil
+}
+
+type checkedReader struct {
+	f *os.File
+	e Entry
+	h interface {
+		io.Writer
+		Sum([]byte) []byte
+	}
+	n int64
+}
+
+func (r *checkedReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	r.h.Write(p[:n])
+	r.n += int64(n)
+	if err == io.EOF {
+		if got := hex.EncodeToString(r.h.Sum(nil)); got != r.e.Sha256 || r.n != r.e.Size {
+			return n, errdefs.New(errdefs.Invalid, fmt.Errorf("%w: bundle: %s (%s): sha256 %s size %d, the lock says %s size %d",
+				lock.ErrCorruptBlob, r.e.Path, r.f.Name(), got, r.n, r.e.Sha256, r.e.Size))
+		}
+	}
+	return n, err
+}
+
+func (r *checkedReader) Close() error { return r.f.Close() }
+
+// writeTarFile writes c as a tar file at path (temp file and rename: a
+// failed export leaves nothing) and returns its digest.
+func writeTarFile(ctx context.Context, path string, c *contents, epoch time.Time) (string, error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".bundle-*.tar")
+	if err != nil {
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("bundle %s: %w", path, err))
+	}
+	defer os.Remove(f.Name()) // a no-op after the rename
+	h := sha256.New()
+	tw := tar.NewWriter(io.MultiWriter(f, h))
+	add := func(name string, size int64, r io.Reader) error {
+		if err := ctx.Err(); err != nil {
+			return errdefs.New(errdefs.Timeout, fmt.Errorf("bundle %s: %w", path, err))
+		}
+		hdr := &tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: size, ModTime: epoch, Format: tar.FormatPAX}
+		if len(name) <= 100 {
+			hdr.Format = tar.FormatUSTAR
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return errdefs.New(errdefs.CantWrite, fmt.Errorf("bundle %s: %w", path, err))
+		}
+		if _, err := io.Copy(tw, r); err != nil {
+			if errdefs.KindOf(err) == errdefs.Invalid {
+				return err
+			}
+			if errors.Is(err, tar.ErrWriteTooLong) {
+				return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: bundle: %s has more than the %d bytes the lock says", lock.ErrCorruptBlob, name, size))
+			}
+			return errdefs.New(errdefs.CantWrite, fmt.Errorf("bundle %s: %s: %w", path, name, err))
+		}
+		return nil
+	}
+	if err := add(IndexName, int64(len(c.indexData)), strings.NewReader(string(c.indexData))); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := add(LockName, int64(len(c.lockData)), strings.NewReader(string(c.lockData))); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := add(SBOMName, int64(len(c.sbomData)), strings.NewReader(string(c.sbomData))); err != nil {
+		f.Close()
+		return "", err
+	}
+	for i, e := range c.index.Files[2:] {
+		rc, err := openChecked(c.jars[i], e)
+		if err != nil {
+			f.Close()
+			return "", err
+		}
+		err = add(e.Path, e.Size, rc)
+		rc.Close()
+		if err != nil {
+			f.Close()
+			return "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		f.Close()
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("bundle %s: %w", path, err))
+	}
+	if err := f.Close(); err != nil {
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("bundle %s: %w", path, err))
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("bundle %s: %w", path, err))
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("bundle %s: %w", path, err))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,209 @@
+// Package bundle carries a locked jar set across an air gap: Export writes
+// a lock's jars, the lock and its SBOM as one content-addressed,
+// reproducible bundle (an OCI artifact in a registry or an OCI layout, or
+// one tar file); Import verifies every byte of one against the lock inside
+// it and fills a cache, with nothing fetched from a repository.
+//
+// A bundle is an index (index.json) and the files it lists, in its order:
+//
+//	prebake.lock     the lock (application/vnd.prebake.lock.v1+json)
+//	sbom.cdx.json    its CycloneDX SBOM (application/vnd.cyclonedx+json)
+//	jars/<file>      each locked jar, in lock order (application/java-archive)
+//
+// The tar form holds index.json first, then the files, as regular files
+// with a fixed mtime (SOURCE_DATE_EPOCH, else 1970-01-01T00:00:01Z), mode
+// 0644 and owner 0. The OCI form is an image manifest of artifactType
+// ArtifactType whose config is the index (IndexMediaType) and whose blobs
+// are the files, each named by org.opencontainers.image.title.
+//
+// What `--frozen` reads from a cache is the lock's jars, by sha256: that
+// is what a bundle carries (POMs are read only to resolve afresh).
+package bundle
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/coordpart"
+	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/lock"
+)
+
+// The media types and names of a bundle.
+const (
+	ArtifactType   = "application/vnd.prebake.bundle.v1"
+	IndexMediaType = "application/vnd.prebake.bundle.index.v1+json"
+	LockMediaType  = "application/vnd.prebake.lock.v1+json"
+	SBOMMediaType  = "application/vnd.cyclonedx+json"
+	JarMediaType   = "application/java-archive"
+
+	IndexName = "index.json"
+	LockName  = "prebake.lock"
+	SBOMName  = "sbom.cdx.json"
+	JarDir    = "jars/"
+
+	// IndexVersion is the index schema version.
+	IndexVersion = 1
+	// LockAnnotation carries the lock hash on the OCI manifest, as on a
+	// baked image.
+	LockAnnotation = "dev.prebake.lock"
+)
+
+// Bounds of what Import reads.
+const (
+	// MaxIndex bounds index.json (16 MiB: some 60,000 entries).
+	MaxIndex = 16 << 20
+	// MaxSBOM bounds sbom.cdx.json.
+	MaxSBOM = 64 << 20
+	// MaxManifest bounds the OCI manifest.
+	MaxManifest = 32 << 20
+)
+
+// Limits bound a bundle: its entry count, each file's size and the total.
+type Limits struct {
+	Entries int
+	File    int64
+	Total   int64
+}
+
+// DefaultLimits: 50,000 jars, 4 GiB a file, 64 GiB in all.
+var DefaultLimits = Limits{Entries: 50_000, File: 4 << 30, Total: 64 << 30}
+
+// ErrBadBundle is matched (errors.Is) by every bundle Import refuses: a
+// malformed or tampered index, lock, SBOM or jar, an extra, missing or
+// misplaced file. Such errors are errdefs.Invalid.
+var ErrBadBundle = errors.New("bad bundle")
+
+// Index is index.json: every file of the bundle after it, in order.
+type Index struct {
+	Files    []Entry `json:"files"`
+	LockHash string  `json:"lockHash"`
+	Version  int     `json:"version"`
+}
+
+// Entry is one file of a bundle.
+type Entry struct {
+	Path   string `json:"path"`
+	Sha256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// bad is an ErrBadBundle error of bundle name.
+func bad(name, format string, args ...any) error {
+	return errdefs.New(errdefs.Invalid, fmt.Errorf("%w %s: %s", ErrBadBundle, name, fmt.Sprintf(format, args...)))
+}
+
+// ParseIndex parses and checks index.json of bundle name (used in errors,
+// which name the field): no unknown field; version IndexVersion; lockHash
+// and every sha256 64 hex digits; prebake.lock, sbom.cdx.json, then
+// jars/<file> with file a bare name (safepath.Name), sorted, none twice;
+// sizes within lim.
+func ParseIndex(name string, data []byte, lim Limits) (*Index, error) {
+	var ix Index
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ix); err != nil {
+		return nil, bad(name, "%s: %v", IndexName, err)
+	}
+	if dec.More() {
+		return nil, bad(name, "%s: data after the JSON object", IndexName)
+	}
+	if ix.Version != IndexVersion {
+		return nil, bad(name, "%s: version %d is not %d", IndexName, ix.Version, IndexVersion)
+	}
+	if !isHex64(ix.LockHash) {
+		return nil, bad(name, "%s: lockHash %s is not 64 hex digits", IndexName, coordpart.Quote(ix.LockHash))
+	}
+	if len(ix.Files) < 2 {
+		return nil, bad(name, "%s: files: %d entries, want %s and %s first", IndexName, len(ix.Files), LockName, SBOMName)
+	}
+	if n := len(ix.Files) - 2; n > lim.Entries {
+		return nil, bad(name, "%s: files: %d jars, more than %d", IndexName, n, lim.Entries)
+	}
+	var total int64
+	prev := ""
+	for i, e := range ix.Files {
+		field := fmt.Sprintf("%s: files[%d]", IndexName, i)
+		switch {
+		case i == 0 && e.Path != LockName, i == 1 && e.Path != SBOMName:
+			return nil, bad(name, "%s.path %s: want %s", field, coordpart.Quote(e.Path), []string{LockName, SBOMName}[i])
+		case i >= 2:
+			file, ok := strings.CutPrefix(e.Path, JarDir)
+			if !ok {
+				return nil, bad(name, "%s.path %s is not under %s", field, coordpart.Quote(e.Path), JarDir)
+			}
+			if err := safepath.Name(file); err != nil {
+				return nil, bad(name, "%s.path: %v", field, err)
+			}
+			if file <= prev {
+				return nil, bad(name, "%s.path %s: not after %s (sorted, once each)", field, coordpart.Quote(e.Path), coordpart.Quote(JarDir+prev))
+			}
+			prev = file
+		}
+		if !isHex64(e.Sha256) {
+			return nil, bad(name, "%s.sha256 %s is not 64 hex digits", field, coordpart.Quote(e.Sha256))
+		}
+		max := lim.File
+		switch i {
+		case 0:
+			max = lock.MaxSize
+		case 1:
+			max = MaxSBOM
+		}
+		if e.Size < 0 || e.Size > max {
+			return nil, bad(name, "%s.size %d is not within 0..%d", field, e.Size, max)
+		}
+		if total += e.Size; total > lim.Total {
+			return nil, bad(name, "%s: the files add up to more than %d bytes", IndexName, lim.Total)
+		}
+	}
+	return &ix, nil
+}
+
+// checkLock checks that lf is the lock ix names (its lock hash) and that
+// the jars of ix are lf's artifacts exactly.
+func (ix *Index) checkLock(name string, lf *lock.File) error {
+	if h := lf.Hash(); h != ix.LockHash {
+		return bad(name, "%s: lock hash %s, the index says %s", LockName, h, ix.LockHash)
+	}
+	jars := ix.Files[2:]
+	want := map[string]lock.Artifact{}
+	for _, a := range lf.Artifacts {
+		want[JarDir+a.File] = a
+	}
+	for i, e := range jars {
+		a, ok := want[e.Path]
+		if !ok {
+			return bad(name, "%s: files[%d] %s is not a jar of the lock", IndexName, i+2, e.Path)
+		}
+		if a.Sha256 != e.Sha256 || a.Size != e.Size {
+			return bad(name, "%s: files[%d] %s: sha256 %s size %d, the lock says %s size %d", IndexName, i+2, e.Path, e.Sha256, e.Size, a.Sha256, a.Size)
+		}
+		delete(want, e.Path)
+	}
+	for p := range want {
+		return bad(name, "%s: the lock's %s is missing", IndexName, p)
+	}
+	return nil
+}
+
+func isHex64(s string) bool {
+	_, err := hex.DecodeString(s)
+	return len(s) == 64 && err == nil && strings.ToLower(s) == s
+}
+
+// mediaType is the media type of the OCI blob of an index entry.
+func mediaType(i int) string {
+	switch i {
+	case 0:
+		return LockMediaType
+	case 1:
+		return SBOMMediaType
+	}
+	return JarMediaType
+}

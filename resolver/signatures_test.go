@@ -1,0 +1,235 @@
+package resolver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/mavenhttp"
+	"github.com/prebake/prebake/internal/pgpverify"
+	"github.com/prebake/prebake/internal/pgpverify/pgptest"
+)
+
+// signedRepo is a local repository of org.s:app:1.0 depending on
+// org.s:lib:1.0, whose jars sign decides the .asc of (nil: none).
+func signedRepo(t *testing.T, sign func(t *testing.T, jar []byte) []byte) *testRepo {
+	t.Helper()
+	r := newTestRepo(t)
+	r.put("org/s/lib/1.0/lib-1.0.pom", []byte("<project><groupId>org.s</groupId><artifactId>lib</artifactId><version>1.0</version></project>\n"), "sha1")
+	r.put("org/s/app/1.0/app-1.0.pom", []byte(`<project><groupId>org.s</groupId><artifactId>app</artifactId><version>1.0</version>
+<dependencies><dependency><groupId>org.s</groupId><artifactId>lib</artifactId><version>1.0</version></dependency></dependencies></project>
+`), "sha1")
+	for _, rel := range []string{"org/s/lib/1.0/lib-1.0.jar", "org/s/app/1.0/app-1.0.jar"} {
+		jar := []byte("jar bytes of " + rel)
+		r.put(rel, jar, "sha1")
+		if sign != nil {
+			if sig := sign(t, jar); sig != nil {
+				r.put(rel+".asc", sig)
+			}
+		}
+	}
+	return r
+}
+
+func keyringOf(t *testing.T, keys ...*pgptest.Key) *pgpverify.Keyring {
+	t.Helper()
+	var data []byte
+	for _, k := range keys {
+		data = append(data, k.Public(t)...)
+	}
+	kr, err := pgpverify.ParseKeyring("test keyring", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr
+}
+
+func TestResolveVerifiesSignatures(t *testing.T) {
+	now := time.Now()
+	pinned := pgptest.NewKey(t, "pinned")
+	other := pgptest.NewKey(t, "other")
+	expiring := pgptest.NewKeyAt(t, "expiring", now.Add(-48*time.Hour), 24*time.Hour)
+	kr := keyringOf(t, pinned, expiring)
+	onlyLib := func(s func(t *testing.T, jar []byte) []byte) func(t *testing.T, jar []byte) []byte {
+		return func(t *testing.T, jar []byte) []byte {
+			if strings.Contains(string(jar), "lib-1.0") {
+				return s(t, jar)
+			}
+			return pinned.Sign(t, jar)
+		}
+	}
+	tests := []struct {
+		name     string
+		sign     func(t *testing.T, jar []byte) []byte
+		http     bool
+		wantCode int
+		wantErr  error
+		wantFP   string
+	}{
+		{name: "good", sign: func(t *testing.T, jar []byte) []byte { return pinned.Sign(t, jar) }, wantFP: pinned.Fingerprint()},
+		{name: "good over http", sign: func(t *testing.T, jar []byte) []byte { return pinned.Sign(t, jar) }, http: true, wantFP: pinned.Fingerprint()},
+		{name: "missing", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), wantCode: exitcode.DataErr, wantErr: ErrSignatureMissing},
+		{name: "missing over http", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), http: true, wantCode: exitcode.DataErr, wantErr: ErrSignatureMissing},
+		{name: "bad", sign: onlyLib(func(t *testing.T, _ []byte) []byte { return pinned.Sign(t, []byte("other bytes")) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrBad},
+		{name: "wrong key", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return other.Sign(t, jar) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrUnknownKey},
+		{name: "oversized", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), wantCode: exitcode.DataErr, wantErr: ErrTooLarge},
+		{name: "oversized over http", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), http: true, wantCode: exitcode.DataErr, wantErr: ErrTooLarge},
+		{name: "expired", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return expiring.SignAt(t, jar, now.Add(-time.Hour)) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrExpired},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := signedRepo(t, tt.sign)
+			url := "file://" + r.dir
+			if tt.http {
+				srv := mavenhttp.New(r.dir)
+				defer srv.Close()
+				url = srv.URL()
+			}
+			dir := t.TempDir()
+			req := Request{
+				Packages: []string{"org.s:app:1.0"}, Repositories: []string{url}, NoDefaultRepositories: true,
+				LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"), Signatures: kr,
+			}
+			res, err := Resolve(context.Background(), req, fastOpts()...)
+			if tt.wantErr != nil {
+				if err == nil || !errors.Is(err, tt.wantErr) || exitcode.Code(err) != tt.wantCode || !strings.Contains(err.Error(), "org.s_lib-1.0.jar") {
+					t.Fatalf("Resolve: %v (exit %d), want %v, exit %d, naming org.s_lib-1.0.jar", err, exitcode.Code(err), tt.wantErr, tt.wantCode)
+				}
+				if _, err := os.Stat(req.LockPath); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("a lock was written for an unverified set: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range res.Lock.Artifacts {
+				got = append(got, a.File+" "+a.SignedBy)
+			}
+			want := []string{"org.s_app-1.0.jar " + tt.wantFP, "org.s_lib-1.0.jar " + tt.wantFP}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("signers (-want +got):\n%s", diff)
+			}
+			written, err := ReadLock(req.LockPath)
+			if err != nil || written.Artifacts[0].SignedBy != tt.wantFP {
+				t.Fatalf("written lock: %v %+v", err, written)
+			}
+
+			// Frozen and offline, the repository gone: checked again from the
+			// lock and the cached signatures.
+			if err := os.RemoveAll(r.dir); err != nil {
+				t.Fatal(err)
+			}
+			frozen := req
+			frozen.Frozen, frozen.Offline = true, true
+			if _, err := Resolve(context.Background(), frozen, fastOpts()...); err != nil {
+				t.Fatalf("frozen offline re-check: %v", err)
+			}
+			// The signer no longer pinned: refused, naming the jar.
+			frozen.Signatures = keyringOf(t, other)
+			if _, err := Resolve(context.Background(), frozen, fastOpts()...); exitcode.Code(err) != exitcode.DataErr || !strings.Contains(err.Error(), "not in the keyring") {
+				t.Errorf("frozen with the signer unpinned: %v (exit %d), want 65", err, exitcode.Code(err))
+			}
+			// A cached signature replaced: refused.
+			frozen.Signatures = kr
+			lib := written.Artifacts[1]
+			if err := os.WriteFile(SignaturePath(req.CacheDir, lib.Sha256), pinned.Sign(t, []byte("x")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Resolve(context.Background(), frozen, fastOpts()...); !errors.Is(err, pgpverify.ErrBad) || !strings.Contains(err.Error(), lib.File) {
+				t.Errorf("frozen with a tampered cached signature: %v", err)
+			}
+			// Offline with no cached signature: 69 (a file: repository is
+			// read offline, and no longer has it: 65), never a silent pass.
+			if err := os.Remove(SignaturePath(req.CacheDir, lib.Sha256)); err != nil {
+				t.Fatal(err)
+			}
+			wantCode := exitcode.DataErr
+			if tt.http {
+				wantCode = exitcode.Unavailable
+			}
+			if _, err := Resolve(context.Background(), frozen, fastOpts()...); exitcode.Code(err) != wantCode || !errors.Is(err, ErrSignatureMissing) {
+				t.Errorf("frozen offline, signature not cached: %v (exit %d), wantCode %d", err, exitcode.Code(err), wantCode)
+			}
+		})
+	}
+}
+
+// A lock written without signatures: frozen, verification is refused (78);
+// not frozen, the lock is resolved again and rewritten with its signers.
+func TestSignaturesOnAnUnsignedLock(t *testing.T) {
+	pinned := pgptest.NewKey(t, "pinned")
+	r := signedRepo(t, func(t *testing.T, jar []byte) []byte { return pinned.Sign(t, jar) })
+	dir := t.TempDir()
+	req := Request{
+		Packages: []string{"org.s:app:1.0"}, Repositories: []string{"file://" + r.dir}, NoDefaultRepositories: true,
+		LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"),
+	}
+	if _, err := Resolve(context.Background(), req, fastOpts()...); err != nil {
+		t.Fatal(err)
+	}
+	req.Signatures = keyringOf(t, pinned)
+	frozen := req
+	frozen.Frozen = true
+	if _, err := Resolve(context.Background(), frozen, fastOpts()...); exitcode.Code(err) != exitcode.StaleLock || !errors.Is(err, ErrSignatureMissing) {
+		t.Errorf("frozen, unsigned lock: %v (exit %d), want 78", err, exitcode.Code(err))
+	}
+	log := &logBuf{}
+	res, err := Resolve(context.Background(), req, fastOpts(WithLogger(log))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FromLock || res.Lock.Artifacts[0].SignedBy != pinned.Fingerprint() || !strings.Contains(log.String(), "records no signing key") {
+		t.Errorf("not re-locked with signers: %+v\n%s", res.Lock.Artifacts, log)
+	}
+	// LockFor (submit's store path, no jar read) checks the recorded signers.
+	if _, err := LockFor(context.Background(), req, fastOpts()...); err != nil {
+		t.Errorf("LockFor, signers pinned: %v", err)
+	}
+	stranger := req
+	stranger.Signatures = keyringOf(t, pgptest.NewKey(t, "stranger"))
+	if _, err := LockFor(context.Background(), stranger, fastOpts()...); exitcode.Code(err) != exitcode.DataErr || !strings.Contains(err.Error(), "not in the keyring") {
+		t.Errorf("LockFor, signer unpinned: %v", err)
+	}
+	// FetchLocked (bake --lock) checks the signers as well.
+	lf, _ := ReadLock(req.LockPath)
+	if _, err := FetchLocked(context.Background(), lf, Request{CacheDir: req.CacheDir, Offline: true, Signatures: keyringOf(t, pgptest.NewKey(t, "x"))}, fastOpts()...); exitcode.Code(err) != exitcode.DataErr {
+		t.Errorf("FetchLocked with the signer unpinned: %v", err)
+	}
+}
+
+// Signatures come with the repository's credentials, which no lock, log
+// or error holds.
+func TestSignaturesWithCredentials(t *testing.T) {
+	pinned := pgptest.NewKey(t, "pinned")
+	r := signedRepo(t, func(t *testing.T, jar []byte) []byte {
+		if strings.Contains(string(jar), "lib-1.0") {
+			return nil // missing: the error names its URL
+		}
+		return pinned.Sign(t, jar)
+	})
+	srv := mavenhttp.New(r.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
+	defer srv.Close()
+	dir := t.TempDir()
+	log := &logBuf{}
+	req := Request{
+		Packages: []string{"org.s:app:1.0"}, Repositories: []string{strings.Replace(srv.URL(), "http://", "http://bob:s3cret-pw@", 1)},
+		NoDefaultRepositories: true, LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"), Signatures: keyringOf(t, pinned),
+	}
+	_, err := Resolve(context.Background(), req, fastOpts(WithLogger(log))...)
+	if !errors.Is(err, ErrSignatureMissing) || !strings.Contains(err.Error(), srv.URL()+"org/s/lib/1.0/lib-1.0.jar.asc") {
+		t.Fatalf("Resolve: %v, want the missing signature named by its URL", err)
+	}
+	if strings.Contains(err.Error()+log.String(), "s3cret") {
+		t.Errorf("credentials printed:\n%v\n%s", err, log)
+	}
+}
