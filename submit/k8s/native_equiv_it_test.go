@@ -241,7 +241,7 @@ func TestNativeEquivalenceIT(t *testing.T) {
 		versions = strings.Split(*equivVersions, ",")
 	}
 	for _, version := range versions {
-		home, _ := testenv.SparkLineHome(t, version)
+		home, _ := testenv.SparkHome(t, version)
 		for i, cs := range nativetest.Cases {
 			if cs.Only != "" && !strings.HasPrefix(version, cs.Only) {
 				continue

@@ -25,7 +25,7 @@ const pipelinesLine = "4.3.0"
 // lack: only what spark-submit did is checked.
 func TestPipelinesRewriteRealCLI(t *testing.T) {
 	testenv.RequireIT(t)
-	sparkHome, pyPath := testenv.SparkLineHome(t, pipelinesLine)
+	sparkHome, pyPath := testenv.SparkHome(t, pipelinesLine)
 	home := filepath.Join(t.TempDir(), "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)

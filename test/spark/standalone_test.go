@@ -455,7 +455,7 @@ const standaloneLine = "4.3.0"
 func TestStandaloneRESTLine4(t *testing.T) {
 	testenv.RequireIT(t)
 	env, _ := sparkEnv(t)
-	home, _ := testenv.SparkLineHome(t, standaloneLine)
+	home, _ := testenv.SparkHome(t, standaloneLine)
 	c, err := startStandaloneREST(home, true)
 	t.Cleanup(func() {
 		if c == nil {
