@@ -314,6 +314,14 @@ func (b *builder) withPrefix(prefix string) map[string]string {
 	return out
 }
 
+// mapOrder is the order Spark iterates getAllWithPrefix(...).toMap in:
+// Scala's (scalaMapOrder, by the driver image's line) with more than four
+// keys; up to four the map keeps SparkConf's ConcurrentHashMap order,
+// which is not reproduced: sorted.
+func (b *builder) mapOrder(m map[string]string) []string {
+	return scalaMapOrder(sortedKeys(m), b.v4)
+}
+
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -494,8 +502,10 @@ func (b *builder) basic() error {
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "SPARK_USER", Value: user},
 		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: b.appID})
+	// Seq(SPARK_APPLICATION_ID) ++ conf.environment: the driverEnv map in
+	// Scala's order (scalaMapOrder).
 	denv := b.withPrefix("spark.kubernetes.driverEnv.")
-	for _, k := range sortedKeys(denv) {
+	for _, k := range b.mapOrder(denv) {
 		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: denv[k]})
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "SPARK_DRIVER_BIND_ADDRESS", ValueFrom: &corev1.EnvVarSource{
@@ -794,23 +804,28 @@ func (b *builder) networkPolicy() error {
 	return nil
 }
 
-// secrets is MountSecretsFeatureStep.
+// secrets is MountSecretsFeatureStep: the mounts in the secrets map's
+// Scala order; the volumes too (Spark maps the map's keys, a Set: with
+// more than four secrets a hash set of fabric8 Volumes, whose order is not
+// reproduced).
 func (b *builder) secrets() error {
 	s := b.withPrefix("spark.kubernetes.driver.secrets.")
-	for _, name := range sortedKeys(s) {
+	names := b.mapOrder(s)
+	for _, name := range names {
 		b.pod.Spec.Volumes = append(b.pod.Spec.Volumes, corev1.Volume{Name: name + "-volume",
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
 	}
-	for _, name := range sortedKeys(s) {
+	for _, name := range names {
 		b.ctr.VolumeMounts = append(b.ctr.VolumeMounts, corev1.VolumeMount{Name: name + "-volume", MountPath: s[name]})
 	}
 	return nil
 }
 
-// envSecrets is EnvSecretsFeatureStep.
+// envSecrets is EnvSecretsFeatureStep, in the secretKeyRef map's Scala
+// order.
 func (b *builder) envSecrets() error {
 	s := b.withPrefix("spark.kubernetes.driver.secretKeyRef.")
-	for _, env := range sortedKeys(s) {
+	for _, env := range b.mapOrder(s) {
 		parts := strings.Split(s[env], ":")
 		if len(parts) != 2 {
 			return invalid("spark.kubernetes.driver.secretKeyRef."+env, "SecretKeyRef must be in the form name:key")

@@ -1,6 +1,8 @@
 package native
 
 import (
+	"fmt"
+	"math/bits"
 	"sort"
 	"unicode/utf16"
 )
@@ -34,26 +36,41 @@ func scalaImprove(hcode int32) uint32 {
 
 // scalaMapOrder is the iteration order of a Scala immutable Map built
 // from keys: insertion order up to four keys (Map1..Map4), else the hash
-// trie's order (scala213: CHAMP, each node's own entries before its
-// sub-nodes; else 2.12's trie, by the hash's 5-bit digits from the lowest).
-// Keys with equal hashes keep their given order.
+// trie's order (scalaHashOrder of the keys' String.hashCode).
 func scalaMapOrder(keys []string, scala213 bool) []string {
-	out := append([]string{}, keys...)
-	if len(out) <= 4 {
-		return out
+	if len(keys) <= 4 {
+		return append([]string{}, keys...)
 	}
-	hashes := map[string]uint32{}
-	for _, k := range out {
-		hashes[k] = scalaImprove(javaStringHash(k))
+	hashes := make([]int32, len(keys))
+	for i, k := range keys {
+		hashes[i] = javaStringHash(k)
+	}
+	out := make([]string, 0, len(keys))
+	for _, i := range scalaHashOrder(hashes, scala213) {
+		out = append(out, keys[i])
+	}
+	return out
+}
+
+// scalaHashOrder is the order (as indices into hashes, the elements' ##)
+// in which a Scala immutable HashMap or HashSet of more than four elements
+// iterates them: scala213, CHAMP (each node's own entries before its
+// sub-nodes); else 2.12's trie, by the improved hash's 5-bit digits from
+// the lowest. Elements with equal hashes keep their given order.
+func scalaHashOrder(hashes []int32, scala213 bool) []int {
+	idx := make([]int, len(hashes))
+	improved := make([]uint32, len(hashes))
+	for i, h := range hashes {
+		idx[i], improved[i] = i, scalaImprove(h)
 	}
 	if !scala213 {
-		sort.SliceStable(out, func(i, j int) bool {
-			return digitsLess(hashes[out[i]], hashes[out[j]])
+		sort.SliceStable(idx, func(i, j int) bool {
+			return digitsLess(improved[idx[i]], improved[idx[j]])
 		})
-		return out
+		return idx
 	}
-	var res []string
-	champ(out, hashes, 0, &res)
+	var res []int
+	champ(idx, improved, 0, &res)
 	return res
 }
 
@@ -68,18 +85,18 @@ func digitsLess(a, b uint32) bool {
 	return false
 }
 
-// champ appends keys (all equal in the hash digits below shift) in CHAMP
-// order: the keys alone in their digit at this level first, by digit,
+// champ appends elems (all equal in the hash digits below shift) in CHAMP
+// order: the elements alone in their digit at this level first, by digit,
 // then the sub-nodes, by digit, each in the same order.
-func champ(keys []string, hashes map[string]uint32, shift uint, out *[]string) {
-	if shift >= 35 || len(keys) == 1 {
-		*out = append(*out, keys...) // a collision node keeps insertion order
+func champ(elems []int, hashes []uint32, shift uint, out *[]int) {
+	if shift >= 35 || len(elems) == 1 {
+		*out = append(*out, elems...) // a collision node keeps insertion order
 		return
 	}
-	var buckets [32][]string
-	for _, k := range keys {
-		d := (hashes[k] >> shift) & 31
-		buckets[d] = append(buckets[d], k)
+	var buckets [32][]int
+	for _, e := range elems {
+		d := (hashes[e] >> shift) & 31
+		buckets[d] = append(buckets[d], e)
 	}
 	for _, b := range buckets {
 		if len(b) == 1 {
@@ -91,4 +108,78 @@ func champ(keys []string, hashes map[string]uint32, shift uint, out *[]string) {
 			champ(b, hashes, shift+5, out)
 		}
 	}
+}
+
+// The ## of the Scala values Spark's volume specs are made of: strings,
+// booleans, options, an empty map and case classes (scala.util.hashing.
+// MurmurHash3; 2.13 mixes a case class's name in, 2.12 does not).
+type (
+	scalaProduct struct {
+		prefix string
+		fields []any
+	}
+	scalaOption   struct{ value *string } // nil: None
+	scalaEmptyMap struct{}
+)
+
+const (
+	murmurProductSeed uint32 = 0xcafebabe
+)
+
+func murmurMixLast(h, k uint32) uint32 {
+	k *= 0xcc9e2d51
+	k = bits.RotateLeft32(k, 15)
+	k *= 0x1b873593
+	return h ^ k
+}
+
+func murmurMix(h, data uint32) uint32 {
+	h = murmurMixLast(h, data)
+	h = bits.RotateLeft32(h, 13)
+	return h*5 + 0xe6546b64
+}
+
+func murmurFinalize(h uint32, n int) uint32 {
+	h ^= uint32(n)
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	h ^= h >> 16
+	return h
+}
+
+// scalaHash is v.## in Scala 2.13 (scala213) or 2.12.
+func scalaHash(v any, scala213 bool) int32 {
+	switch x := v.(type) {
+	case string:
+		return javaStringHash(x)
+	case bool:
+		if x {
+			return 1231
+		}
+		return 1237
+	case scalaOption:
+		if x.value == nil {
+			return javaStringHash("None")
+		}
+		return scalaHash(scalaProduct{"Some", []any{*x.value}}, scala213)
+	case scalaEmptyMap:
+		// MurmurHash3.emptyMapHash: unorderedHash(Nil, "Map".hashCode).
+		h := murmurMix(murmurMix(uint32(javaStringHash("Map")), 0), 0)
+		return int32(murmurFinalize(murmurMixLast(h, 1), 0))
+	case scalaProduct:
+		if len(x.fields) == 0 {
+			return javaStringHash(x.prefix)
+		}
+		h := murmurProductSeed
+		if scala213 {
+			h = murmurMix(h, uint32(javaStringHash(x.prefix)))
+		}
+		for _, f := range x.fields {
+			h = murmurMix(h, uint32(scalaHash(f, scala213)))
+		}
+		return int32(murmurFinalize(h, len(x.fields)))
+	}
+	panic(fmt.Sprintf("scalaHash: %T", v))
 }
