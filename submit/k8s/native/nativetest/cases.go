@@ -149,12 +149,13 @@ var LinesCase = Case{Name: "lines", Args: []string{
 	"--conf", "spark.kubernetes.submission.connectionTimeout=60000",
 	"--name", "lines-app", "--driver-memory", "2g", "--driver-cores", "2",
 	// Five driverEnv and five secretKeyRef entries: Scala hash maps, so
-	// the env comes in their hash order (2.12's and 2.13's differ).
+	// the env comes in their hash order, neither sorted nor as given (the
+	// driverEnv keys' differs between 2.12 and 2.13).
 	"--conf", "spark.kubernetes.driverEnv.FOO=bar",
 	"--conf", "spark.kubernetes.driverEnv.TZ=UTC",
 	"--conf", "spark.kubernetes.driverEnv.LOG_LEVEL=info",
 	"--conf", "spark.kubernetes.driverEnv.REGION=eu-west-1",
-	"--conf", "spark.kubernetes.driverEnv.STAGE=prod",
+	"--conf", "spark.kubernetes.driverEnv.APP_MODE=batch",
 	"--conf", "spark.kubernetes.driver.secretKeyRef.DB_USER=db-creds:user",
 	"--conf", "spark.kubernetes.driver.secretKeyRef.API_TOKEN=api:token",
 	"--conf", "spark.kubernetes.driver.secretKeyRef.S3_KEY=s3:key",
