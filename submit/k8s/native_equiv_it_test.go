@@ -261,25 +261,31 @@ func TestNativeEquivalenceIT(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				g := &nativetest.Golden{Case: cs.Name, SparkVersion: version, Namespace: ns, Args: args, Env: cs.Env, Objects: ns1}
-				if *updateEquiv {
-					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := nativetest.WriteGolden(golden, g); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := nativetest.ReadGolden(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update-equiv to record it)", err)
-				}
-				if diff := cmp.Diff(roundTrip(t, want), roundTrip(t, g)); diff != "" {
-					t.Errorf("spark-submit no longer matches its golden %s (-golden +live):\n%s", golden, diff)
-				}
+				checkGolden(t, golden, &nativetest.Golden{Case: cs.Name, SparkVersion: version, Namespace: ns, Args: args, Env: cs.Env, Objects: ns1})
 			})
 		}
+	}
+}
+
+// checkGolden writes g to golden with -update-equiv, else compares it with
+// what golden holds.
+func checkGolden(t testing.TB, golden string, g *nativetest.Golden) {
+	t.Helper()
+	if *updateEquiv {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := nativetest.WriteGolden(golden, g); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := nativetest.ReadGolden(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update-equiv to record it)", err)
+	}
+	if diff := cmp.Diff(roundTrip(t, want), roundTrip(t, g)); diff != "" {
+		t.Errorf("spark-submit %s no longer matches its golden %s (-golden +live):\n%s", g.SparkVersion, golden, diff)
 	}
 }
 

@@ -1,12 +1,9 @@
 package k8s
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
@@ -48,24 +45,8 @@ func TestNativeLinesEquivalenceIT(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := &nativetest.Golden{Case: cs.Name, SparkVersion: version, Namespace: ns, Args: args, Env: cs.Env, Objects: norm}
-			golden := filepath.Join(linesDir(t), version+".json")
-			if *updateEquiv {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := nativetest.WriteGolden(golden, g); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := nativetest.ReadGolden(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update-equiv to record it)", err)
-			}
-			if diff := cmp.Diff(roundTrip(t, want), roundTrip(t, g)); diff != "" {
-				t.Errorf("spark-submit %s no longer matches its golden %s (-golden +live):\n%s", version, golden, diff)
-			}
+			checkGolden(t, filepath.Join(linesDir(t), version+".json"),
+				&nativetest.Golden{Case: cs.Name, SparkVersion: version, Namespace: ns, Args: args, Env: cs.Env, Objects: norm})
 		})
 	}
 }

@@ -280,6 +280,21 @@ func (c *standaloneCluster) submitArgs(t *testing.T, master string, appArgs ...s
 	return append(args, appArgs...)
 }
 
+// submitGreeting submits the demo's Greeting through the REST path of
+// master: it must finish, its driver having loaded the packaged class.
+func (c *standaloneCluster) submitGreeting(t *testing.T, env []string, master string) result {
+	t.Helper()
+	r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting")...)
+	res := parseRest(t, r)
+	if r.code != 0 || res.State != "FINISHED" || res.Source != "driver" {
+		t.Fatalf("exit %d, result %+v, want 0 and FINISHED\nstderr:\n%s", r.code, res, r.stderr)
+	}
+	if out := c.driverStdout(res.SubmissionID); !strings.Contains(out, "LOADED dev.prebake.demo.Greeting") {
+		t.Errorf("the driver did not load the packaged class; its stdout:\n%s", out)
+	}
+	return r
+}
+
 func parseRest(t *testing.T, r result) restResult {
 	t.Helper()
 	var res restResult
@@ -306,14 +321,7 @@ func TestStandaloneREST(t *testing.T) {
 	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
 
 	t.Run("FINISHED", func(t *testing.T) {
-		r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting")...)
-		res := parseRest(t, r)
-		if r.code != 0 || res.State != "FINISHED" || res.Source != "driver" {
-			t.Fatalf("exit %d, result %+v, want 0 and FINISHED\nstderr:\n%s", r.code, res, r.stderr)
-		}
-		if out := c.driverStdout(res.SubmissionID); !strings.Contains(out, "LOADED dev.prebake.demo.Greeting") {
-			t.Errorf("the driver did not load the packaged class; its stdout:\n%s", out)
-		}
+		r := c.submitGreeting(t, env, master)
 		if strings.Contains(r.stderr, "packages") && strings.Contains(r.stderr, "spark.jars.packages=") {
 			t.Errorf("packages reached the master:\n%s", r.stderr)
 		}
@@ -474,20 +482,13 @@ func TestStandaloneRESTLine4(t *testing.T) {
 		t.Fatalf("the master's properties set spark.master.rest.enabled:\n%s", props)
 	}
 	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
-	r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting")...)
-	res := parseRest(t, r)
-	if r.code != 0 || res.State != "FINISHED" || res.Source != "driver" {
-		t.Fatalf("exit %d, result %+v, want 0 and FINISHED\nstderr:\n%s", r.code, res, r.stderr)
-	}
-	if out := c.driverStdout(res.SubmissionID); !strings.Contains(out, "LOADED dev.prebake.demo.Greeting") {
-		t.Errorf("the driver did not load the packaged class; its stdout:\n%s", out)
-	}
+	c.submitGreeting(t, env, master)
 	mlog, _ := os.ReadFile(filepath.Join(c.dir, "master.log"))
 	if !strings.Contains(string(mlog), "Running Spark version "+standaloneLine) && !strings.Contains(string(mlog), "version "+standaloneLine) {
 		t.Logf("master log does not name %s (first 2000 bytes):\n%.2000s", standaloneLine, mlog)
 	}
-	r = prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting", "throw")...)
-	res = parseRest(t, r)
+	r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting", "throw")...)
+	res := parseRest(t, r)
 	if r.code != exitcode.DriverFailed || res.State != "FAILED" {
 		t.Fatalf("throwing app: exit %d, result %+v, want 80 and FAILED\nstderr:\n%s", r.code, res, r.stderr)
 	}
