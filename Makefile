@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra clean
+.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
 
 # VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -24,6 +24,11 @@ test: infra build
 ## unit: tests that need no server.
 unit:
 	$(GO) test ./...
+
+## docs: the command reference (docs/reference) and man pages (docs/man) from the cobra commands;
+## cmd's TestDocsCurrent fails when they are stale.
+docs:
+	$(GO) run ./hack/gendocs docs
 
 lint:
 	$(GO) vet ./...

@@ -36,7 +36,8 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 		return nil, err
 	}
 	o := pipeline.Options{Request: req, CacheDir: f.resolve.cache, Store: f.s3.store, URLStyle: f.urlStyle, ImageTarget: f.imageTarget, Reporter: rep,
-		StoreConf: f.s3.s3aConf(f.urlStyle), SparkHome: f.sparkHome, LocalSparkJars: f.localSparkJars, Strict: f.strict, Memo: f.memo}
+		StoreConf: f.s3.s3aConf(f.urlStyle), SparkHome: f.sparkHome, LocalSparkJars: f.localSparkJars, Strict: f.strict, Memo: f.memo,
+		RewriteOptions: f.rewriteOptions}
 	if o.Store != "" {
 		if o.StoreOptions, err = f.storeOptions(&f.s3, rep); err != nil {
 			return nil, err

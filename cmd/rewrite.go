@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,27 +16,40 @@ import (
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rewrite"
 )
 
 func newRewriteCmd(g *globals) *cobra.Command {
 	var rf resolveFlags
 	var imageFrom, manifest string
+	var execProg bool
 	var sf s3StoreFlags
 	var reg registryFlags
 	var urls storeURLFlags
 	c := &cobra.Command{
-		Use:   "rewrite [--image-from REF | --store URL] [--lock FILE] [resolution flags] -- <spark-submit args>",
+		Use:   "rewrite [--image-from REF | --store URL] [--lock FILE] [resolution flags] -- <spark-submit args> | --exec [-- python3 app.py]",
 		Short: "Rewrite a spark-submit command line so that Spark resolves nothing at run time",
 		Long: `rewrite removes every --packages source from a spark-submit command line (the flags,
 --conf, --properties-file and spark-defaults.conf), resolves the packages ahead of time, and
 merges the jars into one jar list: the image's local:// jars (--image-from), the store's URLs
 (--store), or local file: paths (client and local mode, YARN). Every other argument is kept,
-in order. It prints the new arguments, shell-quoted on one line; -o json adds what changed and why.`,
+in order. It prints the new arguments, shell-quoted on one line; -o json adds what changed and why.
+
+With --exec, or with no arguments and $PYSPARK_SUBMIT_ARGS set, it rewrites $PYSPARK_SUBMIT_ARGS
+(what a Python program that starts its own JVM passes to spark-submit) and prints
+export PYSPARK_SUBMIT_ARGS='…' for eval; the .py files among the arguments after -- are checked
+for packages they set themselves.`,
 		Example: `  prebake rewrite --image-from registry.example/spark:3.5.0-prebake -- \
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main local:///opt/app.jar`,
 		Args: func(c *cobra.Command, args []string) error {
+			if execProg && manifest != "" {
+				return exitcode.Errorf(exitcode.Usage, "--exec and --manifest: give one of them")
+			}
+			if execProg || len(args) == 0 && manifest == "" && os.Getenv(submit.EnvPySparkSubmitArgs) != "" {
+				return nil
+			}
 			if manifest != "" {
 				if len(args) > 0 {
 					return exitcode.Errorf(exitcode.Usage, "--manifest %s: give no spark-submit arguments with it", manifest)
@@ -42,7 +57,7 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 				return nil
 			}
 			if len(args) == 0 {
-				return exitcode.Errorf(exitcode.Usage, "rewrite: no spark-submit arguments; give them after --: prebake rewrite [prebake flags] -- --master … app.jar (or --manifest FILE)")
+				return exitcode.Errorf(exitcode.Usage, "rewrite: no spark-submit arguments; give them after --: prebake rewrite [prebake flags] -- --master … app.jar (or --manifest FILE, or --exec for $PYSPARK_SUBMIT_ARGS)")
 			}
 			return nil
 		},
@@ -88,6 +103,15 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 			if manifest != "" {
 				return rewriteManifest(c, g, manifest, out, opts)
 			}
+			if execProg || len(args) == 0 {
+				r, err := rewrite.ApplyPySparkEnv(c.Context(), append(opts, rewrite.WithPythonApps(pythonFiles(args)...))...)
+				if err != nil {
+					return err
+				}
+				withWarningHints("rewrite", r.Warnings)
+				v := r.Env[submit.EnvPySparkSubmitArgs]
+				return printRewrite(c, g, out, r, r.Warnings, exportLine(submit.EnvPySparkSubmitArgs, v))
+			}
 			r, err := rewrite.Apply(c.Context(), args, opts...)
 			if err != nil {
 				return err
@@ -100,11 +124,30 @@ in order. It prints the new arguments, shell-quoted on one line; -o json adds wh
 	rf.add(fs)
 	rf.addSparkVersion(fs)
 	fs.StringVar(&imageFrom, "image-from", "", "use the jars baked into this image (its dev.prebake.jars annotation); also sets spark.kubernetes.container.image")
+	fs.BoolVar(&execProg, "exec", false, "rewrite $PYSPARK_SUBMIT_ARGS, for the Python program given after -- (its .py files are checked too), and print export PYSPARK_SUBMIT_ARGS=…")
 	fs.StringVar(&manifest, "manifest", "", "rewrite a kubeflow spark-operator SparkApplication/ScheduledSparkApplication manifest (YAML, multi-document; - for stdin) instead of a command line")
 	sf.add(fs)
 	reg.add(fs)
 	urls.add(fs)
 	return c
+}
+
+// exportLine is `export K="V"` for a POSIX shell's eval: V double-quoted
+// (its single-quoted words stay readable), with ", \, $ and ` escaped.
+func exportLine(k, v string) string {
+	return "export " + k + "=\"" + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(v) + "\"\n"
+}
+
+// pythonFiles are the .py files among a program's arguments (python3
+// app.py --date x), for the rewrite's check of the packages they set.
+func pythonFiles(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasSuffix(a, ".py") && !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // maxManifestSize bounds a --manifest file (stdin included).

@@ -17,6 +17,7 @@ import (
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // A backend submits to and follows one kind of cluster manager, by master
@@ -86,6 +87,10 @@ type submitFlags struct {
 	// here (set for the local backend): the resolved jars are checked
 	// against it.
 	localSparkJars string
+	// exec: the arguments are a Python program run with the rewritten
+	// $PYSPARK_SUBMIT_ARGS (cmd/submit_exec.go).
+	exec           bool
+	rewriteOptions []rewrite.Option
 }
 
 // submitRequest is what a backend gets: the submission after resolve, bake
@@ -207,6 +212,9 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
     --master k8s://https://k8s.example:6443 --deploy-mode cluster \
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
 		RunE: func(c *cobra.Command, args []string) error {
+			if f.exec {
+				return runExec(c, g, prepare, f, args)
+			}
 			if f.batch != "" {
 				return runBatch(c, g, bs, prepare, f, args)
 			}
@@ -301,6 +309,7 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, bs backends) {
 	fs.StringVar(&f.sparkHome, "spark-home", "", "with --image-target: where the base image keeps Spark (default /opt/spark); the local Spark is $SPARK_HOME")
 	fs.StringVar(&f.batch, "batch", "", "k8s cluster mode: submit every application of FILE (one JSON array of spark-submit arguments per line; - for stdin) natively from this one process, without waiting for them; exit code: the highest of the results'")
 	fs.IntVar(&f.parallel, "parallel", 16, "with --batch: submissions in flight at once")
+	fs.BoolVar(&f.exec, "exec", false, "the arguments after -- are a Python program that starts its own JVM (python3 app.py, jupyter lab): rewrite $PYSPARK_SUBMIT_ARGS and run it with the new value; its exit code is prebake's")
 	fs.StringVar(&f.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end; never submits (k8s://: namespace:driver-pod; spark://, mesos://: the submission ID)")
 	for _, name := range []string{"k8s", "rest"} {
 		if b, ok := bs[name]; ok {

@@ -12,11 +12,11 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 export SUDO
 log() { echo "infra: $*" >&2; }
 export -f log
-# The Go builds from source (the Kubernetes binaries, CoreDNS) are CPU-bound
+# The Go builds from source (the Kubernetes binaries, CoreDNS, the spark-operator) are CPU-bound
 # and take most of a cold run; the other parts mostly download and unpack.
 # So the builds run one after the other in a background subshell while the
 # other parts run in order; the script waits for both and fails if either does.
-builds="50-k8s.sh 56-coredns.sh"
+builds="50-k8s.sh 56-coredns.sh 57-spark-operator.sh"
 (
   for b in $builds; do
     log "running $b (in the background)"

@@ -78,6 +78,9 @@ type Options struct {
 	// packages and base images: the next submission with the same ones
 	// (of a batch, with the same Options) is only rewritten. nil: none.
 	Memo *Memo
+	// RewriteOptions are added to the rewrite's own (e.g.
+	// rewrite.WithPythonApps for submit --exec). nil: none.
+	RewriteOptions []rewrite.Option
 }
 
 // Memo is Prepare's memory of the jars it resolved and baked, by the
@@ -155,6 +158,7 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 	}
 	cache := o.cacheDir()
 	opts := append([]rewrite.Option{rewrite.WithWorkDir(filepath.Join(cachedir.Root(cache), "rewrite"))}, p.opts...)
+	opts = append(opts, o.RewriteOptions...)
 	jars, checks, sparkVersion := p.jars, append([]rewrite.Warning(nil), p.checks...), p.sparkVersion
 	opts = append(opts, rewrite.WithJarSource(rewrite.JarSourceFunc(func(context.Context, submit.Packages) (*rewrite.Jars, error) {
 		return jars, nil

@@ -78,6 +78,9 @@ type Submission struct {
 
 	args   []string // as given
 	getenv func(string) string
+	// pyspark: the command line is $PYSPARK_SUBMIT_ARGS
+	// (LoadPySparkSubmission), for a Python process that starts its own JVM.
+	pyspark bool
 }
 
 // LoadSubmission parses args and reads the properties files spark-submit

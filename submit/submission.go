@@ -18,8 +18,22 @@ func (s *Submission) Getenv(key string) string { return s.getenv(key) }
 // Reload loads args (a command line derived from this one, such as the
 // rewritten one) with the same environment.
 func (s *Submission) Reload(args []string) (*Submission, error) {
-	return LoadSubmission(args, s.getenv)
+	r, err := LoadSubmission(args, s.getenv)
+	if err == nil {
+		r.pyspark = s.pyspark
+	}
+	return r, err
 }
+
+// FromPySparkEnv reports whether the command line is $PYSPARK_SUBMIT_ARGS
+// (LoadPySparkSubmission): the rewritten one becomes that variable's new
+// value (PySparkSubmitArgs), not a spark-submit argv.
+func (s *Submission) FromPySparkEnv() bool { return s.pyspark }
+
+// PySparkSubmitArgs is the command line as a $PYSPARK_SUBMIT_ARGS value:
+// shell-quoted on one line, which pyspark's shlex.split reads back to the
+// same arguments (pyspark-shell last, as the primary resource).
+func (s *Submission) PySparkSubmitArgs() string { return ShellQuote(s.args) }
 
 // Flag returns the value of the last occurrence of a canonical spark-submit
 // option ("--jars"), as given in the argv.

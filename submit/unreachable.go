@@ -39,8 +39,11 @@ func EnvPackages(name, value string) string {
 func envPackages(name, value string) []string {
 	var found []string
 	switch name {
-	case "PYSPARK_SUBMIT_ARGS":
-		toks := shellSplit(value)
+	case EnvPySparkSubmitArgs:
+		toks, err := ShlexSplit(value)
+		if err != nil {
+			toks = shellSplit(value)
+		}
 		for i := 0; i < len(toks); i++ {
 			t := toks[i]
 			next := ""
@@ -133,31 +136,46 @@ func shellSplit(s string) []string {
 	return out
 }
 
+// AppFix is what a rewrite did, for the fix its warnings about a Python
+// app's own packages settings give.
+type AppFix struct {
+	// Apps are more Python files to scan, besides a .py primary resource
+	// (the program of submit --exec: python3 app.py).
+	Apps []string
+	// Packages are the coordinates the rewrite resolved (comma-separated).
+	Packages string
+	// Jars is the one jar list the rewrite set (the --jars/spark.jars
+	// value), "" when it set none.
+	Jars string
+}
+
 // UnreachableWarnings returns the warnings about packages set where the
 // rewritten argv cannot reach: the environment, and the Python app itself
-// when its primary resource is a local .py file.
-func UnreachableWarnings(getenv func(string) string, a *Argv) []string {
+// (a local .py primary resource and fix.Apps), each naming file:line, what
+// to change there and, when the rewrite resolved those coordinates, the
+// jar list that holds them.
+func UnreachableWarnings(getenv func(string) string, a *Argv, fix AppFix) []string {
 	var out []string
-	for _, env := range []string{"PYSPARK_SUBMIT_ARGS", "SPARK_SUBMIT_OPTS"} {
+	for _, env := range []string{EnvPySparkSubmitArgs, "SPARK_SUBMIT_OPTS"} {
 		if f := envPackages(env, getenv(env)); len(f) > 0 {
 			out = append(out, fmt.Sprintf("$%s sets %s, which this rewrite cannot remove: drop it from $%s and give it to prebake instead (prebake rewrite %s -- …)", env, strings.Join(f, " "), env, prebakeFlags(f)))
 		}
 	}
-	if !a.IsPython() || a.Primary == ResourcePySparkShell {
-		return out
+	var apps []string
+	if p := a.Primary; a.IsPython() && p != ResourcePySparkShell && (!strings.Contains(p, "://") || strings.HasPrefix(p, "file://")) {
+		apps = append(apps, p)
 	}
-	p := a.Primary
-	if strings.Contains(p, "://") && !strings.HasPrefix(p, "file://") {
-		return out
+	for _, p := range append(apps, fix.Apps...) {
+		path := strings.TrimPrefix(strings.TrimPrefix(p, "file://"), "file:")
+		// A warning only: a file that is not a regular one of a sane size is
+		// not read (a FIFO would hang the rewrite).
+		data, err := localfile.Read(path, maxAppScanSize)
+		if err != nil {
+			continue
+		}
+		out = append(out, pyAppWarnings(p, data, fix)...)
 	}
-	p = strings.TrimPrefix(strings.TrimPrefix(p, "file://"), "file:")
-	// A warning only: a file that is not a regular one of a sane size is
-	// not read (a FIFO would hang the rewrite).
-	data, err := localfile.Read(p, maxAppScanSize)
-	if err != nil {
-		return out
-	}
-	return append(out, pyAppWarnings(a.Primary, data)...)
+	return out
 }
 
 // prebakeFlags turns findings of envPackages ("--packages X",
@@ -176,30 +194,82 @@ func prebakeFlags(found []string) string {
 	return ShellQuote(out)
 }
 
-// pyAppWarnings warns about each packages key a Python app sets itself.
-func pyAppWarnings(name string, src []byte) []string {
-	var out []string
-	for _, f := range pyConfigPackages(src) {
-		fix := "remove it from the app"
-		if f.Flag != "" {
-			switch {
-			case f.Literal && f.Key == "PYSPARK_SUBMIT_ARGS": // Flag holds the flags and their values
-				fix += fmt.Sprintf(" and give it to prebake instead (prebake rewrite %s -- …)", f.Flag)
-			case f.Literal:
-				fix += fmt.Sprintf(" and give it to prebake instead (prebake rewrite %s -- …)", ShellQuote([]string{f.Flag, redact.String(f.Value)}))
-			default:
-				fix += fmt.Sprintf(" and give its value to prebake as %s", f.Flag)
+// covered reports whether every coordinate of list (comma-separated) is
+// among the resolved ones (g:a:v, or g:a with any version for want ending
+// in ":*").
+func covered(list, resolved string) bool {
+	have := map[string]bool{}
+	for _, c := range strings.Split(resolved, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			have[c] = true
+			if i := strings.LastIndexByte(c, ':'); i > 0 {
+				have[c[:i]+":*"] = true
 			}
 		}
+	}
+	n := 0
+	for _, c := range strings.Split(list, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		if !have[c] {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// deltaCovered returns the resolved delta-spark (or delta-core)
+// coordinate when resolved has one and every extra package (comma-separated)
+// too, else "".
+func deltaCovered(extras, resolved string) string {
+	if extras != "" && !covered(extras, resolved) {
+		return ""
+	}
+	for _, c := range strings.Split(resolved, ",") {
+		c = strings.TrimSpace(c)
+		if strings.HasPrefix(c, "io.delta:delta-spark_") || strings.HasPrefix(c, "io.delta:delta-core_") {
+			return c
+		}
+	}
+	return ""
+}
+
+// pyAppWarnings warns about each packages key a Python app sets itself:
+// name:line, what it sets, and what to change the line to.
+func pyAppWarnings(name string, src []byte, fix AppFix) []string {
+	var out []string
+	for _, f := range pyConfigPackages(src) {
 		what := f.Key
-		if f.Literal {
+		switch {
+		case f.Delta:
+			what = "spark.jars.packages=" + redact.String(f.Value)
+		case f.Literal:
 			what += "=" + redact.String(f.Value)
-		} else if f.Key == "PYSPARK_SUBMIT_ARGS" {
+		case f.Key == EnvPySparkSubmitArgs:
 			what += " (computed)"
-		} else {
+		default:
 			what += " (a computed value)"
 		}
-		out = append(out, fmt.Sprintf("%s line %d sets %s in %s: when the app starts its own JVM, Spark resolves it at run time, which this rewrite cannot remove; %s", name, f.Line, what, f.Via, fix))
+		var fix1 string
+		switch {
+		case f.Delta && fix.Jars != "" && deltaCovered(f.Check, fix.Packages) != "":
+			fix1 = fmt.Sprintf("build the session from the builder it wraps (drop the helper): the rewritten jar list already holds %s (--jars/spark.jars %s)", deltaCovered(f.Check, fix.Packages), redact.String(fix.Jars))
+		case f.Delta:
+			fix1 = fmt.Sprintf("build the session from the builder it wraps (drop the helper) and give prebake the packages instead (prebake rewrite %s -- …; VERSION is `pip show delta-spark`'s)", ShellQuote([]string{"--packages", redact.String(f.Value)}))
+		case f.Literal && f.Key == "spark.jars.packages" && fix.Jars != "" && covered(f.Value, fix.Packages):
+			fix1 = fmt.Sprintf("delete that setting: the rewritten jar list already holds its jars; where the app runs without prebake, set .config(\"spark.jars\", %q) there instead", redact.String(fix.Jars))
+		case f.Literal && f.Key == EnvPySparkSubmitArgs: // Flag holds the flags and their values
+			fix1 = fmt.Sprintf("delete that setting and give it to prebake instead (prebake rewrite %s -- …)", f.Flag)
+		case f.Literal:
+			fix1 = fmt.Sprintf("delete that setting and give it to prebake instead (prebake rewrite %s -- …)", ShellQuote([]string{f.Flag, redact.String(f.Value)}))
+		case f.Flag != "":
+			fix1 = fmt.Sprintf("delete that setting and give its value to prebake as %s", f.Flag)
+		default:
+			fix1 = "delete that setting"
+		}
+		out = append(out, fmt.Sprintf("%s:%d: %s sets %s, which Spark resolves at run time when the app starts its own JVM (this rewrite cannot remove it); %s", name, f.Line, f.Via, what, fix1))
 	}
 	return out
 }
@@ -212,6 +282,13 @@ type pyFinding struct {
 	Literal bool
 	Via     string // ".config(...)", ".set(...)", "os.environ"
 	Flag    string // the prebake flag that replaces it ("--packages"), or "" (for PYSPARK_SUBMIT_ARGS: the flags and values, shell-quoted)
+	// Delta is set for Delta Lake's configure_spark_with_delta_pip(builder,
+	// extra_packages=[…]): Value is what it sets (the delta-spark
+	// coordinate with VERSION for the pip package's version, then the
+	// extra packages) and Check the literal extra packages alone, to
+	// match a resolved set.
+	Delta bool
+	Check string
 }
 
 type pyTokKind int
@@ -365,6 +442,29 @@ func pyConfigPackages(src []byte) []pyFinding {
 	var out []pyFinding
 	for i := 0; i+2 < len(toks); i++ {
 		t := toks[i]
+		// Delta Lake's pip helper: configure_spark_with_delta_pip(builder,
+		// extra_packages=None) sets spark.jars.packages to
+		// io.delta:delta-spark_2.12:<delta-spark's pip version> (delta-spark
+		// 4.x: _2.13) and the extra packages.
+		if t.kind == pyName && t.text == "configure_spark_with_delta_pip" && isOp(toks[i+1], "(") && (i == 0 || toks[i-1].kind != pyName || toks[i-1].text != "def") {
+			args, end := pyCallArgs(toks, i+1)
+			extra := pyKeyword(args, "extra_packages")
+			if extra == nil {
+				extra = pyPositional(args, 1)
+			}
+			f := pyFinding{Line: t.line, Key: "spark.jars.packages", Via: "configure_spark_with_delta_pip(...)", Flag: "--packages", Delta: true,
+				Value: "io.delta:delta-spark_2.12:VERSION"}
+			if lits, ok := pyStringList(extra); ok && len(lits) > 0 {
+				f.Check = strings.Join(lits, ",")
+				f.Value += "," + f.Check
+			} else if !ok {
+				f.Value += ",<extra_packages>"
+				f.Check = "<computed>"
+			}
+			out = append(out, f)
+			i = end - 1
+			continue
+		}
 		// os.environ / putenv / dicts: "PYSPARK_SUBMIT_ARGS" followed by
 		// "] =", "," or ":" and a value.
 		if t.kind == pyString && t.count == 0 && t.text == "PYSPARK_SUBMIT_ARGS" {
@@ -418,6 +518,28 @@ func pyConfigPackages(src []byte) []pyFinding {
 		i = end - 1
 	}
 	return out
+}
+
+// pyStringList returns the strings of a list or tuple literal of string
+// literals ([] and None give none); ok is false for anything else.
+func pyStringList(toks []pyTok) ([]string, bool) {
+	if len(toks) == 0 || len(toks) == 1 && toks[0].kind == pyName && toks[0].text == "None" {
+		return nil, true
+	}
+	if len(toks) < 2 || !isOp(toks[0], "[", "(") || !isOp(toks[len(toks)-1], "]", ")") {
+		return nil, false
+	}
+	var out []string
+	for j, t := range toks[1 : len(toks)-1] {
+		switch {
+		case j%2 == 0 && t.kind == pyString && !t.fstr:
+			out = append(out, t.text)
+		case j%2 == 1 && isOp(t, ","):
+		default:
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 func pyFindingFor(key, val []pyTok, via string) (pyFinding, bool) {

@@ -84,14 +84,14 @@ func TestUnreachableWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"PYSPARK_SUBMIT_ARGS": "--packages a:b:1 pyspark-shell", "SPARK_SUBMIT_OPTS": "-Dspark.jars.repositories=https://x:y@repo"}
-	got := UnreachableWarnings(func(k string) string { return env[k] }, a)
+	got := UnreachableWarnings(func(k string) string { return env[k] }, a, AppFix{})
 	if len(got) != 3 {
 		t.Fatalf("got %d warnings, want 3: %q", len(got), got)
 	}
 	for i, want := range []string{
 		"$PYSPARK_SUBMIT_ARGS sets --packages a:b:1", "(prebake rewrite --packages a:b:1 -- …)",
 		"$SPARK_SUBMIT_OPTS sets -Dspark.jars.repositories=https://repo", "(prebake rewrite --repositories https://repo -- …)",
-		app + " line 2 sets spark.jars.packages=org.postgresql:postgresql:42.7.1 in .config(...)", "(prebake rewrite --packages org.postgresql:postgresql:42.7.1 -- …)",
+		app + ":2: .config(...) sets spark.jars.packages=org.postgresql:postgresql:42.7.1", "(prebake rewrite --packages org.postgresql:postgresql:42.7.1 -- …)",
 	} {
 		if !strings.Contains(got[i/2], want) {
 			t.Errorf("warning %d %q lacks %q", i/2, got[i/2], want)
@@ -106,7 +106,7 @@ func TestUnreachableWarnings(t *testing.T) {
 	if err := os.WriteFile(app, []byte("# spark.jars.packages is given by prebake\nspark = SparkSession.builder.getOrCreate()\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := UnreachableWarnings(func(string) string { return "" }, a); len(got) != 0 {
+	if got := UnreachableWarnings(func(string) string { return "" }, a, AppFix{}); len(got) != 0 {
 		t.Errorf("clean app: got warnings %q", got)
 	}
 }
@@ -119,7 +119,7 @@ func TestUnreachableWarningsQuoted(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"PYSPARK_SUBMIT_ARGS": `--packages 'a:b:1$(touch /tmp/INJ)' pyspark-shell`, "SPARK_SUBMIT_OPTS": "-Dspark.jars.repositories=https://repo/a[1]"}
-	got := UnreachableWarnings(func(k string) string { return env[k] }, a)
+	got := UnreachableWarnings(func(k string) string { return env[k] }, a, AppFix{})
 	want := []string{
 		"$PYSPARK_SUBMIT_ARGS sets --packages a:b:1$(touch /tmp/INJ), which this rewrite cannot remove: drop it from $PYSPARK_SUBMIT_ARGS and give it to prebake instead (prebake rewrite --packages 'a:b:1$(touch /tmp/INJ)' -- …)",
 		"$SPARK_SUBMIT_OPTS sets -Dspark.jars.repositories=https://repo/a[1], which this rewrite cannot remove: drop it from $SPARK_SUBMIT_OPTS and give it to prebake instead (prebake rewrite --repositories 'https://repo/a[1]' -- …)",
@@ -136,7 +136,7 @@ func TestUnreachableWarningsQuoted(t *testing.T) {
 	if a, err = ParseArgv([]string{"--master", "local[2]", app}); err != nil {
 		t.Fatal(err)
 	}
-	got = UnreachableWarnings(func(string) string { return "" }, a)
+	got = UnreachableWarnings(func(string) string { return "" }, a, AppFix{})
 	for i, want := range []string{"(prebake rewrite --packages 'a:b:1 $(id)' -- …)", "(prebake rewrite --packages 'c:d:2;$(id)' -- …)"} {
 		if len(got) != 2 || !strings.Contains(got[i], want) {
 			t.Errorf("app warnings %q: want %q in warning %d", got, want, i)

@@ -32,7 +32,7 @@ func TestRounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := New(dir, WithDelay(30*time.Millisecond))
+			s := New(dir, WithDelay(200*time.Millisecond)) // long enough that a wave's requests overlap on a loaded machine
 			defer s.Close()
 			for _, n := range tt.waves {
 				var wg sync.WaitGroup

@@ -259,6 +259,18 @@ func (c *testCluster) waitRevoked(t testing.TB, token string) time.Duration {
 	return 0
 }
 
+// writeKubeconfig writes an admin kubeconfig for c.
+func (c *testCluster) writeKubeconfig(t testing.TB, path string) {
+	t.Helper()
+	writeFile(t, path, fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: it, cluster: {server: %q, certificate-authority: %q}}]
+users: [{name: admin, user: {token: %q}}]
+contexts: [{name: it, context: {cluster: it, user: admin}}]
+current-context: it
+`, c.url, c.caFile, c.adminToken))
+}
+
 // installSparkOperatorCRD installs a schemaless SparkApplication CRD and
 // waits until it is served; it returns an admin dynamic client for it.
 func (c *testCluster) installSparkOperatorCRD(t testing.TB) dynamic.NamespaceableResourceInterface {

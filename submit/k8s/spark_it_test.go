@@ -36,11 +36,8 @@ func TestK8sRealSparkSubmitIT(t *testing.T) {
 	testenv.RequireIT(t)
 	sparkHome, _ := testenv.SparkHome(t, "3.5.9")
 	e := newITEnv(t)
-	reg := startPlainRegistry(t)
-	base := reg + "/spark/base:3.5.0"
-	pushBaseImage(t, base)
 	ns := "real-spark"
-	e.c.ensureNamespace(t, ns)
+	reg, base := e.baseInRegistry(t, ns)
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	writeFile(t, tokenFile, e.c.adminToken)
@@ -133,6 +130,17 @@ func TestK8sRealSparkSubmitIT(t *testing.T) {
 	if strings.Contains(props, "spark.jars.packages") {
 		t.Errorf("spark.properties still has a packages key:\n%s", props)
 	}
+}
+
+// baseInRegistry starts a registry holding testdata/base-image's 3.5.0 as
+// REG/spark/base:3.5.0 and makes namespace ns; it returns REG and the base.
+func (e *itEnv) baseInRegistry(t *testing.T, ns string) (reg, base string) {
+	t.Helper()
+	reg = startPlainRegistry(t)
+	base = reg + "/spark/base:3.5.0"
+	pushBaseImage(t, base)
+	e.c.ensureNamespace(t, ns)
+	return reg, base
 }
 
 // startPlainRegistry starts the Debian docker-registry without auth on

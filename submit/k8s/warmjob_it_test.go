@@ -34,13 +34,7 @@ func startJobController(t testing.TB, c *testCluster) {
 	t.Helper()
 	bin := k8sBinary(t, "kube-controller-manager")
 	kc := filepath.Join(c.dir, "kcm.kubeconfig")
-	writeFile(t, kc, fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: test, cluster: {server: %q, certificate-authority: %q}}]
-users: [{name: admin, user: {token: %q}}]
-contexts: [{name: test, context: {cluster: test, user: admin}}]
-current-context: test
-`, c.url, c.caFile, c.adminToken))
+	c.writeKubeconfig(t, kc)
 	cmd := startProc(t, c.dir, "kube-controller-manager", bin,
 		"--kubeconfig="+kc, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
 		"--controllers=job", "--leader-elect=false", "--bind-address=127.0.0.1",

@@ -56,6 +56,7 @@ type Option func(*options)
 
 type options struct {
 	sparkSubmit    string
+	program        []string
 	env            []string
 	timeout        time.Duration
 	killGrace      time.Duration
@@ -86,6 +87,16 @@ func makeOptions(opts []Option) *options {
 // it Submit fails with an errdefs.BadArgument whose errdefs.OptionOf is
 // "local.WithSparkSubmit".
 func WithSparkSubmit(path string) Option { return func(o *options) { o.sparkSubmit = path } }
+
+// WithPySparkProgram runs argv (a Python program that starts its own JVM
+// through pyspark: python3 app.py, a notebook server) instead of
+// spark-submit, with $PYSPARK_SUBMIT_ARGS set to the submission's
+// arguments (Submission.PySparkSubmitArgs): pyspark's launch_gateway
+// passes them to spark-submit. Its exit code is the result, as
+// spark-submit's is. The default (nil) runs spark-submit.
+func WithPySparkProgram(argv []string) Option {
+	return func(o *options) { o.program = append([]string(nil), argv...) }
+}
 
 // WithEnv sets spark-submit's environment ("K=V"). The default (nil) is
 // this process's.
@@ -174,7 +185,17 @@ func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) (*Resul
 	res := &Result{Backend: "spark-submit", DeployMode: sub.DeployMode()}
 	res.Timings.Started = time.Now()
 	res.Master = redact.URL(sub.Master())
-	err := runLocal(ctx, sub.Args(), o, res)
+	args := sub.Args()
+	if len(o.program) > 0 {
+		res.Backend = "exec"
+		env := o.env
+		if env == nil {
+			env = os.Environ()
+		}
+		o.env = withEnv(env, submit.EnvPySparkSubmitArgs, sub.PySparkSubmitArgs())
+		o.sparkSubmit, args = o.program[0], o.program[1:]
+	}
+	err := runLocal(ctx, args, o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
@@ -239,7 +260,7 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		}
 	default:
 		res.Reason = reasonNotStarted
-		return errdefs.Errorf(errdefs.BadArgument, "running spark-submit %s: %v", o.sparkSubmit, err)
+		return errdefs.Errorf(errdefs.BadArgument, "running %s: %v", o.sparkSubmit, err)
 	}
 	res.DriverExitCode = &code
 	if ctx.Err() != nil && group {
@@ -263,7 +284,22 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 	if code != 0 {
 		res.LogTail = tail.Lines()
 	}
-	return submit.DriverExit(code, fmt.Sprintf("spark-submit exited with code %d", code))
+	what := "spark-submit"
+	if len(o.program) > 0 {
+		what = o.program[0]
+	}
+	return submit.DriverExit(code, fmt.Sprintf("%s exited with code %d", what, code))
+}
+
+// withEnv returns env ("K=V") with k set to v, every other entry kept.
+func withEnv(env []string, k, v string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, e := range env {
+		if !strings.HasPrefix(e, k+"=") {
+			out = append(out, e)
+		}
+	}
+	return append(out, k+"="+v)
 }
 
 // isTerminal reports whether r is a terminal.

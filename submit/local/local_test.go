@@ -198,3 +198,29 @@ func waitFor(t *testing.T, s *testenv.SyncBuffer, want string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSubmitPySparkProgram: WithPySparkProgram runs the program instead of
+// spark-submit with $PYSPARK_SUBMIT_ARGS replaced by the submission's
+// arguments (a value the caller's environment had is dropped), and passes
+// its exit code through.
+func TestSubmitPySparkProgram(t *testing.T) {
+	env := map[string]string{submit.EnvPySparkSubmitArgs: "--master local[1] --name 'a b' pyspark-shell"}
+	sub, err := submit.LoadPySparkSubmission(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	res, err := Submit(context.Background(), sub,
+		WithPySparkProgram([]string{"/bin/sh", "-c", `printf '%s' "$PYSPARK_SUBMIT_ARGS"; exit 7`}),
+		WithEnv([]string{"PATH=/usr/bin:/bin", submit.EnvPySparkSubmitArgs + "=--packages old:x:1 pyspark-shell"}),
+		WithStdio(nil, &stdout, nil))
+	if got := exitcode.Code(err); got != 7 {
+		t.Errorf("exit code %d (%v); want 7", got, err)
+	}
+	if want := "--master 'local[1]' --name 'a b' pyspark-shell"; stdout.String() != want {
+		t.Errorf("the program saw PYSPARK_SUBMIT_ARGS=%q; want %q", stdout.String(), want)
+	}
+	if res.Backend != "exec" || res.DriverExitCode == nil || *res.DriverExitCode != 7 {
+		t.Errorf("result %+v", res)
+	}
+}

@@ -71,6 +71,7 @@ type options struct {
 	getenv                     func(string) string
 	workDir                    string
 	sparkVersion               string
+	pythonApps                 []string
 }
 
 // WithJarSource sets where the resolved jars come from. The default is none:
@@ -119,15 +120,21 @@ func WithSparkVersion(v string) Option {
 	return func(o *options) error { o.sparkVersion = v; return nil }
 }
 
+// WithPythonApps names Python files the submission runs besides a .py
+// primary resource (the program of submit --exec: python3 app.py), so that
+// their own packages settings (SparkSession.builder.config, Delta's
+// configure_spark_with_delta_pip, os.environ["PYSPARK_SUBMIT_ARGS"]) are
+// warned about with file:line and the fix. The default is none.
+func WithPythonApps(paths ...string) Option {
+	return func(o *options) error { o.pythonApps = append(o.pythonApps, paths...); return nil }
+}
+
 func makeOptions(opts []Option) (*options, error) {
-	o := &options{getenv: os.Getenv, workDir: filepath.Join(os.TempDir(), fmt.Sprintf("prebake-rewrite-u%d", os.Geteuid()))}
+	o := &options{workDir: filepath.Join(os.TempDir(), fmt.Sprintf("prebake-rewrite-u%d", os.Geteuid()))}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
 			return nil, err
 		}
-	}
-	if o.getenv == nil {
-		o.getenv = os.Getenv
 	}
 	return o, nil
 }
@@ -155,7 +162,8 @@ func makeOptions(opts []Option) (*options, error) {
 //	     "old": "…", "new": "…",            // optional
 //	     "reason": "…"}
 //	  ],
-//	  "warnings": ["…"]                     // packages set where argv cannot reach, and caveats
+//	  "warnings": ["…"],                    // packages set where argv cannot reach, and caveats
+//	  "env": {"PYSPARK_SUBMIT_ARGS": "…"}   // only when the command line was $PYSPARK_SUBMIT_ARGS: its new value
 //	}
 type Result struct {
 	Args           []string        `json:"args"`
@@ -172,6 +180,12 @@ type Result struct {
 	PropertiesFile string          `json:"propertiesFile,omitempty"`
 	Changes        []Change        `json:"changes"`
 	Warnings       Warnings        `json:"warnings"`
+	// Env holds the environment variables the rewrite set: for a
+	// submission loaded from $PYSPARK_SUBMIT_ARGS
+	// (submit.LoadPySparkSubmission), {"PYSPARK_SUBMIT_ARGS": Command},
+	// which pyspark's shlex.split reads back to Args (product: not
+	// redacted). Nil otherwise.
+	Env map[string]string `json:"env,omitempty"`
 	// Submission is Args loaded (LoadSubmission, same environment): what
 	// a backend runs.
 	Submission *submit.Submission `json:"-"`
@@ -259,6 +273,9 @@ func Apply(ctx context.Context, args []string, opts ...Option) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	if o.getenv == nil {
+		o.getenv = os.Getenv
+	}
 	s, err := submit.LoadSubmission(args, o.getenv)
 	if err != nil {
 		return nil, err
@@ -267,11 +284,15 @@ func Apply(ctx context.Context, args []string, opts ...Option) (*Result, error) 
 }
 
 // ApplySubmission is Apply of a submission already loaded with
-// LoadSubmission, so that the argv is parsed once.
+// LoadSubmission, so that the argv is parsed once. Without WithEnv it reads
+// the environment the submission was loaded with.
 func ApplySubmission(ctx context.Context, s *submit.Submission, opts ...Option) (*Result, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if o.getenv == nil {
+		o.getenv = s.Getenv
 	}
 	return apply(ctx, s, o)
 }
@@ -298,7 +319,31 @@ func apply(ctx context.Context, s *submit.Submission, o *options) (*Result, erro
 		return nil, err
 	}
 	r.Submission = sub
+	if s.FromPySparkEnv() {
+		r.Env = map[string]string{submit.EnvPySparkSubmitArgs: r.Command}
+	}
 	return r, nil
+}
+
+// ApplyPySparkEnv rewrites $PYSPARK_SUBMIT_ARGS (read with WithEnv's
+// getenv, default os.Getenv) as Apply rewrites an argv: the submission a
+// Python process that starts its own JVM makes (python3 app.py, a notebook
+// kernel; submit.LoadPySparkSubmission). Result.Env holds the new value,
+// pyspark-shell still last; Args are its tokens.
+func ApplyPySparkEnv(ctx context.Context, opts ...Option) (*Result, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.getenv == nil {
+		o.getenv = os.Getenv
+	}
+	s, err := submit.LoadPySparkSubmission(o.getenv)
+	if err != nil {
+		return nil, err
+	}
+	o.getenv = s.Getenv
+	return apply(ctx, s, o)
 }
 
 type rewriter struct {
@@ -336,7 +381,6 @@ func (w *rewriter) run(ctx context.Context) error {
 	w.python = s.Argv.IsPython() || s.Argv.IsInternal()
 	r.Python = w.python
 	r.Packages = s.Packages()
-	w.detectUnreachable()
 
 	var jars *Jars
 	if w.o.source != nil {
@@ -348,6 +392,7 @@ func (w *rewriter) run(ctx context.Context) error {
 	if err := w.plan(jars); err != nil {
 		return err
 	}
+	w.detectUnreachable()
 	return w.emit()
 }
 
@@ -735,7 +780,11 @@ func (w *rewriter) overrides() []string {
 // ($PYSPARK_SUBMIT_ARGS, $SPARK_SUBMIT_OPTS, the .py app's own
 // SparkSession.builder.config calls): see submit.UnreachableWarnings.
 func (w *rewriter) detectUnreachable() {
-	w.r.Warnings = append(w.r.Warnings, warnings(submit.UnreachableWarnings(w.o.getenv, w.s.Argv))...)
+	fix := submit.AppFix{Apps: w.o.pythonApps, Packages: w.r.Packages.Packages}
+	if m := w.item("--jars", "spark.jars"); m != nil {
+		fix.Jars = m.value
+	}
+	w.r.Warnings = append(w.r.Warnings, warnings(submit.UnreachableWarnings(w.o.getenv, w.s.Argv, fix))...)
 }
 
 func orDefault(v, def string) string {

@@ -1,0 +1,54 @@
+package cmd
+
+import (
+	"os"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/local"
+	"github.com/prebake/prebake/submit/rewrite"
+)
+
+// runExec is `prebake submit --exec -- python3 app.py`: the submission is
+// $PYSPARK_SUBMIT_ARGS (pyspark's default pyspark-shell when unset), which
+// a Python process that starts its own JVM passes to spark-submit. It is
+// resolved, baked and rewritten as an argv is, and the program runs with
+// the new value; the program's exit code is the result, as spark-submit's
+// is for the local backend.
+func runExec(c *cobra.Command, g *globals, prepare prepareFunc, f *submitFlags, args []string) error {
+	if len(args) == 0 {
+		return exitcode.Errorf(exitcode.Usage, "--exec: give the program to run after --: prebake submit --exec -- python3 app.py")
+	}
+	if f.batch != "" || f.pollOnly != "" {
+		return exitcode.Errorf(exitcode.Usage, "--exec runs one program here: --batch and --status-poll-only do not apply")
+	}
+	out, err := checkOutput(g, outText, outJSON)
+	if err != nil {
+		return err
+	}
+	sub, err := submit.LoadPySparkSubmission(os.Getenv)
+	if err != nil {
+		return err
+	}
+	redact.AddConfSecrets(sub.SparkConf())
+	if local.RunsHere(sub) {
+		ignoreTargetsHere(g, f, c.Flags(), sub.Master(), c.ErrOrStderr())
+	}
+	f.localSparkJars = localSparkJars(f.sparkSubmit, os.Getenv, exec.LookPath)
+	f.rewriteOptions = append(f.rewriteOptions, rewrite.WithPythonApps(pythonFiles(args)...))
+	rewritten, err := prepare(c.Context(), g, f, c.Flags(), sub, c.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	res, err := local.Backend{Options: []local.Option{
+		local.WithPySparkProgram(args),
+		local.WithTimeout(f.timeout),
+		local.WithJSON(out == outJSON),
+		local.WithStdio(os.Stdin, c.OutOrStdout(), c.ErrOrStderr()),
+	}}.Submit(c.Context(), rewritten.Sub)
+	return render(out, res, err, c.OutOrStdout(), c.ErrOrStderr())
+}

@@ -1,0 +1,317 @@
+package k8s
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// sparkOperatorDir is where hack/infra.d/57-spark-operator.sh installs the
+// kubeflow spark-operator controller (spark-operator) and its CRDs (crds/),
+// built from the Go module proxy.
+func sparkOperatorDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(testenv.CacheDir(), "spark-operator-current")
+	if !fileExists(filepath.Join(dir, "spark-operator")) || !fileExists(filepath.Join(dir, "crds", "sparkoperator.k8s.io_sparkapplications.yaml")) {
+		testenv.Skip(t, "the kubeflow spark-operator is not installed: run hack/infra.sh (hack/infra.d/57-spark-operator.sh)")
+	}
+	return dir
+}
+
+// installOperatorCRDs creates the operator's own CRDs (config/crd/bases of
+// the module) and waits until SparkApplications are served.
+func (c *testCluster) installOperatorCRDs(t testing.TB, dir string) dynamic.NamespaceableResourceInterface {
+	t.Helper()
+	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in %s (%v)", dir, err)
+	}
+	for _, f := range files {
+		var obj map[string]any
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, &obj); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if _, err := dyn.Resource(crdGVR).Create(context.Background(), &unstructured.Unstructured{Object: jsonable(obj).(map[string]any)}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating the CRD of %s: %v", filepath.Base(f), err)
+		}
+	}
+	apps := dyn.Resource(sparkAppGVR)
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		if _, err := apps.Namespace("default").List(context.Background(), metav1.ListOptions{}); err == nil {
+			return apps
+		} else if time.Since(start) > 60*time.Second {
+			t.Fatalf("SparkApplication CRD not served after 60s: %v", err)
+		}
+	}
+}
+
+// jsonable turns YAML's decoded values into JSON-compatible ones (ints as
+// int64, nested maps with string keys) for unstructured.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonable(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = jsonable(e)
+		}
+		return x
+	case int:
+		return int64(x)
+	}
+	return v
+}
+
+// TestSparkOperatorRealIT: a SparkApplication with spec.deps.packages (and
+// a sparkConf packages key) goes through `prebake rewrite --manifest
+// --image-from` (the image baked by `prebake bake image` into a real
+// registry), is applied to the real kube-apiserver with the operator's own
+// CRDs (kubeflow spark-operator v2.3.0, from the Go module proxy), and the
+// real operator controller submits it with the real spark-submit (a local
+// process whose SPARK_HOME is pyspark 3.5.9's: the operator image would
+// carry Spark). The driver pod the operator's spark-submit creates runs the
+// baked image, its spark.properties holds the local:// jar and no packages
+// key, and neither the operator's spark-submit nor anything else resolved
+// (no Ivy in its log, no ~/.ivy2). With no node, the test kubelet ends the
+// driver with exit 0; `prebake submit --status-poll-only` follows the driver
+// pod to that end (exit 0) and the operator marks the SparkApplication
+// COMPLETED.
+func TestSparkOperatorRealIT(t *testing.T) {
+	testenv.RequireIT(t)
+	sparkHome, _ := testenv.SparkHome(t, "3.5.9")
+	opDir := sparkOperatorDir(t)
+	e := newITEnv(t)
+	apps := e.c.installOperatorCRDs(t, filepath.Join(opDir, "crds"))
+	ns := "op-real"
+	reg, base := e.baseInRegistry(t, ns)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	demoRepo := "file://" + filepath.Join(root, "testdata", "spark-demo", "repo") + "/"
+	env := append(os.Environ(), "HOME="+home, "SPARK_HOME="+sparkHome, "SPARK_CONF_DIR="+t.TempDir(), "KUBECONFIG=",
+		"DOCKER_CONFIG="+t.TempDir(), "PREBAKE_STORE=", "PREBAKE_IMAGE_TARGET=", "PREBAKE_CONFIG=", "PREBAKE_CACHE="+filepath.Join(dir, "cache"))
+	run := func(args ...string) (string, string, error) {
+		cmd := exec.Command(e.prebake(t), args...)
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+
+	// Bake, then rewrite the manifest against the baked image.
+	out, stderr, err := run("bake", "image", "-o", "json", "--base", base, "--target", reg+"/spark/prebaked",
+		"--no-default-repositories", "--repositories", demoRepo, "--packages", "dev.prebake.demo:greeting:1.0")
+	if err != nil {
+		t.Fatalf("prebake bake image: %v\n%s", err, stderr)
+	}
+	var baked struct{ Ref string }
+	if err := json.Unmarshal([]byte(out), &baked); err != nil || baked.Ref == "" {
+		t.Fatalf("bake image -o json: %v\n%s", err, out)
+	}
+	manifest := filepath.Join(dir, "app.yaml")
+	writeFile(t, manifest, `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: prebake-op
+  namespace: `+ns+`
+spec:
+  type: Scala
+  mode: cluster
+  sparkVersion: 3.5.9
+  image: `+base+`
+  mainClass: Main
+  mainApplicationFile: local:///opt/app/app.jar
+  arguments: [arg1]
+  restartPolicy: {type: Never}
+  sparkConf:
+    spark.jars.ivy: /tmp/ivy
+    spark.jars.excludes: org.slf4j:slf4j-api
+    spark.ui.enabled: "false"
+  deps:
+    repositories: [`+demoRepo+`]
+    packages: [dev.prebake.demo:greeting:1.0]
+  driver: {cores: 1, memory: 512m, serviceAccount: spark}
+  executor: {instances: 1, cores: 1, memory: 512m}
+`)
+	rewritten, stderr, err := run("rewrite", "--no-default-repositories", "--manifest", manifest, "--image-from", baked.Ref)
+	if err != nil {
+		t.Fatalf("prebake rewrite --manifest: %v\n%s", err, stderr)
+	}
+	for _, bad := range []string{"packages", "spark.jars.ivy", "spark.jars.excludes", "repositories"} {
+		if strings.Contains(rewritten, bad) {
+			t.Errorf("the rewritten manifest still has %q:\n%s", bad, rewritten)
+		}
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(rewritten), &obj); err != nil {
+		t.Fatal(err)
+	}
+
+	// The operator: a local process with pyspark's spark-submit.
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	e.c.writeKubeconfig(t, kubeconfig)
+	apiPort := e.c.url[strings.LastIndexByte(e.c.url, ':')+1:]
+	op := exec.Command(filepath.Join(opDir, "spark-operator"), "controller", "start", "--namespaces="+ns,
+		"--enable-ui-service=false", "--leader-election=false", "--metrics-bind-address=0",
+		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(testenv.FreePort(t)), "--controller-threads=2")
+	op.Env = append(env, "KUBECONFIG="+kubeconfig, "KUBERNETES_SERVICE_HOST=127.0.0.1", "KUBERNETES_SERVICE_PORT="+apiPort)
+	opLog := filepath.Join(dir, "spark-operator.log")
+	lf, err := os.Create(opLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op.Stdout, op.Stderr = lf, lf
+	if err := op.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopProc(t, op); lf.Close() })
+
+	ctx := context.Background()
+	applied := time.Now()
+	if _, err := apps.Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: jsonable(obj).(map[string]any)}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("applying the rewritten SparkApplication: %v", err)
+	}
+	// The operator's spark-submit (a JVM on a busy machine) makes the pod.
+	pod := ""
+	for start := time.Now(); pod == "" && time.Since(start) < 5*time.Minute; time.Sleep(500 * time.Millisecond) {
+		l, err := e.c.admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
+		if err == nil && len(l.Items) > 0 {
+			pod = l.Items[0].Name
+		}
+	}
+	if pod == "" {
+		t.Fatalf("no driver pod in %s after 5m; operator log:\n%s", ns, tailFile(opLog, 60))
+	}
+	t.Logf("the operator's spark-submit made driver pod %s/%s %s after the apply", ns, pod, time.Since(applied).Round(100*time.Millisecond))
+	driver, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img := driver.Spec.Containers[0].Image; img != baked.Ref {
+		t.Errorf("driver pod image %q; want the baked %q", img, baked.Ref)
+	}
+	var props string
+	for start := time.Now(); props == "" && time.Since(start) < 30*time.Second; time.Sleep(200 * time.Millisecond) {
+		l, _ := e.c.admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		for _, cm := range l.Items {
+			if p, ok := cm.Data["spark.properties"]; ok {
+				props = p
+			}
+		}
+	}
+	if !strings.Contains(props, "local\\:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") &&
+		!strings.Contains(props, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") {
+		t.Errorf("spark.properties lacks the baked local:// jar:\n%s", props)
+	}
+	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.excludes", "spark.jars.ivy"} {
+		if strings.Contains(props, k) {
+			t.Errorf("spark.properties still has %s:\n%s", k, props)
+		}
+	}
+
+	// The SparkApplication names its driver pod (status.driverInfo.podName):
+	// prebake follows that pod, while the test kubelet runs it to a
+	// successful end.
+	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(300 * time.Millisecond) {
+		u, err := apps.Namespace(ns).Get(ctx, "prebake-op", metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if p, _, _ := unstructured.NestedString(u.Object, "status", "driverInfo", "podName"); p != "" {
+			if p != pod {
+				t.Errorf("SparkApplication status.driverInfo.podName %q; the driver pod is %q", p, pod)
+			}
+			break
+		}
+	}
+	tokenFile := filepath.Join(dir, "token")
+	writeFile(t, tokenFile, e.c.adminToken)
+	follow := make(chan error, 1)
+	var fout, ferr bytes.Buffer
+	go func() {
+		cmd := exec.Command(e.prebake(t), "submit", "-o", "json", "--poll-interval", "200ms", "--status-poll-only", ns+":"+pod, "--",
+			"--master", "k8s://"+e.c.url, "--conf", confOAuthTokenFile+"="+tokenFile, "--conf", confCACertFile+"="+e.c.caFile)
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = &fout, &ferr
+		follow <- cmd.Run()
+	}()
+	time.Sleep(time.Second)
+	e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.9", "GREETING: hello"},
+		phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
+	select {
+	case err := <-follow:
+		if err != nil {
+			t.Errorf("prebake submit --status-poll-only: %v\nstdout:\n%s\nstderr:\n%s", err, fout.String(), ferr.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Errorf("prebake did not see the driver's end within 2m:\n%s", ferr.String())
+	}
+	state := ""
+	for start := time.Now(); time.Since(start) < 90*time.Second; time.Sleep(500 * time.Millisecond) {
+		u, err := apps.Namespace(ns).Get(ctx, "prebake-op", metav1.GetOptions{})
+		if err == nil {
+			state, _, _ = unstructured.NestedString(u.Object, "status", "applicationState", "state")
+			if state == "COMPLETED" {
+				break
+			}
+		}
+	}
+	t.Logf("SparkApplication state %s, %s after the apply; driver image %s", state, time.Since(applied).Round(100*time.Millisecond), driver.Spec.Containers[0].Image)
+	if state != "COMPLETED" {
+		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, tailFile(opLog, 40))
+	}
+	logb, _ := os.ReadFile(opLog)
+	for _, s := range []string{":: resolving dependencies", "Ivy Default Cache set to", "artifacts copied"} {
+		if strings.Contains(string(logb), s) {
+			t.Errorf("the operator's spark-submit resolved packages (%q in its log)", s)
+		}
+	}
+	for _, d := range []string{".ivy2", ".ivy2.5.2"} {
+		if _, err := os.Stat(filepath.Join(home, d)); err == nil {
+			t.Errorf("~/%s exists: something resolved at submit time", d)
+		}
+	}
+	submitLine := ""
+	for _, l := range strings.Split(string(logb), "\n") {
+		if strings.Contains(l, "Running spark-submit") {
+			submitLine = l
+		}
+	}
+	if submitLine == "" {
+		t.Fatalf("the operator never ran spark-submit:\n%s", tailFile(opLog, 40))
+	}
+	if strings.Contains(submitLine, "--packages") || strings.Contains(submitLine, "spark.jars.packages") || !strings.Contains(submitLine, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") {
+		t.Errorf("the operator's spark-submit arguments: %s", submitLine)
+	}
+}
