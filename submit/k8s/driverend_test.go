@@ -98,7 +98,7 @@ func TestDriverEndEvicted(t *testing.T) {
 	p := podIn(corev1.PodFailed)
 	p.Status.Reason = "Evicted"
 	p.Annotations = map[string]string{ExitExceptionAnnotation: "java.lang.InterruptedException\n\tat x"}
-	res, err, _, _ := runWatch(t, watchCase{steps: []step{{pod: p}}})
+	res, _, _, err := runWatch(t, watchCase{steps: []step{{pod: p}}})
 	if err == nil || !strings.Contains(err.Error(), "the driver: java.lang.InterruptedException") {
 		t.Errorf("error %v lacks the driver's exception", err)
 	}

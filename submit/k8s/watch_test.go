@@ -208,7 +208,7 @@ func TestDriverWatch(t *testing.T) {
 }
 
 func runWatchCase(t *testing.T, tc watchCase) {
-	res, err, cs, stderr := runWatch(t, tc)
+	res, cs, stderr, err := runWatch(t, tc)
 
 	type summary struct {
 		Code                    int
@@ -356,9 +356,9 @@ func TestExecutorFailures(t *testing.T) {
 // exitSource is the source cmd reports for a run that ended with err.
 func exitSource(err error) string { _, s := exitcode.Outcome(err); return s }
 
-// runWatch runs a driverWatch over tc's pod answers: the result, the
-// error, the fake clientset (its actions) and what was written to stderr.
-func runWatch(t *testing.T, tc watchCase) (*Result, error, *fake.Clientset, string) {
+// runWatch runs a driverWatch over tc's pod answers: the result, the fake
+// clientset (its actions), what was written to stderr and the error.
+func runWatch(t *testing.T, tc watchCase) (*Result, *fake.Clientset, string, error) {
 	t.Helper()
 	cs := fake.NewClientset()
 	var mu sync.Mutex
@@ -393,5 +393,5 @@ func runWatch(t *testing.T, tc watchCase) (*Result, error, *fake.Clientset, stri
 	res := &Result{Backend: "k8s", Timings: Timings{Started: time.Now()}}
 	err := w.run(ctx, res)
 	res.finish(time.Now(), err)
-	return res, err, cs, stderr.String()
+	return res, cs, stderr.String(), err
 }
