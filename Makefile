@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines cluster cluster-down infra docs clean
+.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
 
 # VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -112,6 +112,15 @@ parity-lines:
 	PREBAKE_CI_CACHE="$${PREBAKE_CI_CACHE:-/var/cache/prebake-ci}" PREBAKE_SPARK_VERSIONS="$$($(GO) run ./hack/central -versions all)" \
 		bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/60-spark.sh'
 	$(GO) run ./hack/central -lines all
+
+## native-lines: the per-line native equivalence (TestNativeLinesEquivalenceIT: the real spark-submit of the oldest and
+## newest patch of each Spark line 3.5-4.3, and the native builder, against the real kube-apiserver), on every patch of
+## SPARK_LINE_PATCHES (internal/testenv SparkLinePatches), installing the pyspark distributions CI does not
+## (.ci/run checks 3.5.9, 4.0.5 and 4.3.0 live; go test replays every patch's golden). Needs `make infra`.
+SPARK_LINE_PATCHES := 3.5.0 3.5.9 4.0.0 4.0.5 4.1.0 4.1.4 4.2.0 4.2.1 4.3.0
+native-lines:
+	PREBAKE_SPARK_VERSIONS="$(SPARK_LINE_PATCHES)" bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/60-spark.sh'
+	PREBAKE_IT=1 PREBAKE_SPARK_LINES=all $(GO) test -count=1 -timeout 40m -run 'TestNativeLinesEquivalenceIT' ./submit/k8s/
 
 ## cluster: the tests' real single-node Kubernetes (internal/testenv/cluster), in the background, for a person:
 ## prints the kubeconfig, the registry on 127.0.0.1 and the Spark base images. Needs root and `make infra`.

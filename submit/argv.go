@@ -2,6 +2,7 @@ package submit
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
@@ -147,10 +148,15 @@ type Argv struct {
 //
 // A command line whose first token is the Spark Connect server's script
 // (start-connect-server.sh) is read as the script hands it to spark-submit
-// (see ParseConnectServerArgv).
+// (see ParseConnectServerArgv); one whose first token is the spark-pipelines
+// CLI (Spark 4.1+: "spark-pipelines" or a path ending in /spark-pipelines)
+// as SparkPipelines reads it (see ParsePipelinesArgv).
 func ParseArgv(args []string) (*Argv, error) {
 	if len(args) > 0 && IsConnectServerProgram(args[0]) {
 		return ParseConnectServerArgv(args)
+	}
+	if len(args) > 0 && IsPipelinesProgram(args[0]) {
+		return ParsePipelinesArgv(args)
 	}
 	a := &Argv{Action: ActionSubmit}
 	mixed := false
@@ -159,17 +165,11 @@ func ParseArgv(args []string) (*Argv, error) {
 		tok := args[i]
 		name, value, eq := splitEqOpt(tok)
 		if canon, ok := submitValueOpts[name]; ok {
-			arg := Arg{Name: canon, Tokens: []string{tok}}
-			if eq {
-				arg.Value = value
-			} else {
-				if i == len(args)-1 {
-					return nil, errdefs.Errorf(errdefs.BadArgument, "spark-submit argument %q: missing value (Spark: \"Missing argument for option '%s'.\")", name, name)
-				}
-				i++
-				arg.Value = args[i]
-				arg.Tokens = append(arg.Tokens, args[i])
+			arg, next, err := valueArg("spark-submit", args, i, canon, name, value, eq)
+			if err != nil {
+				return nil, err
 			}
+			i = next
 			if err := a.handle(arg); err != nil {
 				return nil, err
 			}
@@ -228,6 +228,104 @@ func ParseArgv(args []string) (*Argv, error) {
 		a.addAppArgs(args[i:]...)
 	}
 	return a, nil
+}
+
+// ResourceSparkPipelines is the primary resource of a spark-pipelines
+// command line: SparkPipelines runs pyspark/pipelines/cli.py through
+// spark-submit, a Python application.
+const ResourceSparkPipelines = "spark-pipelines"
+
+// IsPipelinesProgram reports whether tok names the spark-pipelines CLI.
+func IsPipelinesProgram(tok string) bool {
+	return tok == ResourceSparkPipelines || strings.HasSuffix(tok, "/"+ResourceSparkPipelines)
+}
+
+// ParsePipelinesArgv parses a spark-pipelines command line (args[0] is the
+// program) as SparkPipelines.splitArgs does: every spark-submit option,
+// wherever it stands, is spark-submit's; --name, -h and --help (with
+// --name's value) and every other token are the pipeline CLI's own
+// arguments, kept in place as application arguments (mixed arguments, as
+// after a special --class). --class and a --conf spark.api.mode other than
+// connect are refused, as spark-pipelines refuses them. The program token
+// is Options[0] (Name ResourceSparkPipelines), so that Tokens gives the
+// command line back; SplitProgram takes it off again.
+func ParsePipelinesArgv(args []string) (*Argv, error) {
+	a := &Argv{Action: ActionSubmit, Primary: ResourceSparkPipelines, HasPrimary: true, ImpliedPrimary: true, appArgAt: []int{}}
+	a.Options = append(a.Options, Arg{Name: ResourceSparkPipelines, Tokens: []string{args[0]}})
+	for i := 1; i < len(args); i++ {
+		tok := args[i]
+		name, value, eq := splitEqOpt(tok)
+		canon, isValue := submitValueOpts[name]
+		canonSwitch, isSwitch := submitSwitches[name]
+		switch {
+		case isValue:
+			arg, next, err := valueArg("spark-pipelines", args, i, canon, name, value, eq)
+			if err != nil {
+				return nil, err
+			}
+			i = next
+			switch {
+			case canon == "--class":
+				return nil, errdefs.Errorf(errdefs.BadArgument, "spark-pipelines argument --class %q: --class argument not supported", arg.Value)
+			case canon == "--name":
+				a.addAppArgs(arg.Tokens...) // the pipeline CLI's --name
+				continue
+			case canon == "--conf" && strings.HasPrefix(arg.Value, "spark.api.mode=") && arg.Value != "spark.api.mode=connect":
+				return nil, errdefs.Errorf(errdefs.BadArgument, "spark-pipelines --conf %q: spark-pipelines only supports spark.api.mode=connect", arg.Value)
+			}
+			if err := a.handle(arg); err != nil {
+				return nil, err
+			}
+		case isSwitch && canonSwitch == "--help":
+			a.addAppArgs(tok) // -h/--help: the pipeline CLI's usage
+		case isSwitch:
+			a.Options = append(a.Options, Arg{Name: canonSwitch, Tokens: []string{tok}})
+		default:
+			a.addAppArgs(tok)
+		}
+	}
+	return a, nil
+}
+
+// SplitProgram takes a leading spark-pipelines program token off args
+// (as Tokens gives them): the program, the arguments it takes, and true;
+// else "", args, false.
+func SplitProgram(args []string) (program string, rest []string, ok bool) {
+	if len(args) > 0 && IsPipelinesProgram(args[0]) {
+		return args[0], args[1:], true
+	}
+	return "", args, false
+}
+
+// PipelinesBin is the spark-pipelines to run for program, the token the
+// command line starts with: itself when it is a path, else the one next to
+// sparkSubmit (both live in $SPARK_HOME/bin).
+func PipelinesBin(program, sparkSubmit string) string {
+	if strings.Contains(program, "/") || sparkSubmit == "" {
+		return program
+	}
+	return filepath.Join(filepath.Dir(sparkSubmit), ResourceSparkPipelines)
+}
+
+// IsPipelines reports whether a is a spark-pipelines command line.
+func (a *Argv) IsPipelines() bool { return a.HasPrimary && a.Primary == ResourceSparkPipelines }
+
+// valueArg is the option args[i] (canonical name canon, as given name)
+// with its value: the one after "=" when eq, else the next token; next is
+// the index of the last token it took. A missing value is a usage error
+// naming prog's argument.
+func valueArg(prog string, args []string, i int, canon, name, value string, eq bool) (arg Arg, next int, err error) {
+	arg = Arg{Name: canon, Tokens: []string{args[i]}}
+	if eq {
+		arg.Value = value
+		return arg, i, nil
+	}
+	if i == len(args)-1 {
+		return arg, i, errdefs.Errorf(errdefs.BadArgument, "%s argument %q: missing value (Spark: \"Missing argument for option '%s'.\")", prog, name, name)
+	}
+	arg.Value = args[i+1]
+	arg.Tokens = append(arg.Tokens, args[i+1])
+	return arg, i + 1, nil
 }
 
 // addAppArgs appends application arguments at the current position.
@@ -355,7 +453,7 @@ func (a *Argv) Tokens() []string {
 // IsPython reports whether the primary resource is a Python app
 // (SparkSubmit.isPython).
 func (a *Argv) IsPython() bool {
-	return a.HasPrimary && (strings.HasSuffix(a.Primary, ".py") || a.Primary == ResourcePySparkShell)
+	return a.HasPrimary && (strings.HasSuffix(a.Primary, ".py") || a.Primary == ResourcePySparkShell || a.Primary == ResourceSparkPipelines)
 }
 
 // IsInternal reports whether the primary resource is spark-internal

@@ -73,7 +73,7 @@ const (
 func (s *Submission) PrimaryType() string {
 	p := s.Argv.Primary
 	switch {
-	case strings.HasSuffix(p, ".py") || p == ResourcePySparkShell:
+	case strings.HasSuffix(p, ".py") || p == ResourcePySparkShell || p == ResourceSparkPipelines:
 		return ResourcePython
 	case strings.HasSuffix(p, ".R") || p == ResourceSparkRShell:
 		return ResourceR

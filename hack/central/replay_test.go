@@ -260,12 +260,7 @@ func TestInfraSparkVersions(t *testing.T) {
 		t.Fatal("60-spark.sh: no default PREBAKE_SPARK_VERSIONS")
 	}
 	got := strings.Fields(string(m[1]))
-	want := slices.Clone(testenv.SparkVersions)
-	for _, l := range testenv.SparkLines {
-		if l.CI && !slices.Contains(want, l.Version) {
-			want = append(want, l.Version)
-		}
-	}
+	want := testenv.CISparkVersions()
 	slices.Sort(got)
 	slices.Sort(want)
 	if d := cmp.Diff(want, got); d != "" {

@@ -114,16 +114,26 @@ var SparkLines = []SparkLine{
 	{Name: "4.3", Version: "4.3.0", Scala: "2.13", Ivy: "2.5.3", CI: true},
 }
 
-// SparkHome returns SPARK_HOME of the pyspark distribution installed by
-// hack/infra.d/60-spark.sh for version (one of SparkVersions), and the
-// directory to put on PYTHONPATH for its Python apps. It skips (fails under
-// CI) when that version is not installed.
+// SparkHome returns SPARK_HOME of the pyspark distribution installed
+// under CacheDir()/pyspark-<version> (hack/infra.d/60-spark.sh installs
+// CISparkVersions), and the directory to put on PYTHONPATH for its Python
+// apps. It skips (fails under CI) when that version is not installed.
 func SparkHome(t testing.TB, version string) (sparkHome, pythonPath string) {
 	t.Helper()
+	home, dir, ok := sparkInstalled(version)
+	if !ok {
+		Skip(t, "pyspark "+version+" not installed under "+CacheDir()+": run hack/infra.sh (PREBAKE_SPARK_VERSIONS="+version+" for one not installed by default)")
+	}
+	return home, dir
+}
+
+// sparkInstalled reports whether pyspark version is installed (its
+// bin/spark-submit exists), with its SPARK_HOME and PYTHONPATH directory.
+func sparkInstalled(version string) (sparkHome, pythonPath string, ok bool) {
 	dir := filepath.Join(CacheDir(), "pyspark-"+version)
 	home := filepath.Join(dir, "pyspark")
 	if _, err := os.Stat(filepath.Join(home, "bin", "spark-submit")); err != nil {
-		Skip(t, "pyspark "+version+" not installed: run hack/infra.sh")
+		return "", "", false
 	}
-	return home, dir
+	return home, dir, true
 }

@@ -450,12 +450,18 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 		code := int(t.ExitCode)
 		res.DriverExitCode, res.Reason = &code, t.Reason
 		res.Containers = w.containers(pod)
+		res.setDriverEnd(pod, cs)
 		msg := fmt.Sprintf("driver container %s terminated with exit code %d", cs.Name, code)
 		if t.Reason != "" {
 			msg += " (" + t.Reason + ")"
 		}
 		if e := explainExit(code, t.Reason); e != "" {
 			msg += ": " + e
+		}
+		if code != 0 {
+			if e := res.driverEndSummary(); e != "" {
+				msg += "; the driver: " + e
+			}
 		}
 		res.Message = msg
 		err := submit.DriverExit(code, msg)
@@ -474,12 +480,17 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 		return true, nil
 	case corev1.PodFailed:
 		res.Containers = w.containers(pod)
+		res.setDriverEnd(pod, cs)
 		res.Reason = pod.Status.Reason
 		if res.Reason == "" {
 			res.Reason = "Failed"
 		}
 		w.fillLogTail(ctx, pod, res)
-		return true, errdefs.DriverError(fmt.Errorf("driver pod %s/%s failed (%s) with no driver container exit code: %s", w.ns, w.pod, res.Reason, submit.OneLine(pod.Status.Message)))
+		detail := submit.OneLine(pod.Status.Message)
+		if e := res.driverEndSummary(); e != "" {
+			detail += "; the driver: " + e
+		}
+		return true, errdefs.DriverError(fmt.Errorf("driver pod %s/%s failed (%s) with no driver container exit code: %s", w.ns, w.pod, res.Reason, detail))
 	}
 	if cs != nil && cs.State.Running != nil {
 		if res.Timings.Running == nil {

@@ -25,7 +25,10 @@ import (
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
 
-var updateEquiv = flag.Bool("update-equiv", false, "rewrite submit/k8s/native/testdata/equiv goldens from the real spark-submit")
+var (
+	updateEquiv   = flag.Bool("update-equiv", false, "rewrite submit/k8s/native/testdata/equiv goldens from the real spark-submit")
+	equivVersions = flag.String("equiv-versions", "", "comma-separated installed pyspark versions for TestNativeEquivalenceIT (default: testenv.SparkVersions)")
+)
 
 // equivDir is where the goldens and the cases' files live.
 func equivDir(t testing.TB) string {
@@ -43,7 +46,7 @@ type writeRecorder struct {
 	objs map[string][]map[string]any
 }
 
-var objectPath = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/(pods|services|configmaps|persistentvolumeclaims)(/[^/]+)?$`)
+var objectPath = regexp.MustCompile(`^/(?:api/v1|apis/networking\.k8s\.io/v1)/namespaces/([^/]+)/(pods|services|configmaps|persistentvolumeclaims|networkpolicies)(/[^/]+)?$`)
 
 func (w *writeRecorder) record(method, path string, body []byte) {
 	m := objectPath.FindStringSubmatch(path)
@@ -91,6 +94,10 @@ func readBack(t testing.TB, c kubernetes.Interface, ns string) []map[string]any 
 	if err != nil {
 		t.Fatal(err)
 	}
+	nps, err := c.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var objs []any
 	for i := range pods.Items {
 		pods.Items[i].APIVersion, pods.Items[i].Kind = "v1", "Pod"
@@ -101,6 +108,10 @@ func readBack(t testing.TB, c kubernetes.Interface, ns string) []map[string]any 
 		// The cluster IP the server allocates is "None" for both; the
 		// families depend on the policy, kept.
 		objs = append(objs, &svcs.Items[i])
+	}
+	for i := range nps.Items {
+		nps.Items[i].APIVersion, nps.Items[i].Kind = "networking.k8s.io/v1", "NetworkPolicy"
+		objs = append(objs, &nps.Items[i])
 	}
 	for i := range pvcs.Items {
 		pvcs.Items[i].APIVersion, pvcs.Items[i].Kind = "v1", "PersistentVolumeClaim"
@@ -141,6 +152,7 @@ func clearNamespace(t testing.TB, c kubernetes.Interface, ns string) {
 	for _, err := range []error{
 		c.CoreV1().Pods(ns).DeleteCollection(ctx, opts, all),
 		c.CoreV1().PersistentVolumeClaims(ns).DeleteCollection(ctx, opts, all),
+		c.NetworkingV1().NetworkPolicies(ns).DeleteCollection(ctx, opts, all),
 		c.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, opts, metav1.ListOptions{FieldSelector: "metadata.name!=kube-root-ca.crt"}),
 	} {
 		if err != nil {
@@ -224,9 +236,12 @@ func (e *equivEnv) caseEnv(cs nativetest.Case) map[string]string {
 // are checked live too, or rewritten with -update-equiv.
 func TestNativeEquivalenceIT(t *testing.T) {
 	e := newEquivEnv(t)
-	for _, version := range testenv.SparkVersions {
+	versions := testenv.SparkVersions
+	if *equivVersions != "" {
+		versions = strings.Split(*equivVersions, ",")
+	}
+	for _, version := range versions {
 		home, _ := testenv.SparkHome(t, version)
-		sub := filepath.Join(home, "bin", "spark-submit")
 		for i, cs := range nativetest.Cases {
 			if cs.Only != "" && !strings.HasPrefix(version, cs.Only) {
 				continue
@@ -236,34 +251,7 @@ func TestNativeEquivalenceIT(t *testing.T) {
 				ns := fmt.Sprintf("eq-%s-%d", strings.ReplaceAll(version, ".", ""), i)
 				e.c.ensureNamespace(t, ns)
 				args := append(nativetest.CommonArgs(ns, version), cs.Args...)
-				// The real spark-submit.
-				start := time.Now()
-				cmd := exec.Command(sub, nativetest.Expand(args, e.repl)...)
-				cmd.Env = e.sparkSubmitEnv(t, home, cs.Env)
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("spark-submit: %v\n%s", err, out)
-				}
-				t.Logf("spark-submit took %s", time.Since(start).Round(time.Millisecond))
-				sentSpark := e.rec.take(ns)
-				heldSpark := readBack(t, e.c.admin, ns)
-				clearNamespace(t, e.c.admin, ns)
-
-				// The native builder.
-				in, err := nativetest.FromArgv(nativetest.Expand(args, e.repl), version, e.caseEnv(cs))
-				if err != nil {
-					t.Fatalf("FromSubmission: %v", err)
-				}
-				objs, err := native.Build(in)
-				if err != nil {
-					t.Fatalf("Build: %v", err)
-				}
-				if _, err := native.Create(context.Background(), e.native, objs); err != nil {
-					t.Fatalf("Create: %v", err)
-				}
-				sentNative := e.rec.take(ns)
-				heldNative := readBack(t, e.c.admin, ns)
-				clearNamespace(t, e.c.admin, ns)
+				sentSpark, heldSpark, sentNative, heldNative := e.bothWays(t, home, version, ns, args, cs)
 
 				compareNormalised(t, "objects held by the API server", heldSpark, heldNative, e.repl)
 				compareNormalised(t, "request bodies", sentSpark, sentNative, e.repl)
@@ -273,25 +261,31 @@ func TestNativeEquivalenceIT(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				g := &nativetest.Golden{Case: cs.Name, SparkVersion: version, Namespace: ns, Args: args, Env: cs.Env, Objects: ns1}
-				if *updateEquiv {
-					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := nativetest.WriteGolden(golden, g); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := nativetest.ReadGolden(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update-equiv to record it)", err)
-				}
-				if diff := cmp.Diff(roundTrip(t, want), roundTrip(t, g)); diff != "" {
-					t.Errorf("spark-submit no longer matches its golden %s (-golden +live):\n%s", golden, diff)
-				}
+				checkGolden(t, golden, &nativetest.Golden{Case: cs.Name, SparkVersion: version, Namespace: ns, Args: args, Env: cs.Env, Objects: ns1})
 			})
 		}
+	}
+}
+
+// checkGolden writes g to golden with -update-equiv, else compares it with
+// what golden holds.
+func checkGolden(t testing.TB, golden string, g *nativetest.Golden) {
+	t.Helper()
+	if *updateEquiv {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := nativetest.WriteGolden(golden, g); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := nativetest.ReadGolden(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update-equiv to record it)", err)
+	}
+	if diff := cmp.Diff(roundTrip(t, want), roundTrip(t, g)); diff != "" {
+		t.Errorf("spark-submit %s no longer matches its golden %s (-golden +live):\n%s", g.SparkVersion, golden, diff)
 	}
 }
 
@@ -309,17 +303,51 @@ func roundTrip(t testing.TB, g *nativetest.Golden) map[string]any {
 	return m
 }
 
-func compareNormalised(t testing.TB, what string, spark, nat []map[string]any, repl map[string]string) {
+func compareNormalised(t testing.TB, what string, spark, nat []map[string]any, repl map[string]string, opts ...nativetest.NormaliseOption) {
 	t.Helper()
-	a, err := nativetest.Normalise(spark, repl)
+	a, err := nativetest.Normalise(spark, repl, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := nativetest.Normalise(nat, repl)
+	b, err := nativetest.Normalise(nat, repl, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("%s differ (-spark-submit +native):\n%s", what, diff)
 	}
+}
+
+// bothWays submits args in ns with the real spark-submit of home and with
+// the native builder of version: what each sent to the API server and what
+// the server then held, the namespace emptied after each.
+func (e *equivEnv) bothWays(t *testing.T, home, version, ns string, args []string, cs nativetest.Case) (sentSpark, heldSpark, sentNative, heldNative []map[string]any) {
+	t.Helper()
+	start := time.Now()
+	cmd := exec.Command(filepath.Join(home, "bin", "spark-submit"), nativetest.Expand(args, e.repl)...)
+	cmd.Env = e.sparkSubmitEnv(t, home, cs.Env)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("spark-submit %s: %v\n%s", version, err, out)
+	}
+	t.Logf("spark-submit %s took %s", version, time.Since(start).Round(time.Millisecond))
+	sentSpark = e.rec.take(ns)
+	heldSpark = readBack(t, e.c.admin, ns)
+	clearNamespace(t, e.c.admin, ns)
+
+	in, err := nativetest.FromArgv(nativetest.Expand(args, e.repl), version, e.caseEnv(cs))
+	if err != nil {
+		t.Fatalf("FromSubmission: %v", err)
+	}
+	objs, err := native.Build(in)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if _, err := native.Create(context.Background(), e.native, objs); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	sentNative = e.rec.take(ns)
+	heldNative = readBack(t, e.c.admin, ns)
+	clearNamespace(t, e.c.admin, ns)
+	return sentSpark, heldSpark, sentNative, heldNative
 }

@@ -2,11 +2,14 @@ package k8s
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestNativeSubmitIT: with --submitter native, the driver is followed by
@@ -54,6 +57,8 @@ func grantOwned(t testing.TB, e *itEnv) {
 	ctx := context.Background()
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter-owned"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"services", "configmaps", "persistentvolumeclaims"}, Verbs: []string{"create", "patch"}},
+		// Spark 4.2+: the executors' NetworkPolicy.
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "patch"}},
 	}}
 	if _, err := e.c.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -63,5 +68,44 @@ func grantOwned(t testing.TB, e *itEnv) {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: e.saNS, Name: e.saName}}}
 	if _, err := e.c.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDriverEndIT: a Spark 4.3 driver that fails annotates its own pod
+// with spark.exit-exception and writes the failure to its termination log;
+// against the real API server (the pod patched and its status set as the
+// driver and the kubelet would), the result carries both, redacted, and the
+// one-line message names the exception.
+func TestDriverEndIT(t *testing.T) {
+	e := newITEnv(t)
+	grantOwned(t, e)
+	const ns = "driver-end"
+	exc := "java.lang.IllegalStateException: no rows for 2026-12-01 (spark.hadoop.fs.s3a.secret.key=AKIAEXAMPLESECRET)\n\tat Main$.main(Main.scala:7)"
+	wait := e.kubeletScript(t, ns, func(pod string) {
+		patch := []byte(`{"metadata":{"annotations":{"` + ExitExceptionAnnotation + `":` + strconv.Quote(exc) + `}}}`)
+		if _, err := e.c.admin.CoreV1().Pods(ns).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Errorf("annotating %s: %v", pod, err)
+		}
+		st := terminated(driverC, 1, "Error")
+		st.State.Terminated.Message = "java.lang.IllegalStateException: no rows for 2026-12-01\n"
+		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 4.3.0"}, phaseWith(corev1.PodFailed, st))
+	})
+	r := e.submit(t, itRun{ns: ns, opts: func(o *options) {
+		o.submitter, o.driverSparkVersion, o.sparkSubmit = SubmitterNative, "4.3.0", "/nonexistent/spark-submit"
+	}})
+	wait()
+	checkResult(t, r, itWant{1, "driver", "Error", "Failed"})
+	if r.res == nil {
+		t.Fatal("no result")
+	}
+	if !strings.HasPrefix(r.res.ExitException, "java.lang.IllegalStateException: no rows for 2026-12-01") ||
+		strings.Contains(r.res.ExitException, "AKIAEXAMPLESECRET") {
+		t.Errorf("exitException %q: want the annotation, redacted", r.res.ExitException)
+	}
+	if r.res.TerminationMessage != "java.lang.IllegalStateException: no rows for 2026-12-01" {
+		t.Errorf("terminationMessage %q", r.res.TerminationMessage)
+	}
+	if !strings.Contains(r.res.Message, "the driver: java.lang.IllegalStateException: no rows") || strings.Contains(r.res.Message, "AKIAEXAMPLESECRET") {
+		t.Errorf("message %q", r.res.Message)
 	}
 }

@@ -3,6 +3,7 @@ package k8s
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -29,6 +30,11 @@ import (
 //	                                   // DriverHung, PendingTimeout, Timeout, Cancelled, PodDeleted,
 //	                                   // PodNotFound, Unauthorized, APIUnavailable, SubmitFailed
 //	  "message": "...",                // one human-readable line
+//	  "exitException": "...",          // the driver's failure as Spark 4.1+ annotates its pod
+//	                                   // (spark.exit-exception, with spark.kubernetes.driver.
+//	                                   // annotateExitException=true), redacted, at most 4 KiB
+//	  "terminationMessage": "...",     // the driver container's termination message (what the
+//	                                   // driver wrote to its terminationMessagePath), redacted
 //	  "containers": [{"name": "spark-kubernetes-driver", "state": "terminated",
 //	                  "exitCode": 137, "reason": "OOMKilled", "explanation": "..."}],
 //	  "logTail": ["..."],              // last --log-tail driver log lines, on failure
@@ -52,6 +58,8 @@ type Result struct {
 	Source              string            `json:"source"`
 	Reason              string            `json:"reason,omitempty"`
 	Message             string            `json:"message,omitempty"`
+	ExitException       string            `json:"exitException,omitempty"`
+	TerminationMessage  string            `json:"terminationMessage,omitempty"`
 	Containers          []ContainerResult `json:"containers,omitempty"`
 	LogTail             []string          `json:"logTail,omitempty"`
 	ExecutorFailures    []ExecutorFailure `json:"executorFailures,omitempty"`
@@ -176,4 +184,68 @@ func containerResults(pod *corev1.Pod) []ContainerResult {
 		add(st, false)
 	}
 	return out
+}
+
+// ExitExceptionAnnotation is the driver pod annotation in which Spark 4.1+
+// records the exception the driver ended with (SPARK-53335; written by the
+// driver when spark.kubernetes.driver.annotateExitException is true, never
+// by the submission client).
+const ExitExceptionAnnotation = "spark.exit-exception"
+
+// MaxDriverEnd bounds each of the driver's end texts kept in a Result
+// (Kubernetes itself keeps at most 4096 bytes of a termination message).
+const MaxDriverEnd = 4096
+
+// driverEnd is what the driver wrote about its end: the spark.exit-exception
+// annotation of its pod and the termination message of its container
+// (Spark lines before 4.1 write neither; a container's message is empty
+// unless the program wrote its terminationMessagePath, or FallbackToLogsOnError
+// took the log's tail). Both are redacted and bounded by MaxDriverEnd.
+func driverEnd(pod *corev1.Pod, cs *corev1.ContainerStatus) (exitException, termination string) {
+	if pod != nil {
+		exitException = boundText(pod.Annotations[ExitExceptionAnnotation])
+	}
+	if cs != nil && cs.State.Terminated != nil {
+		termination = boundText(cs.State.Terminated.Message)
+	}
+	return exitException, termination
+}
+
+// setDriverEnd records the driver's end texts in r.
+func (r *Result) setDriverEnd(pod *corev1.Pod, cs *corev1.ContainerStatus) {
+	r.ExitException, r.TerminationMessage = driverEnd(pod, cs)
+}
+
+// driverEndSummary is the first line of the driver's own account of its
+// failure (the exit exception, else the termination message), for the
+// one-line message; "" when the driver wrote none.
+func (r *Result) driverEndSummary() string {
+	for _, s := range []string{r.ExitException, r.TerminationMessage} {
+		if first, _, _ := strings.Cut(strings.TrimSpace(s), "\n"); first != "" {
+			return strings.TrimSpace(first)
+		}
+	}
+	return ""
+}
+
+// boundText redacts s and keeps at most MaxDriverEnd bytes of it (whole
+// UTF-8 characters), marking a cut with "…".
+func boundText(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		lines = append(lines, redact.Line(l))
+	}
+	s = strings.Join(lines, "\n")
+	if len(s) <= MaxDriverEnd {
+		return s
+	}
+	cut := MaxDriverEnd
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -217,39 +217,7 @@ func TestDriverWatch(t *testing.T) {
 }
 
 func runWatchCase(t *testing.T, tc watchCase) {
-	cs := fake.NewClientset()
-	var mu sync.Mutex
-	i := 0
-	cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		s := tc.steps[min(i, len(tc.steps)-1)]
-		i++
-		if s.err != nil {
-			return true, nil, s.err
-		}
-		return true, s.pod.DeepCopy(), nil
-	})
-	var stderr strings.Builder
-	o := &options{
-		pollInterval: 2 * time.Millisecond, pendingTimeout: 20 * time.Millisecond, hungGrace: 20 * time.Millisecond,
-		notFoundGrace: 20 * time.Millisecond, apiRetryTimeout: time.Minute,
-		killHungDriver: true, killOnCancel: true, logTail: 5, stderr: &stderr,
-	}
-	if tc.opts != nil {
-		tc.opts(o)
-	}
-	o = makeOptions([]Option{use(*o)})
-	logs := &fakeLogs{data: tc.logs}
-	w := &driverWatch{client: cs, logs: logs, ns: "ns", pod: "app-driver", o: o, now: time.Now}
-	ctx, cancel := context.WithCancel(context.Background())
-	if tc.ctx != nil {
-		ctx, cancel = tc.ctx(ctx)
-	}
-	defer cancel()
-	res := &Result{Backend: "k8s", Timings: Timings{Started: time.Now()}}
-	err := w.run(ctx, res)
-	res.finish(time.Now(), err)
+	res, cs, stderr, err := runWatch(t, tc)
 
 	type summary struct {
 		Code                    int
@@ -271,7 +239,7 @@ func runWatchCase(t *testing.T, tc watchCase) {
 		want.Phase = got.Phase // not asserted for errors before any pod was seen
 	}
 	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("result (-want +got):\n%s\nmessage: %s\nstderr:\n%s", d, res.Message, stderr.String())
+		t.Errorf("result (-want +got):\n%s\nmessage: %s\nstderr:\n%s", d, res.Message, stderr)
 	}
 	if exitcode.Code(err) != exitcode.Code(res.Err()) {
 		t.Errorf("error code %d != result code %d", exitcode.Code(err), exitcode.Code(res.Err()))
@@ -432,4 +400,44 @@ func TestAppExitCode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runWatch runs a driverWatch over tc's pod answers: the result, the fake
+// clientset (its actions), what was written to stderr and the error.
+func runWatch(t *testing.T, tc watchCase) (*Result, *fake.Clientset, string, error) {
+	t.Helper()
+	cs := fake.NewClientset()
+	var mu sync.Mutex
+	i := 0
+	cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		s := tc.steps[min(i, len(tc.steps)-1)]
+		i++
+		if s.err != nil {
+			return true, nil, s.err
+		}
+		return true, s.pod.DeepCopy(), nil
+	})
+	var stderr strings.Builder
+	o := &options{
+		pollInterval: 2 * time.Millisecond, pendingTimeout: 20 * time.Millisecond, hungGrace: 20 * time.Millisecond,
+		notFoundGrace: 20 * time.Millisecond, apiRetryTimeout: time.Minute,
+		killHungDriver: true, killOnCancel: true, logTail: 5, stderr: &stderr,
+	}
+	if tc.opts != nil {
+		tc.opts(o)
+	}
+	o = makeOptions([]Option{use(*o)})
+	logs := &fakeLogs{data: tc.logs}
+	w := &driverWatch{client: cs, logs: logs, ns: "ns", pod: "app-driver", o: o, now: time.Now}
+	ctx, cancel := context.WithCancel(context.Background())
+	if tc.ctx != nil {
+		ctx, cancel = tc.ctx(ctx)
+	}
+	defer cancel()
+	res := &Result{Backend: "k8s", Timings: Timings{Started: time.Now()}}
+	err := w.run(ctx, res)
+	res.finish(time.Now(), err)
+	return res, cs, stderr.String(), err
 }

@@ -217,6 +217,9 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		// spark-daemon.sh; --wait or SPARK_NO_DAEMONIZE keeps it in the
 		// foreground, and its exit code is the server's).
 		bin, args = prog, rest
+	} else if program, rest, ok := submit.SplitProgram(args); ok {
+		// A spark-pipelines command line runs its own CLI (in $SPARK_HOME/bin).
+		bin, args = submit.PipelinesBin(program, o.sparkSubmit), rest
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = o.env

@@ -64,6 +64,9 @@ type standaloneCluster struct {
 	workDir  string
 	appJar   string
 	procs    []*exec.Cmd // worker after master: stopped in reverse
+	// restByDefault leaves spark.master.rest.enabled unset: Spark 4.1+
+	// turns the REST server on by default (SPARK-51165).
+	restByDefault bool
 }
 
 var (
@@ -120,11 +123,17 @@ func freePort() (int, error) {
 }
 
 func startStandalone(sparkHome string) (*standaloneCluster, error) {
+	return startStandaloneREST(sparkHome, false)
+}
+
+// startStandaloneREST is startStandalone; restByDefault leaves
+// spark.master.rest.enabled unset (Spark 4.1+ lines).
+func startStandaloneREST(sparkHome string, restByDefault bool) (*standaloneCluster, error) {
 	dir, err := os.MkdirTemp("", "prebake-standalone-")
 	if err != nil {
 		return nil, err
 	}
-	c := &standaloneCluster{home: sparkHome, dir: dir, workDir: filepath.Join(dir, "work")}
+	c := &standaloneCluster{home: sparkHome, dir: dir, workDir: filepath.Join(dir, "work"), restByDefault: restByDefault}
 	c.env = append(os.Environ(), "SPARK_HOME="+sparkHome, "SPARK_LOCAL_IP=127.0.0.1", "HOME="+dir,
 		"SPARK_CONF_DIR="+filepath.Join(dir, "conf"), "SPARK_NO_DAEMONIZE=1")
 	if err := os.MkdirAll(filepath.Join(dir, "conf"), 0o755); err != nil {
@@ -173,7 +182,11 @@ func startStandalone(sparkHome string) (*standaloneCluster, error) {
 // until that port answers.
 func (c *standaloneCluster) startMaster(name string, rpcPort, restPort, webPort int) (*exec.Cmd, error) {
 	props := filepath.Join(c.dir, name+".properties")
-	if err := os.WriteFile(props, []byte(fmt.Sprintf("spark.master.rest.enabled=true\nspark.master.rest.port=%d\n", restPort)), 0o644); err != nil {
+	conf := fmt.Sprintf("spark.master.rest.port=%d\n", restPort)
+	if !c.restByDefault {
+		conf = "spark.master.rest.enabled=true\n" + conf
+	}
+	if err := os.WriteFile(props, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
 	m := exec.Command(filepath.Join(c.home, "bin", "spark-class"), "org.apache.spark.deploy.master.Master",
@@ -218,8 +231,13 @@ func buildApp(sparkHome, dir string) (string, error) {
 	}
 	classes := filepath.Join(dir, "classes")
 	jar := filepath.Join(dir, "app.jar")
+	// Spark 4's jars are Java 17 class files.
+	release := "8"
+	if m, _ := filepath.Glob(filepath.Join(sparkHome, "jars", "spark-core_*-4.*.jar")); len(m) > 0 {
+		release = "17"
+	}
 	for _, args := range [][]string{
-		{"javac", "--release", "8", "-cp", filepath.Join(sparkHome, "jars", "*"), "-d", classes, filepath.Join(src, "Main.java")},
+		{"javac", "--release", release, "-cp", filepath.Join(sparkHome, "jars", "*"), "-d", classes, filepath.Join(src, "Main.java")},
 		{"jar", "--create", "--file", jar, "-C", classes, "."},
 	} {
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
@@ -262,6 +280,21 @@ func (c *standaloneCluster) submitArgs(t *testing.T, master string, appArgs ...s
 	return append(args, appArgs...)
 }
 
+// submitGreeting submits the demo's Greeting through the REST path of
+// master: it must finish, its driver having loaded the packaged class.
+func (c *standaloneCluster) submitGreeting(t *testing.T, env []string, master string) result {
+	t.Helper()
+	r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting")...)
+	res := parseRest(t, r)
+	if r.code != 0 || res.State != "FINISHED" || res.Source != "driver" {
+		t.Fatalf("exit %d, result %+v, want 0 and FINISHED\nstderr:\n%s", r.code, res, r.stderr)
+	}
+	if out := c.driverStdout(res.SubmissionID); !strings.Contains(out, "LOADED dev.prebake.demo.Greeting") {
+		t.Errorf("the driver did not load the packaged class; its stdout:\n%s", out)
+	}
+	return r
+}
+
 func parseRest(t *testing.T, r result) restResult {
 	t.Helper()
 	var res restResult
@@ -288,14 +321,7 @@ func TestStandaloneREST(t *testing.T) {
 	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
 
 	t.Run("FINISHED", func(t *testing.T) {
-		r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting")...)
-		res := parseRest(t, r)
-		if r.code != 0 || res.State != "FINISHED" || res.Source != "driver" {
-			t.Fatalf("exit %d, result %+v, want 0 and FINISHED\nstderr:\n%s", r.code, res, r.stderr)
-		}
-		if out := c.driverStdout(res.SubmissionID); !strings.Contains(out, "LOADED dev.prebake.demo.Greeting") {
-			t.Errorf("the driver did not load the packaged class; its stdout:\n%s", out)
-		}
+		r := c.submitGreeting(t, env, master)
 		if strings.Contains(r.stderr, "packages") && strings.Contains(r.stderr, "spark.jars.packages=") {
 			t.Errorf("packages reached the master:\n%s", r.stderr)
 		}
@@ -422,5 +448,48 @@ func TestStandaloneSIGTERMKills(t *testing.T) {
 			t.Fatalf("the master reports %q (%v), want KILLED\nprebake:\n%s", st.DriverState, err, stderr.String())
 		}
 		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// standaloneLine is the newest Spark line whose master the REST path is
+// checked against with the REST server on by default (4.1+).
+const standaloneLine = "4.3.0"
+
+// TestStandaloneRESTLine4: the REST path against a real Spark 4.3 master
+// (and worker) whose properties leave spark.master.rest.enabled unset:
+// 4.1+ start the REST server by default. The driver loads the packaged
+// class from the store's jar and FINISHED gives 0; a throwing app gives
+// FAILED and 80.
+func TestStandaloneRESTLine4(t *testing.T) {
+	testenv.RequireIT(t)
+	env, _ := sparkEnv(t)
+	home, _ := testenv.SparkHome(t, standaloneLine)
+	c, err := startStandaloneREST(home, true)
+	t.Cleanup(func() {
+		if c == nil {
+			return
+		}
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			stopProc(c.procs[i])
+		}
+		os.RemoveAll(c.dir)
+	})
+	if err != nil {
+		t.Fatalf("standalone %s cluster: %v", standaloneLine, err)
+	}
+	props, _ := os.ReadFile(filepath.Join(c.dir, "master.properties"))
+	if strings.Contains(string(props), "spark.master.rest.enabled") {
+		t.Fatalf("the master's properties set spark.master.rest.enabled:\n%s", props)
+	}
+	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
+	c.submitGreeting(t, env, master)
+	mlog, _ := os.ReadFile(filepath.Join(c.dir, "master.log"))
+	if !strings.Contains(string(mlog), "Running Spark version "+standaloneLine) && !strings.Contains(string(mlog), "version "+standaloneLine) {
+		t.Logf("master log does not name %s (first 2000 bytes):\n%.2000s", standaloneLine, mlog)
+	}
+	r := prebake(t, env, c.submitArgs(t, master, "dev.prebake.demo.Greeting", "throw")...)
+	res := parseRest(t, r)
+	if r.code != exitcode.DriverFailed || res.State != "FAILED" {
+		t.Fatalf("throwing app: exit %d, result %+v, want 80 and FAILED\nstderr:\n%s", r.code, res, r.stderr)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -32,6 +33,7 @@ const (
 	portDriver    = "driver-rpc-port"
 	portBlock     = "blockmanager"
 	portUI        = "spark-ui"
+	portConnect   = "spark-connect"
 	confDirPath   = "/opt/spark/conf"
 	confVolume    = "spark-conf-volume-driver"
 	propsFile     = "spark.properties"
@@ -54,8 +56,10 @@ type Objects struct {
 	AppID     string
 	Pod       *corev1.Pod
 	Service   *corev1.Service
-	ConfigMap *corev1.ConfigMap
-	PVCs      []*corev1.PersistentVolumeClaim
+	// NetworkPolicy is the executors' ingress policy (Spark 4.2+).
+	NetworkPolicy *networkingv1.NetworkPolicy
+	ConfigMap     *corev1.ConfigMap
+	PVCs          []*corev1.PersistentVolumeClaim
 	// TemplateConfigMap holds the executor pod template, when one is set.
 	TemplateConfigMap *corev1.ConfigMap
 	// Properties is the spark.properties content as a map.
@@ -65,7 +69,13 @@ type Objects struct {
 // Owned lists the objects created after the pod, in Spark's order
 // (driverKubernetesResources ++ Seq(configMap)).
 func (o *Objects) Owned() []metav1.Object {
-	out := []metav1.Object{o.Service}
+	var out []metav1.Object
+	if o.Service != nil {
+		out = append(out, o.Service)
+	}
+	if o.NetworkPolicy != nil {
+		out = append(out, o.NetworkPolicy)
+	}
 	for _, p := range o.PVCs {
 		out = append(out, p)
 	}
@@ -99,7 +109,8 @@ func WithAppID(id string) Option { return func(o *options) { o.appID = id } }
 type builder struct {
 	in      *Input
 	conf    map[string]string
-	v4      bool
+	v4      bool // Spark 4.0's rules (4.0 and later)
+	line    line
 	appID   string
 	prefix  string
 	ns      string
@@ -120,14 +131,14 @@ func Build(in *Input, opts ...Option) (*Objects, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	v4, err := versionRules(in.SparkVersion)
+	ln, err := versionRules(in.SparkVersion)
 	if err != nil {
 		return nil, err
 	}
 	if err := Check(in); err != nil {
 		return nil, err
 	}
-	b := &builder{in: in, conf: in.Conf, v4: v4, o: o, props: map[string]string{}}
+	b := &builder{in: in, conf: in.Conf, v4: ln.atLeast(4, 0), line: ln, o: o, props: map[string]string{}}
 	for k, v := range in.Conf {
 		b.props[k] = v
 	}
@@ -155,13 +166,16 @@ func Build(in *Input, opts ...Option) (*Objects, error) {
 	if err := b.initialPod(); err != nil {
 		return nil, err
 	}
-	for _, step := range []func() error{
-		b.basic, b.credentials, b.service, b.secrets, b.envSecrets, b.volumes,
-		b.command, b.hadoopConf, b.podTemplateConfigMap, b.localDirs, b.confMap,
-	} {
-		if err := step(); err != nil {
+	for _, step := range b.featureSteps() {
+		if b.excluded(step.class) {
+			continue
+		}
+		if err := step.run(); err != nil {
 			return nil, err
 		}
+	}
+	if err := b.confMap(); err != nil {
+		return nil, err
 	}
 	b.pod.Spec.Containers = append(b.pod.Spec.Containers, *b.ctr)
 	b.objs.Pod = b.pod
@@ -169,18 +183,86 @@ func Build(in *Input, opts ...Option) (*Objects, error) {
 	return b.objs, nil
 }
 
-// versionRules reports whether version follows Spark 4.0's rules; only the
-// 3.5 and 4.0 lines are known.
-func versionRules(version string) (bool, error) {
-	switch {
-	case strings.HasPrefix(version, "3.5."):
-		return false, nil
-	case strings.HasPrefix(version, "4.0."):
-		return true, nil
-	case version == "":
-		return false, unsupported(OptionSparkVersion, "unknown: the native submitter must know the driver image's Spark version (3.5.x or 4.0.x)")
+// line is a Spark release line (major.minor): the rules its feature steps
+// follow.
+type line struct{ major, minor int }
+
+// atLeast reports whether l is major.minor or later.
+func (l line) atLeast(major, minor int) bool {
+	return l.major > major || (l.major == major && l.minor >= minor)
+}
+
+// KnownLines are the Spark lines whose driver objects the native builder
+// reproduces.
+var KnownLines = []string{"3.5", "4.0", "4.1", "4.2", "4.3"}
+
+// versionRules is the line of version ("4.1.4": 4.1), one of KnownLines.
+func versionRules(version string) (line, error) {
+	known := strings.Join(KnownLines, ", ")
+	if version == "" {
+		return line{}, unsupported(OptionSparkVersion, "unknown: the native submitter must know the driver image's Spark version (one of the lines %s)", known)
 	}
-	return false, unsupported(OptionSparkVersion, "%q: the native submitter knows Spark 3.5.x and 4.0.x", version)
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) == 3 {
+		for _, k := range KnownLines {
+			if parts[0]+"."+parts[1] == k && parts[2] != "" {
+				major, _ := strconv.Atoi(parts[0])
+				minor, _ := strconv.Atoi(parts[1])
+				return line{major, minor}, nil
+			}
+		}
+	}
+	return line{}, unsupported(OptionSparkVersion, "%q: the native submitter knows the Spark lines %s", version, known)
+}
+
+// featureStep is one of KubernetesDriverBuilder's steps, by its class.
+type featureStep struct {
+	class string // the simple name under org.apache.spark.deploy.k8s.features
+	run   func() error
+}
+
+// featureSteps are the driver's feature steps of the line, in
+// KubernetesDriverBuilder's order (4.2 adds NetworkPolicyFeatureStep;
+// KerberosConfDriverFeatureStep does nothing here: Check refuses Kerberos).
+func (b *builder) featureSteps() []featureStep {
+	steps := []featureStep{
+		{"BasicDriverFeatureStep", b.basic},
+		{"DriverKubernetesCredentialsFeatureStep", b.credentials},
+		{"DriverServiceFeatureStep", b.service},
+	}
+	if b.line.atLeast(4, 2) {
+		steps = append(steps, featureStep{"NetworkPolicyFeatureStep", b.networkPolicy})
+	}
+	return append(steps,
+		featureStep{"MountSecretsFeatureStep", b.secrets},
+		featureStep{"EnvSecretsFeatureStep", b.envSecrets},
+		featureStep{"MountVolumesFeatureStep", b.volumes},
+		featureStep{"DriverCommandFeatureStep", b.command},
+		featureStep{"HadoopConfDriverFeatureStep", b.hadoopConf},
+		featureStep{"PodTemplateConfigMapStep", b.podTemplateConfigMap},
+		featureStep{"LocalDirsFeatureStep", b.localDirs},
+	)
+}
+
+// ExcludedStepsKey names driver feature steps (class names) Spark 4.1+
+// leaves out; earlier lines ignore it.
+const ExcludedStepsKey = "spark.kubernetes.driver.pod.excludedFeatureSteps"
+
+const featuresPackage = "org.apache.spark.deploy.k8s.features."
+
+// excluded reports whether the line honours spark.kubernetes.driver.pod.excludedFeatureSteps
+// and it names the step's class (a comma-separated list, entries trimmed,
+// as ConfigBuilder.toSequence reads it).
+func (b *builder) excluded(class string) bool {
+	if !b.line.atLeast(4, 1) {
+		return false
+	}
+	for _, c := range strings.Split(b.conf[ExcludedStepsKey], ",") {
+		if strings.TrimSpace(c) == featuresPackage+class {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *builder) get(k, def string) string {
@@ -188,6 +270,25 @@ func (b *builder) get(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// getBool is a boolean conf (Spark's booleanConf: true or false, any case,
+// surrounding spaces ignored), def when unset.
+func (b *builder) getBool(k, def string) (bool, error) {
+	v := b.get(k, def)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, invalid(k, "%q is not a boolean", v)
+}
+
+// connectPort is the driver's Spark Connect server port (4.1+:
+// spark.connect.grpc.binding.port, 15002).
+func (b *builder) connectPort() (int, error) {
+	return b.getInt("spark.connect.grpc.binding.port", 15002)
 }
 
 func (b *builder) getInt(k string, def int) (int, error) {
@@ -211,6 +312,14 @@ func (b *builder) withPrefix(prefix string) map[string]string {
 		}
 	}
 	return out
+}
+
+// mapOrder is the order Spark iterates getAllWithPrefix(...).toMap in:
+// Scala's (scalaMapOrder, by the driver image's line) with more than four
+// keys; up to four the map keeps SparkConf's ConcurrentHashMap order,
+// which is not reproduced: sorted.
+func (b *builder) mapOrder(m map[string]string) []string {
+	return scalaMapOrder(sortedKeys(m), b.v4)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -327,6 +436,10 @@ func (b *builder) basic() error {
 	if image == "" {
 		return invalid("spark.kubernetes.container.image", "Must specify the driver container image")
 	}
+	if b.line.atLeast(4, 1) {
+		// KubernetesDriverConf.image: the built-in {{SPARK_VERSION}}.
+		image = strings.ReplaceAll(image, "{{SPARK_VERSION}}", b.in.SparkVersion)
+	}
 	policy := b.get("spark.kubernetes.container.image.pullPolicy", "IfNotPresent")
 	switch policy {
 	case "Always", "Never", "IfNotPresent":
@@ -367,7 +480,20 @@ func (b *builder) basic() error {
 		corev1.ContainerPort{Name: portDriver, ContainerPort: int32(driverPort), Protocol: "TCP"},
 		corev1.ContainerPort{Name: portBlock, ContainerPort: int32(bmPort), Protocol: "TCP"},
 		corev1.ContainerPort{Name: portUI, ContainerPort: int32(uiPort), Protocol: "TCP"})
+	if b.line.atLeast(4, 1) {
+		connect, err := b.connectPort()
+		if err != nil {
+			return err
+		}
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: portConnect, ContainerPort: int32(connect), Protocol: "TCP"})
+	}
+	// Utils.getCurrentUserName: $SPARK_USER, else the UGI's user (the proxy
+	// user inside SparkSubmit's doAs, else the OS user); 4.3 puts the proxy
+	// user first (conf.proxyUser.getOrElse).
 	user := b.in.Env["SPARK_USER"]
+	if b.line.atLeast(4, 3) && b.in.ProxyUser != "" {
+		user = b.in.ProxyUser
+	}
 	if user == "" {
 		user = b.in.ProxyUser
 	}
@@ -376,8 +502,10 @@ func (b *builder) basic() error {
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "SPARK_USER", Value: user},
 		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: b.appID})
+	// Seq(SPARK_APPLICATION_ID) ++ conf.environment: the driverEnv map in
+	// Scala's order (scalaMapOrder).
 	denv := b.withPrefix("spark.kubernetes.driverEnv.")
-	for _, k := range sortedKeys(denv) {
+	for _, k := range b.mapOrder(denv) {
 		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: denv[k]})
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "SPARK_DRIVER_BIND_ADDRESS", ValueFrom: &corev1.EnvVarSource{
@@ -410,6 +538,18 @@ func (b *builder) basic() error {
 	c.Resources.Limits[corev1.ResourceMemory] = memQ
 	if err := b.customResources(c.Resources.Limits); err != nil {
 		return err
+	}
+	if b.line.atLeast(4, 3) {
+		// editOrNewSecurityContext: a template's context keeps its other fields.
+		allow, err := b.getBool("spark.kubernetes.driver.securityContext.allowPrivilegeEscalation",
+			b.get("spark.kubernetes.securityContext.allowPrivilegeEscalation", "false"))
+		if err != nil {
+			return err
+		}
+		if c.SecurityContext == nil {
+			c.SecurityContext = &corev1.SecurityContext{}
+		}
+		c.SecurityContext.AllowPrivilegeEscalation = &allow
 	}
 
 	labels, err := b.labels()
@@ -615,6 +755,25 @@ func (b *builder) service() error {
 			},
 		},
 	}
+	if b.line.atLeast(4, 1) {
+		connect, err := b.connectPort()
+		if err != nil {
+			return err
+		}
+		p := corev1.ServicePort{Name: portConnect, Port: int32(connect), TargetPort: intstr.FromInt32(int32(connect))}
+		if b.line.atLeast(4, 2) {
+			grpc := "grpc"
+			p.AppProtocol = &grpc
+		}
+		svc.Spec.Ports = append(svc.Spec.Ports, p)
+	}
+	if b.line.atLeast(4, 3) {
+		pub, err := b.getBool("spark.kubernetes.driver.service.publishNotReadyAddresses", "false")
+		if err != nil {
+			return err
+		}
+		svc.Spec.PublishNotReadyAddresses = pub
+	}
 	b.objs.Service = svc
 	b.props["spark.driver.host"] = name + "." + b.ns + ".svc"
 	b.props["spark.driver.port"] = strconv.Itoa(driverPort)
@@ -629,23 +788,44 @@ func nilIfEmpty(m map[string]string) map[string]string {
 	return m
 }
 
-// secrets is MountSecretsFeatureStep.
+// networkPolicy is NetworkPolicyFeatureStep (4.2+): the application's
+// executors accept traffic from its own pods only.
+func (b *builder) networkPolicy() error {
+	b.objs.NetworkPolicy = &networkingv1.NetworkPolicy{
+		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: b.prefix + "-policy", Namespace: b.ns,
+			Labels: map[string]string{labelAppID: b.appID}},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{labelRole: "executor", labelAppID: b.appID}},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
+				PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelAppID: b.appID}}}}}},
+		},
+	}
+	return nil
+}
+
+// secrets is MountSecretsFeatureStep: the mounts in the secrets map's
+// Scala order; the volumes too (Spark maps the map's keys, a Set: with
+// more than four secrets a hash set of fabric8 Volumes, whose order is not
+// reproduced).
 func (b *builder) secrets() error {
 	s := b.withPrefix("spark.kubernetes.driver.secrets.")
-	for _, name := range sortedKeys(s) {
+	names := b.mapOrder(s)
+	for _, name := range names {
 		b.pod.Spec.Volumes = append(b.pod.Spec.Volumes, corev1.Volume{Name: name + "-volume",
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
 	}
-	for _, name := range sortedKeys(s) {
+	for _, name := range names {
 		b.ctr.VolumeMounts = append(b.ctr.VolumeMounts, corev1.VolumeMount{Name: name + "-volume", MountPath: s[name]})
 	}
 	return nil
 }
 
-// envSecrets is EnvSecretsFeatureStep.
+// envSecrets is EnvSecretsFeatureStep, in the secretKeyRef map's Scala
+// order.
 func (b *builder) envSecrets() error {
 	s := b.withPrefix("spark.kubernetes.driver.secretKeyRef.")
-	for _, env := range sortedKeys(s) {
+	for _, env := range b.mapOrder(s) {
 		parts := strings.Split(s[env], ":")
 		if len(parts) != 2 {
 			return invalid("spark.kubernetes.driver.secretKeyRef."+env, "SecretKeyRef must be in the form name:key")
@@ -813,7 +993,11 @@ func (b *builder) confMap() error {
 
 // String describes the objects for logs.
 func (o *Objects) String() string {
-	return fmt.Sprintf("pod %s/%s, service %s, configmap %s", o.Namespace, o.Pod.Name, o.Service.Name, o.ConfigMap.Name)
+	svc := "none"
+	if o.Service != nil {
+		svc = o.Service.Name
+	}
+	return fmt.Sprintf("pod %s/%s, service %s, configmap %s", o.Namespace, o.Pod.Name, svc, o.ConfigMap.Name)
 }
 
 // scalaToInt is Scala's Double.toInt: truncation, saturating at the Int

@@ -21,8 +21,7 @@ func CheckNamespace(ns string) error {
 // the JVM, Hadoop or files on the submitter, with the reason.
 var refusedKeys = []struct{ key, reason string }{
 	{"spark.kubernetes.file.upload.path", "local files are uploaded through Hadoop's file systems"},
-	{"spark.kubernetes.driver.pod.featureSteps", "custom feature steps are JVM classes"},
-	{"spark.kubernetes.driver.pod.excludedFeatureSteps", "feature step selection is not modelled"},
+	{"spark.kubernetes.driver.pod.featureSteps", "custom feature steps are JVM classes that only spark-submit runs"},
 	{"spark.kubernetes.scheduler.volcano.", "the Volcano PodGroup pre-resource is not modelled"},
 	{"spark.kubernetes.kerberos.", "Kerberos needs the JVM's Hadoop security"},
 	{"spark.kerberos.", "Kerberos needs the JVM's Hadoop security"},
@@ -36,7 +35,7 @@ var refusedKeys = []struct{ key, reason string }{
 
 // Check refuses what the native builder cannot reproduce: uploads of local
 // files, Kerberos and Hadoop conf dirs, driver credential secrets, custom
-// or excluded feature steps, Volcano, remote templates, globs, client mode.
+// feature steps, Volcano, remote templates, globs, client mode.
 // The error is an *UnsupportedError naming the option.
 func Check(in *Input) error {
 	for k := range in.Conf {

@@ -53,6 +53,21 @@ func TestRefusals(t *testing.T) {
 			}
 		})
 	}
+	// PVC labels and annotations: 4.0 sets them on the claims, 3.5 ignores them.
+	for _, sub := range []string{"label.team=data", "annotation.note=x"} {
+		pvc := append(append([]string{}, base...),
+			"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.d.mount.path=/d",
+			"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.claimName=OnDemand",
+			"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.d."+sub,
+			"--class", "M", "local:///a.jar")
+		var ue *UnsupportedError
+		if err := buildArgv(pvc, "4.0.5", nil); !errors.As(err, &ue) || !strings.HasPrefix(ue.Option, "spark.kubernetes.driver.volumes.persistentVolumeClaim.d.") {
+			t.Errorf("4.0.5 PVC %s: %v, want an UnsupportedError naming it", sub, err)
+		}
+		if err := buildArgv(pvc, "3.5.9", nil); err != nil {
+			t.Errorf("3.5.9 PVC %s: %v", sub, err)
+		}
+	}
 	// Client mode and other masters.
 	for _, args := range [][]string{
 		{"--master", "k8s://https://h:6443", "--class", "M", "local:///a.jar"},
@@ -64,7 +79,7 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	// Unknown Spark lines.
-	for _, v := range []string{"", "3.4.1", "4.1.0"} {
+	for _, v := range []string{"", "3.4.1", "4.4.0", "5.0.0", "4.1", "4.1."} {
 		err := buildArgv(append(append([]string{}, base...), "--class", "M", "local:///a.jar"), v, nil)
 		var ue *UnsupportedError
 		if !errors.As(err, &ue) || ue.Option != OptionSparkVersion {

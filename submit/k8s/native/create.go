@@ -8,13 +8,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 )
 
 // Create makes objs in Spark's order: the driver pod first, then the
-// Service, PVCs, executor pod template ConfigMap and driver ConfigMap, each
+// Service, the NetworkPolicy (4.2+), PVCs, executor pod template ConfigMap and driver ConfigMap, each
 // owned by the pod ({v1, Pod, name, uid, controller: true}). When one of
 // those fails the pod is deleted, as spark-submit does, and the error
 // returned. The returned pod is the one the API server created.
@@ -35,6 +36,8 @@ func Create(ctx context.Context, c kubernetes.Interface, objs *Objects) (*corev1
 			_, err = c.CoreV1().ConfigMaps(ns).Create(ctx, x, metav1.CreateOptions{})
 		case *corev1.PersistentVolumeClaim:
 			_, err = c.CoreV1().PersistentVolumeClaims(ns).Create(ctx, x, metav1.CreateOptions{})
+		case *networkingv1.NetworkPolicy:
+			_, err = c.NetworkingV1().NetworkPolicies(ns).Create(ctx, x, metav1.CreateOptions{})
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("creating %s %s/%s: %w", kindOf(o), ns, o.GetName(), err))
@@ -71,6 +74,8 @@ func kindOf(o metav1.Object) string {
 		return "configmap"
 	case *corev1.PersistentVolumeClaim:
 		return "persistentvolumeclaim"
+	case *networkingv1.NetworkPolicy:
+		return "networkpolicy"
 	}
 	return "object"
 }

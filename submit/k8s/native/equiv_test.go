@@ -24,6 +24,26 @@ func TestEquivalenceGoldens(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no goldens under testdata/equiv")
 	}
+	replayGoldens(t, files)
+}
+
+// TestLinesGoldens replays the per-line goldens (testdata/equiv-lines/,
+// one submission per Spark patch, written by submit/k8s's
+// TestNativeLinesEquivalenceIT -update-equiv), empty properties included,
+// lists in the order sent.
+func TestLinesGoldens(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "equiv-lines", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no goldens under testdata/equiv-lines")
+	}
+	replayGoldens(t, files, nativetest.KeepEmptyProperties(), nativetest.KeepOrder())
+}
+
+func replayGoldens(t *testing.T, files []string, opts ...nativetest.NormaliseOption) {
+	t.Helper()
 	abs, err := filepath.Abs(filepath.Join("testdata", "equiv", "files"))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +80,7 @@ func TestEquivalenceGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := nativetest.Normalise(maps, repl)
+			got, err := nativetest.Normalise(maps, repl, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -93,6 +93,9 @@ func FromSubmission(sub *submit.Submission, sparkVersion string, env map[string]
 		}
 		return nil, unsupported(o, "Kerberos logins need the JVM's Hadoop security")
 	}
+	if sub.Argv.IsPipelines() {
+		return nil, unsupported(submit.ResourceSparkPipelines, "the pipeline CLI runs a local Spark Connect server, not a cluster-mode submission")
+	}
 	in := &Input{SparkVersion: sparkVersion, Conf: sub.SparkConf(), Env: map[string]string{}}
 	in.Resource, _ = sub.Primary()
 	in.AppArgs = sub.AppArgs()
@@ -161,6 +164,11 @@ func FromSubmission(sub *submit.Submission, sparkVersion string, env map[string]
 			jars += in.Resource
 		}
 		in.Conf["spark.jars"] = jars
+		// SparkSubmit writes spark.submit.pyFiles for a JVM application
+		// too, empty (seen from 3.5.0 to 4.3.0's spark.properties).
+		if _, ok := in.Conf["spark.submit.pyFiles"]; !ok {
+			in.Conf["spark.submit.pyFiles"] = ""
+		}
 	}
 	delete(in.Conf, "spark.driver.host")
 

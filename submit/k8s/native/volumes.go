@@ -19,25 +19,77 @@ type volumeSpec struct {
 }
 
 // parseVolumes is KubernetesVolumeUtils.parseVolumesWithPrefix for the
-// driver. Spark takes the volumes from a hash set; here they are ordered by
-// type and name.
+// driver: up to four volumes, each (type, name) in the order its first key
+// comes out of the Scala Map of the volume keys (mapOrder; up to four keys
+// sorted); more than four make a Scala HashSet of KubernetesVolumeSpec,
+// in the order of the specs' hashes (specHash).
 func (b *builder) parseVolumes() ([]volumeSpec, error) {
 	props := b.withPrefix(volPrefix)
 	seen := map[[2]string]bool{}
 	var keys [][2]string
-	for k := range props {
+	for _, k := range b.mapOrder(props) {
 		parts := strings.Split(k, ".")
 		if len(parts) >= 2 && !seen[[2]string{parts[0], parts[1]}] {
 			seen[[2]string{parts[0], parts[1]}] = true
 			keys = append(keys, [2]string{parts[0], parts[1]})
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
+	out, err := b.volumeSpecs(props, keys)
+	if err != nil || len(out) <= 4 {
+		return out, err
+	}
+	hashes := make([]int32, len(out))
+	for i, v := range out {
+		hashes[i] = b.specHash(v)
+	}
+	sorted := make([]volumeSpec, 0, len(out))
+	for _, i := range scalaHashOrder(hashes, b.v4) {
+		sorted = append(sorted, out[i])
+	}
+	return sorted, nil
+}
+
+// specHash is KubernetesVolumeSpec's case class hashCode on the driver
+// image's line: (volumeName, mountPath, mountSubPath, [4.0:
+// mountSubPathExpr,] mountReadOnly, volumeConf), the conf a case class of
+// its type's options ([4.0:] hostPath's type, a claim's labels and
+// annotations: always "" and Some(Map()) here, the native path refuses
+// others).
+func (b *builder) specHash(v volumeSpec) int32 {
+	opt := func(k string) scalaOption {
+		if s, ok := v.opts[k]; ok {
+			return scalaOption{&s}
 		}
-		return keys[i][1] < keys[j][1]
-	})
+		return scalaOption{}
+	}
+	var conf scalaProduct
+	switch v.typ {
+	case "hostPath":
+		conf = scalaProduct{"KubernetesHostPathVolumeConf", []any{v.opts["path"]}}
+		if b.v4 {
+			conf.fields = append(conf.fields, "")
+		}
+	case "persistentVolumeClaim":
+		conf = scalaProduct{"KubernetesPVCVolumeConf", []any{v.opts["claimName"], opt("storageClass"), opt("sizeLimit")}}
+		if b.v4 {
+			some := scalaProduct{"Some", []any{scalaEmptyMap{}}}
+			conf.fields = append(conf.fields, some, some)
+		}
+	case "emptyDir":
+		conf = scalaProduct{"KubernetesEmptyDirVolumeConf", []any{opt("medium"), opt("sizeLimit")}}
+	case "nfs":
+		conf = scalaProduct{"KubernetesNFSVolumeConf", []any{v.opts["path"], v.opts["server"]}}
+	}
+	fields := []any{v.name, v.mountPath, v.subPath}
+	if b.v4 {
+		fields = append(fields, "")
+	}
+	fields = append(fields, v.readOnly, conf)
+	return scalaHash(scalaProduct{"KubernetesVolumeSpec", fields}, b.v4)
+}
+
+// volumeSpecs reads the spec of each (type, name) of keys, in order.
+func (b *builder) volumeSpecs(props map[string]string, keys [][2]string) ([]volumeSpec, error) {
 	var out []volumeSpec
 	for _, tn := range keys {
 		typ, name := tn[0], tn[1]
@@ -79,6 +131,14 @@ func (b *builder) parseVolumes() ([]volumeSpec, error) {
 		case "persistentVolumeClaim":
 			if err := need("claimName"); err != nil {
 				return nil, err
+			}
+			// 4.0 puts label.* and annotation.* on the claims it creates.
+			for _, sub := range []string{"label.", "annotation."} {
+				for k := range props {
+					if b.v4 && strings.HasPrefix(k, base+sub) {
+						return nil, unsupported(volPrefix+base+sub+"*", "PVC labels and annotations are not modelled by the native submitter")
+					}
+				}
 			}
 			if err := verifySize(volPrefix+base+"options.sizeLimit", v.opts); err != nil {
 				return nil, err

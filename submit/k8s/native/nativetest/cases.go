@@ -138,3 +138,43 @@ var Cases = []Case{
 	{Name: "min-overhead", Only: "4.0.", Args: []string{"--conf", "spark.driver.minMemoryOverhead=500m",
 		"--class", "org.example.Main", "local:///opt/app.jar"}},
 }
+
+// LinesCase is the one submission the per-line equivalence test makes with
+// each Spark patch (one JVM start each): a JVM application with most of
+// what the feature steps read, and 4.1's excludedFeatureSteps leaving out
+// the local dirs.
+var LinesCase = Case{Name: "lines", Args: []string{
+	// A loaded machine's API server can take more than spark-submit's 10s.
+	"--conf", "spark.kubernetes.submission.requestTimeout=60000",
+	"--conf", "spark.kubernetes.submission.connectionTimeout=60000",
+	"--name", "lines-app", "--driver-memory", "2g", "--driver-cores", "2",
+	// Five driverEnv and five secretKeyRef entries: Scala hash maps, so
+	// the env comes in their hash order, neither sorted nor as given (the
+	// driverEnv keys' differs between 2.12 and 2.13).
+	"--conf", "spark.kubernetes.driverEnv.FOO=bar",
+	"--conf", "spark.kubernetes.driverEnv.TZ=UTC",
+	"--conf", "spark.kubernetes.driverEnv.LOG_LEVEL=info",
+	"--conf", "spark.kubernetes.driverEnv.REGION=eu-west-1",
+	"--conf", "spark.kubernetes.driverEnv.APP_MODE=batch",
+	"--conf", "spark.kubernetes.driver.secretKeyRef.DB_USER=db-creds:user",
+	"--conf", "spark.kubernetes.driver.secretKeyRef.API_TOKEN=api:token",
+	"--conf", "spark.kubernetes.driver.secretKeyRef.S3_KEY=s3:key",
+	"--conf", "spark.kubernetes.driver.secretKeyRef.S3_SECRET=s3:secret",
+	"--conf", "spark.kubernetes.driver.label.team=data",
+	"--conf", "spark.kubernetes.driver.annotation.note=app-{{APP_ID}}",
+	"--conf", "spark.kubernetes.driver.secrets.db-creds=/etc/db",
+	"--conf", "spark.kubernetes.driver.secretKeyRef.DB_PASS=db-creds:password",
+	"--conf", "spark.kubernetes.driver.volumes.hostPath.host.mount.path=/host",
+	"--conf", "spark.kubernetes.driver.volumes.hostPath.host.mount.readOnly=true",
+	"--conf", "spark.kubernetes.driver.volumes.hostPath.host.options.path=/mnt/host",
+	"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.spill.mount.path=/spill",
+	"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.spill.options.claimName=OnDemand",
+	"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.spill.options.storageClass=standard",
+	"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.spill.options.sizeLimit=5Gi",
+	"--conf", "spark.kubernetes.executor.podTemplateFile=" + TestData + "/executor-template.yaml",
+	"--conf", "spark.kubernetes.authenticate.driver.serviceAccountName=spark",
+	"--conf", "spark.kubernetes.node.selector.disk=ssd",
+	"--conf", "spark.kubernetes.driver.pod.excludedFeatureSteps=org.apache.spark.deploy.k8s.features.LocalDirsFeatureStep",
+	"--jars", "https://repo.example/b.jar",
+	"--class", "org.example.Main", "local:///opt/app.jar", "arg1",
+}}

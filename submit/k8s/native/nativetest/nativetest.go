@@ -20,6 +20,29 @@ import (
 	"github.com/prebake/prebake/submit/k8s/native"
 )
 
+// NormaliseOption changes what Normalise keeps.
+type NormaliseOption func(*normaliseOptions)
+
+type normaliseOptions struct{ keepEmptyProperties, keepOrder bool }
+
+// KeepOrder compares env, volumes and volumeMounts in the order sent
+// (Spark's: its feature steps in turn, each map in Scala's iteration
+// order) instead of sorted.
+func KeepOrder() NormaliseOption {
+	return func(o *normaliseOptions) { o.keepOrder = true }
+}
+
+// Empty stands for an empty value in spark.properties when
+// KeepEmptyProperties is given.
+const Empty = "$EMPTY"
+
+// KeepEmptyProperties keeps the spark.properties keys whose value is
+// empty (as Empty): Spark 3.5.7+ writes "spark.submit.pyFiles=" for a jar
+// application, and a missing key is a difference.
+func KeepEmptyProperties() NormaliseOption {
+	return func(o *normaliseOptions) { o.keepEmptyProperties = true }
+}
+
 // Golden is one recorded spark-submit: the argv with placeholders, and the
 // objects it sent to the API server (request bodies), normalised.
 type Golden struct {
@@ -65,7 +88,11 @@ var (
 // $UUID, $TIME), repl's strings (machine paths, URLs) by their keys, zero
 // values ("", false, null, {}, []) dropped as Go's omitempty does, and the
 // lists Spark fills from hash maps (env, volumes, volumeMounts) sorted.
-func Normalise(objs []map[string]any, repl map[string]string) ([]map[string]any, error) {
+func Normalise(objs []map[string]any, repl map[string]string, opts ...NormaliseOption) ([]map[string]any, error) {
+	var no normaliseOptions
+	for _, opt := range opts {
+		opt(&no)
+	}
 	b, err := json.Marshal(objs)
 	if err != nil {
 		return nil, err
@@ -114,13 +141,18 @@ func Normalise(objs []map[string]any, repl map[string]string) ([]map[string]any,
 					if k == "spark.app.submitTime" {
 						v = "$TIME"
 					}
+					if v == "" && no.keepEmptyProperties {
+						v = Empty
+					}
 					props[k] = v
 				}
 				data["spark.properties"] = props
 			}
 		}
 		localDirs(o)
-		sortLists(o)
+		if !no.keepOrder {
+			sortLists(o)
+		}
 		canonQuantities(o, false)
 	}
 	// The machine's strings last, inside the parsed properties too.
