@@ -114,10 +114,10 @@ conflict report against the base's /opt/spark/jars.`,
 	fs.StringSliceVar(&o.platforms, "platform", nil, "for an index base: only these platforms (os/arch[/variant]; repeat or comma-separate)")
 	fs.BoolVar(&o.skipProvided, "skip-provided", false, "leave out jars the base already has at the same version")
 	fs.BoolVar(&o.addSelf, "add-self", false, "also add this prebake binary as "+selfPath+" (linux only; the base platform must match), so the image can run prebake submit")
-	fs.StringVar(&o.compression, "compression", string(layers.DefaultCompression), "layer compression: none (plain tar: one hash pass; jars are already deflated), gzip, zstd (OCI manifests only) or estargz (gzip that lazy-pulling snapshotters mount before the pull ends); see README \"Layer compression\"")
+	fs.StringVar(&o.compression, "compression", string(layers.DefaultCompression), "layer compression: none (plain tar: one hash pass; jars are already deflated), gzip, zstd (OCI manifests only) or estargz (gzip that lazy-pulling snapshotters mount before the pull ends); see docs/design.md, \"Layer compression\"")
 	fs.StringVar(&o.sparkHome, "spark-home", "", "where the base image keeps Spark (default /opt/spark): the conflict report reads its jars/")
 	fs.BoolVar(&o.strict, "strict", false, strictHelp)
-	fs.StringVar(&o.sharedLock, "shared-lock", "", "lock FILE of a shared (platform) set, e.g. the packages common to a team's jobs: the jars of this bake that it also has go into one layer below the per-job layer, the same layer digest for every job that has them all, so a node pulls it once; see README \"Shared layers\"")
+	fs.StringVar(&o.sharedLock, "shared-lock", "", "lock FILE of a shared (platform) set, e.g. the packages common to a team's jobs: the jars of this bake that it also has go into one layer below the per-job layer, the same layer digest for every job that has them all, so a node pulls it once; see docs/design.md, \"Shared layers\"")
 	fs.IntVar(&o.layers, "layers", 1, fmt.Sprintf("split the jars into up to N layers (1..%d; big jars alone) so a re-bake re-uploads only what changed", layers.MaxLayers))
 	return c
 }

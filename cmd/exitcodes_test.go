@@ -28,11 +28,11 @@ type readmeExitRow struct {
 	Meaning string
 }
 
-// readmeExitTable parses the table under the README's "## Exit codes"
+// readmeExitTable parses the table under docs/exit-codes.md's "# Exit codes"
 // heading: | code | meaning | when |.
 func readmeExitTable(t *testing.T) []readmeExitRow {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "docs", "exit-codes.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +42,11 @@ func readmeExitTable(t *testing.T) []readmeExitRow {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		switch {
-		case strings.HasPrefix(line, "## "):
+		case strings.HasPrefix(line, "#"):
 			if in && header {
 				return rows
 			}
-			in = line == "## Exit codes"
+			in = line == "# Exit codes"
 			continue
 		case !in || !strings.HasPrefix(line, "|"):
 			if in && header && len(rows) > 0 {
@@ -74,7 +74,7 @@ func readmeExitTable(t *testing.T) []readmeExitRow {
 		rows = append(rows, readmeExitRow{Codes: cells[0], Meaning: cells[1]})
 	}
 	if len(rows) == 0 {
-		t.Fatal("README.md has no table under \"## Exit codes\"")
+		t.Fatal("docs/exit-codes.md has no table under \"# Exit codes\"")
 	}
 	return rows
 }

@@ -56,7 +56,7 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 	fs.BoolVar(&f.noDefaultRepositories, "no-default-repositories", false, "drop ~/.m2/repository, Central and spark-packages from the chain")
 	fs.StringVar(&f.settings, "settings", "", "Maven settings.xml for mirrors and server credentials")
 	fs.StringVar(&f.ivySettings, "ivy-settings", "", "Ivy settings file whose resolvers replace the default chain, as spark.jars.ivySettings")
-	fs.StringVar(&f.ivyHome, "ivy", "", "Ivy user directory, as spark.jars.ivy (prebake keeps its own cache; see the README)")
+	fs.StringVar(&f.ivyHome, "ivy", "", "Ivy user directory, as spark.jars.ivy (prebake keeps its own cache; see docs/design.md)")
 	fs.StringVar((*string)(&f.conflict), "conflict", string(resolver.ConflictLatest), "conflict rule: latest (Spark/Ivy) or nearest (Maven)")
 	fs.StringVar(&f.lock, "lock", "", "lockfile: used when it matches the inputs, written after a resolution")
 	fs.BoolVar(&f.frozen, "frozen", false, "fail (exit 78) when the lock is missing or stale instead of resolving")

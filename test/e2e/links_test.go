@@ -119,3 +119,27 @@ func TestDocsLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockPages: a page with a marked block is one the newcomer test
+// follows (BlockPages), so that no block is silently left out.
+func TestBlockPages(t *testing.T) {
+	root := repoRoot(t)
+	follow := map[string]bool{}
+	for _, p := range BlockPages {
+		follow[p] = true
+	}
+	for _, page := range docPages(t, root) {
+		text, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := ReadmeBlocks(text)
+		if err != nil {
+			t.Errorf("%s: %v", page, err)
+			continue
+		}
+		if len(blocks) > 0 && !follow[page] {
+			t.Errorf("%s has %d marked blocks but is not in BlockPages", page, len(blocks))
+		}
+	}
+}

@@ -17,8 +17,13 @@ import (
 )
 
 // Marker is the HTML comment that marks the next fenced ```bash block of
-// README.md as one the newcomer test runs.
+// README.md or a page under docs/ as one the newcomer test runs.
 const Marker = "<!-- e2e -->"
+
+// BlockPages are the pages whose marked blocks the newcomer test runs, in
+// this order (a later block may use what an earlier one made). A marked
+// block on any other page fails TestBlockPages.
+var BlockPages = []string{"README.md", "docs/usage.md", "docs/design.md"}
 
 // Block is one marked README code block.
 type Block struct {
@@ -54,16 +59,16 @@ func ReadmeBlocks(readme []byte) ([]Block, error) {
 		case marked && trim == "":
 		case marked && strings.HasPrefix(trim, "```"):
 			if lang := strings.TrimPrefix(trim, "```"); lang != "bash" {
-				return nil, fmt.Errorf("README.md:%d: a marked block must be ```bash, not ```%s", n, lang)
+				return nil, fmt.Errorf("line %d: a marked block must be ```bash, not ```%s", n, lang)
 			}
 			cur = &Block{Line: n}
 			marked = false
 		case marked:
-			return nil, fmt.Errorf("README.md:%d: %s must be followed by a ```bash block", n, Marker)
+			return nil, fmt.Errorf("line %d: %s must be followed by a ```bash block", n, Marker)
 		}
 	}
 	if cur != nil {
-		return nil, fmt.Errorf("README.md:%d: unterminated code block", cur.Line)
+		return nil, fmt.Errorf("line %d: unterminated code block", cur.Line)
 	}
 	return blocks, sc.Err()
 }
@@ -150,12 +155,26 @@ func TestNewcomer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, err := ReadmeBlocks(readme)
-	if err != nil {
-		t.Fatal(err)
+	type pageBlock struct {
+		page string
+		Block
+	}
+	var blocks []pageBlock
+	for _, page := range BlockPages {
+		text, err := os.ReadFile(filepath.Join(clone, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := ReadmeBlocks(text)
+		if err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		for _, b := range bs {
+			blocks = append(blocks, pageBlock{page, b})
+		}
 	}
 	if len(blocks) == 0 {
-		t.Fatalf("README.md (as committed) has no %s blocks to follow", Marker)
+		t.Fatalf("the docs (as committed) have no %s blocks to follow", Marker)
 	}
 	if !bytes.Contains(readme, []byte("make demo")) || !bytes.Contains(readme, []byte("make test")) {
 		t.Fatal("README.md must give the set-up: make demo and make test")
@@ -169,7 +188,7 @@ func TestNewcomer(t *testing.T) {
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
 	for i, b := range blocks {
-		fmt.Fprintf(&script, "echo '=== README.md:%d (e2e block %d of %d)' >&2\n", b.Line, i+1, len(blocks))
+		fmt.Fprintf(&script, "echo '=== %s:%d (e2e block %d of %d)' >&2\n", b.page, b.Line, i+1, len(blocks))
 		script.WriteString("set -x\n")
 		script.WriteString(b.Code)
 		script.WriteString("{ set +x; } 2>/dev/null\n")
@@ -179,7 +198,7 @@ func TestNewcomer(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = run(t, clone, env, "bash", path)
-	t.Logf("ran %d README blocks:\n%s", len(blocks), tail(out, 40))
+	t.Logf("ran %d marked blocks:\n%s", len(blocks), tail(out, 40))
 }
 
 // overlayWorktree copies the checkout's modified and untracked (not
