@@ -77,7 +77,6 @@ func (l *artifactLayer) MediaType() (types.MediaType, error) {
 func (l *artifactLayer) Compressed() (io.ReadCloser, error)   { return l.b.Open() }
 func (l *artifactLayer) Uncompressed() (io.ReadCloser, error) { return l.b.Open() }
 func (l *artifactLayer) Exists() (bool, error)                { return false, nil }
-func (l *artifactLayer) descriptor() (v1.Descriptor, error)   { return l.desc(), nil }
 func (l *artifactLayer) desc() v1.Descriptor {
 	return v1.Descriptor{MediaType: types.MediaType(l.b.MediaType), Size: l.b.Size,
 		Digest: v1.Hash{Algorithm: "sha256", Hex: l.b.Sha256}, Annotations: map[string]string{TitleAnnotation: l.b.Title}}

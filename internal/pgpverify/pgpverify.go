@@ -275,7 +275,7 @@ func (k *Keyring) Verify(signed io.ReadSeeker, sig []byte, now time.Time) (strin
 		}
 		at := s.CreationTime
 		cfg := &packet.Config{Time: func() time.Time { return at }}
-		s, signer, err = openpgp.VerifyDetachedSignature(k.entities, signed, bytes.NewReader(body), cfg)
+		_, signer, err = openpgp.VerifyDetachedSignature(k.entities, signed, bytes.NewReader(body), cfg)
 	}
 	switch {
 	case err == nil:
