@@ -7,7 +7,7 @@ export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
+.PHONY: build test test-journeys unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
 
 # VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -18,8 +18,16 @@ build:
 
 ## test: unit and integration tests (integration tests start real servers on 127.0.0.1).
 ## It runs hack/infra.sh first (idempotent; cached by version), so a fresh clone needs nothing else.
+## The slowest journeys (real Airflow, real pods, real pyspark sessions; about 35 minutes on 2 cores) run in
+## test-journeys, not in test, so that .ci/run on a fresh machine stays well inside its limit; test keeps the
+## first real-node journey (TestK8sClusterAvroFromCentral), the warm-up Job on the node and one of each entry point.
+JOURNEY_TESTS := ^(TestK8sAirflowIT|TestK8sAirflowPodOperatorIT|TestK8sJourneyNative|TestK8sJourneyStore|TestK8sJourneyHungDriver|TestK8sJourneyTokenRotation|TestK8sJourneyDriverThrows|TestK8sJourneySigterm|TestPySparkSubmitArgsExec|TestPySparkSubmitArgsRewriteEval|TestStandaloneRESTLine4)$$
 test: infra build
-	PREBAKE_IT=1 $(GO) test -race -timeout 40m ./...
+	PREBAKE_IT=1 $(GO) test -race -timeout 40m -skip '$(JOURNEY_TESTS)' ./...
+
+## test-journeys: the journeys test leaves out (scenarios 2-8 of the real node, PYSPARK_SUBMIT_ARGS, standalone 4.3).
+test-journeys: infra build
+	PREBAKE_IT=1 $(GO) test -race -timeout 60m -run '$(JOURNEY_TESTS)' ./submit/k8s/ ./test/spark/
 
 ## unit: tests that need no server.
 unit:
