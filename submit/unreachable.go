@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/localfile"
+	"github.com/prebake/prebake/internal/pyscan"
 	"github.com/prebake/prebake/internal/redact"
 )
 
@@ -291,141 +292,6 @@ type pyFinding struct {
 	Check string
 }
 
-type pyTokKind int
-
-const (
-	pyName pyTokKind = iota
-	pyString
-	pyOp
-)
-
-type pyTok struct {
-	kind  pyTokKind
-	text  string // the name, the operator, or the string's value
-	fstr  bool   // an f-string: not a literal value
-	line  int
-	count int // adjacent string literals merged into this one
-}
-
-// pyTokenize splits Python source into names, string literals (decoded,
-// adjacent ones concatenated) and operators, skipping comments. It is
-// forgiving: unterminated strings end at the end of the input.
-func pyTokenize(src []byte) []pyTok {
-	s := string(src)
-	var toks []pyTok
-	line := 1
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\\':
-			i++
-		case c == '#':
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-		case isPyIdentStart(c):
-			j := i
-			for j < len(s) && isPyIdent(s[j]) {
-				j++
-			}
-			word := s[i:j]
-			if j < len(s) && (s[j] == '\'' || s[j] == '"') && len(word) <= 2 && strings.Trim(strings.ToLower(word), "rbuf") == "" {
-				t, n, lines := pyReadString(s[j:], strings.ContainsAny(word, "rR"))
-				t.fstr = strings.ContainsAny(word, "fF")
-				t.line = line
-				toks = appendPyString(toks, t)
-				line += lines
-				i = j + n
-				continue
-			}
-			toks = append(toks, pyTok{kind: pyName, text: word, line: line})
-			i = j
-		case c == '\'' || c == '"':
-			t, n, lines := pyReadString(s[i:], false)
-			t.line = line
-			toks = appendPyString(toks, t)
-			line += lines
-			i += n
-		default:
-			op := string(c)
-			if i+1 < len(s) && s[i+1] == '=' && strings.IndexByte("=!<>:+-*/%&|^", c) >= 0 {
-				op += "="
-			}
-			toks = append(toks, pyTok{kind: pyOp, text: op, line: line})
-			i += len(op)
-		}
-	}
-	return toks
-}
-
-func appendPyString(toks []pyTok, t pyTok) []pyTok {
-	if n := len(toks); n > 0 && toks[n-1].kind == pyString {
-		toks[n-1].text += t.text
-		toks[n-1].fstr = toks[n-1].fstr || t.fstr
-		toks[n-1].count++
-		return toks
-	}
-	return append(toks, t)
-}
-
-func isPyIdentStart(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-func isPyIdent(c byte) bool { return isPyIdentStart(c) || c >= '0' && c <= '9' }
-
-// pyReadString reads the string literal at the start of s (a quote), returning
-// it, the bytes read and the newlines inside.
-func pyReadString(s string, raw bool) (pyTok, int, int) {
-	q := s[:1]
-	if strings.HasPrefix(s, q+q+q) {
-		q = q + q + q
-	}
-	var b strings.Builder
-	lines := 0
-	i := len(q)
-	for i < len(s) {
-		if strings.HasPrefix(s[i:], q) {
-			return pyTok{kind: pyString, text: b.String()}, i + len(q), lines
-		}
-		c := s[i]
-		if c == '\n' {
-			lines++
-			if len(q) == 1 {
-				break // unterminated single-quoted string
-			}
-		}
-		if c == '\\' && i+1 < len(s) {
-			n := s[i+1]
-			if n == '\n' {
-				lines++
-			}
-			if raw {
-				b.WriteByte(c)
-				b.WriteByte(n)
-			} else {
-				switch n {
-				case 'n':
-					b.WriteByte('\n')
-				case 't':
-					b.WriteByte('\t')
-				case '\n':
-				default:
-					b.WriteByte(n)
-				}
-			}
-			i += 2
-			continue
-		}
-		b.WriteByte(c)
-		i++
-	}
-	return pyTok{kind: pyString, text: b.String()}, i, lines
-}
-
 // pyConfigPackages finds where Python source sets packages itself:
 //
 //   - .config("spark.jars.packages", v), .config(key="spark.jars.packages",
@@ -438,7 +304,7 @@ func pyReadString(s string, raw bool) (pyTok, int, int) {
 // Comments, docstrings and other strings that merely mention a key are not
 // findings.
 func pyConfigPackages(src []byte) []pyFinding {
-	toks := pyTokenize(src)
+	toks := pyscan.Tokenize(src)
 	var out []pyFinding
 	for i := 0; i+2 < len(toks); i++ {
 		t := toks[i]
@@ -446,15 +312,15 @@ func pyConfigPackages(src []byte) []pyFinding {
 		// extra_packages=None) sets spark.jars.packages to
 		// io.delta:delta-spark_2.12:<delta-spark's pip version> (delta-spark
 		// 4.x: _2.13) and the extra packages.
-		if t.kind == pyName && t.text == "configure_spark_with_delta_pip" && isOp(toks[i+1], "(") && (i == 0 || toks[i-1].kind != pyName || toks[i-1].text != "def") {
-			args, end := pyCallArgs(toks, i+1)
-			extra := pyKeyword(args, "extra_packages")
+		if t.Kind == pyscan.Name && t.Text == "configure_spark_with_delta_pip" && pyscan.IsOp(toks[i+1], "(") && (i == 0 || toks[i-1].Kind != pyscan.Name || toks[i-1].Text != "def") {
+			args, end := pyscan.CallArgs(toks, i+1)
+			extra := pyscan.Keyword(args, "extra_packages")
 			if extra == nil {
-				extra = pyPositional(args, 1)
+				extra = pyscan.Positional(args, 1)
 			}
-			f := pyFinding{Line: t.line, Key: "spark.jars.packages", Via: "configure_spark_with_delta_pip(...)", Flag: "--packages", Delta: true,
+			f := pyFinding{Line: t.Line, Key: "spark.jars.packages", Via: "configure_spark_with_delta_pip(...)", Flag: "--packages", Delta: true,
 				Value: "io.delta:delta-spark_2.12:VERSION"}
-			if lits, ok := pyStringList(extra); ok && len(lits) > 0 {
+			if lits, ok := pyscan.StringList(extra); ok && len(lits) > 0 {
 				f.Check = strings.Join(lits, ",")
 				f.Value += "," + f.Check
 			} else if !ok {
@@ -467,11 +333,11 @@ func pyConfigPackages(src []byte) []pyFinding {
 		}
 		// os.environ / putenv / dicts: "PYSPARK_SUBMIT_ARGS" followed by
 		// "] =", "," or ":" and a value.
-		if t.kind == pyString && t.count == 0 && t.text == "PYSPARK_SUBMIT_ARGS" {
+		if t.Kind == pyscan.String && t.Count == 0 && t.Text == "PYSPARK_SUBMIT_ARGS" {
 			j := i + 1
-			if isOp(toks[j], "]") && j+1 < len(toks) && isOp(toks[j+1], "=") {
+			if pyscan.IsOp(toks[j], "]") && j+1 < len(toks) && pyscan.IsOp(toks[j+1], "=") {
 				j += 2
-			} else if isOp(toks[j], ",", ":") {
+			} else if pyscan.IsOp(toks[j], ",", ":") {
 				j++
 			} else {
 				continue
@@ -480,35 +346,35 @@ func pyConfigPackages(src []byte) []pyFinding {
 				continue
 			}
 			v := toks[j]
-			if v.kind == pyString && !v.fstr {
-				if f := envPackages("PYSPARK_SUBMIT_ARGS", v.text); len(f) > 0 {
-					out = append(out, pyFinding{Line: t.line, Key: "PYSPARK_SUBMIT_ARGS", Value: strings.Join(f, " "), Literal: true, Via: "os.environ", Flag: prebakeFlags(f)})
+			if v.Kind == pyscan.String && !v.FString {
+				if f := envPackages("PYSPARK_SUBMIT_ARGS", v.Text); len(f) > 0 {
+					out = append(out, pyFinding{Line: t.Line, Key: "PYSPARK_SUBMIT_ARGS", Value: strings.Join(f, " "), Literal: true, Via: "os.environ", Flag: prebakeFlags(f)})
 				}
-			} else if pyValueMentions(toks[j:], "--packages", "spark.jars.packages") {
-				out = append(out, pyFinding{Line: t.line, Key: "PYSPARK_SUBMIT_ARGS", Via: "os.environ", Flag: "--packages"})
+			} else if pyscan.ValueMentions(toks[j:], "--packages", "spark.jars.packages") {
+				out = append(out, pyFinding{Line: t.Line, Key: "PYSPARK_SUBMIT_ARGS", Via: "os.environ", Flag: "--packages"})
 			}
 			continue
 		}
-		if !isOp(t, ".") || toks[i+1].kind != pyName || !isOp(toks[i+2], "(") {
+		if !pyscan.IsOp(t, ".") || toks[i+1].Kind != pyscan.Name || !pyscan.IsOp(toks[i+2], "(") {
 			continue
 		}
-		method := toks[i+1].text
+		method := toks[i+1].Text
 		switch method {
 		case "config", "set", "setIfMissing", "setAll":
 		default:
 			continue
 		}
-		args, end := pyCallArgs(toks, i+2)
+		args, end := pyscan.CallArgs(toks, i+2)
 		via := "." + method + "(...)"
-		if method == "setAll" || method == "config" && (pyKeyword(args, "map") != nil || len(args) > 0 && len(args[0]) > 0 && isOp(args[0][0], "{")) {
+		if method == "setAll" || method == "config" && (pyscan.Keyword(args, "map") != nil || len(args) > 0 && len(args[0]) > 0 && pyscan.IsOp(args[0][0], "{")) {
 			out = append(out, pyPairs(toks[i+3:end], via)...)
 		} else {
-			key := pyPositional(args, 0)
-			if kw := pyKeyword(args, "key"); kw != nil {
+			key := pyscan.Positional(args, 0)
+			if kw := pyscan.Keyword(args, "key"); kw != nil {
 				key = kw
 			}
-			val := pyPositional(args, 1)
-			if kw := pyKeyword(args, "value"); kw != nil {
+			val := pyscan.Positional(args, 1)
+			if kw := pyscan.Keyword(args, "value"); kw != nil {
 				val = kw
 			}
 			if f, ok := pyFindingFor(key, val, via); ok {
@@ -520,53 +386,31 @@ func pyConfigPackages(src []byte) []pyFinding {
 	return out
 }
 
-// pyStringList returns the strings of a list or tuple literal of string
-// literals ([] and None give none); ok is false for anything else.
-func pyStringList(toks []pyTok) ([]string, bool) {
-	if len(toks) == 0 || len(toks) == 1 && toks[0].kind == pyName && toks[0].text == "None" {
-		return nil, true
-	}
-	if len(toks) < 2 || !isOp(toks[0], "[", "(") || !isOp(toks[len(toks)-1], "]", ")") {
-		return nil, false
-	}
-	var out []string
-	for j, t := range toks[1 : len(toks)-1] {
-		switch {
-		case j%2 == 0 && t.kind == pyString && !t.fstr:
-			out = append(out, t.text)
-		case j%2 == 1 && isOp(t, ","):
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}
-
-func pyFindingFor(key, val []pyTok, via string) (pyFinding, bool) {
-	if len(key) != 1 || key[0].kind != pyString || key[0].fstr || resolvingKeys[key[0].text] == "" {
+func pyFindingFor(key, val []pyscan.Token, via string) (pyFinding, bool) {
+	if len(key) != 1 || key[0].Kind != pyscan.String || key[0].FString || resolvingKeys[key[0].Text] == "" {
 		return pyFinding{}, false
 	}
-	f := pyFinding{Line: key[0].line, Key: key[0].text, Via: via, Flag: resolvingKeys[key[0].text]}
-	if len(val) == 1 && val[0].kind == pyString && !val[0].fstr {
-		f.Value, f.Literal = val[0].text, true
+	f := pyFinding{Line: key[0].Line, Key: key[0].Text, Via: via, Flag: resolvingKeys[key[0].Text]}
+	if len(val) == 1 && val[0].Kind == pyscan.String && !val[0].FString {
+		f.Value, f.Literal = val[0].Text, true
 	}
 	return f, true
 }
 
 // pyPairs finds "key": value and ("key", value) pairs of packages keys.
-func pyPairs(toks []pyTok, via string) []pyFinding {
+func pyPairs(toks []pyscan.Token, via string) []pyFinding {
 	var out []pyFinding
 	for j := 0; j+2 < len(toks); j++ {
-		if toks[j].kind != pyString || !isOp(toks[j+1], ":", ",") {
+		if toks[j].Kind != pyscan.String || !pyscan.IsOp(toks[j+1], ":", ",") {
 			continue
 		}
 		k := j + 2
 		depth := 0
 		for ; k < len(toks); k++ {
-			if toks[k].kind != pyOp {
+			if toks[k].Kind != pyscan.Op {
 				continue
 			}
-			switch toks[k].text {
+			switch toks[k].Text {
 			case "(", "[", "{":
 				depth++
 			case ")", "]", "}":
@@ -586,102 +430,4 @@ func pyPairs(toks []pyTok, via string) []pyFinding {
 		}
 	}
 	return out
-}
-
-// pyCallArgs splits the arguments of the call whose "(" is toks[open] at
-// top-level commas; end is the index after the matching ")".
-func pyCallArgs(toks []pyTok, open int) (args [][]pyTok, end int) {
-	depth := 0
-	var cur []pyTok
-	for i := open; i < len(toks); i++ {
-		t := toks[i]
-		if t.kind != pyOp {
-			cur = append(cur, t)
-			continue
-		}
-		switch t.text {
-		case "(", "[", "{":
-			depth++
-			if depth == 1 {
-				continue
-			}
-		case ")", "]", "}":
-			depth--
-			if depth == 0 {
-				if len(cur) > 0 {
-					args = append(args, cur)
-				}
-				return args, i + 1
-			}
-		case ",":
-			if depth == 1 {
-				args = append(args, cur)
-				cur = nil
-				continue
-			}
-		}
-		cur = append(cur, t)
-	}
-	if len(cur) > 0 {
-		args = append(args, cur)
-	}
-	return args, len(toks)
-}
-
-// pyPositional returns the n-th positional argument.
-func pyPositional(args [][]pyTok, n int) []pyTok {
-	for _, a := range args {
-		if len(a) >= 2 && a[0].kind == pyName && isOp(a[1], "=") {
-			continue
-		}
-		if n == 0 {
-			return a
-		}
-		n--
-	}
-	return nil
-}
-
-// pyKeyword returns the value of keyword argument name.
-func pyKeyword(args [][]pyTok, name string) []pyTok {
-	for _, a := range args {
-		if len(a) >= 2 && a[0].kind == pyName && a[0].text == name && isOp(a[1], "=") {
-			return a[2:]
-		}
-	}
-	return nil
-}
-
-// pyValueMentions reports whether the expression starting at toks (up to
-// the end of the statement's line) has a string mentioning one of subs.
-func pyValueMentions(toks []pyTok, subs ...string) bool {
-	if len(toks) == 0 {
-		return false
-	}
-	line := toks[0].line
-	for _, t := range toks {
-		if t.line != line {
-			return false
-		}
-		if t.kind == pyString {
-			for _, s := range subs {
-				if strings.Contains(t.text, s) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-func isOp(t pyTok, ops ...string) bool {
-	if t.kind != pyOp {
-		return false
-	}
-	for _, o := range ops {
-		if t.text == o {
-			return true
-		}
-	}
-	return false
 }
