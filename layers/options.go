@@ -118,6 +118,16 @@ func WithBasicAuth(user, password string) Option {
 	}
 }
 
+// WithKeychain resolves registry credentials with kcs, asked in order
+// (authn.NewMultiKeychain): a cloud registry's helper (an ECR, GCR or ACR
+// keychain, or a Kubernetes pull-secret keychain) before or after the
+// Docker config one. It replaces the default, authn.DefaultKeychain, so
+// pass that too to keep $DOCKER_CONFIG's credentials. WithBasicAuth still
+// wins for its one registry.
+func WithKeychain(kcs ...authn.Keychain) Option {
+	return func(o *options) { o.keychain = authn.NewMultiKeychain(kcs...) }
+}
+
 // scopedKeychain gives auth to host and asks fallback for the others.
 type scopedKeychain struct {
 	host     string
