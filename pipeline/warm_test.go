@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/s3store/s3test"
 )
@@ -107,5 +109,33 @@ func TestExampleSetsFile(t *testing.T) {
 	}
 	if f.Store == "" || len(f.Sets) < 4 {
 		t.Errorf("examples/sets.yaml: store %q, %d sets", f.Store, len(f.Sets))
+	}
+}
+
+// TestSetRequest: the flags are every set's defaults; a set's repositories
+// and excludes add to them, its conflict mode and lock replace them, and
+// the defaults are not changed.
+func TestSetRequest(t *testing.T) {
+	def := resolver.Request{Repositories: []string{"https://r0/"}, Excludes: []string{"x:y"}, Conflict: lock.ConflictLatest, CacheDir: "/c"}
+	for _, tc := range []struct {
+		name string
+		set  SetSpec
+		want resolver.Request
+	}{
+		{"packages only", SetSpec{Name: "a", Packages: []string{"g:a:1"}},
+			resolver.Request{Packages: []string{"g:a:1"}, Repositories: []string{"https://r0/"}, Excludes: []string{"x:y"}, Conflict: lock.ConflictLatest, CacheDir: "/c"}},
+		{"a set's own", SetSpec{Name: "b", Packages: []string{"g:b:1"}, Repositories: []string{"https://r1/"}, Excludes: []string{"z:w"}, Conflict: lock.ConflictNearest, Lock: "b.lock"},
+			resolver.Request{Packages: []string{"g:b:1"}, Repositories: []string{"https://r0/", "https://r1/"}, Excludes: []string{"x:y", "z:w"}, Conflict: lock.ConflictNearest, LockPath: "/sets/b.lock", CacheDir: "/c"}},
+		{"an absolute lock alone", SetSpec{Name: "c", Lock: "/locks/c.lock"},
+			resolver.Request{Repositories: []string{"https://r0/"}, Excludes: []string{"x:y"}, Conflict: lock.ConflictLatest, LockPath: "/locks/c.lock", CacheDir: "/c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, SetRequest(def, tc.set, "/sets"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	if diff := cmp.Diff([]string{"https://r0/"}, def.Repositories); diff != "" {
+		t.Errorf("SetRequest changed the defaults (-want +got):\n%s", diff)
 	}
 }

@@ -22,6 +22,16 @@ import (
 // and no store holds them).
 var ErrNoClusterJars = errors.New("the jars are in no image and no store the cluster can read")
 
+// NeedsClusterJars reports whether a submission in deployMode on a master
+// of kind (submit.ClusterKind) needs its jars where the cluster reads them
+// (Jars.Cluster: an image or a store): its driver does not run here, and
+// nothing ships local jars to it. That is cluster mode on every master but
+// YARN (which distributes local jars), local and Spark Connect; without
+// cluster jars Apply refuses it (ErrNoClusterJars).
+func NeedsClusterJars(kind, deployMode string) bool {
+	return deployMode == "cluster" && kind != submit.ClusterYARN && kind != submit.ClusterLocal && kind != submit.ClusterConnect
+}
+
 // Jars are the resolved jars rewrite merges into the submission, in
 // spark.jars order (the lock's order).
 type Jars struct {
@@ -379,7 +389,7 @@ func (w *rewriter) plan(j *Jars) error {
 			w.r.JarsFrom = j.From
 		}
 		cluster := w.deploy == "cluster"
-		if len(j.Local) == 0 && !(cluster && w.kind != submit.ClusterYARN && w.kind != submit.ClusterLocal && w.kind != submit.ClusterConnect) {
+		if len(j.Local) == 0 && !NeedsClusterJars(w.kind, w.deploy) {
 			return errdefs.Errorf(errdefs.Internal, "rewrite: %s %s mode needs local copies of the jars, and the jar source gave none", w.kind, w.deploy)
 		}
 		var jarsAdd, pyAdd, cpAdd []string
