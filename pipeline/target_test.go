@@ -224,4 +224,3 @@ func TestNoFinderGivesLocalPaths(t *testing.T) {
 		t.Errorf("FindJars of no packages = %v, %v; want nothing", j, err)
 	}
 }
-
