@@ -12,21 +12,6 @@ import (
 	"github.com/prebake/prebake/s3store/s3test"
 )
 
-// openS3 opens the versitygw store at endpoint (through a proxy or not).
-func openS3(t testing.TB, endpoint, bucket string, opts ...s3store.Option) *s3store.Store {
-	t.Helper()
-	base := []s3store.Option{
-		s3store.WithEndpoint(endpoint), s3store.WithPathStyle(true), s3store.WithRegion("us-east-1"),
-		s3store.WithStaticCredentials(s3test.AccessKey, s3test.SecretKey),
-		s3store.WithRetry(4, 50*time.Millisecond),
-	}
-	s, err := s3store.Open(context.Background(), "s3://"+bucket+"/team/cache", append(base, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // realisticSet is a set shaped like a Spark job's --packages closure: one
 // big shaded jar, a few mid-sized ones and many small ones.
 func realisticSet(seed uint64, big int64) []s3test.Jar {
@@ -92,7 +77,7 @@ func TestITWarmSecondRunSendsNothing(t *testing.T) {
 	bucket := srv.Bucket(t, "warm")
 	proxy := srv.NewProxy(t)
 	specs, resolve, total := warmFixtures(t, 3, 20<<20)
-	st := openS3(t, proxy.URL, bucket, s3store.WithConcurrency(4))
+	st := s3test.Open(t, proxy.URL, bucket, s3store.WithConcurrency(4))
 	ctx := context.Background()
 	res, err := warm(ctx, st, specs, 2, resolve)
 	if err != nil {
@@ -139,13 +124,13 @@ func BenchmarkS3Upload(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		bucket := srv.Bucket(b, fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i))
-		st := openS3(b, srv.Endpoint, bucket) // direct: the proxy would cost throughput
+		st := s3test.Open(b, srv.Endpoint, bucket) // direct: the proxy would cost throughput
 		start := time.Now()
 		if _, err := warm(ctx, st, specs, 2, resolve); err != nil {
 			b.Fatal(err)
 		}
 		cold := time.Since(start)
-		st = openS3(b, proxy.URL, bucket) // through the counting proxy
+		st = s3test.Open(b, proxy.URL, bucket) // through the counting proxy
 		proxy.Reset()
 		start = time.Now()
 		if _, err := warm(ctx, st, specs, 2, resolve); err != nil {
