@@ -17,6 +17,7 @@ import (
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -150,11 +151,8 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if err != nil {
 		return err
 	}
-	cache := o.resolve.cache
-	if cache == "" {
-		cache = resolver.DefaultCacheDir()
-	}
-	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache), layers.WithCompression(comp), layers.WithJarOpener(resolver.CacheJarOpener(cache)))
+	opts = append(opts, layers.WithLayers(o.layers), layers.WithCompression(comp))
+	opts = append(opts, pipeline.LayerCache(o.resolve.cache)...)
 	in := layers.BakeInput{
 		Base: o.base, Target: o.target, Tag: o.tag,
 		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,

@@ -77,26 +77,40 @@ func (f *s3StoreFlags) check() error {
 }
 
 // s3aConf is the Spark conf that makes s3a:// URLs of an S3-compatible
-// store readable: its endpoint and path-style addressing (nil otherwise).
+// store readable (pipeline.S3AConf).
 func (f *s3StoreFlags) s3aConf(style s3store.URLStyle) map[string]string {
-	if !isS3Store(f.store) || style != s3store.StyleS3A || (f.endpoint == "" && !f.pathStyle) {
-		return nil
+	return pipeline.S3AConf(f.store, f.endpoint, f.pathStyle, style)
+}
+
+// storeTarget is the store of the flags as a pipeline target that reads
+// (rewrite --store) or uploads (submit --store) sets.
+func (f *storeURLFlags) storeTarget(s *s3StoreFlags, rep *progress.Reporter) (*pipeline.StoreTarget, error) {
+	opts, err := f.storeOptions(s, rep)
+	if err != nil {
+		return nil, err
 	}
-	c := map[string]string{}
-	if f.endpoint != "" {
-		c["spark.hadoop.fs.s3a.endpoint"] = f.endpoint
+	return &pipeline.StoreTarget{URL: s.store, Options: opts, URLStyle: f.urlStyle, Conf: s.s3aConf(f.urlStyle)}, nil
+}
+
+// submitTarget is where submit puts the resolved jars: --store or
+// --image-target (nil: neither).
+func submitTarget(f *submitFlags, rep *progress.Reporter) (pipeline.JarTarget, error) {
+	switch {
+	case f.s3.store != "":
+		return f.storeTarget(&f.s3, rep)
+	case f.imageTarget != "":
+		opts, err := f.registry.options(rep)
+		if err != nil {
+			return nil, err
+		}
+		return &pipeline.ImageTarget{Repo: f.imageTarget, Options: opts, SparkHome: f.sparkHome, Strict: f.strict}, nil
 	}
-	if f.pathStyle {
-		c["spark.hadoop.fs.s3a.path.style.access"] = "true"
-	}
-	return c
+	return nil, nil
 }
 
 func isFileStore(store string) bool { return strings.HasPrefix(store, "file:") }
 
-func isS3Store(store string) bool {
-	return strings.HasPrefix(store, "s3://") || strings.HasPrefix(store, "s3a://")
-}
+func isS3Store(store string) bool { return pipeline.IsS3Store(store) }
 
 // storeURLFlags choose how the store's jars are named in spark.jars (bake
 // s3, rewrite --store, submit --store).
@@ -229,7 +243,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	switch {
 	case !isS3Store(o.s3.store):
 		// file:// stores give file: URLs whatever the style.
-	case o.urlStyle == s3store.StyleS3A:
+	case pipeline.S3AURLs(o.s3.store, o.urlStyle):
 		rep.Warnf("%s", s3aWarning)
 	case o.urlStyle == s3store.StylePresigned:
 		presignedAlert(rep, o.expires)
@@ -248,34 +262,29 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	return err
 }
 
-// resolveLockAndJars gets the set to bake: from --lock alone (jars fetched
-// only if something must be uploaded), else by resolving. Steps and
-// downloads are reported to rep.
+// resolveLockAndJars gets the set to bake (pipeline.LockOrResolve): from
+// --lock alone (jars fetched only if something must be uploaded), else by
+// resolving. Steps and downloads are reported to rep.
 func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*resolver.Lockfile, lock.Jars, error) {
-	ropts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
-	if len(f.packages) == 0 && len(args) == 0 {
-		if f.lock == "" {
-			return nil, nil, exitcode.Errorf(exitcode.Usage, "give coordinates (--packages) or --lock FILE")
-		}
-		lock, err := resolver.ReadLock(f.lock)
-		if err != nil {
-			return nil, nil, err
-		}
-		verifier, err := f.signatures()
-		if err != nil {
-			return nil, nil, err
-		}
-		// With signatures verified, the jars fetched are checked against the
-		// signers the lock records (resolver.FetchLocked).
-		return lock, pipeline.LockedJars(lock, resolver.Request{Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy, CacheDir: f.cache, Signatures: verifier}, ropts...), nil
-	}
-	req, err := f.request(args...)
+	req, err := f.bakeRequest(args)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := resolver.Resolve(ctx, req, ropts...)
-	if err != nil {
-		return nil, nil, err
+	return pipeline.LockOrResolve(ctx, req, rep)
+}
+
+// bakeRequest is the request of the set a bake reads: with no coordinate,
+// --lock and what fetches its jars; else the resolution request.
+func (f *resolveFlags) bakeRequest(args []string) (resolver.Request, error) {
+	if len(f.packages) > 0 || len(args) > 0 {
+		return f.request(args...)
 	}
-	return res.Lock, lock.LocalJars(res.Paths), nil
+	if f.lock == "" {
+		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "give coordinates (--packages) or --lock FILE")
+	}
+	verifier, err := f.signatures()
+	if err != nil {
+		return resolver.Request{}, err
+	}
+	return resolver.Request{LockPath: f.lock, Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy, CacheDir: f.cache, Signatures: verifier}, nil
 }

@@ -31,7 +31,7 @@ var optionHints = map[string]string{
 	"s3store.WithExpires":        "flag --expires",
 	"s3store.URLStyle":           "flag --url-style",
 	"s3store.Open":               "flag --store",
-	"s3store.ParseShard":         "flag --shard",
+	"pipeline.ParseShard":        "flag --shard",
 
 	"resolver.Request.Frozen":                "stale (--frozen): run without --frozen to update the lock",
 	"resolver.Request.LockPath":              "--frozen needs --lock",
@@ -44,8 +44,8 @@ var optionHints = map[string]string{
 	"resolver.Request.Excludes":              "flag --exclude-packages (or spark.jars.excludes)",
 	"resolver.Request.Signatures":            "checked by --verify-signatures against --keyring; pin a signer with: prebake keys add",
 
-	"pipeline.Target.ImageFrom": "flag --image-from",
-	"pipeline.Target.Store":     "flag --store",
+	"pipeline.ImageFrom.Ref":   "flag --image-from",
+	"pipeline.StoreTarget.URL": "flag --store",
 
 	"k8s.Attach.id":         "flag --status-poll-only",
 	"k8s.WithSubmitter":     "flag --submitter",

@@ -12,6 +12,7 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rewrite"
@@ -22,7 +23,7 @@ import (
 func TestWithHint(t *testing.T) {
 	ctx := context.Background()
 	_, compErr := layers.ParseCompression("brotli")
-	_, _, shardErr := s3store.ParseShard("3/2")
+	_, _, shardErr := pipeline.ParseShard("3/2")
 	_, storeErr := s3store.Open(ctx, "bucket/prefix")
 	_, concErr := s3store.Open(ctx, "file:///tmp/x", s3store.WithConcurrency(0))
 	for _, tc := range []struct {
@@ -63,30 +64,33 @@ func TestWithHint(t *testing.T) {
 // edge adds, per command, the flags that fix each kind.
 func TestWithWarningHints(t *testing.T) {
 	ctx := context.Background()
-	src := func(cluster string) rewrite.Option {
-		return rewrite.WithJarSource(rewrite.JarSourceFunc(func(context.Context, submit.Packages) (*rewrite.Jars, error) {
-			return &rewrite.Jars{Local: []string{"/c/a.jar"}, Cluster: []string{cluster}, From: "store file:///s"}, nil
-		}))
+	src := func(cluster string) *rewrite.Jars {
+		return &rewrite.Jars{Local: []string{"/c/a.jar"}, Cluster: []string{cluster}, From: "store file:///s"}
 	}
 	k8sCluster := []string{"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--packages", "g:a:1", "local:///app.jar"}
 	standalone := []string{"--master", "spark://h:7077", "--packages", "g:a:1", "app.jar"}
 	for _, tc := range []struct {
 		name, command string
 		argv          []string
+		jars          *rewrite.Jars
 		opts          []rewrite.Option
 		want          string
 	}{
-		{"file: URLs, rewrite", "rewrite", k8sCluster, []rewrite.Option{src("file:///s/a.jar")},
+		{"file: URLs, rewrite", "rewrite", k8sCluster, src("file:///s/a.jar"), nil,
 			"use an s3:// store or an image; give --store s3://bucket/prefix or --image-from REF"},
-		{"file: URLs, submit", "submit", k8sCluster, []rewrite.Option{src("file:///s/a.jar")},
+		{"file: URLs, submit", "submit", k8sCluster, src("file:///s/a.jar"), nil,
 			"use an s3:// store or an image; give --store s3://bucket/prefix or --image-target REPO"},
-		{"OCI layout, rewrite", "rewrite", k8sCluster, []rewrite.Option{src("local:///opt/a.jar"), rewrite.WithImage("oci:/tmp/l:1")},
+		{"OCI layout, rewrite", "rewrite", k8sCluster, src("local:///opt/a.jar"), []rewrite.Option{rewrite.WithImage("oci:/tmp/l:1")},
 			"oci:/tmp/l:1: an OCI layout on this host, not an image a node can pull; push it to a registry and use that reference; prebake bake image --target registry.example.com/team/spark-jobs pushes it; give that reference to --image-from"},
-		{"image for standalone, rewrite", "rewrite", standalone, []rewrite.Option{src("local:///opt/a.jar"), rewrite.WithImage("r.example/s:1")},
+		{"image for standalone, rewrite", "rewrite", standalone, src("local:///opt/a.jar"), []rewrite.Option{rewrite.WithImage("r.example/s:1")},
 			"image r.example/s:1: master standalone is not Kubernetes, so no image is set; the local:// jars must exist on every standalone node; flag --image-from"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := rewrite.Apply(ctx, tc.argv, tc.opts...)
+			sub, err := submit.LoadSubmission(tc.argv, func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := rewrite.Apply(ctx, sub, tc.jars, tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // needClusterTarget refuses, before anything is resolved, a cluster-mode
@@ -17,12 +18,9 @@ import (
 // naming submit's own flags (the rewrite's message names rewrite's).
 func needClusterTarget(ctx context.Context, f *submitFlags, sub *submit.Submission) error {
 	kind := submit.ClusterKind(sub.Master())
-	if sub.DeployMode() != "cluster" || f.s3.store != "" || f.imageTarget != "" {
-		return nil
-	}
-	switch kind {
-	case submit.ClusterK8s, submit.ClusterStandalone, submit.ClusterMesos:
-	default:
+	// The rewrite's rule (rewrite.NeedsClusterJars), checked early; an
+	// unknown master is left to the rewrite's own refusal.
+	if !rewrite.NeedsClusterJars(kind, sub.DeployMode()) || kind == submit.ClusterOther || f.s3.store != "" || f.imageTarget != "" {
 		return nil
 	}
 	if !hasCoordinate([]string{sub.Packages().Packages}) && !hasCoordinate(f.resolve.packages) {

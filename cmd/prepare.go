@@ -35,18 +35,10 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if err != nil {
 		return nil, err
 	}
-	o := pipeline.Options{Request: req, CacheDir: f.resolve.cache, Store: f.s3.store, URLStyle: f.urlStyle, ImageTarget: f.imageTarget, Reporter: rep,
-		StoreConf: f.s3.s3aConf(f.urlStyle), SparkHome: f.sparkHome, LocalSparkJars: f.localSparkJars, Strict: f.strict, Memo: f.memo,
-		RewriteOptions: f.rewriteOptions}
-	if o.Store != "" {
-		if o.StoreOptions, err = f.storeOptions(&f.s3, rep); err != nil {
-			return nil, err
-		}
-	}
-	if o.ImageTarget != "" {
-		if o.LayerOptions, err = f.registry.options(rep); err != nil {
-			return nil, err
-		}
+	o := pipeline.Options{Request: req, CacheDir: f.resolve.cache, Reporter: rep,
+		LocalSparkJars: f.localSparkJars, Strict: f.strict, Memo: f.memo, RewriteOptions: f.rewriteOptions}
+	if o.Target, err = submitTarget(f, rep); err != nil {
+		return nil, err
 	}
 	r, err := pipeline.Prepare(ctx, sub, o)
 	if errors.Is(err, pipeline.ErrNoBaseImage) {
@@ -55,7 +47,7 @@ func prepare(ctx context.Context, g *globals, f *submitFlags, fl *pflag.FlagSet,
 	if err != nil {
 		return nil, err
 	}
-	if o.Store != "" && isS3Store(o.Store) && o.URLStyle == s3store.StylePresigned {
+	if isS3Store(f.s3.store) && f.urlStyle == s3store.StylePresigned {
 		presignedAlert(rep, f.expires)
 	}
 	withWarningHints("submit", r.Warnings)

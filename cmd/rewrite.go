@@ -6,16 +6,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/pipeline"
-	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rewrite"
 )
@@ -79,44 +76,53 @@ for packages they set themselves.`,
 			if err != nil {
 				return err
 			}
-			cache := rf.cache
-			if cache == "" {
-				cache = resolver.DefaultCacheDir()
-			}
 			rep := g.reporter(c.ErrOrStderr())
-			t := &pipeline.Target{URLStyle: urls.urlStyle}
-			opts := []rewrite.Option{rewrite.WithWorkDir(filepath.Join(cachedir.Root(cache), "rewrite")), rewrite.WithSparkVersion(req.SparkVersion)}
+			var finder pipeline.SetFinder
+			opts := []rewrite.Option{rewrite.WithWorkDir(pipeline.RewriteWorkDir(rf.cache)), rewrite.WithSparkVersion(req.SparkVersion)}
 			if imageFrom != "" {
-				t.ImageFrom = imageFrom
-				if t.ImageOptions, err = reg.options(rep); err != nil {
-					return err
-				}
-				opts = append(opts, rewrite.WithImage(imageFrom))
-			}
-			if store != "" {
-				t.Store, t.StoreConf = store, sf.s3aConf(urls.urlStyle)
-				if t.StoreOptions, err = urls.storeOptions(&sf, rep); err != nil {
-					return err
-				}
-			}
-			opts = append(opts, rewrite.WithJarSource(pipeline.JarSource(req, t, rep)))
-			if manifest != "" {
-				return rewriteManifest(c, g, manifest, out, opts)
-			}
-			if execProg || len(args) == 0 {
-				r, err := rewrite.ApplyPySparkEnv(c.Context(), append(opts, rewrite.WithPythonApps(pythonFiles(args)...))...)
+				lopts, err := reg.options(rep)
 				if err != nil {
 					return err
 				}
-				withWarningHints("rewrite", r.Warnings)
-				v := r.Env[submit.EnvPySparkSubmitArgs]
-				return printRewrite(c, g, out, r, r.Warnings, exportLine(submit.EnvPySparkSubmitArgs, v))
+				finder = &pipeline.ImageFrom{Ref: imageFrom, Options: lopts}
+				opts = append(opts, rewrite.WithImage(imageFrom))
 			}
-			r, err := rewrite.Apply(c.Context(), args, opts...)
+			if store != "" {
+				t, err := urls.storeTarget(&sf, rep)
+				if err != nil {
+					return err
+				}
+				finder = t
+			}
+			if manifest != "" {
+				return rewriteManifest(c, g, manifest, out, append(opts, rewrite.WithJarSource(pipeline.JarSource(req, finder, rep))))
+			}
+			var sub *submit.Submission
+			pyEnv := execProg || len(args) == 0
+			if pyEnv {
+				sub, err = submit.LoadPySparkSubmission(os.Getenv)
+				opts = append(opts, rewrite.WithPythonApps(pythonFiles(args)...))
+			} else {
+				sub, err = submit.LoadSubmission(args, os.Getenv)
+			}
+			if err != nil {
+				return err
+			}
+			var jars *rewrite.Jars
+			if sub.Argv.Action == submit.ActionSubmit {
+				if jars, err = pipeline.FindJars(c.Context(), req, sub.Packages(), finder, rep); err != nil {
+					return err
+				}
+			}
+			r, err := rewrite.Apply(c.Context(), sub, jars, opts...)
 			if err != nil {
 				return err
 			}
 			withWarningHints("rewrite", r.Warnings)
+			if pyEnv {
+				v := r.Env[submit.EnvPySparkSubmitArgs]
+				return printRewrite(c, g, out, r, r.Warnings, exportLine(submit.EnvPySparkSubmitArgs, v))
+			}
 			return printRewrite(c, g, out, r, r.Warnings, r.Command+"\n")
 		},
 	}

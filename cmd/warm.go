@@ -12,7 +12,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/localfile"
-	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
@@ -67,7 +67,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if o.file == "" {
 		return exitcode.Errorf(exitcode.Usage, "--file is required")
 	}
-	i, n, err := s3store.ParseShard(o.shard)
+	i, n, err := pipeline.ParseShard(o.shard)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if err != nil {
 		return fmt.Errorf("sets file: %w", err) // 66 missing, 65 not a regular file or too large
 	}
-	sf, err := s3store.ParseSets(o.file, data)
+	sf, err := pipeline.ParseSets(o.file, data)
 	if err != nil {
 		return err
 	}
@@ -88,32 +88,21 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	opts = append(opts, s3store.WithWarmConcurrency(o.sets), s3store.WithVerify(o.verify))
+	opts = append(opts, s3store.WithVerify(o.verify))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
 	}
-	sets := s3store.Shard(sf.Sets, i, n)
+	sets := pipeline.Shard(sf.Sets, i, n)
 	if !g.quiet {
 		fmt.Fprintf(stderr, "warm: shard %d/%d: %d of %d sets into %s\n", i, n, len(sets), len(sf.Sets), store.URL())
 	}
-	base := filepath.Dir(o.file)
-	results, werr := store.Warm(ctx, sets, func(ctx context.Context, set s3store.SetSpec) (*resolver.Lockfile, lock.Jars, error) {
-		f := o.resolve // a copy per set
-		f.repositories = append(append([]string{}, o.resolve.repositories...), set.Repositories...)
-		f.excludes = append(append([]string{}, o.resolve.excludes...), set.Excludes...)
-		if set.Conflict != "" {
-			f.conflict = set.Conflict
-		}
-		if set.Lock != "" {
-			f.lock = set.Lock
-			if !filepath.IsAbs(f.lock) {
-				f.lock = filepath.Join(base, f.lock)
-			}
-		}
-		f.packages = set.Packages
-		return resolveLockAndJars(ctx, &f, nil, rep)
-	})
+	// The flags are every set's defaults (pipeline.SetRequest).
+	def, err := o.resolve.request()
+	if err != nil {
+		return err
+	}
+	results, werr := pipeline.Warm(ctx, store, sets, pipeline.WarmOptions{Request: def, Dir: filepath.Dir(o.file), Concurrency: o.sets, Reporter: rep})
 	rep.Wait()
 	if out == outJSON {
 		if err := printJSON(stdout, map[string]any{"store": store.URL(), "shard": o.shard, "sets": results}); err != nil {

@@ -1,12 +1,10 @@
 package pipeline
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
 )
@@ -34,12 +32,5 @@ func TestRequestForPutsTheArgvFirst(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a:b:1"}, base.Packages); diff != "" {
 		t.Errorf("RequestFor changed its input (-want +got):\n%s", diff)
-	}
-}
-
-func TestNoTargetGivesNoClusterURLs(t *testing.T) {
-	urls, from, err := (&Target{}).ClusterURLs(context.Background(), &lock.File{Artifacts: []lock.Artifact{{File: "a.jar"}}})
-	if urls != nil || from != "" || err != nil {
-		t.Errorf("ClusterURLs with no target = %v, %q, %v; want nothing", urls, from, err)
 	}
 }

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"path"
+	"strings"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/progress"
@@ -15,80 +17,220 @@ import (
 	"github.com/prebake/prebake/submit/rewrite"
 )
 
-// Target says where the cluster URLs of resolved jars come from: an image
-// baked earlier (ImageFrom: its dev.prebake.jars annotation) or a store
-// baked earlier (Store: its set manifest). With neither, only local file:
-// paths are given.
-type Target struct {
-	ImageFrom    string
-	ImageOptions []layers.Option
-	Store        string
-	StoreOptions []s3store.Option
-	URLStyle     s3store.URLStyle
-	// StoreConf is what Spark needs to read the store's URLs (see
-	// Options.StoreConf).
-	StoreConf map[string]string
+// A JarTarget is where Prepare puts the resolved jars so that a driver that
+// does not run here can read them: an image (ImageTarget) or a jar store
+// (StoreTarget). A new destination (a Spark Connect upload, say) is one
+// more implementation; Prepare does not change.
+type JarTarget interface {
+	// Place puts the resolved set (its lock and local jars) where the
+	// cluster reads it, for the submission sub, and says what the rewrite
+	// needs to use it.
+	Place(ctx context.Context, sub *submit.Submission, in PlaceInput) (*Placed, error)
 }
 
-// ClusterURLs returns the cluster URLs of lf's jars, in lock order, and
-// what they came from; nil when the target names no image or store.
-func (t *Target) ClusterURLs(ctx context.Context, lf *lock.File) ([]string, string, error) {
+// A SetFinder is a JarTarget that finds a set it already holds by its lock
+// alone, without fetching a jar (the store-first path of a pod with no
+// route to Maven, and prebake rewrite --image-from / --store).
+type SetFinder interface {
+	// Find returns the cluster jars of lf's set. A set it does not hold
+	// is an error matching ErrNotHeld.
+	Find(ctx context.Context, lf *lock.File) (*Placed, error)
+}
+
+// ErrNotHeld is matched (errors.Is) by a SetFinder's error when the target
+// does not hold the set (yet).
+var ErrNotHeld = errors.New("the target does not hold the set")
+
+// notHeld keeps an error's text and kind and also matches ErrNotHeld.
+type notHeld struct{ error }
+
+func (e notHeld) Unwrap() error        { return e.error }
+func (e notHeld) Is(target error) bool { return target == ErrNotHeld }
+
+// PlaceInput is a resolved set of jars (its lock and the local paths of
+// its jars) and where a target reports and caches.
+type PlaceInput struct {
+	Lock *lock.File
+	Jars lock.Jars
+	// CacheDir is the cache directory ("" is the default; CacheDir).
+	CacheDir string
+	// Reporter gets the steps and progress (nil: none).
+	Reporter *progress.Reporter
+}
+
+// Placed is what a JarTarget made of a set: the cluster URLs of its jars
+// (in lock order) and what the rewrite needs to use them.
+type Placed struct {
+	// Cluster are the URLs the cluster reads (rewrite.Jars.Cluster).
+	Cluster []string
+	// From names where they are, "image REF" or "store URL" (redacted).
+	From string
+	// Conf is the Spark conf the cluster needs to read them
+	// (rewrite.Jars.Conf).
+	Conf map[string]string
+	// RewriteOptions are added to the rewrite's (the baked images).
+	RewriteOptions []rewrite.Option
+	// Warnings come before the rewrite's (the bake's classpath checks);
+	// Late ones after them (what the cluster needs to read the URLs).
+	Warnings, Late []rewrite.Warning
+	// SparkVersion is the Spark version of the driver's baked image ("" when
+	// unknown, or no image).
+	SparkVersion string
+}
+
+// StoreTarget is a jar store (s3://bucket/prefix or file:///dir): Place
+// uploads the set (s3store.Store.Bake), Find reads its manifest.
+type StoreTarget struct {
+	URL      string
+	Options  []s3store.Option
+	URLStyle s3store.URLStyle
+	// Conf is the Spark conf the cluster needs to read the store's URLs
+	// (S3AConf); a key the user set keeps the user's value.
+	Conf map[string]string
+}
+
+// Place uploads the set to the store and returns its URLs.
+func (t *StoreTarget) Place(ctx context.Context, _ *submit.Submission, in PlaceInput) (*Placed, error) {
+	st, err := s3store.Open(ctx, t.URL, t.Options...)
+	if err != nil {
+		return nil, err
+	}
+	baked, err := st.Bake(ctx, in.Lock, in.Jars)
+	in.Reporter.Wait()
+	if err != nil {
+		return nil, err
+	}
+	// The bake already holds the set's manifest: no second GET.
+	urls, err := st.URLs(ctx, baked.Manifest, t.URLStyle)
+	if err != nil {
+		return nil, err
+	}
+	return t.placed(urls), nil
+}
+
+// Find reads the set's manifest (one GET): ErrNotHeld when the store has
+// no such set; a missing bucket is not that.
+func (t *StoreTarget) Find(ctx context.Context, lf *lock.File) (*Placed, error) {
+	urls, err := s3store.SetURLs(ctx, t.URL, lf.Hash(), t.URLStyle, t.Options...)
 	switch {
-	case t.ImageFrom != "":
-		dir, files, err := layers.ReadJars(ctx, t.ImageFrom, t.ImageOptions...)
-		if err != nil {
-			return nil, "", err
-		}
-		have := map[string]bool{}
-		for _, f := range files {
-			have[f] = true
-		}
-		var urls []string
-		for _, a := range lf.Artifacts {
-			if !have[a.File] {
-				return nil, "", errdefs.Optionf(errdefs.NotFound, "pipeline.Target.ImageFrom", "image %s: the image has no %s (its dev.prebake.jars lacks it); bake this lock into it first", t.ImageFrom, a.File)
-			}
-			urls = append(urls, "local://"+path.Join(dir, a.File))
-		}
-		return urls, "image " + t.ImageFrom, nil
-	case t.Store != "":
-		urls, err := s3store.SetURLs(ctx, t.Store, lf.Hash(), t.URLStyle, t.StoreOptions...)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(urls) != len(lf.Artifacts) {
-			return nil, "", errdefs.Optionf(errdefs.Invalid, "pipeline.Target.Store", "store %s: set %s lists %d jars, the lock %d", redact.URL(t.Store), lf.Hash(), len(urls), len(lf.Artifacts))
-		}
-		return urls, "store " + redact.URL(t.Store), nil
+	case errors.Is(err, s3store.ErrNotFound) && !errors.Is(err, s3store.ErrNoBucket):
+		return nil, notHeld{err}
+	case err != nil:
+		return nil, err
 	}
-	return nil, "", nil
+	if len(urls) != len(lf.Artifacts) {
+		return nil, errdefs.Optionf(errdefs.Invalid, "pipeline.StoreTarget.URL", "store %s: set %s lists %d jars, the lock %d", redact.URL(t.URL), lf.Hash(), len(urls), len(lf.Artifacts))
+	}
+	return t.placed(urls), nil
 }
 
-// JarSource resolves the packages of a command line (plus those of req),
-// retrieves them for file: paths, and adds the target's cluster URLs.
-func JarSource(req resolver.Request, t *Target, rep *progress.Reporter) rewrite.JarSource {
-	return rewrite.JarSourceFunc(func(ctx context.Context, p submit.Packages) (*rewrite.Jars, error) {
-		res, paths, err := ResolveJars(ctx, req, p, rep)
-		if err != nil || res == nil {
-			return nil, err
+// String is "store", for the lines of Prepare's store-first path.
+func (t *StoreTarget) String() string { return "store" }
+
+func (t *StoreTarget) placed(urls []string) *Placed {
+	p := &Placed{Cluster: urls, From: "store " + redact.URL(t.URL), Conf: t.Conf}
+	if len(urls) > 0 && S3AURLs(t.URL, t.URLStyle) {
+		p.Late = []rewrite.Warning{{Kind: rewrite.WarnS3AURLs, Text: S3AWarning}}
+	}
+	return p
+}
+
+// S3AURLs reports whether a store's URLs in style are s3a:// ones (an S3
+// store, URLStyle s3a), which Spark reads only with hadoop-aws (S3AWarning).
+func S3AURLs(store string, style s3store.URLStyle) bool {
+	return style == s3store.StyleS3A && IsS3Store(store)
+}
+
+// IsS3Store reports whether a store URL names an S3 store (s3:// or
+// s3a://), not a local directory.
+func IsS3Store(store string) bool {
+	return strings.HasPrefix(store, "s3://") || strings.HasPrefix(store, "s3a://")
+}
+
+// S3AConf is the Spark conf that makes the s3a:// URLs of an S3-compatible
+// store readable: its endpoint and path-style addressing; nil when the
+// URLs are not s3a:// ones or the store is AWS with virtual-host buckets.
+func S3AConf(store, endpoint string, pathStyle bool, style s3store.URLStyle) map[string]string {
+	if !S3AURLs(store, style) || (endpoint == "" && !pathStyle) {
+		return nil
+	}
+	c := map[string]string{}
+	if endpoint != "" {
+		c["spark.hadoop.fs.s3a.endpoint"] = endpoint
+	}
+	if pathStyle {
+		c["spark.hadoop.fs.s3a.path.style.access"] = "true"
+	}
+	return c
+}
+
+// ImageFrom is an image baked earlier (prebake bake image): Find gives the
+// local:// URLs of the lock's jars from its dev.prebake.jars annotation.
+// Place is Find (nothing is baked), and the rewrite sets it as the image.
+type ImageFrom struct {
+	Ref     string
+	Options []layers.Option
+}
+
+// Find reads the image's jar list; a jar of the lock it lacks is an error
+// matching ErrNotHeld.
+func (t *ImageFrom) Find(ctx context.Context, lf *lock.File) (*Placed, error) {
+	dir, files, err := layers.ReadJars(ctx, t.Ref, t.Options...)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, f := range files {
+		have[f] = true
+	}
+	var urls []string
+	for _, a := range lf.Artifacts {
+		if !have[a.File] {
+			return nil, notHeld{errdefs.Optionf(errdefs.NotFound, "pipeline.ImageFrom.Ref", "image %s: the image has no %s (its dev.prebake.jars lacks it); bake this lock into it first", t.Ref, a.File)}
 		}
-		j := &rewrite.Jars{Local: paths, LockHash: res.Lock.Hash()}
-		j.Cluster, j.From, err = t.ClusterURLs(ctx, res.Lock)
-		if err != nil {
-			return nil, err
-		}
-		if t.ImageFrom == "" && t.Store != "" {
-			j.Conf = t.StoreConf
-		}
+		urls = append(urls, "local://"+path.Join(dir, a.File))
+	}
+	return &Placed{Cluster: urls, From: "image " + t.Ref}, nil
+}
+
+// String is "image".
+func (t *ImageFrom) String() string { return "image" }
+
+// Place is Find, and the rewrite sets the image.
+func (t *ImageFrom) Place(ctx context.Context, _ *submit.Submission, in PlaceInput) (*Placed, error) {
+	p, err := t.Find(ctx, in.Lock)
+	if err != nil {
+		return nil, err
+	}
+	p.RewriteOptions = []rewrite.Option{rewrite.WithImage(t.Ref)}
+	return p, nil
+}
+
+// FindJars resolves the packages of a command line (plus those of req),
+// retrieves them for file: paths, and adds the cluster URLs the finder
+// holds for their lock (f nil: none). It returns nil when there is
+// nothing to resolve.
+func FindJars(ctx context.Context, req resolver.Request, p submit.Packages, f SetFinder, rep *progress.Reporter) (*rewrite.Jars, error) {
+	res, paths, err := ResolveJars(ctx, req, p, rep)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	j := &rewrite.Jars{Local: paths, LockHash: res.Lock.Hash()}
+	if f == nil {
 		return j, nil
-	})
+	}
+	pl, err := f.Find(ctx, res.Lock)
+	if err != nil {
+		return nil, err
+	}
+	j.Cluster, j.From, j.Conf = pl.Cluster, pl.From, pl.Conf
+	return j, nil
 }
 
-// LockedJars fetches a lock's jars into req.CacheDir ("" is the default)
-// when a bake needs them, from req's repositories, settings and offline
-// mode (resolver.FetchLocked).
-func LockedJars(lf *lock.File, req resolver.Request, opts ...resolver.Option) lock.Jars {
-	return func(ctx context.Context) ([]string, error) {
-		return resolver.FetchLocked(ctx, lf, req, opts...)
-	}
+// JarSource is FindJars as a rewrite.JarSource, for rewrite.Manifest (a
+// manifest's documents each name their packages).
+func JarSource(req resolver.Request, f SetFinder, rep *progress.Reporter) rewrite.JarSource {
+	return rewrite.JarSourceFunc(func(ctx context.Context, p submit.Packages) (*rewrite.Jars, error) {
+		return FindJars(ctx, req, p, f, rep)
+	})
 }

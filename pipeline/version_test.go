@@ -67,7 +67,7 @@ func TestPrepareDriverSparkVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, ImageTarget: target, Reporter: progress.New(&out, progress.Normal)})
+			r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, Target: &ImageTarget{Repo: target}, Reporter: progress.New(&out, progress.Normal)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestPrepareDriverSparkVersion(t *testing.T) {
 }
 
 // TestPrepareSharedLock: Prepare's image bake puts the jars of
-// Options.SharedLock in a shared layer (the image records the set's hash).
+// ImageTarget.Shared in a shared layer (the image records the set's hash).
 func TestPrepareSharedLock(t *testing.T) {
 	ctx := context.Background()
 	root, _ := filepath.Abs("..")
@@ -107,7 +107,7 @@ func TestPrepareSharedLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, ImageTarget: "oci:" + filepath.Join(t.TempDir(), "out"), Reporter: progress.New(&out, progress.Normal), SharedLock: shared})
+	r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, Target: &ImageTarget{Repo: "oci:" + filepath.Join(t.TempDir(), "out"), Shared: shared}, Reporter: progress.New(&out, progress.Normal)})
 	if err != nil {
 		t.Fatal(err)
 	}

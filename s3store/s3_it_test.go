@@ -23,16 +23,7 @@ import (
 
 func openS3(t testing.TB, endpoint, bucket string, opts ...s3store.Option) *s3store.Store {
 	t.Helper()
-	base := []s3store.Option{
-		s3store.WithEndpoint(endpoint), s3store.WithPathStyle(true), s3store.WithRegion("us-east-1"),
-		s3store.WithStaticCredentials(s3test.AccessKey, s3test.SecretKey),
-		s3store.WithRetry(4, 50*time.Millisecond),
-	}
-	s, err := s3store.Open(context.Background(), "s3://"+bucket+"/team/cache", append(base, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return s3test.Open(t, endpoint, bucket, opts...)
 }
 
 func fileSHA(t testing.TB, p string) string {

@@ -90,8 +90,7 @@ type options struct {
 	expires     time.Duration
 	logger      Logger
 	progress    Progress
-	verify      bool          // WithVerify: Bake, Warm
-	warmSets    int           // WithWarmConcurrency: Warm
+	verify      bool          // WithVerify: Bake
 	grace       time.Duration // WithGrace: GC
 	dryRun      bool          // WithDryRun: GC
 }
@@ -217,14 +216,9 @@ func WithLogger(l Logger) Option {
 	}
 }
 
-// WithVerify makes a cache hit of Bake (and Warm) also HEAD every jar and
+// WithVerify makes a cache hit of Bake (and so of pipeline.Warm) also HEAD every jar and
 // re-upload the missing ones. The default is false: a hit costs one GET.
 func WithVerify(v bool) Option { return func(o *options) error { o.verify = v; return nil } }
-
-// WithWarmConcurrency makes Warm resolve and bake n sets at a time (blob
-// transfers still share WithConcurrency's limit); n < 1 is 1. The default
-// is 1.
-func WithWarmConcurrency(n int) Option { return func(o *options) error { o.warmSets = n; return nil } }
 
 // WithGrace makes GC leave alone the unreferenced jars younger than d, since
 // a bake in progress uploads its jars before its manifest. The default is 0.

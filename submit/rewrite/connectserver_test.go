@@ -30,7 +30,7 @@ func TestRewriteConnectServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := Apply(context.Background(), tt.args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
+			r, err := applyArgs(context.Background(), tt.args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}

@@ -2,11 +2,12 @@
 // command line or a SparkApplication manifest and puts the resolved jars in
 // one jar list, so that nothing resolves at run time.
 //
-//   - Apply and ApplySubmission rewrite a command line (a
-//     submit.Submission, loaded once); Manifest rewrites spark-operator
-//     YAML. Both take Options: WithJarSource (where the jars come from: a
-//     JarSource giving file: paths, an image's local:// jars or a store's
-//     URLs), WithImage, WithRoleImages, WithEnv and WithWorkDir.
+//   - Apply rewrites a command line (a submit.Submission, loaded once)
+//     with its resolved jars, a value (Jars: file: paths, and an image's
+//     local:// jars or a store's URLs); Manifest rewrites spark-operator
+//     YAML, whose documents each name their packages, and asks a
+//     JarSource (WithJarSource) for their jars. Both take WithImage,
+//     WithRoleImages, WithEnv and WithWorkDir.
 //   - Result and ManifestResult say what changed and why (Change) and carry
 //     Warnings with a WarningKind, so that a caller adds its own words.
 //     Their JSON forms are `prebake rewrite -o json`.

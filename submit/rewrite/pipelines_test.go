@@ -17,7 +17,7 @@ func TestRewritePipelines(t *testing.T) {
 	args := []string{"spark-pipelines", "run", "--spec", "pipeline.yml", "--packages", "org.postgresql:postgresql:42.7.1",
 		"--name", "nightly", "--conf", "spark.sql.shuffle.partitions=4"}
 	getenv := func(string) string { return "" }
-	r, err := Apply(context.Background(), args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
+	r, err := applyArgs(context.Background(), args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}

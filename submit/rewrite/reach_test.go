@@ -30,16 +30,16 @@ func TestClusterReachWarnings(t *testing.T) {
 		}))
 	}
 	argv := []string{"--master", "k8s://https://h:6443", "--deploy-mode", "cluster", "--packages", "g:a:1", "local:///app.jar"}
-	r, err := Apply(ctx, argv, src("file:///store/jars/a.jar", nil))
+	r, err := applyArgs(ctx, argv, src("file:///store/jars/a.jar", nil))
 	if err != nil || !strings.Contains(warningOf(r.Warnings, WarnFileURLs), "the jars are file: URLs") {
 		t.Errorf("file: URLs: %v %q", err, r.Warnings)
 	}
-	r, err = Apply(ctx, argv, src("local:///opt/a.jar", nil), WithImage("oci:/tmp/layout@sha256:00"))
+	r, err = applyArgs(ctx, argv, src("local:///opt/a.jar", nil), WithImage("oci:/tmp/layout@sha256:00"))
 	if err != nil || !strings.Contains(warningOf(r.Warnings, WarnLayoutImage), "an OCI layout on this host") {
 		t.Errorf("oci: image: %v %q", err, r.Warnings)
 	}
 	conf := map[string]string{"spark.hadoop.fs.s3a.endpoint": "http://s3.local", "spark.hadoop.fs.s3a.path.style.access": "true"}
-	r, err = Apply(ctx, append([]string{"--conf", "spark.hadoop.fs.s3a.endpoint=http://mine"}, argv...), src("s3a://b/jars/a.jar", conf))
+	r, err = applyArgs(ctx, append([]string{"--conf", "spark.hadoop.fs.s3a.endpoint=http://mine"}, argv...), src("s3a://b/jars/a.jar", conf))
 	got := strings.Join(r.Args, " ")
 	if err != nil || !strings.Contains(got, "spark.hadoop.fs.s3a.path.style.access=true") || strings.Contains(got, "http://s3.local") || !strings.Contains(got, "endpoint=http://mine") {
 		t.Errorf("s3a conf: %v %s", err, got)
@@ -57,7 +57,7 @@ spec:
 		t.Errorf("manifest: %v %q", err, m.Warnings)
 	}
 	standalone := []string{"--master", "spark://h:7077", "--packages", "g:a:1", "app.jar"}
-	r, err = Apply(ctx, standalone, src("local:///opt/a.jar", nil), WithImage("registry.example/spark:1"))
+	r, err = applyArgs(ctx, standalone, src("local:///opt/a.jar", nil), WithImage("registry.example/spark:1"))
 	if err != nil || !strings.HasPrefix(warningOf(r.Warnings, WarnImageNotK8s), "image registry.example/spark:1: master standalone is not Kubernetes") {
 		t.Errorf("image for a standalone master: %v %q", err, r.Warnings)
 	}
@@ -92,7 +92,7 @@ func TestAvoidDownloadSchemes(t *testing.T) {
 			src := WithJarSource(JarSourceFunc(func(context.Context, submit.Packages) (*Jars, error) {
 				return &Jars{Local: []string{"/c/a.jar"}, Cluster: []string{tc.url}, From: "store s3://b/jars"}, nil
 			}))
-			r, err := Apply(context.Background(), tc.argv, src, WithSparkVersion(tc.version))
+			r, err := applyArgs(context.Background(), tc.argv, src, WithSparkVersion(tc.version))
 			if err != nil {
 				t.Fatal(err)
 			}

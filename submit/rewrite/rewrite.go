@@ -22,6 +22,16 @@ import (
 // and no store holds them).
 var ErrNoClusterJars = errors.New("the jars are in no image and no store the cluster can read")
 
+// NeedsClusterJars reports whether a submission in deployMode on a master
+// of kind (submit.ClusterKind) needs its jars where the cluster reads them
+// (Jars.Cluster: an image or a store): its driver does not run here, and
+// nothing ships local jars to it. That is cluster mode on every master but
+// YARN (which distributes local jars), local and Spark Connect; without
+// cluster jars Apply refuses it (ErrNoClusterJars).
+func NeedsClusterJars(kind, deployMode string) bool {
+	return deployMode == "cluster" && kind != submit.ClusterYARN && kind != submit.ClusterLocal && kind != submit.ClusterConnect
+}
+
 // Jars are the resolved jars rewrite merges into the submission, in
 // spark.jars order (the lock's order).
 type Jars struct {
@@ -45,10 +55,11 @@ type Jars struct {
 	Conf map[string]string
 }
 
-// A JarSource turns the packages found in a command line into jars. The cmd
-// wiring implements it with resolver.Resolve, resolver.Retrieve and the
-// image annotation or store manifest. It returns nil jars when there is
-// nothing to add.
+// A JarSource turns the packages found in a manifest's document into jars
+// (Manifest; Apply takes the jars themselves). pipeline.JarSource
+// implements it with resolver.Resolve, resolver.Retrieve and the image
+// annotation or store manifest. It returns nil jars when there is nothing
+// to add.
 type JarSource interface {
 	Jars(ctx context.Context, p submit.Packages) (*Jars, error)
 }
@@ -74,8 +85,9 @@ type options struct {
 	pythonApps                 []string
 }
 
-// WithJarSource sets where the resolved jars come from. The default is none:
-// the packages are removed and nothing is added.
+// WithJarSource sets where Manifest's resolved jars come from (Apply
+// ignores it: it takes the jars). The default is none: the packages are
+// removed and nothing is added.
 func WithJarSource(s JarSource) Option {
 	return func(o *options) error { o.source = s; return nil }
 }
@@ -249,10 +261,11 @@ type managed struct {
 	onlyIfUnset bool
 }
 
-// Apply rewrites a spark-submit command line so that Spark resolves
+// Apply rewrites a submission (a command line loaded once with
+// submit.LoadSubmission or submit.LoadPySparkSubmission) so that Spark resolves
 // nothing at run time: every packages source is removed (flags, --conf,
-// --properties-file, spark-defaults.conf) and the jars from the JarSource
-// are merged into one jar list, with the URLs each deploy mode needs:
+// --properties-file, spark-defaults.conf) and jars (nil: none; the
+// resolved packages of s.Packages()) are merged into one jar list, with the URLs each deploy mode needs:
 //
 //   - K8s, standalone, Mesos and unknown masters in cluster mode: the
 //     cluster URLs (image local:// or store); refused when there are none.
@@ -268,25 +281,11 @@ type managed struct {
 // Python apps (.py, pyspark-shell, spark-internal) also get the jars in
 // --py-files/spark.submit.pyFiles. Every other argument keeps its tokens and
 // order. --kill, --status, --version and --help pass through unchanged.
-func Apply(ctx context.Context, args []string, opts ...Option) (*Result, error) {
-	o, err := makeOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	if o.getenv == nil {
-		o.getenv = os.Getenv
-	}
-	s, err := submit.LoadSubmission(args, o.getenv)
-	if err != nil {
-		return nil, err
-	}
-	return apply(ctx, s, o)
-}
-
-// ApplySubmission is Apply of a submission already loaded with
-// LoadSubmission, so that the argv is parsed once. Without WithEnv it reads
-// the environment the submission was loaded with.
-func ApplySubmission(ctx context.Context, s *submit.Submission, opts ...Option) (*Result, error) {
+//
+// Without WithEnv it reads the environment the submission was loaded with.
+// A submission from $PYSPARK_SUBMIT_ARGS gets Result.Env, the new value
+// (pyspark-shell still last).
+func Apply(ctx context.Context, s *submit.Submission, jars *Jars, opts ...Option) (*Result, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
@@ -294,10 +293,10 @@ func ApplySubmission(ctx context.Context, s *submit.Submission, opts ...Option) 
 	if o.getenv == nil {
 		o.getenv = s.Getenv
 	}
-	return apply(ctx, s, o)
+	return apply(ctx, s, jars, o)
 }
 
-func apply(ctx context.Context, s *submit.Submission, o *options) (*Result, error) {
+func apply(ctx context.Context, s *submit.Submission, jars *Jars, o *options) (*Result, error) {
 	r := &Result{Action: s.Argv.Action, Changes: []Change{}, Warnings: []Warning{}}
 	if s.Argv.Action != submit.ActionSubmit {
 		r.Args = s.Args()
@@ -309,7 +308,7 @@ func apply(ctx context.Context, s *submit.Submission, o *options) (*Result, erro
 		return r, nil
 	}
 	rw := &rewriter{s: s, o: o, r: r}
-	if err := rw.run(ctx); err != nil {
+	if err := rw.run(jars); err != nil {
 		return nil, err
 	}
 	r.Command = submit.ShellQuote(r.Args)
@@ -323,27 +322,6 @@ func apply(ctx context.Context, s *submit.Submission, o *options) (*Result, erro
 		r.Env = map[string]string{submit.EnvPySparkSubmitArgs: r.Command}
 	}
 	return r, nil
-}
-
-// ApplyPySparkEnv rewrites $PYSPARK_SUBMIT_ARGS (read with WithEnv's
-// getenv, default os.Getenv) as Apply rewrites an argv: the submission a
-// Python process that starts its own JVM makes (python3 app.py, a notebook
-// kernel; submit.LoadPySparkSubmission). Result.Env holds the new value,
-// pyspark-shell still last; Args are its tokens.
-func ApplyPySparkEnv(ctx context.Context, opts ...Option) (*Result, error) {
-	o, err := makeOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	if o.getenv == nil {
-		o.getenv = os.Getenv
-	}
-	s, err := submit.LoadPySparkSubmission(o.getenv)
-	if err != nil {
-		return nil, err
-	}
-	o.getenv = s.Getenv
-	return apply(ctx, s, o)
 }
 
 type rewriter struct {
@@ -370,7 +348,7 @@ func (w *rewriter) warnKind(kind WarningKind, format string, args ...any) {
 	w.r.Warnings = append(w.r.Warnings, Warning{Kind: kind, Text: fmt.Sprintf(format, args...)})
 }
 
-func (w *rewriter) run(ctx context.Context) error {
+func (w *rewriter) run(jars *Jars) error {
 	s, r := w.s, w.r
 	r.Master = s.Master()
 	w.deploy = s.DeployMode()
@@ -382,13 +360,6 @@ func (w *rewriter) run(ctx context.Context) error {
 	r.Python = w.python
 	r.Packages = s.Packages()
 
-	var jars *Jars
-	if w.o.source != nil {
-		var err error
-		if jars, err = w.o.source.Jars(ctx, r.Packages); err != nil {
-			return err
-		}
-	}
 	if err := w.plan(jars); err != nil {
 		return err
 	}
@@ -418,7 +389,7 @@ func (w *rewriter) plan(j *Jars) error {
 			w.r.JarsFrom = j.From
 		}
 		cluster := w.deploy == "cluster"
-		if len(j.Local) == 0 && !(cluster && w.kind != submit.ClusterYARN && w.kind != submit.ClusterLocal && w.kind != submit.ClusterConnect) {
+		if len(j.Local) == 0 && !NeedsClusterJars(w.kind, w.deploy) {
 			return errdefs.Errorf(errdefs.Internal, "rewrite: %s %s mode needs local copies of the jars, and the jar source gave none", w.kind, w.deploy)
 		}
 		var jarsAdd, pyAdd, cpAdd []string

@@ -74,7 +74,7 @@ func checkRandomRewrite(t *testing.T, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	args := randomArgv(r)
 	getenv := func(string) string { return "" }
-	res, err := Apply(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
+	res, err := applyArgs(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
 	if err != nil {
 		t.Fatalf("seed %d: Apply(%q): %v", seed, args, err)
 	}

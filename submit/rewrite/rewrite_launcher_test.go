@@ -29,7 +29,7 @@ func TestRewriteDriverClassPathLastWins(t *testing.T) {
 		args := append([]string{"--master", "k8s://https://10.0.0.1:6443", "--packages", "org.postgresql:postgresql:42.7.1"}, tt.args...)
 		args = append(args, "--class", "com.example.Db", "db.jar")
 		getenv := func(string) string { return "" }
-		r, err := Apply(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
+		r, err := applyArgs(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
 		if err != nil {
 			t.Fatalf("Apply(%q): %v", args, err)
 		}
@@ -57,7 +57,7 @@ func TestRewriteSpecialClassMixedArgs(t *testing.T) {
 	args := []string{"--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "--name", "Thrift JDBC/ODBC Server",
 		"--hiveconf", "hive.server2.thrift.port=10001", "--master", "yarn", "--packages", "org.postgresql:postgresql:42.7.1", "-e", "select 1"}
 	getenv := func(string) string { return "" }
-	r, err := Apply(context.Background(), args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
+	r, err := applyArgs(context.Background(), args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}

@@ -92,7 +92,7 @@ func TestRewriteGolden(t *testing.T) {
 			if c.image != "" {
 				opts = append(opts, WithImage(c.image))
 			}
-			r, err := Apply(context.Background(), args, opts...)
+			r, err := applyArgs(context.Background(), args, opts...)
 			var got string
 			if c.wantErr != "" {
 				if err == nil {

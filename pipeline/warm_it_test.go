@@ -1,4 +1,4 @@
-package s3store_test
+package pipeline
 
 import (
 	"context"
@@ -30,10 +30,10 @@ type fixtureSet struct {
 	paths []string
 }
 
-func warmFixtures(t testing.TB, n int, big int64) ([]s3store.SetSpec, s3store.ResolveFunc, int64) {
+func warmFixtures(t testing.TB, n int, big int64) ([]SetSpec, resolveFunc, int64) {
 	dir := t.TempDir()
 	byName := map[string]fixtureSet{}
-	var specs []s3store.SetSpec
+	var specs []SetSpec
 	var total int64
 	for i := range n {
 		// Every set shares the big jar and hadoop-aws (same seed), as real sets do.
@@ -54,7 +54,7 @@ func warmFixtures(t testing.TB, n int, big int64) ([]s3store.SetSpec, s3store.Re
 		}
 		name := fmt.Sprintf("set%d", i)
 		byName[name] = fixtureSet{lf, paths}
-		specs = append(specs, s3store.SetSpec{Name: name, Packages: []string{"x"}})
+		specs = append(specs, SetSpec{Name: name, Packages: []string{"x"}})
 	}
 	seen := map[string]bool{}
 	for _, fs := range byName {
@@ -65,7 +65,7 @@ func warmFixtures(t testing.TB, n int, big int64) ([]s3store.SetSpec, s3store.Re
 			}
 		}
 	}
-	resolve := func(_ context.Context, s s3store.SetSpec) (*lock.File, lock.Jars, error) {
+	resolve := func(_ context.Context, s SetSpec) (*lock.File, lock.Jars, error) {
 		fs := byName[s.Name]
 		return fs.lf, lock.LocalJars(fs.paths), nil
 	}
@@ -77,9 +77,9 @@ func TestITWarmSecondRunSendsNothing(t *testing.T) {
 	bucket := srv.Bucket(t, "warm")
 	proxy := srv.NewProxy(t)
 	specs, resolve, total := warmFixtures(t, 3, 20<<20)
-	st := openS3(t, proxy.URL, bucket, s3store.WithConcurrency(4), s3store.WithWarmConcurrency(2))
+	st := s3test.Open(t, proxy.URL, bucket, s3store.WithConcurrency(4))
 	ctx := context.Background()
-	res, err := st.Warm(ctx, specs, resolve)
+	res, err := warm(ctx, st, specs, 2, resolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestITWarmSecondRunSendsNothing(t *testing.T) {
 		t.Errorf("proxy saw %d body bytes, want at least %d", got, total)
 	}
 	proxy.Reset()
-	res, err = st.Warm(ctx, specs, resolve)
+	res, err = warm(ctx, st, specs, 2, resolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,16 +124,16 @@ func BenchmarkS3Upload(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		bucket := srv.Bucket(b, fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i))
-		st := openS3(b, srv.Endpoint, bucket) // direct: the proxy would cost throughput
+		st := s3test.Open(b, srv.Endpoint, bucket) // direct: the proxy would cost throughput
 		start := time.Now()
-		if _, err := st.Warm(ctx, specs, resolve); err != nil {
+		if _, err := warm(ctx, st, specs, 2, resolve); err != nil {
 			b.Fatal(err)
 		}
 		cold := time.Since(start)
-		st = openS3(b, proxy.URL, bucket) // through the counting proxy
+		st = s3test.Open(b, proxy.URL, bucket) // through the counting proxy
 		proxy.Reset()
 		start = time.Now()
-		if _, err := st.Warm(ctx, specs, resolve); err != nil {
+		if _, err := warm(ctx, st, specs, 2, resolve); err != nil {
 			b.Fatal(err)
 		}
 		warm := time.Since(start)

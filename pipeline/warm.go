@@ -1,10 +1,11 @@
-package s3store
+package pipeline
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,12 +14,15 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/s3store"
 )
 
 // SetsFile is the input of `prebake warm` (see examples/sets.yaml).
 type SetsFile struct {
-	// Store is the default store URL; --store overrides it.
+	// Store is the default store URL (the caller's own wins).
 	Store string `yaml:"store"`
 	// Sets are the package sets to resolve and upload.
 	Sets []SetSpec `yaml:"sets"`
@@ -74,7 +78,7 @@ func ParseShard(s string) (i, n int, err error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, errdefs.Optionf(errdefs.BadArgument, "s3store.ParseShard", "shard %q: want i/n with 0 <= i < n", s)
+		return 0, 0, errdefs.Optionf(errdefs.BadArgument, "pipeline.ParseShard", "shard %q: want i/n with 0 <= i < n", s)
 	}
 	return i, n, nil
 }
@@ -91,8 +95,42 @@ func Shard(sets []SetSpec, i, n int) []SetSpec {
 	return out
 }
 
-// ResolveFunc resolves one set to its lock and a source of local jar paths.
-type ResolveFunc func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error)
+// WarmOptions configure Warm.
+type WarmOptions struct {
+	// Request holds the defaults of every set: a set's repositories and
+	// excludes add to them, its conflict mode and lock replace them, its
+	// packages are the set's (LockOrResolve).
+	Request resolver.Request
+	// Dir is where a set's relative lock path is read from (the sets
+	// file's directory).
+	Dir string
+	// Concurrency is how many sets are resolved and baked at a time
+	// (default 1); blob transfers share the store's
+	// s3store.WithConcurrency limit, and a blob shared by sets is sent once.
+	Concurrency int
+	// Reporter gets the steps and progress (nil: none).
+	Reporter *progress.Reporter
+}
+
+// SetRequest is the resolution request of one set of a sets file: def's
+// repositories and excludes, then the set's; the set's conflict mode, lock
+// (relative to dir) and packages.
+func SetRequest(def resolver.Request, set SetSpec, dir string) resolver.Request {
+	req := def // a copy per set
+	req.Repositories = append(append([]string{}, def.Repositories...), set.Repositories...)
+	req.Excludes = append(append([]string{}, def.Excludes...), set.Excludes...)
+	if set.Conflict != "" {
+		req.Conflict = set.Conflict
+	}
+	if set.Lock != "" {
+		req.LockPath = set.Lock
+		if !filepath.IsAbs(req.LockPath) {
+			req.LockPath = filepath.Join(dir, req.LockPath)
+		}
+	}
+	req.Packages = set.Packages
+	return req
+}
 
 // WarmResult is the outcome of one set.
 type WarmResult struct {
@@ -105,13 +143,22 @@ type WarmResult struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// Warm resolves and bakes each set, WithWarmConcurrency sets at a time
-// (blob transfers share the store's WithConcurrency limit, and a blob
-// shared by sets is sent once). It goes on past a failed set, and returns every
-// result in input order with the failures joined; the error's exit code is
-// the first failure's.
-func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc) ([]WarmResult, error) {
-	concurrency := max(s.o.warmSets, 1)
+// Warm resolves each set (SetRequest, LockOrResolve) and bakes it into the
+// store, o.Concurrency sets at a time. It goes on past a failed set, and
+// returns every result in input order with the failures joined; the
+// error's kind is the first failure's.
+func Warm(ctx context.Context, st *s3store.Store, sets []SetSpec, o WarmOptions) ([]WarmResult, error) {
+	return warm(ctx, st, sets, o.Concurrency, func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error) {
+		return LockOrResolve(ctx, SetRequest(o.Request, set, o.Dir), o.Reporter)
+	})
+}
+
+// resolveFunc resolves one set to its lock and a source of local jar paths.
+type resolveFunc func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error)
+
+// warm is Warm with the resolution given (the tests' fakes).
+func warm(ctx context.Context, st *s3store.Store, sets []SetSpec, concurrency int, resolve resolveFunc) ([]WarmResult, error) {
+	concurrency = max(concurrency, 1)
 	results := make([]WarmResult, len(sets))
 	errs := make([]error, len(sets))
 	var mu sync.Mutex
@@ -126,7 +173,7 @@ func (s *Store) Warm(ctx context.Context, sets []SetSpec, resolve ResolveFunc) (
 					return err
 				}
 				r.LockHash = lf.Hash()
-				res, err := s.Bake(ctx, lf, jars)
+				res, err := st.Bake(ctx, lf, jars)
 				if err != nil {
 					return err
 				}

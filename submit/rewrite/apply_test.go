@@ -1,0 +1,33 @@
+package rewrite
+
+import (
+	"context"
+	"os"
+
+	"github.com/prebake/prebake/submit"
+)
+
+// applyArgs is the caller's side of Apply for a command line, as the
+// tests write it: load args (with WithEnv's getenv, default os.Getenv),
+// ask the options' JarSource for the jars of its packages, and Apply them.
+func applyArgs(ctx context.Context, args []string, opts ...Option) (*Result, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	getenv := o.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	s, err := submit.LoadSubmission(args, getenv)
+	if err != nil {
+		return nil, err
+	}
+	var jars *Jars
+	if o.source != nil && s.Argv.Action == submit.ActionSubmit {
+		if jars, err = o.source.Jars(ctx, s.Packages()); err != nil {
+			return nil, err
+		}
+	}
+	return Apply(ctx, s, jars, opts...)
+}
