@@ -476,7 +476,7 @@ func profileBatch(b *testing.B, version string, argv func(int) []string, n, para
 	// benchmark's log is cut after a few lines).
 	parts := []struct{ name, fn string }{
 		{"building the objects", "submit/k8s/native.Build"},
-		{"creating them (client-go, HTTP, TLS)", "submit/k8s/native.Create"},
+		{"creating them (client-go, HTTP, TLS)", "submit/k8s.createObjects"},
 		{"encoding (protobuf)", "k8s.io/apimachinery/pkg/runtime/serializer/protobuf.(*Serializer).Encode"},
 		{"decoding answers", "k8s.io/apimachinery/pkg/runtime/serializer/protobuf.(*Serializer).Decode"},
 		{"TLS writes", "crypto/tls.(*Conn).Write"},

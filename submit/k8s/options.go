@@ -185,18 +185,14 @@ func WithSubmitter(s string) Option {
 }
 
 // WithDriverSparkVersion sets the driver image's Spark version, which the
-// native submitter and DryRun need (3.5.x or 4.0.x). It wins over
-// WithImageSparkVersion (with a warning when they differ). No default.
+// native submitter and DryRun need (3.5.x or 4.0.x). It wins over the
+// baked image's (submit.Prepared.DriverSparkVersion, as its jars say; with
+// a warning when they differ), which wins over the tag of an official
+// Apache Spark image. No default.
 func WithDriverSparkVersion(v string) Option {
 	return func(o *options) error { o.driverSparkVersion = v; return nil }
 }
 
-// WithImageSparkVersion sets the Spark version the driver's baked image's
-// jars say (pipeline.Result.DriverSparkVersion); it wins over the tag of an
-// official Apache Spark image. No default.
-func WithImageSparkVersion(v string) Option {
-	return func(o *options) error { o.imageSparkVersion = v; return nil }
-}
 
 // WithQuiet drops the progress lines written to WithStderr's writer. The
 // default is false.

@@ -37,13 +37,13 @@ func TestMakeOptions(t *testing.T) {
 			WithPendingTimeout(-1), WithHungGrace(3 * time.Second), WithNotFoundGrace(4 * time.Second),
 			WithAPIRetryTimeout(5 * time.Second), WithKillHungDriver(true), WithKillOnCancel(true), WithLogTail(7),
 			WithVia("operator"), WithOperatorSparkVersion("4.0.1"), WithSubmitter(SubmitterSparkSubmit),
-			WithDriverSparkVersion("3.5.9"), WithImageSparkVersion("4.0.5"), WithQuiet(true), WithVerbose(true),
+			WithDriverSparkVersion("3.5.9"), WithQuiet(true), WithVerbose(true),
 			WithEnv([]string{"A=b"}), WithInClusterDir("/sa"), WithConf(map[string]string{"k": "v"}), WithGracePeriod(9),
 		}, func(o *options) {
 			o.sparkSubmit, o.timeout, o.pollInterval, o.pendingTimeout = "/s/spark-submit", time.Hour, time.Second, -1
 			o.hungGrace, o.notFoundGrace, o.apiRetryTimeout = 3*time.Second, 4*time.Second, 5*time.Second
 			o.killHungDriver, o.killOnCancel, o.logTail, o.via, o.sparkVersion = true, true, 7, "operator", "4.0.1"
-			o.submitter, o.driverSparkVersion, o.imageSparkVersion = SubmitterSparkSubmit, "3.5.9", "4.0.5"
+			o.submitter, o.driverSparkVersion = SubmitterSparkSubmit, "3.5.9"
 			o.quiet, o.verbose, o.env, o.inClusterDir = true, true, []string{"A=b"}, "/sa"
 			o.conf, o.gracePeriod = map[string]string{"k": "v"}, ptr(int64(9))
 		}},
