@@ -193,7 +193,6 @@ func WithDriverSparkVersion(v string) Option {
 	return func(o *options) error { o.driverSparkVersion = v; return nil }
 }
 
-
 // WithQuiet drops the progress lines written to WithStderr's writer. The
 // default is false.
 func WithQuiet(quiet bool) Option {
