@@ -105,8 +105,8 @@ func WithKillGrace(d time.Duration) Option {
 	return func(o *options) error { o.killGrace = d; return nil }
 }
 
-// WithJSON says stdout is for the result object (-o json), so
-// spark-submit's stdout goes to stderr. The default is false.
+// WithJSON says stdout is for the caller's result object, so
+// spark-submit's stdout goes to stderr (redacted). The default is false.
 func WithJSON(on bool) Option {
 	return func(o *options) error { o.json = on; return nil }
 }
