@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -31,7 +32,7 @@ func runPrepare(t *testing.T, flags []string, args []string) ([]string, error) {
 }
 
 // runPrepared is runPrepare with all prepare returns.
-func runPrepared(t *testing.T, flags []string, args []string) (*prepared, error) {
+func runPrepared(t *testing.T, flags []string, args []string) (*submit.Prepared, error) {
 	t.Helper()
 	root := repoRoot(t)
 	g := &globals{quiet: true}
@@ -49,7 +50,7 @@ func runPrepared(t *testing.T, flags []string, args []string) (*prepared, error)
 	if err != nil {
 		return nil, err
 	}
-	return prepare(context.Background(), g, f, fs, sub, &stderr)
+	return prepare(context.Background(), g, f, pipeline.Prepare, sub, &stderr)
 }
 
 func TestPrepareImageTarget(t *testing.T) {
@@ -69,8 +70,8 @@ func TestPrepareImageTarget(t *testing.T) {
 	}
 	got := p.Sub.Args()
 	// The base's jars say Spark 3.5.0: the native submitter's rules.
-	if p.ImageSparkVersion != "3.5.0" {
-		t.Errorf("ImageSparkVersion = %q, want 3.5.0 (the base's spark-core jar)", p.ImageSparkVersion)
+	if p.DriverSparkVersion != "3.5.0" {
+		t.Errorf("DriverSparkVersion = %q, want 3.5.0 (the base's spark-core jar)", p.DriverSparkVersion)
 	}
 	joined := strings.Join(got, " ")
 	for _, want := range []string{
@@ -182,12 +183,12 @@ func TestPrepareStoreFirstFetchesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := prepare(context.Background(), &globals{quiet: true}, f, fs, sub, &bytes.Buffer{})
+		got, err := prepare(context.Background(), &globals{quiet: true}, f, pipeline.Prepare, sub, &bytes.Buffer{})
 		if err != nil {
 			t.Fatalf("prepare: %v", err)
 		}
-		if got.ImageSparkVersion != "" {
-			t.Errorf("ImageSparkVersion = %q with a store, want none", got.ImageSparkVersion)
+		if got.DriverSparkVersion != "" {
+			t.Errorf("DriverSparkVersion = %q with a store, want none", got.DriverSparkVersion)
 		}
 		return got.Sub.Args()
 	}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -10,72 +11,88 @@ import (
 	"github.com/prebake/prebake/submit/rest"
 )
 
-// The backends return their outcomes; render is the one renderer of each.
-// A result's message is the library's; with -o json render adds the hints
-// naming the CLI's flags (withHintMessage), as the CLI adds them to the
-// error it prints.
+// The backends return their outcomes; each adapter's Render is the one
+// renderer of its backend. A result's message is the library's; with -o
+// json the renderer adds the hints naming the CLI's flags
+// (withHintMessage), as the CLI adds them to the error it prints. The one
+// classifier (exitcode.Outcome) gives the run's exit code and its source;
+// the backends say only what failed.
 
-// render prints a backend's outcome with -o out and returns the run's error
-// (err), unless the output could not be written.
-func render(out outputFormat, o submit.Outcome, err error, stdout, stderr io.Writer) error {
-	// The one classifier (exitcode.Code) gives the run's exit code and its
-	// source; the backends say only what failed.
-	code, source := exitcode.Outcome(o.Err())
-	switch r := o.(type) {
-	case *k8s.Result:
-		r.ExitCode, r.Source = code, source
-		if err == nil && r.Phase == k8s.PhaseSubmitted {
-			r.Source = exitcode.SourcePrebake // no driver has ended
-		}
-		return renderK8s(out, r, err, stdout, stderr)
-	case *rest.Result:
-		r.ExitCode, r.Source = code, source
-		return renderREST(out, r, stdout, stderr)
-	case *local.Result:
-		r.ExitCode, r.Source = code, source
-		r.Message = withHintMessage(r.Message, err)
-		// Text: spark-submit's own output was the run's; the CLI prints the
-		// error, and --result-file holds the result.
-		if out != outJSON {
-			keepResult(stdout, r)
-			return err
-		}
-		if werr := printJSON(stdout, r); werr != nil && err == nil {
-			return exitcode.New(exitcode.Internal, werr)
-		}
-		return err
-	}
-	return exitcode.Errorf(exitcode.Internal, "no renderer for %T", o)
-}
-
-// renderK8s prints a K8s run: JSON, or the summary on stdout and, when the
+// Render prints a K8s run: JSON, or the summary on stdout and, when the
 // run failed, the container statuses and the log tail on stderr. err is the
 // run's error, returned unless the JSON could not be written.
-func renderK8s(out outputFormat, r *k8s.Result, err error, stdout, stderr io.Writer) error {
+func (b *k8sAdapter) Render(run *run, o submit.Outcome, err error) error {
+	r, ok := o.(*k8s.Result)
+	if !ok {
+		return noRenderer(o)
+	}
+	r.ExitCode, r.Source = exitcode.Outcome(r.Err())
+	if err == nil && r.Phase == k8s.PhaseSubmitted {
+		r.Source = exitcode.SourcePrebake // no driver has ended
+	}
 	r.Message = withHintMessage(r.Message, err)
-	if out == outJSON {
-		if werr := printJSON(stdout, r); werr != nil && err == nil {
+	if run.out == outJSON {
+		if werr := printJSON(run.stdout, r); werr != nil && err == nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
 		return err
 	}
-	keepResult(stdout, r)
-	writeK8sText(r, stdout, stderr)
+	keepResult(run.stdout, r)
+	writeK8sText(r, run.stdout, run.stderr)
 	return err
 }
 
-// renderREST prints a REST run: JSON, or the summary on stdout. It returns
-// the run's error.
-func renderREST(out outputFormat, r *rest.Result, stdout, stderr io.Writer) error {
+// Render prints a REST run: JSON, or the summary on stdout. It returns the
+// run's error.
+func (b *restAdapter) Render(run *run, o submit.Outcome, _ error) error {
+	r, ok := o.(*rest.Result)
+	if !ok {
+		return noRenderer(o)
+	}
+	r.ExitCode, r.Source = exitcode.Outcome(r.Err())
 	r.Message = withHintMessage(r.Message, r.Err())
-	if out == outJSON {
-		if err := printJSON(stdout, r); err != nil {
+	if run.out == outJSON {
+		if err := printJSON(run.stdout, r); err != nil {
 			return exitcode.New(exitcode.Internal, err)
 		}
 		return r.Err()
 	}
-	keepResult(stdout, r)
-	writeRESTText(r, stdout)
-	writeLogTail(stderr, r.LogTail)
+	keepResult(run.stdout, r)
+	writeRESTText(r, run.stdout)
+	writeLogTail(run.stderr, r.LogTail)
 	return r.Err()
+}
+
+// Render prints a local run: with -o json the result; in text,
+// spark-submit's own output was the run's, the CLI prints the error, and
+// --result-file holds the result.
+func (localAdapter) Render(run *run, o submit.Outcome, err error) error {
+	r, ok := o.(*local.Result)
+	if !ok {
+		return noRenderer(o)
+	}
+	r.ExitCode, r.Source = exitcode.Outcome(r.Err())
+	r.Message = withHintMessage(r.Message, err)
+	if run.out != outJSON {
+		keepResult(run.stdout, r)
+		return err
+	}
+	if werr := printJSON(run.stdout, r); werr != nil && err == nil {
+		return exitcode.New(exitcode.Internal, werr)
+	}
+	return err
+}
+
+func noRenderer(o submit.Outcome) error {
+	return exitcode.Errorf(exitcode.Internal, "no renderer for %T", o)
+}
+
+// writeK8sKillText prints Kill's answer as spark-submit --kill does.
+func writeK8sKillText(w io.Writer, tried []k8s.DriverStatus) {
+	for _, s := range tried {
+		fmt.Fprintf(w, "Deleting driver pod: %s.\n", s.Pod)
+	}
+	if len(tried) == 0 {
+		fmt.Fprintln(w, "No applications found.")
+	}
 }

@@ -15,7 +15,7 @@ import (
 func TestRenderSubmitted(t *testing.T) {
 	r := &k8s.Result{Backend: "k8s", SubmissionID: "ns:app-driver", Namespace: "ns", Pod: "app-driver", Phase: k8s.PhaseSubmitted}
 	var out bytes.Buffer
-	if err := render(outJSON, r, nil, &out, io.Discard); err != nil {
+	if err := (&k8sAdapter{}).Render(&run{out: outJSON, stdout: &out, stderr: io.Discard}, r, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/pipeline"
 )
 
 // globals are the persistent flags of every command.
@@ -59,7 +60,7 @@ func NewRoot() *cobra.Command { return newRoot() }
 
 // newRoot builds the command tree, explicitly.
 func newRoot(opts ...rootOption) *cobra.Command {
-	cfg := rootConfig{prepare: prepare}
+	cfg := rootConfig{prepare: pipeline.Prepare}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -94,7 +95,7 @@ followed to its real end.`,
 		return err
 	}
 	root.SetFlagErrorFunc(flagError)
-	bs := newBackends()
+	as := newAdapters()
 	root.AddCommand(
 		newBakeCmd(g),
 		newBundleCmd(g),
@@ -102,7 +103,7 @@ followed to its real end.`,
 		newCacheCmd(g),
 		newConnectCmd(g),
 		newGCCmd(g),
-		newIDCmd(g, bs, "kill"),
+		newIDCmd(g, as, "kill"),
 		newInitCmd(g),
 		newInspectCmd(g),
 		newOutdatedCmd(g),
@@ -111,8 +112,8 @@ followed to its real end.`,
 		newResolveCmd(g),
 		newRewriteCmd(g),
 		newSBOMCmd(g),
-		newIDCmd(g, bs, "status"),
-		newSubmitCmd(g, bs, cfg.prepare),
+		newIDCmd(g, as, "status"),
+		newSubmitCmd(g, as, cfg.prepare),
 		newWarmCmd(g),
 		newWhyCmd(g),
 	)

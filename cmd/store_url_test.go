@@ -89,7 +89,7 @@ func TestRewriteS3ACompatibleConfIT(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	if _, err := prepare(context.Background(), &globals{}, f, fs, sub, &stderr); err != nil {
+	if _, err := prepare(context.Background(), &globals{}, f, pipeline.Prepare, sub, &stderr); err != nil {
 		t.Fatalf("prepare: %v\n%s", err, stderr.String())
 	}
 	if want := "warning: " + pipeline.S3AWarning + "; --url-style presigned needs neither"; !strings.Contains(stderr.String(), want) {

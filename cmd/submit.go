@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -20,50 +19,67 @@ import (
 	"github.com/prebake/prebake/submit/rewrite"
 )
 
-// A backend submits to and follows one kind of cluster manager, by master
-// scheme: "k8s" (cmd/submit_k8s.go) and "rest" for spark:// and mesos://
-// (cmd/submit_rest.go). Backends hold their flag values, so each command
-// tree gets its own (newBackends).
-type backend interface {
-	// AddFlags adds the backend's own flags (shared ones are in submitFlags).
+// An adapter is cmd's side of one backend (submit.Kind): its flags, the
+// options they map to (New: the constructed submit.Backend) and the
+// renderer of its outcomes. Adapters hold their flag values, so each
+// command tree gets its own (newAdapters). Adding a backend is one package
+// under submit and one adapter here.
+type adapter interface {
+	// AddFlags adds the backend's own flags (shared ones are in
+	// submitFlags).
 	AddFlags(fs *pflag.FlagSet)
-	// Submit runs the rewritten submission and follows the driver to its end.
-	// The returned error carries the exit code (exitcode.Driver for the
-	// driver's own result).
-	Submit(ctx context.Context, req *submitRequest) error
-	// Status prints the state of id (spark-submit --status).
-	Status(ctx context.Context, req *idRequest) error
-	// Kill stops id (spark-submit --kill).
-	Kill(ctx context.Context, req *idRequest) error
-	// Attach follows req.Flags.pollOnly, submitted elsewhere, to its end
-	// (submit --status-poll-only). It never submits.
-	Attach(ctx context.Context, req *submitRequest) error
+	// New constructs the backend for one run.
+	New(r *run) (submit.Backend, error)
+	// Render prints the outcome of Submit or Attach with -o r.out and
+	// returns the run's error (err), unless the output could not be
+	// written.
+	Render(r *run, o submit.Outcome, err error) error
+	// RenderStates prints what Status or Kill (op) returned, as
+	// spark-submit --status/--kill do, and returns err.
+	RenderStates(r *run, op string, ss []submit.DriverState, err error) error
 }
 
-// backends are a command tree's backends by master kind.
-type backends map[string]backend
-
-// newBackends returns fresh backends for one command tree.
-func newBackends() backends {
-	return backends{"k8s": &k8sBackend{}, "rest": &restBackend{}, "local": localBackend{}}
+// run is what an adapter builds its backend from and renders to: the
+// shared flags and the command's streams.
+type run struct {
+	f      *submitFlags // submit's flags (nil for status and kill)
+	id     *idFlags     // status and kill's (nil for submit)
+	master string
+	// attach: submit --status-poll-only (the backend follows, never
+	// submits).
+	attach         bool
+	out            outputFormat
+	quiet, verbose bool
+	stdout, stderr io.Writer
 }
 
-// forMaster checks -o (text or json) and returns it with the backend of a
-// master URL.
-func (bs backends) forMaster(g *globals, cmd, master string, outputs ...outputFormat) (outputFormat, backend, error) {
+// idFlags are status and kill's.
+type idFlags struct {
+	master   string
+	conf     []string
+	restPort int
+}
+
+// adapters are a command tree's backends by kind.
+type adapters map[submit.Kind]adapter
+
+// newAdapters returns fresh adapters for one command tree.
+func newAdapters() adapters {
+	return adapters{submit.KindK8s: &k8sAdapter{}, submit.KindREST: &restAdapter{}, submit.KindLocal: localAdapter{}}
+}
+
+// forKind checks -o (text or json, and outputs) and returns it with the
+// adapter of kind.
+func (as adapters) forKind(g *globals, kind submit.Kind, outputs ...outputFormat) (outputFormat, adapter, error) {
 	out, err := checkOutput(g, append([]outputFormat{outText, outJSON}, outputs...)...)
 	if err != nil {
 		return "", nil, err
 	}
-	kind, err := masterKind(cmd, master)
-	if err != nil {
-		return "", nil, err
-	}
-	b, ok := bs[kind]
+	a, ok := as[kind]
 	if !ok {
 		return "", nil, exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
 	}
-	return out, b, nil
+	return out, a, nil
 }
 
 // submitFlags are shared by every backend.
@@ -93,61 +109,28 @@ type submitFlags struct {
 	rewriteOptions []rewrite.Option
 }
 
-// submitRequest is what a backend gets: the submission after resolve, bake
-// and rewrite, ready for spark-submit (K8s) or the REST protocol.
-type submitRequest struct {
-	// Sub is the rewritten spark-submit command line (without the
-	// spark-submit binary), loaded once; before prepare (and for
-	// --status-poll-only) the command line as given.
-	Sub *submit.Submission
-	// ImageSparkVersion is the Spark version of the driver's baked image,
-	// as its base's jars say; "" when nothing was baked.
-	ImageSparkVersion string
-	Master            string
-	Flags             *submitFlags
-	Output            outputFormat // text|json|yaml
-	Quiet             bool
-	Verbose           bool
-	Stdout            io.Writer
-	Stderr            io.Writer
-}
-
-// idRequest is a status or kill request.
-type idRequest struct {
-	ID     string
-	Master string
-	Output outputFormat
-	Stdout io.Writer
-	Stderr io.Writer
-	Flags  *pflag.FlagSet
-}
-
-// prepared is what prepare hands the backend: the rewritten submission to
-// run and the Spark version of the driver's baked image ("" if none).
-type prepared struct {
-	Sub               *submit.Submission
-	ImageSparkVersion string
-}
-
-// prepareFunc resolves, caches and rewrites sub: prepare (cmd/prepare.go),
-// or a pass-through in tests (withPrepare).
-type prepareFunc func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, sub *submit.Submission, stderr io.Writer) (*prepared, error)
-
-// masterKind returns the backend name for a master URL; cmd names the
-// command for the message. submit's master is Spark's effective one
-// (local[*] when none is given, as spark-submit's default).
-func masterKind(cmd, master string) (string, error) {
-	switch kind := submit.ClusterKind(master); {
-	case kind == submit.ClusterLocal, kind == submit.ClusterYARN, kind == submit.ClusterConnect:
-		return "local", nil
-	case kind == submit.ClusterK8s:
-		return "k8s", nil
-	case kind == submit.ClusterStandalone, kind == submit.ClusterMesos:
-		return "rest", nil
+// kindOf is the backend kind of a master URL (submit.KindOf); cmd names
+// the command for the message. A status, kill or attach asks the cluster
+// manager whatever the deploy mode.
+func kindOf(cmd, master string) (submit.Kind, error) {
+	kind, err := submit.KindOf(master)
+	switch {
+	case err == nil:
+		return kind, nil
 	case master == "":
 		return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (k8s://…, spark://… or mesos://…), the master the submission was made to", cmd)
 	}
 	return "", exitcode.Errorf(exitcode.Usage, "--master %q: not a master Spark takes; prebake takes every one spark-submit does: %s", master, knownMasters)
+}
+
+// route is the backend kind that runs sub (submit.Route), with kindOf's
+// messages.
+func route(cmd string, sub *submit.Submission) (submit.Kind, error) {
+	kind, err := submit.Route(sub)
+	if err != nil {
+		return kindOf(cmd, sub.Master())
+	}
+	return kind, nil
 }
 
 // knownMasters lists the masters submit takes, for messages.
@@ -202,8 +185,9 @@ func ignoreTargetsHere(g *globals, f *submitFlags, fl *pflag.FlagSet, master str
 	}
 }
 
-// newSubmitCmd is `prebake submit`: prepare, then the master's backend.
-func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
+// newSubmitCmd is `prebake submit`: route, then pipeline.Submit (prepare,
+// then the backend), then the backend's renderer.
+func newSubmitCmd(g *globals, as adapters, pp prepareFunc) *cobra.Command {
 	f := &submitFlags{}
 	c := &cobra.Command{
 		Use:   "submit [flags] -- <spark-submit args>",
@@ -213,60 +197,93 @@ func newSubmitCmd(g *globals, bs backends, prepare prepareFunc) *cobra.Command {
     --packages org.apache.hadoop:hadoop-aws:3.3.4 --class com.example.Main app.jar`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if f.exec {
-				return runExec(c, g, prepare, f, args)
+				return runExec(c, g, as, pp, f, args)
 			}
 			if f.batch != "" {
-				return runBatch(c, g, bs, prepare, f, args)
+				return runBatch(c, g, as, pp, f, args)
 			}
-			// The command line is loaded once (argv, --properties-file,
-			// spark-defaults.conf, $MASTER, $DEPLOY_MODE); every later
-			// step reads this value.
-			sub, err := submit.LoadSubmission(args, os.Getenv)
-			if err != nil {
-				return err
-			}
-			// The conf's secrets are masked by value wherever spark-submit,
-			// the driver or a server prints them (audit 3 N11).
-			redact.AddConfSecrets(sub.SparkConf())
-			master := sub.Master()
-			// yaml: the objects of k8s --dry-run.
-			out, b, err := bs.forMaster(g, c.Name(), master, outYAML)
-			if err != nil {
-				return err
-			}
-			req := &submitRequest{
-				Sub: sub, Master: master, Flags: f, Output: out,
-				Quiet: g.quiet, Verbose: g.verbose,
-				Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(),
-			}
-			if f.pollOnly != "" {
-				// Attaching resolves, bakes and submits nothing. The driver
-				// is stopped on SIGINT/SIGTERM only when --kill-on-cancel is
-				// given: a sensor that gives up must not stop a job it did
-				// not start.
-				f.killOnCancel = f.killOnCancel && c.Flags().Changed("kill-on-cancel")
-				return b.Attach(c.Context(), req)
-			}
-			b = bs.runsHere(b, sub)
-			if _, here := b.(localBackend); here {
-				ignoreTargetsHere(g, f, c.Flags(), master, c.ErrOrStderr())
-				f.localSparkJars = localSparkJars(f.sparkSubmit, os.Getenv, exec.LookPath)
-			}
-			rewritten, err := prepare(c.Context(), g, f, c.Flags(), sub, c.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			req.Sub, req.ImageSparkVersion = rewritten.Sub, rewritten.ImageSparkVersion
-			return b.Submit(c.Context(), req)
+			return runSubmit(c, g, as, pp, f, args)
 		},
 	}
-	addSubmitFlags(c.Flags(), f, bs)
+	addSubmitFlags(c.Flags(), f, as)
 	return c
 }
 
+// runSubmit is one submission: loaded once, routed, prepared and run by
+// its backend (or followed: --status-poll-only).
+func runSubmit(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *submitFlags, args []string) error {
+	ctx, stderr := c.Context(), c.ErrOrStderr()
+	// The command line is loaded once (argv, --properties-file,
+	// spark-defaults.conf, $MASTER, $DEPLOY_MODE); every later step reads
+	// this value.
+	sub, err := submit.LoadSubmission(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	// The conf's secrets are masked by value wherever spark-submit, the
+	// driver or a server prints them (audit 3 N11).
+	redact.AddConfSecrets(sub.SparkConf())
+	master := sub.Master()
+	r := &run{f: f, master: master, quiet: g.quiet, verbose: g.verbose, stdout: c.OutOrStdout(), stderr: stderr}
+	if f.pollOnly != "" {
+		// Attaching resolves, bakes and submits nothing. The driver is
+		// stopped on SIGINT/SIGTERM only when --kill-on-cancel is given: a
+		// sensor that gives up must not stop a job it did not start.
+		f.killOnCancel = f.killOnCancel && c.Flags().Changed("kill-on-cancel")
+		kind, err := kindOf(c.Name(), master)
+		if err != nil {
+			return err
+		}
+		var a adapter
+		if r.out, a, err = as.forKind(g, kind, outYAML); err != nil { // yaml: the objects of k8s --dry-run
+			return err
+		}
+		r.attach = true
+		be, err := a.New(r)
+		if err != nil {
+			return err
+		}
+		o, err := be.Attach(ctx, f.pollOnly, &submit.Prepared{Sub: sub})
+		if o == nil {
+			if kind == submit.KindLocal {
+				return exitcode.New(exitcode.Usage, fmt.Errorf("--status-poll-only: %w", err))
+			}
+			return err
+		}
+		return a.Render(r, o, err)
+	}
+	kind, err := route(c.Name(), sub)
+	if err != nil {
+		return err
+	}
+	var a adapter
+	if r.out, a, err = as.forKind(g, kind, outYAML); err != nil {
+		return err
+	}
+	if kind == submit.KindLocal {
+		ignoreTargetsHere(g, f, c.Flags(), master, stderr)
+		f.localSparkJars = localSparkJars(f.sparkSubmit, os.Getenv, exec.LookPath)
+	}
+	be, err := a.New(r)
+	if err != nil {
+		return err
+	}
+	rep := g.reporter(stderr)
+	defer rep.Wait()
+	so, err := submitOptions(ctx, f, sub, pp, rep)
+	if err != nil {
+		return err
+	}
+	o, err := pipeline.Submit(ctx, sub, so, be)
+	if o == nil { // stopped before the backend, or nothing to render
+		return prepareErr(f, err)
+	}
+	return a.Render(r, o, err)
+}
+
 // newIDCmd is `prebake status` or `prebake kill` (op).
-func newIDCmd(g *globals, bs backends, op string) *cobra.Command {
-	var master string
+func newIDCmd(g *globals, as adapters, op string) *cobra.Command {
+	id := &idFlags{}
 	c := &cobra.Command{
 		Use:   op + " ID --master URL",
 		Short: map[string]string{"status": "Print a driver's state, as spark-submit --status", "kill": "Kill a driver, as spark-submit --kill"}[op],
@@ -275,25 +292,35 @@ func newIDCmd(g *globals, bs backends, op string) *cobra.Command {
   prebake %[1]s driver-20261129101010-0001 --master spark://m1:7077,m2:7077`, op),
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			out, b, err := bs.forMaster(g, c.Name(), master)
+			kind, err := kindOf(c.Name(), id.master)
 			if err != nil {
 				return err
 			}
-			req := &idRequest{ID: args[0], Master: master, Output: out, Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), Flags: c.Flags()}
-			if op == "status" {
-				return b.Status(c.Context(), req)
+			out, a, err := as.forKind(g, kind)
+			if err != nil {
+				return err
 			}
-			return b.Kill(c.Context(), req)
+			r := &run{id: id, master: id.master, out: out, quiet: g.quiet, verbose: g.verbose, stdout: c.OutOrStdout(), stderr: c.ErrOrStderr()}
+			be, err := a.New(r)
+			if err != nil {
+				return err
+			}
+			call := be.Status
+			if op == "kill" {
+				call = be.Kill
+			}
+			ss, err := call(c.Context(), args[0])
+			return a.RenderStates(r, op, ss, err)
 		},
 	}
-	c.Flags().StringVar(&master, "master", "", "master URL: k8s://…, spark://… or mesos://…")
-	c.Flags().StringArrayP("conf", "c", nil, "Spark conf k=v for the credentials, as spark-submit --status/--kill take them (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context, spark.kubernetes.appKillPodDeletionGracePeriod)")
-	c.Flags().Int("rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
+	c.Flags().StringVar(&id.master, "master", "", "master URL: k8s://…, spark://… or mesos://…")
+	c.Flags().StringArrayVarP(&id.conf, "conf", "c", nil, "Spark conf k=v for the credentials, as spark-submit --status/--kill take them (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context, spark.kubernetes.appKillPodDeletionGracePeriod)")
+	c.Flags().IntVar(&id.restPort, "rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
 	return c
 }
 
 // addSubmitFlags defines submit's flags on fs.
-func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, bs backends) {
+func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, as adapters) {
 	f.resolve.add(fs)
 	f.s3.add(fs)
 	f.registry.add(fs)
@@ -311,17 +338,17 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, bs backends) {
 	fs.IntVar(&f.parallel, "parallel", 16, "with --batch: submissions in flight at once")
 	fs.BoolVar(&f.exec, "exec", false, "the arguments after -- are a Python program that starts its own JVM (python3 app.py, jupyter lab): rewrite $PYSPARK_SUBMIT_ARGS and run it with the new value; its exit code is prebake's")
 	fs.StringVar(&f.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end; never submits (k8s://: namespace:driver-pod; spark://, mesos://: the submission ID)")
-	for _, name := range []string{"k8s", "rest"} {
-		if b, ok := bs[name]; ok {
-			b.AddFlags(fs)
+	for _, kind := range []submit.Kind{submit.KindK8s, submit.KindREST, submit.KindLocal} {
+		if a, ok := as[kind]; ok {
+			a.AddFlags(fs)
 		}
 	}
 }
 
 // newSubmitFlagSet returns a flag set with submit's flags bound to f (and
-// to fresh backends).
+// to fresh adapters).
 func newSubmitFlagSet(f *submitFlags) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("submit", pflag.ContinueOnError)
-	addSubmitFlags(fs, f, newBackends())
+	addSubmitFlags(fs, f, newAdapters())
 	return fs
 }

@@ -39,9 +39,9 @@ type batchOutput struct {
 // at a time, by one process with one client per credentials, without
 // waiting for the applications. The exit code is the highest of the
 // results'.
-func runBatch(c *cobra.Command, g *globals, bs backends, prepare prepareFunc, f *submitFlags, args []string) error {
+func runBatch(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *submitFlags, args []string) error {
 	ctx, stdout, stderr := c.Context(), c.OutOrStdout(), c.ErrOrStderr()
-	b, _ := bs["k8s"].(*k8sBackend)
+	b, _ := as[submit.KindK8s].(*k8sAdapter)
 	switch fl := c.Flags(); {
 	case b == nil:
 		return exitcode.Errorf(exitcode.Internal, "no k8s backend built in")
@@ -62,16 +62,19 @@ func runBatch(c *cobra.Command, g *globals, bs backends, prepare prepareFunc, f 
 	if err != nil {
 		return err
 	}
-	apps := make([]k8s.BatchApp, len(entries))
+	apps := make([]*submit.Prepared, len(entries))
 	f.memo = &pipeline.Memo{} // one resolve and bake per set of packages and images
 	for i, e := range entries {
-		if apps[i], err = prepareBatchApp(ctx, g, f, c, prepare, e, stderr); err != nil {
+		if apps[i], err = prepareBatchApp(ctx, g, f, pp, e, stderr); err != nil {
 			return err
 		}
 	}
-	req := &submitRequest{Flags: f, Quiet: g.quiet, Verbose: g.verbose, Stdout: stdout, Stderr: stderr}
-	opts := append(b.options(req), k8s.WithDriverSparkVersion(b.sparkVersion))
-	results, err := k8s.SubmitBatch(ctx, apps, f.parallel, opts...)
+	r := &run{f: f, quiet: g.quiet, verbose: g.verbose, stdout: stdout, stderr: stderr}
+	be, err := k8s.New(append(b.options(r), k8s.WithDriverSparkVersion(b.sparkVersion))...)
+	if err != nil {
+		return err
+	}
+	results, err := be.SubmitBatch(ctx, apps, f.parallel)
 	if err != nil {
 		return err
 	}
@@ -94,21 +97,21 @@ func readBatchFile(path string) ([]k8s.BatchEntry, error) {
 
 // prepareBatchApp loads and prepares (resolve, bake, rewrite) one line of
 // the batch; its errors name the line.
-func prepareBatchApp(ctx context.Context, g *globals, f *submitFlags, c *cobra.Command, prepare prepareFunc, e k8s.BatchEntry, stderr io.Writer) (k8s.BatchApp, error) {
+func prepareBatchApp(ctx context.Context, g *globals, f *submitFlags, pp prepareFunc, e k8s.BatchEntry, stderr io.Writer) (*submit.Prepared, error) {
 	at := fmt.Sprintf("--batch %s line %d", f.batch, e.Line)
 	sub, err := submit.LoadSubmission(e.Args, os.Getenv)
 	if err != nil {
-		return k8s.BatchApp{}, fmt.Errorf("%s: %w", at, err)
+		return nil, fmt.Errorf("%s: %w", at, err)
 	}
 	redact.AddConfSecrets(sub.SparkConf())
 	if submit.ClusterKind(sub.Master()) != submit.ClusterK8s || sub.DeployMode() != "cluster" {
-		return k8s.BatchApp{}, exitcode.Errorf(exitcode.DataErr, "%s: master %s, deploy mode %q: a batch submits k8s:// cluster-mode applications only", at, redact.URL(sub.Master()), sub.DeployMode())
+		return nil, exitcode.Errorf(exitcode.DataErr, "%s: master %s, deploy mode %q: a batch submits k8s:// cluster-mode applications only", at, redact.URL(sub.Master()), sub.DeployMode())
 	}
-	p, err := prepare(ctx, g, f, c.Flags(), sub, stderr)
+	p, err := prepare(ctx, g, f, pp, sub, stderr)
 	if err != nil {
-		return k8s.BatchApp{}, fmt.Errorf("%s: %w", at, err)
+		return nil, fmt.Errorf("%s: %w", at, err)
 	}
-	return k8s.BatchApp{Submission: p.Sub, ImageSparkVersion: p.ImageSparkVersion}, nil
+	return p, nil
 }
 
 // renderBatch prints the results (one line each, or one JSON object) and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/local"
 	"github.com/prebake/prebake/submit/rewrite"
@@ -19,7 +20,7 @@ import (
 // resolved, baked and rewritten as an argv is, and the program runs with
 // the new value; the program's exit code is the result, as spark-submit's
 // is for the local backend.
-func runExec(c *cobra.Command, g *globals, prepare prepareFunc, f *submitFlags, args []string) error {
+func runExec(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *submitFlags, args []string) error {
 	if len(args) == 0 {
 		return exitcode.Errorf(exitcode.Usage, "--exec: give the program to run after --: prebake submit --exec -- python3 app.py")
 	}
@@ -35,20 +36,31 @@ func runExec(c *cobra.Command, g *globals, prepare prepareFunc, f *submitFlags, 
 		return err
 	}
 	redact.AddConfSecrets(sub.SparkConf())
-	if local.RunsHere(sub) {
+	if submit.RunsHere(sub) {
 		ignoreTargetsHere(g, f, c.Flags(), sub.Master(), c.ErrOrStderr())
 	}
 	f.localSparkJars = localSparkJars(f.sparkSubmit, os.Getenv, exec.LookPath)
 	f.rewriteOptions = append(f.rewriteOptions, rewrite.WithPythonApps(pythonFiles(args)...))
-	rewritten, err := prepare(c.Context(), g, f, c.Flags(), sub, c.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-	res, err := local.Backend{Options: []local.Option{
+	r := &run{f: f, master: sub.Master(), out: out, quiet: g.quiet, verbose: g.verbose, stdout: c.OutOrStdout(), stderr: c.ErrOrStderr()}
+	a := as[submit.KindLocal]
+	be, err := local.New(
 		local.WithPySparkProgram(args),
 		local.WithTimeout(f.timeout),
 		local.WithJSON(out == outJSON),
-		local.WithStdio(os.Stdin, c.OutOrStdout(), c.ErrOrStderr()),
-	}}.Submit(c.Context(), rewritten.Sub)
-	return render(out, res, err, c.OutOrStdout(), c.ErrOrStderr())
+		local.WithStdio(os.Stdin, r.stdout, r.stderr),
+	)
+	if err != nil {
+		return err
+	}
+	rep := g.reporter(r.stderr)
+	defer rep.Wait()
+	so, err := submitOptions(c.Context(), f, sub, pp, rep)
+	if err != nil {
+		return err
+	}
+	o, err := pipeline.Submit(c.Context(), sub, so, be)
+	if o == nil {
+		return prepareErr(f, err)
+	}
+	return a.Render(r, o, err)
 }

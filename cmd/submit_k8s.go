@@ -2,8 +2,7 @@ package cmd
 
 import (
 	"context"
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/redact"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,12 +11,15 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s"
 )
 
-// k8sBackend submits to k8s:// masters with spark-submit and polls the
-// driver pod (k8s.Submit).
-type k8sBackend struct {
+// k8sAdapter is the K8s backend's adapter (k8s.New): k8s:// masters,
+// spark-submit, native or operator, the driver pod polled to its end.
+type k8sAdapter struct {
 	pendingTimeout  time.Duration
 	hungGrace       time.Duration
 	notFoundGrace   time.Duration
@@ -30,7 +32,7 @@ type k8sBackend struct {
 	dryRun          bool
 }
 
-func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
+func (b *k8sAdapter) AddFlags(fs *pflag.FlagSet) {
 	durationVar(fs, &b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
 	durationVar(fs, &b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")
 	fs.BoolVar(&b.killHungDriver, "kill-hung-driver", true, "k8s: delete a hung driver's pod")
@@ -43,81 +45,110 @@ func (b *k8sBackend) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
 
-func (b *k8sBackend) Submit(ctx context.Context, req *submitRequest) error {
-	if b.dryRun {
-		return k8s.DryRun(req.Sub, req.Stdout, k8s.WithDriverSparkVersion(b.sparkVersion), k8s.WithImageSparkVersion(req.ImageSparkVersion), k8s.WithGetenv(os.Getenv), k8s.WithStderr(req.Stderr))
+// New maps the flags onto k8s.New: submit's (a dry run is dryRunK8s),
+// an attach's, or status and kill's (idOptions).
+func (b *k8sAdapter) New(r *run) (submit.Backend, error) {
+	if r.id != nil {
+		o, err := idOptions(r)
+		if err != nil {
+			return nil, err
+		}
+		return k8s.New(o...)
 	}
-	if req.Output == outYAML {
-		return exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
+	o := b.options(r)
+	if !r.attach {
+		if r.out == outYAML && !b.dryRun {
+			return nil, exitcode.Errorf(exitcode.Usage, "-o yaml: only with --dry-run")
+		}
+		o = append(o, k8s.WithSubmitter(b.submitter), k8s.WithDriverSparkVersion(b.sparkVersion))
 	}
-	o := append(b.options(req), k8s.WithSubmitter(b.submitter), k8s.WithDriverSparkVersion(b.sparkVersion), k8s.WithImageSparkVersion(req.ImageSparkVersion))
-	out, err := k8s.Backend{Options: o}.Submit(ctx, req.Sub)
-	return render(req.Output, out, err, req.Stdout, req.Stderr)
+	be, err := k8s.New(o...)
+	if err != nil || r.attach || !b.dryRun {
+		return be, err
+	}
+	return dryRunK8s{be, r.stdout}, nil
 }
 
-// Attach follows the driver pod named by --status-poll-only; spark-submit is
-// never run.
-func (b *k8sBackend) Attach(ctx context.Context, req *submitRequest) error {
-	res, err := k8s.Attach(ctx, req.Flags.pollOnly, req.Sub, b.options(req)...)
-	return render(req.Output, res, err, req.Stdout, req.Stderr)
+// dryRunK8s is submit --dry-run: Submit prints the objects the native
+// submitter would create (-o yaml) and creates nothing.
+type dryRunK8s struct {
+	*k8s.Backend
+	stdout io.Writer
 }
 
-func (b *k8sBackend) options(req *submitRequest) []k8s.Option {
+// Submit prints the objects; its outcome is nil (nothing to render).
+func (d dryRunK8s) Submit(_ context.Context, p *submit.Prepared) (submit.Outcome, error) {
+	objs, err := d.DryRun(p)
+	if err != nil {
+		return nil, err
+	}
+	y, err := objs.YAML()
+	if err != nil {
+		return nil, exitcode.New(exitcode.Internal, err)
+	}
+	_, err = d.stdout.Write(y)
+	return nil, err
+}
+
+func (b *k8sAdapter) options(r *run) []k8s.Option {
 	return []k8s.Option{
-		k8s.WithSparkSubmit(sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)),
-		k8s.WithTimeout(req.Flags.timeout),
-		k8s.WithPollInterval(req.Flags.pollInterval),
+		k8s.WithSparkSubmit(sparkSubmitBin(r.f.sparkSubmit, os.Getenv, exec.LookPath)),
+		k8s.WithTimeout(r.f.timeout),
+		k8s.WithPollInterval(r.f.pollInterval),
 		k8s.WithPendingTimeout(b.pendingTimeout),
 		k8s.WithHungGrace(b.hungGrace),
 		k8s.WithNotFoundGrace(b.notFoundGrace),
 		k8s.WithAPIRetryTimeout(b.apiRetryTimeout),
 		k8s.WithKillHungDriver(b.killHungDriver),
-		k8s.WithKillOnCancel(req.Flags.killOnCancel),
+		k8s.WithKillOnCancel(r.f.killOnCancel),
 		k8s.WithLogTail(b.logTail),
 		k8s.WithVia(b.via),
-		k8s.WithQuiet(req.Quiet),
-		k8s.WithVerbose(req.Verbose),
-		k8s.WithStderr(req.Stderr),
-		k8s.WithGetenv(os.Getenv),
+		k8s.WithQuiet(r.quiet),
+		k8s.WithVerbose(r.verbose),
+		k8s.WithStderr(r.stderr),
 	}
 }
 
-func (b *k8sBackend) Status(ctx context.Context, req *idRequest) error {
-	o, err := b.idOptions(req)
-	if err != nil {
+// RenderStates prints status (the pods, as spark-submit --status) or kill
+// (the deleted pods; "Deleting driver pod: …" lines).
+func (b *k8sAdapter) RenderStates(r *run, op string, states []submit.DriverState, err error) error {
+	if states == nil { // no answer to render
 		return err
 	}
-	ss, err := k8s.Status(ctx, req.Master, req.ID, o...)
-	if ss == nil { // no answer to render
-		return err
+	ss := []k8s.DriverStatus{}
+	for _, s := range states {
+		if d, ok := s.(k8s.DriverStatus); ok {
+			ss = append(ss, d)
+		}
 	}
-	if req.Output == outJSON {
-		if werr := printJSON(req.Stdout, ss); werr != nil {
+	if r.out == outJSON {
+		v := ss
+		if op == "kill" {
+			v = deleted(ss)
+		}
+		if werr := printJSON(r.stdout, v); werr != nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
 		return err
 	}
-	writeK8sStatusText(req.Stdout, ss)
+	if op == "kill" {
+		writeK8sKillText(r.stdout, ss)
+		return err
+	}
+	writeK8sStatusText(r.stdout, ss)
 	return err
 }
 
-func (b *k8sBackend) Kill(ctx context.Context, req *idRequest) error {
-	o, err := b.idOptions(req)
-	if err != nil {
-		return err
-	}
-	tried, err := k8s.Kill(ctx, req.Master, req.ID, o...)
-	if tried == nil { // no answer to render
-		return err
-	}
-	if req.Output == outJSON {
-		if werr := printJSON(req.Stdout, k8s.Deleted(tried)); werr != nil {
-			return exitcode.New(exitcode.Internal, werr)
+// deleted are the pods of Kill's answer that were deleted (`kill -o json`:
+// an array, empty when none).
+func deleted(tried []k8s.DriverStatus) []k8s.DriverStatus {
+	out := []k8s.DriverStatus{}
+	for _, s := range tried {
+		if s.Deleting {
+			out = append(out, s)
 		}
-		return err
 	}
-	k8s.WriteKillText(req.Stdout, tried)
-	return err
+	return out
 }
 
 // sparkSubmitBin picks spark-submit: --spark-submit, else
@@ -136,19 +167,13 @@ func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(strin
 	return ""
 }
 
-// idOptions carries --conf k=v (the submission's credentials, as
-// spark-submit --status/--kill take them) into the K8s options.
-func (b *k8sBackend) idOptions(req *idRequest) ([]k8s.Option, error) {
-	o := []k8s.Option{k8s.WithStderr(req.Stderr), k8s.WithGetenv(os.Getenv)}
-	if req.Flags == nil {
-		return o, nil
-	}
-	confs, err := req.Flags.GetStringArray("conf")
-	if err != nil {
-		return o, nil
-	}
+// idOptions carries --master and --conf k=v (the submission's
+// credentials, as spark-submit --status/--kill take them) into the K8s
+// options.
+func idOptions(r *run) ([]k8s.Option, error) {
+	o := []k8s.Option{k8s.WithMaster(r.master), k8s.WithStderr(r.stderr), k8s.WithGetenv(os.Getenv)}
 	var conf map[string]string
-	for _, kv := range confs {
+	for _, kv := range r.id.conf {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return nil, exitcode.Errorf(exitcode.Usage, "--conf %q: want key=value", redact.ConfArg(kv))

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"os"
 	"os/exec"
 
@@ -12,45 +11,33 @@ import (
 	"github.com/prebake/prebake/submit/local"
 )
 
-// localBackend runs the real spark-submit with the rewritten argv when the
-// driver runs here: local masters, YARN, client mode on spark:// and
-// mesos:// (local.RunsHere). spark-submit's exit code is the result.
-type localBackend struct{}
+// localAdapter is the local backend's adapter (local.New): the real
+// spark-submit runs the rewritten argv when the driver runs here (local
+// masters, YARN, client mode on spark:// and mesos://: submit.Route's
+// KindLocal). spark-submit's exit code is the result.
+type localAdapter struct{}
 
-func (localBackend) AddFlags(*pflag.FlagSet) {}
+func (localAdapter) AddFlags(*pflag.FlagSet) {}
 
-func (localBackend) Submit(ctx context.Context, req *submitRequest) error {
-	bin := sparkSubmitBin(req.Flags.sparkSubmit, os.Getenv, exec.LookPath)
+// New maps the flags onto local.New; a spark-submit that is prebake
+// itself is refused.
+func (localAdapter) New(r *run) (submit.Backend, error) {
+	if r.f == nil { // status, kill: the backend refuses them
+		return local.New()
+	}
+	bin := sparkSubmitBin(r.f.sparkSubmit, os.Getenv, exec.LookPath)
 	if self, err := os.Executable(); err == nil && bin != "" && local.SameFile(bin, self) {
-		return exitcode.Errorf(exitcode.Usage, "spark-submit %s is prebake itself: set $SPARK_HOME to the Spark distribution (or pass --spark-submit PATH) so that prebake runs the real one", bin)
+		return nil, exitcode.Errorf(exitcode.Usage, "spark-submit %s is prebake itself: set $SPARK_HOME to the Spark distribution (or pass --spark-submit PATH) so that prebake runs the real one", bin)
 	}
-	out, err := local.Backend{Options: []local.Option{
+	return local.New(
 		local.WithSparkSubmit(bin),
-		local.WithTimeout(req.Flags.timeout),
-		local.WithJSON(req.Output == outJSON),
-		local.WithStdio(os.Stdin, req.Stdout, req.Stderr),
-	}}.Submit(ctx, req.Sub)
-	return render(req.Output, out, err, req.Stdout, req.Stderr)
+		local.WithTimeout(r.f.timeout),
+		local.WithJSON(r.out == outJSON),
+		local.WithStdio(os.Stdin, r.stdout, r.stderr),
+	)
 }
 
-func (localBackend) Status(context.Context, *idRequest) error {
-	return exitcode.Errorf(exitcode.Usage, "status: a local, YARN or client-mode driver runs under spark-submit, which has no submission ID to ask about")
-}
-
-func (localBackend) Attach(context.Context, *submitRequest) error {
-	return exitcode.Errorf(exitcode.Usage, "--status-poll-only: a local, YARN or client-mode driver runs under spark-submit: there is no submission to attach to")
-}
-
-func (localBackend) Kill(context.Context, *idRequest) error {
-	return exitcode.Errorf(exitcode.Usage, "kill: a local, YARN or client-mode driver runs under spark-submit: stop that process")
-}
-
-// runsHere switches a spark:// or mesos:// submission in client mode (the
-// driver runs under spark-submit here) to the local backend
-// (--status-poll-only attaches before this).
-func (bs backends) runsHere(b backend, sub *submit.Submission) backend {
-	if _, rest := b.(*restBackend); rest && local.RunsHere(sub) {
-		return bs["local"]
-	}
-	return b
+// RenderStates returns err: the backend refuses status and kill.
+func (localAdapter) RenderStates(_ *run, _ string, _ []submit.DriverState, err error) error {
+	return err
 }

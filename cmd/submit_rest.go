@@ -1,32 +1,43 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
-	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rest"
 )
 
-// restBackend submits to spark:// (standalone cluster mode) and mesos://
-// masters through Spark's REST submission protocol and polls to the end.
-type restBackend struct {
+// restAdapter is the REST backend's adapter (rest.New): spark://
+// (standalone cluster mode) and mesos:// masters through Spark's REST
+// submission protocol, polled to the end.
+type restAdapter struct {
 	restPort      int
 	clientVersion string
 	masterUI      string
 }
 
-func (b *restBackend) AddFlags(fs *pflag.FlagSet) {
+func (b *restAdapter) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&b.restPort, "rest-port", 0, "REST port on every spark:// or mesos:// master host (default: 6066 when the URL has the RPC port 7077 or none, else the URL's port)")
 	fs.StringVar(&b.clientVersion, "rest-client-version", rest.DefaultClientSparkVersion, "clientSparkVersion sent to the master; before 4.0 MESOS_* variables are sent too")
 	fs.StringVar(&b.masterUI, "master-ui", "", "standalone: the master's web UI (http://host:port; default port 8080 of each master host), through which a failed driver's stderr is fetched from its worker")
 }
 
-func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []rest.Option {
+// New maps the flags onto rest.New: submit's and an attach's, or status
+// and kill's (--rest-port of the command; progress always shown).
+func (b *restAdapter) New(r *run) (submit.Backend, error) {
+	if r.id != nil {
+		return rest.New(r.master, b.options(r.stderr, false, r.id.restPort)...)
+	}
+	return rest.New(r.master, append(b.options(r.stderr, r.quiet, b.restPort),
+		rest.WithPollInterval(r.f.pollInterval),
+		rest.WithTimeout(r.f.timeout),
+		rest.WithKillOnCancel(r.f.killOnCancel))...)
+}
+
+func (b *restAdapter) options(stderr io.Writer, quiet bool, port int) []rest.Option {
 	log := stderr
 	if quiet {
 		log = io.Discard
@@ -34,94 +45,42 @@ func (b *restBackend) options(stderr io.Writer, quiet bool, port int) []rest.Opt
 	return []rest.Option{rest.WithLog(log), rest.WithPort(port), rest.WithClientSparkVersion(b.clientVersion), rest.WithMasterUI(b.masterUI)}
 }
 
-func (b *restBackend) Submit(ctx context.Context, req *submitRequest) error {
-	opts := append(b.options(req.Stderr, req.Quiet, b.restPort),
-		rest.WithPollInterval(req.Flags.pollInterval),
-		rest.WithTimeout(req.Flags.timeout),
-		rest.WithKillOnCancel(req.Flags.killOnCancel))
-	out, err := rest.Backend{Options: opts, AttachID: req.Flags.pollOnly, Master: req.Master}.Submit(ctx, req.Sub)
-	return render(req.Output, out, err, req.Stdout, req.Stderr)
-}
-
-// Attach polls only (submit --status-poll-only: rest.Backend's AttachID).
-func (b *restBackend) Attach(ctx context.Context, req *submitRequest) error {
-	return b.Submit(ctx, req)
-}
-
-// idPort returns --rest-port when the status/kill command has one.
-func idPort(req *idRequest) int {
-	if req.Flags == nil {
-		return 0
+// RenderStates prints status (the driver's state line on stdout, the
+// master's message on stderr) or kill (the master's answer), as
+// spark-submit does; with -o json the state as one object.
+func (b *restAdapter) RenderStates(r *run, op string, ss []submit.DriverState, err error) error {
+	var st rest.DriverState
+	if len(ss) > 0 {
+		st, _ = ss[0].(rest.DriverState)
 	}
-	if f := req.Flags.Lookup("rest-port"); f != nil {
-		p, _ := strconv.Atoi(f.Value.String())
-		return p
-	}
-	return 0
-}
-
-// restStatusJSON is `prebake status -o json` for spark:// and mesos://:
-// {"submissionId", "master", "restUrl", "state", "workerId",
-// "workerHostPort", "message", "serverSparkVersion"} (empty ones omitted).
-type restStatusJSON struct {
-	SubmissionID       string `json:"submissionId"`
-	Master             string `json:"master"`
-	RestURL            string `json:"restUrl,omitempty"`
-	State              string `json:"state,omitempty"`
-	WorkerID           string `json:"workerId,omitempty"`
-	WorkerHostPort     string `json:"workerHostPort,omitempty"`
-	Message            string `json:"message,omitempty"`
-	ServerSparkVersion string `json:"serverSparkVersion,omitempty"`
-}
-
-func (b *restBackend) printID(req *idRequest, r *rest.Response) error {
-	if r == nil {
+	switch {
+	case len(ss) == 0:
+		return err
+	case op == "kill" && err == nil && r.out != outJSON:
+		fmt.Fprintln(r.stdout, st.Message)
 		return nil
-	}
-	if req.Output == outJSON {
-		return printJSON(req.Stdout, restStatusJSON{SubmissionID: req.ID, Master: redact.URL(req.Master), RestURL: r.Master, State: r.DriverState,
-			WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: r.Message, ServerSparkVersion: r.ServerSparkVersion})
-	}
-	if r.DriverState == "" && r.WorkerID == "" {
-		// Nothing known of id (unknown or finished): only the message, on stderr.
-		if r.Message != "" {
-			fmt.Fprintln(req.Stderr, r.Message)
+	case r.out == outJSON:
+		if werr := printJSON(r.stdout, st); werr != nil {
+			return werr
 		}
-		return nil
+		return err
 	}
-	line := req.ID
-	if r.DriverState != "" {
-		line += " " + r.DriverState
+	if st.State == "" && st.WorkerID == "" {
+		// Nothing known of id (unknown or finished): only the message, on stderr.
+		if st.Message != "" {
+			fmt.Fprintln(r.stderr, st.Message)
+		}
+		return err
 	}
-	if r.WorkerID != "" {
-		line += " " + r.WorkerID
+	line := st.SubmissionID
+	for _, f := range []string{st.State, st.WorkerID, st.WorkerHostPort} {
+		if f != "" {
+			line += " " + f
+		}
 	}
-	if r.WorkerHostPort != "" {
-		line += " " + r.WorkerHostPort
-	}
-	fmt.Fprintln(req.Stdout, line)
-	if r.Message != "" {
-		fmt.Fprintln(req.Stderr, r.Message)
-	}
-	return nil
-}
-
-func (b *restBackend) Status(ctx context.Context, req *idRequest) error {
-	r, err := rest.Status(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
-	if perr := b.printID(req, r); perr != nil {
-		return perr
-	}
-	return err
-}
-
-func (b *restBackend) Kill(ctx context.Context, req *idRequest) error {
-	r, err := rest.Kill(ctx, req.Master, req.ID, b.options(req.Stderr, false, idPort(req))...)
-	if err == nil && r != nil && req.Output != outJSON {
-		fmt.Fprintln(req.Stdout, r.Message)
-		return nil
-	}
-	if perr := b.printID(req, r); perr != nil {
-		return perr
+	fmt.Fprintln(r.stdout, line)
+	if st.Message != "" {
+		fmt.Fprintln(r.stderr, st.Message)
 	}
 	return err
 }

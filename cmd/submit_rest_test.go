@@ -4,25 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // passThroughRoot is a command tree whose submit hands the args on
 // unchanged (these tests have no --packages and follow only the REST
 // backend).
 func passThroughRoot() *cobra.Command {
-	return newRoot(withPrepare(func(ctx context.Context, g *globals, f *submitFlags, fs *pflag.FlagSet, sub *submit.Submission, stderr io.Writer) (*prepared, error) {
-		return &prepared{Sub: sub}, nil
+	return newRoot(withPrepare(func(ctx context.Context, sub *submit.Submission, o pipeline.Options) (*pipeline.Result, error) {
+		return &pipeline.Result{Result: &rewrite.Result{Submission: sub}}, nil
 	}))
 }
 

@@ -9,15 +9,39 @@ import (
 	"github.com/prebake/prebake/errdefs"
 )
 
-// Backend runs a prepared (rewritten) spark-submit command line on one
-// kind of cluster manager and follows the driver to its end. The K8s
-// backend lives in submit/k8s (the only package that imports client-go),
-// the standalone/Mesos REST backend in submit/rest; a backend returns its
-// Outcome and prints no result (cmd renders it). The submission is the
-// (rewritten) command line loaded once with LoadSubmission: every backend
-// reads its master, deploy mode and conf from it, with Spark's precedence.
+// Backend runs a prepared (rewritten) submission on one kind of cluster
+// manager and follows the driver to its end. Backends are constructed
+// values (k8s.New, rest.New, local.New) whose options are checked once,
+// when they are made; a backend returns its Outcome and prints no result
+// (the caller renders it). Every backend reads the master, deploy mode,
+// conf and environment from the Submission, with Spark's precedence.
+//
+// The backends live beside this package: submit/k8s (the only package that
+// imports client-go), submit/rest (standalone and Mesos over Spark's REST
+// protocol) and submit/local (the one spark-submit runner: local masters,
+// YARN and client mode on every master). Route picks one.
 type Backend interface {
-	Submit(ctx context.Context, sub *Submission) (Outcome, error)
+	// Submit runs p and follows its driver to the end.
+	Submit(ctx context.Context, p *Prepared) (Outcome, error)
+	// Attach follows id, submitted elsewhere, to its end exactly as Submit
+	// follows its own; it submits nothing. p carries the submission as
+	// given (its master and credentials conf).
+	Attach(ctx context.Context, id string, p *Prepared) (Outcome, error)
+	// Status returns the state of id (spark-submit --status).
+	Status(ctx context.Context, id string) ([]DriverState, error)
+	// Kill stops id (spark-submit --kill) and returns what it tried.
+	Kill(ctx context.Context, id string) ([]DriverState, error)
+}
+
+// Prepared is what a backend runs: the submission after resolve, bake and
+// rewrite.
+type Prepared struct {
+	// Sub is the rewritten command line, loaded once (for Attach, and for
+	// a submission that needed no rewrite, the one given).
+	Sub *Submission
+	// DriverSparkVersion is the Spark version of the driver's baked image,
+	// as its base's jars say; "" when nothing was baked.
+	DriverSparkVersion string
 }
 
 // Outcome is what a backend reports at the end of a run.
@@ -26,6 +50,82 @@ type Outcome interface {
 	// (package errdefs) says what failed, and errdefs.Driver carries the
 	// driver's own exit code.
 	Err() error
+}
+
+// DriverState is one driver as Status or Kill found it. Each backend
+// returns its own type (k8s.DriverStatus, rest.DriverState), which the
+// caller renders.
+type DriverState interface {
+	// DriverID is the driver's submission ID, as Status and Kill take it.
+	DriverID() string
+}
+
+// Kind is the backend a submission goes to (Route).
+type Kind string
+
+// The backend kinds.
+const (
+	// KindLocal runs spark-submit here: local masters, YARN, Spark
+	// Connect, and client mode on every master (the driver is
+	// spark-submit's JVM).
+	KindLocal Kind = "local"
+	// KindK8s submits to a k8s:// master and follows the driver pod; in
+	// client mode its driver is spark-submit, run by submit/local's runner.
+	KindK8s Kind = "k8s"
+	// KindREST submits to spark:// and mesos:// masters in cluster mode
+	// over Spark's REST submission protocol.
+	KindREST Kind = "rest"
+)
+
+// ErrNoMaster is Route's error for a submission without a master that
+// needs one (status, kill and attach name the master they ask).
+var ErrNoMaster = errdefs.Optionf(errdefs.BadArgument, "submit.Route.master", "no master")
+
+// KindOf returns the backend of a master URL whatever the deploy mode (a
+// status, kill or attach asks the cluster manager, not a spark-submit
+// here): "" master is an errdefs.BadArgument.
+func KindOf(master string) (Kind, error) {
+	switch ClusterKind(master) {
+	case ClusterLocal, ClusterYARN, ClusterConnect:
+		return KindLocal, nil
+	case ClusterK8s:
+		return KindK8s, nil
+	case ClusterStandalone, ClusterMesos:
+		return KindREST, nil
+	}
+	if master == "" {
+		return "", ErrNoMaster
+	}
+	return "", errdefs.Optionf(errdefs.BadArgument, "submit.Route.master", "master %q: not a master Spark takes", master)
+}
+
+// Route returns the backend that runs sub: KindLocal when its driver runs
+// under spark-submit on this machine and nothing of the cluster manager is
+// followed (RunsHere), else the cluster manager's backend (k8s:// in every
+// deploy mode: its client mode runs spark-submit through submit/local's
+// runner and reports as the K8s backend). The master and deploy mode are Spark's (flag, conf,
+// $MASTER, $DEPLOY_MODE); no master is spark-submit's default, local[*].
+func Route(sub *Submission) (Kind, error) {
+	if RunsHere(sub) {
+		return KindLocal, nil
+	}
+	return KindOf(sub.Master())
+}
+
+// RunsHere reports whether the driver of sub runs under spark-submit on
+// this machine, so that spark-submit's own exit code is the application's:
+// local masters (local, local[N], local[*], local-cluster[…]), YARN (client
+// mode, and cluster mode, where spark-submit waits for the application and
+// fails with it), Spark Connect, and client mode on spark:// and
+// mesos://. K8s client mode stays with the K8s backend (Route).
+func RunsHere(sub *Submission) bool {
+	switch ClusterKind(sub.Master()) {
+	case ClusterLocal, ClusterYARN, ClusterConnect:
+		return true
+	case ClusterStandalone, ClusterMesos:
+		return sub.DeployMode() != "cluster"
+	}
+	return false
 }
 
 // Timings are the wall-clock milestones of the run.

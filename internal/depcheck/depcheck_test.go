@@ -63,11 +63,15 @@ var edgeOnly = map[string][]string{
 // apart lists, for a package, the packages under the same rule that must not
 // import it (their deps included): the backends and the rewrite are siblings
 // under submit, each seeing only the model and the core.
+// The backends are the contract's (submit.Backend) implementations: pipeline
+// runs one that cmd constructs, and imports none; the K8s backend runs
+// spark-submit through submit/local's runner, which imports no other
+// backend.
 var apart = map[string][]string{
 	"submit/rewrite": {"submit/k8s", "submit/rest", "submit/local", "submit/connect"},
-	"submit/k8s":     {"submit/rewrite"},
-	"submit/rest":    {"submit/rewrite"},
-	"submit/local":   {"submit/rewrite"},
+	"submit/k8s":     {"submit/rewrite", "submit/rest", "submit/local", "submit/connect", "pipeline"},
+	"submit/rest":    {"submit/rewrite", "submit/k8s", "submit/local", "submit/connect", "pipeline"},
+	"submit/local":   {"submit/rewrite", "submit/rest", "submit/connect", "pipeline"},
 	"submit/connect": {"submit/rewrite"},
 }
 
@@ -87,6 +91,13 @@ var sdk = map[string][]string{
 	"k8s.io/client-go":                         {"submit/k8s", "internal/testenv/cluster"},
 	"github.com/ProtonMail/go-crypto":          {"internal/pgpverify"},
 	"google.golang.org/grpc":                   {"submit/connect"},
+}
+
+// sdkNot lists, for an SDK, the packages under its owners that must not
+// import it: the native builder returns objects, and submit/k8s creates
+// them (client-go in one package).
+var sdkNot = map[string][]string{
+	"k8s.io/client-go": {"submit/k8s/native"},
 }
 
 // under reports whether rel is pkg or below it.
@@ -110,6 +121,9 @@ func TestImportDirection(t *testing.T) {
 			for s, owners := range sdk {
 				if under(d, s) && !slices.ContainsFunc(owners, func(o string) bool { return under(rel, o) }) {
 					t.Errorf("%s imports %s, which belongs in %s only", rel, d, strings.Join(owners, ", "))
+				}
+				if under(d, s) && slices.ContainsFunc(sdkNot[s], func(o string) bool { return under(rel, o) }) {
+					t.Errorf("%s imports %s: it returns objects, and %s alone calls the SDK", rel, d, strings.Join(owners, ", "))
 				}
 			}
 		}

@@ -81,7 +81,12 @@ func TestBackendsAgreeWithModel(t *testing.T) {
 					t.Errorf("k8s (-model +backend):\n%s", d)
 				}
 				// Local: whether the driver runs here, and its result.
-				res, _ := local.Submit(context.Background(), sub, local.WithSparkSubmit(trueBin))
+				lb, err := local.New(local.WithSparkSubmit(trueBin))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, _ := lb.Submit(context.Background(), &submit.Prepared{Sub: sub})
+				res := out.(*local.Result)
 				if d := cmp.Diff(want, map[string]string{"master": res.Master, "deployMode": res.DeployMode}); d != "" {
 					t.Errorf("local (-model +backend):\n%s", d)
 				}
@@ -103,8 +108,8 @@ func TestBackendsAgreeWithModel(t *testing.T) {
 						t.Errorf("native (-model +backend):\n%s", d)
 					}
 				case submit.ClusterStandalone:
-					if got := local.RunsHere(sub); got != (tt.wantMode == "client") {
-						t.Errorf("local.RunsHere = %v in %s mode", got, tt.wantMode)
+					if got := submit.RunsHere(sub); got != (tt.wantMode == "client") {
+						t.Errorf("submit.RunsHere = %v in %s mode", got, tt.wantMode)
 					}
 					req, err := rest.BuildCreateRequest(sub, rest.WithEnviron(nil))
 					if tt.wantMode == "client" {

@@ -15,13 +15,15 @@ import (
 // Attach follows a driver pod that was submitted elsewhere (id is
 // namespace:pod, or pod in the credentials' namespace) to its end, exactly
 // as Submit follows its own: it never runs spark-submit nor creates
-// anything. args are the spark-submit arguments, read only for --master and
-// the credentials conf (spark.kubernetes.authenticate.submission.*,
-// spark.kubernetes.context, spark.kubernetes.namespace). A pod that is not
-// there within the grace of WithNotFoundGrace is NotFound. The caller
-// renders the result.
-func Attach(ctx context.Context, id string, sub *submit.Submission, opts ...Option) (*Result, error) {
-	o := makeOptions(opts)
+// anything. p.Sub is read only for the master and the credentials conf
+// (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context,
+// spark.kubernetes.namespace). A pod that is not there within the grace of
+// WithNotFoundGrace is NotFound. The outcome is a *Result.
+func (b *Backend) Attach(ctx context.Context, id string, p *submit.Prepared) (submit.Outcome, error) {
+	return attachK8s(ctx, id, p.Sub, b.run(p))
+}
+
+func attachK8s(ctx context.Context, id string, sub *submit.Submission, o *options) (*Result, error) {
 	res := &Result{Backend: "k8s", Phase: "Attaching", Timings: submit.Timings{Started: time.Now()}}
 	err := attach(ctx, id, sub, o, res)
 	res.finish(time.Now(), err)

@@ -37,14 +37,14 @@ func TestK8sAttachIT(t *testing.T) {
 	o := options{sparkSubmit: e.fakeSub, pollInterval: 200 * time.Millisecond, notFoundGrace: time.Second,
 		env: append(os.Environ(), "FAKE_SPARK_SUBMIT_ARGV="+again), stderr: &stderr,
 		getenv: mapEnv(map[string]string{"HOME": t.TempDir()}), inClusterDir: e.saDir}
-	res, err := Attach(t.Context(), ns+":"+r.res.Pod, mustLoad(t, e.args(run), o.getenv), use(o))
+	res, err := attachWith(t.Context(), ns+":"+r.res.Pod, mustLoad(t, e.args(run), o.getenv), use(o))
 	checkResult(t, itResult{res, err, stdout.String(), stderr.String()}, itWant{3, "driver", "Error", "Failed"})
 	if _, serr := os.Stat(again); serr == nil {
 		t.Errorf("AttachK8s ran spark-submit")
 	}
 
 	// A pod that is not there: 66 after the grace, nothing submitted.
-	res, err = Attach(t.Context(), ns+":no-such-driver", mustLoad(t, e.args(run), o.getenv), use(o))
+	res, err = attachWith(t.Context(), ns+":no-such-driver", mustLoad(t, e.args(run), o.getenv), use(o))
 	if exitcode.Code(err) != exitcode.NotFound || res.Reason != reasonNotFound {
 		t.Errorf("missing pod: code %d reason %q err %v", exitcode.Code(err), res.Reason, err)
 	}

@@ -78,14 +78,6 @@ func ReadBatch(r io.Reader, name string) ([]BatchEntry, error) {
 	return out, nil
 }
 
-// BatchApp is one application of SubmitBatch: its (rewritten) submission
-// and the Spark version of its baked driver image ("" if none; see
-// WithImageSparkVersion).
-type BatchApp struct {
-	Submission        *submit.Submission
-	ImageSparkVersion string
-}
-
 // SubmitBatch submits every application of apps with the native submitter,
 // at most parallel at a time, and returns one Result per application, in
 // the order of apps. It does not wait for the applications: each run ends
@@ -98,14 +90,14 @@ type BatchApp struct {
 // The returned error is set only when the batch itself is wrong (parallel
 // outside 1..MaxBatchParallel, more than MaxBatch submissions); a
 // submission's own failure is its Result's Err.
-func SubmitBatch(ctx context.Context, apps []BatchApp, parallel int, opts ...Option) ([]*Result, error) {
+func (b *Backend) SubmitBatch(ctx context.Context, apps []*submit.Prepared, parallel int) ([]*Result, error) {
 	if parallel < 1 || parallel > MaxBatchParallel {
 		return nil, errdefs.Optionf(errdefs.BadArgument, "k8s.SubmitBatch.parallel", "parallel %d: must be 1 to %d", parallel, MaxBatchParallel)
 	}
 	if len(apps) > MaxBatch {
 		return nil, errdefs.Errorf(errdefs.Invalid, "batch of %d applications: more than %d; split it", len(apps), MaxBatch)
 	}
-	o := makeOptions(opts)
+	o := b.run(nil)
 	o.submitter, o.noWait = SubmitterNative, true
 	o.clients = &clientCache{m: map[credsKey]kubernetes.Interface{}}
 	o.stderr = &lockedWriter{w: o.stderr}
@@ -119,8 +111,8 @@ func SubmitBatch(ctx context.Context, apps []BatchApp, parallel int, opts ...Opt
 			defer func() { <-sem; wg.Done() }()
 			res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
 			oi := *o
-			oi.imageSparkVersion = app.ImageSparkVersion
-			err := batchOne(ctx, app.Submission, &oi, res)
+			oi.getenv, oi.imageSparkVersion = app.Sub.Getenv, app.DriverSparkVersion
+			err := batchOne(ctx, app.Sub, &oi, res)
 			res.finish(time.Now(), err)
 			results[i] = res
 		}()

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
 
@@ -441,9 +442,9 @@ func maxRSS(ps *os.ProcessState) int64 {
 func profileBatch(b *testing.B, version string, argv func(int) []string, n, parallel int) {
 	b.Helper()
 	env := mapEnv(map[string]string{"SPARK_USER": "prebake", "USER": "prebake", "SPARK_CONF_DIR": b.TempDir()})
-	apps := make([]BatchApp, n)
+	apps := make([]*submit.Prepared, n)
 	for i := range apps {
-		apps[i].Submission = mustLoad(b, argv(i), env)
+		apps[i] = &submit.Prepared{Sub: mustLoad(b, argv(i), env)}
 	}
 	prof := filepath.Join(b.TempDir(), "batch.pprof")
 	f, err := os.Create(prof)
@@ -454,7 +455,7 @@ func profileBatch(b *testing.B, version string, argv func(int) []string, n, para
 		b.Fatal(err)
 	}
 	start := time.Now()
-	res, err := SubmitBatch(context.Background(), apps, parallel, WithDriverSparkVersion(version), WithGetenv(env), WithQuiet(true)) // as the CLI's --quiet
+	res, err := submitBatchWith(context.Background(), apps, parallel, WithDriverSparkVersion(version), WithGetenv(env), WithQuiet(true)) // as the CLI's --quiet
 	took := time.Since(start)
 	pprof.StopCPUProfile()
 	f.Close()
@@ -475,7 +476,7 @@ func profileBatch(b *testing.B, version string, argv func(int) []string, n, para
 	// benchmark's log is cut after a few lines).
 	parts := []struct{ name, fn string }{
 		{"building the objects", "submit/k8s/native.Build"},
-		{"creating them (client-go, HTTP, TLS)", "submit/k8s/native.Create"},
+		{"creating them (client-go, HTTP, TLS)", "submit/k8s.createObjects"},
 		{"encoding (protobuf)", "k8s.io/apimachinery/pkg/runtime/serializer/protobuf.(*Serializer).Encode"},
 		{"decoding answers", "k8s.io/apimachinery/pkg/runtime/serializer/protobuf.(*Serializer).Decode"},
 		{"TLS writes", "crypto/tls.(*Conn).Write"},

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/submit"
 )
 
 // TestReadBatch: one JSON argv per line, blank and # lines skipped; a bad
@@ -148,7 +149,7 @@ func TestSubmitBatch(t *testing.T) {
 	f := newFakeAPI(t, 5*time.Millisecond)
 	getenv := mapEnv(map[string]string{"USER": "u"})
 	const n, parallel = 40, 4
-	var apps []BatchApp
+	var apps []*submit.Prepared
 	for i := 0; i < n; i++ {
 		ns := "team"
 		if i == 7 {
@@ -158,10 +159,10 @@ func TestSubmitBatch(t *testing.T) {
 		if i == 9 {
 			args = replaceDeployMode(args, "client")
 		}
-		apps = append(apps, BatchApp{Submission: mustLoad(t, args, getenv)})
+		apps = append(apps, &submit.Prepared{Sub: mustLoad(t, args, getenv)})
 	}
 	var stderr bytes.Buffer
-	res, err := SubmitBatch(context.Background(), apps, parallel, WithDriverSparkVersion("3.5.9"), WithGetenv(getenv), WithStderr(&stderr))
+	res, err := submitBatchWith(context.Background(), apps, parallel, WithDriverSparkVersion("3.5.9"), WithGetenv(getenv), WithStderr(&stderr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,13 +216,13 @@ func replaceDeployMode(args []string, mode string) []string {
 // TestSubmitBatchBounds: parallel and the batch size are bounded.
 func TestSubmitBatchBounds(t *testing.T) {
 	for _, p := range []int{0, -1, MaxBatchParallel + 1} {
-		_, err := SubmitBatch(context.Background(), nil, p)
+		_, err := submitBatchWith(context.Background(), nil, p)
 		var oe *errdefs.OptionError
 		if errdefs.KindOf(err) != errdefs.BadArgument || !errors.As(err, &oe) || oe.Option != "k8s.SubmitBatch.parallel" {
 			t.Errorf("parallel %d: %v, want BadArgument for k8s.SubmitBatch.parallel", p, err)
 		}
 	}
-	_, err := SubmitBatch(context.Background(), make([]BatchApp, MaxBatch+1), 1)
+	_, err := submitBatchWith(context.Background(), make([]*submit.Prepared, MaxBatch+1), 1)
 	if errdefs.KindOf(err) != errdefs.Invalid {
 		t.Errorf("too many: %v, want Invalid", err)
 	}

@@ -49,7 +49,7 @@ func attachOnce(t *testing.T, master string, conf []string, env map[string]strin
 	var stderr strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = Attach(ctx, "default:drv", sub, WithStderr(&stderr), WithPollInterval(10*time.Millisecond),
+	_, err = attachWith(ctx, "default:drv", sub, WithStderr(&stderr), WithPollInterval(10*time.Millisecond),
 		WithGetenv(func(k string) string { return env[k] }), WithInClusterDir(t.TempDir()))
 	return stderr.String(), err
 }
@@ -127,7 +127,7 @@ current-context: ctx
 				t.Errorf("the server got %q, want one request without credentials", got)
 			}
 			// status and kill say the same.
-			_, err = Status(context.Background(), "k8s://"+api, "default:drv", WithGetenv(func(k string) string { return env[k] }),
+			_, err = statusWith(context.Background(), "k8s://"+api, "default:drv", WithGetenv(func(k string) string { return env[k] }),
 				WithConf(map[string]string{confContext: "ctx"}), WithInClusterDir(t.TempDir()), WithStderr(io.Discard))
 			if exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), want) {
 				t.Errorf("status: exit %d: %v", exitcode.Code(err), err)

@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,7 +101,7 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := Submit(ctx, mustLoad(t, args, o.getenv), use(o))
+	res, err := submitWith(ctx, mustLoad(t, args, o.getenv), use(o))
 	// The JSON form `prebake submit -o json` prints, with the exit code
 	// and source cmd sets from the error (cmd renders the text form).
 	res.ExitCode, res.Source = exitcode.Outcome(res.Err())
@@ -629,23 +628,21 @@ func TestK8sIT(t *testing.T) {
 			kc := filepath.Join(t.TempDir(), "kubeconfig")
 			writeFile(t, kc, "apiVersion: v1\nkind: Config\ncurrent-context: it\nclusters:\n- name: c\n  cluster: {server: \""+e.c.url+"\", certificate-authority: \""+e.c.caFile+"\"}\nusers:\n- name: u\n  user: {token: "+e.c.adminToken+"}\ncontexts:\n- name: it\n  context: {cluster: c, user: u, namespace: "+ns+"}\n")
 			o := options{getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
-			st, err := Status(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", use(o))
+			st, err := statusWith(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", use(o))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(st) != 2 || st[0].Pod != "nightly-a-driver" || st[1].Pod != "nightly-b-driver" {
 				t.Errorf("status: %+v", st)
 			}
-			tried, err := Kill(context.Background(), "k8s://"+e.c.url, "nightly-*", use(o))
+			tried, err := killWith(context.Background(), "k8s://"+e.c.url, "nightly-*", use(o))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var out bytes.Buffer
-			WriteKillText(&out, tried)
-			if !strings.Contains(out.String(), "Deleting driver pod: nightly-a-driver.") || !e.deleted(t, ns, "nightly-b-driver") || e.deleted(t, ns, "other-driver") {
-				t.Errorf("kill: %s", out.String())
+			if len(tried) != 2 || tried[0].Pod != "nightly-a-driver" || !tried[0].Deleting || !e.deleted(t, ns, "nightly-b-driver") || e.deleted(t, ns, "other-driver") {
+				t.Errorf("kill: %+v", tried)
 			}
-			if _, err := Status(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", use(o)); exitcode.Code(err) != exitcode.NotFound {
+			if _, err := statusWith(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", use(o)); exitcode.Code(err) != exitcode.NotFound {
 				t.Errorf("status of a missing pod: %v", err)
 			}
 		})

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +17,7 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/local"
 )
 
 // Reasons prebake sets itself (see Result).
@@ -52,14 +50,50 @@ const authRetries = 3
 // answer fails the poll, retried for WithAPIRetryTimeout (then 69).
 const defaultAPICallTimeout = 30 * time.Second
 
-// Submit runs spark-submit for a k8s:// master with
-// spark.kubernetes.submission.waitAppCompletion=false and a fixed driver pod
-// name, then polls the driver pod to its end with exactly the credentials the
-// submission was given. It returns the result and prints only progress (to
-// WithStderr's writer); the caller renders the result. The error carries its
-// kind (errdefs) and its source.
-func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) (*Result, error) {
-	o := makeOptions(opts)
+// Backend is the K8s submit.Backend (New): it submits k8s:// submissions
+// with spark-submit (run by submit/local's runner), natively or through the
+// operator, and polls the driver pod to its end with exactly the
+// credentials the submission was given. It prints only progress (to
+// WithStderr's writer); the caller renders the outcome, a *Result.
+type Backend struct{ o *options }
+
+var _ submit.Backend = (*Backend)(nil)
+
+// New returns the K8s backend with opts, checked: a bad value or two
+// options that conflict are an errdefs.BadArgument naming the option.
+func New(opts ...Option) (*Backend, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{o: o}, nil
+}
+
+// run returns the options of one call: a copy (a call's client is its
+// own), with the environment of sub (nil: WithGetenv's) and the baked
+// image's Spark version of p.
+func (b *Backend) run(p *submit.Prepared) *options {
+	o := *b.o
+	if p != nil && p.Sub != nil {
+		o.getenv = p.Sub.Getenv
+		if p.DriverSparkVersion != "" {
+			o.imageSparkVersion = p.DriverSparkVersion
+		}
+	}
+	return &o
+}
+
+// Submit runs p.Sub for a k8s:// master. In cluster mode spark-submit runs
+// with spark.kubernetes.submission.waitAppCompletion=false and a fixed
+// driver pod name (or the native submitter, or the operator, creates the
+// driver), then the driver pod is polled to its end; in client mode the
+// driver is spark-submit itself, whose exit code is the driver's. The
+// outcome is a *Result; the error carries its kind (errdefs) and source.
+func (b *Backend) Submit(ctx context.Context, p *submit.Prepared) (submit.Outcome, error) {
+	return submitK8s(ctx, p.Sub, b.run(p))
+}
+
+func submitK8s(ctx context.Context, sub *submit.Submission, o *options) (*Result, error) {
 	res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
 	err := runK8s(ctx, sub, o, res)
 	res.finish(time.Now(), err)
@@ -67,9 +101,6 @@ func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) (*Resul
 }
 
 func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result) error {
-	if err := checkSubmitter(o.submitter); err != nil {
-		return err
-	}
 	a := newK8sArgs(sub)
 	if o.sparkSubmit == "" && o.via == "" && o.submitter != SubmitterNative {
 		return errdefs.Optionf(errdefs.BadArgument, "k8s.WithSparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
@@ -104,12 +135,8 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 	if err != nil {
 		return err
 	}
-	switch o.via {
-	case "":
-	case "operator":
+	if o.via == ViaOperator {
 		return w.runOperator(ctx, a, res)
-	default:
-		return errdefs.Optionf(errdefs.BadArgument, "k8s.WithVia", "via %q: must be operator or empty", o.via)
 	}
 
 	extra := []string{
@@ -202,35 +229,19 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
-// runSparkSubmit runs spark-submit with its output on stderr, and returns its
+// runSparkSubmit runs spark-submit with submit/local's runner, its output
+// (stdout too) streamed redacted to stderr unless quiet, and returns its
 // exit code and last output lines. err is set only when it could not start.
 func runSparkSubmit(ctx context.Context, o *options, args []string) (int, []string, error) {
-	cmd := exec.CommandContext(ctx, o.sparkSubmit, args...)
-	cmd.Env = o.env
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	tail := &submit.TailWriter{Max: 200}
-	var w io.Writer = tail
+	p := &local.Process{Bin: o.sparkSubmit, Args: args, Env: o.env, StdoutToStderr: true, KillGrace: 10 * time.Second, TailLines: 200}
 	if !o.quiet {
-		// Its output is streamed redacted, as the tail is (finding 10).
-		lw := redact.NewLineWriter(o.stderr)
-		defer lw.Close()
-		w = io.MultiWriter(lw, tail)
+		p.Stderr = o.stderr // redacted line by line, as the tail is (finding 10)
 	}
-	cmd.Stdout, cmd.Stderr = w, w
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, tail.Lines(), nil
-	case errors.As(err, &ee):
-		code := ee.ExitCode()
-		if code < 0 {
-			code = 128 + int(syscall.SIGTERM)
-		}
-		return code, tail.Lines(), nil
+	code, tail, err := p.Run(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("running spark-submit %s: %w", o.sparkSubmit, errors.Unwrap(err))
 	}
-	return 0, nil, fmt.Errorf("running spark-submit %s: %w", o.sparkSubmit, err)
+	return code, tail, nil
 }
 
 // driverWatch polls one driver pod to its end.
@@ -720,17 +731,6 @@ func interruptedErr(ctx context.Context, res *Result, extra string) error {
 		return errdefs.Optionf(code, option, "%s", what)
 	}
 	return errdefs.Errorf(code, "%s", what)
-}
-
-// Backend is the K8s submit.Backend: Submit with its Options.
-type Backend struct{ Options []Option }
-
-var _ submit.Backend = Backend{}
-
-// Submit runs sub (see the package function Submit); the outcome is a
-// *Result.
-func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
-	return Submit(ctx, sub, b.Options...)
 }
 
 // ParseGracePeriod reads spark.kubernetes.appKillPodDeletionGracePeriod:

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"regexp"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/submit"
@@ -137,7 +141,7 @@ func chooseSubmitter(sub *submit.Submission, extra []string, o *options, progres
 // createNative creates the objects in spark-submit's order with the
 // submission's credentials.
 func (w *driverWatch) createNative(ctx context.Context, sub *submit.Submission, objs *native.Objects) error {
-	_, err := native.Create(ctx, w.client, objs)
+	_, err := createObjects(ctx, w.client, objs)
 	switch {
 	case err == nil:
 		return nil
@@ -176,26 +180,67 @@ func propsSources(sub *submit.Submission) string {
 	return " (from " + strings.Join(from, ", ") + ")"
 }
 
-// DryRun prints, as YAML, the objects the native submitter would create
-// for sub, and creates nothing. What it cannot reproduce is a bad argument
-// naming the option.
-func DryRun(sub *submit.Submission, stdout io.Writer, opts ...Option) error {
-	o := makeOptions(opts)
+// DryRun returns the objects the native submitter would create for p.Sub
+// (in creation order: Objects.Pod, then Objects.Owned), and creates
+// nothing; the caller prints them (Objects.YAML). What it cannot reproduce
+// is a bad argument naming the option.
+func (b *Backend) DryRun(p *submit.Prepared) (*native.Objects, error) {
+	return dryRun(p.Sub, b.run(p))
+}
+
+func dryRun(sub *submit.Submission, o *options) (*native.Objects, error) {
 	objs, err := nativeObjects(sub, nil, o)
 	if err != nil {
 		var ue *native.UnsupportedError
 		if errors.As(err, &ue) {
-			return errdefs.New(errdefs.BadArgument, fmt.Errorf("dry run: %w", err))
+			return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("dry run: %w", err))
 		}
 		if isFileErr(err) {
-			return err
+			return nil, err
 		}
-		return errdefs.New(errdefs.BadArgument, err)
+		return nil, errdefs.New(errdefs.BadArgument, err)
 	}
-	b, err := objs.YAML()
+	return objs, nil
+}
+
+// createObjects makes objs in Spark's order: the driver pod first, then
+// the Service, the NetworkPolicy (4.2+), PVCs, executor pod template
+// ConfigMap and driver ConfigMap, each owned by the pod ({v1, Pod, name,
+// uid, controller: true}). When one of those fails the pod is deleted, as
+// spark-submit does, and the error returned. The returned pod is the one
+// the API server created.
+func createObjects(ctx context.Context, c kubernetes.Interface, objs *native.Objects) (*corev1.Pod, error) {
+	ns := objs.Namespace
+	pod, err := c.CoreV1().Pods(ns).Create(ctx, objs.Pod, metav1.CreateOptions{})
 	if err != nil {
-		return errdefs.New(errdefs.Internal, err)
+		return nil, fmt.Errorf("creating driver pod %s/%s: %w", ns, objs.Pod.Name, err)
 	}
-	_, err = stdout.Write(b)
-	return err
+	objs.SetOwner(pod)
+	var errs []error
+	for _, o := range objs.Owned() {
+		var err error
+		switch x := o.(type) {
+		case *corev1.Service:
+			_, err = c.CoreV1().Services(ns).Create(ctx, x, metav1.CreateOptions{})
+		case *corev1.ConfigMap:
+			_, err = c.CoreV1().ConfigMaps(ns).Create(ctx, x, metav1.CreateOptions{})
+		case *corev1.PersistentVolumeClaim:
+			_, err = c.CoreV1().PersistentVolumeClaims(ns).Create(ctx, x, metav1.CreateOptions{})
+		case *networkingv1.NetworkPolicy:
+			_, err = c.NetworkingV1().NetworkPolicies(ns).Create(ctx, x, metav1.CreateOptions{})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("creating %s %s/%s: %w", native.KindOf(o), ns, o.GetName(), err))
+			break
+		}
+	}
+	if len(errs) > 0 {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if derr := c.CoreV1().Pods(ns).Delete(dctx, pod.Name, metav1.DeleteOptions{}); derr != nil {
+			errs = append(errs, fmt.Errorf("deleting driver pod %s/%s after the failure: %w", ns, pod.Name, derr))
+		}
+		return nil, errors.Join(errs...)
+	}
+	return pod, nil
 }

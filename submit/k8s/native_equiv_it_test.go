@@ -343,7 +343,7 @@ func (e *equivEnv) bothWays(t *testing.T, home, version, ns string, args []strin
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	if _, err := native.Create(context.Background(), e.native, objs); err != nil {
+	if _, err := createObjects(context.Background(), e.native, objs); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
 	sentNative = e.rec.take(ns)

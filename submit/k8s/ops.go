@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
@@ -34,15 +33,35 @@ type DriverStatus struct {
 }
 
 // Status returns the state of the driver pods matching id ("ns:pod",
-// "pod", or a glob "ns:prefix*" on pods labelled spark-role=driver), as
-// spark-submit --status reads it; the list is empty, not nil, when none
-// matches, and the error is then errdefs.NotFound. cmd prints
-// it as spark-submit does. Credentials come from the kubeconfig
-// ($KUBECONFIG, context spark.kubernetes.context of WithConf) or the
-// in-cluster service account, as spark-submit --status/--kill take them.
-func Status(ctx context.Context, master, id string, opts ...Option) ([]DriverStatus, error) {
-	o := makeOptions(opts)
-	pods, err := findDrivers(ctx, master, id, o)
+// "pod", or a glob "ns:prefix*" on pods labelled spark-role=driver) on
+// WithMaster's master, as spark-submit --status reads it; the list is
+// empty, not nil, when none matches, and the error is then
+// errdefs.NotFound. Credentials come from the kubeconfig ($KUBECONFIG,
+// context spark.kubernetes.context of WithConf) or the in-cluster service
+// account, as spark-submit --status/--kill take them.
+// The states are DriverStatus values.
+func (b *Backend) Status(ctx context.Context, id string) ([]submit.DriverState, error) {
+	ss, err := statusK8s(ctx, id, b.run(nil))
+	return states(ss), err
+}
+
+// DriverID is the driver's submission ID (namespace:pod).
+func (s DriverStatus) DriverID() string { return s.SubmissionID }
+
+// states are ss as submit.DriverStates (nil stays nil: no answer).
+func states(ss []DriverStatus) []submit.DriverState {
+	if ss == nil {
+		return nil
+	}
+	out := make([]submit.DriverState, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func statusK8s(ctx context.Context, id string, o *options) ([]DriverStatus, error) {
+	pods, err := findDrivers(ctx, o.master, id, o)
 	if err != nil {
 		return nil, err
 	}
@@ -60,10 +79,15 @@ func Status(ctx context.Context, master, id string, opts ...Option) ([]DriverSta
 // It returns the pods it tried to delete, in order (empty, not nil, when
 // none matched: errdefs.NotFound): Deleting is true for each deleted, and
 // when a deletion fails, the last one is the pod that failed. Credentials
-// are Status's; WithGracePeriod sets the pods' deletion grace period.
-func Kill(ctx context.Context, master, id string, opts ...Option) ([]DriverStatus, error) {
-	o := makeOptions(opts)
-	pods, err := findDrivers(ctx, master, id, o)
+// are Status's; WithGracePeriod sets the pods' deletion grace period. The
+// states are DriverStatus values.
+func (b *Backend) Kill(ctx context.Context, id string) ([]submit.DriverState, error) {
+	tried, err := killK8s(ctx, id, b.run(nil))
+	return states(tried), err
+}
+
+func killK8s(ctx context.Context, id string, o *options) ([]DriverStatus, error) {
+	pods, err := findDrivers(ctx, o.master, id, o)
 	if err != nil {
 		return nil, err
 	}
@@ -83,28 +107,6 @@ func Kill(ctx context.Context, master, id string, opts ...Option) ([]DriverStatu
 		tried = append(tried, st)
 	}
 	return tried, nil
-}
-
-// Deleted are the pods of Kill's result that were deleted (`kill -o json`:
-// an array, empty when none).
-func Deleted(tried []DriverStatus) []DriverStatus {
-	out := []DriverStatus{}
-	for _, s := range tried {
-		if s.Deleting {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// WriteKillText prints Kill's result as spark-submit --kill does.
-func WriteKillText(w io.Writer, tried []DriverStatus) {
-	for _, s := range tried {
-		fmt.Fprintf(w, "Deleting driver pod: %s.\n", s.Pod)
-	}
-	if len(tried) == 0 {
-		fmt.Fprintln(w, "No applications found.")
-	}
 }
 
 // findDrivers resolves id to pods.

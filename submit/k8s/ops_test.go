@@ -36,17 +36,17 @@ func TestK8sKillJSON(t *testing.T) {
 	} {
 		t.Run(tt.id, func(t *testing.T) {
 			o := options{client: fake.NewClientset(pod.DeepCopy())}
-			tried, err := Kill(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, use(o))
+			tried, err := killWith(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, use(o))
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}
-			got := Deleted(tried) // what kill -o json prints
-			ids := []string{}
-			for _, s := range got {
-				ids = append(ids, s.SubmissionID)
+			ids := []string{} // what kill -o json prints: the deleted ones
+			for _, s := range tried {
 				if !s.Deleting {
 					t.Errorf("%s: deleting false", s.SubmissionID)
+					continue
 				}
+				ids = append(ids, s.SubmissionID)
 			}
 			if d := cmp.Diff(tt.wantPods, ids); d != "" {
 				t.Errorf("killed (-want +got):\n%s", d)
@@ -85,7 +85,7 @@ func TestK8sStatusRetriesTransientErrors(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			_, err := Status(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", use(options{client: cs, retryBackoff: fast}))
+			_, err := statusWith(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", use(options{client: cs, retryBackoff: fast}))
 			if got := exitcode.Code(err); got != tt.wantCode {
 				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
 			}

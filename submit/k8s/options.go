@@ -5,14 +5,19 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/prebake/prebake/errdefs"
 )
 
-// Option configures Submit, Attach, DryRun, Status and Kill. Each With…
-// setter documents its default; a zero duration takes the default too.
-type Option func(*options)
+// Option configures a Backend (New). Each With… setter documents its
+// default; a zero duration takes the default too. A value that cannot
+// apply, or options that conflict, make New fail with an
+// errdefs.BadArgument naming the option (errdefs.OptionOf).
+type Option func(*options) error
 
 type options struct {
 	sparkSubmit        string
+	master             string
 	timeout            time.Duration
 	pollInterval       time.Duration
 	pendingTimeout     time.Duration
@@ -42,11 +47,27 @@ type options struct {
 	retryBackoff []time.Duration      // tests; nil: defaultRetryBackoff
 }
 
-// makeOptions applies opts, then the defaults to what they left unset.
-func makeOptions(opts []Option) *options {
-	o := &options{}
+// makeOptions applies opts, then the defaults to what they left unset, and
+// checks the values and their conflicts.
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{killOnCancel: true}
 	for _, opt := range opts {
-		opt(o)
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkSubmitter(o.submitter); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.via != "" && o.via != ViaOperator:
+		return nil, errdefs.Optionf(errdefs.BadArgument, "k8s.WithVia", "via %q: must be operator or empty", o.via)
+	case o.via != "" && o.submitter != "" && o.submitter != SubmitterSparkSubmit:
+		return nil, errdefs.Optionf(errdefs.BadArgument, "k8s.WithVia", "via %s creates a SparkApplication: submitter %s does not apply", o.via, o.submitter)
+	case o.timeout < 0:
+		return nil, errdefs.Optionf(errdefs.BadArgument, "k8s.WithTimeout", "time limit %s: negative", o.timeout)
+	case o.logTail < 0:
+		return nil, errdefs.Optionf(errdefs.BadArgument, "k8s.WithLogTail", "log tail %d: negative", o.logTail)
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -68,118 +89,173 @@ func makeOptions(opts []Option) *options {
 	if o.sparkVersion == "" {
 		o.sparkVersion = "3.5.3"
 	}
-	return o
+	return o, nil
 }
+
+// ViaOperator is WithVia's one value: a kubeflow SparkApplication.
+const ViaOperator = "operator"
 
 // WithSparkSubmit sets the spark-submit binary Submit runs. Required by
 // Submit with the spark-submit submitter (errdefs.BadArgument, whose
 // errdefs.OptionOf is "k8s.WithSparkSubmit", without it); no default.
-func WithSparkSubmit(path string) Option { return func(o *options) { o.sparkSubmit = path } }
+func WithSparkSubmit(path string) Option {
+	return func(o *options) error { o.sparkSubmit = path; return nil }
+}
 
 // WithTimeout bounds the whole run of Submit or Attach (an
 // errdefs.Timeout error whose errdefs.OptionOf is "k8s.WithTimeout"). The
 // default (0) is none.
-func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) error { o.timeout = d; return nil }
+}
 
 // WithPollInterval sets the time between two Gets of the driver pod, ±10 %
 // jitter. The default is 10s.
-func WithPollInterval(d time.Duration) Option { return func(o *options) { o.pollInterval = d } }
+func WithPollInterval(d time.Duration) Option {
+	return func(o *options) error { o.pollInterval = d; return nil }
+}
 
 // WithPendingTimeout fails a driver that stays Pending or waiting
 // (ImagePullBackOff, Unschedulable, ...) this long (errdefs.Timeout,
 // option "k8s.WithPendingTimeout"). The default is 10m; negative disables
 // it.
-func WithPendingTimeout(d time.Duration) Option { return func(o *options) { o.pendingTimeout = d } }
+func WithPendingTimeout(d time.Duration) Option {
+	return func(o *options) error { o.pendingTimeout = d; return nil }
+}
 
 // WithHungGrace sets how long the driver container may keep running after
 // SparkContext has stopped. The default is 2m.
-func WithHungGrace(d time.Duration) Option { return func(o *options) { o.hungGrace = d } }
+func WithHungGrace(d time.Duration) Option {
+	return func(o *options) error { o.hungGrace = d; return nil }
+}
 
 // WithNotFoundGrace sets how long a pod that was never seen may be missing
 // after spark-submit returned (errdefs.NotFound after it). The default is
 // 1m.
-func WithNotFoundGrace(d time.Duration) Option { return func(o *options) { o.notFoundGrace = d } }
+func WithNotFoundGrace(d time.Duration) Option {
+	return func(o *options) error { o.notFoundGrace = d; return nil }
+}
 
 // WithAPIRetryTimeout sets how long 5xx and network errors are retried
 // before giving up (errdefs.Unavailable). The default is 5m.
 func WithAPIRetryTimeout(d time.Duration) Option {
-	return func(o *options) { o.apiRetryTimeout = d }
+	return func(o *options) error { o.apiRetryTimeout = d; return nil }
 }
 
 // WithKillHungDriver says whether a hung driver's pod is deleted. Without
 // it (the default, false), the errdefs.Hung error of a hung driver has the
 // errdefs.OptionOf "k8s.WithKillHungDriver" (it says why the pod is left
 // running).
-func WithKillHungDriver(kill bool) Option { return func(o *options) { o.killHungDriver = kill } }
+func WithKillHungDriver(kill bool) Option {
+	return func(o *options) error { o.killHungDriver = kill; return nil }
+}
 
 // WithKillOnCancel says whether the driver pod is deleted when ctx is
 // cancelled, the timeout is reached or the driver stays stuck past the
-// pending timeout. The default is false.
-func WithKillOnCancel(kill bool) Option { return func(o *options) { o.killOnCancel = kill } }
+// pending timeout. The default is true, as for every backend (a cancelled
+// submission is stopped).
+func WithKillOnCancel(kill bool) Option {
+	return func(o *options) error { o.killOnCancel = kill; return nil }
+}
 
 // WithLogTail sets how many driver log lines a failure shows. The default
 // (0) is none.
-func WithLogTail(lines int) Option { return func(o *options) { o.logTail = lines } }
+func WithLogTail(lines int) Option {
+	return func(o *options) error { o.logTail = lines; return nil }
+}
 
 // WithVia sets how Submit creates the driver: "" (the default: run the
 // submitter) or "operator": create a kubeflow SparkApplication instead and
 // poll its status.applicationState.
-func WithVia(via string) Option { return func(o *options) { o.via = via } }
+func WithVia(via string) Option {
+	return func(o *options) error { o.via = via; return nil }
+}
 
 // WithOperatorSparkVersion sets spec.sparkVersion of the SparkApplication
 // WithVia("operator") creates. The default is 3.5.3.
-func WithOperatorSparkVersion(v string) Option { return func(o *options) { o.sparkVersion = v } }
+func WithOperatorSparkVersion(v string) Option {
+	return func(o *options) error { o.sparkVersion = v; return nil }
+}
 
 // WithSubmitter sets who creates the driver of a cluster-mode submission:
 // SubmitterSparkSubmit (the default, also for ""), SubmitterNative or
 // SubmitterAuto (see chooseSubmitter).
-func WithSubmitter(s string) Option { return func(o *options) { o.submitter = s } }
+func WithSubmitter(s string) Option {
+	return func(o *options) error { o.submitter = s; return nil }
+}
 
 // WithDriverSparkVersion sets the driver image's Spark version, which the
-// native submitter and DryRun need (3.5.x or 4.0.x). It wins over
-// WithImageSparkVersion (with a warning when they differ). No default.
-func WithDriverSparkVersion(v string) Option { return func(o *options) { o.driverSparkVersion = v } }
-
-// WithImageSparkVersion sets the Spark version the driver's baked image's
-// jars say (pipeline.Result.DriverSparkVersion); it wins over the tag of an
-// official Apache Spark image. No default.
-func WithImageSparkVersion(v string) Option { return func(o *options) { o.imageSparkVersion = v } }
+// native submitter and DryRun need (3.5.x or 4.0.x). It wins over the
+// baked image's (submit.Prepared.DriverSparkVersion, as its jars say; with
+// a warning when they differ), which wins over the tag of an official
+// Apache Spark image. No default.
+func WithDriverSparkVersion(v string) Option {
+	return func(o *options) error { o.driverSparkVersion = v; return nil }
+}
 
 // WithQuiet drops the progress lines written to WithStderr's writer. The
 // default is false.
-func WithQuiet(quiet bool) Option { return func(o *options) { o.quiet = quiet } }
+func WithQuiet(quiet bool) Option {
+	return func(o *options) error { o.quiet = quiet; return nil }
+}
 
 // WithVerbose adds detail to the progress written to WithStderr's writer.
 // The default is false.
-func WithVerbose(verbose bool) Option { return func(o *options) { o.verbose = verbose } }
+func WithVerbose(verbose bool) Option {
+	return func(o *options) error { o.verbose = verbose; return nil }
+}
 
 // WithStderr sets where progress and warnings go. The default (nil)
 // discards them.
-func WithStderr(w io.Writer) Option { return func(o *options) { o.stderr = w } }
+func WithStderr(w io.Writer) Option {
+	return func(o *options) error { o.stderr = w; return nil }
+}
 
-// WithGetenv sets how the environment is read (KUBECONFIG, HOME,
-// KUBERNETES_SERVICE_HOST; SPARK_USER, USER, PYSPARK_* for the native
-// submitter). The default (nil) is an empty environment. The conf files and
-// $MASTER/$DEPLOY_MODE are the submission's (submit.LoadSubmission).
-func WithGetenv(getenv func(string) string) Option { return func(o *options) { o.getenv = getenv } }
+// WithGetenv sets how Status and Kill read the environment (KUBECONFIG,
+// HOME, KUBERNETES_SERVICE_HOST). The default (nil) is an empty
+// environment. Submit, Attach and DryRun read the submission's
+// (Submission.Getenv: also SPARK_USER, USER, PYSPARK_* for the native
+// submitter), as they read its conf files and $MASTER/$DEPLOY_MODE.
+func WithGetenv(getenv func(string) string) Option {
+	return func(o *options) error { o.getenv = getenv; return nil }
+}
 
 // WithEnv sets spark-submit's environment ("K=V"). The default (nil)
 // inherits prebake's.
-func WithEnv(env []string) Option { return func(o *options) { o.env = env } }
+func WithEnv(env []string) Option {
+	return func(o *options) error { o.env = env; return nil }
+}
+
+// WithMaster sets the master (k8s://…) Status and Kill ask, as
+// spark-submit --status/--kill --master; Submit and Attach read the
+// submission's.
+func WithMaster(master string) Option {
+	return func(o *options) error { o.master = master; return nil }
+}
 
 // WithInClusterDir sets the service-account directory used when there are
 // no credentials of their own. The default ("") is DefaultInClusterDir.
-func WithInClusterDir(dir string) Option { return func(o *options) { o.inClusterDir = dir } }
+func WithInClusterDir(dir string) Option {
+	return func(o *options) error { o.inClusterDir = dir; return nil }
+}
 
 // WithConf sets the Spark conf Status and Kill take their credentials from
 // (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context),
 // as spark-submit --status/--kill do; Submit and Attach read the
 // submission's. The default (nil) is none.
-func WithConf(conf map[string]string) Option { return func(o *options) { o.conf = conf } }
+func WithConf(conf map[string]string) Option {
+	return func(o *options) error { o.conf = conf; return nil }
+}
 
 // WithGracePeriod sets the deletion grace period, in seconds, of the pods
 // Kill deletes (spark.kubernetes.appKillPodDeletionGracePeriod; see
 // ParseGracePeriod). The default is the pod's own.
 func WithGracePeriod(seconds int64) Option {
-	return func(o *options) { o.gracePeriod = &seconds }
+	return func(o *options) error {
+		if seconds < 0 {
+			return errdefs.Optionf(errdefs.BadArgument, "k8s.WithGracePeriod", "grace period %ds: negative", seconds)
+		}
+		o.gracePeriod = &seconds
+		return nil
+	}
 }

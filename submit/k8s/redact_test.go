@@ -29,7 +29,7 @@ func TestSparkSubmitTailRedacted(t *testing.T) {
 	for _, output := range []string{"text", "json"} {
 		t.Run(output, func(t *testing.T) {
 			var stderr bytes.Buffer
-			res, err := Submit(context.Background(), mustLoad(t, args, nil), use(options{
+			res, err := submitWith(context.Background(), mustLoad(t, args, nil), use(options{
 				sparkSubmit: bin, quiet: true, logTail: 10,
 				stderr: &stderr, getenv: func(string) string { return "" },
 			}))

@@ -43,7 +43,7 @@ func TestSlowAPIServerIsUnavailable(t *testing.T) {
 	args := []string{"--master", "k8s://" + srv.URL, "--deploy-mode", "cluster",
 		"--conf", "spark.kubernetes.namespace=team", "--class", "org.example.Main", "local:///opt/app.jar"}
 	start := time.Now()
-	_, err := Attach(t.Context(), "team:drv", mustLoad(t, args, o.getenv), use(o))
+	_, err := attachWith(t.Context(), "team:drv", mustLoad(t, args, o.getenv), use(o))
 	took := time.Since(start)
 	t.Logf("%d GETs in %s: %v", gets.Load(), took, err)
 	if got := exitcode.Code(err); got != exitcode.Unavailable {

@@ -68,7 +68,7 @@ func TestStreamedOutputRedacted(t *testing.T) {
 			var stderr strings.Builder
 			o := &options{pollInterval: 2 * time.Millisecond, pendingTimeout: time.Second, hungGrace: time.Minute,
 				notFoundGrace: time.Second, apiRetryTimeout: time.Minute, logTail: 5, verbose: true, stderr: &stderr}
-			o = makeOptions([]Option{use(*o)})
+			o = mustOptions(t, use(*o))
 			w := &driverWatch{client: cs, logs: &fakeLogs{data: logsWithTS(secretLines...)}, ns: "ns", pod: "app-driver", o: o, now: time.Now}
 			res := &Result{Backend: "k8s", Timings: Timings{Started: time.Now()}}
 			if err := w.run(context.Background(), res); err != nil {

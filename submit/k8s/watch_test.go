@@ -345,7 +345,7 @@ func TestExecutorFailures(t *testing.T) {
 		return true, done.DeepCopy(), nil
 	})
 	o := &options{pollInterval: time.Millisecond}
-	o = makeOptions([]Option{use(*o)})
+	o = mustOptions(t, use(*o))
 	w := &driverWatch{client: cs, logs: &fakeLogs{}, ns: "ns", pod: "app-driver", o: o, now: time.Now}
 	res := &Result{}
 	if err := w.run(context.Background(), res); err != nil {
@@ -428,7 +428,7 @@ func runWatch(t *testing.T, tc watchCase) (*Result, *fake.Clientset, string, err
 	if tc.opts != nil {
 		tc.opts(o)
 	}
-	o = makeOptions([]Option{use(*o)})
+	o = mustOptions(t, use(*o))
 	logs := &fakeLogs{data: tc.logs}
 	w := &driverWatch{client: cs, logs: logs, ns: "ns", pod: "app-driver", o: o, now: time.Now}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,9 @@
 // Package local runs submissions whose driver runs under spark-submit on
-// this machine (local masters, YARN, client mode on spark:// and mesos://):
-// the real spark-submit with the rewritten argv, its exit code the result.
+// this machine (submit.Route's KindLocal: local masters, YARN, Spark
+// Connect, client mode on spark:// and mesos://): the real spark-submit with
+// the rewritten argv, its exit code the result. Its Process is the one
+// spark-submit runner, which the K8s backend uses too (client mode and its
+// spark-submit submitter).
 package local
 
 import (
@@ -22,38 +25,9 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// RunsHere reports whether the driver of sub runs under spark-submit on
-// this machine, so that spark-submit's own exit code is the application's:
-// local masters (local, local[N], local[*], local-cluster[…]), YARN (client
-// mode, and cluster mode, where spark-submit waits for the application and
-// fails with it), and client mode on spark:// and mesos://. K8s client
-// mode stays with the K8s backend. The master and deploy mode are Spark's
-// (flag, conf, $MASTER, $DEPLOY_MODE); a submission that names no master
-// runs on spark-submit's default, local[*].
-func RunsHere(sub *submit.Submission) bool {
-	master := sub.Master()
-	switch {
-	case Master(master):
-		return true
-	case strings.HasPrefix(master, "spark://"), strings.HasPrefix(master, "mesos://"):
-		return sub.DeployMode() != "cluster"
-	}
-	return false
-}
-
-// Master reports whether master always runs the driver under spark-submit
-// on this machine: local, local[N], local[*], local-cluster[…] and YARN
-// (whose cluster mode spark-submit follows to the end).
-func Master(master string) bool {
-	switch submit.ClusterKind(master) {
-	case submit.ClusterLocal, submit.ClusterYARN:
-		return true
-	}
-	return false
-}
-
-// Option configures Submit.
-type Option func(*options)
+// Option configures a Backend (New). An option that cannot apply returns
+// an errdefs.BadArgument naming it (errdefs.OptionOf).
+type Option func(*options) error
 
 type options struct {
 	sparkSubmit    string
@@ -67,10 +41,15 @@ type options struct {
 }
 
 // makeOptions applies opts, then the defaults to what they left unset.
-func makeOptions(opts []Option) *options {
+func makeOptions(opts []Option) (*options, error) {
 	o := &options{}
 	for _, opt := range opts {
-		opt(o)
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.timeout < 0 {
+		return nil, errdefs.Optionf(errdefs.BadArgument, "local.WithTimeout", "time limit %s: negative", o.timeout)
 	}
 	if o.killGrace <= 0 {
 		o.killGrace = 30 * time.Second
@@ -81,13 +60,15 @@ func makeOptions(opts []Option) *options {
 	if o.stderr == nil {
 		o.stderr = io.Discard
 	}
-	return o
+	return o, nil
 }
 
 // WithSparkSubmit sets the spark-submit binary to run. Required: without
 // it Submit fails with an errdefs.BadArgument whose errdefs.OptionOf is
 // "local.WithSparkSubmit".
-func WithSparkSubmit(path string) Option { return func(o *options) { o.sparkSubmit = path } }
+func WithSparkSubmit(path string) Option {
+	return func(o *options) error { o.sparkSubmit = path; return nil }
+}
 
 // WithPySparkProgram runs argv (a Python program that starts its own JVM
 // through pyspark: python3 app.py, a notebook server) instead of
@@ -96,31 +77,45 @@ func WithSparkSubmit(path string) Option { return func(o *options) { o.sparkSubm
 // passes them to spark-submit. Its exit code is the result, as
 // spark-submit's is. The default (nil) runs spark-submit.
 func WithPySparkProgram(argv []string) Option {
-	return func(o *options) { o.program = append([]string(nil), argv...) }
+	return func(o *options) error {
+		if len(argv) == 0 {
+			return errdefs.Optionf(errdefs.BadArgument, "local.WithPySparkProgram", "no program to run")
+		}
+		o.program = append([]string(nil), argv...)
+		return nil
+	}
 }
 
 // WithEnv sets spark-submit's environment ("K=V"). The default (nil) is
 // this process's.
-func WithEnv(env []string) Option { return func(o *options) { o.env = env } }
+func WithEnv(env []string) Option {
+	return func(o *options) error { o.env = env; return nil }
+}
 
 // WithTimeout bounds the run: spark-submit gets SIGTERM, and the error is
 // an errdefs.Timeout whose errdefs.OptionOf is "local.WithTimeout". The
 // default (0) is none.
-func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) error { o.timeout = d; return nil }
+}
 
 // WithKillGrace sets how long spark-submit may take to stop after SIGTERM
 // before it is killed. The default (and any d <= 0) is 30s.
-func WithKillGrace(d time.Duration) Option { return func(o *options) { o.killGrace = d } }
+func WithKillGrace(d time.Duration) Option {
+	return func(o *options) error { o.killGrace = d; return nil }
+}
 
-// WithJSON says stdout is for the result object (-o json), so
-// spark-submit's stdout goes to stderr. The default is false.
-func WithJSON(on bool) Option { return func(o *options) { o.json = on } }
+// WithJSON says stdout is for the caller's result object, so
+// spark-submit's stdout goes to stderr (redacted). The default is false.
+func WithJSON(on bool) Option {
+	return func(o *options) error { o.json = on; return nil }
+}
 
 // WithStdio sets spark-submit's stdin, stdout and stderr (stderr is
 // redacted line by line). The defaults are no input (nil stdin) and
 // discarded output (nil stdout or stderr).
 func WithStdio(stdin io.Reader, stdout, stderr io.Writer) Option {
-	return func(o *options) { o.stdin, o.stdout, o.stderr = stdin, stdout, stderr }
+	return func(o *options) error { o.stdin, o.stdout, o.stderr = stdin, stdout, stderr; return nil }
 }
 
 // Result is the outcome of Submit. With -o json it is printed to
@@ -173,16 +168,16 @@ var errTimeout = errors.New("time limit reached")
 // logTail is how many of spark-submit's last lines a failure keeps.
 const logTail = 50
 
-// Submit runs the real spark-submit with sub's arguments (rewritten: no
+// run runs the real spark-submit with sub's arguments (rewritten: no
 // packages key, the jars as local paths or store URLs) for a submission
-// whose driver runs here (RunsHere), and returns when it exits. Its exit
+// whose driver runs here (submit.RunsHere), and returns when it exits. Its exit
 // code is the driver's and is passed through as K8s exit codes are (codes
 // prebake owns become 80, source "driver"). Its stdin, stdout and stderr are
 // WithStdio's; stderr is redacted line by line. On ctx's end (SIGINT,
 // SIGTERM) or WithTimeout's limit, spark-submit gets SIGTERM, then SIGKILL
 // after WithKillGrace's grace.
-func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) (*Result, error) {
-	o := makeOptions(opts)
+func (b *Backend) run(ctx context.Context, sub *submit.Submission) (*Result, error) {
+	o := *b.o
 	res := &Result{Backend: "spark-submit", DeployMode: sub.DeployMode()}
 	res.Timings.Started = time.Now()
 	res.Master = redact.URL(sub.Master())
@@ -196,7 +191,7 @@ func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) (*Resul
 		o.env = withEnv(env, submit.EnvPySparkSubmitArgs, sub.PySparkSubmitArgs())
 		o.sparkSubmit, args = o.program[0], o.program[1:]
 	}
-	err := runLocal(ctx, args, o, res)
+	err := runLocal(ctx, args, &o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
@@ -221,64 +216,22 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		// A spark-pipelines command line runs its own CLI (in $SPARK_HOME/bin).
 		bin, args = submit.PipelinesBin(program, o.sparkSubmit), rest
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = o.env
-	cmd.Stdin = o.stdin
-	// spark-submit execs java in its own process; SIGTERM runs Spark's
-	// shutdown hooks (SparkContext.stop, temp dirs removed). With no
-	// terminal it runs in its own process group, and a cancel signals the
-	// group: a PySpark job's python driver, java's child, outlived a signal
-	// to java alone (an Airflow task kill left it running). On a terminal, the terminal's own ^C reaches the whole
-	// foreground group, and a group of its own could not read the terminal.
-	group := !isTerminal(o.stdin)
-	if group {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	}
-	cmd.Cancel = func() error {
-		if group {
-			return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		}
-		return cmd.Process.Signal(syscall.SIGTERM)
-	}
-	cmd.WaitDelay = o.killGrace
-	tail := &submit.TailWriter{Max: logTail}
-	lw := redact.NewLineWriter(o.stderr)
-	defer lw.Close()
-	cmd.Stderr = io.MultiWriter(lw, tail)
-	cmd.Stdout = o.stdout
+	run := &Process{Bin: bin, Args: args, Env: o.env, Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr, KillGrace: o.killGrace, TailLines: logTail}
 	if o.json {
 		// stdout carries only the result object.
-		cmd.Stdout = cmd.Stderr
+		run.Stdout = nil
+		run.StdoutToStderr = true
 	}
-	err := cmd.Run()
-	var ee *exec.ExitError
-	code := 0
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-		if code < 0 { // killed by a signal: the shell's 128+n
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			} else {
-				code = 128 + int(syscall.SIGKILL)
-			}
-		}
-	default:
+	code, tail, err := run.Run(ctx)
+	if err != nil {
 		res.Reason = reasonNotStarted
-		return errdefs.Errorf(errdefs.BadArgument, "running %s: %v", o.sparkSubmit, err)
+		return errdefs.Errorf(errdefs.BadArgument, "running %s: %v", o.sparkSubmit, errors.Unwrap(err))
 	}
 	res.DriverExitCode = &code
-	if ctx.Err() != nil && group {
-		// What survived SIGTERM and the grace (a python that ignores
-		// SIGTERM) goes with spark-submit: nothing of a cancelled job is
-		// left running.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 	if ctx.Err() != nil {
 		// The run was stopped from here: say so, and keep spark-submit's
 		// own code for the record.
-		res.LogTail = tail.Lines()
+		res.LogTail = tail
 		what, kind := "cancelled", errdefs.DriverFailed // as K8s and REST report a cancel: errdefs.DriverFailed, source prebake
 		res.Reason = reasonCancelled
 		if errors.Is(context.Cause(ctx), errTimeout) {
@@ -288,7 +241,7 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		return errdefs.Errorf(kind, "%s; spark-submit stopped with exit code %d", what, code)
 	}
 	if code != 0 {
-		res.LogTail = tail.Lines()
+		res.LogTail = tail
 	}
 	what := "spark-submit"
 	if len(o.program) > 0 {
@@ -306,6 +259,94 @@ func withEnv(env []string, k, v string) []string {
 		}
 	}
 	return append(out, k+"="+v)
+}
+
+// Process is one run of spark-submit (or of a program that starts it: the
+// Connect server's script, spark-pipelines, a PySpark program), the one
+// runner of the backends: local masters, YARN, client mode on every master
+// and the K8s backend's spark-submit submitter.
+type Process struct {
+	Bin  string
+	Args []string
+	// Env is the child's environment ("K=V"); nil is this process's.
+	Env   []string
+	Stdin io.Reader
+	// Stdout and Stderr get the child's output (nil discards it); Stderr
+	// is redacted line by line.
+	Stdout, Stderr io.Writer
+	// StdoutToStderr sends the child's stdout to Stderr too (redacted),
+	// for a caller whose stdout is for a result object or who reads one
+	// stream.
+	StdoutToStderr bool
+	// KillGrace is how long the child may take to stop after SIGTERM
+	// (ctx done) before it is killed; <= 0 is 30s.
+	KillGrace time.Duration
+	// TailLines is how many of the last output lines Run returns.
+	TailLines int
+}
+
+// Run runs p and waits for it. code is its exit code, 128+n when a signal
+// n ended it, as a shell reports; tail its last TailLines lines of stderr
+// (and stdout with StdoutToStderr). err is set only when it could not
+// start. On ctx's end the child gets SIGTERM, then SIGKILL after
+// KillGrace: with no terminal on stdin it runs in a process group of its
+// own, and the whole group is signalled (a PySpark job's python driver,
+// java's child, outlived a signal to java alone), and what survived the
+// grace is killed with it. On a terminal, the terminal's own ^C reaches
+// the whole foreground group, and a group of its own could not read it.
+func (p *Process) Run(ctx context.Context) (code int, tail []string, err error) {
+	cmd := exec.CommandContext(ctx, p.Bin, p.Args...)
+	cmd.Env = p.Env
+	cmd.Stdin = p.Stdin
+	group := !isTerminal(p.Stdin)
+	if group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	cmd.Cancel = func() error {
+		if group {
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		}
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
+	cmd.WaitDelay = p.KillGrace
+	if cmd.WaitDelay <= 0 {
+		cmd.WaitDelay = 30 * time.Second
+	}
+	tw := &submit.TailWriter{Max: p.TailLines}
+	stderr := p.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	lw := redact.NewLineWriter(stderr)
+	defer lw.Close()
+	cmd.Stderr = io.MultiWriter(lw, tw)
+	cmd.Stdout = p.Stdout
+	if p.StdoutToStderr {
+		cmd.Stdout = cmd.Stderr
+	}
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if code < 0 { // killed by a signal: the shell's 128+n
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			} else {
+				code = 128 + int(syscall.SIGKILL)
+			}
+		}
+	default:
+		return 0, nil, fmt.Errorf("running %s: %w", p.Bin, err)
+	}
+	if ctx.Err() != nil && group {
+		// What survived SIGTERM and the grace (a python that ignores
+		// SIGTERM) goes with spark-submit: nothing of a cancelled job is
+		// left running.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return code, tw.Lines(), nil
 }
 
 // isTerminal reports whether r is a terminal.
@@ -350,15 +391,42 @@ func SameFile(a, b string) bool {
 // Err is nil when the driver succeeded, else the run's error.
 func (r *Result) Err() error { return r.err }
 
-// Backend is the local submit.Backend: Submit with its Options.
-type Backend struct{ Options []Option }
+// Backend is the local submit.Backend: the driver runs under spark-submit
+// here (submit.Route's KindLocal), so there is no submission to attach to,
+// ask about or kill.
+type Backend struct{ o *options }
 
-var _ submit.Backend = Backend{}
+var _ submit.Backend = (*Backend)(nil)
 
-// Submit runs sub (see the package function Submit); the outcome is a
-// *Result.
-func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
-	return Submit(ctx, sub, b.Options...)
+// New returns the local backend with opts, checked: a bad option is an
+// errdefs.BadArgument naming it.
+func New(opts ...Option) (*Backend, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{o: o}, nil
+}
+
+// Submit runs p.Sub with the real spark-submit (or WithPySparkProgram's
+// program) and returns when it exits. The outcome is a *Result.
+func (b *Backend) Submit(ctx context.Context, p *submit.Prepared) (submit.Outcome, error) {
+	return b.run(ctx, p.Sub)
+}
+
+// Attach is an errdefs.BadArgument: spark-submit here is the driver.
+func (b *Backend) Attach(context.Context, string, *submit.Prepared) (submit.Outcome, error) {
+	return nil, errdefs.Optionf(errdefs.BadArgument, "local.Attach", "a local, YARN or client-mode driver runs under spark-submit: there is no submission to attach to")
+}
+
+// Status is an errdefs.BadArgument: spark-submit here is the driver.
+func (b *Backend) Status(context.Context, string) ([]submit.DriverState, error) {
+	return nil, errdefs.Errorf(errdefs.BadArgument, "status: a local, YARN or client-mode driver runs under spark-submit, which has no submission ID to ask about")
+}
+
+// Kill is an errdefs.BadArgument: spark-submit here is the driver.
+func (b *Backend) Kill(context.Context, string) ([]submit.DriverState, error) {
+	return nil, errdefs.Errorf(errdefs.BadArgument, "kill: a local, YARN or client-mode driver runs under spark-submit: stop that process")
 }
 
 // sparkHomeOf is the Spark home of a spark-submit path ($SPARK_HOME/bin/

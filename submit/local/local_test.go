@@ -17,36 +17,6 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-func TestRunsHere(t *testing.T) {
-	tests := []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"--master", "local[2]", "app.py"}, true},
-		{[]string{"--master", "local", "app.py"}, true},
-		{[]string{"--master=local[*]", "app.py"}, true},
-		{[]string{"--master", "local-cluster[2,1,1024]", "app.jar"}, true},
-		{[]string{"--conf", "spark.master=local[1]", "app.py"}, true},
-		{[]string{"--master", "yarn", "--deploy-mode", "cluster", "app.jar"}, true},
-		{[]string{"--master", "spark://m:7077", "app.jar"}, true},
-		{[]string{"--master", "spark://m:7077", "--deploy-mode", "client", "app.jar"}, true},
-		{[]string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "app.jar"}, false},
-		{[]string{"--master", "spark://m:7077", "--conf", "spark.submit.deployMode=cluster", "app.jar"}, false},
-		{[]string{"--master", "mesos://m:5050", "app.jar"}, true},
-		{[]string{"--master", "k8s://https://k:6443", "app.jar"}, false},
-		// An application argument; no master is spark-submit's local[*].
-		{[]string{"app.jar", "--master", "k8s://https://k:6443"}, true},
-		{[]string{"app.py"}, true},
-		{[]string{"--master"}, false},
-	}
-	for _, tt := range tests {
-		sub, err := submit.LoadSubmission(tt.args, noEnv)
-		if got := err == nil && RunsHere(sub); got != tt.want {
-			t.Errorf("RunsHere(%q) = %v, want %v", tt.args, got, tt.want)
-		}
-	}
-}
-
 // noEnv is an empty environment.
 func noEnv(string) string { return "" }
 
@@ -95,7 +65,7 @@ func TestSubmitLocalExitCodes(t *testing.T) {
 			bin, argsFile := fakeSparkSubmit(t, tt.body)
 			args := []string{"--master", "local[2]", "--jars", "/c/a.jar", "app.py", "--in", "x y"}
 			var stdout, stderr bytes.Buffer
-			res, err := Submit(context.Background(), mustLoad(t, args), WithSparkSubmit(bin), WithStdio(nil, &stdout, &stderr))
+			res, err := runSub(context.Background(), mustLoad(t, args), WithSparkSubmit(bin), WithStdio(nil, &stdout, &stderr))
 			if got := exitcode.Code(err); got != tt.want {
 				t.Fatalf("exit %d, want %d (%v)\n%s", got, tt.want, err, stderr.String())
 			}
@@ -119,7 +89,7 @@ func TestSubmitLocalExitCodes(t *testing.T) {
 func TestSubmitLocalJSON(t *testing.T) {
 	bin, _ := fakeSparkSubmit(t, "exit 3")
 	var stdout, stderr bytes.Buffer
-	res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "spark://u:pw@m:7077", "app.jar"}),
+	res, err := runSub(context.Background(), mustLoad(t, []string{"--master", "spark://u:pw@m:7077", "app.jar"}),
 		WithSparkSubmit(bin), WithJSON(true), WithStdio(nil, &stdout, &stderr))
 	if exitcode.Code(err) != 3 || exitcode.SourceOf(err) != exitcode.SourceDriver || res.Err() != err {
 		t.Fatalf("err %v", err)
@@ -158,7 +128,7 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 		var stderr testenv.SyncBuffer
 		done := make(chan error, 1)
 		go func() {
-			_, err := Submit(ctx, mustLoad(t, []string{"--master", "local", "app.py"}), WithSparkSubmit(bin), WithStdio(nil, nil, &stderr))
+			_, err := runSub(ctx, mustLoad(t, []string{"--master", "local", "app.py"}), WithSparkSubmit(bin), WithStdio(nil, nil, &stderr))
 			done <- err
 		}()
 		waitFor(t, &stderr, "started")
@@ -174,13 +144,13 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 	t.Run("timeout", func(t *testing.T) {
 		bin, _ := fakeSparkSubmit(t, body)
 		var stderr testenv.SyncBuffer
-		res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}), WithSparkSubmit(bin), WithTimeout(500*time.Millisecond), WithStdio(nil, nil, &stderr))
+		res, err := runSub(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}), WithSparkSubmit(bin), WithTimeout(500*time.Millisecond), WithStdio(nil, nil, &stderr))
 		if exitcode.Code(err) != exitcode.Timeout || res.Reason != "Timeout" || *res.DriverExitCode != 143 {
 			t.Errorf("timeout: %v %+v", err, res)
 		}
 	})
 	t.Run("no spark-submit", func(t *testing.T) {
-		res, err := Submit(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}))
+		res, err := runSub(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}))
 		if exitcode.Code(err) != exitcode.Usage || res.Reason != "NotStarted" {
 			t.Errorf("%v %+v", err, res)
 		}
@@ -210,7 +180,7 @@ func TestSubmitPySparkProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout bytes.Buffer
-	res, err := Submit(context.Background(), sub,
+	res, err := runSub(context.Background(), sub,
 		WithPySparkProgram([]string{"/bin/sh", "-c", `printf '%s' "$PYSPARK_SUBMIT_ARGS"; exit 7`}),
 		WithEnv([]string{"PATH=/usr/bin:/bin", submit.EnvPySparkSubmitArgs + "=--packages old:x:1 pyspark-shell"}),
 		WithStdio(nil, &stdout, nil))
@@ -223,4 +193,13 @@ func TestSubmitPySparkProgram(t *testing.T) {
 	if res.Backend != "exec" || res.DriverExitCode == nil || *res.DriverExitCode != 7 {
 		t.Errorf("result %+v", res)
 	}
+}
+
+// runSub runs sub with a backend made of opts.
+func runSub(ctx context.Context, sub *submit.Submission, opts ...Option) (*Result, error) {
+	b, err := New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return b.run(ctx, sub)
 }

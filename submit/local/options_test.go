@@ -29,7 +29,10 @@ func TestMakeOptions(t *testing.T) {
 	same := cmp.Comparer(func(a, b any) bool { return a == b }) // the readers and writers: the same ones
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := makeOptions(tt.opts)
+			got, err := makeOptions(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(options{}),
 				cmp.FilterPath(func(p cmp.Path) bool {
 					switch p.Last().String() {

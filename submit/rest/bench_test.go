@@ -26,7 +26,7 @@ func BenchmarkRestSubmitHA(b *testing.B) {
 	run := func(master string, n int) time.Duration {
 		start := time.Now()
 		for range n {
-			res := Submit(context.Background(), submitArgs(master),
+			res := submitREST(context.Background(), submitArgs(master),
 				WithEnviron(nil), WithPollInterval(time.Millisecond), WithRetry(2, time.Millisecond, 3))
 			if exitcode.Code(res.Err()) != 0 {
 				b.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())

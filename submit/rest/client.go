@@ -39,9 +39,9 @@ var (
 const DefaultPort = 6066
 
 // Option configures the REST client.
-type Option func(*restOptions)
+type Option func(*options) error
 
-type restOptions struct {
+type options struct {
 	restPort      int
 	httpClient    *http.Client
 	environ       []string
@@ -58,8 +58,9 @@ type restOptions struct {
 	masterUI      string
 }
 
-func makeRestOptions(opts []Option) *restOptions {
-	o := &restOptions{
+// makeOptions applies opts over the defaults and checks them.
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{
 		httpClient:    &http.Client{Timeout: 30 * time.Second},
 		environ:       restDefaultEnviron(),
 		clientVersion: DefaultClientSparkVersion,
@@ -73,9 +74,14 @@ func makeRestOptions(opts []Option) *restOptions {
 		now:           time.Now,
 	}
 	for _, opt := range opts {
-		opt(o)
+		if err := opt(o); err != nil {
+			return nil, err
+		}
 	}
-	return o
+	if o.timeout < 0 {
+		return nil, errdefs.Optionf(errdefs.BadArgument, "rest.WithTimeout", "time limit %s: negative", o.timeout)
+	}
+	return o, nil
 }
 
 // WithPort sets the port of the REST server on every spark:// or
@@ -83,60 +89,74 @@ func makeRestOptions(opts []Option) *restOptions {
 // is the RPC port 7077 (or absent) on a spark:// master: then 6066
 // (spark.master.rest.port). Mesos dispatchers serve REST on their own port
 // (default 7077).
-func WithPort(port int) Option { return func(o *restOptions) { o.restPort = port } }
+func WithPort(port int) Option {
+	return func(o *options) error { o.restPort = port; return nil }
+}
 
 // WithHTTPClient sets the HTTP client. The default has a 30 s timeout.
-func WithHTTPClient(c *http.Client) Option { return func(o *restOptions) { o.httpClient = c } }
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) error { o.httpClient = c; return nil }
+}
 
 // WithEnviron sets the environment ("K=V") whose SPARK_* (and, before
 // Spark 4, MESOS_*) variables are sent with a submission. The default is
 // os.Environ(). The conf files are the submission's (submit.LoadSubmission).
-func WithEnviron(env []string) Option { return func(o *restOptions) { o.environ = env } }
+func WithEnviron(env []string) Option {
+	return func(o *options) error { o.environ = env; return nil }
+}
 
 // WithClientSparkVersion sets clientSparkVersion (default
 // DefaultClientSparkVersion). Versions before 4.0 also send MESOS_* variables.
 func WithClientSparkVersion(v string) Option {
-	return func(o *restOptions) {
+	return func(o *options) error {
 		if v != "" {
 			o.clientVersion = v
 		}
+		return nil
 	}
 }
 
 // WithLog sets where transitions, retries and warnings are written
 // (stderr). The default discards them.
 func WithLog(w io.Writer) Option {
-	return func(o *restOptions) {
+	return func(o *options) error {
 		if w != nil {
 			o.log = w
 		}
+		return nil
 	}
 }
 
 // WithPollInterval sets how often the status is polled (±10% jitter). The
 // default is 10 s.
 func WithPollInterval(d time.Duration) Option {
-	return func(o *restOptions) {
+	return func(o *options) error {
 		if d > 0 {
 			o.pollInterval = d
 		}
+		return nil
 	}
 }
 
 // WithTimeout bounds the whole run (errdefs.Timeout). The default is none.
-func WithTimeout(d time.Duration) Option { return func(o *restOptions) { o.timeout = d } }
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) error { o.timeout = d; return nil }
+}
 
 // WithKillOnCancel says whether a cancelled context (SIGINT/SIGTERM) kills
 // the driver. The default is true.
-func WithKillOnCancel(b bool) Option { return func(o *restOptions) { o.killOnCancel = b } }
+func WithKillOnCancel(b bool) Option {
+	return func(o *options) error { o.killOnCancel = b; return nil }
+}
 
 // WithRetry sets how many rounds over the masters a request makes on network
 // errors, and the first backoff (doubled each round, capped at 30 s). The
 // default is 4 rounds from 1 s. During polling, maxPollErrors consecutive
 // failed polls end the run (errdefs.Unavailable); the default is 10.
 func WithRetry(rounds int, backoff time.Duration, maxPollErrors int) Option {
-	return func(o *restOptions) {
+	return func(o *options) error {
 		o.retries, o.backoff, o.maxPollErrors = max(rounds, 1), backoff, max(maxPollErrors, 1)
+		return nil
 	}
 }
 
@@ -147,13 +167,16 @@ type Client struct {
 	urls   []string // http://host:port, one per master
 	mesos  bool
 	leader int // index of the master that answered last
-	o      *restOptions
+	o      *options
 }
 
 // NewClient parses master (spark://h1[:port][,h2[:port]…] or
 // mesos://host[:port]).
 func NewClient(master string, opts ...Option) (*Client, error) {
-	o := makeRestOptions(opts)
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	urls, mesos, err := restURLs(master, o.restPort)
 	if err != nil {
 		return nil, errdefs.New(errdefs.BadArgument, err)

@@ -100,7 +100,7 @@ func TestRestDriverEnds(t *testing.T) {
 			fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, run, end))
 			addr := fakeMaster(t, fake)
 			var log testenv.SyncBuffer
-			res := Submit(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
+			res := submitREST(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
 			if exitcode.Code(res.Err()) != tt.wantCode || exitSource(res.Err()) != tt.wantSource {
 				t.Fatalf("exit %d source %s, want %d %s (%v)\nlog:\n%s", exitcode.Code(res.Err()), exitSource(res.Err()), tt.wantCode, tt.wantSource, res.Err(), log.String())
 			}
@@ -143,7 +143,7 @@ func TestRestRelaunchingAndUnknownAreNotTerminal(t *testing.T) {
 		sparkresttest.Step{State: "FINISHED", WorkerID: "worker-2"},
 	))
 	var log testenv.SyncBuffer
-	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
+	res := submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
 	if exitcode.Code(res.Err()) != 0 {
 		t.Fatalf("exit %d: %v\n%s", exitcode.Code(res.Err()), res.Err(), log.String())
 	}
@@ -163,7 +163,7 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 	alive := sparkresttest.New()
 	m1, m2 := fakeMaster(t, standby), fakeMaster(t, alive)
 	var log testenv.SyncBuffer
-	res := Submit(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
+	res := submitREST(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
 	if exitcode.Code(res.Err()) != 0 || res.RestURL != "http://"+m2 {
 		t.Fatalf("exit %d via %s: %v", exitcode.Code(res.Err()), res.RestURL, res.Err())
 	}
@@ -171,14 +171,14 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 		t.Errorf("standby got %d requests, want 1 (the create; polls stick to the leader)", got)
 	}
 	// Every master a standby: no ALIVE master, exit 69.
-	res = Submit(context.Background(), submitArgs("spark://"+m1+","+m1), fastOpts(&log)...)
+	res = submitREST(context.Background(), submitArgs("spark://"+m1+","+m1), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrNoAliveMaster) || exitcode.Code(res.Err()) != exitcode.Unavailable {
 		t.Errorf("all standby: %v (exit %d)", res.Err(), exitcode.Code(res.Err()))
 	}
 	// A status query on a standby also moves on.
 	id := "driver-20260101000000-0007"
 	alive.AddDriver(id, sparkresttest.Step{State: "RUNNING"})
-	r, err := Status(context.Background(), "spark://"+m1+","+m2, id, fastOpts(&log)...)
+	r, err := statusREST(context.Background(), "spark://"+m1+","+m2, id, fastOpts(&log)...)
 	if err != nil || r.DriverState != "RUNNING" {
 		t.Errorf("status via standby: %v %+v", err, r)
 	}
@@ -187,7 +187,7 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 func TestRestRefusedMovesToNextMaster(t *testing.T) {
 	var log testenv.SyncBuffer
 	m2 := fakeMaster(t, sparkresttest.New())
-	res := Submit(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
+	res := submitREST(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
 	if exitcode.Code(res.Err()) != 0 {
 		t.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
 	}
@@ -230,7 +230,7 @@ func TestRestDisabled(t *testing.T) {
 		}
 	}()
 	var log testenv.SyncBuffer
-	res := Submit(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
+	res := submitREST(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || errdefs.OptionOf(res.Err()) != "rest.WithPort" {
 		t.Errorf("hang-up: exit %d: %v", exitcode.Code(res.Err()), res.Err())
 	}
@@ -240,7 +240,7 @@ func TestRestDisabled(t *testing.T) {
 		"spark://" + rpc.Addr().String(),
 	} {
 		var log testenv.SyncBuffer
-		res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
+		res := submitREST(context.Background(), submitArgs(master), fastOpts(&log)...)
 		if exitcode.Code(res.Err()) != exitcode.Unavailable || !errors.Is(res.Err(), ErrUnavailable) {
 			t.Errorf("%s: exit %d: %v", master, exitcode.Code(res.Err()), res.Err())
 			continue
@@ -254,7 +254,7 @@ func TestRestDisabled(t *testing.T) {
 func TestRestProtocolVersion468(t *testing.T) {
 	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithProtocolVersion("v2"))
-	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
+	res := submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrProtocolVersion) || exitcode.Code(res.Err()) != exitcode.Unavailable {
 		t.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
 	}
@@ -306,15 +306,15 @@ func TestRestUnknownAndEvictedID(t *testing.T) {
 		fake.ServeHTTP(w, r)
 	})
 	master := "spark://" + fakeMaster(t, h)
-	res := Submit(context.Background(), submitArgs(master), fastOpts(&log)...)
+	res := submitREST(context.Background(), submitArgs(master), fastOpts(&log)...)
 	if exitcode.Code(res.Err()) != exitcode.NotFound || res.Reason != "Evicted" || !strings.Contains(res.Message, "after it was RUNNING") {
 		t.Errorf("evicted: exit %d reason %s: %s", exitcode.Code(res.Err()), res.Reason, res.Message)
 	}
-	res = Attach(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...)
+	res = attachREST(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...)
 	if exitcode.Code(res.Err()) != exitcode.NotFound || res.Reason != "NotFound" || !errors.Is(res.Err(), ErrSubmissionNotFound) {
 		t.Errorf("unknown: exit %d reason %s: %v", exitcode.Code(res.Err()), res.Reason, res.Err())
 	}
-	if _, err := Status(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...); exitcode.Code(err) != exitcode.NotFound {
+	if _, err := statusREST(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...); exitcode.Code(err) != exitcode.NotFound {
 		t.Errorf("status of unknown id: %v", err)
 	}
 }
@@ -328,7 +328,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		}
 		fake.ServeHTTP(w, r)
 	})
-	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log)...)
+	res := submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log)...)
 	if exitcode.Code(res.Err()) != 0 || res.State != "FINISHED" {
 		t.Fatalf("exit %d state %s: %v\n%s", exitcode.Code(res.Err()), res.State, res.Err(), log.String())
 	}
@@ -345,7 +345,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		}
 		fake2.ServeHTTP(w, r)
 	})
-	res = Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, h2)), fastOpts(&log)...)
+	res = submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, h2)), fastOpts(&log)...)
 	if exitcode.Code(res.Err()) != exitcode.Unavailable || !strings.Contains(res.Message, "state is unknown") {
 		t.Errorf("exit %d: %s", exitcode.Code(res.Err()), res.Message)
 	}
@@ -354,7 +354,7 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 func TestRestTimeout(t *testing.T) {
 	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
-	res := Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
+	res := submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
 	if exitcode.Code(res.Err()) != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
 		t.Fatalf("exit %d reason %s: %s", exitcode.Code(res.Err()), res.Reason, res.Message)
 	}
@@ -381,7 +381,7 @@ func TestRestCancelKills(t *testing.T) {
 					cancel() // SIGINT while RUNNING
 				}
 			})
-			res := Submit(ctx, submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log, WithKillOnCancel(kill))...)
+			res := submitREST(ctx, submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log, WithKillOnCancel(kill))...)
 			if res.Reason != "Cancelled" || exitcode.Code(res.Err()) != exitcode.DriverFailed || exitSource(res.Err()) != exitcode.SourcePrebake {
 				t.Fatalf("exit %d reason %s source %s: %s", exitcode.Code(res.Err()), res.Reason, exitSource(res.Err()), res.Message)
 			}
@@ -418,7 +418,7 @@ func TestRestMesos(t *testing.T) {
 				sparkresttest.Step{State: "QUEUED"}, sparkresttest.Step{State: "RUNNING", Message: "state: TASK_RUNNING"},
 				sparkresttest.Step{State: "RETRYING", Message: "state: TASK_LOST"}, sparkresttest.Step{State: "FINISHED", Message: msg}))
 			args := []string{"--master", "mesos://" + fakeMaster(t, fake), "--deploy-mode", "cluster", "--class", "C", "http://h/app.jar"}
-			res := Submit(context.Background(), mustLoad(args), fastOpts(&log)...)
+			res := submitREST(context.Background(), mustLoad(args), fastOpts(&log)...)
 			if exitcode.Code(res.Err()) != tt.code || res.TaskState != tt.task || res.Reason != tt.task {
 				t.Fatalf("exit %d task %s reason %s: %v\n%s", exitcode.Code(res.Err()), res.TaskState, res.Reason, res.Err(), log.String())
 			}
@@ -435,18 +435,18 @@ func TestRestStatusAndKill(t *testing.T) {
 	master := "spark://" + fakeMaster(t, fake)
 	id := "driver-20261129101010-0001"
 	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", WorkerID: "worker-9"})
-	r, err := Status(context.Background(), master, id, fastOpts(&log)...)
+	r, err := statusREST(context.Background(), master, id, fastOpts(&log)...)
 	if err != nil || r.DriverState != "RUNNING" || r.WorkerID != "worker-9" {
 		t.Fatalf("status: %v %+v", err, r)
 	}
-	if _, err := Kill(context.Background(), master, id, fastOpts(&log)...); err != nil {
+	if _, err := killREST(context.Background(), master, id, fastOpts(&log)...); err != nil {
 		t.Fatalf("kill: %v", err)
 	}
-	r, err = Status(context.Background(), master, id, fastOpts(&log)...)
+	r, err = statusREST(context.Background(), master, id, fastOpts(&log)...)
 	if err != nil || r.DriverState != "KILLED" {
 		t.Errorf("after kill: %v %+v", err, r)
 	}
-	_, err = Kill(context.Background(), master, id, fastOpts(&log)...)
+	_, err = killREST(context.Background(), master, id, fastOpts(&log)...)
 	if exitcode.Code(err) != exitcode.NotFound || !strings.Contains(err.Error(), "has already finished or does not exist") {
 		t.Errorf("second kill: %v", err)
 	}
@@ -457,7 +457,7 @@ func TestRestAttach(t *testing.T) {
 	fake := sparkresttest.New()
 	id := "driver-20261129101010-0002"
 	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FAILED"})
-	res := Attach(context.Background(), "spark://"+fakeMaster(t, fake), id, fastOpts(&log)...)
+	res := attachREST(context.Background(), "spark://"+fakeMaster(t, fake), id, fastOpts(&log)...)
 	if exitcode.Code(res.Err()) != exitcode.DriverFailed || res.SubmissionID != id || res.State != "FAILED" {
 		t.Fatalf("exit %d: %+v", exitcode.Code(res.Err()), res)
 	}

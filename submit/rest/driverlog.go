@@ -21,7 +21,9 @@ const driverLogLines = 50
 // through which a failed driver's log is found: its /json/ names the
 // worker's UI, whose /log serves the driver's stderr. The default is port
 // 8080 on each master's host.
-func WithMasterUI(u string) Option { return func(o *restOptions) { o.masterUI = u } }
+func WithMasterUI(u string) Option {
+	return func(o *options) error { o.masterUI = u; return nil }
+}
 
 // masterUIs are the web UIs to ask for the workers: WithMasterUI's, else
 // port 8080 of each master host.

@@ -39,7 +39,7 @@ func TestFailedDriverLogTail(t *testing.T) {
 	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, run, end))
 	addr := fakeMaster(t, fake)
 	var log testenv.SyncBuffer
-	res := Submit(context.Background(), submitArgs("spark://"+addr), fastOpts(&log, WithMasterUI(worker.URL))...)
+	res := submitREST(context.Background(), submitArgs("spark://"+addr), fastOpts(&log, WithMasterUI(worker.URL))...)
 	want := []string{"INFO SparkContext: Running Spark version 3.5.7", `Exception in thread "main" java.lang.IllegalAccessError: class org.apache.spark.storage.StorageUtils$ (in unnamed module) cannot access class sun.nio.ch.DirectBuffer`}
 	if diff := cmp.Diff(want, res.LogTail); diff != "" {
 		t.Errorf("log tail (-want +got):\n%s", diff)
@@ -55,7 +55,7 @@ func TestFailedDriverLogTail(t *testing.T) {
 	}
 	// No UI to ask: the hint alone, and no wait.
 	fake2 := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "SUBMITTED"}, run, end))
-	res = Submit(context.Background(), submitArgs("spark://"+fakeMaster(t, fake2)), fastOpts(&log, WithMasterUI("http://"+refusedAddr(t)))...)
+	res = submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake2)), fastOpts(&log, WithMasterUI("http://"+refusedAddr(t)))...)
 	if res.LogTail != nil || !strings.Contains(res.Message, "work/"+res.SubmissionID+"/stderr") {
 		t.Errorf("no UI: tail %q, message %q", res.LogTail, res.Message)
 	}

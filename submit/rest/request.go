@@ -66,7 +66,10 @@ func restEnvironMap(environ []string) map[string]string {
 // Options used: WithEnviron (the variables sent; default os.Environ),
 // WithClientSparkVersion, WithLog (warnings).
 func BuildCreateRequest(sub *submit.Submission, opts ...Option) (*CreateSubmissionRequest, error) {
-	o := makeRestOptions(opts)
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	a, err := newRestArgs(sub)
 	if err != nil {
 		return nil, errdefs.New(errdefs.BadArgument, err)
@@ -169,7 +172,7 @@ func BuildCreateRequest(sub *submit.Submission, opts ...Option) (*CreateSubmissi
 // non-empty spark.jars.packages is refused (it means the arguments were not
 // rewritten); the other keys, which only steer a resolution, are dropped with
 // a warning.
-func restStripPackages(conf map[string]string, o *restOptions) error {
+func restStripPackages(conf map[string]string, o *options) error {
 	if v := strings.TrimSpace(conf["spark.jars.packages"]); v != "" {
 		return errdefs.New(errdefs.BadArgument, fmt.Errorf("%w: spark.jars.packages=%s would reach the master, and the worker's DriverWrapper would resolve it again with Ivy at driver start (on every worker, every launch); let prebake resolve and rewrite it (prebake submit does) or remove --packages", ErrPackages, v))
 	}

@@ -95,14 +95,17 @@ func (r *Result) finish(now time.Time, reason string, err error) *Result {
 
 var errRestTimeout = errors.New("time limit reached")
 
-// Submit builds the CreateSubmissionRequest from args (rewritten
+// submitREST builds the CreateSubmissionRequest from sub (rewritten
 // spark-submit arguments), posts it, and polls the driver to its end. The
 // result's Err carries the error kind: nil for FINISHED, errdefs.DriverFailed
 // (source driver) for FAILED/KILLED/ERROR, errdefs.Timeout on WithTimeout's
 // limit (its errdefs.OptionOf is "rest.WithTimeout"); when ctx is cancelled
 // (SIGINT/SIGTERM) the driver is killed first unless WithKillOnCancel(false).
-func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) *Result {
-	o := makeRestOptions(opts)
+func submitREST(ctx context.Context, sub *submit.Submission, opts ...Option) *Result {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return (&Result{Backend: "rest"}).finish(time.Now(), "SubmitFailed", err)
+	}
 	res := &Result{Backend: "rest", Timings: Timings{Started: o.now()}}
 	if m, ok := sub.GivenMaster(); ok {
 		res.Master = redact.URL(m)
@@ -142,10 +145,13 @@ func Submit(ctx context.Context, sub *submit.Submission, opts ...Option) *Result
 	return c.follow(ctx, r.SubmissionID, res)
 }
 
-// Attach follows a submission made elsewhere to its end
-// (a status-poll-only attach), with Submit's error kinds.
-func Attach(ctx context.Context, master, id string, opts ...Option) *Result {
-	o := makeRestOptions(opts)
+// attachREST follows a submission made elsewhere to its end, with
+// submitREST's error kinds.
+func attachREST(ctx context.Context, master, id string, opts ...Option) *Result {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return (&Result{Backend: "rest", SubmissionID: id, Master: redact.URL(master)}).finish(time.Now(), "SubmitFailed", err)
+	}
 	res := &Result{Backend: "rest", SubmissionID: id, Master: redact.URL(master), Timings: Timings{Started: o.now()}}
 	c, err := NewClient(master, opts...)
 	if err != nil {
@@ -347,9 +353,10 @@ func (c *Client) terminal(ctx context.Context, res *Result, r *Response) *Result
 	return nil
 }
 
-// Status asks each master for id's state once (with retries on network
-// errors), as spark-submit --status. An unknown id is errdefs.NotFound.
-func Status(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
+// statusREST asks each master for id's state once (with retries on
+// network errors), as spark-submit --status. An unknown id is
+// errdefs.NotFound.
+func statusREST(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
 	c, err := NewClient(master, opts...)
 	if err != nil {
 		return nil, err
@@ -364,9 +371,9 @@ func Status(ctx context.Context, master, id string, opts ...Option) (*Response, 
 	return r, nil
 }
 
-// Kill posts a kill for id, as spark-submit --kill. An unknown or
+// killREST posts a kill for id, as spark-submit --kill. An unknown or
 // finished id is errdefs.NotFound.
-func Kill(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
+func killREST(ctx context.Context, master, id string, opts ...Option) (*Response, error) {
 	c, err := NewClient(master, opts...)
 	if err != nil {
 		return nil, err
@@ -374,26 +381,85 @@ func Kill(ctx context.Context, master, id string, opts ...Option) (*Response, er
 	return c.Kill(ctx, id)
 }
 
-// Backend is the standalone/Mesos REST submit.Backend: Submit with Options,
-// or, when AttachID is set, Attach to that submission instead.
+// Backend is the standalone/Mesos REST submit.Backend (New).
 type Backend struct {
-	Options  []Option
-	AttachID string
-	// Master is the master URL, for Attach (Submit reads it from args).
-	Master string
+	master string
+	opts   []Option
 }
 
-var _ submit.Backend = Backend{}
+var _ submit.Backend = (*Backend)(nil)
 
-// Submit runs sub (or attaches); the outcome is a *Result.
-func (b Backend) Submit(ctx context.Context, sub *submit.Submission) (submit.Outcome, error) {
-	var res *Result
-	if b.AttachID != "" {
-		res = Attach(ctx, b.Master, b.AttachID, b.Options...)
-	} else {
-		res = Submit(ctx, sub, b.Options...)
+// New returns the REST backend of master (spark://h1[:port][,h2[:port]…]
+// or mesos://host[:port]: the one Attach, Status and Kill ask; Submit
+// posts to its submission's) with opts, checked: a bad value is an
+// errdefs.BadArgument naming the option.
+func New(master string, opts ...Option) (*Backend, error) {
+	if _, err := makeOptions(opts); err != nil {
+		return nil, err
 	}
+	return &Backend{master: master, opts: opts}, nil
+}
+
+// Submit builds the CreateSubmissionRequest from p.Sub (rewritten
+// spark-submit arguments), posts it, and polls the driver to its end. The
+// outcome is a *Result, whose Err is the error: nil for FINISHED,
+// errdefs.DriverFailed (source driver) for FAILED/KILLED/ERROR,
+// errdefs.Timeout on WithTimeout's limit (its errdefs.OptionOf is
+// "rest.WithTimeout"); when ctx is cancelled (SIGINT/SIGTERM) the driver is
+// killed first unless WithKillOnCancel(false).
+func (b *Backend) Submit(ctx context.Context, p *submit.Prepared) (submit.Outcome, error) {
+	res := submitREST(ctx, p.Sub, b.opts...)
 	return res, res.Err()
+}
+
+// Attach follows id, submitted elsewhere, to its end with Submit's error
+// kinds; it submits nothing. The outcome is a *Result.
+func (b *Backend) Attach(ctx context.Context, id string, _ *submit.Prepared) (submit.Outcome, error) {
+	res := attachREST(ctx, b.master, id, b.opts...)
+	return res, res.Err()
+}
+
+// DriverState is a driver as the master reports it (Status, Kill): the
+// `prebake status -o json` object of spark:// and mesos:// (empty fields
+// omitted).
+type DriverState struct {
+	SubmissionID       string `json:"submissionId"`
+	Master             string `json:"master"`
+	RestURL            string `json:"restUrl,omitempty"`
+	State              string `json:"state,omitempty"`
+	WorkerID           string `json:"workerId,omitempty"`
+	WorkerHostPort     string `json:"workerHostPort,omitempty"`
+	Message            string `json:"message,omitempty"`
+	ServerSparkVersion string `json:"serverSparkVersion,omitempty"`
+}
+
+// DriverID is the submission ID.
+func (s DriverState) DriverID() string { return s.SubmissionID }
+
+// state is the answer r about id as one DriverState (nil: no answer).
+func (b *Backend) state(id string, r *Response) []submit.DriverState {
+	if r == nil {
+		return nil
+	}
+	return []submit.DriverState{DriverState{SubmissionID: id, Master: redact.URL(b.master), RestURL: r.Master, State: r.DriverState,
+		WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: r.Message, ServerSparkVersion: r.ServerSparkVersion}}
+}
+
+// Status asks each master for id's state once (with retries on network
+// errors), as spark-submit --status: one DriverState, or none when no
+// master answered. An unknown id is errdefs.NotFound (with the master's
+// answer).
+func (b *Backend) Status(ctx context.Context, id string) ([]submit.DriverState, error) {
+	r, err := statusREST(ctx, b.master, id, b.opts...)
+	return b.state(id, r), err
+}
+
+// Kill posts a kill for id, as spark-submit --kill: one DriverState (its
+// Message the master's answer), or none when no master answered. An
+// unknown or finished id is errdefs.NotFound.
+func (b *Backend) Kill(ctx context.Context, id string) ([]submit.DriverState, error) {
+	r, err := killREST(ctx, b.master, id, b.opts...)
+	return b.state(id, r), err
 }
 
 // driverLogHint says where a standalone driver's log is: the worker's

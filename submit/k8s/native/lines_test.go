@@ -39,7 +39,7 @@ func shapeOf(o *Objects) lineShape {
 		s.AllowPrivEsc = map[bool]string{true: "true", false: "false"}[*sc.AllowPrivilegeEscalation]
 	}
 	for _, x := range o.Owned() {
-		s.Owned = append(s.Owned, kindOf(x))
+		s.Owned = append(s.Owned, KindOf(x))
 	}
 	return s
 }
@@ -203,7 +203,7 @@ func ownedKinds(o *Objects) string {
 		if i > 0 {
 			s += ","
 		}
-		s += kindOf(x)
+		s += KindOf(x)
 	}
 	return s
 }

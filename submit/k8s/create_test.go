@@ -1,4 +1,4 @@
-package native
+package k8s
 
 import (
 	"context"
@@ -12,17 +12,37 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/prebake/prebake/submit"
+	"github.com/prebake/prebake/submit/k8s/native"
 )
 
-// Create follows Client.run: the pod first, then the owned objects with
-// the pod as their controller; a failure deletes the pod.
+// TestCreateOrderAndOwner: createObjects follows Client.run: the pod
+// first, then the owned objects with the pod as their controller; a
+// failure deletes the pod.
 func TestCreateOrderAndOwner(t *testing.T) {
-	in := testInput(ResourceJava, map[string]string{"spark.kubernetes.executor.podTemplateFile": "testdata/equiv/files/executor-template.yaml",
-		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.mount.path":           "/d",
-		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.claimName":    "OnDemand",
-		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.storageClass": "sc",
-		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.sizeLimit":    "1Gi"})
-	objs := build(t, in)
+	env := mapEnv(map[string]string{"USER": "u"})
+	objsOf := func(conf ...string) *native.Objects {
+		args := []string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster",
+			"--conf", "spark.kubernetes.container.image=apache/spark:3.5.9"}
+		for _, c := range conf {
+			args = append(args, "--conf", c)
+		}
+		b, err := New(WithDriverSparkVersion("3.5.9"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := b.DryRun(&submit.Prepared{Sub: mustLoad(t, append(args, "--class", "Main", "local:///opt/app.jar"), env)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	objs := objsOf("spark.kubernetes.executor.podTemplateFile=native/testdata/equiv/files/executor-template.yaml",
+		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.mount.path=/d",
+		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.claimName=OnDemand",
+		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.storageClass=sc",
+		"spark.kubernetes.driver.volumes.persistentVolumeClaim.d.options.sizeLimit=1Gi")
 	c := fake.NewClientset()
 	var order []string
 	c.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -33,7 +53,7 @@ func TestCreateOrderAndOwner(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	pod, err := Create(context.Background(), c, objs)
+	pod, err := createObjects(context.Background(), c, objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +73,11 @@ func TestCreateOrderAndOwner(t *testing.T) {
 	c.PrependReactor("create", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("no"))
 	})
-	objs = build(t, testInput(ResourceJava, nil))
-	if _, err := Create(context.Background(), c, objs); !apierrors.IsForbidden(err) {
+	objs = objsOf()
+	if _, err := createObjects(context.Background(), c, objs); !apierrors.IsForbidden(err) {
 		t.Fatalf("got %v, want the Forbidden error", err)
 	}
-	if _, err := c.CoreV1().Pods("default").Get(context.Background(), objs.Pod.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := c.CoreV1().Pods(objs.Namespace).Get(context.Background(), objs.Pod.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the pod was not deleted: %v", err)
 	}
 }
