@@ -166,10 +166,7 @@ func TestBundleAirGapIT(t *testing.T) {
 		if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
 			testenv.Skip(t, "unshare -n (a network namespace) is not permitted here: "+err.Error())
 		}
-		bin := filepath.Join(t.TempDir(), "prebake")
-		if out, err := exec.Command("go", "build", "-o", bin, "./prebake").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+		bin := testenv.Prebake(t)
 		ns := filepath.Join(tmp, "netns")
 		gap := func(args ...string) {
 			t.Helper()

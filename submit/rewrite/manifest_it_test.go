@@ -24,10 +24,7 @@ func TestRewriteManifestIT(t *testing.T) {
 	}
 	url := startNginx(t, repo)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "prebake")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/prebake").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Prebake(t)
 	cache := t.TempDir()
 	run := func(manifest string, extra ...string) (string, string, error) {
 		p := filepath.Join(dir, "app.yaml")

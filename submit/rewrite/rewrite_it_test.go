@@ -14,6 +14,9 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
+// TestMain removes the CLI testenv.Prebake built.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 // startNginx serves dir over HTTP on 127.0.0.1 with a real nginx and
 // returns its URL; the server is stopped when the test ends.
 func startNginx(t *testing.T, dir string) string {
@@ -31,11 +34,7 @@ func TestRewriteIT(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := startNginx(t, repo)
-	bin := filepath.Join(t.TempDir(), "prebake")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/prebake")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Prebake(t)
 	cache := t.TempDir()
 	run := func(extra ...string) (*Result, string, error) {
 		args := append([]string{"rewrite", "--no-default-repositories", "--cache", cache, "-o", "json"}, extra...)
