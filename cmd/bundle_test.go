@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -103,7 +104,7 @@ func TestBundleCLI(t *testing.T) {
 // (its port closed) submit --frozen --offline still succeeds.
 func TestBundleAirGapIT(t *testing.T) {
 	root, tmp := isolatedCLI(t)
-	ng := testenv.StartNginx(t, filepath.Join(root, "testdata", "demo-repo"))
+	ng := mavenhttp.StartNginx(t, filepath.Join(root, "testdata", "demo-repo"), "", "")
 	const pw = "bundle-s3cret"
 	host := startBakeRegistry(t, pw)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"go.yaml.in/yaml/v3"
 )
@@ -22,7 +23,7 @@ func TestRewriteManifestIT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := startNginx(t, repo)
+	url := mavenhttp.StartNginx(t, repo, "", "").URL
 	dir := t.TempDir()
 	bin := testenv.Prebake(t)
 	cache := t.TempDir()

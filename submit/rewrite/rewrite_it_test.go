@@ -10,19 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
 )
 
 // TestMain removes the CLI testenv.Prebake built.
 func TestMain(m *testing.M) { testenv.Main(m) }
-
-// startNginx serves dir over HTTP on 127.0.0.1 with a real nginx and
-// returns its URL; the server is stopped when the test ends.
-func startNginx(t *testing.T, dir string) string {
-	t.Helper()
-	return testenv.StartNginx(t, dir).URL
-}
 
 // TestRewriteIT runs `prebake rewrite` end to end: the packages in the argv
 // are resolved from a real HTTP repository (nginx), retrieved, and the
@@ -33,7 +27,7 @@ func TestRewriteIT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := startNginx(t, repo)
+	url := mavenhttp.StartNginx(t, repo, "", "").URL
 	bin := testenv.Prebake(t)
 	cache := t.TempDir()
 	run := func(extra ...string) (*Result, string, error) {
