@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,12 +20,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/lock"
 )
 
@@ -91,13 +90,6 @@ var demoArtifacts = []testArtifact{
 	{"org.tukaani:xz:1.9", 20_000},
 	{"org.apache.commons:commons-lang3:3.14.0", 30_000},
 	{"com.fasterxml.jackson.core:jackson-databind:2.15.2", 25_000},
-}
-
-func newRegistry(t testing.TB) (host string) {
-	t.Helper()
-	s := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(s.Close)
-	return strings.TrimPrefix(s.URL, "http://")
 }
 
 func validateImage(t testing.TB, ref string, opts ...Option) {
@@ -426,7 +418,7 @@ func TestAssignLayers(t *testing.T) {
 
 func TestBakeRegistry(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	baseRef := host + "/spark:3.5.0"
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
 		t.Fatal(err)
@@ -487,7 +479,7 @@ func TestBakeRegistry(t *testing.T) {
 
 func TestBakeIncrementalUpload(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	baseRef := host + "/spark:3.5.0"
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 		t.Fatal(err)
@@ -526,7 +518,7 @@ func TestRegistryErrors(t *testing.T) {
 	}))
 	defer deny.Close()
 	dh := strings.TrimPrefix(deny.URL, "http://")
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	closed := httptest.NewServer(http.NotFoundHandler())
 	ch := strings.TrimPrefix(closed.URL, "http://")
 	closed.Close()
@@ -562,7 +554,7 @@ func TestRegistryErrors(t *testing.T) {
 // same registry sends only the new layers.
 func TestBaseLayerNotReuploaded(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	baseRef := host + "/spark:3.5.0"
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 		t.Fatal(err)
@@ -701,7 +693,7 @@ func (l *lockedTask) Done(err error) { l.mu.Lock(); l.t.done, l.t.err = true, er
 
 func TestBakeProgress(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	p := &fakeProgress{tasks: map[string]*fakeTask{}}
 	if _, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: host + "/p"}, WithProgress(p)); err != nil {

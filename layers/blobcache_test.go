@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // TestLayerBlobCache checks that a bake compresses each layer once into a
@@ -97,7 +98,7 @@ func TestLayerBlobTemp(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	base := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	for _, target := range []string{"oci:" + filepath.Join(t.TempDir(), "out"), host + "/tmpblobs"} {
 		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: base, Target: target})
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -141,7 +142,7 @@ func TestBakeCompressions(t *testing.T) {
 // none; zstd has none and is refused (64) before anything is built.
 func TestBakeCompressionDockerBase(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	img, err := random.Image(512, 1)
 	if err != nil {
@@ -222,7 +223,7 @@ func TestITBakeCompressions(t *testing.T) {
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	seen := map[string]bool{}
 	for _, c := range Compressions {
-		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.host() + "/team/jobs"}
+		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.Host + "/team/jobs"}
 		res, err := Bake(ctx, in, WithCompression(c))
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)

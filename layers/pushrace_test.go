@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
-
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // blobRaceRegistry is the in-process registry behind a handler that answers
@@ -23,7 +21,7 @@ import (
 // registry first (the other push landed the same manifest).
 func blobRaceRegistry(t *testing.T, fail int64, store bool) (host string, puts *atomic.Int64) {
 	t.Helper()
-	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	reg := registrytest.Handler()
 	puts = &atomic.Int64{}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {

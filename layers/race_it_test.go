@@ -25,7 +25,7 @@ func TestITConcurrentBakeOneTarget(t *testing.T) {
 	retries := &raceLog{}
 	for round := range rounds {
 		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag,
-			Target: fmt.Sprintf("%s/team/race%d", reg.host(), round)}
+			Target: fmt.Sprintf("%s/team/race%d", reg.Host, round)}
 		var wg sync.WaitGroup
 		digests := make([]string, n)
 		errs := make([]error, n)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // TestSilentRegistryIsUnavailable: a registry that accepts connections but
@@ -74,7 +75,7 @@ func TestRefusedRegistryRetried(t *testing.T) {
 // down from 1 KiB/s over 30s) inside the transport, ggcr retries it, and
 // Inspect ends with 69 within attempts × the bound plus ggcr's back-off.
 func TestSlowManifestIsUnavailable(t *testing.T) {
-	regHost := newRegistry(t)
+	regHost := registrytest.InProcess(t)
 	img, err := random.Image(256, 1)
 	if err != nil {
 		t.Fatal(err)
