@@ -23,7 +23,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/lock"
@@ -313,8 +313,8 @@ func TestBakeIndexPlatforms(t *testing.T) {
 		t.Errorf("one platform gave %s", info.MediaType)
 	}
 	_, err = Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: out, Platforms: []string{"linux/s390x"}})
-	if exitcode.Code(err) != exitcode.NotFound {
-		t.Errorf("missing platform: %v (code %d)", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.NotFound {
+		t.Errorf("missing platform: %v (kind %v)", err, errdefs.KindOf(err))
 	}
 }
 
@@ -524,24 +524,24 @@ func TestRegistryErrors(t *testing.T) {
 	closed.Close()
 	for _, tc := range []struct {
 		name, base, target string
-		code               int
+		kind               errdefs.Kind
 	}{
-		{"denied base", dh + "/spark:3.5.0", host + "/x", exitcode.NoPerm},
-		{"missing base", host + "/nope:1", host + "/x", exitcode.NotFound},
-		{"missing layout", "oci:/nonexistent/layout:1", host + "/x", exitcode.NotFound},
-		{"missing layout tag", "oci:" + baseImageDir + ":9.9.9", host + "/x", exitcode.NotFound},
-		{"registry down", ch + "/spark:1", host + "/x", exitcode.Unavailable},
-		{"denied target", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, dh + "/x", exitcode.NoPerm},
-		{"bad jars dir", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, host + "/x", exitcode.Usage},
+		{"denied base", dh + "/spark:3.5.0", host + "/x", errdefs.Denied},
+		{"missing base", host + "/nope:1", host + "/x", errdefs.NotFound},
+		{"missing layout", "oci:/nonexistent/layout:1", host + "/x", errdefs.NotFound},
+		{"missing layout tag", "oci:" + baseImageDir + ":9.9.9", host + "/x", errdefs.NotFound},
+		{"registry down", ch + "/spark:1", host + "/x", errdefs.Unavailable},
+		{"denied target", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, dh + "/x", errdefs.Denied},
+		{"bad jars dir", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, host + "/x", errdefs.BadArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: tc.base, Target: tc.target}
-			if tc.code == exitcode.Usage {
+			if tc.kind == errdefs.BadArgument {
 				in.JarsDir = "relative/jars"
 			}
 			_, err := Bake(ctx, in, WithBasicAuth("prebake", "s3cret-pw"))
-			if got := exitcode.Code(err); got != tc.code {
-				t.Fatalf("code %d, want %d: %v", got, tc.code, err)
+			if got := errdefs.KindOf(err); got != tc.kind {
+				t.Fatalf("kind %v, want %v: %v", got, tc.kind, err)
 			}
 			if strings.Contains(err.Error(), "s3cret-pw") {
 				t.Errorf("error leaks the password: %v", err)
@@ -584,8 +584,8 @@ func TestBakeExtraFiles(t *testing.T) {
 	self.ID = "fake-self-v1"
 	in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out"),
 		Extra: []File{self}, ExtraPlatform: "linux/amd64"}
-	if _, err := Bake(ctx, in); exitcode.Code(err) != exitcode.Usage {
-		t.Fatalf("extra files on an arm64+amd64 index: code %d: %v", exitcode.Code(err), err)
+	if _, err := Bake(ctx, in); errdefs.KindOf(err) != errdefs.BadArgument {
+		t.Fatalf("extra files on an arm64+amd64 index: kind %v: %v", errdefs.KindOf(err), err)
 	}
 	in.Platforms = []string{"linux/amd64"}
 	res, err := Bake(ctx, in)
@@ -755,8 +755,8 @@ func TestBakeRefusesModifiedJar(t *testing.T) {
 	}
 	target := filepath.Join(t.TempDir(), "out")
 	_, err = Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + target}, WithCacheDir(t.TempDir()))
-	if !errors.Is(err, lock.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("bake with a modified jar: err = %v (code %d), want ErrCorruptBlob and 65", err, exitcode.Code(err))
+	if !errors.Is(err, lock.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("bake with a modified jar: err = %v (kind %v), want ErrCorruptBlob and invalid input", err, errdefs.KindOf(err))
 	}
 	if !strings.Contains(err.Error(), lf.Artifacts[0].File) {
 		t.Errorf("error %q does not name the jar %s", err, lf.Artifacts[0].File)

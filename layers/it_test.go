@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/layers/registrytest"
 )
 
@@ -113,8 +113,8 @@ func TestITBakeDistribution(t *testing.T) {
 	}
 	validateImage(t, res2.Ref)
 	_, err = Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: reg.Host + "/missing:1", Target: reg.Host + "/x"})
-	if exitcode.Code(err) != exitcode.NotFound {
-		t.Errorf("missing base: code %d: %v", exitcode.Code(err), err)
+	if errdefs.KindOf(err) != errdefs.NotFound {
+		t.Errorf("missing base: kind %v: %v", errdefs.KindOf(err), err)
 	}
 }
 
@@ -165,8 +165,8 @@ func TestITAuth(t *testing.T) {
 				t.Setenv("DOCKER_CONFIG", t.TempDir())
 			}
 			_, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Host + "/denied"}, tc.opts...)
-			if exitcode.Code(err) != exitcode.NoPerm {
-				t.Fatalf("code %d, want 77: %v", exitcode.Code(err), err)
+			if errdefs.KindOf(err) != errdefs.Denied {
+				t.Fatalf("kind %v, want permission denied: %v", errdefs.KindOf(err), err)
 			}
 			if strings.Contains(err.Error(), "wrong-pw-123") || strings.Contains(err.Error(), itPass) {
 				t.Errorf("error leaks a password: %v", err)
@@ -197,8 +197,8 @@ func TestITRegistryStopsMidPush(t *testing.T) {
 	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: reg.Host + "/jobs"}
 	cache := WithCacheDir(t.TempDir())
 	_, err := Bake(ctx, in, cache, WithTransport(&killOnUpload{base: http.DefaultTransport, reg: reg}))
-	if exitcode.Code(err) != exitcode.Unavailable {
-		t.Fatalf("registry stopped: code %d, want 69: %v", exitcode.Code(err), err)
+	if errdefs.KindOf(err) != errdefs.Unavailable {
+		t.Fatalf("registry stopped: kind %v, want unavailable: %v", errdefs.KindOf(err), err)
 	}
 	if !strings.Contains(err.Error(), "pushing "+reg.Host+"/jobs") {
 		t.Errorf("error does not say what failed: %v", err)

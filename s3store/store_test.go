@@ -16,7 +16,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/s3store/s3test"
@@ -145,7 +145,7 @@ func TestFileStore(t *testing.T) {
 	}
 	_, err = s3store.SetURLs(ctx, "file://"+dir, strings.Repeat("a", 64), s3store.StyleS3A)
 	var missing *s3store.SetMissingError
-	if exitcode.Code(err) != exitcode.NotFound || !errors.As(err, &missing) || missing.Hash != strings.Repeat("a", 64) || !errors.Is(err, s3store.ErrNotFound) {
+	if errdefs.KindOf(err) != errdefs.NotFound || !errors.As(err, &missing) || missing.Hash != strings.Repeat("a", 64) || !errors.Is(err, s3store.ErrNotFound) {
 		t.Errorf("missing set: %v", err)
 	}
 }
@@ -161,8 +161,8 @@ func TestBakeRejectsCorruptLocalJar(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = st.Bake(context.Background(), lf, lock.LocalJars(paths))
-	if exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("corrupt jar: %v (code %d), want 65", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("corrupt jar: %v (kind %v), want invalid input", err, errdefs.KindOf(err))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "jars")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a corrupt jar reached the store")
@@ -181,8 +181,8 @@ func TestFileStoreUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = st.Bake(context.Background(), lf, lock.LocalJars(paths))
-	if exitcode.Code(err) != exitcode.CantCreate {
-		t.Fatalf("unwritable store: %v (code %d), want 73", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.CantWrite {
+		t.Fatalf("unwritable store: %v (kind %v), want cannot write", err, errdefs.KindOf(err))
 	}
 }
 
@@ -194,7 +194,7 @@ func TestOpenErrors(t *testing.T) {
 		{"file://host/dir", "absolute path"},
 	} {
 		_, err := s3store.Open(context.Background(), tc.url)
-		if err == nil || exitcode.Code(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+		if err == nil || errdefs.KindOf(err) != errdefs.BadArgument || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("Open(%q) = %v, want a usage error containing %q", tc.url, err, tc.want)
 		}
 	}
@@ -209,8 +209,8 @@ func TestParseManifestErrors(t *testing.T) {
 		{"hash", strings.Replace(string(good), lf.Hash(), strings.Repeat("f", 64), 1)},
 		{"path", strings.Replace(string(good), `"path": "jars/`, `"path": "x/`, 1)},
 	} {
-		if _, err := s3store.ParseManifest(tc.name, []byte(tc.data)); exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("%s: %v, want exit 65", tc.name, err)
+		if _, err := s3store.ParseManifest(tc.name, []byte(tc.data)); errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("%s: %v, want invalid input", tc.name, err)
 		}
 	}
 	if _, err := s3store.ParseManifest("good", good); err != nil {
@@ -248,8 +248,8 @@ sets:
 		t.Error(d)
 	}
 	for _, bad := range []string{"sets: []", "sets: [{name: x}]", "sets: [{name: x, packages: [a], bogus: 1}]", "sets: [{name: x, packages: [a]}, {name: x, packages: [b]}]", "sets: [{name: x, packages: [a], conflict: max}]"} {
-		if _, err := s3store.ParseSets("bad", []byte(bad)); exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("ParseSets(%q) = %v, want exit 65", bad, err)
+		if _, err := s3store.ParseSets("bad", []byte(bad)); errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("ParseSets(%q) = %v, want invalid input", bad, err)
 		}
 	}
 	for _, tc := range []struct {
@@ -277,14 +277,14 @@ func TestWarmFileStoreIdempotent(t *testing.T) {
 		case "B":
 			return lockB, lock.LocalJars(pathsB), nil
 		}
-		return nil, nil, exitcode.Errorf(exitcode.NotFound, "no such module")
+		return nil, nil, errdefs.Errorf(errdefs.NotFound, "no such module")
 	}
 	st, err := s3store.Open(context.Background(), dir, s3store.WithWarmConcurrency(2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := st.Warm(context.Background(), sets, resolve)
-	if exitcode.Code(err) != exitcode.NotFound || res[2].Error == "" {
+	if errdefs.KindOf(err) != errdefs.NotFound || res[2].Error == "" {
 		t.Fatalf("warm with a failing set: %v", err)
 	}
 	if got := res[0].Uploaded + res[1].Uploaded; got != 3 {
@@ -371,7 +371,7 @@ func TestOpenSchemes(t *testing.T) {
 		t.Errorf("s3a://: %v %q", err, st.URL())
 	}
 	for _, bad := range []string{"bucket/prefix", "bucket", "./dir", "gs://b/p"} {
-		if _, err := s3store.Open(context.Background(), bad); exitcode.Code(err) != exitcode.Usage {
+		if _, err := s3store.Open(context.Background(), bad); errdefs.KindOf(err) != errdefs.BadArgument {
 			t.Errorf("Open(%q): %v, want a usage error", bad, err)
 		}
 	}
