@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
@@ -43,13 +40,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func fakeS3(t *testing.T, bucket string) (string, *countingTransport) {
 	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket(bucket); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	return srv.URL, &countingTransport{base: http.DefaultTransport}
+	return s3test.InProcess(t, bucket), &countingTransport{base: http.DefaultTransport}
 }
 
 func TestBakeFakeS3(t *testing.T) {
