@@ -4,10 +4,12 @@ BIN := bin/prebake
 # demo: real POMs (with placeholder jars) in testdata/demo-repo; slf4j-api 1.7.36 loses to the transitive 2.0.7 (Ivy latest-revision).
 DEMO_PACKAGES ?= ch.qos.logback:logback-classic:1.4.11 org.slf4j:slf4j-api:1.7.36
 export PREBAKE_CI_CACHE ?= /var/cache/prebake-ci
+# The JVM tier (spark-submit, Spark, Airflow, real pods) runs in every target but test-fast.
+export PREBAKE_JVM ?= 1
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test test-journeys unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
+.PHONY: build test test-fast test-journeys unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
 
 # VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -28,6 +30,12 @@ test: infra build
 ## test-journeys: the journeys test leaves out (scenarios 2-8 of the real node, PYSPARK_SUBMIT_ARGS, standalone 4.3).
 test-journeys: infra build
 	PREBAKE_IT=1 $(GO) test -race -timeout 60m -run '$(JOURNEY_TESTS)' ./submit/k8s/ ./test/spark/
+
+## test-fast: the server tests (nginx, registry, versitygw, kube-apiserver) without the JVM tier
+## (PREBAKE_JVM=0: no spark-submit, Spark, Airflow or real pods) and without -race; the servers
+## must be installed (make test or hack/infra.sh once).
+test-fast:
+	PREBAKE_IT=1 PREBAKE_JVM=0 $(GO) test -timeout 40m ./...
 
 ## unit: tests that need no server.
 unit:

@@ -6,53 +6,23 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 )
 
-// startBakeRegistry starts the Debian docker-registry with htpasswd auth
-// (user prebake, password pw) on 127.0.0.1.
+// startBakeRegistry starts the real registry with basic auth (user
+// registrytest.User, "prebake", password pw) and returns its host:port.
 func startBakeRegistry(t *testing.T, pw string) string {
 	t.Helper()
-	testenv.RequireIT(t)
-	bin := testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY")
-	htpasswd := testenv.Binary(t, "htpasswd", "")
-	dir, port := t.TempDir(), testenv.FreePort(t)
-	hp, err := exec.Command(htpasswd, "-Bbn", "prebake", pw).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "htpasswd"), hp, 0o600)
-	cfg := fmt.Sprintf("version: 0.1\nlog: {level: warn, accesslog: {disabled: true}}\nstorage: {filesystem: {rootdirectory: %s/data}}\nhttp: {addr: 127.0.0.1:%d, secret: ci-only}\nauth: {htpasswd: {realm: prebake-test, path: %s/htpasswd}}\n", dir, port, dir)
-	os.WriteFile(filepath.Join(dir, "config.yml"), []byte(cfg), 0o644)
-	cmd := exec.Command(bin, "serve", filepath.Join(dir, "config.yml"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() })
-	host := fmt.Sprintf("127.0.0.1:%d", port)
-	for i := 0; i < 300; i++ {
-		if resp, err := http.Get("http://" + host + "/v2/"); err == nil {
-			resp.Body.Close()
-			return host
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("docker-registry did not start on %s", host)
-	return ""
+	return registrytest.Start(t, registrytest.WithPassword(pw)).Host
 }
 
 func runBakeCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -103,7 +104,7 @@ func TestBundleCLI(t *testing.T) {
 // (its port closed) submit --frozen --offline still succeeds.
 func TestBundleAirGapIT(t *testing.T) {
 	root, tmp := isolatedCLI(t)
-	ng := testenv.StartNginx(t, filepath.Join(root, "testdata", "demo-repo"))
+	ng := mavenhttp.StartNginx(t, filepath.Join(root, "testdata", "demo-repo"), "", "")
 	const pw = "bundle-s3cret"
 	host := startBakeRegistry(t, pw)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
@@ -166,10 +167,7 @@ func TestBundleAirGapIT(t *testing.T) {
 		if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
 			testenv.Skip(t, "unshare -n (a network namespace) is not permitted here: "+err.Error())
 		}
-		bin := filepath.Join(t.TempDir(), "prebake")
-		if out, err := exec.Command("go", "build", "-o", bin, "./prebake").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+		bin := testenv.Prebake(t)
 		ns := filepath.Join(tmp, "netns")
 		gap := func(args ...string) {
 			t.Helper()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -597,13 +598,7 @@ func (zeros) Read(p []byte) (int, error) {
 // was cancelled by the signal (the in-process rows above cancel the
 // context instead).
 func TestAuditSIGTERM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cmd/prebake")
-	}
-	bin := filepath.Join(t.TempDir(), "prebake")
-	if out, err := exec.Command("go", "build", "-o", bin, "./prebake").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Prebake(t)
 	u, seen := hangingServer(t)
 	tmp := t.TempDir()
 	c := exec.Command(bin, "resolve", "--no-default-repositories", "--repositories", u+"/maven/", "--cache", filepath.Join(tmp, "cache"), "org.slf4j:slf4j-api:2.0.7")

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -12,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/layers/registrytest"
+	"github.com/prebake/prebake/s3store/s3test"
 )
 
 // TestBadOutputEveryCommand: every command takes -o and rejects a value it
@@ -125,10 +123,8 @@ func TestExitCodesFromServices(t *testing.T) {
 		s.Close()
 		return strings.TrimPrefix(s.URL, "http://")
 	}()
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(reg.Close)
-	s3 := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
-	t.Cleanup(s3.Close)
+	reg := registrytest.InProcess(t)
+	s3 := s3test.InProcess(t)
 
 	lock := filepath.Join(tmp, "prebake.lock")
 	demo := "file://" + filepath.Join(root, "testdata", "demo-repo") + "/"
@@ -154,10 +150,10 @@ func TestExitCodesFromServices(t *testing.T) {
 		{"repository 403", repo(status(http.StatusForbidden)), exitcode.NoPerm, "403 Forbidden", 5 * time.Second},
 		{"registry unreachable", []string{"bake", "image", "--lock", lock, "--base", base, "--target", closed + "/spark/app", "--registry-auth", "bob:" + regPW}, exitcode.Unavailable, closed, 20 * time.Second},
 		{"registry 401", []string{"inspect", status(http.StatusUnauthorized) + "/spark/app:tag", "--registry-auth", "bob:" + regPW}, exitcode.NoPerm, "--registry-auth", 10 * time.Second},
-		{"image missing in the registry", []string{"inspect", strings.TrimPrefix(reg.URL, "http://") + "/spark/app:nope"}, exitcode.NotFound, "spark/app:nope", 10 * time.Second},
+		{"image missing in the registry", []string{"inspect", reg + "/spark/app:nope"}, exitcode.NotFound, "spark/app:nope", 10 * time.Second},
 		{"S3 unreachable", bakeS3(closed, "s3://bucket/prefix"), exitcode.Unavailable, closed, 30 * time.Second},
 		{"S3 403", bakeS3(status(http.StatusForbidden), "s3://bucket/prefix"), exitcode.NoPerm, "permission denied", 10 * time.Second},
-		{"S3 bucket missing", bakeS3(strings.TrimPrefix(s3.URL, "http://"), "s3://no-such-bucket/prefix"), exitcode.NotFound, "no-such-bucket", 10 * time.Second},
+		{"S3 bucket missing", bakeS3(strings.TrimPrefix(s3, "http://"), "s3://no-such-bucket/prefix"), exitcode.NotFound, "no-such-bucket", 10 * time.Second},
 		{"K8s API server 401", []string{"status", "ns:app-driver", "--master", "k8s://http://" + status(http.StatusUnauthorized),
 			"--conf", "spark.kubernetes.authenticate.submission.oauthToken=" + awsToken}, exitcode.NoPerm, "ns/app-driver", 10 * time.Second},
 		{"K8s API server unreachable", []string{"kill", "ns:app-driver", "--master", "k8s://http://" + closed,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,10 +19,7 @@ import (
 // FINISHED, 80 for FAILED, and a real SIGTERM that POSTs the kill.
 func TestSubmitRESTBinaryIT(t *testing.T) {
 	testenv.RequireIT(t)
-	bin := filepath.Join(t.TempDir(), "prebake")
-	if out, err := exec.Command("go", "build", "-o", bin, "./prebake").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Prebake(t)
 	args := func(master string) []string {
 		return []string{"submit", "--poll-interval", "50ms", "--", "--master", master, "--deploy-mode", "cluster",
 			"--class", "com.example.Main", "hdfs:///app.jar"}

@@ -15,12 +15,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/s3store/s3test"
 )
 
 // closedURL is an http:// URL on a port nothing listens on (refused at once).
@@ -408,16 +407,11 @@ func TestSmallInconsistencies(t *testing.T) {
 	demo := []string{"--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/", "--cache", filepath.Join(tmp, "cache")}
 
 	t.Run("submit presigned", func(t *testing.T) {
-		mem := s3mem.New()
-		if err := mem.CreateBucket("bucket"); err != nil {
-			t.Fatal(err)
-		}
-		s3 := httptest.NewServer(gofakes3.New(mem).Server())
-		defer s3.Close()
+		s3 := s3test.InProcess(t, "bucket")
 		t.Setenv("AWS_ACCESS_KEY_ID", "test")
 		t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 		t.Setenv("AWS_REGION", "us-east-1")
-		args := append(append([]string{"submit", "-q", "--submitter", "native", "--dry-run", "-o", "yaml", "--store", "s3://bucket/p", "--endpoint", s3.URL, "--path-style", "--url-style", "presigned"}, demo...),
+		args := append(append([]string{"submit", "-q", "--submitter", "native", "--dry-run", "-o", "yaml", "--store", "s3://bucket/p", "--endpoint", s3, "--path-style", "--url-style", "presigned"}, demo...),
 			"--", "--master", "k8s://https://127.0.0.1:1", "--deploy-mode", "cluster", "--conf", "spark.kubernetes.container.image=apache/spark:3.5.0",
 			"--class", "com.example.Main", "--packages", "org.slf4j:slf4j-api:2.0.7", "local:///opt/app.jar")
 		// The exit code is the native dry run's (it refuses a "?" in

@@ -13,6 +13,9 @@ import (
 	"github.com/prebake/prebake/internal/testenv"
 )
 
+// TestMain removes the CLI testenv.Prebake built.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 // TestExampleAirflowDAGRuns runs examples/airflow/prebake_spark_submit_dag.py
 // with the real Airflow (`airflow dags test`, hack/infra.d/70-airflow.sh)
 // and the real Spark (pyspark 3.5): its BashOperator runs `prebake submit`,
@@ -28,10 +31,11 @@ func TestExampleAirflowDAGRuns(t *testing.T) {
 	r := root(t)
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "bin")
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "prebake"), "./cmd/prebake")
-	build.Dir = r
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(testenv.Prebake(t), filepath.Join(bin, "prebake")); err != nil {
+		t.Fatal(err)
 	}
 	// The documented install: prebake as the spark-submit on PATH.
 	if err := os.Symlink("prebake", filepath.Join(bin, "spark-submit")); err != nil {

@@ -22,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/prebake/prebake/cmd"
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -230,12 +231,7 @@ func TestExampleGitHubWorkflow(t *testing.T) {
 func TestExampleCIBakeImage(t *testing.T) {
 	r := root(t)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "prebake")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/prebake")
-	build.Dir = r
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Prebake(t)
 	cache := filepath.Join(tmp, "cache")
 	lock := filepath.Join(tmp, "prebake.lock")
 	resolve := exec.Command(bin, "resolve", "-q", "--no-default-repositories",

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 func ociArtifact() *Artifact {
@@ -35,7 +36,7 @@ func TestArtifactRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	dir := t.TempDir()
 	for _, ref := range []string{host + "/team/art", host + "/team/art:x", "oci:" + filepath.Join(dir, "l"), "oci:" + filepath.Join(dir, "l") + ":t2"} {
 		got, err := PushArtifact(context.Background(), ref, ociArtifact())

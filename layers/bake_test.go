@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,12 +20,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/lock"
 )
 
@@ -91,13 +90,6 @@ var demoArtifacts = []testArtifact{
 	{"org.tukaani:xz:1.9", 20_000},
 	{"org.apache.commons:commons-lang3:3.14.0", 30_000},
 	{"com.fasterxml.jackson.core:jackson-databind:2.15.2", 25_000},
-}
-
-func newRegistry(t testing.TB) (host string) {
-	t.Helper()
-	s := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(s.Close)
-	return strings.TrimPrefix(s.URL, "http://")
 }
 
 func validateImage(t testing.TB, ref string, opts ...Option) {
@@ -321,8 +313,8 @@ func TestBakeIndexPlatforms(t *testing.T) {
 		t.Errorf("one platform gave %s", info.MediaType)
 	}
 	_, err = Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: out, Platforms: []string{"linux/s390x"}})
-	if exitcode.Code(err) != exitcode.NotFound {
-		t.Errorf("missing platform: %v (code %d)", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.NotFound {
+		t.Errorf("missing platform: %v (kind %v)", err, errdefs.KindOf(err))
 	}
 }
 
@@ -426,7 +418,7 @@ func TestAssignLayers(t *testing.T) {
 
 func TestBakeRegistry(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	baseRef := host + "/spark:3.5.0"
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
 		t.Fatal(err)
@@ -487,7 +479,7 @@ func TestBakeRegistry(t *testing.T) {
 
 func TestBakeIncrementalUpload(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	baseRef := host + "/spark:3.5.0"
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 		t.Fatal(err)
@@ -526,30 +518,30 @@ func TestRegistryErrors(t *testing.T) {
 	}))
 	defer deny.Close()
 	dh := strings.TrimPrefix(deny.URL, "http://")
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	closed := httptest.NewServer(http.NotFoundHandler())
 	ch := strings.TrimPrefix(closed.URL, "http://")
 	closed.Close()
 	for _, tc := range []struct {
 		name, base, target string
-		code               int
+		kind               errdefs.Kind
 	}{
-		{"denied base", dh + "/spark:3.5.0", host + "/x", exitcode.NoPerm},
-		{"missing base", host + "/nope:1", host + "/x", exitcode.NotFound},
-		{"missing layout", "oci:/nonexistent/layout:1", host + "/x", exitcode.NotFound},
-		{"missing layout tag", "oci:" + baseImageDir + ":9.9.9", host + "/x", exitcode.NotFound},
-		{"registry down", ch + "/spark:1", host + "/x", exitcode.Unavailable},
-		{"denied target", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, dh + "/x", exitcode.NoPerm},
-		{"bad jars dir", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, host + "/x", exitcode.Usage},
+		{"denied base", dh + "/spark:3.5.0", host + "/x", errdefs.Denied},
+		{"missing base", host + "/nope:1", host + "/x", errdefs.NotFound},
+		{"missing layout", "oci:/nonexistent/layout:1", host + "/x", errdefs.NotFound},
+		{"missing layout tag", "oci:" + baseImageDir + ":9.9.9", host + "/x", errdefs.NotFound},
+		{"registry down", ch + "/spark:1", host + "/x", errdefs.Unavailable},
+		{"denied target", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, dh + "/x", errdefs.Denied},
+		{"bad jars dir", "oci:" + baseImageDir + ":" + baseImageAmd64Tag, host + "/x", errdefs.BadArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: tc.base, Target: tc.target}
-			if tc.code == exitcode.Usage {
+			if tc.kind == errdefs.BadArgument {
 				in.JarsDir = "relative/jars"
 			}
 			_, err := Bake(ctx, in, WithBasicAuth("prebake", "s3cret-pw"))
-			if got := exitcode.Code(err); got != tc.code {
-				t.Fatalf("code %d, want %d: %v", got, tc.code, err)
+			if got := errdefs.KindOf(err); got != tc.kind {
+				t.Fatalf("kind %v, want %v: %v", got, tc.kind, err)
 			}
 			if strings.Contains(err.Error(), "s3cret-pw") {
 				t.Errorf("error leaks the password: %v", err)
@@ -562,7 +554,7 @@ func TestRegistryErrors(t *testing.T) {
 // same registry sends only the new layers.
 func TestBaseLayerNotReuploaded(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	baseRef := host + "/spark:3.5.0"
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 		t.Fatal(err)
@@ -592,8 +584,8 @@ func TestBakeExtraFiles(t *testing.T) {
 	self.ID = "fake-self-v1"
 	in := BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + filepath.Join(t.TempDir(), "out"),
 		Extra: []File{self}, ExtraPlatform: "linux/amd64"}
-	if _, err := Bake(ctx, in); exitcode.Code(err) != exitcode.Usage {
-		t.Fatalf("extra files on an arm64+amd64 index: code %d: %v", exitcode.Code(err), err)
+	if _, err := Bake(ctx, in); errdefs.KindOf(err) != errdefs.BadArgument {
+		t.Fatalf("extra files on an arm64+amd64 index: kind %v: %v", errdefs.KindOf(err), err)
 	}
 	in.Platforms = []string{"linux/amd64"}
 	res, err := Bake(ctx, in)
@@ -701,7 +693,7 @@ func (l *lockedTask) Done(err error) { l.mu.Lock(); l.t.done, l.t.err = true, er
 
 func TestBakeProgress(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	lf, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	p := &fakeProgress{tasks: map[string]*fakeTask{}}
 	if _, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: host + "/p"}, WithProgress(p)); err != nil {
@@ -763,8 +755,8 @@ func TestBakeRefusesModifiedJar(t *testing.T) {
 	}
 	target := filepath.Join(t.TempDir(), "out")
 	_, err = Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: "oci:" + target}, WithCacheDir(t.TempDir()))
-	if !errors.Is(err, lock.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("bake with a modified jar: err = %v (code %d), want ErrCorruptBlob and 65", err, exitcode.Code(err))
+	if !errors.Is(err, lock.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("bake with a modified jar: err = %v (kind %v), want ErrCorruptBlob and invalid input", err, errdefs.KindOf(err))
 	}
 	if !strings.Contains(err.Error(), lf.Artifacts[0].File) {
 		t.Errorf("error %q does not name the jar %s", err, lf.Artifacts[0].File)

@@ -21,6 +21,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 )
@@ -237,9 +238,9 @@ func BenchmarkBakeLayer(b *testing.B) {
 func BenchmarkCacheHit(b *testing.B) {
 	var host string
 	if testenv.Integration() {
-		host = startRegistry(b, false).host()
+		host = startRegistry(b, false).Host
 	} else {
-		host = newRegistry(b)
+		host = registrytest.InProcess(b)
 	}
 	b.Setenv("DOCKER_CONFIG", b.TempDir())
 	ctx := context.Background()

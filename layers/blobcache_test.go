@@ -8,7 +8,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // TestLayerBlobCache checks that a bake compresses each layer once into a
@@ -41,7 +42,7 @@ func TestLayerBlobCache(t *testing.T) {
 	blob := blobPath(filepath.Join(cache, "layers"), d)
 	st, err := os.Stat(blob)
 	if err != nil || st.Size() != first.Layers[0].Size {
-		t.Fatalf("cached blob %s: %v, %v (want %d bytes)", blob, st, err, first.Layers[0].Size)
+		t.Fatalf("cached blob %s: %v, %v (want %v bytes)", blob, st, err, first.Layers[0].Size)
 	}
 	want, _ := os.ReadFile(blob)
 	if got, err := os.ReadFile(blobPath(out1, d)); err != nil || string(got) != string(want) {
@@ -71,8 +72,8 @@ func TestLayerBlobCache(t *testing.T) {
 	if err := os.WriteFile(blob, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := bake(); exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("bake with a damaged cached blob: %v, want exit code %d", err, exitcode.DataErr)
+	if _, _, _, err := bake(); errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("bake with a damaged cached blob: %v, want kind %v", err, errdefs.Invalid)
 	}
 	if _, err := os.Stat(blob); !os.IsNotExist(err) {
 		t.Fatalf("damaged blob not removed: %v", err)
@@ -97,7 +98,7 @@ func TestLayerBlobTemp(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	base := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	for _, target := range []string{"oci:" + filepath.Join(t.TempDir(), "out"), host + "/tmpblobs"} {
 		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: base, Target: target})
 		if err != nil {

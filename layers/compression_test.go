@@ -16,7 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -24,19 +25,19 @@ func TestParseCompression(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want Compression
-		code int
+		kind errdefs.Kind
 	}{
 		{"", DefaultCompression, 0},
 		{"none", CompressionNone, 0},
 		{"GZIP", CompressionGzip, 0},
 		{"zstd", CompressionZstd, 0},
 		{"eStargz", CompressionEstargz, 0},
-		{"xz", "", exitcode.Usage},
-		{"gzip,zstd", "", exitcode.Usage},
+		{"xz", "", errdefs.BadArgument},
+		{"gzip,zstd", "", errdefs.BadArgument},
 	} {
 		got, err := ParseCompression(tc.in)
-		if got != tc.want || exitcode.Code(err) != tc.code {
-			t.Errorf("ParseCompression(%q) = %q, %v (code %d); want %q, code %d", tc.in, got, err, exitcode.Code(err), tc.want, tc.code)
+		if got != tc.want || errdefs.KindOf(err) != tc.kind {
+			t.Errorf("ParseCompression(%q) = %q, %v (kind %v); want %q, kind %v", tc.in, got, err, errdefs.KindOf(err), tc.want, tc.kind)
 		}
 	}
 }
@@ -141,7 +142,7 @@ func TestBakeCompressions(t *testing.T) {
 // none; zstd has none and is refused (64) before anything is built.
 func TestBakeCompressionDockerBase(t *testing.T) {
 	ctx := context.Background()
-	host := newRegistry(t)
+	host := registrytest.InProcess(t)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	img, err := random.Image(512, 1)
 	if err != nil {
@@ -162,8 +163,8 @@ func TestBakeCompressionDockerBase(t *testing.T) {
 		t.Errorf("none on a Docker base: media type %s", mt)
 	}
 	_, err = Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: ref.String(), Target: host + "/jobs-zstd"}, WithCompression(CompressionZstd))
-	if exitcode.Code(err) != exitcode.Usage {
-		t.Errorf("zstd on a Docker base: %v (code %d), want 64", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.BadArgument {
+		t.Errorf("zstd on a Docker base: %v (kind %v), want bad argument", err, errdefs.KindOf(err))
 	}
 }
 
@@ -206,8 +207,8 @@ func TestBakeCacheBlobs(t *testing.T) {
 		os.RemoveAll(filepath.Join(cache, "layers")) // build the layer again
 		in.Target = "oci:" + filepath.Join(t.TempDir(), "out")
 		_, err = Bake(ctx, in, WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
-		if !errors.Is(err, resolver.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("stamped=%v: modified cache blob: %v (code %d), want ErrCorruptBlob, 65", stamp, err, exitcode.Code(err))
+		if !errors.Is(err, resolver.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("stamped=%v: modified cache blob: %v (kind %v), want ErrCorruptBlob, invalid input", stamp, err, errdefs.KindOf(err))
 		}
 	}
 }
@@ -222,7 +223,7 @@ func TestITBakeCompressions(t *testing.T) {
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	seen := map[string]bool{}
 	for _, c := range Compressions {
-		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.host() + "/team/jobs"}
+		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.Host + "/team/jobs"}
 		res, err := Bake(ctx, in, WithCompression(c))
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
 )
 
@@ -28,13 +28,13 @@ func TestHostileJarNames(t *testing.T) {
 		`..\..\x.jar`,
 	} {
 		_, err := buildJarLayers(context.Background(), []bakeJar{{file: name, path: jar, sha256: "x"}}, DefaultJarsDir, DefaultEpoch, makeOptions(), 1)
-		if exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("layer of %q: err = %v, want 65", name, err)
+		if errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("layer of %q: err = %v, want invalid input", name, err)
 		}
 		lf := &lock.File{Artifacts: []lock.Artifact{{Coord: "ev:x:1", File: name, Sha256: strings.Repeat("0", 64), Size: 32}}}
 		_, err = Bake(context.Background(), BakeInput{Lock: lf, Jars: lock.LocalJars([]string{jar}), Base: "oci:../testdata/base-image:3.5.0-amd64", Target: "oci:" + filepath.Join(dir, "img")})
-		if exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("Bake %q: err = %v, want 65", name, err)
+		if errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("Bake %q: err = %v, want invalid input", name, err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "img")); err == nil {
 			t.Errorf("Bake %q wrote the target", name)

@@ -10,11 +10,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,109 +21,22 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
-// distRegistry is a real CNCF distribution registry (Debian docker-registry)
-// on 127.0.0.1, started by the test and stopped at cleanup.
-type distRegistry struct {
-	t       testing.TB
-	bin     string
-	dir     string
-	port    int
-	htpass  bool
-	cmd     *exec.Cmd
-	stopped bool
-}
+// itPass is the password of the registries started with auth (user
+// registrytest.User).
+const itPass = "s3cret-it"
 
-const (
-	itUser = "prebake"
-	itPass = "s3cret-it"
-)
-
-// startRegistry starts docker-registry; with auth it requires htpasswd
-// basic auth (user itUser, password itPass).
-func startRegistry(t testing.TB, auth bool) *distRegistry {
+// startRegistry starts the real registry; with auth it requires basic auth
+// as registrytest.User with itPass.
+func startRegistry(t testing.TB, auth bool) *registrytest.Registry {
 	t.Helper()
 	if auth {
-		return startRegistryPw(t, itPass)
+		return registrytest.Start(t, registrytest.WithPassword(itPass))
 	}
-	return startRegistryPw(t, "")
-}
-
-// startRegistryPw starts docker-registry; a non-empty pass requires htpasswd
-// basic auth as itUser with it.
-func startRegistryPw(t testing.TB, pass string) *distRegistry {
-	t.Helper()
-	auth := pass != ""
-	testenv.RequireIT(t)
-	r := &distRegistry{t: t, bin: testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY"), dir: t.TempDir(), port: testenv.FreePort(t), htpass: auth}
-	cfg := fmt.Sprintf(`version: 0.1
-log: {level: warn, accesslog: {disabled: true}}
-storage:
-  filesystem: {rootdirectory: %s/data}
-  delete: {enabled: true}
-  maintenance: {uploadpurging: {enabled: false}}
-http:
-  addr: 127.0.0.1:%d
-  secret: ci-only-not-secret
-`, r.dir, r.port)
-	if auth {
-		htpasswd := testenv.Binary(t, "htpasswd", "")
-		out, err := exec.Command(htpasswd, "-Bbn", itUser, pass).Output()
-		if err != nil {
-			t.Fatalf("htpasswd: %v", err)
-		}
-		if err := os.WriteFile(filepath.Join(r.dir, "htpasswd"), out, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg += fmt.Sprintf("auth: {htpasswd: {realm: prebake-test, path: %s/htpasswd}}\n", r.dir)
-	}
-	if err := os.WriteFile(filepath.Join(r.dir, "config.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *distRegistry) host() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
-
-func (r *distRegistry) start() {
-	r.t.Helper()
-	log, err := os.OpenFile(filepath.Join(r.dir, "registry.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.cmd = exec.Command(r.bin, "serve", filepath.Join(r.dir, "config.yml"))
-	r.cmd.Stdout, r.cmd.Stderr = log, log
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatalf("starting docker-registry: %v", err)
-	}
-	r.stopped = false
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + r.host() + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 || resp.StatusCode == 401 {
-				return
-			}
-		}
-		time.Sleep(30 * time.Millisecond)
-	}
-	data, _ := os.ReadFile(filepath.Join(r.dir, "registry.log"))
-	r.t.Fatalf("docker-registry did not start on %s: %s", r.host(), data)
-}
-
-func (r *distRegistry) stop() {
-	if r.cmd == nil || r.stopped {
-		return
-	}
-	r.stopped = true
-	r.cmd.Process.Signal(syscall.SIGKILL)
-	r.cmd.Wait()
+	return registrytest.Start(t)
 }
 
 // dockerConfig writes a Docker config with credentials for host and points
@@ -144,11 +55,11 @@ func dockerConfig(t *testing.T, host, user, pass string) {
 // registryWithBase starts docker-registry and builds the two-platform
 // Spark base into it (no Docker credentials): it returns the registry and
 // the base's reference.
-func registryWithBase(t *testing.T) (*distRegistry, string) {
+func registryWithBase(t *testing.T) (*registrytest.Registry, string) {
 	t.Helper()
 	reg := startRegistry(t, false)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	baseRef := reg.host() + "/spark:3.5.0"
+	baseRef := reg.Host + "/spark:3.5.0"
 	if _, err := BuildImage(context.Background(), sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +72,7 @@ func TestITBakeDistribution(t *testing.T) {
 	reg, baseRef := registryWithBase(t)
 	ctx := context.Background()
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.host() + "/team/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.Host + "/team/jobs"}
 	res, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -196,14 +107,14 @@ func TestITBakeDistribution(t *testing.T) {
 		t.Errorf("cache hit took %v, budget 100ms", fastest)
 	}
 	// From the layout straight into the registry: the blobs must cross.
-	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: reg.host() + "/from-layout"})
+	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: reg.Host + "/from-layout"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	validateImage(t, res2.Ref)
-	_, err = Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: reg.host() + "/missing:1", Target: reg.host() + "/x"})
-	if exitcode.Code(err) != exitcode.NotFound {
-		t.Errorf("missing base: code %d: %v", exitcode.Code(err), err)
+	_, err = Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: reg.Host + "/missing:1", Target: reg.Host + "/x"})
+	if errdefs.KindOf(err) != errdefs.NotFound {
+		t.Errorf("missing base: kind %v: %v", errdefs.KindOf(err), err)
 	}
 }
 
@@ -214,14 +125,14 @@ func TestITAuth(t *testing.T) {
 	layoutBase := "oci:" + baseImageDir + ":" + baseImageAmd64Tag
 
 	t.Run("docker config", func(t *testing.T) {
-		dockerConfig(t, reg.host(), itUser, itPass)
-		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.host() + "/via-config"})
+		dockerConfig(t, reg.Host, registrytest.User, itPass)
+		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Host + "/via-config"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		validateImage(t, res.Ref)
 		// The pushed image is a base for the next bake (pull with auth).
-		res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: res.Ref, Target: reg.host() + "/via-config", JarsDir: "/opt/extra"})
+		res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: res.Ref, Target: reg.Host + "/via-config", JarsDir: "/opt/extra"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,12 +140,12 @@ func TestITAuth(t *testing.T) {
 	})
 	t.Run("registry-auth", func(t *testing.T) {
 		t.Setenv("DOCKER_CONFIG", t.TempDir())
-		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.host() + "/via-flag"}, WithBasicAuth(itUser, itPass))
+		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Host + "/via-flag"}, WithBasicAuth(registrytest.User, itPass))
 		if err != nil {
 			t.Fatal(err)
 		}
-		validateImage(t, res.Ref, WithBasicAuth(itUser, itPass))
-		if _, _, err := ReadJars(ctx, res.Ref, WithBasicAuth(itUser, itPass)); err != nil {
+		validateImage(t, res.Ref, WithBasicAuth(registrytest.User, itPass))
+		if _, _, err := ReadJars(ctx, res.Ref, WithBasicAuth(registrytest.User, itPass)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -243,19 +154,19 @@ func TestITAuth(t *testing.T) {
 		opts []Option
 		cfg  string
 	}{
-		{"wrong password flag", []Option{WithBasicAuth(itUser, "wrong-pw-123")}, ""},
+		{"wrong password flag", []Option{WithBasicAuth(registrytest.User, "wrong-pw-123")}, ""},
 		{"wrong password config", nil, "wrong-pw-123"},
 		{"no credentials", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.cfg != "" {
-				dockerConfig(t, reg.host(), itUser, tc.cfg)
+				dockerConfig(t, reg.Host, registrytest.User, tc.cfg)
 			} else {
 				t.Setenv("DOCKER_CONFIG", t.TempDir())
 			}
-			_, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.host() + "/denied"}, tc.opts...)
-			if exitcode.Code(err) != exitcode.NoPerm {
-				t.Fatalf("code %d, want 77: %v", exitcode.Code(err), err)
+			_, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Host + "/denied"}, tc.opts...)
+			if errdefs.KindOf(err) != errdefs.Denied {
+				t.Fatalf("kind %v, want permission denied: %v", errdefs.KindOf(err), err)
 			}
 			if strings.Contains(err.Error(), "wrong-pw-123") || strings.Contains(err.Error(), itPass) {
 				t.Errorf("error leaks a password: %v", err)
@@ -268,12 +179,12 @@ func TestITAuth(t *testing.T) {
 type killOnUpload struct {
 	base http.RoundTripper
 	once sync.Once
-	reg  *distRegistry
+	reg  *registrytest.Registry
 }
 
 func (k *killOnUpload) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method == http.MethodPatch || (r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads")) {
-		k.once.Do(k.reg.stop)
+		k.once.Do(k.reg.Stop)
 	}
 	return k.base.RoundTrip(r)
 }
@@ -283,17 +194,17 @@ func TestITRegistryStopsMidPush(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ctx := context.Background()
 	lock, paths := makeLock(t, t.TempDir(), testArtifact{"com.example:big:1.0", 8 << 20}, testArtifact{"com.example:small:1.0", 1000})
-	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: reg.host() + "/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: reg.Host + "/jobs"}
 	cache := WithCacheDir(t.TempDir())
 	_, err := Bake(ctx, in, cache, WithTransport(&killOnUpload{base: http.DefaultTransport, reg: reg}))
-	if exitcode.Code(err) != exitcode.Unavailable {
-		t.Fatalf("registry stopped: code %d, want 69: %v", exitcode.Code(err), err)
+	if errdefs.KindOf(err) != errdefs.Unavailable {
+		t.Fatalf("registry stopped: kind %v, want unavailable: %v", errdefs.KindOf(err), err)
 	}
-	if !strings.Contains(err.Error(), "pushing "+reg.host()+"/jobs") {
+	if !strings.Contains(err.Error(), "pushing "+reg.Host+"/jobs") {
 		t.Errorf("error does not say what failed: %v", err)
 	}
 	t.Logf("error: %v", err)
-	reg.start()
+	reg.Restart()
 	res, err := Bake(ctx, in, cache)
 	if err != nil {
 		t.Fatalf("rerun: %v", err)
@@ -330,7 +241,7 @@ func TestITMountRefused(t *testing.T) {
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	for _, deny := range []bool{false, true} {
 		t.Run(fmt.Sprintf("deny=%v", deny), func(t *testing.T) {
-			host := mountRefuser(t, reg.host(), deny)
+			host := mountRefuser(t, reg.Host, deny)
 			baseRef := host + fmt.Sprintf("/spark-%v:3.5.0", deny)
 			if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 				t.Fatal(err)
@@ -356,12 +267,12 @@ func TestITDockerMediaTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := name.ParseReference(reg.host() + "/docker-base:1")
+	ref, _ := name.ParseReference(reg.Host + "/docker-base:1")
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: ref.String(), Target: reg.host() + "/docker-jobs"})
+	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: ref.String(), Target: reg.Host + "/docker-jobs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +292,7 @@ func TestITCrossRegistry(t *testing.T) {
 	a, b := startRegistry(t, false), startRegistry(t, false)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ctx := context.Background()
-	baseRef := a.host() + "/spark:3.5.0"
+	baseRef := a.Host + "/spark:3.5.0"
 	built, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64"))
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +302,7 @@ func TestITCrossRegistry(t *testing.T) {
 		baseBytes += l.Size
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.host() + "/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Host + "/jobs"}
 	res, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +311,7 @@ func TestITCrossRegistry(t *testing.T) {
 	if want := baseBytes + res.Layers[0].Size; res.BytesUploaded < want || res.BytesUploaded > want+16384 {
 		t.Errorf("uploaded %d bytes, want base %d + layer %d (+config)", res.BytesUploaded, baseBytes, res.Layers[0].Size)
 	}
-	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.host() + "/jobs", Tag: "again"})
+	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Host + "/jobs", Tag: "again"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,19 +323,19 @@ func TestITCrossRegistry(t *testing.T) {
 // TestITAuthScoped: --registry-auth goes to the target registry only; the
 // base's registry (other credentials) keeps the Docker config.
 func TestITAuthScoped(t *testing.T) {
-	a, b := startRegistryPw(t, "base-pw-1"), startRegistryPw(t, "target-pw-2")
+	a, b := registrytest.Start(t, registrytest.WithPassword("base-pw-1")), registrytest.Start(t, registrytest.WithPassword("target-pw-2"))
 	ctx := context.Background()
-	dockerConfig(t, a.host(), itUser, "base-pw-1")
-	baseRef := a.host() + "/spark:3.5.0"
+	dockerConfig(t, a.Host, registrytest.User, "base-pw-1")
+	baseRef := a.Host + "/spark:3.5.0"
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 		t.Fatal(err)
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.host() + "/jobs"}, WithBasicAuth(itUser, "target-pw-2"))
+	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Host + "/jobs"}, WithBasicAuth(registrytest.User, "target-pw-2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := Inspect(ctx, res.Ref, WithBasicAuth(itUser, "target-pw-2"))
+	info, err := Inspect(ctx, res.Ref, WithBasicAuth(registrytest.User, "target-pw-2"))
 	if err != nil || info.LockHash != lock.Hash() {
 		t.Fatalf("inspect: %+v %v", info, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/registry"
-
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // blobRaceRegistry is the in-process registry behind a handler that answers
@@ -23,7 +21,7 @@ import (
 // registry first (the other push landed the same manifest).
 func blobRaceRegistry(t *testing.T, fail int64, store bool) (host string, puts *atomic.Int64) {
 	t.Helper()
-	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	reg := registrytest.Handler()
 	puts = &atomic.Int64{}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
@@ -53,23 +51,23 @@ func TestBakePushRace(t *testing.T) {
 		name     string
 		fail     int64
 		store    bool
-		wantCode int
+		wantKind errdefs.Kind
 		wantPuts int64 // manifest PUTs of the single-platform image
 	}{
 		{"first PUT refused, retried", 1, false, 0, 2},
 		{"refused but landed (the other push's manifest)", 1, true, 0, 1},
 		{"refused four times", 4, false, 0, 5},
-		{"refused every time: 69", 1000, false, exitcode.Unavailable, pushRaceAttempts},
+		{"refused every time: unavailable", 1000, false, errdefs.Unavailable, pushRaceAttempts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host, puts := blobRaceRegistry(t, tc.fail, tc.store)
 			in := BakeInput{Lock: lf, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: host + "/team/race"}
 			res, err := Bake(context.Background(), in)
-			if got := exitcode.Code(err); got != tc.wantCode {
-				t.Fatalf("exit %d, want %d: %v", got, tc.wantCode, err)
+			if got := errdefs.KindOf(err); got != tc.wantKind {
+				t.Fatalf("kind %v, want %v: %v", got, tc.wantKind, err)
 			}
 			if puts.Load() != tc.wantPuts {
-				t.Errorf("%d manifest PUTs, want %d", puts.Load(), tc.wantPuts)
+				t.Errorf("%d manifest PUTs, want %v", puts.Load(), tc.wantPuts)
 			}
 			if err != nil {
 				if !strings.Contains(err.Error(), "refused the manifest 5 times") || !strings.Contains(err.Error(), "pushing "+host+"/team/race") {

@@ -15,12 +15,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // TestSilentRegistryIsUnavailable: a registry that accepts connections but
 // never answers must not hang `inspect` or `bake image`: each attempt gives
-// up after the response timeout and the error is exit 69 (not 75, which
+// up after the response timeout and the error is errdefs.Unavailable (not Timeout, which
 // means the user's --timeout or Ctrl-C), with no credential in it.
 func TestSilentRegistryIsUnavailable(t *testing.T) {
 	var hits atomic.Int32
@@ -37,8 +38,8 @@ func TestSilentRegistryIsUnavailable(t *testing.T) {
 	if err == nil {
 		t.Fatal("Inspect of a silent registry: no error")
 	}
-	if got := exitcode.Code(err); got != exitcode.Unavailable {
-		t.Errorf("exit %d, want %d: %v", got, exitcode.Unavailable, err)
+	if got := errdefs.KindOf(err); got != errdefs.Unavailable {
+		t.Errorf("kind %v, want %v: %v", got, errdefs.Unavailable, err)
 	}
 	if hits.Load() < 1 {
 		t.Error("the registry saw no request")
@@ -52,7 +53,7 @@ func TestSilentRegistryIsUnavailable(t *testing.T) {
 }
 
 // TestRefusedRegistryRetried: a refused connection (a registry restarting)
-// is retried, and still ends in exit 69 within seconds.
+// is retried, and still ends Unavailable within seconds.
 func TestRefusedRegistryRetried(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	addr := strings.TrimPrefix(srv.URL, "http://")
@@ -60,8 +61,8 @@ func TestRefusedRegistryRetried(t *testing.T) {
 	start := time.Now()
 	_, err := Inspect(context.Background(), addr+"/spark/app:tag")
 	took := time.Since(start)
-	if got := exitcode.Code(err); got != exitcode.Unavailable {
-		t.Errorf("exit %d, want %d: %v", got, exitcode.Unavailable, err)
+	if got := errdefs.KindOf(err); got != errdefs.Unavailable {
+		t.Errorf("kind %v, want %v: %v", got, errdefs.Unavailable, err)
 	}
 	if took < time.Second || took > 20*time.Second {
 		t.Errorf("took %s; want ggcr's retries (1s, 3s), bounded", took)
@@ -74,7 +75,7 @@ func TestRefusedRegistryRetried(t *testing.T) {
 // down from 1 KiB/s over 30s) inside the transport, ggcr retries it, and
 // Inspect ends with 69 within attempts × the bound plus ggcr's back-off.
 func TestSlowManifestIsUnavailable(t *testing.T) {
-	regHost := newRegistry(t)
+	regHost := registrytest.InProcess(t)
 	img, err := random.Image(256, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +115,8 @@ func TestSlowManifestIsUnavailable(t *testing.T) {
 	_, err = Inspect(context.Background(), strings.TrimPrefix(proxy.URL, "http://")+"/team/base:3.5.0",
 		withSlowLimits(time.Minute, 1024, 500*time.Millisecond))
 	took := time.Since(start)
-	if got := exitcode.Code(err); got != exitcode.Unavailable {
-		t.Fatalf("exit %d, want %d: %v", got, exitcode.Unavailable, err)
+	if got := errdefs.KindOf(err); got != errdefs.Unavailable {
+		t.Fatalf("kind %v, want %v: %v", got, errdefs.Unavailable, err)
 	}
 	if !strings.Contains(err.Error(), "too slow") {
 		t.Errorf("error %q: want \"too slow\"", err)

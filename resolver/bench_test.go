@@ -178,10 +178,7 @@ func BenchmarkWarmResolve(b *testing.B) {
 	if _, err := Resolve(context.Background(), benchRequest(srv.URL(), cache, lock), WithDefaultChain("", "")); err != nil {
 		b.Fatal(err)
 	}
-	bin := filepath.Join(dir, "prebake")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/prebake").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Prebake(b)
 	args := []string{"resolve", "--no-default-repositories", "--repositories", srv.URL(), "--lock", lock, "--cache", cache, "-o", "names"}
 	for _, p := range benchPackages {
 		args = append(args, "--packages", p)

@@ -122,16 +122,6 @@ func TestDownloadLockSymlink(t *testing.T) {
 	}
 }
 
-// buildPrebake builds cmd/prebake into dir.
-func buildPrebake(t testing.TB, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "prebake")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/prebake").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // runResolves starts n `prebake resolve` processes at once on one cache and
 // returns their locks.
 func runResolves(t testing.TB, bin, repo, cache string, n int) []string {
@@ -204,7 +194,7 @@ func onceEach(t testing.TB, srv *mavenhttp.Server, what string) (poms, jars int)
 func TestITManyProcessesOneColdCache(t *testing.T) {
 	testenv.RequireIT(t)
 	const n = 20
-	bin := buildPrebake(t, t.TempDir())
+	bin := testenv.Prebake(t)
 	srv := mavenhttp.New("testdata/repo", mavenhttp.WithDelay(20*time.Millisecond))
 	defer srv.Close()
 
@@ -308,7 +298,7 @@ func TestSharedNotFound(t *testing.T) {
 // (1.0: each file fetched once), wall_ratio their wall time over the one's.
 func BenchmarkManyProcesses(b *testing.B) {
 	testenv.RequireIT(b)
-	bin := buildPrebake(b, b.TempDir())
+	bin := testenv.Prebake(b)
 	srv := mavenhttp.New("testdata/repo", mavenhttp.WithDelay(20*time.Millisecond))
 	defer srv.Close()
 	for b.Loop() {

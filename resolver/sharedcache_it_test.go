@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,45 +53,17 @@ func newSharedWorld(t *testing.T) *sharedWorld {
 	return w
 }
 
-// The prebake binary of these tests, built once (0755, in a directory
-// every uid may traverse); removed by TestMain.
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
-
+// sharedPrebake is the CLI the users run: $PREBAKE_SHAREDCACHE_BIN, or
+// the one built once per test binary (in a 0755 directory).
 func sharedPrebake(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "prebake-sharedcache-"); binErr != nil {
-			return
-		}
-		if binErr = os.Chmod(binDir, 0o755); binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "prebake")
-		if out, err := exec.Command("go", "build", "-o", binPath, "../cmd/prebake").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
 	if b := os.Getenv("PREBAKE_SHAREDCACHE_BIN"); b != "" {
 		return b
 	}
-	return binPath
+	return testenv.Prebake(t)
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // mkdir makes a directory owned by uid with mode (chmod, past the umask).
 func (w *sharedWorld) mkdir(t *testing.T, name string, mode os.FileMode, uid int) string {

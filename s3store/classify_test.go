@@ -9,8 +9,7 @@ import (
 
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 func apiErr(status int, code string) error {
@@ -23,26 +22,26 @@ func apiErr(status int, code string) error {
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		err      error
-		code     int
+		kind     errdefs.Kind
 		sentinel error
 	}{
-		{apiErr(403, "AccessDenied"), exitcode.NoPerm, nil},
-		{apiErr(403, "InvalidAccessKeyId"), exitcode.NoPerm, nil},
-		{apiErr(403, "SignatureDoesNotMatch"), exitcode.NoPerm, nil},
-		{apiErr(403, ""), exitcode.NoPerm, nil},
-		{apiErr(404, "NoSuchBucket"), exitcode.NotFound, ErrNoBucket},
-		{apiErr(404, "NoSuchKey"), exitcode.NotFound, ErrNotFound},
-		{apiErr(404, "NotFound"), exitcode.NotFound, ErrNotFound},
-		{apiErr(412, "PreconditionFailed"), exitcode.Internal, ErrExists},
-		{apiErr(503, "SlowDown"), exitcode.Unavailable, nil},
-		{apiErr(500, "InternalError"), exitcode.Unavailable, nil},
-		{fmt.Errorf("dial tcp: connection refused"), exitcode.Unavailable, nil},
-		{fmt.Errorf("put: %w", context.Canceled), exitcode.Timeout, nil},
+		{apiErr(403, "AccessDenied"), errdefs.Denied, nil},
+		{apiErr(403, "InvalidAccessKeyId"), errdefs.Denied, nil},
+		{apiErr(403, "SignatureDoesNotMatch"), errdefs.Denied, nil},
+		{apiErr(403, ""), errdefs.Denied, nil},
+		{apiErr(404, "NoSuchBucket"), errdefs.NotFound, ErrNoBucket},
+		{apiErr(404, "NoSuchKey"), errdefs.NotFound, ErrNotFound},
+		{apiErr(404, "NotFound"), errdefs.NotFound, ErrNotFound},
+		{apiErr(412, "PreconditionFailed"), errdefs.Internal, ErrExists},
+		{apiErr(503, "SlowDown"), errdefs.Unavailable, nil},
+		{apiErr(500, "InternalError"), errdefs.Unavailable, nil},
+		{fmt.Errorf("dial tcp: connection refused"), errdefs.Unavailable, nil},
+		{fmt.Errorf("put: %w", context.Canceled), errdefs.Timeout, nil},
 	} {
 		b := &s3Backend{bucket: "bkt"}
 		err := b.wrap("PUT", "p/key", tc.err)
-		if got := exitcode.Code(err); got != tc.code {
-			t.Errorf("%v: code %d, want %d", tc.err, got, tc.code)
+		if got := errdefs.KindOf(err); got != tc.kind {
+			t.Errorf("%v: kind %v, want %v", tc.err, got, tc.kind)
 		}
 		if tc.sentinel != nil && !errors.Is(err, tc.sentinel) {
 			t.Errorf("%v: does not match %v", tc.err, tc.sentinel)

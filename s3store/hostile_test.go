@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
 )
 
@@ -27,25 +27,25 @@ func TestHostileStoreKeys(t *testing.T) {
 	sum := strings.Repeat("ab", 32)
 	for _, name := range []string{"../../../../../../PWNED_art-1.jar", "..", "a\x00b.jar"} {
 		lf := &lock.File{Artifacts: []lock.Artifact{{Coord: "ev:art:1", File: name, Sha256: sum, Size: 3}}}
-		if _, err := s.Bake(context.Background(), lf, lock.LocalJars([]string{jar})); exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("Bake %q: err = %v, want 65", name, err)
+		if _, err := s.Bake(context.Background(), lf, lock.LocalJars([]string{jar})); errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("Bake %q: err = %v, want invalid input", name, err)
 		}
 		j := ManifestJar{Coord: "ev:art:1", File: name, Path: JarPath(sum, name), Sha256: sum, Size: 3}
-		if _, err := s.jarKey(j); exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("jarKey %q: err = %v, want 65", name, err)
+		if _, err := s.jarKey(j); errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("jarKey %q: err = %v, want invalid input", name, err)
 		}
-		if _, err := s.putJar(context.Background(), j, jar); exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("putJar %q: err = %v, want 65", name, err)
+		if _, err := s.putJar(context.Background(), j, jar); errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("putJar %q: err = %v, want invalid input", name, err)
 		}
 		m := &Manifest{Jars: []ManifestJar{j}, Version: ManifestVersion}
 		data, _ := m.Marshal()
-		if _, err := ParseManifest("test", data); exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("manifest with %q: err = %v, want 65", name, err)
+		if _, err := ParseManifest("test", data); errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("manifest with %q: err = %v, want invalid input", name, err)
 		}
 	}
 	b := newFileBackend(root)
-	if err := b.write(context.Background(), "prefix/jars/sha256/ab/../../../../../PWNED.jar", strings.NewReader("x")); exitcode.Code(err) != exitcode.DataErr {
-		t.Errorf("file backend write outside its root: err = %v, want 65", err)
+	if err := b.write(context.Background(), "prefix/jars/sha256/ab/../../../../../PWNED.jar", strings.NewReader("x")); errdefs.KindOf(err) != errdefs.Invalid {
+		t.Errorf("file backend write outside its root: err = %v, want invalid input", err)
 	}
 	ents, _ := os.ReadDir(sandbox)
 	if len(ents) != 1 { // x.jar only: no store dir, no PWNED file

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/s3store/s3test"
 )
@@ -130,8 +130,8 @@ func TestITBakeHitAndURLs(t *testing.T) {
 	// A set that was never baked.
 	_, err = s3store.SetURLs(ctx, "s3://"+bucket+"/team/cache", strings.Repeat("0", 64), s3store.StyleS3A, opts...)
 	var missing *s3store.SetMissingError
-	if exitcode.Code(err) != exitcode.NotFound || !errors.As(err, &missing) {
-		t.Errorf("missing set: got %v (code %d), want exit 66 and a *s3store.SetMissingError", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.NotFound || !errors.As(err, &missing) {
+		t.Errorf("missing set: got %v (kind %v), want not found and a *s3store.SetMissingError", err, errdefs.KindOf(err))
 	}
 }
 
@@ -207,12 +207,12 @@ func TestITRetriesSlowDown(t *testing.T) {
 		t.Fatalf("uploaded %d, faults %d: want 2 uploads through at least 8 injected faults", res.Uploaded, faults.Load())
 	}
 
-	// Faults that never stop: exit 69, naming bucket and key.
+	// Faults that never stop: Unavailable, naming bucket and key.
 	proxy.SetFault(func(*http.Request) s3test.Action { return s3test.SlowDown })
 	lock2, paths2 := s3test.Fixture(t, t.TempDir(), 4, s3test.Jar{Name: "c", Size: 1 << 10})
 	_, err = st.Bake(context.Background(), lock2, localJars(paths2))
-	if exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "s3://"+bucket+"/team/cache/sets/"+lock2.Hash()+".json") {
-		t.Fatalf("persistent 503: got %v (code %d), want exit 69 naming the key", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "s3://"+bucket+"/team/cache/sets/"+lock2.Hash()+".json") {
+		t.Fatalf("persistent 503: got %v (kind %v), want unavailable naming the key", err, errdefs.KindOf(err))
 	}
 }
 
@@ -234,8 +234,8 @@ func TestITMultipartDropAbortsThenRerunCompletes(t *testing.T) {
 	if err == nil {
 		t.Fatal("bake with dropped connections succeeded")
 	}
-	if exitcode.Code(err) != exitcode.Unavailable {
-		t.Errorf("dropped connections: code %d, want 69: %v", exitcode.Code(err), err)
+	if errdefs.KindOf(err) != errdefs.Unavailable {
+		t.Errorf("dropped connections: kind %v, want unavailable: %v", errdefs.KindOf(err), err)
 	}
 	if ups := srv.MultipartUploads(t, bucket); len(ups) != 0 {
 		t.Fatalf("orphan multipart uploads left: %v", ups)
@@ -268,18 +268,18 @@ func TestITBadCredentialsAndMissingBucket(t *testing.T) {
 	const wrong = "definitely-wrong-secret-0123456789"
 	st := openS3(t, srv.Endpoint, bucket, s3store.WithStaticCredentials(s3test.AccessKey, wrong))
 	_, err := st.Bake(ctx, lock, localJars(paths))
-	if exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), "s3://"+bucket+"/") || strings.Contains(err.Error(), wrong) {
-		t.Errorf("wrong secret: got %v (code %d), want exit 77 naming the bucket without the secret", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Denied || !strings.Contains(err.Error(), "s3://"+bucket+"/") || strings.Contains(err.Error(), wrong) {
+		t.Errorf("wrong secret: got %v (kind %v), want permission denied naming the bucket without the secret", err, errdefs.KindOf(err))
 	}
 	st = openS3(t, srv.Endpoint, bucket, s3store.WithStaticCredentials("no-such-key", wrong))
 	_, err = st.Bake(ctx, lock, localJars(paths))
-	if exitcode.Code(err) != exitcode.NoPerm {
-		t.Errorf("unknown access key: got %v (code %d), want exit 77", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Denied {
+		t.Errorf("unknown access key: got %v (kind %v), want permission denied", err, errdefs.KindOf(err))
 	}
 	st = openS3(t, srv.Endpoint, "no-such-bucket")
 	_, err = st.Bake(ctx, lock, localJars(paths))
-	if exitcode.Code(err) != exitcode.NotFound || !errors.Is(err, s3store.ErrNoBucket) || !strings.Contains(err.Error(), "s3://no-such-bucket/") {
-		t.Errorf("missing bucket: got %v (code %d), want exit 66 naming the bucket", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.NotFound || !errors.Is(err, s3store.ErrNoBucket) || !strings.Contains(err.Error(), "s3://no-such-bucket/") {
+		t.Errorf("missing bucket: got %v (kind %v), want not found naming the bucket", err, errdefs.KindOf(err))
 	}
 }
 
@@ -395,8 +395,8 @@ func TestITSlowManifest(t *testing.T) {
 	_, err := st.Bake(context.Background(), lock, localJars(paths))
 	took := time.Since(start)
 	t.Logf("%d trickled GETs in %s: %v", trickled.Load(), took, err)
-	if exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "too slow") || !strings.Contains(err.Error(), lock.Hash()+".json") {
-		t.Fatalf("got %v (code %d), want 69, too slow, naming the manifest", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "too slow") || !strings.Contains(err.Error(), lock.Hash()+".json") {
+		t.Fatalf("got %v (kind %v), want unavailable, too slow, naming the manifest", err, errdefs.KindOf(err))
 	}
 	if n := trickled.Load(); n != 4 {
 		t.Errorf("%d GETs of the manifest, want 4 (the retries)", n)

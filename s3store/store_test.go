@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/s3store/s3test"
@@ -43,13 +40,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func fakeS3(t *testing.T, bucket string) (string, *countingTransport) {
 	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket(bucket); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	return srv.URL, &countingTransport{base: http.DefaultTransport}
+	return s3test.InProcess(t, bucket), &countingTransport{base: http.DefaultTransport}
 }
 
 func TestBakeFakeS3(t *testing.T) {
@@ -145,7 +136,7 @@ func TestFileStore(t *testing.T) {
 	}
 	_, err = s3store.SetURLs(ctx, "file://"+dir, strings.Repeat("a", 64), s3store.StyleS3A)
 	var missing *s3store.SetMissingError
-	if exitcode.Code(err) != exitcode.NotFound || !errors.As(err, &missing) || missing.Hash != strings.Repeat("a", 64) || !errors.Is(err, s3store.ErrNotFound) {
+	if errdefs.KindOf(err) != errdefs.NotFound || !errors.As(err, &missing) || missing.Hash != strings.Repeat("a", 64) || !errors.Is(err, s3store.ErrNotFound) {
 		t.Errorf("missing set: %v", err)
 	}
 }
@@ -161,8 +152,8 @@ func TestBakeRejectsCorruptLocalJar(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = st.Bake(context.Background(), lf, lock.LocalJars(paths))
-	if exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("corrupt jar: %v (code %d), want 65", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("corrupt jar: %v (kind %v), want invalid input", err, errdefs.KindOf(err))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "jars")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a corrupt jar reached the store")
@@ -181,8 +172,8 @@ func TestFileStoreUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = st.Bake(context.Background(), lf, lock.LocalJars(paths))
-	if exitcode.Code(err) != exitcode.CantCreate {
-		t.Fatalf("unwritable store: %v (code %d), want 73", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.CantWrite {
+		t.Fatalf("unwritable store: %v (kind %v), want cannot write", err, errdefs.KindOf(err))
 	}
 }
 
@@ -194,7 +185,7 @@ func TestOpenErrors(t *testing.T) {
 		{"file://host/dir", "absolute path"},
 	} {
 		_, err := s3store.Open(context.Background(), tc.url)
-		if err == nil || exitcode.Code(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+		if err == nil || errdefs.KindOf(err) != errdefs.BadArgument || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("Open(%q) = %v, want a usage error containing %q", tc.url, err, tc.want)
 		}
 	}
@@ -209,8 +200,8 @@ func TestParseManifestErrors(t *testing.T) {
 		{"hash", strings.Replace(string(good), lf.Hash(), strings.Repeat("f", 64), 1)},
 		{"path", strings.Replace(string(good), `"path": "jars/`, `"path": "x/`, 1)},
 	} {
-		if _, err := s3store.ParseManifest(tc.name, []byte(tc.data)); exitcode.Code(err) != exitcode.DataErr {
-			t.Errorf("%s: %v, want exit 65", tc.name, err)
+		if _, err := s3store.ParseManifest(tc.name, []byte(tc.data)); errdefs.KindOf(err) != errdefs.Invalid {
+			t.Errorf("%s: %v, want invalid input", tc.name, err)
 		}
 	}
 	if _, err := s3store.ParseManifest("good", good); err != nil {
@@ -274,7 +265,7 @@ func TestOpenSchemes(t *testing.T) {
 		t.Errorf("s3a://: %v %q", err, st.URL())
 	}
 	for _, bad := range []string{"bucket/prefix", "bucket", "./dir", "gs://b/p"} {
-		if _, err := s3store.Open(context.Background(), bad); exitcode.Code(err) != exitcode.Usage {
+		if _, err := s3store.Open(context.Background(), bad); errdefs.KindOf(err) != errdefs.BadArgument {
 			t.Errorf("Open(%q): %v, want a usage error", bad, err)
 		}
 	}

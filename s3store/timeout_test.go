@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // TestNoAnswerIsUnavailable: an endpoint that accepts connections but never
 // answers must not hang the command. Each attempt gives up after the
-// response timeout, is retried, and the error is exit 69 (not 75, which
+// response timeout, is retried, and the error is errdefs.Unavailable (not Timeout, which
 // means the user's --timeout or Ctrl-C), with no credential in it.
 func TestNoAnswerIsUnavailable(t *testing.T) {
 	var hits atomic.Int32
@@ -37,8 +37,8 @@ func TestNoAnswerIsUnavailable(t *testing.T) {
 	if err == nil {
 		t.Fatal("Manifest from a silent endpoint: no error")
 	}
-	if got := exitcode.Code(err); got != exitcode.Unavailable {
-		t.Errorf("exit %d, want %d: %v", got, exitcode.Unavailable, err)
+	if got := errdefs.KindOf(err); got != errdefs.Unavailable {
+		t.Errorf("kind %v, want %v: %v", got, errdefs.Unavailable, err)
 	}
 	if got := hits.Load(); got != 3 {
 		t.Errorf("%d attempts, want 3 (retried like a refused connection)", got)
@@ -95,8 +95,8 @@ func TestSlowManifestIsUnavailable(t *testing.T) {
 			start := time.Now()
 			_, err = st.Manifest(context.Background(), strings.Repeat("a", 64))
 			took := time.Since(start)
-			if got := exitcode.Code(err); got != exitcode.Unavailable {
-				t.Fatalf("exit %d, want %d: %v", got, exitcode.Unavailable, err)
+			if got := errdefs.KindOf(err); got != errdefs.Unavailable {
+				t.Fatalf("kind %v, want %v: %v", got, errdefs.Unavailable, err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q: want %q", err, tc.want)
@@ -138,7 +138,7 @@ func TestRedirectToOtherPortNotFollowed(t *testing.T) {
 	if n := other.Load(); n != 0 {
 		t.Errorf("the redirect target got %d requests", n)
 	}
-	if got := exitcode.Code(err); got != exitcode.Unavailable {
-		t.Errorf("exit %d, want %d: %v", got, exitcode.Unavailable, err)
+	if got := errdefs.KindOf(err); got != errdefs.Unavailable {
+		t.Errorf("kind %v, want %v: %v", got, errdefs.Unavailable, err)
 	}
 }

@@ -159,3 +159,35 @@ func TestImportDirection(t *testing.T) {
 		}
 	}
 }
+
+// testsOnExitCodes are the library packages whose tests still assert CLI
+// exit codes (internal/exitcode) instead of error kinds (errdefs); the
+// exit-code table belongs to cmd's tests. The list only shrinks.
+var testsOnExitCodes = []string{"resolver", "submit/k8s", "submit/local", "submit/rest", "submit/rewrite"}
+
+// TestLibraryTestsAssertKinds: no library test file imports
+// internal/exitcode, except those of testsOnExitCodes (and a listed
+// package that no longer does is an error, so the list is kept short).
+func TestLibraryTestsAssertKinds(t *testing.T) {
+	const exitcode = module + "/internal/exitcode"
+	still := map[string]bool{}
+	for _, line := range goList(t, "-f", `{{.ImportPath}}|{{join .TestImports ","}},{{join .XTestImports ","}}`, module+"/...") {
+		imp, tests, _ := strings.Cut(line, "|")
+		rel := strings.TrimPrefix(imp, module+"/")
+		if rel == "internal/exitcode" || slices.ContainsFunc(free, func(f string) bool { return under(rel, f) }) {
+			continue
+		}
+		if !slices.Contains(strings.Split(tests, ","), exitcode) {
+			continue
+		}
+		still[rel] = true
+		if !slices.Contains(testsOnExitCodes, rel) {
+			t.Errorf("%s's tests import internal/exitcode: assert errdefs kinds (errdefs.KindOf, errors.Is(err, errdefs.X)) instead", rel)
+		}
+	}
+	for _, p := range testsOnExitCodes {
+		if !still[p] {
+			t.Errorf("%s's tests no longer import internal/exitcode: remove it from testsOnExitCodes", p)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/lockdiff"
 	"github.com/prebake/prebake/lock"
 )
@@ -184,8 +184,8 @@ func none() lockdiff.ListDiff { return lockdiff.ListDiff{Added: []string{}, Remo
 func TestMalformedCoord(t *testing.T) {
 	bad := lf(lock.Inputs{}, lock.Artifact{Coord: "g:a", File: "g_a.jar", Sha256: sha('a')})
 	_, err := lockdiff.Compare("old", bad, "new", lf(lock.Inputs{}))
-	if got := exitcode.Code(err); got != exitcode.DataErr {
-		t.Fatalf("Compare with coord g:a: code %d (%v), want %d", got, err, exitcode.DataErr)
+	if got := errdefs.KindOf(err); got != errdefs.Invalid {
+		t.Fatalf("Compare with coord g:a: kind %v (%v), want %v", got, err, errdefs.Invalid)
 	}
 	if !strings.Contains(err.Error(), "lockfile old") {
 		t.Errorf("error %q does not name the lock", err)

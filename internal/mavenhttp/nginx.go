@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,23 +18,28 @@ import (
 )
 
 // Nginx is a real nginx (Debian) serving a Maven repository directory on
-// 127.0.0.1: at / openly, and at /private/ behind basic auth.
+// 127.0.0.1: at / openly, and at /private/ behind basic auth. It is the
+// one nginx launcher of the tests.
 type Nginx struct {
 	URL        string // http://127.0.0.1:PORT/ (open)
-	PrivateURL string // http://127.0.0.1:PORT/private/ (basic auth), without userinfo
+	PrivateURL string // http://127.0.0.1:PORT/private/ (basic auth), without userinfo; "" without a user
 	Dir        string // the server's prefix dir: nginx.conf, logs
+
+	stop func()
 }
 
-// StartNginx starts nginx for the test and stops it in t.Cleanup. It skips
-// (fails under CI) when nginx or htpasswd (apache2-utils) is missing.
+// StartNginx starts nginx for an integration test (testenv.RequireIT) and
+// stops it in t.Cleanup. With user "" there is no /private/ location. It
+// skips (fails under CI) when nginx or, with a user, htpasswd
+// (apache2-utils) is missing.
 func StartNginx(t testing.TB, root, user, pass string) *Nginx {
 	t.Helper()
+	testenv.RequireIT(t)
 	// Debian installs nginx in /usr/sbin, which is not on every user's PATH.
 	bin := "/usr/sbin/nginx"
 	if os.Getenv("PREBAKE_NGINX") != "" || !fileExists(bin) {
 		bin = testenv.Binary(t, "nginx", "PREBAKE_NGINX")
 	}
-	htpasswd := testenv.Binary(t, "htpasswd", "")
 	root, err := filepath.Abs(root)
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +50,19 @@ func StartNginx(t testing.TB, root, user, pass string) *Nginx {
 			t.Fatal(err)
 		}
 	}
-	if out, err := exec.Command(htpasswd, "-bc", filepath.Join(dir, "htpasswd"), user, pass).CombinedOutput(); err != nil {
-		t.Fatalf("htpasswd: %v: %s", err, out)
+	private := ""
+	if user != "" {
+		htpasswd := testenv.Binary(t, "htpasswd", "")
+		if out, err := exec.Command(htpasswd, "-bc", filepath.Join(dir, "htpasswd"), user, pass).CombinedOutput(); err != nil {
+			t.Fatalf("htpasswd: %v: %s", err, out)
+		}
+		private = fmt.Sprintf(`
+    location /private/ {
+      alias %[1]s/;
+      autoindex on;
+      auth_basic "maven";
+      auth_basic_user_file %[2]s/htpasswd;
+    }`, root, dir)
 	}
 	port := testenv.FreePort(t)
 	// As root, nginx's workers would run as nobody and could not read the
@@ -69,16 +87,10 @@ http {
   default_type application/octet-stream;
   server {
     listen 127.0.0.1:%[2]d;
-    location / { root %[3]s; autoindex on; }
-    location /private/ {
-      alias %[3]s/;
-      autoindex on;
-      auth_basic "maven";
-      auth_basic_user_file %[1]s/htpasswd;
-    }
+    location / { root %[3]s; autoindex on; }%[4]s
   }
 }
-`, dir, port, root)
+`, dir, port, root, private)
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -91,20 +103,28 @@ http {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
+	var once sync.Once
 	n := &Nginx{
-		URL:        "http://127.0.0.1:" + strconv.Itoa(port) + "/",
-		PrivateURL: "http://127.0.0.1:" + strconv.Itoa(port) + "/private/",
-		Dir:        dir,
+		URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/",
+		Dir: dir,
+		stop: func() {
+			once.Do(func() {
+				_ = cmd.Process.Signal(syscall.SIGQUIT)
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					<-done
+				}
+				// No worker outlives the master (a graceful stop leaves none).
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			})
+		},
 	}
+	if user != "" {
+		n.PrivateURL = n.URL + "private/"
+	}
+	t.Cleanup(n.Stop)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
@@ -127,6 +147,20 @@ http {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return n
+}
+
+// Stop stops nginx (idempotent): its port is then closed.
+func (n *Nginx) Stop() { n.stop() }
+
+// Requests is the number of requests logged so far (nginx writes each
+// line when the response is done).
+func (n *Nginx) Requests(t testing.TB) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(n.Dir, "logs", "access.log"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), "\n")
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/sbom"
 	"github.com/prebake/prebake/lock"
 )
@@ -218,8 +218,8 @@ func TestDeterministic(t *testing.T) {
 
 func TestMalformed(t *testing.T) {
 	l := &lock.File{Artifacts: []lock.Artifact{{Coord: "g:a", File: "g_a.jar", Sha256: strings.Repeat("a", 64)}}}
-	if _, err := sbom.New(l); exitcode.Code(err) != exitcode.DataErr {
-		t.Errorf("coord g:a: %v (code %d), want code %d", err, exitcode.Code(err), exitcode.DataErr)
+	if _, err := sbom.New(l); errdefs.KindOf(err) != errdefs.Invalid {
+		t.Errorf("coord g:a: %v (kind %v), want kind %v", err, errdefs.KindOf(err), errdefs.Invalid)
 	}
 }
 

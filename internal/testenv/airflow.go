@@ -16,9 +16,10 @@ const (
 
 // Airflow returns the bin directory of the virtualenv that
 // hack/infra.d/70-airflow.sh installs (apache-airflow, its Spark and
-// cncf.kubernetes providers, pinned). It skips (fails under CI) when it is not installed.
+// cncf.kubernetes providers, pinned). It is a JVM test's (NeedJVM). It skips (fails under CI) when it is not installed.
 func Airflow(t testing.TB) string {
 	t.Helper()
+	NeedJVM(t)
 	dir := filepath.Join(CacheDir(), "airflow-"+AirflowVersion+"-spark-"+AirflowSparkProvider+"-k8s-"+AirflowK8sProvider)
 	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
 		Skip(t, "Airflow "+AirflowVersion+" not installed: run hack/infra.sh")

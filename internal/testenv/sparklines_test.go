@@ -41,6 +41,8 @@ func TestMakefileLinePatches(t *testing.T) {
 func TestSparkPatchHome(t *testing.T) {
 	t.Setenv("PREBAKE_CI_CACHE", t.TempDir())
 	t.Setenv("CI", "true")
+	t.Setenv("PREBAKE_IT", "1")
+	t.Setenv("PREBAKE_JVM", "1")
 	t.Setenv("PREBAKE_SPARK_LINES", "")
 	tests := []struct {
 		version string
@@ -89,3 +91,48 @@ func (r *recorder) Skip(...any)           { r.skipped = true; panic(stop{}) }
 func (r *recorder) Skipf(string, ...any)  { r.skipped = true; panic(stop{}) }
 func (r *recorder) Fatal(...any)          { r.fatal = true; panic(stop{}) }
 func (r *recorder) Fatalf(string, ...any) { r.fatal = true; panic(stop{}) }
+
+// TestTiers: under CI=true a skip is a failure in a tier that was asked
+// for (PREBAKE_IT=1 for the servers, PREBAKE_JVM=1 too for the JVMs); a JVM
+// test skips when only the server tier was asked for.
+func TestTiers(t *testing.T) {
+	t.Setenv("PREBAKE_CI_CACHE", t.TempDir()) // no pyspark, no Airflow
+	t.Setenv("CI", "true")
+	tests := []struct {
+		it, jvm string
+		want    map[string]string // gate -> "skip", "fatal" or "none"
+	}{
+		{"", "", map[string]string{"RequireIT": "fatal", "NeedJVM": "fatal", "SparkHome": "fatal", "Airflow": "fatal"}},
+		{"1", "", map[string]string{"RequireIT": "none", "NeedJVM": "skip", "SparkHome": "skip", "Airflow": "skip"}},
+		{"1", "0", map[string]string{"RequireIT": "none", "NeedJVM": "skip", "SparkHome": "skip", "Airflow": "skip"}},
+		{"1", "1", map[string]string{"RequireIT": "none", "NeedJVM": "none", "SparkHome": "fatal", "Airflow": "fatal"}},
+	}
+	gates := map[string]func(testing.TB){
+		"RequireIT": RequireIT,
+		"NeedJVM":   NeedJVM,
+		"SparkHome": func(t testing.TB) { SparkHome(t, "3.5.9") },
+		"Airflow":   func(t testing.TB) { Airflow(t) },
+	}
+	for _, tc := range tests {
+		t.Setenv("PREBAKE_IT", tc.it)
+		t.Setenv("PREBAKE_JVM", tc.jvm)
+		got := map[string]string{}
+		for name, gate := range gates {
+			r := &recorder{}
+			func() {
+				defer func() { _ = recover() }()
+				gate(r)
+			}()
+			got[name] = "none"
+			switch {
+			case r.fatal:
+				got[name] = "fatal"
+			case r.skipped:
+				got[name] = "skip"
+			}
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("PREBAKE_IT=%q PREBAKE_JVM=%q (-want +got):\n%s", tc.it, tc.jvm, diff)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 // Package testenv gates integration tests and finds the real servers they
-// start. Integration tests run when PREBAKE_IT=1; with CI=true a skip is a
-// failure.
+// start. The tiers: unit tests always run; server tests (nginx, registry,
+// versitygw, kube-apiserver) run when PREBAKE_IT=1; JVM tests (a real
+// spark-submit or Spark master, Airflow, real pods on the node) run when
+// PREBAKE_JVM=1 too. With CI=true a skip in a tier that was asked for is a
+// failure; a tier that was not asked for skips.
 package testenv
 
 import (
@@ -22,6 +25,21 @@ func RequireIT(t testing.TB) {
 	t.Helper()
 	if !Integration() {
 		Skip(t, "integration test: set PREBAKE_IT=1 (make test does) to run it against real servers")
+	}
+}
+
+// JVM reports whether the JVM tier is enabled (PREBAKE_IT=1 and
+// PREBAKE_JVM=1; make test sets both, make test-fast only the first).
+func JVM() bool { return Integration() && os.Getenv("PREBAKE_JVM") == "1" }
+
+// NeedJVM skips t unless the JVM tier runs: it calls RequireIT, then skips
+// (also under CI=true: the tier was not asked for) unless PREBAKE_JVM=1.
+// SparkHome, Airflow and the real node (cluster.Start) call it.
+func NeedJVM(t testing.TB) {
+	t.Helper()
+	RequireIT(t)
+	if !JVM() {
+		t.Skip("JVM test (spark-submit, Spark, Airflow or real pods): set PREBAKE_JVM=1 as well (make test does; make test-fast does not)")
 	}
 }
 
@@ -117,9 +135,11 @@ var SparkLines = []SparkLine{
 // SparkHome returns SPARK_HOME of the pyspark distribution installed
 // under CacheDir()/pyspark-<version> (hack/infra.d/60-spark.sh installs
 // CISparkVersions), and the directory to put on PYTHONPATH for its Python
-// apps. It skips (fails under CI) when that version is not installed.
+// apps. It is a JVM test's (NeedJVM). It skips (fails under CI) when that
+// version is not installed.
 func SparkHome(t testing.TB, version string) (sparkHome, pythonPath string) {
 	t.Helper()
+	NeedJVM(t)
 	home, dir, ok := sparkInstalled(version)
 	if !ok {
 		Skip(t, "pyspark "+version+" not installed under "+CacheDir()+": run hack/infra.sh (PREBAKE_SPARK_VERSIONS="+version+" for one not installed by default)")

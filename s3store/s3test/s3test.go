@@ -1,6 +1,8 @@
-// Package s3test is for tests only. It starts the real S3 server of the integration tests
-// (versitygw, posix backend) on 127.0.0.1, and puts a counting, fault
-// injecting proxy in front of it.
+// Package s3test is for tests only. It starts the S3 servers of the tests,
+// one way each: InProcess is gofakes3 in memory (unit tests; it checks no
+// signature), Start the real S3 server of the integration tests (versitygw,
+// posix backend) on 127.0.0.1, with a counting, fault injecting proxy in
+// front of it.
 package s3test
 
 import (
@@ -26,6 +28,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -35,6 +39,21 @@ const (
 	AccessKey = "prebake-it"
 	SecretKey = "prebake-it-secret-not-real"
 )
+
+// InProcess serves gofakes3 (in memory) on 127.0.0.1 until the test ends,
+// with the given buckets, and returns its endpoint (http://127.0.0.1:PORT).
+func InProcess(t testing.TB, buckets ...string) string {
+	t.Helper()
+	backend := s3mem.New()
+	for _, b := range buckets {
+		if err := backend.CreateBucket(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
 // Server is a running versitygw.
 type Server struct {

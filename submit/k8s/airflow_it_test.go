@@ -97,25 +97,10 @@ func (a *airflowEnv) dagsTest(t *testing.T, dag string, env ...string) (string, 
 	return s, success
 }
 
-var (
-	nodePrebakeOnce sync.Once
-	nodePrebakeBin  string
-)
-
 // nodePrebake is the prebake CLI, built once per test binary.
 func nodePrebake(t testing.TB) string {
 	t.Helper()
-	nodePrebakeOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "prebake-node-it-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodePrebakeBin = (&itEnv{binDir: dir}).prebake(t)
-	})
-	if nodePrebakeBin == "" {
-		t.Fatal("go build ./cmd/prebake failed (see the first test)")
-	}
-	return nodePrebakeBin
+	return testenv.Prebake(t)
 }
 
 // TestK8sAirflowIT is journey 7 of issue 25 on the real node: Airflow's

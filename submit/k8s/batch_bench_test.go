@@ -246,7 +246,7 @@ func BenchmarkNativeThroughput(b *testing.B) {
 	version := testenv.SparkVersions[0]
 	home, _ := testenv.SparkHome(b, version)
 	sparkSubmit := filepath.Join(home, "bin", "spark-submit")
-	ie := &itEnv{binDir: b.TempDir()}
+	ie := &itEnv{}
 	prebake := ie.prebake(b)
 	tmp := b.TempDir()
 	writeFile(b, filepath.Join(tmp, "token"), c.adminToken)

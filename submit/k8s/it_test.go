@@ -3,12 +3,10 @@ package k8s
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,11 +29,6 @@ type itEnv struct {
 	saNS    string
 	saName  string
 	fakeSub string
-
-	binDir    string
-	buildOnce sync.Once
-	bin       string
-	buildErr  error
 }
 
 // itRun is one prebake submit against the cluster.
@@ -135,21 +128,10 @@ func (e *itEnv) cli(t testing.TB, r itRun, global ...string) *exec.Cmd {
 	return cmd
 }
 
-// prebake builds the CLI once.
+// prebake is the CLI, built once per test binary.
 func (e *itEnv) prebake(t testing.TB) string {
 	t.Helper()
-	e.buildOnce.Do(func() {
-		bin := filepath.Join(e.binDir, "prebake")
-		out, err := exec.Command("go", "build", "-o", bin, "github.com/prebake/prebake/cmd/prebake").CombinedOutput()
-		if err != nil {
-			e.buildErr = fmt.Errorf("go build ./cmd/prebake: %v\n%s", err, out)
-		}
-		e.bin = bin
-	})
-	if e.buildErr != nil {
-		t.Fatal(e.buildErr)
-	}
-	return e.bin
+	return testenv.Prebake(t)
 }
 
 func mapEnv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -241,7 +223,7 @@ func newITEnv(t testing.TB) *itEnv {
 	start := time.Now()
 	c := startCluster(t)
 	t.Logf("etcd + kube-apiserver ready in %s", time.Since(start).Round(10*time.Millisecond))
-	e := &itEnv{c: c, k: startKubelet(t, c), saNS: "spark-it", saName: "submitter", binDir: t.TempDir()}
+	e := &itEnv{c: c, k: startKubelet(t, c), saNS: "spark-it", saName: "submitter"}
 	c.setupSubmitter(t, e.saNS, e.saName)
 	e.saDir = filepath.Join(t.TempDir(), "serviceaccount")
 	writeFile(t, filepath.Join(e.saDir, "token"), c.adminToken)

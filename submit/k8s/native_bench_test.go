@@ -93,7 +93,7 @@ func BenchmarkNativeVsSparkSubmit(b *testing.B) {
 	version := testenv.SparkVersions[0]
 	home, _ := testenv.SparkHome(b, version)
 	sub := filepath.Join(home, "bin", "spark-submit")
-	ie := &itEnv{binDir: b.TempDir()}
+	ie := &itEnv{}
 	prebake := ie.prebake(b)
 	nSpark, nNative := benchEnvInt("PREBAKE_BENCH_SPARK_N", 5), benchEnvInt("PREBAKE_BENCH_NATIVE_N", 200)
 	argv := func(ns string) []string {

@@ -30,9 +30,7 @@ func TestMain(m *testing.M) {
 	if airflowHome != nil {
 		os.RemoveAll(airflowHome.home)
 	}
-	if nodePrebakeBin != "" {
-		os.RemoveAll(filepath.Dir(nodePrebakeBin))
-	}
+	testenv.RemovePrebake()
 	os.Exit(code)
 }
 

@@ -5,13 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // TestK8sRealSparkSubmitIT runs the whole `prebake submit` journey with the
@@ -143,29 +141,11 @@ func (e *itEnv) baseInRegistry(t *testing.T, ns string) (reg, base string) {
 	return reg, base
 }
 
-// startPlainRegistry starts the Debian docker-registry without auth on
-// 127.0.0.1 and returns its host:port.
+// startPlainRegistry starts the real registry without auth and returns
+// its host:port.
 func startPlainRegistry(t *testing.T) string {
 	t.Helper()
-	bin := testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY")
-	dir, port := t.TempDir(), testenv.FreePort(t)
-	cfg := fmt.Sprintf("version: 0.1\nlog: {level: warn, accesslog: {disabled: true}}\nstorage: {filesystem: {rootdirectory: %s/data}}\nhttp: {addr: 127.0.0.1:%d, secret: ci-only}\n", dir, port)
-	writeFile(t, filepath.Join(dir, "config.yml"), cfg)
-	cmd := exec.Command(bin, "serve", filepath.Join(dir, "config.yml"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	host := fmt.Sprintf("127.0.0.1:%d", port)
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get("http://" + host + "/v2/"); err == nil {
-			resp.Body.Close()
-			return host
-		}
-	}
-	t.Fatalf("docker-registry did not start on %s", host)
-	return ""
+	return registrytest.Start(t).Host
 }
 
 // pushBaseImage pushes testdata/base-image (tag 3.5.0, an index) to ref.

@@ -470,7 +470,7 @@ func warmJobScenario(t testing.TB, stores []string, kill bool) map[warmKey]warmR
 // buildPrebakeOnce builds cmd/prebake for the test.
 func buildPrebakeOnce(t testing.TB) string {
 	t.Helper()
-	e := &itEnv{binDir: t.TempDir()}
+	e := &itEnv{}
 	return e.prebake(t)
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"go.yaml.in/yaml/v3"
 )
@@ -22,12 +23,9 @@ func TestRewriteManifestIT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := startNginx(t, repo)
+	url := mavenhttp.StartNginx(t, repo, "", "").URL
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "prebake")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/prebake").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Prebake(t)
 	cache := t.TempDir()
 	run := func(manifest string, extra ...string) (string, string, error) {
 		p := filepath.Join(dir, "app.yaml")

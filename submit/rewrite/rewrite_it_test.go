@@ -10,16 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
 )
 
-// startNginx serves dir over HTTP on 127.0.0.1 with a real nginx and
-// returns its URL; the server is stopped when the test ends.
-func startNginx(t *testing.T, dir string) string {
-	t.Helper()
-	return testenv.StartNginx(t, dir).URL
-}
+// TestMain removes the CLI testenv.Prebake built.
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // TestRewriteIT runs `prebake rewrite` end to end: the packages in the argv
 // are resolved from a real HTTP repository (nginx), retrieved, and the
@@ -30,12 +27,8 @@ func TestRewriteIT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := startNginx(t, repo)
-	bin := filepath.Join(t.TempDir(), "prebake")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/prebake")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	url := mavenhttp.StartNginx(t, repo, "", "").URL
+	bin := testenv.Prebake(t)
 	cache := t.TempDir()
 	run := func(extra ...string) (*Result, string, error) {
 		args := append([]string{"rewrite", "--no-default-repositories", "--cache", cache, "-o", "json"}, extra...)

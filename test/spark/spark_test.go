@@ -39,19 +39,11 @@ func TestMain(m *testing.M) {
 		}
 		repoRoot = root
 		if testenv.Integration() {
-			dir, err := os.MkdirTemp("", "prebake-spark-it-")
-			if err != nil {
+			if prebakeBin, err = testenv.BuildPrebake(); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
-			defer os.RemoveAll(dir)
-			prebakeBin = filepath.Join(dir, "prebake")
-			build := exec.Command("go", "build", "-o", prebakeBin, "./cmd/prebake")
-			build.Dir = root
-			if out, err := build.CombinedOutput(); err != nil {
-				fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-				return 1
-			}
+			defer testenv.RemovePrebake()
 			defer stopStandalone()
 			defer k8scluster.Stop()
 		}

@@ -109,11 +109,12 @@ var (
 )
 
 // Start returns the test binary's cluster, launching it on the first call.
-// It skips unless PREBAKE_IT=1 (a failure under CI=true), and when not root.
+// Its pods run JVMs: it skips unless the JVM tier runs (testenv.NeedJVM),
+// and when not root (a failure under CI=true).
 // Stop it in TestMain with Stop.
 func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
-	testenv.RequireIT(t)
+	testenv.NeedJVM(t)
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "a real node needs root (CI runs as root)")
 	}

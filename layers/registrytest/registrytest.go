@@ -1,0 +1,141 @@
+// Package registrytest starts the OCI registries of the tests, one way
+// each: InProcess is go-containerregistry's in-memory registry (unit tests:
+// no auth, one global blob store), Start the real CNCF distribution
+// registry (Debian docker-registry; integration tests: on-disk storage,
+// htpasswd basic auth, cross-repository mounts).
+package registrytest
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/prebake/prebake/internal/testenv"
+)
+
+// Handler is go-containerregistry's in-memory registry, silent, for a test
+// that wraps it in a handler of its own (faults, counters).
+func Handler() http.Handler { return registry.New(registry.Logger(log.New(io.Discard, "", 0))) }
+
+// InProcess serves Handler on 127.0.0.1 until the test ends and returns
+// its host:port, for image references.
+func InProcess(t testing.TB) string {
+	t.Helper()
+	s := httptest.NewServer(Handler())
+	t.Cleanup(s.Close)
+	return strings.TrimPrefix(s.URL, "http://")
+}
+
+// User is the user of a registry started WithPassword.
+const User = "prebake"
+
+// Registry is a real distribution registry on 127.0.0.1, started for one
+// test and stopped at its end.
+type Registry struct {
+	Host string // 127.0.0.1:PORT
+	Dir  string // config.yml, registry.log, data/ (the storage)
+
+	t       testing.TB
+	bin     string
+	cmd     *exec.Cmd
+	stopped bool
+}
+
+// Option configures Start.
+type Option func(*options)
+
+type options struct{ pass string }
+
+// WithPassword requires htpasswd basic auth as User with pass.
+func WithPassword(pass string) Option { return func(o *options) { o.pass = pass } }
+
+// Start starts docker-registry for an integration test (testenv.RequireIT)
+// and stops it in t.Cleanup. It skips (fails under CI) when docker-registry
+// or, with a password, htpasswd (apache2-utils) is missing.
+func Start(t testing.TB, opts ...Option) *Registry {
+	t.Helper()
+	testenv.RequireIT(t)
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	r := &Registry{t: t, bin: testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY"), Dir: t.TempDir()}
+	r.Host = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	cfg := fmt.Sprintf(`version: 0.1
+log: {level: warn, accesslog: {disabled: true}}
+storage:
+  filesystem: {rootdirectory: %s/data}
+  delete: {enabled: true}
+  maintenance: {uploadpurging: {enabled: false}}
+http:
+  addr: %s
+  secret: ci-only-not-secret
+`, r.Dir, r.Host)
+	if o.pass != "" {
+		htpasswd := testenv.Binary(t, "htpasswd", "")
+		out, err := exec.Command(htpasswd, "-Bbn", User, o.pass).Output()
+		if err != nil {
+			t.Fatalf("htpasswd: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(r.Dir, "htpasswd"), out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg += fmt.Sprintf("auth: {htpasswd: {realm: prebake-test, path: %s/htpasswd}}\n", r.Dir)
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir, "config.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.Restart()
+	t.Cleanup(r.Stop)
+	return r
+}
+
+// Restart starts the registry again after Stop, on the same port and
+// storage, and waits until it answers.
+func (r *Registry) Restart() {
+	r.t.Helper()
+	logf, err := os.OpenFile(filepath.Join(r.Dir, "registry.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer logf.Close()
+	r.cmd = exec.Command(r.bin, "serve", filepath.Join(r.Dir, "config.yml"))
+	r.cmd.Stdout, r.cmd.Stderr = logf, logf
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatalf("starting docker-registry: %v", err)
+	}
+	r.stopped = false
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get("http://" + r.Host + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
+				return
+			}
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(r.Dir, "registry.log"))
+	r.t.Fatalf("docker-registry did not start on %s: %s", r.Host, data)
+}
+
+// Stop kills the registry (idempotent): its port is then closed.
+func (r *Registry) Stop() {
+	if r.cmd == nil || r.stopped {
+		return
+	}
+	r.stopped = true
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+}
