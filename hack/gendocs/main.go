@@ -1,6 +1,8 @@
-// Command gendocs regenerates docs/reference (the command reference) and
-// docs/man (man pages) from prebake's cobra commands: `make docs`.
-// cmd's TestDocsCurrent fails when the committed copies are stale.
+// Command gendocs regenerates docs/reference (the command reference),
+// docs/man (man pages) from prebake's cobra commands and docs/schemas (a
+// JSON Schema per -o json document) from the Go types of cmd.JSONDocs:
+// `make docs`. cmd's TestDocsCurrent fails when the committed copies are
+// stale.
 package main
 
 import (
@@ -9,6 +11,7 @@ import (
 
 	"github.com/prebake/prebake/cmd"
 	"github.com/prebake/prebake/internal/clidocs"
+	"github.com/prebake/prebake/internal/jsondoc"
 )
 
 func main() {
@@ -18,6 +21,10 @@ func main() {
 	}
 	if err := clidocs.Generate(cmd.NewRoot(), dir); err != nil {
 		fmt.Fprintln(os.Stderr, "gendocs:", err)
+		os.Exit(1)
+	}
+	if err := jsondoc.WriteSchemas(dir, cmd.JSONDocs(), cmd.JSONSchema); err != nil {
+		fmt.Fprintln(os.Stderr, "gendocs: schemas:", err)
 		os.Exit(1)
 	}
 }
