@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/prebake/prebake/cmd"
 	"github.com/prebake/prebake/internal/clidocs"
@@ -26,5 +27,17 @@ func main() {
 	if err := jsondoc.WriteSchemas(dir, cmd.JSONDocs(), cmd.JSONSchema); err != nil {
 		fmt.Fprintln(os.Stderr, "gendocs: schemas:", err)
 		os.Exit(1)
+	}
+	// docs/json-output.md: its index of documents.
+	md := filepath.Join(dir, "json-output.md")
+	if b, err := os.ReadFile(md); err == nil {
+		s, err := jsondoc.WithIndex(string(b), jsondoc.Index(cmd.JSONDocs()))
+		if err == nil {
+			err = os.WriteFile(md, []byte(s), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gendocs:", md+":", err)
+			os.Exit(1)
+		}
 	}
 }
