@@ -13,10 +13,10 @@ import (
 	"github.com/prebake/prebake/internal/jsondoc"
 )
 
-// docSection is the text of each document in docs/json-output.md, from its
-// <a id="NAME"></a> to the next one.
+// docSections is the text of each document in docs/json-output.md, from
+// its heading "### NAME" to the next one.
 func docSections(md string) map[string]string {
-	re := regexp.MustCompile(`<a id="([a-z0-9-]+)"></a>`)
+	re := regexp.MustCompile(`(?m)^### ([a-z0-9-]+)\n`)
 	locs := re.FindAllStringSubmatchIndex(md, -1)
 	out := map[string]string{}
 	for i, l := range locs {
@@ -58,7 +58,7 @@ func TestJSONOutputDoc(t *testing.T) {
 	for _, d := range JSONDocs() {
 		sec, ok := sections[d.Name]
 		if !ok {
-			t.Errorf("docs/json-output.md: no section <a id=%q></a> for %s", d.Name, d.Command)
+			t.Errorf("docs/json-output.md: no section \"### %s\" for %s", d.Name, d.Command)
 			continue
 		}
 		delete(sections, d.Name)

@@ -17,8 +17,12 @@ func Index(docs []Doc) string {
 	var b strings.Builder
 	b.WriteString("| Document | Printed by | Go type | Schema | Example |\n|---|---|---|---|---|\n")
 	for _, d := range docs {
-		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | `%s` | [schema](%s/%s.schema.json) | [example](../testdata/json/%s.json) |\n",
-			d.Name, d.Name, d.Command, d.Type.String(), SchemaDir, d.Name, d.Name)
+		example := fmt.Sprintf("[example](../testdata/json/%s.json)", d.Name)
+		if d.NoGolden != "" {
+			example = "none: " + d.NoGolden
+		}
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | `%s` | [schema](%s/%s.schema.json) | %s |\n",
+			d.Name, d.Name, d.Command, d.Type.String(), SchemaDir, d.Name, example)
 	}
 	return b.String()
 }

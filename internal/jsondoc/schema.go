@@ -27,6 +27,8 @@ type Doc struct {
 	Type reflect.Type
 	// Note is one line on when the document is printed.
 	Note string
+	// NoGolden says why testdata/json has no example of it ("": it has).
+	NoGolden string
 }
 
 // TypeOf is reflect.TypeFor: the registry's way to name a type.
