@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	"internal/sbom":     {"errdefs", "lock", "internal/"},
 	// The CLI's JSON documents (the edge's types and their schemas): they
 	// embed the libraries' results.
-	"internal/jsondoc": {"errdefs", "lock", "resolver", "layers", "s3store", "submit", "pipeline", "internal/"},
+	"internal/jsondoc": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "pipeline", "internal/"},
 	// The tests' real cluster builds its images with layers.
 	"internal/testenv/cluster": {"errdefs", "lock", "layers", "internal/"},
 }
