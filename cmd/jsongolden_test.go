@@ -136,7 +136,6 @@ func TestJSONGoldens(t *testing.T) {
 		{"why", with(append([]string{"why", "-o", "json", "org.slf4j:slf4j-api"}, coords...)...), 0, nil},
 		{"lock-diff", []string{"lock", "diff", "-o", "json", filepath.Join(root, "testdata", "lockdiff", "base.lock"), filepath.Join(root, "testdata", "lockdiff", "inputs-changed.lock")}, 0, nil},
 		{"keys", []string{"keys", "add", "-o", "json", "--keyring", filepath.Join(tmp, "keyring.asc"), keyFile}, 0, nil},
-		{"doctor", []string{"doctor", "-o", "json", "--no-default-repositories", "--repositories", demo}, 0, nil},
 		{"bundle-export", []string{"bundle", "export", "-o", "json", "--lock", lock, "--cache", cache, "--to", filepath.Join(tmp, "bundle.tar")}, 0, nil},
 		{"bundle-import", []string{"bundle", "import", "-o", "json", filepath.Join(tmp, "bundle.tar"), "--cache", filepath.Join(tmp, "cache2"), "--lock", filepath.Join(tmp, "imported.lock")}, 0, nil},
 		{"bake-image", []string{"bake", "image", "-o", "json", "--base", base, "--target", image, "--lock", lock, "--cache", cache}, 0, nil},
@@ -159,6 +158,9 @@ func TestJSONGoldens(t *testing.T) {
 		{"submit-batch", []string{"submit", "-o", "json", "--batch", batch}, 69, nil},
 		{"status-rest", []string{"status", "-o", "json", "--master", master, "driver-20261129101010-0000"}, 0, nil},
 		{"status-k8s", []string{"status", "-o", "json", "--master", k8sAPI, "default:spark-pi-driver"}, 0, nil},
+		{"doctor", []string{"doctor", "-o", "json", "--no-default-repositories", "--repositories", demo, "--master", master}, 0, func() {
+			t.Setenv("SPARK_HOME", spark) // from here on
+		}},
 		{"init", append(with("init", "-o", "json", "--store", store), "--", "--master", k8sMaster, "--deploy-mode", "cluster", "--packages", coords[0], "local:///opt/app.jar"), 0, func() {
 			job := filepath.Join(tmp, "job")
 			must(t, os.MkdirAll(job, 0o755))
