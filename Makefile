@@ -41,7 +41,8 @@ test-fast:
 unit:
 	$(GO) test ./...
 
-## docs: the command reference (docs/reference) and man pages (docs/man) from the cobra commands;
+## docs: the command reference (docs/reference) and man pages (docs/man) from the cobra commands, the JSON schemas
+## (docs/schemas) and the index of docs/json-output.md from cmd.JSONDocs;
 ## cmd's TestDocsCurrent fails when they are stale.
 docs:
 	$(GO) run ./hack/gendocs docs

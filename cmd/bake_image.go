@@ -14,6 +14,7 @@ import (
 
 	"github.com/prebake/prebake/internal/digest"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
@@ -123,13 +124,6 @@ conflict report against the base's /opt/spark/jars.`,
 	return c
 }
 
-// bakeImageJSON is the -o json output (stable; documented in the README):
-// layers.Result plus the Spark settings.
-type bakeImageJSON struct {
-	*layers.Result
-	SparkConf map[string]string `json:"sparkConf"`
-}
-
 func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []string, stdout, stderr io.Writer) error {
 	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
@@ -179,7 +173,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 		return err
 	}
 	conf := res.SparkConf()
-	js := bakeImageJSON{Result: res, SparkConf: map[string]string{}}
+	js := jsondoc.BakeImage{Result: res, SparkConf: map[string]string{}}
 	for _, kv := range conf {
 		js.SparkConf[kv[0]] = kv[1]
 	}

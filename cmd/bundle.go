@@ -10,6 +10,7 @@ import (
 
 	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline/bundle"
@@ -139,14 +140,6 @@ asked: bake image, bake s3 and submit --frozen then run with --offline.`,
 	return c
 }
 
-// bundleImportJSON is import's -o json output.
-type bundleImportJSON struct {
-	*bundle.ImportResult
-	Cache string `json:"cache,omitempty"`
-	Store string `json:"store,omitempty"`
-	Lock  string `json:"lock"`
-}
-
 func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, from string, stdout, stderr io.Writer) error {
 	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
@@ -190,7 +183,7 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 	if err != nil {
 		return err
 	}
-	js := bundleImportJSON{ImportResult: res, Lock: o.lock}
+	js := jsondoc.BundleImport{ImportResult: res, Lock: o.lock}
 	if o.cache != "" || store == nil {
 		js.Cache = cache
 	}

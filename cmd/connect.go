@@ -10,6 +10,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/submit/connect"
 )
 
@@ -98,7 +99,7 @@ func runConnectAdd(ctx context.Context, g *globals, o *connectAddOptions, args [
 	if err != nil {
 		return err
 	}
-	js := connectAddJSON{Result: res, LockHash: lf.LockHash}
+	js := jsondoc.ConnectAdd{Result: res, LockHash: lf.LockHash}
 	if out == outJSON {
 		return printJSON(stdout, js)
 	}
@@ -108,10 +109,4 @@ func runConnectAdd(ctx context.Context, g *globals, o *connectAddOptions, args [
 	}
 	_, err = fmt.Fprintln(stdout, res.Remote)
 	return err
-}
-
-// connectAddJSON is connect add's -o json result.
-type connectAddJSON struct {
-	*connect.Result
-	LockHash string `json:"lockHash"`
 }

@@ -21,13 +21,24 @@ import (
 
 // notLibrary are the module's directories whose strings may name prebake's
 // flags: the edge itself, dev tools, examples, tests and test helpers.
-var notLibrary = []string{"cmd", "hack", "examples", "test", "internal/depcheck", "internal/testenv"}
+var notLibrary = []string{"cmd", "hack", "examples", "test", "internal/depcheck", "internal/testenv", "internal/jsondoc"}
 
 // flagNameAllowed lists, per file, the prebake flags a library string may
 // still name, with the reason. Keep it empty: a library says what failed in
 // its own terms (errdefs.OptionError, a typed error or warning kind) and cmd
 // names the flag (errhints.go).
 var flagNameAllowed = map[string][]string{}
+
+// commentDebt are the library files whose comments still name the CLI's
+// flags or -o json, in packages other helpers of issue 26 are reshaping
+// (submit, resolver, pipeline); remove a file once its comments speak the
+// library's terms. A file not listed fails.
+var commentDebt = []string{
+	"pipeline/bundle/index.go", "pipeline/doctor/doctor.go", "pipeline/pipeline.go",
+	"resolver/fetch.go", "resolver/graph_nearest.go", "resolver/repos.go", "resolver/resolve.go", "resolver/settings.go", "resolver/snapshot.go",
+	"submit/k8s/native/create.go", "submit/k8s/ops.go", "submit/k8s/result.go", "submit/local/local.go", "submit/rest/wait.go",
+	"submit/rewrite/doc.go", "submit/rewrite/manifest.go", "submit/rewrite/rewrite.go", "submit/unreachable.go",
+}
 
 // sparkSubmitSwitches are spark-submit's options without a value (the
 // others: submit.IsValueOption).
@@ -61,8 +72,9 @@ func prebakeOnlyFlags(root *cobra.Command) []string {
 	return names
 }
 
-// TestLibrariesNameNoFlag: no string literal of a library package (non-test
-// Go files outside the edge) names one of prebake's CLI flags, so library
+// TestLibrariesNameNoFlag: no string literal or comment of a library
+// package (non-test Go files outside the edge) names one of prebake's CLI
+// flags (a comment: nor -o json; commentDebt lists the files left), so library
 // errors, warnings and results stay in the library's terms and the CLI adds
 // its flags in one place. The flags come from the command tree itself, so a
 // new flag is covered as soon as it exists.
@@ -97,9 +109,26 @@ func TestLibrariesNameNoFlag(t *testing.T) {
 		}
 		files++
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return err
+		}
+		// Comments too: a library's doc says what it does in its own
+		// terms, not which flag or output format of the CLI reaches it.
+		for _, cg := range f.Comments {
+			if slices.Contains(commentDebt, rel) {
+				break
+			}
+			for _, c := range cg.List {
+				for _, m := range re.FindAllStringSubmatch(c.Text, -1) {
+					if !slices.Contains(flagNameAllowed[rel], m[1]) {
+						t.Errorf("%s: a library comment names prebake's flag %s: %s", fset.Position(c.Pos()), m[1], c.Text)
+					}
+				}
+				if cliOutput.MatchString(c.Text) {
+					t.Errorf("%s: a library comment names the CLI's output flag: %s", fset.Position(c.Pos()), c.Text)
+				}
+			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
@@ -127,6 +156,9 @@ func TestLibrariesNameNoFlag(t *testing.T) {
 		t.Fatalf("scanned %d library files: the walk is broken", files)
 	}
 }
+
+// cliOutput is the CLI's -o json (or -o text…) in a comment.
+var cliOutput = regexp.MustCompile(`(?:^|[^A-Za-z0-9-])-o (?:json|text|yaml|tree|names)\b`)
 
 // under reports whether rel is dir or below it.
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }

@@ -11,29 +11,13 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/lockdiff"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
 )
-
-// initJSON is `prebake init -o json` (documented in the README):
-//
-//	{"config": "prebake.yaml", "lock": "prebake.lock", "lockHash": "…", "jars": 3,
-//	 "next": "prebake submit --lock prebake.lock --frozen -- …"}
-type initJSON struct {
-	Config   string `json:"config"`
-	Lock     string `json:"lock"`
-	LockHash string `json:"lockHash"`
-	Jars     int    `json:"jars"`
-	Next     string `json:"next"`
-	// ConfigKept: init ran again and the file was kept as it was;
-	// Changes: what changed in the lock it replaced ("+ g:a:v", "- g:a:v",
-	// "~ g:a: 1.0 -> 2.0").
-	ConfigKept bool     `json:"configKept"`
-	Changes    []string `json:"changes"`
-}
 
 // settingsIn reports whether every setting of the YAML doc is in the YAML
 // file with the same value (the file may hold more, and comments).
@@ -168,7 +152,7 @@ what changed; --force rewrites the file with this command's settings.`,
 				}
 				changes := lockChanges(oldLock, res.Lock)
 				next := initNext(file, rf.lock, args)
-				js := initJSON{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Artifacts), Next: next, ConfigKept: keep, Changes: changes}
+				js := jsondoc.Init{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Artifacts), Next: next, ConfigKept: keep, Changes: changes}
 				if out == outJSON {
 					return printJSON(c.OutOrStdout(), js)
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -225,7 +226,7 @@ func TestJSONOnFailure(t *testing.T) {
 			args = []string{tt.args[0], "-o", "json", "--result-file", result, "--bad-flag"}
 		}
 		code, out, errs := runPrebake(context.Background(), args...)
-		var js resultJSON
+		var js jsondoc.Error
 		if err := json.Unmarshal([]byte(out), &js); err != nil || code != tt.code || js.ExitCode != tt.code || js.Error == "" || js.Source != "prebake" || js.Warnings == nil {
 			t.Errorf("%v: exit %d, stdout %q (%v)\n%s", tt.args, code, out, err, errs)
 		}
@@ -244,7 +245,7 @@ func TestJSONOnFailure(t *testing.T) {
 	store := "file://" + filepath.Join(tmp, "store")
 	code, _, _ = runPrebake(context.Background(), append([]string{"rewrite", "-q", "--result-file", result, "--store", store, "--", "--master", "spark://m:7077", "--deploy-mode", "cluster",
 		"--packages", "org.slf4j:slf4j-api:2.0.7", "--class", "A", "https://x/app.jar"}, demo...)...)
-	var js resultJSON
+	var js jsondoc.Error
 	data, _ := os.ReadFile(result)
 	if err := json.Unmarshal(data, &js); err != nil || code != exitcode.NotFound || js.ExitCode != exitcode.NotFound || !strings.Contains(js.Error, "bake s3") {
 		t.Errorf("text failure: exit %d, file %s", code, data)
@@ -388,7 +389,7 @@ func TestInit(t *testing.T) {
 	argv := []string{"--master", "k8s://https://127.0.0.1:1", "--deploy-mode", "client", "--packages", "ch.qos.logback:logback-classic:1.4.11", "local:///a.jar"}
 	code, out, errs := runPrebake(context.Background(), append([]string{"init", "--store", "file://" + filepath.Join(tmp, "store"), "--no-default-repositories",
 		"--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/", "--cache", filepath.Join(tmp, "cache"), "-o", "json", "--"}, argv...)...)
-	var js initJSON
+	var js jsondoc.Init
 	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil || js.Jars != 3 || !strings.HasPrefix(js.Next, "prebake submit --lock prebake.lock --frozen -- --master") {
 		t.Fatalf("init: exit %d %v\n%s\n%s", code, err, out, errs)
 	}
@@ -443,7 +444,7 @@ func TestInitNextQuoted(t *testing.T) {
 			}
 			var next string
 			if out == "json" {
-				var js initJSON
+				var js jsondoc.Init
 				if err := json.Unmarshal([]byte(stdout), &js); err != nil {
 					t.Fatal(err)
 				}
@@ -513,7 +514,7 @@ func TestInitAgain(t *testing.T) {
 	}
 	// Again with no settings flag at all (they come from the file), -o json.
 	code, out, errs = runPrebake(context.Background(), append([]string{"init", "-o", "json"}, line("ch.qos.logback:logback-classic:1.4.11")...)...)
-	var js initJSON
+	var js jsondoc.Init
 	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil || !js.ConfigKept || len(js.Changes) != 0 || js.Jars != 3 {
 		t.Errorf("init again, same packages: exit %d %v %+v\n%s", code, err, js, errs)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/pgpverify"
 )
 
@@ -124,15 +125,9 @@ func runKeysList(g *globals, keyring string, stdout io.Writer) error {
 	return printKeys(out, stdout, keyring, kr.Keys())
 }
 
-// keysResult is the JSON of keys add (the keys added) and keys list.
-type keysResult struct {
-	Keyring string          `json:"keyring"`
-	Keys    []pgpverify.Key `json:"keys"`
-}
-
 func printKeys(out outputFormat, w io.Writer, keyring string, keys []pgpverify.Key) error {
 	if out == outJSON {
-		return printJSON(w, keysResult{Keyring: keyring, Keys: keys})
+		return printJSON(w, jsondoc.Keys{Keyring: keyring, Keys: keys})
 	}
 	for _, k := range keys {
 		exp := ""

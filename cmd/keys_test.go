@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/pgpverify/pgptest"
 	"github.com/prebake/prebake/resolver"
 )
@@ -53,7 +54,7 @@ func TestVerifySignaturesCLI(t *testing.T) {
 		t.Fatalf("keys add: exit %d\n%s%s", code, out, stderr)
 	}
 	out, stderr, code = runCLI(t, "keys", "list", "--keyring", keyring, "-o", "json")
-	var listed keysResult
+	var listed jsondoc.Keys
 	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Keys) != 1 || listed.Keys[0].Fingerprint != signer.Fingerprint() {
 		t.Fatalf("keys list: exit %d\n%s%s", code, out, stderr)
 	}

@@ -12,33 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/resolver"
 )
-
-// outdatedJSON is the stable JSON schema of `prebake outdated -o json`
-// (documented in the README):
-//
-//	{"lock": "prebake.lock",
-//	 "packages": [{                 // the lock's direct packages, in its order
-//	   "module": "g:a",
-//	   "current": "1.0",
-//	   "latest": "1.2",             // "" when none is newer
-//	   "newer": ["1.1", "1.2"]}],   // oldest first
-//	 "written": false,              // --write or --set re-locked
-//	 "lockHash": "…"}               // of the lock after --write ("" otherwise)
-type outdatedJSON struct {
-	Lock     string            `json:"lock"`
-	Packages []outdatedPackage `json:"packages"`
-	Written  bool              `json:"written"`
-	LockHash string            `json:"lockHash"`
-}
-
-type outdatedPackage struct {
-	Module  string   `json:"module"`
-	Current string   `json:"current"`
-	Latest  string   `json:"latest"`
-	Newer   []string `json:"newer"`
-}
 
 func newOutdatedCmd(g *globals) *cobra.Command {
 	var f resolveFlags
@@ -132,14 +108,14 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 	if err != nil {
 		return err
 	}
-	res := outdatedJSON{Lock: f.lock, Packages: []outdatedPackage{}}
+	res := jsondoc.Outdated{Lock: f.lock, Packages: []jsondoc.OutdatedPackage{}}
 	for _, d := range direct {
 		vs, err := src.Versions(c.Context(), d.Group, d.Artifact)
 		if err != nil {
 			return err
 		}
 		newer := newerVersions(d.Group, d.Version, vs, opt.withinSparkLine)
-		p := outdatedPackage{Module: d.Group + ":" + d.Artifact, Current: d.Version, Newer: newer}
+		p := jsondoc.OutdatedPackage{Module: d.Group + ":" + d.Artifact, Current: d.Version, Newer: newer}
 		if len(newer) > 0 {
 			p.Latest = newer[len(newer)-1]
 		}
@@ -184,7 +160,7 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 	return writeOutdatedText(c.OutOrStdout(), res)
 }
 
-func writeOutdatedText(w io.Writer, res outdatedJSON) error {
+func writeOutdatedText(w io.Writer, res jsondoc.Outdated) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACKAGE\tCURRENT\tLATEST\tNEWER")
 	for _, p := range res.Packages {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/testenv"
 	lockpkg "github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
@@ -84,11 +85,11 @@ func TestOutdatedCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("outdated: exit %d\n%s", code, stderr)
 	}
-	var got outdatedJSON
+	var got jsondoc.Outdated
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want := outdatedJSON{Lock: lock, Packages: []outdatedPackage{{Module: "org.o:app", Current: "1.0", Latest: "2.0", Newer: []string{"1.1", "2.0"}}}}
+	want := jsondoc.Outdated{Lock: lock, Packages: []jsondoc.OutdatedPackage{{Module: "org.o:app", Current: "1.0", Latest: "2.0", Newer: []string{"1.1", "2.0"}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("outdated -o json (-want +got):\n%s", diff)
 	}
@@ -151,7 +152,7 @@ func TestOutdatedCentralIT(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("outdated: exit %d\n%s", code, stderr)
 	}
-	var got outdatedJSON
+	var got jsondoc.Outdated
 	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Packages) != 1 {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -7,45 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/resolver"
 )
-
-// resolveJSON is the stable JSON schema of `prebake resolve -o json`
-// (documented in the README):
-//
-//	{"lockHash": "…", "fromLock": false,
-//	 "artifacts": [{"coord","file","sha256","size","repository","path","signedBy"}],  // signedBy: --verify-signatures only
-//	 "evicted": [{"module":"g:a:v","by":"v2"}],
-//	 "tree": [{"coord":"g:a:v","evicted":false,"by":"","children":[…]}]}
-type resolveJSON struct {
-	LockHash  string             `json:"lockHash"`
-	FromLock  bool               `json:"fromLock"`
-	Artifacts []resolvedArtifact `json:"artifacts"`
-	Evicted   []evictedJSON      `json:"evicted"`
-	Tree      []*treeJSON        `json:"tree"`
-}
-
-type resolvedArtifact struct {
-	Coord      string `json:"coord"`
-	File       string `json:"file"`
-	Sha256     string `json:"sha256"`
-	Size       int64  `json:"size"`
-	Repository string `json:"repository"`
-	Path       string `json:"path"`
-	SignedBy   string `json:"signedBy,omitempty"` // with --verify-signatures
-}
-
-type evictedJSON struct {
-	Module string `json:"module"`
-	By     string `json:"by"`
-}
-
-type treeJSON struct {
-	Coord    string      `json:"coord"`
-	Evicted  bool        `json:"evicted"`
-	By       string      `json:"by,omitempty"`
-	Children []*treeJSON `json:"children,omitempty"`
-}
 
 func newResolveCmd(g *globals) *cobra.Command {
 	var f resolveFlags
@@ -170,18 +134,18 @@ func hasCoordinate(packages []string) bool {
 }
 
 // resolveResult is resolve's JSON result (-o json, --result-file).
-func resolveResult(res *resolver.Result) resolveJSON {
-	j := resolveJSON{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []resolvedArtifact{}, Evicted: []evictedJSON{}, Tree: []*treeJSON{}}
+func resolveResult(res *resolver.Result) jsondoc.Resolve {
+	j := jsondoc.Resolve{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []jsondoc.ResolvedArtifact{}, Evicted: []jsondoc.Evicted{}, Tree: []*jsondoc.Tree{}}
 	for i, a := range res.Lock.Artifacts {
-		j.Artifacts = append(j.Artifacts, resolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i], SignedBy: a.SignedBy})
+		j.Artifacts = append(j.Artifacts, jsondoc.ResolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i], SignedBy: a.SignedBy})
 	}
 	if res.Graph != nil {
 		for _, e := range res.Graph.Evicted {
-			j.Evicted = append(j.Evicted, evictedJSON{Module: e.Group + ":" + e.Artifact + ":" + e.Version, By: e.By})
+			j.Evicted = append(j.Evicted, jsondoc.Evicted{Module: e.Group + ":" + e.Artifact + ":" + e.Version, By: e.By})
 		}
-		var conv func(n *resolver.Node) *treeJSON
-		conv = func(n *resolver.Node) *treeJSON {
-			t := &treeJSON{Coord: n.Group + ":" + n.Artifact + ":" + n.Version, Evicted: n.Evicted, By: n.By}
+		var conv func(n *resolver.Node) *jsondoc.Tree
+		conv = func(n *resolver.Node) *jsondoc.Tree {
+			t := &jsondoc.Tree{Coord: n.Group + ":" + n.Artifact + ":" + n.Version, Evicted: n.Evicted, By: n.By}
 			for _, c := range n.Children {
 				t.Children = append(t.Children, conv(c))
 			}

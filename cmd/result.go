@@ -9,22 +9,9 @@ import (
 
 	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/redact"
 )
-
-// resultJSON is what a command prints with -o json when it fails before it
-// has printed its own result, and what --result-file holds when the
-// command has no JSON result of its own (documented in the README):
-//
-//	{"exitCode": 66, "meaning": "not found", "source": "prebake",
-//	 "error": "…", "warnings": ["…"]}
-type resultJSON struct {
-	ExitCode int      `json:"exitCode"`
-	Meaning  string   `json:"meaning"`
-	Source   string   `json:"source"`
-	Error    string   `json:"error,omitempty"`
-	Warnings []string `json:"warnings"`
-}
 
 // stdoutRecorder passes stdout through and keeps what was written (up to a
 // bound) for --result-file, and the command's own result (printJSON,
@@ -104,8 +91,8 @@ func (s *warningSink) all() []string {
 // whatever -o is, else the exit code document. It returns a non-nil error
 // only when the result file could not be written.
 func finishResult(g *globals, rec *stdoutRecorder, err error, code int) error {
-	doc := func() resultJSON {
-		r := resultJSON{ExitCode: code, Meaning: codeMeaning(code), Source: "prebake", Warnings: g.warnings.all()}
+	doc := func() jsondoc.Error {
+		r := jsondoc.Error{ExitCode: code, Meaning: codeMeaning(code), Source: "prebake", Warnings: g.warnings.all()}
 		if err != nil {
 			r.Error = redact.Line(err.Error())
 			r.Source = exitcode.SourceOf(err)

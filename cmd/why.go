@@ -7,50 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/resolver"
 )
-
-// whyJSON is the stable JSON schema of `prebake why -o json` (documented in
-// the README):
-//
-//	{"module": "org.slf4j:slf4j-api",     // the pattern asked for
-//	 "lockHash": "…",                     // of the resolved set
-//	 "fromLock": false,                   // true: --lock matched; resolved again for the graph
-//	 "modules": [{                        // one per matching group:artifact, sorted
-//	   "module": "g:a",
-//	   "chosen": ["2.0.7"],               // surviving versions ([] when all were evicted)
-//	   "paths": [{"path": ["root g:a:v", …, "g:a:v"], "evicted": false, "by": ""}],
-//	   "truncated": false,                // more than 1000 paths
-//	   "evicted": [{"module": "g:a:1.7.36", "by": "2.0.7"}],   // its versions that lost
-//	   "evicts": [{"via": "g:a:v", "winner": "x:y:2", "evicted": "x:y:1"}]}]}
-//	                                      // conflicts won by its own direct dependencies
-type whyJSON struct {
-	Module   string          `json:"module"`
-	LockHash string          `json:"lockHash"`
-	FromLock bool            `json:"fromLock"`
-	Modules  []whyModuleJSON `json:"modules"`
-}
-
-type whyModuleJSON struct {
-	Module    string          `json:"module"`
-	Chosen    []string        `json:"chosen"`
-	Paths     []whyPathJSON   `json:"paths"`
-	Truncated bool            `json:"truncated"`
-	Evicted   []evictedJSON   `json:"evicted"`
-	Evicts    []whyEvictsJSON `json:"evicts"`
-}
-
-type whyPathJSON struct {
-	Path    []string `json:"path"`
-	Evicted bool     `json:"evicted"`
-	By      string   `json:"by"`
-}
-
-type whyEvictsJSON struct {
-	Via     string `json:"via"`
-	Winner  string `json:"winner"`
-	Evicted string `json:"evicted"`
-}
 
 func newWhyCmd(g *globals) *cobra.Command {
 	var f resolveFlags
@@ -120,18 +79,18 @@ When --lock matches the inputs, the lock alone has no graph: why resolves again
 
 func printWhy(w io.Writer, format outputFormat, pattern, lockHash string, fromLock bool, mods []resolver.ModuleWhy) error {
 	if format == outJSON {
-		j := whyJSON{Module: pattern, LockHash: lockHash, FromLock: fromLock, Modules: []whyModuleJSON{}}
+		j := jsondoc.Why{Module: pattern, LockHash: lockHash, FromLock: fromLock, Modules: []jsondoc.WhyModule{}}
 		for _, m := range mods {
-			jm := whyModuleJSON{Module: m.Group + ":" + m.Artifact, Chosen: append([]string{}, m.Chosen...),
-				Paths: []whyPathJSON{}, Truncated: m.Truncated, Evicted: []evictedJSON{}, Evicts: []whyEvictsJSON{}}
+			jm := jsondoc.WhyModule{Module: m.Group + ":" + m.Artifact, Chosen: append([]string{}, m.Chosen...),
+				Paths: []jsondoc.WhyPath{}, Truncated: m.Truncated, Evicted: []jsondoc.Evicted{}, Evicts: []jsondoc.WhyEvicts{}}
 			for _, p := range m.Paths {
-				jm.Paths = append(jm.Paths, whyPathJSON{Path: p.Nodes, Evicted: p.Evicted, By: p.By})
+				jm.Paths = append(jm.Paths, jsondoc.WhyPath{Path: p.Nodes, Evicted: p.Evicted, By: p.By})
 			}
 			for _, e := range m.Evicted {
-				jm.Evicted = append(jm.Evicted, evictedJSON{Module: e.Group + ":" + e.Artifact + ":" + e.Version, By: e.By})
+				jm.Evicted = append(jm.Evicted, jsondoc.Evicted{Module: e.Group + ":" + e.Artifact + ":" + e.Version, By: e.By})
 			}
 			for _, e := range m.Evicts {
-				jm.Evicts = append(jm.Evicts, whyEvictsJSON{Via: e.Via, Winner: e.Winner, Evicted: e.Evicted})
+				jm.Evicts = append(jm.Evicts, jsondoc.WhyEvicts{Via: e.Via, Winner: e.Winner, Evicted: e.Evicted})
 			}
 			j.Modules = append(j.Modules, jm)
 		}

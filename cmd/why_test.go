@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 )
 
 // TestWhyCLI runs `prebake why` over testdata/demo-repo, where
@@ -80,18 +81,18 @@ func TestWhyCLI(t *testing.T) {
 			if got := strings.Contains(stderr, "matches the inputs; resolving again for the graph"); got != wantFromLock {
 				t.Errorf("run %d: stderr says it resolved again: %v, want %v\n%s", i, got, wantFromLock, stderr)
 			}
-			var j whyJSON
+			var j jsondoc.Why
 			if err := json.Unmarshal([]byte(stdout), &j); err != nil {
 				t.Fatalf("run %d: %v\n%s", i, err, stdout)
 			}
-			want := whyJSON{Module: "org.slf4j:slf4j-api", LockHash: j.LockHash, FromLock: wantFromLock, Modules: []whyModuleJSON{{
+			want := jsondoc.Why{Module: "org.slf4j:slf4j-api", LockHash: j.LockHash, FromLock: wantFromLock, Modules: []jsondoc.WhyModule{{
 				Module: "org.slf4j:slf4j-api", Chosen: []string{"2.0.7"},
-				Paths: []whyPathJSON{
+				Paths: []jsondoc.WhyPath{
 					{Path: []string{"ch.qos.logback:logback-classic:1.4.11", "org.slf4j:slf4j-api:2.0.7"}},
 					{Path: []string{"org.slf4j:slf4j-api:1.7.36"}, Evicted: true, By: "2.0.7"},
 				},
-				Evicted: []evictedJSON{{Module: "org.slf4j:slf4j-api:1.7.36", By: "2.0.7"}},
-				Evicts:  []whyEvictsJSON{},
+				Evicted: []jsondoc.Evicted{{Module: "org.slf4j:slf4j-api:1.7.36", By: "2.0.7"}},
+				Evicts:  []jsondoc.WhyEvicts{},
 			}}}
 			if d := cmp.Diff(want, j); d != "" || len(j.LockHash) != 64 {
 				t.Errorf("run %d: lockHash %q; JSON (-want +got):\n%s", i, j.LockHash, d)

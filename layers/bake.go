@@ -83,8 +83,8 @@ type BakeInput struct {
 	Platforms []string
 	// SkipProvided drops the jars that the base has at the same version.
 	SkipProvided bool
-	// Extra files go in a last layer of their own (--add-self: the prebake
-	// binary). Each needs an ID (its sha256): it is part of the cache key.
+	// Extra files go in a last layer of their own (e.g. the prebake
+	// binary itself). Each needs an ID (its sha256): it is part of the cache key.
 	Extra []File
 	// ExtraPlatform ("linux/amd64"), when set, is the only platform the
 	// Extra files run on: every platform baked must match it.

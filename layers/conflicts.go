@@ -30,7 +30,7 @@ type Conflict struct {
 	BasePath    string `json:"basePath"`
 	BaseVersion string `json:"baseVersion"`
 	SameVersion bool   `json:"sameVersion"`
-	// Skipped is true when --skip-provided dropped the jar from the layer.
+	// Skipped is true when BakeInput.SkipProvided dropped the jar from the layer.
 	Skipped bool `json:"skipped"`
 }
 

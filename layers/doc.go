@@ -13,7 +13,7 @@
 //
 // Bake reads the base digest (one HEAD; none for a digest or a layout),
 // derives the tag "prebake-<32 hex>" from the base digest, the lock hash and
-// the options (or uses --tag), and GETs the target's manifest: when it
+// the options (or uses BakeInput.Tag), and GETs the target's manifest: when it
 // carries the same lock, base, jars dir and key, that is a cache hit and
 // nothing is fetched, built or pushed (2 registry requests, not counting the
 // auth handshake). Otherwise it fetches the jars, builds the layer(s) and
@@ -63,32 +63,9 @@
 // whose lock holds the set gets the same digest, and the bytes a node pulls
 // for its next job are that job's own layer (TestITSharedLayerPull).
 //
-// # JSON output of `prebake bake image -o json`
+// # JSON
 //
-// The fields of Result, plus "sparkConf":
-//
-//	{
-//	  "ref": "registry/repo@sha256:…",      // what to run
-//	  "digest": "sha256:…",
-//	  "tag": "registry/repo:prebake-…",
-//	  "cacheHit": false,
-//	  "lockHash": "…", "baseDigest": "sha256:…",
-//	  "jarsDir": "/opt/spark/prebake/jars",
-//	  "files": ["g_a-v.jar", …],             // lock order, minus --skip-provided
-//	  "image": "registry/repo@sha256:…",
-//	  "jars": ["local:///opt/spark/prebake/jars/g_a-v.jar", …],
-//	  "platforms": ["linux/amd64", …],
-//	  "layers": [{"digest": "sha256:…", "diffID": "sha256:…", "size": 123, "files": […],
-//	              "role": "shared"}],        // with a shared set: "shared", "extra", "job"
-//	  "sharedMissing": ["g_a-v.jar"],        // shared-set jars the lock lacks (omitted if none)
-//	  "compression": "none",                // --compression: none, gzip, zstd or estargz
-//	  "sparkVersion": "3.5.0",               // the base's jars (also on a cache hit)
-//	  "report": {                            // absent on a cache hit
-//	    "baseSparkVersion": "3.5.0", "baseScalaBinary": "2.12", "baseJars": 250,
-//	    "conflicts": [{"coord", "file", "version", "basePath", "baseVersion", "sameVersion", "skipped"}],
-//	    "warnings": [{"kind": "scala-binary"|"spark-version", "coord", "message"}]
-//	  },
-//	  "bytesUploaded": 123, "registryRequests": 2, "durationNs": 123,
-//	  "sparkConf": {"spark.kubernetes.container.image": "…", "spark.jars": "…"}
-//	}
+// Result, Info and Report marshal to stable JSON documents; the CLI's
+// documents that carry them are described in docs/json-output.md, with a
+// schema each in docs/schemas.
 package layers

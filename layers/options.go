@@ -107,8 +107,8 @@ func makeOptions(opts ...Option) *options {
 	return o
 }
 
-// WithBasicAuth authenticates with user and password (prebake's
-// --registry-auth) to one registry: the target's for Bake (the base's when
+// WithBasicAuth authenticates with user and password (the CLI's
+// registry credentials) to one registry: the target's for Bake (the base's when
 // the target is a layout), the named image's for Inspect and ReadJars.
 // Other registries (a public base on Docker Hub) keep the Docker config
 // keychain ($DOCKER_CONFIG/config.json, credential helpers), the default.

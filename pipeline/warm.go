@@ -22,7 +22,7 @@ import (
 
 // SetsFile is the input of `prebake warm` (see examples/sets.yaml).
 type SetsFile struct {
-	// Store is the default store URL (the caller's own wins).
+	// Store is the default store URL; the caller may override it.
 	Store string `yaml:"store"`
 	// Sets are the package sets to resolve and upload.
 	Sets []SetSpec `yaml:"sets"`

@@ -10,7 +10,7 @@ import (
 
 // Last use of a set. A hit (Bake finding the manifest, SetURLs) records
 // used/<lock-hash>/<YYYY-MM-DD> (an empty object, one a day at most per
-// reader), so that gc --older-than reads "not used for", not "written
+// reader), so that an age-based GC reads "not used for", not "written
 // longer ago than". Recording is best effort: a reader with read-only
 // credentials still gets its URLs.
 

@@ -28,8 +28,8 @@ const (
 	File       = "file"       // same module and version, another Spark file name
 )
 
-// Diff is the difference between two lockfiles. Its JSON form is the
-// `prebake lock diff -o json` schema:
+// Diff is the difference between two lockfiles. Its JSON form (stable, the
+// lock diff document of docs/json-output.md):
 //
 //	{
 //	  "equal": bool,                    // true iff inputs and artifacts are the same
