@@ -51,7 +51,7 @@ func JSONDocs() []jsondoc.Doc {
 		t("submit-local", "prebake submit -o json, local, YARN and client mode", jsondoc.TypeOf[local.Result](), ""),
 		t("submit-rest", "prebake submit -o json, REST (spark://, mesos://)", jsondoc.TypeOf[rest.Result](), ""),
 		t("submit-batch", "prebake submit --batch FILE -o json", jsondoc.TypeOf[batchOutput](), ""),
-		t("status-rest", "prebake status -o json, spark:// and mesos://", jsondoc.TypeOf[restStatusJSON](), "kill -o json prints it when the kill fails"),
+		t("status-rest", "prebake status -o json, spark:// and mesos://", jsondoc.TypeOf[rest.DriverState](), "kill -o json prints it when the kill fails"),
 		t("status-k8s", "prebake status -o json, k8s://", jsondoc.TypeOf[[]k8s.DriverStatus](), "one entry per matching driver pod; kill -o json prints the pods it deleted"),
 	}
 }

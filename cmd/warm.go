@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
@@ -105,7 +106,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	results, werr := pipeline.Warm(ctx, store, sets, pipeline.WarmOptions{Request: def, Dir: filepath.Dir(o.file), Concurrency: o.sets, Reporter: rep})
 	rep.Wait()
 	if out == outJSON {
-		if err := printJSON(stdout, map[string]any{"store": store.URL(), "shard": o.shard, "sets": results}); err != nil {
+		if err := printJSON(stdout, jsondoc.WarmOutput{Store: store.URL(), Shard: o.shard, Sets: results}); err != nil {
 			return err
 		}
 		return werr
@@ -227,7 +228,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 		return err
 	}
 	if out == outJSON {
-		return printJSON(stdout, map[string]any{"store": store.URL(), "dryRun": o.dryRun, "result": res})
+		return printJSON(stdout, jsondoc.GCOutput{Store: store.URL(), DryRun: o.dryRun, Result: res})
 	}
 	for _, s := range res.DeletedSets {
 		fmt.Fprintf(stdout, "set\t%s\n", s)

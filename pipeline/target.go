@@ -30,7 +30,7 @@ type JarTarget interface {
 
 // A SetFinder is a JarTarget that finds a set it already holds by its lock
 // alone, without fetching a jar (the store-first path of a pod with no
-// route to Maven, and prebake rewrite --image-from / --store).
+// route to Maven, and a rewrite onto an image baked earlier or a store).
 type SetFinder interface {
 	// Find returns the cluster jars of lf's set. A set it does not hold
 	// is an error matching ErrNotHeld.
