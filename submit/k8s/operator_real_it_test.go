@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +38,13 @@ func sparkOperatorDir(t testing.TB) string {
 // the module) and waits until SparkApplications are served.
 func (c *testCluster) installOperatorCRDs(t testing.TB, dir string) dynamic.NamespaceableResourceInterface {
 	t.Helper()
-	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}
+	return installOperatorCRDs(t, &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}, dir)
+}
+
+// installOperatorCRDs creates the CRDs of dir with cfg's client and waits
+// until SparkApplications are served.
+func installOperatorCRDs(t testing.TB, cfg *rest.Config, dir string) dynamic.NamespaceableResourceInterface {
+	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -181,21 +186,7 @@ spec:
 	// The operator: a local process with pyspark's spark-submit.
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	e.c.writeKubeconfig(t, kubeconfig)
-	apiPort := e.c.url[strings.LastIndexByte(e.c.url, ':')+1:]
-	op := exec.Command(filepath.Join(opDir, "spark-operator"), "controller", "start", "--namespaces="+ns,
-		"--enable-ui-service=false", "--leader-election=false", "--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(testenv.FreePort(t)), "--controller-threads=2")
-	op.Env = append(env, "KUBECONFIG="+kubeconfig, "KUBERNETES_SERVICE_HOST=127.0.0.1", "KUBERNETES_SERVICE_PORT="+apiPort)
-	opLog := filepath.Join(dir, "spark-operator.log")
-	lf, err := os.Create(opLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op.Stdout, op.Stderr = lf, lf
-	if err := op.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopProc(t, op); lf.Close() })
+	opLog := startSparkOperator(t, opDir, env, kubeconfig, e.c.url, ns)
 
 	ctx := context.Background()
 	applied := time.Now()
