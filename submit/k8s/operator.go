@@ -272,6 +272,7 @@ func (w *driverWatch) operatorDriver(ctx context.Context, res *Result) *corev1.C
 	}
 	res.Containers = w.containers(pod)
 	if cs := w.driverStatus(pod); cs != nil && cs.State.Terminated != nil {
+		res.setDriverEnd(pod, cs)
 		if cs.State.Terminated.ExitCode != 0 {
 			w.fillLogTail(ctx, pod, res)
 		}
@@ -289,7 +290,11 @@ func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, re
 	if term := w.operatorDriver(ctx, res); term != nil {
 		code := int(term.ExitCode)
 		res.DriverExitCode = &code
-		if err := submit.DriverExit(code, fmt.Sprintf("SparkApplication %s: driver container exited with code %d (%s)", state, code, term.Reason)); err != nil {
+		detail := ""
+		if e := res.driverEndSummary(); e != "" {
+			detail = "; the driver: " + e
+		}
+		if err := submit.DriverExit(code, fmt.Sprintf("SparkApplication %s: driver container exited with code %d (%s)%s", state, code, term.Reason, detail)); err != nil {
 			return err
 		}
 	} else if code, ok := operatorExitCode(msg); ok && state == "FAILED" {

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/prebake/prebake/internal/testenv"
 	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
@@ -51,6 +52,30 @@ func startSparkOperator(t testing.TB, opDir string, env []string, kubeconfig, se
 	}
 	t.Cleanup(func() { stopProc(t, op); lf.Close() })
 	return opLog
+}
+
+// checkDriverProps checks the spark.properties of the driver's ConfigMap
+// in ns (what the operator's spark-submit gave the driver): it holds jar
+// (a local:// URL of the baked image) and no packages key.
+func checkDriverProps(ctx context.Context, t testing.TB, client kubernetes.Interface, ns, jar string) {
+	t.Helper()
+	var props string
+	for start := time.Now(); props == "" && time.Since(start) < 30*time.Second; time.Sleep(200 * time.Millisecond) {
+		l, _ := client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		for _, cm := range l.Items {
+			if p, ok := cm.Data["spark.properties"]; ok {
+				props = p
+			}
+		}
+	}
+	if !strings.Contains(props, strings.Replace(jar, ":", "\\:", 1)) && !strings.Contains(props, jar) {
+		t.Errorf("spark.properties lacks the baked %s:\n%s", jar, props)
+	}
+	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.excludes", "spark.jars.ivy"} {
+		if strings.Contains(props, k) {
+			t.Errorf("spark.properties still has %s:\n%s", k, props)
+		}
+	}
 }
 
 // appState is a SparkApplication's status.applicationState.state, "" when
@@ -174,6 +199,7 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 		if !nodeAppRan(log, want == 0) {
 			t.Errorf("the driver did not run the baked class:\n%s", log)
 		}
+		checkDriverProps(ctx, t, c.Client, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
 		noMavenFromSpark(t, maven, pod)
 		return pod
 	}
@@ -210,8 +236,8 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 			if s := appState(ctx, apps, tc.ns, strings.TrimSuffix(r.Pod, "-driver")); s != tc.state {
 				t.Errorf("SparkApplication state %q, want %s", s, tc.state)
 			}
-			t.Logf("%s: prebake submit --via operator exit %d in %s (resolve, bake, operator, driver); %d Maven requests (all prebake's)",
-				tc.ns, code, took.Round(100*time.Millisecond), maven.Count()-before)
+			t.Logf("%s: prebake submit --via operator exit %d in %s (resolve, bake, operator, driver; SparkApplication created after %.1fs, then %.1fs pending, %.1fs running); %d Maven requests (all prebake's)",
+				tc.ns, code, took.Round(100*time.Millisecond), r.Timings.SubmitSeconds, r.Timings.PendingSeconds, r.Timings.RunSeconds, maven.Count()-before)
 		})
 	}
 

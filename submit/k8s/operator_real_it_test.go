@@ -212,24 +212,7 @@ spec:
 	if img := driver.Spec.Containers[0].Image; img != baked.Ref {
 		t.Errorf("driver pod image %q; want the baked %q", img, baked.Ref)
 	}
-	var props string
-	for start := time.Now(); props == "" && time.Since(start) < 30*time.Second; time.Sleep(200 * time.Millisecond) {
-		l, _ := e.c.admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-		for _, cm := range l.Items {
-			if p, ok := cm.Data["spark.properties"]; ok {
-				props = p
-			}
-		}
-	}
-	if !strings.Contains(props, "local\\:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") &&
-		!strings.Contains(props, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") {
-		t.Errorf("spark.properties lacks the baked local:// jar:\n%s", props)
-	}
-	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.excludes", "spark.jars.ivy"} {
-		if strings.Contains(props, k) {
-			t.Errorf("spark.properties still has %s:\n%s", k, props)
-		}
-	}
+	checkDriverProps(ctx, t, e.c.admin, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
 
 	// The SparkApplication names its driver pod (status.driverInfo.podName):
 	// prebake follows that pod, while the test kubelet runs it to a
