@@ -55,7 +55,8 @@ func startSparkOperator(t testing.TB, opDir string, env []string, kubeconfig, se
 }
 
 // checkDriverProps checks the spark.properties of the driver's ConfigMap
-// in ns (what the operator's spark-submit gave the driver): it holds jar
+// in ns (what the operator's spark-submit gave the driver; the executors'
+// spark-exec-… ConfigMap holds little): it holds jar
 // (a local:// URL of the baked image) and no packages key.
 func checkDriverProps(ctx context.Context, t testing.TB, client kubernetes.Interface, ns, jar string) {
 	t.Helper()
@@ -63,7 +64,7 @@ func checkDriverProps(ctx context.Context, t testing.TB, client kubernetes.Inter
 	for start := time.Now(); props == "" && time.Since(start) < 30*time.Second; time.Sleep(200 * time.Millisecond) {
 		l, _ := client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 		for _, cm := range l.Items {
-			if p, ok := cm.Data["spark.properties"]; ok {
+			if p, ok := cm.Data["spark.properties"]; ok && !strings.HasPrefix(cm.Name, "spark-exec-") {
 				props = p
 			}
 		}
@@ -76,6 +77,61 @@ func checkDriverProps(ctx context.Context, t testing.TB, client kubernetes.Inter
 			t.Errorf("spark.properties still has %s:\n%s", k, props)
 		}
 	}
+}
+
+// noResolveAtSubmit checks that the operator's spark-submit resolved
+// nothing: no Ivy in its log (opLog), no Ivy directory in its home; it
+// returns the log.
+func noResolveAtSubmit(t testing.TB, opLog, home string) string {
+	t.Helper()
+	logb, _ := os.ReadFile(opLog)
+	for _, s := range []string{":: resolving dependencies", "Ivy Default Cache set to", "artifacts copied"} {
+		if strings.Contains(string(logb), s) {
+			t.Errorf("the operator's spark-submit resolved packages (%q in its log)", s)
+		}
+	}
+	for _, d := range []string{".ivy2", ".ivy2.5.2"} {
+		if _, err := os.Stat(filepath.Join(home, d)); err == nil {
+			t.Errorf("~/%s exists: something resolved at submit time", d)
+		}
+	}
+	return string(logb)
+}
+
+// waitSparkApp waits up to a minute for the one SparkApplication of ns (the
+// test playing the operator); nil, an error of t, if none came.
+func waitSparkApp(ctx context.Context, t testing.TB, apps dynamic.NamespaceableResourceInterface, ns string) *unstructured.Unstructured {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
+		if l, err := apps.Namespace(ns).List(ctx, metav1.ListOptions{}); err == nil && len(l.Items) > 0 {
+			return &l.Items[0]
+		}
+	}
+	t.Errorf("no SparkApplication in %s after 60s", ns)
+	return nil
+}
+
+// setAppStatus sets the status of SparkApplication ns/name as the
+// operator does: the state, and the driver pod and error message when not
+// empty. It reports whether it could.
+func setAppStatus(ctx context.Context, t testing.TB, apps dynamic.NamespaceableResourceInterface, ns, name, state, pod, msg string) bool {
+	t.Helper()
+	cur, err := apps.Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	_ = unstructured.SetNestedField(cur.Object, state, "status", "applicationState", "state")
+	for path, v := range map[string]string{"driverInfo.podName": pod, "applicationState.errorMessage": msg} {
+		if v != "" {
+			_ = unstructured.SetNestedField(cur.Object, v, append([]string{"status"}, strings.Split(path, ".")...)...)
+		}
+	}
+	if _, err := apps.Namespace(ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Error(err)
+		return false
+	}
+	return true
 }
 
 // appState is a SparkApplication's status.applicationState.state, "" when
@@ -331,16 +387,6 @@ spec:
 			ns, time.Since(start).Round(100*time.Millisecond), time.Since(applied).Round(100*time.Millisecond), resolved)
 	})
 
-	logb, _ := os.ReadFile(opLog)
-	for _, s := range []string{":: resolving dependencies", "Ivy Default Cache set to", "artifacts copied"} {
-		if strings.Contains(string(logb), s) {
-			t.Errorf("the operator's spark-submit resolved packages (%q in its log)", s)
-		}
-	}
-	for _, d := range []string{".ivy2", ".ivy2.5.2"} {
-		if _, err := os.Stat(filepath.Join(home, d)); err == nil {
-			t.Errorf("~/%s exists: something resolved at submit time", d)
-		}
-	}
+	noResolveAtSubmit(t, opLog, home)
 	t.Logf("Maven proxy: %d requests in all, every one prebake's resolve", maven.Count())
 }

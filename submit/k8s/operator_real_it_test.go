@@ -265,19 +265,9 @@ spec:
 	if state != "COMPLETED" {
 		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, tailFile(opLog, 40))
 	}
-	logb, _ := os.ReadFile(opLog)
-	for _, s := range []string{":: resolving dependencies", "Ivy Default Cache set to", "artifacts copied"} {
-		if strings.Contains(string(logb), s) {
-			t.Errorf("the operator's spark-submit resolved packages (%q in its log)", s)
-		}
-	}
-	for _, d := range []string{".ivy2", ".ivy2.5.2"} {
-		if _, err := os.Stat(filepath.Join(home, d)); err == nil {
-			t.Errorf("~/%s exists: something resolved at submit time", d)
-		}
-	}
+	logb := noResolveAtSubmit(t, opLog, home)
 	submitLine := ""
-	for _, l := range strings.Split(string(logb), "\n") {
+	for _, l := range strings.Split(logb, "\n") {
 		if strings.Contains(l, "Running spark-submit") {
 			submitLine = l
 		}

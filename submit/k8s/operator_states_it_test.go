@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestOperatorStatesIT: `--via operator` against the real kube-apiserver,
@@ -42,31 +39,20 @@ func TestOperatorStatesIT(t *testing.T) {
 			go func() { // the test "operator": states only, no driver pod
 				defer close(done)
 				ctx := context.Background()
-				var app *unstructured.Unstructured
-				for start := time.Now(); app == nil && time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
-					if l, err := apps.Namespace(tc.ns).List(ctx, metav1.ListOptions{}); err == nil && len(l.Items) > 0 {
-						app = &l.Items[0]
-					}
-				}
+				app := waitSparkApp(ctx, t, apps, tc.ns)
 				if app == nil {
-					t.Error("no SparkApplication created")
 					return
 				}
 				for _, state := range tc.states {
-					cur, err := apps.Namespace(tc.ns).Get(ctx, app.GetName(), metav1.GetOptions{})
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					_ = unstructured.SetNestedField(cur.Object, state, "status", "applicationState", "state")
+					pod, msg := "", ""
 					if state != "SUBMITTED" && state != "SUBMISSION_FAILED" {
-						_ = unstructured.SetNestedField(cur.Object, app.GetName()+"-driver", "status", "driverInfo", "podName")
+						pod = app.GetName() + "-driver"
 					}
 					if state == "FAILED" || state == "SUBMISSION_FAILED" {
-						_ = unstructured.SetNestedField(cur.Object, tc.msg, "status", "applicationState", "errorMessage")
+						msg = tc.msg
 					}
-					if _, err := apps.Namespace(tc.ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
-						t.Error(err)
+					if !setAppStatus(ctx, t, apps, tc.ns, app.GetName(), state, pod, msg) {
+						return
 					}
 					time.Sleep(500 * time.Millisecond)
 				}
