@@ -548,14 +548,8 @@ func TestK8sIT(t *testing.T) {
 					go func() { // the test "operator"
 						defer close(done)
 						ctx := context.Background()
-						var app *unstructured.Unstructured
-						for start := time.Now(); app == nil && time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
-							if l, err := apps.Namespace(tc.ns).List(ctx, metav1.ListOptions{}); err == nil && len(l.Items) > 0 {
-								app = &l.Items[0]
-							}
-						}
+						app := waitSparkApp(ctx, t, apps, tc.ns)
 						if app == nil {
-							t.Error("no SparkApplication created")
 							return
 						}
 						spec, _, _ = unstructured.NestedMap(app.Object, "spec")
@@ -570,15 +564,8 @@ func TestK8sIT(t *testing.T) {
 							if state == tc.final {
 								e.k.setStatus(t, tc.ns, pod, phaseWith(corev1.PodFailed, terminated(driverC, tc.code, "Error")))
 							}
-							cur, err := apps.Namespace(tc.ns).Get(ctx, app.GetName(), metav1.GetOptions{})
-							if err != nil {
-								t.Error(err)
+							if !setAppStatus(ctx, t, apps, tc.ns, app.GetName(), state, pod, "") {
 								return
-							}
-							_ = unstructured.SetNestedField(cur.Object, state, "status", "applicationState", "state")
-							_ = unstructured.SetNestedField(cur.Object, pod, "status", "driverInfo", "podName")
-							if _, err := apps.Namespace(tc.ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
-								t.Error(err)
 							}
 							time.Sleep(500 * time.Millisecond)
 						}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -109,6 +111,19 @@ func sparkApplication(a *k8sArgs, name, sparkVersion string) (*unstructured.Unst
 	return u, nil
 }
 
+// operatorSparkVersion is the SparkApplication's spec.sparkVersion: the
+// driver's Spark version when given (--spark-version), else the one the
+// baked image's jars say, else WithOperatorSparkVersion's (3.5.3 by
+// default). The operator only labels the driver with it.
+func operatorSparkVersion(o *options) string {
+	for _, v := range []string{o.driverSparkVersion, o.imageSparkVersion} {
+		if v != "" {
+			return v
+		}
+	}
+	return o.sparkVersion
+}
+
 func toAny(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
@@ -126,7 +141,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 	if len(name) > 63 {
 		name = strings.Trim(name[len(name)-63:], "-")
 	}
-	app, err := sparkApplication(a, name, w.o.sparkVersion)
+	app, err := sparkApplication(a, name, operatorSparkVersion(w.o))
 	if err != nil {
 		return errdefs.New(errdefs.BadArgument, err)
 	}
@@ -200,6 +215,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 			case "COMPLETED":
 				zero := 0
 				res.DriverExitCode, res.Reason = &zero, "Completed"
+				w.operatorDriver(ctx, res)
 				return nil
 			case "FAILED", "SUBMISSION_FAILED":
 				res.Reason, res.Message = state, msg
@@ -241,24 +257,69 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 	}
 }
 
-// operatorFailure reads the driver container's exit code when the driver pod
-// is still there; else the failure has no exit code (80).
+// operatorDriver reads the driver pod the SparkApplication names, when it
+// is still there: its containers go to the result and its driver
+// container's terminated state, if any, is returned.
+func (w *driverWatch) operatorDriver(ctx context.Context, res *Result) *corev1.ContainerStateTerminated {
+	if res.Pod == "" {
+		return nil
+	}
+	gctx, cancel := context.WithTimeout(ctx, w.o.apiCallTimeout)
+	pod, err := w.client.CoreV1().Pods(w.ns).Get(gctx, res.Pod, metav1.GetOptions{})
+	cancel()
+	if err != nil {
+		return nil
+	}
+	res.Containers = w.containers(pod)
+	if cs := w.driverStatus(pod); cs != nil && cs.State.Terminated != nil {
+		res.setDriverEnd(pod, cs)
+		if cs.State.Terminated.ExitCode != 0 {
+			w.fillLogTail(ctx, pod, res)
+		}
+		return cs.State.Terminated
+	}
+	return nil
+}
+
+// operatorFailure gives a FAILED SparkApplication the driver container's
+// exit code: from the driver pod when it is still there, else from the
+// operator's errorMessage ("driver container failed with ExitCode: 3,
+// Reason: Error", spark-operator v2). Without either (SUBMISSION_FAILED, a
+// driver pod that never started) the failure has no exit code (80).
 func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, res *Result) error {
-	if res.Pod != "" {
-		gctx, cancel := context.WithTimeout(ctx, w.o.apiCallTimeout)
-		pod, err := w.client.CoreV1().Pods(w.ns).Get(gctx, res.Pod, metav1.GetOptions{})
-		cancel()
-		if err == nil {
-			res.Containers = w.containers(pod)
-			if cs := w.driverStatus(pod); cs != nil && cs.State.Terminated != nil {
-				code := int(cs.State.Terminated.ExitCode)
-				res.DriverExitCode = &code
-				w.fillLogTail(ctx, pod, res)
-				if err := submit.DriverExit(code, fmt.Sprintf("SparkApplication %s: driver container exited with code %d (%s)", state, code, cs.State.Terminated.Reason)); err != nil {
-					return err
-				}
-			}
+	if term := w.operatorDriver(ctx, res); term != nil {
+		code := int(term.ExitCode)
+		res.DriverExitCode = &code
+		detail := ""
+		if e := res.driverEndSummary(); e != "" {
+			detail = "; the driver: " + e
+		}
+		if err := submit.DriverExit(code, fmt.Sprintf("SparkApplication %s: driver container exited with code %d (%s)%s", state, code, term.Reason, detail)); err != nil {
+			return err
+		}
+	} else if code, ok := operatorExitCode(msg); ok && state == "FAILED" {
+		res.DriverExitCode = &code
+		if err := submit.DriverExit(code, fmt.Sprintf("SparkApplication %s: %s", state, msg)); err != nil {
+			return err
 		}
 	}
 	return errdefs.DriverError(fmt.Errorf("SparkApplication %s %s: %s", res.SubmissionID, state, orNA(msg)))
+}
+
+// operatorExitCodeRE is the exit code in the errorMessage spark-operator v2
+// writes for a failed driver container.
+var operatorExitCodeRE = regexp.MustCompile(`driver container failed with ExitCode: (-?[0-9]+)`)
+
+// operatorExitCode reads the driver's exit code from a SparkApplication's
+// status.applicationState.errorMessage.
+func operatorExitCode(msg string) (int, bool) {
+	m := operatorExitCodeRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, false
+	}
+	return n, true
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +38,13 @@ func sparkOperatorDir(t testing.TB) string {
 // the module) and waits until SparkApplications are served.
 func (c *testCluster) installOperatorCRDs(t testing.TB, dir string) dynamic.NamespaceableResourceInterface {
 	t.Helper()
-	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}
+	return installOperatorCRDs(t, &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}, dir)
+}
+
+// installOperatorCRDs creates the CRDs of dir with cfg's client and waits
+// until SparkApplications are served.
+func installOperatorCRDs(t testing.TB, cfg *rest.Config, dir string) dynamic.NamespaceableResourceInterface {
+	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -181,21 +186,7 @@ spec:
 	// The operator: a local process with pyspark's spark-submit.
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	e.c.writeKubeconfig(t, kubeconfig)
-	apiPort := e.c.url[strings.LastIndexByte(e.c.url, ':')+1:]
-	op := exec.Command(filepath.Join(opDir, "spark-operator"), "controller", "start", "--namespaces="+ns,
-		"--enable-ui-service=false", "--leader-election=false", "--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(testenv.FreePort(t)), "--controller-threads=2")
-	op.Env = append(env, "KUBECONFIG="+kubeconfig, "KUBERNETES_SERVICE_HOST=127.0.0.1", "KUBERNETES_SERVICE_PORT="+apiPort)
-	opLog := filepath.Join(dir, "spark-operator.log")
-	lf, err := os.Create(opLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op.Stdout, op.Stderr = lf, lf
-	if err := op.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopProc(t, op); lf.Close() })
+	opLog := startSparkOperator(t, opDir, env, kubeconfig, e.c.url, ns)
 
 	ctx := context.Background()
 	applied := time.Now()
@@ -221,24 +212,7 @@ spec:
 	if img := driver.Spec.Containers[0].Image; img != baked.Ref {
 		t.Errorf("driver pod image %q; want the baked %q", img, baked.Ref)
 	}
-	var props string
-	for start := time.Now(); props == "" && time.Since(start) < 30*time.Second; time.Sleep(200 * time.Millisecond) {
-		l, _ := e.c.admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-		for _, cm := range l.Items {
-			if p, ok := cm.Data["spark.properties"]; ok {
-				props = p
-			}
-		}
-	}
-	if !strings.Contains(props, "local\\:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") &&
-		!strings.Contains(props, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") {
-		t.Errorf("spark.properties lacks the baked local:// jar:\n%s", props)
-	}
-	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.excludes", "spark.jars.ivy"} {
-		if strings.Contains(props, k) {
-			t.Errorf("spark.properties still has %s:\n%s", k, props)
-		}
-	}
+	checkDriverProps(ctx, t, e.c.admin, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
 
 	// The SparkApplication names its driver pod (status.driverInfo.podName):
 	// prebake follows that pod, while the test kubelet runs it to a
@@ -291,19 +265,9 @@ spec:
 	if state != "COMPLETED" {
 		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, tailFile(opLog, 40))
 	}
-	logb, _ := os.ReadFile(opLog)
-	for _, s := range []string{":: resolving dependencies", "Ivy Default Cache set to", "artifacts copied"} {
-		if strings.Contains(string(logb), s) {
-			t.Errorf("the operator's spark-submit resolved packages (%q in its log)", s)
-		}
-	}
-	for _, d := range []string{".ivy2", ".ivy2.5.2"} {
-		if _, err := os.Stat(filepath.Join(home, d)); err == nil {
-			t.Errorf("~/%s exists: something resolved at submit time", d)
-		}
-	}
+	logb := noResolveAtSubmit(t, opLog, home)
 	submitLine := ""
-	for _, l := range strings.Split(string(logb), "\n") {
+	for _, l := range strings.Split(logb, "\n") {
 		if strings.Contains(l, "Running spark-submit") {
 			submitLine = l
 		}
