@@ -38,15 +38,21 @@ func TestOperatorExitCode(t *testing.T) {
 // else WithOperatorSparkVersion's default.
 func TestOperatorSparkVersion(t *testing.T) {
 	for _, tc := range []struct {
-		opts []Option
-		want string
+		opts  []Option
+		image string // the baked image's, from submit.Prepared
+		want  string
 	}{
-		{nil, "3.5.3"},
-		{[]Option{WithOperatorSparkVersion("4.0.1")}, "4.0.1"},
-		{[]Option{WithImageSparkVersion("4.0.5"), WithOperatorSparkVersion("4.0.1")}, "4.0.5"},
-		{[]Option{WithImageSparkVersion("4.0.5"), WithDriverSparkVersion("3.5.9")}, "3.5.9"},
+		{nil, "", "3.5.3"},
+		{[]Option{WithOperatorSparkVersion("4.0.1")}, "", "4.0.1"},
+		{[]Option{WithOperatorSparkVersion("4.0.1")}, "4.0.5", "4.0.5"},
+		{[]Option{WithDriverSparkVersion("3.5.9")}, "4.0.5", "3.5.9"},
 	} {
-		if diff := cmp.Diff(tc.want, operatorSparkVersion(makeOptions(tc.opts))); diff != "" {
+		o, err := makeOptions(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.imageSparkVersion = tc.image
+		if diff := cmp.Diff(tc.want, operatorSparkVersion(o)); diff != "" {
 			t.Errorf("operatorSparkVersion (-want +got):\n%s", diff)
 		}
 	}
