@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
@@ -45,7 +45,7 @@ sets:
 		t.Error(d)
 	}
 	for _, bad := range []string{"sets: []", "sets: [{name: x}]", "sets: [{name: x, packages: [a], bogus: 1}]", "sets: [{name: x, packages: [a]}, {name: x, packages: [b]}]", "sets: [{name: x, packages: [a], conflict: max}]"} {
-		if _, err := ParseSets("bad", []byte(bad)); exitcode.Code(err) != exitcode.DataErr {
+		if _, err := ParseSets("bad", []byte(bad)); errdefs.KindOf(err) != errdefs.Invalid {
 			t.Errorf("ParseSets(%q) = %v, want exit 65", bad, err)
 		}
 	}
@@ -74,14 +74,14 @@ func TestWarmFileStoreIdempotent(t *testing.T) {
 		case "B":
 			return lockB, lock.LocalJars(pathsB), nil
 		}
-		return nil, nil, exitcode.Errorf(exitcode.NotFound, "no such module")
+		return nil, nil, errdefs.Errorf(errdefs.NotFound, "no such module")
 	}
 	st, err := s3store.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := warm(context.Background(), st, sets, 2, resolve)
-	if exitcode.Code(err) != exitcode.NotFound || res[2].Error == "" {
+	if errdefs.KindOf(err) != errdefs.NotFound || res[2].Error == "" {
 		t.Fatalf("warm with a failing set: %v", err)
 	}
 	if got := res[0].Uploaded + res[1].Uploaded; got != 3 {

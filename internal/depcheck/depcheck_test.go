@@ -60,7 +60,8 @@ var allowed = map[string][]string{
 var edgeOnly = map[string][]string{
 	"internal/exitcode": {"internal/exitcode"},
 	// The terminal bars (mpb): libraries name only internal/progress/task.
-	"internal/progress": {"internal/progress", "pipeline"},
+	// internal/jsondoc declares cmd's documents, some of pipeline's types.
+	"internal/progress": {"internal/progress", "pipeline", "internal/jsondoc"},
 }
 
 // apart lists, for a package, the packages under the same rule that must not

@@ -112,7 +112,7 @@ func sparkApplication(a *k8sArgs, name, sparkVersion string) (*unstructured.Unst
 }
 
 // operatorSparkVersion is the SparkApplication's spec.sparkVersion: the
-// driver's Spark version when given (--spark-version), else the one the
+// driver's Spark version when given (WithDriverSparkVersion), else the one the
 // baked image's jars say, else WithOperatorSparkVersion's (3.5.3 by
 // default). The operator only labels the driver with it.
 func operatorSparkVersion(o *options) string {
