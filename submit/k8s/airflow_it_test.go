@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,10 +76,48 @@ func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, erro
 	return a, nil
 }
 
-// dagsTest runs `airflow dags test dag` with env added; it returns the
-// output and whether Airflow marked the task a success.
+// clone is a copy of a's migrated home (its database and configuration,
+// the paths in it moved) in a directory of t's, sharing a's DAG folder:
+// `airflow dags test` runs of different clones can run at once (one
+// SQLite database each), and a clone costs a copy, not a migration.
+func (a *airflowEnv) clone(t *testing.T) *airflowEnv {
+	t.Helper()
+	home := t.TempDir()
+	from, to := filepath.Join(a.home, "airflow"), filepath.Join(home, "airflow")
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"airflow.db", "airflow.cfg"} {
+		b, err := os.ReadFile(filepath.Join(from, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "airflow.cfg" {
+			b = bytes.ReplaceAll(b, []byte(from), []byte(to))
+		}
+		if err := os.WriteFile(filepath.Join(to, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &airflowEnv{bin: a.bin, home: home, dags: a.dags}
+	for _, kv := range a.env {
+		switch {
+		case strings.HasPrefix(kv, "HOME="):
+			kv = "HOME=" + filepath.Join(home, "home")
+		case strings.HasPrefix(kv, "AIRFLOW_HOME="):
+			kv = "AIRFLOW_HOME=" + to
+		}
+		c.env = append(c.env, kv)
+	}
+	return c
+}
+
+// dagsTest runs `airflow dags test dag` in a clone of a's home with env
+// added; it returns the output and whether Airflow marked the task a
+// success.
 func (a *airflowEnv) dagsTest(t *testing.T, dag string, env ...string) (string, bool) {
 	t.Helper()
+	a = a.clone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(a.bin, "airflow"), "dags", "test", dag)
@@ -175,7 +214,7 @@ func TestK8sAirflowIT(t *testing.T) {
 		}
 		argsJSON, _ := json.Marshal(args)
 		start := time.Now()
-		out, ok := a.dagsTest(t, "spark_k8s_prebake", append(env, "AIRFLOW_CONN_SPARK_K8S="+string(conn),
+		out, ok := a.dagsTest(t, "spark_k8s_prebake", append(slices.Clip(env), "AIRFLOW_CONN_SPARK_K8S="+string(conn),
 			"PREBAKE_IT_APP_NAME=af-"+ns, "PREBAKE_IT_PACKAGES=dev.prebake.demo:greeting:1.0", "PREBAKE_IT_CONF="+string(confJSON),
 			"PREBAKE_IT_APPLICATION=local:///opt/spark/app/app.jar", "PREBAKE_IT_CLASS=NodeApp", "PREBAKE_IT_ARGS="+string(argsJSON))...)
 		pod, log := driverPod(ctx, t, c, ns)
@@ -215,19 +254,24 @@ type taskCase struct {
 }
 
 // taskEnds runs each case as a subtest through run (one `airflow dags
-// test`), checking the task's end and its log.
+// test`, in its own namespace and Airflow home), all at once, checking the
+// task's end and its log.
 func taskEnds(t *testing.T, run func(t *testing.T, ns string, args ...string) (string, bool), cases []taskCase) {
+	var wg sync.WaitGroup
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			out, ok := run(t, tc.ns, tc.args...)
-			if ok != tc.ok {
-				t.Errorf("task success %v, want %v (driver args %q):\n%s", ok, tc.ok, tc.args, out)
-			}
-			if !strings.Contains(out, tc.want) {
-				t.Errorf("the task's log lacks %q:\n%s", tc.want, out)
-			}
+		wg.Go(func() {
+			t.Run(tc.name, func(t *testing.T) {
+				out, ok := run(t, tc.ns, tc.args...)
+				if ok != tc.ok {
+					t.Errorf("task success %v, want %v (driver args %q):\n%s", ok, tc.ok, tc.args, out)
+				}
+				if !strings.Contains(out, tc.want) {
+					t.Errorf("the task's log lacks %q:\n%s", tc.want, out)
+				}
+			})
 		})
 	}
+	wg.Wait()
 }
 
 // TestK8sAirflowPodOperatorIT is journey 8 of issue 25 on the real node
