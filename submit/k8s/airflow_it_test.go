@@ -18,11 +18,12 @@ import (
 	"github.com/prebake/prebake/internal/testenv/cluster"
 )
 
-// airflowEnv is one Airflow home (its database migrated once) whose DAG
-// folder holds the DAGs of testdata/k8s.
+// airflowEnv is the Airflow of the test binary: a DAG folder holding the
+// DAGs of testdata/k8s and a migrated Airflow home (db: its database and
+// configuration) that each run copies (clone).
 type airflowEnv struct {
-	bin, home, dags string
-	env             []string
+	bin, home, dags, db string
+	env                 []string
 }
 
 var (
@@ -31,9 +32,8 @@ var (
 	airflowErr  error
 )
 
-// sharedAirflow is the test binary's Airflow home (real Airflow,
-// hack/infra.d/70-airflow.sh), its database migrated once, its DAG folder
-// holding the DAGs of testdata/k8s; each run adds its own environment.
+// sharedAirflow is the test binary's Airflow (real Airflow,
+// hack/infra.d/70-airflow.sh); each run adds its own environment.
 func sharedAirflow(t *testing.T) *airflowEnv {
 	t.Helper()
 	bin := testenv.Airflow(t)
@@ -62,18 +62,48 @@ func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, erro
 			return nil, err
 		}
 	}
-	a.env = append(os.Environ(),
-		"HOME="+filepath.Join(a.home, "home"), "KUBECONFIG=",
-		"AIRFLOW_HOME="+filepath.Join(a.home, "airflow"), "AIRFLOW__CORE__DAGS_FOLDER="+a.dags,
-		"AIRFLOW__CORE__LOAD_EXAMPLES=False")
+	a.env = append(os.Environ(), "KUBECONFIG=", "AIRFLOW__CORE__DAGS_FOLDER="+a.dags, "AIRFLOW__CORE__LOAD_EXAMPLES=False")
+	a.db, err = a.migrated(t)
+	return a, err
+}
+
+// migrated is an Airflow home whose database `airflow db migrate` set up,
+// kept in $PREBAKE_CI_CACHE by the Airflow installation's name (its
+// versions): the migration (27 s, idle machine) runs once per machine,
+// not once per test binary. Runs never write to it: they copy it.
+func (a *airflowEnv) migrated(t *testing.T) (string, error) {
+	dir := filepath.Join(testenv.CacheDir(), "airflow-db-"+filepath.Base(filepath.Dir(a.bin)))
+	if _, err := os.Stat(filepath.Join(dir, "airflow.cfg")); err == nil {
+		t.Logf("airflow db: %s (cached)", dir)
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".part-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
 	start := time.Now()
 	migrate := exec.Command(filepath.Join(a.bin, "airflow"), "db", "migrate")
-	migrate.Dir, migrate.Env = a.home, a.env
+	migrate.Dir, migrate.Env = tmp, append(slices.Clip(a.env), "HOME="+filepath.Join(tmp, "home"), "AIRFLOW_HOME="+tmp)
 	if b, err := migrate.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("airflow db migrate: %v\n%s", err, b)
+		return "", fmt.Errorf("airflow db migrate: %v\n%s", err, b)
 	}
 	t.Logf("airflow db migrate: %s", time.Since(start).Round(100*time.Millisecond))
-	return a, nil
+	cfg := filepath.Join(tmp, "airflow.cfg")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(cfg, bytes.ReplaceAll(b, []byte(tmp), []byte(dir)), 0o600); err != nil {
+		return "", err
+	}
+	os.RemoveAll(filepath.Join(tmp, "home"))
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, "airflow.cfg")); serr != nil { // not another binary's
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // clone is a copy of a's migrated home (its database and configuration,
@@ -83,33 +113,24 @@ func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, erro
 func (a *airflowEnv) clone(t *testing.T) *airflowEnv {
 	t.Helper()
 	home := t.TempDir()
-	from, to := filepath.Join(a.home, "airflow"), filepath.Join(home, "airflow")
+	to := filepath.Join(home, "airflow")
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"airflow.db", "airflow.cfg"} {
-		b, err := os.ReadFile(filepath.Join(from, f))
+		b, err := os.ReadFile(filepath.Join(a.db, f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if f == "airflow.cfg" {
-			b = bytes.ReplaceAll(b, []byte(from), []byte(to))
+			b = bytes.ReplaceAll(b, []byte(a.db), []byte(to))
 		}
 		if err := os.WriteFile(filepath.Join(to, f), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c := &airflowEnv{bin: a.bin, home: home, dags: a.dags}
-	for _, kv := range a.env {
-		switch {
-		case strings.HasPrefix(kv, "HOME="):
-			kv = "HOME=" + filepath.Join(home, "home")
-		case strings.HasPrefix(kv, "AIRFLOW_HOME="):
-			kv = "AIRFLOW_HOME=" + to
-		}
-		c.env = append(c.env, kv)
-	}
-	return c
+	return &airflowEnv{bin: a.bin, home: home, dags: a.dags, db: to,
+		env: append(slices.Clip(a.env), "HOME="+filepath.Join(home, "home"), "AIRFLOW_HOME="+to)}
 }
 
 // dagsTest runs `airflow dags test dag` in a clone of a's home with env
