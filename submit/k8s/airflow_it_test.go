@@ -62,7 +62,11 @@ func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, erro
 			return nil, err
 		}
 	}
-	a.env = append(os.Environ(), "KUBECONFIG=", "AIRFLOW__CORE__DAGS_FOLDER="+a.dags, "AIRFLOW__CORE__LOAD_EXAMPLES=False")
+	// The DAG files import the providers: at load 25 on 2 cores, with two
+	// runs at once, that took longer than Airflow's 30 s import timeout
+	// (measured: "DagBag import timeout ... after 30.0s", the task never ran).
+	a.env = append(os.Environ(), "KUBECONFIG=", "AIRFLOW__CORE__DAGS_FOLDER="+a.dags, "AIRFLOW__CORE__LOAD_EXAMPLES=False",
+		"AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT=300")
 	a.db, err = a.migrated(t)
 	return a, err
 }
