@@ -18,15 +18,15 @@ build:
 
 ## test: unit and integration tests (integration tests start real servers on 127.0.0.1).
 ## It runs hack/infra.sh first (idempotent; cached by version), so a fresh clone needs nothing else.
-## The heaviest journeys (a real Airflow SparkSubmitOperator task pair, the Avro journeys with executor pods:
-## native, store, hung driver; about 15 minutes at load 20-25 on 2 cores) run in test-journeys, not in test, so
-## that .ci/run on a fresh machine stays inside its limit; test runs the other journeys (the KubernetesPodOperator
-## pair, token rotation, a throwing driver, SIGTERM, PYSPARK_SUBMIT_ARGS, the standalone 4.3 master).
-JOURNEY_TESTS := ^(TestK8sAirflowIT|TestK8sJourneyNative|TestK8sJourneyStore|TestK8sJourneyHungDriver)$$
+## The heaviest journeys (the real-node Avro journeys with executor pods: native, store, hung driver; about
+## 7 minutes at load 20-25 on 2 cores) run in test-journeys, not in test, so that .ci/run on a fresh machine
+## stays inside its limit; test runs the other journeys (both Airflow pairs, token rotation, a throwing driver,
+## SIGTERM, PYSPARK_SUBMIT_ARGS, the standalone 4.3 master).
+JOURNEY_TESTS := ^(TestK8sJourneyNative|TestK8sJourneyStore|TestK8sJourneyHungDriver)$$
 test: infra build
 	PREBAKE_IT=1 $(GO) test -race -timeout 40m -skip '$(JOURNEY_TESTS)' ./...
 
-## test-journeys: the journeys test leaves out (scenarios 2, 3, 5 and 7 of the real node).
+## test-journeys: the journeys test leaves out (scenarios 2, 3 and 5 of the real node).
 test-journeys: infra build
 	PREBAKE_IT=1 $(GO) test -race -timeout 60m -run '$(JOURNEY_TESTS)' ./submit/k8s/ ./test/spark/
 
