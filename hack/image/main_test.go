@@ -12,8 +12,9 @@ import (
 )
 
 // TestImage builds prebake's own image as `make image` does, for two
-// platforms, into an OCI layout, twice: the digest must not change, and the
-// index must list both platforms.
+// platforms, into an OCI layout, three times (no cache; -cache, empty; the
+// same cache, which must then hold the binaries and not rebuild them): the
+// digest must not change, and the index must list both platforms.
 func TestImage(t *testing.T) {
 	testenv.RequireIT(t)
 	if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err != nil {
@@ -22,9 +23,11 @@ func TestImage(t *testing.T) {
 	t.Chdir("../..") // run from the module root, as make does
 	ctx := context.Background()
 	var digests []string
-	for i := range 2 {
+	cache := t.TempDir()
+	var cached []string
+	for i, dir := range []string{"", cache, cache} {
 		target := "oci:" + filepath.Join(t.TempDir(), "img") + ":latest"
-		if err := run(ctx, target, []string{"linux/amd64", "linux/arm64"}, "/etc/ssl/certs/ca-certificates.crt"); err != nil {
+		if err := run(ctx, target, []string{"linux/amd64", "linux/arm64"}, "/etc/ssl/certs/ca-certificates.crt", dir); err != nil {
 			t.Fatalf("build %d: %v", i, err)
 		}
 		info, err := layers.Inspect(ctx, target)
@@ -35,8 +38,26 @@ func TestImage(t *testing.T) {
 			t.Errorf("platforms %v, want linux/amd64 and linux/arm64", info.Platforms)
 		}
 		digests = append(digests, info.Digest)
+		if dir != "" {
+			bins, _ := filepath.Glob(filepath.Join(cache, "*", "linux-*", "prebake"))
+			var mtimes []string
+			for _, b := range bins {
+				st, err := os.Stat(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mtimes = append(mtimes, b+" "+st.ModTime().String())
+			}
+			if len(bins) != 2 {
+				t.Errorf("build %d: cache holds %q, want one binary per platform", i, bins)
+			}
+			if cached != nil && !slices.Equal(cached, mtimes) {
+				t.Errorf("build %d rebuilt the cached binaries: %q, before %q", i, mtimes, cached)
+			}
+			cached = mtimes
+		}
 	}
-	if digests[0] != digests[1] {
-		t.Errorf("two builds gave %s and %s: the image is not reproducible", digests[0], digests[1])
+	if digests[0] != digests[1] || digests[1] != digests[2] {
+		t.Errorf("three builds gave %q: the image is not reproducible", digests)
 	}
 }

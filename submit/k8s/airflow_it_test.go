@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,11 +18,12 @@ import (
 	"github.com/prebake/prebake/internal/testenv/cluster"
 )
 
-// airflowEnv is one Airflow home (its database migrated once) whose DAG
-// folder holds the DAGs of testdata/k8s.
+// airflowEnv is the Airflow of the test binary: a DAG folder holding the
+// DAGs of testdata/k8s and a migrated Airflow home (db: its database and
+// configuration) that each run copies (clone).
 type airflowEnv struct {
-	bin, home, dags string
-	env             []string
+	bin, home, dags, db string
+	env                 []string
 }
 
 var (
@@ -30,9 +32,8 @@ var (
 	airflowErr  error
 )
 
-// sharedAirflow is the test binary's Airflow home (real Airflow,
-// hack/infra.d/70-airflow.sh), its database migrated once, its DAG folder
-// holding the DAGs of testdata/k8s; each run adds its own environment.
+// sharedAirflow is the test binary's Airflow (real Airflow,
+// hack/infra.d/70-airflow.sh); each run adds its own environment.
 func sharedAirflow(t *testing.T) *airflowEnv {
 	t.Helper()
 	bin := testenv.Airflow(t)
@@ -61,24 +62,87 @@ func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, erro
 			return nil, err
 		}
 	}
-	a.env = append(os.Environ(),
-		"HOME="+filepath.Join(a.home, "home"), "KUBECONFIG=",
-		"AIRFLOW_HOME="+filepath.Join(a.home, "airflow"), "AIRFLOW__CORE__DAGS_FOLDER="+a.dags,
-		"AIRFLOW__CORE__LOAD_EXAMPLES=False")
-	start := time.Now()
-	migrate := exec.Command(filepath.Join(a.bin, "airflow"), "db", "migrate")
-	migrate.Dir, migrate.Env = a.home, a.env
-	if b, err := migrate.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("airflow db migrate: %v\n%s", err, b)
-	}
-	t.Logf("airflow db migrate: %s", time.Since(start).Round(100*time.Millisecond))
-	return a, nil
+	// The DAG files import the providers: at load 25 on 2 cores, with two
+	// runs at once, that took longer than Airflow's 30 s import timeout
+	// (measured: "DagBag import timeout ... after 30.0s", the task never ran).
+	a.env = append(os.Environ(), "KUBECONFIG=", "AIRFLOW__CORE__DAGS_FOLDER="+a.dags, "AIRFLOW__CORE__LOAD_EXAMPLES=False",
+		"AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT=300")
+	a.db, err = a.migrated(t)
+	return a, err
 }
 
-// dagsTest runs `airflow dags test dag` with env added; it returns the
-// output and whether Airflow marked the task a success.
+// migrated is an Airflow home whose database `airflow db migrate` set up,
+// kept in $PREBAKE_CI_CACHE by the Airflow installation's name (its
+// versions): the migration (27 s, idle machine) runs once per machine,
+// not once per test binary. Runs never write to it: they copy it.
+func (a *airflowEnv) migrated(t *testing.T) (string, error) {
+	dir := filepath.Join(testenv.CacheDir(), "airflow-db-"+filepath.Base(filepath.Dir(a.bin)))
+	if _, err := os.Stat(filepath.Join(dir, "airflow.cfg")); err == nil {
+		t.Logf("airflow db: %s (cached)", dir)
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".part-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	start := time.Now()
+	migrate := exec.Command(filepath.Join(a.bin, "airflow"), "db", "migrate")
+	migrate.Dir, migrate.Env = tmp, append(slices.Clip(a.env), "HOME="+filepath.Join(tmp, "home"), "AIRFLOW_HOME="+tmp)
+	if b, err := migrate.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("airflow db migrate: %v\n%s", err, b)
+	}
+	t.Logf("airflow db migrate: %s", time.Since(start).Round(100*time.Millisecond))
+	cfg := filepath.Join(tmp, "airflow.cfg")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(cfg, bytes.ReplaceAll(b, []byte(tmp), []byte(dir)), 0o600); err != nil {
+		return "", err
+	}
+	os.RemoveAll(filepath.Join(tmp, "home"))
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, "airflow.cfg")); serr != nil { // not another binary's
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// clone is a copy of a's migrated home (its database and configuration,
+// the paths in it moved) in a directory of t's, sharing a's DAG folder:
+// `airflow dags test` runs of different clones can run at once (one
+// SQLite database each), and a clone costs a copy, not a migration.
+func (a *airflowEnv) clone(t *testing.T) *airflowEnv {
+	t.Helper()
+	home := t.TempDir()
+	to := filepath.Join(home, "airflow")
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"airflow.db", "airflow.cfg"} {
+		b, err := os.ReadFile(filepath.Join(a.db, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "airflow.cfg" {
+			b = bytes.ReplaceAll(b, []byte(a.db), []byte(to))
+		}
+		if err := os.WriteFile(filepath.Join(to, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &airflowEnv{bin: a.bin, home: home, dags: a.dags, db: to,
+		env: append(slices.Clip(a.env), "HOME="+filepath.Join(home, "home"), "AIRFLOW_HOME="+to)}
+}
+
+// dagsTest runs `airflow dags test dag` in a clone of a's home with env
+// added; it returns the output and whether Airflow marked the task a
+// success.
 func (a *airflowEnv) dagsTest(t *testing.T, dag string, env ...string) (string, bool) {
 	t.Helper()
+	a = a.clone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(a.bin, "airflow"), "dags", "test", dag)
@@ -160,7 +224,7 @@ func TestK8sAirflowIT(t *testing.T) {
 		}
 		argsJSON, _ := json.Marshal(args)
 		start := time.Now()
-		out, ok := a.dagsTest(t, "spark_k8s_prebake", append(env, "AIRFLOW_CONN_SPARK_K8S="+string(conn),
+		out, ok := a.dagsTest(t, "spark_k8s_prebake", append(slices.Clip(env), "AIRFLOW_CONN_SPARK_K8S="+string(conn),
 			"PREBAKE_IT_APP_NAME=af-"+ns, "PREBAKE_IT_PACKAGES=dev.prebake.demo:greeting:1.0", "PREBAKE_IT_CONF="+string(confJSON),
 			"PREBAKE_IT_APPLICATION=local:///opt/spark/app/app.jar", "PREBAKE_IT_CLASS=NodeApp", "PREBAKE_IT_ARGS="+string(argsJSON))...)
 		pod, log := driverPod(ctx, t, c, ns)
@@ -200,7 +264,12 @@ type taskCase struct {
 }
 
 // taskEnds runs each case as a subtest through run (one `airflow dags
-// test`), checking the task's end and its log.
+// test`, in its own namespace and Airflow home), checking the task's end
+// and its log. The cases run one after the other: run at once on the 2
+// shared cores they gained nothing (measured: tasks of 311 s and 108 s one
+// after the other at load 15-19, 323 s and 425 s at once at load 25-29),
+// and two Airflows importing the providers at once overran Airflow's DAG
+// import timeout.
 func taskEnds(t *testing.T, run func(t *testing.T, ns string, args ...string) (string, bool), cases []taskCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

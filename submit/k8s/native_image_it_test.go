@@ -25,7 +25,7 @@ import (
 func imageBinary(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "img")
-	cmd := exec.Command("go", "run", "./hack/image", "-target", "oci:"+dir+":latest", "-platforms", "linux/amd64")
+	cmd := exec.Command("go", "run", "./hack/image", "-target", "oci:"+dir+":latest", "-platforms", "linux/amd64", "-cache", imageCache())
 	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the image: %v\n%s", err, out)

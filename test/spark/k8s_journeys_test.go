@@ -310,6 +310,7 @@ func (j *journey) checkAvroJourney(t *testing.T, r result, imagePrefix string, e
 // its Service and ConfigMap; the driver runs the baked image, one executor
 // pod writes and reads Avro, 0 Maven requests after prebake's resolve.
 func TestK8sJourneyNative(t *testing.T) {
+	t.Parallel() // the journeys overlap, two at a time (-parallel): the node's pods request 200m each
 	j := newJourney(t, "journey-native")
 	r := prebakeWithin(t, j.env, 8*time.Minute, j.args(
 		[]string{"--image-target", j.c.Registry + "/spark-jobs", "--submitter", "native"},
@@ -334,7 +335,7 @@ func TestK8sJourneyNative(t *testing.T) {
 // passes it through (README exit codes: 1–63 are the driver's own) with
 // "source": "driver".
 func TestK8sJourneyDriverThrows(t *testing.T) {
-	t.Parallel() // a driver without executors: the light journeys overlap
+	t.Parallel() // the journeys overlap, two at a time (-parallel)
 	j := newJourney(t, "journey-throws")
 	r := prebakeWithin(t, j.env, 6*time.Minute, j.args(
 		[]string{"--image-target", j.c.Registry + "/spark-jobs", "--log-tail", "20"}, nil, "throw")...)
@@ -432,7 +433,7 @@ func (j *journey) waitDriverRunning(t *testing.T, p *running, limit time.Duratio
 // submit` (an Airflow task killed) deletes the driver pod and exits 80
 // ("reason": "Cancelled", "source": "prebake").
 func TestK8sJourneySigterm(t *testing.T) {
-	t.Parallel() // a driver without executors: the light journeys overlap
+	t.Parallel() // the journeys overlap, two at a time (-parallel)
 	j := newJourney(t, "journey-sigterm")
 	p := startPrebake(t, j.env, j.args([]string{"--image-target", j.c.Registry + "/spark-jobs"}, nil, "sleep", "600", "0")...)
 	driver := j.waitDriverRunning(t, p, 5*time.Minute)
@@ -476,6 +477,7 @@ func TestK8sJourneySigterm(t *testing.T) {
 // later) ends the run within its grace and deletes the pod
 // (--kill-hung-driver). The job failed, so the run must not succeed.
 func TestK8sJourneyHungDriver(t *testing.T) {
+	t.Parallel() // the journeys overlap, two at a time (-parallel)
 	j := newJourney(t, "journey-hung")
 	const grace = 20 * time.Second
 	p := startPrebake(t, j.env, j.args([]string{"--image-target", j.c.Registry + "/spark-jobs", "--hung-grace", grace.String(), "--log-tail", "30"},

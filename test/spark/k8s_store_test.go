@@ -28,6 +28,7 @@ import (
 // the driver's file server (measured: the driver GETs each jar twice, the
 // executor none).
 func TestK8sJourneyStore(t *testing.T) {
+	t.Parallel() // the journeys overlap, two at a time (-parallel)
 	j := newJourney(t, "journey-store")
 	gw := s3test.Start(t)
 	bucket := gw.Bucket(t, "journey-store")

@@ -23,7 +23,7 @@ import (
 // file for every request, keeps polling with the new token, and reports
 // the driver's real end: exit code 3, passed through.
 func TestK8sJourneyTokenRotation(t *testing.T) {
-	t.Parallel() // a driver without executors: the light journeys overlap
+	t.Parallel() // the journeys overlap, two at a time (-parallel)
 	j := newJourney(t, "journey-token")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

@@ -27,6 +27,7 @@ func TestPySparkSubmitArgsExec(t *testing.T) {
 	}
 	for _, v := range testenv.SparkVersions {
 		t.Run(v, func(t *testing.T) {
+			t.Parallel() // one local JVM each: the versions overlap
 			env, home := sparkEnvFor(t, v)
 			env = append(env, "PYSPARK_SUBMIT_ARGS="+demoPySparkArgs)
 			r := prebake(t, env, "submit", "-o", "json", "--no-default-repositories", "--repositories", demoRepo(), "--exec", "--",
@@ -59,6 +60,7 @@ func TestPySparkSubmitArgsExec(t *testing.T) {
 // quoted --name and pyspark-shell last.
 func TestPySparkSubmitArgsRewriteEval(t *testing.T) {
 	testenv.RequireIT(t)
+	t.Parallel() // a local JVM: overlaps the other parallel tests
 	env, home := sparkEnv(t)
 	env = append(env, "PYSPARK_SUBMIT_ARGS="+demoPySparkArgs, "PREBAKE_BIN="+prebakeBin, "DEMO_REPO="+demoRepo(),
 		"APP="+filepath.Join(repoRoot, "testdata", "spark-demo", "app.py"))

@@ -462,6 +462,7 @@ const standaloneLine = "4.3.0"
 // FAILED and 80.
 func TestStandaloneRESTLine4(t *testing.T) {
 	testenv.RequireIT(t)
+	t.Parallel() // its own master and worker: overlaps the other parallel tests
 	env, _ := sparkEnv(t)
 	home, _ := testenv.SparkHome(t, standaloneLine)
 	c, err := startStandaloneREST(home, true)
