@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -166,7 +168,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 		}
 	}
 	if o.sharedLock != "" {
-		if in.Shared, err = resolver.ReadLock(o.sharedLock); err != nil {
+		if in.Shared, err = lock.Read(o.sharedLock); err != nil {
 			return err
 		}
 	}

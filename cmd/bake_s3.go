@@ -251,13 +251,13 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 // resolveLockAndJars gets the set to bake: from --lock alone (jars fetched
 // only if something must be uploaded), else by resolving. Steps and
 // downloads are reported to rep.
-func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*resolver.Lockfile, lock.Jars, error) {
+func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*lock.File, lock.Jars, error) {
 	ropts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
 	if len(f.packages) == 0 && len(args) == 0 {
 		if f.lock == "" {
 			return nil, nil, exitcode.Errorf(exitcode.Usage, "give coordinates (--packages) or --lock FILE")
 		}
-		lock, err := resolver.ReadLock(f.lock)
+		lock, err := lock.Read(f.lock)
 		if err != nil {
 			return nil, nil, err
 		}

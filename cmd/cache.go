@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/cachedir"
@@ -91,7 +93,7 @@ func runCachePrune(g *globals, o *cachePruneOptions, stdout io.Writer) error {
 	}
 	keep := map[string]bool{}
 	for _, p := range locks {
-		l, err := resolver.ReadLock(p)
+		l, err := lock.Read(p)
 		if err != nil {
 			return fmt.Errorf("--keep-lock: %w", err)
 		}

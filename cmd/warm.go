@@ -13,7 +13,6 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/lock"
-	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
 
@@ -98,7 +97,7 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		fmt.Fprintf(stderr, "warm: shard %d/%d: %d of %d sets into %s\n", i, n, len(sets), len(sf.Sets), store.URL())
 	}
 	base := filepath.Dir(o.file)
-	results, werr := store.Warm(ctx, sets, func(ctx context.Context, set s3store.SetSpec) (*resolver.Lockfile, lock.Jars, error) {
+	results, werr := store.Warm(ctx, sets, func(ctx context.Context, set s3store.SetSpec) (*lock.File, lock.Jars, error) {
 		f := o.resolve // a copy per set
 		f.repositories = append(append([]string{}, o.resolve.repositories...), set.Repositories...)
 		f.excludes = append(append([]string{}, o.resolve.excludes...), set.Excludes...)
@@ -204,7 +203,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 				if !filepath.IsAbs(p) {
 					p = filepath.Join(filepath.Dir(o.keepSets), p)
 				}
-				l, err := resolver.ReadLock(p)
+				l, err := lock.Read(p)
 				if err != nil {
 					return err
 				}

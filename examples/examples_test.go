@@ -22,7 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/prebake/prebake/cmd"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // root is the repository root.
@@ -313,13 +313,13 @@ func TestExampleSetsRun(t *testing.T) {
 	sets, _ := docs[0]["sets"].([]any)
 	pinned := -1
 	for i, s := range sets {
-		lock, _ := at(s, "lock").(string)
-		if lock == "" {
+		lockPath, _ := at(s, "lock").(string)
+		if lockPath == "" {
 			continue
 		}
 		pinned = i
-		if _, err := resolver.ReadLock(lock); err != nil {
-			t.Errorf("set %d: lock %s: %v", i, lock, err)
+		if _, err := lock.Read(lockPath); err != nil {
+			t.Errorf("set %d: lock %s: %v", i, lockPath, err)
 		}
 	}
 	if pinned < 0 {

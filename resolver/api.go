@@ -84,7 +84,7 @@ type Request struct {
 // Result is what Resolve gives back.
 type Result struct {
 	// Lock is the resolved set (always set). Its artifacts are in spark.jars order.
-	Lock *Lockfile
+	Lock *lock.File
 	// Paths are the local cache paths of Lock.Artifacts, index for index.
 	Paths []string
 	// Graph is the resolution graph, nil when the result came from a lock.

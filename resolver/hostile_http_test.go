@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
@@ -99,7 +101,7 @@ func TestLockedJarBounded(t *testing.T) {
 			srv := mavenhttp.New(t.TempDir())
 			defer srv.Close()
 			srv.SetFault(jar, tc.fault)
-			lock := &Lockfile{Artifacts: []Artifact{{Coord: "org.slf4j:slf4j-api:2.0.7", File: "org.slf4j_slf4j-api-2.0.7.jar",
+			lock := &lock.File{Artifacts: []lock.Artifact{{Coord: "org.slf4j:slf4j-api:2.0.7", File: "org.slf4j_slf4j-api-2.0.7.jar",
 				Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 206}}}
 			cache := t.TempDir()
 			start := time.Now()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
@@ -48,14 +50,14 @@ func TestSourceRefusesEscapes(t *testing.T) {
 	}
 }
 
-func hostileLock(file, coord string, size int64) *Lockfile {
-	return &Lockfile{Artifacts: []Artifact{{Coord: coord, File: file, Sha256: strings.Repeat("ab", 32), Size: size, Repository: "file:///nowhere/"}}}
+func hostileLock(file, coord string, size int64) *lock.File {
+	return &lock.File{Artifacts: []lock.Artifact{{Coord: coord, File: file, Sha256: strings.Repeat("ab", 32), Size: size, Repository: "file:///nowhere/"}}}
 }
 
 // TestLockConsumersRefuseHostileLocks: Retrieve, FetchLocked and WriteLock
 // check a lock that did not come through ParseLock.
 func TestLockConsumersRefuseHostileLocks(t *testing.T) {
-	for _, l := range []*Lockfile{
+	for _, l := range []*lock.File{
 		hostileLock("../../../PWNED_art-1.jar", "g:a:1", 3),
 		hostileLock("..", "g:a:1", 3),
 		hostileLock("a\x00b.jar", "g:a:1", 3),
@@ -71,7 +73,7 @@ func TestLockConsumersRefuseHostileLocks(t *testing.T) {
 			t.Errorf("FetchLocked %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
 		lockPath := filepath.Join(sandbox, "prebake.lock")
-		if err := WriteLock(lockPath, l); exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, ErrBadLock) {
+		if err := lock.Write(lockPath, l); exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, lock.ErrBadLock) {
 			t.Errorf("WriteLock %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
 		if ents, _ := os.ReadDir(sandbox); len(ents) != 0 {

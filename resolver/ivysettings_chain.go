@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
@@ -443,7 +445,7 @@ func servedBy(ref ArtifactRef, cf *CachedFile) Repository {
 
 // lockedRelIn is where r holds a locked artifact: r's own layout, else
 // the Maven path (lockedRel).
-func lockedRelIn(r *repo, a Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
+func lockedRelIn(r *repo, a lock.Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
 	if r.layout == nil {
 		return lockedRel(a, readMeta)
 	}

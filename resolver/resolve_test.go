@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -84,7 +86,7 @@ func TestResolveLockFlow(t *testing.T) {
 		t.Errorf("lock or log holds credentials:\n%s\n%s", data, log)
 	}
 	got := res.Lock.Artifacts
-	want := []Artifact{
+	want := []lock.Artifact{
 		{Coord: "org.x:a:2.0", File: "org.x_a-2.0.jar", Repository: srv.URL(), Sha256: sha256hex([]byte("jar of org.x:a:2.0")), Size: 18},
 		{Coord: "org.x:b:1.0", File: "org.x_b-1.0.jar", Repository: srv.URL(), Sha256: sha256hex([]byte("jar of org.x:b:1.0")), Size: 18},
 	}
@@ -169,7 +171,7 @@ func TestResolveLockFlow(t *testing.T) {
 	if err != nil || res4.FromLock || len(res4.Lock.Artifacts) != 1 {
 		t.Fatalf("stale: %+v %v", res4, err)
 	}
-	l, err := ReadLock(lockPath)
+	l, err := lock.Read(lockPath)
 	if err != nil || l.Inputs.Packages[0] != "org.x:b:1.0" || len(l.Inputs.Packages) != 1 {
 		t.Errorf("rewritten lock: %+v %v", l, err)
 	}
@@ -201,7 +203,7 @@ func TestFetchLockedChecksMismatch(t *testing.T) {
 	a.module("org.x", "a", "1.0")
 	srv := mavenhttp.New(a.dir)
 	defer srv.Close()
-	lock := &Lockfile{Artifacts: []Artifact{{Coord: "org.x:a:1.0", File: "org.x_a-1.0.jar", Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 18}}}
+	lock := &lock.File{Artifacts: []lock.Artifact{{Coord: "org.x:a:1.0", File: "org.x_a-1.0.jar", Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 18}}}
 	cache := t.TempDir()
 	_, err := FetchLocked(context.Background(), lock, Request{CacheDir: cache}, fastOpts()...)
 	if !errors.Is(err, ErrChecksumMismatch) || !strings.Contains(err.Error(), srv.URL()+"org/x/a/1.0/a-1.0.jar") {
@@ -266,7 +268,7 @@ func TestTwoProcessesShareOneCache(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var locks [2][]Artifact
+	var locks [2][]lock.Artifact
 	for i := range 2 {
 		if errs[i] != nil {
 			t.Fatalf("process %d: %v", i, errs[i])
@@ -353,7 +355,7 @@ func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second helper: %v", err)
 	}
-	var arts []Artifact
+	var arts []lock.Artifact
 	if err := json.Unmarshal(out, &arts); err != nil || len(arts) != 1 || arts[0].Sha256 != sha256hex([]byte("jar of org.x:big:1.0")) {
 		t.Fatalf("second helper: %s %v", out, err)
 	}

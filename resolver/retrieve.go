@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/safepath"
@@ -25,7 +27,7 @@ import (
 // (FetchLocked) and verify (VerifyBlob: a modified blob is an
 // errdefs.Invalid error); an existing directory whose files no longer match the
 // lock is rebuilt. paths are in lock order.
-func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string, paths []string, err error) {
+func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string, paths []string, err error) {
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
@@ -98,7 +100,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 // a hard link to a blob that verifies (by its stamp), else a copy whose
 // bytes hash to the lock's sha256. A directory with a file modified or
 // replaced is not complete, and is rebuilt.
-func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
+func complete(dir string, lock *lock.File, cacheDir, stamps string) bool {
 	if info, err := os.Lstat(dir); err != nil || !info.IsDir() || !checked(dir) {
 		return false
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -119,7 +121,7 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("signers (-want +got):\n%s", diff)
 			}
-			written, err := ReadLock(req.LockPath)
+			written, err := lock.Read(req.LockPath)
 			if err != nil || written.Artifacts[0].SignedBy != tt.wantFP {
 				t.Fatalf("written lock: %v %+v", err, written)
 			}
@@ -201,7 +203,7 @@ func TestSignaturesOnAnUnsignedLock(t *testing.T) {
 		t.Errorf("LockFor, signer unpinned: %v", err)
 	}
 	// FetchLocked (bake --lock) checks the signers as well.
-	lf, _ := ReadLock(req.LockPath)
+	lf, _ := lock.Read(req.LockPath)
 	if _, err := FetchLocked(context.Background(), lf, Request{CacheDir: req.CacheDir, Offline: true, Signatures: keyringOf(t, pgptest.NewKey(t, "x"))}, fastOpts()...); exitcode.Code(err) != exitcode.DataErr {
 		t.Errorf("FetchLocked with the signer unpinned: %v", err)
 	}
