@@ -66,7 +66,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if o.chain.settings, err = settingsFor(req, o.chain); err != nil {
 		return nil, err
 	}
-	if o.chain.settings != nil && o.chain.settings.offline {
+	if o.chain.settings != nil && o.chain.settings.Offline {
 		req.Offline = true
 	}
 	chain, err := buildChain(ctx, req, o.chain)
@@ -371,7 +371,7 @@ func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*re
 			return nil, false, err
 		}
 		creds = append(creds, repos...)
-		offline = offline || s.offline
+		offline = offline || s.Offline
 	}
 	for i, u := range creds {
 		r, err := parseRepo(fmt.Sprintf("creds-%d", i+1), u)
