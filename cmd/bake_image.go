@@ -156,7 +156,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	if cache == "" {
 		cache = resolver.DefaultCacheDir()
 	}
-	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache), layers.WithCompression(comp), layers.WithJarOpener(resolver.CacheJarOpener(cache)))
+	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache), layers.WithCompression(comp), layers.WithJarOpener(resolver.JarOpener(cache)))
 	in := layers.BakeInput{
 		Base: o.base, Target: o.target, Tag: o.tag,
 		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,

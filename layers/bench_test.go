@@ -376,7 +376,7 @@ func BenchmarkCompression(b *testing.B) {
 				os.RemoveAll(tmp)
 				out := filepath.Join(b.TempDir(), "out")
 				timed(string(c)+"_bake", func() {
-					res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
+					res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache), WithJarOpener(resolver.JarOpener(cache)))
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -190,7 +190,7 @@ func TestBakeCacheBlobs(t *testing.T) {
 			paths = append(paths, p)
 		}
 		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: "oci:" + filepath.Join(t.TempDir(), "out")}
-		res, err := Bake(ctx, in, WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
+		res, err := Bake(ctx, in, WithCacheDir(cache), WithJarOpener(resolver.JarOpener(cache)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func TestBakeCacheBlobs(t *testing.T) {
 		os.Chtimes(paths[1], info.ModTime(), info.ModTime())
 		os.RemoveAll(filepath.Join(cache, "layers")) // build the layer again
 		in.Target = "oci:" + filepath.Join(t.TempDir(), "out")
-		_, err = Bake(ctx, in, WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
+		_, err = Bake(ctx, in, WithCacheDir(cache), WithJarOpener(resolver.JarOpener(cache)))
 		if !errors.Is(err, resolver.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("stamped=%v: modified cache blob: %v (code %d), want ErrCorruptBlob, 65", stamp, err, exitcode.Code(err))
 		}

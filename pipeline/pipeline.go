@@ -306,7 +306,7 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 			return nil, "", nil, errdefs.New(errdefs.BadArgument, ErrNoBaseImage)
 		}
 	}
-	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache), layers.WithJarOpener(resolver.CacheJarOpener(cache)))
+	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache), layers.WithJarOpener(resolver.JarOpener(cache)))
 	baked := map[string]*layers.Result{}
 	var ws []rewrite.Warning
 	bake := func(base string) (string, error) {

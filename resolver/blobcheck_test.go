@@ -167,7 +167,7 @@ func TestVerifyBlobStamps(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := res.Lock.Artifacts[0]
-	sd := stampDir(cache, false)
+	sd := StampDir(cache, false)
 	if sd == "" {
 		t.Fatal("no stamp directory after a resolve")
 	}
@@ -175,18 +175,18 @@ func TestVerifyBlobStamps(t *testing.T) {
 		t.Fatalf("stamp dir %s: %v, mode %v; want 0700", sd, err, info.Mode().Perm())
 	}
 	info, _ := os.Stat(res.Paths[0])
-	if !stamped(sd, a.Sha256, info) {
+	if !Stamped(sd, a.Sha256, info) {
 		t.Fatal("the downloaded blob has no matching stamp")
 	}
 	// A stamp dir open to others is not used.
 	os.Chmod(sd, 0o755)
-	if stampDir(cache, true) != "" {
+	if StampDir(cache, true) != "" {
 		t.Error("a stamp directory with mode 0755 is used")
 	}
 	os.Chmod(sd, 0o700)
 	tampers[0].do(t, res.Paths[0])
 	info, _ = os.Stat(res.Paths[0])
-	if stamped(sd, a.Sha256, info) {
+	if Stamped(sd, a.Sha256, info) {
 		t.Fatal("a blob rewritten in place still matches its stamp")
 	}
 	if err := VerifyBlob(cache, a.Sha256, a.Size); !errors.Is(err, ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {

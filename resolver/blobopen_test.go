@@ -47,7 +47,7 @@ func TestOpenBlob(t *testing.T) {
 			t.Fatalf("read %q, %v", got, err)
 		}
 		info, _ := os.Stat(path)
-		if !stamped(stampDir(cache, false), sum, info) {
+		if !Stamped(StampDir(cache, false), sum, info) {
 			t.Fatal("a hashed blob was not stamped")
 		}
 		if got, err := read(cache, sum, -1); err != nil || string(got) != string(data) {

@@ -234,10 +234,10 @@ func TestFilePOMAsArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(cf.Path)
-	if err != nil || string(data) != string(p.Data) || cf.Path != s.cache.blobPath(cf.Sha256) {
+	if err != nil || string(data) != string(p.Data) || cf.Path != s.cache.BlobPath(cf.Sha256) {
 		t.Fatalf("blob %q: %q, %v; want the POM", cf.Path, data, err)
 	}
-	if err := VerifyBlob(s.cache.dir, cf.Sha256, cf.Size); err != nil {
+	if err := VerifyBlob(s.cache.Dir, cf.Sha256, cf.Size); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -422,7 +422,7 @@ func (m *memBuf) Write(p []byte) (int, error) {
 func (m *memBuf) reset() error { m.b = m.b[:0]; return nil }
 
 // fileDest adapts a tempWriter, marking its errors as write errors.
-type fileDest struct{ t *tempWriter }
+type fileDest struct{ t *TempWriter }
 
 func (d fileDest) Write(p []byte) (int, error) {
 	n, err := d.t.Write(p)
@@ -432,4 +432,4 @@ func (d fileDest) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (d fileDest) reset() error { return d.t.reset() }
+func (d fileDest) reset() error { return d.t.Reset() }

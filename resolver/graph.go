@@ -109,7 +109,7 @@ func unresolvedError(c maven.Coord, err error) error {
 	case errors.Is(err, maven.ErrCycle), errors.Is(err, maven.ErrMalformed), errors.Is(err, maven.ErrCyclicProperty),
 		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion), errors.Is(err, ErrConfigurationNotFound):
 		code = errdefs.Invalid
-	case errors.Is(err, errNotCached):
+	case errors.Is(err, ErrNotCached):
 		// Offline, a repository was not asked: a run online may find it.
 		code = errdefs.Unavailable
 	case errors.Is(err, ErrNotFound):

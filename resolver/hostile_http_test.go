@@ -148,7 +148,7 @@ func TestJarBoundedWithoutLock(t *testing.T) {
 		if exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), srv.URL()+jar[1:]) {
 			t.Fatalf("err = %v (exit %d), want 65, too large, naming the URL", err, exitcode.Code(err))
 		}
-		assertNoBlobs(t, s.cache.dir)
+		assertNoBlobs(t, s.cache.Dir)
 	})
 	t.Run("gzip bomb", func(t *testing.T) {
 		var ae atomic.Value
@@ -168,7 +168,7 @@ func TestJarBoundedWithoutLock(t *testing.T) {
 		if took := time.Since(start); took > 5*time.Second {
 			t.Errorf("took %s: inflated?", took)
 		}
-		assertNoBlobs(t, s.cache.dir)
+		assertNoBlobs(t, s.cache.Dir)
 	})
 }
 
@@ -217,7 +217,7 @@ func TestSlowRepository(t *testing.T) {
 			if took > 6*time.Second {
 				t.Errorf("took %s, want about 3 × the bound", took)
 			}
-			assertTmpEmpty(t, s.cache.dir)
+			assertTmpEmpty(t, s.cache.Dir)
 		})
 	}
 }

@@ -45,7 +45,7 @@ func TestSourceRefusesEscapes(t *testing.T) {
 			t.Errorf("%s: err = %v (exit %d), want 65", name, err, exitcode.Code(err))
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(s.cache.dir, "blobs", "sha256")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(s.cache.Dir, "blobs", "sha256")); len(ents) != 0 {
 		t.Errorf("%d blobs copied into the cache", len(ents))
 	}
 }

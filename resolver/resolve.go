@@ -398,12 +398,12 @@ func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*r
 	paths := make([]string, len(lf.Artifacts))
 	var missing []int
 	bad := map[int]error{}
-	stamps := stampDir(cacheDir, true)
+	stamps := StampDir(cacheDir, true)
 	for i, a := range lf.Artifacts {
 		paths[i] = BlobPath(cacheDir, a.Sha256)
 		// A stamped blob costs a stat and a small read; one modified after
 		// it was written is fetched again (repaired) like a missing one.
-		if err := verifyBlob(stamps, paths[i], a.Sha256, a.Size); err != nil {
+		if err := VerifyFile(stamps, paths[i], a.Sha256, a.Size); err != nil {
 			if errors.Is(err, ErrCorruptBlob) {
 				bad[i] = err
 				o.log.Printf("%s: %v; fetching it again", a.File, err)
@@ -414,7 +414,7 @@ func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*r
 	if len(missing) == 0 {
 		return paths, nil
 	}
-	c, err := openCache(cacheDir, privateChain(chain), o.log)
+	c, err := Open(cacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -457,7 +457,7 @@ func lockedCoord(a lock.Artifact) (gav []string, classifier string, err error) {
 
 // bad is the blob's verification error when a corrupt copy is in the
 // cache (nil when it is missing).
-func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a lock.Artifact, offline, byContent bool, bad error) error {
+func fetchLockedOne(ctx context.Context, c *Cache, f *fetcher, chain []*repo, a lock.Artifact, offline, byContent bool, bad error) error {
 	var err error
 	r := &repo{}
 	for _, cr := range chain {
@@ -507,7 +507,7 @@ func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a lock.Artifact, o
 			return readFileMax(p, maxMetadataSize)
 		}
 		if offline {
-			return nil, errNotCached
+			return nil, ErrNotCached
 		}
 		m := &memBuf{max: 1 << 20}
 		if err := f.get(ctx, r.target(rel), m); err != nil {
@@ -519,7 +519,7 @@ func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a lock.Artifact, o
 
 // fetchLockedFrom fetches a locked jar from r into the cache, checked
 // against the lock's sha256.
-func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a lock.Artifact, offline bool, bad error) error {
+func fetchLockedFrom(ctx context.Context, c *Cache, f *fetcher, r *repo, a lock.Artifact, offline bool, bad error) error {
 	rel, err := lockedRelFetch(ctx, f, r, a, offline)
 	if err != nil {
 		return err
@@ -533,15 +533,15 @@ func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a lock.
 		if err != nil {
 			return errdefs.New(errdefs.Invalid, fmt.Errorf("locked artifact %s: %w", a.File, err))
 		}
-		sum, _, err := c.putFile(p)
+		sum, _, err := c.PutFile(p)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return errdefs.New(errdefs.NotFound, fmt.Errorf("locked artifact %s: %s: %w", a.File, u, ErrNotFound))
 			}
 			return errdefs.New(errdefs.CantWrite, err)
 		}
-		if sum.sha256 != a.Sha256 {
-			return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
+		if sum.SHA256 != a.Sha256 {
+			return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.SHA256, a.Sha256))
 		}
 		return nil
 	}
@@ -549,13 +549,13 @@ func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a lock.
 		return errdefs.New(errdefs.Invalid, &errdefs.OptionError{Option: "resolver.Request.Offline", Err: fmt.Errorf("locked artifact %s: %w; offline, so it is not fetched again from %s", a.File, bad, u)})
 	}
 	if offline {
-		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.dir, errNotCached))
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.Dir, ErrNotCached))
 	}
-	t, err := c.newTemp()
+	t, err := c.NewTemp()
 	if err != nil {
 		return err
 	}
-	defer t.abort()
+	defer t.Abort()
 	// The lock gives the size: one byte more is bad input, and the body
 	// stops there (never fills the disk).
 	td := f.track(u, &capDest{w: fileDest{t}, max: a.Size})
@@ -567,12 +567,12 @@ func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a lock.
 	if err != nil {
 		return fmt.Errorf("locked artifact %s: %w", a.File, err)
 	}
-	sum := t.sums()
-	if sum.sha256 != a.Sha256 {
-		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
+	sum := t.Sums()
+	if sum.SHA256 != a.Sha256 {
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.SHA256, a.Sha256))
 	}
-	if _, err := t.commit(); err != nil {
+	if _, err := t.Commit(); err != nil {
 		return err
 	}
-	return c.record(u, indexEntry{Sha256: sum.sha256, Size: sum.size})
+	return c.Record(u, IndexEntry{Sha256: sum.SHA256, Size: sum.Size})
 }

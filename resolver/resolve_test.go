@@ -334,8 +334,8 @@ func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
 
 	// Nothing partial is visible: no blob and no index entry for the jar.
 	u := srv.URL() + jar[1:]
-	c := &cache{dir: cacheDir}
-	if _, ok := c.lookup(u); ok {
+	c := &Cache{Dir: cacheDir}
+	if _, ok := c.Lookup(u); ok {
 		t.Errorf("the killed download is indexed")
 	}
 	ents, _ := os.ReadDir(filepath.Join(cacheDir, "blobs", "sha256"))

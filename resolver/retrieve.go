@@ -45,7 +45,7 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 	if err := cachedir.Make(root); err != nil && !cachedir.Tolerable(err) {
 		return "", nil, fmt.Errorf("retrieve dir: %w", err)
 	}
-	stamps := stampDir(cacheDir, true)
+	stamps := StampDir(cacheDir, true)
 	if complete(dir, lock, cacheDir, stamps) {
 		return dir, paths, nil
 	}
@@ -59,7 +59,7 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 			return "", nil, err
 		}
 		blob := BlobPath(cacheDir, a.Sha256)
-		if err := verifyBlob(stamps, blob, a.Sha256, a.Size); errors.Is(err, os.ErrNotExist) {
+		if err := VerifyFile(stamps, blob, a.Sha256, a.Size); errors.Is(err, os.ErrNotExist) {
 			return "", nil, errdefs.Errorf(errdefs.NotFound, "retrieve %s: blob %s is not in the cache %s (fetch the lock first): %w", a.File, a.Sha256, cacheDir, ErrNotFound)
 		} else if err != nil {
 			return "", nil, fmt.Errorf("retrieve %s: %w", a.File, err)
@@ -112,10 +112,10 @@ func complete(dir string, lock *lock.File, cacheDir, stamps string) bool {
 		}
 		blob := BlobPath(cacheDir, a.Sha256)
 		if bi, err := os.Stat(blob); err == nil && os.SameFile(info, bi) {
-			if !cachedir.TrustedOwner(bi) || verifyBlob(stamps, blob, a.Sha256, a.Size) != nil {
+			if !cachedir.TrustedOwner(bi) || VerifyFile(stamps, blob, a.Sha256, a.Size) != nil {
 				return false
 			}
-		} else if verifyBlob("", file, a.Sha256, a.Size) != nil {
+		} else if VerifyFile("", file, a.Sha256, a.Size) != nil {
 			return false
 		}
 	}

@@ -340,12 +340,12 @@ func TestITHeldDownloadLock(t *testing.T) {
 	srv := mavenhttp.New(demoRepo)
 	defer srv.Close()
 	cache := filepath.Join(dir, "cache")
-	c, err := openCache(cache, false, nil)
+	c, err := Open(cache, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u := srv.URL() + "org/slf4j/slf4j-api/2.0.7/slf4j-api-2.0.7.pom"
-	f, err := openLockFile(c.lockPath(u) + ".lock")
+	f, err := OpenLockFile(c.LockPath(u) + ".lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,8 +382,8 @@ func TestITHeldDownloadLock(t *testing.T) {
 	if err != nil || strings.TrimSpace(out.String()) != "org.slf4j_slf4j-api-2.0.7.jar" {
 		t.Fatalf("resolve: %v, stdout %q\n%s", err, out.String(), strings.Join(lines, "\n"))
 	}
-	if took < lockWaitMax || took > lockWaitMax+15*time.Second {
-		t.Errorf("took %v, want about the bound %v", took, lockWaitMax)
+	if took < LockWaitMax || took > LockWaitMax+15*time.Second {
+		t.Errorf("took %v, want about the bound %v", took, LockWaitMax)
 	}
 	if firstWait == 0 || firstWait > 3*time.Second {
 		t.Errorf("the -v wait line came after %v, want at once", firstWait)

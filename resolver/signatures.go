@@ -83,7 +83,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Arti
 	if cacheDir == "" {
 		cacheDir = DefaultCacheDir()
 	}
-	openOnce := sync.OnceValues(func() (*cache, error) { return openCache(cacheDir, privateChain(chain), o.log) })
+	openOnce := sync.OnceValues(func() (*Cache, error) { return Open(cacheDir, privateChain(chain), o.log) })
 	f := o.newFetcher()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
@@ -119,7 +119,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Arti
 			if err != nil {
 				return err
 			}
-			if err := c.writeAtomic(sigPath, sig); err != nil {
+			if err := c.WriteAtomic(sigPath, sig); err != nil {
 				return errdefs.New(errdefs.CantWrite, fmt.Errorf("caching the signature of %s: %w", a.File, err))
 			}
 			return nil
@@ -168,7 +168,7 @@ func fetchSignature(ctx context.Context, f *fetcher, chain []*repo, a lock.Artif
 		return "", nil, err
 	}
 	if offline && !r.isFile() {
-		return "", nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s (%s): %w in the cache, and offline: %w", a.File, a.Coord, ErrSignatureMissing, errNotCached))
+		return "", nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s (%s): %w in the cache, and offline: %w", a.File, a.Coord, ErrSignatureMissing, ErrNotCached))
 	}
 	rel, err := lockedRelFetch(ctx, f, r, a, offline)
 	if err != nil {

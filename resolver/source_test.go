@@ -236,7 +236,7 @@ func TestPOMChainOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(cf.Path)
-	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != sha256hex(data) || cf.Path != BlobPath(s.cache.dir, cf.Sha256) {
+	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != sha256hex(data) || cf.Path != BlobPath(s.cache.Dir, cf.Sha256) {
 		t.Errorf("artifact %+v: %q %v", cf, data, err)
 	}
 
@@ -328,7 +328,7 @@ func TestFaults(t *testing.T) {
 				if c := exitcode.Code(err); c != tt.wantCode {
 					t.Errorf("exit code %d, want %d (%v)", c, tt.wantCode, err)
 				}
-				assertNoBlobs(t, s.cache.dir)
+				assertNoBlobs(t, s.cache.Dir)
 			}
 			if n := srv.Count(pom); n != tt.wantCount {
 				t.Errorf("%d requests, want %d", n, tt.wantCount)
@@ -388,7 +388,7 @@ func TestTimeout(t *testing.T) {
 	if n := srv.Count(jar); n != 2 {
 		t.Errorf("%d attempts, want 2", n)
 	}
-	assertNoBlobs(t, s.cache.dir)
+	assertNoBlobs(t, s.cache.Dir)
 }
 
 // checksumTestRTT is the delay of the servers that count rounds: long
