@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/lock"
 
 	"github.com/spf13/cobra"
@@ -19,7 +21,6 @@ import (
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
-	"github.com/prebake/prebake/resolver"
 )
 
 // registryFlags reach a registry (bake image, inspect).
@@ -154,9 +155,9 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	}
 	cache := o.resolve.cache
 	if cache == "" {
-		cache = resolver.DefaultCacheDir()
+		cache = blobcache.DefaultDir(os.Getenv)
 	}
-	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache), layers.WithCompression(comp), layers.WithJarOpener(resolver.JarOpener(cache)))
+	opts = append(opts, layers.WithLayers(o.layers), layers.WithCacheDir(cache), layers.WithCompression(comp), layers.WithJarOpener(blobcache.JarOpener(cache)))
 	in := layers.BakeInput{
 		Base: o.base, Target: o.target, Tag: o.tag,
 		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/atomicfile"
@@ -13,7 +15,6 @@ import (
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline/bundle"
-	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
 
@@ -184,7 +185,7 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 		defer os.RemoveAll(tmp)
 		cache = tmp
 	case cache == "":
-		cache = resolver.DefaultCacheDir()
+		cache = blobcache.DefaultDir(os.Getenv)
 	}
 	res, err := bundle.Import(ctx, from, cache, bundle.WithLayerOptions(lopts...))
 	if err != nil {

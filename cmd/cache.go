@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/lock"
 
 	"github.com/spf13/cobra"
@@ -15,7 +17,6 @@ import (
 	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/cacheprune"
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
 )
 
 // newCacheCmd is `prebake cache` (prune).
@@ -83,7 +84,7 @@ func runCachePrune(g *globals, o *cachePruneOptions, stdout io.Writer) error {
 	}
 	dir := o.cache
 	if dir == "" {
-		dir = resolver.DefaultCacheDir()
+		dir = blobcache.DefaultDir(os.Getenv)
 	}
 	locks := o.keepLocks
 	if len(locks) == 0 {

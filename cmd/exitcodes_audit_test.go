@@ -20,11 +20,12 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/lock"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
-	"github.com/prebake/prebake/resolver"
 )
 
 // The security review's reproductions for the cache (finding 3) and the
@@ -88,27 +89,27 @@ func TestAuditExitCodesAndModifiedBlobs(t *testing.T) {
 			return append([]string{"resolve", "--packages", ","}, flags[:5]...)
 		}, exitcode.Usage, "no coordinate", nil},
 		{"locked blob missing with --offline: 69 as the repository cannot be asked", func(t *testing.T, a lock.Artifact, cache string) {
-			os.Remove(resolver.BlobPath(cache, a.Sha256))
+			os.Remove(blobcache.BlobPath(cache, a.Sha256))
 		}, func(flags []string, _ string) []string {
 			return append(append([]string{"resolve", "--offline"}, flags...), coord)
 		}, exitcode.Unavailable, "not in the cache", nil},
 		{"modified blob with --offline", func(t *testing.T, a lock.Artifact, cache string) {
-			tamper(t, resolver.BlobPath(cache, a.Sha256))
+			tamper(t, blobcache.BlobPath(cache, a.Sha256))
 		}, func(flags []string, _ string) []string {
 			return append(append([]string{"resolve", "--offline"}, flags...), coord)
 		}, exitcode.DataErr, "run without --offline", nil},
 		{"modified blob: bake image repairs it first", func(t *testing.T, a lock.Artifact, cache string) {
-			tamper(t, resolver.BlobPath(cache, a.Sha256))
+			tamper(t, blobcache.BlobPath(cache, a.Sha256))
 		}, func(flags []string, dir string) []string {
 			return append(append([]string{"bake", "image", "-q", "--base", "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0",
 				"--target", "oci:" + filepath.Join(dir, "img")}, flags...), coord)
 		}, 0, "", func(t *testing.T, a lock.Artifact, cache, _, _ string) {
-			if got := hashOf(t, resolver.BlobPath(cache, a.Sha256)); got != a.Sha256 {
+			if got := hashOf(t, blobcache.BlobPath(cache, a.Sha256)); got != a.Sha256 {
 				t.Errorf("blob hashes to %s after the bake, want it repaired (%s)", got, a.Sha256)
 			}
 		}},
 		{"modified blob: bake s3 uploads the repaired one", func(t *testing.T, a lock.Artifact, cache string) {
-			tamper(t, resolver.BlobPath(cache, a.Sha256))
+			tamper(t, blobcache.BlobPath(cache, a.Sha256))
 		}, func(flags []string, dir string) []string {
 			return append(append([]string{"bake", "s3", "-q", "--store", "file://" + filepath.Join(dir, "store")}, flags...), coord)
 		}, 0, "", func(t *testing.T, a lock.Artifact, _, dir, _ string) {
@@ -119,7 +120,7 @@ func TestAuditExitCodesAndModifiedBlobs(t *testing.T) {
 		}},
 		{"modified retrieve file: rewrite rebuilds it", func(t *testing.T, a lock.Artifact, cache string) {
 			l := &lock.File{Artifacts: []lock.Artifact{a}}
-			_, paths, err := resolver.Retrieve(context.Background(), l, cache)
+			_, paths, err := blobcache.Retrieve(context.Background(), l, cache)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/pipeline"
-	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rewrite"
 )
@@ -81,7 +82,7 @@ for packages they set themselves.`,
 			}
 			cache := rf.cache
 			if cache == "" {
-				cache = resolver.DefaultCacheDir()
+				cache = blobcache.DefaultDir(os.Getenv)
 			}
 			rep := g.reporter(c.ErrOrStderr())
 			t := &pipeline.Target{URLStyle: urls.urlStyle}

@@ -11,9 +11,12 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	blobcache "github.com/prebake/prebake/resolver/cache"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/cachedir"
@@ -113,7 +116,7 @@ func keyOf(sub *submit.Submission) memoKey {
 // cacheDir is o.CacheDir or the default.
 func (o *Options) cacheDir() string {
 	if o.CacheDir == "" {
-		return resolver.DefaultCacheDir()
+		return blobcache.DefaultDir(os.Getenv)
 	}
 	return o.CacheDir
 }
@@ -306,7 +309,7 @@ func bakeImages(ctx context.Context, o Options, sub *submit.Submission, res *res
 			return nil, "", nil, errdefs.New(errdefs.BadArgument, ErrNoBaseImage)
 		}
 	}
-	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache), layers.WithJarOpener(resolver.JarOpener(cache)))
+	lopts := append(append([]layers.Option{}, o.LayerOptions...), layers.WithCacheDir(cache), layers.WithJarOpener(blobcache.JarOpener(cache)))
 	baked := map[string]*layers.Result{}
 	var ws []rewrite.Warning
 	bake := func(base string) (string, error) {
@@ -408,7 +411,7 @@ func ResolveJars(ctx context.Context, req resolver.Request, p submit.Packages, r
 	if err != nil {
 		return nil, nil, err
 	}
-	_, paths, err := resolver.Retrieve(ctx, res.Lock, req.CacheDir)
+	_, paths, err := blobcache.Retrieve(ctx, res.Lock, req.CacheDir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,9 +5,9 @@ package resolver
 
 import (
 	"context"
-	"errors"
 
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver/cache"
 )
 
 // Conflict is the conflict mode (owned by the lock package; a lock records
@@ -94,7 +94,7 @@ type Result struct {
 }
 
 // ErrNotFound is matched (errors.Is) by every "module or artifact not found" error.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = cache.ErrNotFound
 
 // Logger receives progress lines (to stderr); it must not be given secrets.
 type Logger interface {

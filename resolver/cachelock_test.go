@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -31,7 +33,7 @@ func TestLockHelperProcess(t *testing.T) {
 	if os.Getenv(lockHelperEnv) == "" {
 		return
 	}
-	c, err := Open(os.Getenv("HELPER_CACHE"), false, nil)
+	c, err := blobcache.Open(os.Getenv("HELPER_CACHE"), false, nil)
 	if err != nil {
 		os.Exit(3)
 	}
@@ -63,7 +65,7 @@ func TestDownloadLockCrossProcess(t *testing.T) {
 	if strings.TrimSpace(line) != "locked" {
 		t.Fatalf("helper said %q", line)
 	}
-	c, err := Open(dir, false, nil)
+	c, err := blobcache.Open(dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestDownloadLockCrossProcess(t *testing.T) {
 // A lock file that is a symbolic link is not followed: the download goes
 // unlocked, and nothing is created where the link points.
 func TestDownloadLockSymlink(t *testing.T) {
-	c, err := Open(t.TempDir(), false, nil)
+	c, err := blobcache.Open(t.TempDir(), false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +279,7 @@ func TestITManyProcessesOneColdCache(t *testing.T) {
 func TestSharedNotFound(t *testing.T) {
 	dir := t.TempDir()
 	const u = "https://repo.example/g/missing/1/missing-1.pom"
-	early, err := Open(dir, false, nil)
+	early, err := blobcache.Open(dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,18 +287,18 @@ func TestSharedNotFound(t *testing.T) {
 		t.Fatal("a 404 nobody recorded")
 	}
 	time.Sleep(time.Millisecond)
-	other, _ := Open(dir, false, nil)
+	other, _ := blobcache.Open(dir, false, nil)
 	other.RecordMissing(u)
 	if !early.SeenMissing(u) {
 		t.Error("a process running when the 404 came does not share it")
 	}
 	time.Sleep(time.Millisecond)
-	soon, _ := Open(dir, false, nil)
+	soon, _ := blobcache.Open(dir, false, nil)
 	if !soon.SeenMissing(u) {
 		t.Error("a process started just after the 404 (within missingWindow) does not share it")
 	}
-	late, _ := Open(dir, false, nil)
-	late.Opened = late.Opened.Add(MissingWindow + time.Second)
+	late, _ := blobcache.Open(dir, false, nil)
+	late.Opened = late.Opened.Add(blobcache.MissingWindow + time.Second)
 	if late.SeenMissing(u) {
 		t.Error("a process started missingWindow after the 404 takes it instead of asking again")
 	}
@@ -349,10 +351,10 @@ func (l *debugLines) add(p, format string, args ...any) {
 // (Debugf), after lockWaitNote at the normal level, and given up after
 // lockWaitMax (the download goes on unlocked).
 func TestDownloadLockWaitIsBounded(t *testing.T) {
-	defer func(n, m time.Duration) { LockWaitNote, LockWaitMax = n, m }(LockWaitNote, LockWaitMax)
-	LockWaitNote, LockWaitMax = 200*time.Millisecond, 600*time.Millisecond
+	defer func(n, m time.Duration) { blobcache.LockWaitNote, blobcache.LockWaitMax = n, m }(blobcache.LockWaitNote, blobcache.LockWaitMax)
+	blobcache.LockWaitNote, blobcache.LockWaitMax = 200*time.Millisecond, 600*time.Millisecond
 	var log debugLines
-	c, err := Open(t.TempDir(), false, &log)
+	c, err := blobcache.Open(t.TempDir(), false, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,8 +386,8 @@ func TestDownloadLockWaitIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	unlock()
-	if d := time.Since(start); d < LockWaitMax || d > LockWaitMax+time.Second {
-		t.Errorf("waited %v for a held lock, want about %v", d, LockWaitMax)
+	if d := time.Since(start); d < blobcache.LockWaitMax || d > blobcache.LockWaitMax+time.Second {
+		t.Errorf("waited %v for a held lock, want about %v", d, blobcache.LockWaitMax)
 	}
 	got := strings.Join(log.lines, "\n")
 	for _, want := range []string{

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	blobcache "github.com/prebake/prebake/resolver/cache"
 )
 
 // writeFileRepo writes a file:// Maven repository into dir: for a chain, n
@@ -237,7 +239,7 @@ func TestFilePOMAsArtifact(t *testing.T) {
 	if err != nil || string(data) != string(p.Data) || cf.Path != s.cache.BlobPath(cf.Sha256) {
 		t.Fatalf("blob %q: %q, %v; want the POM", cf.Path, data, err)
 	}
-	if err := VerifyBlob(s.cache.Dir, cf.Sha256, cf.Size); err != nil {
+	if err := blobcache.VerifyBlob(s.cache.Dir, cf.Sha256, cf.Size); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/redact"
@@ -422,7 +424,7 @@ func (m *memBuf) Write(p []byte) (int, error) {
 func (m *memBuf) reset() error { m.b = m.b[:0]; return nil }
 
 // fileDest adapts a tempWriter, marking its errors as write errors.
-type fileDest struct{ t *TempWriter }
+type fileDest struct{ t *cache.TempWriter }
 
 func (d fileDest) Write(p []byte) (int, error) {
 	n, err := d.t.Write(p)

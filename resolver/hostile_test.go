@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/lock"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -66,7 +68,7 @@ func TestLockConsumersRefuseHostileLocks(t *testing.T) {
 	} {
 		sandbox := t.TempDir()
 		cache := filepath.Join(sandbox, "cache")
-		if _, _, err := Retrieve(context.Background(), l, cache); exitcode.Code(err) != exitcode.DataErr {
+		if _, _, err := blobcache.Retrieve(context.Background(), l, cache); exitcode.Code(err) != exitcode.DataErr {
 			t.Errorf("Retrieve %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
 		if _, err := FetchLocked(context.Background(), l, Request{CacheDir: cache}); exitcode.Code(err) != exitcode.DataErr {

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/prebake/prebake/resolver/cache"
 
 	"github.com/prebake/prebake/errdefs"
 )
@@ -13,8 +16,8 @@ import (
 // into place (as a download is) and Abort removes: an import that finds
 // one bad file leaves the cache as it was (see pipeline/bundle).
 type Staged struct {
-	c      *Cache
-	blobs  []*TempWriter
+	c      *cache.Cache
+	blobs  []*cache.TempWriter
 	closed bool
 }
 
@@ -26,9 +29,9 @@ func Stage(cacheDir string, opts ...Option) (*Staged, error) {
 		return nil, err
 	}
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = cache.DefaultDir(os.Getenv)
 	}
-	c, err := Open(cacheDir, false, o.log)
+	c, err := cache.Open(cacheDir, false, o.log)
 	if err != nil {
 		return nil, err
 	}

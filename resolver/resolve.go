@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/prebake/prebake/errdefs"
@@ -59,7 +61,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		return nil, err
 	}
 	if req.CacheDir == "" {
-		req.CacheDir = DefaultCacheDir()
+		req.CacheDir = cache.DefaultDir(os.Getenv)
 	}
 	// --settings is read once; its <offline> acts as --offline, and the
 	// chain (here and in newSource) gets its mirrors and credentials.
@@ -176,7 +178,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	}
 	paths := make([]string, len(lf.Artifacts))
 	for i, a := range lf.Artifacts {
-		paths[i] = BlobPath(req.CacheDir, a.Sha256)
+		paths[i] = cache.BlobPath(req.CacheDir, a.Sha256)
 	}
 	return &Result{Lock: lf, Paths: paths, Graph: g}, nil
 }
@@ -390,7 +392,7 @@ func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*re
 // order, its sha256 the lock's.
 func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*repo, offline, byContent bool, o *options) ([]string, error) {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = cache.DefaultDir(os.Getenv)
 	}
 	if err := lf.Check(); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, err)
@@ -398,13 +400,13 @@ func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*r
 	paths := make([]string, len(lf.Artifacts))
 	var missing []int
 	bad := map[int]error{}
-	stamps := StampDir(cacheDir, true)
+	stamps := cache.StampDir(cacheDir, true)
 	for i, a := range lf.Artifacts {
-		paths[i] = BlobPath(cacheDir, a.Sha256)
+		paths[i] = cache.BlobPath(cacheDir, a.Sha256)
 		// A stamped blob costs a stat and a small read; one modified after
 		// it was written is fetched again (repaired) like a missing one.
-		if err := VerifyFile(stamps, paths[i], a.Sha256, a.Size); err != nil {
-			if errors.Is(err, ErrCorruptBlob) {
+		if err := cache.VerifyFile(stamps, paths[i], a.Sha256, a.Size); err != nil {
+			if errors.Is(err, cache.ErrCorruptBlob) {
 				bad[i] = err
 				o.log.Printf("%s: %v; fetching it again", a.File, err)
 			}
@@ -414,7 +416,7 @@ func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*r
 	if len(missing) == 0 {
 		return paths, nil
 	}
-	c, err := Open(cacheDir, privateChain(chain), o.log)
+	c, err := cache.Open(cacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -457,7 +459,7 @@ func lockedCoord(a lock.Artifact) (gav []string, classifier string, err error) {
 
 // bad is the blob's verification error when a corrupt copy is in the
 // cache (nil when it is missing).
-func fetchLockedOne(ctx context.Context, c *Cache, f *fetcher, chain []*repo, a lock.Artifact, offline, byContent bool, bad error) error {
+func fetchLockedOne(ctx context.Context, c *cache.Cache, f *fetcher, chain []*repo, a lock.Artifact, offline, byContent bool, bad error) error {
 	var err error
 	r := &repo{}
 	for _, cr := range chain {
@@ -507,7 +509,7 @@ func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a lock.Artifact, o
 			return readFileMax(p, maxMetadataSize)
 		}
 		if offline {
-			return nil, ErrNotCached
+			return nil, cache.ErrNotCached
 		}
 		m := &memBuf{max: 1 << 20}
 		if err := f.get(ctx, r.target(rel), m); err != nil {
@@ -519,7 +521,7 @@ func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a lock.Artifact, o
 
 // fetchLockedFrom fetches a locked jar from r into the cache, checked
 // against the lock's sha256.
-func fetchLockedFrom(ctx context.Context, c *Cache, f *fetcher, r *repo, a lock.Artifact, offline bool, bad error) error {
+func fetchLockedFrom(ctx context.Context, c *cache.Cache, f *fetcher, r *repo, a lock.Artifact, offline bool, bad error) error {
 	rel, err := lockedRelFetch(ctx, f, r, a, offline)
 	if err != nil {
 		return err
@@ -549,7 +551,7 @@ func fetchLockedFrom(ctx context.Context, c *Cache, f *fetcher, r *repo, a lock.
 		return errdefs.New(errdefs.Invalid, &errdefs.OptionError{Option: "resolver.Request.Offline", Err: fmt.Errorf("locked artifact %s: %w; offline, so it is not fetched again from %s", a.File, bad, u)})
 	}
 	if offline {
-		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.Dir, ErrNotCached))
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.Dir, cache.ErrNotCached))
 	}
 	t, err := c.NewTemp()
 	if err != nil {
@@ -574,5 +576,5 @@ func fetchLockedFrom(ctx context.Context, c *Cache, f *fetcher, r *repo, a lock.
 	if _, err := t.Commit(); err != nil {
 		return err
 	}
-	return c.Record(u, IndexEntry{Sha256: sum.SHA256, Size: sum.Size})
+	return c.Record(u, cache.IndexEntry{Sha256: sum.SHA256, Size: sum.Size})
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/lock"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,7 +96,7 @@ func TestResolveLockFlow(t *testing.T) {
 		t.Errorf("lock artifacts (-want +got):\n%s", d)
 	}
 	for i, p := range res.Paths {
-		if p != BlobPath(req.CacheDir, want[i].Sha256) {
+		if p != blobcache.BlobPath(req.CacheDir, want[i].Sha256) {
 			t.Errorf("path %d = %s", i, p)
 		}
 		if b, err := os.ReadFile(p); err != nil || sha256hex(b) != want[i].Sha256 {
@@ -180,7 +182,7 @@ func TestResolveLockFlow(t *testing.T) {
 	if _, err := FetchLocked(ctx, res.Lock, Request{CacheDir: req.CacheDir, Repositories: []string{authURL}}, flatOpts()...); err != nil {
 		t.Fatal(err)
 	}
-	rdir, paths, err := Retrieve(ctx, res.Lock, req.CacheDir)
+	rdir, paths, err := blobcache.Retrieve(ctx, res.Lock, req.CacheDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func TestResolveLockFlow(t *testing.T) {
 			t.Errorf("retrieved %s: %v", p, err)
 		}
 	}
-	if _, _, err := Retrieve(ctx, res.Lock, req.CacheDir); err != nil {
+	if _, _, err := blobcache.Retrieve(ctx, res.Lock, req.CacheDir); err != nil {
 		t.Errorf("second retrieve: %v", err)
 	}
 }
@@ -209,7 +211,7 @@ func TestFetchLockedChecksMismatch(t *testing.T) {
 	if !errors.Is(err, ErrChecksumMismatch) || !strings.Contains(err.Error(), srv.URL()+"org/x/a/1.0/a-1.0.jar") {
 		t.Fatalf("err = %v, want a mismatch naming the URL", err)
 	}
-	if _, err := os.Stat(BlobPath(cache, lock.Artifacts[0].Sha256)); err == nil {
+	if _, err := os.Stat(blobcache.BlobPath(cache, lock.Artifacts[0].Sha256)); err == nil {
 		t.Error("a blob exists under the wrong hash")
 	}
 }
@@ -281,7 +283,7 @@ func TestTwoProcessesShareOneCache(t *testing.T) {
 		t.Fatalf("the processes disagree (%d artifacts):\n%s", len(locks[0]), d)
 	}
 	for _, x := range locks[0] {
-		b, err := os.ReadFile(BlobPath(cache, x.Sha256))
+		b, err := os.ReadFile(blobcache.BlobPath(cache, x.Sha256))
 		if err != nil || sha256hex(b) != x.Sha256 {
 			t.Errorf("blob of %s: %v", x.File, err)
 		}
@@ -334,7 +336,7 @@ func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
 
 	// Nothing partial is visible: no blob and no index entry for the jar.
 	u := srv.URL() + jar[1:]
-	c := &Cache{Dir: cacheDir}
+	c := &blobcache.Cache{Dir: cacheDir}
 	if _, ok := c.Lookup(u); ok {
 		t.Errorf("the killed download is indexed")
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 )
 
@@ -30,7 +32,7 @@ func TestForeignEntriesInOwnCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Lchown(filepath.Join(dir, "tmp"), 65534, 65534)
-	c, err := Open(dir, false, nil)
+	c, err := blobcache.Open(dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestForeignEntriesInOwnCache(t *testing.T) {
 	// The index: an entry of ours is read, the same entry owned by
 	// another user is not.
 	os.Remove(filepath.Join(dir, "tmp"))
-	if c, err = Open(dir, false, nil); err != nil {
+	if c, err = blobcache.Open(dir, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	src := filepath.Join(t.TempDir(), "a.jar")
@@ -55,7 +57,7 @@ func TestForeignEntriesInOwnCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	const u = "https://repo.example/g/a/1/a-1.jar"
-	if err := c.Record(u, IndexEntry{Sha256: s.SHA256, Size: s.Size}); err != nil {
+	if err := c.Record(u, blobcache.IndexEntry{Sha256: s.SHA256, Size: s.Size}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := c.Lookup(u); !ok {

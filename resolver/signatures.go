@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/lock"
 
 	"golang.org/x/sync/errgroup"
@@ -81,9 +83,9 @@ func unsigned(arts []lock.Artifact) *lock.Artifact {
 // be reached or an offline run has no cached signature.
 func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Artifact, cacheDir string, chain []*repo, offline, locked bool, o *options) error {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = cache.DefaultDir(os.Getenv)
 	}
-	openOnce := sync.OnceValues(func() (*Cache, error) { return Open(cacheDir, privateChain(chain), o.log) })
+	openOnce := sync.OnceValues(func() (*cache.Cache, error) { return cache.Open(cacheDir, privateChain(chain), o.log) })
 	f := o.newFetcher()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
@@ -104,7 +106,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Arti
 					return err
 				}
 			}
-			fp, err := verifyBlobSignature(v, BlobPath(cacheDir, a.Sha256), sig)
+			fp, err := verifyBlobSignature(v, cache.BlobPath(cacheDir, a.Sha256), sig)
 			if err != nil {
 				return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): signature %s: %w", a.File, a.Coord, where, err)
 			}
@@ -168,7 +170,7 @@ func fetchSignature(ctx context.Context, f *fetcher, chain []*repo, a lock.Artif
 		return "", nil, err
 	}
 	if offline && !r.isFile() {
-		return "", nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s (%s): %w in the cache, and offline: %w", a.File, a.Coord, ErrSignatureMissing, ErrNotCached))
+		return "", nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s (%s): %w in the cache, and offline: %w", a.File, a.Coord, ErrSignatureMissing, cache.ErrNotCached))
 	}
 	rel, err := lockedRelFetch(ctx, f, r, a, offline)
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
@@ -101,7 +103,7 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 			return readFileMax(s.cache.BlobPath(e.Sha256), maxMetadataSize)
 		}
 		if s.offline {
-			return nil, ErrNotCached
+			return nil, cache.ErrNotCached
 		}
 		t, err := s.cache.NewTemp()
 		if err != nil {
@@ -116,7 +118,7 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 		if err != nil {
 			return nil, err
 		}
-		if err := s.cache.Record(u, IndexEntry{Sha256: sum.SHA256, Size: sum.Size}); err != nil {
+		if err := s.cache.Record(u, cache.IndexEntry{Sha256: sum.SHA256, Size: sum.Size}); err != nil {
 			return nil, err
 		}
 		return os.ReadFile(p)

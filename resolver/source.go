@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/redact"
@@ -183,7 +185,7 @@ func WithParallel(n int) Option {
 // source implements Source over Spark's chain and the cache.
 type source struct {
 	chain    []*repo
-	cache    *Cache
+	cache    *cache.Cache
 	f        *fetcher
 	log      Logger
 	offline  bool
@@ -218,7 +220,7 @@ type fetched struct {
 	warn string
 	data []byte // the body, when download kept it in memory (POMs)
 
-	sums   Sums // of data, when cf.Path is ""
+	sums   cache.Sums // of data, when cf.Path is ""
 	once   sync.Once
 	mat    *CachedFile
 	matErr error
@@ -257,7 +259,7 @@ func newSource(ctx context.Context, req Request, o *options) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := Open(req.CacheDir, privateChain(chain), o.log)
+	c, err := cache.Open(req.CacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +391,7 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 	}
 	pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
 	if err != nil {
-		if !fatal && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotCached)) {
+		if !fatal && (errors.Is(err, ErrNotFound) || errors.Is(err, cache.ErrNotCached)) {
 			var m misses
 			m.add(r, err)
 			return nil, m.err("module " + group + ":" + artifact + ":" + version)
@@ -411,7 +413,7 @@ func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifac
 	}
 	vs, err := s.versionsIn(ctx, r, group, artifact)
 	if err != nil {
-		if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNotCached) {
+		if !errors.Is(err, ErrNotFound) && !errors.Is(err, cache.ErrNotCached) {
 			s.warn(ctx, r.Name+": "+redact.String(err.Error()))
 		}
 		return nil, err
@@ -634,7 +636,7 @@ type misses struct {
 // an answer).
 func (m *misses) add(r *repo, err error) bool {
 	switch {
-	case errors.Is(err, ErrNotCached):
+	case errors.Is(err, cache.ErrNotCached):
 		m.notCached = append(m.notCached, r.String())
 	case errors.Is(err, ErrNotFound):
 		m.notFound = append(m.notFound, r.String())
@@ -673,7 +675,7 @@ func (m *misses) err(what string) error {
 	e := &chainMiss{msg: what + ": " + strings.Join(parts, "; ")}
 	switch {
 	case len(m.notCached) > 0:
-		e.causes = []error{ErrNotCached, ErrNotFound}
+		e.causes = []error{cache.ErrNotCached, ErrNotFound}
 		return errdefs.New(errdefs.Unavailable, e)
 	case m.hard != nil && m.answered:
 		e.causes = []error{ErrNotFound, m.hard}
@@ -732,7 +734,7 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 		cf = &c
 	}
 	if err != nil {
-		if errors.Is(err, ErrNotCached) {
+		if errors.Is(err, cache.ErrNotCached) {
 			return nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s: %w", r.base+rel, err))
 		}
 		if r.isM2Cache && errors.Is(err, ErrNotFound) {
@@ -807,7 +809,7 @@ func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, erro
 			return f, nil
 		}
 		if s.offline {
-			return nil, fmt.Errorf("%s: %w", u, ErrNotCached)
+			return nil, fmt.Errorf("%s: %w", u, cache.ErrNotCached)
 		}
 		// One download per URL across the processes sharing the cache:
 		// whoever waited for the lock finds the URL indexed (cachelock.go).
@@ -864,7 +866,7 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 		if err != nil {
 			return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading %s: %w", u, err))
 		}
-		sum, _ := SumsOf(bytes.NewReader(data))
+		sum, _ := cache.SumsOf(bytes.NewReader(data))
 		warn, err := s.verify(u, sum, sumFiles, r.isM2Cache)
 		if err != nil {
 			return nil, err
@@ -965,7 +967,7 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 	if err != nil {
 		return nil, err
 	}
-	e := IndexEntry{Sha256: sum.SHA256, Size: sum.Size}
+	e := cache.IndexEntry{Sha256: sum.SHA256, Size: sum.Size}
 	if err := s.cache.Record(u, e); err != nil {
 		return nil, err
 	}
@@ -1079,7 +1081,7 @@ func (d teeDest) reset() error {
 // an error; a missing checksum follows the policy (with ChecksumWarn,
 // warn is the warning to print). get returns an error
 // matching ErrNotFound when a checksum file does not exist.
-func (s *source) verify(u string, sum Sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
+func (s *source) verify(u string, sum cache.Sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
 	// Even with ChecksumIgnore a checksum at hand (a file: repository's) is
 	// checked: a mismatch is always an error; only a missing checksum passes
 	// silently. (download requests none with ChecksumIgnore.)
@@ -1231,7 +1233,7 @@ func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, er
 		return vs, nil
 	}
 	if s.offline {
-		return nil, fmt.Errorf("%s: %w", r.base+dir, ErrNotCached)
+		return nil, fmt.Errorf("%s: %w", r.base+dir, cache.ErrNotCached)
 	}
 	b := &memBuf{max: maxListingSize}
 	if err := s.f.get(ctx, r.target(dir), b); err != nil {

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
@@ -236,7 +238,7 @@ func TestPOMChainOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(cf.Path)
-	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != sha256hex(data) || cf.Path != BlobPath(s.cache.Dir, cf.Sha256) {
+	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != sha256hex(data) || cf.Path != blobcache.BlobPath(s.cache.Dir, cf.Sha256) {
 		t.Errorf("artifact %+v: %q %v", cf, data, err)
 	}
 

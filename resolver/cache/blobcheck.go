@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"errors"
@@ -104,7 +104,7 @@ func writeStamp(dir, sum, path string) {
 // upload, retrieve, the paths resolve prints).
 func VerifyBlob(cacheDir, sum string, size int64) error {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = DefaultDir(os.Getenv)
 	}
 	return VerifyFile(StampDir(cacheDir, true), BlobPath(cacheDir, sum), sum, size)
 }

@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"crypto/sha256"
@@ -21,7 +21,7 @@ import (
 // are not the blob's. A missing blob matches os.ErrNotExist (errdefs.NotFound).
 func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = DefaultDir(os.Getenv)
 	}
 	path := BlobPath(cacheDir, sum)
 	f, err := os.Open(path)
@@ -50,7 +50,7 @@ func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 // the cache blob of its sha256 and opens it with OpenBlob.
 func JarOpener(cacheDir string) func(path, sum string, size int64) (io.ReadCloser, bool, error) {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = DefaultDir(os.Getenv)
 	}
 	return func(path, sum string, size int64) (io.ReadCloser, bool, error) {
 		if filepath.Clean(path) != BlobPath(cacheDir, sum) {

@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"crypto/md5"
@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -19,20 +20,57 @@ import (
 	"github.com/prebake/prebake/internal/cachedir"
 )
 
-// EnvCache is the environment variable that overrides the default cache dir.
-const EnvCache = "PREBAKE_CACHE"
-
-// DefaultCacheDir is $PREBAKE_CACHE, else os.UserCacheDir()/prebake, else
-// a directory under os.TempDir().
-func DefaultCacheDir() string {
-	if d := os.Getenv(EnvCache); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
+// DefaultDir is the user's cache directory (os.UserCacheDir's, read
+// through getenv) + /prebake, else prebake-cache under the temp directory.
+// The PREBAKE_CACHE override is the caller's: cmd reads it with the other
+// settings.
+func DefaultDir(getenv func(string) string) string {
+	if d := userCacheDir(getenv); d != "" {
 		return filepath.Join(d, "prebake")
 	}
-	return filepath.Join(os.TempDir(), "prebake-cache")
+	tmp := getenv("TMPDIR")
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	return filepath.Join(tmp, "prebake-cache")
 }
+
+// userCacheDir is os.UserCacheDir from getenv: "" when it has none.
+func userCacheDir(getenv func(string) string) string {
+	switch runtime.GOOS {
+	case "windows":
+		return getenv("LocalAppData")
+	case "darwin", "ios":
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, "Library", "Caches")
+		}
+	case "plan9":
+		if h := getenv("home"); h != "" {
+			return filepath.Join(h, "lib", "cache")
+		}
+	default:
+		if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+			return d
+		}
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, ".cache")
+		}
+	}
+	return ""
+}
+
+// Logger receives the cache's warnings and lock-wait lines.
+type Logger interface {
+	Printf(format string, args ...any)
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// ErrNotFound is matched (errors.Is) by every "module, artifact or blob
+// not found" error of the resolver packages (resolver.ErrNotFound is it).
+var ErrNotFound = errors.New("not found")
 
 // BlobPath is where the cache keeps the file with the given sha256 (hex):
 // <cache>/blobs/sha256/<hex>, <cache> being the user's cache in cacheDir
@@ -93,7 +131,7 @@ const staleTemp = time.Hour
 // warned when a private cache is open to other users.
 func Open(dir string, private bool, log Logger) (*Cache, error) {
 	if dir == "" {
-		dir = DefaultCacheDir()
+		dir = DefaultDir(os.Getenv)
 	}
 	if log == nil {
 		log = nopLogger{}

@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // lock is rebuilt. paths are in lock order.
 func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string, paths []string, err error) {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = DefaultDir(os.Getenv)
 	}
 	if err := lock.Check(); err != nil {
 		return "", nil, errdefs.New(errdefs.Invalid, err)
