@@ -95,9 +95,9 @@ func makeOptions(opts []Option) (*options, error) {
 	o.client = redirect.DropCredentials(o.client)
 	switch {
 	case o.perHost < 1:
-		return nil, errors.New("WithMaxPerHost: must be at least 1")
+		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.WithMaxPerHost", "WithMaxPerHost: must be at least 1")
 	case o.attempts < 1:
-		return nil, errors.New("WithRetry: attempts must be at least 1")
+		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.WithRetry", "WithRetry: attempts must be at least 1")
 	}
 	return o, nil
 }
@@ -175,7 +175,7 @@ func WithDefaultChain(home, defaultArtifactRepository string) Option {
 func WithParallel(n int) Option {
 	return func(o *options) error {
 		if n < 1 {
-			return errors.New("WithParallel: must be at least 1")
+			return errdefs.Optionf(errdefs.BadArgument, "resolver.WithParallel", "WithParallel: must be at least 1")
 		}
 		o.parallel = n
 		return nil
