@@ -12,9 +12,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/prebake/prebake/errdefs"
+
 	blobcache "github.com/prebake/prebake/resolver/cache"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -139,8 +140,8 @@ func TestModifiedBlobIsRepaired(t *testing.T) {
 				}
 				res2, err := Resolve(ctx, req)
 				if mode == "offline" {
-					if !errors.Is(err, blobcache.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
-						t.Fatalf("offline with a modified blob: err = %v (code %d), want 65 and ErrCorruptBlob", err, exitcode.Code(err))
+					if !errors.Is(err, blobcache.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+						t.Fatalf("offline with a modified blob: err = %v (code %d), want 65 and ErrCorruptBlob", err, errdefs.KindOf(err))
 					}
 					return
 				}
@@ -191,8 +192,8 @@ func TestVerifyBlobStamps(t *testing.T) {
 	if blobcache.Stamped(sd, a.Sha256, info) {
 		t.Fatal("a blob rewritten in place still matches its stamp")
 	}
-	if err := blobcache.VerifyBlob(cache, a.Sha256, a.Size); !errors.Is(err, blobcache.ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("VerifyBlob of a modified blob: %v (code %d), want ErrCorruptBlob, 65", err, exitcode.Code(err))
+	if err := blobcache.VerifyBlob(cache, a.Sha256, a.Size); !errors.Is(err, blobcache.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("VerifyBlob of a modified blob: %v (code %d), want ErrCorruptBlob, 65", err, errdefs.KindOf(err))
 	}
 }
 

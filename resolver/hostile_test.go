@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/errdefs"
+
 	blobcache "github.com/prebake/prebake/resolver/cache"
 
 	"github.com/prebake/prebake/lock"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
@@ -43,8 +44,8 @@ func TestSourceRefusesEscapes(t *testing.T) {
 		"listing ..": func() error { _, err := s.listing(ctx, s.chain[0], "../"); return err },
 	} {
 		err := call()
-		if exitcode.Code(err) != exitcode.DataErr || !(errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, safepath.ErrUnsafe)) {
-			t.Errorf("%s: err = %v (exit %d), want 65", name, err, exitcode.Code(err))
+		if errdefs.KindOf(err) != errdefs.Invalid || !(errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, safepath.ErrUnsafe)) {
+			t.Errorf("%s: err = %v (exit %d), want 65", name, err, errdefs.KindOf(err))
 		}
 	}
 	if ents, _ := os.ReadDir(filepath.Join(s.cache.Dir, "blobs", "sha256")); len(ents) != 0 {
@@ -68,14 +69,14 @@ func TestLockConsumersRefuseHostileLocks(t *testing.T) {
 	} {
 		sandbox := t.TempDir()
 		cache := filepath.Join(sandbox, "cache")
-		if _, _, err := blobcache.Retrieve(context.Background(), l, cache); exitcode.Code(err) != exitcode.DataErr {
+		if _, _, err := blobcache.Retrieve(context.Background(), l, cache); errdefs.KindOf(err) != errdefs.Invalid {
 			t.Errorf("Retrieve %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
-		if _, err := FetchLocked(context.Background(), l, Request{CacheDir: cache}); exitcode.Code(err) != exitcode.DataErr {
+		if _, err := FetchLocked(context.Background(), l, Request{CacheDir: cache}); errdefs.KindOf(err) != errdefs.Invalid {
 			t.Errorf("FetchLocked %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
 		lockPath := filepath.Join(sandbox, "prebake.lock")
-		if err := lock.Write(lockPath, l); exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, lock.ErrBadLock) {
+		if err := lock.Write(lockPath, l); errdefs.KindOf(err) != errdefs.Invalid || !errors.Is(err, lock.ErrBadLock) {
 			t.Errorf("WriteLock %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
 		if ents, _ := os.ReadDir(sandbox); len(ents) != 0 {

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/prebake/prebake/resolver/ivysettings"
 )
 
@@ -62,7 +63,7 @@ func FuzzIvySettings(f *testing.F) {
 		d := time.Since(start)
 		runtime.ReadMemStats(&after)
 		if err != nil {
-			if code := exitcode.Code(err); code == exitcode.Internal {
+			if code := errdefs.KindOf(err); code == errdefs.Internal || code == errdefs.Unknown {
 				t.Fatalf("unclassified error: %v", err)
 			}
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/resolver/ivysettings"
 )
 
@@ -86,7 +85,7 @@ func TestIvySettingsBombs(t *testing.T) {
 			var err error
 			d, alloc := measure(func() { _, err = ivsChain(t, dir, nil) })
 			t.Logf("%d bytes (audit: %d): %v, %.1f MB allocated: %v", len(tc.doc), tc.size, d, float64(alloc)/(1<<20), err)
-			if got := exitcode.Code(err); got != exitcode.DataErr || !errors.Is(err, errdefs.Invalid) {
+			if got := errdefs.KindOf(err); got != errdefs.Invalid || !errors.Is(err, errdefs.Invalid) {
 				t.Fatalf("exit code %d, want 65: %v", got, err)
 			}
 			if msg := err.Error(); !strings.Contains(msg, "ivysettings.xml") || !strings.Contains(msg, "variables expand past") {
@@ -135,7 +134,7 @@ func TestIvySettingsBigButLegal(t *testing.T) {
 		t.Errorf("3 uses: %v", err)
 	}
 	_, err = ivsChain(t, writeIvs(t, map[string]string{"ivysettings.xml": doc(4)}), nil)
-	if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), "1048576 substitutions in all") {
+	if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), "1048576 substitutions in all") {
 		t.Errorf("4 uses: %v, want 65 naming the budget", err)
 	}
 }
@@ -156,8 +155,8 @@ func TestIvySettingsCancel(t *testing.T) {
 	}}
 	start := time.Now()
 	_, err := ivysettings.Load(ctx, filepath.Join(dir, "ivysettings.xml"), env)
-	if !errors.Is(err, context.Canceled) || exitcode.Code(err) != exitcode.Timeout {
-		t.Fatalf("got %v (code %d), want context.Canceled, 75", err, exitcode.Code(err))
+	if !errors.Is(err, context.Canceled) || errdefs.KindOf(err) != errdefs.Timeout {
+		t.Fatalf("got %v (code %d), want context.Canceled, 75", err, errdefs.KindOf(err))
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("took %v", d)
@@ -223,7 +222,7 @@ func TestIvySettingsLocalFiles(t *testing.T) {
 			if d := time.Since(start); d > time.Second {
 				t.Errorf("took %v", d)
 			}
-			if got := exitcode.Code(err); got != exitcode.DataErr {
+			if got := errdefs.KindOf(err); got != errdefs.Invalid {
 				t.Fatalf("exit code %d, want 65: %v", got, err)
 			}
 			msg := err.Error()
@@ -252,7 +251,7 @@ func TestIvySettingsLocalFiles(t *testing.T) {
 	// The main file itself: the same XML checks.
 	for name, content := range map[string]string{"shadow": "prolog", "trailing": "trailing section", "empty": "premature end of file"} {
 		_, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, name)}, chainConfig{home: "/home/u"})
-		if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), content) {
+		if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), content) {
 			t.Errorf("--ivy-settings %s: %v, want 65 %q", name, err, content)
 		}
 	}
@@ -266,7 +265,7 @@ func TestIvySettingsReadBudget(t *testing.T) {
 		`<settings defaultResolver="a"/><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`
 	dir := writeIvs(t, map[string]string{"ivysettings.xml": main, "big.xml": big})
 	_, err := ivsChain(t, dir, nil)
-	if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), "larger than 16777216 bytes in all") {
+	if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), "larger than 16777216 bytes in all") {
 		t.Errorf("got %v, want 65 naming the budget", err)
 	}
 }

@@ -15,13 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/errdefs"
+
 	blobcache "github.com/prebake/prebake/resolver/cache"
 
 	"github.com/prebake/prebake/lock"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -148,8 +149,8 @@ func TestResolveLockFlow(t *testing.T) {
 	off := req
 	off.Offline = true
 	_, err = Resolve(ctx, off, flatOpts()...)
-	if err == nil || exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "org.x_b-1.0.jar") || srv.Requests() != 0 {
-		t.Errorf("offline: err = %v (code %d), %d requests", err, exitcode.Code(err), srv.Requests())
+	if err == nil || errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "org.x_b-1.0.jar") || srv.Requests() != 0 {
+		t.Errorf("offline: err = %v (code %d), %d requests", err, errdefs.KindOf(err), srv.Requests())
 	}
 
 	// Frozen with changed inputs: 78, saying what changed.
@@ -157,13 +158,13 @@ func TestResolveLockFlow(t *testing.T) {
 	frozen.Frozen = true
 	frozen.Packages = []string{"org.x:b:1.0"}
 	_, err = Resolve(ctx, frozen, flatOpts()...)
-	if exitcode.Code(err) != exitcode.StaleLock || !strings.Contains(err.Error(), "packages changed from [org.x:b:1.0,org.x:a:2.0] to [org.x:b:1.0]") {
-		t.Errorf("frozen stale: err = %v (code %d)", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Stale || !strings.Contains(err.Error(), "packages changed from [org.x:b:1.0,org.x:a:2.0] to [org.x:b:1.0]") {
+		t.Errorf("frozen stale: err = %v (code %d)", err, errdefs.KindOf(err))
 	}
 	frozen.LockPath = filepath.Join(dir, "missing.lock")
 	_, err = Resolve(ctx, frozen, flatOpts()...)
-	if exitcode.Code(err) != exitcode.StaleLock || !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("frozen missing: err = %v (code %d)", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Stale || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("frozen missing: err = %v (code %d)", err, errdefs.KindOf(err))
 	}
 
 	// Stale without --frozen: resolves again and rewrites the lock.
@@ -235,7 +236,7 @@ func TestHelperProcess(t *testing.T) {
 	res, err := Resolve(context.Background(), req, WithDefaultChain("", ""), WithRetry(2, 10*time.Millisecond), withGraphBuilder(flatGraph))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
-		os.Exit(exitcode.Code(err))
+		os.Exit(1)
 	}
 	json.NewEncoder(os.Stdout).Encode(res.Lock.Artifacts)
 	os.Exit(0)

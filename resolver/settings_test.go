@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -162,7 +163,7 @@ func TestResolveThroughMirror(t *testing.T) {
 	// it is stale (resolved again).
 	noSettings := req
 	noSettings.Settings = ""
-	if _, err := LockFor(context.Background(), noSettings, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
+	if _, err := LockFor(context.Background(), noSettings, flatOpts()...); errdefs.KindOf(err) != errdefs.Stale {
 		t.Errorf("LockFor without settings, not frozen: %v, want a stale lock", err)
 	}
 	noSettings.Frozen = true
@@ -172,7 +173,7 @@ func TestResolveThroughMirror(t *testing.T) {
 	}
 	otherPkgs := noSettings
 	otherPkgs.Packages = []string{"org.example:other:1.0"}
-	if _, err := LockFor(context.Background(), otherPkgs, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
+	if _, err := LockFor(context.Background(), otherPkgs, flatOpts()...); errdefs.KindOf(err) != errdefs.Stale {
 		t.Errorf("LockFor with other packages: %v, want a stale lock", err)
 	}
 
@@ -195,8 +196,8 @@ func TestResolveThroughMirror(t *testing.T) {
 	off := writeSettings(t, `<offline>true</offline>
   <mirrors><mirror><id>corp</id><url>`+srv.URL()+`</url><mirrorOf>*</mirrorOf></mirror></mirrors>`)
 	_, err = FetchLocked(ctx, res.Lock, Request{CacheDir: filepath.Join(dir, "cache-off"), Settings: off}, flatOpts()...)
-	if exitcode.Code(err) != exitcode.Unavailable {
-		t.Errorf("offline settings: err = %v (code %d), want 69", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Unavailable {
+		t.Errorf("offline settings: err = %v (code %d), want 69", err, errdefs.KindOf(err))
 	}
 
 	// A wrong password: exit 77, naming the mirror URL without userinfo.
@@ -205,8 +206,8 @@ func TestResolveThroughMirror(t *testing.T) {
 	bad.LockPath = ""
 	bad.CacheDir = filepath.Join(dir, "cache2")
 	_, err = Resolve(ctx, bad, flatOpts(WithLogger(log))...)
-	if exitcode.Code(err) != exitcode.NoPerm {
-		t.Fatalf("wrong password: err = %v (code %d), want 77", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Denied {
+		t.Fatalf("wrong password: err = %v (code %d), want 77", err, errdefs.KindOf(err))
 	}
 	if !strings.Contains(err.Error(), srv.URL()+"org/x/a/1.0/") || !strings.Contains(err.Error(), "401") {
 		t.Errorf("wrong password: error %q does not name the mirror URL and the status", err)
@@ -260,8 +261,8 @@ func TestSettingsNginx(t *testing.T) {
 	bad.LockPath = ""
 	bad.CacheDir = filepath.Join(dir, "cache2")
 	_, err = Resolve(ctx, bad, WithDefaultChain("", ""), WithLogger(log))
-	if exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), ng.PrivateURL) {
-		t.Fatalf("wrong password: err = %v (code %d), want 77 naming %s", err, exitcode.Code(err), ng.PrivateURL)
+	if errdefs.KindOf(err) != errdefs.Denied || !strings.Contains(err.Error(), ng.PrivateURL) {
+		t.Fatalf("wrong password: err = %v (code %d), want 77 naming %s", err, errdefs.KindOf(err), ng.PrivateURL)
 	}
 	if all := err.Error() + log.String(); strings.Contains(all, "wrong-password") || strings.Contains(all, pass) {
 		t.Errorf("password printed:\n%s", all)
