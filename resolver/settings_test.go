@@ -272,11 +272,6 @@ func TestSettingsNginx(t *testing.T) {
 // writeSettings writes a settings.xml with body inside <settings>.
 func writeSettings(t *testing.T, body string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "settings.xml")
-	doc := `<?xml version="1.0" encoding="UTF-8"?>
-<settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">` + body + `</settings>`
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return filepath.Join(writeIvs(t, map[string]string{"settings.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">` + body + `</settings>`}), "settings.xml")
 }
