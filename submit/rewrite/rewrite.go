@@ -46,7 +46,7 @@ type Jars struct {
 }
 
 // A JarSource turns the packages found in a command line into jars. The cmd
-// wiring implements it with resolver.Resolve, resolver.Retrieve and the
+// wiring implements it with resolver.Resolve, cache.Retrieve (resolver/cache) and the
 // image annotation or store manifest. It returns nil jars when there is
 // nothing to add.
 type JarSource interface {
