@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -19,7 +21,6 @@ import (
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/pipeline"
-	"github.com/prebake/prebake/resolver"
 )
 
 // registryFlags reach a registry (bake image, inspect).
@@ -158,7 +159,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 		}
 	}
 	if o.sharedLock != "" {
-		if in.Shared, err = resolver.ReadLock(o.sharedLock); err != nil {
+		if in.Shared, err = lock.Read(o.sharedLock); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/lock"
-	"github.com/prebake/prebake/resolver"
 )
 
 // startBakeRegistry starts the real registry with basic auth (user
@@ -45,10 +44,10 @@ func TestBakeImageCLI(t *testing.T) {
 	sum := sha256.Sum256(data)
 	jar := filepath.Join(dir, "x.jar")
 	os.WriteFile(jar, data, 0o644)
-	lf := &resolver.Lockfile{Inputs: resolver.Inputs{Packages: []string{"com.example:x:1.0"}, Conflict: "latest"},
-		Artifacts: []resolver.Artifact{{Coord: "com.example:x:1.0", File: "com.example_x-1.0.jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "http://127.0.0.1:1/nowhere/"}}}
+	lf := &lock.File{Inputs: lock.Inputs{Packages: []string{"com.example:x:1.0"}, Conflict: "latest"},
+		Artifacts: []lock.Artifact{{Coord: "com.example:x:1.0", File: "com.example_x-1.0.jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "http://127.0.0.1:1/nowhere/"}}}
 	lockPath := filepath.Join(dir, "prebake.lock")
-	if err := resolver.WriteLock(lockPath, lf); err != nil {
+	if err := lock.Write(lockPath, lf); err != nil {
 		t.Fatal(err)
 	}
 	base := "oci:../testdata/base-image:3.5.0-amd64"

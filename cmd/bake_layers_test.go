@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
 )
 
 // writeJarsLock writes a lock of jars named by coords (content derived from
@@ -21,7 +22,7 @@ import (
 func writeJarsLock(t *testing.T, dir, name string, coords ...string) string {
 	t.Helper()
 	repo := filepath.Join(dir, "repo")
-	lf := &resolver.Lockfile{Inputs: resolver.Inputs{Packages: coords, Conflict: "latest"}}
+	lf := &lock.File{Inputs: lock.Inputs{Packages: coords, Conflict: "latest"}}
 	for _, c := range coords {
 		p := strings.Split(c, ":")
 		data := []byte(strings.Repeat("jar bytes of "+c+"\n", 200))
@@ -31,10 +32,10 @@ func writeJarsLock(t *testing.T, dir, name string, coords ...string) string {
 		if err := os.WriteFile(filepath.Join(repo, rel), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		lf.Artifacts = append(lf.Artifacts, resolver.Artifact{Coord: c, File: p[0] + "_" + p[1] + "-" + p[2] + ".jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "file://" + repo + "/"})
+		lf.Artifacts = append(lf.Artifacts, lock.Artifact{Coord: c, File: p[0] + "_" + p[1] + "-" + p[2] + ".jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "file://" + repo + "/"})
 	}
 	path := filepath.Join(dir, name)
-	if err := resolver.WriteLock(path, lf); err != nil {
+	if err := lock.Write(path, lf); err != nil {
 		t.Fatal(err)
 	}
 	return path

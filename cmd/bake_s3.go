@@ -265,7 +265,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 // resolveLockAndJars gets the set to bake (pipeline.LockOrResolve): from
 // --lock alone (jars fetched only if something must be uploaded), else by
 // resolving. Steps and downloads are reported to rep.
-func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*resolver.Lockfile, lock.Jars, error) {
+func resolveLockAndJars(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*lock.File, lock.Jars, error) {
 	req, err := f.bakeRequest(args)
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/atomicfile"
@@ -14,7 +16,6 @@ import (
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline/bundle"
-	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
 
@@ -177,7 +178,7 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 		defer os.RemoveAll(tmp)
 		cache = tmp
 	case cache == "":
-		cache = resolver.DefaultCacheDir()
+		cache = blobcache.DefaultDir(os.Getenv)
 	}
 	res, err := bundle.Import(ctx, from, cache, bundle.WithLayerOptions(lopts...))
 	if err != nil {

@@ -8,12 +8,15 @@ import (
 	"strings"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/cacheprune"
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
 )
 
 // newCacheCmd is `prebake cache` (prune).
@@ -81,7 +84,7 @@ func runCachePrune(g *globals, o *cachePruneOptions, stdout io.Writer) error {
 	}
 	dir := o.cache
 	if dir == "" {
-		dir = resolver.DefaultCacheDir()
+		dir = blobcache.DefaultDir(os.Getenv)
 	}
 	locks := o.keepLocks
 	if len(locks) == 0 {
@@ -91,7 +94,7 @@ func runCachePrune(g *globals, o *cachePruneOptions, stdout io.Writer) error {
 	}
 	keep := map[string]bool{}
 	for _, p := range locks {
-		l, err := resolver.ReadLock(p)
+		l, err := lock.Read(p)
 		if err != nil {
 			return fmt.Errorf("--keep-lock: %w", err)
 		}

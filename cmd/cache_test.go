@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/internal/cacheprune"
 	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/resolver"
 )
 
 // TestCachePrune reproduces finding 11 of review 3: bakes of one lock with
@@ -55,7 +56,7 @@ func TestCachePrune(t *testing.T) {
 	// file:// repositories take no download lock: write what an http one
 	// leaves (a lock and a 404 record, and the index entry of old.lock's
 	// jar), and hold one lock as a running prebake would.
-	ol, err := resolver.ReadLock("old.lock")
+	ol, err := lock.Read("old.lock")
 	if err != nil {
 		t.Fatal(err)
 	}

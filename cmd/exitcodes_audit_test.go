@@ -20,10 +20,13 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/resolver"
 )
 
 // The security review's reproductions for the cache (finding 3) and the
@@ -39,14 +42,14 @@ func TestAuditExitCodesAndModifiedBlobs(t *testing.T) {
 
 	// setup resolves coord over HTTP into a fresh cache with a lock, and
 	// returns the flags for it and the locked artifact.
-	setup := func(t *testing.T) ([]string, resolver.Artifact, string) {
+	setup := func(t *testing.T) ([]string, lock.Artifact, string) {
 		dir := t.TempDir()
-		cache, lock := filepath.Join(dir, "cache"), filepath.Join(dir, "prebake.lock")
-		flags := []string{"--no-default-repositories", "--repositories", srv.URL(), "--cache", cache, "--lock", lock}
+		cache, lockPath := filepath.Join(dir, "cache"), filepath.Join(dir, "prebake.lock")
+		flags := []string{"--no-default-repositories", "--repositories", srv.URL(), "--cache", cache, "--lock", lockPath}
 		if code, _, errs := runPrebake(ctx, append(append([]string{"resolve", "-q"}, flags...), coord)...); code != 0 {
 			t.Fatalf("resolve: exit %d\n%s", code, errs)
 		}
-		l, err := resolver.ReadLock(lock)
+		l, err := lock.Read(lockPath)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,11 +77,11 @@ func TestAuditExitCodesAndModifiedBlobs(t *testing.T) {
 	tests := []struct {
 		name string
 		// run returns the command; prep may change the cache first.
-		prep  func(t *testing.T, a resolver.Artifact, cache string)
+		prep  func(t *testing.T, a lock.Artifact, cache string)
 		args  func(flags []string, dir string) []string
 		want  int
 		msg   string
-		after func(t *testing.T, a resolver.Artifact, cache, dir, stdout string)
+		after func(t *testing.T, a lock.Artifact, cache, dir, stdout string)
 	}{
 		{"resolve with no coordinate", nil, func(flags []string, _ string) []string {
 			return append([]string{"resolve"}, flags[:5]...)
@@ -86,39 +89,39 @@ func TestAuditExitCodesAndModifiedBlobs(t *testing.T) {
 		{"resolve --packages with only a comma", nil, func(flags []string, _ string) []string {
 			return append([]string{"resolve", "--packages", ","}, flags[:5]...)
 		}, exitcode.Usage, "no coordinate", nil},
-		{"locked blob missing with --offline: 69 as the repository cannot be asked", func(t *testing.T, a resolver.Artifact, cache string) {
-			os.Remove(resolver.BlobPath(cache, a.Sha256))
+		{"locked blob missing with --offline: 69 as the repository cannot be asked", func(t *testing.T, a lock.Artifact, cache string) {
+			os.Remove(blobcache.BlobPath(cache, a.Sha256))
 		}, func(flags []string, _ string) []string {
 			return append(append([]string{"resolve", "--offline"}, flags...), coord)
 		}, exitcode.Unavailable, "not in the cache", nil},
-		{"modified blob with --offline", func(t *testing.T, a resolver.Artifact, cache string) {
-			tamper(t, resolver.BlobPath(cache, a.Sha256))
+		{"modified blob with --offline", func(t *testing.T, a lock.Artifact, cache string) {
+			tamper(t, blobcache.BlobPath(cache, a.Sha256))
 		}, func(flags []string, _ string) []string {
 			return append(append([]string{"resolve", "--offline"}, flags...), coord)
 		}, exitcode.DataErr, "run without --offline", nil},
-		{"modified blob: bake image repairs it first", func(t *testing.T, a resolver.Artifact, cache string) {
-			tamper(t, resolver.BlobPath(cache, a.Sha256))
+		{"modified blob: bake image repairs it first", func(t *testing.T, a lock.Artifact, cache string) {
+			tamper(t, blobcache.BlobPath(cache, a.Sha256))
 		}, func(flags []string, dir string) []string {
 			return append(append([]string{"bake", "image", "-q", "--base", "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0",
 				"--target", "oci:" + filepath.Join(dir, "img")}, flags...), coord)
-		}, 0, "", func(t *testing.T, a resolver.Artifact, cache, _, _ string) {
-			if got := hashOf(t, resolver.BlobPath(cache, a.Sha256)); got != a.Sha256 {
+		}, 0, "", func(t *testing.T, a lock.Artifact, cache, _, _ string) {
+			if got := hashOf(t, blobcache.BlobPath(cache, a.Sha256)); got != a.Sha256 {
 				t.Errorf("blob hashes to %s after the bake, want it repaired (%s)", got, a.Sha256)
 			}
 		}},
-		{"modified blob: bake s3 uploads the repaired one", func(t *testing.T, a resolver.Artifact, cache string) {
-			tamper(t, resolver.BlobPath(cache, a.Sha256))
+		{"modified blob: bake s3 uploads the repaired one", func(t *testing.T, a lock.Artifact, cache string) {
+			tamper(t, blobcache.BlobPath(cache, a.Sha256))
 		}, func(flags []string, dir string) []string {
 			return append(append([]string{"bake", "s3", "-q", "--store", "file://" + filepath.Join(dir, "store")}, flags...), coord)
-		}, 0, "", func(t *testing.T, a resolver.Artifact, _, dir, _ string) {
+		}, 0, "", func(t *testing.T, a lock.Artifact, _, dir, _ string) {
 			p := filepath.Join(dir, "store", "jars", "sha256", a.Sha256, a.File)
 			if got := hashOf(t, p); got != a.Sha256 {
 				t.Errorf("stored jar hashes to %s, want %s", got, a.Sha256)
 			}
 		}},
-		{"modified retrieve file: rewrite rebuilds it", func(t *testing.T, a resolver.Artifact, cache string) {
-			l := &resolver.Lockfile{Artifacts: []resolver.Artifact{a}}
-			_, paths, err := resolver.Retrieve(context.Background(), l, cache)
+		{"modified retrieve file: rewrite rebuilds it", func(t *testing.T, a lock.Artifact, cache string) {
+			l := &lock.File{Artifacts: []lock.Artifact{a}}
+			_, paths, err := blobcache.Retrieve(context.Background(), l, cache)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +131,7 @@ func TestAuditExitCodesAndModifiedBlobs(t *testing.T) {
 			}
 		}, func(flags []string, _ string) []string {
 			return append(append([]string{"rewrite"}, flags...), "--", "--master", "local[1]", "--packages", coord, "app.jar")
-		}, 0, "", func(t *testing.T, a resolver.Artifact, _, _, stdout string) {
+		}, 0, "", func(t *testing.T, a lock.Artifact, _, _, stdout string) {
 			for _, w := range strings.Fields(stdout) {
 				for _, p := range strings.Split(strings.Trim(w, "'"), ",") {
 					if strings.HasSuffix(p, a.File) {
@@ -385,7 +388,7 @@ func TestAuditExitCodeRows(t *testing.T) {
 	if code, _, errs := runPrebake(context.Background(), append(append([]string{"resolve", "-q", "--lock", lockFile}, demo...), coord)...); code != 0 {
 		t.Fatalf("resolve for the lock: exit %d\n%s", code, errs)
 	}
-	lf, err := resolver.ReadLock(lockFile)
+	lf, err := lock.Read(lockFile)
 	if err != nil {
 		t.Fatal(err)
 	}

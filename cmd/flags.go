@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -142,7 +144,7 @@ func (f *resolveFlags) signatures() (resolver.SignatureVerifier, error) {
 // rewrite will ask for. fs tells which flags were given.
 func (f *resolveFlags) lockRequest(fs *pflag.FlagSet, what string, extra ...string) (resolver.Request, error) {
 	if f.lock != "" && !hasCoordinate(f.packages) && !hasCoordinate(extra) {
-		lock, err := resolver.ReadLock(f.lock)
+		lock, err := lock.Read(f.lock)
 		if err != nil {
 			return resolver.Request{}, err
 		}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
@@ -36,7 +38,7 @@ func settingsIn(doc, file []byte) bool {
 
 // lockChanges lists the modules that differ between the lock init
 // replaced (nil: none) and the new one.
-func lockChanges(old, cur *resolver.Lockfile) []string {
+func lockChanges(old, cur *lock.File) []string {
 	out := []string{}
 	if old == nil {
 		return out
@@ -138,7 +140,7 @@ what changed; --force rewrites the file with this command's settings.`,
 				if !hasCoordinate(req.Packages) {
 					return exitcode.Errorf(exitcode.Usage, "init: the command line has no --packages (nor spark.jars.packages): nothing to pin")
 				}
-				oldLock, _ := resolver.ReadLock(rf.lock)
+				oldLock, _ := lock.Read(rf.lock)
 				rep := g.reporter(c.ErrOrStderr())
 				res, err := resolver.Resolve(c.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
 				rep.Wait()

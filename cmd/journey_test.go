@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -282,10 +284,10 @@ func TestBakeImageQuietScalaWarning(t *testing.T) {
 	if err := os.WriteFile(jar, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lock := &resolver.Lockfile{Inputs: resolver.Inputs{Packages: []string{"com.example:foo_2.13:1.0"}, Conflict: "latest"},
-		Artifacts: []resolver.Artifact{{Coord: "com.example:foo_2.13:1.0", File: "com.example_foo_2.13-1.0.jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "file://" + tmp + "/"}}}
+	lf := &lock.File{Inputs: lock.Inputs{Packages: []string{"com.example:foo_2.13:1.0"}, Conflict: "latest"},
+		Artifacts: []lock.Artifact{{Coord: "com.example:foo_2.13:1.0", File: "com.example_foo_2.13-1.0.jar", Sha256: hex.EncodeToString(sum[:]), Size: int64(len(data)), Repository: "file://" + tmp + "/"}}}
 	lockPath := filepath.Join(tmp, "prebake.lock")
-	if err := resolver.WriteLock(lockPath, lock); err != nil {
+	if err := lock.Write(lockPath, lf); err != nil {
 		t.Fatal(err)
 	}
 	// The jar is where the lock's repository says.

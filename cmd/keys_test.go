@@ -10,7 +10,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/pgpverify/pgptest"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // signRepo writes <jar>.asc next to every jar of a file:// repository,
@@ -67,13 +67,13 @@ func TestVerifySignaturesCLI(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("verifySignatures: true\nkeyring: "+keyring+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cache, lock := filepath.Join(tmp, "cache"), filepath.Join(tmp, "prebake.lock")
-	base := []string{"--config", cfg, "--no-default-repositories", "--repositories", repo, "--cache", cache, "--lock", lock}
+	cache, lockPath := filepath.Join(tmp, "cache"), filepath.Join(tmp, "prebake.lock")
+	base := []string{"--config", cfg, "--no-default-repositories", "--repositories", repo, "--cache", cache, "--lock", lockPath}
 	_, stderr, code = runCLI(t, append([]string{"resolve", "-o", "names"}, append(base, "com.example:lib-a:1.0")...)...)
 	if code != 0 {
 		t.Fatalf("resolve --verify-signatures: exit %d\n%s", code, stderr)
 	}
-	lf, err := resolver.ReadLock(lock)
+	lf, err := lock.Read(lockPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestVerifySignaturesCLI(t *testing.T) {
 		t.Errorf("frozen, signer unpinned: exit %d, want 65 naming the jar\n%s", code, stderr)
 	}
 	// bake s3 from the lock alone checks the jars it fetches the same way.
-	_, stderr, code = runCLI(t, "bake", "s3", "--store", "file://"+filepath.Join(tmp, "store"), "--lock", lock, "--verify-signatures",
+	_, stderr, code = runCLI(t, "bake", "s3", "--store", "file://"+filepath.Join(tmp, "store"), "--lock", lockPath, "--verify-signatures",
 		"--keyring", other, "--cache", filepath.Join(tmp, "cache3"), "--repositories", repo)
 	if code != exitcode.DataErr || !strings.Contains(stderr, "not in the keyring") {
 		t.Errorf("bake s3 --lock, signer unpinned: exit %d, want 65\n%s", code, stderr)

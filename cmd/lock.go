@@ -5,11 +5,12 @@ import (
 	"errors"
 	"io"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/lockdiff"
-	"github.com/prebake/prebake/resolver"
 )
 
 // exitDiffer is the exit code of `lock diff --check` when the locks differ:
@@ -56,11 +57,11 @@ func runLockDiff(_ context.Context, g *globals, oldPath, newPath string, check b
 	if err != nil {
 		return err
 	}
-	oldLock, err := resolver.ReadLock(oldPath)
+	oldLock, err := lock.Read(oldPath)
 	if err != nil {
 		return err
 	}
-	newLock, err := resolver.ReadLock(newPath)
+	newLock, err := lock.Read(newPath)
 	if err != nil {
 		return err
 	}

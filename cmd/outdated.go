@@ -9,6 +9,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/prebake/prebake/internal/revision"
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -62,7 +65,7 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 	if f.lock == "" {
 		return exitcode.Errorf(exitcode.Usage, "outdated: needs --lock FILE")
 	}
-	lf, err := resolver.ReadLock(f.lock)
+	lf, err := lock.Read(f.lock)
 	if err != nil {
 		return err
 	}
@@ -213,7 +216,7 @@ func newerVersions(group, current string, vs []string, withinSparkLine bool) []s
 	for _, v := range vs {
 		switch {
 		case strings.HasSuffix(v, "-SNAPSHOT") || v == "SNAPSHOT",
-			resolver.CompareRevisions(v, current) <= 0,
+			revision.Compare(v, current) <= 0,
 			tag(v) != tag(current),
 			withinSparkLine && line(v) != line(current),
 			slices.Contains(out, v):
@@ -221,6 +224,6 @@ func newerVersions(group, current string, vs []string, withinSparkLine bool) []s
 		}
 		out = append(out, v)
 	}
-	slices.SortFunc(out, resolver.CompareRevisions)
+	slices.SortFunc(out, revision.Compare)
 	return out
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/internal/revision"
+	"github.com/prebake/prebake/lock"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
@@ -76,8 +79,8 @@ func versionsRepo(t *testing.T) string {
 func TestOutdatedCLI(t *testing.T) {
 	_, tmp := isolatedCLI(t)
 	repo := versionsRepo(t)
-	lock := filepath.Join(tmp, "prebake.lock")
-	base := []string{"--no-default-repositories", "--repositories", repo, "--cache", filepath.Join(tmp, "cache"), "--lock", lock}
+	lockPath := filepath.Join(tmp, "prebake.lock")
+	base := []string{"--no-default-repositories", "--repositories", repo, "--cache", filepath.Join(tmp, "cache"), "--lock", lockPath}
 	if _, stderr, code := runCLI(t, append([]string{"resolve"}, append(base, "org.o:app:1.0")...)...); code != 0 {
 		t.Fatalf("resolve: exit %d\n%s", code, stderr)
 	}
@@ -89,7 +92,7 @@ func TestOutdatedCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want := jsondoc.Outdated{Lock: lock, Packages: []jsondoc.OutdatedPackage{{Module: "org.o:app", Current: "1.0", Latest: "2.0", Newer: []string{"1.1", "2.0"}}}}
+	want := jsondoc.Outdated{Lock: lockPath, Packages: []jsondoc.OutdatedPackage{{Module: "org.o:app", Current: "1.0", Latest: "2.0", Newer: []string{"1.1", "2.0"}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("outdated -o json (-want +got):\n%s", diff)
 	}
@@ -99,7 +102,7 @@ func TestOutdatedCLI(t *testing.T) {
 	}
 
 	lockedApp := func() string {
-		lf, err := resolver.ReadLock(lock)
+		lf, err := lock.Read(lockPath)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +164,7 @@ func TestOutdatedCentralIT(t *testing.T) {
 		t.Errorf("commons-lang3 3.12.0: %+v", p)
 	}
 	for _, v := range p.Newer {
-		if strings.Contains(v, "SNAPSHOT") || resolver.CompareRevisions(v, "3.12.0") <= 0 {
+		if strings.Contains(v, "SNAPSHOT") || revision.Compare(v, "3.12.0") <= 0 {
 			t.Errorf("newer lists %s", v)
 		}
 	}

@@ -3,12 +3,13 @@ package cmd
 import (
 	"io"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sbom"
 	"github.com/prebake/prebake/layers"
-	"github.com/prebake/prebake/resolver"
 )
 
 func newSBOMCmd(g *globals) *cobra.Command {
@@ -40,7 +41,7 @@ func runSBOM(g *globals, lockPath string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	l, err := resolver.ReadLock(lockPath)
+	l, err := lock.Read(lockPath)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/localfile"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline"
-	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/s3store"
 )
 
@@ -194,7 +194,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 				if !filepath.IsAbs(p) {
 					p = filepath.Join(filepath.Dir(o.keepSets), p)
 				}
-				l, err := resolver.ReadLock(p)
+				l, err := lock.Read(p)
 				if err != nil {
 					return err
 				}

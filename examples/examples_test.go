@@ -23,7 +23,7 @@ import (
 
 	"github.com/prebake/prebake/cmd"
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/lock"
 )
 
 // root is the repository root.
@@ -309,13 +309,13 @@ func TestExampleSetsRun(t *testing.T) {
 	sets, _ := docs[0]["sets"].([]any)
 	pinned := -1
 	for i, s := range sets {
-		lock, _ := at(s, "lock").(string)
-		if lock == "" {
+		lockPath, _ := at(s, "lock").(string)
+		if lockPath == "" {
 			continue
 		}
 		pinned = i
-		if _, err := resolver.ReadLock(lock); err != nil {
-			t.Errorf("set %d: lock %s: %v", i, lock, err)
+		if _, err := lock.Read(lockPath); err != nil {
+			t.Errorf("set %d: lock %s: %v", i, lockPath, err)
 		}
 	}
 	if pinned < 0 {

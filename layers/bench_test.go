@@ -18,12 +18,13 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/layers/registrytest"
 	"github.com/prebake/prebake/lock"
-	"github.com/prebake/prebake/resolver"
 )
 
 // jarLike returns a real jar (a deflated zip) of about size bytes whose
@@ -300,12 +301,12 @@ func BenchmarkCompression(b *testing.B) {
 		sum := sha256.Sum256(d)
 		a := lock.Artifact{Coord: fmt.Sprintf("g:lib%02d:1", i), File: fmt.Sprintf("g_lib%02d-1.jar", i), Sha256: hex.EncodeToString(sum[:]), Size: int64(len(d))}
 		lf.Artifacts = append(lf.Artifacts, a)
-		p := resolver.BlobPath(cache, a.Sha256)
+		p := blobcache.BlobPath(cache, a.Sha256)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.Rename(filepath.Join(dir, fmt.Sprintf("lib%02d.jar", i)), p); err != nil {
 			b.Fatal(err)
 		}
-		if err := resolver.VerifyBlob(cache, a.Sha256, a.Size); err != nil {
+		if err := blobcache.VerifyBlob(cache, a.Sha256, a.Size); err != nil {
 			b.Fatal(err)
 		}
 		paths = append(paths, p)
@@ -377,7 +378,7 @@ func BenchmarkCompression(b *testing.B) {
 				os.RemoveAll(tmp)
 				out := filepath.Join(b.TempDir(), "out")
 				timed(string(c)+"_bake", func() {
-					res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
+					res, err := Bake(ctx, BakeInput{Lock: lf, Jars: lock.LocalJars(paths), Base: base, Target: "oci:" + out}, WithCompression(c), WithCacheDir(cache), WithJarOpener(blobcache.JarOpener(cache)))
 					if err != nil {
 						b.Fatal(err)
 					}

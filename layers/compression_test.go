@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -18,7 +20,6 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/layers/registrytest"
-	"github.com/prebake/prebake/resolver"
 )
 
 func TestParseCompression(t *testing.T) {
@@ -178,20 +179,20 @@ func TestBakeCacheBlobs(t *testing.T) {
 		lock, srcs := makeLock(t, t.TempDir(), demoArtifacts...)
 		var paths []string
 		for i, a := range lock.Artifacts {
-			p := resolver.BlobPath(cache, a.Sha256)
+			p := blobcache.BlobPath(cache, a.Sha256)
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			if err := os.Rename(srcs[i], p); err != nil {
 				t.Fatal(err)
 			}
 			if stamp {
-				if err := resolver.VerifyBlob(cache, a.Sha256, a.Size); err != nil {
+				if err := blobcache.VerifyBlob(cache, a.Sha256, a.Size); err != nil {
 					t.Fatal(err)
 				}
 			}
 			paths = append(paths, p)
 		}
 		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: "oci:" + filepath.Join(t.TempDir(), "out")}
-		res, err := Bake(ctx, in, WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
+		res, err := Bake(ctx, in, WithCacheDir(cache), WithJarOpener(blobcache.JarOpener(cache)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,8 +207,8 @@ func TestBakeCacheBlobs(t *testing.T) {
 		os.Chtimes(paths[1], info.ModTime(), info.ModTime())
 		os.RemoveAll(filepath.Join(cache, "layers")) // build the layer again
 		in.Target = "oci:" + filepath.Join(t.TempDir(), "out")
-		_, err = Bake(ctx, in, WithCacheDir(cache), WithJarOpener(resolver.CacheJarOpener(cache)))
-		if !errors.Is(err, resolver.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+		_, err = Bake(ctx, in, WithCacheDir(cache), WithJarOpener(blobcache.JarOpener(cache)))
+		if !errors.Is(err, blobcache.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
 			t.Errorf("stamped=%v: modified cache blob: %v (kind %v), want ErrCorruptBlob, invalid input", stamp, err, errdefs.KindOf(err))
 		}
 	}

@@ -309,7 +309,7 @@ func (o *options) layerEpoch() (time.Time, error) {
 // JarOpener opens a jar of the lock at path (sha256 hex, size bytes) so
 // that its bytes are checked as they are read, or says it does not take
 // that path (ok false): the bake then hashes the jar as it reads it. The
-// resolver's cache gives one (resolver.CacheJarOpener) that trusts a blob by
+// resolver's cache gives one (resolver/cache.JarOpener) that trusts a blob by
 // its stamp, so a cached jar is read once and not hashed again.
 type JarOpener func(path, sha256 string, size int64) (rc io.ReadCloser, ok bool, err error)
 

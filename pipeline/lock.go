@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 
 	"github.com/prebake/prebake/errdefs"
@@ -11,6 +12,7 @@ import (
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
+	blobcache "github.com/prebake/prebake/resolver/cache"
 )
 
 // ErrNothingToBake is returned (kind BadArgument) by LockOrResolve when the
@@ -28,7 +30,7 @@ func LockOrResolve(ctx context.Context, req resolver.Request, rep *progress.Repo
 		if req.LockPath == "" {
 			return nil, nil, errdefs.New(errdefs.BadArgument, ErrNothingToBake)
 		}
-		lf, err := resolver.ReadLock(req.LockPath)
+		lf, err := lock.Read(req.LockPath)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -57,7 +59,7 @@ func LockedJars(lf *lock.File, req resolver.Request, opts ...resolver.Option) lo
 // CacheDir is dir, or the default cache directory when dir is "".
 func CacheDir(dir string) string {
 	if dir == "" {
-		return resolver.DefaultCacheDir()
+		return blobcache.DefaultDir(os.Getenv)
 	}
 	return dir
 }
@@ -73,5 +75,5 @@ func RewriteWorkDir(dir string) string {
 // default): the layer cache under it, and jars read from its blobs.
 func LayerCache(dir string) []layers.Option {
 	dir = CacheDir(dir)
-	return []layers.Option{layers.WithCacheDir(dir), layers.WithJarOpener(resolver.CacheJarOpener(dir))}
+	return []layers.Option{layers.WithCacheDir(dir), layers.WithJarOpener(blobcache.JarOpener(dir))}
 }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/layers"
@@ -277,7 +279,7 @@ func ResolveJars(ctx context.Context, req resolver.Request, p submit.Packages, r
 	if err != nil {
 		return nil, nil, err
 	}
-	_, paths, err := resolver.Retrieve(ctx, res.Lock, req.CacheDir)
+	_, paths, err := blobcache.Retrieve(ctx, res.Lock, req.CacheDir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,9 +5,9 @@ package resolver
 
 import (
 	"context"
-	"errors"
 
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver/cache"
 )
 
 // Conflict is the conflict mode (owned by the lock package; a lock records
@@ -84,7 +84,7 @@ type Request struct {
 // Result is what Resolve gives back.
 type Result struct {
 	// Lock is the resolved set (always set). Its artifacts are in spark.jars order.
-	Lock *Lockfile
+	Lock *lock.File
 	// Paths are the local cache paths of Lock.Artifacts, index for index.
 	Paths []string
 	// Graph is the resolution graph, nil when the result came from a lock.
@@ -94,7 +94,7 @@ type Result struct {
 }
 
 // ErrNotFound is matched (errors.Is) by every "module or artifact not found" error.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = cache.ErrNotFound
 
 // Logger receives progress lines (to stderr); it must not be given secrets.
 type Logger interface {

@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/maven"
@@ -406,7 +407,7 @@ func corpusRun(b *testing.B, root string, sums bool, delay time.Duration, policy
 		d := time.Since(start)
 		if err != nil {
 			if !sums && policy == ChecksumStrict && errors.Is(err, ErrChecksumMissing) {
-				b.Logf("fails as it must (exit %d) after %d requests: %v", exitcode.Code(err), srv.Requests(), err)
+				b.Logf("fails as it must (exit %d) after %d requests: %v", errdefs.KindOf(err), srv.Requests(), err)
 				return
 			}
 			b.Fatal(err)

@@ -12,7 +12,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -104,7 +107,7 @@ func TestModifiedBlobIsRepaired(t *testing.T) {
 				a := res.Lock.Artifacts[0]
 				blob := res.Paths[0]
 				if mode == "retrieve" {
-					rdir, paths, err := Retrieve(ctx, res.Lock, cache)
+					rdir, paths, err := blobcache.Retrieve(ctx, res.Lock, cache)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -115,7 +118,7 @@ func TestModifiedBlobIsRepaired(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					rdir2, paths2, err := Retrieve(ctx, res.Lock, cache)
+					rdir2, paths2, err := blobcache.Retrieve(ctx, res.Lock, cache)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -137,8 +140,8 @@ func TestModifiedBlobIsRepaired(t *testing.T) {
 				}
 				res2, err := Resolve(ctx, req)
 				if mode == "offline" {
-					if !errors.Is(err, ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
-						t.Fatalf("offline with a modified blob: err = %v (code %d), want 65 and ErrCorruptBlob", err, exitcode.Code(err))
+					if !errors.Is(err, blobcache.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+						t.Fatalf("offline with a modified blob: err = %v (code %d), want 65 and ErrCorruptBlob", err, errdefs.KindOf(err))
 					}
 					return
 				}
@@ -148,7 +151,7 @@ func TestModifiedBlobIsRepaired(t *testing.T) {
 				if got := sha256File(t, res2.Paths[0]); got != a.Sha256 {
 					t.Errorf("%s: blob %s hashes to %s after the resolve, want it repaired", mode, res2.Paths[0], got)
 				}
-				if err := VerifyBlob(cache, a.Sha256, a.Size); err != nil {
+				if err := blobcache.VerifyBlob(cache, a.Sha256, a.Size); err != nil {
 					t.Errorf("VerifyBlob after the repair: %v", err)
 				}
 			})
@@ -167,7 +170,7 @@ func TestVerifyBlobStamps(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := res.Lock.Artifacts[0]
-	sd := stampDir(cache, false)
+	sd := blobcache.StampDir(cache, false)
 	if sd == "" {
 		t.Fatal("no stamp directory after a resolve")
 	}
@@ -175,22 +178,22 @@ func TestVerifyBlobStamps(t *testing.T) {
 		t.Fatalf("stamp dir %s: %v, mode %v; want 0700", sd, err, info.Mode().Perm())
 	}
 	info, _ := os.Stat(res.Paths[0])
-	if !stamped(sd, a.Sha256, info) {
+	if !blobcache.Stamped(sd, a.Sha256, info) {
 		t.Fatal("the downloaded blob has no matching stamp")
 	}
 	// A stamp dir open to others is not used.
 	os.Chmod(sd, 0o755)
-	if stampDir(cache, true) != "" {
+	if blobcache.StampDir(cache, true) != "" {
 		t.Error("a stamp directory with mode 0755 is used")
 	}
 	os.Chmod(sd, 0o700)
 	tampers[0].do(t, res.Paths[0])
 	info, _ = os.Stat(res.Paths[0])
-	if stamped(sd, a.Sha256, info) {
+	if blobcache.Stamped(sd, a.Sha256, info) {
 		t.Fatal("a blob rewritten in place still matches its stamp")
 	}
-	if err := VerifyBlob(cache, a.Sha256, a.Size); !errors.Is(err, ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("VerifyBlob of a modified blob: %v (code %d), want ErrCorruptBlob, 65", err, exitcode.Code(err))
+	if err := blobcache.VerifyBlob(cache, a.Sha256, a.Size); !errors.Is(err, blobcache.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("VerifyBlob of a modified blob: %v (code %d), want ErrCorruptBlob, 65", err, errdefs.KindOf(err))
 	}
 }
 

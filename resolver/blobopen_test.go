@@ -1,13 +1,17 @@
 package resolver
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
+	"github.com/prebake/prebake/errdefs"
 )
 
 // writeBlob puts data into cache as the blob of its sha256.
@@ -17,8 +21,9 @@ func writeBlob(t *testing.T, cache string, data []byte) (sum, path string) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sum = sha256File(t, p)
-	path = BlobPath(cache, sum)
+	h := sha256.Sum256(data)
+	sum = hex.EncodeToString(h[:])
+	path = blobcache.BlobPath(cache, sum)
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	if err := os.Rename(p, path); err != nil {
 		t.Fatal(err)
@@ -28,11 +33,11 @@ func writeBlob(t *testing.T, cache string, data []byte) (sum, path string) {
 
 // OpenBlob reads a blob once: hashed (then stamped) without a stamp,
 // trusted with one; a blob modified before or while it is read fails the
-// read with ErrCorruptBlob (65), whichever way.
+// read with blobcache.ErrCorruptBlob (65), whichever way.
 func TestOpenBlob(t *testing.T) {
 	data := []byte("the jar bytes, which OpenBlob must check once")
 	read := func(cache, sum string, size int64) ([]byte, error) {
-		rc, err := OpenBlob(cache, sum, size)
+		rc, err := blobcache.OpenBlob(cache, sum, size)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +52,7 @@ func TestOpenBlob(t *testing.T) {
 			t.Fatalf("read %q, %v", got, err)
 		}
 		info, _ := os.Stat(path)
-		if !stamped(stampDir(cache, false), sum, info) {
+		if !blobcache.Stamped(blobcache.StampDir(cache, false), sum, info) {
 			t.Fatal("a hashed blob was not stamped")
 		}
 		if got, err := read(cache, sum, -1); err != nil || string(got) != string(data) {
@@ -64,14 +69,14 @@ func TestOpenBlob(t *testing.T) {
 				cache := t.TempDir()
 				sum, path := writeBlob(t, cache, data)
 				if stampFirst {
-					if err := VerifyBlob(cache, sum, -1); err != nil {
+					if err := blobcache.VerifyBlob(cache, sum, -1); err != nil {
 						t.Fatal(err)
 					}
 				}
 				tc.do(t, path)
 				_, err := read(cache, sum, -1)
-				if !errors.Is(err, ErrCorruptBlob) || exitcode.Code(err) != exitcode.DataErr {
-					t.Fatalf("err = %v (code %d), want ErrCorruptBlob, 65", err, exitcode.Code(err))
+				if !errors.Is(err, blobcache.ErrCorruptBlob) || errdefs.KindOf(err) != errdefs.Invalid {
+					t.Fatalf("err = %v (kind %v), want blobcache.ErrCorruptBlob, Invalid", err, errdefs.KindOf(err))
 				}
 			})
 		}
@@ -79,10 +84,10 @@ func TestOpenBlob(t *testing.T) {
 	t.Run("stamped, rewritten while read", func(t *testing.T) {
 		cache := t.TempDir()
 		sum, path := writeBlob(t, cache, data)
-		if err := VerifyBlob(cache, sum, -1); err != nil {
+		if err := blobcache.VerifyBlob(cache, sum, -1); err != nil {
 			t.Fatal(err)
 		}
-		rc, err := OpenBlob(cache, sum, -1)
+		rc, err := blobcache.OpenBlob(cache, sum, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,14 +102,14 @@ func TestOpenBlob(t *testing.T) {
 		}
 		f.WriteAt([]byte("EVIL"), 10)
 		f.Close()
-		if _, err := io.ReadAll(rc); !errors.Is(err, ErrCorruptBlob) {
-			t.Fatalf("err = %v, want ErrCorruptBlob", err)
+		if _, err := io.ReadAll(rc); !errors.Is(err, blobcache.ErrCorruptBlob) {
+			t.Fatalf("err = %v, want blobcache.ErrCorruptBlob", err)
 		}
 	})
 	t.Run("missing", func(t *testing.T) {
 		_, err := read(t.TempDir(), "00", -1)
-		if !errors.Is(err, os.ErrNotExist) || exitcode.Code(err) != exitcode.NotFound {
-			t.Fatalf("err = %v (code %d)", err, exitcode.Code(err))
+		if !errors.Is(err, os.ErrNotExist) || errdefs.KindOf(err) != errdefs.NotFound {
+			t.Fatalf("err = %v (kind %v)", err, errdefs.KindOf(err))
 		}
 	})
 }

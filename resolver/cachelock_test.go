@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -31,11 +33,11 @@ func TestLockHelperProcess(t *testing.T) {
 	if os.Getenv(lockHelperEnv) == "" {
 		return
 	}
-	c, err := openCache(os.Getenv("HELPER_CACHE"), false, nil)
+	c, err := blobcache.Open(os.Getenv("HELPER_CACHE"), false, nil)
 	if err != nil {
 		os.Exit(3)
 	}
-	if _, err := c.lockURL(context.Background(), os.Getenv("HELPER_URL")); err != nil {
+	if _, err := c.LockURL(context.Background(), os.Getenv("HELPER_URL")); err != nil {
 		os.Exit(4)
 	}
 	fmt.Println("locked")
@@ -63,17 +65,17 @@ func TestDownloadLockCrossProcess(t *testing.T) {
 	if strings.TrimSpace(line) != "locked" {
 		t.Fatalf("helper said %q", line)
 	}
-	c, err := openCache(dir, false, nil)
+	c, err := blobcache.Open(dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := c.lockURL(ctx, u); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.LockURL(ctx, u); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("lock held by another process: err = %v, want a wait ended by the context", err)
 	}
 	// Another URL is not blocked.
-	unlock, err := c.lockURL(context.Background(), u+".other")
+	unlock, err := c.LockURL(context.Background(), u+".other")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestDownloadLockCrossProcess(t *testing.T) {
 	start := time.Now()
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel2()
-	unlock, err = c.lockURL(ctx2, u)
+	unlock, err = c.LockURL(ctx2, u)
 	if err != nil {
 		t.Fatalf("lock after its holder was killed: %v", err)
 	}
@@ -93,7 +95,7 @@ func TestDownloadLockCrossProcess(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("took %v to take the lock of a killed holder", d)
 	}
-	if _, err := os.Stat(c.lockPath(u) + ".lock"); err != nil {
+	if _, err := os.Stat(c.LockPath(u) + ".lock"); err != nil {
 		t.Errorf("lock file: %v", err)
 	}
 }
@@ -101,18 +103,18 @@ func TestDownloadLockCrossProcess(t *testing.T) {
 // A lock file that is a symbolic link is not followed: the download goes
 // unlocked, and nothing is created where the link points.
 func TestDownloadLockSymlink(t *testing.T) {
-	c, err := openCache(t.TempDir(), false, nil)
+	c, err := blobcache.Open(t.TempDir(), false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const u = "https://repo.example/g/a/1/a-1.pom"
 	victim := filepath.Join(t.TempDir(), "victim")
-	p := c.lockPath(u) + ".lock"
+	p := c.LockPath(u) + ".lock"
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	if err := os.Symlink(victim, p); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := c.lockURL(context.Background(), u)
+	unlock, err := c.LockURL(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,27 +269,27 @@ func TestITManyProcessesOneColdCache(t *testing.T) {
 func TestSharedNotFound(t *testing.T) {
 	dir := t.TempDir()
 	const u = "https://repo.example/g/missing/1/missing-1.pom"
-	early, err := openCache(dir, false, nil)
+	early, err := blobcache.Open(dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if early.seenMissing(u) {
+	if early.SeenMissing(u) {
 		t.Fatal("a 404 nobody recorded")
 	}
 	time.Sleep(time.Millisecond)
-	other, _ := openCache(dir, false, nil)
-	other.recordMissing(u)
-	if !early.seenMissing(u) {
+	other, _ := blobcache.Open(dir, false, nil)
+	other.RecordMissing(u)
+	if !early.SeenMissing(u) {
 		t.Error("a process running when the 404 came does not share it")
 	}
 	time.Sleep(time.Millisecond)
-	soon, _ := openCache(dir, false, nil)
-	if !soon.seenMissing(u) {
+	soon, _ := blobcache.Open(dir, false, nil)
+	if !soon.SeenMissing(u) {
 		t.Error("a process started just after the 404 (within missingWindow) does not share it")
 	}
-	late, _ := openCache(dir, false, nil)
-	late.opened = late.opened.Add(missingWindow + time.Second)
-	if late.seenMissing(u) {
+	late, _ := blobcache.Open(dir, false, nil)
+	late.Opened = late.Opened.Add(blobcache.MissingWindow + time.Second)
+	if late.SeenMissing(u) {
 		t.Error("a process started missingWindow after the 404 takes it instead of asking again")
 	}
 }
@@ -339,21 +341,21 @@ func (l *debugLines) add(p, format string, args ...any) {
 // (Debugf), after lockWaitNote at the normal level, and given up after
 // lockWaitMax (the download goes on unlocked).
 func TestDownloadLockWaitIsBounded(t *testing.T) {
-	defer func(n, m time.Duration) { lockWaitNote, lockWaitMax = n, m }(lockWaitNote, lockWaitMax)
-	lockWaitNote, lockWaitMax = 200*time.Millisecond, 600*time.Millisecond
+	defer func(n, m time.Duration) { blobcache.LockWaitNote, blobcache.LockWaitMax = n, m }(blobcache.LockWaitNote, blobcache.LockWaitMax)
+	blobcache.LockWaitNote, blobcache.LockWaitMax = 200*time.Millisecond, 600*time.Millisecond
 	var log debugLines
-	c, err := openCache(t.TempDir(), false, &log)
+	c, err := blobcache.Open(t.TempDir(), false, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const u = "https://user:s3cret@repo.example/g/a/1/a-1.pom"
-	p := c.lockPath(u) + ".lock"
-	unlock, err := c.lockURL(context.Background(), u)
+	p := c.LockPath(u) + ".lock"
+	unlock, err := c.LockURL(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	unlock()
-	for path, want := range map[string]os.FileMode{c.locks: 0o700, p: 0o600} {
+	for path, want := range map[string]os.FileMode{c.Locks: 0o700, p: 0o600} {
 		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != want {
 			t.Errorf("%s: %v %v, want mode %04o", path, info, err, want)
 		}
@@ -369,13 +371,13 @@ func TestDownloadLockWaitIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	unlock, err = c.lockURL(context.Background(), u)
+	unlock, err = c.LockURL(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	unlock()
-	if d := time.Since(start); d < lockWaitMax || d > lockWaitMax+time.Second {
-		t.Errorf("waited %v for a held lock, want about %v", d, lockWaitMax)
+	if d := time.Since(start); d < blobcache.LockWaitMax || d > blobcache.LockWaitMax+time.Second {
+		t.Errorf("waited %v for a held lock, want about %v", d, blobcache.LockWaitMax)
 	}
 	got := strings.Join(log.lines, "\n")
 	for _, want := range []string{

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/prebake/prebake/resolver/mavensettings"
 )
 
 // MavenCentralURL returns the URL through which this machine reaches Maven
@@ -44,11 +46,11 @@ func MavenCentralURL(home, mavenHome string) (string, error) {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		s, err := loadSettings(p, home, os.LookupEnv)
+		s, err := mavensettings.Load(p, home, os.LookupEnv)
 		if err != nil {
 			return "", err
 		}
-		if m := s.mirrorFor(RepoCentral, DefaultCentralURL); m != nil {
+		if m := s.MirrorFor(RepoCentral, DefaultCentralURL); m != nil {
 			return withSlash(m.URL), nil
 		}
 	}

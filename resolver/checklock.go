@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/errdefs"
 )
 
@@ -18,7 +20,7 @@ var ErrStaleLock = errors.New("stale lockfile")
 // already has the jars elsewhere (an S3 set named by the lock hash) needs
 // nothing more. A missing lock matches os.ErrNotExist; a stale one matches
 // ErrStaleLock and says what changed.
-func LockFor(ctx context.Context, req Request, opts ...Option) (*Lockfile, error) {
+func LockFor(ctx context.Context, req Request, opts ...Option) (*lock.File, error) {
 	if req.LockPath == "" {
 		return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("no lockfile given: %w", os.ErrNotExist))
 	}
@@ -31,7 +33,7 @@ func LockFor(ctx context.Context, req Request, opts ...Option) (*Lockfile, error
 		return nil, err
 	}
 	in := canonicalInputs(req, chain)
-	lock, err := ReadLock(req.LockPath)
+	lock, err := lock.Read(req.LockPath)
 	if err != nil {
 		return nil, err
 	}

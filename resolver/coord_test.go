@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
@@ -37,8 +38,8 @@ func TestParseCoordinates(t *testing.T) {
 		if tc.wantErr != "" {
 			if err == nil || !contains(err.Error(), tc.wantErr) {
 				t.Errorf("ParseCoordinates(%q) error = %v, want %q", tc.in, err, tc.wantErr)
-			} else if exitcode.Code(err) != exitcode.DataErr {
-				t.Errorf("ParseCoordinates(%q) exit code %d, want %d", tc.in, exitcode.Code(err), exitcode.DataErr)
+			} else if errdefs.KindOf(err) != errdefs.Invalid {
+				t.Errorf("ParseCoordinates(%q) exit code %d, want %d", tc.in, errdefs.KindOf(err), errdefs.Invalid)
 			}
 			continue
 		}
@@ -97,7 +98,7 @@ func TestExcludes(t *testing.T) {
 			t.Errorf("excluded(%s:%s) = %v, want %v", tc.g, tc.a, got, tc.want)
 		}
 	}
-	if _, err := ParseExcludes([]string{"g:a:1"}); err == nil || exitcode.Code(err) != exitcode.DataErr {
+	if _, err := ParseExcludes([]string{"g:a:1"}); err == nil || errdefs.KindOf(err) != errdefs.Invalid {
 		t.Errorf("g:a:1 as an exclusion: err = %v, want a DataErr", err)
 	}
 }
@@ -136,7 +137,7 @@ func FuzzParseCoordinates(f *testing.F) {
 func TestParseCoordinatesHostile(t *testing.T) {
 	for _, in := range []string{"..:a:1", "g:..:1", "g:a:..", `g:a\b:1`, "g:a:1\x00", "g:a%2e%2e:1", "g:a?x=1:1", "g\tx:a:1"} {
 		_, err := ParseCoordinates(in)
-		if exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, maven.ErrInvalidCoordinate) || !strings.Contains(err.Error(), "coordinate ") {
+		if errdefs.KindOf(err) != errdefs.Invalid || !errors.Is(err, maven.ErrInvalidCoordinate) || !strings.Contains(err.Error(), "coordinate ") {
 			t.Errorf("ParseCoordinates(%q): err = %v, want 65 and ErrInvalidCoordinate", in, err)
 		}
 	}

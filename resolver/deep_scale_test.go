@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	blobcache "github.com/prebake/prebake/resolver/cache"
 )
 
 // writeFileRepo writes a file:// Maven repository into dir: for a chain, n
@@ -234,10 +236,10 @@ func TestFilePOMAsArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(cf.Path)
-	if err != nil || string(data) != string(p.Data) || cf.Path != s.cache.blobPath(cf.Sha256) {
+	if err != nil || string(data) != string(p.Data) || cf.Path != s.cache.BlobPath(cf.Sha256) {
 		t.Fatalf("blob %q: %q, %v; want the POM", cf.Path, data, err)
 	}
-	if err := VerifyBlob(s.cache.dir, cf.Sha256, cf.Size); err != nil {
+	if err := blobcache.VerifyBlob(s.cache.Dir, cf.Sha256, cf.Size); err != nil {
 		t.Fatal(err)
 	}
 }

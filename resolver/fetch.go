@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/redact"
@@ -422,7 +424,7 @@ func (m *memBuf) Write(p []byte) (int, error) {
 func (m *memBuf) reset() error { m.b = m.b[:0]; return nil }
 
 // fileDest adapts a tempWriter, marking its errors as write errors.
-type fileDest struct{ t *tempWriter }
+type fileDest struct{ t *cache.TempWriter }
 
 func (d fileDest) Write(p []byte) (int, error) {
 	n, err := d.t.Write(p)
@@ -432,4 +434,4 @@ func (d fileDest) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (d fileDest) reset() error { return d.t.reset() }
+func (d fileDest) reset() error { return d.t.Reset() }

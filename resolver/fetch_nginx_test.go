@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -92,8 +93,8 @@ func TestNginxBasicAuth(t *testing.T) {
 	bad.LockPath = ""
 	bad.CacheDir = filepath.Join(dir, "cache2")
 	_, err = Resolve(ctx, bad, WithDefaultChain("", ""), WithLogger(log))
-	if err == nil || exitcode.Code(err) != exitcode.NoPerm {
-		t.Fatalf("wrong password: err = %v (code %d), want 77", err, exitcode.Code(err))
+	if err == nil || errdefs.KindOf(err) != errdefs.Denied {
+		t.Fatalf("wrong password: err = %v (code %d), want 77", err, errdefs.KindOf(err))
 	}
 	if !strings.Contains(err.Error(), ng.PrivateURL+"com/fasterxml/jackson/dataformat/jackson-dataformat-xml/2.14.0/") || !strings.Contains(err.Error(), "401") {
 		t.Errorf("wrong password: error %q does not name the URL and the status", err)

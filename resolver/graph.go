@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/maven"
 )
@@ -109,7 +111,7 @@ func unresolvedError(c maven.Coord, err error) error {
 	case errors.Is(err, maven.ErrCycle), errors.Is(err, maven.ErrMalformed), errors.Is(err, maven.ErrCyclicProperty),
 		errors.Is(err, maven.ErrInvalidCoordinate), errors.Is(err, maven.ErrExpansion), errors.Is(err, ErrConfigurationNotFound):
 		code = errdefs.Invalid
-	case errors.Is(err, errNotCached):
+	case errors.Is(err, cache.ErrNotCached):
 		// Offline, a repository was not asked: a run online may find it.
 		code = errdefs.Unavailable
 	case errors.Is(err, ErrNotFound):

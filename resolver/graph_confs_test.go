@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // TestConfigurationNotFoundLikeIvy: a module without POM that evicted a
@@ -30,8 +30,8 @@ func TestConfigurationNotFoundLikeIvy(t *testing.T) {
 	if !errors.Is(err, ErrConfigurationNotFound) {
 		t.Fatalf("err = %v, want ErrConfigurationNotFound", err)
 	}
-	if got := exitcode.Code(err); got != exitcode.DataErr {
-		t.Errorf("exit code %d, want %d", got, exitcode.DataErr)
+	if got := errdefs.KindOf(err); got != errdefs.Invalid {
+		t.Errorf("exit code %d, want %d", got, errdefs.Invalid)
 	}
 	if want := strings.TrimPrefix(c.expectedRaw, "error "); err.Error() != want {
 		t.Errorf("message differs from the oracle's:\n got  %s\n want %s", err, want)

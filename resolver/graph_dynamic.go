@@ -13,6 +13,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/prebake/prebake/internal/revision"
+
 	"github.com/prebake/prebake/maven"
 )
 
@@ -105,7 +107,7 @@ func (e *engine) pickRevision(c maven.Coord) (r maven.Coord, repo Repository, wo
 	for _, rp := range rv.Repositories() {
 		list := func(ctx context.Context, g, a string) ([]string, error) { return rv.VersionsIn(ctx, rp, g, a) }
 		v, ok := e.pickIn(c, list, repoFetcher{pomFetcher{e}, rv, rp, c.Group, c.Artifact})
-		if ok && (best == "" || CompareRevisions(v, best) > 0) {
+		if ok && (best == "" || revision.Compare(v, best) > 0) {
 			best, repo = v, rp
 		}
 	}
@@ -134,7 +136,7 @@ func (e *engine) pickIn(c maven.Coord, list func(ctx context.Context, g, a strin
 	}
 	// LatestRevisionStrategy.sort (ascending, stable), walked from the end.
 	sorted := append([]string{}, vs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return CompareRevisions(sorted[i], sorted[j]) < 0 })
+	sort.SliceStable(sorted, func(i, j int) bool { return revision.Compare(sorted[i], sorted[j]) < 0 })
 	for i := len(sorted) - 1; i >= 0; i-- {
 		v := sorted[i]
 		if !MatchRevision(c.Version, v) {

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
@@ -74,7 +75,7 @@ func (s *memSource) Artifact(_ context.Context, ref ArtifactRef) (*CachedFile, e
 func (s *memSource) Versions(_ context.Context, g, a string) ([]string, error) {
 	s.ask("versions", g, a)
 	if s.badMeta != nil {
-		return nil, exitcode.New(exitcode.DataErr, s.badMeta)
+		return nil, errdefs.New(errdefs.Invalid, s.badMeta)
 	}
 	if len(s.versions) == 0 {
 		return nil, fmt.Errorf("versions of %s:%s: %w", g, a, ErrNotFound)
@@ -149,8 +150,8 @@ func FuzzGraph(f *testing.F) {
 			if errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("no result in 5 s: %v", err)
 			}
-			switch code := exitcode.Code(err); code {
-			case exitcode.DataErr, exitcode.NotFound:
+			switch code := errdefs.KindOf(err); code {
+			case errdefs.Invalid, errdefs.NotFound:
 			default:
 				t.Fatalf("exit code %d: %v", code, err)
 			}

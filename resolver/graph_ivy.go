@@ -15,6 +15,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/prebake/prebake/internal/revision"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/maven"
 )
@@ -638,7 +640,7 @@ func (e *engine) latestCM(parent *inode, conflicts []*inode) []*inode {
 	}
 	w := conflicts[0]
 	for _, c := range conflicts[1:] {
-		if CompareRevisions(c.id.Version, w.id.Version) > 0 {
+		if revision.Compare(c.id.Version, w.id.Version) > 0 {
 			w = c
 		}
 	}

@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -99,14 +102,14 @@ func TestLockedJarBounded(t *testing.T) {
 			srv := mavenhttp.New(t.TempDir())
 			defer srv.Close()
 			srv.SetFault(jar, tc.fault)
-			lock := &Lockfile{Artifacts: []Artifact{{Coord: "org.slf4j:slf4j-api:2.0.7", File: "org.slf4j_slf4j-api-2.0.7.jar",
+			lock := &lock.File{Artifacts: []lock.Artifact{{Coord: "org.slf4j:slf4j-api:2.0.7", File: "org.slf4j_slf4j-api-2.0.7.jar",
 				Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 206}}}
 			cache := t.TempDir()
 			start := time.Now()
 			_, err := FetchLocked(context.Background(), lock, Request{CacheDir: cache}, fastOpts()...)
 			took := time.Since(start)
-			if got := exitcode.Code(err); got != exitcode.DataErr || !errors.Is(err, ErrTooLarge) {
-				t.Fatalf("exit %d, want %d (too large): %v", got, exitcode.DataErr, err)
+			if got := errdefs.KindOf(err); got != errdefs.Invalid || !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("exit %d, want %d (too large): %v", got, errdefs.Invalid, err)
 			}
 			for _, want := range []string{srv.URL() + jar[1:], "the lock says 206 bytes"} {
 				if !strings.Contains(err.Error(), want) {
@@ -143,10 +146,10 @@ func TestJarBoundedWithoutLock(t *testing.T) {
 		srv.SetFault(jar, endless)
 		s := testSource(t, []string{srv.URL()}, ChecksumWarn, withMaxArtifactSize(1<<20))
 		_, err := s.Artifact(context.Background(), ref(s))
-		if exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), srv.URL()+jar[1:]) {
-			t.Fatalf("err = %v (exit %d), want 65, too large, naming the URL", err, exitcode.Code(err))
+		if errdefs.KindOf(err) != errdefs.Invalid || !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), srv.URL()+jar[1:]) {
+			t.Fatalf("err = %v (exit %d), want 65, too large, naming the URL", err, errdefs.KindOf(err))
 		}
-		assertNoBlobs(t, s.cache.dir)
+		assertNoBlobs(t, s.cache.Dir)
 	})
 	t.Run("gzip bomb", func(t *testing.T) {
 		var ae atomic.Value
@@ -157,8 +160,8 @@ func TestJarBoundedWithoutLock(t *testing.T) {
 		s := testSource(t, []string{srv.URL()}, ChecksumWarn, withMaxArtifactSize(1<<20))
 		start := time.Now()
 		_, err := s.Artifact(context.Background(), ref(s))
-		if exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, ErrChecksumMismatch) {
-			t.Fatalf("err = %v (exit %d), want a checksum mismatch (65) of the body as sent", err, exitcode.Code(err))
+		if errdefs.KindOf(err) != errdefs.Invalid || !errors.Is(err, ErrChecksumMismatch) {
+			t.Fatalf("err = %v (exit %d), want a checksum mismatch (65) of the body as sent", err, errdefs.KindOf(err))
 		}
 		if got := ae.Load(); got != "identity" {
 			t.Errorf("Accept-Encoding %q, want identity", got)
@@ -166,7 +169,7 @@ func TestJarBoundedWithoutLock(t *testing.T) {
 		if took := time.Since(start); took > 5*time.Second {
 			t.Errorf("took %s: inflated?", took)
 		}
-		assertNoBlobs(t, s.cache.dir)
+		assertNoBlobs(t, s.cache.Dir)
 	})
 }
 
@@ -206,8 +209,8 @@ func TestSlowRepository(t *testing.T) {
 				_, err = s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
 			}
 			took := time.Since(start)
-			if exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "after 3 attempts") {
-				t.Fatalf("err = %v (exit %d), want 69 %q after 3 attempts", err, exitcode.Code(err), tc.want)
+			if errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "after 3 attempts") {
+				t.Fatalf("err = %v (exit %d), want 69 %q after 3 attempts", err, errdefs.KindOf(err), tc.want)
 			}
 			if n := srv.Count(tc.path); n != 3 {
 				t.Errorf("%d attempts, want 3", n)
@@ -215,7 +218,7 @@ func TestSlowRepository(t *testing.T) {
 			if took > 6*time.Second {
 				t.Errorf("took %s, want about 3 × the bound", took)
 			}
-			assertTmpEmpty(t, s.cache.dir)
+			assertTmpEmpty(t, s.cache.Dir)
 		})
 	}
 }
@@ -293,8 +296,8 @@ func TestRedirectsDropCredentials(t *testing.T) {
 		defer srv.Close()
 		s := testSource(t, []string{creds(srv.URL)}, ChecksumWarn, WithHTTPClient(srv.Client()))
 		_, err := s.POM(context.Background(), "org.x", "m", "1.0")
-		if exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "redirected from https to "+b.URL) || !strings.Contains(err.Error(), srv.URL+"/org/x/m/1.0/m-1.0.pom") {
-			t.Fatalf("err = %v (exit %d), want 69: https to http refused, naming the repository", err, exitcode.Code(err))
+		if errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "redirected from https to "+b.URL) || !strings.Contains(err.Error(), srv.URL+"/org/x/m/1.0/m-1.0.pom") {
+			t.Fatalf("err = %v (exit %d), want 69: https to http refused, naming the repository", err, errdefs.KindOf(err))
 		}
 		if strings.Contains(err.Error(), "s3cr3tPW") {
 			t.Errorf("error %q holds the password", err)

@@ -8,7 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
@@ -39,23 +44,23 @@ func TestSourceRefusesEscapes(t *testing.T) {
 		"listing ..": func() error { _, err := s.listing(ctx, s.chain[0], "../"); return err },
 	} {
 		err := call()
-		if exitcode.Code(err) != exitcode.DataErr || !(errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, safepath.ErrUnsafe)) {
-			t.Errorf("%s: err = %v (exit %d), want 65", name, err, exitcode.Code(err))
+		if errdefs.KindOf(err) != errdefs.Invalid || !(errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, safepath.ErrUnsafe)) {
+			t.Errorf("%s: err = %v (exit %d), want 65", name, err, errdefs.KindOf(err))
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(s.cache.dir, "blobs", "sha256")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(s.cache.Dir, "blobs", "sha256")); len(ents) != 0 {
 		t.Errorf("%d blobs copied into the cache", len(ents))
 	}
 }
 
-func hostileLock(file, coord string, size int64) *Lockfile {
-	return &Lockfile{Artifacts: []Artifact{{Coord: coord, File: file, Sha256: strings.Repeat("ab", 32), Size: size, Repository: "file:///nowhere/"}}}
+func hostileLock(file, coord string, size int64) *lock.File {
+	return &lock.File{Artifacts: []lock.Artifact{{Coord: coord, File: file, Sha256: strings.Repeat("ab", 32), Size: size, Repository: "file:///nowhere/"}}}
 }
 
 // TestLockConsumersRefuseHostileLocks: Retrieve, FetchLocked and WriteLock
 // check a lock that did not come through ParseLock.
 func TestLockConsumersRefuseHostileLocks(t *testing.T) {
-	for _, l := range []*Lockfile{
+	for _, l := range []*lock.File{
 		hostileLock("../../../PWNED_art-1.jar", "g:a:1", 3),
 		hostileLock("..", "g:a:1", 3),
 		hostileLock("a\x00b.jar", "g:a:1", 3),
@@ -64,14 +69,14 @@ func TestLockConsumersRefuseHostileLocks(t *testing.T) {
 	} {
 		sandbox := t.TempDir()
 		cache := filepath.Join(sandbox, "cache")
-		if _, _, err := Retrieve(context.Background(), l, cache); exitcode.Code(err) != exitcode.DataErr {
+		if _, _, err := blobcache.Retrieve(context.Background(), l, cache); errdefs.KindOf(err) != errdefs.Invalid {
 			t.Errorf("Retrieve %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
-		if _, err := FetchLocked(context.Background(), l, Request{CacheDir: cache}); exitcode.Code(err) != exitcode.DataErr {
+		if _, err := FetchLocked(context.Background(), l, Request{CacheDir: cache}); errdefs.KindOf(err) != errdefs.Invalid {
 			t.Errorf("FetchLocked %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
 		lockPath := filepath.Join(sandbox, "prebake.lock")
-		if err := WriteLock(lockPath, l); exitcode.Code(err) != exitcode.DataErr || !errors.Is(err, ErrBadLock) {
+		if err := lock.Write(lockPath, l); errdefs.KindOf(err) != errdefs.Invalid || !errors.Is(err, lock.ErrBadLock) {
 			t.Errorf("WriteLock %q: err = %v, want 65", l.Artifacts[0].File, err)
 		}
 		if ents, _ := os.ReadDir(sandbox); len(ents) != 0 {

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/prebake/prebake/resolver/cache"
 
 	"github.com/prebake/prebake/errdefs"
 )
@@ -13,8 +16,8 @@ import (
 // into place (as a download is) and Abort removes: an import that finds
 // one bad file leaves the cache as it was (see pipeline/bundle).
 type Staged struct {
-	c      *cache
-	blobs  []*tempWriter
+	c      *cache.Cache
+	blobs  []*cache.TempWriter
 	closed bool
 }
 
@@ -26,9 +29,9 @@ func Stage(cacheDir string, opts ...Option) (*Staged, error) {
 		return nil, err
 	}
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = cache.DefaultDir(os.Getenv)
 	}
-	c, err := openCache(cacheDir, false, o.log)
+	c, err := cache.Open(cacheDir, false, o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -47,34 +50,34 @@ func (s *Staged) Add(name string, r io.Reader, sha256Hex string, size int64) err
 	if s.closed {
 		return errdefs.Errorf(errdefs.Internal, "staged import: Add after Commit or Abort")
 	}
-	t, err := s.c.newTemp()
+	t, err := s.c.NewTemp()
 	if err != nil {
 		return err
 	}
 	rr := &stagedReader{r: io.LimitReader(r, size+1)}
 	if _, err := io.Copy(t, rr); err != nil {
-		t.abort()
+		t.Abort()
 		if rr.err != nil {
 			return fmt.Errorf("%s: %w", name, rr.err)
 		}
-		return errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", s.c.dir, err))
+		return errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", s.c.Dir, err))
 	}
-	sum := t.sums()
+	sum := t.Sums()
 	switch {
-	case sum.size != size:
-		t.abort()
+	case sum.Size != size:
+		t.Abort()
 		more := "fewer"
-		if sum.size > size {
+		if sum.Size > size {
 			more = "more"
 		}
 		return errdefs.New(errdefs.Invalid, fmt.Errorf("%s: %w: it has %s bytes than the %d its index says", name, ErrStagedSize, more, size))
-	case sum.sha256 != sha256Hex:
-		t.abort()
-		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, want %s", ErrChecksumMismatch, name, sum.sha256, sha256Hex))
+	case sum.SHA256 != sha256Hex:
+		t.Abort()
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, want %s", ErrChecksumMismatch, name, sum.SHA256, sha256Hex))
 	}
-	if err := t.close(); err != nil {
-		t.abort()
-		return errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", s.c.dir, err))
+	if err := t.Close(); err != nil {
+		t.Abort()
+		return errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", s.c.Dir, err))
 	}
 	s.blobs = append(s.blobs, t)
 	return nil
@@ -90,10 +93,10 @@ func (s *Staged) Commit() ([]string, error) {
 	s.closed = true
 	paths := make([]string, 0, len(s.blobs))
 	for i, t := range s.blobs {
-		p, err := t.commit()
+		p, err := t.Commit()
 		if err != nil {
 			for _, rest := range s.blobs[i+1:] {
-				rest.abort()
+				rest.Abort()
 			}
 			return nil, err
 		}
@@ -109,7 +112,7 @@ func (s *Staged) Abort() {
 	}
 	s.closed = true
 	for _, t := range s.blobs {
-		t.abort()
+		t.Abort()
 	}
 }
 

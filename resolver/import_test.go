@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
@@ -55,7 +57,7 @@ func TestStage(t *testing.T) {
 	if n := temps(); n != 0 {
 		t.Errorf("Abort left %d temp files", n)
 	}
-	if _, err := os.Stat(BlobPath(cache, sum)); err == nil {
+	if _, err := os.Stat(blobcache.BlobPath(cache, sum)); err == nil {
 		t.Error("Abort committed a blob")
 	}
 	st, _ = Stage(cache)
@@ -63,10 +65,10 @@ func TestStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths, err := st.Commit()
-	if err != nil || len(paths) != 1 || paths[0] != BlobPath(cache, sum) {
+	if err != nil || len(paths) != 1 || paths[0] != blobcache.BlobPath(cache, sum) {
 		t.Fatalf("Commit = %v, %v", paths, err)
 	}
-	if err := VerifyBlob(cache, sum, 9); err != nil {
+	if err := blobcache.VerifyBlob(cache, sum, 9); err != nil {
 		t.Errorf("committed blob: %v", err)
 	}
 	if err := st.Add("x", strings.NewReader(data), sum, 9); errdefs.KindOf(err) != errdefs.Internal {

@@ -16,6 +16,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver/ivysettings"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 )
@@ -204,30 +207,35 @@ func ivyChainFor(ctx context.Context, req Request, cfg chainConfig) ([]*repo, er
 	if req.Settings != "" {
 		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.Settings", "Maven settings.xml (Settings) and Ivy settings (IvySettings, spark.jars.ivySettings) cannot be combined: Spark reads only the Ivy settings")
 	}
-	env := ivyEnv{home: cfg.home, lookupEnv: os.LookupEnv}
-	if env.home == "" {
-		env.home, _ = os.UserHomeDir()
+	env := ivysettings.Env{Home: cfg.home, LookupEnv: os.LookupEnv}
+	if env.Home == "" {
+		env.Home, _ = os.UserHomeDir()
 	}
 	if u, err := user.Current(); err == nil {
-		env.user = u.Username
+		env.User = u.Username
 	}
-	env.cwd, _ = os.Getwd()
-	s, err := loadIvySettingsFile(ctx, req.IvySettings, env)
+	env.Cwd, _ = os.Getwd()
+	st, err := ivysettings.Load(ctx, req.IvySettings, env)
 	if err != nil {
 		return nil, err
 	}
-	return s.chain(req.Repositories)
+	return ivyFile{st}.chain(req.Repositories)
+}
+
+// ivyFile builds the repository chain of a settings file.
+type ivyFile struct {
+	*ivysettings.Settings
 }
 
 // chain flattens the default resolver, with --repositories on top.
-func (s *ivySettingsFile) chain(repositories []string) ([]*repo, error) {
+func (s ivyFile) chain(repositories []string) ([]*repo, error) {
 	var out []*repo
-	if s.defaultResolver != "" {
-		root, ok := s.resolvers[s.defaultResolver]
+	if s.DefaultResolver != "" {
+		root, ok := s.Resolvers[s.DefaultResolver]
 		if !ok {
-			return nil, ivyErr(errdefs.Invalid, s.path, "defaultResolver %q: no resolver has that name", s.defaultResolver)
+			return nil, ivysettings.Errorf(errdefs.Invalid, s.Path, "defaultResolver %q: no resolver has that name", s.DefaultResolver)
 		}
-		seen := map[*ivyResolver]bool{}
+		seen := map[*ivysettings.Resolver]bool{}
 		var err error
 		if out, err = s.flatten(root, seen, 0); err != nil {
 			return nil, err
@@ -238,7 +246,7 @@ func (s *ivySettingsFile) chain(repositories []string) ([]*repo, error) {
 		return nil, err
 	}
 	if out = append(out, user...); len(out) == 0 {
-		return nil, ivyErr(errdefs.Invalid, s.path, "no defaultResolver in <settings>, and no extra repositories (spark.jars.repositories): Spark would have no resolver")
+		return nil, ivysettings.Errorf(errdefs.Invalid, s.Path, "no defaultResolver in <settings>, and no extra repositories (spark.jars.repositories): Spark would have no resolver")
 	}
 	if err := s.applyCredentials(out); err != nil {
 		return nil, err
@@ -247,65 +255,65 @@ func (s *ivySettingsFile) chain(repositories []string) ([]*repo, error) {
 }
 
 // flatten turns a resolver into the repositories it queries, in order.
-func (s *ivySettingsFile) flatten(r *ivyResolver, seen map[*ivyResolver]bool, depth int) ([]*repo, error) {
+func (s ivyFile) flatten(r *ivysettings.Resolver, seen map[*ivysettings.Resolver]bool, depth int) ([]*repo, error) {
 	if depth > 16 {
-		return nil, ivyErr(errdefs.Invalid, s.path, "%s: chains nested deeper than 16", r.at)
+		return nil, ivysettings.Errorf(errdefs.Invalid, s.Path, "%s: chains nested deeper than 16", r.At)
 	}
 	if seen[r] {
 		return nil, nil // a resolver twice in a chain finds nothing new the second time
 	}
 	seen[r] = true
 	bad := func(format string, args ...any) error {
-		return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: %s", r.at, r.kind, r.name, fmt.Sprintf(format, args...))
+		return ivysettings.Errorf(errdefs.Invalid, s.Path, "%s: <%s name=%q>: %s", r.At, r.Kind, r.Name, fmt.Sprintf(format, args...))
 	}
-	switch r.kind {
+	switch r.Kind {
 	case "chain":
 		var members []*repo
-		for _, c := range r.children {
+		for _, c := range r.Children {
 			m, err := s.flatten(c, seen, depth+1)
 			if err != nil {
 				return nil, err
 			}
 			members = append(members, m...)
 		}
-		ch := &ivyChain{name: r.name, returnFirst: r.returnFirst, members: members}
+		ch := &ivyChain{name: r.Name, returnFirst: r.ReturnFirst, members: members}
 		for _, m := range members {
-			if r.dual {
+			if r.Dual {
 				m.dual = members // the outermost dual chain wins
 			}
-			if r.returnFirst || m.chain == nil {
+			if r.ReturnFirst || m.chain == nil {
 				m.chain = ch
 			}
 		}
 		return members, nil
 	case "ibiblio":
-		if !r.m2 {
+		if !r.M2 {
 			return nil, bad("m2compatible is not true: the Maven 1 layout is not supported by prebake")
 		}
-		if !r.usepoms {
+		if !r.UsePOMs {
 			return nil, bad("usepoms=\"false\" (jars without their POMs' dependencies) is not supported by prebake")
 		}
-		root := r.root
+		root := r.Root
 		if root == "" {
 			root = DefaultCentralURL
 		}
-		rp, err := parseRepo(r.name, root)
+		rp, err := parseRepo(r.Name, root)
 		if err != nil {
 			return nil, bad("%v", err)
 		}
-		if r.pattern != "" && r.pattern != m2Pattern {
-			rp.layout = &ivyLayout{ivy: r.pattern, artifact: r.pattern, pomArtifact: true, m2: true}
+		if r.Pattern != "" && r.Pattern != m2Pattern {
+			rp.layout = &ivyLayout{ivy: r.Pattern, artifact: r.Pattern, pomArtifact: true, m2: true}
 			if err := s.checkLayout(r, rp.layout); err != nil {
 				return nil, err
 			}
 		}
 		return []*repo{rp}, nil
 	case "url", "filesystem":
-		if len(r.ivyPatterns) != 1 || len(r.artifactPatterns) != 1 {
-			return nil, bad("prebake reads exactly one <ivy pattern> (pointing at POMs) and one <artifact pattern> (found %d and %d)", len(r.ivyPatterns), len(r.artifactPatterns))
+		if len(r.IvyPatterns) != 1 || len(r.ArtifactPatterns) != 1 {
+			return nil, bad("prebake reads exactly one <ivy pattern> (pointing at POMs) and one <artifact pattern> (found %d and %d)", len(r.IvyPatterns), len(r.ArtifactPatterns))
 		}
-		ivyP, artP := r.ivyPatterns[0], r.artifactPatterns[0]
-		if r.kind == "filesystem" {
+		ivyP, artP := r.IvyPatterns[0], r.ArtifactPatterns[0]
+		if r.Kind == "filesystem" {
 			for _, p := range []*string{&ivyP, &artP} {
 				if !filepath.IsAbs(*p) {
 					return nil, bad("pattern %q is not an absolute path", *p)
@@ -317,11 +325,11 @@ func (s *ivySettingsFile) flatten(r *ivyResolver, seen map[*ivyResolver]bool, de
 		if base == "" {
 			return nil, bad("patterns %q and %q share no literal directory", redact.String(ivyP), redact.String(artP))
 		}
-		rp, err := parseRepo(r.name, base)
+		rp, err := parseRepo(r.Name, base)
 		if err != nil {
 			return nil, bad("%v", err)
 		}
-		rp.layout = &ivyLayout{ivy: ivyP[len(base):], artifact: artP[len(base):], m2: r.m2}
+		rp.layout = &ivyLayout{ivy: ivyP[len(base):], artifact: artP[len(base):], m2: r.M2}
 		if err := s.checkLayout(r, rp.layout); err != nil {
 			return nil, err
 		}
@@ -353,16 +361,16 @@ func commonBase(a, b string) string {
 
 // checkLayout checks a layout's patterns once: known tokens, and a
 // descriptor that is a POM (prebake reads no ivy.xml).
-func (s *ivySettingsFile) checkLayout(r *ivyResolver, l *ivyLayout) error {
+func (s ivyFile) checkLayout(r *ivysettings.Resolver, l *ivyLayout) error {
 	p, err := l.pomPath("org.example", "mod", "1.0")
 	if err == nil {
 		_, err = l.artifactPath("org.example", "mod", "1.0", "cls", "jar")
 	}
 	if err != nil {
-		return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: %v", r.at, r.kind, r.name, err)
+		return ivysettings.Errorf(errdefs.Invalid, s.Path, "%s: <%s name=%q>: %v", r.At, r.Kind, r.Name, err)
 	}
 	if !strings.HasSuffix(p, ".pom") && !strings.HasSuffix(p, "pom.xml") {
-		return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: its <ivy pattern> names Ivy module descriptors (%s); prebake reads POMs only (a pattern ending in .pom)", r.at, r.kind, r.name, p)
+		return ivysettings.Errorf(errdefs.Invalid, s.Path, "%s: <%s name=%q>: its <ivy pattern> names Ivy module descriptors (%s); prebake reads POMs only (a pattern ending in .pom)", r.At, r.Kind, r.Name, p)
 	}
 	return nil
 }
@@ -371,17 +379,17 @@ func (s *ivySettingsFile) checkLayout(r *ivyResolver, l *ivyLayout) error {
 // <credentials> of its host. Ivy picks credentials by the realm the server
 // asks with and the host; prebake sends the host's credentials whatever
 // the realm, so two different credentials for one host are refused.
-func (s *ivySettingsFile) applyCredentials(chain []*repo) error {
-	byHost := map[string]ivyCredentials{}
-	for _, c := range s.creds {
-		if prev, ok := byHost[c.host]; ok && (prev.user != c.user || prev.pass != c.pass) {
-			if prev.realm == c.realm {
-				byHost[c.host] = c // the same key: the later one replaces it
+func (s ivyFile) applyCredentials(chain []*repo) error {
+	byHost := map[string]ivysettings.Credentials{}
+	for _, c := range s.Credentials {
+		if prev, ok := byHost[c.Host]; ok && (prev.User != c.User || prev.Pass != c.Pass) {
+			if prev.Realm == c.Realm {
+				byHost[c.Host] = c // the same key: the later one replaces it
 				continue
 			}
-			return ivyErr(errdefs.Invalid, s.path, "%s: <credentials host=%q>: a second set of credentials for the host (%s), for another realm; prebake does not choose by realm", c.at, c.host, prev.at)
+			return ivysettings.Errorf(errdefs.Invalid, s.Path, "%s: <credentials host=%q>: a second set of credentials for the host (%s), for another realm; prebake does not choose by realm", c.At, c.Host, prev.At)
 		}
-		byHost[c.host] = c
+		byHost[c.Host] = c
 	}
 	for _, r := range chain {
 		if r.isFile() || r.hasAuth {
@@ -392,7 +400,7 @@ func (s *ivySettingsFile) applyCredentials(chain []*repo) error {
 			continue
 		}
 		if c, ok := byHost[u.Hostname()]; ok {
-			r.user, r.pass, r.hasAuth = c.user, c.pass, true
+			r.user, r.pass, r.hasAuth = c.User, c.Pass, true
 		}
 	}
 	return nil
@@ -443,7 +451,7 @@ func servedBy(ref ArtifactRef, cf *CachedFile) Repository {
 
 // lockedRelIn is where r holds a locked artifact: r's own layout, else
 // the Maven path (lockedRel).
-func lockedRelIn(r *repo, a Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
+func lockedRelIn(r *repo, a lock.Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
 	if r.layout == nil {
 		return lockedRel(a, readMeta)
 	}

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
-	"github.com/prebake/prebake/internal/javaprops"
+	"github.com/prebake/prebake/errdefs"
+
+	"github.com/prebake/prebake/resolver/ivysettings"
 )
 
 // ivsFuzzSeeds are the settings files of the oracle cases and the audit's
@@ -45,7 +45,7 @@ func FuzzIvySettings(f *testing.F) {
 	}
 	dir := f.TempDir()
 	p := filepath.Join(dir, "ivysettings.xml")
-	env := ivyEnv{home: "/home/u", user: "u", cwd: dir, lookupEnv: func(string) (string, bool) { return "", false }}
+	env := ivysettings.Env{Home: "/home/u", User: "u", Cwd: dir, LookupEnv: func(string) (string, bool) { return "", false }}
 	f.Fuzz(func(t *testing.T, doc string) {
 		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
@@ -56,14 +56,14 @@ func FuzzIvySettings(f *testing.F) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		start := time.Now()
-		s, err := loadIvySettingsFile(context.Background(), p, env)
+		s, err := ivysettings.Load(context.Background(), p, env)
 		if err == nil {
-			_, err = s.chain(nil)
+			_, err = ivyFile{s}.chain(nil)
 		}
 		d := time.Since(start)
 		runtime.ReadMemStats(&after)
 		if err != nil {
-			if code := exitcode.Code(err); code == exitcode.Internal {
+			if code := errdefs.KindOf(err); code == errdefs.Internal || code == errdefs.Unknown {
 				t.Fatalf("unclassified error: %v", err)
 			}
 		}
@@ -73,43 +73,6 @@ func FuzzIvySettings(f *testing.F) {
 		}
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 512<<20 {
 			t.Errorf("allocated %d bytes", alloc)
-		}
-	})
-}
-
-// FuzzIvySubst: the memoized expansion agrees with Ivy's recursive one
-// (naiveSubst) for any variables and value, whenever the latter ends
-// within the budget.
-func FuzzIvySubst(f *testing.F) {
-	f.Add("a=A\nb=${a}${a}\nc=${b}${b}${x}\n", "${c}-${a${a}}")
-	f.Add("c1=${c2}\nc2=${c1}\n", "${c1}")
-	f.Add("p2=${p1}${p1}${p1}\np1=${p0}${p0}\np0=z\n", "${p2}${p2}")
-	f.Add("ivy.settings.dir=/g\n", "${ivy.settings.dir}")
-	f.Fuzz(func(t *testing.T, props, v string) {
-		entries, err := javaprops.Parse([]byte(props))
-		if err != nil {
-			return
-		}
-		vars := map[string]string{}
-		for _, kv := range entries {
-			vars[kv.Key] = kv.Value
-		}
-		local := map[string]string{"ivy.settings.dir": "/local"}
-		s := &ivySettingsFile{path: "/x/ivysettings.xml", vars: vars, ctx: context.Background()}
-		got, err := s.substLocal(local, v)
-		if err != nil && strings.Contains(err.Error(), "in all") {
-			return // over the budget: Ivy's would take as long
-		}
-		steps := maxIvyExpansionSteps
-		want, werr := naiveSubst(s, local, v, &steps)
-		if werr != nil && werr.Error() == "gave up" {
-			if err != nil {
-				return // both stopped, on different bounds
-			}
-			t.Fatalf("%q: Ivy's expansion passes the budget, the memoized one did not notice: %q, %v", v, got, err)
-		}
-		if (err != nil) != (werr != nil) || got != want {
-			t.Fatalf("%q with %q: got %q, %v; Ivy's gives %q, %v", v, props, got, err, want, werr)
 		}
 	})
 }

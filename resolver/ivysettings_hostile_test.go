@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -16,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/resolver/ivysettings"
 )
 
 // ivsCPUBomb is the audit's (security-3 N2) CPU bomb: p_n = fan × ${p_(n-1)}
@@ -79,14 +78,14 @@ func TestIvySettingsBombs(t *testing.T) {
 		{"memory 105,996 × 65,000 bytes (4 MiB)", ivsMemBomb(105996), 4193925},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if len(tc.doc) > maxIvySettingsSize {
+			if len(tc.doc) > ivysettings.MaxFileSize {
 				t.Fatalf("the file is %d bytes, over the 4 MiB cap", len(tc.doc))
 			}
 			dir := writeIvs(t, map[string]string{"ivysettings.xml": tc.doc})
 			var err error
 			d, alloc := measure(func() { _, err = ivsChain(t, dir, nil) })
 			t.Logf("%d bytes (audit: %d): %v, %.1f MB allocated: %v", len(tc.doc), tc.size, d, float64(alloc)/(1<<20), err)
-			if got := exitcode.Code(err); got != exitcode.DataErr || !errors.Is(err, errdefs.Invalid) {
+			if got := errdefs.KindOf(err); got != errdefs.Invalid || !errors.Is(err, errdefs.Invalid) {
 				t.Fatalf("exit code %d, want 65: %v", got, err)
 			}
 			if msg := err.Error(); !strings.Contains(msg, "ivysettings.xml") || !strings.Contains(msg, "variables expand past") {
@@ -135,7 +134,7 @@ func TestIvySettingsBigButLegal(t *testing.T) {
 		t.Errorf("3 uses: %v", err)
 	}
 	_, err = ivsChain(t, writeIvs(t, map[string]string{"ivysettings.xml": doc(4)}), nil)
-	if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), "1048576 substitutions in all") {
+	if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), "1048576 substitutions in all") {
 		t.Errorf("4 uses: %v, want 65 naming the budget", err)
 	}
 }
@@ -148,16 +147,16 @@ func TestIvySettingsCancel(t *testing.T) {
 		`<property name="p0" value=""/>`, `<properties environment="env"/><property name="p0" value="${env.CANCEL}"/>`, 1)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := ivyEnv{home: "/home/u", lookupEnv: func(name string) (string, bool) {
+	env := ivysettings.Env{Home: "/home/u", LookupEnv: func(name string) (string, bool) {
 		if name == "CANCEL" {
 			cancel()
 		}
 		return "", false
 	}}
 	start := time.Now()
-	_, err := loadIvySettingsFile(ctx, filepath.Join(dir, "ivysettings.xml"), env)
-	if !errors.Is(err, context.Canceled) || exitcode.Code(err) != exitcode.Timeout {
-		t.Fatalf("got %v (code %d), want context.Canceled, 75", err, exitcode.Code(err))
+	_, err := ivysettings.Load(ctx, filepath.Join(dir, "ivysettings.xml"), env)
+	if !errors.Is(err, context.Canceled) || errdefs.KindOf(err) != errdefs.Timeout {
+		t.Fatalf("got %v (code %d), want context.Canceled, 75", err, errdefs.KindOf(err))
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("took %v", d)
@@ -169,7 +168,7 @@ func TestIvySettingsCancel(t *testing.T) {
 	// Cancelled before: the XML loop stops at once too.
 	done, stop := context.WithCancel(context.Background())
 	stop()
-	if _, err := loadIvySettingsFile(done, filepath.Join(dir, "ivysettings.xml"), env); !errors.Is(err, context.Canceled) {
+	if _, err := ivysettings.Load(done, filepath.Join(dir, "ivysettings.xml"), env); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
 }
@@ -223,7 +222,7 @@ func TestIvySettingsLocalFiles(t *testing.T) {
 			if d := time.Since(start); d > time.Second {
 				t.Errorf("took %v", d)
 			}
-			if got := exitcode.Code(err); got != exitcode.DataErr {
+			if got := errdefs.KindOf(err); got != errdefs.Invalid {
 				t.Fatalf("exit code %d, want 65: %v", got, err)
 			}
 			msg := err.Error()
@@ -252,7 +251,7 @@ func TestIvySettingsLocalFiles(t *testing.T) {
 	// The main file itself: the same XML checks.
 	for name, content := range map[string]string{"shadow": "prolog", "trailing": "trailing section", "empty": "premature end of file"} {
 		_, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, name)}, chainConfig{home: "/home/u"})
-		if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), content) {
+		if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), content) {
 			t.Errorf("--ivy-settings %s: %v, want 65 %q", name, err, content)
 		}
 	}
@@ -266,89 +265,7 @@ func TestIvySettingsReadBudget(t *testing.T) {
 		`<settings defaultResolver="a"/><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`
 	dir := writeIvs(t, map[string]string{"ivysettings.xml": main, "big.xml": big})
 	_, err := ivsChain(t, dir, nil)
-	if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), "larger than 16777216 bytes in all") {
+	if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), "larger than 16777216 bytes in all") {
 		t.Errorf("got %v, want 65 naming the budget", err)
-	}
-}
-
-// naiveSubst is the expansion as Ivy writes it (and as prebake did before
-// memoizing): each use re-expands, recursively. steps bounds its work; -1
-// left means it gave up.
-func naiveSubst(s *ivySettingsFile, local map[string]string, v string, steps *int) (string, error) {
-	var stack []string
-	var rec func(v string) (string, error)
-	rec = func(v string) (string, error) {
-		if !strings.Contains(v, "${") {
-			return v, nil
-		}
-		if len(stack) > maxIvyVariableDepth {
-			return "", errors.New("too deep")
-		}
-		var firstErr error
-		out := naiveVarRE.ReplaceAllStringFunc(v, func(m string) string {
-			if *steps--; *steps < 0 {
-				firstErr = errors.New("gave up")
-			}
-			name := m[2 : len(m)-1]
-			val, ok := s.lookup(local, name)
-			if !ok || firstErr != nil {
-				return m
-			}
-			for _, n := range stack {
-				if n == name {
-					firstErr = errors.New("cycle")
-					return m
-				}
-			}
-			stack = append(stack, name)
-			r, err := rec(val)
-			stack = stack[:len(stack)-1]
-			if err != nil {
-				firstErr = err
-			}
-			return r
-		})
-		if firstErr != nil {
-			return "", firstErr
-		}
-		if len(out) > maxIvyVarExpansion {
-			return "", errors.New("too long")
-		}
-		return out, nil
-	}
-	return rec(v)
-}
-
-var naiveVarRE = regexp.MustCompile(`\$\{([^}]+)\}`)
-
-// TestIvySubstMatchesIvy: memoized expansion gives what Ivy's recursive
-// one gives, value for value and error for error (undefined names kept,
-// names with "${" inside, cycles, depth, include-local variables).
-func TestIvySubstMatchesIvy(t *testing.T) {
-	vars := map[string]string{
-		"a": "A", "b": "${a}${a}-${undefined}", "c": "${b}/${b}/${a${a}}", "a${a": "weird",
-		"cyc1": "x${cyc2}", "cyc2": "${cyc3}", "cyc3": "${cyc1}", "self": "${self}",
-		"empty": "", "brace": "${", "close": "}", "glue": "${brace}a${close}",
-		"ivy.settings.dir": "/global",
-	}
-	for i := 0; i <= 40; i++ {
-		vars[fmt.Sprintf("d%d", i)] = fmt.Sprintf("${d%d}.", i+1)
-	}
-	vars["d41"] = "end"
-	vars["shallow"] = "${d20}"
-	vars["deep"] = "${d0}"
-	local := map[string]string{"ivy.settings.dir": "/local"}
-	for _, v := range []string{
-		"", "plain", "${a}", "${b}", "${c}", "${undefined}", "${}", "${", "}", "${a", "$${a}}", "${a}}", "x${a${a}}y",
-		"${cyc1}", "${self}", "ok ${a} then ${cyc2}", "${glue}", "${empty}${empty}", "${d30}", "${d0}", "${shallow}${deep}",
-		"${d10}${d0}", "${ivy.settings.dir}", "${a}${b}${c}${a}${b}${c}",
-	} {
-		s := &ivySettingsFile{path: "/x/ivysettings.xml", vars: vars, ctx: context.Background()}
-		got, err := s.substLocal(local, v)
-		steps := 1 << 20
-		want, werr := naiveSubst(s, local, v, &steps)
-		if (err != nil) != (werr != nil) || got != want {
-			t.Errorf("%q: got %q, %v; Ivy's gives %q, %v", v, got, err, want, werr)
-		}
 	}
 }

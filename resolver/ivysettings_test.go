@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -147,28 +148,28 @@ func TestIvySettingsErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		files map[string]string
-		code  int
+		code  errdefs.Kind
 		want  string // in the message
 	}{
-		{"unsupported top-level element", doc(`<settings defaultResolver="a"/><modules><module organisation="x" resolver="a"/></modules>`, ok), exitcode.DataErr, "<modules>"},
-		{"unsupported resolver", doc(`<settings defaultResolver="s"/>`, `<ssh name="s" host="h"/>`), exitcode.DataErr, "resolver type ssh"},
-		{"unsupported attribute", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" namespace="ns"/>`), exitcode.DataErr, "namespace"},
-		{"maven 1 layout", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" root="https://a.example/"/>`), exitcode.DataErr, "m2compatible"},
-		{"no maven-metadata.xml", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" useMavenMetadata="false"/>`), exitcode.DataErr, "useMavenMetadata"},
-		{"usepoms false", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" usepoms="false"/>`), exitcode.DataErr, "usepoms"},
-		{"ivy.xml descriptors", doc(`<settings defaultResolver="u"/>`, `<url name="u"><ivy pattern="https://h.example/[organisation]/[module]/[revision]/ivy.xml"/><artifact pattern="https://h.example/[organisation]/[module]/[revision]/[artifact].[ext]"/></url>`), exitcode.DataErr, "ivy.xml"},
-		{"unknown token", doc(`<settings defaultResolver="u"/>`, `<url name="u"><ivy pattern="https://h.example/[branch]/[module]-[revision].pom"/><artifact pattern="https://h.example/[module]-[revision].[ext]"/></url>`), exitcode.DataErr, "[branch]"},
-		{"conflict manager", doc(`<settings defaultResolver="a" defaultConflictManager="all"/>`, ok), exitcode.DataErr, "defaultConflictManager"},
-		{"unknown default resolver", doc(`<settings defaultResolver="nope"/>`, ok), exitcode.DataErr, `"nope"`},
-		{"no resolver at all", doc(``, ok), exitcode.DataErr, "no defaultResolver"},
-		{"ref before definition", doc(`<settings defaultResolver="c"/>`, `<chain name="c"><resolver ref="later"/></chain>`+ok), exitcode.DataErr, "unknown resolver later"},
-		{"cyclic variables", map[string]string{"ivysettings.xml": `<ivysettings><property name="a" value="x"/><property name="b" value="\${a}"/><properties file="p.properties"/><settings defaultResolver="\${c}"/></ivysettings>`, "p.properties": "c=${d}\nd=${c}\n"}, exitcode.DataErr, "cyclic"},
-		{"malformed XML", map[string]string{"ivysettings.xml": `<ivysettings><settings></ivysettings>`}, exitcode.DataErr, "malformed XML"},
-		{"two credentials for one host", map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><credentials host="a.example" realm="r1" username="u1" passwd="TOPSECRET1"/><credentials host="a.example" realm="r2" username="u2" passwd="TOPSECRET2"/><resolvers>` + ok + `</resolvers></ivysettings>`}, exitcode.DataErr, "realm"},
-		{"missing include", doc(`<include file="nope.xml"/>`, ok), exitcode.NotFound, "nope.xml"},
-		{"include loop", map[string]string{"ivysettings.xml": `<ivysettings><include file="ivysettings.xml"/></ivysettings>`}, exitcode.DataErr, "included files"},
-		{"expansion bomb", map[string]string{"ivysettings.xml": `<ivysettings><properties file="p.properties"/></ivysettings>`, "p.properties": bomb()}, exitcode.DataErr, "expands past"},
-		{"include over http", doc(`<include url="https://h.example/ivysettings.xml"/>`, ok), exitcode.DataErr, "only local files"},
+		{"unsupported top-level element", doc(`<settings defaultResolver="a"/><modules><module organisation="x" resolver="a"/></modules>`, ok), errdefs.Invalid, "<modules>"},
+		{"unsupported resolver", doc(`<settings defaultResolver="s"/>`, `<ssh name="s" host="h"/>`), errdefs.Invalid, "resolver type ssh"},
+		{"unsupported attribute", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" namespace="ns"/>`), errdefs.Invalid, "namespace"},
+		{"maven 1 layout", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" root="https://a.example/"/>`), errdefs.Invalid, "m2compatible"},
+		{"no maven-metadata.xml", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" useMavenMetadata="false"/>`), errdefs.Invalid, "useMavenMetadata"},
+		{"usepoms false", doc(`<settings defaultResolver="a"/>`, `<ibiblio name="a" m2compatible="true" usepoms="false"/>`), errdefs.Invalid, "usepoms"},
+		{"ivy.xml descriptors", doc(`<settings defaultResolver="u"/>`, `<url name="u"><ivy pattern="https://h.example/[organisation]/[module]/[revision]/ivy.xml"/><artifact pattern="https://h.example/[organisation]/[module]/[revision]/[artifact].[ext]"/></url>`), errdefs.Invalid, "ivy.xml"},
+		{"unknown token", doc(`<settings defaultResolver="u"/>`, `<url name="u"><ivy pattern="https://h.example/[branch]/[module]-[revision].pom"/><artifact pattern="https://h.example/[module]-[revision].[ext]"/></url>`), errdefs.Invalid, "[branch]"},
+		{"conflict manager", doc(`<settings defaultResolver="a" defaultConflictManager="all"/>`, ok), errdefs.Invalid, "defaultConflictManager"},
+		{"unknown default resolver", doc(`<settings defaultResolver="nope"/>`, ok), errdefs.Invalid, `"nope"`},
+		{"no resolver at all", doc(``, ok), errdefs.Invalid, "no defaultResolver"},
+		{"ref before definition", doc(`<settings defaultResolver="c"/>`, `<chain name="c"><resolver ref="later"/></chain>`+ok), errdefs.Invalid, "unknown resolver later"},
+		{"cyclic variables", map[string]string{"ivysettings.xml": `<ivysettings><property name="a" value="x"/><property name="b" value="\${a}"/><properties file="p.properties"/><settings defaultResolver="\${c}"/></ivysettings>`, "p.properties": "c=${d}\nd=${c}\n"}, errdefs.Invalid, "cyclic"},
+		{"malformed XML", map[string]string{"ivysettings.xml": `<ivysettings><settings></ivysettings>`}, errdefs.Invalid, "malformed XML"},
+		{"two credentials for one host", map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><credentials host="a.example" realm="r1" username="u1" passwd="TOPSECRET1"/><credentials host="a.example" realm="r2" username="u2" passwd="TOPSECRET2"/><resolvers>` + ok + `</resolvers></ivysettings>`}, errdefs.Invalid, "realm"},
+		{"missing include", doc(`<include file="nope.xml"/>`, ok), errdefs.NotFound, "nope.xml"},
+		{"include loop", map[string]string{"ivysettings.xml": `<ivysettings><include file="ivysettings.xml"/></ivysettings>`}, errdefs.Invalid, "included files"},
+		{"expansion bomb", map[string]string{"ivysettings.xml": `<ivysettings><properties file="p.properties"/></ivysettings>`, "p.properties": bomb()}, errdefs.Invalid, "expands past"},
+		{"include over http", doc(`<include url="https://h.example/ivysettings.xml"/>`, ok), errdefs.Invalid, "only local files"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +178,7 @@ func TestIvySettingsErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if got := exitcode.Code(err); got != tc.code {
+			if got := errdefs.KindOf(err); got != tc.code {
 				t.Errorf("exit code %d, want %d: %v", got, tc.code, err)
 			}
 			msg := err.Error()
@@ -205,24 +206,24 @@ func TestIvySettingsFileSpec(t *testing.T) {
 	dir := writeIvs(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`})
 	for _, tc := range []struct {
 		spec string
-		code int
+		code errdefs.Kind
 	}{
 		{filepath.Join(dir, "ivysettings.xml"), 0},
 		{"file://" + filepath.Join(dir, "ivysettings.xml"), 0},
-		{"https://h.example/ivysettings.xml", exitcode.Usage},
-		{"https://user:TOPSECRET@h.example/ivysettings.xml", exitcode.Usage},
-		{filepath.Join(dir, "missing.xml"), exitcode.NotFound},
-		{dir, exitcode.DataErr},
+		{"https://h.example/ivysettings.xml", errdefs.BadArgument},
+		{"https://user:TOPSECRET@h.example/ivysettings.xml", errdefs.BadArgument},
+		{filepath.Join(dir, "missing.xml"), errdefs.NotFound},
+		{dir, errdefs.Invalid},
 	} {
 		_, err := ivyChainFor(context.Background(), Request{IvySettings: tc.spec}, chainConfig{home: "/home/u"})
-		if got := exitcode.Code(err); (err == nil && tc.code != 0) || (err != nil && got != tc.code) {
+		if got := errdefs.KindOf(err); (err == nil && tc.code != 0) || (err != nil && got != tc.code) {
 			t.Errorf("%s: %v (code %d), want code %d", tc.spec, err, got, tc.code)
 		}
 		if err != nil && strings.Contains(err.Error(), "TOPSECRET") {
 			t.Errorf("%s: the password is in the error: %v", tc.spec, err)
 		}
 	}
-	if _, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Settings: "settings.xml"}, chainConfig{}); exitcode.Code(err) != exitcode.Usage {
+	if _, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Settings: "settings.xml"}, chainConfig{}); errdefs.KindOf(err) != errdefs.BadArgument {
 		t.Errorf("--settings with --ivy-settings: %v, want a usage error", err)
 	}
 }
@@ -290,8 +291,8 @@ func TestIvySettingsLockStale(t *testing.T) {
 	}
 	req.Packages = []string{"org.prebake.ivs:app:2.0"}
 	_, err = Resolve(ctx, req, WithDefaultChain(dir, ""))
-	if exitcode.Code(err) != exitcode.StaleLock || !errors.Is(err, err) {
-		t.Errorf("changed packages with --frozen: %v, want exit %d", err, exitcode.StaleLock)
+	if errdefs.KindOf(err) != errdefs.Stale || !errors.Is(err, err) {
+		t.Errorf("changed packages with --frozen: %v, want exit %d", err, errdefs.Stale)
 	}
 }
 
@@ -324,7 +325,7 @@ func TestIvySettingsReturnFirstDynamic(t *testing.T) {
 		</resolvers></ivysettings>`})
 	req := Request{Packages: []string{"org.prebake.ivs:dyn:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"), CacheDir: filepath.Join(dir, "cache")}
 	_, err := Resolve(context.Background(), req, WithDefaultChain(dir, ""))
-	if exitcode.Code(err) != exitcode.DataErr || !strings.Contains(fmt.Sprint(err), "returnFirst") {
+	if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), "returnFirst") {
 		t.Errorf("got %v, want exit 65 naming returnFirst", err)
 	}
 	req.Packages = []string{"org.prebake.ivs:app:1.0"} // fixed versions are fine

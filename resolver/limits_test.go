@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/maven"
@@ -98,7 +99,7 @@ func checkHostile(t *testing.T, repo string) {
 			runtime.ReadMemStats(&after)
 			alloc := after.TotalAlloc - before.TotalAlloc
 			t.Logf("%v, %d MB allocated: %v", elapsed.Round(time.Millisecond), alloc>>20, err)
-			if code := exitcode.Code(err); code != exitcode.DataErr || !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.in) {
+			if code := errdefs.KindOf(err); code != errdefs.Invalid || !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.in) {
 				t.Fatalf("exit %d, err %v; want 65, %v, naming %s", code, err, tc.is, tc.in)
 			}
 			if len(err.Error()) > 600 {

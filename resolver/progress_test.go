@@ -15,6 +15,7 @@ import (
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/lock"
 )
 
 // taskRec is what a fake Progress saw of one task.
@@ -117,13 +118,13 @@ func TestProgressDownloads(t *testing.T) {
 	// FetchLocked into an empty cache reports the same downloads.
 	open := mavenhttp.New(a.dir)
 	defer open.Close()
-	lock := *res.Lock
-	lock.Artifacts = append([]Artifact(nil), res.Lock.Artifacts...)
-	for i := range lock.Artifacts {
-		lock.Artifacts[i].Repository = open.URL()
+	lf := *res.Lock
+	lf.Artifacts = append([]lock.Artifact(nil), res.Lock.Artifacts...)
+	for i := range lf.Artifacts {
+		lf.Artifacts[i].Repository = open.URL()
 	}
 	p2 := &recProgress{}
-	if _, err := FetchLocked(context.Background(), &lock, Request{CacheDir: t.TempDir()}, flatOpts(WithProgress(p2))...); err != nil {
+	if _, err := FetchLocked(context.Background(), &lf, Request{CacheDir: t.TempDir()}, flatOpts(WithProgress(p2))...); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(wantDownloads(open.URL(), sizes), p2.got()); diff != "" {

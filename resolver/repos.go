@@ -11,6 +11,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/resolver/mavensettings"
 )
 
 // Spark's resolver names and default roots (SparkSubmitUtils.buildIvySettings,
@@ -60,7 +61,7 @@ type chainConfig struct {
 	defaultArtifact string // $DEFAULT_ARTIFACT_REPOSITORY
 	// settings is --settings already loaded (Resolve loads it once); nil
 	// loads req.Settings (see settings.go).
-	settings *mavenSettings
+	settings *mavensettings.Settings
 }
 
 // buildChain returns Spark's repository chain for req (spark-semantics §1.4):

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/prebake/prebake/errdefs"
@@ -59,14 +61,14 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		return nil, err
 	}
 	if req.CacheDir == "" {
-		req.CacheDir = DefaultCacheDir()
+		req.CacheDir = cache.DefaultDir(os.Getenv)
 	}
 	// --settings is read once; its <offline> acts as --offline, and the
 	// chain (here and in newSource) gets its mirrors and credentials.
 	if o.chain.settings, err = settingsFor(req, o.chain); err != nil {
 		return nil, err
 	}
-	if o.chain.settings != nil && o.chain.settings.offline {
+	if o.chain.settings != nil && o.chain.settings.Offline {
 		req.Offline = true
 	}
 	chain, err := buildChain(ctx, req, o.chain)
@@ -80,48 +82,48 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 
 	stale := ""
 	if req.LockPath != "" {
-		lock, err := ReadLock(req.LockPath)
+		lf, err := lock.Read(req.LockPath)
 		if err == nil {
-			stale = inputsDiff(lock.Inputs, in)
+			stale = inputsDiff(lf.Inputs, in)
 		}
-		if err == nil && req.Signatures != nil && !req.Frozen && lock.Inputs.InputsHash == in.InputsHash {
-			if a := unsigned(lock.Artifacts); a != nil {
+		if err == nil && req.Signatures != nil && !req.Frozen && lf.Inputs.InputsHash == in.InputsHash {
+			if a := unsigned(lf.Artifacts); a != nil {
 				// Signatures are asked for and the lock has none: it is
 				// resolved again and rewritten, as a stale one.
 				stale = fmt.Sprintf("it records no signing key for %s", a.File)
-				lock.Inputs.InputsHash = ""
+				lf.Inputs.InputsHash = ""
 			}
 		}
 		switch {
-		case err == nil && lock.Inputs.InputsHash == in.InputsHash:
-			paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, req.Offline, false, o)
+		case err == nil && lf.Inputs.InputsHash == in.InputsHash:
+			paths, err := fetchLocked(ctx, lf, req.CacheDir, chain, req.Offline, false, o)
 			if err != nil {
 				return nil, err
 			}
 			if req.Signatures != nil {
-				if err := verifySignatures(ctx, req.Signatures, lock.Artifacts, req.CacheDir, chain, req.Offline, true, o); err != nil {
+				if err := verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, req.Offline, true, o); err != nil {
 					return nil, err
 				}
 			}
-			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
-		case err == nil && req.Frozen && onlyRepositoriesChanged(lock.Inputs, in):
+			return &Result{Lock: lf, Paths: paths, FromLock: true}, nil
+		case err == nil && req.Frozen && onlyRepositoriesChanged(lf.Inputs, in):
 			// A mirror in CI, a trailing slash, DEFAULT_ARTIFACT_REPOSITORY:
 			// the same coordinates, so a frozen lock holds by its content
 			// (every jar checked against its sha256). Not frozen, the
 			// request is resolved again and the lock rewritten, as before.
-			o.log.Printf("notice: %s", repositoriesNotice(req.LockPath, lock.Inputs, in))
-			paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, req.Offline, true, o)
+			o.log.Printf("notice: %s", repositoriesNotice(req.LockPath, lf.Inputs, in))
+			paths, err := fetchLocked(ctx, lf, req.CacheDir, chain, req.Offline, true, o)
 			if err != nil {
 				return nil, err
 			}
 			if req.Signatures != nil {
-				if err := verifySignatures(ctx, req.Signatures, lock.Artifacts, req.CacheDir, chain, req.Offline, true, o); err != nil {
+				if err := verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, req.Offline, true, o); err != nil {
 					return nil, err
 				}
 			}
-			return &Result{Lock: lock, Paths: paths, FromLock: true}, nil
+			return &Result{Lock: lf, Paths: paths, FromLock: true}, nil
 		case err == nil && req.Frozen:
-			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "lockfile %s is stale: %s", req.LockPath, inputsDiff(lock.Inputs, in))
+			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "lockfile %s is stale: %s", req.LockPath, inputsDiff(lf.Inputs, in))
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			// A malformed or unreadable lock is bad input, frozen or not:
 			// resolving afresh would not fix it.
@@ -148,22 +150,22 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock := &Lockfile{Inputs: in}
+	lf := &lock.File{Inputs: in}
 	files, err := downloadAll(ctx, src, g.Artifacts, o.parallel)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range files {
-		lock.Artifacts = append(lock.Artifacts, f.art)
+		lf.Artifacts = append(lf.Artifacts, f.art)
 	}
 	if req.Signatures != nil {
 		// Before the lock is written: a lock never records an unverified set.
-		if err := verifySignatures(ctx, req.Signatures, lock.Artifacts, req.CacheDir, chain, req.Offline, false, o); err != nil {
+		if err := verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, req.Offline, false, o); err != nil {
 			return nil, err
 		}
 	}
 	if req.LockPath != "" {
-		if err := WriteLock(req.LockPath, lock); err != nil {
+		if err := lock.Write(req.LockPath, lf); err != nil {
 			return nil, err
 		}
 		if stale != "" {
@@ -172,17 +174,17 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 			o.log.Printf("notice: lockfile %s was stale (%s): resolved again and rewritten", req.LockPath, stale)
 		}
 	} else {
-		lock.Normalize()
+		lf.Normalize()
 	}
-	paths := make([]string, len(lock.Artifacts))
-	for i, a := range lock.Artifacts {
-		paths[i] = BlobPath(req.CacheDir, a.Sha256)
+	paths := make([]string, len(lf.Artifacts))
+	for i, a := range lf.Artifacts {
+		paths[i] = cache.BlobPath(req.CacheDir, a.Sha256)
 	}
-	return &Result{Lock: lock, Paths: paths, Graph: g}, nil
+	return &Result{Lock: lf, Paths: paths, Graph: g}, nil
 }
 
 type lockedFile struct {
-	art  Artifact
+	art  lock.Artifact
 	path string
 }
 
@@ -220,7 +222,7 @@ func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel 
 				coord += ":" + ref.Classifier
 			}
 			out[i] = lockedFile{
-				art: Artifact{
+				art: lock.Artifact{
 					Coord:      coord,
 					File:       SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar"),
 					Repository: redact.StripUserinfo(servedBy(ref, cf).URL),
@@ -241,7 +243,7 @@ func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel 
 // canonicalInputs are the inputs a lock records: coordinates and excludes
 // split on "," as Spark does (no trimming), the chain without userinfo and
 // the conflict mode.
-func canonicalInputs(req Request, chain []*repo) Inputs {
+func canonicalInputs(req Request, chain []*repo) lock.Inputs {
 	split := func(vs []string) []string {
 		out := []string{}
 		for _, v := range vs {
@@ -257,7 +259,7 @@ func canonicalInputs(req Request, chain []*repo) Inputs {
 	if conflict == "" {
 		conflict = ConflictLatest
 	}
-	in := Inputs{
+	in := lock.Inputs{
 		Conflict:     conflict,
 		Excludes:     split(req.Excludes),
 		Packages:     split(req.Packages),
@@ -273,20 +275,20 @@ func canonicalInputs(req Request, chain []*repo) Inputs {
 // request's differ in their repositories alone: the same packages,
 // excludes and conflict mode, so the lock's coordinates still answer the
 // request and only where the jars come from changed.
-func onlyRepositoriesChanged(old, cur Inputs) bool {
+func onlyRepositoriesChanged(old, cur lock.Inputs) bool {
 	return old.InputsHash != cur.InputsHash && !slices.Equal(old.Repositories, cur.Repositories) &&
 		slices.Equal(old.Packages, cur.Packages) && slices.Equal(old.Excludes, cur.Excludes) && old.Conflict == cur.Conflict && old.Ivy == cur.Ivy
 }
 
 // repositoriesNotice says that a lock is used by content because only its
 // repositories changed.
-func repositoriesNotice(path string, old, cur Inputs) string {
+func repositoriesNotice(path string, old, cur lock.Inputs) string {
 	return fmt.Sprintf("lockfile %s: only the repositories changed (%s); the lock's coordinates are used as they are, each jar fetched from the current repositories is checked against its sha256, and the lock is kept (resolving without frozen rewrites it)",
 		path, strings.TrimPrefix(inputsDiff(old, cur), "repositories changed "))
 }
 
 // inputsDiff says what changed between a lock's inputs and the request's.
-func inputsDiff(old, cur Inputs) string {
+func inputsDiff(old, cur lock.Inputs) string {
 	var d []string
 	list := func(name string, a, b []string) {
 		if slices.Equal(a, b) {
@@ -321,12 +323,12 @@ func inputsDiff(old, cur Inputs) string {
 // IvySettings (the layouts and <credentials> of its url and filesystem
 // resolvers, with Repositories on top as Spark adds them), Offline and
 // CacheDir. What to resolve (Packages, Excludes, Conflict) is the lock's.
-func FetchLocked(ctx context.Context, lock *Lockfile, req Request, opts ...Option) ([]string, error) {
-	paths, err := fetchLockedReq(ctx, lock, req, opts)
+func FetchLocked(ctx context.Context, lf *lock.File, req Request, opts ...Option) ([]string, error) {
+	paths, err := fetchLockedReq(ctx, lf, req, opts)
 	return paths, interrupted(ctx, err)
 }
 
-func fetchLockedReq(ctx context.Context, lock *Lockfile, req Request, opts []Option) ([]string, error) {
+func fetchLockedReq(ctx context.Context, lf *lock.File, req Request, opts []Option) ([]string, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
@@ -335,11 +337,11 @@ func fetchLockedReq(ctx context.Context, lock *Lockfile, req Request, opts []Opt
 	if err != nil {
 		return nil, err
 	}
-	paths, err := fetchLocked(ctx, lock, req.CacheDir, chain, offline, false, o)
+	paths, err := fetchLocked(ctx, lf, req.CacheDir, chain, offline, false, o)
 	if err != nil || req.Signatures == nil {
 		return paths, err
 	}
-	return paths, verifySignatures(ctx, req.Signatures, lock.Artifacts, req.CacheDir, chain, offline, true, o)
+	return paths, verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, offline, true, o)
 }
 
 // lockedChain is the chain FetchLocked matches a lock's repositories
@@ -371,7 +373,7 @@ func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*re
 			return nil, false, err
 		}
 		creds = append(creds, repos...)
-		offline = offline || s.offline
+		offline = offline || s.Offline
 	}
 	for i, u := range creds {
 		r, err := parseRepo(fmt.Sprintf("creds-%d", i+1), u)
@@ -388,23 +390,23 @@ func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*re
 // credentials); with byContent (only the repositories changed) a jar whose
 // locked repository is not in chain comes from chain's repositories in
 // order, its sha256 the lock's.
-func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*repo, offline, byContent bool, o *options) ([]string, error) {
+func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*repo, offline, byContent bool, o *options) ([]string, error) {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = cache.DefaultDir(os.Getenv)
 	}
-	if err := lock.Check(); err != nil {
+	if err := lf.Check(); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, err)
 	}
-	paths := make([]string, len(lock.Artifacts))
+	paths := make([]string, len(lf.Artifacts))
 	var missing []int
 	bad := map[int]error{}
-	stamps := stampDir(cacheDir, true)
-	for i, a := range lock.Artifacts {
-		paths[i] = BlobPath(cacheDir, a.Sha256)
+	stamps := cache.StampDir(cacheDir, true)
+	for i, a := range lf.Artifacts {
+		paths[i] = cache.BlobPath(cacheDir, a.Sha256)
 		// A stamped blob costs a stat and a small read; one modified after
 		// it was written is fetched again (repaired) like a missing one.
-		if err := verifyBlob(stamps, paths[i], a.Sha256, a.Size); err != nil {
-			if errors.Is(err, ErrCorruptBlob) {
+		if err := cache.VerifyFile(stamps, paths[i], a.Sha256, a.Size); err != nil {
+			if errors.Is(err, cache.ErrCorruptBlob) {
 				bad[i] = err
 				o.log.Printf("%s: %v; fetching it again", a.File, err)
 			}
@@ -414,7 +416,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	if len(missing) == 0 {
 		return paths, nil
 	}
-	c, err := openCache(cacheDir, privateChain(chain), o.log)
+	c, err := cache.Open(cacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +424,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
 	for _, i := range missing {
-		a := lock.Artifacts[i]
+		a := lf.Artifacts[i]
 		g.Go(func() error { return fetchLockedOne(gctx, c, f, chain, a, offline, byContent, bad[i]) })
 	}
 	if err := g.Wait(); err != nil {
@@ -433,7 +435,7 @@ func fetchLocked(ctx context.Context, lock *Lockfile, cacheDir string, chain []*
 
 // lockedRel is the m2 path of a locked artifact, from its coordinate; a
 // SNAPSHOT's timestamped file name comes from readMeta (see snapshot.go).
-func lockedRel(a Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
+func lockedRel(a lock.Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
 	p, cls, err := lockedCoord(a)
 	if err != nil {
 		return "", err
@@ -444,7 +446,7 @@ func lockedRel(a Artifact, readMeta func(rel string) ([]byte, error)) (string, e
 }
 
 // lockedCoord splits a locked artifact's g:a:v[:classifier].
-func lockedCoord(a Artifact) (gav []string, classifier string, err error) {
+func lockedCoord(a lock.Artifact) (gav []string, classifier string, err error) {
 	p := strings.Split(a.Coord, ":")
 	if len(p) != 3 && len(p) != 4 {
 		return nil, "", errdefs.Errorf(errdefs.Invalid, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
@@ -457,7 +459,7 @@ func lockedCoord(a Artifact) (gav []string, classifier string, err error) {
 
 // bad is the blob's verification error when a corrupt copy is in the
 // cache (nil when it is missing).
-func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a Artifact, offline, byContent bool, bad error) error {
+func fetchLockedOne(ctx context.Context, c *cache.Cache, f *fetcher, chain []*repo, a lock.Artifact, offline, byContent bool, bad error) error {
 	var err error
 	r := &repo{}
 	for _, cr := range chain {
@@ -497,7 +499,7 @@ func fetchLockedOne(ctx context.Context, c *cache, f *fetcher, chain []*repo, a 
 }
 
 // lockedRelFetch is lockedRelIn, a SNAPSHOT's metadata read from r.
-func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a Artifact, offline bool) (string, error) {
+func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a lock.Artifact, offline bool) (string, error) {
 	return lockedRelIn(r, a, func(rel string) ([]byte, error) {
 		if r.isFile() {
 			p, err := safepath.Join(r.dir, rel)
@@ -507,7 +509,7 @@ func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a Artifact, offlin
 			return readFileMax(p, maxMetadataSize)
 		}
 		if offline {
-			return nil, errNotCached
+			return nil, cache.ErrNotCached
 		}
 		m := &memBuf{max: 1 << 20}
 		if err := f.get(ctx, r.target(rel), m); err != nil {
@@ -519,7 +521,7 @@ func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a Artifact, offlin
 
 // fetchLockedFrom fetches a locked jar from r into the cache, checked
 // against the lock's sha256.
-func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a Artifact, offline bool, bad error) error {
+func fetchLockedFrom(ctx context.Context, c *cache.Cache, f *fetcher, r *repo, a lock.Artifact, offline bool, bad error) error {
 	rel, err := lockedRelFetch(ctx, f, r, a, offline)
 	if err != nil {
 		return err
@@ -533,15 +535,15 @@ func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a Artif
 		if err != nil {
 			return errdefs.New(errdefs.Invalid, fmt.Errorf("locked artifact %s: %w", a.File, err))
 		}
-		sum, _, err := c.putFile(p)
+		sum, _, err := c.PutFile(p)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return errdefs.New(errdefs.NotFound, fmt.Errorf("locked artifact %s: %s: %w", a.File, u, ErrNotFound))
 			}
 			return errdefs.New(errdefs.CantWrite, err)
 		}
-		if sum.sha256 != a.Sha256 {
-			return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
+		if sum.SHA256 != a.Sha256 {
+			return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.SHA256, a.Sha256))
 		}
 		return nil
 	}
@@ -549,13 +551,13 @@ func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a Artif
 		return errdefs.New(errdefs.Invalid, &errdefs.OptionError{Option: "resolver.Request.Offline", Err: fmt.Errorf("locked artifact %s: %w; offline, so it is not fetched again from %s", a.File, bad, u)})
 	}
 	if offline {
-		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.dir, errNotCached))
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.Dir, cache.ErrNotCached))
 	}
-	t, err := c.newTemp()
+	t, err := c.NewTemp()
 	if err != nil {
 		return err
 	}
-	defer t.abort()
+	defer t.Abort()
 	// The lock gives the size: one byte more is bad input, and the body
 	// stops there (never fills the disk).
 	td := f.track(u, &capDest{w: fileDest{t}, max: a.Size})
@@ -567,12 +569,12 @@ func fetchLockedFrom(ctx context.Context, c *cache, f *fetcher, r *repo, a Artif
 	if err != nil {
 		return fmt.Errorf("locked artifact %s: %w", a.File, err)
 	}
-	sum := t.sums()
-	if sum.sha256 != a.Sha256 {
-		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.sha256, a.Sha256))
+	sum := t.Sums()
+	if sum.SHA256 != a.Sha256 {
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.SHA256, a.Sha256))
 	}
-	if _, err := t.commit(); err != nil {
+	if _, err := t.Commit(); err != nil {
 		return err
 	}
-	return c.record(u, indexEntry{Sha256: sum.sha256, Size: sum.size})
+	return c.Record(u, cache.IndexEntry{Sha256: sum.SHA256, Size: sum.Size})
 }

@@ -15,9 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/errdefs"
+
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
+	"github.com/prebake/prebake/lock"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -84,7 +89,7 @@ func TestResolveLockFlow(t *testing.T) {
 		t.Errorf("lock or log holds credentials:\n%s\n%s", data, log)
 	}
 	got := res.Lock.Artifacts
-	want := []Artifact{
+	want := []lock.Artifact{
 		{Coord: "org.x:a:2.0", File: "org.x_a-2.0.jar", Repository: srv.URL(), Sha256: sha256hex([]byte("jar of org.x:a:2.0")), Size: 18},
 		{Coord: "org.x:b:1.0", File: "org.x_b-1.0.jar", Repository: srv.URL(), Sha256: sha256hex([]byte("jar of org.x:b:1.0")), Size: 18},
 	}
@@ -92,7 +97,7 @@ func TestResolveLockFlow(t *testing.T) {
 		t.Errorf("lock artifacts (-want +got):\n%s", d)
 	}
 	for i, p := range res.Paths {
-		if p != BlobPath(req.CacheDir, want[i].Sha256) {
+		if p != blobcache.BlobPath(req.CacheDir, want[i].Sha256) {
 			t.Errorf("path %d = %s", i, p)
 		}
 		if b, err := os.ReadFile(p); err != nil || sha256hex(b) != want[i].Sha256 {
@@ -144,8 +149,8 @@ func TestResolveLockFlow(t *testing.T) {
 	off := req
 	off.Offline = true
 	_, err = Resolve(ctx, off, flatOpts()...)
-	if err == nil || exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "org.x_b-1.0.jar") || srv.Requests() != 0 {
-		t.Errorf("offline: err = %v (code %d), %d requests", err, exitcode.Code(err), srv.Requests())
+	if err == nil || errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "org.x_b-1.0.jar") || srv.Requests() != 0 {
+		t.Errorf("offline: err = %v (code %d), %d requests", err, errdefs.KindOf(err), srv.Requests())
 	}
 
 	// Frozen with changed inputs: 78, saying what changed.
@@ -153,13 +158,13 @@ func TestResolveLockFlow(t *testing.T) {
 	frozen.Frozen = true
 	frozen.Packages = []string{"org.x:b:1.0"}
 	_, err = Resolve(ctx, frozen, flatOpts()...)
-	if exitcode.Code(err) != exitcode.StaleLock || !strings.Contains(err.Error(), "packages changed from [org.x:b:1.0,org.x:a:2.0] to [org.x:b:1.0]") {
-		t.Errorf("frozen stale: err = %v (code %d)", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Stale || !strings.Contains(err.Error(), "packages changed from [org.x:b:1.0,org.x:a:2.0] to [org.x:b:1.0]") {
+		t.Errorf("frozen stale: err = %v (code %d)", err, errdefs.KindOf(err))
 	}
 	frozen.LockPath = filepath.Join(dir, "missing.lock")
 	_, err = Resolve(ctx, frozen, flatOpts()...)
-	if exitcode.Code(err) != exitcode.StaleLock || !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("frozen missing: err = %v (code %d)", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Stale || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("frozen missing: err = %v (code %d)", err, errdefs.KindOf(err))
 	}
 
 	// Stale without --frozen: resolves again and rewrites the lock.
@@ -169,7 +174,7 @@ func TestResolveLockFlow(t *testing.T) {
 	if err != nil || res4.FromLock || len(res4.Lock.Artifacts) != 1 {
 		t.Fatalf("stale: %+v %v", res4, err)
 	}
-	l, err := ReadLock(lockPath)
+	l, err := lock.Read(lockPath)
 	if err != nil || l.Inputs.Packages[0] != "org.x:b:1.0" || len(l.Inputs.Packages) != 1 {
 		t.Errorf("rewritten lock: %+v %v", l, err)
 	}
@@ -178,7 +183,7 @@ func TestResolveLockFlow(t *testing.T) {
 	if _, err := FetchLocked(ctx, res.Lock, Request{CacheDir: req.CacheDir, Repositories: []string{authURL}}, flatOpts()...); err != nil {
 		t.Fatal(err)
 	}
-	rdir, paths, err := Retrieve(ctx, res.Lock, req.CacheDir)
+	rdir, paths, err := blobcache.Retrieve(ctx, res.Lock, req.CacheDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +196,7 @@ func TestResolveLockFlow(t *testing.T) {
 			t.Errorf("retrieved %s: %v", p, err)
 		}
 	}
-	if _, _, err := Retrieve(ctx, res.Lock, req.CacheDir); err != nil {
+	if _, _, err := blobcache.Retrieve(ctx, res.Lock, req.CacheDir); err != nil {
 		t.Errorf("second retrieve: %v", err)
 	}
 }
@@ -201,13 +206,13 @@ func TestFetchLockedChecksMismatch(t *testing.T) {
 	a.module("org.x", "a", "1.0")
 	srv := mavenhttp.New(a.dir)
 	defer srv.Close()
-	lock := &Lockfile{Artifacts: []Artifact{{Coord: "org.x:a:1.0", File: "org.x_a-1.0.jar", Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 18}}}
+	lock := &lock.File{Artifacts: []lock.Artifact{{Coord: "org.x:a:1.0", File: "org.x_a-1.0.jar", Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 18}}}
 	cache := t.TempDir()
 	_, err := FetchLocked(context.Background(), lock, Request{CacheDir: cache}, fastOpts()...)
 	if !errors.Is(err, ErrChecksumMismatch) || !strings.Contains(err.Error(), srv.URL()+"org/x/a/1.0/a-1.0.jar") {
 		t.Fatalf("err = %v, want a mismatch naming the URL", err)
 	}
-	if _, err := os.Stat(BlobPath(cache, lock.Artifacts[0].Sha256)); err == nil {
+	if _, err := os.Stat(blobcache.BlobPath(cache, lock.Artifacts[0].Sha256)); err == nil {
 		t.Error("a blob exists under the wrong hash")
 	}
 }
@@ -231,7 +236,7 @@ func TestHelperProcess(t *testing.T) {
 	res, err := Resolve(context.Background(), req, WithDefaultChain("", ""), WithRetry(2, 10*time.Millisecond), withGraphBuilder(flatGraph))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
-		os.Exit(exitcode.Code(err))
+		os.Exit(1)
 	}
 	json.NewEncoder(os.Stdout).Encode(res.Lock.Artifacts)
 	os.Exit(0)
@@ -266,7 +271,7 @@ func TestTwoProcessesShareOneCache(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var locks [2][]Artifact
+	var locks [2][]lock.Artifact
 	for i := range 2 {
 		if errs[i] != nil {
 			t.Fatalf("process %d: %v", i, errs[i])
@@ -279,7 +284,7 @@ func TestTwoProcessesShareOneCache(t *testing.T) {
 		t.Fatalf("the processes disagree (%d artifacts):\n%s", len(locks[0]), d)
 	}
 	for _, x := range locks[0] {
-		b, err := os.ReadFile(BlobPath(cache, x.Sha256))
+		b, err := os.ReadFile(blobcache.BlobPath(cache, x.Sha256))
 		if err != nil || sha256hex(b) != x.Sha256 {
 			t.Errorf("blob of %s: %v", x.File, err)
 		}
@@ -332,8 +337,8 @@ func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
 
 	// Nothing partial is visible: no blob and no index entry for the jar.
 	u := srv.URL() + jar[1:]
-	c := &cache{dir: cacheDir}
-	if _, ok := c.lookup(u); ok {
+	c := &blobcache.Cache{Dir: cacheDir}
+	if _, ok := c.Lookup(u); ok {
 		t.Errorf("the killed download is indexed")
 	}
 	ents, _ := os.ReadDir(filepath.Join(cacheDir, "blobs", "sha256"))
@@ -353,7 +358,7 @@ func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second helper: %v", err)
 	}
-	var arts []Artifact
+	var arts []lock.Artifact
 	if err := json.Unmarshal(out, &arts); err != nil || len(arts) != 1 || arts[0].Sha256 != sha256hex([]byte("jar of org.x:big:1.0")) {
 		t.Fatalf("second helper: %s %v", out, err)
 	}

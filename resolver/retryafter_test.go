@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -61,8 +62,8 @@ func TestThrottledRepository(t *testing.T) {
 			case tt.wantErr && err == nil:
 				t.Fatal("no error")
 			case tt.wantErr:
-				if errors.Is(err, ErrNotFound) || exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "429") || !strings.Contains(err.Error(), "deadline") {
-					t.Errorf("err = %v (code %d), want a 429 Unavailable that names the deadline and is not ErrNotFound", err, exitcode.Code(err))
+				if errors.Is(err, ErrNotFound) || errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "429") || !strings.Contains(err.Error(), "deadline") {
+					t.Errorf("err = %v (code %d), want a 429 Unavailable that names the deadline and is not ErrNotFound", err, errdefs.KindOf(err))
 				}
 				// Not remembered as missing: the next lookup, unthrottled, works.
 				srv.SetFault(pom, nil)

@@ -2,137 +2,18 @@ package resolver
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
-
-func TestMirrorOfMatches(t *testing.T) {
-	const (
-		ext   = "https://repo1.maven.org/maven2/"
-		extH  = "http://nexus.example/r/"
-		local = "http://127.0.0.1:8081/r/"
-		lhost = "http://localhost:8081/r/"
-		file  = "file:///srv/repo/"
-	)
-	tests := []struct {
-		pattern, id, url string
-		want             bool
-	}{
-		{"*", "central", ext, true},
-		{"*", "repo-1", file, true},
-		{"central", "central", ext, true},
-		{"central", "spark-packages", ext, false},
-		{"central,spark-packages", "spark-packages", ext, true},
-		{"central, repo-2", "repo-2", ext, true}, // entries are trimmed
-		{"central,repo-2", "repo-1", ext, false},
-		{"external:*", "repo-1", ext, true},
-		{"external:*", "repo-1", local, false},
-		{"external:*", "repo-1", lhost, false},
-		{"external:*", "repo-1", file, false},
-		{"external:http:*", "repo-1", extH, true},
-		{"external:http:*", "repo-1", ext, false}, // https is not http
-		{"external:http:*", "repo-1", local, false},
-		{"*,!spark-packages", "spark-packages", ext, false},
-		{"*,!spark-packages", "central", ext, true},
-		{"!central,*", "central", ext, false}, // an exclusion wins wherever it is
-		{"external:*,!repo-1", "repo-1", ext, false},
-		{"!repo-1", "repo-2", ext, false}, // only exclusions: nothing matches
-		{"repo-1", "repo-10", ext, false},
-		{"", "central", ext, false},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s/%s/%s", tt.pattern, tt.id, tt.url), func(t *testing.T) {
-			if got := mirrorOfMatches(tt.pattern, tt.id, tt.url); got != tt.want {
-				t.Errorf("mirrorOfMatches(%q, %q, %q) = %v, want %v", tt.pattern, tt.id, tt.url, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestInterpolate(t *testing.T) {
-	env := map[string]string{"NEXUS_PW": "p@ss", "EMPTY": "", "A_B": "x"}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	tests := []struct {
-		in, want, missing string
-	}{
-		{"plain", "plain", ""},
-		{"${env.NEXUS_PW}", "p@ss", ""},
-		{"${user.home}/.m2/alt", "/home/u/.m2/alt", ""},
-		{"pre-${env.A_B}-${env.NEXUS_PW}", "pre-x-p@ss", ""},
-		{"${env.EMPTY}", "", ""},
-		{"${env.UNSET}", "", "UNSET"},
-		{"${project.version} ${HOME} $env.X", "${project.version} ${HOME} $env.X", ""}, // left as Maven leaves them
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, missing := interpolate(tt.in, "/home/u", lookup)
-			if got != tt.want || missing != tt.missing {
-				t.Errorf("interpolate(%q) = %q, %q; want %q, %q", tt.in, got, missing, tt.want, tt.missing)
-			}
-		})
-	}
-}
-
-func writeSettings(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "settings.xml")
-	doc := `<?xml version="1.0" encoding="UTF-8"?>
-<settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">` + body + `</settings>`
-	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func TestLoadSettingsErrors(t *testing.T) {
-	t.Setenv("PREBAKE_TEST_PW", "s3cret-env")
-	lookup := os.LookupEnv
-	missing := filepath.Join(t.TempDir(), "nope.xml")
-	tests := []struct {
-		name, path string
-		code       int
-		want       string
-	}{
-		{"missing file", missing, exitcode.NotFound, missing},
-		{"malformed", writeSettings(t, `<mirrors><mirror>`), exitcode.DataErr, "malformed XML"},
-		{"not settings", func() string {
-			p := filepath.Join(t.TempDir(), "pom.xml")
-			os.WriteFile(p, []byte("<project/>"), 0o600)
-			return p
-		}(), exitcode.DataErr, "malformed XML"},
-		{"mirror without url", writeSettings(t, `<mirrors><mirror><id>m</id><mirrorOf>*</mirrorOf></mirror></mirrors>`), exitcode.DataErr, "mirror m: no <url>"},
-		{"mirror without mirrorOf", writeSettings(t, `<mirrors><mirror><id>m</id><url>https://m.example/</url></mirror></mirrors>`), exitcode.DataErr, "no <mirrorOf>"},
-		{"unset env", writeSettings(t, `<servers><server><id>m</id><username>u</username><password>${env.PREBAKE_TEST_UNSET}</password></server></servers>`), exitcode.DataErr, "server m password: ${env.PREBAKE_TEST_UNSET} is not set"},
-		{"encrypted password", writeSettings(t, `<servers><server><id>m</id><username>u</username><password>{COQLCE6DU6GtcS5P=}</password></server></servers>`), exitcode.Usage, "encrypted passwords"},
-		{"bad offline", writeSettings(t, `<offline>yes</offline>`), exitcode.DataErr, "offline"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := loadSettings(tt.path, "/home/u", lookup)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not name %s and %q", err, tt.path, tt.want)
-			}
-			if c := exitcode.Code(err); c != tt.code {
-				t.Errorf("exit code %d, want %d", c, tt.code)
-			}
-			if strings.Contains(err.Error(), "COQLCE6") || strings.Contains(err.Error(), "s3cret") {
-				t.Errorf("error prints a password: %v", err)
-			}
-		})
-	}
-}
 
 func TestBuildChainSettings(t *testing.T) {
 	t.Setenv("PREBAKE_TEST_PW", "s3cret-env")
@@ -282,7 +163,7 @@ func TestResolveThroughMirror(t *testing.T) {
 	// it is stale (resolved again).
 	noSettings := req
 	noSettings.Settings = ""
-	if _, err := LockFor(context.Background(), noSettings, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
+	if _, err := LockFor(context.Background(), noSettings, flatOpts()...); errdefs.KindOf(err) != errdefs.Stale {
 		t.Errorf("LockFor without settings, not frozen: %v, want a stale lock", err)
 	}
 	noSettings.Frozen = true
@@ -292,7 +173,7 @@ func TestResolveThroughMirror(t *testing.T) {
 	}
 	otherPkgs := noSettings
 	otherPkgs.Packages = []string{"org.example:other:1.0"}
-	if _, err := LockFor(context.Background(), otherPkgs, flatOpts()...); exitcode.Code(err) != exitcode.StaleLock {
+	if _, err := LockFor(context.Background(), otherPkgs, flatOpts()...); errdefs.KindOf(err) != errdefs.Stale {
 		t.Errorf("LockFor with other packages: %v, want a stale lock", err)
 	}
 
@@ -315,8 +196,8 @@ func TestResolveThroughMirror(t *testing.T) {
 	off := writeSettings(t, `<offline>true</offline>
   <mirrors><mirror><id>corp</id><url>`+srv.URL()+`</url><mirrorOf>*</mirrorOf></mirror></mirrors>`)
 	_, err = FetchLocked(ctx, res.Lock, Request{CacheDir: filepath.Join(dir, "cache-off"), Settings: off}, flatOpts()...)
-	if exitcode.Code(err) != exitcode.Unavailable {
-		t.Errorf("offline settings: err = %v (code %d), want 69", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Unavailable {
+		t.Errorf("offline settings: err = %v (code %d), want 69", err, errdefs.KindOf(err))
 	}
 
 	// A wrong password: exit 77, naming the mirror URL without userinfo.
@@ -325,8 +206,8 @@ func TestResolveThroughMirror(t *testing.T) {
 	bad.LockPath = ""
 	bad.CacheDir = filepath.Join(dir, "cache2")
 	_, err = Resolve(ctx, bad, flatOpts(WithLogger(log))...)
-	if exitcode.Code(err) != exitcode.NoPerm {
-		t.Fatalf("wrong password: err = %v (code %d), want 77", err, exitcode.Code(err))
+	if errdefs.KindOf(err) != errdefs.Denied {
+		t.Fatalf("wrong password: err = %v (code %d), want 77", err, errdefs.KindOf(err))
 	}
 	if !strings.Contains(err.Error(), srv.URL()+"org/x/a/1.0/") || !strings.Contains(err.Error(), "401") {
 		t.Errorf("wrong password: error %q does not name the mirror URL and the status", err)
@@ -380,10 +261,17 @@ func TestSettingsNginx(t *testing.T) {
 	bad.LockPath = ""
 	bad.CacheDir = filepath.Join(dir, "cache2")
 	_, err = Resolve(ctx, bad, WithDefaultChain("", ""), WithLogger(log))
-	if exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), ng.PrivateURL) {
-		t.Fatalf("wrong password: err = %v (code %d), want 77 naming %s", err, exitcode.Code(err), ng.PrivateURL)
+	if errdefs.KindOf(err) != errdefs.Denied || !strings.Contains(err.Error(), ng.PrivateURL) {
+		t.Fatalf("wrong password: err = %v (code %d), want 77 naming %s", err, errdefs.KindOf(err), ng.PrivateURL)
 	}
 	if all := err.Error() + log.String(); strings.Contains(all, "wrong-password") || strings.Contains(all, pass) {
 		t.Errorf("password printed:\n%s", all)
 	}
+}
+
+// writeSettings writes a settings.xml with body inside <settings>.
+func writeSettings(t *testing.T, body string) string {
+	t.Helper()
+	return filepath.Join(writeIvs(t, map[string]string{"settings.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">` + body + `</settings>`}), "settings.xml")
 }

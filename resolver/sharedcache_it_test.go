@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
@@ -311,12 +313,12 @@ func TestITHeldDownloadLock(t *testing.T) {
 	srv := mavenhttp.New(demoRepo)
 	defer srv.Close()
 	cache := filepath.Join(dir, "cache")
-	c, err := openCache(cache, false, nil)
+	c, err := blobcache.Open(cache, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u := srv.URL() + "org/slf4j/slf4j-api/2.0.7/slf4j-api-2.0.7.pom"
-	f, err := openLockFile(c.lockPath(u) + ".lock")
+	f, err := blobcache.OpenLockFile(c.LockPath(u) + ".lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,8 +355,8 @@ func TestITHeldDownloadLock(t *testing.T) {
 	if err != nil || strings.TrimSpace(out.String()) != "org.slf4j_slf4j-api-2.0.7.jar" {
 		t.Fatalf("resolve: %v, stdout %q\n%s", err, out.String(), strings.Join(lines, "\n"))
 	}
-	if took < lockWaitMax || took > lockWaitMax+15*time.Second {
-		t.Errorf("took %v, want about the bound %v", took, lockWaitMax)
+	if took < blobcache.LockWaitMax || took > blobcache.LockWaitMax+15*time.Second {
+		t.Errorf("took %v, want about the bound %v", took, blobcache.LockWaitMax)
 	}
 	if firstWait == 0 || firstWait > 3*time.Second {
 		t.Errorf("the -v wait line came after %v, want at once", firstWait)

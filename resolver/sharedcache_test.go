@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 )
 
@@ -30,14 +32,14 @@ func TestForeignEntriesInOwnCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Lchown(filepath.Join(dir, "tmp"), 65534, 65534)
-	c, err := openCache(dir, false, nil)
+	c, err := blobcache.Open(dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(old); err != nil {
 		t.Errorf("the sweep followed the link: %v", err)
 	}
-	_, err = c.newTemp()
+	_, err = c.NewTemp()
 	if !errors.Is(err, errdefs.CantWrite) || !strings.Contains(err.Error(), "a symbolic link owned by uid 65534") {
 		t.Errorf("newTemp with a foreign tmp link: %v, want CantWrite naming the link's owner", err)
 	}
@@ -45,26 +47,26 @@ func TestForeignEntriesInOwnCache(t *testing.T) {
 	// The index: an entry of ours is read, the same entry owned by
 	// another user is not.
 	os.Remove(filepath.Join(dir, "tmp"))
-	if c, err = openCache(dir, false, nil); err != nil {
+	if c, err = blobcache.Open(dir, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	src := filepath.Join(t.TempDir(), "a.jar")
 	os.WriteFile(src, []byte("jar bytes"), 0o644)
-	s, _, err := c.putFile(src)
+	s, _, err := c.PutFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const u = "https://repo.example/g/a/1/a-1.jar"
-	if err := c.record(u, indexEntry{Sha256: s.sha256, Size: s.size}); err != nil {
+	if err := c.Record(u, blobcache.IndexEntry{Sha256: s.SHA256, Size: s.Size}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.lookup(u); !ok {
+	if _, ok := c.Lookup(u); !ok {
 		t.Fatal("our own index entry is not found")
 	}
-	if err := os.Chown(c.indexPath(u), 65534, 65534); err != nil {
+	if err := os.Chown(c.IndexPath(u), 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	if e, ok := c.lookup(u); ok {
+	if e, ok := c.Lookup(u); ok {
 		t.Errorf("an index entry owned by another user was trusted: %+v", e)
 	}
 }

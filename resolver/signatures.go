@@ -22,6 +22,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prebake/prebake/resolver/cache"
+
+	"github.com/prebake/prebake/lock"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/prebake/prebake/errdefs"
@@ -62,7 +66,7 @@ func SignaturePath(cacheDir, sha256Hex string) string {
 }
 
 // unsigned returns the first artifact of arts that records no signer, or nil.
-func unsigned(arts []Artifact) *Artifact {
+func unsigned(arts []lock.Artifact) *lock.Artifact {
 	for i := range arts {
 		if arts[i].SignedBy == "" {
 			return &arts[i]
@@ -77,11 +81,11 @@ func unsigned(arts []Artifact) *Artifact {
 // errdefs.Invalid naming the artifact (a missing or bad signature, an
 // unpinned or expired key), errdefs.Unavailable when a repository cannot
 // be reached or an offline run has no cached signature.
-func verifySignatures(ctx context.Context, v SignatureVerifier, arts []Artifact, cacheDir string, chain []*repo, offline, locked bool, o *options) error {
+func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Artifact, cacheDir string, chain []*repo, offline, locked bool, o *options) error {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = cache.DefaultDir(os.Getenv)
 	}
-	openOnce := sync.OnceValues(func() (*cache, error) { return openCache(cacheDir, privateChain(chain), o.log) })
+	openOnce := sync.OnceValues(func() (*cache.Cache, error) { return cache.Open(cacheDir, privateChain(chain), o.log) })
 	f := o.newFetcher()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
@@ -102,7 +106,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []Artifact,
 					return err
 				}
 			}
-			fp, err := verifyBlobSignature(v, BlobPath(cacheDir, a.Sha256), sig)
+			fp, err := verifyBlobSignature(v, cache.BlobPath(cacheDir, a.Sha256), sig)
 			if err != nil {
 				return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): signature %s: %w", a.File, a.Coord, where, err)
 			}
@@ -117,7 +121,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []Artifact,
 			if err != nil {
 				return err
 			}
-			if err := c.writeAtomic(sigPath, sig); err != nil {
+			if err := c.WriteAtomic(sigPath, sig); err != nil {
 				return errdefs.New(errdefs.CantWrite, fmt.Errorf("caching the signature of %s: %w", a.File, err))
 			}
 			return nil
@@ -129,7 +133,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []Artifact,
 // checkSigner checks that a locked artifact records a signer that is
 // pinned: errdefs.Stale when it records none, errdefs.Invalid when the
 // keyring does not hold it.
-func checkSigner(v SignatureVerifier, a Artifact) error {
+func checkSigner(v SignatureVerifier, a lock.Artifact) error {
 	if a.SignedBy == "" {
 		return errdefs.New(errdefs.Stale, fmt.Errorf("artifact %s (%s): the lock records no signing key: %w; resolve again with signatures verified", a.File, a.Coord, ErrSignatureMissing))
 	}
@@ -140,7 +144,7 @@ func checkSigner(v SignatureVerifier, a Artifact) error {
 }
 
 // checkSigners is checkSigner on every artifact.
-func checkSigners(v SignatureVerifier, arts []Artifact) error {
+func checkSigners(v SignatureVerifier, arts []lock.Artifact) error {
 	for _, a := range arts {
 		if err := checkSigner(v, a); err != nil {
 			return err
@@ -160,13 +164,13 @@ func verifyBlobSignature(v SignatureVerifier, blob string, sig []byte) (string, 
 
 // fetchSignature gets <jar>.asc from the repository the artifact records
 // (chain gives its credentials and layout). It returns the URL it read.
-func fetchSignature(ctx context.Context, f *fetcher, chain []*repo, a Artifact, offline bool) (string, []byte, error) {
+func fetchSignature(ctx context.Context, f *fetcher, chain []*repo, a lock.Artifact, offline bool) (string, []byte, error) {
 	r, err := lockedRepo(chain, a)
 	if err != nil {
 		return "", nil, err
 	}
 	if offline && !r.isFile() {
-		return "", nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s (%s): %w in the cache, and offline: %w", a.File, a.Coord, ErrSignatureMissing, errNotCached))
+		return "", nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s (%s): %w in the cache, and offline: %w", a.File, a.Coord, ErrSignatureMissing, cache.ErrNotCached))
 	}
 	rel, err := lockedRelFetch(ctx, f, r, a, offline)
 	if err != nil {
@@ -206,7 +210,7 @@ func fetchSignature(ctx context.Context, f *fetcher, chain []*repo, a Artifact, 
 
 // lockedRepo is the repository of chain whose URL the artifact records
 // (for its credentials and layout), else one parsed from that URL.
-func lockedRepo(chain []*repo, a Artifact) (*repo, error) {
+func lockedRepo(chain []*repo, a lock.Artifact) (*repo, error) {
 	for _, cr := range chain {
 		if cr.URL == a.Repository {
 			return cr, nil

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
+
 	"github.com/prebake/prebake/internal/pgpverify"
 	"github.com/prebake/prebake/internal/pgpverify/pgptest"
 	"github.com/prebake/prebake/internal/testenv"
@@ -65,9 +66,9 @@ func TestCentralSignaturesIT(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, pgpverify.ErrUnknownKey) || exitcode.Code(err) != exitcode.DataErr ||
+			if !errors.Is(err, pgpverify.ErrUnknownKey) || errdefs.KindOf(err) != errdefs.Invalid ||
 				!strings.Contains(err.Error(), s.File) || !strings.Contains(err.Error(), s.Issuer) {
-				t.Fatalf("Resolve: %v (exit %d); want 65: %s signed by the unpinned %s", err, exitcode.Code(err), s.File, s.Issuer)
+				t.Fatalf("Resolve: %v (exit %d); want 65: %s signed by the unpinned %s", err, errdefs.KindOf(err), s.File, s.Issuer)
 			}
 			t.Logf("real signature fetched; issuer %s as pinned; its public key is not in testdata, so the signature itself is not verified", s.Issuer)
 		})

@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/errdefs"
+
+	"github.com/prebake/prebake/lock"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/pgpverify"
 	"github.com/prebake/prebake/internal/pgpverify/pgptest"
@@ -70,19 +73,19 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 		name     string
 		sign     func(t *testing.T, jar []byte) []byte
 		http     bool
-		wantCode int
+		wantCode errdefs.Kind
 		wantErr  error
 		wantFP   string
 	}{
 		{name: "good", sign: func(t *testing.T, jar []byte) []byte { return pinned.Sign(t, jar) }, wantFP: pinned.Fingerprint()},
 		{name: "good over http", sign: func(t *testing.T, jar []byte) []byte { return pinned.Sign(t, jar) }, http: true, wantFP: pinned.Fingerprint()},
-		{name: "missing", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), wantCode: exitcode.DataErr, wantErr: ErrSignatureMissing},
-		{name: "missing over http", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), http: true, wantCode: exitcode.DataErr, wantErr: ErrSignatureMissing},
-		{name: "bad", sign: onlyLib(func(t *testing.T, _ []byte) []byte { return pinned.Sign(t, []byte("other bytes")) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrBad},
-		{name: "wrong key", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return other.Sign(t, jar) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrUnknownKey},
-		{name: "oversized", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), wantCode: exitcode.DataErr, wantErr: ErrTooLarge},
-		{name: "oversized over http", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), http: true, wantCode: exitcode.DataErr, wantErr: ErrTooLarge},
-		{name: "expired", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return expiring.SignAt(t, jar, now.Add(-time.Hour)) }), wantCode: exitcode.DataErr, wantErr: pgpverify.ErrExpired},
+		{name: "missing", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), wantCode: errdefs.Invalid, wantErr: ErrSignatureMissing},
+		{name: "missing over http", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), http: true, wantCode: errdefs.Invalid, wantErr: ErrSignatureMissing},
+		{name: "bad", sign: onlyLib(func(t *testing.T, _ []byte) []byte { return pinned.Sign(t, []byte("other bytes")) }), wantCode: errdefs.Invalid, wantErr: pgpverify.ErrBad},
+		{name: "wrong key", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return other.Sign(t, jar) }), wantCode: errdefs.Invalid, wantErr: pgpverify.ErrUnknownKey},
+		{name: "oversized", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), wantCode: errdefs.Invalid, wantErr: ErrTooLarge},
+		{name: "oversized over http", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), http: true, wantCode: errdefs.Invalid, wantErr: ErrTooLarge},
+		{name: "expired", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return expiring.SignAt(t, jar, now.Add(-time.Hour)) }), wantCode: errdefs.Invalid, wantErr: pgpverify.ErrExpired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,8 +103,8 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 			}
 			res, err := Resolve(context.Background(), req, fastOpts()...)
 			if tt.wantErr != nil {
-				if err == nil || !errors.Is(err, tt.wantErr) || exitcode.Code(err) != tt.wantCode || !strings.Contains(err.Error(), "org.s_lib-1.0.jar") {
-					t.Fatalf("Resolve: %v (exit %d), want %v, exit %d, naming org.s_lib-1.0.jar", err, exitcode.Code(err), tt.wantErr, tt.wantCode)
+				if err == nil || !errors.Is(err, tt.wantErr) || errdefs.KindOf(err) != tt.wantCode || !strings.Contains(err.Error(), "org.s_lib-1.0.jar") {
+					t.Fatalf("Resolve: %v (exit %d), want %v, exit %d, naming org.s_lib-1.0.jar", err, errdefs.KindOf(err), tt.wantErr, tt.wantCode)
 				}
 				if _, err := os.Stat(req.LockPath); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("a lock was written for an unverified set: %v", err)
@@ -119,7 +122,7 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("signers (-want +got):\n%s", diff)
 			}
-			written, err := ReadLock(req.LockPath)
+			written, err := lock.Read(req.LockPath)
 			if err != nil || written.Artifacts[0].SignedBy != tt.wantFP {
 				t.Fatalf("written lock: %v %+v", err, written)
 			}
@@ -136,8 +139,8 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 			}
 			// The signer no longer pinned: refused, naming the jar.
 			frozen.Signatures = keyringOf(t, other)
-			if _, err := Resolve(context.Background(), frozen, fastOpts()...); exitcode.Code(err) != exitcode.DataErr || !strings.Contains(err.Error(), "not in the keyring") {
-				t.Errorf("frozen with the signer unpinned: %v (exit %d), want 65", err, exitcode.Code(err))
+			if _, err := Resolve(context.Background(), frozen, fastOpts()...); errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(err.Error(), "not in the keyring") {
+				t.Errorf("frozen with the signer unpinned: %v (exit %d), want 65", err, errdefs.KindOf(err))
 			}
 			// A cached signature replaced: refused.
 			frozen.Signatures = kr
@@ -153,12 +156,12 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 			if err := os.Remove(SignaturePath(req.CacheDir, lib.Sha256)); err != nil {
 				t.Fatal(err)
 			}
-			wantCode := exitcode.DataErr
+			wantCode := errdefs.Invalid
 			if tt.http {
-				wantCode = exitcode.Unavailable
+				wantCode = errdefs.Unavailable
 			}
-			if _, err := Resolve(context.Background(), frozen, fastOpts()...); exitcode.Code(err) != wantCode || !errors.Is(err, ErrSignatureMissing) {
-				t.Errorf("frozen offline, signature not cached: %v (exit %d), wantCode %d", err, exitcode.Code(err), wantCode)
+			if _, err := Resolve(context.Background(), frozen, fastOpts()...); errdefs.KindOf(err) != wantCode || !errors.Is(err, ErrSignatureMissing) {
+				t.Errorf("frozen offline, signature not cached: %v (exit %d), wantCode %d", err, errdefs.KindOf(err), wantCode)
 			}
 		})
 	}
@@ -180,8 +183,8 @@ func TestSignaturesOnAnUnsignedLock(t *testing.T) {
 	req.Signatures = keyringOf(t, pinned)
 	frozen := req
 	frozen.Frozen = true
-	if _, err := Resolve(context.Background(), frozen, fastOpts()...); exitcode.Code(err) != exitcode.StaleLock || !errors.Is(err, ErrSignatureMissing) {
-		t.Errorf("frozen, unsigned lock: %v (exit %d), want 78", err, exitcode.Code(err))
+	if _, err := Resolve(context.Background(), frozen, fastOpts()...); errdefs.KindOf(err) != errdefs.Stale || !errors.Is(err, ErrSignatureMissing) {
+		t.Errorf("frozen, unsigned lock: %v (exit %d), want 78", err, errdefs.KindOf(err))
 	}
 	log := &logBuf{}
 	res, err := Resolve(context.Background(), req, fastOpts(WithLogger(log))...)
@@ -197,12 +200,12 @@ func TestSignaturesOnAnUnsignedLock(t *testing.T) {
 	}
 	stranger := req
 	stranger.Signatures = keyringOf(t, pgptest.NewKey(t, "stranger"))
-	if _, err := LockFor(context.Background(), stranger, fastOpts()...); exitcode.Code(err) != exitcode.DataErr || !strings.Contains(err.Error(), "not in the keyring") {
+	if _, err := LockFor(context.Background(), stranger, fastOpts()...); errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(err.Error(), "not in the keyring") {
 		t.Errorf("LockFor, signer unpinned: %v", err)
 	}
 	// FetchLocked (bake --lock) checks the signers as well.
-	lf, _ := ReadLock(req.LockPath)
-	if _, err := FetchLocked(context.Background(), lf, Request{CacheDir: req.CacheDir, Offline: true, Signatures: keyringOf(t, pgptest.NewKey(t, "x"))}, fastOpts()...); exitcode.Code(err) != exitcode.DataErr {
+	lf, _ := lock.Read(req.LockPath)
+	if _, err := FetchLocked(context.Background(), lf, Request{CacheDir: req.CacheDir, Offline: true, Signatures: keyringOf(t, pgptest.NewKey(t, "x"))}, fastOpts()...); errdefs.KindOf(err) != errdefs.Invalid {
 		t.Errorf("FetchLocked with the signer unpinned: %v", err)
 	}
 }

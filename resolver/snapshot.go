@@ -17,6 +17,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
@@ -97,26 +99,26 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 			}
 			return readFileMax(p, maxMetadataSize)
 		}
-		if e, ok := s.cache.lookup(u); ok && (s.offline || isBackground(ctx)) {
-			return readFileMax(s.cache.blobPath(e.Sha256), maxMetadataSize)
+		if e, ok := s.cache.Lookup(u); ok && (s.offline || isBackground(ctx)) {
+			return readFileMax(s.cache.BlobPath(e.Sha256), maxMetadataSize)
 		}
 		if s.offline {
-			return nil, errNotCached
+			return nil, cache.ErrNotCached
 		}
-		t, err := s.cache.newTemp()
+		t, err := s.cache.NewTemp()
 		if err != nil {
 			return nil, err
 		}
-		defer t.abort()
+		defer t.Abort()
 		if err := s.f.get(ctx, r.target(rel), &capDest{w: fileDest{t}, max: maxMetadataSize}); err != nil {
 			return nil, err
 		}
-		sum := t.sums()
-		p, err := t.commit()
+		sum := t.Sums()
+		p, err := t.Commit()
 		if err != nil {
 			return nil, err
 		}
-		if err := s.cache.record(u, indexEntry{Sha256: sum.sha256, Size: sum.size}); err != nil {
+		if err := s.cache.Record(u, cache.IndexEntry{Sha256: sum.SHA256, Size: sum.Size}); err != nil {
 			return nil, err
 		}
 		return os.ReadFile(p)

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prebake/prebake/resolver/cache"
+
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/redact"
@@ -93,9 +95,9 @@ func makeOptions(opts []Option) (*options, error) {
 	o.client = redirect.DropCredentials(o.client)
 	switch {
 	case o.perHost < 1:
-		return nil, errors.New("WithMaxPerHost: must be at least 1")
+		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.WithMaxPerHost", "WithMaxPerHost: must be at least 1")
 	case o.attempts < 1:
-		return nil, errors.New("WithRetry: attempts must be at least 1")
+		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.WithRetry", "WithRetry: attempts must be at least 1")
 	}
 	return o, nil
 }
@@ -173,7 +175,7 @@ func WithDefaultChain(home, defaultArtifactRepository string) Option {
 func WithParallel(n int) Option {
 	return func(o *options) error {
 		if n < 1 {
-			return errors.New("WithParallel: must be at least 1")
+			return errdefs.Optionf(errdefs.BadArgument, "resolver.WithParallel", "WithParallel: must be at least 1")
 		}
 		o.parallel = n
 		return nil
@@ -183,7 +185,7 @@ func WithParallel(n int) Option {
 // source implements Source over Spark's chain and the cache.
 type source struct {
 	chain    []*repo
-	cache    *cache
+	cache    *cache.Cache
 	f        *fetcher
 	log      Logger
 	offline  bool
@@ -218,7 +220,7 @@ type fetched struct {
 	warn string
 	data []byte // the body, when download kept it in memory (POMs)
 
-	sums   sums // of data, when cf.Path is ""
+	sums   cache.Sums // of data, when cf.Path is ""
 	once   sync.Once
 	mat    *CachedFile
 	matErr error
@@ -257,7 +259,7 @@ func newSource(ctx context.Context, req Request, o *options) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := openCache(req.CacheDir, privateChain(chain), o.log)
+	c, err := cache.Open(req.CacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +391,7 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 	}
 	pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
 	if err != nil {
-		if !fatal && (errors.Is(err, ErrNotFound) || errors.Is(err, errNotCached)) {
+		if !fatal && (errors.Is(err, ErrNotFound) || errors.Is(err, cache.ErrNotCached)) {
 			var m misses
 			m.add(r, err)
 			return nil, m.err("module " + group + ":" + artifact + ":" + version)
@@ -411,7 +413,7 @@ func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifac
 	}
 	vs, err := s.versionsIn(ctx, r, group, artifact)
 	if err != nil {
-		if !errors.Is(err, ErrNotFound) && !errors.Is(err, errNotCached) {
+		if !errors.Is(err, ErrNotFound) && !errors.Is(err, cache.ErrNotCached) {
 			s.warn(ctx, r.Name+": "+redact.String(err.Error()))
 		}
 		return nil, err
@@ -634,7 +636,7 @@ type misses struct {
 // an answer).
 func (m *misses) add(r *repo, err error) bool {
 	switch {
-	case errors.Is(err, errNotCached):
+	case errors.Is(err, cache.ErrNotCached):
 		m.notCached = append(m.notCached, r.String())
 	case errors.Is(err, ErrNotFound):
 		m.notFound = append(m.notFound, r.String())
@@ -673,7 +675,7 @@ func (m *misses) err(what string) error {
 	e := &chainMiss{msg: what + ": " + strings.Join(parts, "; ")}
 	switch {
 	case len(m.notCached) > 0:
-		e.causes = []error{errNotCached, ErrNotFound}
+		e.causes = []error{cache.ErrNotCached, ErrNotFound}
 		return errdefs.New(errdefs.Unavailable, e)
 	case m.hard != nil && m.answered:
 		e.causes = []error{ErrNotFound, m.hard}
@@ -732,7 +734,7 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 		cf = &c
 	}
 	if err != nil {
-		if errors.Is(err, errNotCached) {
+		if errors.Is(err, cache.ErrNotCached) {
 			return nil, errdefs.New(errdefs.Unavailable, fmt.Errorf("artifact %s: %w", r.base+rel, err))
 		}
 		if r.isM2Cache && errors.Is(err, ErrNotFound) {
@@ -797,21 +799,21 @@ func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, erro
 			return s.localFile(r, rel)
 		}
 		indexed := func() (*fetched, bool) {
-			e, ok := s.cache.lookup(u)
+			e, ok := s.cache.Lookup(u)
 			if !ok {
 				return nil, false
 			}
-			return &fetched{cf: &CachedFile{Path: s.cache.blobPath(e.Sha256), Sha256: e.Sha256, Size: e.Size, URL: u}}, true
+			return &fetched{cf: &CachedFile{Path: s.cache.BlobPath(e.Sha256), Sha256: e.Sha256, Size: e.Size, URL: u}}, true
 		}
 		if f, ok := indexed(); ok {
 			return f, nil
 		}
 		if s.offline {
-			return nil, fmt.Errorf("%s: %w", u, errNotCached)
+			return nil, fmt.Errorf("%s: %w", u, cache.ErrNotCached)
 		}
 		// One download per URL across the processes sharing the cache:
 		// whoever waited for the lock finds the URL indexed (cachelock.go).
-		unlock, err := s.cache.lockURL(ctx, u)
+		unlock, err := s.cache.LockURL(ctx, u)
 		if err != nil {
 			return nil, err
 		}
@@ -819,12 +821,12 @@ func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, erro
 		if f, ok := indexed(); ok {
 			return f, nil
 		}
-		if s.cache.seenMissing(u) {
+		if s.cache.SeenMissing(u) {
 			return nil, errdefs.New(errdefs.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
 		}
 		f, err := s.download(ctx, r, rel)
 		if err != nil && errors.Is(err, ErrNotFound) {
-			s.cache.recordMissing(u)
+			s.cache.RecordMissing(u)
 		}
 		return f, err
 	})
@@ -864,14 +866,14 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 		if err != nil {
 			return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading %s: %w", u, err))
 		}
-		sum, _ := sumsOf(bytes.NewReader(data))
+		sum, _ := cache.SumsOf(bytes.NewReader(data))
 		warn, err := s.verify(u, sum, sumFiles, r.isM2Cache)
 		if err != nil {
 			return nil, err
 		}
-		return &fetched{cf: &CachedFile{Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn, data: data, sums: sum}, nil
+		return &fetched{cf: &CachedFile{Sha256: sum.SHA256, Size: sum.Size, URL: u}, warn: warn, data: data, sums: sum}, nil
 	}
-	sum, blob, err := s.cache.putFile(p)
+	sum, blob, err := s.cache.PutFile(p)
 	if err != nil {
 		return nil, errdefs.New(errdefs.CantWrite, err)
 	}
@@ -879,7 +881,7 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fetched{cf: &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn}, nil
+	return &fetched{cf: &CachedFile{Path: blob, Sha256: sum.SHA256, Size: sum.Size, URL: u}, warn: warn}, nil
 }
 
 // materialize gives f a cache path: a file: repository's POM is kept in
@@ -889,7 +891,7 @@ func (s *source) materialize(f *fetched) (*CachedFile, error) {
 		return f.cf, nil
 	}
 	f.once.Do(func() {
-		p, err := s.cache.putBytes(f.data, f.sums)
+		p, err := s.cache.PutBytes(f.data, f.sums)
 		if err != nil {
 			f.matErr = errdefs.New(errdefs.CantWrite, err)
 			return
@@ -914,11 +916,11 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		sums = s.fetchChecksums(cctx, r, rel, fileOK)
 	}
 
-	t, err := s.cache.newTemp()
+	t, err := s.cache.NewTemp()
 	if err != nil {
 		return nil, err
 	}
-	defer t.abort()
+	defer t.Abort()
 	// A POM is kept in memory too: the caller parses it at once.
 	var dst resetWriter = fileDest{t}
 	var mem *memBuf
@@ -947,7 +949,7 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		// writes: it only guesses, and the real request checks.
 		hook(mem.b)
 	}
-	sum := t.sums()
+	sum := t.Sums()
 	var warn string
 	if sums != nil {
 		got := <-sums
@@ -961,15 +963,15 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 			return nil, err
 		}
 	}
-	blob, err := t.commit()
+	blob, err := t.Commit()
 	if err != nil {
 		return nil, err
 	}
-	e := indexEntry{Sha256: sum.sha256, Size: sum.size}
-	if err := s.cache.record(u, e); err != nil {
+	e := cache.IndexEntry{Sha256: sum.SHA256, Size: sum.Size}
+	if err := s.cache.Record(u, e); err != nil {
 		return nil, err
 	}
-	f := &fetched{cf: &CachedFile{Path: blob, Sha256: sum.sha256, Size: sum.size, URL: u}, warn: warn}
+	f := &fetched{cf: &CachedFile{Path: blob, Sha256: sum.SHA256, Size: sum.Size, URL: u}, warn: warn}
 	if mem != nil {
 		f.data = mem.b
 	}
@@ -1079,14 +1081,14 @@ func (d teeDest) reset() error {
 // an error; a missing checksum follows the policy (with ChecksumWarn,
 // warn is the warning to print). get returns an error
 // matching ErrNotFound when a checksum file does not exist.
-func (s *source) verify(u string, sum sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
+func (s *source) verify(u string, sum cache.Sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
 	// Even with ChecksumIgnore a checksum at hand (a file: repository's) is
 	// checked: a mismatch is always an error; only a missing checksum passes
 	// silently. (download requests none with ChecksumIgnore.)
 	for _, c := range []struct {
 		ext, want string
 		n         int
-	}{{".sha1", sum.sha1, 40}, {".sha256", sum.sha256, 64}, {".md5", sum.md5, 32}} {
+	}{{".sha1", sum.SHA1, 40}, {".sha256", sum.SHA256, 64}, {".md5", sum.MD5, 32}} {
 		data, err := get(c.ext)
 		if errors.Is(err, ErrNotFound) {
 			continue
@@ -1231,7 +1233,7 @@ func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, er
 		return vs, nil
 	}
 	if s.offline {
-		return nil, fmt.Errorf("%s: %w", r.base+dir, errNotCached)
+		return nil, fmt.Errorf("%s: %w", r.base+dir, cache.ErrNotCached)
 	}
 	b := &memBuf{max: maxListingSize}
 	if err := s.f.get(ctx, r.target(dir), b); err != nil {
@@ -1288,4 +1290,14 @@ func (f *flight[T]) do(key string, fn func() (T, error)) (T, error) {
 	}
 	close(c.done)
 	return c.val, c.err
+}
+
+// privateChain reports whether any repository of the chain has credentials.
+func privateChain(chain []*repo) bool {
+	for _, r := range chain {
+		if r.hasAuth {
+			return true
+		}
+	}
+	return false
 }

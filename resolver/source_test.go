@@ -18,10 +18,11 @@ import (
 	"testing"
 	"time"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/maven"
 )
@@ -183,8 +184,8 @@ func TestBuildChain(t *testing.T) {
 				if tt.wantOption != "" && (!errors.As(err, &oe) || oe.Option != tt.wantOption) {
 					t.Errorf("errors.As(%v, *errdefs.OptionError) = %v, want option %s", err, oe, tt.wantOption)
 				}
-				if exitcode.Code(err) != exitcode.Usage {
-					t.Errorf("exit code %d, want %d", exitcode.Code(err), exitcode.Usage)
+				if errdefs.KindOf(err) != errdefs.BadArgument {
+					t.Errorf("exit code %d, want %d", errdefs.KindOf(err), errdefs.BadArgument)
 				}
 				return
 			}
@@ -236,13 +237,13 @@ func TestPOMChainOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(cf.Path)
-	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != sha256hex(data) || cf.Path != BlobPath(s.cache.dir, cf.Sha256) {
+	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != sha256hex(data) || cf.Path != blobcache.BlobPath(s.cache.Dir, cf.Sha256) {
 		t.Errorf("artifact %+v: %q %v", cf, data, err)
 	}
 
 	_, err = s.POM(ctx, "org.x", "missing", "1.0")
-	if !errors.Is(err, ErrNotFound) || exitcode.Code(err) != exitcode.NotFound {
-		t.Fatalf("missing: err = %v (code %d), want ErrNotFound/66", err, exitcode.Code(err))
+	if !errors.Is(err, ErrNotFound) || errdefs.KindOf(err) != errdefs.NotFound {
+		t.Fatalf("missing: err = %v (code %d), want ErrNotFound/66", err, errdefs.KindOf(err))
 	}
 	for _, w := range []string{"org.x:missing:1.0", "repo-1 (" + sa.URL() + ")", "repo-2 (file://" + b.dir + "/)"} {
 		if !strings.Contains(err.Error(), w) {
@@ -287,16 +288,16 @@ func TestFaults(t *testing.T) {
 		name      string
 		fault     mavenhttp.Fault
 		wantErr   []string // substrings; empty means success
-		wantCode  int
+		wantCode  errdefs.Kind
 		wantCount int // requests for the POM
 		minTime   time.Duration
 	}{
-		{name: "404 is never retried", fault: mavenhttp.Status(404, -1), wantErr: []string{"not found", "org.x:m:1.0"}, wantCode: exitcode.NotFound, wantCount: 1},
+		{name: "404 is never retried", fault: mavenhttp.Status(404, -1), wantErr: []string{"not found", "org.x:m:1.0"}, wantCode: errdefs.NotFound, wantCount: 1},
 		{name: "5xx is retried then succeeds", fault: mavenhttp.Status(503, 2), wantCount: 3},
-		{name: "5xx after retries", fault: mavenhttp.Status(502, -1), wantErr: []string{"502", pom, "after 3 attempts"}, wantCode: exitcode.Unavailable, wantCount: 3},
+		{name: "5xx after retries", fault: mavenhttp.Status(502, -1), wantErr: []string{"502", pom, "after 3 attempts"}, wantCode: errdefs.Unavailable, wantCount: 3},
 		{name: "429 honours Retry-After", fault: mavenhttp.Status(429, 1, "Retry-After", "1"), wantCount: 2, minTime: time.Second},
-		{name: "401 is a permission error", fault: mavenhttp.Status(401, -1), wantErr: []string{"401", pom}, wantCode: exitcode.NoPerm, wantCount: 1},
-		{name: "truncated body", fault: mavenhttp.Truncated([]byte("<proj"), 100, -1), wantErr: []string{"truncated body", "got 5 of 100 bytes", pom}, wantCode: exitcode.Unavailable, wantCount: 3},
+		{name: "401 is a permission error", fault: mavenhttp.Status(401, -1), wantErr: []string{"401", pom}, wantCode: errdefs.Denied, wantCount: 1},
+		{name: "truncated body", fault: mavenhttp.Truncated([]byte("<proj"), 100, -1), wantErr: []string{"truncated body", "got 5 of 100 bytes", pom}, wantCode: errdefs.Unavailable, wantCount: 3},
 		{name: "truncated once then whole", fault: mavenhttp.Truncated([]byte("<proj"), 100, 1), wantCount: 2},
 	}
 	for _, tt := range tests {
@@ -325,10 +326,10 @@ func TestFaults(t *testing.T) {
 						t.Errorf("error %q lacks %q", err, w)
 					}
 				}
-				if c := exitcode.Code(err); c != tt.wantCode {
+				if c := errdefs.KindOf(err); c != tt.wantCode {
 					t.Errorf("exit code %d, want %d (%v)", c, tt.wantCode, err)
 				}
-				assertNoBlobs(t, s.cache.dir)
+				assertNoBlobs(t, s.cache.Dir)
 			}
 			if n := srv.Count(pom); n != tt.wantCount {
 				t.Errorf("%d requests, want %d", n, tt.wantCount)
@@ -362,8 +363,8 @@ func Test429NeverCachedAsMissing(t *testing.T) {
 	srv.SetFault(pom, mavenhttp.Status(429, -1, "Retry-After", "0"))
 	s := testSource(t, []string{srv.URL()}, ChecksumWarn)
 	_, err := s.POM(context.Background(), "org.x", "m", "1.0")
-	if err == nil || errors.Is(err, ErrNotFound) || exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "429") {
-		t.Fatalf("err = %v (code %d), want a 429 Unavailable error that is not ErrNotFound", err, exitcode.Code(err))
+	if err == nil || errors.Is(err, ErrNotFound) || errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "429") {
+		t.Fatalf("err = %v (code %d), want a 429 Unavailable error that is not ErrNotFound", err, errdefs.KindOf(err))
 	}
 	srv.SetFault(pom, nil)
 	if _, err := s.POM(context.Background(), "org.x", "m", "1.0"); err != nil {
@@ -382,13 +383,13 @@ func TestTimeout(t *testing.T) {
 	srv.SetFault(jar, mavenhttp.Hang([]byte("ja"), 100, release))
 	s := testSource(t, []string{srv.URL()}, ChecksumWarn, WithIdleTimeout(150*time.Millisecond), WithRetry(2, time.Millisecond))
 	_, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
-	if err == nil || !strings.Contains(err.Error(), "timeout") || !strings.Contains(err.Error(), srv.URL()+jar[1:]) || exitcode.Code(err) != exitcode.Unavailable {
-		t.Fatalf("err = %v (code %d), want a timeout naming the URL", err, exitcode.Code(err))
+	if err == nil || !strings.Contains(err.Error(), "timeout") || !strings.Contains(err.Error(), srv.URL()+jar[1:]) || errdefs.KindOf(err) != errdefs.Unavailable {
+		t.Fatalf("err = %v (code %d), want a timeout naming the URL", err, errdefs.KindOf(err))
 	}
 	if n := srv.Count(jar); n != 2 {
 		t.Errorf("%d attempts, want 2", n)
 	}
-	assertNoBlobs(t, s.cache.dir)
+	assertNoBlobs(t, s.cache.Dir)
 }
 
 // checksumTestRTT is the delay of the servers that count rounds: long
@@ -409,7 +410,7 @@ func TestChecksums(t *testing.T) {
 		override string   // replaces the .sha1 content
 		policy   ChecksumPolicy
 		wantErr  string
-		wantCode int
+		wantCode errdefs.Kind
 		wantWarn bool
 		// over HTTP: checksum requests and sequential rounds
 		wantSums, wantRounds int
@@ -419,11 +420,11 @@ func TestChecksums(t *testing.T) {
 		{name: "sha256 only", sums: []string{"sha256"}, policy: ChecksumStrict, wantSums: 3, wantRounds: 2},
 		{name: "md5 only", sums: []string{"md5"}, policy: ChecksumStrict, wantSums: 3, wantRounds: 2},
 		{name: "sha1 and sha256", sums: []string{"sha1", "sha256"}, policy: ChecksumWarn, wantSums: 1, wantRounds: 1},
-		{name: "sha1 mismatch", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumWarn, wantErr: "checksum mismatch", wantCode: exitcode.DataErr, wantSums: 1, wantRounds: 1},
-		{name: "sha1 mismatch ignore", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumIgnore, wantErr: "checksum mismatch", wantCode: exitcode.DataErr, wantSums: 0, wantRounds: 1, httpOK: true},
+		{name: "sha1 mismatch", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumWarn, wantErr: "checksum mismatch", wantCode: errdefs.Invalid, wantSums: 1, wantRounds: 1},
+		{name: "sha1 mismatch ignore", sums: []string{"sha1"}, override: "0123456789012345678901234567890123456789", policy: ChecksumIgnore, wantErr: "checksum mismatch", wantCode: errdefs.Invalid, wantSums: 0, wantRounds: 1, httpOK: true},
 		{name: "sha1 with file name", sums: []string{"sha1"}, override: "@@", policy: ChecksumStrict, wantSums: 1, wantRounds: 1},
-		{name: "malformed", sums: []string{"sha1"}, override: "<html>oops</html>", policy: ChecksumWarn, wantErr: "malformed", wantCode: exitcode.DataErr, wantSums: 1, wantRounds: 1},
-		{name: "missing strict", policy: ChecksumStrict, wantErr: "no checksum file", wantCode: exitcode.DataErr, wantSums: 3, wantRounds: 2},
+		{name: "malformed", sums: []string{"sha1"}, override: "<html>oops</html>", policy: ChecksumWarn, wantErr: "malformed", wantCode: errdefs.Invalid, wantSums: 1, wantRounds: 1},
+		{name: "missing strict", policy: ChecksumStrict, wantErr: "no checksum file", wantCode: errdefs.Invalid, wantSums: 3, wantRounds: 2},
 		{name: "missing warn", policy: ChecksumWarn, wantWarn: true, wantSums: 3, wantRounds: 2},
 		{name: "missing ignore", policy: ChecksumIgnore, wantSums: 0, wantRounds: 1},
 		{name: "present ignore", sums: []string{"sha1", "sha256", "md5"}, policy: ChecksumIgnore, wantSums: 0, wantRounds: 1},
@@ -460,7 +461,7 @@ func TestChecksums(t *testing.T) {
 					if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), s.chain[0].base+base) {
 						t.Fatalf("err = %v, want %q naming the URL", err, tt.wantErr)
 					}
-					if c := exitcode.Code(err); c != tt.wantCode {
+					if c := errdefs.KindOf(err); c != tt.wantCode {
 						t.Errorf("exit code %d, want %d", c, tt.wantCode)
 					}
 					if tt.wantErr == "checksum mismatch" && !errors.Is(err, ErrChecksumMismatch) {
@@ -577,8 +578,8 @@ func TestMalformedResponse(t *testing.T) {
 	u := "http://127.0.0.1:" + fmt.Sprint(l.Addr().(*net.TCPAddr).Port) + "/"
 	s := testSource(t, []string{u}, ChecksumWarn)
 	_, err = s.POM(context.Background(), "org.x", "m", "1.0")
-	if err == nil || !strings.Contains(err.Error(), u+"org/x/m/1.0/m-1.0.pom") || exitcode.Code(err) != exitcode.Unavailable {
-		t.Fatalf("err = %v (code %d), want Unavailable naming the URL", err, exitcode.Code(err))
+	if err == nil || !strings.Contains(err.Error(), u+"org/x/m/1.0/m-1.0.pom") || errdefs.KindOf(err) != errdefs.Unavailable {
+		t.Fatalf("err = %v (code %d), want Unavailable naming the URL", err, errdefs.KindOf(err))
 	}
 
 	// Malformed maven-metadata.xml.
@@ -588,8 +589,8 @@ func TestMalformedResponse(t *testing.T) {
 	defer srv.Close()
 	s = testSource(t, []string{srv.URL()}, ChecksumWarn)
 	_, err = s.Versions(context.Background(), "org.x", "m")
-	if err == nil || !strings.Contains(err.Error(), "malformed "+srv.URL()+"org/x/m/maven-metadata.xml") || exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("err = %v (code %d), want DataErr naming the metadata URL", err, exitcode.Code(err))
+	if err == nil || !strings.Contains(err.Error(), "malformed "+srv.URL()+"org/x/m/maven-metadata.xml") || errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("err = %v (code %d), want DataErr naming the metadata URL", err, errdefs.KindOf(err))
 	}
 }
 
@@ -648,8 +649,8 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 
 	s = testSource(t, []string{withUser("wrong-pw")}, ChecksumWarn, WithLogger(log))
 	_, err = s.POM(context.Background(), "org.x", "m", "1.0")
-	if err == nil || exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), srv.URL()+"org/x/m/1.0/m-1.0.pom") {
-		t.Fatalf("err = %v (code %d), want 77 naming the redacted URL", err, exitcode.Code(err))
+	if err == nil || errdefs.KindOf(err) != errdefs.Denied || !strings.Contains(err.Error(), srv.URL()+"org/x/m/1.0/m-1.0.pom") {
+		t.Fatalf("err = %v (code %d), want 77 naming the redacted URL", err, errdefs.KindOf(err))
 	}
 	if all := err.Error() + log.String(); strings.Contains(all, "pw") || strings.Contains(all, "bob") {
 		t.Errorf("credentials printed:\n%s", all)
@@ -679,8 +680,8 @@ func TestOffline(t *testing.T) {
 		t.Fatalf("offline, cached: %v", err)
 	}
 	_, err = offline.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: offline.chain[0].Repository})
-	if err == nil || exitcode.Code(err) != exitcode.Unavailable || !strings.Contains(err.Error(), "m-1.0.jar") {
-		t.Fatalf("offline, not cached: err = %v (code %d), want 69 naming the file", err, exitcode.Code(err))
+	if err == nil || errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "m-1.0.jar") {
+		t.Fatalf("offline, not cached: err = %v (code %d), want 69 naming the file", err, errdefs.KindOf(err))
 	}
 	if n := srv.Requests(); n != 0 {
 		t.Errorf("offline made %d requests", n)
@@ -811,5 +812,20 @@ func TestHostSemPriority(t *testing.T) {
 	s.release(true)
 	if w := <-got; w != "low" {
 		t.Errorf("second freed slot went to %s, want low", w)
+	}
+}
+
+// TestOptionErrorsAreUsage: a bad option is a usage error (errdefs.BadArgument,
+// exit 64 in cmd) naming the option, not an internal one.
+func TestOptionErrorsAreUsage(t *testing.T) {
+	for name, opt := range map[string]Option{
+		"resolver.WithMaxPerHost": WithMaxPerHost(0),
+		"resolver.WithRetry":      WithRetry(0, 0),
+		"resolver.WithParallel":   WithParallel(0),
+	} {
+		_, err := Resolve(context.Background(), Request{Packages: []string{"org.x:a:1.0"}, CacheDir: t.TempDir()}, opt)
+		if !errors.Is(err, errdefs.BadArgument) || errdefs.OptionOf(err) != name {
+			t.Errorf("%s: err = %v (kind %v, option %q), want BadArgument naming it", name, err, errdefs.KindOf(err), errdefs.OptionOf(err))
+		}
 	}
 }

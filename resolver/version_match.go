@@ -3,6 +3,8 @@ package resolver
 import (
 	"regexp"
 	"strings"
+
+	"github.com/prebake/prebake/internal/revision"
 )
 
 // Ivy 2.5.1's default version matchers (a ChainVersionMatcher of
@@ -69,7 +71,7 @@ func rangeCompare(a, b string) int {
 	if a == b {
 		return 0
 	}
-	if CompareRevisions(a, b) > 0 {
+	if revision.Compare(a, b) > 0 {
 		return -1
 	}
 	return 1

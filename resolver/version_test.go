@@ -5,6 +5,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/prebake/prebake/internal/revision"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -18,7 +20,7 @@ func TestCompareRevisionsIvyOrder(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	for i := 0; i < 20; i++ {
 		r.Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
-		sort.SliceStable(got, func(i, j int) bool { return CompareRevisions(got[i], got[j]) < 0 })
+		sort.SliceStable(got, func(i, j int) bool { return revision.Compare(got[i], got[j]) < 0 })
 		if diff := cmp.Diff(ivySorted, got); diff != "" {
 			t.Fatalf("order differs from Ivy's (-ivy +got):\n%s", diff)
 		}
@@ -49,10 +51,10 @@ func TestCompareRevisions(t *testing.T) {
 		{"1.0a", "1.0", -1},
 		{"4.1.48.Final", "4.1.48", -1},
 	} {
-		if got := CompareRevisions(tc.a, tc.b); sign(got) != tc.want {
+		if got := revision.Compare(tc.a, tc.b); sign(got) != tc.want {
 			t.Errorf("CompareRevisions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
-		if got := CompareRevisions(tc.b, tc.a); sign(got) != -tc.want {
+		if got := revision.Compare(tc.b, tc.a); sign(got) != -tc.want {
 			t.Errorf("CompareRevisions(%q, %q) = %d, want %d", tc.b, tc.a, got, -tc.want)
 		}
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/prebake/prebake/errdefs"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/google/go-cmp/cmp"
 )
 
 func node(gav string, children ...*Node) *Node {
@@ -134,15 +134,15 @@ func TestWhy(t *testing.T) {
 func TestWhyErrors(t *testing.T) {
 	tests := []struct {
 		pattern string
-		code    int
+		code    errdefs.Kind
 		notFnd  bool
 	}{
-		{"org.slf4j:slf4j-simple", exitcode.NotFound, true},
-		{"com.*:*", exitcode.NotFound, true},
-		{"org.slf4j", exitcode.Usage, false},
-		{"org.slf4j:slf4j-api:2.0.7", exitcode.Usage, false},
-		{":slf4j-api", exitcode.Usage, false},
-		{"org.slf4j:[abc", exitcode.Usage, false},
+		{"org.slf4j:slf4j-simple", errdefs.NotFound, true},
+		{"com.*:*", errdefs.NotFound, true},
+		{"org.slf4j", errdefs.BadArgument, false},
+		{"org.slf4j:slf4j-api:2.0.7", errdefs.BadArgument, false},
+		{":slf4j-api", errdefs.BadArgument, false},
+		{"org.slf4j:[abc", errdefs.BadArgument, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern, func(t *testing.T) {
@@ -150,9 +150,9 @@ func TestWhyErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if exitcode.Code(err) != tt.code || errors.Is(err, ErrNotFound) != tt.notFnd || !strings.Contains(err.Error(), tt.pattern) {
+			if errdefs.KindOf(err) != tt.code || errors.Is(err, ErrNotFound) != tt.notFnd || !strings.Contains(err.Error(), tt.pattern) {
 				t.Errorf("error %q: code %d, want %d; ErrNotFound %v, want %v; must name %q",
-					err, exitcode.Code(err), tt.code, errors.Is(err, ErrNotFound), tt.notFnd, tt.pattern)
+					err, errdefs.KindOf(err), tt.code, errors.Is(err, ErrNotFound), tt.notFnd, tt.pattern)
 			}
 		})
 	}

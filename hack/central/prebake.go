@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prebake/prebake/lock"
+
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -19,7 +21,7 @@ import (
 // `prebake resolve` does on a machine whose ~/.m2 is empty (home) and whose
 // DEFAULT_ARTIFACT_REPOSITORY is central: the same chain Spark gets. It
 // returns the locked jars (names and sha256) and the lock itself.
-func prebakeRun(ctx context.Context, c kase, central, testdata, home, cache string, opts ...resolver.Option) (outcome, *resolver.Lockfile, error) {
+func prebakeRun(ctx context.Context, c kase, central, testdata, home, cache string, opts ...resolver.Option) (outcome, *lock.File, error) {
 	req := c.request(central, testdata, cache)
 	res, err := resolver.Resolve(ctx, req, append([]resolver.Option{resolver.WithDefaultChain(home, central)}, opts...)...)
 	if err != nil {

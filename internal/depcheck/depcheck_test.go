@@ -34,9 +34,15 @@ var allowed = map[string][]string{
 	// the resolver itself; the stores and submit see only the lock.
 	"maven":    {"internal/coordpart"},
 	"resolver": {"errdefs", "maven", "lock", "internal/"},
-	"layers":   {"errdefs", "lock", "internal/"},
-	"s3store":  {"errdefs", "lock", "internal/"},
-	"submit":   {"errdefs", "lock", "internal/"},
+	// resolver's subjects, below the engine (resolver → {cache,
+	// ivysettings, mavensettings}): each imports none of its siblings nor
+	// the resolver, and layers, s3store and submit import none of them.
+	"resolver/cache":         {"errdefs", "lock", "internal/"},
+	"resolver/ivysettings":   {"errdefs", "internal/"},
+	"resolver/mavensettings": {"errdefs", "internal/"},
+	"layers":                 {"errdefs", "lock", "internal/"},
+	"s3store":                {"errdefs", "lock", "internal/"},
+	"submit":                 {"errdefs", "lock", "internal/"},
 	// Orchestration (resolve → bake → rewrite) over the libraries; no
 	// backend (no client-go).
 	"pipeline": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "internal/"},

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	blobcache "github.com/prebake/prebake/resolver/cache"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
@@ -94,13 +96,13 @@ func TestExportReproducible(t *testing.T) {
 		}
 		var want []string
 		for _, art := range f.lock.Artifacts {
-			want = append(want, resolver.BlobPath(cache, art.Sha256))
+			want = append(want, blobcache.BlobPath(cache, art.Sha256))
 		}
 		if diff := cmp.Diff(want, res.Paths); diff != "" {
 			t.Errorf("import %s paths (-want +got):\n%s", from, diff)
 		}
 		for i, p := range res.Paths {
-			if err := resolver.VerifyBlob(cache, f.lock.Artifacts[i].Sha256, f.lock.Artifacts[i].Size); err != nil {
+			if err := blobcache.VerifyBlob(cache, f.lock.Artifacts[i].Sha256, f.lock.Artifacts[i].Size); err != nil {
 				t.Errorf("import %s: %s: %v", from, p, err)
 			}
 		}

@@ -57,7 +57,7 @@ type Jars struct {
 
 // A JarSource turns the packages found in a manifest's document into jars
 // (Manifest; Apply takes the jars themselves). pipeline.JarSource
-// implements it with resolver.Resolve, resolver.Retrieve and the image
+// implements it with resolver.Resolve, cache.Retrieve (resolver/cache) and the image
 // annotation or store manifest. It returns nil jars when there is nothing
 // to add.
 type JarSource interface {

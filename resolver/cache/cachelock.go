@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"context"
@@ -53,8 +53,8 @@ const (
 // reported (at once under -v: Debugf), and lockWaitMax how long before the
 // download goes ahead without the lock. Variables for the tests.
 var (
-	lockWaitNote = 5 * time.Second
-	lockWaitMax  = 30 * time.Second
+	LockWaitNote = 5 * time.Second
+	LockWaitMax  = 30 * time.Second
 )
 
 // debugLogger is a Logger with a verbose level (*progress.Reporter).
@@ -65,12 +65,12 @@ type debugLogger interface {
 // lockURL takes url's download lock, waiting while another process holds
 // it, for lockWaitMax at most. The returned unlock is never nil; err is
 // ctx's error when the wait was cancelled.
-func (c *cache) lockURL(ctx context.Context, url string) (unlock func(), err error) {
-	if c.locks == "" {
+func (c *Cache) LockURL(ctx context.Context, url string) (unlock func(), err error) {
+	if c.Locks == "" {
 		return func() {}, nil // no lock: download unlocked (see above)
 	}
-	path := c.lockPath(url) + ".lock"
-	f, err := openLockFile(path)
+	path := c.LockPath(url) + ".lock"
+	f, err := OpenLockFile(path)
 	if err != nil {
 		return func() {}, nil
 	}
@@ -92,13 +92,13 @@ func (c *cache) lockURL(ctx context.Context, url string) (unlock func(), err err
 			}
 		}
 		switch waited := time.Since(start); {
-		case waited >= lockWaitMax:
-			c.log.Printf("warning: the download lock of %s (%s) is still held by another process after %s; downloading without it", redact.URL(url), path, lockWaitMax)
+		case waited >= LockWaitMax:
+			c.log.Printf("warning: the download lock of %s (%s) is still held by another process after %s; downloading without it", redact.URL(url), path, LockWaitMax)
 			f.Close()
 			return func() {}, nil
-		case waited >= lockWaitNote && !noted:
+		case waited >= LockWaitNote && !noted:
 			noted = true
-			c.log.Printf("waiting for the download lock of %s (%s), held by another process for %s now; giving up after %s", redact.URL(url), path, waited.Round(time.Second), lockWaitMax)
+			c.log.Printf("waiting for the download lock of %s (%s), held by another process for %s now; giving up after %s", redact.URL(url), path, waited.Round(time.Second), LockWaitMax)
 		}
 		select {
 		case <-ctx.Done():
@@ -111,22 +111,22 @@ func (c *cache) lockURL(ctx context.Context, url string) (unlock func(), err err
 }
 
 // missingPath is where url's last 404 is recorded.
-func (c *cache) missingPath(url string) string { return c.lockPath(url) + ".404" }
+func (c *Cache) missingPath(url string) string { return c.LockPath(url) + ".404" }
 
 // lockPath is url's path under <dir>/locks, without extension ("" without
 // a usable locks directory).
-func (c *cache) lockPath(url string) string {
-	if c.locks == "" {
+func (c *Cache) LockPath(url string) string {
+	if c.Locks == "" {
 		return ""
 	}
-	p := c.indexPath(url)
-	return filepath.Join(c.locks, filepath.Base(filepath.Dir(p)), filepath.Base(p))
+	p := c.IndexPath(url)
+	return filepath.Join(c.Locks, filepath.Base(filepath.Dir(p)), filepath.Base(p))
 }
 
 // seenMissing reports whether another process got a 404 for url since this
 // one opened the cache.
-func (c *cache) seenMissing(url string) bool {
-	if c.locks == "" {
+func (c *Cache) SeenMissing(url string) bool {
+	if c.Locks == "" {
 		return false
 	}
 	data, err := os.ReadFile(c.missingPath(url))
@@ -134,17 +134,17 @@ func (c *cache) seenMissing(url string) bool {
 		return false
 	}
 	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	return err == nil && ns >= c.opened.Add(-missingWindow).UnixNano()
+	return err == nil && ns >= c.Opened.Add(-MissingWindow).UnixNano()
 }
 
 // missingWindow is how long before a process opened the cache another
 // process's 404 still counts as its own.
-const missingWindow = 10 * time.Second
+const MissingWindow = 10 * time.Second
 
 // recordMissing records a 404 for url now (best effort).
-func (c *cache) recordMissing(url string) {
-	if c.locks == "" {
+func (c *Cache) RecordMissing(url string) {
+	if c.Locks == "" {
 		return
 	}
-	_ = c.writeAtomic(c.missingPath(url), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)+"\n"))
+	_ = c.WriteAtomic(c.missingPath(url), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)+"\n"))
 }

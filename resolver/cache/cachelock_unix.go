@@ -1,6 +1,6 @@
 //go:build unix
 
-package resolver
+package cache
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 // openLockFile opens (creating, 0600, in a 0700 directory) a lock file,
 // never through a symbolic link.
-func openLockFile(path string) (*os.File, error) {
+func OpenLockFile(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}

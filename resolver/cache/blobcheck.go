@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ var ErrCorruptBlob = lock.ErrCorruptBlob
 
 // stampDir is the current user's stamp directory, "" when it cannot be
 // used (missing and not creatable, not ours, or open to others).
-func stampDir(cacheDir string, create bool) string {
+func StampDir(cacheDir string, create bool) string {
 	d := filepath.Join(cachedir.Root(cacheDir), "stamps", strconv.Itoa(os.Getuid()))
 	info, err := os.Lstat(d)
 	if errors.Is(err, os.ErrNotExist) && create {
@@ -59,7 +59,7 @@ func stampOf(info os.FileInfo) string {
 
 // stamped reports whether the blob at path (stat info) carries a
 // matching stamp in dir.
-func stamped(dir, sum string, info os.FileInfo) bool {
+func Stamped(dir, sum string, info os.FileInfo) bool {
 	if dir == "" {
 		return false
 	}
@@ -104,12 +104,12 @@ func writeStamp(dir, sum, path string) {
 // upload, retrieve, the paths resolve prints).
 func VerifyBlob(cacheDir, sum string, size int64) error {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = DefaultDir(os.Getenv)
 	}
-	return verifyBlob(stampDir(cacheDir, true), BlobPath(cacheDir, sum), sum, size)
+	return VerifyFile(StampDir(cacheDir, true), BlobPath(cacheDir, sum), sum, size)
 }
 
-func verifyBlob(stamps, path, sum string, size int64) error {
+func VerifyFile(stamps, path, sum string, size int64) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		return errdefs.New(errdefs.NotFound, fmt.Errorf("cache blob %s: %w", path, err))
@@ -117,7 +117,7 @@ func verifyBlob(stamps, path, sum string, size int64) error {
 	if !info.Mode().IsRegular() || (size >= 0 && info.Size() != size) {
 		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorruptBlob, path, info.Size(), size))
 	}
-	if stamped(stamps, sum, info) {
+	if Stamped(stamps, sum, info) {
 		return nil
 	}
 	got, _, err := digest.File(path)

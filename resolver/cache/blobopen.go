@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"crypto/sha256"
@@ -21,7 +21,7 @@ import (
 // are not the blob's. A missing blob matches os.ErrNotExist (errdefs.NotFound).
 func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = DefaultDir(os.Getenv)
 	}
 	path := BlobPath(cacheDir, sum)
 	f, err := os.Open(path)
@@ -36,8 +36,8 @@ func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 		}
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorruptBlob, path, info.Size(), size))
 	}
-	r := &blobReader{f: f, path: path, sum: sum, size: info.Size(), stamps: stampDir(cacheDir, true)}
-	if stamped(r.stamps, sum, info) {
+	r := &blobReader{f: f, path: path, sum: sum, Size: info.Size(), stamps: StampDir(cacheDir, true)}
+	if Stamped(r.stamps, sum, info) {
 		r.stamp = stampOf(info)
 	} else {
 		r.h = sha256.New()
@@ -48,9 +48,9 @@ func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 // CacheJarOpener is a layers.JarOpener (same signature; layers does not
 // import the resolver) for the cache in cacheDir: it takes a path that is
 // the cache blob of its sha256 and opens it with OpenBlob.
-func CacheJarOpener(cacheDir string) func(path, sum string, size int64) (io.ReadCloser, bool, error) {
+func JarOpener(cacheDir string) func(path, sum string, size int64) (io.ReadCloser, bool, error) {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = DefaultDir(os.Getenv)
 	}
 	return func(path, sum string, size int64) (io.ReadCloser, bool, error) {
 		if filepath.Clean(path) != BlobPath(cacheDir, sum) {
@@ -67,7 +67,7 @@ type blobReader struct {
 	f      *os.File
 	path   string
 	sum    string
-	size   int64
+	Size   int64
 	n      int64
 	stamps string
 	stamp  string
@@ -89,8 +89,8 @@ func (r *blobReader) Read(p []byte) (int, error) {
 }
 
 func (r *blobReader) check() error {
-	if r.n != r.size {
-		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: read %d bytes, it had %d", ErrCorruptBlob, r.path, r.n, r.size))
+	if r.n != r.Size {
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: read %d bytes, it had %d", ErrCorruptBlob, r.path, r.n, r.Size))
 	}
 	if r.h != nil {
 		if got := hex.EncodeToString(r.h.Sum(nil)); got != r.sum {

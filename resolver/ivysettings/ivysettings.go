@@ -1,4 +1,4 @@
-package resolver
+package ivysettings
 
 // spark.jars.ivySettings: an Ivy settings file, read as Spark reads it
 // (SparkSubmitUtils.loadIvySettings, Ivy 2.5's XmlSettingsParser). The
@@ -29,55 +29,64 @@ import (
 
 // Bounds on hostile settings files.
 const (
-	maxIvySettingsSize = 4 << 20  // one file
+	MaxFileSize        = 4 << 20  // one file
 	maxIvyIncludes     = 32       // <include> and <properties file> in all
-	maxIvyVarExpansion = 64 << 10 // one value
+	MaxVarExpansion    = 64 << 10 // one value
 	maxIvySettingsRead = 16 << 20 // the files of one load, in all
 	// What expanding variables may cost one load in all, counted as Ivy
 	// does the work (ivyExpansion): substitutions, and bytes built.
-	maxIvyExpansionSteps = 1 << 20
+	MaxExpansionSteps    = 1 << 20
 	maxIvyExpansionBytes = 16 << 20
 	maxIvyResolvers      = 256
-	maxIvyVariableDepth  = 32
+	MaxVariableDepth     = 32
 	ivySettingsElemLimit = 100000
 )
 
-// ivyResolver is one resolver of a settings file.
-type ivyResolver struct {
-	kind string // ibiblio, url, filesystem, chain
-	name string
-	at   string // "file:line", for errors
+// Resolver is one resolver of a settings file.
+type Resolver struct {
+	Kind string // ibiblio, url, filesystem, chain
+	Name string
+	At   string // "file:line", for errors
 
 	// ibiblio
-	root    string
-	pattern string
-	usepoms bool
+	Root    string
+	Pattern string
+	UsePOMs bool
 	// ibiblio, url, filesystem
-	m2 bool
+	M2 bool
 	// url, filesystem
-	ivyPatterns, artifactPatterns []string
+	IvyPatterns, ArtifactPatterns []string
 	// chain
-	returnFirst, dual bool
-	children          []*ivyResolver
+	ReturnFirst, Dual bool
+	Children          []*Resolver
 }
 
-// ivyCredentials is a <credentials> element.
-type ivyCredentials struct {
-	realm, host, user, pass string
-	at                      string
+// Credentials is a <credentials> element.
+type Credentials struct {
+	Realm, Host, User, Pass string
+	At                      string
 }
 
-// ivySettingsFile is a parsed settings file.
-type ivySettingsFile struct {
-	path            string
-	defaultResolver string
-	resolvers       map[string]*ivyResolver
-	creds           []ivyCredentials
-	vars            map[string]string
-	envPrefix       string
-	includes        int
-	elems           int
-	lookupEnv       func(string) (string, bool)
+// Settings is a parsed settings file, a plain model: the resolvers by
+// name, the default one and the credentials, with every variable
+// substituted and every include read.
+type Settings struct {
+	// Path is the absolute path of the settings file.
+	Path            string
+	DefaultResolver string
+	Resolvers       map[string]*Resolver
+	Credentials     []Credentials
+}
+
+// parser is one load: the Settings it builds, and the variables, counts
+// and budgets of the load.
+type parser struct {
+	*Settings
+	vars      map[string]string
+	envPrefix string
+	includes  int
+	elems     int
+	LookupEnv func(string) (string, bool)
 
 	// One load's context and budgets: what variable expansion has cost,
 	// and the bytes of the files read.
@@ -88,63 +97,63 @@ type ivySettingsFile struct {
 
 // ctxErr is the load's context error, a timeout (errdefs.Timeout) as for
 // every interrupted operation.
-func (s *ivySettingsFile) ctxErr() error {
+func (s *parser) ctxErr() error {
 	if err := s.ctx.Err(); err != nil {
-		return errdefs.New(errdefs.Timeout, fmt.Errorf("reading Ivy settings %s: %w", redact.String(s.path), err))
+		return errdefs.New(errdefs.Timeout, fmt.Errorf("reading Ivy settings %s: %w", redact.String(s.Path), err))
 	}
 	return nil
 }
 
-// ivyEnv is the JVM environment the settings' variables come from.
-type ivyEnv struct {
-	home, user, cwd string
-	lookupEnv       func(string) (string, bool)
+// Env is the JVM environment the settings' variables come from.
+type Env struct {
+	Home, User, Cwd string
+	LookupEnv       func(string) (string, bool)
 }
 
-// ivyErr is a settings file problem: errdefs.Invalid (errdefs.BadArgument
+// Errorf is a settings file problem: errdefs.Invalid (errdefs.BadArgument
 // for the scheme Spark refuses, errdefs.NotFound for a missing file),
 // naming the file and the element.
-func ivyErr(kind errdefs.Kind, path, format string, args ...any) error {
+func Errorf(kind errdefs.Kind, path, format string, args ...any) error {
 	return errdefs.New(kind, fmt.Errorf("ivy settings %s: %s", redact.String(path), redact.String(fmt.Sprintf(format, args...))))
 }
 
-// loadIvySettingsFile parses spark.jars.ivySettings as Spark does: a
-// file: URI or a scheme-less path; anything else is refused.
-func loadIvySettingsFile(ctx context.Context, spec string, env ivyEnv) (*ivySettingsFile, error) {
+// Load parses spark.jars.ivySettings as Spark does: a file: URI or a
+// scheme-less path; anything else is refused.
+func Load(ctx context.Context, spec string, env Env) (*Settings, error) {
 	p := spec
 	if u, err := url.Parse(spec); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
 		if !strings.EqualFold(u.Scheme, "file") {
-			return nil, ivyErr(errdefs.BadArgument, spec, "scheme %s is not supported in spark.jars.ivySettings (Spark accepts a file: URI or a path)", u.Scheme)
+			return nil, Errorf(errdefs.BadArgument, spec, "scheme %s is not supported in spark.jars.ivySettings (Spark accepts a file: URI or a path)", u.Scheme)
 		}
 		p = u.Path
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return nil, ivyErr(errdefs.BadArgument, spec, "%v", err)
+		return nil, Errorf(errdefs.BadArgument, spec, "%v", err)
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return nil, ivyErr(errdefs.NotFound, spec, "Ivy settings file %s does not exist", abs)
+		return nil, Errorf(errdefs.NotFound, spec, "Ivy settings file %s does not exist", abs)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, ivyErr(errdefs.Invalid, spec, "Ivy settings file %s is not a normal file", abs)
+		return nil, Errorf(errdefs.Invalid, spec, "Ivy settings file %s is not a normal file", abs)
 	}
-	s := &ivySettingsFile{path: abs, resolvers: map[string]*ivyResolver{}, vars: map[string]string{}, lookupEnv: env.lookupEnv, ctx: ctx}
-	if s.lookupEnv == nil {
-		s.lookupEnv = os.LookupEnv
+	s := &parser{Settings: &Settings{Path: abs, Resolvers: map[string]*Resolver{}}, vars: map[string]string{}, LookupEnv: env.LookupEnv, ctx: ctx}
+	if s.LookupEnv == nil {
+		s.LookupEnv = os.LookupEnv
 	}
 	// Java system properties Ivy exposes as variables (addSystemProperties),
 	// then what IvySettings.load sets before parsing.
 	for k, v := range map[string]string{
-		"user.home": env.home, "user.name": env.user, "user.dir": env.cwd,
+		"user.home": env.Home, "user.name": env.User, "user.dir": env.Cwd,
 		"file.separator": "/", "path.separator": ":", "line.separator": "\n", "os.name": "Linux",
 	} {
 		s.vars[k] = v
 	}
-	s.vars["ivy.basedir"] = env.cwd
+	s.vars["ivy.basedir"] = env.Cwd
 	// ivy.home is read when the file is loaded: spark.jars.ivy is applied
 	// afterwards (processIvyPathArg) and does not change it.
-	ivyHome := filepath.Join(env.home, ".ivy2")
+	ivyHome := filepath.Join(env.Home, ".ivy2")
 	s.vars["ivy.home"] = ivyHome
 	s.vars["ivy.default.ivy.user.dir"] = ivyHome
 	s.setSettingsVars(s.vars, abs)
@@ -175,7 +184,7 @@ func loadIvySettingsFile(ctx context.Context, spec string, env ivyEnv) (*ivySett
 	if err := s.parse(abs, s.vars, ""); err != nil {
 		return nil, err
 	}
-	return s, nil
+	return s.Settings, nil
 }
 
 // readFile reads a file of the load (the settings file, an include, a
@@ -183,19 +192,19 @@ func loadIvySettingsFile(ctx context.Context, spec string, env ivyEnv) (*ivySett
 // hang or never end) of at most maxIvySettingsSize bytes, and
 // maxIvySettingsRead for all of them. at is the element that names it
 // ("" for the settings file).
-func (s *ivySettingsFile) readFile(p, at string) ([]byte, error) {
+func (s *parser) readFile(p, at string) ([]byte, error) {
 	if at != "" {
 		at += ": "
 	}
-	data, err := localfile.Read(p, maxIvySettingsSize)
+	data, err := localfile.Read(p, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
-		return nil, ivyErr(errdefs.Invalid, s.path, "%s%v", at, err)
+		return nil, Errorf(errdefs.Invalid, s.Path, "%s%v", at, err)
 	}
 	if s.read += int64(len(data)); s.read > maxIvySettingsRead {
-		return nil, ivyErr(errdefs.Invalid, s.path, "%s%s: the settings file and its includes are larger than %d bytes in all", at, p, maxIvySettingsRead)
+		return nil, Errorf(errdefs.Invalid, s.Path, "%s%s: the settings file and its includes are larger than %d bytes in all", at, p, maxIvySettingsRead)
 	}
 	return data, nil
 }
@@ -212,11 +221,11 @@ func isXMLSpace(b []byte) bool {
 
 // setSettingsVars sets ivy.settings.dir/file/url for the file being read
 // (IvySettings.setSettingsVariables).
-func (s *ivySettingsFile) setSettingsVars(vars map[string]string, abs string) {
+func (s *parser) setSettingsVars(vars map[string]string, abs string) {
 	vars["ivy.settings.dir"] = filepath.Dir(abs)
 	vars["ivy.settings.file"] = abs
-	vars["ivy.settings.url"] = fileURL(abs)[:len(fileURL(abs))-1]
-	vars["ivy.settings.dir.url"] = fileURL(filepath.Dir(abs))
+	vars["ivy.settings.url"] = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	vars["ivy.settings.dir.url"] = strings.TrimSuffix((&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Dir(abs))}).String(), "/") + "/"
 	vars["ivy.conf.dir"] = vars["ivy.settings.dir"]
 	vars["ivy.conf.file"] = abs
 	vars["ivy.conf.url"] = vars["ivy.settings.url"]
@@ -231,14 +240,14 @@ var localSettingsVars = map[string]bool{
 
 // lookup is a variable: the include's local settings variables, the
 // environment through the <properties environment> prefix, then the rest.
-func (s *ivySettingsFile) lookup(local map[string]string, name string) (string, bool) {
+func (s *parser) lookup(local map[string]string, name string) (string, bool) {
 	if local != nil && localSettingsVars[name] {
 		if v, ok := local[name]; ok {
 			return v, true
 		}
 	}
 	if s.envPrefix != "" && strings.HasPrefix(name, s.envPrefix) {
-		if v, ok := s.lookupEnv(name[len(s.envPrefix):]); ok {
+		if v, ok := s.LookupEnv(name[len(s.envPrefix):]); ok {
 			return v, true
 		}
 	}
@@ -257,17 +266,17 @@ func (s *ivySettingsFile) lookup(local map[string]string, name string) (string, 
 // replayed: the load's budget (ivyExpansion) is charged what Ivy would do,
 // and a file Ivy would take minutes or gigabytes on fails fast, in time
 // linear in what is really built.
-func (s *ivySettingsFile) substLocal(local map[string]string, v string) (string, error) {
+func (s *parser) substLocal(local map[string]string, v string) (string, error) {
 	return s.substAt(local, v, "")
 }
 
 // substAt is substLocal for the value at (a property, an attribute), which
 // a budget error names.
-func (s *ivySettingsFile) substAt(local map[string]string, v, at string) (string, error) {
+func (s *parser) substAt(local map[string]string, v, at string) (string, error) {
 	if !strings.Contains(v, "${") {
 		return v, nil
 	}
-	x := &ivyExpander{s: s, local: local, at: at}
+	x := &ivyExpander{s: s, local: local, At: at}
 	return x.expand(v)
 }
 
@@ -290,9 +299,9 @@ type ivyMemo struct {
 
 // ivyExpander is one substLocal call.
 type ivyExpander struct {
-	s     *ivySettingsFile
+	s     *parser
 	local map[string]string
-	at    string // what is expanded, for errors
+	At    string // what is expanded, for errors
 	stack []string
 	memo  map[string]ivyMemo
 	// deepest is the deepest stack a value with variables was expanded
@@ -307,19 +316,19 @@ func (x *ivyExpander) charge(steps, bytes int64) error {
 	before := b.steps
 	b.steps += steps
 	b.bytes += bytes
-	if b.steps > maxIvyExpansionSteps || b.bytes > maxIvyExpansionBytes {
-		at := x.at
+	if b.steps > MaxExpansionSteps || b.bytes > maxIvyExpansionBytes {
+		at := x.At
 		if len(x.stack) > 0 {
 			at = strings.TrimPrefix(at+" ", " ") + "${" + x.stack[0] + "}"
 		}
 		if at != "" {
 			at += ": "
 		}
-		what := fmt.Sprintf("%d substitutions", maxIvyExpansionSteps)
+		what := fmt.Sprintf("%d substitutions", MaxExpansionSteps)
 		if b.bytes > maxIvyExpansionBytes {
 			what = fmt.Sprintf("%d bytes", maxIvyExpansionBytes)
 		}
-		return ivyErr(errdefs.Invalid, x.s.path, "%svariables expand past %s in all (the settings file and its includes; Ivy expands a value again at each use)", at, what)
+		return Errorf(errdefs.Invalid, x.s.Path, "%svariables expand past %s in all (the settings file and its includes; Ivy expands a value again at each use)", at, what)
 	}
 	if before>>10 != b.steps>>10 {
 		return x.s.ctxErr()
@@ -332,7 +341,7 @@ func (x *ivyExpander) expand(v string) (string, error) {
 	if !strings.Contains(v, "${") {
 		return v, nil
 	}
-	if len(x.stack) > maxIvyVariableDepth {
+	if len(x.stack) > MaxVariableDepth {
 		return "", x.tooDeep(x.stack)
 	}
 	x.deepest = max(x.deepest, len(x.stack))
@@ -368,13 +377,13 @@ func (x *ivyExpander) expand(v string) (string, error) {
 		} else {
 			out.WriteString(*r)
 		}
-		if out.Len() > maxIvyVarExpansion {
-			return "", ivyErr(errdefs.Invalid, x.s.path, "a value expands past %d bytes", maxIvyVarExpansion)
+		if out.Len() > MaxVarExpansion {
+			return "", Errorf(errdefs.Invalid, x.s.Path, "a value expands past %d bytes", MaxVarExpansion)
 		}
 	}
 	out.WriteString(rest)
-	if out.Len() > maxIvyVarExpansion {
-		return "", ivyErr(errdefs.Invalid, x.s.path, "a value expands past %d bytes", maxIvyVarExpansion)
+	if out.Len() > MaxVarExpansion {
+		return "", Errorf(errdefs.Invalid, x.s.Path, "a value expands past %d bytes", MaxVarExpansion)
 	}
 	if err := x.charge(0, int64(out.Len())); err != nil {
 		return "", err
@@ -391,7 +400,7 @@ func (x *ivyExpander) variable(name string) (*string, error) {
 	}
 	for _, n := range x.stack {
 		if n == name {
-			return nil, ivyErr(errdefs.Invalid, x.s.path, "cyclic variable definition: %s → %s", strings.Join(x.stack, " → "), name)
+			return nil, Errorf(errdefs.Invalid, x.s.Path, "cyclic variable definition: %s → %s", strings.Join(x.stack, " → "), name)
 		}
 	}
 	// Whether a variable's expansion meets a cycle does not depend on the
@@ -399,7 +408,7 @@ func (x *ivyExpander) variable(name string) (*string, error) {
 	// the variable itself), so the value found once holds for every use.
 	base := len(x.stack)
 	if m, ok := x.memo[name]; ok {
-		if m.height >= 0 && base+m.height > maxIvyVariableDepth {
+		if m.height >= 0 && base+m.height > MaxVariableDepth {
 			return nil, x.tooDeep(append(x.stack[:base:base], name))
 		}
 		if m.height >= 0 {
@@ -431,13 +440,13 @@ func (x *ivyExpander) variable(name string) (*string, error) {
 }
 
 func (x *ivyExpander) tooDeep(stack []string) error {
-	return ivyErr(errdefs.Invalid, x.s.path, "variables nested deeper than %d: %s", maxIvyVariableDepth, strings.Join(stack, " → "))
+	return Errorf(errdefs.Invalid, x.s.Path, "variables nested deeper than %d: %s", MaxVariableDepth, strings.Join(stack, " → "))
 }
 
-func (s *ivySettingsFile) subst(v string) (string, error) { return s.substLocal(nil, v) }
+func (s *parser) subst(v string) (string, error) { return s.substLocal(nil, v) }
 
 // setVar is IvySettings.setVariable with override, ifset and unlessset.
-func (s *ivySettingsFile) setVar(local map[string]string, name, value string, override bool) error {
+func (s *parser) setVar(local map[string]string, name, value string, override bool) error {
 	v, err := s.substAt(local, value, "property "+name)
 	if err != nil {
 		return err
@@ -457,10 +466,10 @@ func (s *ivySettingsFile) setVar(local map[string]string, name, value string, ov
 
 // element is a start tag with its attributes substituted.
 type element struct {
-	name  string
+	Name  string
 	attrs map[string]string
 	order []string
-	at    string
+	At    string
 }
 
 func (e *element) get(k string) (string, bool) { v, ok := e.attrs[k]; return v, ok }
@@ -476,11 +485,11 @@ func (e *element) boolAttr(k string, def bool) bool {
 }
 
 // parse reads one file (the main one or an include) into s.
-func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) error {
+func (s *parser) parse(abs string, local map[string]string, at string) error {
 	data, err := s.readFile(abs, at)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return ivyErr(errdefs.NotFound, s.path, "%s does not exist", abs)
+			return Errorf(errdefs.NotFound, s.Path, "%s does not exist", abs)
 		}
 		return err
 	}
@@ -489,19 +498,19 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 	if !utf8.Valid(data) {
 		// encoding/xml refuses other encodings anyway; say so plainly.
 		if !bytes.HasPrefix(data, []byte("<?xml")) {
-			return ivyErr(errdefs.Invalid, s.path, "%s is not UTF-8", abs)
+			return Errorf(errdefs.Invalid, s.Path, "%s is not UTF-8", abs)
 		}
 	}
 	d := xml.NewDecoder(bytes.NewReader(data))
 	d.Strict = true
 	var stack []string
-	var resolverStack []*ivyResolver // open resolver elements under <resolvers>
+	var resolverStack []*Resolver // open resolver elements under <resolvers>
 	var inPattern bool
 	defaultResolver := ""
 	skipDepth := 0 // inside an element whose children are ignored (<caches>, <timeout-constraints>, <lock-strategies>)
 	roots := 0     // root elements seen
 	malformed := func(why string) error {
-		return ivyErr(errdefs.Invalid, s.path, "malformed XML in %s: %s", abs, why)
+		return Errorf(errdefs.Invalid, s.Path, "malformed XML in %s: %s", abs, why)
 	}
 	for n := 0; ; n++ {
 		if n%1024 == 0 {
@@ -523,9 +532,9 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 		case xml.StartElement:
 			s.elems++
 			if s.elems > ivySettingsElemLimit {
-				return ivyErr(errdefs.Invalid, s.path, "more than %d elements", ivySettingsElemLimit)
+				return Errorf(errdefs.Invalid, s.Path, "more than %d elements", ivySettingsElemLimit)
 			}
-			e := &element{name: t.Name.Local, attrs: map[string]string{}, at: at}
+			e := &element{Name: t.Name.Local, attrs: map[string]string{}, At: at}
 			for _, a := range t.Attr {
 				v, err := s.substAt(local, a.Value, fmt.Sprintf("%s: <%s %s>", at, t.Name.Local, a.Name.Local))
 				if err != nil {
@@ -534,7 +543,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 				e.attrs[a.Name.Local] = v
 				e.order = append(e.order, a.Name.Local)
 			}
-			stack = append(stack, e.name)
+			stack = append(stack, e.Name)
 			depth := len(stack)
 			switch {
 			case skipDepth > 0:
@@ -543,10 +552,10 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 				if roots++; roots > 1 {
 					// SAX: "The markup in the document following the root
 					// element must be well-formed."
-					return malformed(fmt.Sprintf("line %d: a second root element <%s>", line, e.name))
+					return malformed(fmt.Sprintf("line %d: a second root element <%s>", line, e.Name))
 				}
-				if e.name != "ivysettings" && e.name != "ivyconf" {
-					return ivyErr(errdefs.Invalid, s.path, "%s: root element <%s>, want <ivysettings>", at, e.name)
+				if e.Name != "ivysettings" && e.Name != "ivyconf" {
+					return Errorf(errdefs.Invalid, s.Path, "%s: root element <%s>, want <ivysettings>", at, e.Name)
 				}
 			case depth == 2:
 				dr, skip, err := s.topLevel(e, local, abs)
@@ -561,13 +570,13 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 				}
 			case stack[1] == "resolvers":
 				if inPattern {
-					return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside a pattern element", at, e.name)
+					return Errorf(errdefs.Invalid, s.Path, "%s: <%s> inside a pattern element", at, e.Name)
 				}
-				var parent *ivyResolver
+				var parent *Resolver
 				if len(resolverStack) > 0 {
 					parent = resolverStack[len(resolverStack)-1]
 				}
-				if parent != nil && (e.name == "ivy" || e.name == "artifact") {
+				if parent != nil && (e.Name == "ivy" || e.Name == "artifact") {
 					if err := s.patternElement(parent, e); err != nil {
 						return err
 					}
@@ -576,25 +585,25 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 					continue
 				}
 				if parent == nil && depth > 3 {
-					return ivyErr(errdefs.Invalid, s.path, "%s: <%s> is not supported inside <%s>", at, e.name, stack[depth-2])
+					return Errorf(errdefs.Invalid, s.Path, "%s: <%s> is not supported inside <%s>", at, e.Name, stack[depth-2])
 				}
 				r, err := s.resolverElement(e)
 				if err != nil {
 					return err
 				}
 				if parent != nil {
-					if parent.kind != "chain" {
-						return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s name=%q>: only a chain holds resolvers", at, e.name, parent.kind, parent.name)
+					if parent.Kind != "chain" {
+						return Errorf(errdefs.Invalid, s.Path, "%s: <%s> inside <%s name=%q>: only a chain holds resolvers", at, e.Name, parent.Kind, parent.Name)
 					}
-					parent.children = append(parent.children, r)
+					parent.Children = append(parent.Children, r)
 				}
 				if _, isRef := e.attrs["ref"]; isRef {
-					resolverStack = append(resolverStack, &ivyResolver{kind: "ref", name: r.name})
+					resolverStack = append(resolverStack, &Resolver{Kind: "ref", Name: r.Name})
 				} else {
 					resolverStack = append(resolverStack, r)
 				}
 			default:
-				return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s> is not supported by prebake", at, e.name, stack[depth-2])
+				return Errorf(errdefs.Invalid, s.Path, "%s: <%s> inside <%s> is not supported by prebake", at, e.Name, stack[depth-2])
 			}
 		case xml.EndElement:
 			depth := len(stack)
@@ -605,11 +614,11 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 				resolverStack = resolverStack[:len(resolverStack)-1]
 				if top == nil {
 					inPattern = false
-				} else if top.kind != "ref" && len(resolverStack) == 0 {
+				} else if top.Kind != "ref" && len(resolverStack) == 0 {
 					if err := s.addResolver(top); err != nil {
 						return err
 					}
-				} else if top.kind != "ref" {
+				} else if top.Kind != "ref" {
 					if err := s.checkResolver(top); err != nil {
 						return err
 					}
@@ -628,7 +637,7 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 				return malformed(fmt.Sprintf("line %d: content is not allowed in trailing section", line))
 			}
 			if strings.TrimSpace(string(t)) != "" && len(stack) > 1 && skipDepth == 0 {
-				return ivyErr(errdefs.Invalid, s.path, "%s: unexpected text in <%s>", at, stack[len(stack)-1])
+				return Errorf(errdefs.Invalid, s.Path, "%s: unexpected text in <%s>", at, stack[len(stack)-1])
 			}
 		}
 	}
@@ -641,18 +650,18 @@ func (s *ivySettingsFile) parse(abs string, local map[string]string, at string) 
 		if err != nil {
 			return err
 		}
-		s.defaultResolver = v
+		s.DefaultResolver = v
 	}
 	return nil
 }
 
 // topLevel handles a child of <ivysettings>; defaultResolver is returned
 // to be applied at the end of the document, skip ignores the subtree.
-func (s *ivySettingsFile) topLevel(e *element, local map[string]string, abs string) (defaultResolver string, skip bool, err error) {
+func (s *parser) topLevel(e *element, local map[string]string, abs string) (defaultResolver string, skip bool, err error) {
 	bad := func(format string, args ...any) error {
-		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: %s", e.at, e.name, fmt.Sprintf(format, args...))
+		return Errorf(errdefs.Invalid, s.Path, "%s: <%s>: %s", e.At, e.Name, fmt.Sprintf(format, args...))
 	}
-	switch e.name {
+	switch e.Name {
 	case "property":
 		name, ok := e.get("name")
 		if !ok {
@@ -735,7 +744,7 @@ func (s *ivySettingsFile) topLevel(e *element, local map[string]string, abs stri
 		if e.attrs["host"] == "" {
 			return "", false, bad("no host")
 		}
-		s.creds = append(s.creds, ivyCredentials{realm: e.attrs["realm"], host: e.attrs["host"], user: e.attrs["username"], pass: e.attrs["passwd"], at: e.at})
+		s.Credentials = append(s.Credentials, Credentials{Realm: e.attrs["realm"], Host: e.attrs["host"], User: e.attrs["username"], Pass: e.attrs["passwd"], At: e.At})
 		return "", false, nil
 	case "resolvers":
 		if err := s.onlyAttrs(e); err != nil {
@@ -751,14 +760,14 @@ func (s *ivySettingsFile) topLevel(e *element, local map[string]string, abs stri
 }
 
 // onlyAttrs refuses attributes outside allowed.
-func (s *ivySettingsFile) onlyAttrs(e *element, allowed ...string) error {
+func (s *parser) onlyAttrs(e *element, allowed ...string) error {
 	for _, k := range e.order {
 		ok := false
 		for _, a := range allowed {
 			ok = ok || a == k
 		}
 		if !ok {
-			return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: attribute %s is not supported by prebake", e.at, e.name, k)
+			return Errorf(errdefs.Invalid, s.Path, "%s: <%s>: attribute %s is not supported by prebake", e.At, e.Name, k)
 		}
 	}
 	return nil
@@ -766,15 +775,15 @@ func (s *ivySettingsFile) onlyAttrs(e *element, allowed ...string) error {
 
 // fileAttr is XmlSettingsParser.urlFromFileAttribute for a local file: a
 // file: URL, an absolute path, or a path relative to the current file.
-func (s *ivySettingsFile) fileAttr(abs, f string, e *element) (string, error) {
+func (s *parser) fileAttr(abs, f string, e *element) (string, error) {
 	if u, err := url.Parse(f); err == nil && len(u.Scheme) > 1 {
 		if !strings.EqualFold(u.Scheme, "file") {
-			return "", ivyErr(errdefs.Invalid, s.path, "%s: <%s> %q: only local files are read by prebake", e.at, e.name, f)
+			return "", Errorf(errdefs.Invalid, s.Path, "%s: <%s> %q: only local files are read by prebake", e.At, e.Name, f)
 		}
 		if u.Host != "" && !strings.EqualFold(u.Hostname(), "localhost") {
 			// Java opens file://host/path by FTP to host: not a local
 			// file, and never read as one.
-			return "", ivyErr(errdefs.Invalid, s.path, "%s: <%s> %q: a file: URL with host %s is not a local file (Java would fetch it by FTP); only local files are read by prebake", e.at, e.name, f, u.Host)
+			return "", Errorf(errdefs.Invalid, s.Path, "%s: <%s> %q: a file: URL with host %s is not a local file (Java would fetch it by FTP); only local files are read by prebake", e.At, e.Name, f, u.Host)
 		}
 		return filepath.Clean(u.Path), nil
 	}
@@ -786,14 +795,14 @@ func (s *ivySettingsFile) fileAttr(abs, f string, e *element) (string, error) {
 
 // include parses an included settings file; only ivy.settings.* stay
 // local to it. optional="true" skips a missing file.
-func (s *ivySettingsFile) include(e *element, local map[string]string, abs string) error {
+func (s *parser) include(e *element, local map[string]string, abs string) error {
 	if err := s.onlyAttrs(e, "file", "url", "optional"); err != nil {
 		return err
 	}
 	f, ok := e.get("file")
 	if !ok {
 		if f, ok = e.get("url"); !ok {
-			return ivyErr(errdefs.Invalid, s.path, "%s: bad include tag: specify file or url to include", e.at)
+			return Errorf(errdefs.Invalid, s.Path, "%s: bad include tag: specify file or url to include", e.At)
 		}
 	}
 	p, err := s.fileAttr(abs, f, e)
@@ -801,20 +810,20 @@ func (s *ivySettingsFile) include(e *element, local map[string]string, abs strin
 		return err
 	}
 	if s.includes++; s.includes > maxIvyIncludes {
-		return ivyErr(errdefs.Invalid, s.path, "%s: more than %d included files", e.at, maxIvyIncludes)
+		return Errorf(errdefs.Invalid, s.Path, "%s: more than %d included files", e.At, maxIvyIncludes)
 	}
 	if _, err := os.Stat(p); err != nil && e.boolAttr("optional", false) {
 		return nil
 	}
 	sub := map[string]string{}
 	s.setSettingsVars(sub, p)
-	return s.parse(p, sub, e.at+": <include>")
+	return s.parse(p, sub, e.At+": <include>")
 }
 
 // loadProperties reads a Java properties file (IvySettings.loadProperties).
 // A missing file is skipped, as Ivy does (it logs at verbose level only).
-func (s *ivySettingsFile) loadProperties(p string, local map[string]string, override bool, e *element) error {
-	data, err := s.readFile(p, e.at+": <properties file>")
+func (s *parser) loadProperties(p string, local map[string]string, override bool, e *element) error {
+	data, err := s.readFile(p, e.At+": <properties file>")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -823,7 +832,7 @@ func (s *ivySettingsFile) loadProperties(p string, local map[string]string, over
 	}
 	entries, err := javaprops.Parse(data)
 	if err != nil {
-		return ivyErr(errdefs.Invalid, s.path, "%s: <properties file=%q>: %v", e.at, p, err)
+		return Errorf(errdefs.Invalid, s.Path, "%s: <properties file=%q>: %v", e.At, p, err)
 	}
 	// File order; Java's is a hash order (only values that refer to other
 	// entries of the same file could differ).
@@ -845,23 +854,23 @@ var ivyBenignAttrs = map[string]bool{
 }
 
 // resolverElement reads a resolver (or a ref="name" to one).
-func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
+func (s *parser) resolverElement(e *element) (*Resolver, error) {
 	bad := func(format string, args ...any) error {
-		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: %s", e.at, e.name, fmt.Sprintf(format, args...))
+		return Errorf(errdefs.Invalid, s.Path, "%s: <%s>: %s", e.At, e.Name, fmt.Sprintf(format, args...))
 	}
 	if ref, ok := e.get("ref"); ok {
 		if len(e.attrs) != 1 {
 			return nil, bad("ref attribute should be the only one")
 		}
-		r, ok := s.resolvers[ref]
+		r, ok := s.Resolvers[ref]
 		if !ok {
 			return nil, bad("unknown resolver %s: resolver should be defined before being referenced", ref)
 		}
 		return r, nil
 	}
-	r := &ivyResolver{kind: e.name, at: e.at, usepoms: true}
+	r := &Resolver{Kind: e.Name, At: e.At, UsePOMs: true}
 	var allowed []string
-	switch e.name {
+	switch e.Name {
 	case "ibiblio":
 		allowed = []string{"root", "pattern", "m2compatible", "usepoms", "useMavenMetadata"}
 	case "url", "filesystem":
@@ -869,25 +878,25 @@ func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
 	case "chain":
 		allowed = []string{"returnFirst", "dual"}
 	default:
-		return nil, bad("resolver type %s is not supported by prebake (ibiblio, url, filesystem, chain)", e.name)
+		return nil, bad("resolver type %s is not supported by prebake (ibiblio, url, filesystem, chain)", e.Name)
 	}
 	for _, k := range e.order {
 		v := e.attrs[k]
 		switch {
 		case k == "name":
-			r.name = v
+			r.Name = v
 		case k == "root":
-			r.root = v
+			r.Root = v
 		case k == "pattern":
-			r.pattern = v
+			r.Pattern = v
 		case k == "m2compatible":
-			r.m2 = strings.EqualFold(v, "true")
+			r.M2 = strings.EqualFold(v, "true")
 		case k == "usepoms":
-			r.usepoms = strings.EqualFold(v, "true")
+			r.UsePOMs = strings.EqualFold(v, "true")
 		case k == "returnFirst":
-			r.returnFirst = strings.EqualFold(v, "true")
+			r.ReturnFirst = strings.EqualFold(v, "true")
 		case k == "dual":
-			r.dual = strings.EqualFold(v, "true")
+			r.Dual = strings.EqualFold(v, "true")
 		case k == "force" && !strings.EqualFold(v, "true"), k == "namespace" && v == "system":
 		case k == "latest" && v != "latest-revision" && v != "default":
 			return nil, bad("latest=%q is not supported by prebake (only latest-revision)", v)
@@ -905,10 +914,10 @@ func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
 			known = known || a == k
 		}
 		if !known {
-			return nil, bad("attribute %s is not supported by prebake on <%s>", k, e.name)
+			return nil, bad("attribute %s is not supported by prebake on <%s>", k, e.Name)
 		}
 	}
-	if r.name == "" {
+	if r.Name == "" {
 		return nil, bad("no name")
 	}
 	return r, nil
@@ -916,35 +925,35 @@ func (s *ivySettingsFile) resolverElement(e *element) (*ivyResolver, error) {
 
 // patternElement is an <ivy pattern> or <artifact pattern> of a url or
 // filesystem resolver.
-func (s *ivySettingsFile) patternElement(r *ivyResolver, e *element) error {
-	if r.kind != "url" && r.kind != "filesystem" {
-		return ivyErr(errdefs.Invalid, s.path, "%s: <%s> inside <%s name=%q>: patterns belong to url and filesystem resolvers", e.at, e.name, r.kind, r.name)
+func (s *parser) patternElement(r *Resolver, e *element) error {
+	if r.Kind != "url" && r.Kind != "filesystem" {
+		return Errorf(errdefs.Invalid, s.Path, "%s: <%s> inside <%s name=%q>: patterns belong to url and filesystem resolvers", e.At, e.Name, r.Kind, r.Name)
 	}
 	if err := s.onlyAttrs(e, "pattern"); err != nil {
 		return err
 	}
 	p, ok := e.get("pattern")
 	if !ok || p == "" {
-		return ivyErr(errdefs.Invalid, s.path, "%s: <%s>: no pattern", e.at, e.name)
+		return Errorf(errdefs.Invalid, s.Path, "%s: <%s>: no pattern", e.At, e.Name)
 	}
-	if e.name == "ivy" {
-		r.ivyPatterns = append(r.ivyPatterns, p)
+	if e.Name == "ivy" {
+		r.IvyPatterns = append(r.IvyPatterns, p)
 	} else {
-		r.artifactPatterns = append(r.artifactPatterns, p)
+		r.ArtifactPatterns = append(r.ArtifactPatterns, p)
 	}
 	return nil
 }
 
 // checkResolver checks a complete resolver element.
-func (s *ivySettingsFile) checkResolver(r *ivyResolver) error {
-	switch r.kind {
+func (s *parser) checkResolver(r *Resolver) error {
+	switch r.Kind {
 	case "url", "filesystem":
-		if len(r.artifactPatterns) == 0 {
-			return ivyErr(errdefs.Invalid, s.path, "%s: <%s name=%q>: no <artifact pattern>", r.at, r.kind, r.name)
+		if len(r.ArtifactPatterns) == 0 {
+			return Errorf(errdefs.Invalid, s.Path, "%s: <%s name=%q>: no <artifact pattern>", r.At, r.Kind, r.Name)
 		}
 	case "chain":
-		if len(r.children) == 0 {
-			return ivyErr(errdefs.Invalid, s.path, "%s: <chain name=%q> holds no resolver", r.at, r.name)
+		if len(r.Children) == 0 {
+			return Errorf(errdefs.Invalid, s.Path, "%s: <chain name=%q> holds no resolver", r.At, r.Name)
 		}
 	}
 	return nil
@@ -952,18 +961,18 @@ func (s *ivySettingsFile) checkResolver(r *ivyResolver) error {
 
 // addResolver registers a top-level resolver (IvySettings.addResolver:
 // a later one of the same name replaces the earlier).
-func (s *ivySettingsFile) addResolver(r *ivyResolver) error {
+func (s *parser) addResolver(r *Resolver) error {
 	if err := s.checkResolver(r); err != nil {
 		return err
 	}
-	if len(s.resolvers) >= maxIvyResolvers {
-		return ivyErr(errdefs.Invalid, s.path, "%s: more than %d resolvers", r.at, maxIvyResolvers)
+	if len(s.Resolvers) >= maxIvyResolvers {
+		return Errorf(errdefs.Invalid, s.Path, "%s: more than %d resolvers", r.At, maxIvyResolvers)
 	}
-	s.resolvers[r.name] = r
+	s.Resolvers[r.Name] = r
 	// A chain's resolvers are registered too, and can be named by
 	// defaultResolver or a ref.
-	for _, c := range r.children {
-		if s.resolvers[c.name] != c {
+	for _, c := range r.Children {
+		if s.Resolvers[c.Name] != c {
 			if err := s.addResolver(c); err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"crypto/md5"
@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -19,20 +20,57 @@ import (
 	"github.com/prebake/prebake/internal/cachedir"
 )
 
-// EnvCache is the environment variable that overrides the default cache dir.
-const EnvCache = "PREBAKE_CACHE"
-
-// DefaultCacheDir is $PREBAKE_CACHE, else os.UserCacheDir()/prebake, else
-// a directory under os.TempDir().
-func DefaultCacheDir() string {
-	if d := os.Getenv(EnvCache); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
+// DefaultDir is the user's cache directory (os.UserCacheDir's, read
+// through getenv) + /prebake, else prebake-cache under the temp directory.
+// The PREBAKE_CACHE override is the caller's: cmd reads it with the other
+// settings.
+func DefaultDir(getenv func(string) string) string {
+	if d := userCacheDir(getenv); d != "" {
 		return filepath.Join(d, "prebake")
 	}
-	return filepath.Join(os.TempDir(), "prebake-cache")
+	tmp := getenv("TMPDIR")
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	return filepath.Join(tmp, "prebake-cache")
 }
+
+// userCacheDir is os.UserCacheDir from getenv: "" when it has none.
+func userCacheDir(getenv func(string) string) string {
+	switch runtime.GOOS {
+	case "windows":
+		return getenv("LocalAppData")
+	case "darwin", "ios":
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, "Library", "Caches")
+		}
+	case "plan9":
+		if h := getenv("home"); h != "" {
+			return filepath.Join(h, "lib", "cache")
+		}
+	default:
+		if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+			return d
+		}
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, ".cache")
+		}
+	}
+	return ""
+}
+
+// Logger receives the cache's warnings and lock-wait lines.
+type Logger interface {
+	Printf(format string, args ...any)
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// ErrNotFound is matched (errors.Is) by every "module, artifact or blob
+// not found" error of the resolver packages (resolver.ErrNotFound is it).
+var ErrNotFound = errors.New("not found")
 
 // BlobPath is where the cache keeps the file with the given sha256 (hex):
 // <cache>/blobs/sha256/<hex>, <cache> being the user's cache in cacheDir
@@ -60,8 +98,8 @@ func BlobPath(cacheDir, sha256Hex string) string {
 // Every write is temp file + rename, so concurrent processes sharing a
 // cache never see partial files; two writers of one blob write the same
 // bytes, and the last rename wins harmlessly.
-type cache struct {
-	dir string
+type Cache struct {
+	Dir string
 	// stamps is this user's stamp directory ("" when unusable): see
 	// blobcheck.go.
 	stamps string
@@ -69,14 +107,14 @@ type cache struct {
 	dirMode os.FileMode
 	// opened is when this process opened the cache: a 404 another process
 	// recorded since counts as this run's (see cachelock.go).
-	opened time.Time
+	Opened time.Time
 	// tmp is the checked temp directory; tmpErr says why there is none
 	// (every download then fails with it).
 	tmp    string
 	tmpErr error
 	// locks is the checked lock directory, "" when unusable (downloads go
 	// unlocked: see cachelock.go).
-	locks string
+	Locks string
 	// log receives the lock-wait lines (never nil).
 	log Logger
 }
@@ -91,9 +129,9 @@ const staleTemp = time.Hour
 // (see the README, "Cache layout": a cache serves what it holds to whoever
 // can read it, as Maven's local repository does). log (may be nil) is
 // warned when a private cache is open to other users.
-func openCache(dir string, private bool, log Logger) (*cache, error) {
+func Open(dir string, private bool, log Logger) (*Cache, error) {
 	if dir == "" {
-		dir = DefaultCacheDir()
+		dir = DefaultDir(os.Getenv)
 	}
 	if log == nil {
 		log = nopLogger{}
@@ -122,7 +160,7 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 	if info, err := os.Stat(root); private && err == nil && info.Mode().Perm()&0o077 != 0 {
 		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private cache directory, or chmod 700 it)", root, info.Mode().Perm())
 	}
-	c := &cache{dir: root, stamps: stampDir(dir, true), dirMode: mode, opened: time.Now(), log: log}
+	c := &Cache{Dir: root, stamps: StampDir(dir, true), dirMode: mode, Opened: time.Now(), log: log}
 	c.tmp = filepath.Join(root, "tmp")
 	if c.tmpErr = cachedir.Make(c.tmp); cachedir.Tolerable(c.tmpErr) {
 		log.Printf("warning: %v", c.tmpErr)
@@ -133,7 +171,7 @@ func openCache(dir string, private bool, log Logger) (*cache, error) {
 	} else {
 		c.sweepTemp()
 	}
-	c.locks = privateDir(filepath.Join(root, "locks"))
+	c.Locks = privateDir(filepath.Join(root, "locks"))
 	return c, nil
 }
 
@@ -169,19 +207,9 @@ func privateDir(dir string) string {
 	return dir
 }
 
-// privateChain reports whether any repository of the chain has credentials.
-func privateChain(chain []*repo) bool {
-	for _, r := range chain {
-		if r.hasAuth {
-			return true
-		}
-	}
-	return false
-}
-
 // sweepTemp removes temp files left by killed processes. The directory is
 // opened without following a symbolic link, and must still be the user's.
-func (c *cache) sweepTemp() {
+func (c *Cache) sweepTemp() {
 	f, err := openDirNoFollow(c.tmp)
 	if err != nil {
 		return
@@ -202,27 +230,27 @@ func (c *cache) sweepTemp() {
 }
 
 // tempFile creates a temp file in the checked temp directory.
-func (c *cache) tempFile(pattern string) (*os.File, error) {
+func (c *Cache) tempFile(pattern string) (*os.File, error) {
 	if c.tmpErr != nil {
 		return nil, c.tmpErr
 	}
 	f, err := os.CreateTemp(c.tmp, pattern)
 	if err != nil {
-		return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", c.dir, err))
+		return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", c.Dir, err))
 	}
 	return f, nil
 }
 
-func (c *cache) blobPath(sum string) string { return BlobPath(c.dir, sum) }
+func (c *Cache) BlobPath(sum string) string { return BlobPath(c.Dir, sum) }
 
-func (c *cache) indexPath(url string) string {
+func (c *Cache) IndexPath(url string) string {
 	h := sha256.Sum256([]byte(url))
 	x := hex.EncodeToString(h[:])
-	return filepath.Join(c.dir, "index", x[:2], x)
+	return filepath.Join(c.Dir, "index", x[:2], x)
 }
 
 // indexEntry is a URL's cached blob.
-type indexEntry struct {
+type IndexEntry struct {
 	Sha256 string
 	Size   int64
 }
@@ -233,23 +261,23 @@ type indexEntry struct {
 //
 // An index entry another user wrote is not trusted (it could name any
 // blob): only the user's and root's are read.
-func (c *cache) lookup(url string) (indexEntry, bool) {
-	data, err := readTrusted(c.indexPath(url))
+func (c *Cache) Lookup(url string) (IndexEntry, bool) {
+	data, err := readTrusted(c.IndexPath(url))
 	if err != nil {
-		return indexEntry{}, false
+		return IndexEntry{}, false
 	}
 	f := strings.SplitN(strings.TrimSpace(string(data)), " ", 3)
 	if len(f) != 3 || f[2] != url || len(f[0]) != 64 {
-		return indexEntry{}, false
+		return IndexEntry{}, false
 	}
 	size, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil {
-		return indexEntry{}, false
+		return IndexEntry{}, false
 	}
-	if verifyBlob(c.stamps, c.blobPath(f[0]), f[0], size) != nil {
-		return indexEntry{}, false
+	if VerifyFile(c.stamps, c.BlobPath(f[0]), f[0], size) != nil {
+		return IndexEntry{}, false
 	}
-	return indexEntry{Sha256: f[0], Size: size}, true
+	return IndexEntry{Sha256: f[0], Size: size}, true
 }
 
 // maxIndexEntry bounds an index entry's size (a URL and two numbers).
@@ -274,9 +302,9 @@ func readTrusted(path string) ([]byte, error) {
 }
 
 // record indexes url → blob.
-func (c *cache) record(url string, e indexEntry) error {
+func (c *Cache) Record(url string, e IndexEntry) error {
 	line := fmt.Sprintf("%s %d %s\n", e.Sha256, e.Size, url)
-	if err := c.writeAtomic(c.indexPath(url), []byte(line)); err != nil {
+	if err := c.WriteAtomic(c.IndexPath(url), []byte(line)); err != nil {
 		return errdefs.New(errdefs.CantWrite, fmt.Errorf("cache index for %s: %w", url, err))
 	}
 	return nil
@@ -284,7 +312,7 @@ func (c *cache) record(url string, e indexEntry) error {
 
 // writeAtomic writes a small file by temp + rename, without fsync (see
 // commit).
-func (c *cache) writeAtomic(path string, data []byte) error {
+func (c *Cache) WriteAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), c.dirMode); err != nil {
 		return err
 	}
@@ -308,20 +336,20 @@ func (c *cache) writeAtomic(path string, data []byte) error {
 
 // hasBlob reports whether the blob exists with the given size and a
 // matching stamp (stat and stamp only, no hashing).
-func (c *cache) hasBlob(sum string, size int64) bool {
-	info, err := os.Stat(c.blobPath(sum))
-	return err == nil && info.Mode().IsRegular() && (size < 0 || info.Size() == size) && stamped(c.stamps, sum, info)
+func (c *Cache) hasBlob(sum string, size int64) bool {
+	info, err := os.Stat(c.BlobPath(sum))
+	return err == nil && info.Mode().IsRegular() && (size < 0 || info.Size() == size) && Stamped(c.stamps, sum, info)
 }
 
 // sums are the digests of one download.
-type sums struct {
-	sha256, sha1, md5 string
-	size              int64
+type Sums struct {
+	SHA256, SHA1, MD5 string
+	Size              int64
 }
 
 // tempWriter writes a download to <cache>/tmp while hashing it.
-type tempWriter struct {
-	c                  *cache
+type TempWriter struct {
+	c                  *Cache
 	f                  *os.File
 	w                  io.Writer
 	h256, h1, h5       hash.Hash
@@ -332,7 +360,7 @@ type tempWriter struct {
 
 // close closes the temp file once (a staged import closes it before
 // commit: see import.go).
-func (t *tempWriter) close() error {
+func (t *TempWriter) Close() error {
 	if t.closed {
 		return nil
 	}
@@ -340,24 +368,24 @@ func (t *tempWriter) close() error {
 	return t.f.Close()
 }
 
-func (c *cache) newTemp() (*tempWriter, error) {
+func (c *Cache) NewTemp() (*TempWriter, error) {
 	f, err := c.tempFile("dl-*")
 	if err != nil {
 		return nil, err
 	}
-	t := &tempWriter{c: c, f: f, h256: sha256.New(), h1: sha1.New(), h5: md5.New()}
+	t := &TempWriter{c: c, f: f, h256: sha256.New(), h1: sha1.New(), h5: md5.New()}
 	t.w = io.MultiWriter(f, t.h256, t.h1, t.h5)
 	return t, nil
 }
 
-func (t *tempWriter) Write(p []byte) (int, error) {
+func (t *TempWriter) Write(p []byte) (int, error) {
 	n, err := t.w.Write(p)
 	t.n += int64(n)
 	return n, err
 }
 
 // reset truncates the temp file for a retry.
-func (t *tempWriter) reset() error {
+func (t *TempWriter) Reset() error {
 	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -371,12 +399,12 @@ func (t *tempWriter) reset() error {
 	return nil
 }
 
-func (t *tempWriter) sums() sums {
-	return sums{
-		sha256: hex.EncodeToString(t.h256.Sum(nil)),
-		sha1:   hex.EncodeToString(t.h1.Sum(nil)),
-		md5:    hex.EncodeToString(t.h5.Sum(nil)),
-		size:   t.n,
+func (t *TempWriter) Sums() Sums {
+	return Sums{
+		SHA256: hex.EncodeToString(t.h256.Sum(nil)),
+		SHA1:   hex.EncodeToString(t.h1.Sum(nil)),
+		MD5:    hex.EncodeToString(t.h5.Sum(nil)),
+		Size:   t.n,
 	}
 }
 
@@ -384,102 +412,102 @@ func (t *tempWriter) sums() sums {
 // existing blob of that name is kept only when its stamp vouches for it;
 // otherwise the fresh copy (hashed as it was written) replaces it, so a
 // blob modified in the cache is repaired by the next download.
-func (t *tempWriter) commit() (string, error) {
-	s := t.sums()
+func (t *TempWriter) Commit() (string, error) {
+	s := t.Sums()
 	// No fsync: it would put a disk flush on the critical path of every
 	// POM. A crash can at worst leave a blob shorter than its name says;
 	// every reader checks the size (lock, index), and a wrong-size blob is
 	// fetched again.
-	if err := t.close(); err != nil {
-		t.abort()
-		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", t.c.dir, err))
+	if err := t.Close(); err != nil {
+		t.Abort()
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", t.c.Dir, err))
 	}
-	dst := t.c.blobPath(s.sha256)
-	if t.c.hasBlob(s.sha256, s.size) {
-		t.abort()
+	dst := t.c.BlobPath(s.SHA256)
+	if t.c.hasBlob(s.SHA256, s.Size) {
+		t.Abort()
 		return dst, nil
 	}
 	if err := os.Chmod(t.f.Name(), 0o444); err != nil {
-		t.abort()
+		t.Abort()
 		return "", errdefs.New(errdefs.CantWrite, err)
 	}
 	if err := os.Rename(t.f.Name(), dst); err != nil {
-		t.abort()
+		t.Abort()
 		// A cache we cannot write into may still hold the right bytes.
-		if verifyBlob(t.c.stamps, dst, s.sha256, s.size) == nil {
+		if VerifyFile(t.c.stamps, dst, s.SHA256, s.Size) == nil {
 			return dst, nil
 		}
-		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", t.c.dir, err))
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", t.c.Dir, err))
 	}
 	t.committed = true
-	writeStamp(t.c.stamps, s.sha256, dst)
+	writeStamp(t.c.stamps, s.SHA256, dst)
 	return dst, nil
 }
 
 // abort removes the temp file (idempotent).
-func (t *tempWriter) abort() {
+func (t *TempWriter) Abort() {
 	if t.committed || t.aborted {
 		return
 	}
 	t.aborted = true
-	t.close()
+	t.Close()
 	os.Remove(t.f.Name())
 }
 
 // sumsOf hashes r as a download is hashed.
-func sumsOf(r io.Reader) (sums, error) {
-	t := &tempWriter{h256: sha256.New(), h1: sha1.New(), h5: md5.New()}
+func SumsOf(r io.Reader) (Sums, error) {
+	t := &TempWriter{h256: sha256.New(), h1: sha1.New(), h5: md5.New()}
 	t.w = io.MultiWriter(t.h256, t.h1, t.h5)
 	if _, err := io.Copy(t, r); err != nil {
-		return sums{}, err
+		return Sums{}, err
 	}
-	return t.sums(), nil
+	return t.Sums(), nil
 }
 
 // putBytes stores data (hashed as s) as a blob, unless a stamped blob of
 // that digest is there already, and returns its path.
-func (c *cache) putBytes(data []byte, s sums) (string, error) {
-	if c.hasBlob(s.sha256, s.size) {
-		return c.blobPath(s.sha256), nil
+func (c *Cache) PutBytes(data []byte, s Sums) (string, error) {
+	if c.hasBlob(s.SHA256, s.Size) {
+		return c.BlobPath(s.SHA256), nil
 	}
-	t, err := c.newTemp()
+	t, err := c.NewTemp()
 	if err != nil {
 		return "", err
 	}
 	if _, err := t.Write(data); err != nil {
-		t.abort()
-		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", c.dir, err))
+		t.Abort()
+		return "", errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", c.Dir, err))
 	}
-	return t.commit()
+	return t.Commit()
 }
 
 // putFile copies a local file into the cache and returns its digests. A
 // file whose stamped blob is there already costs one read and no write:
 // a file creation costs 1–2 ms on some disks (see TestDeepGraphsLinear).
-func (c *cache) putFile(path string) (sums, string, error) {
+func (c *Cache) PutFile(path string) (Sums, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return sums{}, "", err
+		return Sums{}, "", err
 	}
 	defer f.Close()
-	if s, err := sumsOf(f); err == nil && c.hasBlob(s.sha256, s.size) {
-		return s, c.blobPath(s.sha256), nil
+	if s, err := SumsOf(f); err == nil && c.hasBlob(s.SHA256, s.Size) {
+		return s, c.BlobPath(s.SHA256), nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return sums{}, "", err
+		return Sums{}, "", err
 	}
-	t, err := c.newTemp()
+	t, err := c.NewTemp()
 	if err != nil {
-		return sums{}, "", err
+		return Sums{}, "", err
 	}
 	if _, err := io.Copy(t, f); err != nil {
-		t.abort()
-		return sums{}, "", fmt.Errorf("copying %s into the cache: %w", path, err)
+		t.Abort()
+		return Sums{}, "", fmt.Errorf("copying %s into the cache: %w", path, err)
 	}
-	s := t.sums()
-	p, err := t.commit()
+	s := t.Sums()
+	p, err := t.Commit()
 	return s, p, err
 }
 
 // errNotCached is returned offline for URLs the cache lacks.
-var errNotCached = errors.New("not in the cache (offline)")
+var ErrNotCached = errors.New("not in the cache (offline)")

@@ -1,4 +1,4 @@
-package resolver
+package cache
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/prebake/prebake/lock"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/cachedir"
@@ -25,9 +27,9 @@ import (
 // (FetchLocked) and verify (VerifyBlob: a modified blob is an
 // errdefs.Invalid error); an existing directory whose files no longer match the
 // lock is rebuilt. paths are in lock order.
-func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string, paths []string, err error) {
+func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string, paths []string, err error) {
 	if cacheDir == "" {
-		cacheDir = DefaultCacheDir()
+		cacheDir = DefaultDir(os.Getenv)
 	}
 	if err := lock.Check(); err != nil {
 		return "", nil, errdefs.New(errdefs.Invalid, err)
@@ -43,7 +45,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 	if err := cachedir.Make(root); err != nil && !cachedir.Tolerable(err) {
 		return "", nil, fmt.Errorf("retrieve dir: %w", err)
 	}
-	stamps := stampDir(cacheDir, true)
+	stamps := StampDir(cacheDir, true)
 	if complete(dir, lock, cacheDir, stamps) {
 		return dir, paths, nil
 	}
@@ -57,7 +59,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 			return "", nil, err
 		}
 		blob := BlobPath(cacheDir, a.Sha256)
-		if err := verifyBlob(stamps, blob, a.Sha256, a.Size); errors.Is(err, os.ErrNotExist) {
+		if err := VerifyFile(stamps, blob, a.Sha256, a.Size); errors.Is(err, os.ErrNotExist) {
 			return "", nil, errdefs.Errorf(errdefs.NotFound, "retrieve %s: blob %s is not in the cache %s (fetch the lock first): %w", a.File, a.Sha256, cacheDir, ErrNotFound)
 		} else if err != nil {
 			return "", nil, fmt.Errorf("retrieve %s: %w", a.File, err)
@@ -98,7 +100,7 @@ func Retrieve(ctx context.Context, lock *Lockfile, cacheDir string) (dir string,
 // a hard link to a blob that verifies (by its stamp), else a copy whose
 // bytes hash to the lock's sha256. A directory with a file modified or
 // replaced is not complete, and is rebuilt.
-func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
+func complete(dir string, lock *lock.File, cacheDir, stamps string) bool {
 	if info, err := os.Lstat(dir); err != nil || !info.IsDir() || !checked(dir) {
 		return false
 	}
@@ -110,10 +112,10 @@ func complete(dir string, lock *Lockfile, cacheDir, stamps string) bool {
 		}
 		blob := BlobPath(cacheDir, a.Sha256)
 		if bi, err := os.Stat(blob); err == nil && os.SameFile(info, bi) {
-			if !cachedir.TrustedOwner(bi) || verifyBlob(stamps, blob, a.Sha256, a.Size) != nil {
+			if !cachedir.TrustedOwner(bi) || VerifyFile(stamps, blob, a.Sha256, a.Size) != nil {
 				return false
 			}
-		} else if verifyBlob("", file, a.Sha256, a.Size) != nil {
+		} else if VerifyFile("", file, a.Sha256, a.Size) != nil {
 			return false
 		}
 	}

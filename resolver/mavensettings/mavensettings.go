@@ -1,11 +1,9 @@
-package resolver
+package mavensettings
 
 import (
-	"context"
 	"encoding/xml"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,22 +20,24 @@ import (
 // Ivy resolver names: "central", "spark-packages" and "repo-1".."repo-N"
 // for --repositories in order. local-m2-cache is never mirrored.
 
-// mavenSettings is the part of a settings.xml prebake honours, interpolated.
-type mavenSettings struct {
-	path            string
-	localRepository string // absolute; "" keeps ~/.m2/repository
-	offline         bool
-	mirrors         []settingsMirror
-	servers         map[string]settingsServer // by id
+// Settings is the part of a settings.xml prebake honours, interpolated.
+type Settings struct {
+	Path            string
+	LocalRepository string // absolute; "" keeps ~/.m2/repository
+	Offline         bool
+	Mirrors         []Mirror
+	Servers         map[string]Server // by id
 }
 
-type settingsMirror struct {
+// Mirror is a <mirror>.
+type Mirror struct {
 	ID       string `xml:"id"`
 	URL      string `xml:"url"`
 	MirrorOf string `xml:"mirrorOf"`
 }
 
-type settingsServer struct {
+// Server is a <server>: the credentials of a repository or mirror id.
+type Server struct {
 	ID       string `xml:"id"`
 	Username string `xml:"username"`
 	Password string `xml:"password"`
@@ -45,23 +45,23 @@ type settingsServer struct {
 
 // settingsXML is the document; the namespace (SETTINGS/1.x.0) is ignored.
 type settingsXML struct {
-	XMLName         xml.Name         `xml:"settings"`
-	LocalRepository string           `xml:"localRepository"`
-	Offline         string           `xml:"offline"`
-	Mirrors         []settingsMirror `xml:"mirrors>mirror"`
-	Servers         []settingsServer `xml:"servers>server"`
+	XMLName         xml.Name `xml:"settings"`
+	LocalRepository string   `xml:"localRepository"`
+	Offline         string   `xml:"offline"`
+	Mirrors         []Mirror `xml:"mirrors>mirror"`
+	Servers         []Server `xml:"servers>server"`
 }
 
-// maxSettingsSize bounds a Maven settings.xml.
-const maxSettingsSize = 4 << 20
+// MaxFileSize bounds a Maven settings.xml.
+const MaxFileSize = 4 << 20
 
-// loadSettings reads and interpolates the settings file at path. home is
+// Load reads and interpolates the settings file at path. home is
 // ${user.home}; lookup reads ${env.NAME}. A missing file is
 // errdefs.NotFound, a malformed one errdefs.Invalid; errors name the file and never a password.
-func loadSettings(path, home string, lookup func(string) (string, bool)) (*mavenSettings, error) {
+func Load(path, home string, lookup func(string) (string, bool)) (*Settings, error) {
 	// A regular file of at most 4 MiB: a FIFO or /dev/zero is refused
 	// (errdefs.Invalid) before it is read.
-	data, err := localfile.Read(path, maxSettingsSize)
+	data, err := localfile.Read(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("settings %w", err)
 	}
@@ -72,7 +72,7 @@ func loadSettings(path, home string, lookup func(string) (string, bool)) (*maven
 	bad := func(format string, args ...any) error {
 		return errdefs.New(errdefs.Invalid, fmt.Errorf("settings %s: %s", path, fmt.Sprintf(format, args...)))
 	}
-	s := &mavenSettings{path: path, servers: map[string]settingsServer{}}
+	s := &Settings{Path: path, Servers: map[string]Server{}}
 	// what names the field in errors; a secret field's value is never quoted.
 	interp := func(what, v string) (string, error) {
 		out, missing := interpolate(strings.TrimSpace(v), home, lookup)
@@ -81,11 +81,11 @@ func loadSettings(path, home string, lookup func(string) (string, bool)) (*maven
 		}
 		return out, nil
 	}
-	if s.localRepository, err = interp("localRepository", doc.LocalRepository); err != nil {
+	if s.LocalRepository, err = interp("localRepository", doc.LocalRepository); err != nil {
 		return nil, err
 	}
-	if s.localRepository != "" {
-		if s.localRepository, err = filepath.Abs(s.localRepository); err != nil {
+	if s.LocalRepository != "" {
+		if s.LocalRepository, err = filepath.Abs(s.LocalRepository); err != nil {
 			return nil, bad("localRepository: %v", err)
 		}
 	}
@@ -96,7 +96,7 @@ func loadSettings(path, home string, lookup func(string) (string, bool)) (*maven
 	switch off {
 	case "", "false":
 	case "true":
-		s.offline = true
+		s.Offline = true
 	default:
 		return nil, bad("offline is %q, want true or false", off)
 	}
@@ -115,7 +115,7 @@ func loadSettings(path, home string, lookup func(string) (string, bool)) (*maven
 		case m.MirrorOf == "":
 			return nil, bad("mirror %s: no <mirrorOf>", m.ID)
 		}
-		s.mirrors = append(s.mirrors, m)
+		s.Mirrors = append(s.Mirrors, m)
 	}
 	for i, sv := range doc.Servers {
 		if sv.ID, err = interp(fmt.Sprintf("server %d", i+1), sv.ID); err != nil {
@@ -134,8 +134,8 @@ func loadSettings(path, home string, lookup func(string) (string, bool)) (*maven
 		if encryptedRE.MatchString(sv.Password) {
 			return nil, errdefs.New(errdefs.BadArgument, fmt.Errorf("settings %s: server %s: encrypted passwords (settings-security.xml) are not supported; use ${env.NAME}", path, sv.ID))
 		}
-		if _, dup := s.servers[sv.ID]; !dup { // Maven: the first one wins
-			s.servers[sv.ID] = sv
+		if _, dup := s.Servers[sv.ID]; !dup { // Maven: the first one wins
+			s.Servers[sv.ID] = sv
 		}
 	}
 	return s, nil
@@ -164,18 +164,18 @@ func interpolate(s, home string, lookup func(string) (string, bool)) (out, missi
 	return out, missing
 }
 
-// mirrorFor returns the mirror of repository id at rawURL, or nil. As
+// MirrorFor returns the mirror of repository id at rawURL, or nil. As
 // Maven's DefaultMirrorSelector: a mirror whose mirrorOf is exactly id wins,
 // else the first whose pattern matches, in file order.
-func (s *mavenSettings) mirrorFor(id, rawURL string) *settingsMirror {
-	for i := range s.mirrors {
-		if s.mirrors[i].MirrorOf == id {
-			return &s.mirrors[i]
+func (s *Settings) MirrorFor(id, rawURL string) *Mirror {
+	for i := range s.Mirrors {
+		if s.Mirrors[i].MirrorOf == id {
+			return &s.Mirrors[i]
 		}
 	}
-	for i := range s.mirrors {
-		if mirrorOfMatches(s.mirrors[i].MirrorOf, id, rawURL) {
-			return &s.mirrors[i]
+	for i := range s.Mirrors {
+		if mirrorOfMatches(s.Mirrors[i].MirrorOf, id, rawURL) {
+			return &s.Mirrors[i]
 		}
 	}
 	return nil
@@ -213,82 +213,4 @@ func mirrorOfMatches(pattern, id, rawURL string) bool {
 		}
 	}
 	return match
-}
-
-// applySettings mirrors and authenticates chain as s says: the local m2
-// cache moves to localRepository; every other repository with a mirror is
-// replaced by the mirror (named by the mirror id), repositories sharing a
-// mirror collapsing into one entry at the first one's place; credentials of
-// the <server> with the mirror's id (else the repository's) apply as basic
-// auth, replacing any URL userinfo.
-func applySettings(chain []*repo, s *mavenSettings) ([]*repo, error) {
-	out := make([]*repo, 0, len(chain))
-	seen := map[string]bool{} // mirror ids already in out
-	for _, r := range chain {
-		if r.isM2Cache {
-			if s.localRepository != "" {
-				dir := s.localRepository
-				r = &repo{
-					Repository: Repository{Name: RepoLocalM2, URL: fileURL(dir)},
-					base:       fileURL(dir), dir: dir, isM2Cache: true,
-				}
-			}
-			out = append(out, r)
-			continue
-		}
-		id := r.Name
-		if m := s.mirrorFor(r.Name, r.URL); m != nil {
-			if seen[m.ID] {
-				continue
-			}
-			seen[m.ID] = true
-			mr, err := parseRepo(m.ID, m.URL)
-			if err != nil {
-				return nil, fmt.Errorf("settings %s: mirror %s: %w", s.path, m.ID, err)
-			}
-			r, id = mr, m.ID
-		}
-		if sv, ok := s.servers[id]; ok {
-			c := *r
-			c.user, c.pass, c.hasAuth = sv.Username, sv.Password, true
-			r = &c
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// settingsFor loads req.Settings ("" gives nil) with the chain's home as
-// ${user.home} and the process environment.
-func settingsFor(req Request, cfg chainConfig) (*mavenSettings, error) {
-	if req.Settings == "" {
-		return nil, nil
-	}
-	home := cfg.home
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return loadSettings(req.Settings, home, os.LookupEnv)
-}
-
-// settingsCredentials are the URLs, with userinfo, of the http(s)
-// repositories of req's chain that cfg.settings gives server credentials
-// (mirrors included).
-func settingsCredentials(ctx context.Context, req Request, cfg chainConfig) ([]string, error) {
-	chain, err := buildChain(ctx, req, cfg)
-	if err != nil {
-		return nil, err
-	}
-	var creds []string
-	for _, r := range chain {
-		if r.hasAuth && !r.isFile() {
-			u, err := url.Parse(r.base)
-			if err != nil {
-				return nil, err
-			}
-			u.User = url.UserPassword(r.user, r.pass)
-			creds = append(creds, u.String())
-		}
-	}
-	return creds, nil
 }
