@@ -18,7 +18,6 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
-	"github.com/prebake/prebake/resolver"
 )
 
 // fakeSparkSubmit writes a spark-submit that records that it ran.
