@@ -16,7 +16,6 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/testenv"
-	lockpkg "github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -146,8 +145,8 @@ func TestOutdatedCentralIT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock := filepath.Join(tmp, "prebake.lock")
-	base := []string{"--no-default-repositories", "--repositories", central, "--cache", filepath.Join(tmp, "cache"), "--lock", lock}
+	lockPath := filepath.Join(tmp, "prebake.lock")
+	base := []string{"--no-default-repositories", "--repositories", central, "--cache", filepath.Join(tmp, "cache"), "--lock", lockPath}
 	if _, stderr, code := runCLI(t, append([]string{"resolve"}, append(base, "org.apache.commons:commons-lang3:3.12.0")...)...); code != 0 {
 		t.Fatalf("resolve: exit %d\n%s", code, stderr)
 	}
@@ -173,7 +172,7 @@ func TestOutdatedCentralIT(t *testing.T) {
 	// A Spark module within its line: only metadata is read, so a lock of
 	// its package alone (written here, no jar resolved) is enough.
 	sparkLock := filepath.Join(tmp, "spark.lock")
-	if err := lockpkg.Write(sparkLock, &lockpkg.File{Inputs: lockpkg.Inputs{Conflict: lockpkg.ConflictLatest, Packages: []string{"org.apache.spark:spark-core_2.12:3.5.0"}}}); err != nil {
+	if err := lock.Write(sparkLock, &lock.File{Inputs: lock.Inputs{Conflict: lock.ConflictLatest, Packages: []string{"org.apache.spark:spark-core_2.12:3.5.0"}}}); err != nil {
 		t.Fatal(err)
 	}
 	out, stderr, code = runCLI(t, "outdated", "-o", "json", "--within-spark-line", "--no-default-repositories", "--repositories", central, "--lock", sparkLock)

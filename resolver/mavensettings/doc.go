@@ -1,4 +1,4 @@
-// Package mavensettings reads a Maven settings.xml (--settings, and the
+// Package mavensettings reads a Maven settings.xml (the one the caller names, and the
 // settings Maven itself reads): mirrors, server credentials,
 // localRepository and offline, with ${user.home} and ${env.NAME}
 // interpolated, and Maven's mirrorOf matching (MirrorFor).

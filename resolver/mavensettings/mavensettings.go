@@ -12,7 +12,7 @@ import (
 	"github.com/prebake/prebake/internal/localfile"
 )
 
-// Maven settings.xml (--settings): mirrors, server credentials,
+// Maven settings.xml (the one the caller names): mirrors, server credentials,
 // localRepository and offline. Profiles, proxies and encrypted passwords
 // (settings-security.xml) are not supported.
 //
