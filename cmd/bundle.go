@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 
-	blobcache "github.com/prebake/prebake/resolver/cache"
-
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/atomicfile"
@@ -15,6 +13,7 @@ import (
 	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/pipeline/bundle"
 	"github.com/prebake/prebake/s3store"
 )
@@ -177,8 +176,8 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 		}
 		defer os.RemoveAll(tmp)
 		cache = tmp
-	case cache == "":
-		cache = blobcache.DefaultDir(os.Getenv)
+	default:
+		cache = pipeline.CacheDir(cache)
 	}
 	res, err := bundle.Import(ctx, from, cache, bundle.WithLayerOptions(lopts...))
 	if err != nil {

@@ -8,15 +8,13 @@ import (
 	"strings"
 	"time"
 
-	blobcache "github.com/prebake/prebake/resolver/cache"
-
-	"github.com/prebake/prebake/lock"
-
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/cachedir"
 	"github.com/prebake/prebake/internal/cacheprune"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/pipeline"
 )
 
 // newCacheCmd is `prebake cache` (prune).
@@ -82,10 +80,7 @@ func runCachePrune(g *globals, o *cachePruneOptions, stdout io.Writer) error {
 	if err != nil {
 		return exitcode.Errorf(exitcode.Usage, "--max-size %q: %v", o.maxSize, err)
 	}
-	dir := o.cache
-	if dir == "" {
-		dir = blobcache.DefaultDir(os.Getenv)
-	}
+	dir := pipeline.CacheDir(o.cache)
 	locks := o.keepLocks
 	if len(locks) == 0 {
 		if _, err := os.Stat("prebake.lock"); err == nil {
