@@ -240,8 +240,7 @@ type batchRun struct {
 // (15 %), re-reading the token file per request (8 %), protobuf (7 %) and
 // native.Build (5 %).
 func BenchmarkNativeThroughput(b *testing.B) {
-	testenv.RequireIT(b)
-	c := startCluster(b)
+	c := sharedCluster(b)
 	p := startCountingProxy(b, c)
 	version := testenv.SparkVersions[0]
 	home, _ := testenv.SparkHome(b, version)

@@ -16,6 +16,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -54,6 +55,21 @@ type testCluster struct {
 	caFile     string
 	adminToken string
 	admin      kubernetes.Interface
+	// shared is the test binary's one cluster (sharedCluster); its tests
+	// empty the namespaces they use when they end.
+	shared bool
+	// ready is how long etcd + kube-apiserver took to answer /readyz.
+	ready time.Duration
+
+	mu      sync.Mutex
+	onStop  []func() // run in reverse by stop, before the servers stop
+	procs   []*exec.Cmd
+	logs    []*os.File
+	kubelet *testKubelet
+	apps    dynamic.NamespaceableResourceInterface // the test CRD, once installed
+
+	kubeletMu sync.Mutex // held while the kubelet starts
+	emptied   sync.Map   // (t, namespace) → true: ensureNamespace's cleanups
 }
 
 func k8sBinary(t testing.TB, name string) string {
@@ -69,49 +85,167 @@ func k8sBinary(t testing.TB, name string) string {
 	return testenv.Binary(t, name, env)
 }
 
-// startCluster starts etcd and kube-apiserver; they stop in t.Cleanup
-// (kube-apiserver first).
+// The control-plane starts of this test binary, for TestMain's summary.
+var (
+	startsMu    sync.Mutex
+	starts      int
+	startsReady time.Duration
+)
+
+func countStart(ready time.Duration) int {
+	startsMu.Lock()
+	defer startsMu.Unlock()
+	starts++
+	startsReady += ready
+	return starts
+}
+
+// shared is the test binary's one etcd + kube-apiserver (sharedCluster);
+// TestMain stops it (stopSharedCluster).
+var shared struct {
+	once sync.Once
+	mu   sync.Mutex
+	c    *testCluster
+	err  error
+}
+
+// sharedCluster returns the test binary's etcd + kube-apiserver, started on
+// the first call. Tests share it: each uses namespaces of its own (emptied
+// when it ends: ensureNamespace), its own service account and token Secrets
+// (newITEnv), and cluster-scoped objects either created once for all
+// (the fake node, the ClusterRoles, the test CRD) or named after its
+// service account's namespace.
+func sharedCluster(t testing.TB) *testCluster {
+	t.Helper()
+	testenv.RequireIT(t)
+	etcdBin, apiBin := k8sBinary(t, "etcd"), k8sBinary(t, "kube-apiserver")
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "prebake-k8s-it-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		c, err := launchCluster(etcdBin, apiBin, dir)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			shared.err = err
+			return
+		}
+		c.shared = true
+		n := countStart(c.ready)
+		t.Logf("etcd + kube-apiserver (the test binary's shared one, start %d) ready in %s", n, c.ready.Round(10*time.Millisecond))
+		shared.mu.Lock()
+		shared.c = c
+		shared.mu.Unlock()
+	})
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.err != nil {
+		t.Fatalf("the shared kube-apiserver: %v", shared.err)
+	}
+	return shared.c
+}
+
+// stopSharedCluster stops the shared cluster, if one was started, and
+// reports this binary's starts on stderr.
+func stopSharedCluster() {
+	shared.mu.Lock()
+	c := shared.c
+	shared.c, shared.err = nil, errors.New("the shared kube-apiserver is stopped")
+	shared.mu.Unlock()
+	if c != nil {
+		c.stop(func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+		_ = os.RemoveAll(c.dir)
+	}
+	startsMu.Lock()
+	defer startsMu.Unlock()
+	if starts > 0 {
+		fmt.Fprintf(os.Stderr, "submit/k8s: %d etcd + kube-apiserver start(s), %s to ready in all\n", starts, startsReady.Round(10*time.Millisecond))
+	}
+}
+
+// startCluster starts a private etcd + kube-apiserver; they stop in
+// t.Cleanup (kube-apiserver first). Only tests that cannot share the
+// control plane use it (see sharedCluster): today warmJobScenario (it runs
+// kube-controller-manager) and TestSparkOperatorRealIT (the operator's own
+// SparkApplication CRD and controller).
 func startCluster(t testing.TB) *testCluster {
 	t.Helper()
 	etcdBin, apiBin := k8sBinary(t, "etcd"), k8sBinary(t, "kube-apiserver")
-	dir := t.TempDir()
-	c := &testCluster{dir: dir, adminToken: randHex(16)}
-	certPEM, keyPEM := selfSigned(t, "127.0.0.1")
-	c.caFile = filepath.Join(dir, "serving.crt")
-	writeFile(t, c.caFile, string(certPEM))
-	writeFile(t, filepath.Join(dir, "serving.key"), string(keyPEM))
-	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	c, err := launchCluster(etcdBin, apiBin, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
-	writeFile(t, filepath.Join(dir, "sa.key"), string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)})))
-	writeFile(t, filepath.Join(dir, "sa.pub"), string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})))
-	writeFile(t, filepath.Join(dir, "tokens.csv"), c.adminToken+`,prebake-admin,1001,"system:masters"`+"\n")
+	t.Cleanup(func() { c.stop(t.Logf) })
+	n := countStart(c.ready)
+	t.Logf("etcd + kube-apiserver (private, start %d) ready in %s", n, c.ready.Round(10*time.Millisecond))
+	return c
+}
 
-	clientPort, peerPort, metricsPort, apiPort := testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
+// launchCluster starts etcd and kube-apiserver with their files in dir and
+// waits until the API server is ready; on an error nothing is left running.
+func launchCluster(etcdBin, apiBin, dir string) (_ *testCluster, err error) {
+	start := time.Now()
+	c := &testCluster{dir: dir, adminToken: randHex(16)}
+	defer func() {
+		if err != nil {
+			c.stop(func(string, ...any) {})
+		}
+	}()
+	certPEM, keyPEM, err := selfSignedPEM("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	c.caFile = filepath.Join(dir, "serving.crt")
+	for name, content := range map[string][]byte{
+		"serving.crt": certPEM, "serving.key": keyPEM,
+		"sa.key":     pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
+		"sa.pub":     pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}),
+		"tokens.csv": []byte(c.adminToken + `,prebake-admin,1001,"system:masters"` + "\n"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	var ports [4]int
+	for i := range ports {
+		if ports[i], err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	clientPort, peerPort, metricsPort, apiPort := ports[0], ports[1], ports[2], ports[3]
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	etcd := startProc(t, dir, "etcd", etcdBin,
+	if err := c.launchProc("etcd", etcdBin,
 		"--data-dir", filepath.Join(dir, "etcd"), "--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 		"--initial-cluster", "default="+peerURL, "--listen-metrics-urls", fmt.Sprintf("http://127.0.0.1:%d", metricsPort),
-		"--unsafe-no-fsync", "--log-level", "warn")
+		"--unsafe-no-fsync", "--log-level", "warn"); err != nil {
+		return nil, err
+	}
 	c.url = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
-	api := startProc(t, dir, "kube-apiserver", apiBin,
+	if err := c.launchProc("kube-apiserver", apiBin,
 		"--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort),
 		"--tls-cert-file="+filepath.Join(dir, "serving.crt"), "--tls-private-key-file="+filepath.Join(dir, "serving.key"),
 		"--token-auth-file="+filepath.Join(dir, "tokens.csv"), "--anonymous-auth=false", "--authorization-mode=RBAC",
 		"--service-account-issuer="+c.url, "--service-account-key-file="+filepath.Join(dir, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"), "--service-cluster-ip-range=10.0.0.0/24",
-		"--disable-admission-plugins=ServiceAccount", "--enable-priority-and-fairness=false", "--v=0")
-	t.Cleanup(func() {
-		stopProc(t, api)
-		stopProc(t, etcd)
-	})
+		"--disable-admission-plugins=ServiceAccount", "--enable-priority-and-fairness=false", "--v=0"); err != nil {
+		return nil, err
+	}
 	// No client-side throttling (5 QPS by default): the test kubelets poll.
 	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}, QPS: 200, Burst: 400}
-	c.admin = kubernetes.NewForConfigOrDie(cfg)
+	if c.admin, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		body, err := c.admin.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
@@ -119,12 +253,56 @@ func startCluster(t testing.TB) *testCluster {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("kube-apiserver not ready after 90s: %v\n%s", err, tailFile(filepath.Join(dir, "kube-apiserver.log"), 30))
+			return nil, fmt.Errorf("kube-apiserver not ready after 90s: %v\n%s", err, tailFile(filepath.Join(dir, "kube-apiserver.log"), 30))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	c.ready = time.Since(start)
 	// The default service account controller does not run here.
-	return c
+	return c, nil
+}
+
+// launchProc starts bin with its output in dir/name.log; stop stops it.
+func (c *testCluster) launchProc(name, bin string, args ...string) error {
+	logf, err := os.Create(filepath.Join(c.dir, name+".log"))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("starting %s: %v", name, err)
+	}
+	c.mu.Lock()
+	c.procs, c.logs = append(c.procs, cmd), append(c.logs, logf)
+	c.mu.Unlock()
+	return nil
+}
+
+// atStop runs fn when c stops, before its servers stop.
+func (c *testCluster) atStop(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onStop = append(c.onStop, fn)
+}
+
+// stop runs the atStop functions, then stops kube-apiserver, then etcd.
+func (c *testCluster) stop(logf func(string, ...any)) {
+	c.mu.Lock()
+	onStop, procs, logs := c.onStop, c.procs, c.logs
+	c.onStop, c.procs, c.logs = nil, nil, nil
+	c.mu.Unlock()
+	for i := len(onStop) - 1; i >= 0; i-- {
+		onStop[i]()
+	}
+	for i := len(procs) - 1; i >= 0; i-- {
+		haltProc(procs[i], logf)
+	}
+	for _, f := range logs {
+		f.Close()
+	}
 }
 
 func startProc(t testing.TB, dir, name, bin string, args ...string) *exec.Cmd {
@@ -143,17 +321,29 @@ func startProc(t testing.TB, dir, name, bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func stopProc(t testing.TB, cmd *exec.Cmd) {
+func stopProc(t testing.TB, cmd *exec.Cmd) { haltProc(cmd, t.Logf) }
+
+// haltProc stops cmd with SIGTERM, or SIGKILL after 15 s.
+func haltProc(cmd *exec.Cmd, logf func(string, ...any)) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(15 * time.Second):
-		t.Logf("%s ignored SIGTERM; killing it", cmd.Path)
+		logf("%s ignored SIGTERM; killing it", cmd.Path)
 		_ = cmd.Process.Kill()
 		<-done
 	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tailFile(path string, n int) string {
@@ -170,9 +360,17 @@ func randHex(n int) string {
 // selfSigned makes a serving certificate for host, usable as its own CA.
 func selfSigned(t testing.TB, host string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	certPEM, keyPEM, err := selfSignedPEM(host)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return certPEM, keyPEM
+}
+
+func selfSignedPEM(host string) (certPEM, keyPEM []byte, err error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: host},
@@ -183,43 +381,128 @@ func selfSigned(t testing.TB, host string) (certPEM, keyPEM []byte) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+		pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), nil
 }
 
 // setupSubmitter creates the submission's service account with only the
-// rights spark-submit and prebake need, in every namespace.
+// rights spark-submit and prebake need, in every namespace. The
+// ClusterRole is made once per cluster; its binding is named after ns
+// (give each test its own ns) and goes when t ends.
 func (c *testCluster) setupSubmitter(t testing.TB, ns, sa string) {
 	t.Helper()
-	ctx := context.Background()
 	c.ensureNamespace(t, ns)
-	if _, err := c.admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.admin.CoreV1().ServiceAccounts(ns).Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter"}, Rules: []rbacv1.PolicyRule{
+	c.bindClusterRole(t, "spark-submitter", ns, sa, []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "create", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"sparkoperator.k8s.io"}, Resources: []string{"sparkapplications"}, Verbs: []string{"get", "create", "delete"}},
-	}}
-	if _, err := c.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+	})
+}
+
+// bindClusterRole creates the ClusterRole role with rules (unless it is
+// there) and binds it to ns/sa in a ClusterRoleBinding role-ns, deleted
+// when t ends.
+func (c *testCluster) bindClusterRole(t testing.TB, role, ns, sa string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := c.admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: rules}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "spark-submitter"},
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role + "-" + ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: sa}}}
 	if _, err := c.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if c.shared {
+		t.Cleanup(func() {
+			if err := c.admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("deleting ClusterRoleBinding %s: %v", binding.Name, err)
+			}
+		})
+	}
 }
 
+// ensureNamespace creates ns unless it is there. On the shared cluster,
+// the namespace is emptied when t ends (it stays, so that -count=2 finds
+// it).
 func (c *testCluster) ensureNamespace(t testing.TB, ns string) {
 	t.Helper()
 	_, err := c.admin.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	if !c.shared {
+		return
+	}
+	type key struct {
+		t  testing.TB
+		ns string
+	}
+	if _, dup := c.emptied.LoadOrStore(key{t, ns}, true); dup {
+		return
+	}
+	t.Cleanup(func() {
+		c.emptied.Delete(key{t, ns})
+		if err := c.emptyNamespace(context.Background(), ns); err != nil {
+			t.Errorf("emptying namespace %s: %v", ns, err)
+		}
+	})
+}
+
+// emptyNamespace deletes what the tests create in ns (pods at once: no
+// kubelet confirms a graceful deletion) and the test kubelet's logs of it.
+func (c *testCluster) emptyNamespace(ctx context.Context, ns string) error {
+	zero := int64(0)
+	all := metav1.ListOptions{}
+	now := metav1.DeleteOptions{GracePeriodSeconds: &zero}
+	// No controller removes the pvc-protection finalizer here.
+	pvcs, err := c.admin.CoreV1().PersistentVolumeClaims(ns).List(ctx, all)
+	if err != nil {
+		return err
+	}
+	for _, p := range pvcs.Items {
+		if len(p.Finalizers) == 0 {
+			continue
+		}
+		p.Finalizers = nil
+		if _, err := c.admin.CoreV1().PersistentVolumeClaims(ns).Update(ctx, &p, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	errs := []error{
+		c.admin.CoreV1().Pods(ns).DeleteCollection(ctx, now, all),
+		c.admin.CoreV1().PersistentVolumeClaims(ns).DeleteCollection(ctx, now, all),
+		c.admin.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, now, metav1.ListOptions{FieldSelector: "metadata.name!=kube-root-ca.crt"}),
+		c.admin.CoreV1().Secrets(ns).DeleteCollection(ctx, now, all),
+		c.admin.CoreV1().ServiceAccounts(ns).DeleteCollection(ctx, now, all),
+		c.admin.NetworkingV1().NetworkPolicies(ns).DeleteCollection(ctx, now, all),
+	}
+	svcs, err := c.admin.CoreV1().Services(ns).List(ctx, all)
+	errs = append(errs, err)
+	if err == nil {
+		for _, s := range svcs.Items {
+			if err := c.admin.CoreV1().Services(ns).Delete(ctx, s.Name, now); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	c.mu.Lock()
+	apps, k := c.apps, c.kubelet
+	c.mu.Unlock()
+	if apps != nil {
+		errs = append(errs, apps.Namespace(ns).DeleteCollection(ctx, now, all))
+	}
+	if k != nil {
+		k.forget(ns)
+	}
+	return errors.Join(errs...)
 }
 
 // boundToken issues a TokenRequest token for sa bound to a new Secret
@@ -271,10 +554,17 @@ current-context: it
 `, c.url, c.caFile, c.adminToken))
 }
 
-// installSparkOperatorCRD installs a schemaless SparkApplication CRD and
-// waits until it is served; it returns an admin dynamic client for it.
+// installSparkOperatorCRD installs a schemaless SparkApplication CRD,
+// once per cluster, and waits until it is served; it returns an admin
+// dynamic client for it.
 func (c *testCluster) installSparkOperatorCRD(t testing.TB) dynamic.NamespaceableResourceInterface {
 	t.Helper()
+	c.mu.Lock()
+	apps := c.apps
+	c.mu.Unlock()
+	if apps != nil {
+		return apps
+	}
 	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -293,13 +583,16 @@ func (c *testCluster) installSparkOperatorCRD(t testing.TB) dynamic.Namespaceabl
 			}},
 		},
 	}}
-	if _, err := dyn.Resource(crdGVR).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(crdGVR).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	apps := dyn.Resource(sparkAppGVR)
+	apps = dyn.Resource(sparkAppGVR)
 	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
 		_, err := apps.Namespace("default").List(context.Background(), metav1.ListOptions{})
 		if err == nil {
+			c.mu.Lock()
+			c.apps = apps
+			c.mu.Unlock()
 			return apps
 		}
 		if time.Since(start) > 30*time.Second {
@@ -323,33 +616,54 @@ type logEntry struct {
 	text string
 }
 
+// startKubelet returns c's test kubelet (the fake node's), started on the
+// first call; it stops with c.
 func startKubelet(t testing.TB, c *testCluster) *testKubelet {
 	t.Helper()
-	certPEM, keyPEM := selfSigned(t, "127.0.0.1")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	c.kubeletMu.Lock()
+	defer c.kubeletMu.Unlock()
+	if c.kubelet != nil {
+		return c.kubelet
+	}
+	k, err := launchKubelet(c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.mu.Lock()
+	c.kubelet = k
+	c.mu.Unlock()
+	return k
+}
+
+func launchKubelet(c *testCluster) (*testKubelet, error) {
+	certPEM, keyPEM, err := selfSignedPEM("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	k := &testKubelet{c: c, ln: ln, logs: map[string][]logEntry{}}
 	k.srv = &http.Server{Handler: http.HandlerFunc(k.serveLogs), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = k.srv.Serve(ln) }()
-	t.Cleanup(func() { _ = k.srv.Close() })
+	c.atStop(func() { _ = k.srv.Close() })
 
 	ctx := context.Background()
 	node, err := c.admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "fake-node"}}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
 	node.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(ln.Addr().(*net.TCPAddr).Port)
 	if _, err := c.admin.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return k
+	return k, nil
 }
 
 // serveLogs is the kubelet's /containerLogs/{ns}/{pod}/{container}; it honours
@@ -394,6 +708,17 @@ func (k *testKubelet) serveLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	_, _ = w.Write([]byte(out))
+}
+
+// forget drops the logs of ns's pods.
+func (k *testKubelet) forget(ns string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key := range k.logs {
+		if strings.HasPrefix(key, ns+"/") {
+			delete(k.logs, key)
+		}
+	}
 }
 
 func (k *testKubelet) log(ns, pod, container string, lines ...string) {

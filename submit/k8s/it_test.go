@@ -3,10 +3,12 @@ package k8s
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -215,15 +217,23 @@ func checkResult(t testing.TB, r itResult, want itWant) {
 	}
 }
 
-// newITEnv starts the cluster, the test kubelet and the submission's
-// service account.
+// newITEnv is an environment on the shared cluster (sharedCluster) with
+// the submission's service account of its own.
 func newITEnv(t testing.TB) *itEnv {
 	t.Helper()
 	testenv.RequireIT(t)
-	start := time.Now()
-	c := startCluster(t)
-	t.Logf("etcd + kube-apiserver ready in %s", time.Since(start).Round(10*time.Millisecond))
-	e := &itEnv{c: c, k: startKubelet(t, c), saNS: "spark-it", saName: "submitter"}
+	return newITEnvOn(t, sharedCluster(t))
+}
+
+// itEnvs numbers the environments: each has its own service-account
+// namespace (spark-it-N), so its tokens and RBAC are its own.
+var itEnvs atomic.Int64
+
+// newITEnvOn sets up the test kubelet of c and a service account for the
+// submissions, in a namespace of its own.
+func newITEnvOn(t testing.TB, c *testCluster) *itEnv {
+	t.Helper()
+	e := &itEnv{c: c, k: startKubelet(t, c), saNS: fmt.Sprintf("spark-it-%d", itEnvs.Add(1)), saName: "submitter"}
 	c.setupSubmitter(t, e.saNS, e.saName)
 	e.saDir = filepath.Join(t.TempDir(), "serviceaccount")
 	writeFile(t, filepath.Join(e.saDir, "token"), c.adminToken)

@@ -189,8 +189,7 @@ type equivEnv struct {
 
 func newEquivEnv(t testing.TB) *equivEnv {
 	t.Helper()
-	testenv.RequireIT(t)
-	c := startCluster(t)
+	c := sharedCluster(t)
 	e := &equivEnv{c: c, rec: &writeRecorder{}, tmp: t.TempDir(), files: filepath.Join(equivDir(t), "files")}
 	e.p = startFaultProxy(t, c, nil)
 	e.p.onWrite = e.rec.record

@@ -54,21 +54,11 @@ func TestNativeSubmitIT(t *testing.T) {
 // beyond the pods: its Service and ConfigMap (and PVCs), owned by the pod.
 func grantOwned(t testing.TB, e *itEnv) {
 	t.Helper()
-	ctx := context.Background()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter-owned"}, Rules: []rbacv1.PolicyRule{
+	e.c.bindClusterRole(t, "spark-submitter-owned", e.saNS, e.saName, []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"services", "configmaps", "persistentvolumeclaims"}, Verbs: []string{"create", "patch"}},
 		// Spark 4.2+: the executors' NetworkPolicy.
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "patch"}},
-	}}
-	if _, err := e.c.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "spark-submitter-owned"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: e.saNS, Name: e.saName}}}
-	if _, err := e.c.admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestDriverEndIT: a Spark 4.3 driver that fails annotates its own pod

@@ -22,11 +22,13 @@ import (
 // The tests of this file and of airflow_it_test.go run on the real
 // single-node cluster (internal/testenv/cluster): real pods from images in
 // its registry. It starts once per test binary; TestMain stops it. The
-// other ITs of the package need only an API server (startCluster).
+// other ITs of the package need only an API server: they share one
+// (sharedCluster), which TestMain stops too.
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	cluster.Stop()
+	stopSharedCluster()
 	if airflowHome != nil {
 		os.RemoveAll(airflowHome.home)
 	}

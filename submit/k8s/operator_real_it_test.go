@@ -112,7 +112,10 @@ func TestSparkOperatorRealIT(t *testing.T) {
 	testenv.RequireIT(t)
 	sparkHome, _ := testenv.SparkHome(t, "3.5.9")
 	opDir := sparkOperatorDir(t)
-	e := newITEnv(t)
+	// A private control plane: the operator's own SparkApplication CRD
+	// (the shared cluster serves the schemaless test CRD of that name) and
+	// its controller.
+	e := newITEnvOn(t, startCluster(t))
 	apps := e.c.installOperatorCRDs(t, filepath.Join(opDir, "crds"))
 	ns := "op-real"
 	reg, base := e.baseInRegistry(t, ns)
