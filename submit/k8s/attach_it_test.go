@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -26,7 +26,7 @@ func TestK8sAttachIT(t *testing.T) {
 	})
 	r := e.submit(t, itRun{ns: ns, env: []string{"FAKE_SPARK_SUBMIT_ARGV=" + first}})
 	wait()
-	checkResult(t, r, itWant{3, "driver", "Error", "Failed"})
+	checkResult(t, r, itWant{endExit(3), "Error", "Failed"})
 
 	// The library: the same end, from the pod alone.
 	run := itRun{ns: ns, tokenFile: filepath.Join(t.TempDir(), "token")}
@@ -38,15 +38,15 @@ func TestK8sAttachIT(t *testing.T) {
 		env: append(os.Environ(), "FAKE_SPARK_SUBMIT_ARGV="+again), stderr: &stderr,
 		getenv: mapEnv(map[string]string{"HOME": t.TempDir()}), inClusterDir: e.saDir}
 	res, err := attachWith(t.Context(), ns+":"+r.res.Pod, mustLoad(t, e.args(run), o.getenv), use(o))
-	checkResult(t, itResult{res, err, stdout.String(), stderr.String()}, itWant{3, "driver", "Error", "Failed"})
+	checkResult(t, itResult{res, err, stdout.String(), stderr.String()}, itWant{endExit(3), "Error", "Failed"})
 	if _, serr := os.Stat(again); serr == nil {
 		t.Errorf("AttachK8s ran spark-submit")
 	}
 
 	// A pod that is not there: 66 after the grace, nothing submitted.
 	res, err = attachWith(t.Context(), ns+":no-such-driver", mustLoad(t, e.args(run), o.getenv), use(o))
-	if exitcode.Code(err) != exitcode.NotFound || res.Reason != reasonNotFound {
-		t.Errorf("missing pod: code %d reason %q err %v", exitcode.Code(err), res.Reason, err)
+	if errdefs.KindOf(err) != errdefs.NotFound || res.Reason != reasonNotFound {
+		t.Errorf("missing pod: kind %v reason %q err %v", errdefs.KindOf(err), res.Reason, err)
 	}
 	if _, serr := os.Stat(again); serr == nil {
 		t.Errorf("AttachK8s ran spark-submit for a missing pod")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
@@ -62,8 +62,8 @@ func TestAuthRetryLinesRedacted(t *testing.T) {
 		t.Run(tok, func(t *testing.T) {
 			api, auth := unauthorizedAPI(t)
 			stderr, err := attachOnce(t, api, []string{confOAuthToken + "=" + tok}, nil)
-			if exitcode.Code(err) != exitcode.NoPerm {
-				t.Fatalf("exit %d, want 77: %v", exitcode.Code(err), err)
+			if errdefs.KindOf(err) != errdefs.Denied {
+				t.Fatalf("kind %v, want %v: %v", errdefs.KindOf(err), errdefs.Denied, err)
 			}
 			if n := strings.Count(stderr, "re-reading credentials"); n != authRetries {
 				t.Errorf("%d retry lines, want %d:\n%s", n, authRetries, stderr)
@@ -113,8 +113,8 @@ current-context: ctx
 `)
 			env := map[string]string{"KUBECONFIG": kc}
 			stderr, err := attachOnce(t, api, []string{confContext + "=ctx"}, env)
-			if exitcode.Code(err) != exitcode.NoPerm {
-				t.Fatalf("exit %d, want 77: %v", exitcode.Code(err), err)
+			if errdefs.KindOf(err) != errdefs.Denied {
+				t.Fatalf("kind %v, want %v: %v", errdefs.KindOf(err), errdefs.Denied, err)
 			}
 			want := "no credentials were sent: " + api + " is plain http, and the credentials of kubeconfig " + kc + " context ctx are sent only to an https:// API server"
 			if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "times in a row") {
@@ -129,8 +129,8 @@ current-context: ctx
 			// status and kill say the same.
 			_, err = statusWith(context.Background(), "k8s://"+api, "default:drv", WithGetenv(func(k string) string { return env[k] }),
 				WithConf(map[string]string{confContext: "ctx"}), WithInClusterDir(t.TempDir()), WithStderr(io.Discard))
-			if exitcode.Code(err) != exitcode.NoPerm || !strings.Contains(err.Error(), want) {
-				t.Errorf("status: exit %d: %v", exitcode.Code(err), err)
+			if errdefs.KindOf(err) != errdefs.Denied || !strings.Contains(err.Error(), want) {
+				t.Errorf("status: kind %v: %v", errdefs.KindOf(err), err)
 			}
 		})
 	}
@@ -147,8 +147,8 @@ func TestHugeAPIServerMessageBounded(t *testing.T) {
 	}))
 	defer s.Close()
 	stderr, err := attachOnce(t, s.URL, []string{confOAuthToken + "=K8STOKENsecret99"}, nil)
-	if exitcode.Code(err) != exitcode.NoPerm {
-		t.Fatalf("exit %d, want 77: %v", exitcode.Code(err), err)
+	if errdefs.KindOf(err) != errdefs.Denied {
+		t.Fatalf("kind %v, want %v: %v", errdefs.KindOf(err), errdefs.Denied, err)
 	}
 	if len(err.Error()) > 2048 || len(stderr) > 8192 {
 		t.Errorf("error %d bytes, stderr %d bytes: want them bounded", len(err.Error()), len(stderr))

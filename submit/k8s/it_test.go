@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -97,9 +97,17 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 		ctx = context.Background()
 	}
 	res, err := submitWith(ctx, mustLoad(t, args, o.getenv), use(o))
-	// The JSON form `prebake submit -o json` prints, with the exit code
-	// and source cmd sets from the error (cmd renders the text form).
-	res.ExitCode, res.Source = exitcode.Outcome(res.Err())
+	// The JSON form `prebake submit -o json` prints. cmd sets exitCode and
+	// source from the error's kind; here only the driver's own outcomes
+	// have a code (0 or the driver's), prebake's kinds show -1.
+	end := endOf(res.Err())
+	res.ExitCode, res.Source = -1, "prebake"
+	if end.Driver {
+		res.Source = "driver"
+	}
+	if end == endOK || end.Kind == errdefs.DriverExit {
+		res.ExitCode = end.Code
+	}
 	js, jerr := json.MarshalIndent(res, "", "  ")
 	if jerr != nil {
 		t.Fatal(jerr)
@@ -200,17 +208,16 @@ func (e *itEnv) deleted(t testing.TB, ns, pod string) bool {
 }
 
 type itWant struct {
-	Code   int
-	Source string
+	End    runEnd
 	Reason string
 	Phase  string
 }
 
 func checkResult(t testing.TB, r itResult, want itWant) {
 	t.Helper()
-	got := itWant{exitcode.Code(r.err), exitcode.SourceOf(r.err), r.res.Reason, r.res.Phase}
+	got := itWant{endOf(r.err), r.res.Reason, r.res.Phase}
 	if r.err == nil {
-		got.Source = exitSource(r.res.Err())
+		got.End.Driver = endOf(r.res.Err()).Driver
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("result (-want +got):\n%s\nerr: %v\nstdout:\n%s\nstderr:\n%s", d, r.err, r.stdout, r.stderr)
@@ -256,7 +263,7 @@ func TestK8sIT(t *testing.T) {
 			})
 			r := e.submit(t, itRun{ns: ns, env: []string{"FAKE_SPARK_SUBMIT_SIDECAR=1", "FAKE_SPARK_SUBMIT_ARGV=" + argv}})
 			wait()
-			checkResult(t, r, itWant{0, "driver", "Completed", "Running"})
+			checkResult(t, r, itWant{endOK, "Completed", "Running"})
 			if !strings.HasPrefix(r.res.Pod, "it-it-ok-") || !strings.HasSuffix(r.res.Pod, "-driver") {
 				t.Errorf("generated pod name %q", r.res.Pod)
 			}
@@ -291,7 +298,7 @@ func TestK8sIT(t *testing.T) {
 			})
 			r := e.submit(t, itRun{ns: ns})
 			wait()
-			checkResult(t, r, itWant{137, "driver", "OOMKilled", "Failed"})
+			checkResult(t, r, itWant{endExit(137), "OOMKilled", "Failed"})
 			if len(r.res.ExecutorFailures) != 1 || r.res.ExecutorFailures[0].Explanation != "JVM OOM" || r.res.ExecutorFailures[0].ExecutorID != "1" {
 				t.Errorf("executor failures %+v", r.res.ExecutorFailures)
 			}
@@ -322,7 +329,7 @@ func TestK8sIT(t *testing.T) {
 				})
 				r := e.submit(t, itRun{ns: ns, opts: func(o *options) { o.pendingTimeout = 3 * time.Second }})
 				wait()
-				checkResult(t, r, itWant{75, "prebake", reason, "Pending"})
+				checkResult(t, r, itWant{endKind(errdefs.Timeout), reason, "Pending"})
 				if !strings.Contains(r.err.Error(), reason) || !e.deleted(t, ns, pod) {
 					t.Errorf("err %v; pod deleted %v", r.err, e.deleted(t, ns, pod))
 				}
@@ -332,7 +339,7 @@ func TestK8sIT(t *testing.T) {
 		t.Run("pod never created", func(t *testing.T) {
 			t.Parallel()
 			r := e.submit(t, itRun{ns: "it-nopod", env: []string{"FAKE_SPARK_SUBMIT_NO_POD=1"}})
-			checkResult(t, r, itWant{66, "prebake", "PodNotFound", "NotFound"})
+			checkResult(t, r, itWant{endKind(errdefs.NotFound), "PodNotFound", "NotFound"})
 		})
 
 		t.Run("pod deleted while running", func(t *testing.T) {
@@ -346,13 +353,13 @@ func TestK8sIT(t *testing.T) {
 			})
 			r := e.submit(t, itRun{ns: ns})
 			wait()
-			checkResult(t, r, itWant{80, "driver", "PodDeleted", "Deleted"})
+			checkResult(t, r, itWant{endDriverFailed, "PodDeleted", "Deleted"})
 		})
 
 		t.Run("spark-submit fails", func(t *testing.T) {
 			t.Parallel()
 			r := e.submit(t, itRun{ns: "it-subfail", env: []string{"FAKE_SPARK_SUBMIT_EXIT=3"}})
-			checkResult(t, r, itWant{64, "prebake", "SubmitFailed", "Submitting"})
+			checkResult(t, r, itWant{endKind(errdefs.BadArgument), "SubmitFailed", "Submitting"})
 			if r.res.SparkSubmitExitCode == nil || *r.res.SparkSubmitExitCode != 3 || !strings.Contains(r.err.Error(), "exited with code 3") || !strings.Contains(r.err.Error(), "fake failure") {
 				t.Errorf("err %v", r.err)
 			}
@@ -363,12 +370,12 @@ func TestK8sIT(t *testing.T) {
 			lines []string
 			want  itWant
 		}{
-			{"hung driver with SparkContext exit code", []string{"INFO SparkContext: SparkContext is stopping with exitCode 3.", "INFO SparkContext: Successfully stopped SparkContext"}, itWant{3, "driver", "DriverHung", "Running"}},
-			{"hung driver after shutdown hook", []string{"INFO ShutdownHookManager: Shutdown hook called"}, itWant{79, "prebake", "DriverHung", "Running"}},
+			{"hung driver with SparkContext exit code", []string{"INFO SparkContext: SparkContext is stopping with exitCode 3.", "INFO SparkContext: Successfully stopped SparkContext"}, itWant{endExit(3), "DriverHung", "Running"}},
+			{"hung driver after shutdown hook", []string{"INFO ShutdownHookManager: Shutdown hook called"}, itWant{endKind(errdefs.Hung), "DriverHung", "Running"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				ns := "it-hung-" + map[bool]string{true: "code", false: "hook"}[tc.want.Code == 3]
+				ns := "it-hung-" + map[bool]string{true: "code", false: "hook"}[tc.want.End.Code == 3]
 				var pod string
 				wait := e.kubeletScript(t, ns, func(p string) {
 					pod = p
@@ -396,7 +403,7 @@ func TestK8sIT(t *testing.T) {
 			})
 			r := e.submit(t, itRun{ns: ns, ctx: ctx})
 			wait()
-			checkResult(t, r, itWant{exitCancelled, "prebake", "Cancelled", "Running"})
+			checkResult(t, r, itWant{endCancelled, "Cancelled", "Running"})
 			if !e.deleted(t, ns, pod) {
 				t.Error("driver pod not deleted on cancel")
 			}
@@ -409,7 +416,7 @@ func TestK8sIT(t *testing.T) {
 			wait := e.kubeletScript(t, ns, func(p string) { pod = p; e.runToEnd(t, ns, p, nil, nil) })
 			r := e.submit(t, itRun{ns: ns, opts: func(o *options) { o.timeout = 4 * time.Second }})
 			wait()
-			checkResult(t, r, itWant{75, "prebake", "Timeout", "Running"})
+			checkResult(t, r, itWant{endKind(errdefs.Timeout), "Timeout", "Running"})
 			if !e.deleted(t, ns, pod) {
 				t.Error("driver pod not deleted on timeout")
 			}
@@ -426,7 +433,7 @@ func TestK8sIT(t *testing.T) {
 			})
 			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile})
 			wait()
-			checkResult(t, r, itWant{3, "driver", "Error", "Failed"})
+			checkResult(t, r, itWant{endExit(3), "Error", "Failed"})
 			if d := cmp.Diff(map[string]int{"503": 3, "drop": 2, "401": 1}, p.injected()); d != "" {
 				t.Errorf("faults injected (-want +got):\n%s", d)
 			}
@@ -463,7 +470,7 @@ func TestK8sIT(t *testing.T) {
 			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile, tokenFile: tokenFile})
 			wait()
 			t.Logf("old token revoked after %s; uses: old %v new %v", revokedAfter.Round(time.Second), p.uses(oldTok), p.uses(newTok))
-			checkResult(t, r, itWant{0, "driver", "Completed", "Succeeded"})
+			checkResult(t, r, itWant{endOK, "Completed", "Succeeded"})
 			if p.uses(newTok)[200] < 3 || p.uses(oldTok)[401] != 0 {
 				t.Errorf("new token answered 200 %d times (want ≥3); old token got %d 401s (want 0: prebake re-reads the file)", p.uses(newTok)[200], p.uses(oldTok)[401])
 			}
@@ -488,7 +495,7 @@ func TestK8sIT(t *testing.T) {
 			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile, tokenFile: tokenFile,
 				opts: func(o *options) { o.timeout = 90 * time.Second }})
 			wait()
-			checkResult(t, r, itWant{77, "prebake", "Unauthorized", "Running"})
+			checkResult(t, r, itWant{endKind(errdefs.Denied), "Unauthorized", "Running"})
 			if !strings.Contains(r.err.Error(), tokenFile) || strings.Contains(r.err.Error(), tok) {
 				t.Errorf("error should name the token file, not the token: %v", r.err)
 			}
@@ -533,7 +540,7 @@ func TestK8sIT(t *testing.T) {
 			})
 			wait()
 			_ = cmd.Wait()
-			if code := cmd.ProcessState.ExitCode(); code != exitCancelled || !e.deleted(t, ns, pod) {
+			if code := cmd.ProcessState.ExitCode(); code != cliExitCancelled || !e.deleted(t, ns, pod) {
 				t.Errorf("exit %d, pod deleted %v\nstdout:\n%s\nstderr:\n%s", code, e.deleted(t, ns, pod), cmd.Stdout, cmd.Stderr)
 			}
 		})
@@ -547,8 +554,8 @@ func TestK8sIT(t *testing.T) {
 				code  int32
 				want  itWant
 			}{
-				{"it-op-ok", "COMPLETED", 0, itWant{0, "driver", "Completed", "COMPLETED"}},
-				{"it-op-fail", "FAILED", 101, itWant{101, "driver", "FAILED", "FAILED"}},
+				{"it-op-ok", "COMPLETED", 0, itWant{endOK, "Completed", "COMPLETED"}},
+				{"it-op-fail", "FAILED", 101, itWant{endExit(101), "FAILED", "FAILED"}},
 			} {
 				t.Run(tc.final, func(t *testing.T) {
 					t.Parallel()
@@ -621,7 +628,7 @@ func TestK8sIT(t *testing.T) {
 			if len(tried) != 2 || tried[0].Pod != "nightly-a-driver" || !tried[0].Deleting || !e.deleted(t, ns, "nightly-b-driver") || e.deleted(t, ns, "other-driver") {
 				t.Errorf("kill: %+v", tried)
 			}
-			if _, err := statusWith(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", use(o)); exitcode.Code(err) != exitcode.NotFound {
+			if _, err := statusWith(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", use(o)); errdefs.KindOf(err) != errdefs.NotFound {
 				t.Errorf("status of a missing pod: %v", err)
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/prebake/prebake/errdefs"
 )
 
 // TestNativeSubmitIT: with --submitter native, the driver is followed by
@@ -29,9 +31,9 @@ func TestNativeSubmitIT(t *testing.T) {
 		end   func(*corev1.PodStatus)
 		want  itWant
 	}{
-		{"succeeded", "nat-ok", nil, phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")), itWant{0, "driver", "Completed", "Succeeded"}},
-		{"exit code passed through", "nat-fail", nil, phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")), itWant{3, "driver", "Error", "Failed"}},
-		{"hung driver", "nat-hung", []string{"INFO ShutdownHookManager: Shutdown hook called"}, nil, itWant{79, "prebake", "DriverHung", "Running"}},
+		{"succeeded", "nat-ok", nil, phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")), itWant{endOK, "Completed", "Succeeded"}},
+		{"exit code passed through", "nat-fail", nil, phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")), itWant{endExit(3), "Error", "Failed"}},
+		{"hung driver", "nat-hung", []string{"INFO ShutdownHookManager: Shutdown hook called"}, nil, itWant{endKind(errdefs.Hung), "DriverHung", "Running"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -84,7 +86,7 @@ func TestDriverEndIT(t *testing.T) {
 		o.submitter, o.driverSparkVersion, o.sparkSubmit = SubmitterNative, "4.3.0", "/nonexistent/spark-submit"
 	}})
 	wait()
-	checkResult(t, r, itWant{1, "driver", "Error", "Failed"})
+	checkResult(t, r, itWant{endExit(1), "Error", "Failed"})
 	if r.res == nil {
 		t.Fatal("no result")
 	}

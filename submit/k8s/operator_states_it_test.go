@@ -24,13 +24,13 @@ func TestOperatorStatesIT(t *testing.T) {
 		code   *int
 	}{
 		{"op-st-exit", []string{"SUBMITTED", "RUNNING", "FAILING", "FAILED"}, "driver container failed with ExitCode: 7, Reason: Error",
-			itWant{7, "driver", "FAILED", "FAILED"}, ptr(7)},
+			itWant{endExit(7), "FAILED", "FAILED"}, ptr(7)},
 		{"op-st-subfail", []string{"SUBMISSION_FAILED"}, "failed to run spark-submit: exit status 1",
-			itWant{80, "driver", "SUBMISSION_FAILED", "SUBMISSION_FAILED"}, nil},
+			itWant{endDriverFailed, "SUBMISSION_FAILED", "SUBMISSION_FAILED"}, nil},
 		{"op-st-nopod", []string{"SUBMITTED", "FAILED"}, "driver pod not found",
-			itWant{80, "driver", "FAILED", "FAILED"}, nil},
+			itWant{endDriverFailed, "FAILED", "FAILED"}, nil},
 		{"op-st-ok", []string{"SUBMITTED", "RUNNING", "SUCCEEDING", "COMPLETED"}, "",
-			itWant{0, "driver", "Completed", "COMPLETED"}, ptr(0)},
+			itWant{endOK, "Completed", "COMPLETED"}, ptr(0)},
 	} {
 		t.Run(tc.ns, func(t *testing.T) {
 			t.Parallel()

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // TestK8sKillJSON: `kill -o json` prints JSON (the deleted driver pods, as
@@ -27,19 +27,17 @@ func TestK8sKillJSON(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		id       string
-		wantCode int
+		wantKind errdefs.Kind // errdefs.Unknown: no error
 		wantPods []string
 	}{
-		{"ns:app-driver", exitcode.OK, []string{"ns:app-driver"}},
-		{"ns:app-*", exitcode.OK, []string{"ns:app-driver"}},
-		{"ns:missing", exitcode.NotFound, []string{}},
+		{"ns:app-driver", errdefs.Unknown, []string{"ns:app-driver"}},
+		{"ns:app-*", errdefs.Unknown, []string{"ns:app-driver"}},
+		{"ns:missing", errdefs.NotFound, []string{}},
 	} {
 		t.Run(tt.id, func(t *testing.T) {
 			o := options{client: fake.NewClientset(pod.DeepCopy())}
 			tried, err := killWith(context.Background(), "k8s://https://127.0.0.1:6443", tt.id, use(o))
-			if got := exitcode.Code(err); got != tt.wantCode {
-				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
-			}
+			checkKind(t, err, tt.wantKind)
 			ids := []string{} // what kill -o json prints: the deleted ones
 			for _, s := range tried {
 				if !s.Deleting {
@@ -68,12 +66,12 @@ func TestK8sStatusRetriesTransientErrors(t *testing.T) {
 		name      string
 		failures  int
 		err       error
-		wantCode  int
+		wantKind  errdefs.Kind // errdefs.Unknown: no error
 		wantCalls int
 	}{
-		{"two 503s then ok", 2, apierrors.NewServiceUnavailable("etcd"), exitcode.OK, 3},
-		{"503 forever", 100, apierrors.NewServiceUnavailable("etcd"), exitcode.Unavailable, 4},
-		{"403 is final", 100, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "app-driver", nil), exitcode.NoPerm, 1},
+		{"two 503s then ok", 2, apierrors.NewServiceUnavailable("etcd"), errdefs.Unknown, 3},
+		{"503 forever", 100, apierrors.NewServiceUnavailable("etcd"), errdefs.Unavailable, 4},
+		{"403 is final", 100, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "app-driver", nil), errdefs.Denied, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := fake.NewClientset(pod.DeepCopy())
@@ -86,9 +84,7 @@ func TestK8sStatusRetriesTransientErrors(t *testing.T) {
 				return false, nil, nil
 			})
 			_, err := statusWith(context.Background(), "k8s://https://127.0.0.1:6443", "ns:app-driver", use(options{client: cs, retryBackoff: fast}))
-			if got := exitcode.Code(err); got != tt.wantCode {
-				t.Fatalf("exit %d, want %d: %v", got, tt.wantCode, err)
-			}
+			checkKind(t, err, tt.wantKind)
 			if calls != tt.wantCalls {
 				t.Errorf("%d GETs, want %d", calls, tt.wantCalls)
 			}

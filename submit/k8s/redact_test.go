@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/prebake/prebake/internal/exitcode"
 )
 
 // TestSparkSubmitTailRedacted: spark-submit's last lines are shown again by
@@ -44,8 +42,8 @@ func TestSparkSubmitTailRedacted(t *testing.T) {
 				// the message.
 				stdout.WriteString(strings.Join(res.LogTail, "\n") + "\n" + res.Message)
 			}
-			if got := exitcode.Code(err); got != 3 {
-				t.Fatalf("exit %d, want the driver's 3: %v", got, err)
+			if got := endOf(err); got != endExit(3) {
+				t.Fatalf("end %+v, want the driver's exit code 3: %v", got, err)
 			}
 			all := stdout.String() + stderr.String() + err.Error()
 			for _, secret := range []string{"TOK3NSECRET", "PWINLOG", "SIGINLOG"} {

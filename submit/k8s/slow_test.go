@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 // TestSlowAPIServerIsUnavailable (audit 3, N5): an API server that answers
@@ -46,8 +46,8 @@ func TestSlowAPIServerIsUnavailable(t *testing.T) {
 	_, err := attachWith(t.Context(), "team:drv", mustLoad(t, args, o.getenv), use(o))
 	took := time.Since(start)
 	t.Logf("%d GETs in %s: %v", gets.Load(), took, err)
-	if got := exitcode.Code(err); got != exitcode.Unavailable {
-		t.Fatalf("exit %d, want %d: %v", got, exitcode.Unavailable, err)
+	if got := errdefs.KindOf(err); got != errdefs.Unavailable {
+		t.Fatalf("kind %v, want %v: %v", got, errdefs.Unavailable, err)
 	}
 	if n := gets.Load(); n < 3 {
 		t.Errorf("%d GETs, want the polls retried", n)

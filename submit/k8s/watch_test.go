@@ -20,7 +20,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -101,8 +100,7 @@ type watchCase struct {
 	logs        []byte
 	opts        func(*options)
 	ctx         func(context.Context) (context.Context, context.CancelFunc)
-	wantCode    int
-	wantSource  string
+	want        runEnd
 	wantReason  string
 	wantPhase   string
 	wantDeleted bool
@@ -119,70 +117,70 @@ func TestDriverWatch(t *testing.T) {
 			{pod: podIn(corev1.PodPending, waiting(driverC, "ContainerCreating"))},
 			{pod: podIn(corev1.PodRunning, running(driverC))},
 			{pod: podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed"))},
-		}, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Succeeded"},
+		}, want: endOK, wantReason: "Completed", wantPhase: "Succeeded"},
 		{name: "driver failed, sidecar keeps pod running", steps: []step{
 			{pod: podIn(corev1.PodRunning, running(driverC), running("sidecar"))},
 			{pod: podIn(corev1.PodRunning, terminated(driverC, 1, "Error"), running("sidecar"))},
-		}, logs: logsWithTS("a", "Exception in thread main"), wantCode: 1, wantSource: "driver", wantReason: "Error",
+		}, logs: logsWithTS("a", "Exception in thread main"), want: endExit(1), wantReason: "Error",
 			wantPhase: "Running", wantLogTail: true, wantMsg: "uncaught exception"},
 		{name: "driver succeeded, sidecar keeps pod running", steps: []step{
 			{pod: podIn(corev1.PodRunning, terminated(driverC, 0, "Completed"), running("sidecar"))},
-		}, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Running"},
+		}, want: endOK, wantReason: "Completed", wantPhase: "Running"},
 		{name: "OOMKilled", steps: []step{
 			{pod: podIn(corev1.PodFailed, terminated(driverC, 137, "OOMKilled"))},
-		}, logs: logsWithTS("x"), wantCode: 137, wantSource: "driver", wantReason: "OOMKilled", wantPhase: "Failed",
+		}, logs: logsWithTS("x"), want: endExit(137), wantReason: "OOMKilled", wantPhase: "Failed",
 			wantLogTail: true, wantMsg: "memory limit"},
 		{name: "SIGTERM", steps: []step{
 			{pod: podIn(corev1.PodFailed, terminated(driverC, 143, "Error"))},
-		}, wantCode: 143, wantSource: "driver", wantReason: "Error", wantPhase: "Failed", wantMsg: "deleted, evicted"},
+		}, want: endExit(143), wantReason: "Error", wantPhase: "Failed", wantMsg: "deleted, evicted"},
 		{name: "exit code prebake owns", steps: []step{
 			{pod: podIn(corev1.PodFailed, terminated(driverC, 70, "Error"))},
-		}, wantCode: 80, wantSource: "driver", wantReason: "Error", wantPhase: "Failed", wantMsg: "one of prebake's own codes"},
+		}, want: endDriverFailed, wantReason: "Error", wantPhase: "Failed", wantMsg: "one of prebake's own codes"},
 		{name: "evicted, no container status", steps: []step{
 			{pod: func() *corev1.Pod { p := podIn(corev1.PodFailed); p.Status.Reason = "Evicted"; return p }()},
-		}, wantCode: 80, wantSource: "driver", wantReason: "Evicted", wantPhase: "Failed"},
+		}, want: endDriverFailed, wantReason: "Evicted", wantPhase: "Failed"},
 		{name: "not found after grace", steps: []step{{err: errGone}},
-			wantCode: 66, wantSource: "prebake", wantReason: "PodNotFound", wantPhase: "NotFound"},
+			want: endKind(errdefs.NotFound), wantReason: "PodNotFound", wantPhase: "NotFound"},
 		{name: "not found first, then runs", steps: []step{
 			{err: errGone}, {err: errGone},
 			{pod: podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed"))},
-		}, opts: func(o *options) { o.notFoundGrace = time.Minute }, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Succeeded"},
+		}, opts: func(o *options) { o.notFoundGrace = time.Minute }, want: endOK, wantReason: "Completed", wantPhase: "Succeeded"},
 		{name: "deleted while running", steps: []step{
 			{pod: podIn(corev1.PodRunning, running(driverC))}, {err: errGone},
-		}, wantCode: 80, wantSource: "driver", wantReason: "PodDeleted", wantPhase: "Deleted"},
+		}, want: endDriverFailed, wantReason: "PodDeleted", wantPhase: "Deleted"},
 		{name: "401 after retries", steps: []step{{err: err401}},
-			wantCode: 77, wantSource: "prebake", wantReason: "Unauthorized", wantMsg: "refused the submission's credentials (the configured client) 4 times"},
+			want: endKind(errdefs.Denied), wantReason: "Unauthorized", wantMsg: "refused the submission's credentials (the configured client) 4 times"},
 		{name: "one 401 then fine", steps: []step{
 			{err: err401}, {pod: podIn(corev1.PodSucceeded, terminated(driverC, 0, "Completed"))},
-		}, wantCode: 0, wantSource: "driver", wantReason: "Completed", wantPhase: "Succeeded"},
+		}, want: endOK, wantReason: "Completed", wantPhase: "Succeeded"},
 		{name: "5xx and network errors are retried", steps: []step{
 			{pod: podIn(corev1.PodRunning, running(driverC))}, {err: err503}, {err: errNet}, {err: err503},
 			{pod: podIn(corev1.PodFailed, terminated(driverC, 3, "Error"))},
-		}, wantCode: 3, wantSource: "driver", wantReason: "Error", wantPhase: "Failed"},
+		}, want: endExit(3), wantReason: "Error", wantPhase: "Failed"},
 		{name: "API unavailable", steps: []step{{err: err503}},
-			opts:     func(o *options) { o.apiRetryTimeout = 30 * time.Millisecond },
-			wantCode: 69, wantSource: "prebake", wantReason: "APIUnavailable"},
+			opts: func(o *options) { o.apiRetryTimeout = 30 * time.Millisecond },
+			want: endKind(errdefs.Unavailable), wantReason: "APIUnavailable"},
 		{name: "hung with SparkContext exit code", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
-			logs:     logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 3.", "INFO SparkContext: Successfully stopped SparkContext"),
-			wantCode: 3, wantSource: "driver", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true, wantMsg: "driver hung after SparkContext stopped"},
+			logs: logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 3.", "INFO SparkContext: Successfully stopped SparkContext"),
+			want: endExit(3), wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true, wantMsg: "driver hung after SparkContext stopped"},
 		{name: "hung, SparkContext said 0", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
-			logs:     logsWithTS("SparkContext is stopping with exitCode 0 from stop at Main.scala:9"),
-			wantCode: 0, wantSource: "driver", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
+			logs: logsWithTS("SparkContext is stopping with exitCode 0 from stop at Main.scala:9"),
+			want: endOK, wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
 		{name: "hung, main threw, SparkContext said 0", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			logs: logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 0.", "INFO SparkContext: Successfully stopped SparkContext",
 				`Exception in thread "main" org.apache.spark.SparkException: Job aborted due to stage failure`),
-			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true,
+			want: endKind(errdefs.Hung), wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true,
 			wantMsg: `main threw: Exception in thread "main" org.apache.spark.SparkException`},
 		{name: "hung, main threw, SparkContext said 3", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
-			logs:     logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 3.", `Exception in thread "main" java.lang.IllegalStateException: x`),
-			wantCode: 3, wantSource: "driver", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
+			logs: logsWithTS("INFO SparkContext: SparkContext is stopping with exitCode 3.", `Exception in thread "main" java.lang.IllegalStateException: x`),
+			want: endExit(3), wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
 		{name: "hung, no exit code", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
-			logs:     logsWithTS("INFO SparkContext: Successfully stopped SparkContext (Uptime: 5 ms)"),
-			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
+			logs: logsWithTS("INFO SparkContext: Successfully stopped SparkContext (Uptime: 5 ms)"),
+			want: endKind(errdefs.Hung), wantReason: "DriverHung", wantPhase: "Running", wantDeleted: true, wantLogTail: true},
 		{name: "hung, shutdown hook, not killed", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
-			logs:     logsWithTS("INFO ShutdownHookManager: Shutdown hook called"),
-			opts:     func(o *options) { o.killHungDriver = false },
-			wantCode: 79, wantSource: "prebake", wantReason: "DriverHung", wantPhase: "Running", wantLogTail: true, wantMsg: "left running",
+			logs: logsWithTS("INFO ShutdownHookManager: Shutdown hook called"),
+			opts: func(o *options) { o.killHungDriver = false },
+			want: endKind(errdefs.Hung), wantReason: "DriverHung", wantPhase: "Running", wantLogTail: true, wantMsg: "left running",
 			wantOption: "k8s.WithKillHungDriver"},
 		{name: "cancelled", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -190,23 +188,23 @@ func TestDriverWatch(t *testing.T) {
 				time.AfterFunc(30*time.Millisecond, cancel)
 				return ctx, cancel
 			},
-			wantCode: exitCancelled, wantSource: "prebake", wantReason: "Cancelled", wantPhase: "Running", wantDeleted: true},
+			want: endCancelled, wantReason: "Cancelled", wantPhase: "Running", wantDeleted: true},
 		{name: "timeout", steps: []step{{pod: podIn(corev1.PodRunning, running(driverC))}},
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
 				return context.WithTimeoutCause(ctx, 30*time.Millisecond, errTimeout)
 			},
-			wantCode: 75, wantSource: "prebake", wantReason: "Timeout", wantPhase: "Running", wantDeleted: true, wantOption: "k8s.WithTimeout"},
+			want: endKind(errdefs.Timeout), wantReason: "Timeout", wantPhase: "Running", wantDeleted: true, wantOption: "k8s.WithTimeout"},
 	}
 	for _, reason := range []string{"ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "CrashLoopBackOff"} {
 		tests = append(tests, watchCase{name: "stuck " + reason,
-			steps:    []step{{pod: podIn(corev1.PodPending, waiting(driverC, reason))}},
-			wantCode: 75, wantSource: "prebake", wantReason: reason, wantPhase: "Pending", wantDeleted: true, wantMsg: "msg for " + reason,
+			steps: []step{{pod: podIn(corev1.PodPending, waiting(driverC, reason))}},
+			want:  endKind(errdefs.Timeout), wantReason: reason, wantPhase: "Pending", wantDeleted: true, wantMsg: "msg for " + reason,
 			wantOption: "k8s.WithPendingTimeout"})
 	}
 	unsched := podIn(corev1.PodPending)
 	unsched.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: insufficient memory"}}
 	tests = append(tests, watchCase{name: "stuck Unschedulable", steps: []step{{pod: unsched}},
-		wantCode: 75, wantSource: "prebake", wantReason: "Unschedulable", wantPhase: "Pending", wantDeleted: true, wantMsg: "insufficient memory",
+		want: endKind(errdefs.Timeout), wantReason: "Unschedulable", wantPhase: "Pending", wantDeleted: true, wantMsg: "insufficient memory",
 		wantOption: "k8s.WithPendingTimeout"})
 
 	for _, tc := range tests {
@@ -220,8 +218,8 @@ func runWatchCase(t *testing.T, tc watchCase) {
 	res, cs, stderr, err := runWatch(t, tc)
 
 	type summary struct {
-		Code                    int
-		Source, Reason, Phase   string
+		End                     runEnd
+		Reason, Phase           string
 		Deleted, HasLogTail     bool
 		MessageHasWant, ErrNilT bool
 		Option                  string
@@ -232,17 +230,17 @@ func runWatchCase(t *testing.T, tc watchCase) {
 			deleted = true
 		}
 	}
-	got := summary{exitcode.Code(res.Err()), exitSource(res.Err()), res.Reason, res.Phase, deleted, len(res.LogTail) > 0,
-		strings.Contains(res.Message, tc.wantMsg), (err == nil) == (tc.wantCode == 0), errdefs.OptionOf(err)}
-	want := summary{tc.wantCode, tc.wantSource, tc.wantReason, tc.wantPhase, tc.wantDeleted, tc.wantLogTail, true, true, tc.wantOption}
+	got := summary{endOf(res.Err()), res.Reason, res.Phase, deleted, len(res.LogTail) > 0,
+		strings.Contains(res.Message, tc.wantMsg), (err == nil) == (tc.want == endOK), errdefs.OptionOf(err)}
+	want := summary{tc.want, tc.wantReason, tc.wantPhase, tc.wantDeleted, tc.wantLogTail, true, true, tc.wantOption}
 	if tc.wantPhase == "" {
 		want.Phase = got.Phase // not asserted for errors before any pod was seen
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("result (-want +got):\n%s\nmessage: %s\nstderr:\n%s", d, res.Message, stderr)
 	}
-	if exitcode.Code(err) != exitcode.Code(res.Err()) {
-		t.Errorf("error code %d != result code %d", exitcode.Code(err), exitcode.Code(res.Err()))
+	if e, r := endOf(err), endOf(res.Err()); e.Kind != r.Kind || e.Code != r.Code {
+		t.Errorf("error %+v != result %+v", e, r)
 	}
 }
 
@@ -306,14 +304,14 @@ func TestTailWriter(t *testing.T) {
 }
 
 func TestSparkSubmitFailedCodes(t *testing.T) {
-	for out, want := range map[string]int{
-		"KubernetesClientException: Failure executing: POST ... Message: Forbidden": exitcode.NoPerm,
-		"java.net.UnknownHostException: k8s.example":                                exitcode.Unavailable,
-		"Error: Missing application resource.":                                      exitcode.Usage,
+	for out, want := range map[string]errdefs.Kind{
+		"KubernetesClientException: Failure executing: POST ... Message: Forbidden": errdefs.Denied,
+		"java.net.UnknownHostException: k8s.example":                                errdefs.Unavailable,
+		"Error: Missing application resource.":                                      errdefs.BadArgument,
 	} {
 		err := sparkSubmitFailed("/bin/spark-submit", 1, []string{out})
-		if got := exitcode.Code(err); got != want || !strings.Contains(err.Error(), "exited with code 1") {
-			t.Errorf("%q: code %d (%v), want %d", out, got, err, want)
+		if got := errdefs.KindOf(err); got != want || !strings.Contains(err.Error(), "exited with code 1") {
+			t.Errorf("%q: kind %v (%v), want %v", out, got, err, want)
 		}
 	}
 }
@@ -361,9 +359,6 @@ func TestExecutorFailures(t *testing.T) {
 		t.Errorf("executor failures (-want +got):\n%s", d)
 	}
 }
-
-// exitSource is the source cmd reports for a run that ended with err.
-func exitSource(err error) string { _, s := exitcode.Outcome(err); return s }
 
 // TestAppExitCode: SparkContext's exit code is the app's, except a 0 after
 // main threw (Spark 3.5's SparkSubmit stops the context with 0 either way;
