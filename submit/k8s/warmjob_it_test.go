@@ -327,11 +327,13 @@ type warmKey struct {
 func warmJobScenario(t testing.TB, stores []string, kill bool) map[warmKey]warmRun {
 	testenv.RequireIT(t)
 	const nSets = 200
+	repoDir := filepath.Join(testenv.SharedDir(t, "../.."), "corpus", "repo-debian")
+	// A private control plane: the Job controller (kube-controller-manager)
+	// would act on every test's objects.
 	c := startCluster(t)
 	startJobController(t, c)
 	k := startKubelet(t, c)
 	bin := buildPrebakeOnce(t)
-	repoDir := filepath.Join(testenv.SharedDir(t, "../.."), "corpus", "repo-debian")
 	sets := setsYAML(corpusSets(t, repoDir, nSets))
 	srv := mavenhttp.New(repoDir, mavenhttp.WithDelay(20*time.Millisecond))
 	defer srv.Close()
