@@ -153,7 +153,7 @@ func (l *ivyLayout) versionDir(g, a string) (string, error) {
 
 // relPaths are the paths, relative to r's base, where r may hold the file
 // (Maven layout: a SNAPSHOT's timestamped name first).
-func (s *source) relPaths(ctx context.Context, r *repo, group, artifact, version, classifier, ext string) ([]string, error) {
+func (s *source) relPaths(ctx context.Context, a asker, r *repo, group, artifact, version, classifier, ext string) ([]string, error) {
 	if l := r.layout; l != nil {
 		var p string
 		var err error
@@ -168,7 +168,7 @@ func (s *source) relPaths(ctx context.Context, r *repo, group, artifact, version
 		return []string{p}, nil
 	}
 	var out []string
-	for _, n := range s.fileNames(ctx, r, group, artifact, version, classifier, ext) {
+	for _, n := range s.fileNames(ctx, a, r, group, artifact, version, classifier, ext) {
 		out = append(out, modulePath(group, artifact, version)+n)
 	}
 	return out, nil
