@@ -63,17 +63,15 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if req.CacheDir == "" {
 		req.CacheDir = cache.DefaultDir(os.Getenv)
 	}
-	// --settings is read once; its <offline> acts as --offline, and the
-	// chain (here and in newSource) gets its mirrors and credentials.
-	if o.chain.settings, err = settingsFor(req, o.chain); err != nil {
-		return nil, err
-	}
-	if o.chain.settings != nil && o.chain.settings.Offline {
-		req.Offline = true
-	}
-	chain, err := buildChain(ctx, req, o.chain)
+	// The chain is built once (its settings file read once) for the lock
+	// check, the source and the signatures; --settings' <offline> acts as
+	// --offline.
+	chain, settings, err := chainFor(ctx, req, o)
 	if err != nil {
 		return nil, err
+	}
+	if settings != nil && settings.Offline {
+		req.Offline = true
 	}
 	if w := ivyHomeWarning(req); w != "" {
 		o.log.Printf("warning: %s", w)
@@ -135,7 +133,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.LockPath", "frozen: needs a lockfile path")
 	}
 
-	src, err := newSource(ctx, req, o)
+	src, err := newSource(req, chain, o)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +331,7 @@ func fetchLockedReq(ctx context.Context, lf *lock.File, req Request, opts []Opti
 	if err != nil {
 		return nil, err
 	}
-	chain, offline, err := lockedChain(ctx, req, o.chain)
+	chain, offline, err := lockedChain(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +346,7 @@ func fetchLockedReq(ctx context.Context, lf *lock.File, req Request, opts []Opti
 // against: the Ivy settings' resolvers, then the settings' server
 // credentials (first: the first entry whose URL matches wins), then
 // req.Repositories. offline is req.Offline or the settings' <offline>.
-func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*repo, offline bool, err error) {
+func lockedChain(ctx context.Context, req Request, o *options) (chain []*repo, offline bool, err error) {
 	var repos []string
 	for _, r := range req.Repositories {
 		for _, u := range strings.Split(r, ",") {
@@ -358,18 +356,18 @@ func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*re
 		}
 	}
 	if req.IvySettings != "" {
-		if chain, err = ivyChainFor(ctx, Request{IvySettings: req.IvySettings, Repositories: repos}, cfg); err != nil {
+		if chain, err = ivyChainFor(ctx, Request{IvySettings: req.IvySettings, Repositories: repos, Home: req.Home}, o); err != nil {
 			return nil, false, err
 		}
 	}
 	creds, offline := repos, req.Offline
 	if req.Settings != "" {
-		s, err := settingsFor(req, cfg)
+		s, err := settingsFor(req, o)
 		if err != nil {
 			return nil, false, err
 		}
-		cfg.settings = s
-		if creds, err = settingsCredentials(ctx, Request{Repositories: repos}, cfg); err != nil {
+		base := Request{Repositories: repos, Home: req.Home, DefaultArtifactRepository: req.DefaultArtifactRepository}
+		if creds, err = settingsCredentials(ctx, base, s, o); err != nil {
 			return nil, false, err
 		}
 		creds = append(creds, repos...)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/resolver/cache"
+	"github.com/prebake/prebake/resolver/ivysettings"
+	"github.com/prebake/prebake/resolver/mavensettings"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
@@ -28,8 +30,8 @@ import (
 )
 
 // Option configures how NewSource, Resolve, LockFor and FetchLocked work
-// (transport, retries, parallelism, logging, the environment of the
-// default chain); what they resolve or fetch is their Request. Options are
+// (transport, retries, parallelism, logging); what they resolve or fetch,
+// and from where, is their Request. Options are
 // pure setters: their order does not matter, and files are read by the
 // functions, never by an option.
 type Option func(*options) error
@@ -44,13 +46,15 @@ type options struct {
 	idleTimeout   time.Duration
 	slow          noanswer.Limits // metadata deadline and minimum rate (see makeOptions)
 	maxArtifact   int64           // cap of an artifact no lock gives the size of
-	chain         chainConfig
-	chainSet      bool
 	parallel      int
 	progress      Progress // WithProgress; nil reports nothing
 	// buildGraph is BuildGraph; tests set another (withGraphBuilder) to
 	// exercise the download and lock flow without the graph builder.
 	buildGraph func(context.Context, Request, Source, Logger) (*Graph, error)
+	// loadSettings and loadIvy read Request.Settings and IvySettings;
+	// tests count the reads (withSettingsLoaders).
+	loadSettings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error)
+	loadIvy      func(ctx context.Context, spec string, env ivysettings.Env) (*ivysettings.Settings, error)
 }
 
 // withGraphBuilder replaces BuildGraph in Resolve (tests).
@@ -72,17 +76,16 @@ func makeOptions(opts []Option) (*options, error) {
 		// retried), where the idle timeout alone is reset by every byte.
 		slow: noanswer.Limits{What: "repository", Deadline: noanswer.DefaultDeadline,
 			MinRate: noanswer.DefaultMinRate, Window: noanswer.DefaultWindow},
-		maxArtifact: DefaultMaxArtifactSize,
-		parallel:    32,
-		buildGraph:  BuildGraph,
+		maxArtifact:  DefaultMaxArtifactSize,
+		parallel:     32,
+		buildGraph:   BuildGraph,
+		loadSettings: mavensettings.Load,
+		loadIvy:      ivysettings.Load,
 	}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
 			return nil, err
 		}
-	}
-	if !o.chainSet {
-		o.chain = envChainConfig()
 	}
 	if o.client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -159,15 +162,11 @@ func withMaxArtifactSize(n int64) Option {
 	return func(o *options) error { o.maxArtifact = n; return nil }
 }
 
-// WithDefaultChain sets what the default chain depends on: the home holding
-// .m2/repository ("" drops local-m2-cache) and $DEFAULT_ARTIFACT_REPOSITORY
-// ("" means Central and spark-packages). The default reads the environment.
-func WithDefaultChain(home, defaultArtifactRepository string) Option {
-	return func(o *options) error {
-		o.chain = chainConfig{home: home, defaultArtifact: defaultArtifactRepository}
-		o.chainSet = true
-		return nil
-	}
+// withSettingsLoaders replaces the readers of Request.Settings and
+// IvySettings (tests).
+func withSettingsLoaders(settings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error),
+	ivy func(ctx context.Context, spec string, env ivysettings.Env) (*ivysettings.Settings, error)) Option {
+	return func(o *options) error { o.loadSettings, o.loadIvy = settings, ivy; return nil }
 }
 
 // WithParallel bounds concurrent artifact downloads in Resolve and
@@ -267,14 +266,15 @@ func NewSource(ctx context.Context, req Request, opts ...Option) (Source, error)
 	if err != nil {
 		return nil, err
 	}
-	return newSource(ctx, req, o)
-}
-
-func newSource(ctx context.Context, req Request, o *options) (*source, error) {
-	chain, err := buildChain(ctx, req, o.chain)
+	chain, _, err := chainFor(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}
+	return newSource(req, chain, o)
+}
+
+// newSource is the Source of req over chain (built once by the caller).
+func newSource(req Request, chain []*repo, o *options) (*source, error) {
 	c, err := cache.Open(req.CacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
