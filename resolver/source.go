@@ -310,6 +310,16 @@ func newSource(req Request, chain []*repo, o *options) (*source, error) {
 	}, nil
 }
 
+// refusedErr is the first request the chain refused to answer because
+// prebake could not reproduce it (ivysettings_chain.go), else nil: the
+// graph may have taken it for a miss.
+func (s *source) refusedErr() error {
+	if err, ok := s.refused.Load(""); ok {
+		return err.(error)
+	}
+	return nil
+}
+
 // Repositories returns the chain (without userinfo), in lookup order.
 func (s *source) Repositories() []Repository {
 	out := make([]Repository, len(s.chain))
