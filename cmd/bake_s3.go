@@ -286,5 +286,7 @@ func (f *resolveFlags) bakeRequest(args []string) (resolver.Request, error) {
 	if err != nil {
 		return resolver.Request{}, err
 	}
-	return resolver.Request{LockPath: f.lock, Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy, CacheDir: f.cache, Signatures: verifier}, nil
+	home, defaultRepo := chainEnv()
+	return resolver.Request{LockPath: f.lock, Repositories: f.repositories, Settings: f.settings, Offline: f.offline, ChecksumPolicy: f.checksumPolicy, CacheDir: f.cache, Signatures: verifier,
+		Home: home, DefaultArtifactRepository: defaultRepo}, nil
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -97,23 +98,34 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 	if err != nil {
 		return resolver.Request{}, err
 	}
+	home, defaultRepo := chainEnv()
 	return resolver.Request{
-		SparkVersion:          f.sparkVersion,
-		Signatures:            verifier,
-		Packages:              append(append([]string{}, f.packages...), extra...),
-		Repositories:          f.repositories,
-		Excludes:              f.excludes,
-		NoDefaultRepositories: f.noDefaultRepositories,
-		Settings:              f.settings,
-		IvySettings:           f.ivySettings,
-		IvyHome:               f.ivyHome,
-		Conflict:              f.conflict,
-		LockPath:              f.lock,
-		Frozen:                f.frozen,
-		Offline:               f.offline,
-		CacheDir:              cache,
-		ChecksumPolicy:        f.checksumPolicy,
+		Home:                      home,
+		DefaultArtifactRepository: defaultRepo,
+		SparkVersion:              f.sparkVersion,
+		Signatures:                verifier,
+		Packages:                  append(append([]string{}, f.packages...), extra...),
+		Repositories:              f.repositories,
+		Excludes:                  f.excludes,
+		NoDefaultRepositories:     f.noDefaultRepositories,
+		Settings:                  f.settings,
+		IvySettings:               f.ivySettings,
+		IvyHome:                   f.ivyHome,
+		Conflict:                  f.conflict,
+		LockPath:                  f.lock,
+		Frozen:                    f.frozen,
+		Offline:                   f.offline,
+		CacheDir:                  cache,
+		ChecksumPolicy:            f.checksumPolicy,
 	}, nil
+}
+
+// chainEnv is what Spark's repository chain takes from the environment:
+// the home holding .m2/repository and $DEFAULT_ARTIFACT_REPOSITORY. The
+// resolver reads no environment; every request cmd builds carries them.
+func chainEnv() (home, defaultArtifactRepository string) {
+	home, _ = os.UserHomeDir()
+	return home, os.Getenv(resolver.EnvDefaultArtifactRepository)
 }
 
 // defaultKeyring is the keyring --verify-signatures and prebake keys use

@@ -37,7 +37,8 @@ func LockOrResolve(ctx context.Context, req resolver.Request, rep *progress.Repo
 		// With signatures verified, the jars fetched are checked against the
 		// signers the lock records (resolver.FetchLocked).
 		fetch := resolver.Request{Repositories: req.Repositories, Settings: req.Settings, Offline: req.Offline,
-			ChecksumPolicy: req.ChecksumPolicy, CacheDir: req.CacheDir, Signatures: req.Signatures}
+			ChecksumPolicy: req.ChecksumPolicy, CacheDir: req.CacheDir, Signatures: req.Signatures,
+			Home: req.Home, DefaultArtifactRepository: req.DefaultArtifactRepository}
 		return lf, LockedJars(lf, fetch, ropts...), nil
 	}
 	res, err := resolver.Resolve(ctx, req, ropts...)

@@ -46,6 +46,14 @@ type Request struct {
 	Excludes []string
 	// NoDefaultRepositories drops ~/.m2, Central and spark-packages.
 	NoDefaultRepositories bool
+	// Home is the user's home directory: the default chain's
+	// local-m2-cache is its .m2/repository ("" drops local-m2-cache), and
+	// settings files expand ${user.home} to it. The resolver reads no
+	// environment: the caller (cmd) sets Home and DefaultArtifactRepository.
+	Home string
+	// DefaultArtifactRepository is Spark's $DEFAULT_ARTIFACT_REPOSITORY:
+	// when set, it replaces the roots of central and spark-packages.
+	DefaultArtifactRepository string
 	// Settings is a Maven settings.xml path (mirrors, server credentials); optional.
 	Settings string
 	// IvySettings is spark.jars.ivySettings: an Ivy settings file (a path

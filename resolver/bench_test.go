@@ -75,7 +75,7 @@ func coldResolve(b *testing.B, sums bool, policy ChecksumPolicy) {
 		req.ChecksumPolicy = policy
 		srv.Reset()
 		start := time.Now()
-		r, err := Resolve(context.Background(), req, WithDefaultChain("", ""))
+		r, err := Resolve(context.Background(), req)
 		elapsed += time.Since(start)
 		if err != nil {
 			b.Fatal(err)
@@ -129,7 +129,7 @@ func BenchmarkColdVsIvy(b *testing.B) {
 	var ours, ivy time.Duration
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		res, err := Resolve(context.Background(), benchRequest(srv.URL(), b.TempDir(), ""), WithDefaultChain("", ""))
+		res, err := Resolve(context.Background(), benchRequest(srv.URL(), b.TempDir(), ""))
 		ours += time.Since(start)
 		if err != nil {
 			b.Fatal(err)
@@ -176,7 +176,7 @@ func BenchmarkWarmResolve(b *testing.B) {
 	dir := b.TempDir()
 	lock := filepath.Join(dir, "prebake.lock")
 	cache := filepath.Join(dir, "cache")
-	if _, err := Resolve(context.Background(), benchRequest(srv.URL(), cache, lock), WithDefaultChain("", "")); err != nil {
+	if _, err := Resolve(context.Background(), benchRequest(srv.URL(), cache, lock)); err != nil {
 		b.Fatal(err)
 	}
 	bin := testenv.Prebake(b)
@@ -403,7 +403,7 @@ func corpusRun(b *testing.B, root string, sums bool, delay time.Duration, policy
 		req := Request{Packages: corpusPackages, Repositories: []string{srv.URL()}, NoDefaultRepositories: true,
 			CacheDir: b.TempDir(), ChecksumPolicy: policy}
 		start := time.Now()
-		res, err := Resolve(context.Background(), req, WithDefaultChain("", ""))
+		res, err := Resolve(context.Background(), req)
 		d := time.Since(start)
 		if err != nil {
 			if !sums && policy == ChecksumStrict && errors.Is(err, ErrChecksumMissing) {

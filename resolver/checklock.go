@@ -28,7 +28,7 @@ func LockFor(ctx context.Context, req Request, opts ...Option) (*lock.File, erro
 	if err != nil {
 		return nil, err
 	}
-	chain, err := buildChain(ctx, req, o.chain)
+	chain, _, err := chainFor(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}

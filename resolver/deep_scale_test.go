@@ -74,7 +74,7 @@ func resolveFileRepo(tb testing.TB, dir, cache, root string, want int) time.Dura
 	tb.Helper()
 	req := Request{Packages: []string{root}, Repositories: []string{"file://" + dir}, NoDefaultRepositories: true, CacheDir: cache}
 	start := time.Now()
-	res, err := Resolve(context.Background(), req, WithDefaultChain("", ""))
+	res, err := Resolve(context.Background(), req)
 	took := time.Since(start)
 	if err != nil {
 		tb.Fatal(err)

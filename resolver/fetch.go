@@ -160,25 +160,19 @@ func (s *hostSem) release(spec bool) {
 	}
 }
 
-type lowPriorityKey struct{}
-
-// lowPriority marks ctx's requests as speculative for the per-host limit
-// (hostSem): they hold at most half the slots and yield to the others.
-func lowPriority(ctx context.Context) context.Context {
-	return context.WithValue(ctx, lowPriorityKey{}, true)
-}
-
-func isLowPriority(ctx context.Context) bool {
-	v, _ := ctx.Value(lowPriorityKey{}).(bool)
-	return v
-}
-
-// target is one URL to GET: the printable form and its credentials.
+// target is one URL to GET: the printable form, its credentials and its
+// priority.
 type target struct {
 	url        string // without userinfo
 	user, pass string
 	hasAuth    bool
+	// low marks a speculative request for the per-host limit (hostSem):
+	// such requests hold at most half the slots and yield to the others.
+	low bool
 }
+
+// priority returns t with low set to low.
+func (t target) priority(low bool) target { t.low = low; return t }
 
 func (r *repo) target(rel string) target {
 	return target{url: r.base + rel, user: r.user, pass: r.pass, hasAuth: r.hasAuth}
@@ -258,7 +252,7 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	if err != nil {
 		return -1, errdefs.Errorf(errdefs.BadArgument, "bad URL %s: %v", redact.URL(t.url), redactErr(err))
 	}
-	sem, spec := f.sem(u.Host), isLowPriority(ctx)
+	sem, spec := f.sem(u.Host), t.low
 	if err := sem.acquire(ctx, spec); err != nil {
 		return -1, errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, err))
 	}

@@ -51,7 +51,7 @@ func TestNginxBasicAuth(t *testing.T) {
 		ChecksumPolicy:        ChecksumStrict,
 	}
 	ctx := context.Background()
-	res, err := Resolve(ctx, req, WithDefaultChain("", ""), WithLogger(log))
+	res, err := Resolve(ctx, req, WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestNginxBasicAuth(t *testing.T) {
 
 	// The warm path makes no request: nginx's access log does not grow.
 	before := accessLines(t, ng)
-	res2, err := Resolve(ctx, req, WithDefaultChain("", ""))
+	res2, err := Resolve(ctx, req)
 	if err != nil || !res2.FromLock {
 		t.Fatalf("warm: FromLock=%v err=%v", res2 != nil && res2.FromLock, err)
 	}
@@ -92,7 +92,7 @@ func TestNginxBasicAuth(t *testing.T) {
 	bad.Repositories = []string{withCreds("wrong-password")}
 	bad.LockPath = ""
 	bad.CacheDir = filepath.Join(dir, "cache2")
-	_, err = Resolve(ctx, bad, WithDefaultChain("", ""), WithLogger(log))
+	_, err = Resolve(ctx, bad, WithLogger(log))
 	if err == nil || errdefs.KindOf(err) != errdefs.Denied {
 		t.Fatalf("wrong password: err = %v (code %d), want 77", err, errdefs.KindOf(err))
 	}
@@ -107,7 +107,7 @@ func TestNginxBasicAuth(t *testing.T) {
 	open := bad
 	open.Repositories = []string{ng.URL}
 	open.CacheDir = filepath.Join(dir, "cache3")
-	if _, err := Resolve(ctx, open, WithDefaultChain("", "")); err != nil {
+	if _, err := Resolve(ctx, open); err != nil {
 		t.Errorf("open location: %v", err)
 	}
 }
@@ -139,7 +139,7 @@ func TestNginxChecksumRequests(t *testing.T) {
 				CacheDir:              t.TempDir(),
 				ChecksumPolicy:        policy,
 			}
-			if _, err := Resolve(context.Background(), req, WithDefaultChain("", "")); err != nil {
+			if _, err := Resolve(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
 			// Combined log format: ... "GET /path HTTP/1.1" status ...

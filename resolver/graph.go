@@ -73,17 +73,17 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 	if err != nil {
 		return nil, err
 	}
-	e := newEngine(ctx, src, log, rules)
+	e := newEngine(src, log, rules)
 	e.literal = literal
 	e.mergeByRevision = ivy == Ivy251
 	if len(coords) == 0 {
 		return &Graph{}, nil
 	}
-	e.prefetch(coords)
+	e.prefetch(ctx, coords)
 	if req.Conflict == ConflictNearest {
-		e.runNearest(coords)
+		e.runNearest(ctx, coords)
 	} else {
-		e.runLatest(coords)
+		e.runLatest(ctx, coords)
 	}
 	if e.dyn.bad != nil {
 		return nil, errdefs.New(errdefs.Invalid, e.dyn.bad)
@@ -91,7 +91,7 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 	if e.err != nil {
 		return nil, e.err
 	}
-	return e.graph(coords)
+	return e.graph(ctx, coords)
 }
 
 func nonBlank(v []string) []string {

@@ -6,6 +6,7 @@ package resolver
 // fetches a dependency in a configuration its caller did not ask for.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -130,7 +131,7 @@ func (n *inode) updateDataFrom(loser *inode) {
 // root conf "default": it reports whether the node was (re)loaded for
 // conf, which records conf as fetched. pconf is the parent's conf (for
 // the error message).
-func (e *engine) loadData(n *inode, conf string, parent *inode, pconf string) bool {
+func (e *engine) loadData(ctx context.Context, n *inode, conf string, parent *inode, pconf string) bool {
 	if n.loadErr != nil {
 		return false
 	}
@@ -140,7 +141,7 @@ func (e *engine) loadData(n *inode, conf string, parent *inode, pconf string) bo
 	case len(n.toFetch) == 0 && n.rootLoaded:
 	default:
 		n.rootLoaded = true
-		e.load(n)
+		e.load(ctx, n)
 		if n.loadErr != nil {
 			return false
 		}

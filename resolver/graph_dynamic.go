@@ -47,7 +47,7 @@ type repoVersioner interface {
 // resolveCoord normalizes c's revision ("[1.0]" is "1.0") and resolves a
 // dynamic one to a published revision. An unresolvable dynamic revision is
 // returned unchanged: its node then fails to load ("unresolved dependency").
-func (e *engine) resolveCoord(c maven.Coord) maven.Coord {
+func (e *engine) resolveCoord(ctx context.Context, c maven.Coord) maven.Coord {
 	c.Version = NormalizeRevision(c.Version)
 	if !IsDynamicRevision(c.Version) {
 		return c
@@ -58,7 +58,7 @@ func (e *engine) resolveCoord(c maven.Coord) maven.Coord {
 	if ok {
 		return r
 	}
-	r, repo, won := e.pickRevision(c)
+	r, repo, won := e.pickRevision(ctx, c)
 	e.dyn.mu.Lock()
 	if prev, ok := e.dyn.m[c]; ok {
 		r = prev // another goroutine resolved c first
@@ -95,10 +95,10 @@ func (e *engine) wonIn(c maven.Coord) (Repository, bool) {
 // the earlier repository (AbstractResolver.checkLatest keeps the previous
 // module revision unless the new one is strictly later). won is false when
 // the Source has no per-repository view (repoVersioner).
-func (e *engine) pickRevision(c maven.Coord) (r maven.Coord, repo Repository, won bool) {
+func (e *engine) pickRevision(ctx context.Context, c maven.Coord) (r maven.Coord, repo Repository, won bool) {
 	rv, ok := e.src.(repoVersioner)
 	if !ok {
-		if v, ok := e.pickIn(c, e.src.Versions, pomFetcher{e}); ok {
+		if v, ok := e.pickIn(ctx, c, e.src.Versions, pomFetcher{e}); ok {
 			return maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: v}, Repository{}, false
 		}
 		return c, Repository{}, false
@@ -106,7 +106,7 @@ func (e *engine) pickRevision(c maven.Coord) (r maven.Coord, repo Repository, wo
 	best := ""
 	for _, rp := range rv.Repositories() {
 		list := func(ctx context.Context, g, a string) ([]string, error) { return rv.VersionsIn(ctx, rp, g, a) }
-		v, ok := e.pickIn(c, list, repoFetcher{pomFetcher{e}, rv, rp, c.Group, c.Artifact})
+		v, ok := e.pickIn(ctx, c, list, repoFetcher{pomFetcher{e}, rv, rp, c.Group, c.Artifact})
 		if ok && (best == "" || revision.Compare(v, best) > 0) {
 			best, repo = v, rp
 		}
@@ -122,8 +122,8 @@ func (e *engine) pickRevision(c maven.Coord) (r maven.Coord, repo Repository, wo
 // pickIn is BasicResolver.findResource over the revisions list gives: the
 // latest matching revision whose POM f has (and, for latest.<status>,
 // whose status is accepted).
-func (e *engine) pickIn(c maven.Coord, list func(ctx context.Context, g, a string) ([]string, error), f maven.Fetcher) (string, bool) {
-	vs, err := list(e.ctx, c.Group, c.Artifact)
+func (e *engine) pickIn(ctx context.Context, c maven.Coord, list func(ctx context.Context, g, a string) ([]string, error), f maven.Fetcher) (string, bool) {
+	vs, err := list(ctx, c.Group, c.Artifact)
 	if err != nil {
 		if errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, ErrTooLarge) {
 			e.dyn.mu.Lock()
@@ -142,7 +142,7 @@ func (e *engine) pickIn(c maven.Coord, list func(ctx context.Context, g, a strin
 		if !MatchRevision(c.Version, v) {
 			continue
 		}
-		if _, _, err := f.FetchPOM(e.ctx, c.Group, c.Artifact, v); err != nil {
+		if _, _, err := f.FetchPOM(ctx, c.Group, c.Artifact, v); err != nil {
 			continue // unreachable
 		}
 		if needsStatus(c.Version) {
@@ -150,7 +150,7 @@ func (e *engine) pickIn(c maven.Coord, list func(ctx context.Context, g, a strin
 			if _, ok := f.(repoFetcher); ok {
 				l = maven.NewLoader(f) // this repository's POM, the chain's parents
 			}
-			m, err := l.Load(e.ctx, c.Group, c.Artifact, v)
+			m, err := l.Load(ctx, c.Group, c.Artifact, v)
 			if err != nil || !acceptStatus(c.Version, pomStatus(m.Version)) {
 				continue
 			}
@@ -183,6 +183,6 @@ func (f repoFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, stri
 // ResolveRevision implements maven.RevisionResolver: the dynamic revision
 // of a parent or an imported BOM resolves as a dependency's does (an
 // unresolvable one stays as written, so its load fails "not found").
-func (f pomFetcher) ResolveRevision(_ context.Context, g, a, v string) string {
-	return f.e.resolveCoord(maven.Coord{Group: g, Artifact: a, Version: v}).Version
+func (f pomFetcher) ResolveRevision(ctx context.Context, g, a, v string) string {
+	return f.e.resolveCoord(ctx, maven.Coord{Group: g, Artifact: a, Version: v}).Version
 }

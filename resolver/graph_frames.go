@@ -34,7 +34,10 @@ package resolver
 // (resolveConflict). The parity goldens and the differential run check
 // that the results are Ivy's.
 
-import "sort"
+import (
+	"context"
+	"sort"
+)
 
 // frame is one doFetch of a node (its children's visit path ends with
 // it); prefix identifies the path above it by its nodes.
@@ -223,13 +226,13 @@ func (e *engine) selectedIn(n *inode, j int) bool {
 // conflict is ResolveEngine.resolveConflict(node, conf) for the visit of n
 // along path (the frame stack): the literal walk, or for a lazy node the
 // walk described at the top of this file.
-func (e *engine) conflict(n *inode, path []*inode) {
+func (e *engine) conflict(ctx context.Context, n *inode, path []*inode) {
 	top := len(path) - 1
 	if n.lazy && (top >= len(e.fs.frames) || e.fs.frames[top].node != path[top]) {
 		e.materialize(n) // not a visit of the frame stack: the literal walk
 	}
 	if !n.lazy {
-		e.resolveConflict(n, path, top, nil)
+		e.resolveConflict(ctx, n, path, top, nil)
 		return
 	}
 	dirty := e.takeDirty(top)
@@ -237,14 +240,14 @@ func (e *engine) conflict(n *inode, path []*inode) {
 		if e.selectedIn(n, j) {
 			// Ivy does not call getDependencies here; if it would change
 			// nothing, the frame is verified all the same.
-			if e.depsOfIsNoop(path[j], path[:j]) {
+			if e.depsOfIsNoop(ctx, path[j], path[:j]) {
 				e.setVerified(e.fs.frames[j])
 			} else {
 				e.fs.dirty = append(e.fs.dirty, j)
 			}
 			continue
 		}
-		e.depsOf(path[j], path[:j])
+		e.depsOf(ctx, path[j], path[:j])
 		e.setVerified(e.fs.frames[j])
 		if n.lazy {
 			continue
@@ -255,7 +258,7 @@ func (e *engine) conflict(n *inode, path []*inode) {
 		for _, a := range path[j+1:] {
 			e.selectAt(a, n)
 		}
-		e.resolveConflict(n, path, j, nil)
+		e.resolveConflict(ctx, n, path, j, nil)
 		return
 	}
 	if r := e.fs.frames[top]; len(n.records) == 0 || n.records[len(n.records)-1] != r {

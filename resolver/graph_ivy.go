@@ -120,7 +120,6 @@ func (n *inode) mid() string {
 }
 
 type engine struct {
-	ctx   context.Context
 	src   Source
 	log   Logger
 	rules []ExcludeRule
@@ -177,8 +176,8 @@ func (f pomFetcher) FetchPOM(ctx context.Context, g, a, v string) ([]byte, strin
 	return p.Data, p.URL, nil
 }
 
-func newEngine(ctx context.Context, src Source, log Logger, rules []ExcludeRule) *engine {
-	e := &engine{ctx: ctx, src: src, log: log, rules: rules,
+func newEngine(src Source, log Logger, rules []ExcludeRule) *engine {
+	e := &engine{src: src, log: log, rules: rules,
 		nodes: map[maven.Coord]*inode{}, selected: map[string]*inode{},
 		usage: map[visitKey]*inode{}, sel: map[ancMid][]*inode{}, evd: map[ancMid][]*inode{},
 		midGen: map[string]uint64{}, firstOf: map[string]*inode{}}
@@ -296,8 +295,8 @@ func (d *dd) merge(x *dd) {
 var jarPackagings = map[string]bool{"jar": true, "ejb": true, "bundle": true, "maven-plugin": true, "eclipse-plugin": true,
 	"jbi-component": true, "jbi-shared-library": true, "orbit": true, "hk2-jar": true}
 
-func (e *engine) node(c maven.Coord) *inode {
-	c = e.resolveCoord(c)
+func (e *engine) node(ctx context.Context, c maven.Coord) *inode {
+	c = e.resolveCoord(ctx, c)
 	n, ok := e.nodes[c]
 	if !ok {
 		e.seq++
@@ -314,15 +313,15 @@ func (e *engine) node(c maven.Coord) *inode {
 }
 
 // load reads the node's descriptor (from the prefetched loader).
-func (e *engine) load(n *inode) {
+func (e *engine) load(ctx context.Context, n *inode) {
 	if n.loaded {
 		return
 	}
 	n.loaded = true
-	m, err := e.loader.Load(e.ctx, n.id.Group, n.id.Artifact, n.id.Version)
+	m, err := e.loader.Load(ctx, n.id.Group, n.id.Artifact, n.id.Version)
 	if err != nil {
 		_, hadPOM := e.poms.Load(n.id)
-		if !hadPOM && errors.Is(err, ErrNotFound) && e.noPOMFallback(n) {
+		if !hadPOM && errors.Is(err, ErrNotFound) && e.noPOMFallback(ctx, n) {
 			n.noPOM = true
 			return
 		}
@@ -421,7 +420,7 @@ func (n *inode) markEvicted(by []*inode) {
 // LatestConflictManager picks among the candidates known at that ancestor
 // at that time (computeConflicts), and a POM dependency is "force": the
 // version an ancestor declares itself wins there.
-func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inode) bool {
+func (e *engine) resolveConflict(ctx context.Context, n *inode, path []*inode, i int, toevict []*inode) bool {
 	if i < 0 {
 		return true
 	}
@@ -435,7 +434,7 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 		// when nothing changed them since the same walk settled (see
 		// settledWalk); its markEvicted calls are repeated below.
 		if s := (settledWalk{e.frameAt(path, i), e.midGen[key.mid]}); s.at == nil || n.settled != s {
-			if !e.resolveConflict(n, path, i-1, toevict) {
+			if !e.resolveConflict(ctx, n, path, i-1, toevict) {
 				return false
 			}
 			if s.at != nil && s.gen == e.midGen[key.mid] {
@@ -449,7 +448,7 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 		return true
 	}
 	resolvedNodes := append([]*inode{}, e.sel[key]...)
-	conflicts, resolvedNodes := e.computeConflicts(n, path, i, toevict, resolvedNodes)
+	conflicts, resolvedNodes := e.computeConflicts(ctx, n, path, i, toevict, resolvedNodes)
 	resolved := e.resolveConflicts(n, path, i, conflicts)
 	if hasVersion(resolved, n) {
 		te, _ := without(resolvedNodes, resolved)
@@ -464,7 +463,7 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 			delete(e.evd, key) // no empty entries: one per ancestor and module made deep chains quadratic in memory
 		}
 		e.midGen[key.mid]++
-		return e.resolveConflict(n, path, i-1, te)
+		return e.resolveConflict(ctx, n, path, i-1, te)
 	}
 	toevict, _ = without(toevict, resolved)
 	ev, _ := without(e.evd[key], resolved)
@@ -481,7 +480,7 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 				// node.gotoNode(sel): the selected node's visit from the
 				// same parent takes n's usage.
 				e.gotoNode(path[len(path)-1], n, s)
-				solved = e.resolveConflict(s, path, i-1, toevict) && solved
+				solved = e.resolveConflict(ctx, s, path, i-1, toevict) && solved
 			}
 		}
 	}
@@ -489,7 +488,7 @@ func (e *engine) resolveConflict(n *inode, path []*inode, i int, toevict []*inod
 }
 
 // computeConflicts is ResolveEngine.computeConflicts.
-func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selected []*inode) (conflicts, sel []*inode) {
+func (e *engine) computeConflicts(ctx context.Context, n *inode, path []*inode, i int, toevict, selected []*inode) (conflicts, sel []*inode) {
 	conflicts = []*inode{n}
 	anc, parent := path[i], path[len(path)-1]
 	sel, removed := without(selected, toevict)
@@ -500,7 +499,7 @@ func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selec
 	}
 	switch {
 	case removed || (len(sel) == 0 && parent != anc):
-		for _, c := range e.depsOf(anc, path[:i]) {
+		for _, c := range e.depsOf(ctx, anc, path[:i]) {
 			if c.mid() == n.mid() {
 				add(c)
 			}
@@ -509,7 +508,7 @@ func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selec
 			}
 		}
 	case len(sel) == 0:
-		for _, c := range e.depsOf(parent, path[:len(path)-1]) {
+		for _, c := range e.depsOf(ctx, parent, path[:len(path)-1]) {
 			if c.mid() == n.mid() {
 				add(c)
 			}
@@ -526,21 +525,21 @@ func (e *engine) computeConflicts(n *inode, path []*inode, i int, toevict, selec
 // (default/runtime/compile/master), after exclusions and mediation by the
 // dependers above x. Each dependency's node records that x declares it
 // (IvyNode.getDependencyDescriptor(parent), used by the force rule).
-func (e *engine) depsOf(x *inode, above []*inode) []*inode {
-	out, _ := e.getDependencies(x, above, false)
+func (e *engine) depsOf(ctx context.Context, x *inode, above []*inode) []*inode {
+	out, _ := e.getDependencies(ctx, x, above, false)
 	return out
 }
 
 // depsOfIsNoop: depsOf(x, above) would change nothing now (no node to
 // create, no configuration to fetch to add, no declaration to record).
-func (e *engine) depsOfIsNoop(x *inode, above []*inode) bool {
-	_, changes := e.getDependencies(x, above, true)
+func (e *engine) depsOfIsNoop(ctx context.Context, x *inode, above []*inode) bool {
+	_, changes := e.getDependencies(ctx, x, above, true)
 	return !changes
 }
 
 // getDependencies is depsOf; with dry it changes nothing and only reports
 // whether it would.
-func (e *engine) getDependencies(x *inode, above []*inode, dry bool) (out []*inode, changes bool) {
+func (e *engine) getDependencies(ctx context.Context, x *inode, above []*inode, dry bool) (out []*inode, changes bool) {
 	var dds []*dd
 	if x == e.root {
 		dds = e.rootDDs
@@ -572,7 +571,7 @@ func (e *engine) getDependencies(x *inode, above []*inode, dry bool) (out []*ino
 				}
 				continue
 			}
-			c := e.node(d.target)
+			c := e.node(ctx, d.target)
 			c.updateConfsToFetch(javaOrder(dconfs))
 			if c.declaredBy == nil {
 				c.declaredBy = map[*inode]bool{}
@@ -665,11 +664,11 @@ func (e *engine) gotoNode(parent, loser, selected *inode) {
 
 // fetch is Ivy's fetchDependencies(node, conf) for the visit of n from
 // the last node of path, fetched itself in pconf (VisitNode.parentConf).
-func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
+func (e *engine) fetch(ctx context.Context, n *inode, conf, pconf string, path []*inode) {
 	if e.err != nil {
 		return
 	}
-	if err := e.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		// Cancelled (SIGTERM): stop the walk, even over a warm cache.
 		e.err = errdefs.New(errdefs.Timeout, fmt.Errorf("interrupted while resolving %s: %w", n.id, err))
 		return
@@ -678,10 +677,10 @@ func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
 	if len(path) > 0 {
 		parent = path[len(path)-1]
 	}
-	e.conflict(n, path)
-	if e.loadData(n, conf, parent, pconf) {
+	e.conflict(ctx, n, path)
+	if e.loadData(ctx, n, conf, parent, pconf) {
 		// resolve again now that the descriptor is loaded
-		e.conflict(n, path)
+		e.conflict(ctx, n, path)
 	}
 	if n.loadErr != nil {
 		if e.err == nil {
@@ -690,7 +689,7 @@ func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
 		return
 	}
 	if n.loaded && !e.isEvicted(n) && !n.noPOM && !e.isCircular(n) {
-		e.doFetch(n, realConf(conf), pconf, path)
+		e.doFetch(ctx, n, realConf(conf), pconf, path)
 	}
 	if e.isEvicted(n) {
 		// The winner is fetched in the configuration asked of the loser:
@@ -705,16 +704,16 @@ func (e *engine) fetch(n *inode, conf, pconf string, path []*inode) {
 				continue
 			}
 			e.gotoNode(parent, n, w)
-			e.fetch(w, conf, pconf, path)
+			e.fetch(ctx, w, conf, pconf, path)
 		}
 	}
 }
 
-func (e *engine) doFetch(n *inode, conf, pconf string, path []*inode) {
+func (e *engine) doFetch(ctx context.Context, n *inode, conf, pconf string, path []*inode) {
 	if exts := confExtends[conf]; len(exts) > 0 {
 		n.updateConfsToFetch(exts)
 		for _, ext := range exts {
-			e.fetch(n, ext, pconf, path)
+			e.fetch(ctx, n, ext, pconf, path)
 			if e.err != nil {
 				return
 			}
@@ -738,7 +737,7 @@ func (e *engine) doFetch(n *inode, conf, pconf string, path []*inode) {
 			continue
 		}
 		d = e.mediateBelow(d, path, nil)
-		child := e.node(d.target)
+		child := e.node(ctx, d.target)
 		e.addCaller(child, caller{parent: n, dd: d})
 		e.noteExclusions(d)
 		if child.declaredBy == nil {
@@ -756,7 +755,7 @@ func (e *engine) doFetch(n *inode, conf, pconf string, path []*inode) {
 	e.pushFrame(n)
 	defer e.popFrame()
 	for _, v := range visits {
-		e.visitDep(v.child, v.confs, conf, sub)
+		e.visitDep(ctx, v.child, v.confs, conf, sub)
 		if e.err != nil {
 			return
 		}
@@ -766,14 +765,14 @@ func (e *engine) doFetch(n *inode, conf, pconf string, path []*inode) {
 // visitDep fetches a dependency in the configurations its caller requires,
 // then in the ones still pending (IvyNode.getConfsToFetch), e.g. runtime
 // added by a conflict computation at an ancestor or by an eviction.
-func (e *engine) visitDep(child *inode, confs []string, pconf string, path []*inode) {
+func (e *engine) visitDep(ctx context.Context, child *inode, confs []string, pconf string, path []*inode) {
 	defer func() {
 		if child.confProblem != nil && e.err == nil {
 			e.err = unresolvedError(child.id, child.confProblem)
 		}
 	}()
 	for _, rc := range confs {
-		e.fetch(child, rc, pconf, path)
+		e.fetch(ctx, child, rc, pconf, path)
 		if e.err != nil {
 			return
 		}
@@ -782,7 +781,7 @@ func (e *engine) visitDep(child *inode, confs []string, pconf string, path []*in
 		return
 	}
 	for _, fc := range javaOrder(child.toFetch) {
-		e.fetch(child, fc, pconf, path)
+		e.fetch(ctx, child, fc, pconf, path)
 		if e.err != nil {
 			return
 		}
@@ -889,7 +888,7 @@ func ddExcludes(d *dd, g, a string) bool {
 	return false
 }
 
-func (e *engine) runLatest(coords []Coordinate) {
+func (e *engine) runLatest(ctx context.Context, coords []Coordinate) {
 	e.root.fetched["default"] = true
 	e.root.addConfs("default")
 	e.pushFrame(e.root)
@@ -904,13 +903,13 @@ func (e *engine) runLatest(coords []Coordinate) {
 		if e.rootExcludes(c.Group, c.Artifact) {
 			continue
 		}
-		child := e.node(d.target)
+		child := e.node(ctx, d.target)
 		e.addCaller(child, caller{parent: nil, dd: d})
 		child.updateConfsToFetch(d.confs["default"])
 		visits = append(visits, child)
 	}
 	for _, child := range visits {
-		e.visitDep(child, []string{"default(runtime)"}, "default", rootPath)
+		e.visitDep(ctx, child, []string{"default(runtime)"}, "default", rootPath)
 		if e.err != nil {
 			return
 		}
@@ -965,14 +964,14 @@ func (e *engine) survivors() []*inode {
 	return out
 }
 
-func (e *engine) noPOMFallback(n *inode) bool {
+func (e *engine) noPOMFallback(ctx context.Context, n *inode) bool {
 	arts, _ := e.requestedArts(n)
 	if len(arts) == 0 {
 		arts = []depArt{{typ: "jar", ext: "jar"}}
 	}
 	for _, r := range e.repositories() {
 		for _, a := range arts {
-			if _, err := e.src.Artifact(e.ctx, ArtifactRef{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version,
+			if _, err := e.src.Artifact(ctx, ArtifactRef{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version,
 				Classifier: a.classifier, Ext: a.ext, Repo: r}); err == nil {
 				n.pom = &POMFile{Repo: r}
 				return true
@@ -1018,7 +1017,7 @@ func (e *engine) requestedArts(n *inode) (out []depArt, allToo bool) {
 }
 
 // artifactsOf lists the artifacts Ivy retrieves for a resolved node.
-func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
+func (e *engine) artifactsOf(ctx context.Context, n *inode) ([]depArt, error) {
 	if n.model != nil && (n.model.Relocation != nil || n.model.VersionRelocated) {
 		return nil, nil
 	}
@@ -1032,7 +1031,7 @@ func (e *engine) artifactsOf(n *inode) ([]depArt, error) {
 	if n.noPOM {
 		return append(arts, depArt{typ: "jar", ext: "jar"}), nil
 	}
-	main, err := e.mainArtifacts(n)
+	main, err := e.mainArtifacts(ctx, n)
 	return append(arts, main...), err
 }
 
@@ -1063,14 +1062,14 @@ func (n *inode) selectsOwnArtifacts() bool {
 }
 
 // mainArtifacts are the descriptor's own artifacts (conf master).
-func (e *engine) mainArtifacts(n *inode) ([]depArt, error) {
+func (e *engine) mainArtifacts(ctx context.Context, n *inode) ([]depArt, error) {
 	p := n.model.Packaging
 	switch {
 	case p == "pom":
 		ref := ArtifactRef{Group: n.id.Group, Artifact: n.id.Artifact, Version: n.id.Version, Ext: "jar"}
 		for _, r := range e.repositories() {
 			ref.Repo = r
-			if _, err := e.src.Artifact(e.ctx, ref); err == nil {
+			if _, err := e.src.Artifact(ctx, ref); err == nil {
 				return []depArt{{typ: "jar", ext: "jar"}}, nil
 			}
 		}
@@ -1083,14 +1082,14 @@ func (e *engine) mainArtifacts(n *inode) ([]depArt, error) {
 	return []depArt{{typ: p, ext: p}}, nil
 }
 
-func (e *engine) graph(coords []Coordinate) (*Graph, error) {
+func (e *engine) graph(ctx context.Context, coords []Coordinate) (*Graph, error) {
 	g := &Graph{}
 	alive := e.survivors()
 	aliveSet := map[*inode]bool{}
 	for _, n := range alive {
 		aliveSet[n] = true
 		g.Modules = append(g.Modules, n.id.String())
-		arts, err := e.artifactsOf(n)
+		arts, err := e.artifactsOf(ctx, n)
 		if err != nil {
 			return nil, err
 		}

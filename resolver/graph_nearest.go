@@ -1,12 +1,16 @@
 package resolver
 
-import "github.com/prebake/prebake/maven"
+import (
+	"context"
+
+	"github.com/prebake/prebake/maven"
+)
 
 // runNearest is --conflict nearest: Maven's nearest-wins mediation (the
 // shallowest occurrence of a module wins; the first declared on a tie),
 // breadth-first, with path-based exclusions. Scopes, optional, relocation
 // and the root exclusion rules are as in the Ivy pass.
-func (e *engine) runNearest(coords []Coordinate) {
+func (e *engine) runNearest(ctx context.Context, coords []Coordinate) {
 	type item struct {
 		n    *inode
 		excl []maven.Exclusion
@@ -20,7 +24,7 @@ func (e *engine) runNearest(coords []Coordinate) {
 		}
 		d := &dd{target: maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: c.Version},
 			confs: map[string][]string{"default": {"default"}}, transitive: true}
-		n := e.node(d.target)
+		n := e.node(ctx, d.target)
 		n.callers = append(n.callers, caller{dd: d})
 		queue = append(queue, item{n: n, transitive: true})
 	}
@@ -35,7 +39,7 @@ func (e *engine) runNearest(coords []Coordinate) {
 			continue
 		}
 		e.selected[n.mid()] = n
-		e.load(n)
+		e.load(ctx, n)
 		// The selected node is fetched in its real configuration: its own
 		// artifacts are retrieved (artifactsOf).
 		n.addConfs("default")
@@ -49,7 +53,7 @@ func (e *engine) runNearest(coords []Coordinate) {
 			if e.rootExcludes(d.target.Group, d.target.Artifact) || excludedBy(it.excl, d.target.Group, d.target.Artifact) {
 				continue
 			}
-			child := e.node(d.target)
+			child := e.node(ctx, d.target)
 			child.callers = append(child.callers, caller{parent: n, dd: d})
 			queue = append(queue, item{n: child, excl: append(append([]maven.Exclusion{}, it.excl...), d.excl...), transitive: d.transitive})
 		}

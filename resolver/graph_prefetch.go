@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"sync"
 
 	"github.com/prebake/prebake/maven"
@@ -17,7 +18,7 @@ const prefetchParallel = 64
 // level of the graph (plus parent/BOM chains), not one per module. Errors
 // are not reported here: the Ivy pass meets them again, in Ivy's order,
 // and only for the modules Ivy really visits.
-func (e *engine) prefetch(coords []Coordinate) {
+func (e *engine) prefetch(ctx context.Context, coords []Coordinate) {
 	var (
 		mu   sync.Mutex
 		seen = map[maven.Coord]bool{}
@@ -40,11 +41,11 @@ func (e *engine) prefetch(coords []Coordinate) {
 			defer wg.Done()
 			select {
 			case sem <- struct{}{}:
-			case <-e.ctx.Done():
+			case <-ctx.Done():
 				return
 			}
-			c := e.resolveCoord(c)
-			m, err := e.loader.Load(e.ctx, c.Group, c.Artifact, c.Version)
+			c := e.resolveCoord(ctx, c)
+			m, err := e.loader.Load(ctx, c.Group, c.Artifact, c.Version)
 			<-sem
 			if err != nil {
 				return

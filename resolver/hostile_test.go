@@ -40,7 +40,7 @@ func TestSourceRefusesEscapes(t *testing.T) {
 			return err
 		},
 		"Versions":   func() error { _, err := s.Versions(ctx, "g", "a\x00"); return err },
-		"fetch ..":   func() error { _, err := s.fetch(ctx, s.chain[0], "g/a/1/"+rel+"/ARTPWN-1.pom"); return err },
+		"fetch ..":   func() error { _, err := s.fetch(ctx, asker{}, s.chain[0], "g/a/1/"+rel+"/ARTPWN-1.pom"); return err },
 		"listing ..": func() error { _, err := s.listing(ctx, s.chain[0], "../"); return err },
 	} {
 		err := call()

@@ -153,7 +153,7 @@ func (l *ivyLayout) versionDir(g, a string) (string, error) {
 
 // relPaths are the paths, relative to r's base, where r may hold the file
 // (Maven layout: a SNAPSHOT's timestamped name first).
-func (s *source) relPaths(ctx context.Context, r *repo, group, artifact, version, classifier, ext string) ([]string, error) {
+func (s *source) relPaths(ctx context.Context, a asker, r *repo, group, artifact, version, classifier, ext string) ([]string, error) {
 	if l := r.layout; l != nil {
 		var p string
 		var err error
@@ -168,7 +168,7 @@ func (s *source) relPaths(ctx context.Context, r *repo, group, artifact, version
 		return []string{p}, nil
 	}
 	var out []string
-	for _, n := range s.fileNames(ctx, r, group, artifact, version, classifier, ext) {
+	for _, n := range s.fileNames(ctx, a, r, group, artifact, version, classifier, ext) {
 		out = append(out, modulePath(group, artifact, version)+n)
 	}
 	return out, nil
@@ -202,20 +202,18 @@ func artifactRepos(r *repo) []*repo {
 	return []*repo{r}
 }
 
-// ivyChainFor builds the chain of req.IvySettings.
-func ivyChainFor(ctx context.Context, req Request, cfg chainConfig) ([]*repo, error) {
+// ivyChainFor reads req.IvySettings (with req.Home as ${user.home}) and
+// builds its chain.
+func ivyChainFor(ctx context.Context, req Request, o *options) ([]*repo, error) {
 	if req.Settings != "" {
 		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.Settings", "Maven settings.xml (Settings) and Ivy settings (IvySettings, spark.jars.ivySettings) cannot be combined: Spark reads only the Ivy settings")
 	}
-	env := ivysettings.Env{Home: cfg.home, LookupEnv: os.LookupEnv}
-	if env.Home == "" {
-		env.Home, _ = os.UserHomeDir()
-	}
+	env := ivysettings.Env{Home: req.Home, LookupEnv: os.LookupEnv}
 	if u, err := user.Current(); err == nil {
 		env.User = u.Username
 	}
 	env.Cwd, _ = os.Getwd()
-	st, err := ivysettings.Load(ctx, req.IvySettings, env)
+	st, err := o.loadIvy(ctx, req.IvySettings, env)
 	if err != nil {
 		return nil, err
 	}

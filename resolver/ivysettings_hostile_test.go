@@ -250,7 +250,7 @@ func TestIvySettingsLocalFiles(t *testing.T) {
 
 	// The main file itself: the same XML checks.
 	for name, content := range map[string]string{"shadow": "prolog", "trailing": "trailing section", "empty": "premature end of file"} {
-		_, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, name)}, chainConfig{home: "/home/u"})
+		_, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, name), Home: "/home/u"}, defaultOptions(t))
 		if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), content) {
 			t.Errorf("--ivy-settings %s: %v, want 65 %q", name, err, content)
 		}

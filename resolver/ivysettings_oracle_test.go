@@ -149,7 +149,7 @@ func (c ivsCase) runPrebake(t *testing.T, e ivsEnv) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	settings := c.materialize(t, e, dir)
-	req := Request{Packages: []string{c.packages}, IvySettings: settings, CacheDir: filepath.Join(dir, "cache")}
+	req := Request{Packages: []string{c.packages}, IvySettings: settings, CacheDir: filepath.Join(dir, "cache"), Home: filepath.Join(dir, "home")}
 	if c.repos != "" {
 		req.Repositories = []string{e.expand(c.repos)}
 	}
@@ -161,7 +161,7 @@ func (c ivsCase) runPrebake(t *testing.T, e ivsEnv) (string, string) {
 		os.Setenv(kv[0], e.expand(kv[1]))
 	}
 	log := &logBuf{}
-	res, err := Resolve(context.Background(), req, WithDefaultChain(filepath.Join(dir, "home"), ""), WithLogger(log), WithRetry(1, time.Millisecond))
+	res, err := Resolve(context.Background(), req, WithLogger(log), WithRetry(1, time.Millisecond))
 	for _, kv := range c.env {
 		os.Unsetenv(kv[0])
 	}

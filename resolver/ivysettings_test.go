@@ -48,7 +48,7 @@ func describe(chain []*repo) []string {
 
 func ivsChain(t *testing.T, dir string, repos []string) ([]*repo, error) {
 	t.Helper()
-	return ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Repositories: repos}, chainConfig{home: "/home/u"})
+	return ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Repositories: repos, Home: "/home/u"}, defaultOptions(t))
 }
 
 func TestIvySettingsChain(t *testing.T) {
@@ -215,7 +215,7 @@ func TestIvySettingsFileSpec(t *testing.T) {
 		{filepath.Join(dir, "missing.xml"), errdefs.NotFound},
 		{dir, errdefs.Invalid},
 	} {
-		_, err := ivyChainFor(context.Background(), Request{IvySettings: tc.spec}, chainConfig{home: "/home/u"})
+		_, err := ivyChainFor(context.Background(), Request{IvySettings: tc.spec, Home: "/home/u"}, defaultOptions(t))
 		if got := errdefs.KindOf(err); (err == nil && tc.code != 0) || (err != nil && got != tc.code) {
 			t.Errorf("%s: %v (code %d), want code %d", tc.spec, err, got, tc.code)
 		}
@@ -223,7 +223,7 @@ func TestIvySettingsFileSpec(t *testing.T) {
 			t.Errorf("%s: the password is in the error: %v", tc.spec, err)
 		}
 	}
-	if _, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Settings: "settings.xml"}, chainConfig{}); errdefs.KindOf(err) != errdefs.BadArgument {
+	if _, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, "ivysettings.xml"), Settings: "settings.xml"}, defaultOptions(t)); errdefs.KindOf(err) != errdefs.BadArgument {
 		t.Errorf("--settings with --ivy-settings: %v, want a usage error", err)
 	}
 }
@@ -263,10 +263,10 @@ func TestIvySettingsLockStale(t *testing.T) {
 	}
 	dir := writeIvs(t, map[string]string{"ivysettings.xml": settings("repo-a")})
 	req := Request{Packages: []string{"org.prebake.ivs:app:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"),
-		LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache")}
+		LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"), Home: dir}
 	ctx := context.Background()
 	log := &logBuf{}
-	if _, err := Resolve(ctx, req, WithDefaultChain(dir, ""), WithLogger(log)); err != nil {
+	if _, err := Resolve(ctx, req, WithLogger(log)); err != nil {
 		t.Fatal(err)
 	}
 	lock, err := os.ReadFile(req.LockPath)
@@ -277,7 +277,7 @@ func TestIvySettingsLockStale(t *testing.T) {
 		t.Errorf("the lock must record the repository without its credentials:\n%s", s)
 	}
 	req.Frozen = true
-	if _, err := Resolve(ctx, req, WithDefaultChain(dir, "")); err != nil {
+	if _, err := Resolve(ctx, req); err != nil {
 		t.Fatalf("unchanged settings: %v", err)
 	}
 	if err := os.WriteFile(req.IvySettings, []byte(settings("repo-b")), 0o644); err != nil {
@@ -286,11 +286,11 @@ func TestIvySettingsLockStale(t *testing.T) {
 	// Only the repositories changed: the lock holds by content (review 3,
 	// finding 8), with a notice; other packages are stale.
 	log = &logBuf{}
-	if _, err = Resolve(ctx, req, WithDefaultChain(dir, ""), WithLogger(log)); err != nil || !strings.Contains(log.String(), "only the repositories changed") {
+	if _, err = Resolve(ctx, req, WithLogger(log)); err != nil || !strings.Contains(log.String(), "only the repositories changed") {
 		t.Errorf("changed settings with --frozen: %v, want the lock used by content\n%s", err, log.String())
 	}
 	req.Packages = []string{"org.prebake.ivs:app:2.0"}
-	_, err = Resolve(ctx, req, WithDefaultChain(dir, ""))
+	_, err = Resolve(ctx, req)
 	if errdefs.KindOf(err) != errdefs.Stale || !errors.Is(err, err) {
 		t.Errorf("changed packages with --frozen: %v, want exit %d", err, errdefs.Stale)
 	}
@@ -323,13 +323,13 @@ func TestIvySettingsReturnFirstDynamic(t *testing.T) {
 	dir := writeIvs(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="rf"/><resolvers>
 		<chain name="rf" returnFirst="true"><ibiblio name="a" root="file://` + repos + `/repo-a/" m2compatible="true"/><ibiblio name="b" root="file://` + repos + `/repo-b/" m2compatible="true"/></chain>
 		</resolvers></ivysettings>`})
-	req := Request{Packages: []string{"org.prebake.ivs:dyn:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"), CacheDir: filepath.Join(dir, "cache")}
-	_, err := Resolve(context.Background(), req, WithDefaultChain(dir, ""))
+	req := Request{Packages: []string{"org.prebake.ivs:dyn:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"), CacheDir: filepath.Join(dir, "cache"), Home: dir}
+	_, err := Resolve(context.Background(), req)
 	if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), "returnFirst") {
 		t.Errorf("got %v, want exit 65 naming returnFirst", err)
 	}
 	req.Packages = []string{"org.prebake.ivs:app:1.0"} // fixed versions are fine
-	if _, err := Resolve(context.Background(), req, WithDefaultChain(dir, "")); err != nil {
+	if _, err := Resolve(context.Background(), req); err != nil {
 		t.Errorf("fixed versions through returnFirst: %v", err)
 	}
 }

@@ -94,7 +94,7 @@ func checkHostile(t *testing.T, repo string) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			_, err := Resolve(context.Background(), req, WithDefaultChain("", ""), WithRetry(1, 0))
+			_, err := Resolve(context.Background(), req, WithRetry(1, 0))
 			elapsed := time.Since(start)
 			runtime.ReadMemStats(&after)
 			alloc := after.TotalAlloc - before.TotalAlloc

@@ -26,7 +26,7 @@ const DefaultProbeTimeout = 5 * time.Second
 
 // ProbeChain probes every repository of the chain req would resolve from
 // (the same chain: Repositories, NoDefaultRepositories, Settings,
-// IvySettings, $DEFAULT_ARTIFACT_REPOSITORY, WithDefaultChain), one request
+// IvySettings, Home, DefaultArtifactRepository), one request
 // each, concurrently, each within timeout (DefaultProbeTimeout when 0). The
 // probes are in chain order; an Ivy settings resolver in dual mode is
 // followed by its artifact repositories. Nothing is cached, nothing retried.
@@ -38,7 +38,7 @@ func ProbeChain(ctx context.Context, req Request, timeout time.Duration, opts ..
 	if timeout <= 0 {
 		timeout = DefaultProbeTimeout
 	}
-	chain, err := buildChain(ctx, req, o.chain)
+	chain, _, err := chainFor(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}

@@ -179,7 +179,7 @@ func TestITProgressNginx(t *testing.T) {
 		CacheDir:              filepath.Join(dir, "cache"),
 	}
 	p := &recProgress{}
-	res, err := Resolve(context.Background(), req, WithDefaultChain("", ""), WithProgress(p))
+	res, err := Resolve(context.Background(), req, WithProgress(p))
 	if err != nil {
 		t.Fatal(err)
 	}

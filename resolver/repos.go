@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -55,33 +54,39 @@ func (r *repo) isFile() bool { return r.dir != "" }
 // String is the repository as printed in errors: "name (url)".
 func (r *repo) String() string { return r.Name + " (" + r.URL + ")" }
 
-// chainConfig holds the environment the default chain depends on.
-type chainConfig struct {
-	home            string // user home for ~/.m2
-	defaultArtifact string // $DEFAULT_ARTIFACT_REPOSITORY
-	// settings is --settings already loaded (Resolve loads it once); nil
-	// loads req.Settings (see settings.go).
-	settings *mavensettings.Settings
+// chainFor builds req's chain once for a call (Resolve, NewSource,
+// LockFor, ProbeChain): req.Settings is read (once) and applied, or
+// req.IvySettings read and flattened. settings is req.Settings as read
+// (nil without); its <offline> is the caller's to apply.
+func chainFor(ctx context.Context, req Request, o *options) (chain []*repo, settings *mavensettings.Settings, err error) {
+	if settings, err = settingsFor(req, o); err != nil {
+		return nil, nil, err
+	}
+	if chain, err = buildChain(ctx, req, settings, o); err != nil {
+		return nil, nil, err
+	}
+	return chain, settings, nil
 }
 
 // buildChain returns Spark's repository chain for req (spark-semantics §1.4):
-// local-m2-cache, central, spark-packages (unless NoDefaultRepositories),
-// then --repositories as repo-1..N, split on "," with no trimming; then
-// req.Settings's mirrors, server credentials and localRepository apply
-// (applySettings).
+// local-m2-cache (under req.Home), central, spark-packages (unless
+// NoDefaultRepositories; req.DefaultArtifactRepository replaces the last
+// two roots), then --repositories as repo-1..N, split on "," with no
+// trimming; then s (req.Settings as read, nil without) applies its
+// mirrors, server credentials and localRepository (applySettings). With
+// req.IvySettings, the chain is that file's (ivyChainFor).
 //
 // Spark's local-ivy-cache resolver (<ivy home>/local/…) sits between
 // local-m2-cache and central. It is modelled as absent: only `ivy publish`
 // writes there, prebake never does, and a resolution that depended on it
 // could not be reproduced from a lock on another machine.
-func buildChain(ctx context.Context, req Request, cfg chainConfig) ([]*repo, error) {
+func buildChain(ctx context.Context, req Request, s *mavensettings.Settings, o *options) ([]*repo, error) {
 	if req.IvySettings != "" {
-		return ivyChainFor(ctx, req, cfg)
+		return ivyChainFor(ctx, req, o)
 	}
 	var chain []*repo
 	if !req.NoDefaultRepositories {
-		home := cfg.home
-		if home != "" {
+		if home := req.Home; home != "" {
 			dir := filepath.Join(home, ".m2", "repository")
 			chain = append(chain, &repo{
 				Repository: Repository{Name: RepoLocalM2, URL: fileURL(dir)},
@@ -91,8 +96,8 @@ func buildChain(ctx context.Context, req Request, cfg chainConfig) ([]*repo, err
 			})
 		}
 		central, sparkPackages := DefaultCentralURL, DefaultSparkPackagesURL
-		if cfg.defaultArtifact != "" {
-			central, sparkPackages = cfg.defaultArtifact, cfg.defaultArtifact
+		if d := req.DefaultArtifactRepository; d != "" {
+			central, sparkPackages = d, d
 		}
 		for _, d := range []struct{ name, url string }{{RepoCentral, central}, {RepoSparkPackage, sparkPackages}} {
 			r, err := parseRepo(d.name, d.url)
@@ -108,13 +113,6 @@ func buildChain(ctx context.Context, req Request, cfg chainConfig) ([]*repo, err
 	}
 	if chain = append(chain, user...); len(chain) == 0 {
 		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.NoDefaultRepositories", "no repository to resolve from: without the default repositories, Repositories must name one")
-	}
-	s := cfg.settings
-	if s == nil {
-		var err error
-		if s, err = settingsFor(req, cfg); err != nil {
-			return nil, err
-		}
 	}
 	if s != nil {
 		return applySettings(chain, s)
@@ -222,12 +220,6 @@ func inputsRepositories(chain []*repo) []string {
 		out = append(out, r.inputsEntry())
 	}
 	return out
-}
-
-// envChainConfig reads the environment the default chain depends on.
-func envChainConfig() chainConfig {
-	home, _ := os.UserHomeDir()
-	return chainConfig{home: home, defaultArtifact: os.Getenv(EnvDefaultArtifactRepository)}
 }
 
 // modulePath is the m2 directory of g:a:v relative to a repository root.

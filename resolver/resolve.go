@@ -10,13 +10,9 @@ import (
 
 	"github.com/prebake/prebake/resolver/cache"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
-	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/lock"
-	"github.com/prebake/prebake/maven"
 )
 
 // Resolve resolves req as spark-submit --packages would, with a lockfile:
@@ -63,17 +59,15 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if req.CacheDir == "" {
 		req.CacheDir = cache.DefaultDir(os.Getenv)
 	}
-	// --settings is read once; its <offline> acts as --offline, and the
-	// chain (here and in newSource) gets its mirrors and credentials.
-	if o.chain.settings, err = settingsFor(req, o.chain); err != nil {
-		return nil, err
-	}
-	if o.chain.settings != nil && o.chain.settings.Offline {
-		req.Offline = true
-	}
-	chain, err := buildChain(ctx, req, o.chain)
+	// The chain is built once (its settings file read once) for the lock
+	// check, the source and the signatures; --settings' <offline> acts as
+	// --offline.
+	chain, settings, err := chainFor(ctx, req, o)
 	if err != nil {
 		return nil, err
+	}
+	if settings != nil && settings.Offline {
+		req.Offline = true
 	}
 	if w := ivyHomeWarning(req); w != "" {
 		o.log.Printf("warning: %s", w)
@@ -135,7 +129,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.LockPath", "frozen: needs a lockfile path")
 	}
 
-	src, err := newSource(ctx, req, o)
+	src, err := newSource(req, chain, o)
 	if err != nil {
 		return nil, err
 	}
@@ -144,20 +138,18 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	stop := src.startSpeculation(ctx)
 	defer stop()
 	g, err := o.buildGraph(ctx, req, src, o.log)
-	if rerr, ok := src.refused.Load(""); ok {
-		return nil, rerr.(error) // not "not found": prebake cannot reproduce it
+	if rerr := src.refusedErr(); rerr != nil {
+		return nil, rerr // not "not found": prebake cannot reproduce it
 	}
 	if err != nil {
 		return nil, err
 	}
 	lf := &lock.File{Inputs: in}
-	files, err := downloadAll(ctx, src, g.Artifacts, o.parallel)
+	arts, err := downloadAll(ctx, src, g.Artifacts, o.parallel)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		lf.Artifacts = append(lf.Artifacts, f.art)
-	}
+	lf.Artifacts = append(lf.Artifacts, arts...) // stays nil when there is none
 	if req.Signatures != nil {
 		// Before the lock is written: a lock never records an unverified set.
 		if err := verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, req.Offline, false, o); err != nil {
@@ -181,63 +173,6 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		paths[i] = cache.BlobPath(req.CacheDir, a.Sha256)
 	}
 	return &Result{Lock: lf, Paths: paths, Graph: g}, nil
-}
-
-type lockedFile struct {
-	art  lock.Artifact
-	path string
-}
-
-// downloadAll fetches the jar artifacts of a graph in parallel (bounded),
-// one per Spark file name (Spark 3.5 skips non-jar artifacts).
-func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel int) ([]lockedFile, error) {
-	var todo []ArtifactRef
-	seen := map[string]bool{}
-	for _, ref := range refs {
-		if ref.Ext != "" && ref.Ext != "jar" {
-			src.log.Printf("Skipping non-jar dependency %s:%s:%s (%s)", ref.Group, ref.Artifact, ref.Version, ref.Ext)
-			continue
-		}
-		name := SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar")
-		if seen[name] {
-			continue
-		}
-		if err := safepath.Name(name); err != nil {
-			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("module %s:%s:%s: %w", maven.Quote(ref.Group), maven.Quote(ref.Artifact), maven.Quote(ref.Version), err))
-		}
-		seen[name] = true
-		todo = append(todo, ref)
-	}
-	out := make([]lockedFile, len(todo))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(parallel)
-	for i, ref := range todo {
-		g.Go(func() error {
-			cf, err := src.Artifact(gctx, ref)
-			if err != nil {
-				return err
-			}
-			coord := ref.Group + ":" + ref.Artifact + ":" + ref.Version
-			if ref.Classifier != "" {
-				coord += ":" + ref.Classifier
-			}
-			out[i] = lockedFile{
-				art: lock.Artifact{
-					Coord:      coord,
-					File:       SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar"),
-					Repository: redact.StripUserinfo(servedBy(ref, cf).URL),
-					Sha256:     cf.Sha256,
-					Size:       cf.Size,
-				},
-				path: cf.Path,
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // canonicalInputs are the inputs a lock records: coordinates and excludes
@@ -333,7 +268,7 @@ func fetchLockedReq(ctx context.Context, lf *lock.File, req Request, opts []Opti
 	if err != nil {
 		return nil, err
 	}
-	chain, offline, err := lockedChain(ctx, req, o.chain)
+	chain, offline, err := lockedChain(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}
@@ -342,239 +277,4 @@ func fetchLockedReq(ctx context.Context, lf *lock.File, req Request, opts []Opti
 		return paths, err
 	}
 	return paths, verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, offline, true, o)
-}
-
-// lockedChain is the chain FetchLocked matches a lock's repositories
-// against: the Ivy settings' resolvers, then the settings' server
-// credentials (first: the first entry whose URL matches wins), then
-// req.Repositories. offline is req.Offline or the settings' <offline>.
-func lockedChain(ctx context.Context, req Request, cfg chainConfig) (chain []*repo, offline bool, err error) {
-	var repos []string
-	for _, r := range req.Repositories {
-		for _, u := range strings.Split(r, ",") {
-			if u = strings.TrimSpace(u); u != "" {
-				repos = append(repos, u)
-			}
-		}
-	}
-	if req.IvySettings != "" {
-		if chain, err = ivyChainFor(ctx, Request{IvySettings: req.IvySettings, Repositories: repos}, cfg); err != nil {
-			return nil, false, err
-		}
-	}
-	creds, offline := repos, req.Offline
-	if req.Settings != "" {
-		s, err := settingsFor(req, cfg)
-		if err != nil {
-			return nil, false, err
-		}
-		cfg.settings = s
-		if creds, err = settingsCredentials(ctx, Request{Repositories: repos}, cfg); err != nil {
-			return nil, false, err
-		}
-		creds = append(creds, repos...)
-		offline = offline || s.Offline
-	}
-	for i, u := range creds {
-		r, err := parseRepo(fmt.Sprintf("creds-%d", i+1), u)
-		if err != nil {
-			return nil, false, err
-		}
-		chain = append(chain, r)
-	}
-	return chain, offline, nil
-}
-
-// fetchLocked makes the lock's jars available in the cache. A missing jar
-// comes from the repository the lock records (chain gives its mirror and
-// credentials); with byContent (only the repositories changed) a jar whose
-// locked repository is not in chain comes from chain's repositories in
-// order, its sha256 the lock's.
-func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*repo, offline, byContent bool, o *options) ([]string, error) {
-	if cacheDir == "" {
-		cacheDir = cache.DefaultDir(os.Getenv)
-	}
-	if err := lf.Check(); err != nil {
-		return nil, errdefs.New(errdefs.Invalid, err)
-	}
-	paths := make([]string, len(lf.Artifacts))
-	var missing []int
-	bad := map[int]error{}
-	stamps := cache.StampDir(cacheDir, true)
-	for i, a := range lf.Artifacts {
-		paths[i] = cache.BlobPath(cacheDir, a.Sha256)
-		// A stamped blob costs a stat and a small read; one modified after
-		// it was written is fetched again (repaired) like a missing one.
-		if err := cache.VerifyFile(stamps, paths[i], a.Sha256, a.Size); err != nil {
-			if errors.Is(err, cache.ErrCorruptBlob) {
-				bad[i] = err
-				o.log.Printf("%s: %v; fetching it again", a.File, err)
-			}
-			missing = append(missing, i)
-		}
-	}
-	if len(missing) == 0 {
-		return paths, nil
-	}
-	c, err := cache.Open(cacheDir, privateChain(chain), o.log)
-	if err != nil {
-		return nil, err
-	}
-	f := o.newFetcher()
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(o.parallel)
-	for _, i := range missing {
-		a := lf.Artifacts[i]
-		g.Go(func() error { return fetchLockedOne(gctx, c, f, chain, a, offline, byContent, bad[i]) })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return paths, nil
-}
-
-// lockedRel is the m2 path of a locked artifact, from its coordinate; a
-// SNAPSHOT's timestamped file name comes from readMeta (see snapshot.go).
-func lockedRel(a lock.Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
-	p, cls, err := lockedCoord(a)
-	if err != nil {
-		return "", err
-	}
-	dir := modulePath(p[0], p[1], p[2])
-	names := snapshotFileNames(p[1], p[2], cls, "jar", func() ([]byte, error) { return readMeta(dir + "maven-metadata.xml") })
-	return dir + names[0], nil
-}
-
-// lockedCoord splits a locked artifact's g:a:v[:classifier].
-func lockedCoord(a lock.Artifact) (gav []string, classifier string, err error) {
-	p := strings.Split(a.Coord, ":")
-	if len(p) != 3 && len(p) != 4 {
-		return nil, "", errdefs.Errorf(errdefs.Invalid, "lockfile artifact %s: coord %q is not g:a:v[:classifier]", a.File, a.Coord)
-	}
-	if len(p) == 4 {
-		classifier = p[3]
-	}
-	return p[:3], classifier, nil
-}
-
-// bad is the blob's verification error when a corrupt copy is in the
-// cache (nil when it is missing).
-func fetchLockedOne(ctx context.Context, c *cache.Cache, f *fetcher, chain []*repo, a lock.Artifact, offline, byContent bool, bad error) error {
-	var err error
-	r := &repo{}
-	for _, cr := range chain {
-		if cr.URL == a.Repository {
-			r = cr
-			break
-		}
-	}
-	if r.base == "" && byContent && len(chain) > 0 {
-		// The lock's repository is not in the chain (a mirror replaced it):
-		// the first repository of the chain that has the jar serves it.
-		// One that is unreachable is passed over, and named if none has it.
-		var tried []string
-		var unavailable error
-		for _, cr := range chain {
-			err = fetchLockedFrom(ctx, c, f, cr, a, offline, bad)
-			switch errdefs.KindOf(err) {
-			case errdefs.NotFound:
-			case errdefs.Unavailable:
-				unavailable = err
-			default:
-				return err
-			}
-			tried = append(tried, redact.URL(cr.URL))
-		}
-		if unavailable != nil {
-			return unavailable
-		}
-		return errdefs.New(errdefs.NotFound, fmt.Errorf("locked artifact %s (%s) is in none of the repositories [%s]: %w", a.File, a.Coord, strings.Join(tried, ","), ErrNotFound))
-	}
-	if r.base == "" {
-		if r, err = parseRepo("locked", a.Repository); err != nil {
-			return err
-		}
-	}
-	return fetchLockedFrom(ctx, c, f, r, a, offline, bad)
-}
-
-// lockedRelFetch is lockedRelIn, a SNAPSHOT's metadata read from r.
-func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a lock.Artifact, offline bool) (string, error) {
-	return lockedRelIn(r, a, func(rel string) ([]byte, error) {
-		if r.isFile() {
-			p, err := safepath.Join(r.dir, rel)
-			if err != nil {
-				return nil, errdefs.New(errdefs.Invalid, err)
-			}
-			return readFileMax(p, maxMetadataSize)
-		}
-		if offline {
-			return nil, cache.ErrNotCached
-		}
-		m := &memBuf{max: 1 << 20}
-		if err := f.get(ctx, r.target(rel), m); err != nil {
-			return nil, err
-		}
-		return m.b, nil
-	})
-}
-
-// fetchLockedFrom fetches a locked jar from r into the cache, checked
-// against the lock's sha256.
-func fetchLockedFrom(ctx context.Context, c *cache.Cache, f *fetcher, r *repo, a lock.Artifact, offline bool, bad error) error {
-	rel, err := lockedRelFetch(ctx, f, r, a, offline)
-	if err != nil {
-		return err
-	}
-	u := r.base + rel
-	if err := safepath.Rel(rel); err != nil {
-		return errdefs.New(errdefs.Invalid, fmt.Errorf("locked artifact %s: %w", a.File, err))
-	}
-	if r.isFile() {
-		p, err := safepath.Join(r.dir, rel)
-		if err != nil {
-			return errdefs.New(errdefs.Invalid, fmt.Errorf("locked artifact %s: %w", a.File, err))
-		}
-		sum, _, err := c.PutFile(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return errdefs.New(errdefs.NotFound, fmt.Errorf("locked artifact %s: %s: %w", a.File, u, ErrNotFound))
-			}
-			return errdefs.New(errdefs.CantWrite, err)
-		}
-		if sum.SHA256 != a.Sha256 {
-			return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.SHA256, a.Sha256))
-		}
-		return nil
-	}
-	if offline && bad != nil {
-		return errdefs.New(errdefs.Invalid, &errdefs.OptionError{Option: "resolver.Request.Offline", Err: fmt.Errorf("locked artifact %s: %w; offline, so it is not fetched again from %s", a.File, bad, u)})
-	}
-	if offline {
-		return errdefs.New(errdefs.Unavailable, fmt.Errorf("locked artifact %s (%s) is not in the cache %s: %w", a.File, u, c.Dir, cache.ErrNotCached))
-	}
-	t, err := c.NewTemp()
-	if err != nil {
-		return err
-	}
-	defer t.Abort()
-	// The lock gives the size: one byte more is bad input, and the body
-	// stops there (never fills the disk).
-	td := f.track(u, &capDest{w: fileDest{t}, max: a.Size})
-	err = f.get(ctx, r.target(rel), td)
-	td.done(err)
-	if errors.Is(err, ErrTooLarge) {
-		return fmt.Errorf("locked artifact %s (the lock says %d bytes): %w", a.File, a.Size, err)
-	}
-	if err != nil {
-		return fmt.Errorf("locked artifact %s: %w", a.File, err)
-	}
-	sum := t.Sums()
-	if sum.SHA256 != a.Sha256 {
-		return errdefs.New(errdefs.Invalid, fmt.Errorf("%w: %s: sha256 is %s, the lock says %s", ErrChecksumMismatch, u, sum.SHA256, a.Sha256))
-	}
-	if _, err := t.Commit(); err != nil {
-		return err
-	}
-	return c.Record(u, cache.IndexEntry{Sha256: sum.SHA256, Size: sum.Size})
 }

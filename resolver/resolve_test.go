@@ -233,7 +233,7 @@ func TestHelperProcess(t *testing.T) {
 		NoDefaultRepositories: true,
 		CacheDir:              os.Getenv("HELPER_CACHE"),
 	}
-	res, err := Resolve(context.Background(), req, WithDefaultChain("", ""), WithRetry(2, 10*time.Millisecond), withGraphBuilder(flatGraph))
+	res, err := Resolve(context.Background(), req, WithRetry(2, 10*time.Millisecond), withGraphBuilder(flatGraph))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(1)

@@ -55,24 +55,20 @@ func applySettings(chain []*repo, s *mavensettings.Settings) ([]*repo, error) {
 	return out, nil
 }
 
-// settingsFor loads req.Settings ("" gives nil) with the chain's home as
-// ${user.home} and the process environment.
-func settingsFor(req Request, cfg chainConfig) (*mavensettings.Settings, error) {
+// settingsFor reads req.Settings ("" gives nil) with req.Home as
+// ${user.home} and the process environment for ${env.X}.
+func settingsFor(req Request, o *options) (*mavensettings.Settings, error) {
 	if req.Settings == "" {
 		return nil, nil
 	}
-	home := cfg.home
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return mavensettings.Load(req.Settings, home, os.LookupEnv)
+	return o.loadSettings(req.Settings, req.Home, os.LookupEnv)
 }
 
 // settingsCredentials are the URLs, with userinfo, of the http(s)
-// repositories of req's chain that cfg.settings gives server credentials
-// (mirrors included).
-func settingsCredentials(ctx context.Context, req Request, cfg chainConfig) ([]string, error) {
-	chain, err := buildChain(ctx, req, cfg)
+// repositories of req's chain that s (req.Settings as read) gives server
+// credentials (mirrors included).
+func settingsCredentials(ctx context.Context, req Request, s *mavensettings.Settings, o *options) ([]string, error) {
+	chain, err := buildChain(ctx, req, s, o)
 	if err != nil {
 		return nil, err
 	}

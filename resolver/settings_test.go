@@ -75,7 +75,8 @@ func TestBuildChainSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.Settings = writeSettings(t, tt.settings)
-			chain, err := buildChain(context.Background(), tt.req, chainConfig{home: "/home/u"})
+			tt.req.Home = "/home/u"
+			chain, _, err := chainFor(context.Background(), tt.req, defaultOptions(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +235,7 @@ func TestSettingsNginx(t *testing.T) {
 		ChecksumPolicy: ChecksumStrict,
 	}
 	ctx := context.Background()
-	res, err := Resolve(ctx, req, WithDefaultChain("", ""), WithLogger(log))
+	res, err := Resolve(ctx, req, WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestSettingsNginx(t *testing.T) {
 	bad := req
 	bad.LockPath = ""
 	bad.CacheDir = filepath.Join(dir, "cache2")
-	_, err = Resolve(ctx, bad, WithDefaultChain("", ""), WithLogger(log))
+	_, err = Resolve(ctx, bad, WithLogger(log))
 	if errdefs.KindOf(err) != errdefs.Denied || !strings.Contains(err.Error(), ng.PrivateURL) {
 		t.Fatalf("wrong password: err = %v (code %d), want 77 naming %s", err, errdefs.KindOf(err), ng.PrivateURL)
 	}

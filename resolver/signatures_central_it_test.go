@@ -54,7 +54,7 @@ func TestCentralSignaturesIT(t *testing.T) {
 				Packages: []string{s.Coord}, Repositories: []string{central}, NoDefaultRepositories: true,
 				CacheDir: filepath.Join(dir, "cache"), LockPath: filepath.Join(dir, "prebake.lock"), Signatures: kr,
 			}
-			res, err := Resolve(ctx, req, WithDefaultChain("", ""))
+			res, err := Resolve(ctx, req)
 			if haveKeys && kr.Has(s.Issuer) {
 				if err != nil {
 					t.Fatalf("Resolve: %v", err)

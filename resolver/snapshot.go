@@ -76,9 +76,9 @@ func snapshotFileNames(artifact, version, classifier, ext string, readMeta func(
 }
 
 // fileNames is snapshotFileNames for repository r of the source.
-func (s *source) fileNames(ctx context.Context, r *repo, group, artifact, version, classifier, ext string) []string {
+func (s *source) fileNames(ctx context.Context, a asker, r *repo, group, artifact, version, classifier, ext string) []string {
 	return snapshotFileNames(artifact, version, classifier, ext, func() ([]byte, error) {
-		return s.snapshotMeta(ctx, r, modulePath(group, artifact, version)+"maven-metadata.xml")
+		return s.snapshotMeta(ctx, a, r, modulePath(group, artifact, version)+"maven-metadata.xml")
 	})
 }
 
@@ -86,7 +86,7 @@ func (s *source) fileNames(ctx context.Context, r *repo, group, artifact, versio
 // it verifies no checksum (snapshot metadata is rewritten on every
 // deploy, and its checksum files are often stale). A remote file is
 // recorded in the cache so that --offline finds it.
-func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte, error) {
+func (s *source) snapshotMeta(ctx context.Context, a asker, r *repo, rel string) ([]byte, error) {
 	u := r.base + rel
 	if _, ok := s.missing.Load(u); ok {
 		return nil, ErrNotFound
@@ -99,7 +99,7 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 			}
 			return readFileMax(p, maxMetadataSize)
 		}
-		if e, ok := s.cache.Lookup(u); ok && (s.offline || isBackground(ctx)) {
+		if e, ok := s.cache.Lookup(u); ok && (s.offline || a.spec) {
 			return readFileMax(s.cache.BlobPath(e.Sha256), maxMetadataSize)
 		}
 		if s.offline {
@@ -110,7 +110,7 @@ func (s *source) snapshotMeta(ctx context.Context, r *repo, rel string) ([]byte,
 			return nil, err
 		}
 		defer t.Abort()
-		if err := s.f.get(ctx, r.target(rel), &capDest{w: fileDest{t}, max: maxMetadataSize}); err != nil {
+		if err := s.f.get(ctx, r.target(rel).priority(a.low), &capDest{w: fileDest{t}, max: maxMetadataSize}); err != nil {
 			return nil, err
 		}
 		sum := t.Sums()

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/resolver/cache"
+	"github.com/prebake/prebake/resolver/ivysettings"
+	"github.com/prebake/prebake/resolver/mavensettings"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/noanswer"
@@ -28,8 +30,8 @@ import (
 )
 
 // Option configures how NewSource, Resolve, LockFor and FetchLocked work
-// (transport, retries, parallelism, logging, the environment of the
-// default chain); what they resolve or fetch is their Request. Options are
+// (transport, retries, parallelism, logging); what they resolve or fetch,
+// and from where, is their Request. Options are
 // pure setters: their order does not matter, and files are read by the
 // functions, never by an option.
 type Option func(*options) error
@@ -44,13 +46,15 @@ type options struct {
 	idleTimeout   time.Duration
 	slow          noanswer.Limits // metadata deadline and minimum rate (see makeOptions)
 	maxArtifact   int64           // cap of an artifact no lock gives the size of
-	chain         chainConfig
-	chainSet      bool
 	parallel      int
 	progress      Progress // WithProgress; nil reports nothing
 	// buildGraph is BuildGraph; tests set another (withGraphBuilder) to
 	// exercise the download and lock flow without the graph builder.
 	buildGraph func(context.Context, Request, Source, Logger) (*Graph, error)
+	// loadSettings and loadIvy read Request.Settings and IvySettings;
+	// tests count the reads (withSettingsLoaders).
+	loadSettings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error)
+	loadIvy      func(ctx context.Context, spec string, env ivysettings.Env) (*ivysettings.Settings, error)
 }
 
 // withGraphBuilder replaces BuildGraph in Resolve (tests).
@@ -72,17 +76,16 @@ func makeOptions(opts []Option) (*options, error) {
 		// retried), where the idle timeout alone is reset by every byte.
 		slow: noanswer.Limits{What: "repository", Deadline: noanswer.DefaultDeadline,
 			MinRate: noanswer.DefaultMinRate, Window: noanswer.DefaultWindow},
-		maxArtifact: DefaultMaxArtifactSize,
-		parallel:    32,
-		buildGraph:  BuildGraph,
+		maxArtifact:  DefaultMaxArtifactSize,
+		parallel:     32,
+		buildGraph:   BuildGraph,
+		loadSettings: mavensettings.Load,
+		loadIvy:      ivysettings.Load,
 	}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
 			return nil, err
 		}
-	}
-	if !o.chainSet {
-		o.chain = envChainConfig()
 	}
 	if o.client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -159,15 +162,11 @@ func withMaxArtifactSize(n int64) Option {
 	return func(o *options) error { o.maxArtifact = n; return nil }
 }
 
-// WithDefaultChain sets what the default chain depends on: the home holding
-// .m2/repository ("" drops local-m2-cache) and $DEFAULT_ARTIFACT_REPOSITORY
-// ("" means Central and spark-packages). The default reads the environment.
-func WithDefaultChain(home, defaultArtifactRepository string) Option {
-	return func(o *options) error {
-		o.chain = chainConfig{home: home, defaultArtifact: defaultArtifactRepository}
-		o.chainSet = true
-		return nil
-	}
+// withSettingsLoaders replaces the readers of Request.Settings and
+// IvySettings (tests).
+func withSettingsLoaders(settings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error),
+	ivy func(ctx context.Context, spec string, env ivysettings.Env) (*ivysettings.Settings, error)) Option {
+	return func(o *options) error { o.loadSettings, o.loadIvy = settings, ivy; return nil }
 }
 
 // WithParallel bounds concurrent artifact downloads in Resolve and
@@ -199,12 +198,14 @@ type source struct {
 	warned  sync.Map       // warning → struct{}: each is printed once
 	refused sync.Map       // "" → error: what the chain cannot reproduce (ivysettings_chain.go), however the graph took it
 
-	// Speculation (see speculate): specCtx is nil unless Resolve enabled it.
-	specMu      sync.Mutex
-	specCtx     context.Context
-	specCancel  context.CancelFunc
-	specStopped bool
-	specWG      sync.WaitGroup
+	// Speculation (see speculate): specStop is nil unless Resolve enabled
+	// it, and closed when it stops or Resolve's context ends; specDeadline
+	// is that context's deadline (zero if none).
+	specMu       sync.Mutex
+	specStop     chan struct{}
+	specDeadline time.Time
+	specStopped  bool
+	specWG       sync.WaitGroup
 }
 
 // pomResult is a POM lookup with the warnings met on the way, printed by
@@ -226,9 +227,23 @@ type fetched struct {
 	matErr error
 }
 
-// warn prints each warning once per source.
-func (s *source) warn(ctx context.Context, msgs ...string) {
-	if isBackground(ctx) {
+// asker says who asks the source for a file: the graph builder (the zero
+// value) or speculation. It travels as an argument, never in a context.
+type asker struct {
+	// spec: speculation asks; warnings are left to the first caller that
+	// really needs the file.
+	spec bool
+	// low: the requests are speculative for the per-host limit (hostSem):
+	// they hold at most half the slots and yield to the others.
+	low bool
+	// onBody, when set, is called by download with a POM's body as soon
+	// as it has arrived.
+	onBody func([]byte)
+}
+
+// warn prints each warning once per source, unless a is speculation.
+func (s *source) warn(a asker, msgs ...string) {
+	if a.spec {
 		return
 	}
 	for _, m := range msgs {
@@ -251,14 +266,15 @@ func NewSource(ctx context.Context, req Request, opts ...Option) (Source, error)
 	if err != nil {
 		return nil, err
 	}
-	return newSource(ctx, req, o)
-}
-
-func newSource(ctx context.Context, req Request, o *options) (*source, error) {
-	chain, err := buildChain(ctx, req, o.chain)
+	chain, _, err := chainFor(ctx, req, o)
 	if err != nil {
 		return nil, err
 	}
+	return newSource(req, chain, o)
+}
+
+// newSource is the Source of req over chain (built once by the caller).
+func newSource(req Request, chain []*repo, o *options) (*source, error) {
 	c, err := cache.Open(req.CacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
@@ -294,6 +310,16 @@ func newSource(ctx context.Context, req Request, o *options) (*source, error) {
 	}, nil
 }
 
+// refusedErr is the first request the chain refused to answer because
+// prebake could not reproduce it (ivysettings_chain.go), else nil: the
+// graph may have taken it for a miss.
+func (s *source) refusedErr() error {
+	if err, ok := s.refused.Load(""); ok {
+		return err.(error)
+	}
+	return nil
+}
+
 // Repositories returns the chain (without userinfo), in lookup order.
 func (s *source) Repositories() []Repository {
 	out := make([]Repository, len(s.chain))
@@ -306,6 +332,10 @@ func (s *source) Repositories() []Repository {
 // POM implements Source: the first repository of the chain that has the
 // POM wins.
 func (s *source) POM(ctx context.Context, group, artifact, version string) (*POMFile, error) {
+	return s.pom(ctx, asker{}, group, artifact, version)
+}
+
+func (s *source) pom(ctx context.Context, a asker, group, artifact, version string) (*POMFile, error) {
 	if err := checkModule(group, artifact, version); err != nil {
 		return nil, err
 	}
@@ -314,7 +344,7 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 		var m misses
 		res := &pomResult{}
 		for _, r := range s.chain {
-			pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
+			pf, warn, fatal, err := s.pomFrom(ctx, a, r, group, artifact, version)
 			if err == nil {
 				res.warnings = append(res.warnings, warn)
 				res.pf = pf
@@ -332,7 +362,7 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 		return res, m.err("module " + key)
 	})
 	if res != nil {
-		s.warn(ctx, res.warnings...)
+		s.warn(a, res.warnings...)
 	}
 	if err != nil {
 		return nil, err
@@ -343,21 +373,21 @@ func (s *source) POM(ctx context.Context, group, artifact, version string) (*POM
 // pomFrom fetches the POM of g:a:v from r alone; warn is its
 // missing-checksum warning, if any. A fatal error (the cache is unreadable)
 // stops the chain.
-func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version string) (pf *POMFile, warn string, fatal bool, err error) {
-	fctx, hooked := ctx, false
+func (s *source) pomFrom(ctx context.Context, a asker, r *repo, group, artifact, version string) (pf *POMFile, warn string, fatal bool, err error) {
+	fa, hooked := a, false
 	if !r.isFile() && s.speculating() {
-		fctx = context.WithValue(ctx, bodyHookKey{}, func(data []byte) {
+		fa.onBody = func(data []byte) {
 			hooked = true
-			s.speculate(r, group, artifact, version, data, !isBackground(ctx))
-		})
+			s.speculate(ctx, r, group, artifact, version, data, !a.spec)
+		}
 	}
 	var f *fetched
-	rels, err := s.relPaths(ctx, r, group, artifact, version, "", "pom")
+	rels, err := s.relPaths(ctx, a, r, group, artifact, version, "", "pom")
 	if err != nil {
 		return nil, "", true, err
 	}
 	for _, rel := range rels {
-		if f, err = s.fetch(fctx, r, rel); err == nil || !errors.Is(err, ErrNotFound) {
+		if f, err = s.fetch(ctx, fa, r, rel); err == nil || !errors.Is(err, ErrNotFound) {
 			break
 		}
 	}
@@ -373,8 +403,8 @@ func (s *source) pomFrom(ctx context.Context, r *repo, group, artifact, version 
 			return nil, "", true, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading cached %s: %w", f.cf.URL, err))
 		}
 	}
-	if fctx != ctx && !hooked {
-		s.speculate(r, group, artifact, version, data, !isBackground(ctx))
+	if fa.onBody != nil && !hooked {
+		s.speculate(ctx, r, group, artifact, version, data, !a.spec)
 	}
 	return &POMFile{Data: data, Repo: r.Repository, URL: f.cf.URL}, f.warn, false, nil
 }
@@ -389,7 +419,7 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 	if r == nil {
 		return nil, errdefs.Errorf(errdefs.Internal, "module %s:%s:%s: repository %s (%s) is not in the chain", group, artifact, version, want.Name, redact.URL(want.URL))
 	}
-	pf, warn, fatal, err := s.pomFrom(ctx, r, group, artifact, version)
+	pf, warn, fatal, err := s.pomFrom(ctx, asker{}, r, group, artifact, version)
 	if err != nil {
 		if !fatal && (errors.Is(err, ErrNotFound) || errors.Is(err, cache.ErrNotCached)) {
 			var m misses
@@ -398,7 +428,7 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 		}
 		return nil, fmt.Errorf("module %s:%s:%s in %s: %w", group, artifact, version, r.Name, err)
 	}
-	s.warn(ctx, warn)
+	s.warn(asker{}, warn)
 	return pf, nil
 }
 
@@ -414,7 +444,7 @@ func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifac
 	vs, err := s.versionsIn(ctx, r, group, artifact)
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) && !errors.Is(err, cache.ErrNotCached) {
-			s.warn(ctx, r.Name+": "+redact.String(err.Error()))
+			s.warn(asker{}, r.Name+": "+redact.String(err.Error()))
 		}
 		return nil, err
 	}
@@ -440,7 +470,7 @@ func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifac
 // Results are shared through the source's merged requests; speculation
 // changes which requests overlap, never what is resolved. It does nothing
 // unless Resolve enabled it (startSpeculation).
-func (s *source) speculate(r *repo, group, artifact, version string, data []byte, deps bool) {
+func (s *source) speculate(ctx context.Context, r *repo, group, artifact, version string, data []byte, deps bool) {
 	if !s.speculating() {
 		return
 	}
@@ -449,15 +479,15 @@ func (s *source) speculate(r *repo, group, artifact, version string, data []byte
 		return // the loader reports it
 	}
 	if p := h.Parent; p != nil && literal(*p) {
-		s.goSpec(func(ctx context.Context) { s.POM(ctx, p.Group, p.Artifact, p.Version) })
+		s.goSpec(ctx, func(ctx context.Context) { s.pom(ctx, specAsker, p.Group, p.Artifact, p.Version) })
 	}
 	switch h.Packaging {
 	case "", "jar", "bundle":
 		ref := ArtifactRef{Group: group, Artifact: artifact, Version: version, Ext: "jar", Repo: r.Repository}
-		s.goSpec(func(ctx context.Context) { s.Artifact(lowPriority(ctx), ref) })
+		s.goSpec(ctx, func(ctx context.Context) { s.artifact(ctx, asker{spec: true, low: true}, ref) })
 	}
 	if ds := specDeps(h); deps && len(ds) > 0 {
-		s.goSpec(func(ctx context.Context) { s.speculateDeps(ctx, version, ds, h) })
+		s.goSpec(ctx, func(ctx context.Context) { s.speculateDeps(ctx, version, ds, h) })
 	}
 }
 
@@ -491,13 +521,13 @@ func (s *source) speculateDeps(ctx context.Context, version string, deps []maven
 			}
 			if v, ok := interpolateLiteral(raw, props); ok {
 				delete(pending, key)
-				s.goSpec(func(ctx context.Context) { s.POM(ctx, d.Group, d.Artifact, v) })
+				s.goSpec(ctx, func(ctx context.Context) { s.pom(ctx, specAsker, d.Group, d.Artifact, v) })
 			}
 		}
 		if len(pending) == 0 || h.Parent == nil || !literal(*h.Parent) {
 			return
 		}
-		pf, err := s.POM(ctx, h.Parent.Group, h.Parent.Artifact, h.Parent.Version)
+		pf, err := s.pom(ctx, specAsker, h.Parent.Group, h.Parent.Artifact, h.Parent.Version)
 		if err != nil {
 			return
 		}
@@ -535,18 +565,25 @@ func interpolateLiteral(v string, props map[string]string) (string, bool) {
 
 // startSpeculation enables speculate until the returned stop is called;
 // stop cancels the speculative downloads still running and waits for them.
+// Its downloads end when stop is called or ctx ends, whichever first.
 func (s *source) startSpeculation(ctx context.Context) (stop func()) {
 	if s.offline {
 		return func() {}
 	}
+	ch := make(chan struct{})
+	var once sync.Once
+	end := func() { once.Do(func() { close(ch) }) }
+	unlink := context.AfterFunc(ctx, end)
 	s.specMu.Lock()
-	s.specCtx, s.specCancel = context.WithCancel(background(ctx))
+	s.specStop = ch
+	s.specDeadline, _ = ctx.Deadline()
 	s.specMu.Unlock()
 	return func() {
 		s.specMu.Lock()
 		s.specStopped = true
-		s.specCancel()
 		s.specMu.Unlock()
+		unlink()
+		end()
 		s.specWG.Wait()
 	}
 }
@@ -554,37 +591,43 @@ func (s *source) startSpeculation(ctx context.Context) (stop func()) {
 func (s *source) speculating() bool {
 	s.specMu.Lock()
 	defer s.specMu.Unlock()
-	return s.specCtx != nil && !s.specStopped
+	return s.specStop != nil && !s.specStopped
 }
 
-// goSpec runs fn in the background with the speculative context.
-func (s *source) goSpec(fn func(ctx context.Context)) {
+// goSpec runs fn in the background. fn's context has ctx's values, not
+// its end: the caller's request may finish first, and a speculative
+// download another caller waits for (flight) must go on. It ends when
+// speculation stops (startSpeculation) and keeps Resolve's deadline.
+func (s *source) goSpec(ctx context.Context, fn func(ctx context.Context)) {
 	s.specMu.Lock()
-	if s.specCtx == nil || s.specStopped {
+	if s.specStop == nil || s.specStopped {
 		s.specMu.Unlock()
 		return
 	}
-	ctx := s.specCtx
+	stop, deadline := s.specStop, s.specDeadline
 	s.specWG.Add(1)
 	s.specMu.Unlock()
 	go func() {
 		defer s.specWG.Done()
-		fn(ctx)
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		if !deadline.IsZero() {
+			cancel()
+			sctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		}
+		defer cancel()
+		go func() {
+			select {
+			case <-stop:
+				cancel()
+			case <-sctx.Done():
+			}
+		}()
+		fn(sctx)
 	}()
 }
 
-type bgKey struct{}
-
-// background marks ctx as speculation's: warnings are left to the first
-// caller that really needs the file.
-func background(ctx context.Context) context.Context {
-	return context.WithValue(ctx, bgKey{}, true)
-}
-
-func isBackground(ctx context.Context) bool {
-	v, _ := ctx.Value(bgKey{}).(bool)
-	return v
-}
+// specAsker is speculation asking for a POM.
+var specAsker = asker{spec: true}
 
 // literal reports whether c names one module revision as written: no
 // property to expand, no version range.
@@ -703,6 +746,10 @@ func (e *chainMiss) Unwrap() []error { return e.causes }
 // Artifact implements Source: the file comes from ref.Repo, the repository
 // that served the module's POM.
 func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, error) {
+	return s.artifact(ctx, asker{}, ref)
+}
+
+func (s *source) artifact(ctx context.Context, a asker, ref ArtifactRef) (*CachedFile, error) {
 	if err := checkModule(ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext); err != nil {
 		return nil, err
 	}
@@ -715,11 +762,11 @@ func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, er
 	var err error
 	for _, ar := range artifactRepos(r) {
 		var rels []string
-		if rels, err = s.relPaths(ctx, ar, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext); err != nil {
+		if rels, err = s.relPaths(ctx, a, ar, ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext); err != nil {
 			return nil, err
 		}
 		for _, rel = range rels {
-			if cf, err = s.file(ctx, ar, rel); err == nil || !errors.Is(err, ErrNotFound) {
+			if cf, err = s.file(ctx, a, ar, rel); err == nil || !errors.Is(err, ErrNotFound) {
 				break
 			}
 		}
@@ -775,18 +822,18 @@ func (s *source) repoFor(want Repository) *repo {
 }
 
 // file is fetch, printing its missing-checksum warning.
-func (s *source) file(ctx context.Context, r *repo, rel string) (*CachedFile, error) {
-	f, err := s.fetch(ctx, r, rel)
+func (s *source) file(ctx context.Context, a asker, r *repo, rel string) (*CachedFile, error) {
+	f, err := s.fetch(ctx, a, r, rel)
 	if err != nil {
 		return nil, err
 	}
-	s.warn(ctx, f.warn)
+	s.warn(a, f.warn)
 	return s.materialize(f)
 }
 
 // fetch makes r/rel available in the cache: from the index, else by
 // download (verified) or by copying a local file.
-func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, error) {
+func (s *source) fetch(ctx context.Context, a asker, r *repo, rel string) (*fetched, error) {
 	if err := safepath.Rel(rel); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("repository %s: %w", r, err))
 	}
@@ -824,7 +871,7 @@ func (s *source) fetch(ctx context.Context, r *repo, rel string) (*fetched, erro
 		if s.cache.SeenMissing(u) {
 			return nil, errdefs.New(errdefs.NotFound, &HTTPError{URL: u, StatusCode: http.StatusNotFound})
 		}
-		f, err := s.download(ctx, r, rel)
+		f, err := s.download(ctx, a, r, rel)
 		if err != nil && errors.Is(err, ErrNotFound) {
 			s.cache.RecordMissing(u)
 		}
@@ -905,15 +952,16 @@ func (s *source) materialize(f *fetched) (*CachedFile, error) {
 
 // download GETs r/rel into the cache while fetching its checksum files in
 // parallel (see fetchChecksums; none with ChecksumIgnore); it verifies the
-// checksum before the blob becomes visible under its URL.
-func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, error) {
+// checksum before the blob becomes visible under its URL. It calls
+// a.onBody with a POM's body before the checksum check.
+func (s *source) download(ctx context.Context, a asker, r *repo, rel string) (*fetched, error) {
 	u := r.base + rel
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fileOK := make(chan struct{}) // closed on the file's 200
 	var sums <-chan map[string]checksumFile
 	if s.checksum != ChecksumIgnore {
-		sums = s.fetchChecksums(cctx, r, rel, fileOK)
+		sums = s.fetchChecksums(cctx, a, r, rel, fileOK)
 	}
 
 	t, err := s.cache.NewTemp()
@@ -937,17 +985,17 @@ func (s *source) download(ctx context.Context, r *repo, rel string) (*fetched, e
 		td = s.f.track(u, dst)
 		dst = td
 	}
-	err = s.f.get(ctx, r.target(rel), &okDest{resetWriter: dst, ok: fileOK})
+	err = s.f.get(ctx, r.target(rel).priority(a.low), &okDest{resetWriter: dst, ok: fileOK})
 	if td != nil {
 		td.done(err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if hook, ok := ctx.Value(bodyHookKey{}).(func([]byte)); ok && mem != nil {
+	if a.onBody != nil && mem != nil {
 		// Speculation starts before the checksum check and the cache
 		// writes: it only guesses, and the real request checks.
-		hook(mem.b)
+		a.onBody(mem.b)
 	}
 	sum := t.Sums()
 	var warn string
@@ -994,14 +1042,14 @@ type checksumFile struct {
 // .sha1, the next files from it ask the three at once (no extra round),
 // until a .sha1 is found there again. The map holds the result of each
 // file requested, by extension. Cancel ctx when the file fails.
-func (s *source) fetchChecksums(ctx context.Context, r *repo, rel string, fileOK <-chan struct{}) <-chan map[string]checksumFile {
+func (s *source) fetchChecksums(ctx context.Context, a asker, r *repo, rel string, fileOK <-chan struct{}) <-chan map[string]checksumFile {
 	out := make(chan map[string]checksumFile, 1)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	got := map[string]checksumFile{}
 	get := func(ext string) checksumFile {
 		b := &memBuf{max: maxChecksumSize}
-		err := s.f.get(ctx, r.target(rel+ext), b)
+		err := s.f.get(ctx, r.target(rel+ext).priority(a.low), b)
 		c := checksumFile{b.b, err}
 		mu.Lock()
 		got[ext] = c
@@ -1053,10 +1101,6 @@ func (d *okDest) begin(total int64) {
 	}
 	d.once.Do(func() { close(d.ok) })
 }
-
-// bodyHookKey carries a func([]byte) that download calls with a POM's body
-// as soon as it has arrived.
-type bodyHookKey struct{}
 
 // teeDest writes to a resetWriter and a memBuf.
 type teeDest struct {
@@ -1150,7 +1194,7 @@ func (s *source) Versions(ctx context.Context, group, artifact string) ([]string
 		vs, err := s.versionsIn(ctx, r, group, artifact)
 		if err != nil {
 			if m.add(r, err) {
-				s.warn(ctx, r.Name+": "+redact.String(err.Error()))
+				s.warn(asker{}, r.Name+": "+redact.String(err.Error()))
 			}
 			continue
 		}
@@ -1180,7 +1224,7 @@ func (s *source) versionsIn(ctx context.Context, r *repo, group, artifact string
 	if !useMetadata {
 		return s.listing(ctx, r, dir)
 	}
-	cf, err := s.file(ctx, r, dir+"maven-metadata.xml")
+	cf, err := s.file(ctx, asker{}, r, dir+"maven-metadata.xml")
 	if err == nil {
 		if err := checkSize(cf.URL, cf.Size, maxMetadataSize); err != nil {
 			return nil, err

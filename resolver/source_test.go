@@ -98,7 +98,7 @@ func (l *logBuf) String() string {
 
 // fastOpts are options for tests: no ~/.m2, short backoff and timeouts.
 func fastOpts(extra ...Option) []Option {
-	return append([]Option{WithDefaultChain("", ""), WithRetry(3, 10*time.Millisecond), WithIdleTimeout(2 * time.Second)}, extra...)
+	return append([]Option{WithRetry(3, 10*time.Millisecond), WithIdleTimeout(2 * time.Second)}, extra...)
 }
 
 func testSource(t *testing.T, repos []string, policy ChecksumPolicy, extra ...Option) *source {
@@ -108,7 +108,7 @@ func testSource(t *testing.T, repos []string, policy ChecksumPolicy, extra ...Op
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newSource(context.Background(), req, o)
+	s, err := newSourceFor(context.Background(), req, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,14 +119,13 @@ func TestBuildChain(t *testing.T) {
 	tests := []struct {
 		name       string
 		req        Request
-		cfg        chainConfig
 		want       []Repository
 		wantErr    string
 		wantOption string
 	}{
 		{
 			name: "spark default",
-			cfg:  chainConfig{home: "/home/u"},
+			req:  Request{Home: "/home/u"},
 			want: []Repository{
 				{RepoLocalM2, "file:///home/u/.m2/repository/"},
 				{RepoCentral, DefaultCentralURL},
@@ -135,8 +134,8 @@ func TestBuildChain(t *testing.T) {
 		},
 		{
 			name: "DEFAULT_ARTIFACT_REPOSITORY redirects central and spark-packages",
-			cfg:  chainConfig{home: "/home/u", defaultArtifact: "https://nexus.example/maven"},
-			req:  Request{Repositories: []string{"https://a.example/m2,file:///srv/repo"}},
+			req: Request{Home: "/home/u", DefaultArtifactRepository: "https://nexus.example/maven",
+				Repositories: []string{"https://a.example/m2,file:///srv/repo"}},
 			want: []Repository{
 				{RepoLocalM2, "file:///home/u/.m2/repository/"},
 				{RepoCentral, "https://nexus.example/maven/"},
@@ -172,7 +171,7 @@ func TestBuildChain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			chain, err := buildChain(context.Background(), tt.req, tt.cfg)
+			chain, _, err := chainFor(context.Background(), tt.req, defaultOptions(t))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -664,7 +663,7 @@ func TestOffline(t *testing.T) {
 	defer srv.Close()
 	cache := t.TempDir()
 	o, _ := makeOptions(fastOpts())
-	online, err := newSource(context.Background(), Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache}, o)
+	online, err := newSourceFor(context.Background(), Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -672,7 +671,7 @@ func TestOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Reset()
-	offline, err := newSource(context.Background(), Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache, Offline: true}, o)
+	offline, err := newSourceFor(context.Background(), Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache, Offline: true}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func (b *fileBackend) write(ctx context.Context, key string, r io.Reader) error 
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
+	if err := copyCtx(ctx, f, r); err != nil {
 		f.Close()
 		return b.wrap("writing", key, err)
 	}
@@ -106,16 +106,27 @@ func (b *fileBackend) write(ctx context.Context, key string, r io.Reader) error 
 	return nil
 }
 
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
+// copyCtx copies r to w like io.Copy, stopping when ctx ends (checked
+// before each chunk).
+func copyCtx(ctx context.Context, w io.Writer, r io.Reader) error {
+	buf := make([]byte, 32<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return c.r.Read(p)
 }
 
 func (b *fileBackend) url(_ context.Context, key string, _ URLStyle, _ time.Duration) (string, error) {

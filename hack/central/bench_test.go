@@ -55,9 +55,9 @@ func BenchmarkCentralCold(b *testing.B) {
 			}
 			req := c.request(central, testdata, b.TempDir())
 			req.LockPath = filepath.Join(b.TempDir(), "prebake.lock")
-			home := b.TempDir()
+			req.Home, req.DefaultArtifactRepository = b.TempDir(), central
 			t0 := time.Now()
-			res, err := resolver.Resolve(ctx, req, resolver.WithDefaultChain(home, central))
+			res, err := resolver.Resolve(ctx, req)
 			cold := time.Since(t0)
 			if err != nil {
 				b.Fatal(err)
@@ -72,7 +72,7 @@ func BenchmarkCentralCold(b *testing.B) {
 			// Warm: the lock and the cache, and not one request.
 			ct := &countingTransport{next: http.DefaultTransport}
 			t1 := time.Now()
-			warm, err := resolver.Resolve(ctx, req, resolver.WithDefaultChain(home, central), resolver.WithHTTPClient(&http.Client{Transport: ct}))
+			warm, err := resolver.Resolve(ctx, req, resolver.WithHTTPClient(&http.Client{Transport: ct}))
 			warmT := time.Since(t1)
 			if err != nil {
 				b.Fatal(err)

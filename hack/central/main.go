@@ -251,8 +251,9 @@ func centralLock(ctx context.Context, central, testdata, home, cache string, rec
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	req := resolver.Request{Packages: []string{lockCoords}, CacheDir: cache, LockPath: filepath.Join(dir, "prebake.lock")}
-	if _, err := resolver.Resolve(ctx, req, resolver.WithDefaultChain(home, central)); err != nil {
+	req := resolver.Request{Packages: []string{lockCoords}, CacheDir: cache, LockPath: filepath.Join(dir, "prebake.lock"),
+		Home: home, DefaultArtifactRepository: central}
+	if _, err := resolver.Resolve(ctx, req); err != nil {
 		return "", fmt.Errorf("the Central lock of %s: %w", lockCoords, err)
 	}
 	data, err := os.ReadFile(req.LockPath)

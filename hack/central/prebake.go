@@ -23,7 +23,8 @@ import (
 // returns the locked jars (names and sha256) and the lock itself.
 func prebakeRun(ctx context.Context, c kase, central, testdata, home, cache string, opts ...resolver.Option) (outcome, *lock.File, error) {
 	req := c.request(central, testdata, cache)
-	res, err := resolver.Resolve(ctx, req, append([]resolver.Option{resolver.WithDefaultChain(home, central)}, opts...)...)
+	req.Home, req.DefaultArtifactRepository = home, central
+	res, err := resolver.Resolve(ctx, req, opts...)
 	if err != nil {
 		var nf bool
 		if errors.Is(err, resolver.ErrNotFound) {
@@ -166,7 +167,8 @@ func (r *recorder) POMIn(ctx context.Context, repo resolver.Repository, g, a, v 
 // what it read into mirror.
 func record(ctx context.Context, c kase, central, testdata, home, cache, mirror string) error {
 	req := c.request(central, testdata, cache)
-	src, err := resolver.NewSource(ctx, req, resolver.WithDefaultChain(home, central))
+	req.Home, req.DefaultArtifactRepository = home, central
+	src, err := resolver.NewSource(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -190,7 +192,8 @@ func replay(ctx context.Context, c kase, mirror, testdata, home, cache string) (
 	req := c.request(u, testdata, cache)
 	req.ChecksumPolicy = resolver.ChecksumIgnore
 	req.Offline = false
-	src, err := resolver.NewSource(ctx, req, resolver.WithDefaultChain(home, u), resolver.WithRetry(1, time.Millisecond))
+	req.Home, req.DefaultArtifactRepository = home, u
+	src, err := resolver.NewSource(ctx, req, resolver.WithRetry(1, time.Millisecond))
 	if err != nil {
 		return outcome{}, err
 	}

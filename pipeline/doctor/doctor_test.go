@@ -78,11 +78,10 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) input() Input {
 	return Input{
-		Resolve:         resolver.Request{NoDefaultRepositories: true, Repositories: []string{strings.Replace(e.ok, "http://", "http://alice:s3cret@", 1), e.notFound, e.closed}},
-		ResolverOptions: []resolver.Option{resolver.WithDefaultChain(e.home, "")},
-		Home:            e.home,
-		DockerConfig:    filepath.Join(e.home, ".docker"),
-		ImageRefs:       []string{"registry.example.com/team/jobs", "123.dkr.ecr.eu-west-1.amazonaws.com/jobs", "spark:3.5.7", "ghcr.io/x/y"},
+		Resolve:      resolver.Request{NoDefaultRepositories: true, Repositories: []string{strings.Replace(e.ok, "http://", "http://alice:s3cret@", 1), e.notFound, e.closed}, Home: e.home},
+		Home:         e.home,
+		DockerConfig: filepath.Join(e.home, ".docker"),
+		ImageRefs:    []string{"registry.example.com/team/jobs", "123.dkr.ecr.eu-west-1.amazonaws.com/jobs", "spark:3.5.7", "ghcr.io/x/y"},
 	}
 }
 

@@ -136,7 +136,7 @@ func corpusSets(t testing.TB, repoDir string, n int) []string {
 	var firstErr error
 	for _, c := range coords {
 		_, err := resolver.Resolve(context.Background(), resolver.Request{Packages: []string{c}, Repositories: []string{"file://" + repoDir + "/"},
-			NoDefaultRepositories: true, CacheDir: cache}, resolver.WithDefaultChain("", ""))
+			NoDefaultRepositories: true, CacheDir: cache})
 		if err == nil {
 			out = append(out, c)
 		} else if firstErr == nil {
