@@ -53,6 +53,13 @@ func main() {
 	parity := filepath.Join(root, "testdata", "parity")
 	oracle := filepath.Join(*shared, "oracle", "run-oracle.sh")
 	var err error
+	cleanup := func() {}
+	if *diff > 0 || *refresh || *live {
+		if cleanup, err = prepareOracle(oracle); err != nil {
+			fmt.Fprintln(os.Stderr, "parity:", err)
+			os.Exit(1)
+		}
+	}
 	switch {
 	case *show != "":
 		err = showPrebake(*show, strings.Split(*showRepos, ","), *showExcl)
@@ -109,6 +116,7 @@ func main() {
 		flag.Usage()
 		os.Exit(64)
 	}
+	cleanup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "parity:", err)
 		os.Exit(1)
@@ -168,6 +176,35 @@ func forCases(parity string, fn func(kase) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// prepareOracle compiles the oracle once, into a build directory of this
+// process (ORACLE_BUILD_DIR, inherited by every run), before the runs go
+// parallel. run-oracle.sh compiles on first use: two runs that both find no
+// class both run javac into the same directory, and one loads the other's
+// half-written IvyOracle.class ("Truncated class file", CI on a fresh
+// machine). The returned func removes the directory.
+func prepareOracle(oracle string) (func(), error) {
+	dir, err := os.MkdirTemp("", "parity-oracle-")
+	if err != nil {
+		return nil, err
+	}
+	done := func() { os.RemoveAll(dir) }
+	if err := os.Setenv("ORACLE_BUILD_DIR", dir); err != nil {
+		done()
+		return nil, err
+	}
+	// With no coordinates the oracle compiles, then exits with its usage
+	// error; only the class file tells whether the compile worked.
+	var errb bytes.Buffer
+	cmd := exec.Command(oracle)
+	cmd.Stdout, cmd.Stderr = io.Discard, &errb
+	_ = cmd.Run()
+	if _, err := os.Stat(filepath.Join(dir, "IvyOracle.class")); err != nil {
+		done()
+		return nil, fmt.Errorf("oracle: the compile left no class in %s: %s", dir, lastLines(errb.String(), 5))
+	}
+	return done, nil
 }
 
 // runOracle runs the oracle; exit codes 2–4 are resolution failures whose
