@@ -60,7 +60,8 @@ type Options struct {
 	// (of a batch, with the same Options) is only rewritten. nil: none.
 	Memo *Memo
 	// RewriteOptions are added to the rewrite's own (e.g.
-	// rewrite.WithPythonApps for submit --exec). nil: none.
+	// rewrite.WithPythonApps for the Python programs a run executes).
+	// nil: none.
 	RewriteOptions []rewrite.Option
 }
 

@@ -141,7 +141,7 @@ func shellSplit(s string) []string {
 // app's own packages settings give.
 type AppFix struct {
 	// Apps are more Python files to scan, besides a .py primary resource
-	// (the program of submit --exec: python3 app.py).
+	// (the program a run executes: python3 app.py).
 	Apps []string
 	// Packages are the coordinates the rewrite resolved (comma-separated).
 	Packages string

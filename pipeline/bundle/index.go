@@ -16,8 +16,9 @@
 // ArtifactType whose config is the index (IndexMediaType) and whose blobs
 // are the files, each named by org.opencontainers.image.title.
 //
-// What `--frozen` reads from a cache is the lock's jars, by sha256: that
-// is what a bundle carries (POMs are read only to resolve afresh).
+// What a frozen run (one that only fetches the locked jars) reads from a
+// cache is the lock's jars, by sha256: that is what a bundle carries (POMs
+// are read only to resolve afresh).
 package bundle
 
 import (

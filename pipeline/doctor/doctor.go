@@ -75,8 +75,8 @@ func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client 
 // default is resolver.DefaultM2ScanLimit.
 func WithM2ScanLimit(n int) Option { return func(o *options) { o.scanLimit = n } }
 
-// Report is the result of Check; its JSON is `prebake doctor -o json`'s
-// schema (documented in the README).
+// Report is the result of Check. Its JSON form is a stable schema (the
+// CLI's JSON document for doctor).
 type Report struct {
 	// OK is true when every repository and REST server probed is
 	// reachable (Unreachable is empty).

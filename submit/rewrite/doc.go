@@ -10,7 +10,7 @@
 //     WithRoleImages, WithEnv and WithWorkDir.
 //   - Result and ManifestResult say what changed and why (Change) and carry
 //     Warnings with a WarningKind, so that a caller adds its own words.
-//     Their JSON forms are `prebake rewrite -o json`.
+//     Their JSON forms are stable schemas (the CLI's JSON documents).
 //
 // It reads the command line only through package submit's model; the
 // backends (submit/k8s, submit/rest, submit/local) do not import it.

@@ -15,9 +15,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ManifestResult is the result of Manifest. Its JSON form is
-// `prebake rewrite --manifest FILE -o json` (stable; the README copies this
-// schema):
+// ManifestResult is the result of Manifest. Its JSON form is stable (the
+// CLI's JSON document for a rewritten manifest):
 //
 //	{
 //	  "file": "app.yaml",
@@ -78,8 +77,8 @@ const (
 //     spark.jars, which is then removed) followed by the resolved jars'
 //     cluster URLs; Python apps (spec.type Python) get them in
 //     spec.deps.pyFiles too. The operator always submits in cluster mode,
-//     so jars without cluster URLs (neither --image-from nor --store) are a
-//     usage error;
+//     so jars without cluster URLs (neither in a baked image nor in a
+//     store) are a usage error;
 //   - with WithImage, spec.image is set, and spec.driver.image,
 //     spec.executor.image and the sparkConf image keys are replaced where
 //     set.

@@ -42,7 +42,7 @@ func KindOf(o metav1.Object) string {
 }
 
 // YAML renders the objects as one YAML stream in creation order (the pod,
-// then the owned objects), as --dry-run -o yaml prints them.
+// then the owned objects): what a dry run shows of a native submission.
 func (o *Objects) YAML() ([]byte, error) {
 	var docs []string
 	for _, x := range append([]metav1.Object{o.Pod}, o.Owned()...) {
