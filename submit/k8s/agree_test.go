@@ -69,7 +69,7 @@ func TestBackendsAgreeWithModel(t *testing.T) {
 					args = append(args, strings.ReplaceAll(a, "MASTER", master))
 				}
 				args = append(args, app...)
-				sub := mustLoad(t, args, func(k string) string { return env[k] })
+				sub := mustLoad(t, args, mapEnv(env))
 				if sub.Master() != master || sub.DeployMode() != tt.wantMode {
 					t.Fatalf("model: %s %s, want %s %s", sub.Master(), sub.DeployMode(), master, tt.wantMode)
 				}

@@ -17,13 +17,10 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// noEnv is an empty environment.
-func noEnv(string) string { return "" }
-
 // mustLoad is submit.LoadSubmission of args with an empty environment.
 func mustLoad(t *testing.T, args []string) *submit.Submission {
 	t.Helper()
-	sub, err := submit.LoadSubmission(args, noEnv)
+	sub, err := submit.LoadSubmission(args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +172,7 @@ func waitFor(t *testing.T, s *testenv.SyncBuffer, want string) {
 // its exit code through.
 func TestSubmitPySparkProgram(t *testing.T) {
 	env := map[string]string{submit.EnvPySparkSubmitArgs: "--master local[1] --name 'a b' pyspark-shell"}
-	sub, err := submit.LoadPySparkSubmission(func(k string) string { return env[k] })
+	sub, err := submit.LoadPySparkSubmission(testenv.Environ(env))
 	if err != nil {
 		t.Fatal(err)
 	}

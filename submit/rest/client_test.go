@@ -48,7 +48,7 @@ func submitArgs(master string) *submit.Submission {
 // load is submit.LoadSubmission of args with the environment environ.
 func load(args, environ []string) (*submit.Submission, error) {
 	env := restEnvironMap(environ)
-	return submit.LoadSubmission(args, func(k string) string { return env[k] })
+	return submit.LoadSubmission(args, testenv.Environ(env))
 }
 
 // mustLoad loads args with an empty environment.
