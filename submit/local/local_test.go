@@ -167,11 +167,11 @@ func waitFor(t *testing.T, s *testenv.SyncBuffer, want string) {
 }
 
 // TestSubmitPySparkProgram: WithPySparkProgram runs the program instead of
-// spark-submit with $PYSPARK_SUBMIT_ARGS replaced by the submission's
-// arguments (a value the caller's environment had is dropped), and passes
-// its exit code through.
+// spark-submit, with the submission's environment and $PYSPARK_SUBMIT_ARGS
+// replaced by the submission's arguments (shell-quoted again: the value the
+// environment had is dropped), and passes its exit code through.
 func TestSubmitPySparkProgram(t *testing.T) {
-	env := map[string]string{submit.EnvPySparkSubmitArgs: "--master local[1] --name 'a b' pyspark-shell"}
+	env := map[string]string{"PATH": "/usr/bin:/bin", submit.EnvPySparkSubmitArgs: "--master local[1] --name 'a b' pyspark-shell"}
 	sub, err := submit.LoadPySparkSubmission(testenv.Environ(env))
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,6 @@ func TestSubmitPySparkProgram(t *testing.T) {
 	var stdout bytes.Buffer
 	res, err := runSub(context.Background(), sub,
 		WithPySparkProgram([]string{"/bin/sh", "-c", `printf '%s' "$PYSPARK_SUBMIT_ARGS"; exit 7`}),
-		WithEnv([]string{"PATH=/usr/bin:/bin", submit.EnvPySparkSubmitArgs + "=--packages old:x:1 pyspark-shell"}),
 		WithStdio(nil, &stdout, nil))
 	if got := exitcode.Code(err); got != 7 {
 		t.Errorf("exit code %d (%v); want 7", got, err)
