@@ -86,7 +86,7 @@ func TestWithWarningHints(t *testing.T) {
 			"image r.example/s:1: master standalone is not Kubernetes, so no image is set; the local:// jars must exist on every standalone node; flag --image-from"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sub, err := submit.LoadSubmission(tc.argv, func(string) string { return "" })
+			sub, err := submit.LoadSubmission(tc.argv, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

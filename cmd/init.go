@@ -122,7 +122,7 @@ what changed; --force rewrites the file with this command's settings.`,
 						return err
 					}
 				}
-				sub, err := submit.LoadSubmission(args, os.Getenv)
+				sub, err := submit.LoadSubmission(args, os.Environ())
 				if err != nil {
 					return err
 				}

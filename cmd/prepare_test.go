@@ -46,7 +46,7 @@ func runPrepared(t *testing.T, flags []string, args []string) (*submit.Prepared,
 		return nil, err
 	}
 	var stderr bytes.Buffer
-	sub, err := submit.LoadSubmission(args, os.Getenv)
+	sub, err := submit.LoadSubmission(args, os.Environ())
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func TestPrepareClusterWithoutCacheRefused(t *testing.T) {
 
 func assertNoPackages(t *testing.T, args []string) {
 	t.Helper()
-	s, err := submit.LoadSubmission(args, func(string) string { return "" })
+	s, err := submit.LoadSubmission(args, nil)
 	if err != nil {
 		t.Fatalf("re-parse: %v", err)
 	}
@@ -179,7 +179,7 @@ func TestPrepareStoreFirstFetchesNothing(t *testing.T) {
 		if err := fs.Parse([]string{"--no-default-repositories", "--repositories", repo, "--cache", cache, "--store", store, "--lock", lock}); err != nil {
 			t.Fatal(err)
 		}
-		sub, err := submit.LoadSubmission(args, os.Getenv)
+		sub, err := submit.LoadSubmission(args, os.Environ())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -100,10 +100,10 @@ for packages they set themselves.`,
 			var sub *submit.Submission
 			pyEnv := execProg || len(args) == 0
 			if pyEnv {
-				sub, err = submit.LoadPySparkSubmission(os.Getenv)
+				sub, err = submit.LoadPySparkSubmission(os.Environ())
 				opts = append(opts, rewrite.WithPythonApps(pythonFiles(args)...))
 			} else {
-				sub, err = submit.LoadSubmission(args, os.Getenv)
+				sub, err = submit.LoadSubmission(args, os.Environ())
 			}
 			if err != nil {
 				return err

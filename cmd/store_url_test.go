@@ -84,7 +84,7 @@ func TestRewriteS3ACompatibleConfIT(t *testing.T) {
 	if err := fs.Parse(append(append([]string{}, s3flags...), demo...)); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := submit.LoadSubmission(argv[1:], func(string) string { return "" })
+	sub, err := submit.LoadSubmission(argv[1:], nil)
 	if err != nil {
 		t.Fatal(err)
 	}

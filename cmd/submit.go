@@ -216,7 +216,7 @@ func runSubmit(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *sub
 	// The command line is loaded once (argv, --properties-file,
 	// spark-defaults.conf, $MASTER, $DEPLOY_MODE); every later step reads
 	// this value.
-	sub, err := submit.LoadSubmission(args, os.Getenv)
+	sub, err := submit.LoadSubmission(args, os.Environ())
 	if err != nil {
 		return err
 	}

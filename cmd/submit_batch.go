@@ -99,7 +99,7 @@ func readBatchFile(path string) ([]k8s.BatchEntry, error) {
 // the batch; its errors name the line.
 func prepareBatchApp(ctx context.Context, g *globals, f *submitFlags, pp prepareFunc, e k8s.BatchEntry, stderr io.Writer) (*submit.Prepared, error) {
 	at := fmt.Sprintf("--batch %s line %d", f.batch, e.Line)
-	sub, err := submit.LoadSubmission(e.Args, os.Getenv)
+	sub, err := submit.LoadSubmission(e.Args, os.Environ())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", at, err)
 	}

@@ -31,7 +31,7 @@ func runExec(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *submi
 	if err != nil {
 		return err
 	}
-	sub, err := submit.LoadPySparkSubmission(os.Getenv)
+	sub, err := submit.LoadPySparkSubmission(os.Environ())
 	if err != nil {
 		return err
 	}

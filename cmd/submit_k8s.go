@@ -171,7 +171,7 @@ func sparkSubmitBin(flag string, getenv func(string) string, lookPath func(strin
 // credentials, as spark-submit --status/--kill take them) into the K8s
 // options.
 func idOptions(r *run) ([]k8s.Option, error) {
-	o := []k8s.Option{k8s.WithMaster(r.master), k8s.WithStderr(r.stderr), k8s.WithGetenv(os.Getenv)}
+	o := []k8s.Option{k8s.WithMaster(r.master), k8s.WithStderr(r.stderr), k8s.WithEnviron(os.Environ())}
 	var conf map[string]string
 	for _, kv := range r.id.conf {
 		k, v, ok := strings.Cut(kv, "=")

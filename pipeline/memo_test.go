@@ -31,7 +31,7 @@ func TestPrepareMemo(t *testing.T) {
 	t.Setenv("SPARK_CONF_DIR", t.TempDir())
 	load := func(name string) *submit.Submission {
 		sub, err := submit.LoadSubmission([]string{"--master", "local[2]", "--name", name,
-			"--packages", "org.slf4j:slf4j-api:1.7.36", "--repositories", "file://" + repo + "/", "app.py"}, os.Getenv)
+			"--packages", "org.slf4j:slf4j-api:1.7.36", "--repositories", "file://" + repo + "/", "app.py"}, os.Environ())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -145,7 +145,7 @@ func TestPrepareTargets(t *testing.T) {
 			}
 			target, fake := tc.target()
 			sub, err := submit.LoadSubmission([]string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", tc.deploy,
-				"--packages", pkg, "--class", "Main", "local:///opt/app.jar"}, os.Getenv)
+				"--packages", pkg, "--class", "Main", "local:///opt/app.jar"}, os.Environ())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +185,7 @@ func TestPrepareTargets(t *testing.T) {
 // submission is a BadArgument naming ErrNoBaseImage, before anything is
 // baked.
 func TestImageTargetNeedsABase(t *testing.T) {
-	sub, err := submit.LoadSubmission([]string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster", "local:///opt/app.jar"}, func(string) string { return "" })
+	sub, err := submit.LoadSubmission([]string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster", "local:///opt/app.jar"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

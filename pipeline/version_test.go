@@ -62,7 +62,7 @@ func TestPrepareDriverSparkVersion(t *testing.T) {
 				args = append(args, "--conf", "spark.kubernetes.driver.container.image="+tc.driver)
 				driverBase = tc.driver
 			}
-			sub, err := submit.LoadSubmission(append(args, "--class", "Main", "local:///opt/app.jar"), func(string) string { return "" })
+			sub, err := submit.LoadSubmission(append(args, "--class", "Main", "local:///opt/app.jar"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestPrepareSharedLock(t *testing.T) {
 	shared := &lock.File{Artifacts: res.Lock.Artifacts[1:]}
 	shared.Normalize()
 	sub, err := submit.LoadSubmission([]string{"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster", "--packages", pkg,
-		"--conf", "spark.kubernetes.container.image=" + base, "--class", "Main", "local:///opt/app.jar"}, func(string) string { return "" })
+		"--conf", "spark.kubernetes.container.image=" + base, "--class", "Main", "local:///opt/app.jar"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestRoute(t *testing.T) {
 		{[]string{"--remote", "sc://h:15002", "app.py"}, true},
 	}
 	for _, tt := range tests {
-		sub, err := LoadSubmission(tt.args, func(string) string { return "" })
+		sub, err := LoadSubmission(tt.args, nil)
 		if got := err == nil && RunsHere(sub); got != tt.want {
 			t.Errorf("RunsHere(%q) = %v, want %v", tt.args, got, tt.want)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
@@ -76,25 +75,31 @@ type Submission struct {
 	// --properties-file, or with Spark 4's --load-spark-defaults.
 	Defaults *PropsFile
 
-	args   []string // as given
-	getenv func(string) string
+	args []string // as given
+	// environ is the environment ("K=V") the submission was loaded with;
+	// env is it as a map, the last entry of a name winning.
+	environ []string
+	env     map[string]string
 	// pyspark: the command line is $PYSPARK_SUBMIT_ARGS
 	// (LoadPySparkSubmission), for a Python process that starts its own JVM.
 	pyspark bool
 }
 
 // LoadSubmission parses args and reads the properties files spark-submit
-// would read. getenv nil means os.Getenv. A --properties-file that does not
-// exist is an error (errdefs.NotFound), as in spark-submit.
-func LoadSubmission(args []string, getenv func(string) string) (*Submission, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+// would read. environ ("K=V", as os.Environ returns it) is the environment
+// spark-submit would run with: it names the conf directory ($SPARK_CONF_DIR,
+// $SPARK_HOME), $MASTER and the like, and the backends start spark-submit
+// (or the REST server's driver) with it. nil is an empty environment, not
+// this process's: a caller that means its own passes os.Environ(). A
+// --properties-file that does not exist is an error (errdefs.NotFound), as in
+// spark-submit.
+func LoadSubmission(args []string, environ []string) (*Submission, error) {
 	argv, err := ParseArgv(args)
 	if err != nil {
 		return nil, err
 	}
-	s := &Submission{Argv: argv, args: append([]string{}, args...), getenv: getenv}
+	s := &Submission{Argv: argv, args: append([]string{}, args...)}
+	s.setEnviron(environ)
 	if argv.Action != ActionSubmit {
 		return s, nil
 	}
@@ -112,7 +117,7 @@ func LoadSubmission(args []string, getenv func(string) string) (*Submission, err
 		s.PropertiesFile = p
 	}
 	if !hasPF || argv.Has("--load-spark-defaults") {
-		if dp := sparkDefaultsPath(getenv); dp != "" {
+		if dp := sparkDefaultsPath(s.Getenv); dp != "" {
 			p, err := readProps(dp)
 			if err != nil {
 				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("spark-defaults.conf: %w", err))
@@ -227,7 +232,7 @@ func (s *Submission) Master() string {
 	if v, ok := s.GivenMaster(); ok {
 		return v
 	}
-	if v, ok := s.FlagOrConf("--remote", "spark.remote"); (ok && v != "") || s.getenv("SPARK_REMOTE") != "" {
+	if v, ok := s.FlagOrConf("--remote", "spark.remote"); (ok && v != "") || s.Getenv("SPARK_REMOTE") != "" {
 		return "connect"
 	}
 	return "local[*]"
@@ -239,7 +244,7 @@ func (s *Submission) DeployMode() string {
 	if v, ok := s.FlagOrConf("--deploy-mode", "spark.submit.deployMode"); ok && v != "" {
 		return v
 	}
-	if v := s.getenv("DEPLOY_MODE"); v != "" {
+	if v := s.Getenv("DEPLOY_MODE"); v != "" {
 		return v
 	}
 	return "client"

@@ -2,6 +2,7 @@ package submit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
@@ -103,15 +104,17 @@ func PySparkArgs(getenv func(string) string) ([]string, error) {
 }
 
 // LoadPySparkSubmission loads the submission a Python process started with
-// the environment getenv makes (PySparkArgs), with that environment minus
-// $PYSPARK_SUBMIT_ARGS itself (it is the command line now, not a source the
-// rewrite cannot reach).
-func LoadPySparkSubmission(getenv func(string) string) (*Submission, error) {
-	toks, err := PySparkArgs(getenv)
+// the environment environ ("K=V"; nil is an empty one, as in LoadSubmission)
+// makes (PySparkArgs), with that environment minus $PYSPARK_SUBMIT_ARGS
+// itself (it is the command line now, not a source the rewrite cannot
+// reach).
+func LoadPySparkSubmission(environ []string) (*Submission, error) {
+	env := envMap(environ)
+	toks, err := PySparkArgs(func(k string) string { return env[k] })
 	if err != nil {
 		return nil, err
 	}
-	s, err := LoadSubmission(toks, WithoutEnv(getenv, EnvPySparkSubmitArgs))
+	s, err := LoadSubmission(toks, withoutEnv(environ, EnvPySparkSubmitArgs))
 	if err != nil {
 		return nil, err
 	}
@@ -122,14 +125,14 @@ func LoadPySparkSubmission(getenv func(string) string) (*Submission, error) {
 	return s, nil
 }
 
-// WithoutEnv returns getenv with the variables names unset.
-func WithoutEnv(getenv func(string) string, names ...string) func(string) string {
-	return func(k string) string {
-		for _, n := range names {
-			if k == n {
-				return ""
-			}
+// withoutEnv returns environ ("K=V") without the variables names.
+func withoutEnv(environ []string, names ...string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, k) {
+			out = append(out, kv)
 		}
-		return getenv(k)
 	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/testenv"
 )
 
 // shlexCases are checked against Go's ShlexSplit and, when python3 is on
@@ -113,7 +114,7 @@ func TestLoadPySparkSubmission(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env := map[string]string{EnvPySparkSubmitArgs: tt.value}
-		s, err := LoadPySparkSubmission(func(k string) string { return env[k] })
+		s, err := LoadPySparkSubmission(testenv.Environ(env))
 		if tt.wantErr != errdefs.Unknown {
 			if !errors.Is(err, tt.wantErr) {
 				t.Errorf("%s: error %v; want %v", tt.name, err, tt.wantErr)

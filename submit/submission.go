@@ -12,13 +12,38 @@ import (
 // Args returns the command line as given (a copy).
 func (s *Submission) Args() []string { return append([]string{}, s.args...) }
 
-// Getenv is the environment the submission was loaded with.
-func (s *Submission) Getenv(key string) string { return s.getenv(key) }
+// Environ returns the environment ("K=V") the submission was loaded with
+// (LoadSubmission), a copy: the one spark-submit's process runs with. It
+// is never nil, so that an exec.Cmd given it does not inherit this
+// process's environment instead.
+func (s *Submission) Environ() []string { return append([]string{}, s.environ...) }
+
+// Getenv returns the value of the variable key in the submission's
+// environment (Environ): "" when unset; the last entry wins when the name
+// repeats, as in the environment exec gives the child.
+func (s *Submission) Getenv(key string) string { return s.env[key] }
+
+// setEnviron sets the submission's environment to a copy of environ.
+func (s *Submission) setEnviron(environ []string) {
+	s.environ, s.env = append([]string{}, environ...), envMap(environ)
+}
+
+// envMap is environ ("K=V") as a map, the last entry of a name winning;
+// an entry without "=" is skipped, as os.Getenv skips it.
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
 
 // Reload loads args (a command line derived from this one, such as the
 // rewritten one) with the same environment.
 func (s *Submission) Reload(args []string) (*Submission, error) {
-	r, err := LoadSubmission(args, s.getenv)
+	r, err := LoadSubmission(args, s.environ)
 	if err == nil {
 		r.pyspark = s.pyspark
 	}
@@ -46,7 +71,7 @@ func (s *Submission) GivenMaster() (master string, ok bool) {
 	if v, ok := s.FlagOrConf("--master", "spark.master"); ok && v != "" {
 		return v, true
 	}
-	if v := s.getenv("MASTER"); v != "" {
+	if v := s.Getenv("MASTER"); v != "" {
 		return v, true
 	}
 	return "", false
@@ -163,4 +188,4 @@ func (s *Submission) WithConf(kv ...string) []string {
 
 // ConfDir is the directory spark-submit reads spark-defaults.conf from:
 // $SPARK_CONF_DIR, else $SPARK_HOME/conf, else "" (none).
-func (s *Submission) ConfDir() string { return sparkConfDir(s.getenv) }
+func (s *Submission) ConfDir() string { return sparkConfDir(s.Getenv) }

@@ -3,9 +3,12 @@ package submit
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/testenv"
 )
 
 // TestSubmissionAccessors: what every backend reads from one loaded
@@ -25,7 +28,7 @@ func TestSubmissionAccessors(t *testing.T) {
 	props := filepath.Join(dir, "job.conf")
 	write(props, "spark.b=props \nspark.c=props\n")
 	env := map[string]string{"SPARK_CONF_DIR": conf}
-	getenv := func(k string) string { return env[k] }
+	environ := testenv.Environ(env)
 
 	tests := []struct {
 		name string
@@ -50,7 +53,7 @@ func TestSubmissionAccessors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := LoadSubmission(tt.args, getenv)
+			s, err := LoadSubmission(tt.args, environ)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +88,7 @@ func TestSubmissionMaster(t *testing.T) {
 		{[]string{"--conf", "spark.master=spark://m:7077", "app.jar"}, map[string]string{"MASTER": "k8s://h"}, "spark://m:7077", "client", true, "spark://m:7077", "conf"},
 		{[]string{"--master", "yarn", "--deploy-mode", "client", "app.jar"}, map[string]string{"MASTER": "k8s://h", "DEPLOY_MODE": "cluster"}, "yarn", "client", true, "yarn", "flag"},
 	} {
-		s, err := LoadSubmission(tt.args, func(k string) string { return tt.env[k] })
+		s, err := LoadSubmission(tt.args, testenv.Environ(tt.env))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +109,7 @@ func TestSubmissionWithConf(t *testing.T) {
 		{[]string{"--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "a1", "--name", "t", "a2"},
 			[]string{"--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "a1", "--name", "t", "--conf", "k=v", "a2"}},
 	} {
-		s, err := LoadSubmission(tt.args, func(string) string { return "" })
+		s, err := LoadSubmission(tt.args, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,5 +119,40 @@ func TestSubmissionWithConf(t *testing.T) {
 		if d := cmp.Diff(tt.args, s.Args()); d != "" {
 			t.Errorf("the submission changed (-want +got):\n%s", d)
 		}
+	}
+}
+
+// TestSubmissionEnviron: the environment is the one given (a copy, never
+// nil), Getenv reads it (the last entry of a name wins), and Reload keeps it.
+func TestSubmissionEnviron(t *testing.T) {
+	env := []string{"A=1", "B=x", "A=2", "NOEQUALS"}
+	s, err := LoadSubmission([]string{"app.jar"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env[0] = "A=changed"
+	if got, want := s.Environ(), []string{"A=1", "B=x", "A=2", "NOEQUALS"}; !slices.Equal(got, want) {
+		t.Errorf("Environ() = %q, want %q", got, want)
+	}
+	s.Environ()[0] = "A=changed"
+	if got := s.Getenv("A"); got != "2" {
+		t.Errorf("Getenv(A) = %q, want the last entry's 2", got)
+	}
+	if got := s.Getenv("NOEQUALS"); got != "" {
+		t.Errorf("Getenv(NOEQUALS) = %q, want empty", got)
+	}
+	r, err := s.Reload([]string{"other.jar"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Environ(); !slices.Equal(got, s.Environ()) {
+		t.Errorf("Reload: Environ() = %q, want %q", got, s.Environ())
+	}
+	empty, err := LoadSubmission([]string{"app.jar"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := empty.Environ(); got == nil || len(got) != 0 {
+		t.Errorf("nil environment: Environ() = %#v, want empty and non-nil", got)
 	}
 }

@@ -69,7 +69,7 @@ func TestBackendsAgreeWithModel(t *testing.T) {
 					args = append(args, strings.ReplaceAll(a, "MASTER", master))
 				}
 				args = append(args, app...)
-				sub := mustLoad(t, args, func(k string) string { return env[k] })
+				sub := mustLoad(t, args, mapEnv(env))
 				if sub.Master() != master || sub.DeployMode() != tt.wantMode {
 					t.Fatalf("model: %s %s, want %s %s", sub.Master(), sub.DeployMode(), master, tt.wantMode)
 				}
@@ -111,7 +111,7 @@ func TestBackendsAgreeWithModel(t *testing.T) {
 					if got := submit.RunsHere(sub); got != (tt.wantMode == "client") {
 						t.Errorf("submit.RunsHere = %v in %s mode", got, tt.wantMode)
 					}
-					req, err := rest.BuildCreateRequest(sub, rest.WithEnviron(nil))
+					req, err := rest.BuildCreateRequest(sub)
 					if tt.wantMode == "client" {
 						if err == nil || !strings.Contains(err.Error(), `deploy mode "client"`) {
 							t.Errorf("rest: %v, want client mode refused", err)

@@ -10,22 +10,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
 )
 
 // loadArgs is submit.LoadSubmission of args with the environment env.
 func loadArgs(args []string, env map[string]string) (*submit.Submission, error) {
-	return submit.LoadSubmission(args, func(k string) string { return env[k] })
+	return submit.LoadSubmission(args, testenv.Environ(env))
 }
 
-// mustLoad is submit.LoadSubmission of args with getenv (nil: an empty
-// environment), as cmd loads a submission before the backend runs it.
-func mustLoad(t testing.TB, args []string, getenv func(string) string) *submit.Submission {
+// mustLoad is submit.LoadSubmission of args with the environment environ
+// (nil: an empty one), as cmd loads a submission before the backend runs it.
+func mustLoad(t testing.TB, args []string, environ []string) *submit.Submission {
 	t.Helper()
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	sub, err := submit.LoadSubmission(args, getenv)
+	sub, err := submit.LoadSubmission(args, environ)
 	if err != nil {
 		t.Fatal(err)
 	}

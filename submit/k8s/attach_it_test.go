@@ -3,6 +3,7 @@ package k8s
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,16 +36,16 @@ func TestK8sAttachIT(t *testing.T) {
 	again := filepath.Join(t.TempDir(), "argv-again")
 	var stdout, stderr testenv.SyncBuffer
 	o := options{sparkSubmit: e.fakeSub, pollInterval: 200 * time.Millisecond, notFoundGrace: time.Second,
-		env: append(os.Environ(), "FAKE_SPARK_SUBMIT_ARGV="+again), stderr: &stderr,
-		getenv: mapEnv(map[string]string{"HOME": t.TempDir()}), inClusterDir: e.saDir}
-	res, err := attachWith(t.Context(), ns+":"+r.res.Pod, mustLoad(t, e.args(run), o.getenv), use(o))
+		environ: slices.Concat(hostEnviron(), []string{"FAKE_SPARK_SUBMIT_ARGV=" + again}, mapEnv(map[string]string{"HOME": t.TempDir()})),
+		stderr:  &stderr, inClusterDir: e.saDir}
+	res, err := attachWith(t.Context(), ns+":"+r.res.Pod, mustLoad(t, e.args(run), o.environ), use(o))
 	checkResult(t, itResult{res, err, stdout.String(), stderr.String()}, itWant{endExit(3), "Error", "Failed"})
 	if _, serr := os.Stat(again); serr == nil {
 		t.Errorf("AttachK8s ran spark-submit")
 	}
 
 	// A pod that is not there: 66 after the grace, nothing submitted.
-	res, err = attachWith(t.Context(), ns+":no-such-driver", mustLoad(t, e.args(run), o.getenv), use(o))
+	res, err = attachWith(t.Context(), ns+":no-such-driver", mustLoad(t, e.args(run), o.environ), use(o))
 	if errdefs.KindOf(err) != errdefs.NotFound || res.Reason != reasonNotFound {
 		t.Errorf("missing pod: kind %v reason %q err %v", errdefs.KindOf(err), res.Reason, err)
 	}

@@ -111,7 +111,7 @@ func (b *Backend) SubmitBatch(ctx context.Context, apps []*submit.Prepared, para
 			defer func() { <-sem; wg.Done() }()
 			res := &Result{Backend: "k8s", Phase: "Submitting", Timings: Timings{Started: time.Now()}}
 			oi := *o
-			oi.getenv, oi.imageSparkVersion = app.Sub.Getenv, app.DriverSparkVersion
+			oi.environ, oi.imageSparkVersion = app.Sub.Environ(), app.DriverSparkVersion
 			err := batchOne(ctx, app.Sub, &oi, res)
 			res.finish(time.Now(), err)
 			results[i] = res

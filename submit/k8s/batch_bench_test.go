@@ -454,7 +454,7 @@ func profileBatch(b *testing.B, version string, argv func(int) []string, n, para
 		b.Fatal(err)
 	}
 	start := time.Now()
-	res, err := submitBatchWith(context.Background(), apps, parallel, WithDriverSparkVersion(version), WithGetenv(env), WithQuiet(true)) // as the CLI's --quiet
+	res, err := submitBatchWith(context.Background(), apps, parallel, WithDriverSparkVersion(version), WithEnviron(env), WithQuiet(true)) // as the CLI's --quiet
 	took := time.Since(start)
 	pprof.StopCPUProfile()
 	f.Close()

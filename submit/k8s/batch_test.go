@@ -162,7 +162,7 @@ func TestSubmitBatch(t *testing.T) {
 		apps = append(apps, &submit.Prepared{Sub: mustLoad(t, args, getenv)})
 	}
 	var stderr bytes.Buffer
-	res, err := submitBatchWith(context.Background(), apps, parallel, WithDriverSparkVersion("3.5.9"), WithGetenv(getenv), WithStderr(&stderr))
+	res, err := submitBatchWith(context.Background(), apps, parallel, WithDriverSparkVersion("3.5.9"), WithEnviron(getenv), WithStderr(&stderr))
 	if err != nil {
 		t.Fatal(err)
 	}

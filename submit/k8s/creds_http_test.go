@@ -14,6 +14,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -42,7 +43,7 @@ func attachOnce(t *testing.T, master string, conf []string, env map[string]strin
 	for _, c := range conf {
 		args = append(args, "--conf", c)
 	}
-	sub, err := submit.LoadSubmission(append(args, "local:///opt/app.jar"), func(k string) string { return env[k] })
+	sub, err := submit.LoadSubmission(append(args, "local:///opt/app.jar"), testenv.Environ(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func attachOnce(t *testing.T, master string, conf []string, env map[string]strin
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err = attachWith(ctx, "default:drv", sub, WithStderr(&stderr), WithPollInterval(10*time.Millisecond),
-		WithGetenv(func(k string) string { return env[k] }), WithInClusterDir(t.TempDir()))
+		WithEnviron(mapEnv(env)), WithInClusterDir(t.TempDir()))
 	return stderr.String(), err
 }
 
@@ -127,7 +128,7 @@ current-context: ctx
 				t.Errorf("the server got %q, want one request without credentials", got)
 			}
 			// status and kill say the same.
-			_, err = statusWith(context.Background(), "k8s://"+api, "default:drv", WithGetenv(func(k string) string { return env[k] }),
+			_, err = statusWith(context.Background(), "k8s://"+api, "default:drv", WithEnviron(mapEnv(env)),
 				WithConf(map[string]string{confContext: "ctx"}), WithInClusterDir(t.TempDir()), WithStderr(io.Discard))
 			if errdefs.KindOf(err) != errdefs.Denied || !strings.Contains(err.Error(), want) {
 				t.Errorf("status: kind %v: %v", errdefs.KindOf(err), err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -80,13 +81,14 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 		sparkSubmit: e.fakeSub, pollInterval: 200 * time.Millisecond, pendingTimeout: 30 * time.Second,
 		hungGrace: 2 * time.Second, notFoundGrace: 1500 * time.Millisecond, apiRetryTimeout: 30 * time.Second,
 		killHungDriver: true, killOnCancel: true, logTail: 5, stderr: &stderr,
-		env: append(os.Environ(), r.env...),
-		// The process runs "in a pod" whose own service account is an
-		// admin: prebake must never use it, since the submission has a token.
-		getenv: mapEnv(map[string]string{
+		// spark-submit's variables (FAKE_*) after this process's; then, last
+		// so that they win: the process runs "in a pod" whose own service
+		// account is an admin: prebake must never use it, since the
+		// submission has a token.
+		environ: slices.Concat(hostEnviron(), r.env, mapEnv(map[string]string{
 			"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": strings.TrimPrefix(e.c.url, "https://127.0.0.1:"),
 			"HOME": t.TempDir(),
-		}),
+		})),
 		inClusterDir: e.saDir,
 	}
 	if r.opts != nil {
@@ -96,7 +98,7 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := submitWith(ctx, mustLoad(t, args, o.getenv), use(o))
+	res, err := submitWith(ctx, mustLoad(t, args, o.environ), use(o))
 	// The JSON form `prebake submit -o json` prints. cmd sets exitCode and
 	// source from the error's kind; here only the driver's own outcomes
 	// have a code (0 or the driver's), prebake's kinds show -1.
@@ -144,7 +146,17 @@ func (e *itEnv) prebake(t testing.TB) string {
 	return testenv.Prebake(t)
 }
 
-func mapEnv(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+func mapEnv(m map[string]string) []string { return testenv.Environ(m) }
+
+// hostEnviron is this process's environment without the variables that
+// name a cluster's credentials (KUBECONFIG, KUBERNETES_SERVICE_*): what a
+// test submission's spark-submit runs with, while its credentials are only
+// the ones the test gives.
+func hostEnviron() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_")
+	})
+}
 
 // kubeletScript runs fn for the driver pod of ns in the background; wait
 // returns when it is done.
@@ -613,7 +625,7 @@ func TestK8sIT(t *testing.T) {
 			}
 			kc := filepath.Join(t.TempDir(), "kubeconfig")
 			writeFile(t, kc, "apiVersion: v1\nkind: Config\ncurrent-context: it\nclusters:\n- name: c\n  cluster: {server: \""+e.c.url+"\", certificate-authority: \""+e.c.caFile+"\"}\nusers:\n- name: u\n  user: {token: "+e.c.adminToken+"}\ncontexts:\n- name: it\n  context: {cluster: c, user: u, namespace: "+ns+"}\n")
-			o := options{getenv: mapEnv(map[string]string{"KUBECONFIG": kc})}
+			o := options{environ: mapEnv(map[string]string{"KUBECONFIG": kc})}
 			st, err := statusWith(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", use(o))
 			if err != nil {
 				t.Fatal(err)

@@ -70,12 +70,12 @@ func New(opts ...Option) (*Backend, error) {
 }
 
 // run returns the options of one call: a copy (a call's client is its
-// own), with the environment of sub (nil: WithGetenv's) and the baked
+// own), with the environment of sub (nil: WithEnviron's) and the baked
 // image's Spark version of p.
 func (b *Backend) run(p *submit.Prepared) *options {
 	o := *b.o
 	if p != nil && p.Sub != nil {
-		o.getenv = p.Sub.Getenv
+		o.environ = p.Sub.Environ()
 		if p.DriverSparkVersion != "" {
 			o.imageSparkVersion = p.DriverSparkVersion
 		}
@@ -232,8 +232,10 @@ func containsAny(s string, subs ...string) bool {
 // runSparkSubmit runs spark-submit with submit/local's runner, its output
 // (stdout too) streamed redacted to stderr unless quiet, and returns its
 // exit code and last output lines. err is set only when it could not start.
+// Its environment is exactly o's (the submission's, run): never prebake's
+// own by default.
 func runSparkSubmit(ctx context.Context, o *options, args []string) (int, []string, error) {
-	p := &local.Process{Bin: o.sparkSubmit, Args: args, Env: o.env, StdoutToStderr: true, KillGrace: 10 * time.Second, TailLines: 200}
+	p := &local.Process{Bin: o.sparkSubmit, Args: args, Env: append([]string{}, o.environ...), StdoutToStderr: true, KillGrace: 10 * time.Second, TailLines: 200}
 	if !o.quiet {
 		p.Stderr = o.stderr // redacted line by line, as the tail is (finding 10)
 	}

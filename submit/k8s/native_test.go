@@ -75,8 +75,8 @@ func TestDryRunImageSparkVersion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			o := options{driverSparkVersion: tc.flag, imageSparkVersion: tc.image, stderr: &stderr,
-				getenv: mapEnv(map[string]string{"USER": "u"})}
-			if err := dryRunWith(mustLoad(t, args, o.getenv), &stdout, use(o)); err != nil {
+				environ: mapEnv(map[string]string{"USER": "u"})}
+			if err := dryRunWith(mustLoad(t, args, o.environ), &stdout, use(o)); err != nil {
 				t.Fatal(err)
 			}
 			y := stdout.String()
@@ -89,7 +89,7 @@ func TestDryRunImageSparkVersion(t *testing.T) {
 		})
 	}
 	// Nothing known: an unsupported Spark version (cmd's hint names --spark-version).
-	err := dryRunWith(mustLoad(t, args, nil), &bytes.Buffer{}, WithGetenv(mapEnv(map[string]string{"USER": "u"})))
+	err := dryRunWith(mustLoad(t, args, nil), &bytes.Buffer{}, WithEnviron(mapEnv(map[string]string{"USER": "u"})))
 	var ue *native.UnsupportedError
 	if !errors.As(err, &ue) || ue.Option != native.OptionSparkVersion {
 		t.Errorf("no version: %v, want a native.UnsupportedError for %s", err, native.OptionSparkVersion)
@@ -144,7 +144,7 @@ func TestNativeNoUserName(t *testing.T) {
 				a = append([]string{"--proxy-user", "alice"}, args...)
 			}
 			var stdout bytes.Buffer
-			err := dryRunWith(mustLoad(t, a, mapEnv(tc.env)), &stdout, WithGetenv(mapEnv(tc.env)))
+			err := dryRunWith(mustLoad(t, a, mapEnv(tc.env)), &stdout, WithEnviron(mapEnv(tc.env)))
 			if tc.wantErr {
 				if !errors.Is(err, errdefs.BadArgument) || !strings.Contains(fmt.Sprint(err), "SPARK_USER") {
 					t.Fatalf("err %v, want a BadArgument naming SPARK_USER", err)

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -35,8 +36,7 @@ type options struct {
 	imageSparkVersion  string
 	quiet, verbose     bool
 	stderr             io.Writer
-	getenv             func(string) string
-	env                []string
+	environ            []string // "K=V": Status and Kill's, or the submission's (run)
 	inClusterDir       string
 	conf               map[string]string
 	gracePeriod        *int64
@@ -82,9 +82,6 @@ func makeOptions(opts []Option) (*options, error) {
 	def(&o.apiCallTimeout, defaultAPICallTimeout)
 	if o.stderr == nil {
 		o.stderr = io.Discard
-	}
-	if o.getenv == nil {
-		o.getenv = func(string) string { return "" }
 	}
 	if o.sparkVersion == "" {
 		o.sparkVersion = "3.5.3"
@@ -211,19 +208,25 @@ func WithStderr(w io.Writer) Option {
 	return func(o *options) error { o.stderr = w; return nil }
 }
 
-// WithGetenv sets how Status and Kill read the environment (KUBECONFIG,
-// HOME, KUBERNETES_SERVICE_HOST). The default (nil) is an empty
-// environment. Submit, Attach and DryRun read the submission's
-// (Submission.Getenv: also SPARK_USER, USER, PYSPARK_* for the native
-// submitter), as they read its conf files and $MASTER/$DEPLOY_MODE.
-func WithGetenv(getenv func(string) string) Option {
-	return func(o *options) error { o.getenv = getenv; return nil }
+// WithEnviron sets the environment ("K=V", as os.Environ returns it)
+// Status and Kill read (KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST). The
+// default (nil) is an empty environment. Submit, Attach and DryRun read
+// the submission's instead (Submission.Environ: also SPARK_USER, USER,
+// PYSPARK_* for the native submitter), as they read its conf files and
+// $MASTER/$DEPLOY_MODE, and spark-submit runs with it.
+func WithEnviron(environ []string) Option {
+	return func(o *options) error { o.environ = append([]string(nil), environ...); return nil }
 }
 
-// WithEnv sets spark-submit's environment ("K=V"). The default (nil)
-// inherits prebake's.
-func WithEnv(env []string) Option {
-	return func(o *options) error { o.env = env; return nil }
+// getenv returns the value of key in o's environment ("" when unset; the
+// last entry wins, as in the environment exec gives a child).
+func (o *options) getenv(key string) string {
+	for i := len(o.environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(o.environ[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 // WithMaster sets the master (k8s://…) Status and Kill ask, as

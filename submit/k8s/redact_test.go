@@ -29,7 +29,7 @@ func TestSparkSubmitTailRedacted(t *testing.T) {
 			var stderr bytes.Buffer
 			res, err := submitWith(context.Background(), mustLoad(t, args, nil), use(options{
 				sparkSubmit: bin, quiet: true, logTail: 10,
-				stderr: &stderr, getenv: func(string) string { return "" },
+				stderr: &stderr,
 			}))
 			// What `prebake submit` prints: the text form or the JSON.
 			var stdout bytes.Buffer

@@ -39,11 +39,11 @@ func TestSlowAPIServerIsUnavailable(t *testing.T) {
 	}))
 	defer srv.Close()
 	o := options{pollInterval: 50 * time.Millisecond, apiCallTimeout: 300 * time.Millisecond, apiRetryTimeout: 1500 * time.Millisecond,
-		getenv: mapEnv(map[string]string{"HOME": t.TempDir()}), inClusterDir: t.TempDir()}
+		environ: mapEnv(map[string]string{"HOME": t.TempDir()}), inClusterDir: t.TempDir()}
 	args := []string{"--master", "k8s://" + srv.URL, "--deploy-mode", "cluster",
 		"--conf", "spark.kubernetes.namespace=team", "--class", "org.example.Main", "local:///opt/app.jar"}
 	start := time.Now()
-	_, err := attachWith(t.Context(), "team:drv", mustLoad(t, args, o.getenv), use(o))
+	_, err := attachWith(t.Context(), "team:drv", mustLoad(t, args, o.environ), use(o))
 	took := time.Since(start)
 	t.Logf("%d GETs in %s: %v", gets.Load(), took, err)
 	if got := errdefs.KindOf(err); got != errdefs.Unavailable {

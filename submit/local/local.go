@@ -32,7 +32,6 @@ type Option func(*options) error
 type options struct {
 	sparkSubmit    string
 	program        []string
-	env            []string
 	timeout        time.Duration
 	killGrace      time.Duration
 	json           bool
@@ -84,12 +83,6 @@ func WithPySparkProgram(argv []string) Option {
 		o.program = append([]string(nil), argv...)
 		return nil
 	}
-}
-
-// WithEnv sets spark-submit's environment ("K=V"). The default (nil) is
-// this process's.
-func WithEnv(env []string) Option {
-	return func(o *options) error { o.env = env; return nil }
 }
 
 // WithTimeout bounds the run: spark-submit gets SIGTERM, and the error is
@@ -175,28 +168,26 @@ const logTail = 50
 // prebake owns become 80, source "driver"). Its stdin, stdout and stderr are
 // WithStdio's; stderr is redacted line by line. On ctx's end (SIGINT,
 // SIGTERM) or WithTimeout's limit, spark-submit gets SIGTERM, then SIGKILL
-// after WithKillGrace's grace.
+// after WithKillGrace's grace. spark-submit (or WithPySparkProgram's
+// program) runs with the submission's environment (Submission.Environ).
 func (b *Backend) run(ctx context.Context, sub *submit.Submission) (*Result, error) {
 	o := *b.o
 	res := &Result{Backend: "spark-submit", DeployMode: sub.DeployMode()}
 	res.Timings.Started = time.Now()
 	res.Master = redact.URL(sub.Master())
-	args := sub.Args()
+	args, env := sub.Args(), sub.Environ()
 	if len(o.program) > 0 {
 		res.Backend = "exec"
-		env := o.env
-		if env == nil {
-			env = os.Environ()
-		}
-		o.env = withEnv(env, submit.EnvPySparkSubmitArgs, sub.PySparkSubmitArgs())
+		env = withEnv(env, submit.EnvPySparkSubmitArgs, sub.PySparkSubmitArgs())
 		o.sparkSubmit, args = o.program[0], o.program[1:]
 	}
-	err := runLocal(ctx, args, &o, res)
+	err := runLocal(ctx, args, env, &o, res)
 	res.finish(time.Now(), err)
 	return res, err
 }
 
-func runLocal(ctx context.Context, args []string, o *options, res *Result) error {
+// runLocal runs o's spark-submit with args and the environment env ("K=V").
+func runLocal(ctx context.Context, args, env []string, o *options, res *Result) error {
 	if o.sparkSubmit == "" {
 		res.Reason = reasonNotStarted
 		return errdefs.Optionf(errdefs.BadArgument, "local.WithSparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
@@ -216,7 +207,7 @@ func runLocal(ctx context.Context, args []string, o *options, res *Result) error
 		// A spark-pipelines command line runs its own CLI (in $SPARK_HOME/bin).
 		bin, args = submit.PipelinesBin(program, o.sparkSubmit), rest
 	}
-	run := &Process{Bin: bin, Args: args, Env: o.env, Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr, KillGrace: o.killGrace, TailLines: logTail}
+	run := &Process{Bin: bin, Args: args, Env: env, Stdin: o.stdin, Stdout: o.stdout, Stderr: o.stderr, KillGrace: o.killGrace, TailLines: logTail}
 	if o.json {
 		// stdout carries only the result object.
 		run.Stdout = nil

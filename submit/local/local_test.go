@@ -17,13 +17,10 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// noEnv is an empty environment.
-func noEnv(string) string { return "" }
-
 // mustLoad is submit.LoadSubmission of args with an empty environment.
 func mustLoad(t *testing.T, args []string) *submit.Submission {
 	t.Helper()
-	sub, err := submit.LoadSubmission(args, noEnv)
+	sub, err := submit.LoadSubmission(args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,19 +167,18 @@ func waitFor(t *testing.T, s *testenv.SyncBuffer, want string) {
 }
 
 // TestSubmitPySparkProgram: WithPySparkProgram runs the program instead of
-// spark-submit with $PYSPARK_SUBMIT_ARGS replaced by the submission's
-// arguments (a value the caller's environment had is dropped), and passes
-// its exit code through.
+// spark-submit, with the submission's environment and $PYSPARK_SUBMIT_ARGS
+// replaced by the submission's arguments (shell-quoted again: the value the
+// environment had is dropped), and passes its exit code through.
 func TestSubmitPySparkProgram(t *testing.T) {
-	env := map[string]string{submit.EnvPySparkSubmitArgs: "--master local[1] --name 'a b' pyspark-shell"}
-	sub, err := submit.LoadPySparkSubmission(func(k string) string { return env[k] })
+	env := map[string]string{"PATH": "/usr/bin:/bin", submit.EnvPySparkSubmitArgs: "--master local[1] --name 'a b' pyspark-shell"}
+	sub, err := submit.LoadPySparkSubmission(testenv.Environ(env))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var stdout bytes.Buffer
 	res, err := runSub(context.Background(), sub,
 		WithPySparkProgram([]string{"/bin/sh", "-c", `printf '%s' "$PYSPARK_SUBMIT_ARGS"; exit 7`}),
-		WithEnv([]string{"PATH=/usr/bin:/bin", submit.EnvPySparkSubmitArgs + "=--packages old:x:1 pyspark-shell"}),
 		WithStdio(nil, &stdout, nil))
 	if got := exitcode.Code(err); got != 7 {
 		t.Errorf("exit code %d (%v); want 7", got, err)

@@ -20,9 +20,9 @@ func TestMakeOptions(t *testing.T) {
 	}{
 		{"defaults", nil, options{killGrace: 30 * time.Second, stdout: io.Discard, stderr: io.Discard}},
 		{"all set", []Option{
-			WithSparkSubmit("/spark/bin/spark-submit"), WithEnv([]string{"A=b"}), WithTimeout(time.Minute),
+			WithSparkSubmit("/spark/bin/spark-submit"), WithTimeout(time.Minute),
 			WithKillGrace(time.Second), WithJSON(true), WithStdio(in, out, errw),
-		}, options{sparkSubmit: "/spark/bin/spark-submit", env: []string{"A=b"}, timeout: time.Minute,
+		}, options{sparkSubmit: "/spark/bin/spark-submit", timeout: time.Minute,
 			killGrace: time.Second, json: true, stdin: in, stdout: out, stderr: errw}},
 		{"non-positive grace", []Option{WithKillGrace(-time.Second)}, options{killGrace: 30 * time.Second, stdout: io.Discard, stderr: io.Discard}},
 	}

@@ -27,7 +27,7 @@ func BenchmarkRestSubmitHA(b *testing.B) {
 		start := time.Now()
 		for range n {
 			res := submitREST(context.Background(), submitArgs(master),
-				WithEnviron(nil), WithPollInterval(time.Millisecond), WithRetry(2, time.Millisecond, 3))
+				WithPollInterval(time.Millisecond), WithRetry(2, time.Millisecond, 3))
 			if exitcode.Code(res.Err()) != 0 {
 				b.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
 			}

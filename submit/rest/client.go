@@ -44,7 +44,6 @@ type Option func(*options) error
 type options struct {
 	restPort      int
 	httpClient    *http.Client
-	environ       []string
 	clientVersion string
 	log           io.Writer
 	pollInterval  time.Duration
@@ -62,7 +61,6 @@ type options struct {
 func makeOptions(opts []Option) (*options, error) {
 	o := &options{
 		httpClient:    &http.Client{Timeout: 30 * time.Second},
-		environ:       restDefaultEnviron(),
 		clientVersion: DefaultClientSparkVersion,
 		log:           io.Discard,
 		pollInterval:  10 * time.Second,
@@ -96,13 +94,6 @@ func WithPort(port int) Option {
 // WithHTTPClient sets the HTTP client. The default has a 30 s timeout.
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) error { o.httpClient = c; return nil }
-}
-
-// WithEnviron sets the environment ("K=V") whose SPARK_* (and, before
-// Spark 4, MESOS_*) variables are sent with a submission. The default is
-// os.Environ(). The conf files are the submission's (submit.LoadSubmission).
-func WithEnviron(env []string) Option {
-	return func(o *options) error { o.environ = env; return nil }
 }
 
 // WithClientSparkVersion sets clientSparkVersion (default

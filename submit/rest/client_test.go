@@ -36,19 +36,24 @@ func refusedAddr(t *testing.T) string {
 }
 
 func fastOpts(log *testenv.SyncBuffer, more ...Option) []Option {
-	return append([]Option{WithEnviron([]string{"SPARK_SCALA_VERSION=2.12"}), WithLog(log),
+	return append([]Option{WithLog(log),
 		WithPollInterval(5 * time.Millisecond), WithRetry(3, 5*time.Millisecond, 5)}, more...)
 }
 
+// submitArgs is a cluster-mode submission to master, loaded with the
+// environment SPARK_SCALA_VERSION=2.12 (sent with it).
 func submitArgs(master string) *submit.Submission {
-	return mustLoad([]string{"--master", master, "--deploy-mode", "cluster", "--class", "com.example.Main",
-		"--jars", "s3a://b/jars/a_b-1.0.jar", "hdfs:///app.jar", "x"})
+	sub, err := load([]string{"--master", master, "--deploy-mode", "cluster", "--class", "com.example.Main",
+		"--jars", "s3a://b/jars/a_b-1.0.jar", "hdfs:///app.jar", "x"}, []string{"SPARK_SCALA_VERSION=2.12"})
+	if err != nil {
+		panic(err)
+	}
+	return sub
 }
 
 // load is submit.LoadSubmission of args with the environment environ.
 func load(args, environ []string) (*submit.Submission, error) {
-	env := restEnvironMap(environ)
-	return submit.LoadSubmission(args, func(k string) string { return env[k] })
+	return submit.LoadSubmission(args, environ)
 }
 
 // mustLoad loads args with an empty environment.
@@ -66,7 +71,7 @@ func buildCreate(args, environ []string, opts ...Option) (*CreateSubmissionReque
 	if err != nil {
 		return nil, err
 	}
-	return BuildCreateRequest(sub, append([]Option{WithEnviron(environ)}, opts...)...)
+	return BuildCreateRequest(sub, opts...)
 }
 
 func states(r *Result) []string {
@@ -275,7 +280,8 @@ func TestRestMissingField400(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := BuildCreateRequest(submitArgs("spark://m:7077"), WithEnviron(nil))
+	req, err := BuildCreateRequest(mustLoad([]string{"--master", "spark://m:7077", "--deploy-mode", "cluster", "--class", "com.example.Main",
+		"--jars", "s3a://b/jars/a_b-1.0.jar", "hdfs:///app.jar", "x"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package rest
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -63,8 +62,10 @@ func restEnvironMap(environ []string) map[string]string {
 // master), as SparkSubmit.prepareSubmitEnvironment and
 // RestSubmissionClientApp do. Errors are errdefs.BadArgument.
 //
-// Options used: WithEnviron (the variables sent; default os.Environ),
-// WithClientSparkVersion, WithLog (warnings).
+// The SPARK_* (and, before Spark 4, MESOS_*) variables sent are the
+// submission's (Submission.Environ), as its conf files are.
+//
+// Options used: WithClientSparkVersion, WithLog (warnings).
 func BuildCreateRequest(sub *submit.Submission, opts ...Option) (*CreateSubmissionRequest, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
@@ -74,7 +75,7 @@ func BuildCreateRequest(sub *submit.Submission, opts ...Option) (*CreateSubmissi
 	if err != nil {
 		return nil, errdefs.New(errdefs.BadArgument, err)
 	}
-	env := restEnvironMap(o.environ)
+	env := restEnvironMap(sub.Environ())
 
 	// Conf: the effective Spark conf (--conf over the properties file or
 	// spark-defaults.conf), then the options (which win).
@@ -191,5 +192,3 @@ func restStripPackages(conf map[string]string, o *options) error {
 	}
 	return nil
 }
-
-func restDefaultEnviron() []string { return os.Environ() }

@@ -7,19 +7,20 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// applyArgs is the caller's side of Apply for a command line, as the
-// tests write it: load args (with WithEnv's getenv, default os.Getenv),
-// ask the options' JarSource for the jars of its packages, and Apply them.
+// applyArgs is applyArgsIn with this process's environment.
 func applyArgs(ctx context.Context, args []string, opts ...Option) (*Result, error) {
+	return applyArgsIn(ctx, os.Environ(), args, opts...)
+}
+
+// applyArgsIn is the caller's side of Apply for a command line, as the
+// tests write it: load args with the environment environ, ask the options'
+// JarSource for the jars of its packages, and Apply them.
+func applyArgsIn(ctx context.Context, environ, args []string, opts ...Option) (*Result, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	getenv := o.getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	s, err := submit.LoadSubmission(args, getenv)
+	s, err := submit.LoadSubmission(args, environ)
 	if err != nil {
 		return nil, err
 	}

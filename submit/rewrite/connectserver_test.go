@@ -15,7 +15,7 @@ import (
 // --py-files, as spark-submit does for spark-internal), the script token
 // (with --wait) and the spark.connect.* confs keep their places.
 func TestRewriteConnectServer(t *testing.T) {
-	getenv := func(string) string { return "" }
+	var environ []string
 	jar := "/cache/retrieve/0123abcd/org.apache.spark_spark-avro_2.13-4.0.5.jar"
 	tests := []struct {
 		name      string
@@ -30,7 +30,7 @@ func TestRewriteConnectServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := applyArgs(context.Background(), tt.args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
+			r, err := applyArgsIn(context.Background(), environ, tt.args, WithJarSource(fakeRewriteJars("")), WithWorkDir(t.TempDir()))
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
@@ -43,7 +43,7 @@ func TestRewriteConnectServer(t *testing.T) {
 			if !r.Submission.Packages().Empty() {
 				t.Errorf("the rewritten line still resolves: %+v", r.Submission.Packages())
 			}
-			checkRewriteResult(t, tt.args, r, getenv)
+			checkRewriteResult(t, tt.args, r, environ)
 		})
 	}
 }

@@ -7,7 +7,8 @@
 //     local:// jars or a store's URLs); Manifest rewrites spark-operator
 //     YAML, whose documents each name their packages, and asks a
 //     JarSource (WithJarSource) for their jars. Both take WithImage,
-//     WithRoleImages, WithEnv and WithWorkDir.
+//     WithRoleImages and WithWorkDir; Apply reads the environment the
+//     submission was loaded with.
 //   - Result and ManifestResult say what changed and why (Change) and carry
 //     Warnings with a WarningKind, so that a caller adds its own words.
 //     Their JSON forms are stable schemas (the CLI's JSON documents).

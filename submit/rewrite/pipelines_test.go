@@ -16,8 +16,8 @@ import (
 func TestRewritePipelines(t *testing.T) {
 	args := []string{"spark-pipelines", "run", "--spec", "pipeline.yml", "--packages", "org.postgresql:postgresql:42.7.1",
 		"--name", "nightly", "--conf", "spark.sql.shuffle.partitions=4"}
-	getenv := func(string) string { return "" }
-	r, err := applyArgs(context.Background(), args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
+	var environ []string
+	r, err := applyArgsIn(context.Background(), environ, args, WithJarSource(fakeRewriteJars("")), WithWorkDir(t.TempDir()))
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -30,5 +30,5 @@ func TestRewritePipelines(t *testing.T) {
 	if r.Primary != submit.ResourceSparkPipelines {
 		t.Errorf("primary %q", r.Primary)
 	}
-	checkRewriteResult(t, args, r, getenv)
+	checkRewriteResult(t, args, r, environ)
 }

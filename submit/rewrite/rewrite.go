@@ -79,7 +79,6 @@ type options struct {
 	// driverImage and executorImage replace the role-specific images the
 	// user set; "" means image.
 	driverImage, executorImage string
-	getenv                     func(string) string
 	workDir                    string
 	sparkVersion               string
 	pythonApps                 []string
@@ -105,13 +104,6 @@ func WithImage(ref string) Option {
 // --image-target bakes each distinct base). "" keeps WithImage's.
 func WithRoleImages(driver, executor string) Option {
 	return func(o *options) error { o.driverImage, o.executorImage = driver, executor; return nil }
-}
-
-// WithEnv sets how environment variables are read (SPARK_CONF_DIR,
-// SPARK_HOME, MASTER, DEPLOY_MODE, SPARK_REMOTE, PYSPARK_SUBMIT_ARGS,
-// SPARK_SUBMIT_OPTS). The default is os.Getenv.
-func WithEnv(getenv func(string) string) Option {
-	return func(o *options) error { o.getenv = getenv; return nil }
 }
 
 // WithWorkDir sets where edited copies of properties files are written. The
@@ -282,16 +274,15 @@ type managed struct {
 // --py-files/spark.submit.pyFiles. Every other argument keeps its tokens and
 // order. --kill, --status, --version and --help pass through unchanged.
 //
-// Without WithEnv it reads the environment the submission was loaded with.
+// The environment it reads (SPARK_CONF_DIR, SPARK_HOME, MASTER,
+// DEPLOY_MODE, SPARK_REMOTE, SPARK_SUBMIT_OPTS and the like) is the one the
+// submission was loaded with (submit.LoadSubmission).
 // A submission from $PYSPARK_SUBMIT_ARGS gets Result.Env, the new value
 // (pyspark-shell still last).
 func Apply(ctx context.Context, s *submit.Submission, jars *Jars, opts ...Option) (*Result, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
-	}
-	if o.getenv == nil {
-		o.getenv = s.Getenv
 	}
 	return apply(ctx, s, jars, o)
 }
@@ -755,7 +746,7 @@ func (w *rewriter) detectUnreachable() {
 	if m := w.item("--jars", "spark.jars"); m != nil {
 		fix.Jars = m.value
 	}
-	w.r.Warnings = append(w.r.Warnings, warnings(submit.UnreachableWarnings(w.o.getenv, w.s.Argv, fix))...)
+	w.r.Warnings = append(w.r.Warnings, warnings(submit.UnreachableWarnings(w.s.Getenv, w.s.Argv, fix))...)
 }
 
 func orDefault(v, def string) string {

@@ -73,12 +73,12 @@ func checkRandomRewrite(t *testing.T, seed uint64) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	args := randomArgv(r)
-	getenv := func(string) string { return "" }
-	res, err := applyArgs(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
+	var environ []string
+	res, err := applyArgsIn(context.Background(), environ, args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithWorkDir(t.TempDir()))
 	if err != nil {
 		t.Fatalf("seed %d: Apply(%q): %v", seed, args, err)
 	}
-	checkRewriteResult(t, args, res, getenv)
+	checkRewriteResult(t, args, res, environ)
 }
 
 // TestRewriteProperty: on random command lines, every dependency-unrelated

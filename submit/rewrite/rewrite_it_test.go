@@ -51,7 +51,7 @@ func TestRewriteIT(t *testing.T) {
 	if err != nil {
 		t.Fatalf("prebake rewrite: %v\n%s", err, stderr)
 	}
-	s, err := submit.LoadSubmission(r.Args, func(string) string { return "" })
+	s, err := submit.LoadSubmission(r.Args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

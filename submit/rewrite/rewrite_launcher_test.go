@@ -28,12 +28,12 @@ func TestRewriteDriverClassPathLastWins(t *testing.T) {
 	for _, tt := range tests {
 		args := append([]string{"--master", "k8s://https://10.0.0.1:6443", "--packages", "org.postgresql:postgresql:42.7.1"}, tt.args...)
 		args = append(args, "--class", "com.example.Db", "db.jar")
-		getenv := func(string) string { return "" }
-		r, err := applyArgs(context.Background(), args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithEnv(getenv), WithWorkDir(t.TempDir()))
+		var environ []string
+		r, err := applyArgsIn(context.Background(), environ, args, WithJarSource(fakeRewriteJars("image")), WithImage("reg/img:1"), WithWorkDir(t.TempDir()))
 		if err != nil {
 			t.Fatalf("Apply(%q): %v", args, err)
 		}
-		s, err := submit.LoadSubmission(r.Args, getenv)
+		s, err := submit.LoadSubmission(r.Args, environ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,8 +56,8 @@ func TestRewriteDriverClassPathLastWins(t *testing.T) {
 func TestRewriteSpecialClassMixedArgs(t *testing.T) {
 	args := []string{"--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "--name", "Thrift JDBC/ODBC Server",
 		"--hiveconf", "hive.server2.thrift.port=10001", "--master", "yarn", "--packages", "org.postgresql:postgresql:42.7.1", "-e", "select 1"}
-	getenv := func(string) string { return "" }
-	r, err := applyArgs(context.Background(), args, WithJarSource(fakeRewriteJars("")), WithEnv(getenv), WithWorkDir(t.TempDir()))
+	var environ []string
+	r, err := applyArgsIn(context.Background(), environ, args, WithJarSource(fakeRewriteJars("")), WithWorkDir(t.TempDir()))
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -71,5 +71,5 @@ func TestRewriteSpecialClassMixedArgs(t *testing.T) {
 	if !r.Python || r.Primary != submit.ResourceSparkInternal {
 		t.Errorf("python %v primary %q; want true, spark-internal", r.Python, r.Primary)
 	}
-	checkRewriteResult(t, args, r, getenv)
+	checkRewriteResult(t, args, r, environ)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -54,7 +55,7 @@ func fakeRewriteJars(kind string) JarSource {
 	})
 }
 
-func setupRewriteCase(t *testing.T, c rewriteCase) (dir string, args []string, getenv func(string) string) {
+func setupRewriteCase(t *testing.T, c rewriteCase) (dir string, args []string, environ []string) {
 	t.Helper()
 	dir = t.TempDir()
 	for name, content := range c.files {
@@ -73,7 +74,7 @@ func setupRewriteCase(t *testing.T, c rewriteCase) (dir string, args []string, g
 	for k, v := range c.env {
 		env[k] = strings.ReplaceAll(v, "$DIR", dir)
 	}
-	return dir, args, func(k string) string { return env[k] }
+	return dir, args, testenv.Environ(env)
 }
 
 func TestRewriteGolden(t *testing.T) {
@@ -87,12 +88,12 @@ func TestRewriteGolden(t *testing.T) {
 		}
 		seen[c.name] = true
 		t.Run(c.name, func(t *testing.T) {
-			dir, args, getenv := setupRewriteCase(t, c)
-			opts := []Option{WithJarSource(fakeRewriteJars(c.jars)), WithEnv(getenv), WithWorkDir(filepath.Join(dir, "work"))}
+			dir, args, environ := setupRewriteCase(t, c)
+			opts := []Option{WithJarSource(fakeRewriteJars(c.jars)), WithWorkDir(filepath.Join(dir, "work"))}
 			if c.image != "" {
 				opts = append(opts, WithImage(c.image))
 			}
-			r, err := applyArgs(context.Background(), args, opts...)
+			r, err := applyArgsIn(context.Background(), environ, args, opts...)
 			var got string
 			if c.wantErr != "" {
 				if err == nil {
@@ -106,7 +107,7 @@ func TestRewriteGolden(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Apply: %v", err)
 				}
-				checkRewriteResult(t, args, r, getenv)
+				checkRewriteResult(t, args, r, environ)
 				js, err := json.MarshalIndent(r, "", "  ")
 				if err != nil {
 					t.Fatal(err)
@@ -149,9 +150,9 @@ func checkGolden(t *testing.T, golden, got, test string) {
 }
 
 // checkRewriteResult asserts the invariants every rewrite keeps.
-func checkRewriteResult(t *testing.T, in []string, r *Result, getenv func(string) string) {
+func checkRewriteResult(t *testing.T, in []string, r *Result, environ []string) {
 	t.Helper()
-	s, err := submit.LoadSubmission(r.Args, getenv)
+	s, err := submit.LoadSubmission(r.Args, environ)
 	if err != nil {
 		t.Fatalf("re-parsing the result %q: %v", r.Args, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -90,7 +91,7 @@ func TestRefusals(t *testing.T) {
 
 // FromArgv is FromSubmission of args loaded with the environment env.
 func FromArgv(args []string, version string, env map[string]string) (*Input, error) {
-	sub, err := submit.LoadSubmission(args, func(k string) string { return env[k] })
+	sub, err := submit.LoadSubmission(args, testenv.Environ(env))
 	if err != nil {
 		return nil, err
 	}

@@ -372,7 +372,12 @@ var localDirName = regexp.MustCompile(`^spark-local-dir-[0-9]+$`)
 // FromArgv is native.FromSubmission of args loaded (submit.LoadSubmission)
 // with the environment env, as the backend loads a submission.
 func FromArgv(args []string, version string, env map[string]string) (*native.Input, error) {
-	sub, err := submit.LoadSubmission(args, func(k string) string { return env[k] })
+	environ := make([]string, 0, len(env))
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	sort.Strings(environ)
+	sub, err := submit.LoadSubmission(args, environ)
 	if err != nil {
 		return nil, err
 	}
