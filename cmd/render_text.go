@@ -106,7 +106,7 @@ func statusBundle(s k8s.DriverStatus) string {
 	sort.Strings(labels)
 	kv("labels", strings.Join(labels, ", "))
 	kv("creation time", s.Created.UTC().Format(time.RFC3339))
-	kv("node name", orNA(s.Node))
+	kv("node name", submit.OrNA(s.Node))
 	kv("phase", s.Phase)
 	if s.Reason != "" {
 		kv("reason", s.Reason)
@@ -145,13 +145,6 @@ func containerBundle(b *strings.Builder, c k8s.ContainerResult, final bool) {
 	if final && c.Message != "" {
 		kv("message", submit.OneLine(c.Message))
 	}
-}
-
-func orNA(s string) string {
-	if s == "" {
-		return "N/A"
-	}
-	return s
 }
 
 func btoi(b bool) int {
