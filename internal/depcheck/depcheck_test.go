@@ -173,7 +173,7 @@ func TestImportDirection(t *testing.T) {
 // testsOnExitCodes are the library packages whose tests still assert CLI
 // exit codes (internal/exitcode) instead of error kinds (errdefs); the
 // exit-code table belongs to cmd's tests. The list only shrinks.
-var testsOnExitCodes = []string{"submit/rest", "submit/rewrite"}
+var testsOnExitCodes = []string{"submit/rewrite"}
 
 // TestLibraryTestsAssertKinds: no library test file imports
 // internal/exitcode, except those of testsOnExitCodes (and a listed
