@@ -11,7 +11,6 @@ import (
 	"github.com/prebake/prebake/pipeline/bundle"
 	"github.com/prebake/prebake/pipeline/doctor"
 	"github.com/prebake/prebake/submit/k8s"
-	"github.com/prebake/prebake/submit/local"
 	"github.com/prebake/prebake/submit/rest"
 	"github.com/prebake/prebake/submit/rewrite"
 )
@@ -47,9 +46,9 @@ func JSONDocs() []jsondoc.Doc {
 		t("sbom", "prebake sbom", jsondoc.TypeOf[sbom.BOM](), "CycloneDX 1.5; json is its only output"),
 		{Name: "connect-add", Command: "prebake connect add -o json", Type: jsondoc.TypeOf[jsondoc.ConnectAdd](),
 			NoGolden: "needs a Spark Connect server (test/spark runs the real one)"},
-		t("submit-k8s", "prebake submit -o json, K8s", jsondoc.TypeOf[k8s.Result](), ""),
-		t("submit-local", "prebake submit -o json, local, YARN and client mode", jsondoc.TypeOf[local.Result](), ""),
-		t("submit-rest", "prebake submit -o json, REST (spark://, mesos://)", jsondoc.TypeOf[rest.Result](), ""),
+		t("submit-k8s", "prebake submit -o json, K8s", jsondoc.TypeOf[k8sOutcome](), ""),
+		t("submit-local", "prebake submit -o json, local, YARN and client mode", jsondoc.TypeOf[localOutcome](), ""),
+		t("submit-rest", "prebake submit -o json, REST (spark://, mesos://)", jsondoc.TypeOf[restOutcome](), ""),
 		t("submit-batch", "prebake submit --batch FILE -o json", jsondoc.TypeOf[batchOutput](), ""),
 		t("status-rest", "prebake status -o json, spark:// and mesos://", jsondoc.TypeOf[rest.DriverState](), "kill -o json prints it when the kill fails"),
 		t("status-k8s", "prebake status -o json, k8s://", jsondoc.TypeOf[[]k8s.DriverStatus](), "one entry per matching driver pod; kill -o json prints the pods it deleted"),

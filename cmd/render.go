@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s"
 	"github.com/prebake/prebake/submit/local"
@@ -15,8 +16,22 @@ import (
 // renderer of its backend. A result's message is the library's; with -o
 // json the renderer adds the hints naming the CLI's flags
 // (withHintMessage), as the CLI adds them to the error it prints. The one
-// classifier (exitcode.Outcome) gives the run's exit code and its source;
-// the backends say only what failed.
+// classifier (exitcode.Outcome) gives the run's exit code and its source,
+// which the CLI prints with the result (jsondoc.Outcome); the backends say
+// only what failed.
+
+// The results as the CLI prints them.
+type (
+	k8sOutcome   = jsondoc.Outcome[*k8s.Result]
+	restOutcome  = jsondoc.Outcome[*rest.Result]
+	localOutcome = jsondoc.Outcome[*local.Result]
+)
+
+// outcome is r with the exit code and source of its error.
+func outcome[R interface{ Err() error }](r R) jsondoc.Outcome[R] {
+	code, source := exitcode.Outcome(r.Err())
+	return jsondoc.Outcome[R]{ExitCode: code, Source: source, Result: r}
+}
 
 // Render prints a K8s run: JSON, or the summary on stdout and, when the
 // run failed, the container statuses and the log tail on stderr. err is the
@@ -26,19 +41,19 @@ func (b *k8sAdapter) Render(run *run, o submit.Outcome, err error) error {
 	if !ok {
 		return noRenderer(o)
 	}
-	r.ExitCode, r.Source = exitcode.Outcome(r.Err())
+	out := outcome(r)
 	if err == nil && r.Phase == k8s.PhaseSubmitted {
-		r.Source = exitcode.SourcePrebake // no driver has ended
+		out.Source = exitcode.SourcePrebake // no driver has ended
 	}
 	r.Message = withHintMessage(r.Message, err)
 	if run.out == outJSON {
-		if werr := printJSON(run.stdout, r); werr != nil && err == nil {
+		if werr := printJSON(run.stdout, out); werr != nil && err == nil {
 			return exitcode.New(exitcode.Internal, werr)
 		}
 		return err
 	}
-	keepResult(run.stdout, r)
-	writeK8sText(r, run.stdout, run.stderr)
+	keepResult(run.stdout, out)
+	writeK8sText(out, run.stdout, run.stderr)
 	return err
 }
 
@@ -49,16 +64,16 @@ func (b *restAdapter) Render(run *run, o submit.Outcome, _ error) error {
 	if !ok {
 		return noRenderer(o)
 	}
-	r.ExitCode, r.Source = exitcode.Outcome(r.Err())
+	out := outcome(r)
 	r.Message = withHintMessage(r.Message, r.Err())
 	if run.out == outJSON {
-		if err := printJSON(run.stdout, r); err != nil {
+		if err := printJSON(run.stdout, out); err != nil {
 			return exitcode.New(exitcode.Internal, err)
 		}
 		return r.Err()
 	}
-	keepResult(run.stdout, r)
-	writeRESTText(r, run.stdout)
+	keepResult(run.stdout, out)
+	writeRESTText(out, run.stdout)
 	writeLogTail(run.stderr, r.LogTail)
 	return r.Err()
 }
@@ -71,13 +86,13 @@ func (localAdapter) Render(run *run, o submit.Outcome, err error) error {
 	if !ok {
 		return noRenderer(o)
 	}
-	r.ExitCode, r.Source = exitcode.Outcome(r.Err())
+	out := outcome(r)
 	r.Message = withHintMessage(r.Message, err)
 	if run.out != outJSON {
-		keepResult(run.stdout, r)
+		keepResult(run.stdout, out)
 		return err
 	}
-	if werr := printJSON(run.stdout, r); werr != nil && err == nil {
+	if werr := printJSON(run.stdout, out); werr != nil && err == nil {
 		return exitcode.New(exitcode.Internal, werr)
 	}
 	return err

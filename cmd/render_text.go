@@ -12,7 +12,6 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s"
-	"github.com/prebake/prebake/submit/rest"
 )
 
 // The text forms of the backends' results (what the CLI prints without
@@ -37,7 +36,8 @@ func writeSummary(w io.Writer, id, state string, exit int, source, task, reason 
 // writeK8sText prints a K8s result for humans (what `prebake submit` prints
 // without -o json): the summary on stdout and, when the run failed, the
 // container statuses, executor failures and the log tail on stderr.
-func writeK8sText(r *k8s.Result, stdout, stderr io.Writer) {
+func writeK8sText(o k8sOutcome, stdout, stderr io.Writer) {
+	r := o.Result
 	// The final statuses come on every run, success included, in the shape of
 	// Spark's LoggingPodStatusWatcher: callers that read spark-submit's output
 	// depend on it (Airflow's SparkSubmitHook fails a K8s cluster-mode task
@@ -56,7 +56,7 @@ func writeK8sText(r *k8s.Result, stdout, stderr io.Writer) {
 		}
 		io.WriteString(stderr, b.String())
 	}
-	if r.ExitCode != 0 || r.Reason == k8s.ReasonHung {
+	if o.ExitCode != 0 || r.Reason == k8s.ReasonHung {
 		for _, x := range r.ExecutorFailures {
 			fmt.Fprintf(stderr, "Executor %s (%s) failed", x.ExecutorID, x.Pod)
 			if x.ExitCode != nil {
@@ -67,20 +67,21 @@ func writeK8sText(r *k8s.Result, stdout, stderr io.Writer) {
 		writeLogTail(stderr, r.LogTail)
 	}
 	id := r.SubmissionID
-	if r.Phase == "Submitting" && r.ExitCode == exitcode.Usage {
+	if r.Phase == "Submitting" && o.ExitCode == exitcode.Usage {
 		id = "" // refused before any object was created: no pod to name
 	}
-	writeSummary(stdout, id, r.Phase, r.ExitCode, r.Source, "", r.Reason, r.Timings)
+	writeSummary(stdout, id, r.Phase, o.ExitCode, o.Source, "", r.Reason, r.Timings)
 }
 
 // writeRESTText prints a REST result's one-line summary to w (stdout), what `prebake
 // submit` prints without -o json.
-func writeRESTText(r *rest.Result, w io.Writer) {
+func writeRESTText(o restOutcome, w io.Writer) {
+	r := o.Result
 	state := r.State
 	if state == "" {
 		state = "-"
 	}
-	writeSummary(w, r.SubmissionID, state, r.ExitCode, r.Source, r.TaskState, r.Reason, r.Timings)
+	writeSummary(w, r.SubmissionID, state, o.ExitCode, o.Source, r.TaskState, r.Reason, r.Timings)
 }
 
 // writeK8sStatusText prints k8s.Status's result as spark-submit --status does.
@@ -106,7 +107,7 @@ func statusBundle(s k8s.DriverStatus) string {
 	sort.Strings(labels)
 	kv("labels", strings.Join(labels, ", "))
 	kv("creation time", s.Created.UTC().Format(time.RFC3339))
-	kv("node name", orNA(s.Node))
+	kv("node name", submit.OrNA(s.Node))
 	kv("phase", s.Phase)
 	if s.Reason != "" {
 		kv("reason", s.Reason)
@@ -145,13 +146,6 @@ func containerBundle(b *strings.Builder, c k8s.ContainerResult, final bool) {
 	if final && c.Message != "" {
 		kv("message", submit.OneLine(c.Message))
 	}
-}
-
-func orNA(s string) string {
-	if s == "" {
-		return "N/A"
-	}
-	return s
 }
 
 func btoi(b bool) int {

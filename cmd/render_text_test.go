@@ -19,7 +19,7 @@ func intp(n int) *int { return &n }
 func TestTextForms(t *testing.T) {
 	timings := submit.Timings{TotalSeconds: 61.26}
 	oom := &k8s.Result{
-		SubmissionID: "ns:app-driver", Phase: "Failed", ExitCode: 137, Source: "driver", Reason: "OOMKilled",
+		SubmissionID: "ns:app-driver", Phase: "Failed", Reason: "OOMKilled",
 		Containers: []k8s.ContainerResult{
 			{Name: "init", Init: true, State: "terminated", ExitCode: intp(0)},
 			{Name: "spark-kubernetes-driver", Driver: true, State: "terminated", ExitCode: intp(137), Reason: "OOMKilled",
@@ -30,7 +30,7 @@ func TestTextForms(t *testing.T) {
 		LogTail:          []string{"line a", "line b"},
 		Timings:          timings,
 	}
-	ok := &k8s.Result{SubmissionID: "ns:app-driver", Phase: "Succeeded", Source: "driver", Reason: "Completed",
+	ok := &k8s.Result{SubmissionID: "ns:app-driver", Phase: "Succeeded", Reason: "Completed",
 		Containers: []k8s.ContainerResult{{Name: "spark-kubernetes-driver", State: "terminated", ExitCode: intp(0)}},
 		LogTail:    []string{"not shown"}, Timings: timings}
 	for _, tt := range []struct {
@@ -38,7 +38,7 @@ func TestTextForms(t *testing.T) {
 		write        func(stdout, stderr *bytes.Buffer)
 		stdout, errs string
 	}{
-		{"k8s failed", func(o, e *bytes.Buffer) { writeK8sText(oom, o, e) },
+		{"k8s failed", func(o, e *bytes.Buffer) { writeK8sText(k8sOutcome{ExitCode: 137, Source: "driver", Result: oom}, o, e) },
 			"ns:app-driver Failed exit=137 source=driver reason=OOMKilled total=1m1.3s\n",
 			"Container final statuses:\n\n" +
 				"\t container name: init (init)\n\t container state: terminated\n\t exit code: 0\n\n" +
@@ -47,21 +47,21 @@ func TestTextForms(t *testing.T) {
 				"\t termination reason: OOMKilled\n\t explanation: the container exceeded its memory limit\n\t message: killed ...\n" +
 				"Executor 1 (app-exec-1) failed with exit code 52: JVM OOM\n" +
 				"Last 2 lines of the driver log:\n  | line a\n  | line b\n"},
-		{"k8s succeeded", func(o, e *bytes.Buffer) { writeK8sText(ok, o, e) },
+		{"k8s succeeded", func(o, e *bytes.Buffer) { writeK8sText(k8sOutcome{Source: "driver", Result: ok}, o, e) },
 			"ns:app-driver Succeeded exit=0 source=driver reason=Completed total=1m1.3s\n",
 			"Container final statuses:\n\n\t container name: spark-kubernetes-driver\n\t container state: terminated\n\t exit code: 0\n"},
 		{"k8s not submitted", func(o, e *bytes.Buffer) {
-			writeK8sText(&k8s.Result{Phase: "Submitting", ExitCode: 69, Source: "prebake"}, o, e)
+			writeK8sText(k8sOutcome{ExitCode: 69, Source: "prebake", Result: &k8s.Result{Phase: "Submitting"}}, o, e)
 		}, "(not submitted) Submitting exit=69 source=prebake total=0s\n", ""},
 		// Review 3, finding 17: a native usage error named a pod it never created.
 		{"k8s refused before creating", func(o, e *bytes.Buffer) {
-			writeK8sText(&k8s.Result{SubmissionID: "default:app-driver", Phase: "Submitting", ExitCode: 64, Source: "prebake"}, o, e)
+			writeK8sText(k8sOutcome{ExitCode: 64, Source: "prebake", Result: &k8s.Result{SubmissionID: "default:app-driver", Phase: "Submitting"}}, o, e)
 		}, "(not submitted) Submitting exit=64 source=prebake total=0s\n", ""},
 		{"rest", func(o, e *bytes.Buffer) {
-			writeRESTText(&rest.Result{SubmissionID: "driver-1", State: "FAILED", TaskState: "FAILED", ExitCode: 80, Source: "driver", Reason: "FAILED", Timings: timings}, o)
+			writeRESTText(restOutcome{ExitCode: 80, Source: "driver", Result: &rest.Result{SubmissionID: "driver-1", State: "FAILED", TaskState: "FAILED", Reason: "FAILED", Timings: timings}}, o)
 		}, "driver-1 FAILED exit=80 source=driver task=FAILED reason=FAILED total=1m1.3s\n", ""},
 		{"rest no state", func(o, e *bytes.Buffer) {
-			writeRESTText(&rest.Result{ExitCode: 69, Source: "prebake"}, o)
+			writeRESTText(restOutcome{ExitCode: 69, Source: "prebake", Result: &rest.Result{}}, o)
 		}, "(not submitted) - exit=69 source=prebake total=0s\n", ""},
 		{"k8s status", func(o, e *bytes.Buffer) {
 			writeK8sStatusText(o, []k8s.DriverStatus{{Namespace: "ns", Pod: "p", Phase: "Running",

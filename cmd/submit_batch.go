@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
@@ -21,8 +22,7 @@ const maxBatchFile = 64 << 20
 
 // batchResult is one application's result in `submit --batch -o json`.
 type batchResult struct {
-	Line int `json:"line"`
-	*k8s.Result
+	jsondoc.BatchOutcome[*k8s.Result]
 }
 
 // batchOutput is `submit --batch -o json`.
@@ -121,10 +121,10 @@ func renderBatch(out outputFormat, entries []k8s.BatchEntry, results []*k8s.Resu
 	var worst error
 	worstLine := 0
 	for i, r := range results {
-		code, source := exitcode.Outcome(r.Err())
-		r.ExitCode, r.Source = code, source
+		out := jsondoc.BatchOutcome[*k8s.Result]{Line: entries[i].Line, Outcome: outcome(r)}
+		code := out.ExitCode
 		if r.Err() == nil {
-			r.Source = exitcode.SourcePrebake // no driver has ended
+			out.Source = exitcode.SourcePrebake // no driver has ended
 			o.Submitted++
 		} else {
 			o.Failed++
@@ -133,7 +133,7 @@ func renderBatch(out outputFormat, entries []k8s.BatchEntry, results []*k8s.Resu
 				o.ExitCode, worst, worstLine = code, r.Err(), entries[i].Line
 			}
 		}
-		o.Results[i] = batchResult{Line: entries[i].Line, Result: r}
+		o.Results[i] = batchResult{out}
 	}
 	if out == outJSON {
 		if err := printJSON(stdout, o); err != nil {
@@ -141,11 +141,11 @@ func renderBatch(out outputFormat, entries []k8s.BatchEntry, results []*k8s.Resu
 		}
 	} else {
 		for _, r := range o.Results {
-			if r.Err() == nil {
-				fmt.Fprintf(stdout, "line %d: submitted %s\n", r.Line, r.SubmissionID)
+			if r.Result.Err() == nil {
+				fmt.Fprintf(stdout, "line %d: submitted %s\n", r.Line, r.Result.SubmissionID)
 				continue
 			}
-			fmt.Fprintf(stdout, "line %d: failed (exit %d) %s: %s\n", r.Line, r.ExitCode, r.SubmissionID, redact.Line(r.Message))
+			fmt.Fprintf(stdout, "line %d: failed (exit %d) %s: %s\n", r.Line, r.ExitCode, r.Result.SubmissionID, redact.Line(r.Result.Message))
 		}
 	}
 	if worst == nil {

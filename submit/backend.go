@@ -207,3 +207,12 @@ func OneLine(s string) string {
 	}
 	return s
 }
+
+// OrNA is s, or "N/A" when it is empty, as Spark prints a missing value
+// (LoggingPodStatusWatcher's "node name: N/A").
+func OrNA(s string) string {
+	if s == "" {
+		return "N/A"
+	}
+	return s
+}

@@ -2,6 +2,8 @@ package jsondoc
 
 import (
 	"fmt"
+	"reflect"
+	"regexp"
 	"strings"
 )
 
@@ -22,10 +24,17 @@ func Index(docs []Doc) string {
 			example = "none: " + d.NoGolden
 		}
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | `%s` | [schema](%s/%s.schema.json) | %s |\n",
-			d.Name, d.Name, d.Command, d.Type.String(), SchemaDir, d.Name, example)
+			d.Name, d.Name, d.Command, typeName(d.Type), SchemaDir, d.Name, example)
 	}
 	return b.String()
 }
+
+// importPath is the import path before a package name in a type's name.
+var importPath = regexp.MustCompile(`[\w.-]+/`)
+
+// typeName is t as Go code names it (jsondoc.Outcome[*k8s.Result], where
+// reflect says jsondoc.Outcome[*github.com/prebake/prebake/submit/k8s.Result]).
+func typeName(t reflect.Type) string { return importPath.ReplaceAllString(t.String(), "") }
 
 // WithIndex is md with the text between IndexBegin and IndexEnd replaced
 // by index.

@@ -114,6 +114,7 @@ var (
 	rawType       = reflect.TypeFor[json.RawMessage]()
 	marshalerType = reflect.TypeFor[json.Marshaler]()
 	textType      = reflect.TypeFor[encoding.TextMarshaler]()
+	shaperType    = reflect.TypeFor[Shaper]()
 )
 
 // SchemaOf reflects d's Go type into a JSON Schema document: named struct
@@ -212,6 +213,8 @@ func (r *reflector) schema(t reflect.Type) (*Schema, error) {
 		return &Schema{Type: Types{"integer"}, Description: "nanoseconds"}, nil
 	case t == rawType:
 		return &Schema{}, nil
+	case t.Implements(shaperType):
+		return r.shaped(t)
 	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
 		return nil, fmt.Errorf("%s has its own MarshalJSON: describe it in the registry", t)
 	case t.Kind() != reflect.String && (t.Implements(textType) || reflect.PointerTo(t).Implements(textType)):
@@ -267,6 +270,28 @@ func (r *reflector) schema(t reflect.Type) (*Schema, error) {
 		return &Schema{Ref: "#/$defs/" + name}, nil
 	}
 	return nil, fmt.Errorf("%s: no JSON schema for kind %s", t, t.Kind())
+}
+
+// shaped is the schema of a Shaper: its shape's object, a definition
+// named after t.
+func (r *reflector) shaped(t reflect.Type) (*Schema, error) {
+	st, err := reflect.Zero(t).Interface().(Shaper).JSONShape()
+	if err != nil {
+		return nil, err
+	}
+	if t.Name() == "" {
+		return r.object(st)
+	}
+	name := r.defName(t)
+	if _, ok := r.defs[name]; !ok {
+		r.defs[name] = nil
+		s, err := r.object(st)
+		if err != nil {
+			return nil, err
+		}
+		r.defs[name] = s
+	}
+	return &Schema{Ref: "#/$defs/" + name}, nil
 }
 
 // nullable is s that also allows null.

@@ -99,18 +99,23 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 		ctx = context.Background()
 	}
 	res, err := submitWith(ctx, mustLoad(t, args, o.environ), use(o))
-	// The JSON form `prebake submit -o json` prints. cmd sets exitCode and
-	// source from the error's kind; here only the driver's own outcomes
-	// have a code (0 or the driver's), prebake's kinds show -1.
+	// The keys `prebake submit -o json` prints (cmd adds exitCode and
+	// source from the error's kind, in its own order); here only the
+	// driver's own outcomes have a code (0 or the driver's), prebake's
+	// kinds show -1.
+	doc := struct {
+		ExitCode int    `json:"exitCode"`
+		Source   string `json:"source"`
+		*Result
+	}{-1, "prebake", res}
 	end := endOf(res.Err())
-	res.ExitCode, res.Source = -1, "prebake"
 	if end.Driver {
-		res.Source = "driver"
+		doc.Source = "driver"
 	}
 	if end == endOK || end.Kind == errdefs.DriverExit {
-		res.ExitCode = end.Code
+		doc.ExitCode = end.Code
 	}
-	js, jerr := json.MarshalIndent(res, "", "  ")
+	js, jerr := json.MarshalIndent(doc, "", "  ")
 	if jerr != nil {
 		t.Fatal(jerr)
 	}

@@ -209,7 +209,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 			res.Phase = state
 			if state != lastState {
 				lastState = state
-				w.progressf("SparkApplication %s/%s: %s", w.ns, name, orNA(state))
+				w.progressf("SparkApplication %s/%s: %s", w.ns, name, submit.OrNA(state))
 			}
 			switch state {
 			case "COMPLETED":
@@ -223,7 +223,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 			case "", "SUBMITTED", "PENDING_RERUN":
 				if w.o.pendingTimeout > 0 && w.now().Sub(stuckSince) >= w.o.pendingTimeout {
 					res.Reason = reasonPending
-					err := fmt.Errorf("SparkApplication %s/%s still %s after %s, the pending time limit", w.ns, name, orNA(state), w.o.pendingTimeout)
+					err := fmt.Errorf("SparkApplication %s/%s still %s after %s, the pending time limit", w.ns, name, submit.OrNA(state), w.o.pendingTimeout)
 					if w.o.killOnCancel {
 						err = fmt.Errorf("%w; %s", err, kill())
 					}
@@ -303,7 +303,7 @@ func (w *driverWatch) operatorFailure(ctx context.Context, state, msg string, re
 			return err
 		}
 	}
-	return errdefs.DriverError(fmt.Errorf("SparkApplication %s %s: %s", res.SubmissionID, state, orNA(msg)))
+	return errdefs.DriverError(fmt.Errorf("SparkApplication %s %s: %s", res.SubmissionID, state, submit.OrNA(msg)))
 }
 
 // operatorExitCodeRE is the exit code in the errorMessage spark-operator v2

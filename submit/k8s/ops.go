@@ -229,10 +229,3 @@ func driverStatus(p corev1.Pod) DriverStatus {
 		Containers: containerResults(&p),
 	}
 }
-
-func orNA(s string) string {
-	if s == "" {
-		return "N/A"
-	}
-	return s
-}

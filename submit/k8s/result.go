@@ -21,10 +21,10 @@ import (
 //	  "pod": "my-app-1a2b3c4d5e6f-driver",
 //	  "phase": "Succeeded",            // last pod phase seen: Pending|Running|Succeeded|Failed|Unknown,
 //	                                   // or "Deleted" (pod gone), "NotFound" (never seen), "Submitting"
-//	  "exitCode": 0,                   // prebake's own exit code for this run
+//	  "exitCode": 0,                   // the CLI's: prebake's own exit code for this run
 //	  "driverExitCode": 0,             // the driver container's exitCode, or the one SparkContext
 //	                                   // reported for a hung driver (absent when unknown)
-//	  "source": "driver",              // where exitCode comes from: "driver" | "prebake"
+//	  "source": "driver",              // the CLI's: where exitCode comes from, "driver" | "prebake"
 //	  "reason": "Completed",           // container/pod reason (Completed, Error, OOMKilled, Evicted,
 //	                                   // ImagePullBackOff, Unschedulable, ...) or prebake's:
 //	                                   // DriverHung, PendingTimeout, Timeout, Cancelled, PodDeleted,
@@ -45,17 +45,12 @@ import (
 //	              "submitSeconds": 1.2, "pendingSeconds": 3.4, "runSeconds": 56.7, "totalSeconds": 61.3}
 //	}
 type Result struct {
-	Backend      string `json:"backend"`
-	SubmissionID string `json:"submissionId,omitempty"`
-	Namespace    string `json:"namespace,omitempty"`
-	Pod          string `json:"pod,omitempty"`
-	Phase        string `json:"phase"`
-	// ExitCode and Source are the process's exit code and who decided it
-	// (prebake, driver, ...): the caller that maps errors to exit codes
-	// (cmd) sets them from Err() before it prints the result.
-	ExitCode            int               `json:"exitCode"`
+	Backend             string            `json:"backend"`
+	SubmissionID        string            `json:"submissionId,omitempty"`
+	Namespace           string            `json:"namespace,omitempty"`
+	Pod                 string            `json:"pod,omitempty"`
+	Phase               string            `json:"phase"`
 	DriverExitCode      *int              `json:"driverExitCode,omitempty"`
-	Source              string            `json:"source"`
 	Reason              string            `json:"reason,omitempty"`
 	Message             string            `json:"message,omitempty"`
 	ExitException       string            `json:"exitException,omitempty"`

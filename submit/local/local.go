@@ -118,24 +118,19 @@ func WithStdio(stdin io.Reader, stdout, stderr io.Writer) Option {
 //	  "backend": "spark-submit",
 //	  "master": "local[2]",            // userinfo removed
 //	  "deployMode": "client",          // client|cluster
-//	  "exitCode": 3,                   // prebake's own exit code for this run
+//	  "exitCode": 3,                   // the CLI's: prebake's own exit code for this run
 //	  "driverExitCode": 3,             // spark-submit's exit code (absent when it never ran)
-//	  "source": "driver",              // "driver" | "prebake"
+//	  "source": "driver",              // the CLI's: "driver" | "prebake"
 //	  "reason": "Completed",           // Completed, Error, Timeout, Cancelled, NotStarted
 //	  "message": "...",
 //	  "logTail": ["..."],              // spark-submit's last lines, on failure
 //	  "timings": {"started": "RFC3339", "finished": "...", "totalSeconds": 12.3}
 //	}
 type Result struct {
-	Backend    string `json:"backend"`
-	Master     string `json:"master"`
-	DeployMode string `json:"deployMode"`
-	// ExitCode and Source are the process's exit code and who decided it
-	// (prebake, driver, ...): the caller that maps errors to exit codes
-	// (cmd) sets them from Err() before it prints the result.
-	ExitCode       int      `json:"exitCode"`
+	Backend        string   `json:"backend"`
+	Master         string   `json:"master"`
+	DeployMode     string   `json:"deployMode"`
 	DriverExitCode *int     `json:"driverExitCode,omitempty"`
-	Source         string   `json:"source"`
 	Reason         string   `json:"reason,omitempty"`
 	Message        string   `json:"message,omitempty"`
 	LogTail        []string `json:"logTail,omitempty"`

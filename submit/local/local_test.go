@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
 )
@@ -42,20 +43,39 @@ func fakeSparkSubmit(t *testing.T, body string) (bin, argsFile string) {
 	return bin, argsFile
 }
 
+// runEnd is what a run's error says (errdefs): its kind, the driver's
+// exit code (errdefs.DriverExit) and whether the driver decided it; the
+// zero value for success.
+type runEnd struct {
+	Kind   errdefs.Kind
+	Code   int
+	Driver bool
+}
+
+func endOf(err error) runEnd {
+	if err == nil {
+		return runEnd{}
+	}
+	e := errdefs.Outermost(err)
+	if e == nil {
+		return runEnd{Kind: -1} // unclassified
+	}
+	return runEnd{e.Kind, e.Code, e.Driver}
+}
+
 func TestSubmitLocalExitCodes(t *testing.T) {
 	tests := []struct {
 		name       string
 		body       string
-		want       int
-		source     string
+		want       runEnd
 		reason     string
 		driverCode int
 	}{
-		{"success", "exit 0", 0, "driver", "Completed", 0},
-		{"app exits 3", "exit 3", 3, "driver", "Error", 3},
-		{"main class not found", "exit 101", 101, "driver", "Error", 101},
-		{"a code prebake owns", "exit 64", exitcode.DriverFailed, "driver", "Error", 64},
-		{"killed by SIGKILL", "kill -9 $$", 137, "driver", "Error", 137},
+		{"success", "exit 0", runEnd{}, "Completed", 0},
+		{"app exits 3", "exit 3", runEnd{errdefs.DriverExit, 3, true}, "Error", 3},
+		{"main class not found", "exit 101", runEnd{errdefs.DriverExit, 101, true}, "Error", 101},
+		{"a code prebake owns", "exit 64", runEnd{errdefs.DriverFailed, 0, true}, "Error", 64},
+		{"killed by SIGKILL", "kill -9 $$", runEnd{errdefs.DriverExit, 137, true}, "Error", 137},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,10 +83,10 @@ func TestSubmitLocalExitCodes(t *testing.T) {
 			args := []string{"--master", "local[2]", "--jars", "/c/a.jar", "app.py", "--in", "x y"}
 			var stdout, stderr bytes.Buffer
 			res, err := runSub(context.Background(), mustLoad(t, args), WithSparkSubmit(bin), WithStdio(nil, &stdout, &stderr))
-			if got := exitcode.Code(err); got != tt.want {
-				t.Fatalf("exit %d, want %d (%v)\n%s", got, tt.want, err, stderr.String())
+			if got := endOf(err); got != tt.want {
+				t.Fatalf("end %+v, want %+v (%v)\n%s", got, tt.want, err, stderr.String())
 			}
-			if _, src := exitcode.Outcome(res.Err()); src != tt.source || res.Reason != tt.reason || res.DriverExitCode == nil || *res.DriverExitCode != tt.driverCode {
+			if res.Err() != err || res.Reason != tt.reason || res.DriverExitCode == nil || *res.DriverExitCode != tt.driverCode {
 				t.Errorf("result %+v", res)
 			}
 			got, _ := os.ReadFile(argsFile)
@@ -88,7 +108,7 @@ func TestSubmitLocalJSON(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	res, err := runSub(context.Background(), mustLoad(t, []string{"--master", "spark://u:pw@m:7077", "app.jar"}),
 		WithSparkSubmit(bin), WithJSON(true), WithStdio(nil, &stdout, &stderr))
-	if exitcode.Code(err) != 3 || exitcode.SourceOf(err) != exitcode.SourceDriver || res.Err() != err {
+	if endOf(err) != (runEnd{errdefs.DriverExit, 3, true}) || res.Err() != err {
 		t.Fatalf("err %v", err)
 	}
 	if stdout.Len() != 0 {
@@ -97,7 +117,6 @@ func TestSubmitLocalJSON(t *testing.T) {
 	if !strings.Contains(stderr.String(), "app-stdout") {
 		t.Errorf("with JSON the app's stdout goes to stderr: %q", stderr.String())
 	}
-	res.ExitCode, res.Source = exitcode.Outcome(res.Err()) // as cmd does before printing
 	data, jerr := json.Marshal(res)
 	if jerr != nil {
 		t.Fatal(jerr)
@@ -106,7 +125,7 @@ func TestSubmitLocalJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]any{"backend": "spark-submit", "exitCode": 3.0, "driverExitCode": 3.0, "source": "driver",
+	for k, want := range map[string]any{"backend": "spark-submit", "driverExitCode": 3.0,
 		"reason": "Error", "deployMode": "client", "master": "spark://m:7077"} {
 		if got[k] != want {
 			t.Errorf("%s = %v, want %v\n%s", k, got[k], want, data)
@@ -131,8 +150,8 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 		waitFor(t, &stderr, "started")
 		cancel()
 		err := <-done
-		if exitcode.Code(err) != exitcode.DriverFailed || exitcode.SourceOf(err) != exitcode.SourcePrebake {
-			t.Errorf("cancel: %v (code %d)", err, exitcode.Code(err))
+		if got := endOf(err); got != (runEnd{Kind: errdefs.DriverFailed}) {
+			t.Errorf("cancel: %v (%+v)", err, got)
 		}
 		if !strings.Contains(stderr.String(), "got-sigterm") {
 			t.Errorf("spark-submit did not get SIGTERM:\n%s", stderr.String())
@@ -142,13 +161,13 @@ i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`
 		bin, _ := fakeSparkSubmit(t, body)
 		var stderr testenv.SyncBuffer
 		res, err := runSub(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}), WithSparkSubmit(bin), WithTimeout(500*time.Millisecond), WithStdio(nil, nil, &stderr))
-		if exitcode.Code(err) != exitcode.Timeout || res.Reason != "Timeout" || *res.DriverExitCode != 143 {
+		if !errors.Is(err, errdefs.Timeout) || res.Reason != "Timeout" || *res.DriverExitCode != 143 {
 			t.Errorf("timeout: %v %+v", err, res)
 		}
 	})
 	t.Run("no spark-submit", func(t *testing.T) {
 		res, err := runSub(context.Background(), mustLoad(t, []string{"--master", "local", "app.py"}))
-		if exitcode.Code(err) != exitcode.Usage || res.Reason != "NotStarted" {
+		if !errors.Is(err, errdefs.BadArgument) || res.Reason != "NotStarted" {
 			t.Errorf("%v %+v", err, res)
 		}
 	})
@@ -180,8 +199,8 @@ func TestSubmitPySparkProgram(t *testing.T) {
 	res, err := runSub(context.Background(), sub,
 		WithPySparkProgram([]string{"/bin/sh", "-c", `printf '%s' "$PYSPARK_SUBMIT_ARGS"; exit 7`}),
 		WithStdio(nil, &stdout, nil))
-	if got := exitcode.Code(err); got != 7 {
-		t.Errorf("exit code %d (%v); want 7", got, err)
+	if got := endOf(err); got != (runEnd{errdefs.DriverExit, 7, true}) {
+		t.Errorf("end %+v (%v); want the driver's exit code 7", got, err)
 	}
 	if want := "--master 'local[1]' --name 'a b' pyspark-shell"; stdout.String() != want {
 		t.Errorf("the program saw PYSPARK_SUBMIT_ARGS=%q; want %q", stdout.String(), want)

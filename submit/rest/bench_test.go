@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 )
 
@@ -28,8 +28,8 @@ func BenchmarkRestSubmitHA(b *testing.B) {
 		for range n {
 			res := submitREST(context.Background(), submitArgs(master),
 				WithPollInterval(time.Millisecond), WithRetry(2, time.Millisecond, 3))
-			if exitcode.Code(res.Err()) != 0 {
-				b.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
+			if res.Err() != nil {
+				b.Fatalf("kind %v: %v", errdefs.KindOf(res.Err()), res.Err())
 			}
 		}
 		return time.Since(start) / time.Duration(n)

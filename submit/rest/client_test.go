@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sparkrest/sparkresttest"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
@@ -85,16 +84,15 @@ func states(r *Result) []string {
 func TestRestDriverEnds(t *testing.T) {
 	worker := sparkresttest.Step{WorkerID: "worker-1", WorkerHostPort: "10.0.0.5:40000"}
 	tests := []struct {
-		name       string
-		end        sparkresttest.Step
-		wantCode   int
-		wantSource string
-		wantMsg    string
+		name    string
+		end     sparkresttest.Step
+		want    runEnd
+		wantMsg string
 	}{
-		{"finished", sparkresttest.Step{State: "FINISHED"}, 0, exitcode.SourceDriver, ""},
-		{"failed", sparkresttest.Step{State: "FAILED", Exception: "java.lang.RuntimeException: boom"}, exitcode.DriverFailed, exitcode.SourceDriver, "boom"},
-		{"killed", sparkresttest.Step{State: "KILLED"}, exitcode.DriverFailed, exitcode.SourceDriver, "KILLED"},
-		{"error", sparkresttest.Step{State: "ERROR", Exception: "java.io.FileNotFoundException: hdfs:///app.jar"}, exitcode.DriverFailed, exitcode.SourceDriver, "FileNotFoundException"},
+		{"finished", sparkresttest.Step{State: "FINISHED"}, runEnd{}, ""},
+		{"failed", sparkresttest.Step{State: "FAILED", Exception: "java.lang.RuntimeException: boom"}, driverFailed, "boom"},
+		{"killed", sparkresttest.Step{State: "KILLED"}, driverFailed, "KILLED"},
+		{"error", sparkresttest.Step{State: "ERROR", Exception: "java.io.FileNotFoundException: hdfs:///app.jar"}, driverFailed, "FileNotFoundException"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,11 +104,8 @@ func TestRestDriverEnds(t *testing.T) {
 			addr := fakeMaster(t, fake)
 			var log testenv.SyncBuffer
 			res := submitREST(context.Background(), submitArgs("spark://"+addr), fastOpts(&log)...)
-			if exitcode.Code(res.Err()) != tt.wantCode || exitSource(res.Err()) != tt.wantSource {
-				t.Fatalf("exit %d source %s, want %d %s (%v)\nlog:\n%s", exitcode.Code(res.Err()), exitSource(res.Err()), tt.wantCode, tt.wantSource, res.Err(), log.String())
-			}
-			if exitcode.Code(res.Err()) != tt.wantCode {
-				t.Errorf("Err() code %d", exitcode.Code(res.Err()))
+			if got := endOf(res.Err()); got != tt.want {
+				t.Fatalf("end %+v, want %+v (%v)\nlog:\n%s", got, tt.want, res.Err(), log.String())
 			}
 			if !strings.Contains(res.Message, tt.wantMsg) {
 				t.Errorf("message %q does not contain %q", res.Message, tt.wantMsg)
@@ -149,8 +144,8 @@ func TestRestRelaunchingAndUnknownAreNotTerminal(t *testing.T) {
 	))
 	var log testenv.SyncBuffer
 	res := submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
-	if exitcode.Code(res.Err()) != 0 {
-		t.Fatalf("exit %d: %v\n%s", exitcode.Code(res.Err()), res.Err(), log.String())
+	if res.Err() != nil {
+		t.Fatalf("kind %v: %v\n%s", errdefs.KindOf(res.Err()), res.Err(), log.String())
 	}
 	want := []string{"SUBMITTED", "RUNNING", "RELAUNCHING", "RUNNING", "UNKNOWN", "RUNNING", "FINISHED"}
 	if diff := cmp.Diff(want, states(res)); diff != "" {
@@ -169,16 +164,16 @@ func TestRestStandbyMovesToNextMaster(t *testing.T) {
 	m1, m2 := fakeMaster(t, standby), fakeMaster(t, alive)
 	var log testenv.SyncBuffer
 	res := submitREST(context.Background(), submitArgs("spark://"+m1+","+m2), fastOpts(&log)...)
-	if exitcode.Code(res.Err()) != 0 || res.RestURL != "http://"+m2 {
-		t.Fatalf("exit %d via %s: %v", exitcode.Code(res.Err()), res.RestURL, res.Err())
+	if res.Err() != nil || res.RestURL != "http://"+m2 {
+		t.Fatalf("kind %v via %s: %v", errdefs.KindOf(res.Err()), res.RestURL, res.Err())
 	}
 	if got := len(standby.Requests()); got != 1 {
 		t.Errorf("standby got %d requests, want 1 (the create; polls stick to the leader)", got)
 	}
 	// Every master a standby: no ALIVE master, exit 69.
 	res = submitREST(context.Background(), submitArgs("spark://"+m1+","+m1), fastOpts(&log)...)
-	if !errors.Is(res.Err(), ErrNoAliveMaster) || exitcode.Code(res.Err()) != exitcode.Unavailable {
-		t.Errorf("all standby: %v (exit %d)", res.Err(), exitcode.Code(res.Err()))
+	if !errors.Is(res.Err(), ErrNoAliveMaster) || errdefs.KindOf(res.Err()) != errdefs.Unavailable {
+		t.Errorf("all standby: %v (kind %v)", res.Err(), errdefs.KindOf(res.Err()))
 	}
 	// A status query on a standby also moves on.
 	id := "driver-20260101000000-0007"
@@ -193,8 +188,8 @@ func TestRestRefusedMovesToNextMaster(t *testing.T) {
 	var log testenv.SyncBuffer
 	m2 := fakeMaster(t, sparkresttest.New())
 	res := submitREST(context.Background(), submitArgs("spark://"+refusedAddr(t)+","+m2), fastOpts(&log)...)
-	if exitcode.Code(res.Err()) != 0 {
-		t.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
+	if res.Err() != nil {
+		t.Fatalf("kind %v: %v", errdefs.KindOf(res.Err()), res.Err())
 	}
 }
 
@@ -237,7 +232,7 @@ func TestRestDisabled(t *testing.T) {
 	var log testenv.SyncBuffer
 	res := submitREST(context.Background(), submitArgs("spark://"+hangup.Addr().String()), fastOpts(&log)...)
 	if !errors.Is(res.Err(), ErrMaybeSubmitted) || !strings.Contains(res.Message, "spark.master.rest.enabled=true") || errdefs.OptionOf(res.Err()) != "rest.WithPort" {
-		t.Errorf("hang-up: exit %d: %v", exitcode.Code(res.Err()), res.Err())
+		t.Errorf("hang-up: kind %v: %v", errdefs.KindOf(res.Err()), res.Err())
 	}
 	for _, master := range []string{
 		"spark://" + refusedAddr(t) + "," + refusedAddr(t),
@@ -246,8 +241,8 @@ func TestRestDisabled(t *testing.T) {
 	} {
 		var log testenv.SyncBuffer
 		res := submitREST(context.Background(), submitArgs(master), fastOpts(&log)...)
-		if exitcode.Code(res.Err()) != exitcode.Unavailable || !errors.Is(res.Err(), ErrUnavailable) {
-			t.Errorf("%s: exit %d: %v", master, exitcode.Code(res.Err()), res.Err())
+		if errdefs.KindOf(res.Err()) != errdefs.Unavailable || !errors.Is(res.Err(), ErrUnavailable) {
+			t.Errorf("%s: kind %v: %v", master, errdefs.KindOf(res.Err()), res.Err())
 			continue
 		}
 		if !strings.Contains(res.Message, "spark.master.rest.enabled=true") || errdefs.OptionOf(res.Err()) != "rest.WithPort" {
@@ -260,8 +255,8 @@ func TestRestProtocolVersion468(t *testing.T) {
 	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithProtocolVersion("v2"))
 	res := submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log)...)
-	if !errors.Is(res.Err(), ErrProtocolVersion) || exitcode.Code(res.Err()) != exitcode.Unavailable {
-		t.Fatalf("exit %d: %v", exitcode.Code(res.Err()), res.Err())
+	if !errors.Is(res.Err(), ErrProtocolVersion) || errdefs.KindOf(res.Err()) != errdefs.Unavailable {
+		t.Fatalf("kind %v: %v", errdefs.KindOf(res.Err()), res.Err())
 	}
 	for _, s := range []string{"HTTP 468", "protocol v1", "speaks v2", "Unknown protocol version 'v1'"} {
 		if !strings.Contains(res.Message, s) {
@@ -287,8 +282,8 @@ func TestRestMissingField400(t *testing.T) {
 	}
 	req.MainClass = nil // what a jar without --class would send
 	_, err = c.Create(context.Background(), req)
-	if !errors.Is(err, ErrRejected) || exitcode.Code(err) != exitcode.DataErr {
-		t.Fatalf("err %v (exit %d)", err, exitcode.Code(err))
+	if !errors.Is(err, ErrRejected) || errdefs.KindOf(err) != errdefs.Invalid {
+		t.Fatalf("err %v (kind %v)", err, errdefs.KindOf(err))
 	}
 	if !strings.Contains(err.Error(), "HTTP 400") || !strings.Contains(err.Error(), "Main class is missing.") || strings.Contains(err.Error(), "\tat ") {
 		t.Errorf("message %q", err.Error())
@@ -313,14 +308,14 @@ func TestRestUnknownAndEvictedID(t *testing.T) {
 	})
 	master := "spark://" + fakeMaster(t, h)
 	res := submitREST(context.Background(), submitArgs(master), fastOpts(&log)...)
-	if exitcode.Code(res.Err()) != exitcode.NotFound || res.Reason != "Evicted" || !strings.Contains(res.Message, "after it was RUNNING") {
-		t.Errorf("evicted: exit %d reason %s: %s", exitcode.Code(res.Err()), res.Reason, res.Message)
+	if errdefs.KindOf(res.Err()) != errdefs.NotFound || res.Reason != "Evicted" || !strings.Contains(res.Message, "after it was RUNNING") {
+		t.Errorf("evicted: kind %v reason %s: %s", errdefs.KindOf(res.Err()), res.Reason, res.Message)
 	}
 	res = attachREST(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...)
-	if exitcode.Code(res.Err()) != exitcode.NotFound || res.Reason != "NotFound" || !errors.Is(res.Err(), ErrSubmissionNotFound) {
-		t.Errorf("unknown: exit %d reason %s: %v", exitcode.Code(res.Err()), res.Reason, res.Err())
+	if errdefs.KindOf(res.Err()) != errdefs.NotFound || res.Reason != "NotFound" || !errors.Is(res.Err(), ErrSubmissionNotFound) {
+		t.Errorf("unknown: kind %v reason %s: %v", errdefs.KindOf(res.Err()), res.Reason, res.Err())
 	}
-	if _, err := statusREST(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...); exitcode.Code(err) != exitcode.NotFound {
+	if _, err := statusREST(context.Background(), master, "driver-20000101000000-9999", fastOpts(&log)...); errdefs.KindOf(err) != errdefs.NotFound {
 		t.Errorf("status of unknown id: %v", err)
 	}
 }
@@ -335,8 +330,8 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		fake.ServeHTTP(w, r)
 	})
 	res := submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log)...)
-	if exitcode.Code(res.Err()) != 0 || res.State != "FINISHED" {
-		t.Fatalf("exit %d state %s: %v\n%s", exitcode.Code(res.Err()), res.State, res.Err(), log.String())
+	if res.Err() != nil || res.State != "FINISHED" {
+		t.Fatalf("kind %v state %s: %v\n%s", errdefs.KindOf(res.Err()), res.State, res.Err(), log.String())
 	}
 	// Go's transport silently retries a GET once on a reused connection
 	// that drops, so 2 or 3 of the 3 drops surface as failed polls.
@@ -352,8 +347,8 @@ func TestRestDroppedConnectionMidPoll(t *testing.T) {
 		fake2.ServeHTTP(w, r)
 	})
 	res = submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, h2)), fastOpts(&log)...)
-	if exitcode.Code(res.Err()) != exitcode.Unavailable || !strings.Contains(res.Message, "state is unknown") {
-		t.Errorf("exit %d: %s", exitcode.Code(res.Err()), res.Message)
+	if errdefs.KindOf(res.Err()) != errdefs.Unavailable || !strings.Contains(res.Message, "state is unknown") {
+		t.Errorf("kind %v: %s", errdefs.KindOf(res.Err()), res.Message)
 	}
 }
 
@@ -361,8 +356,8 @@ func TestRestTimeout(t *testing.T) {
 	var log testenv.SyncBuffer
 	fake := sparkresttest.New(sparkresttest.WithScript(sparkresttest.Step{State: "RUNNING"}))
 	res := submitREST(context.Background(), submitArgs("spark://"+fakeMaster(t, fake)), fastOpts(&log, WithTimeout(200*time.Millisecond))...)
-	if exitcode.Code(res.Err()) != exitcode.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
-		t.Fatalf("exit %d reason %s: %s", exitcode.Code(res.Err()), res.Reason, res.Message)
+	if errdefs.KindOf(res.Err()) != errdefs.Timeout || res.Reason != "Timeout" || !strings.Contains(res.Message, "prebake kill "+res.SubmissionID) {
+		t.Fatalf("kind %v reason %s: %s", errdefs.KindOf(res.Err()), res.Reason, res.Message)
 	}
 	// The library names its option; the CLI's hint names --timeout.
 	if !errors.Is(res.Err(), errdefs.Timeout) || errdefs.OptionOf(res.Err()) != "rest.WithTimeout" || !strings.Contains(res.Message, "time limit of 200ms reached") {
@@ -388,8 +383,8 @@ func TestRestCancelKills(t *testing.T) {
 				}
 			})
 			res := submitREST(ctx, submitArgs("spark://"+fakeMaster(t, h)), fastOpts(&log, WithKillOnCancel(kill))...)
-			if res.Reason != "Cancelled" || exitcode.Code(res.Err()) != exitcode.DriverFailed || exitSource(res.Err()) != exitcode.SourcePrebake {
-				t.Fatalf("exit %d reason %s source %s: %s", exitcode.Code(res.Err()), res.Reason, exitSource(res.Err()), res.Message)
+			if got := endOf(res.Err()); res.Reason != "Cancelled" || got != (runEnd{Kind: errdefs.DriverFailed}) {
+				t.Fatalf("end %+v reason %s: %s", got, res.Reason, res.Message)
 			}
 			var kills []string
 			for _, r := range fake.Requests() {
@@ -414,8 +409,8 @@ func TestRestCancelKills(t *testing.T) {
 func TestRestMesos(t *testing.T) {
 	tests := []struct {
 		task string
-		code int
-	}{{"TASK_FINISHED", 0}, {"TASK_FAILED", exitcode.DriverFailed}, {"TASK_KILLED", exitcode.DriverFailed}}
+		want runEnd
+	}{{"TASK_FINISHED", runEnd{}}, {"TASK_FAILED", driverFailed}, {"TASK_KILLED", driverFailed}}
 	for _, tt := range tests {
 		t.Run(tt.task, func(t *testing.T) {
 			var log testenv.SyncBuffer
@@ -425,8 +420,8 @@ func TestRestMesos(t *testing.T) {
 				sparkresttest.Step{State: "RETRYING", Message: "state: TASK_LOST"}, sparkresttest.Step{State: "FINISHED", Message: msg}))
 			args := []string{"--master", "mesos://" + fakeMaster(t, fake), "--deploy-mode", "cluster", "--class", "C", "http://h/app.jar"}
 			res := submitREST(context.Background(), mustLoad(args), fastOpts(&log)...)
-			if exitcode.Code(res.Err()) != tt.code || res.TaskState != tt.task || res.Reason != tt.task {
-				t.Fatalf("exit %d task %s reason %s: %v\n%s", exitcode.Code(res.Err()), res.TaskState, res.Reason, res.Err(), log.String())
+			if got := endOf(res.Err()); got != tt.want || res.TaskState != tt.task || res.Reason != tt.task {
+				t.Fatalf("end %+v task %s reason %s: %v\n%s", got, res.TaskState, res.Reason, res.Err(), log.String())
 			}
 			if diff := cmp.Diff([]string{"QUEUED", "RUNNING", "RETRYING", "FINISHED"}, states(res)); diff != "" {
 				t.Errorf("transitions (-want +got):\n%s", diff)
@@ -453,7 +448,7 @@ func TestRestStatusAndKill(t *testing.T) {
 		t.Errorf("after kill: %v %+v", err, r)
 	}
 	_, err = killREST(context.Background(), master, id, fastOpts(&log)...)
-	if exitcode.Code(err) != exitcode.NotFound || !strings.Contains(err.Error(), "has already finished or does not exist") {
+	if errdefs.KindOf(err) != errdefs.NotFound || !strings.Contains(err.Error(), "has already finished or does not exist") {
 		t.Errorf("second kill: %v", err)
 	}
 }
@@ -464,8 +459,8 @@ func TestRestAttach(t *testing.T) {
 	id := "driver-20261129101010-0002"
 	fake.AddDriver(id, sparkresttest.Step{State: "RUNNING", Polls: 2}, sparkresttest.Step{State: "FAILED"})
 	res := attachREST(context.Background(), "spark://"+fakeMaster(t, fake), id, fastOpts(&log)...)
-	if exitcode.Code(res.Err()) != exitcode.DriverFailed || res.SubmissionID != id || res.State != "FAILED" {
-		t.Fatalf("exit %d: %+v", exitcode.Code(res.Err()), res)
+	if errdefs.KindOf(res.Err()) != errdefs.DriverFailed || res.SubmissionID != id || res.State != "FAILED" {
+		t.Fatalf("kind %v: %+v", errdefs.KindOf(res.Err()), res)
 	}
 	for _, r := range fake.Requests() {
 		if r.Method != http.MethodGet {
@@ -475,4 +470,25 @@ func TestRestAttach(t *testing.T) {
 }
 
 // exitSource is the source cmd reports for a run that ended with err.
-func exitSource(err error) string { _, s := exitcode.Outcome(err); return s }
+// runEnd is what a run's error says (errdefs): its kind, the driver's
+// exit code (errdefs.DriverExit) and whether the driver decided it; the
+// zero value for success.
+type runEnd struct {
+	Kind   errdefs.Kind
+	Code   int
+	Driver bool
+}
+
+// driverFailed is the end of a driver that failed with no exit code.
+var driverFailed = runEnd{Kind: errdefs.DriverFailed, Driver: true}
+
+func endOf(err error) runEnd {
+	if err == nil {
+		return runEnd{}
+	}
+	e := errdefs.Outermost(err)
+	if e == nil {
+		return runEnd{Kind: -1} // unclassified
+	}
+	return runEnd{e.Kind, e.Code, e.Driver}
+}

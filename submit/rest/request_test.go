@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 )
 
 var updateRest = flag.Bool("update", false, "rewrite the golden files in testdata/rest")
@@ -84,8 +84,8 @@ func TestRestRequestErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
 			}
-			if exitcode.Code(err) != exitcode.Usage {
-				t.Errorf("exit code %d, want %d", exitcode.Code(err), exitcode.Usage)
+			if errdefs.KindOf(err) != errdefs.BadArgument {
+				t.Errorf("kind %v, want %v", errdefs.KindOf(err), errdefs.BadArgument)
 			}
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Errorf("err %v is not %v", err, tt.wantErr)

@@ -30,8 +30,8 @@ import (
 //	                                        // or "" when nothing was seen
 //	  "taskState": "TASK_FINISHED",         // Mesos: the task state parsed from the status message
 //	  "workerId": "worker-…", "workerHostPort": "10.0.0.5:40000",
-//	  "exitCode": 0,                        // prebake's exit code for this run
-//	  "source": "driver",                   // where exitCode comes from: "driver" | "prebake"
+//	  "exitCode": 0,                        // the CLI's: prebake's exit code for this run
+//	  "source": "driver",                   // the CLI's: where exitCode comes from, "driver" | "prebake"
 //	  "reason": "FINISHED",                 // the terminal state (FINISHED, FAILED, KILLED, ERROR, TASK_FAILED…)
 //	                                        // or prebake's: Timeout, Cancelled, NotFound, Evicted,
 //	                                        // Unavailable, SubmitFailed, Rejected, ProtocolVersion
@@ -41,22 +41,17 @@ import (
 //	              "submitSeconds": 0.1, "pendingSeconds": 2, "runSeconds": 30, "totalSeconds": 32.1}
 //	}
 type Result struct {
-	Backend        string `json:"backend"`
-	SubmissionID   string `json:"submissionId,omitempty"`
-	Master         string `json:"master"`
-	RestURL        string `json:"restUrl,omitempty"`
-	State          string `json:"state"`
-	TaskState      string `json:"taskState,omitempty"`
-	WorkerID       string `json:"workerId,omitempty"`
-	WorkerHostPort string `json:"workerHostPort,omitempty"`
-	// ExitCode and Source are the process's exit code and who decided it
-	// (prebake, driver, ...): the caller that maps errors to exit codes
-	// (cmd) sets them from Err() before it prints the result.
-	ExitCode    int          `json:"exitCode"`
-	Source      string       `json:"source"`
-	Reason      string       `json:"reason,omitempty"`
-	Message     string       `json:"message,omitempty"`
-	Transitions []Transition `json:"transitions,omitempty"`
+	Backend        string       `json:"backend"`
+	SubmissionID   string       `json:"submissionId,omitempty"`
+	Master         string       `json:"master"`
+	RestURL        string       `json:"restUrl,omitempty"`
+	State          string       `json:"state"`
+	TaskState      string       `json:"taskState,omitempty"`
+	WorkerID       string       `json:"workerId,omitempty"`
+	WorkerHostPort string       `json:"workerHostPort,omitempty"`
+	Reason         string       `json:"reason,omitempty"`
+	Message        string       `json:"message,omitempty"`
+	Transitions    []Transition `json:"transitions,omitempty"`
 	// LogTail is a FAILED driver's last stderr lines, from its worker's
 	// web UI when the master's UI names it (WithMasterUI).
 	LogTail []string `json:"logTail,omitempty"`

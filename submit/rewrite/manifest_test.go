@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/submit"
 	"go.yaml.in/yaml/v3"
 )
@@ -28,11 +28,11 @@ var manifestCases = []struct {
 	noSource    bool // no JarSource: packages are removed, nothing is added
 	wantErr     string
 	wantIs      error // errors.Is target, when set
-	wantCode    int
+	wantKind    errdefs.Kind
 }{
 	{name: "spark-pi-packages-image", input: "spark-pi-packages", jars: "image", image: "registry.example/spark:3.5.5-prebake"},
 	{name: "spark-pi-packages-store", input: "spark-pi-packages", jars: "store"},
-	{name: "spark-pi-packages-refused", input: "spark-pi-packages", wantErr: "local jar paths cannot work", wantIs: ErrNoClusterJars, wantCode: exitcode.Usage},
+	{name: "spark-pi-packages-refused", input: "spark-pi-packages", wantErr: "local jar paths cannot work", wantIs: ErrNoClusterJars, wantKind: errdefs.BadArgument},
 	{name: "spark-pi-packages-no-source", input: "spark-pi-packages", noSource: true},
 	{name: "spark-pi-python-sparkconf-store", input: "spark-pi-python-sparkconf", jars: "store"},
 	{name: "spark-pi-scheduled-image", input: "spark-pi-scheduled", jars: "image", image: "registry.example/spark:3.5.5-prebake"},
@@ -40,8 +40,8 @@ var manifestCases = []struct {
 	{name: "no-packages-image", input: "no-packages-image", jars: "image", image: "registry.example/spark:prebake"},
 	{name: "no-packages-no-image", input: "no-packages-image", jars: "image"},
 	{name: "unreachable-env", input: "unreachable-env", jars: "store"},
-	{name: "error-malformed", input: "error-malformed", jars: "image", image: "registry.example/spark:prebake", wantErr: "manifest error-malformed.yaml document 2", wantCode: exitcode.DataErr},
-	{name: "error-packages-not-list", input: "error-packages-not-list", jars: "image", wantErr: "spec.deps.packages is not a list", wantCode: exitcode.DataErr},
+	{name: "error-malformed", input: "error-malformed", jars: "image", image: "registry.example/spark:prebake", wantErr: "manifest error-malformed.yaml document 2", wantKind: errdefs.Invalid},
+	{name: "error-packages-not-list", input: "error-packages-not-list", jars: "image", wantErr: "spec.deps.packages is not a list", wantKind: errdefs.Invalid},
 }
 
 func manifestOpts(jars, image string, noSource bool) []Option {
@@ -69,10 +69,10 @@ func TestRewriteManifestGolden(t *testing.T) {
 				if err == nil {
 					t.Fatalf("Manifest succeeded; want an error containing %q", c.wantErr)
 				}
-				if !strings.Contains(err.Error(), c.wantErr) || exitcode.Code(err) != c.wantCode || (c.wantIs != nil && !errors.Is(err, c.wantIs)) {
-					t.Fatalf("error %q (exit %d); want one containing %q (exit %d)", err, exitcode.Code(err), c.wantErr, c.wantCode)
+				if !strings.Contains(err.Error(), c.wantErr) || errdefs.KindOf(err) != c.wantKind || (c.wantIs != nil && !errors.Is(err, c.wantIs)) {
+					t.Fatalf("error %q (%v); want one containing %q (%v)", err, errdefs.KindOf(err), c.wantErr, c.wantKind)
 				}
-				got += fmt.Sprintf("error (exit %d): %s\n", exitcode.Code(err), err)
+				got += fmt.Sprintf("error (%v): %s\n", errdefs.KindOf(err), err)
 			} else {
 				if err != nil {
 					t.Fatalf("Manifest: %v", err)

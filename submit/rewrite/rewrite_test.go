@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/submit"
 )
@@ -102,7 +102,7 @@ func TestRewriteGolden(t *testing.T) {
 				if !strings.Contains(err.Error(), c.wantErr) || (c.wantIs != nil && !errors.Is(err, c.wantIs)) {
 					t.Fatalf("error %q does not contain %q", err, c.wantErr)
 				}
-				got = fmt.Sprintf("error (exit %d): %s\n", exitcode.Code(err), err)
+				got = fmt.Sprintf("error (%v): %s\n", errdefs.KindOf(err), err)
 			} else {
 				if err != nil {
 					t.Fatalf("Apply: %v", err)

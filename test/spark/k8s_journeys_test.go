@@ -258,10 +258,18 @@ func (j *journey) noMavenAfterResolve(t *testing.T, driver *corev1.Pod, coldCach
 	t.Logf("Maven proxy: %d requests, all prebake's resolve", len(reqs))
 }
 
+// k8sDoc is prebake's -o json result of a K8s run: the backend's result
+// and the keys the CLI adds.
+type k8sDoc struct {
+	k8s.Result
+	ExitCode int    `json:"exitCode"`
+	Source   string `json:"source"`
+}
+
 // parseResult reads prebake's -o json result.
-func parseResult(t *testing.T, r result) k8s.Result {
+func parseResult(t *testing.T, r result) k8sDoc {
 	t.Helper()
-	var res k8s.Result
+	var res k8sDoc
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("result: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
 	}
