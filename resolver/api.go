@@ -67,7 +67,7 @@ type Request struct {
 	Frozen bool
 	// Offline makes no network request: everything must be in the cache.
 	Offline bool
-	// CacheDir is the content-addressed cache; "" means DefaultCacheDir().
+	// CacheDir is the content-addressed cache; "" means cache.DefaultDir.
 	CacheDir string
 	// ChecksumPolicy is ChecksumStrict, ChecksumWarn (default) or ChecksumIgnore.
 	ChecksumPolicy ChecksumPolicy

@@ -61,8 +61,8 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		req.CacheDir = cache.DefaultDir(os.Getenv)
 	}
 	// The chain is built once (its settings file read once) for the lock
-	// check, the source and the signatures; --settings' <offline> acts as
-	// --offline.
+	// check, the source and the signatures; a settings file's <offline>
+	// acts as Request.Offline.
 	chain, err := repo.NewChain(ctx, req.repoConfig(), o.repo...)
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func inputsDiff(old, cur lock.Inputs) string {
 }
 
 // FetchLocked makes every artifact of lock available in the cache
-// req.CacheDir (DefaultCacheDir() if empty) and returns their paths, in
+// req.CacheDir (cache.DefaultDir if empty) and returns their paths, in
 // lock order. A blob already in the cache is verified (VerifyBlob: by its
 // stamp, else hashed); a missing or modified one is fetched from the
 // repository the lock records, checked against the lock's sha256, and

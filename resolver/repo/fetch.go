@@ -26,7 +26,7 @@ import (
 // ErrChecksumMismatch is matched by every checksum mismatch error.
 var ErrChecksumMismatch = errors.New("checksum mismatch")
 
-// ErrChecksumMissing is matched when --checksum-policy=strict finds no
+// ErrChecksumMissing is matched when ChecksumStrict finds no
 // checksum file.
 var ErrChecksumMissing = errors.New("no checksum file")
 

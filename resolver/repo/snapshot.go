@@ -85,7 +85,7 @@ func (s *Source) fileNames(ctx context.Context, a asker, r *entry, group, artifa
 // snapshotMeta reads a version directory's maven-metadata.xml. Like Ivy,
 // it verifies no checksum (snapshot metadata is rewritten on every
 // deploy, and its checksum files are often stale). A remote file is
-// recorded in the cache so that --offline finds it.
+// recorded in the cache so that an offline resolution finds it.
 func (s *Source) snapshotMeta(ctx context.Context, a asker, r *entry, rel string) ([]byte, error) {
 	u := r.base + rel
 	if _, ok := s.missing.Load(u); ok {

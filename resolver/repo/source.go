@@ -252,7 +252,7 @@ func (s *Source) warn(a asker, msgs ...string) {
 }
 
 // NewSource returns a Source over Spark's repository chain for req, backed
-// by the content-addressed cache req.CacheDir (DefaultCacheDir() if empty).
+// by the content-addressed cache req.CacheDir (cache.DefaultDir if empty).
 // It is safe for concurrent use and merges concurrent requests for a file.
 func NewSource(ctx context.Context, req Config, opts ...Option) (*Source, error) {
 	o, err := makeOptions(opts)
