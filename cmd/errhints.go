@@ -8,7 +8,7 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s/native"
@@ -88,8 +88,8 @@ var errorHints = []func(err error) (string, bool){
 		return "the check is --strict (strict: in prebake.yaml, $PREBAKE_STRICT); a base that keeps Spark elsewhere takes --spark-home", errors.Is(err, layers.ErrStrict)
 	},
 	func(err error) (string, bool) {
-		var e *resolver.M2POMOnlyError
-		return "or leave ~/.m2 out of the chain: --no-default-repositories --repositories " + resolver.DefaultCentralURL + " (and the other repositories you need)", errors.As(err, &e)
+		var e *repo.M2POMOnlyError
+		return "or leave ~/.m2 out of the chain: --no-default-repositories --repositories " + repo.DefaultCentralURL + " (and the other repositories you need)", errors.As(err, &e)
 	},
 }
 

@@ -29,16 +29,6 @@ var notLibrary = []string{"cmd", "hack", "examples", "test", "internal/depcheck"
 // names the flag (errhints.go).
 var flagNameAllowed = map[string][]string{}
 
-// commentDebt are the library files whose comments still name the CLI's
-// flags or -o json, in packages other helpers of issue 26 are reshaping
-// (submit, resolver, pipeline); remove a file once its comments speak the
-// library's terms. A file not listed fails.
-var commentDebt = []string{
-	"resolver/fetch.go", "resolver/graph_nearest.go", "resolver/repos.go", "resolver/resolve.go", "resolver/settings.go", "resolver/snapshot.go",
-	"submit/k8s/ops.go", "submit/k8s/result.go", "submit/local/local.go", "submit/rest/wait.go",
-	"submit/rewrite/rewrite.go",
-}
-
 // sparkSubmitSwitches are spark-submit's options without a value (the
 // others: submit.IsValueOption).
 var sparkSubmitSwitches = []string{"--verbose", "--supervise", "--version", "--usage-error", "--help", "--kill", "--status"}
@@ -73,7 +63,7 @@ func prebakeOnlyFlags(root *cobra.Command) []string {
 
 // TestLibrariesNameNoFlag: no string literal or comment of a library
 // package (non-test Go files outside the edge) names one of prebake's CLI
-// flags (a comment: nor -o json; commentDebt lists the files left), so library
+// flags (a comment: nor -o json), so library
 // errors, warnings and results stay in the library's terms and the CLI adds
 // its flags in one place. The flags come from the command tree itself, so a
 // new flag is covered as soon as it exists.
@@ -115,9 +105,6 @@ func TestLibrariesNameNoFlag(t *testing.T) {
 		// Comments too: a library's doc says what it does in its own
 		// terms, not which flag or output format of the CLI reaches it.
 		for _, cg := range f.Comments {
-			if slices.Contains(commentDebt, rel) {
-				break
-			}
 			for _, c := range cg.List {
 				for _, m := range re.FindAllStringSubmatch(c.Text, -1) {
 					if !slices.Contains(flagNameAllowed[rel], m[1]) {

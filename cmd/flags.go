@@ -13,6 +13,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/pgpverify"
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // resolveFlags are the resolution flags shared by every command that
@@ -125,7 +126,7 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 // resolver reads no environment; every request cmd builds carries them.
 func chainEnv() (home, defaultArtifactRepository string) {
 	home, _ = os.UserHomeDir()
-	return home, os.Getenv(resolver.EnvDefaultArtifactRepository)
+	return home, os.Getenv(repo.EnvDefaultArtifactRepository)
 }
 
 // defaultKeyring is the keyring --verify-signatures and prebake keys use

@@ -16,7 +16,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 func TestNewerVersions(t *testing.T) {
@@ -141,7 +141,7 @@ func TestOutdatedCLI(t *testing.T) {
 func TestOutdatedCentralIT(t *testing.T) {
 	testenv.RequireIT(t)
 	_, tmp := isolatedCLI(t)
-	central, err := resolver.MavenCentralURL("", "")
+	central, err := repo.MavenCentralURL("", "")
 	if err != nil {
 		t.Fatal(err)
 	}

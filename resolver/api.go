@@ -7,7 +7,7 @@ import (
 	"context"
 
 	"github.com/prebake/prebake/lock"
-	"github.com/prebake/prebake/resolver/cache"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // Conflict is the conflict mode (owned by the lock package; a lock records
@@ -18,17 +18,6 @@ type Conflict = lock.Conflict
 const (
 	ConflictLatest  = lock.ConflictLatest  // Ivy's latest-revision, Spark's behaviour (default)
 	ConflictNearest = lock.ConflictNearest // Maven's nearest-wins
-)
-
-// ChecksumPolicy says what a missing checksum does (a mismatch always
-// fails).
-type ChecksumPolicy string
-
-// Checksum policies.
-const (
-	ChecksumStrict ChecksumPolicy = "strict"
-	ChecksumWarn   ChecksumPolicy = "warn" // default
-	ChecksumIgnore ChecksumPolicy = "ignore"
 )
 
 // Request is what to resolve and where from, with spark-submit's inputs
@@ -78,7 +67,7 @@ type Request struct {
 	Frozen bool
 	// Offline makes no network request: everything must be in the cache.
 	Offline bool
-	// CacheDir is the content-addressed cache; "" means DefaultCacheDir().
+	// CacheDir is the content-addressed cache; "" means cache.DefaultDir.
 	CacheDir string
 	// ChecksumPolicy is ChecksumStrict, ChecksumWarn (default) or ChecksumIgnore.
 	ChecksumPolicy ChecksumPolicy
@@ -101,14 +90,6 @@ type Result struct {
 	FromLock bool
 }
 
-// ErrNotFound is matched (errors.Is) by every "module or artifact not found" error.
-var ErrNotFound = cache.ErrNotFound
-
-// Logger receives progress lines (to stderr); it must not be given secrets.
-type Logger interface {
-	Printf(format string, args ...any)
-}
-
 // Source is what the graph builder needs from the repository chain. It is
 // safe for concurrent use, and concurrent requests for the same file are
 // merged.
@@ -126,34 +107,22 @@ type Source interface {
 	Versions(ctx context.Context, group, artifact string) ([]string, error)
 }
 
-// Repository is one entry of the chain.
-type Repository struct {
-	Name string // Spark's resolver name: local-m2-cache, central, spark-packages, repo-1…
-	URL  string // without userinfo: safe to print
-}
+// The repository side's types, owned by resolver/repo.
+type (
+	ChecksumPolicy = repo.ChecksumPolicy
+	Logger         = repo.Logger
+	Repository     = repo.Repository
+	POMFile        = repo.POMFile
+	ArtifactRef    = repo.ArtifactRef
+	CachedFile     = repo.CachedFile
+)
 
-// POMFile is a fetched POM.
-type POMFile struct {
-	Data []byte
-	Repo Repository
-	URL  string // without userinfo
-}
+// Checksum policies.
+const (
+	ChecksumStrict = repo.ChecksumStrict
+	ChecksumWarn   = repo.ChecksumWarn // default
+	ChecksumIgnore = repo.ChecksumIgnore
+)
 
-// ArtifactRef names one artifact file of a module.
-type ArtifactRef struct {
-	Group, Artifact, Version string
-	Classifier               string // optional
-	Ext                      string // "jar" unless the POM says otherwise
-	Repo                     Repository
-}
-
-// CachedFile is an artifact in the content-addressed cache.
-type CachedFile struct {
-	Path   string // the cache's blob path, named by sha256
-	Sha256 string
-	Size   int64
-	URL    string // the URL that served it, without userinfo
-	// Repo is the repository that served it when that is not the
-	// ArtifactRef's (an Ivy settings chain in dual mode); else empty.
-	Repo Repository
-}
+// ErrNotFound is matched (errors.Is) by every "module or artifact not found" error.
+var ErrNotFound = repo.ErrNotFound

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/resolver/repo"
+
 	"github.com/prebake/prebake/errdefs"
 
 	"github.com/prebake/prebake/internal/mavenhttp"
@@ -247,7 +249,7 @@ func graphDepth(tb testing.TB, root string, g *Graph) int {
 		in := &pomInfo{}
 		infos[key] = in
 		f := strings.Split(key, ":")
-		data, err := os.ReadFile(filepath.Join(root, modulePath(f[0], f[1], f[2]), artifactFileName(f[1], f[2], "", "pom")))
+		data, err := os.ReadFile(filepath.Join(root, repo.ModulePath(f[0], f[1], f[2]), repo.ArtifactFileName(f[1], f[2], "", "pom")))
 		if err != nil {
 			return in
 		}
@@ -406,7 +408,7 @@ func corpusRun(b *testing.B, root string, sums bool, delay time.Duration, policy
 		res, err := Resolve(context.Background(), req)
 		d := time.Since(start)
 		if err != nil {
-			if !sums && policy == ChecksumStrict && errors.Is(err, ErrChecksumMissing) {
+			if !sums && policy == ChecksumStrict && errors.Is(err, repo.ErrChecksumMissing) {
 				b.Logf("fails as it must (exit %d) after %d requests: %v", errdefs.KindOf(err), srv.Requests(), err)
 				return
 			}

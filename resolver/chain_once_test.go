@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/prebake/prebake/resolver/repo"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/resolver/ivysettings"
@@ -16,7 +18,7 @@ import (
 // countingLoaders reads the settings files as the resolver does, counting
 // the reads of each kind.
 func countingLoaders(maven, ivy *atomic.Int32) Option {
-	return withSettingsLoaders(
+	return withRepo(repo.WithSettingsLoaders(
 		func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error) {
 			maven.Add(1)
 			return mavensettings.Load(path, home, lookup)
@@ -24,7 +26,7 @@ func countingLoaders(maven, ivy *atomic.Int32) Option {
 		func(ctx context.Context, spec string, env ivysettings.Env) (*ivysettings.Settings, error) {
 			ivy.Add(1)
 			return ivysettings.Load(ctx, spec, env)
-		})
+		}))
 }
 
 // TestChainBuiltOnce: each call builds the repository chain once, reading
@@ -111,7 +113,7 @@ func twiceCall(ctx context.Context, req Request, opts ...Option) error {
 // process environment (cmd reads it).
 func TestChainEnvFromRequest(t *testing.T) {
 	t.Setenv("HOME", "/env/home")
-	t.Setenv(EnvDefaultArtifactRepository, "https://env.example/maven/")
+	t.Setenv(repo.EnvDefaultArtifactRepository, "https://env.example/maven/")
 	for _, tc := range []struct {
 		name string
 		req  Request
@@ -119,33 +121,30 @@ func TestChainEnvFromRequest(t *testing.T) {
 	}{
 		{
 			name: "nothing set: no local-m2-cache, Spark's roots",
-			want: []Repository{{RepoCentral, DefaultCentralURL}, {RepoSparkPackage, DefaultSparkPackagesURL}},
+			want: []Repository{{Name: repo.RepoCentral, URL: repo.DefaultCentralURL}, {Name: repo.RepoSparkPackage, URL: repo.DefaultSparkPackagesURL}},
 		},
 		{
 			name: "Home",
 			req:  Request{Home: "/home/u"},
-			want: []Repository{{RepoLocalM2, "file:///home/u/.m2/repository/"}, {RepoCentral, DefaultCentralURL}, {RepoSparkPackage, DefaultSparkPackagesURL}},
+			want: []Repository{{Name: repo.RepoLocalM2, URL: "file:///home/u/.m2/repository/"}, {Name: repo.RepoCentral, URL: repo.DefaultCentralURL}, {Name: repo.RepoSparkPackage, URL: repo.DefaultSparkPackagesURL}},
 		},
 		{
 			name: "DefaultArtifactRepository",
 			req:  Request{DefaultArtifactRepository: "https://nexus.example/maven"},
-			want: []Repository{{RepoCentral, "https://nexus.example/maven/"}, {RepoSparkPackage, "https://nexus.example/maven/"}},
+			want: []Repository{{Name: repo.RepoCentral, URL: "https://nexus.example/maven/"}, {Name: repo.RepoSparkPackage, URL: "https://nexus.example/maven/"}},
 		},
 		{
 			name: "settings: ${user.home} is Home",
 			req:  Request{Home: "/home/u", Settings: writeSettings(t, `<localRepository>${user.home}/alt-m2</localRepository>`)},
-			want: []Repository{{RepoLocalM2, "file:///home/u/alt-m2/"}, {RepoCentral, DefaultCentralURL}, {RepoSparkPackage, DefaultSparkPackagesURL}},
+			want: []Repository{{Name: repo.RepoLocalM2, URL: "file:///home/u/alt-m2/"}, {Name: repo.RepoCentral, URL: repo.DefaultCentralURL}, {Name: repo.RepoSparkPackage, URL: repo.DefaultSparkPackagesURL}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			chain, _, err := chainFor(context.Background(), tc.req, defaultOptions(t))
+			chain, err := repo.NewChain(context.Background(), tc.req.repoConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []Repository
-			for _, r := range chain {
-				got = append(got, r.Repository)
-			}
+			got := chain.Repositories()
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("chain (-want +got):\n%s", d)
 			}

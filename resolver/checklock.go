@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver/repo"
 
 	"github.com/prebake/prebake/errdefs"
 )
@@ -28,7 +29,7 @@ func LockFor(ctx context.Context, req Request, opts ...Option) (*lock.File, erro
 	if err != nil {
 		return nil, err
 	}
-	chain, _, err := chainFor(ctx, req, o)
+	chain, err := repo.NewChain(ctx, req.repoConfig(), o.repo...)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func LockFor(ctx context.Context, req Request, opts ...Option) (*lock.File, erro
 	if req.Signatures != nil {
 		// No jar is read here: the lock must record a pinned signer for
 		// every jar (the signatures were verified when it was written).
-		if err := checkSigners(req.Signatures, lock.Artifacts); err != nil {
+		if err := repo.CheckSigners(req.Signatures, lock.Artifacts); err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/resolver/repo"
+
 	"github.com/prebake/prebake/errdefs"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,11 +123,11 @@ func FuzzParseCoordinates(f *testing.F) {
 			if err := maven.CheckCoord(maven.Coord{Group: c.Group, Artifact: c.Artifact, Version: c.Version}); err != nil {
 				t.Fatalf("%q: %+v: %v", s, c, err)
 			}
-			name := SparkFileName(c.Group, c.Artifact, c.Version, "", "jar")
+			name := repo.SparkFileName(c.Group, c.Artifact, c.Version, "", "jar")
 			if p, err := safepath.Join("/cache/retrieve/h", name); err == nil && filepath.Dir(p) != "/cache/retrieve/h" {
 				t.Fatalf("%q: jar %q lands at %s", s, name, p)
 			}
-			if _, err := safepath.Join("/repo", modulePath(c.Group, c.Artifact, c.Version)+artifactFileName(c.Artifact, c.Version, "", "pom")); err != nil {
+			if _, err := safepath.Join("/repo", repo.ModulePath(c.Group, c.Artifact, c.Version)+repo.ArtifactFileName(c.Artifact, c.Version, "", "pom")); err != nil {
 				t.Fatalf("%q: the POM path leaves the repository: %v", s, err)
 			}
 		}

@@ -4,14 +4,16 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // slowPOMs delays every POM, so that the prefetch's concurrent loads overlap.
-type slowPOMs struct{ *source }
+type slowPOMs struct{ *repo.Source }
 
 func (s slowPOMs) POM(ctx context.Context, g, a, v string) (*POMFile, error) {
 	time.Sleep(20 * time.Millisecond)
-	return s.source.POM(ctx, g, a, v)
+	return s.Source.POM(ctx, g, a, v)
 }
 
 // TestParentCycleEnds: two dependencies whose parents form a cycle, loaded

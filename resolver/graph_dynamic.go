@@ -16,6 +16,7 @@ import (
 	"github.com/prebake/prebake/internal/revision"
 
 	"github.com/prebake/prebake/maven"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 type dynamicRevs struct {
@@ -125,7 +126,7 @@ func (e *engine) pickRevision(ctx context.Context, c maven.Coord) (r maven.Coord
 func (e *engine) pickIn(ctx context.Context, c maven.Coord, list func(ctx context.Context, g, a string) ([]string, error), f maven.Fetcher) (string, bool) {
 	vs, err := list(ctx, c.Group, c.Artifact)
 	if err != nil {
-		if errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, ErrTooLarge) {
+		if errors.Is(err, maven.ErrInvalidCoordinate) || errors.Is(err, repo.ErrTooLarge) {
 			e.dyn.mu.Lock()
 			if e.dyn.bad == nil {
 				e.dyn.bad = err

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/resolver/repo"
+
 	"github.com/prebake/prebake/errdefs"
 
 	"github.com/prebake/prebake/internal/safepath"
@@ -141,7 +143,7 @@ func FuzzGraph(f *testing.F) {
 			if kind == "artifact" {
 				cls, ext = parts[3], parts[4]
 			}
-			rel := modulePath(parts[0], parts[1], parts[2]) + artifactFileName(parts[1], parts[2], cls, ext)
+			rel := repo.ModulePath(parts[0], parts[1], parts[2]) + repo.ArtifactFileName(parts[1], parts[2], cls, ext)
 			if _, err := safepath.Join("/repo", rel); err != nil {
 				t.Fatalf("%s %q: the path %q leaves the repository: %v", kind, parts, rel, err)
 			}
@@ -158,7 +160,7 @@ func FuzzGraph(f *testing.F) {
 			return
 		}
 		for _, ref := range g.Artifacts {
-			name := SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar")
+			name := repo.SparkFileName(ref.Group, ref.Artifact, ref.Version, ref.Classifier, "jar")
 			if safepath.Name(name) != nil {
 				continue // downloadAll refuses it (65)
 			}

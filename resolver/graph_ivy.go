@@ -19,6 +19,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/maven"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // Ivy's Maven 2 configurations that matter for conf "default".
@@ -241,7 +242,7 @@ func ddsOf(m *maven.Model, mergeByRevision bool) []*dd {
 				if cls == "" {
 					cls = "tests"
 				}
-			case jarPackagings[typ]:
+			case repo.JarPackaging(typ):
 				ext = "jar"
 			}
 			x.arts = map[string][]depArt{scope: {{classifier: cls, typ: typ, ext: ext}}}
@@ -290,10 +291,6 @@ func (d *dd) merge(x *dd) {
 	}
 	d.excl = append(d.excl, x.excl...)
 }
-
-// jarPackagings are Ivy's packagings (and types) whose artifact is a .jar.
-var jarPackagings = map[string]bool{"jar": true, "ejb": true, "bundle": true, "maven-plugin": true, "eclipse-plugin": true,
-	"jbi-component": true, "jbi-shared-library": true, "orbit": true, "hk2-jar": true}
 
 func (e *engine) node(ctx context.Context, c maven.Coord) *inode {
 	c = e.resolveCoord(ctx, c)
@@ -1074,7 +1071,7 @@ func (e *engine) mainArtifacts(ctx context.Context, n *inode) ([]depArt, error) 
 			}
 		}
 		return nil, nil
-	case jarPackagings[p]:
+	case repo.JarPackaging(p):
 		return []depArt{{typ: p, ext: "jar"}}, nil
 	case p == "pear":
 		return []depArt{{typ: p, ext: "phar"}}, nil
@@ -1109,7 +1106,7 @@ func (e *engine) graph(ctx context.Context, coords []Coordinate) (*Graph, error)
 	sort.Strings(g.Modules)
 	sort.Slice(g.Artifacts, func(i, j int) bool {
 		a, b := g.Artifacts[i], g.Artifacts[j]
-		return SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext) < SparkFileName(b.Group, b.Artifact, b.Version, b.Classifier, b.Ext)
+		return repo.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext) < repo.SparkFileName(b.Group, b.Artifact, b.Version, b.Classifier, b.Ext)
 	})
 	// dedupe (two callers asking for the same artifact)
 	out := g.Artifacts[:0]

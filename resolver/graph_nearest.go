@@ -6,7 +6,7 @@ import (
 	"github.com/prebake/prebake/maven"
 )
 
-// runNearest is --conflict nearest: Maven's nearest-wins mediation (the
+// runNearest is the nearest conflict strategy: Maven's nearest-wins mediation (the
 // shallowest occurrence of a module wins; the first declared on a tie),
 // breadth-first, with path-based exclusions. Scopes, optional, relocation
 // and the root exclusion rules are as in the Ivy pass.

@@ -21,7 +21,7 @@ type Staged struct {
 	closed bool
 }
 
-// Stage opens the cache in cacheDir (DefaultCacheDir() if empty) for a
+// Stage opens the cache in cacheDir (cache.DefaultDir if empty) for a
 // staged import. The caller must Commit or Abort.
 func Stage(cacheDir string, opts ...Option) (*Staged, error) {
 	o, err := makeOptions(opts)

@@ -16,6 +16,7 @@ import (
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/maven"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // hostileFiles writes, under root, the over-size and hostile repository
@@ -42,13 +43,13 @@ func hostileFiles(t *testing.T, root string) {
 	pomOf := func(a, body string) string {
 		return "<project><groupId>ev</groupId><artifactId>" + a + "</artifactId><version>1</version>" + body + "</project>"
 	}
-	write("ev/huge/1/huge-1.pom", pomOf("huge", "<description>"), maxPOMSize+1)
+	write("ev/huge/1/huge-1.pom", pomOf("huge", "<description>"), repo.MaxPOMSize+1)
 	write("ev/huge/1/huge-1.jar", "jar", 0)
 	write("ev/meta/1/meta-1.pom", pomOf("meta", "<dependencies><dependency><groupId>ev</groupId><artifactId>dyn</artifactId><version>latest.release</version></dependency></dependencies>"), 0)
 	write("ev/meta/1/meta-1.jar", "jar", 0)
-	write("ev/dyn/maven-metadata.xml", "<metadata><versioning><versions><version>1</version>", maxMetadataSize+1)
+	write("ev/dyn/maven-metadata.xml", "<metadata><versioning><versions><version>1</version>", repo.MaxMetadataSize+1)
 	write("ev/sum/1/sum-1.pom", pomOf("sum", ""), 0)
-	write("ev/sum/1/sum-1.pom.sha1", "0", maxChecksumSize+1)
+	write("ev/sum/1/sum-1.pom.sha1", "0", repo.MaxChecksumSize+1)
 	var props strings.Builder
 	props.WriteString("<properties><p0>xxxxxxxxxx</p0>")
 	for i := 1; i <= 9; i++ {
@@ -70,9 +71,9 @@ var hostileCases = []struct {
 	is    error // the error matches it
 	in    string
 }{
-	{"ev:huge:1", ErrTooLarge, "huge-1.pom"},
-	{"ev:meta:1", ErrTooLarge, "maven-metadata.xml"},
-	{"ev:sum:1", ErrTooLarge, "sum-1.pom.sha1"},
+	{"ev:huge:1", repo.ErrTooLarge, "huge-1.pom"},
+	{"ev:meta:1", repo.ErrTooLarge, "maven-metadata.xml"},
+	{"ev:sum:1", repo.ErrTooLarge, "sum-1.pom.sha1"},
 	{"ev:propbomb:1", maven.ErrExpansion, "${p9} expands to more than"},
 	{"ev:trav:1", maven.ErrInvalidCoordinate, "trav-1.pom: dependency"},
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/resolver/repo"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/testenv"
@@ -86,7 +88,7 @@ func resolveWithFS(ctx context.Context, t testing.TB, c parityCase) ([]string, e
 		if _, err := src.Artifact(ctx, a); err != nil {
 			return nil, err
 		}
-		names = append(names, SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
+		names = append(names, repo.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
 	}
 	sort.Strings(names)
 	return names, nil
@@ -256,7 +258,7 @@ func TestNearestCorpus(t *testing.T) {
 			}
 			var got []string
 			for _, a := range g.Artifacts {
-				got = append(got, SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
+				got = append(got, repo.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
 			}
 			sort.Strings(got)
 			if warned {

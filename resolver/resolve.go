@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/resolver/cache"
+	"github.com/prebake/prebake/resolver/repo"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/redact"
@@ -60,16 +61,16 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		req.CacheDir = cache.DefaultDir(os.Getenv)
 	}
 	// The chain is built once (its settings file read once) for the lock
-	// check, the source and the signatures; --settings' <offline> acts as
-	// --offline.
-	chain, settings, err := chainFor(ctx, req, o)
+	// check, the source and the signatures; a settings file's <offline>
+	// acts as Request.Offline.
+	chain, err := repo.NewChain(ctx, req.repoConfig(), o.repo...)
 	if err != nil {
 		return nil, err
 	}
-	if settings != nil && settings.Offline {
+	if chain.Offline() {
 		req.Offline = true
 	}
-	if w := ivyHomeWarning(req); w != "" {
+	if w := repo.IvyHomeWarning(req.repoConfig()); w != "" {
 		o.log.Printf("warning: %s", w)
 	}
 	in := canonicalInputs(req, chain)
@@ -81,7 +82,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 			stale = inputsDiff(lf.Inputs, in)
 		}
 		if err == nil && req.Signatures != nil && !req.Frozen && lf.Inputs.InputsHash == in.InputsHash {
-			if a := unsigned(lf.Artifacts); a != nil {
+			if a := repo.Unsigned(lf.Artifacts); a != nil {
 				// Signatures are asked for and the lock has none: it is
 				// resolved again and rewritten, as a stale one.
 				stale = fmt.Sprintf("it records no signing key for %s", a.File)
@@ -90,12 +91,12 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		}
 		switch {
 		case err == nil && lf.Inputs.InputsHash == in.InputsHash:
-			paths, err := fetchLocked(ctx, lf, req.CacheDir, chain, req.Offline, false, o)
+			paths, err := chain.FetchLocked(ctx, lf, req.CacheDir, req.Offline, false)
 			if err != nil {
 				return nil, err
 			}
 			if req.Signatures != nil {
-				if err := verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, req.Offline, true, o); err != nil {
+				if err := chain.VerifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, req.Offline, true); err != nil {
 					return nil, err
 				}
 			}
@@ -106,12 +107,12 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 			// (every jar checked against its sha256). Not frozen, the
 			// request is resolved again and the lock rewritten, as before.
 			o.log.Printf("notice: %s", repositoriesNotice(req.LockPath, lf.Inputs, in))
-			paths, err := fetchLocked(ctx, lf, req.CacheDir, chain, req.Offline, true, o)
+			paths, err := chain.FetchLocked(ctx, lf, req.CacheDir, req.Offline, true)
 			if err != nil {
 				return nil, err
 			}
 			if req.Signatures != nil {
-				if err := verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, req.Offline, true, o); err != nil {
+				if err := chain.VerifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, req.Offline, true); err != nil {
 					return nil, err
 				}
 			}
@@ -129,30 +130,30 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.LockPath", "frozen: needs a lockfile path")
 	}
 
-	src, err := newSource(req, chain, o)
+	src, err := chain.NewSource(req.repoConfig())
 	if err != nil {
 		return nil, err
 	}
 	// Jars and parent POMs start downloading as soon as a POM names them,
 	// overlapping the graph walk; downloadAll then mostly waits on them.
-	stop := src.startSpeculation(ctx)
+	stop := src.StartSpeculation(ctx)
 	defer stop()
 	g, err := o.buildGraph(ctx, req, src, o.log)
-	if rerr := src.refusedErr(); rerr != nil {
+	if rerr := src.RefusedErr(); rerr != nil {
 		return nil, rerr // not "not found": prebake cannot reproduce it
 	}
 	if err != nil {
 		return nil, err
 	}
 	lf := &lock.File{Inputs: in}
-	arts, err := downloadAll(ctx, src, g.Artifacts, o.parallel)
+	arts, err := src.Download(ctx, g.Artifacts)
 	if err != nil {
 		return nil, err
 	}
 	lf.Artifacts = append(lf.Artifacts, arts...) // stays nil when there is none
 	if req.Signatures != nil {
 		// Before the lock is written: a lock never records an unverified set.
-		if err := verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, req.Offline, false, o); err != nil {
+		if err := chain.VerifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, req.Offline, false); err != nil {
 			return nil, err
 		}
 	}
@@ -178,7 +179,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 // canonicalInputs are the inputs a lock records: coordinates and excludes
 // split on "," as Spark does (no trimming), the chain without userinfo and
 // the conflict mode.
-func canonicalInputs(req Request, chain []*repo) lock.Inputs {
+func canonicalInputs(req Request, chain *repo.Chain) lock.Inputs {
 	split := func(vs []string) []string {
 		out := []string{}
 		for _, v := range vs {
@@ -198,7 +199,7 @@ func canonicalInputs(req Request, chain []*repo) lock.Inputs {
 		Conflict:     conflict,
 		Excludes:     split(req.Excludes),
 		Packages:     split(req.Packages),
-		Repositories: inputsRepositories(chain),
+		Repositories: chain.Inputs(),
 	}
 	// A bad SparkVersion fails in BuildGraph; here it records nothing.
 	in.Ivy, _ = IvyOf(req.SparkVersion)
@@ -244,7 +245,7 @@ func inputsDiff(old, cur lock.Inputs) string {
 }
 
 // FetchLocked makes every artifact of lock available in the cache
-// req.CacheDir (DefaultCacheDir() if empty) and returns their paths, in
+// req.CacheDir (cache.DefaultDir if empty) and returns their paths, in
 // lock order. A blob already in the cache is verified (VerifyBlob: by its
 // stamp, else hashed); a missing or modified one is fetched from the
 // repository the lock records, checked against the lock's sha256, and
@@ -268,13 +269,31 @@ func fetchLockedReq(ctx context.Context, lf *lock.File, req Request, opts []Opti
 	if err != nil {
 		return nil, err
 	}
-	chain, offline, err := lockedChain(ctx, req, o)
+	chain, err := repo.LockedChain(ctx, req.repoConfig(), o.repo...)
 	if err != nil {
 		return nil, err
 	}
-	paths, err := fetchLocked(ctx, lf, req.CacheDir, chain, offline, false, o)
+	offline := chain.Offline()
+	paths, err := chain.FetchLocked(ctx, lf, req.CacheDir, offline, false)
 	if err != nil || req.Signatures == nil {
 		return paths, err
 	}
-	return paths, verifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, chain, offline, true, o)
+	return paths, chain.VerifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, offline, true)
+}
+
+// repoConfig is the I/O half of req: where its repositories are and how
+// they are reached.
+func (req Request) repoConfig() repo.Config {
+	return repo.Config{
+		Repositories:              req.Repositories,
+		NoDefaultRepositories:     req.NoDefaultRepositories,
+		Home:                      req.Home,
+		DefaultArtifactRepository: req.DefaultArtifactRepository,
+		Settings:                  req.Settings,
+		IvySettings:               req.IvySettings,
+		IvyHome:                   req.IvyHome,
+		Offline:                   req.Offline,
+		CacheDir:                  req.CacheDir,
+		ChecksumPolicy:            req.ChecksumPolicy,
+	}
 }

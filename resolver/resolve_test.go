@@ -363,3 +363,18 @@ func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
 		t.Fatalf("second helper: %s %v", out, err)
 	}
 }
+
+// TestOptionErrorsAreUsage: a bad option is a usage error (errdefs.BadArgument,
+// exit 64 in cmd) naming the option, not an internal one.
+func TestOptionErrorsAreUsage(t *testing.T) {
+	for name, opt := range map[string]Option{
+		"resolver.WithMaxPerHost": WithMaxPerHost(0),
+		"resolver.WithRetry":      WithRetry(0, 0),
+		"resolver.WithParallel":   WithParallel(0),
+	} {
+		_, err := Resolve(context.Background(), Request{Packages: []string{"org.x:a:1.0"}, CacheDir: t.TempDir()}, opt)
+		if !errors.Is(err, errdefs.BadArgument) || errdefs.OptionOf(err) != name {
+			t.Errorf("%s: err = %v (kind %v, option %q), want BadArgument naming it", name, err, errdefs.KindOf(err), errdefs.OptionOf(err))
+		}
+	}
+}

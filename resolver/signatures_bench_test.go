@@ -20,7 +20,7 @@ import (
 func BenchmarkResolveSignatures(b *testing.B) {
 	const n, size = 50, 2 << 20
 	key := pgptest.NewKey(b, "bench")
-	r := &testRepo{t: &testing.T{}, dir: b.TempDir()}
+	r := newTestRepo(b)
 	var deps strings.Builder
 	for i := range n {
 		a := fmt.Sprintf("lib%02d", i)

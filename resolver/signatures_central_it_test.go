@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/resolver/repo"
+
 	"github.com/prebake/prebake/errdefs"
 
 	"github.com/prebake/prebake/internal/pgpverify"
@@ -24,7 +26,7 @@ import (
 // with them, they must verify and the lock records the pinned fingerprint.
 func TestCentralSignaturesIT(t *testing.T) {
 	testenv.RequireIT(t)
-	central, err := MavenCentralURL("", "")
+	central, err := repo.MavenCentralURL("", "")
 	if err != nil {
 		t.Fatal(err)
 	}

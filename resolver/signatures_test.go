@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/resolver/repo"
+
 	"github.com/prebake/prebake/errdefs"
 
 	"github.com/prebake/prebake/lock"
@@ -79,12 +81,12 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 	}{
 		{name: "good", sign: func(t *testing.T, jar []byte) []byte { return pinned.Sign(t, jar) }, wantFP: pinned.Fingerprint()},
 		{name: "good over http", sign: func(t *testing.T, jar []byte) []byte { return pinned.Sign(t, jar) }, http: true, wantFP: pinned.Fingerprint()},
-		{name: "missing", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), wantCode: errdefs.Invalid, wantErr: ErrSignatureMissing},
-		{name: "missing over http", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), http: true, wantCode: errdefs.Invalid, wantErr: ErrSignatureMissing},
+		{name: "missing", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), wantCode: errdefs.Invalid, wantErr: repo.ErrSignatureMissing},
+		{name: "missing over http", sign: onlyLib(func(*testing.T, []byte) []byte { return nil }), http: true, wantCode: errdefs.Invalid, wantErr: repo.ErrSignatureMissing},
 		{name: "bad", sign: onlyLib(func(t *testing.T, _ []byte) []byte { return pinned.Sign(t, []byte("other bytes")) }), wantCode: errdefs.Invalid, wantErr: pgpverify.ErrBad},
 		{name: "wrong key", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return other.Sign(t, jar) }), wantCode: errdefs.Invalid, wantErr: pgpverify.ErrUnknownKey},
-		{name: "oversized", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), wantCode: errdefs.Invalid, wantErr: ErrTooLarge},
-		{name: "oversized over http", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), http: true, wantCode: errdefs.Invalid, wantErr: ErrTooLarge},
+		{name: "oversized", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), wantCode: errdefs.Invalid, wantErr: repo.ErrTooLarge},
+		{name: "oversized over http", sign: onlyLib(func(*testing.T, []byte) []byte { return bytes.Repeat([]byte("x"), 100<<10) }), http: true, wantCode: errdefs.Invalid, wantErr: repo.ErrTooLarge},
 		{name: "expired", sign: onlyLib(func(t *testing.T, jar []byte) []byte { return expiring.SignAt(t, jar, now.Add(-time.Hour)) }), wantCode: errdefs.Invalid, wantErr: pgpverify.ErrExpired},
 	}
 	for _, tt := range tests {
@@ -145,7 +147,7 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 			// A cached signature replaced: refused.
 			frozen.Signatures = kr
 			lib := written.Artifacts[1]
-			if err := os.WriteFile(SignaturePath(req.CacheDir, lib.Sha256), pinned.Sign(t, []byte("x")), 0o644); err != nil {
+			if err := os.WriteFile(repo.SignaturePath(req.CacheDir, lib.Sha256), pinned.Sign(t, []byte("x")), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := Resolve(context.Background(), frozen, fastOpts()...); !errors.Is(err, pgpverify.ErrBad) || !strings.Contains(err.Error(), lib.File) {
@@ -153,14 +155,14 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 			}
 			// Offline with no cached signature: 69 (a file: repository is
 			// read offline, and no longer has it: 65), never a silent pass.
-			if err := os.Remove(SignaturePath(req.CacheDir, lib.Sha256)); err != nil {
+			if err := os.Remove(repo.SignaturePath(req.CacheDir, lib.Sha256)); err != nil {
 				t.Fatal(err)
 			}
 			wantCode := errdefs.Invalid
 			if tt.http {
 				wantCode = errdefs.Unavailable
 			}
-			if _, err := Resolve(context.Background(), frozen, fastOpts()...); errdefs.KindOf(err) != wantCode || !errors.Is(err, ErrSignatureMissing) {
+			if _, err := Resolve(context.Background(), frozen, fastOpts()...); errdefs.KindOf(err) != wantCode || !errors.Is(err, repo.ErrSignatureMissing) {
 				t.Errorf("frozen offline, signature not cached: %v (exit %d), wantCode %d", err, errdefs.KindOf(err), wantCode)
 			}
 		})
@@ -183,7 +185,7 @@ func TestSignaturesOnAnUnsignedLock(t *testing.T) {
 	req.Signatures = keyringOf(t, pinned)
 	frozen := req
 	frozen.Frozen = true
-	if _, err := Resolve(context.Background(), frozen, fastOpts()...); errdefs.KindOf(err) != errdefs.Stale || !errors.Is(err, ErrSignatureMissing) {
+	if _, err := Resolve(context.Background(), frozen, fastOpts()...); errdefs.KindOf(err) != errdefs.Stale || !errors.Is(err, repo.ErrSignatureMissing) {
 		t.Errorf("frozen, unsigned lock: %v (exit %d), want 78", err, errdefs.KindOf(err))
 	}
 	log := &logBuf{}
@@ -229,7 +231,7 @@ func TestSignaturesWithCredentials(t *testing.T) {
 		NoDefaultRepositories: true, LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"), Signatures: keyringOf(t, pinned),
 	}
 	_, err := Resolve(context.Background(), req, fastOpts(WithLogger(log))...)
-	if !errors.Is(err, ErrSignatureMissing) || !strings.Contains(err.Error(), srv.URL()+"org/s/lib/1.0/lib-1.0.jar.asc") {
+	if !errors.Is(err, repo.ErrSignatureMissing) || !strings.Contains(err.Error(), srv.URL()+"org/s/lib/1.0/lib-1.0.jar.asc") {
 		t.Fatalf("Resolve: %v, want the missing signature named by its URL", err)
 	}
 	if strings.Contains(err.Error()+log.String(), "s3cret") {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // benchSets are the cases whose cold resolution `make bench` times, prebake
@@ -28,7 +29,7 @@ func BenchmarkCentralCold(b *testing.B) {
 	for _, c := range cases {
 		byName[c.id()] = c
 	}
-	central, err := resolver.MavenCentralURL("", "")
+	central, err := repo.MavenCentralURL("", "")
 	if err != nil {
 		b.Fatal(err)
 	}

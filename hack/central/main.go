@@ -1,5 +1,5 @@
 // Command central checks prebake against the real spark-submit on the real
-// Maven Central, as this machine reaches it (resolver.MavenCentralURL: the
+// Maven Central, as this machine reaches it (repo.MavenCentralURL: the
 // mirror of central in Maven's settings.xml, else Maven's own super POM; no
 // host name is written in the repository).
 //
@@ -37,6 +37,7 @@ import (
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 func main() {
@@ -77,7 +78,7 @@ func main() {
 // setup reads the machine's Central URL and the cases, and makes the
 // run's throw-away directory (the caller removes it).
 func setup(root string) (central, testdata string, cases []kase, work string, err error) {
-	if central, err = resolver.MavenCentralURL("", ""); err != nil {
+	if central, err = repo.MavenCentralURL("", ""); err != nil {
 		return
 	}
 	testdata = filepath.Join(root, "testdata", "central")

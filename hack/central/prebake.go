@@ -15,6 +15,7 @@ import (
 	"github.com/prebake/prebake/lock"
 
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // prebakeRun resolves the case with prebake's default chain, as
@@ -203,7 +204,7 @@ func replay(ctx context.Context, c kase, mirror, testdata, home, cache string) (
 	}
 	o := outcome{jars: map[string]string{}}
 	for _, a := range g.Artifacts {
-		o.jars[resolver.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext)] = ""
+		o.jars[repo.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext)] = ""
 	}
 	return o, nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 type module struct{ repo, g, a, v string }
@@ -194,7 +195,7 @@ func prebakeJars(ctx context.Context, c kase, cacheDir string) ([]string, *resol
 		if _, err := src.Artifact(ctx, a); err != nil {
 			return nil, nil, err
 		}
-		names = append(names, resolver.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
+		names = append(names, repo.SparkFileName(a.Group, a.Artifact, a.Version, a.Classifier, a.Ext))
 	}
 	sort.Strings(names)
 	return names, g, nil

@@ -34,8 +34,11 @@ var allowed = map[string][]string{
 	// the resolver itself; the stores and submit see only the lock.
 	"maven":    {"internal/coordpart"},
 	"resolver": {"errdefs", "maven", "lock", "internal/"},
-	// resolver's subjects, below the engine (resolver → {cache,
-	// ivysettings, mavensettings}): each imports none of its siblings nor
+	// The repository side (resolver → repo → {cache, ivysettings,
+	// mavensettings}): the chain, the fetch, retries, checksums,
+	// snapshots, the locked fetch and the signatures; never the engine.
+	"resolver/repo": {"errdefs", "maven", "lock", "resolver/cache", "resolver/ivysettings", "resolver/mavensettings", "internal/"},
+	// resolver's leaf subjects: each imports none of its siblings nor
 	// the resolver, and layers, s3store and submit import none of them.
 	"resolver/cache":         {"errdefs", "lock", "internal/"},
 	"resolver/ivysettings":   {"errdefs", "internal/"},

@@ -2,7 +2,7 @@
 // submission depend on, without resolving anything: what each repository of
 // the chain answers, which registry and store credentials are in use (where
 // they come from, never their values), $SPARK_HOME and its Spark line, the
-// POM-only entries of ~/.m2 (resolver.M2POMOnlyError) and the REST port of
+// POM-only entries of ~/.m2 (repo.M2POMOnlyError) and the REST port of
 // a spark:// master.
 package doctor
 
@@ -22,6 +22,7 @@ import (
 	"github.com/prebake/prebake/internal/netprobe"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 	"github.com/prebake/prebake/s3store"
 )
 
@@ -72,7 +73,7 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
 
 // WithM2ScanLimit bounds the directories of ~/.m2/repository visited. The
-// default is resolver.DefaultM2ScanLimit.
+// default is repo.DefaultM2ScanLimit.
 func WithM2ScanLimit(n int) Option { return func(o *options) { o.scanLimit = n } }
 
 // Report is the result of Check. Its JSON form is a stable schema (the
@@ -144,9 +145,9 @@ type SparkHome struct {
 
 // M2 is the scan of the local Maven repository.
 type M2 struct {
-	Dir       string             `json:"dir"`
-	POMOnly   []resolver.M2Entry `json:"pomOnly"`
-	Truncated bool               `json:"truncated"`
+	Dir       string         `json:"dir"`
+	POMOnly   []repo.M2Entry `json:"pomOnly"`
+	Truncated bool           `json:"truncated"`
 }
 
 // Master is the REST server of a spark:// master.
@@ -165,7 +166,7 @@ type RESTProbe struct {
 // (a chain that cannot be built) or a cancelled ctx: what did not answer is
 // in the Report.
 func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
-	o := &options{timeout: resolver.DefaultProbeTimeout, scanLimit: resolver.DefaultM2ScanLimit}
+	o := &options{timeout: resolver.DefaultProbeTimeout, scanLimit: repo.DefaultM2ScanLimit}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -183,7 +184,7 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 		switch {
 		case !p.Reachable():
 			r.Unreachable = append(r.Unreachable, p.Name+" ("+p.URL+")")
-		case p.Status == netprobe.StatusAbsent && p.Name != resolver.RepoLocalM2:
+		case p.Status == netprobe.StatusAbsent && p.Name != repo.RepoLocalM2:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("repository %s (%s): no such directory", p.Name, p.URL))
 		case p.Status == netprobe.StatusDenied:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("repository %s (%s) answered %d: check its credentials", p.Name, p.URL, p.HTTPStatus))
@@ -206,7 +207,7 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 	}
 	if home != "" {
 		r.M2.Dir = filepath.Join(home, ".m2", "repository")
-		entries, truncated, err := resolver.FindM2POMOnly(ctx, r.M2.Dir, o.scanLimit)
+		entries, truncated, err := repo.FindM2POMOnly(ctx, r.M2.Dir, o.scanLimit)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +220,7 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 		}
 	}
 	if r.M2.POMOnly == nil {
-		r.M2.POMOnly = []resolver.M2Entry{}
+		r.M2.POMOnly = []repo.M2Entry{}
 	}
 
 	r.Master = master(ctx, in, o)

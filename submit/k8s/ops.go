@@ -18,7 +18,8 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// DriverStatus is one driver pod in `prebake status -o json` (a JSON array).
+// DriverStatus is one driver pod as Status reports it (its JSON form is an
+// element of the status document).
 type DriverStatus struct {
 	SubmissionID string            `json:"submissionId"`
 	Namespace    string            `json:"namespace"`

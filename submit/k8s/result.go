@@ -11,8 +11,8 @@ import (
 	"github.com/prebake/prebake/submit"
 )
 
-// Result is the outcome of a K8s submission. With -o json it is printed to
-// stdout as one object (keys stable; empty ones omitted):
+// Result is the outcome of a K8s submission. Its JSON form is one object
+// (keys stable; empty ones omitted):
 //
 //	{
 //	  "backend": "k8s",
@@ -37,7 +37,7 @@ import (
 //	                                   // driver wrote to its terminationMessagePath), redacted
 //	  "containers": [{"name": "spark-kubernetes-driver", "state": "terminated",
 //	                  "exitCode": 137, "reason": "OOMKilled", "explanation": "..."}],
-//	  "logTail": ["..."],              // last --log-tail driver log lines, on failure
+//	  "logTail": ["..."],              // last driver log lines (WithLogTail), on failure
 //	  "executorFailures": [{"pod": "...-exec-3", "executorId": "3", "exitCode": 52,
 //	                        "reason": "Error", "explanation": "JVM OOM"}],  // seen during the run
 //	  "sparkSubmitExitCode": 1,        // only when spark-submit itself failed

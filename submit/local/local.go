@@ -111,8 +111,8 @@ func WithStdio(stdin io.Reader, stdout, stderr io.Writer) Option {
 	return func(o *options) error { o.stdin, o.stdout, o.stderr = stdin, stdout, stderr; return nil }
 }
 
-// Result is the outcome of Submit. With -o json it is printed to
-// stdout as one object (keys stable; empty ones omitted):
+// Result is the outcome of Submit. Its JSON form is one object (keys
+// stable; empty ones omitted):
 //
 //	{
 //	  "backend": "spark-submit",

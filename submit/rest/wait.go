@@ -17,8 +17,7 @@ import (
 )
 
 // Result is the outcome of a REST submission (or of following one).
-// With -o json it is printed to stdout as one object (keys stable; empty
-// ones omitted):
+// Its JSON form is one object (keys stable; empty ones omitted):
 //
 //	{
 //	  "backend": "rest",
@@ -70,7 +69,7 @@ type Transition struct {
 }
 
 // Timings are the wall-clock milestones of the run (the same shape as
-// the K8s backend's, so -o json reads alike).
+// the K8s backend's, so their JSON forms read alike).
 type Timings = submit.Timings
 
 // Err is nil on success, else the error; its errdefs kind says what failed.
@@ -415,7 +414,7 @@ func (b *Backend) Attach(ctx context.Context, id string, _ *submit.Prepared) (su
 }
 
 // DriverState is a driver as the master reports it (Status, Kill): the
-// `prebake status -o json` object of spark:// and mesos:// (empty fields
+// status document of spark:// and mesos:// masters in JSON (empty fields
 // omitted).
 type DriverState struct {
 	SubmissionID       string `json:"submissionId"`

@@ -91,7 +91,7 @@ func WithJarSource(s JarSource) Option {
 	return func(o *options) error { o.source = s; return nil }
 }
 
-// WithImage sets the image (--image-from) whose jars the cluster uses: it
+// WithImage sets the image (the baked one) whose jars the cluster uses: it
 // becomes spark.kubernetes.container.image on K8s masters, and replaces the
 // driver and executor images the user set. The default is to keep the
 // user's images.
@@ -100,8 +100,8 @@ func WithImage(ref string) Option {
 }
 
 // WithRoleImages sets the images that replace a driver- or executor-specific
-// image the user set, when they differ from WithImage's (submit
-// --image-target bakes each distinct base). "" keeps WithImage's.
+// image the user set, when they differ from WithImage's (a submission
+// that bakes each distinct base). "" keeps WithImage's.
 func WithRoleImages(driver, executor string) Option {
 	return func(o *options) error { o.driverImage, o.executorImage = driver, executor; return nil }
 }
@@ -125,7 +125,7 @@ func WithSparkVersion(v string) Option {
 }
 
 // WithPythonApps names Python files the submission runs besides a .py
-// primary resource (the program of submit --exec: python3 app.py), so that
+// primary resource (the program of a command the user runs: python3 app.py), so that
 // their own packages settings (SparkSession.builder.config, Delta's
 // configure_spark_with_delta_pip, os.environ["PYSPARK_SUBMIT_ARGS"]) are
 // warned about with file:line and the fix. The default is none.
@@ -360,9 +360,9 @@ func (w *rewriter) run(jars *Jars) error {
 
 // plan decides the managed settings.
 func (w *rewriter) plan(j *Jars) error {
-	// Cluster URLs without local copies are fine for cluster mode (submit
-	// --store --lock finds the set in the store and fetches nothing); every
-	// other mode needs the local copies and says so below.
+	// Cluster URLs without local copies are fine for cluster mode (a
+	// submission with a store and a lock finds the set in the store and
+	// fetches nothing); every other mode needs the local copies and says so below.
 	if j != nil && len(j.Local) > 0 && j.Cluster != nil && len(j.Cluster) != len(j.Local) {
 		return errdefs.Errorf(errdefs.Internal, "rewrite: the jar source gave %d cluster URLs for %d jars", len(j.Cluster), len(j.Local))
 	}

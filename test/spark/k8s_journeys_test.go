@@ -20,7 +20,7 @@ import (
 
 	"github.com/prebake/prebake/internal/testenv"
 	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 	"github.com/prebake/prebake/submit/k8s"
 )
 
@@ -100,7 +100,7 @@ func setupJourneys(t *testing.T) *journeySetup {
 	t.Helper()
 	testenv.RequireIT(t)
 	c := k8scluster.Start(t)
-	central, err := resolver.MavenCentralURL("", "")
+	central, err := repo.MavenCentralURL("", "")
 	if err != nil {
 		testenv.Skip(t, "no route to Maven Central: "+err.Error())
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // avroApp writes three rows as Avro and reads them back: it needs
@@ -30,7 +30,7 @@ spark.stop()
 func TestLocalAvroFromCentral(t *testing.T) {
 	testenv.RequireIT(t)
 	env, home := sparkEnv(t)
-	central, err := resolver.MavenCentralURL("", "")
+	central, err := repo.MavenCentralURL("", "")
 	if err != nil {
 		testenv.Skip(t, "no route to Maven Central: "+err.Error())
 	}

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // ErrChecksumMismatch is matched by every checksum mismatch error.
 var ErrChecksumMismatch = errors.New("checksum mismatch")
 
-// ErrChecksumMissing is matched when --checksum-policy=strict finds no
+// ErrChecksumMissing is matched when ChecksumStrict finds no
 // checksum file.
 var ErrChecksumMissing = errors.New("no checksum file")
 
@@ -174,7 +174,7 @@ type target struct {
 // priority returns t with low set to low.
 func (t target) priority(low bool) target { t.low = low; return t }
 
-func (r *repo) target(rel string) target {
+func (r *entry) target(rel string) target {
 	return target{url: r.base + rel, user: r.user, pass: r.pass, hasAuth: r.hasAuth}
 }
 

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ import (
 
 // Option configures how NewSource, Resolve, LockFor and FetchLocked work
 // (transport, retries, parallelism, logging); what they resolve or fetch,
-// and from where, is their Request. Options are
+// and from where, is their Config. Options are
 // pure setters: their order does not matter, and files are read by the
 // functions, never by an option.
 type Option func(*options) error
@@ -48,18 +48,10 @@ type options struct {
 	maxArtifact   int64           // cap of an artifact no lock gives the size of
 	parallel      int
 	progress      Progress // WithProgress; nil reports nothing
-	// buildGraph is BuildGraph; tests set another (withGraphBuilder) to
-	// exercise the download and lock flow without the graph builder.
-	buildGraph func(context.Context, Request, Source, Logger) (*Graph, error)
-	// loadSettings and loadIvy read Request.Settings and IvySettings;
-	// tests count the reads (withSettingsLoaders).
+	// loadSettings and loadIvy read Config.Settings and IvySettings;
+	// tests count the reads (WithSettingsLoaders).
 	loadSettings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error)
 	loadIvy      func(ctx context.Context, spec string, env ivysettings.Env) (*ivysettings.Settings, error)
-}
-
-// withGraphBuilder replaces BuildGraph in Resolve (tests).
-func withGraphBuilder(f func(context.Context, Request, Source, Logger) (*Graph, error)) Option {
-	return func(o *options) error { o.buildGraph = f; return nil }
 }
 
 func makeOptions(opts []Option) (*options, error) {
@@ -78,7 +70,6 @@ func makeOptions(opts []Option) (*options, error) {
 			MinRate: noanswer.DefaultMinRate, Window: noanswer.DefaultWindow},
 		maxArtifact:  DefaultMaxArtifactSize,
 		parallel:     32,
-		buildGraph:   BuildGraph,
 		loadSettings: mavensettings.Load,
 		loadIvy:      ivysettings.Load,
 	}
@@ -148,23 +139,26 @@ func WithIdleTimeout(d time.Duration) Option {
 	return func(o *options) error { o.idleTimeout = d; return nil }
 }
 
-// withSlowLimits sets the metadata deadline and the minimum rate (tests).
-func withSlowLimits(deadline time.Duration, minRate int64, window time.Duration) Option {
+// WithSlowLimits sets the metadata deadline (a POM, metadata, checksum or
+// listing must arrive whole within it) and the minimum rate of any body
+// over window. The defaults are 60s and 1 KiB/s over 30s.
+func WithSlowLimits(deadline time.Duration, minRate int64, window time.Duration) Option {
 	return func(o *options) error {
 		o.slow.Deadline, o.slow.MinRate, o.slow.Window = deadline, minRate, window
 		return nil
 	}
 }
 
-// withMaxArtifactSize sets the cap of an artifact no lock gives the size
-// of (tests).
-func withMaxArtifactSize(n int64) Option {
+// WithMaxArtifactSize sets the cap of an artifact no lock gives the size
+// of. The default is DefaultMaxArtifactSize.
+func WithMaxArtifactSize(n int64) Option {
 	return func(o *options) error { o.maxArtifact = n; return nil }
 }
 
-// withSettingsLoaders replaces the readers of Request.Settings and
-// IvySettings (tests).
-func withSettingsLoaders(settings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error),
+// WithSettingsLoaders replaces the readers of Config.Settings and
+// IvySettings (by default mavensettings.Load and ivysettings.Load), as
+// tests do to count the reads.
+func WithSettingsLoaders(settings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error),
 	ivy func(ctx context.Context, spec string, env ivysettings.Env) (*ivysettings.Settings, error)) Option {
 	return func(o *options) error { o.loadSettings, o.loadIvy = settings, ivy; return nil }
 }
@@ -182,12 +176,13 @@ func WithParallel(n int) Option {
 }
 
 // source implements Source over Spark's chain and the cache.
-type source struct {
-	chain    []*repo
+type Source struct {
+	chain    []*entry
 	cache    *cache.Cache
 	f        *fetcher
 	log      Logger
 	offline  bool
+	parallel int // WithParallel: downloads at a time
 	checksum ChecksumPolicy
 
 	poms    flight[*pomResult]
@@ -242,7 +237,7 @@ type asker struct {
 }
 
 // warn prints each warning once per source, unless a is speculation.
-func (s *source) warn(a asker, msgs ...string) {
+func (s *Source) warn(a asker, msgs ...string) {
 	if a.spec {
 		return
 	}
@@ -256,12 +251,10 @@ func (s *source) warn(a asker, msgs ...string) {
 	}
 }
 
-var _ Source = (*source)(nil)
-
 // NewSource returns a Source over Spark's repository chain for req, backed
-// by the content-addressed cache req.CacheDir (DefaultCacheDir() if empty).
+// by the content-addressed cache req.CacheDir (cache.DefaultDir if empty).
 // It is safe for concurrent use and merges concurrent requests for a file.
-func NewSource(ctx context.Context, req Request, opts ...Option) (Source, error) {
+func NewSource(ctx context.Context, req Config, opts ...Option) (*Source, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
@@ -274,7 +267,7 @@ func NewSource(ctx context.Context, req Request, opts ...Option) (Source, error)
 }
 
 // newSource is the Source of req over chain (built once by the caller).
-func newSource(req Request, chain []*repo, o *options) (*source, error) {
+func newSource(req Config, chain []*entry, o *options) (*Source, error) {
 	c, err := cache.Open(req.CacheDir, privateChain(chain), o.log)
 	if err != nil {
 		return nil, err
@@ -288,7 +281,7 @@ func newSource(req Request, chain []*repo, o *options) (*source, error) {
 	default:
 		return nil, errdefs.Errorf(errdefs.BadArgument, "checksum policy %q: must be strict, warn or ignore", policy)
 	}
-	return &source{
+	return &Source{
 		chain: chain,
 		cache: c,
 		f: &fetcher{
@@ -306,14 +299,15 @@ func newSource(req Request, chain []*repo, o *options) (*source, error) {
 		},
 		log:      o.log,
 		offline:  req.Offline,
+		parallel: o.parallel,
 		checksum: policy,
 	}, nil
 }
 
-// refusedErr is the first request the chain refused to answer because
+// RefusedErr is the first request the chain refused to answer because
 // prebake could not reproduce it (ivysettings_chain.go), else nil: the
 // graph may have taken it for a miss.
-func (s *source) refusedErr() error {
+func (s *Source) RefusedErr() error {
 	if err, ok := s.refused.Load(""); ok {
 		return err.(error)
 	}
@@ -321,7 +315,7 @@ func (s *source) refusedErr() error {
 }
 
 // Repositories returns the chain (without userinfo), in lookup order.
-func (s *source) Repositories() []Repository {
+func (s *Source) Repositories() []Repository {
 	out := make([]Repository, len(s.chain))
 	for i, r := range s.chain {
 		out[i] = r.Repository
@@ -331,11 +325,11 @@ func (s *source) Repositories() []Repository {
 
 // POM implements Source: the first repository of the chain that has the
 // POM wins.
-func (s *source) POM(ctx context.Context, group, artifact, version string) (*POMFile, error) {
+func (s *Source) POM(ctx context.Context, group, artifact, version string) (*POMFile, error) {
 	return s.pom(ctx, asker{}, group, artifact, version)
 }
 
-func (s *source) pom(ctx context.Context, a asker, group, artifact, version string) (*POMFile, error) {
+func (s *Source) pom(ctx context.Context, a asker, group, artifact, version string) (*POMFile, error) {
 	if err := checkModule(group, artifact, version); err != nil {
 		return nil, err
 	}
@@ -373,7 +367,7 @@ func (s *source) pom(ctx context.Context, a asker, group, artifact, version stri
 // pomFrom fetches the POM of g:a:v from r alone; warn is its
 // missing-checksum warning, if any. A fatal error (the cache is unreadable)
 // stops the chain.
-func (s *source) pomFrom(ctx context.Context, a asker, r *repo, group, artifact, version string) (pf *POMFile, warn string, fatal bool, err error) {
+func (s *Source) pomFrom(ctx context.Context, a asker, r *entry, group, artifact, version string) (pf *POMFile, warn string, fatal bool, err error) {
 	fa, hooked := a, false
 	if !r.isFile() && s.speculating() {
 		fa.onBody = func(data []byte) {
@@ -396,7 +390,7 @@ func (s *source) pomFrom(ctx context.Context, a asker, r *repo, group, artifact,
 	}
 	data := f.data
 	if data == nil {
-		if err := checkSize(f.cf.URL, f.cf.Size, maxPOMSize); err != nil {
+		if err := checkSize(f.cf.URL, f.cf.Size, MaxPOMSize); err != nil {
 			return nil, "", true, err
 		}
 		if data, err = os.ReadFile(f.cf.Path); err != nil {
@@ -411,7 +405,7 @@ func (s *source) pomFrom(ctx context.Context, a asker, r *repo, group, artifact,
 
 // POMIn returns the POM of g:a:v from want alone (a dynamic revision's
 // winning repository, see repoVersioner).
-func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, version string) (*POMFile, error) {
+func (s *Source) POMIn(ctx context.Context, want Repository, group, artifact, version string) (*POMFile, error) {
 	if err := checkModule(group, artifact, version); err != nil {
 		return nil, err
 	}
@@ -433,7 +427,7 @@ func (s *source) POMIn(ctx context.Context, want Repository, group, artifact, ve
 }
 
 // VersionsIn implements repoVersioner: the versions r lists for g:a.
-func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifact string) ([]string, error) {
+func (s *Source) VersionsIn(ctx context.Context, want Repository, group, artifact string) ([]string, error) {
 	if err := checkModule(group, artifact, ""); err != nil {
 		return nil, err
 	}
@@ -469,8 +463,8 @@ func (s *source) VersionsIn(ctx context.Context, want Repository, group, artifac
 //
 // Results are shared through the source's merged requests; speculation
 // changes which requests overlap, never what is resolved. It does nothing
-// unless Resolve enabled it (startSpeculation).
-func (s *source) speculate(ctx context.Context, r *repo, group, artifact, version string, data []byte, deps bool) {
+// unless Resolve enabled it (StartSpeculation).
+func (s *Source) speculate(ctx context.Context, r *entry, group, artifact, version string, data []byte, deps bool) {
 	if !s.speculating() {
 		return
 	}
@@ -497,7 +491,7 @@ func (s *source) speculate(ctx context.Context, r *repo, group, artifact, versio
 // arrive, gives a literal value (nearest first, Ivy's first-set-wins for
 // properties). It only guesses: the graph builder decides, and a wrong
 // guess costs a request, never a result.
-func (s *source) speculateDeps(ctx context.Context, version string, deps []maven.Coord, h maven.Hints) {
+func (s *Source) speculateDeps(ctx context.Context, version string, deps []maven.Coord, h maven.Hints) {
 	props := map[string]string{"project.version": version, "pom.version": version, "version": version}
 	pending := map[string]string{} // "g:a" → raw version, "" if managed
 	for _, d := range deps {
@@ -563,10 +557,10 @@ func interpolateLiteral(v string, props map[string]string) (string, bool) {
 	return v, v != "" && !strings.Contains(v, "${") && !strings.ContainsAny(v, "[](),")
 }
 
-// startSpeculation enables speculate until the returned stop is called;
+// StartSpeculation enables speculate until the returned stop is called;
 // stop cancels the speculative downloads still running and waits for them.
 // Its downloads end when stop is called or ctx ends, whichever first.
-func (s *source) startSpeculation(ctx context.Context) (stop func()) {
+func (s *Source) StartSpeculation(ctx context.Context) (stop func()) {
 	if s.offline {
 		return func() {}
 	}
@@ -588,7 +582,7 @@ func (s *source) startSpeculation(ctx context.Context) (stop func()) {
 	}
 }
 
-func (s *source) speculating() bool {
+func (s *Source) speculating() bool {
 	s.specMu.Lock()
 	defer s.specMu.Unlock()
 	return s.specStop != nil && !s.specStopped
@@ -597,8 +591,8 @@ func (s *source) speculating() bool {
 // goSpec runs fn in the background. fn's context has ctx's values, not
 // its end: the caller's request may finish first, and a speculative
 // download another caller waits for (flight) must go on. It ends when
-// speculation stops (startSpeculation) and keeps Resolve's deadline.
-func (s *source) goSpec(ctx context.Context, fn func(ctx context.Context)) {
+// speculation stops (StartSpeculation) and keeps Resolve's deadline.
+func (s *Source) goSpec(ctx context.Context, fn func(ctx context.Context)) {
 	s.specMu.Lock()
 	if s.specStop == nil || s.specStopped {
 		s.specMu.Unlock()
@@ -677,7 +671,7 @@ type misses struct {
 
 // add records r's answer err and reports whether it was a failure (not
 // an answer).
-func (m *misses) add(r *repo, err error) bool {
+func (m *misses) add(r *entry, err error) bool {
 	switch {
 	case errors.Is(err, cache.ErrNotCached):
 		m.notCached = append(m.notCached, r.String())
@@ -745,11 +739,11 @@ func (e *chainMiss) Unwrap() []error { return e.causes }
 
 // Artifact implements Source: the file comes from ref.Repo, the repository
 // that served the module's POM.
-func (s *source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, error) {
+func (s *Source) Artifact(ctx context.Context, ref ArtifactRef) (*CachedFile, error) {
 	return s.artifact(ctx, asker{}, ref)
 }
 
-func (s *source) artifact(ctx context.Context, a asker, ref ArtifactRef) (*CachedFile, error) {
+func (s *Source) artifact(ctx context.Context, a asker, ref ArtifactRef) (*CachedFile, error) {
 	if err := checkModule(ref.Group, ref.Artifact, ref.Version, ref.Classifier, ref.Ext); err != nil {
 		return nil, err
 	}
@@ -807,7 +801,7 @@ func checkModule(parts ...string) error {
 
 // repoFor finds the chain entry of a Repository (by name and URL, falling
 // back to the URL alone).
-func (s *source) repoFor(want Repository) *repo {
+func (s *Source) repoFor(want Repository) *entry {
 	for _, r := range s.chain {
 		if r.Name == want.Name && r.URL == want.URL {
 			return r
@@ -822,7 +816,7 @@ func (s *source) repoFor(want Repository) *repo {
 }
 
 // file is fetch, printing its missing-checksum warning.
-func (s *source) file(ctx context.Context, a asker, r *repo, rel string) (*CachedFile, error) {
+func (s *Source) file(ctx context.Context, a asker, r *entry, rel string) (*CachedFile, error) {
 	f, err := s.fetch(ctx, a, r, rel)
 	if err != nil {
 		return nil, err
@@ -833,7 +827,7 @@ func (s *source) file(ctx context.Context, a asker, r *repo, rel string) (*Cache
 
 // fetch makes r/rel available in the cache: from the index, else by
 // download (verified) or by copying a local file.
-func (s *source) fetch(ctx context.Context, a asker, r *repo, rel string) (*fetched, error) {
+func (s *Source) fetch(ctx context.Context, a asker, r *entry, rel string) (*fetched, error) {
 	if err := safepath.Rel(rel); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("repository %s: %w", r, err))
 	}
@@ -885,7 +879,7 @@ func (s *source) fetch(ctx context.Context, a asker, r *repo, rel string) (*fetc
 
 // localFile copies a file of a file: repository into the cache, verifying
 // its checksum files like a remote one.
-func (s *source) localFile(r *repo, rel string) (*fetched, error) {
+func (s *Source) localFile(r *entry, rel string) (*fetched, error) {
 	u := r.base + rel
 	p, err := safepath.Join(r.dir, rel)
 	if err != nil {
@@ -899,7 +893,7 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 		return nil, err
 	}
 	sumFiles := func(ext string) ([]byte, error) {
-		data, err := readFileMax(p+ext, maxChecksumSize)
+		data, err := readFileMax(p+ext, MaxChecksumSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrNotFound
 		}
@@ -909,7 +903,7 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 		// A POM is read into memory and parsed; it is copied into the
 		// cache only if asked for as a file (materialize): a deep graph
 		// from a file: repository then creates no cache file per POM.
-		data, err := readFileMax(p, maxPOMSize)
+		data, err := readFileMax(p, MaxPOMSize)
 		if err != nil {
 			return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading %s: %w", u, err))
 		}
@@ -933,7 +927,7 @@ func (s *source) localFile(r *repo, rel string) (*fetched, error) {
 
 // materialize gives f a cache path: a file: repository's POM is kept in
 // memory until it is asked for as a file.
-func (s *source) materialize(f *fetched) (*CachedFile, error) {
+func (s *Source) materialize(f *fetched) (*CachedFile, error) {
 	if f.cf.Path != "" {
 		return f.cf, nil
 	}
@@ -954,7 +948,7 @@ func (s *source) materialize(f *fetched) (*CachedFile, error) {
 // parallel (see fetchChecksums; none with ChecksumIgnore); it verifies the
 // checksum before the blob becomes visible under its URL. It calls
 // a.onBody with a POM's body before the checksum check.
-func (s *source) download(ctx context.Context, a asker, r *repo, rel string) (*fetched, error) {
+func (s *Source) download(ctx context.Context, a asker, r *entry, rel string) (*fetched, error) {
 	u := r.base + rel
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -973,7 +967,7 @@ func (s *source) download(ctx context.Context, a asker, r *repo, rel string) (*f
 	var dst resetWriter = fileDest{t}
 	var mem *memBuf
 	if strings.HasSuffix(rel, ".pom") {
-		mem = &memBuf{max: maxPOMSize}
+		mem = &memBuf{max: MaxPOMSize}
 		dst = teeDest{dst, mem}
 	} else if c := sizeCap(rel); c > 0 {
 		dst = &capDest{w: dst, max: c} // maven-metadata.xml
@@ -1042,13 +1036,13 @@ type checksumFile struct {
 // .sha1, the next files from it ask the three at once (no extra round),
 // until a .sha1 is found there again. The map holds the result of each
 // file requested, by extension. Cancel ctx when the file fails.
-func (s *source) fetchChecksums(ctx context.Context, a asker, r *repo, rel string, fileOK <-chan struct{}) <-chan map[string]checksumFile {
+func (s *Source) fetchChecksums(ctx context.Context, a asker, r *entry, rel string, fileOK <-chan struct{}) <-chan map[string]checksumFile {
 	out := make(chan map[string]checksumFile, 1)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	got := map[string]checksumFile{}
 	get := func(ext string) checksumFile {
-		b := &memBuf{max: maxChecksumSize}
+		b := &memBuf{max: MaxChecksumSize}
 		err := s.f.get(ctx, r.target(rel+ext).priority(a.low), b)
 		c := checksumFile{b.b, err}
 		mu.Lock()
@@ -1125,7 +1119,7 @@ func (d teeDest) reset() error {
 // an error; a missing checksum follows the policy (with ChecksumWarn,
 // warn is the warning to print). get returns an error
 // matching ErrNotFound when a checksum file does not exist.
-func (s *source) verify(u string, sum cache.Sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
+func (s *Source) verify(u string, sum cache.Sums, get func(ext string) ([]byte, error), quietMissing bool) (warn string, err error) {
 	// Even with ChecksumIgnore a checksum at hand (a file: repository's) is
 	// checked: a mismatch is always an error; only a missing checksum passes
 	// silently. (download requests none with ChecksumIgnore.)
@@ -1183,7 +1177,7 @@ func parseChecksum(data []byte, n int) (string, bool) {
 // (maven-metadata.xml, else a directory listing), in chain order without
 // duplicates. Ivy's chain merges the revisions of all its resolvers for a
 // dynamic revision.
-func (s *source) Versions(ctx context.Context, group, artifact string) ([]string, error) {
+func (s *Source) Versions(ctx context.Context, group, artifact string) ([]string, error) {
 	if err := checkModule(group, artifact, ""); err != nil {
 		return nil, err
 	}
@@ -1215,7 +1209,7 @@ type metadata struct {
 	Versions []string `xml:"versioning>versions>version"`
 }
 
-func (s *source) versionsIn(ctx context.Context, r *repo, group, artifact string) ([]string, error) {
+func (s *Source) versionsIn(ctx context.Context, r *entry, group, artifact string) ([]string, error) {
 	dir, useMetadata, err := versionsDir(r, group, artifact)
 	if err != nil {
 		s.refused.LoadOrStore("", err)
@@ -1226,7 +1220,7 @@ func (s *source) versionsIn(ctx context.Context, r *repo, group, artifact string
 	}
 	cf, err := s.file(ctx, asker{}, r, dir+"maven-metadata.xml")
 	if err == nil {
-		if err := checkSize(cf.URL, cf.Size, maxMetadataSize); err != nil {
+		if err := checkSize(cf.URL, cf.Size, MaxMetadataSize); err != nil {
 			return nil, err
 		}
 		data, err := os.ReadFile(cf.Path)
@@ -1258,7 +1252,7 @@ var hrefRE = regexp.MustCompile(`(?i)href\s*=\s*["']([^"'?#]+)/?["']`)
 
 // listing lists the version directories of r/dir (a local directory, or
 // an HTML index as nginx, Apache and Nexus serve them).
-func (s *source) listing(ctx context.Context, r *repo, dir string) ([]string, error) {
+func (s *Source) listing(ctx context.Context, r *entry, dir string) ([]string, error) {
 	if r.isFile() {
 		p, err := safepath.Join(r.dir, dir)
 		if err != nil {
@@ -1337,7 +1331,7 @@ func (f *flight[T]) do(key string, fn func() (T, error)) (T, error) {
 }
 
 // privateChain reports whether any repository of the chain has credentials.
-func privateChain(chain []*repo) bool {
+func privateChain(chain []*entry) bool {
 	for _, r := range chain {
 		if r.hasAuth {
 			return true

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 // Artifacts into the cache: a graph's (downloadAll) or a lock's
 // (fetchLocked, from the chain lockedChain builds).
@@ -23,7 +23,7 @@ import (
 // downloadAll fetches the jar artifacts of a graph in parallel (bounded),
 // one per Spark file name (Spark 3.5 skips non-jar artifacts), and returns
 // them as a lock records them.
-func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel int) ([]lock.Artifact, error) {
+func downloadAll(ctx context.Context, src *Source, refs []ArtifactRef, parallel int) ([]lock.Artifact, error) {
 	var todo []ArtifactRef
 	seen := map[string]bool{}
 	for _, ref := range refs {
@@ -74,7 +74,7 @@ func downloadAll(ctx context.Context, src *source, refs []ArtifactRef, parallel 
 // against: the Ivy settings' resolvers, then the settings' server
 // credentials (first: the first entry whose URL matches wins), then
 // req.Repositories. offline is req.Offline or the settings' <offline>.
-func lockedChain(ctx context.Context, req Request, o *options) (chain []*repo, offline bool, err error) {
+func lockedChain(ctx context.Context, req Config, o *options) (chain []*entry, offline bool, err error) {
 	var repos []string
 	for _, r := range req.Repositories {
 		for _, u := range strings.Split(r, ",") {
@@ -84,7 +84,7 @@ func lockedChain(ctx context.Context, req Request, o *options) (chain []*repo, o
 		}
 	}
 	if req.IvySettings != "" {
-		if chain, err = ivyChainFor(ctx, Request{IvySettings: req.IvySettings, Repositories: repos, Home: req.Home}, o); err != nil {
+		if chain, err = ivyChainFor(ctx, Config{IvySettings: req.IvySettings, Repositories: repos, Home: req.Home}, o); err != nil {
 			return nil, false, err
 		}
 	}
@@ -94,7 +94,7 @@ func lockedChain(ctx context.Context, req Request, o *options) (chain []*repo, o
 		if err != nil {
 			return nil, false, err
 		}
-		base := Request{Repositories: repos, Home: req.Home, DefaultArtifactRepository: req.DefaultArtifactRepository}
+		base := Config{Repositories: repos, Home: req.Home, DefaultArtifactRepository: req.DefaultArtifactRepository}
 		if creds, err = settingsCredentials(ctx, base, s, o); err != nil {
 			return nil, false, err
 		}
@@ -116,7 +116,7 @@ func lockedChain(ctx context.Context, req Request, o *options) (chain []*repo, o
 // credentials); with byContent (only the repositories changed) a jar whose
 // locked repository is not in chain comes from chain's repositories in
 // order, its sha256 the lock's.
-func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*repo, offline, byContent bool, o *options) ([]string, error) {
+func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*entry, offline, byContent bool, o *options) ([]string, error) {
 	if cacheDir == "" {
 		cacheDir = cache.DefaultDir(os.Getenv)
 	}
@@ -166,7 +166,7 @@ func lockedRel(a lock.Artifact, readMeta func(rel string) ([]byte, error)) (stri
 	if err != nil {
 		return "", err
 	}
-	dir := modulePath(p[0], p[1], p[2])
+	dir := ModulePath(p[0], p[1], p[2])
 	names := snapshotFileNames(p[1], p[2], cls, "jar", func() ([]byte, error) { return readMeta(dir + "maven-metadata.xml") })
 	return dir + names[0], nil
 }
@@ -185,9 +185,9 @@ func lockedCoord(a lock.Artifact) (gav []string, classifier string, err error) {
 
 // bad is the blob's verification error when a corrupt copy is in the
 // cache (nil when it is missing).
-func fetchLockedOne(ctx context.Context, c *cache.Cache, f *fetcher, chain []*repo, a lock.Artifact, offline, byContent bool, bad error) error {
+func fetchLockedOne(ctx context.Context, c *cache.Cache, f *fetcher, chain []*entry, a lock.Artifact, offline, byContent bool, bad error) error {
 	var err error
-	r := &repo{}
+	r := &entry{}
 	for _, cr := range chain {
 		if cr.URL == a.Repository {
 			r = cr
@@ -225,14 +225,14 @@ func fetchLockedOne(ctx context.Context, c *cache.Cache, f *fetcher, chain []*re
 }
 
 // lockedRelFetch is lockedRelIn, a SNAPSHOT's metadata read from r.
-func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a lock.Artifact, offline bool) (string, error) {
+func lockedRelFetch(ctx context.Context, f *fetcher, r *entry, a lock.Artifact, offline bool) (string, error) {
 	return lockedRelIn(r, a, func(rel string) ([]byte, error) {
 		if r.isFile() {
 			p, err := safepath.Join(r.dir, rel)
 			if err != nil {
 				return nil, errdefs.New(errdefs.Invalid, err)
 			}
-			return readFileMax(p, maxMetadataSize)
+			return readFileMax(p, MaxMetadataSize)
 		}
 		if offline {
 			return nil, cache.ErrNotCached
@@ -247,7 +247,7 @@ func lockedRelFetch(ctx context.Context, f *fetcher, r *repo, a lock.Artifact, o
 
 // fetchLockedFrom fetches a locked jar from r into the cache, checked
 // against the lock's sha256.
-func fetchLockedFrom(ctx context.Context, c *cache.Cache, f *fetcher, r *repo, a lock.Artifact, offline bool, bad error) error {
+func fetchLockedFrom(ctx context.Context, c *cache.Cache, f *fetcher, r *entry, a lock.Artifact, offline bool, bad error) error {
 	rel, err := lockedRelFetch(ctx, f, r, a, offline)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"bytes"
@@ -106,7 +106,7 @@ func TestLockedJarBounded(t *testing.T) {
 				Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 206}}}
 			cache := t.TempDir()
 			start := time.Now()
-			_, err := FetchLocked(context.Background(), lock, Request{CacheDir: cache}, fastOpts()...)
+			_, err := fetchLockedFor(context.Background(), lock, Config{CacheDir: cache}, fastOpts()...)
 			took := time.Since(start)
 			if got := errdefs.KindOf(err); got != errdefs.Invalid || !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("exit %d, want %d (too large): %v", got, errdefs.Invalid, err)
@@ -137,14 +137,14 @@ func TestJarBoundedWithoutLock(t *testing.T) {
 	const jar = "/org/x/m/1.0/m-1.0.jar"
 	a := newTestRepo(t)
 	a.module("org.x", "m", "1.0")
-	ref := func(s *source) ArtifactRef {
+	ref := func(s *Source) ArtifactRef {
 		return ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository}
 	}
 	t.Run("endless body over the cap", func(t *testing.T) {
 		srv := mavenhttp.New(a.dir)
 		defer srv.Close()
 		srv.SetFault(jar, endless)
-		s := testSource(t, []string{srv.URL()}, ChecksumWarn, withMaxArtifactSize(1<<20))
+		s := testSource(t, []string{srv.URL()}, ChecksumWarn, WithMaxArtifactSize(1<<20))
 		_, err := s.Artifact(context.Background(), ref(s))
 		if errdefs.KindOf(err) != errdefs.Invalid || !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), srv.URL()+jar[1:]) {
 			t.Fatalf("err = %v (exit %d), want 65, too large, naming the URL", err, errdefs.KindOf(err))
@@ -157,7 +157,7 @@ func TestJarBoundedWithoutLock(t *testing.T) {
 		defer srv.Close()
 		srv.SetFault(jar, gzipBomb(32, &ae))
 		// 32 MiB inflated would be over the cap; its 32 KiB as sent are not.
-		s := testSource(t, []string{srv.URL()}, ChecksumWarn, withMaxArtifactSize(1<<20))
+		s := testSource(t, []string{srv.URL()}, ChecksumWarn, WithMaxArtifactSize(1<<20))
 		start := time.Now()
 		_, err := s.Artifact(context.Background(), ref(s))
 		if errdefs.KindOf(err) != errdefs.Invalid || !errors.Is(err, ErrChecksumMismatch) {
@@ -191,10 +191,10 @@ func TestSlowRepository(t *testing.T) {
 		want       string
 	}{
 		// The audit's POM, 1 byte every 2s: under the minimum rate.
-		{"pom 1 byte per 2s", pom, trickle(2698, 2*time.Second), withSlowLimits(time.Minute, 1024, 500*time.Millisecond), "too slow"},
+		{"pom 1 byte per 2s", pom, trickle(2698, 2*time.Second), WithSlowLimits(time.Minute, 1024, 500*time.Millisecond), "too slow"},
 		// Fast enough for the rate, not whole within the deadline.
-		{"pom past the deadline", pom, trickle(2698, 20*time.Millisecond), withSlowLimits(700*time.Millisecond, 10, 200*time.Millisecond), "did not send the whole response within 700ms"},
-		{"jar 1 byte per 2s", jar, trickle(100000, 2*time.Second), withSlowLimits(time.Minute, 1024, 500*time.Millisecond), "too slow"},
+		{"pom past the deadline", pom, trickle(2698, 20*time.Millisecond), WithSlowLimits(700*time.Millisecond, 10, 200*time.Millisecond), "did not send the whole response within 700ms"},
+		{"jar 1 byte per 2s", jar, trickle(100000, 2*time.Second), WithSlowLimits(time.Minute, 1024, 500*time.Millisecond), "too slow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := mavenhttp.New(a.dir)

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"context"
@@ -30,7 +30,7 @@ const DefaultProbeTimeout = 5 * time.Second
 // each, concurrently, each within timeout (DefaultProbeTimeout when 0). The
 // probes are in chain order; an Ivy settings resolver in dual mode is
 // followed by its artifact repositories. Nothing is cached, nothing retried.
-func ProbeChain(ctx context.Context, req Request, timeout time.Duration, opts ...Option) ([]RepositoryProbe, error) {
+func ProbeChain(ctx context.Context, req Config, timeout time.Duration, opts ...Option) ([]RepositoryProbe, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
@@ -42,10 +42,10 @@ func ProbeChain(ctx context.Context, req Request, timeout time.Duration, opts ..
 	if err != nil {
 		return nil, err
 	}
-	var repos []*repo
-	seen := map[*repo]bool{}
+	var repos []*entry
+	seen := map[*entry]bool{}
 	for _, r := range chain {
-		for _, x := range append([]*repo{r}, r.dual...) {
+		for _, x := range append([]*entry{r}, r.dual...) {
 			if !seen[x] {
 				seen[x] = true
 				repos = append(repos, x)

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"context"
@@ -36,14 +36,14 @@ func (e *M2POMOnlyError) Unwrap() error { return e.Err }
 
 // m2POMOnly wraps err (an artifact of ref not found in the local Maven
 // repository r) as an M2POMOnlyError when the module's POM is there.
-func m2POMOnly(r *repo, ref ArtifactRef, err error) error {
-	dir := filepath.Join(r.dir, filepath.FromSlash(modulePath(ref.Group, ref.Artifact, ref.Version)))
-	if _, serr := os.Stat(filepath.Join(dir, artifactFileName(ref.Artifact, ref.Version, "", "pom"))); serr != nil {
+func m2POMOnly(r *entry, ref ArtifactRef, err error) error {
+	dir := filepath.Join(r.dir, filepath.FromSlash(ModulePath(ref.Group, ref.Artifact, ref.Version)))
+	if _, serr := os.Stat(filepath.Join(dir, ArtifactFileName(ref.Artifact, ref.Version, "", "pom"))); serr != nil {
 		return nil
 	}
 	return errdefs.New(errdefs.NotFound, &M2POMOnlyError{
 		Module: ref.Group + ":" + ref.Artifact + ":" + ref.Version,
-		File:   artifactFileName(ref.Artifact, ref.Version, ref.Classifier, ref.Ext),
+		File:   ArtifactFileName(ref.Artifact, ref.Version, ref.Classifier, ref.Ext),
 		Dir:    dir,
 		Err:    err,
 	})
@@ -98,12 +98,12 @@ func FindM2POMOnly(ctx context.Context, root string, limit int) (entries []M2Ent
 		}
 		version, artifact := parts[len(parts)-1], parts[len(parts)-2]
 		group := strings.Join(parts[:len(parts)-2], ".")
-		pom := filepath.Join(p, artifactFileName(artifact, version, "", "pom"))
+		pom := filepath.Join(p, ArtifactFileName(artifact, version, "", "pom"))
 		data, perr := readHead(pom, 1<<20)
 		if perr != nil {
 			return nil
 		}
-		if _, jerr := os.Stat(filepath.Join(p, artifactFileName(artifact, version, "", "jar"))); jerr == nil {
+		if _, jerr := os.Stat(filepath.Join(p, ArtifactFileName(artifact, version, "", "jar"))); jerr == nil {
 			return fs.SkipDir
 		}
 		if h, herr := maven.Peek(data); herr != nil || (h.Packaging != "" && !jarPackagings[strings.ToLower(h.Packaging)]) {
@@ -137,3 +137,11 @@ func readHead(path string, n int64) ([]byte, error) {
 	}
 	return buf[:k], nil
 }
+
+// jarPackagings are Ivy's packagings (and types) whose artifact is a .jar.
+var jarPackagings = map[string]bool{"jar": true, "ejb": true, "bundle": true, "maven-plugin": true, "eclipse-plugin": true,
+	"jbi-component": true, "jbi-shared-library": true, "orbit": true, "hk2-jar": true}
+
+// JarPackaging reports whether a POM packaging (or a dependency type) is
+// one whose artifact is a .jar, as Ivy reads it.
+func JarPackaging(t string) bool { return jarPackagings[t] }

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"errors"
@@ -14,9 +14,9 @@ import (
 // Size caps on what a repository serves, over HTTP and file:// alike: a
 // file over its cap is bad input (errdefs.Invalid), never read whole.
 const (
-	maxPOMSize      = 16 << 20 // a POM (Central's largest are a few hundred KiB)
-	maxMetadataSize = 16 << 20 // maven-metadata.xml (10,000 versions are ~300 KiB)
-	maxChecksumSize = 64 << 10 // .sha1, .sha256, .md5
+	MaxPOMSize      = 16 << 20 // a POM (Central's largest are a few hundred KiB)
+	MaxMetadataSize = 16 << 20 // maven-metadata.xml (10,000 versions are ~300 KiB)
+	MaxChecksumSize = 64 << 10 // .sha1, .sha256, .md5
 	maxListingSize  = 8 << 20  // an HTML directory listing
 	// DefaultMaxArtifactSize caps a downloaded artifact (a jar) that no lock
 	// gives the size of; a locked one is capped at its locked size.
@@ -35,11 +35,11 @@ func tooLarge(max int64) error {
 func sizeCap(rel string) int64 {
 	switch {
 	case strings.HasSuffix(rel, ".pom"):
-		return maxPOMSize
+		return MaxPOMSize
 	case strings.HasSuffix(rel, "maven-metadata.xml"):
-		return maxMetadataSize
+		return MaxMetadataSize
 	case strings.HasSuffix(rel, ".sha1"), strings.HasSuffix(rel, ".sha256"), strings.HasSuffix(rel, ".md5"):
-		return maxChecksumSize
+		return MaxChecksumSize
 	}
 	return 0
 }

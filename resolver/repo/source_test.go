@@ -1,11 +1,9 @@
-package resolver
+package repo
 
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
 	"crypto/sha1"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -27,83 +25,14 @@ import (
 	"github.com/prebake/prebake/maven"
 )
 
-// testRepo writes Maven-layout files into a temp dir. Each file gets a
-// .sha1 unless noSum is set.
-type testRepo struct {
-	t   *testing.T
-	dir string
-}
-
-func newTestRepo(t *testing.T) *testRepo {
-	return &testRepo{t: t, dir: t.TempDir()}
-}
-
-func (r *testRepo) put(rel string, data []byte, sums ...string) {
-	r.t.Helper()
-	p := filepath.Join(r.dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-	for _, s := range sums {
-		var h string
-		switch s {
-		case "sha1":
-			x := sha1.Sum(data)
-			h = hex.EncodeToString(x[:])
-		case "sha256":
-			x := sha256.Sum256(data)
-			h = hex.EncodeToString(x[:])
-		case "md5":
-			x := md5.Sum(data)
-			h = hex.EncodeToString(x[:])
-		}
-		if err := os.WriteFile(p+"."+s, []byte(h+"\n"), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-}
-
-// module writes g:a:v's POM and jar with .sha1 files.
-func (r *testRepo) module(g, a, v string) {
-	base := strings.ReplaceAll(g, ".", "/") + "/" + a + "/" + v + "/" + a + "-" + v
-	r.put(base+".pom", []byte(fmt.Sprintf("<project><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version></project>\n", g, a, v)), "sha1")
-	r.put(base+".jar", []byte("jar of "+g+":"+a+":"+v), "sha1")
-}
-
-func sha256hex(b []byte) string {
-	x := sha256.Sum256(b)
-	return hex.EncodeToString(x[:])
-}
-
-// logBuf is a Logger that records lines.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Printf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(&l.b, format+"\n", args...)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // fastOpts are options for tests: no ~/.m2, short backoff and timeouts.
 func fastOpts(extra ...Option) []Option {
 	return append([]Option{WithRetry(3, 10*time.Millisecond), WithIdleTimeout(2 * time.Second)}, extra...)
 }
 
-func testSource(t *testing.T, repos []string, policy ChecksumPolicy, extra ...Option) *source {
+func testSource(t *testing.T, repos []string, policy ChecksumPolicy, extra ...Option) *Source {
 	t.Helper()
-	req := Request{Repositories: repos, NoDefaultRepositories: true, CacheDir: t.TempDir(), ChecksumPolicy: policy}
+	req := Config{Repositories: repos, NoDefaultRepositories: true, CacheDir: t.TempDir(), ChecksumPolicy: policy}
 	o, err := makeOptions(fastOpts(extra...))
 	if err != nil {
 		t.Fatal(err)
@@ -118,14 +47,14 @@ func testSource(t *testing.T, repos []string, policy ChecksumPolicy, extra ...Op
 func TestBuildChain(t *testing.T) {
 	tests := []struct {
 		name       string
-		req        Request
+		req        Config
 		want       []Repository
 		wantErr    string
 		wantOption string
 	}{
 		{
 			name: "spark default",
-			req:  Request{Home: "/home/u"},
+			req:  Config{Home: "/home/u"},
 			want: []Repository{
 				{RepoLocalM2, "file:///home/u/.m2/repository/"},
 				{RepoCentral, DefaultCentralURL},
@@ -134,7 +63,7 @@ func TestBuildChain(t *testing.T) {
 		},
 		{
 			name: "DEFAULT_ARTIFACT_REPOSITORY redirects central and spark-packages",
-			req: Request{Home: "/home/u", DefaultArtifactRepository: "https://nexus.example/maven",
+			req: Config{Home: "/home/u", DefaultArtifactRepository: "https://nexus.example/maven",
 				Repositories: []string{"https://a.example/m2,file:///srv/repo"}},
 			want: []Repository{
 				{RepoLocalM2, "file:///home/u/.m2/repository/"},
@@ -146,7 +75,7 @@ func TestBuildChain(t *testing.T) {
 		},
 		{
 			name: "no default repositories, userinfo stripped",
-			req:  Request{NoDefaultRepositories: true, Repositories: []string{"https://bob:s3cret@a.example/m2/", "http://c.example/r"}},
+			req:  Config{NoDefaultRepositories: true, Repositories: []string{"https://bob:s3cret@a.example/m2/", "http://c.example/r"}},
 			want: []Repository{
 				{"repo-1", "https://a.example/m2/"},
 				{"repo-2", "http://c.example/r/"},
@@ -154,17 +83,17 @@ func TestBuildChain(t *testing.T) {
 		},
 		{
 			name:    "no trimming: a space is part of the URL",
-			req:     Request{NoDefaultRepositories: true, Repositories: []string{"https://a.example/m2, https://b.example/"}},
+			req:     Config{NoDefaultRepositories: true, Repositories: []string{"https://a.example/m2, https://b.example/"}},
 			wantErr: "repo-2",
 		},
 		{
 			name:    "bad scheme never prints the password",
-			req:     Request{NoDefaultRepositories: true, Repositories: []string{"ftp://bob:s3cret@a.example/"}},
+			req:     Config{NoDefaultRepositories: true, Repositories: []string{"ftp://bob:s3cret@a.example/"}},
 			wantErr: "scheme must be http, https or file",
 		},
 		{
 			name:       "nothing left",
-			req:        Request{NoDefaultRepositories: true},
+			req:        Config{NoDefaultRepositories: true},
 			wantErr:    "Repositories must name one",
 			wantOption: "resolver.Request.NoDefaultRepositories",
 		},
@@ -663,7 +592,7 @@ func TestOffline(t *testing.T) {
 	defer srv.Close()
 	cache := t.TempDir()
 	o, _ := makeOptions(fastOpts())
-	online, err := newSourceFor(context.Background(), Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache}, o)
+	online, err := newSourceFor(context.Background(), Config{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -671,7 +600,7 @@ func TestOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Reset()
-	offline, err := newSourceFor(context.Background(), Request{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache, Offline: true}, o)
+	offline, err := newSourceFor(context.Background(), Config{Repositories: []string{srv.URL()}, NoDefaultRepositories: true, CacheDir: cache, Offline: true}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -814,17 +743,26 @@ func TestHostSemPriority(t *testing.T) {
 	}
 }
 
-// TestOptionErrorsAreUsage: a bad option is a usage error (errdefs.BadArgument,
-// exit 64 in cmd) naming the option, not an internal one.
-func TestOptionErrorsAreUsage(t *testing.T) {
-	for name, opt := range map[string]Option{
-		"resolver.WithMaxPerHost": WithMaxPerHost(0),
-		"resolver.WithRetry":      WithRetry(0, 0),
-		"resolver.WithParallel":   WithParallel(0),
-	} {
-		_, err := Resolve(context.Background(), Request{Packages: []string{"org.x:a:1.0"}, CacheDir: t.TempDir()}, opt)
-		if !errors.Is(err, errdefs.BadArgument) || errdefs.OptionOf(err) != name {
-			t.Errorf("%s: err = %v (kind %v, option %q), want BadArgument naming it", name, err, errdefs.KindOf(err), errdefs.OptionOf(err))
-		}
+// TestFilePOMAsArtifact: a file: repository's POM, parsed from memory, is
+// still a cache blob when it is asked for as an artifact (packaging pom).
+func TestFilePOMAsArtifact(t *testing.T) {
+	a := newTestRepo(t)
+	a.module("org.x", "m", "1.0")
+	s := testSource(t, []string{"file://" + a.dir}, ChecksumStrict)
+	ctx := context.Background()
+	p, err := s.POM(ctx, "org.x", "m", "1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := s.Artifact(ctx, ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "pom", Repo: s.chain[0].Repository})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cf.Path)
+	if err != nil || string(data) != string(p.Data) || cf.Path != s.cache.BlobPath(cf.Sha256) {
+		t.Fatalf("blob %q: %q, %v; want the POM", cf.Path, data, err)
+	}
+	if err := blobcache.VerifyBlob(s.cache.Dir, cf.Sha256, cf.Size); err != nil {
+		t.Fatal(err)
 	}
 }

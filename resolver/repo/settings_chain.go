@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"context"
@@ -18,14 +18,14 @@ import (
 // mirror collapsing into one entry at the first one's place; credentials of
 // the <server> with the mirror's id (else the repository's) apply as basic
 // auth, replacing any URL userinfo.
-func applySettings(chain []*repo, s *mavensettings.Settings) ([]*repo, error) {
-	out := make([]*repo, 0, len(chain))
+func applySettings(chain []*entry, s *mavensettings.Settings) ([]*entry, error) {
+	out := make([]*entry, 0, len(chain))
 	seen := map[string]bool{} // mirror ids already in out
 	for _, r := range chain {
 		if r.isM2Cache {
 			if s.LocalRepository != "" {
 				dir := s.LocalRepository
-				r = &repo{
+				r = &entry{
 					Repository: Repository{Name: RepoLocalM2, URL: fileURL(dir)},
 					base:       fileURL(dir), dir: dir, isM2Cache: true,
 				}
@@ -57,7 +57,7 @@ func applySettings(chain []*repo, s *mavensettings.Settings) ([]*repo, error) {
 
 // settingsFor reads req.Settings ("" gives nil) with req.Home as
 // ${user.home} and the process environment for ${env.X}.
-func settingsFor(req Request, o *options) (*mavensettings.Settings, error) {
+func settingsFor(req Config, o *options) (*mavensettings.Settings, error) {
 	if req.Settings == "" {
 		return nil, nil
 	}
@@ -67,7 +67,7 @@ func settingsFor(req Request, o *options) (*mavensettings.Settings, error) {
 // settingsCredentials are the URLs, with userinfo, of the http(s)
 // repositories of req's chain that s (req.Settings as read) gives server
 // credentials (mirrors included).
-func settingsCredentials(ctx context.Context, req Request, s *mavensettings.Settings, o *options) ([]string, error) {
+func settingsCredentials(ctx context.Context, req Config, s *mavensettings.Settings, o *options) ([]string, error) {
 	chain, err := buildChain(ctx, req, s, o)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 // Timestamped SNAPSHOT versions, as Ivy 2.5.1's IBiblioResolver finds them
 // (findTimestampedSnapshotVersion): a revision ending in SNAPSHOT is looked
@@ -61,7 +61,7 @@ func TimestampedVersion(version string, metadata []byte) (string, bool) {
 // version directory's maven-metadata.xml and it names a timestamp), then
 // the plain one.
 func snapshotFileNames(artifact, version, classifier, ext string, readMeta func() ([]byte, error)) []string {
-	plain := artifactFileName(artifact, version, classifier, ext)
+	plain := ArtifactFileName(artifact, version, classifier, ext)
 	if !strings.HasSuffix(version, "SNAPSHOT") {
 		return []string{plain}
 	}
@@ -70,23 +70,23 @@ func snapshotFileNames(artifact, version, classifier, ext string, readMeta func(
 		return []string{plain}
 	}
 	if tv, ok := TimestampedVersion(version, data); ok {
-		return []string{artifactFileName(artifact, tv, classifier, ext), plain}
+		return []string{ArtifactFileName(artifact, tv, classifier, ext), plain}
 	}
 	return []string{plain}
 }
 
 // fileNames is snapshotFileNames for repository r of the source.
-func (s *source) fileNames(ctx context.Context, a asker, r *repo, group, artifact, version, classifier, ext string) []string {
+func (s *Source) fileNames(ctx context.Context, a asker, r *entry, group, artifact, version, classifier, ext string) []string {
 	return snapshotFileNames(artifact, version, classifier, ext, func() ([]byte, error) {
-		return s.snapshotMeta(ctx, a, r, modulePath(group, artifact, version)+"maven-metadata.xml")
+		return s.snapshotMeta(ctx, a, r, ModulePath(group, artifact, version)+"maven-metadata.xml")
 	})
 }
 
 // snapshotMeta reads a version directory's maven-metadata.xml. Like Ivy,
 // it verifies no checksum (snapshot metadata is rewritten on every
 // deploy, and its checksum files are often stale). A remote file is
-// recorded in the cache so that --offline finds it.
-func (s *source) snapshotMeta(ctx context.Context, a asker, r *repo, rel string) ([]byte, error) {
+// recorded in the cache so that an offline resolution finds it.
+func (s *Source) snapshotMeta(ctx context.Context, a asker, r *entry, rel string) ([]byte, error) {
 	u := r.base + rel
 	if _, ok := s.missing.Load(u); ok {
 		return nil, ErrNotFound
@@ -97,10 +97,10 @@ func (s *source) snapshotMeta(ctx context.Context, a asker, r *repo, rel string)
 			if err != nil {
 				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("repository %s: %w", r, err))
 			}
-			return readFileMax(p, maxMetadataSize)
+			return readFileMax(p, MaxMetadataSize)
 		}
 		if e, ok := s.cache.Lookup(u); ok && (s.offline || a.spec) {
-			return readFileMax(s.cache.BlobPath(e.Sha256), maxMetadataSize)
+			return readFileMax(s.cache.BlobPath(e.Sha256), MaxMetadataSize)
 		}
 		if s.offline {
 			return nil, cache.ErrNotCached
@@ -110,7 +110,7 @@ func (s *source) snapshotMeta(ctx context.Context, a asker, r *repo, rel string)
 			return nil, err
 		}
 		defer t.Abort()
-		if err := s.f.get(ctx, r.target(rel).priority(a.low), &capDest{w: fileDest{t}, max: maxMetadataSize}); err != nil {
+		if err := s.f.get(ctx, r.target(rel).priority(a.low), &capDest{w: fileDest{t}, max: MaxMetadataSize}); err != nil {
 			return nil, err
 		}
 		sum := t.Sums()

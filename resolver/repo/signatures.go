@@ -1,6 +1,6 @@
-package resolver
+package repo
 
-// Signature verification (Request.Signatures): every locked jar's detached
+// Signature verification (Config.Signatures): every locked jar's detached
 // OpenPGP signature (<jar>.asc, which Maven Central requires) is fetched
 // from the repository the jar came from, verified against the pinned
 // keyring, and its signer's fingerprint recorded in the lock (signedBy).
@@ -52,7 +52,7 @@ var ErrSignatureMissing = errors.New("no signature")
 // than the one its lock records.
 var ErrSignatureMismatch = errors.New("signed by another key than the lock records")
 
-// signaturesOption names Request.Signatures in errors (the CLI hints at
+// signaturesOption names Config.Signatures in errors (the CLI hints at
 // its flags).
 const signaturesOption = "resolver.Request.Signatures"
 
@@ -65,8 +65,8 @@ func SignaturePath(cacheDir, sha256Hex string) string {
 	return filepath.Join(cachedir.Root(cacheDir), "signatures", "sha256", sha256Hex+".asc")
 }
 
-// unsigned returns the first artifact of arts that records no signer, or nil.
-func unsigned(arts []lock.Artifact) *lock.Artifact {
+// Unsigned returns the first artifact of arts that records no signer, or nil.
+func Unsigned(arts []lock.Artifact) *lock.Artifact {
 	for i := range arts {
 		if arts[i].SignedBy == "" {
 			return &arts[i]
@@ -81,7 +81,7 @@ func unsigned(arts []lock.Artifact) *lock.Artifact {
 // errdefs.Invalid naming the artifact (a missing or bad signature, an
 // unpinned or expired key), errdefs.Unavailable when a repository cannot
 // be reached or an offline run has no cached signature.
-func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Artifact, cacheDir string, chain []*repo, offline, locked bool, o *options) error {
+func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Artifact, cacheDir string, chain []*entry, offline, locked bool, o *options) error {
 	if cacheDir == "" {
 		cacheDir = cache.DefaultDir(os.Getenv)
 	}
@@ -143,8 +143,8 @@ func checkSigner(v SignatureVerifier, a lock.Artifact) error {
 	return nil
 }
 
-// checkSigners is checkSigner on every artifact.
-func checkSigners(v SignatureVerifier, arts []lock.Artifact) error {
+// CheckSigners is checkSigner on every artifact.
+func CheckSigners(v SignatureVerifier, arts []lock.Artifact) error {
 	for _, a := range arts {
 		if err := checkSigner(v, a); err != nil {
 			return err
@@ -164,7 +164,7 @@ func verifyBlobSignature(v SignatureVerifier, blob string, sig []byte) (string, 
 
 // fetchSignature gets <jar>.asc from the repository the artifact records
 // (chain gives its credentials and layout). It returns the URL it read.
-func fetchSignature(ctx context.Context, f *fetcher, chain []*repo, a lock.Artifact, offline bool) (string, []byte, error) {
+func fetchSignature(ctx context.Context, f *fetcher, chain []*entry, a lock.Artifact, offline bool) (string, []byte, error) {
 	r, err := lockedRepo(chain, a)
 	if err != nil {
 		return "", nil, err
@@ -210,7 +210,7 @@ func fetchSignature(ctx context.Context, f *fetcher, chain []*repo, a lock.Artif
 
 // lockedRepo is the repository of chain whose URL the artifact records
 // (for its credentials and layout), else one parsed from that URL.
-func lockedRepo(chain []*repo, a lock.Artifact) (*repo, error) {
+func lockedRepo(chain []*entry, a lock.Artifact) (*entry, error) {
 	for _, cr := range chain {
 		if cr.URL == a.Repository {
 			return cr, nil

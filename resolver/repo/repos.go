@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"context"
@@ -32,8 +32,8 @@ const (
 	m2InputsName = "~/.m2/repository/"
 )
 
-// repo is one entry of the chain, with its credentials (never printed).
-type repo struct {
+// entry is one entry of the chain, with its credentials (never printed).
+type entry struct {
 	Repository        // Name and URL without userinfo: safe to print
 	base       string // the URL with a trailing slash, without userinfo
 	dir        string // for file repositories: the local directory
@@ -45,20 +45,20 @@ type repo struct {
 	// layout (nil: Maven's), the dual chain artifacts are looked up in,
 	// and the chain whose flags apply.
 	layout *ivyLayout
-	dual   []*repo
+	dual   []*entry
 	chain  *ivyChain
 }
 
-func (r *repo) isFile() bool { return r.dir != "" }
+func (r *entry) isFile() bool { return r.dir != "" }
 
 // String is the repository as printed in errors: "name (url)".
-func (r *repo) String() string { return r.Name + " (" + r.URL + ")" }
+func (r *entry) String() string { return r.Name + " (" + r.URL + ")" }
 
 // chainFor builds req's chain once for a call (Resolve, NewSource,
 // LockFor, ProbeChain): req.Settings is read (once) and applied, or
 // req.IvySettings read and flattened. settings is req.Settings as read
 // (nil without); its <offline> is the caller's to apply.
-func chainFor(ctx context.Context, req Request, o *options) (chain []*repo, settings *mavensettings.Settings, err error) {
+func chainFor(ctx context.Context, req Config, o *options) (chain []*entry, settings *mavensettings.Settings, err error) {
 	if settings, err = settingsFor(req, o); err != nil {
 		return nil, nil, err
 	}
@@ -80,15 +80,15 @@ func chainFor(ctx context.Context, req Request, o *options) (chain []*repo, sett
 // local-m2-cache and central. It is modelled as absent: only `ivy publish`
 // writes there, prebake never does, and a resolution that depended on it
 // could not be reproduced from a lock on another machine.
-func buildChain(ctx context.Context, req Request, s *mavensettings.Settings, o *options) ([]*repo, error) {
+func buildChain(ctx context.Context, req Config, s *mavensettings.Settings, o *options) ([]*entry, error) {
 	if req.IvySettings != "" {
 		return ivyChainFor(ctx, req, o)
 	}
-	var chain []*repo
+	var chain []*entry
 	if !req.NoDefaultRepositories {
 		if home := req.Home; home != "" {
 			dir := filepath.Join(home, ".m2", "repository")
-			chain = append(chain, &repo{
+			chain = append(chain, &entry{
 				Repository: Repository{Name: RepoLocalM2, URL: fileURL(dir)},
 				base:       fileURL(dir),
 				dir:        dir,
@@ -122,8 +122,8 @@ func buildChain(ctx context.Context, req Request, s *mavensettings.Settings, o *
 
 // userRepositories are --repositories as Spark adds them: split on ","
 // with no trimming, named repo-1..N.
-func userRepositories(values []string) ([]*repo, error) {
-	var out []*repo
+func userRepositories(values []string) ([]*entry, error) {
+	var out []*entry
 	for _, v := range values {
 		for _, u := range strings.Split(v, ",") {
 			if u == "" {
@@ -142,7 +142,7 @@ func userRepositories(values []string) ([]*repo, error) {
 }
 
 // parseRepo parses one repository URL (http, https or file).
-func parseRepo(name, raw string) (*repo, error) {
+func parseRepo(name, raw string) (*entry, error) {
 	u, err := url.Parse(raw)
 	if err != nil && strings.Contains(raw, "@") {
 		// Go's message quotes pieces of the userinfo ("invalid port \":pa\""):
@@ -157,7 +157,7 @@ func parseRepo(name, raw string) (*repo, error) {
 			return nil, errdefs.Errorf(errdefs.BadArgument, "repository %s %q: port %s is not in 1-65535", name, redact.URL(raw), p)
 		}
 	}
-	r := &repo{Repository: Repository{Name: name}}
+	r := &entry{Repository: Repository{Name: name}}
 	if u.User != nil {
 		r.user = u.User.Username()
 		r.pass, _ = u.User.Password()
@@ -210,7 +210,7 @@ func fileURL(dir string) string {
 
 // inputsRepositories is the chain as recorded in a lock's inputs: URLs
 // without userinfo, ~/.m2 written home-independently.
-func inputsRepositories(chain []*repo) []string {
+func inputsRepositories(chain []*entry) []string {
 	out := make([]string, 0, len(chain))
 	for _, r := range chain {
 		if r.isM2Cache {
@@ -222,13 +222,13 @@ func inputsRepositories(chain []*repo) []string {
 	return out
 }
 
-// modulePath is the m2 directory of g:a:v relative to a repository root.
-func modulePath(group, artifact, version string) string {
+// ModulePath is the m2 directory of g:a:v relative to a repository root.
+func ModulePath(group, artifact, version string) string {
 	return strings.ReplaceAll(group, ".", "/") + "/" + artifact + "/" + version + "/"
 }
 
-// artifactFileName is the m2 file name of an artifact.
-func artifactFileName(artifact, version, classifier, ext string) string {
+// ArtifactFileName is the m2 file name of an artifact.
+func ArtifactFileName(artifact, version, classifier, ext string) string {
 	if ext == "" {
 		ext = "jar"
 	}
@@ -242,5 +242,5 @@ func artifactFileName(artifact, version, classifier, ext string) string {
 // SparkFileName is the name Spark retrieves an artifact as:
 // [organization]_[artifact]-[revision](-[classifier]).[ext].
 func SparkFileName(group, artifact, version, classifier, ext string) string {
-	return group + "_" + artifactFileName(artifact, version, classifier, ext)
+	return group + "_" + ArtifactFileName(artifact, version, classifier, ext)
 }

@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 import (
 	"context"
@@ -104,7 +104,7 @@ func TestIvySettingsBombs(t *testing.T) {
 // in attributes, each use under the budget, fails as their sum passes it.
 func TestIvySettingsBigButLegal(t *testing.T) {
 	dir := writeIvs(t, map[string]string{"ivysettings.xml": ivsCPUBomb(3, 100)})
-	var chain []*repo
+	var chain []*entry
 	var err error
 	d, alloc := measure(func() { chain, err = ivsChain(t, dir, nil) })
 	t.Logf("n=3: %v, %.1f MB allocated", d, float64(alloc)/(1<<20))
@@ -250,7 +250,7 @@ func TestIvySettingsLocalFiles(t *testing.T) {
 
 	// The main file itself: the same XML checks.
 	for name, content := range map[string]string{"shadow": "prolog", "trailing": "trailing section", "empty": "premature end of file"} {
-		_, err := ivyChainFor(context.Background(), Request{IvySettings: filepath.Join(dir, name), Home: "/home/u"}, defaultOptions(t))
+		_, err := ivyChainFor(context.Background(), Config{IvySettings: filepath.Join(dir, name), Home: "/home/u"}, defaultOptions(t))
 		if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), content) {
 			t.Errorf("--ivy-settings %s: %v, want 65 %q", name, err, content)
 		}

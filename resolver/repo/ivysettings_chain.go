@@ -1,4 +1,4 @@
-package resolver
+package repo
 
 // From a parsed Ivy settings file to prebake's repository chain, as Spark
 // builds it (loadIvySettings): the settings' default resolver, then, when
@@ -42,7 +42,7 @@ type ivyLayout struct {
 type ivyChain struct {
 	name        string
 	returnFirst bool
-	members     []*repo
+	members     []*entry
 }
 
 // ivyTokens is a pattern's values.
@@ -153,7 +153,7 @@ func (l *ivyLayout) versionDir(g, a string) (string, error) {
 
 // relPaths are the paths, relative to r's base, where r may hold the file
 // (Maven layout: a SNAPSHOT's timestamped name first).
-func (s *source) relPaths(ctx context.Context, a asker, r *repo, group, artifact, version, classifier, ext string) ([]string, error) {
+func (s *Source) relPaths(ctx context.Context, a asker, r *entry, group, artifact, version, classifier, ext string) ([]string, error) {
 	if l := r.layout; l != nil {
 		var p string
 		var err error
@@ -169,14 +169,14 @@ func (s *source) relPaths(ctx context.Context, a asker, r *repo, group, artifact
 	}
 	var out []string
 	for _, n := range s.fileNames(ctx, a, r, group, artifact, version, classifier, ext) {
-		out = append(out, modulePath(group, artifact, version)+n)
+		out = append(out, ModulePath(group, artifact, version)+n)
 	}
 	return out, nil
 }
 
 // versionsDir is the directory r lists g:a's versions in (with
 // maven-metadata.xml for the Maven layout).
-func versionsDir(r *repo, group, artifact string) (dir string, metadata bool, err error) {
+func versionsDir(r *entry, group, artifact string) (dir string, metadata bool, err error) {
 	if r.chain != nil && r.chain.returnFirst && len(r.chain.members) > 1 {
 		// Ivy takes the first resolver with any matching revision; prebake
 		// compares them all (returnFirst="false").
@@ -195,16 +195,16 @@ func versionsDir(r *repo, group, artifact string) (dir string, metadata bool, er
 // artifactRepos are the repositories an artifact of a module found in r
 // is looked up in: r alone, or, when r is in a dual chain, the whole
 // chain in order (ChainResolver in dual mode downloads through itself).
-func artifactRepos(r *repo) []*repo {
+func artifactRepos(r *entry) []*entry {
 	if r.dual != nil {
 		return r.dual
 	}
-	return []*repo{r}
+	return []*entry{r}
 }
 
 // ivyChainFor reads req.IvySettings (with req.Home as ${user.home}) and
 // builds its chain.
-func ivyChainFor(ctx context.Context, req Request, o *options) ([]*repo, error) {
+func ivyChainFor(ctx context.Context, req Config, o *options) ([]*entry, error) {
 	if req.Settings != "" {
 		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.Settings", "Maven settings.xml (Settings) and Ivy settings (IvySettings, spark.jars.ivySettings) cannot be combined: Spark reads only the Ivy settings")
 	}
@@ -226,8 +226,8 @@ type ivyFile struct {
 }
 
 // chain flattens the default resolver, with --repositories on top.
-func (s ivyFile) chain(repositories []string) ([]*repo, error) {
-	var out []*repo
+func (s ivyFile) chain(repositories []string) ([]*entry, error) {
+	var out []*entry
 	if s.DefaultResolver != "" {
 		root, ok := s.Resolvers[s.DefaultResolver]
 		if !ok {
@@ -253,7 +253,7 @@ func (s ivyFile) chain(repositories []string) ([]*repo, error) {
 }
 
 // flatten turns a resolver into the repositories it queries, in order.
-func (s ivyFile) flatten(r *ivysettings.Resolver, seen map[*ivysettings.Resolver]bool, depth int) ([]*repo, error) {
+func (s ivyFile) flatten(r *ivysettings.Resolver, seen map[*ivysettings.Resolver]bool, depth int) ([]*entry, error) {
 	if depth > 16 {
 		return nil, ivysettings.Errorf(errdefs.Invalid, s.Path, "%s: chains nested deeper than 16", r.At)
 	}
@@ -266,7 +266,7 @@ func (s ivyFile) flatten(r *ivysettings.Resolver, seen map[*ivysettings.Resolver
 	}
 	switch r.Kind {
 	case "chain":
-		var members []*repo
+		var members []*entry
 		for _, c := range r.Children {
 			m, err := s.flatten(c, seen, depth+1)
 			if err != nil {
@@ -305,7 +305,7 @@ func (s ivyFile) flatten(r *ivysettings.Resolver, seen map[*ivysettings.Resolver
 				return nil, err
 			}
 		}
-		return []*repo{rp}, nil
+		return []*entry{rp}, nil
 	case "url", "filesystem":
 		if len(r.IvyPatterns) != 1 || len(r.ArtifactPatterns) != 1 {
 			return nil, bad("prebake reads exactly one <ivy pattern> (pointing at POMs) and one <artifact pattern> (found %d and %d)", len(r.IvyPatterns), len(r.ArtifactPatterns))
@@ -331,7 +331,7 @@ func (s ivyFile) flatten(r *ivysettings.Resolver, seen map[*ivysettings.Resolver
 		if err := s.checkLayout(r, rp.layout); err != nil {
 			return nil, err
 		}
-		return []*repo{rp}, nil
+		return []*entry{rp}, nil
 	}
 	return nil, bad("not supported by prebake")
 }
@@ -377,7 +377,7 @@ func (s ivyFile) checkLayout(r *ivysettings.Resolver, l *ivyLayout) error {
 // <credentials> of its host. Ivy picks credentials by the realm the server
 // asks with and the host; prebake sends the host's credentials whatever
 // the realm, so two different credentials for one host are refused.
-func (s ivyFile) applyCredentials(chain []*repo) error {
+func (s ivyFile) applyCredentials(chain []*entry) error {
 	byHost := map[string]ivysettings.Credentials{}
 	for _, c := range s.Credentials {
 		if prev, ok := byHost[c.Host]; ok && (prev.User != c.User || prev.Pass != c.Pass) {
@@ -406,7 +406,7 @@ func (s ivyFile) applyCredentials(chain []*repo) error {
 
 // inputsEntry is how r is written in a lock's inputs: its URL, plus the
 // layout and chain flags that change what it serves.
-func (r *repo) inputsEntry() string {
+func (r *entry) inputsEntry() string {
 	e := r.URL
 	if l := r.layout; l != nil {
 		e += " ivy=" + l.ivy + " artifact=" + l.artifact
@@ -423,10 +423,10 @@ func (r *repo) inputsEntry() string {
 	return e
 }
 
-// ivyHomeWarning is the warning for spark.jars.ivy with the default chain:
+// IvyHomeWarning is the warning for spark.jars.ivy with the default chain:
 // Spark's local-ivy-cache resolver reads <ivy home>/local, which prebake
 // does not (it holds ivy.xml modules, published with `ivy publish`).
-func ivyHomeWarning(req Request) string {
+func IvyHomeWarning(req Config) string {
 	if req.IvyHome == "" || req.IvySettings != "" || req.NoDefaultRepositories {
 		return ""
 	}
@@ -449,7 +449,7 @@ func servedBy(ref ArtifactRef, cf *CachedFile) Repository {
 
 // lockedRelIn is where r holds a locked artifact: r's own layout, else
 // the Maven path (lockedRel).
-func lockedRelIn(r *repo, a lock.Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
+func lockedRelIn(r *entry, a lock.Artifact, readMeta func(rel string) ([]byte, error)) (string, error) {
 	if r.layout == nil {
 		return lockedRel(a, readMeta)
 	}
