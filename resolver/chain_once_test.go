@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/resolver/repo"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,7 +36,7 @@ func countingLoaders(maven, ivy *atomic.Int32) Option {
 func TestChainBuiltOnce(t *testing.T) {
 	repos, _ := filepath.Abs(filepath.Join(ivsDir, "repos"))
 	repoA := "file://" + filepath.ToSlash(repos) + "/repo-a/"
-	ivy := writeIvs(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><resolvers>
+	ivy := m2test.WriteFiles(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><resolvers>
 		<ibiblio name="a" root="` + repoA + `" m2compatible="true"/></resolvers></ivysettings>`})
 	maven := writeSettings(t, ``)
 	const pkg = "org.prebake.ivs:app:1.0"

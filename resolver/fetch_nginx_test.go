@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -41,7 +42,7 @@ func TestNginxBasicAuth(t *testing.T) {
 		return strings.Replace(ng.PrivateURL, "http://", "http://"+user+":"+pw+"@", 1)
 	}
 	dir := t.TempDir()
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 	req := Request{
 		Packages:              []string{jacksonXML.coord},
 		Repositories:          []string{withCreds(pass)},
@@ -62,7 +63,7 @@ func TestNginxBasicAuth(t *testing.T) {
 			t.Errorf("%s: repository %q, want %q", a.File, a.Repository, ng.PrivateURL)
 		}
 		b, err := os.ReadFile(res.Paths[i])
-		if err != nil || sha256hex(b) != a.Sha256 || int64(len(b)) != a.Size {
+		if err != nil || m2test.Sha256Hex(b) != a.Sha256 || int64(len(b)) != a.Size {
 			t.Errorf("%s: blob %s: %v", a.File, res.Paths[i], err)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -160,7 +161,7 @@ func (c ivsCase) runPrebake(t *testing.T, e ivsEnv) (string, string) {
 	for _, kv := range c.env {
 		os.Setenv(kv[0], e.expand(kv[1]))
 	}
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 	res, err := Resolve(context.Background(), req, WithLogger(log), WithRetry(1, time.Millisecond))
 	for _, kv := range c.env {
 		os.Unsetenv(kv[0])

@@ -11,24 +11,9 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
-
-// writeIvs writes files (name → content) into a temp dir and returns it.
-func writeIvs(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.ReplaceAll(content, "@DIR@", dir)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // TestIvySettingsLockStale: the lock records the repositories the settings
 // produced (never their credentials), so changing the settings makes the
@@ -41,11 +26,11 @@ func TestIvySettingsLockStale(t *testing.T) {
 		return `<ivysettings><settings defaultResolver="r"/><credentials host="127.0.0.1" username="` + ivsUser + `" passwd="` + ivsPass + `"/>
 			<resolvers><ibiblio name="r" root="` + srv.URL() + repo + `/" m2compatible="true"/></resolvers></ivysettings>`
 	}
-	dir := writeIvs(t, map[string]string{"ivysettings.xml": settings("repo-a")})
+	dir := m2test.WriteFiles(t, map[string]string{"ivysettings.xml": settings("repo-a")})
 	req := Request{Packages: []string{"org.prebake.ivs:app:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"),
 		LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"), Home: dir}
 	ctx := context.Background()
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 	if _, err := Resolve(ctx, req, WithLogger(log)); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +50,7 @@ func TestIvySettingsLockStale(t *testing.T) {
 	}
 	// Only the repositories changed: the lock holds by content (review 3,
 	// finding 8), with a notice; other packages are stale.
-	log = &logBuf{}
+	log = &m2test.LogBuf{}
 	if _, err = Resolve(ctx, req, WithLogger(log)); err != nil || !strings.Contains(log.String(), "only the repositories changed") {
 		t.Errorf("changed settings with --frozen: %v, want the lock used by content\n%s", err, log.String())
 	}
@@ -81,7 +66,7 @@ func TestIvySettingsLockStale(t *testing.T) {
 // first resolver's match, not the latest), naming the chain.
 func TestIvySettingsReturnFirstDynamic(t *testing.T) {
 	repos, _ := filepath.Abs(filepath.Join(ivsDir, "repos"))
-	dir := writeIvs(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="rf"/><resolvers>
+	dir := m2test.WriteFiles(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="rf"/><resolvers>
 		<chain name="rf" returnFirst="true"><ibiblio name="a" root="file://` + repos + `/repo-a/" m2compatible="true"/><ibiblio name="b" root="file://` + repos + `/repo-b/" m2compatible="true"/></chain>
 		</resolvers></ivysettings>`})
 	req := Request{Packages: []string{"org.prebake.ivs:dyn:1.0"}, IvySettings: filepath.Join(dir, "ivysettings.xml"), CacheDir: filepath.Join(dir, "cache"), Home: dir}

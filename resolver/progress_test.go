@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/testenv"
@@ -64,13 +65,13 @@ func (t recTask) Done(err error) {
 }
 
 // progressRepo serves two modules whose jars are bigger than one read.
-func progressRepo(t *testing.T) (*testRepo, map[string]int64) {
-	a := newTestRepo(t)
-	a.module("org.x", "a", "1.0")
-	a.module("org.x", "b", "2.0")
+func progressRepo(t *testing.T) (*m2test.Repo, map[string]int64) {
+	a := m2test.New(t)
+	a.Module("org.x", "a", "1.0")
+	a.Module("org.x", "b", "2.0")
 	sizes := map[string]int64{"org/x/a/1.0/a-1.0.jar": 300<<10 + 7, "org/x/b/2.0/b-2.0.jar": 1}
 	for rel, n := range sizes {
-		a.put(rel, bytes.Repeat([]byte{'j'}, int(n)), "sha1")
+		a.Put(rel, bytes.Repeat([]byte{'j'}, int(n)), "sha1")
 	}
 	return a, sizes
 }
@@ -88,10 +89,10 @@ func wantDownloads(base string, sizes map[string]int64) map[string]taskRec {
 // when a truncated body is retried; FetchLocked reports the same.
 func TestProgressDownloads(t *testing.T) {
 	a, sizes := progressRepo(t)
-	srv := mavenhttp.New(a.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
+	srv := mavenhttp.New(a.Dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
 	defer srv.Close()
 	// The first GET of a's jar stops after 1000 of its bytes.
-	jar, err := os.ReadFile(filepath.Join(a.dir, "org/x/a/1.0/a-1.0.jar"))
+	jar, err := os.ReadFile(filepath.Join(a.Dir, "org/x/a/1.0/a-1.0.jar"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestProgressDownloads(t *testing.T) {
 	}
 
 	// FetchLocked into an empty cache reports the same downloads.
-	open := mavenhttp.New(a.dir)
+	open := mavenhttp.New(a.Dir)
 	defer open.Close()
 	lf := *res.Lock
 	lf.Artifacts = append([]lock.Artifact(nil), res.Lock.Artifacts...)
@@ -136,7 +137,7 @@ func TestProgressDownloads(t *testing.T) {
 // prints one line per jar, with no bar escape codes and no secret.
 func TestProgressPlainLines(t *testing.T) {
 	a, sizes := progressRepo(t)
-	srv := mavenhttp.New(a.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
+	srv := mavenhttp.New(a.Dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
 	defer srv.Close()
 	for _, level := range []progress.Level{progress.Quiet, progress.Normal, progress.Verbose} {
 		var buf bytes.Buffer

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -55,10 +56,10 @@ func flatOpts(extra ...Option) []Option {
 }
 
 func TestResolveLockFlow(t *testing.T) {
-	a := newTestRepo(t)
-	a.module("org.x", "b", "1.0")
-	a.module("org.x", "a", "2.0")
-	srv := mavenhttp.New(a.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
+	a := m2test.New(t)
+	a.Module("org.x", "b", "1.0")
+	a.Module("org.x", "a", "2.0")
+	srv := mavenhttp.New(a.Dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
 	defer srv.Close()
 	authURL := strings.Replace(srv.URL(), "http://", "http://bob:s3cret-pw@", 1)
 	dir := t.TempDir()
@@ -71,7 +72,7 @@ func TestResolveLockFlow(t *testing.T) {
 		CacheDir:              filepath.Join(dir, "cache"),
 	}
 	ctx := context.Background()
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 
 	// Cold: resolves, downloads, writes the lock.
 	res, err := Resolve(ctx, req, flatOpts(WithLogger(log))...)
@@ -90,8 +91,8 @@ func TestResolveLockFlow(t *testing.T) {
 	}
 	got := res.Lock.Artifacts
 	want := []lock.Artifact{
-		{Coord: "org.x:a:2.0", File: "org.x_a-2.0.jar", Repository: srv.URL(), Sha256: sha256hex([]byte("jar of org.x:a:2.0")), Size: 18},
-		{Coord: "org.x:b:1.0", File: "org.x_b-1.0.jar", Repository: srv.URL(), Sha256: sha256hex([]byte("jar of org.x:b:1.0")), Size: 18},
+		{Coord: "org.x:a:2.0", File: "org.x_a-2.0.jar", Repository: srv.URL(), Sha256: m2test.Sha256Hex([]byte("jar of org.x:a:2.0")), Size: 18},
+		{Coord: "org.x:b:1.0", File: "org.x_b-1.0.jar", Repository: srv.URL(), Sha256: m2test.Sha256Hex([]byte("jar of org.x:b:1.0")), Size: 18},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("lock artifacts (-want +got):\n%s", d)
@@ -100,7 +101,7 @@ func TestResolveLockFlow(t *testing.T) {
 		if p != blobcache.BlobPath(req.CacheDir, want[i].Sha256) {
 			t.Errorf("path %d = %s", i, p)
 		}
-		if b, err := os.ReadFile(p); err != nil || sha256hex(b) != want[i].Sha256 {
+		if b, err := os.ReadFile(p); err != nil || m2test.Sha256Hex(b) != want[i].Sha256 {
 			t.Errorf("blob %s: %v", p, err)
 		}
 	}
@@ -192,7 +193,7 @@ func TestResolveLockFlow(t *testing.T) {
 	}
 	for i, p := range paths {
 		b, err := os.ReadFile(p)
-		if filepath.Base(p) != want[i].File || err != nil || sha256hex(b) != want[i].Sha256 {
+		if filepath.Base(p) != want[i].File || err != nil || m2test.Sha256Hex(b) != want[i].Sha256 {
 			t.Errorf("retrieved %s: %v", p, err)
 		}
 	}
@@ -202,9 +203,9 @@ func TestResolveLockFlow(t *testing.T) {
 }
 
 func TestFetchLockedChecksMismatch(t *testing.T) {
-	a := newTestRepo(t)
-	a.module("org.x", "a", "1.0")
-	srv := mavenhttp.New(a.dir)
+	a := m2test.New(t)
+	a.Module("org.x", "a", "1.0")
+	srv := mavenhttp.New(a.Dir)
 	defer srv.Close()
 	lock := &lock.File{Artifacts: []lock.Artifact{{Coord: "org.x:a:1.0", File: "org.x_a-1.0.jar", Repository: srv.URL(), Sha256: strings.Repeat("ab", 32), Size: 18}}}
 	cache := t.TempDir()
@@ -249,13 +250,13 @@ func helperCmd(t *testing.T, repo, cache string, packages ...string) *exec.Cmd {
 }
 
 func TestTwoProcessesShareOneCache(t *testing.T) {
-	a := newTestRepo(t)
+	a := m2test.New(t)
 	var pkgs []string
 	for i := range 12 {
-		a.module("org.x", fmt.Sprintf("m%d", i), "1.0")
+		a.Module("org.x", fmt.Sprintf("m%d", i), "1.0")
 		pkgs = append(pkgs, fmt.Sprintf("org.x:m%d:1.0", i))
 	}
-	srv := mavenhttp.New(a.dir, mavenhttp.WithDelay(20*time.Millisecond))
+	srv := mavenhttp.New(a.Dir, mavenhttp.WithDelay(20*time.Millisecond))
 	defer srv.Close()
 	cache := t.TempDir()
 	var wg sync.WaitGroup
@@ -285,7 +286,7 @@ func TestTwoProcessesShareOneCache(t *testing.T) {
 	}
 	for _, x := range locks[0] {
 		b, err := os.ReadFile(blobcache.BlobPath(cache, x.Sha256))
-		if err != nil || sha256hex(b) != x.Sha256 {
+		if err != nil || m2test.Sha256Hex(b) != x.Sha256 {
 			t.Errorf("blob of %s: %v", x.File, err)
 		}
 	}
@@ -295,9 +296,9 @@ func TestTwoProcessesShareOneCache(t *testing.T) {
 }
 
 func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
-	a := newTestRepo(t)
-	a.module("org.x", "big", "1.0")
-	srv := mavenhttp.New(a.dir)
+	a := m2test.New(t)
+	a.Module("org.x", "big", "1.0")
+	srv := mavenhttp.New(a.Dir)
 	defer srv.Close()
 	const jar = "/org/x/big/1.0/big-1.0.jar"
 	started := make(chan struct{}, 1)
@@ -344,7 +345,7 @@ func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Join(cacheDir, "blobs", "sha256"))
 	for _, e := range ents {
 		b, _ := os.ReadFile(filepath.Join(cacheDir, "blobs", "sha256", e.Name()))
-		if sha256hex(b) != e.Name() {
+		if m2test.Sha256Hex(b) != e.Name() {
 			t.Errorf("blob %s does not match its name", e.Name())
 		}
 		if strings.Contains(string(b), "partial jar bytes") {
@@ -359,7 +360,7 @@ func TestKilledMidDownloadLeavesNoPartialFile(t *testing.T) {
 		t.Fatalf("second helper: %v", err)
 	}
 	var arts []lock.Artifact
-	if err := json.Unmarshal(out, &arts); err != nil || len(arts) != 1 || arts[0].Sha256 != sha256hex([]byte("jar of org.x:big:1.0")) {
+	if err := json.Unmarshal(out, &arts); err != nil || len(arts) != 1 || arts[0].Sha256 != m2test.Sha256Hex([]byte("jar of org.x:big:1.0")) {
 		t.Fatalf("second helper: %s %v", out, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -33,10 +34,10 @@ func mirrorSettings(t *testing.T, url, user string) string {
 func TestResolveThroughMirror(t *testing.T) {
 	const user, pass = "ci-bot", "mirr0r-s3cret"
 	t.Setenv("PREBAKE_TEST_MIRROR_PW", pass)
-	m := newTestRepo(t)
-	m.module("org.x", "a", "1.0")
-	m.module("org.x", "b", "2.0")
-	srv := mavenhttp.New(m.dir, mavenhttp.WithBasicAuth(user, pass))
+	m := m2test.New(t)
+	m.Module("org.x", "a", "1.0")
+	m.Module("org.x", "b", "2.0")
+	srv := mavenhttp.New(m.Dir, mavenhttp.WithBasicAuth(user, pass))
 	defer srv.Close()
 
 	dir := t.TempDir()
@@ -48,7 +49,7 @@ func TestResolveThroughMirror(t *testing.T) {
 		CacheDir:     filepath.Join(dir, "cache"),
 	}
 	ctx := context.Background()
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 	res, err := Resolve(ctx, req, flatOpts(WithLogger(log))...)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestResolveThroughMirror(t *testing.T) {
 		t.Errorf("LockFor without settings, not frozen: %v, want a stale lock", err)
 	}
 	noSettings.Frozen = true
-	noticed := &logBuf{}
+	noticed := &m2test.LogBuf{}
 	if _, err := LockFor(context.Background(), noSettings, append(flatOpts(), WithLogger(noticed))...); err != nil || !strings.Contains(noticed.String(), "only the repositories changed") {
 		t.Errorf("LockFor without settings: %v, want the lock with a notice\n%s", err, noticed.String())
 	}
@@ -103,7 +104,7 @@ func TestResolveThroughMirror(t *testing.T) {
 		t.Fatalf("FetchLocked: %v", err)
 	}
 	for i, p := range paths {
-		if b, err := os.ReadFile(p); err != nil || sha256hex(b) != res.Lock.Artifacts[i].Sha256 {
+		if b, err := os.ReadFile(p); err != nil || m2test.Sha256Hex(b) != res.Lock.Artifacts[i].Sha256 {
 			t.Errorf("fetched blob %s: %v", p, err)
 		}
 	}
@@ -144,7 +145,7 @@ func TestSettingsNginx(t *testing.T) {
 	ng := mavenhttp.StartNginx(t, "testdata/repo", user, pass)
 	t.Setenv("PREBAKE_TEST_MIRROR_PW", pass)
 	dir := t.TempDir()
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 	req := Request{
 		Packages:       []string{jacksonXML.coord},
 		Settings:       mirrorSettings(t, ng.PrivateURL, user),
@@ -191,6 +192,6 @@ func TestSettingsNginx(t *testing.T) {
 // writeSettings writes a settings.xml with body inside <settings>.
 func writeSettings(t *testing.T, body string) string {
 	t.Helper()
-	return filepath.Join(writeIvs(t, map[string]string{"settings.xml": `<?xml version="1.0" encoding="UTF-8"?>
+	return filepath.Join(m2test.WriteFiles(t, map[string]string{"settings.xml": `<?xml version="1.0" encoding="UTF-8"?>
 <settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">` + body + `</settings>`}), "settings.xml")
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/pgpverify/pgptest"
 )
 
@@ -20,26 +21,26 @@ import (
 func BenchmarkResolveSignatures(b *testing.B) {
 	const n, size = 50, 2 << 20
 	key := pgptest.NewKey(b, "bench")
-	r := newTestRepo(b)
+	r := m2test.New(b)
 	var deps strings.Builder
 	for i := range n {
 		a := fmt.Sprintf("lib%02d", i)
 		jar := bytes.Repeat([]byte{byte(i)}, size)
 		base := "org/b/" + a + "/1.0/" + a + "-1.0"
-		r.put(base+".pom", []byte("<project><groupId>org.b</groupId><artifactId>"+a+"</artifactId><version>1.0</version></project>"), "sha1")
-		r.put(base+".jar", jar, "sha1")
-		r.put(base+".jar.asc", key.Sign(b, jar))
+		r.Put(base+".pom", []byte("<project><groupId>org.b</groupId><artifactId>"+a+"</artifactId><version>1.0</version></project>"), "sha1")
+		r.Put(base+".jar", jar, "sha1")
+		r.Put(base+".jar.asc", key.Sign(b, jar))
 		fmt.Fprintf(&deps, "<dependency><groupId>org.b</groupId><artifactId>%s</artifactId><version>1.0</version></dependency>", a)
 	}
-	r.put("org/b/app/1.0/app-1.0.pom", []byte("<project><groupId>org.b</groupId><artifactId>app</artifactId><version>1.0</version><dependencies>"+deps.String()+"</dependencies></project>"), "sha1")
-	r.put("org/b/app/1.0/app-1.0.jar", []byte("app"), "sha1")
-	r.put("org/b/app/1.0/app-1.0.jar.asc", key.Sign(b, []byte("app")))
+	r.Put("org/b/app/1.0/app-1.0.pom", []byte("<project><groupId>org.b</groupId><artifactId>app</artifactId><version>1.0</version><dependencies>"+deps.String()+"</dependencies></project>"), "sha1")
+	r.Put("org/b/app/1.0/app-1.0.jar", []byte("app"), "sha1")
+	r.Put("org/b/app/1.0/app-1.0.jar.asc", key.Sign(b, []byte("app")))
 	kr := keyringOf(&testing.T{}, key)
 	for _, verify := range []bool{false, true} {
 		b.Run(fmt.Sprintf("verify=%v", verify), func(b *testing.B) {
 			for b.Loop() {
 				dir := b.TempDir()
-				req := Request{Packages: []string{"org.b:app:1.0"}, Repositories: []string{"file://" + r.dir}, NoDefaultRepositories: true,
+				req := Request{Packages: []string{"org.b:app:1.0"}, Repositories: []string{"file://" + r.Dir}, NoDefaultRepositories: true,
 					CacheDir: filepath.Join(dir, "c"), LockPath: filepath.Join(dir, "l")}
 				if verify {
 					req.Signatures = kr
@@ -52,7 +53,7 @@ func BenchmarkResolveSignatures(b *testing.B) {
 	}
 	b.Run("frozen-offline-recheck", func(b *testing.B) {
 		dir := b.TempDir()
-		req := Request{Packages: []string{"org.b:app:1.0"}, Repositories: []string{"file://" + r.dir}, NoDefaultRepositories: true,
+		req := Request{Packages: []string{"org.b:app:1.0"}, Repositories: []string{"file://" + r.Dir}, NoDefaultRepositories: true,
 			CacheDir: filepath.Join(dir, "c"), LockPath: filepath.Join(dir, "l"), Signatures: kr}
 		if _, err := Resolve(context.Background(), req, fastOpts()...); err != nil {
 			b.Fatal(err)

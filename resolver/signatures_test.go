@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/pgpverify"
 	"github.com/prebake/prebake/internal/pgpverify/pgptest"
@@ -25,19 +26,19 @@ import (
 
 // signedRepo is a local repository of org.s:app:1.0 depending on
 // org.s:lib:1.0, whose jars sign decides the .asc of (nil: none).
-func signedRepo(t *testing.T, sign func(t *testing.T, jar []byte) []byte) *testRepo {
+func signedRepo(t *testing.T, sign func(t *testing.T, jar []byte) []byte) *m2test.Repo {
 	t.Helper()
-	r := newTestRepo(t)
-	r.put("org/s/lib/1.0/lib-1.0.pom", []byte("<project><groupId>org.s</groupId><artifactId>lib</artifactId><version>1.0</version></project>\n"), "sha1")
-	r.put("org/s/app/1.0/app-1.0.pom", []byte(`<project><groupId>org.s</groupId><artifactId>app</artifactId><version>1.0</version>
+	r := m2test.New(t)
+	r.Put("org/s/lib/1.0/lib-1.0.pom", []byte("<project><groupId>org.s</groupId><artifactId>lib</artifactId><version>1.0</version></project>\n"), "sha1")
+	r.Put("org/s/app/1.0/app-1.0.pom", []byte(`<project><groupId>org.s</groupId><artifactId>app</artifactId><version>1.0</version>
 <dependencies><dependency><groupId>org.s</groupId><artifactId>lib</artifactId><version>1.0</version></dependency></dependencies></project>
 `), "sha1")
 	for _, rel := range []string{"org/s/lib/1.0/lib-1.0.jar", "org/s/app/1.0/app-1.0.jar"} {
 		jar := []byte("jar bytes of " + rel)
-		r.put(rel, jar, "sha1")
+		r.Put(rel, jar, "sha1")
 		if sign != nil {
 			if sig := sign(t, jar); sig != nil {
-				r.put(rel+".asc", sig)
+				r.Put(rel+".asc", sig)
 			}
 		}
 	}
@@ -92,9 +93,9 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := signedRepo(t, tt.sign)
-			url := "file://" + r.dir
+			url := "file://" + r.Dir
 			if tt.http {
-				srv := mavenhttp.New(r.dir)
+				srv := mavenhttp.New(r.Dir)
 				defer srv.Close()
 				url = srv.URL()
 			}
@@ -131,7 +132,7 @@ func TestResolveVerifiesSignatures(t *testing.T) {
 
 			// Frozen and offline, the repository gone: checked again from the
 			// lock and the cached signatures.
-			if err := os.RemoveAll(r.dir); err != nil {
+			if err := os.RemoveAll(r.Dir); err != nil {
 				t.Fatal(err)
 			}
 			frozen := req
@@ -176,7 +177,7 @@ func TestSignaturesOnAnUnsignedLock(t *testing.T) {
 	r := signedRepo(t, func(t *testing.T, jar []byte) []byte { return pinned.Sign(t, jar) })
 	dir := t.TempDir()
 	req := Request{
-		Packages: []string{"org.s:app:1.0"}, Repositories: []string{"file://" + r.dir}, NoDefaultRepositories: true,
+		Packages: []string{"org.s:app:1.0"}, Repositories: []string{"file://" + r.Dir}, NoDefaultRepositories: true,
 		LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"),
 	}
 	if _, err := Resolve(context.Background(), req, fastOpts()...); err != nil {
@@ -188,7 +189,7 @@ func TestSignaturesOnAnUnsignedLock(t *testing.T) {
 	if _, err := Resolve(context.Background(), frozen, fastOpts()...); errdefs.KindOf(err) != errdefs.Stale || !errors.Is(err, repo.ErrSignatureMissing) {
 		t.Errorf("frozen, unsigned lock: %v (exit %d), want 78", err, errdefs.KindOf(err))
 	}
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 	res, err := Resolve(context.Background(), req, fastOpts(WithLogger(log))...)
 	if err != nil {
 		t.Fatal(err)
@@ -222,10 +223,10 @@ func TestSignaturesWithCredentials(t *testing.T) {
 		}
 		return pinned.Sign(t, jar)
 	})
-	srv := mavenhttp.New(r.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
+	srv := mavenhttp.New(r.Dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
 	defer srv.Close()
 	dir := t.TempDir()
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 	req := Request{
 		Packages: []string{"org.s:app:1.0"}, Repositories: []string{strings.Replace(srv.URL(), "http://", "http://bob:s3cret-pw@", 1)},
 		NoDefaultRepositories: true, LockPath: filepath.Join(dir, "prebake.lock"), CacheDir: filepath.Join(dir, "cache"), Signatures: keyringOf(t, pinned),

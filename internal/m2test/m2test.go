@@ -87,3 +87,20 @@ func (l *LogBuf) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// WriteFiles writes files (name → content) into a temp dir of t and returns
+// it; "@DIR@" in a content becomes that dir.
+func WriteFiles(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(content, "@DIR@", dir)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/lock"
 )
 
@@ -35,27 +34,6 @@ func fetchLockedFor(ctx context.Context, lf *lock.File, cfg Config, opts ...Opti
 	}
 	return c.FetchLocked(ctx, lf, cfg.CacheDir, c.Offline(), false)
 }
-
-// testRepo writes Maven-layout files into a temp dir (m2test.Repo).
-type testRepo struct {
-	*m2test.Repo
-	dir string
-}
-
-func newTestRepo(t testing.TB) *testRepo {
-	r := m2test.New(t)
-	return &testRepo{Repo: r, dir: r.Dir}
-}
-
-func (r *testRepo) put(rel string, data []byte, sums ...string) { r.Put(rel, data, sums...) }
-
-// module writes g:a:v's POM and jar with .sha1 files.
-func (r *testRepo) module(g, a, v string) { r.Module(g, a, v) }
-
-func sha256hex(b []byte) string { return m2test.Sha256Hex(b) }
-
-// logBuf is a Logger that records lines.
-type logBuf = m2test.LogBuf
 
 // ivsDir holds the Ivy settings cases (the resolver's testdata, shared
 // with its oracle test).

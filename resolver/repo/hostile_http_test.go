@@ -21,6 +21,7 @@ import (
 
 	"github.com/prebake/prebake/lock"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -135,13 +136,13 @@ func TestLockedJarBounded(t *testing.T) {
 // inflated: it is stored as sent and fails its checksum.
 func TestJarBoundedWithoutLock(t *testing.T) {
 	const jar = "/org/x/m/1.0/m-1.0.jar"
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
 	ref := func(s *Source) ArtifactRef {
 		return ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository}
 	}
 	t.Run("endless body over the cap", func(t *testing.T) {
-		srv := mavenhttp.New(a.dir)
+		srv := mavenhttp.New(a.Dir)
 		defer srv.Close()
 		srv.SetFault(jar, endless)
 		s := testSource(t, []string{srv.URL()}, ChecksumWarn, WithMaxArtifactSize(1<<20))
@@ -153,7 +154,7 @@ func TestJarBoundedWithoutLock(t *testing.T) {
 	})
 	t.Run("gzip bomb", func(t *testing.T) {
 		var ae atomic.Value
-		srv := mavenhttp.New(a.dir)
+		srv := mavenhttp.New(a.Dir)
 		defer srv.Close()
 		srv.SetFault(jar, gzipBomb(32, &ae))
 		// 32 MiB inflated would be over the cap; its 32 KiB as sent are not.
@@ -182,8 +183,8 @@ func TestSlowRepository(t *testing.T) {
 		pom = "/org/x/m/1.0/m-1.0.pom"
 		jar = "/org/x/m/1.0/m-1.0.jar"
 	)
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
 	for _, tc := range []struct {
 		name, path string
 		fault      mavenhttp.Fault
@@ -197,7 +198,7 @@ func TestSlowRepository(t *testing.T) {
 		{"jar 1 byte per 2s", jar, trickle(100000, 2*time.Second), WithSlowLimits(time.Minute, 1024, 500*time.Millisecond), "too slow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := mavenhttp.New(a.dir)
+			srv := mavenhttp.New(a.Dir)
 			defer srv.Close()
 			srv.SetFault(tc.path, tc.fault)
 			s := testSource(t, []string{srv.URL()}, ChecksumWarn, tc.opt)
@@ -260,9 +261,9 @@ func redirector(target string) http.HandlerFunc {
 // Authorization. An https repository redirecting to http is refused (69,
 // naming the repository), and the http server gets no request.
 func TestRedirectsDropCredentials(t *testing.T) {
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
-	b := newRecorder(t, a.dir)
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
+	b := newRecorder(t, a.Dir)
 	creds := func(u string) string {
 		p, _ := url.Parse(u)
 		p.User = url.UserPassword("alice", "s3cr3tPW")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/maven"
 )
@@ -19,11 +20,11 @@ import (
 func TestSourceRefusesEscapes(t *testing.T) {
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "ARTPWN-1.pom"), []byte("<project/>"), 0o644)
-	repo := newTestRepo(t)
-	repo.module("g", "a", "1")
-	s := testSource(t, []string{"file://" + repo.dir + "/"}, ChecksumIgnore)
+	repo := m2test.New(t)
+	repo.Module("g", "a", "1")
+	s := testSource(t, []string{"file://" + repo.Dir + "/"}, ChecksumIgnore)
 	ctx := context.Background()
-	rel, _ := filepath.Rel(repo.dir, outside)
+	rel, _ := filepath.Rel(repo.Dir, outside)
 	for name, call := range map[string]func() error{
 		"POM groupId":    func() error { _, err := s.POM(ctx, "../../x", "a", "1"); return err },
 		"POM artifactId": func() error { _, err := s.POM(ctx, "g", "x/"+rel+"/ARTPWN", "1"); return err },

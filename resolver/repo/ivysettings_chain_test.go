@@ -3,31 +3,15 @@ package repo
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/m2test"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// writeIvs writes files (name → content) into a temp dir and returns it.
-func writeIvs(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.ReplaceAll(content, "@DIR@", dir)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // describe renders a chain: name, inputs entry, and "auth" when it has
 // credentials.
@@ -121,7 +105,7 @@ func TestIvySettingsChain(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeIvs(t, tc.files)
+			dir := m2test.WriteFiles(t, tc.files)
 			chain, err := ivsChain(t, dir, tc.repos)
 			if err != nil {
 				t.Fatal(err)
@@ -170,7 +154,7 @@ func TestIvySettingsErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeIvs(t, tc.files)
+			dir := m2test.WriteFiles(t, tc.files)
 			_, err := ivsChain(t, dir, nil)
 			if err == nil {
 				t.Fatal("no error")
@@ -200,7 +184,7 @@ func bomb() string {
 }
 
 func TestIvySettingsFileSpec(t *testing.T) {
-	dir := writeIvs(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`})
+	dir := m2test.WriteFiles(t, map[string]string{"ivysettings.xml": `<ivysettings><settings defaultResolver="a"/><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`})
 	for _, tc := range []struct {
 		spec string
 		code errdefs.Kind
@@ -248,7 +232,7 @@ func TestSubstPattern(t *testing.T) {
 }
 
 func TestIvyHomeWarning(t *testing.T) {
-	home := writeIvs(t, map[string]string{"local/org/m/1.0/ivys/ivy.xml": "<ivy-module/>"})
+	home := m2test.WriteFiles(t, map[string]string{"local/org/m/1.0/ivys/ivy.xml": "<ivy-module/>"})
 	empty := t.TempDir()
 	for _, tc := range []struct {
 		req  Config

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/resolver/ivysettings"
 )
 
@@ -81,7 +82,7 @@ func TestIvySettingsBombs(t *testing.T) {
 			if len(tc.doc) > ivysettings.MaxFileSize {
 				t.Fatalf("the file is %d bytes, over the 4 MiB cap", len(tc.doc))
 			}
-			dir := writeIvs(t, map[string]string{"ivysettings.xml": tc.doc})
+			dir := m2test.WriteFiles(t, map[string]string{"ivysettings.xml": tc.doc})
 			var err error
 			d, alloc := measure(func() { _, err = ivsChain(t, dir, nil) })
 			t.Logf("%d bytes (audit: %d): %v, %.1f MB allocated: %v", len(tc.doc), tc.size, d, float64(alloc)/(1<<20), err)
@@ -103,7 +104,7 @@ func TestIvySettingsBombs(t *testing.T) {
 // measured without memoization; one more level of nesting repeated 4 times
 // in attributes, each use under the budget, fails as their sum passes it.
 func TestIvySettingsBigButLegal(t *testing.T) {
-	dir := writeIvs(t, map[string]string{"ivysettings.xml": ivsCPUBomb(3, 100)})
+	dir := m2test.WriteFiles(t, map[string]string{"ivysettings.xml": ivsCPUBomb(3, 100)})
 	var chain []*entry
 	var err error
 	d, alloc := measure(func() { chain, err = ivsChain(t, dir, nil) })
@@ -130,10 +131,10 @@ func TestIvySettingsBigButLegal(t *testing.T) {
 		b.WriteString(`<settings defaultResolver="r"/><resolvers><ibiblio name="r" m2compatible="true"/></resolvers></ivysettings>`)
 		return b.String()
 	}
-	if _, err := ivsChain(t, writeIvs(t, map[string]string{"ivysettings.xml": doc(3)}), nil); err != nil {
+	if _, err := ivsChain(t, m2test.WriteFiles(t, map[string]string{"ivysettings.xml": doc(3)}), nil); err != nil {
 		t.Errorf("3 uses: %v", err)
 	}
-	_, err = ivsChain(t, writeIvs(t, map[string]string{"ivysettings.xml": doc(4)}), nil)
+	_, err = ivsChain(t, m2test.WriteFiles(t, map[string]string{"ivysettings.xml": doc(4)}), nil)
 	if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), "1048576 substitutions in all") {
 		t.Errorf("4 uses: %v, want 65 naming the budget", err)
 	}
@@ -143,7 +144,7 @@ func TestIvySettingsBigButLegal(t *testing.T) {
 // (the environment lookup cancels it: nothing in a legal file is slow
 // enough to race a timer) with the context's error, a timeout kind (75).
 func TestIvySettingsCancel(t *testing.T) {
-	dir := writeIvs(t, map[string]string{"ivysettings.xml": strings.Replace(ivsCPUBomb(3, 100),
+	dir := m2test.WriteFiles(t, map[string]string{"ivysettings.xml": strings.Replace(ivsCPUBomb(3, 100),
 		`<property name="p0" value=""/>`, `<properties environment="env"/><property name="p0" value="${env.CANCEL}"/>`, 1)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -179,7 +180,7 @@ func TestIvySettingsCancel(t *testing.T) {
 // not allowed in prolog"); each is 65 naming the file, at once.
 func TestIvySettingsLocalFiles(t *testing.T) {
 	const tail = `<settings defaultResolver="a"/><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`
-	dir := writeIvs(t, map[string]string{
+	dir := m2test.WriteFiles(t, map[string]string{
 		"shadow":      "root:$6$TOPSECRET$abcdefghijklmnop:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
 		"credentials": "[default]\naws_access_key_id = AKIAEXAMPLE\naws_secret_access_key = TOPSECRET\n",
 		"id_rsa":      "-----BEGIN OPENSSH PRIVATE KEY-----\nTOPSECRET\n-----END OPENSSH PRIVATE KEY-----\n",
@@ -263,7 +264,7 @@ func TestIvySettingsReadBudget(t *testing.T) {
 	big := "<ivysettings><!--" + strings.Repeat("x", 3<<20) + "--></ivysettings>"
 	main := "<ivysettings>" + strings.Repeat(`<include file="big.xml"/>`, 6) +
 		`<settings defaultResolver="a"/><resolvers><ibiblio name="a" root="https://a.example/" m2compatible="true"/></resolvers></ivysettings>`
-	dir := writeIvs(t, map[string]string{"ivysettings.xml": main, "big.xml": big})
+	dir := m2test.WriteFiles(t, map[string]string{"ivysettings.xml": main, "big.xml": big})
 	_, err := ivsChain(t, dir, nil)
 	if errdefs.KindOf(err) != errdefs.Invalid || !strings.Contains(fmt.Sprint(err), "larger than 16777216 bytes in all") {
 		t.Errorf("got %v, want 65 naming the budget", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 )
 
@@ -43,9 +44,9 @@ func TestThrottledRepository(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := newTestRepo(t)
-			a.module("org.x", "m", "1.0")
-			srv := mavenhttp.New(a.dir)
+			a := m2test.New(t)
+			a.Module("org.x", "m", "1.0")
+			srv := mavenhttp.New(a.Dir)
 			defer srv.Close()
 			srv.SetFault(pom, tt.fault())
 			s := testSource(t, []string{srv.URL()}, ChecksumWarn, tt.opts...)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prebake/prebake/internal/m2test"
 )
 
 func TestBuildChainSettings(t *testing.T) {
@@ -94,6 +95,6 @@ func TestBuildChainSettings(t *testing.T) {
 // writeSettings writes a settings.xml with body inside <settings>.
 func writeSettings(t *testing.T, body string) string {
 	t.Helper()
-	return filepath.Join(writeIvs(t, map[string]string{"settings.xml": `<?xml version="1.0" encoding="UTF-8"?>
+	return filepath.Join(m2test.WriteFiles(t, map[string]string{"settings.xml": `<?xml version="1.0" encoding="UTF-8"?>
 <settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">` + body + `</settings>`}), "settings.xml")
 }

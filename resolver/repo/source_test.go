@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/maven"
 )
@@ -132,14 +133,14 @@ func TestBuildChain(t *testing.T) {
 }
 
 func TestPOMChainOrder(t *testing.T) {
-	a, b := newTestRepo(t), newTestRepo(t)
-	a.module("org.x", "both", "1.0")
-	b.module("org.x", "both", "1.0")
-	b.module("org.x", "onlyb", "1.0")
-	sa, sb := mavenhttp.New(a.dir), mavenhttp.New(b.dir)
+	a, b := m2test.New(t), m2test.New(t)
+	a.Module("org.x", "both", "1.0")
+	b.Module("org.x", "both", "1.0")
+	b.Module("org.x", "onlyb", "1.0")
+	sa, sb := mavenhttp.New(a.Dir), mavenhttp.New(b.Dir)
 	defer sa.Close()
 	defer sb.Close()
-	s := testSource(t, []string{sa.URL(), "file://" + b.dir}, ChecksumStrict)
+	s := testSource(t, []string{sa.URL(), "file://" + b.Dir}, ChecksumStrict)
 	ctx := context.Background()
 
 	p, err := s.POM(ctx, "org.x", "both", "1.0")
@@ -165,7 +166,7 @@ func TestPOMChainOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(cf.Path)
-	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != sha256hex(data) || cf.Path != blobcache.BlobPath(s.cache.Dir, cf.Sha256) {
+	if err != nil || string(data) != "jar of org.x:onlyb:1.0" || cf.Sha256 != m2test.Sha256Hex(data) || cf.Path != blobcache.BlobPath(s.cache.Dir, cf.Sha256) {
 		t.Errorf("artifact %+v: %q %v", cf, data, err)
 	}
 
@@ -173,7 +174,7 @@ func TestPOMChainOrder(t *testing.T) {
 	if !errors.Is(err, ErrNotFound) || errdefs.KindOf(err) != errdefs.NotFound {
 		t.Fatalf("missing: err = %v (code %d), want ErrNotFound/66", err, errdefs.KindOf(err))
 	}
-	for _, w := range []string{"org.x:missing:1.0", "repo-1 (" + sa.URL() + ")", "repo-2 (file://" + b.dir + "/)"} {
+	for _, w := range []string{"org.x:missing:1.0", "repo-1 (" + sa.URL() + ")", "repo-2 (file://" + b.Dir + "/)"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("missing: error %q lacks %q", err, w)
 		}
@@ -181,9 +182,9 @@ func TestPOMChainOrder(t *testing.T) {
 }
 
 func TestSingleflight(t *testing.T) {
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
-	srv := mavenhttp.New(a.dir, mavenhttp.WithDelay(30*time.Millisecond))
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.Dir, mavenhttp.WithDelay(30*time.Millisecond))
 	defer srv.Close()
 	s := testSource(t, []string{srv.URL()}, ChecksumWarn)
 	var wg sync.WaitGroup
@@ -230,9 +231,9 @@ func TestFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := newTestRepo(t)
-			a.module("org.x", "m", "1.0")
-			srv := mavenhttp.New(a.dir)
+			a := m2test.New(t)
+			a.Module("org.x", "m", "1.0")
+			srv := mavenhttp.New(a.Dir)
 			defer srv.Close()
 			srv.SetFault(pom, tt.fault)
 			s := testSource(t, []string{srv.URL()}, ChecksumWarn)
@@ -284,9 +285,9 @@ func assertNoBlobs(t *testing.T, dir string) {
 
 func Test429NeverCachedAsMissing(t *testing.T) {
 	const pom = "/org/x/m/1.0/m-1.0.pom"
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
-	srv := mavenhttp.New(a.dir)
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.Dir)
 	defer srv.Close()
 	srv.SetFault(pom, mavenhttp.Status(429, -1, "Retry-After", "0"))
 	s := testSource(t, []string{srv.URL()}, ChecksumWarn)
@@ -302,9 +303,9 @@ func Test429NeverCachedAsMissing(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	const jar = "/org/x/m/1.0/m-1.0.jar"
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
-	srv := mavenhttp.New(a.dir)
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.Dir)
 	release := make(chan struct{})
 	defer srv.Close()
 	defer close(release)
@@ -361,24 +362,24 @@ func TestChecksums(t *testing.T) {
 		for _, transport := range []string{"http", "file"} {
 			t.Run(tt.name+"/"+transport, func(t *testing.T) {
 				t.Parallel()
-				a := newTestRepo(t)
-				a.put(base, jar, tt.sums...)
+				a := m2test.New(t)
+				a.Put(base, jar, tt.sums...)
 				switch tt.override {
 				case "":
 				case "@@":
 					x := sha1.Sum(jar)
-					a.put(base+".sha1", []byte(hex.EncodeToString(x[:])+"  m-1.0.jar\n"))
+					a.Put(base+".sha1", []byte(hex.EncodeToString(x[:])+"  m-1.0.jar\n"))
 				default:
-					a.put(base+".sha1", []byte(tt.override))
+					a.Put(base+".sha1", []byte(tt.override))
 				}
-				url := "file://" + a.dir
+				url := "file://" + a.Dir
 				var srv *mavenhttp.Server
 				if transport == "http" {
-					srv = mavenhttp.New(a.dir, mavenhttp.WithDelay(checksumTestRTT))
+					srv = mavenhttp.New(a.Dir, mavenhttp.WithDelay(checksumTestRTT))
 					defer srv.Close()
 					url = srv.URL()
 				}
-				log := &logBuf{}
+				log := &m2test.LogBuf{}
 				s := testSource(t, []string{url}, tt.policy, WithLogger(log))
 				_, err := s.Artifact(context.Background(), ArtifactRef{Group: "org.x", Artifact: "m", Version: "1.0", Ext: "jar", Repo: s.chain[0].Repository})
 				if tt.wantErr == "" || (tt.httpOK && transport == "http") {
@@ -423,13 +424,13 @@ func TestChecksums(t *testing.T) {
 // without its .sha1, the next files from it ask .sha1, .sha256 and .md5 at
 // once (one round, not two); a .sha1 found there again ends that.
 func TestChecksumsRepositoryWithoutSha1(t *testing.T) {
-	a := newTestRepo(t)
+	a := m2test.New(t)
 	for _, m := range []string{"a", "b"} {
-		a.put("org/x/"+m+"/1.0/"+m+"-1.0.jar", []byte("jar "+m), "sha256")
+		a.Put("org/x/"+m+"/1.0/"+m+"-1.0.jar", []byte("jar "+m), "sha256")
 	}
-	a.put("org/x/c/1.0/c-1.0.jar", []byte("jar c"), "sha1")
-	a.put("org/x/d/1.0/d-1.0.jar", []byte("jar d"), "sha1")
-	srv := mavenhttp.New(a.dir, mavenhttp.WithDelay(checksumTestRTT))
+	a.Put("org/x/c/1.0/c-1.0.jar", []byte("jar c"), "sha1")
+	a.Put("org/x/d/1.0/d-1.0.jar", []byte("jar d"), "sha1")
+	srv := mavenhttp.New(a.Dir, mavenhttp.WithDelay(checksumTestRTT))
 	defer srv.Close()
 	s := testSource(t, []string{srv.URL()}, ChecksumStrict)
 	for _, step := range []struct {
@@ -511,9 +512,9 @@ func TestMalformedResponse(t *testing.T) {
 	}
 
 	// Malformed maven-metadata.xml.
-	a := newTestRepo(t)
-	a.put("org/x/m/maven-metadata.xml", []byte("<metadata><versioning><versions><version>1.0"), "sha1")
-	srv := mavenhttp.New(a.dir)
+	a := m2test.New(t)
+	a.Put("org/x/m/maven-metadata.xml", []byte("<metadata><versioning><versions><version>1.0"), "sha1")
+	srv := mavenhttp.New(a.Dir)
 	defer srv.Close()
 	s = testSource(t, []string{srv.URL()}, ChecksumWarn)
 	_, err = s.Versions(context.Background(), "org.x", "m")
@@ -523,12 +524,12 @@ func TestMalformedResponse(t *testing.T) {
 }
 
 func TestVersions(t *testing.T) {
-	a := newTestRepo(t)
-	a.put("org/x/m/maven-metadata.xml", []byte(`<metadata><versioning><versions><version>1.0</version><version>1.1</version></versions></versioning></metadata>`), "sha1")
-	b := newTestRepo(t)
-	b.module("org.x", "m", "1.1")
-	b.module("org.x", "m", "2.0")
-	sa, sb := mavenhttp.New(a.dir), mavenhttp.New(b.dir)
+	a := m2test.New(t)
+	a.Put("org/x/m/maven-metadata.xml", []byte(`<metadata><versioning><versions><version>1.0</version><version>1.1</version></versions></versioning></metadata>`), "sha1")
+	b := m2test.New(t)
+	b.Module("org.x", "m", "1.1")
+	b.Module("org.x", "m", "2.0")
+	sa, sb := mavenhttp.New(a.Dir), mavenhttp.New(b.Dir)
 	defer sa.Close()
 	defer sb.Close()
 	for _, tt := range []struct {
@@ -538,7 +539,7 @@ func TestVersions(t *testing.T) {
 	}{
 		{"metadata", []string{sa.URL()}, []string{"1.0", "1.1"}},
 		{"http listing", []string{sb.URL()}, []string{"1.1", "2.0"}},
-		{"file listing", []string{"file://" + b.dir}, []string{"1.1", "2.0"}},
+		{"file listing", []string{"file://" + b.Dir}, []string{"1.1", "2.0"}},
 		{"chain merges", []string{sa.URL(), sb.URL()}, []string{"1.0", "1.1", "2.0"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -559,13 +560,13 @@ func TestVersions(t *testing.T) {
 }
 
 func TestCredentialsNeverPrinted(t *testing.T) {
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
-	srv := mavenhttp.New(a.dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.Dir, mavenhttp.WithBasicAuth("bob", "s3cret-pw"))
 	defer srv.Close()
 	withUser := func(pw string) string { return strings.Replace(srv.URL(), "http://", "http://bob:"+pw+"@", 1) }
 
-	log := &logBuf{}
+	log := &m2test.LogBuf{}
 	s := testSource(t, []string{withUser("s3cret-pw")}, ChecksumWarn, WithLogger(log))
 	p, err := s.POM(context.Background(), "org.x", "m", "1.0")
 	if err != nil {
@@ -586,9 +587,9 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 }
 
 func TestOffline(t *testing.T) {
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
-	srv := mavenhttp.New(a.dir)
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
+	srv := mavenhttp.New(a.Dir)
 	defer srv.Close()
 	cache := t.TempDir()
 	o, _ := makeOptions(fastOpts())
@@ -746,9 +747,9 @@ func TestHostSemPriority(t *testing.T) {
 // TestFilePOMAsArtifact: a file: repository's POM, parsed from memory, is
 // still a cache blob when it is asked for as an artifact (packaging pom).
 func TestFilePOMAsArtifact(t *testing.T) {
-	a := newTestRepo(t)
-	a.module("org.x", "m", "1.0")
-	s := testSource(t, []string{"file://" + a.dir}, ChecksumStrict)
+	a := m2test.New(t)
+	a.Module("org.x", "m", "1.0")
+	s := testSource(t, []string{"file://" + a.Dir}, ChecksumStrict)
 	ctx := context.Background()
 	p, err := s.POM(ctx, "org.x", "m", "1.0")
 	if err != nil {
