@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 
 	"github.com/prebake/prebake/errdefs"
@@ -59,10 +58,7 @@ func LockedJars(lf *lock.File, req resolver.Request, opts ...resolver.Option) lo
 
 // CacheDir is dir, or the default cache directory when dir is "".
 func CacheDir(dir string) string {
-	if dir == "" {
-		return blobcache.DefaultDir(os.Getenv)
-	}
-	return dir
+	return blobcache.Dir(dir)
 }
 
 // RewriteWorkDir is where the rewrite writes its edited properties files

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/prebake/prebake/resolver/cache"
 
@@ -28,9 +27,7 @@ func Stage(cacheDir string, opts ...Option) (*Staged, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cacheDir == "" {
-		cacheDir = cache.DefaultDir(os.Getenv)
-	}
+	cacheDir = cache.Dir(cacheDir)
 	c, err := cache.Open(cacheDir, false, o.log)
 	if err != nil {
 		return nil, err

@@ -57,9 +57,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if _, err := IvyOf(req.SparkVersion); err != nil {
 		return nil, err
 	}
-	if req.CacheDir == "" {
-		req.CacheDir = cache.DefaultDir(os.Getenv)
-	}
+	req.CacheDir = cache.Dir(req.CacheDir)
 	// The chain is built once (its settings file read once) for the lock
 	// check, the source and the signatures; a settings file's <offline>
 	// acts as Request.Offline.

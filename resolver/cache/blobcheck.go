@@ -103,9 +103,7 @@ func writeStamp(dir, sum, path string) {
 // command checks blobs this way before their bytes leave the cache (bake,
 // upload, retrieve, the paths resolve prints).
 func VerifyBlob(cacheDir, sum string, size int64) error {
-	if cacheDir == "" {
-		cacheDir = DefaultDir(os.Getenv)
-	}
+	cacheDir = Dir(cacheDir)
 	return VerifyFile(StampDir(cacheDir, true), BlobPath(cacheDir, sum), sum, size)
 }
 

@@ -20,9 +20,7 @@ import (
 // that reaches EOF fails with ErrCorruptBlob (errdefs.Invalid) when the bytes
 // are not the blob's. A missing blob matches os.ErrNotExist (errdefs.NotFound).
 func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
-	if cacheDir == "" {
-		cacheDir = DefaultDir(os.Getenv)
-	}
+	cacheDir = Dir(cacheDir)
 	path := BlobPath(cacheDir, sum)
 	f, err := os.Open(path)
 	if err != nil {
@@ -49,9 +47,7 @@ func OpenBlob(cacheDir, sum string, size int64) (io.ReadCloser, error) {
 // import the resolver) for the cache in cacheDir: it takes a path that is
 // the cache blob of its sha256 and opens it with OpenBlob.
 func JarOpener(cacheDir string) func(path, sum string, size int64) (io.ReadCloser, bool, error) {
-	if cacheDir == "" {
-		cacheDir = DefaultDir(os.Getenv)
-	}
+	cacheDir = Dir(cacheDir)
 	return func(path, sum string, size int64) (io.ReadCloser, bool, error) {
 		if filepath.Clean(path) != BlobPath(cacheDir, sum) {
 			return nil, false, nil

@@ -35,6 +35,15 @@ func DefaultDir(getenv func(string) string) string {
 	return filepath.Join(tmp, "prebake-cache")
 }
 
+// Dir is dir, or DefaultDir from the process environment when dir is "":
+// the one place a library picks the default cache.
+func Dir(dir string) string {
+	if dir == "" {
+		return DefaultDir(os.Getenv)
+	}
+	return dir
+}
+
 // userCacheDir is os.UserCacheDir from getenv: "" when it has none.
 func userCacheDir(getenv func(string) string) string {
 	switch runtime.GOOS {
@@ -130,9 +139,7 @@ const staleTemp = time.Hour
 // can read it, as Maven's local repository does). log (may be nil) is
 // warned when a private cache is open to other users.
 func Open(dir string, private bool, log Logger) (*Cache, error) {
-	if dir == "" {
-		dir = DefaultDir(os.Getenv)
-	}
+	dir = Dir(dir)
 	if log == nil {
 		log = nopLogger{}
 	}

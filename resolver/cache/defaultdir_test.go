@@ -36,3 +36,12 @@ func TestDefaultDir(t *testing.T) {
 		t.Errorf("DefaultDir (-want +got):\n%s", d)
 	}
 }
+
+// TestDir: a given directory is kept; "" is the process's default.
+func TestDir(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", "/x/cache")
+	got := []string{Dir("/given"), Dir("")}
+	if d := cmp.Diff([]string{"/given", DefaultDir(os.Getenv)}, got); d != "" {
+		t.Errorf("Dir (-want +got):\n%s", d)
+	}
+}

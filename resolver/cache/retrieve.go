@@ -28,9 +28,7 @@ import (
 // errdefs.Invalid error); an existing directory whose files no longer match the
 // lock is rebuilt. paths are in lock order.
 func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string, paths []string, err error) {
-	if cacheDir == "" {
-		cacheDir = DefaultDir(os.Getenv)
-	}
+	cacheDir = Dir(cacheDir)
 	if err := lock.Check(); err != nil {
 		return "", nil, errdefs.New(errdefs.Invalid, err)
 	}

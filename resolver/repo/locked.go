@@ -117,9 +117,7 @@ func lockedChain(ctx context.Context, req Config, o *options) (chain []*entry, o
 // locked repository is not in chain comes from chain's repositories in
 // order, its sha256 the lock's.
 func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*entry, offline, byContent bool, o *options) ([]string, error) {
-	if cacheDir == "" {
-		cacheDir = cache.DefaultDir(os.Getenv)
-	}
+	cacheDir = cache.Dir(cacheDir)
 	if err := lf.Check(); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, err)
 	}

@@ -82,9 +82,7 @@ func Unsigned(arts []lock.Artifact) *lock.Artifact {
 // unpinned or expired key), errdefs.Unavailable when a repository cannot
 // be reached or an offline run has no cached signature.
 func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Artifact, cacheDir string, chain []*entry, offline, locked bool, o *options) error {
-	if cacheDir == "" {
-		cacheDir = cache.DefaultDir(os.Getenv)
-	}
+	cacheDir = cache.Dir(cacheDir)
 	openOnce := sync.OnceValues(func() (*cache.Cache, error) { return cache.Open(cacheDir, privateChain(chain), o.log) })
 	f := o.newFetcher()
 	g, gctx := errgroup.WithContext(ctx)
