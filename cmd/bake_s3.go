@@ -222,7 +222,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	opts = append(opts, s3store.WithExpires(o.expires), s3store.WithVerify(o.verify))
+	opts = append(opts, s3store.WithExpires(o.expires))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	res, err := store.Bake(ctx, lock, jars)
+	res, err := store.Bake(ctx, lock, jars, s3store.WithVerify(o.verify))
 	rep.Wait()
 	if err != nil {
 		return err

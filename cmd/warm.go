@@ -89,7 +89,6 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	opts = append(opts, s3store.WithVerify(o.verify))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -103,7 +102,8 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	results, werr := pipeline.Warm(ctx, store, sets, pipeline.WarmOptions{Request: def, Dir: filepath.Dir(o.file), Concurrency: o.sets, Reporter: rep})
+	results, werr := pipeline.Warm(ctx, store, sets, pipeline.WarmOptions{Request: def, Dir: filepath.Dir(o.file), Concurrency: o.sets, Reporter: rep,
+		Bake: []s3store.BakeOption{s3store.WithVerify(o.verify)}})
 	rep.Wait()
 	if out == outJSON {
 		if err := printJSON(stdout, jsondoc.WarmOutput{Store: store.URL(), Shard: o.shard, Sets: results}); err != nil {
@@ -212,7 +212,6 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	opts = append(opts, s3store.WithGrace(o.grace), s3store.WithDryRun(o.dryRun))
 	store, err := s3store.Open(ctx, o.s3.store, opts...)
 	if err != nil {
 		return err
@@ -223,7 +222,7 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 			return true
 		}
 		return maxAge > 0 && now.Sub(written) < maxAge
-	})
+	}, s3store.WithGrace(o.grace), s3store.WithDryRun(o.dryRun))
 	if err != nil {
 		return err
 	}

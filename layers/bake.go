@@ -225,6 +225,45 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	defer o.removeTemp()
 	ct := &countingTransport{base: o.roundTripper()}
 	o.transport, o.rt = ct, nil
+	bk, err := planBake(in, o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := bk.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Image = res.Ref
+	res.Jars = jarURLs(res.JarsDir, res.Files)
+	res.Requests = ct.requests.Load()
+	res.BytesUploaded = ct.uploaded.Load()
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// baking is one Bake: its inputs checked (planBake), then the numbered
+// steps of run, each a method, filling res.
+type baking struct {
+	in                 BakeInput
+	o                  *options
+	lockHash           string
+	jarsDir, sparkHome string
+	baseRef, targetRef *ref
+	tag                string // in.Tag or the target's; "" derives it from the key
+	plats              []v1.Platform
+	platNames          []string // sorted
+	epoch              time.Time
+	shared             []bool // per artifact: in the shared set
+	sharedMissing      []string
+	baseDesc           *v1.Descriptor
+	key                string
+	target             *ref // targetRef with its tag
+	res                *Result
+}
+
+// planBake checks in and the options, and parses what Bake reads: nothing
+// is fetched.
+func planBake(in BakeInput, o *options) (*baking, error) {
 	if in.Lock == nil {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "bake: no lock")
 	}
@@ -239,112 +278,160 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
 		}
 	}
-	lockHash := in.Lock.Hash()
-	jarsDir, err := cleanJarsDir(in.JarsDir)
-	if err != nil {
+	bk := &baking{in: in, o: o, lockHash: in.Lock.Hash()}
+	var err error
+	if bk.jarsDir, err = cleanJarsDir(in.JarsDir); err != nil {
 		return nil, err
 	}
-	sparkHome, err := cleanSparkHome(in.SparkHome)
-	if err != nil {
+	if bk.sparkHome, err = cleanSparkHome(in.SparkHome); err != nil {
 		return nil, err
 	}
-	baseRef, err := parseRef(in.Base)
-	if err != nil {
+	if bk.baseRef, err = parseRef(in.Base); err != nil {
 		return nil, err
 	}
-	targetRef, err := parseRef(in.Target)
-	if err != nil {
+	if bk.targetRef, err = parseRef(in.Target); err != nil {
 		return nil, err
 	}
-	if targetRef.isLayout() {
-		o.scopeAuth(baseRef)
+	if bk.targetRef.isLayout() {
+		o.scopeAuth(bk.baseRef)
 	} else {
-		o.scopeAuth(targetRef)
+		o.scopeAuth(bk.targetRef)
 	}
+	if bk.tag, err = targetTag(in, bk.targetRef); err != nil {
+		return nil, err
+	}
+	if bk.plats, bk.platNames, err = parsePlatforms(in.Platforms); err != nil {
+		return nil, err
+	}
+	if bk.epoch, err = o.layerEpoch(); err != nil {
+		return nil, err
+	}
+	return bk, nil
+}
+
+// targetTag is the tag asked for: in.Tag, or the one in.Target names (they
+// must agree); "" when neither names one.
+func targetTag(in BakeInput, targetRef *ref) (string, error) {
 	tag := in.Tag
-	if hasExplicitTag(in.Target) {
-		t := targetRef.tag
-		if !targetRef.isLayout() {
-			t = targetRef.name.Identifier()
-		}
-		if targetRef.digest != "" || strings.HasPrefix(t, "sha256:") {
-			return nil, errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Target", "target %s: name a repository or a tag, not a digest", in.Target)
-		}
-		if tag != "" && tag != t {
-			return nil, errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Tag", "target %s has tag %q but the tag asked for is %q", in.Target, t, tag)
-		}
-		tag = t
+	if !hasExplicitTag(in.Target) {
+		return tag, nil
 	}
+	t := targetRef.tag
+	if !targetRef.isLayout() {
+		t = targetRef.name.Identifier()
+	}
+	if targetRef.digest != "" || strings.HasPrefix(t, "sha256:") {
+		return "", errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Target", "target %s: name a repository or a tag, not a digest", in.Target)
+	}
+	if tag != "" && tag != t {
+		return "", errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Tag", "target %s has tag %q but the tag asked for is %q", in.Target, t, tag)
+	}
+	return t, nil
+}
+
+// parsePlatforms parses BakeInput.Platforms (comma-separated lists
+// allowed); the names come back sorted.
+func parsePlatforms(in []string) ([]v1.Platform, []string, error) {
 	var plats []v1.Platform
-	var platNames []string
-	for _, s := range in.Platforms {
+	var names []string
+	for _, s := range in {
 		for _, s := range strings.Split(s, ",") {
 			if s = strings.TrimSpace(s); s == "" {
 				continue
 			}
 			p, err := v1.ParsePlatform(s)
 			if err != nil {
-				return nil, errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Platforms", "platform %q: %w", s, err)
+				return nil, nil, errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.Platforms", "platform %q: %w", s, err)
 			}
 			plats = append(plats, *p)
-			platNames = append(platNames, p.String())
+			names = append(names, p.String())
 		}
 	}
-	slices.Sort(platNames)
-	epoch, err := o.layerEpoch()
-	if err != nil {
-		return nil, err
-	}
+	slices.Sort(names)
+	return plats, names, nil
+}
 
-	// 1. The base digest: one HEAD at most.
-	bdesc, err := headDigest(ctx, baseRef, o)
+// run is the bake's steps, in order; each fetches or builds no more than
+// it needs, so a cache hit stops at step 2.
+func (bk *baking) run(ctx context.Context) (*Result, error) {
+	if err := bk.keyFromBase(ctx); err != nil { // 1
+		return nil, err
+	}
+	if hit, err := bk.cacheHit(ctx); hit || err != nil { // 2
+		return bk.res, err
+	}
+	paths, err := bk.jarPaths(ctx) // 3
 	if err != nil {
 		return nil, err
 	}
+	b, targets, err := bk.images(ctx) // 4
+	if err != nil {
+		return nil, err
+	}
+	skip, err := bk.classpathReport(ctx, targets[0]) // 5
+	if err != nil {
+		return nil, err
+	}
+	built, withShared, err := bk.buildLayers(ctx, paths, skip) // 6
+	if err != nil {
+		return nil, err
+	}
+	out, anns, err := bk.appendAll(targets, built, withShared) // 7
+	if err != nil {
+		return nil, err
+	}
+	return bk.res, bk.write(ctx, b, out, anns) // 8
+}
+
+// keyFromBase is step 1: the base digest (one HEAD at most), and from it
+// the bake key, the target tag and the result's frame.
+func (bk *baking) keyFromBase(ctx context.Context) error {
+	in, o := bk.in, bk.o
+	bdesc, err := headDigest(ctx, bk.baseRef, o)
+	if err != nil {
+		return err
+	}
+	bk.baseDesc = bdesc
 	baseDigest := bdesc.Digest.String()
 	for _, f := range in.Extra {
 		if f.ID == "" {
-			return nil, errdefs.Errorf(errdefs.Internal, "bake: extra file %s has no ID", f.Name)
+			return errdefs.Errorf(errdefs.Internal, "bake: extra file %s has no ID", f.Name)
 		}
 	}
-	shared, sharedMissing, err := sharedJars(in.Lock, in.Shared)
-	if err != nil {
-		return nil, err
+	if bk.shared, bk.sharedMissing, err = sharedJars(in.Lock, in.Shared); err != nil {
+		return err
 	}
 	var sharedKey []string
 	if in.Shared != nil {
 		sharedKey = []string{}
 		for i, a := range in.Lock.Artifacts {
-			if shared[i] {
+			if bk.shared[i] {
 				sharedKey = append(sharedKey, a.File+" "+a.Sha256)
 			}
 		}
 	}
-	key := bakeKey(baseDigest, lockHash, jarsDir, sparkHome, platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, epoch, in.Extra, sharedKey)
+	bk.key = bakeKey(baseDigest, bk.lockHash, bk.jarsDir, bk.sparkHome, bk.platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, bk.epoch, in.Extra, sharedKey)
+	tag := bk.tag
 	if tag == "" {
-		tag = cacheTag(key)
+		tag = cacheTag(bk.key)
 	}
-	tgt, err := targetRef.withTag(tag)
-	if err != nil {
-		return nil, err
+	if bk.target, err = bk.targetRef.withTag(tag); err != nil {
+		return err
 	}
-	res := &Result{Tag: tgt.String(), LockHash: lockHash, BaseDigest: baseDigest, JarsDir: jarsDir, Layers: []LayerInfo{}, Platforms: []string{}, Compression: o.compression}
-	finish := func() *Result {
-		res.Image = res.Ref
-		res.Jars = jarURLs(res.JarsDir, res.Files)
-		res.Requests = ct.requests.Load()
-		res.BytesUploaded = ct.uploaded.Load()
-		res.Duration = time.Since(start)
-		return res
-	}
+	bk.res = &Result{Tag: bk.target.String(), LockHash: bk.lockHash, BaseDigest: baseDigest, JarsDir: bk.jarsDir, Layers: []LayerInfo{}, Platforms: []string{}, Compression: o.compression}
+	return nil
+}
 
-	// 2. Cache hit: one GET of the target manifest.
-	info, err := lookup(ctx, tgt, o)
+// cacheHit is step 2: one GET of the target manifest. It reports a hit
+// (the result filled from the image's annotations).
+func (bk *baking) cacheHit(ctx context.Context) (bool, error) {
+	tgt, res := bk.target, bk.res
+	info, err := lookup(ctx, tgt, bk.o)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	if info != nil && info.LockHash == lockHash && info.BaseDigest == baseDigest && info.JarsDir == jarsDir && info.Key == key {
-		o.logger.Printf("cache hit: %s already has %s", tgt, info.Digest)
+	if info != nil && info.LockHash == bk.lockHash && info.BaseDigest == res.BaseDigest && info.JarsDir == bk.jarsDir && info.Key == bk.key {
+		bk.o.logger.Printf("cache hit: %s already has %s", tgt, info.Digest)
 		res.CacheHit = true
 		res.Digest = info.Digest
 		res.Ref = tgt.digestRef(info.digest)
@@ -352,51 +439,62 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		res.Platforms = info.Platforms
 		res.SparkVersion = info.SparkVersion
 		res.Warnings = info.Warnings
-		if err := strict(in, res.Warnings, "the image exists already (a cache hit)"); err != nil {
-			return nil, err
-		}
-		return finish(), nil
+		return true, strict(bk.in, res.Warnings, "the image exists already (a cache hit)")
 	}
 	if info != nil {
-		o.logger.Printf("%s exists but holds another bake; replacing it", tgt)
+		bk.o.logger.Printf("%s exists but holds another bake; replacing it", tgt)
 	}
+	return false, nil
+}
 
-	// 3. The jars.
+// jarPaths is step 3: the local jars, one per artifact.
+func (bk *baking) jarPaths(ctx context.Context) ([]string, error) {
 	var paths []string
-	if in.Jars != nil {
-		if paths, err = in.Jars(ctx); err != nil {
+	if bk.in.Jars != nil {
+		var err error
+		if paths, err = bk.in.Jars(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if len(paths) != len(in.Lock.Artifacts) {
-		return nil, errdefs.Errorf(errdefs.Internal, "bake: %d paths for %d artifacts", len(paths), len(in.Lock.Artifacts))
+	if len(paths) != len(bk.in.Lock.Artifacts) {
+		return nil, errdefs.Errorf(errdefs.Internal, "bake: %d paths for %d artifacts", len(paths), len(bk.in.Lock.Artifacts))
 	}
+	return paths, nil
+}
 
-	// 4. The base, and the images to extend.
-	b, err := loadBase(ctx, baseRef, o)
+// images is step 4: the base (unchanged since step 1), and the images of
+// it to extend.
+func (bk *baking) images(ctx context.Context) (*base, []platformImage, error) {
+	in := bk.in
+	b, err := loadBase(ctx, bk.baseRef, bk.o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if b.desc.Digest != bdesc.Digest {
-		return nil, errdefs.Errorf(errdefs.Unavailable, "base %s changed while baking (%s, then %s); rerun", in.Base, bdesc.Digest, b.desc.Digest)
+	if b.desc.Digest != bk.baseDesc.Digest {
+		return nil, nil, errdefs.Errorf(errdefs.Unavailable, "base %s changed while baking (%s, then %s); rerun", in.Base, bk.baseDesc.Digest, b.desc.Digest)
 	}
-	targets, err := selectImages(b, plats, in.Base)
+	targets, err := selectImages(b, bk.plats, in.Base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := checkLayerTypes(targets, o.compression, in.Base); err != nil {
-		return nil, err
+	if err := checkLayerTypes(targets, bk.o.compression, in.Base); err != nil {
+		return nil, nil, err
 	}
 	if in.ExtraPlatform != "" && len(in.Extra) > 0 {
 		if err := checkExtraPlatform(targets, b, in.ExtraPlatform, in.Base); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	return b, targets, nil
+}
 
-	// 5. The classpath conflict report (first platform; jars do not vary by
-	// platform).
-	sparkJars := path.Join(sparkHome, "jars")
-	bj, err := baseJars(ctx, targets[0].img, []string{sparkJars, jarsDir}, processIndex, o.cacheDir)
+// classpathReport is step 5: the classpath conflict report (of the first
+// platform; jars do not vary by platform). It returns the files to skip
+// (SkipProvided).
+func (bk *baking) classpathReport(ctx context.Context, first platformImage) (map[string]bool, error) {
+	in, res := bk.in, bk.res
+	sparkJars := path.Join(bk.sparkHome, "jars")
+	bj, err := baseJars(ctx, first.img, []string{sparkJars, bk.jarsDir}, processIndex, bk.o.cacheDir)
 	if err != nil {
 		return nil, registryError(err, "reading base "+in.Base)
 	}
@@ -406,7 +504,7 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		coords[i], files[i] = a.Coord, a.File
 	}
 	report := conflictReport(coords, files, bj, sparkJars)
-	if cf, err := targets[0].img.ConfigFile(); err == nil && cf != nil {
+	if cf, err := first.img.ConfigFile(); err == nil && cf != nil {
 		report.BaseJavaVersion = javaVersion(cf.Config.Env)
 	}
 	skip := map[string]bool{}
@@ -421,20 +519,22 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	res.Report = report
 	res.SparkVersion = report.BaseSparkVersion
 	res.Warnings = report.Warnings
-	if err := strict(in, res.Warnings, "nothing was pushed"); err != nil {
-		return nil, err
-	}
+	return skip, strict(in, res.Warnings, "nothing was pushed")
+}
 
-	// 6. The layers, built once for every platform: the shared layer (a
-	// shared set), the Extra files' when there is a shared layer, the
-	// per-job layer(s), the Extra files' otherwise.
+// buildLayers is step 6: the layers, built once for every platform: the
+// shared layer (a shared set), the Extra files' when there is a shared
+// layer, the per-job layer(s), the Extra files' otherwise. withShared
+// reports a shared layer.
+func (bk *baking) buildLayers(ctx context.Context, paths []string, skip map[string]bool) (built []builtJarLayer, withShared bool, err error) {
+	in, o, res := bk.in, bk.o, bk.res
 	var jars, sjars []bakeJar
 	for i, a := range in.Lock.Artifacts {
 		if skip[a.File] {
 			continue
 		}
 		j := bakeJar{file: a.File, path: paths[i], sha256: a.Sha256}
-		if shared[i] {
+		if bk.shared[i] {
 			sjars = append(sjars, j)
 		} else {
 			jars = append(jars, j)
@@ -444,27 +544,26 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	if res.Files == nil {
 		res.Files = []string{}
 	}
-	var built []builtJarLayer
 	if len(sjars) > 0 {
-		sl, err := buildJarLayers(ctx, sjars, jarsDir, epoch, o, 1)
+		sl, err := buildJarLayers(ctx, sjars, bk.jarsDir, bk.epoch, o, 1)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		sl[0].info.Role = RoleShared
 		built = append(built, sl...)
 	}
 	if in.Shared != nil {
-		res.SharedMissing = sharedMissing
+		res.SharedMissing = bk.sharedMissing
 		o.logger.Printf("shared set: %d of its %d jars in the shared layer", len(sjars), len(in.Shared.Artifacts))
-		if len(sharedMissing) > 0 {
-			o.logger.Printf("the lock lacks %d jar(s) of the shared set (%s): this shared layer differs from that of a lock that has them all", len(sharedMissing), strings.Join(sharedMissing, ", "))
+		if len(bk.sharedMissing) > 0 {
+			o.logger.Printf("the lock lacks %d jar(s) of the shared set (%s): this shared layer differs from that of a lock that has them all", len(bk.sharedMissing), strings.Join(bk.sharedMissing, ", "))
 		}
 	}
 	var extra []builtJarLayer
 	if len(in.Extra) > 0 {
-		l, err := buildLayer(ctx, in.Extra, epoch, o)
+		l, err := buildLayer(ctx, in.Extra, bk.epoch, o)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		names := make([]string, len(in.Extra))
 		for i, f := range in.Extra {
@@ -477,9 +576,9 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		}
 	}
 	if len(jars) > 0 || len(sjars) == 0 {
-		jl, err := buildJarLayers(ctx, jars, jarsDir, epoch, o, o.maxLayers)
+		jl, err := buildJarLayers(ctx, jars, bk.jarsDir, bk.epoch, o, o.maxLayers)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for i := range jl {
 			if len(sjars) > 0 {
@@ -493,59 +592,68 @@ func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 		res.Layers = append(res.Layers, bl.info)
 		o.logger.Printf("layer %s: %d jars, %d bytes", bl.layer.digest, len(bl.info.Files), bl.layer.size)
 	}
+	return built, len(sjars) > 0, nil
+}
 
-	// 7. Append and annotate.
-	ja, _ := json.Marshal(JarsAnnotation{Dir: jarsDir, Files: res.Files})
+// appendAll is step 7: the layers appended to every target image, with
+// the bake's annotations (returned for the index).
+func (bk *baking) appendAll(targets []platformImage, built []builtJarLayer, withShared bool) ([]platformImage, map[string]string, error) {
+	in, res := bk.in, bk.res
+	ja, _ := json.Marshal(JarsAnnotation{Dir: bk.jarsDir, Files: res.Files})
 	anns := map[string]string{
-		AnnotationLock:       lockHash,
+		AnnotationLock:       bk.lockHash,
 		AnnotationJars:       string(ja),
 		AnnotationCoords:     coordsOf(in.Lock),
-		AnnotationBaseDigest: baseDigest,
-		annotationKey:        key,
+		AnnotationBaseDigest: res.BaseDigest,
+		annotationKey:        bk.key,
 	}
 	if res.SparkVersion != "" {
 		anns[AnnotationSparkVersion] = res.SparkVersion
 	}
-	if len(sjars) > 0 {
+	if withShared {
 		anns[AnnotationShared] = in.Shared.Hash()
 	}
 	verdict, _ := json.Marshal(res.Warnings)
 	anns[AnnotationWarnings] = string(verdict)
-	history := v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "prebake bake image", Comment: "prebake lock " + lockHash}
+	history := v1.History{Created: v1.Time{Time: bk.epoch}, CreatedBy: "prebake bake image", Comment: "prebake lock " + bk.lockHash}
 	var out []platformImage
 	for _, t := range targets {
 		img, err := appendLayers(t.img, built, history, anns)
 		if err != nil {
-			return nil, errdefs.New(errdefs.Internal, fmt.Errorf("appending layers to %s: %w", in.Base, err))
+			return nil, nil, errdefs.New(errdefs.Internal, fmt.Errorf("appending layers to %s: %w", in.Base, err))
 		}
 		out = append(out, platformImage{desc: t.desc, img: img})
 		if t.desc.Platform != nil {
 			res.Platforms = append(res.Platforms, t.desc.Platform.String())
 		}
 	}
+	return out, anns, nil
+}
 
-	// 8. Write.
+// write is step 8: the image (one platform of a single-image base, or one
+// asked for) or an index of them, written to the target.
+func (bk *baking) write(ctx context.Context, b *base, out []platformImage, anns map[string]string) error {
 	var w writable
-	if len(out) == 1 && (b.img != nil || len(plats) == 1) {
+	if len(out) == 1 && (b.img != nil || len(bk.plats) == 1) {
 		w = writable{img: out[0].img}
 	} else {
 		idx, err := buildIndex(b, out, anns)
 		if err != nil {
-			return nil, errdefs.New(errdefs.Internal, fmt.Errorf("building index for %s: %w", in.Base, err))
+			return errdefs.New(errdefs.Internal, fmt.Errorf("building index for %s: %w", bk.in.Base, err))
 		}
 		w = writable{idx: idx}
 	}
 	d, err := w.digest()
 	if err != nil {
-		return nil, errdefs.New(errdefs.Internal, err)
+		return errdefs.New(errdefs.Internal, err)
 	}
-	o.logger.Printf("writing %s (%s)", tgt, d)
-	if err := write(ctx, tgt, w, o); err != nil {
-		return nil, err
+	bk.o.logger.Printf("writing %s (%s)", bk.target, d)
+	if err := write(ctx, bk.target, w, bk.o); err != nil {
+		return err
 	}
-	res.Digest = d.String()
-	res.Ref = tgt.digestRef(d)
-	return finish(), nil
+	bk.res.Digest = d.String()
+	bk.res.Ref = bk.target.digestRef(d)
+	return nil
 }
 
 // strict is the error of a strict bake with warnings (what: the state the

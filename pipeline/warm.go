@@ -110,6 +110,8 @@ type WarmOptions struct {
 	Concurrency int
 	// Reporter gets the steps and progress (nil: none).
 	Reporter *progress.Reporter
+	// Bake are the options of each set's bake (s3store.WithVerify).
+	Bake []s3store.BakeOption
 }
 
 // SetRequest is the resolution request of one set of a sets file: def's
@@ -148,7 +150,7 @@ type WarmResult struct {
 // returns every result in input order with the failures joined; the
 // error's kind is the first failure's.
 func Warm(ctx context.Context, st *s3store.Store, sets []SetSpec, o WarmOptions) ([]WarmResult, error) {
-	return warm(ctx, st, sets, o.Concurrency, func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error) {
+	return warm(ctx, st, sets, o.Concurrency, o.Bake, func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error) {
 		return LockOrResolve(ctx, SetRequest(o.Request, set, o.Dir), o.Reporter)
 	})
 }
@@ -157,7 +159,7 @@ func Warm(ctx context.Context, st *s3store.Store, sets []SetSpec, o WarmOptions)
 type resolveFunc func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error)
 
 // warm is Warm with the resolution given (the tests' fakes).
-func warm(ctx context.Context, st *s3store.Store, sets []SetSpec, concurrency int, resolve resolveFunc) ([]WarmResult, error) {
+func warm(ctx context.Context, st *s3store.Store, sets []SetSpec, concurrency int, bake []s3store.BakeOption, resolve resolveFunc) ([]WarmResult, error) {
 	concurrency = max(concurrency, 1)
 	results := make([]WarmResult, len(sets))
 	errs := make([]error, len(sets))
@@ -173,7 +175,7 @@ func warm(ctx context.Context, st *s3store.Store, sets []SetSpec, concurrency in
 					return err
 				}
 				r.LockHash = lf.Hash()
-				res, err := st.Bake(ctx, lf, jars)
+				res, err := st.Bake(ctx, lf, jars, bake...)
 				if err != nil {
 					return err
 				}

@@ -79,7 +79,7 @@ func TestITWarmSecondRunSendsNothing(t *testing.T) {
 	specs, resolve, total := warmFixtures(t, 3, 20<<20)
 	st := s3test.Open(t, proxy.URL, bucket, s3store.WithConcurrency(4))
 	ctx := context.Background()
-	res, err := warm(ctx, st, specs, 2, resolve)
+	res, err := warm(ctx, st, specs, 2, nil, resolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestITWarmSecondRunSendsNothing(t *testing.T) {
 		t.Errorf("proxy saw %d body bytes, want at least %d", got, total)
 	}
 	proxy.Reset()
-	res, err = warm(ctx, st, specs, 2, resolve)
+	res, err = warm(ctx, st, specs, 2, nil, resolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +126,14 @@ func BenchmarkS3Upload(b *testing.B) {
 		bucket := srv.Bucket(b, fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i))
 		st := s3test.Open(b, srv.Endpoint, bucket) // direct: the proxy would cost throughput
 		start := time.Now()
-		if _, err := warm(ctx, st, specs, 2, resolve); err != nil {
+		if _, err := warm(ctx, st, specs, 2, nil, resolve); err != nil {
 			b.Fatal(err)
 		}
 		cold := time.Since(start)
 		st = s3test.Open(b, proxy.URL, bucket) // through the counting proxy
 		proxy.Reset()
 		start = time.Now()
-		if _, err := warm(ctx, st, specs, 2, resolve); err != nil {
+		if _, err := warm(ctx, st, specs, 2, nil, resolve); err != nil {
 			b.Fatal(err)
 		}
 		warm := time.Since(start)

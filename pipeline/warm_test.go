@@ -80,14 +80,14 @@ func TestWarmFileStoreIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := warm(context.Background(), st, sets, 2, resolve)
+	res, err := warm(context.Background(), st, sets, 2, nil, resolve)
 	if errdefs.KindOf(err) != errdefs.NotFound || res[2].Error == "" {
 		t.Fatalf("warm with a failing set: %v", err)
 	}
 	if got := res[0].Uploaded + res[1].Uploaded; got != 3 {
 		t.Errorf("first warm uploaded %d jars, want 3 (the shared one once)", got)
 	}
-	res, err = warm(context.Background(), st, sets[:2], 2, resolve)
+	res, err = warm(context.Background(), st, sets[:2], 2, nil, resolve)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,12 +97,25 @@ type BakeResult struct {
 	BytesSent int64
 }
 
+// BakeOption configures one Bake.
+type BakeOption func(*bakeOptions)
+
+type bakeOptions struct{ verify bool }
+
+// WithVerify makes a hit of the Bake also HEAD every jar of the set and
+// re-upload the missing ones. The default is false: a hit costs one GET.
+func WithVerify(v bool) BakeOption { return func(o *bakeOptions) { o.verify = v } }
+
 // Bake makes lock's set available in the store: every jar, then the
 // manifest. When the manifest already exists it is a hit and nothing is sent
 // (WithVerify: missing jars are re-sent). jars gives the local paths of
 // lf's artifacts, index for index (lock.LocalJars for paths at hand); Bake
 // calls it only when some jar must be uploaded, so a hit needs no local jars.
-func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars) (*BakeResult, error) {
+func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ...BakeOption) (*BakeResult, error) {
+	var bo bakeOptions
+	for _, opt := range opts {
+		opt(&bo)
+	}
 	for _, a := range lf.Artifacts {
 		if err := lock.CheckArtifact(a); err != nil {
 			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
@@ -117,7 +130,7 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars) (*BakeR
 		res.Manifest = have
 		s.o.logger.Printf("set %s: in the store (%d jars)", want.LockHash[:12], len(have.Jars))
 		s.recordUse(ctx, want.LockHash)
-		if !s.o.verify {
+		if !bo.verify {
 			return res, nil
 		}
 	case errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoBucket):

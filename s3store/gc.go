@@ -16,6 +16,22 @@ type GCResult struct {
 	YoungSkipped int      `json:"youngJarsSkipped"`
 }
 
+// GCOption configures one GC.
+type GCOption func(*gcOptions)
+
+type gcOptions struct {
+	grace  time.Duration
+	dryRun bool
+}
+
+// WithGrace makes GC leave alone the unreferenced jars younger than d, since
+// a bake in progress uploads its jars before its manifest. The default is 0.
+func WithGrace(d time.Duration) GCOption { return func(o *gcOptions) { o.grace = d } }
+
+// WithDryRun makes GC delete nothing: its result says what it would
+// delete. The default is false.
+func WithDryRun(b bool) GCOption { return func(o *gcOptions) { o.dryRun = b } }
+
 // GC deletes the sets for which keep returns false, then every jar that no
 // remaining set references. keep gets the set's last use: the later of its
 // write time and its last recorded hit (used/<lock-hash>/<day>); the use
@@ -23,8 +39,12 @@ type GCResult struct {
 // latest. Jars younger than WithGrace are left alone, since a bake in
 // progress uploads its jars before its manifest. WithDryRun deletes
 // nothing.
-func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.Time) bool) (*GCResult, error) {
-	grace, dryRun := s.o.grace, s.o.dryRun
+func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.Time) bool, opts ...GCOption) (*GCResult, error) {
+	var o gcOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	grace, dryRun := o.grace, o.dryRun
 	res := &GCResult{DeletedSets: []string{}, DeletedJars: []string{}}
 	sets, err := s.b.list(ctx, s.key("sets/"))
 	if err != nil && !errors.Is(err, ErrNotFound) {

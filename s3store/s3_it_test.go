@@ -162,7 +162,7 @@ func TestITVerifyRepairs(t *testing.T) {
 	if len(missing) != 1 || missing[0].File != gone.File {
 		t.Fatalf("missing = %+v, want only %s", missing, gone.File)
 	}
-	res, err = openS3(t, srv.Endpoint, bucket, s3store.WithVerify(true)).Bake(ctx, lock, localJars(paths))
+	res, err = openS3(t, srv.Endpoint, bucket).Bake(ctx, lock, localJars(paths), s3store.WithVerify(true))
 	if err != nil {
 		t.Fatal(err)
 	}

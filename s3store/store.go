@@ -90,9 +90,6 @@ type options struct {
 	expires     time.Duration
 	logger      Logger
 	progress    Progress
-	verify      bool          // WithVerify: Bake
-	grace       time.Duration // WithGrace: GC
-	dryRun      bool          // WithDryRun: GC
 }
 
 // WithEndpoint sets the S3 endpoint URL (for S3-compatible servers). The
@@ -215,18 +212,6 @@ func WithLogger(l Logger) Option {
 		return nil
 	}
 }
-
-// WithVerify makes a cache hit of Bake (and so of pipeline.Warm) also HEAD every jar and
-// re-upload the missing ones. The default is false: a hit costs one GET.
-func WithVerify(v bool) Option { return func(o *options) error { o.verify = v; return nil } }
-
-// WithGrace makes GC leave alone the unreferenced jars younger than d, since
-// a bake in progress uploads its jars before its manifest. The default is 0.
-func WithGrace(d time.Duration) Option { return func(o *options) error { o.grace = d; return nil } }
-
-// WithDryRun makes GC delete nothing: its result says what it would
-// delete. Bake and Warm are not affected. The default is false.
-func WithDryRun(b bool) Option { return func(o *options) error { o.dryRun = b; return nil } }
 
 // WithProgress reports every jar upload to p as a task counting the bytes
 // read from the jar as they are sent (multipart uploads included). The

@@ -119,11 +119,7 @@ func TestFileStore(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "jars", "sha256", lf.Artifacts[0].Sha256, lf.Artifacts[0].File)); err != nil {
 		t.Fatal(err)
 	}
-	verifying, err := s3store.Open(ctx, "file://"+dir, s3store.WithVerify(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err = verifying.Bake(ctx, lf, lock.LocalJars(paths))
+	res, err = st.Bake(ctx, lf, lock.LocalJars(paths), s3store.WithVerify(true))
 	if err != nil || !res.Hit || res.Repaired != 1 {
 		t.Fatalf("verify: %+v, %v", res, err)
 	}
@@ -229,11 +225,7 @@ func TestGCFileStore(t *testing.T) {
 	}
 	keepA := func(h string, _ time.Time) bool { return h == lockA.Hash() }
 	// Young jars are protected by the grace period.
-	dry, err := s3store.Open(ctx, dir, s3store.WithGrace(time.Hour), s3store.WithDryRun(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := dry.GC(ctx, keepA)
+	res, err := st.GC(ctx, keepA, s3store.WithGrace(time.Hour), s3store.WithDryRun(true))
 	if err != nil || res.YoungSkipped != 1 || len(res.DeletedJars) != 0 {
 		t.Fatalf("gc with grace: %+v, %v", res, err)
 	}
