@@ -255,15 +255,11 @@ func (s *Source) warn(a asker, msgs ...string) {
 // by the content-addressed cache req.CacheDir (cache.DefaultDir if empty).
 // It is safe for concurrent use and merges concurrent requests for a file.
 func NewSource(ctx context.Context, req Config, opts ...Option) (*Source, error) {
-	o, err := makeOptions(opts)
+	c, err := NewChain(ctx, req, opts...)
 	if err != nil {
 		return nil, err
 	}
-	chain, _, err := chainFor(ctx, req, o)
-	if err != nil {
-		return nil, err
-	}
-	return newSource(req, chain, o)
+	return c.NewSource(req)
 }
 
 // newSource is the Source of req over chain (built once by the caller).
