@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver/repo"
-
-	"github.com/prebake/prebake/errdefs"
 )
 
 // ErrStaleLock is matched (errors.Is) when a lockfile exists but does not
