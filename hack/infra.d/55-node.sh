@@ -8,11 +8,13 @@
 
 # The Spark base image's root file system (the Spark images of
 # internal/testenv/cluster add pyspark's distribution to it): Debian's JRE 17
-# and tini, user spark (185) owning /opt/spark/work-dir, made by mmdebstrap
+# and tini, Debian's python3 (PySpark's driver and workers, as the official
+# image's default tag has it; issue 44), user spark (185) owning
+# /opt/spark/work-dir, made by mmdebstrap
 # from this machine's own apt sources (no mirror is named here), cached as a
 # tarball keyed on the package list: 2 min 49 s under load, 398 MB.
 node_suite="$(. /etc/os-release && echo "$VERSION_CODENAME")"
-node_rootfs_pkgs="openjdk-17-jre-headless,tini,procps,passwd"
+node_rootfs_pkgs="openjdk-17-jre-headless,tini,procps,passwd,python3"
 node_rootfs_hook='chroot "$1" sh -ec "groupadd --system --gid 185 spark; useradd --system --uid 185 --gid 185 --home-dir /opt/spark --shell /bin/false spark; mkdir -p /opt/spark/work-dir; chown 185:185 /opt/spark/work-dir; chmod 0775 /opt/spark/work-dir"'
 node_rootfs="$PREBAKE_CI_CACHE/spark-rootfs-$node_suite-$(printf '%s\n%s\n' "$node_rootfs_pkgs" "$node_rootfs_hook" | sha256sum | cut -c1-12).tar"
 if [ -s "$node_rootfs" ]; then

@@ -1,9 +1,10 @@
 // Command sparkimage builds the tests' Spark base image without Docker
 // (issue 25): the root file system that hack/infra.d/55-node.sh makes with
-// mmdebstrap (Debian's JRE 17, tini, user spark 185 owning
+// mmdebstrap (Debian's JRE 17, tini, python3, user spark 185 owning
 // /opt/spark/work-dir) as one layer, then, by prebake's layers package,
 // pyspark's Spark distribution laid out as Spark's own image lays it out
-// (/opt/spark/{bin,sbin,jars,…}) and an entry point written here
+// (/opt/spark/{bin,sbin,jars,python,…}; PYSPARK_PYTHON=python3 as the
+// official image's python3 variant) and an entry point written here
 // (entrypoint.sh: the driver and executor roles of Spark on Kubernetes).
 //
 //	go run ./hack/sparkimage -rootfs R.tar -spark-home $PREBAKE_CI_CACHE/pyspark-3.5.9/pyspark -out DIR
@@ -92,7 +93,7 @@ func run(ctx context.Context, rootfs, sparkHome, out string) (string, error) {
 		}
 	}
 	var files []layers.File
-	for _, d := range []string{"bin", "sbin", "jars", "conf", "data", "examples"} {
+	for _, d := range []string{"bin", "sbin", "jars", "conf", "data", "examples", "python"} {
 		fs, err := distFiles(sparkHome, d)
 		if err != nil {
 			return "", err
@@ -112,7 +113,7 @@ func run(ctx context.Context, rootfs, sparkHome, out string) (string, error) {
 		Platforms:  []layers.PlatformFiles{{Platform: "linux/amd64", Layers: [][]layers.File{files}}},
 		Entrypoint: []string{"/opt/entrypoint.sh"},
 		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-			"JAVA_HOME=" + javaHome, "SPARK_HOME=/opt/spark"},
+			"JAVA_HOME=" + javaHome, "SPARK_HOME=/opt/spark", "PYSPARK_PYTHON=python3"},
 		User:       "185",
 		WorkingDir: "/opt/spark/work-dir",
 		Labels:     map[string]string{"org.apache.spark.version": version},
