@@ -46,6 +46,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/cluster"
 )
 
 // testCluster is a running etcd + kube-apiserver on 127.0.0.1.
@@ -221,24 +222,27 @@ func launchCluster(etcdBin, apiBin, dir string) (_ *testCluster, err error) {
 			return nil, err
 		}
 	}
-	clientPort, peerPort, metricsPort, apiPort := ports[0], ports[1], ports[2], ports[3]
-	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	if err := c.launchProc("etcd", etcdBin,
-		"--data-dir", filepath.Join(dir, "etcd"), "--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
-		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "default="+peerURL, "--listen-metrics-urls", fmt.Sprintf("http://127.0.0.1:%d", metricsPort),
-		"--unsafe-no-fsync", "--log-level", "warn"); err != nil {
+	clientPort, peerPort, apiPort := ports[0], ports[1], ports[3]
+	// etcd over TLS with client certificates whose keys are in dir (0700):
+	// no other local user reaches it (issue 41, H2).
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, err
+	}
+	etcdArgs, apiEtcdArgs, err := cluster.SecureEtcd(dir, clientPort, peerPort)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.launchProc("etcd", etcdBin, etcdArgs...); err != nil {
 		return nil, err
 	}
 	c.url = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
-	if err := c.launchProc("kube-apiserver", apiBin,
-		"--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort),
+	if err := c.launchProc("kube-apiserver", apiBin, append(apiEtcdArgs,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort),
 		"--tls-cert-file="+filepath.Join(dir, "serving.crt"), "--tls-private-key-file="+filepath.Join(dir, "serving.key"),
 		"--token-auth-file="+filepath.Join(dir, "tokens.csv"), "--anonymous-auth=false", "--authorization-mode=RBAC",
 		"--service-account-issuer="+c.url, "--service-account-key-file="+filepath.Join(dir, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"), "--service-cluster-ip-range=10.0.0.0/24",
-		"--disable-admission-plugins=ServiceAccount", "--enable-priority-and-fairness=false", "--v=0"); err != nil {
+		"--disable-admission-plugins=ServiceAccount", "--enable-priority-and-fairness=false", "--v=0")...); err != nil {
 		return nil, err
 	}
 	// No client-side throttling (5 QPS by default): the test kubelets poll.

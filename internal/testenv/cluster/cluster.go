@@ -18,6 +18,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"os"
@@ -84,15 +86,22 @@ type Cluster struct {
 	imgMu      sync.Mutex
 	pushed     map[string]bool
 	ca         *pki
+	etcdURL    string // etcd's client URL (TLS, client certificates)
+	kubeletURL string // the kubelet's API (authenticated, webhook-authorized)
 }
 
 // Option configures Launch.
 type Option func(*options)
 
 type options struct {
-	dir string
-	log func(format string, args ...any)
+	dir        string
+	log        func(format string, args ...any)
+	privileged bool
 }
+
+// WithPrivileged lets the cluster run privileged pods (the API server's
+// --allow-privileged); without it they are refused.
+func WithPrivileged() Option { return func(o *options) { o.privileged = true } }
 
 // WithDir puts the cluster's state in dir (emptied first) instead of a new
 // temporary directory; Stop leaves dir in place.
@@ -188,7 +197,7 @@ func Launch(ctx context.Context, opts ...Option) (c *Cluster, err error) {
 		}
 		bins[b] = p
 	}
-	if c.lock, err = os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o644); err != nil {
+	if c.lock, err = os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600); err != nil {
 		return nil, err
 	}
 	o.log("waiting for %s (one cluster per machine)", lockFile)
@@ -213,9 +222,14 @@ func Launch(ctx context.Context, opts ...Option) (c *Cluster, err error) {
 		if err := os.RemoveAll(c.Dir); err != nil {
 			return c, err
 		}
-		if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 			return c, err
 		}
+	}
+	// The keys, tokens and kubeconfig in Dir are the cluster's: no other
+	// user reads them.
+	if err := os.Chmod(c.Dir, 0o700); err != nil {
+		return c, err
 	}
 	c.Dir, _ = filepath.Abs(c.Dir)
 	c.netnsAtUp = netnsNames()
@@ -227,11 +241,14 @@ func Launch(ctx context.Context, opts ...Option) (c *Cluster, err error) {
 	if err := c.network(); err != nil {
 		return c, err
 	}
+	if err := guardInit(); err != nil {
+		return c, err
+	}
 	if err := c.startRegistry(ctx, bins["docker-registry"]); err != nil {
 		return c, err
 	}
 	lap("registry and images (" + c.Registry + ")")
-	if err := c.startControlPlane(ctx, bins); err != nil {
+	if err := c.startControlPlane(ctx, bins, o.privileged); err != nil {
 		return c, err
 	}
 	lap("etcd, kube-apiserver, controller-manager and scheduler")
@@ -273,6 +290,9 @@ func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
 		return err
 	}
 	c.Registry = "127.0.0.1:" + strconv.Itoa(ports[0])
+	if err := guardPorts(ports[0]); err != nil {
+		return err
+	}
 	cfg := fmt.Sprintf(`version: 0.1
 log: {level: warn, accesslog: {disabled: true}}
 storage:
@@ -305,7 +325,7 @@ http:
 
 func (c *Cluster) path(name string) string { return filepath.Join(c.Dir, name) }
 
-func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string) error {
+func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string, privileged bool) error {
 	ca, err := newPKI()
 	if err != nil {
 		return err
@@ -334,27 +354,39 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string)
 	if err != nil {
 		return err
 	}
-	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	if _, err := c.start("etcd", bins["etcd"],
-		"--data-dir", c.path("etcd"), "--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
-		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "default="+peerURL, "--listen-metrics-urls", fmt.Sprintf("http://127.0.0.1:%d", ports[2]),
-		"--unsafe-no-fsync", "--log-level", "warn"); err != nil {
+	etcdArgs, apiEtcdArgs, err := SecureEtcd(c.Dir, ports[0], ports[1])
+	if err != nil {
+		return err
+	}
+	if err := guardPorts(ports[0], ports[1]); err != nil {
+		return err
+	}
+	c.etcdURL = fmt.Sprintf("https://127.0.0.1:%d", ports[0])
+	// The API server's identity towards the kubelet (which authorizes it
+	// by webhook: system:masters may do everything).
+	if err := ca.issue(c.path("apiserver-kubelet-client.crt"), c.path("apiserver-kubelet-client.key"),
+		pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}, nil,
+		[]x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}); err != nil {
+		return err
+	}
+	if _, err := c.start("etcd", bins["etcd"], etcdArgs...); err != nil {
 		return err
 	}
 	c.Server = fmt.Sprintf("https://%s:%d", NodeIP, ports[3])
-	if _, err := c.start("kube-apiserver", bins["kube-apiserver"],
-		"--etcd-servers="+etcdURL, "--bind-address="+NodeIP, "--advertise-address="+NodeIP, "--secure-port="+strconv.Itoa(ports[3]),
+	if _, err := c.start("kube-apiserver", bins["kube-apiserver"], append(apiEtcdArgs,
+		"--bind-address="+NodeIP, "--advertise-address="+NodeIP, "--secure-port="+strconv.Itoa(ports[3]),
 		"--tls-cert-file="+c.path("apiserver.crt"), "--tls-private-key-file="+c.path("apiserver.key"),
 		"--client-ca-file="+c.CAFile,
 		"--token-auth-file="+c.path("tokens.csv"), "--anonymous-auth=false", "--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-key-file="+c.path("sa.pub"),
 		"--service-account-signing-key-file="+c.path("sa.key"), "--service-cluster-ip-range="+ServiceCIDR,
-		"--kubelet-preferred-address-types=InternalIP", "--allow-privileged=true",
-		"--enable-priority-and-fairness=false", "--v=0"); err != nil {
+		"--kubelet-preferred-address-types=InternalIP", "--allow-privileged="+strconv.FormatBool(privileged),
+		"--kubelet-client-certificate="+c.path("apiserver-kubelet-client.crt"), "--kubelet-client-key="+c.path("apiserver-kubelet-client.key"),
+		"--kubelet-certificate-authority="+c.CAFile,
+		"--enable-priority-and-fairness=false", "--v=0")...); err != nil {
 		return err
 	}
+
 	c.Kubeconfig = c.path("kubeconfig")
 	kc := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -397,6 +429,11 @@ current-context: prebake
 func (c *Cluster) startNode(ctx context.Context, bins map[string]string) error {
 	ports, err := freePorts(5)
 	if err != nil {
+		return err
+	}
+	// containerd's streaming server (exec, attach, port-forward) is for
+	// the kubelet alone.
+	if err := guardPorts(ports[0]); err != nil {
 		return err
 	}
 	cd := c.path("containerd")
@@ -472,8 +509,8 @@ healthzBindAddress: 127.0.0.1
 healthzPort: %[4]d
 tlsCertFile: %[5]q
 tlsPrivateKeyFile: %[6]q
-authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
-authorization: {mode: AlwaysAllow}
+authentication: {anonymous: {enabled: false}, webhook: {enabled: true}, x509: {clientCAFile: %[7]q}}
+authorization: {mode: Webhook}
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%%", nodefs.inodesFree: "1%%", imagefs.available: "1%%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
@@ -482,7 +519,8 @@ clusterDomain: cluster.local
 clusterDNS: [%[2]s]
 resolvConf: /etc/resolv.conf
 staticPodPath: ""
-`, c.containerd, NodeIP, ports[1], ports[2], c.path("kubelet.crt"), c.path("kubelet.key"))
+`, c.containerd, NodeIP, ports[1], ports[2], c.path("kubelet.crt"), c.path("kubelet.key"), c.CAFile)
+	c.kubeletURL = fmt.Sprintf("https://%s:%d", NodeIP, ports[1])
 	if err := os.WriteFile(c.path("kubelet.yaml"), []byte(kubelet), 0o644); err != nil {
 		return err
 	}
@@ -552,6 +590,7 @@ func (c *Cluster) Stop() error {
 		}
 	}
 	_ = run("ip", "link", "del", Bridge)
+	unguard()
 	removeCgroups("kubepods")
 	if c.ownDir && os.Getenv("PREBAKE_CLUSTER_KEEP") == "" {
 		errs = append(errs, os.RemoveAll(c.Dir))

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,61 @@ func TestSplitRule(t *testing.T) {
 		if diff := cmp.Diff(tc.want, splitRule(tc.in)); diff != "" {
 			t.Errorf("splitRule(%q) (-want +got):\n%s", tc.in, diff)
 		}
+	}
+}
+
+// TestClosedToOtherUsers (issue 41, H2): while the cluster runs, another
+// local user (uid 65534, by setpriv) cannot write etcd (TLS with client
+// certificates whose keys sit in the 0700 Dir; its port is closed to other
+// uids too), cannot use the kubelet's API (no anonymous access: 401), and
+// cannot push to the registry (closed to other uids), while root (the
+// node, the tests) can; privileged pods are refused.
+func TestClosedToOtherUsers(t *testing.T) {
+	c := Start(t)
+	curlBin, setpriv := testenv.Binary(t, "curl", ""), testenv.Binary(t, "setpriv", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	curl := func(asNobody bool, args ...string) (string, error) {
+		argv := append([]string{curlBin, "-sS", "-k", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}"}, args...)
+		if asNobody {
+			argv = append([]string{setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups"}, argv...)
+		}
+		out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if st, err := os.Stat(c.Dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("cluster dir %s: mode %v (%v), want 0700", c.Dir, st.Mode().Perm(), err)
+	}
+	put := []string{"-X", "POST", "-d", `{"key":"L3JlZ2lzdHJ5L2hpamFjaw==","value":"eA=="}`, c.etcdURL + "/v3/kv/put"}
+	if out, err := curl(true, put...); err == nil {
+		t.Errorf("uid 65534 wrote etcd (%s): %s", c.etcdURL, out)
+	}
+	// Even root without the client certificate is refused by etcd's TLS.
+	if out, err := curl(false, put...); err == nil && out == "200" {
+		t.Errorf("etcd took a write without a client certificate: %s", out)
+	}
+	for _, path := range []string{"/pods", "/runningpods/", "/configz"} {
+		if out, _ := curl(true, c.kubeletURL+path); out != "401" {
+			t.Errorf("uid 65534 GET kubelet %s: HTTP %s, want 401", path, out)
+		}
+	}
+	upload := []string{"-X", "POST", "http://" + c.Registry + "/v2/hijack/blobs/uploads/"}
+	if out, err := curl(true, upload...); err == nil {
+		t.Errorf("uid 65534 reached the registry: HTTP %s", out)
+	}
+	if out, err := curl(false, upload...); err != nil || out != "202" {
+		t.Errorf("root's upload to the registry: HTTP %s (%v), want 202", out, err)
+	}
+	priv := true
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "privileged", Namespace: "default"},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+			Name: "main", Image: c.TestImage, Command: []string{"/bin/true"},
+			SecurityContext: &corev1.SecurityContext{Privileged: &priv},
+		}}},
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err == nil {
+		_ = c.Client.CoreV1().Pods("default").Delete(ctx, pod.Name, metav1.DeleteOptions{})
+		t.Error("a privileged pod was admitted; want it refused")
 	}
 }

@@ -234,14 +234,20 @@ func (c *Cluster) ServingCert(ips ...string) (tls.Certificate, error) {
 }
 
 func (p *pki) sign(ips, names []string) ([]byte, *rsa.PrivateKey, error) {
+	return p.signFor(pkix.Name{CommonName: ips[0]}, ips, names, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth})
+}
+
+// signFor makes a key and a certificate of the CA for subject, with the IP
+// and DNS SANs and the extended key usages given.
+func (p *pki) signFor(subject pkix.Name, ips, names []string, usage []x509.ExtKeyUsage) ([]byte, *rsa.PrivateKey, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: ips[0]},
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: subject,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(7 * 24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: usage,
 		DNSNames: names,
 	}
 	for _, ip := range ips {
