@@ -379,7 +379,7 @@ func TestExampleAirflowShipsLockRBACCacheXCom(t *testing.T) {
 			t.Errorf("the DAG lacks %s", want)
 		}
 	}
-	need := map[string][]string{"pods": {"create", "get", "list", "delete"}, "pods/log": {"get"}, "services": {"create", "delete"}, "configmaps": {"create", "delete"}}
+	need := map[string][]string{"pods": {"create", "get", "list", "delete"}, "pods/log": {"get"}, "services": {"create", "patch", "delete"}, "configmaps": {"create", "patch", "delete"}}
 	for _, d := range yamlDocs(t, "airflow/rbac.yaml") {
 		if d["kind"] != "Role" || at(d, "metadata", "name") != "spark-submitter" {
 			continue
