@@ -1,4 +1,5 @@
 # prebake: the two commands a newcomer needs are `make demo` and `make test`.
+SHELL := /bin/bash
 GO ?= go
 BIN := bin/prebake
 # demo: real POMs (with placeholder jars) in testdata/demo-repo; slf4j-api 1.7.36 loses to the transitive 2.0.7 (Ivy latest-revision).
@@ -9,7 +10,7 @@ export PREBAKE_JVM ?= 1
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test test-fast test-journeys unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
+.PHONY: build test test-fast test-live unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
 
 # VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -18,19 +19,19 @@ LDFLAGS := $(if $(VERSION),-X github.com/prebake/prebake/cmd.version=$(VERSION))
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/prebake
 
-## test: unit and integration tests (integration tests start real servers on 127.0.0.1).
-## It runs hack/infra.sh first (idempotent; cached by version), so a fresh clone needs nothing else.
-## The heaviest journeys (the real-node Avro journeys with executor pods: native, store, hung driver; about
-## 7 minutes at load 20-25 on 2 cores) run in test-journeys, not in test, so that .ci/run on a fresh machine
-## stays inside its limit; test runs the other journeys (both Airflow pairs, token rotation, a throwing driver,
-## SIGTERM, PYSPARK_SUBMIT_ARGS, the standalone 4.3 master).
-JOURNEY_TESTS := ^(TestK8sJourneyNative|TestK8sJourneyStore|TestK8sJourneyHungDriver)$$
+## test: unit and integration tests (integration tests start real servers on 127.0.0.1), every journey on the real
+## node included. It runs hack/infra.sh first (idempotent; cached by version), so a fresh clone needs nothing else.
+## The CLI is built once (bin/prebake, PREBAKE_BIN) for every test binary; the live oracles re-ask the real
+## spark-submit only when a stamp of their inputs changed (test-live forces them). It ends with a table of the time
+## each test binary took (also in .test-times).
 test: infra build
-	PREBAKE_IT=1 $(GO) test -race -timeout 40m -skip '$(JOURNEY_TESTS)' ./...
+	set -o pipefail; PREBAKE_IT=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -json -race -timeout 60m ./... \
+		| $(GO) run ./hack/testtable -o .test-times
 
-## test-journeys: the journeys test leaves out (scenarios 2, 3 and 5 of the real node).
-test-journeys: infra build
-	PREBAKE_IT=1 $(GO) test -race -timeout 60m -run '$(JOURNEY_TESTS)' ./submit/k8s/ ./test/spark/
+## test-live: the live oracles alone, re-asked whatever their stamps say (the real spark-submit's objects for every
+## native case); a pass records the new stamp beside the goldens (commit it).
+test-live: infra build
+	PREBAKE_IT=1 PREBAKE_LIVE=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -timeout 60m -run '^TestNativeEquivalenceIT$$' ./submit/k8s/
 
 ## test-fast: the server tests (nginx, registry, versitygw, kube-apiserver) without the JVM tier
 ## (PREBAKE_JVM=0: no spark-submit, Spark, Airflow or real pods) and without -race; the servers

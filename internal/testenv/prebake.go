@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,8 @@ func Prebake(t testing.TB) string {
 }
 
 // BuildPrebake is Prebake for a TestMain: it builds the CLI once per
-// process and returns its path, or the build's error.
+// process (or copies $PREBAKE_BIN, the binary make test built once) and
+// returns its path, or the build's error.
 func BuildPrebake() (string, error) {
 	prebakeOnce.Do(func() {
 		sweepPrebakeDirs()
@@ -50,6 +52,16 @@ func BuildPrebake() (string, error) {
 			return
 		}
 		bin := filepath.Join(dir, "prebake")
+		if built := os.Getenv("PREBAKE_BIN"); built != "" {
+			// make test builds the CLI once for every test binary: a copy
+			// in this directory, which other users can reach.
+			if err := copyExecutable(built, bin); err != nil {
+				prebakeErr = fmt.Errorf("PREBAKE_BIN: %w", err)
+				return
+			}
+			prebakeBin = bin
+			return
+		}
 		out, err := exec.Command("go", "build", "-o", bin, "github.com/prebake/prebake/cmd/prebake").CombinedOutput()
 		if err != nil {
 			prebakeErr = fmt.Errorf("go build ./cmd/prebake: %v\n%s", err, out)
@@ -88,4 +100,25 @@ func sweepPrebakeDirs() {
 			}
 		}
 	}
+}
+
+// copyExecutable copies the regular file src to dst (mode 0755).
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if st, err := in.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", src)
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

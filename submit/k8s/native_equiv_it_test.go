@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/cluster"
 	"github.com/prebake/prebake/submit/k8s/native"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
@@ -234,11 +235,32 @@ func (e *equivEnv) caseEnv(cs nativetest.Case) map[string]string {
 // after normalising the random parts. The goldens (what spark-submit sent)
 // are checked live too, or rewritten with -update-equiv.
 func TestNativeEquivalenceIT(t *testing.T) {
-	e := newEquivEnv(t)
+	testenv.NeedJVM(t)
 	versions := testenv.SparkVersions
 	if *equivVersions != "" {
 		versions = strings.Split(*equivVersions, ",")
 	}
+	// A live oracle re-asks the real spark-submit only when what it asks
+	// changed (issue 43): the native rules and cases, their goldens, the
+	// submitter's code, this test, the Spark and Kubernetes versions. The
+	// unit tier replays the goldens on every run (native.TestEquivalence…);
+	// make test-live (PREBAKE_LIVE=1) forces the live run.
+	stamp := testenv.NewStamp(t, "submit/k8s/native/testdata/equiv/STAMP",
+		[]string{"submit/k8s/native", "submit/k8s/*.go", "submit/k8s/native_equiv_it_test.go"},
+		append([]string{"kube-apiserver " + cluster.Version}, versions...)...)
+	if *equivVersions == "" && !*updateEquiv && stamp.Fresh() {
+		t.Logf("inputs unchanged since the last live run (stamp %.12s): the goldens stand; make test-live re-asks spark-submit", stamp)
+		return
+	}
+	t.Cleanup(func() { // after the parallel subtests
+		if !t.Failed() && *equivVersions == "" {
+			if err := stamp.Record(); err != nil {
+				t.Error(err)
+			}
+			t.Logf("live run passed: stamp %.12s recorded (commit it with the goldens)", stamp)
+		}
+	})
+	e := newEquivEnv(t)
 	for _, version := range versions {
 		home, _ := testenv.SparkHome(t, version)
 		for i, cs := range nativetest.Cases {
