@@ -35,6 +35,14 @@ func benchFiles() []zf {
 	return files
 }
 
+func benchSize(files []zf) int64 {
+	var n int64
+	for _, f := range files {
+		n += int64(len(f.body))
+	}
+	return n
+}
+
 // BenchmarkInstall installs the synthetic 50 MB wheel (MB/s of
 // uncompressed bytes).
 func BenchmarkInstall(b *testing.B) {
@@ -45,10 +53,7 @@ func BenchmarkInstall(b *testing.B) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	var size int64
-	for _, f := range files {
-		size += int64(len(f.body))
-	}
+	size := benchSize(files)
 	b.SetBytes(size)
 	for i := 0; b.Loop(); i++ {
 		root := filepath.Join(dir, fmt.Sprint("root", i))
@@ -67,11 +72,7 @@ func BenchmarkInstall(b *testing.B) {
 func BenchmarkFloor(b *testing.B) {
 	files := benchFiles()
 	dir := b.TempDir()
-	var size int64
-	for _, f := range files {
-		size += int64(len(f.body))
-	}
-	b.SetBytes(size)
+	b.SetBytes(benchSize(files))
 	for i := 0; b.Loop(); i++ {
 		root := filepath.Join(dir, fmt.Sprint("root", i))
 		for _, f := range files {

@@ -9,9 +9,9 @@
 // name that is not a bare file name. Project names compare in their PEP 503
 // form (NormalizeProject).
 //
-// Compatibility: Target.Tags lists the tags an image's Python supports, best
-// first, as pip's packaging.tags.sys_tags does on Linux (testdata/tags holds
-// its output); Target.Compatible ranks one wheel, Target.Best picks one.
+// Compatibility: Target.Tags lists the tags an image's Python supports,
+// best first, as pip ranks them on Linux (testdata/tags holds pip's own
+// lists); Target.Compatible ranks one wheel, Target.Best picks one.
 //
 // Install follows the binary distribution format, with these rules:
 //

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -53,24 +54,44 @@ type File struct {
 const metadataMax = 64 << 20
 
 // InstallFile installs the wheel at path into root (see Install). A missing
-// file is errdefs.NotFound; a FIFO, a device or a directory errdefs.Invalid.
+// file is errdefs.NotFound; a FIFO, a device or a directory errdefs.Invalid,
+// refused before it is opened.
 func InstallFile(ctx context.Context, wheelPath, root string, opts ...Option) (*Installed, error) {
-	f, err := os.Open(wheelPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errdefs.New(errdefs.NotFound, err)
-	}
+	f, size, err := openRegular(wheelPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	return Install(ctx, f, size, filepath.Base(wheelPath), root, opts...)
+}
+
+// openRegular opens the regular file at path; what is not one is refused
+// before the open (a FIFO would block it) and after.
+func openRegular(path string) (*os.File, int64, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, errdefs.New(errdefs.NotFound, err)
+	}
 	if err != nil {
-		return nil, err
+		return nil, 0, errdefs.New(errdefs.Invalid, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errdefs.Errorf(errdefs.Invalid, "wheel %s: not a regular file", wheelPath)
+		return nil, 0, errdefs.Errorf(errdefs.Invalid, "wheel %s: not a regular file", path)
 	}
-	return Install(ctx, f, fi.Size(), filepath.Base(wheelPath), root, opts...)
+	f, err := os.Open(path)
+	if err == nil {
+		fi, err = f.Stat()
+		if err == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("wheel %s: not a regular file", path)
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return nil, 0, errdefs.New(errdefs.Invalid, err)
+	}
+	return f, fi.Size(), nil
 }
 
 // Install installs the wheel r (size bytes, named file: its distribution,
@@ -115,11 +136,11 @@ func Install(ctx context.Context, r io.ReaderAt, size int64, file, root string, 
 			in.Files = append(in.Files, f)
 		}
 	}
+	byPath := func(a, b File) int { return strings.Compare(a.Path, b.Path) }
 	in.Files = append(in.Files, w.bytes(p.distInfo+"/INSTALLER", []byte("prebake\n")))
-	slices.SortFunc(in.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	record := w.bytes(p.distInfo+"/RECORD", writeRecord(in.Files, p.distInfo+"/RECORD"))
-	i, _ := slices.BinarySearchFunc(in.Files, record.Path, func(f File, p string) int { return strings.Compare(f.Path, p) })
-	in.Files = slices.Insert(in.Files, i, record)
+	slices.SortFunc(in.Files, byPath)
+	in.Files = append(in.Files, w.bytes(p.distInfo+"/RECORD", writeRecord(in.Files, p.distInfo+"/RECORD")))
+	slices.SortFunc(in.Files, byPath)
 	if w.err == nil {
 		w.err = w.finish()
 	}
@@ -142,6 +163,9 @@ func Install(ctx context.Context, r io.ReaderAt, size int64, file, root string, 
 
 // checkRoot refuses a root that exists and is not an empty directory.
 func checkRoot(root string) error {
+	if root == "" {
+		return errdefs.Errorf(errdefs.BadArgument, "no install root")
+	}
 	fi, err := os.Stat(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -249,7 +273,7 @@ func plan(zr *zip.Reader, n Name, o *options) (*layout, error) {
 	data := strings.TrimSuffix(p.distInfo, ".dist-info") + ".data/"
 	targets := map[string]string{} // lower-case target → member
 	for _, t := range []string{recordName, p.distInfo + "/INSTALLER"} {
-		targets[strings.ToLower(t)] = t
+		targets[strings.ToLower(t)] = "prebake's " + t
 	}
 	for _, f := range files {
 		row, ok := rows[f.Name]
@@ -291,14 +315,15 @@ func plan(zr *zip.Reader, n Name, o *options) (*layout, error) {
 		}
 		p.members = append(p.members, m)
 	}
-	for name := range rows {
-		return nil, fail(recordName, fmt.Errorf("%w: it lists %.200q, which the wheel does not hold", ErrRecord, name))
+	if len(rows) > 0 {
+		missing := slices.Sorted(maps.Keys(rows))
+		return nil, fail(recordName, fmt.Errorf("%w: it lists %.200q, which the wheel does not hold", ErrRecord, missing[0]))
 	}
 	// A file may not also be a directory of another.
-	for key, name := range targets {
+	for _, key := range slices.Sorted(maps.Keys(targets)) {
 		for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
 			if other, clash := targets[dir]; clash {
-				return nil, fail(name, fmt.Errorf("%w: %.200q installs a file where it needs a directory", ErrDuplicate, other))
+				return nil, fail(targets[key], fmt.Errorf("%w: %.200q installs a file where it needs a directory", ErrDuplicate, other))
 			}
 		}
 	}

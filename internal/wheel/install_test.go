@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -496,6 +497,13 @@ func TestInstallRoot(t *testing.T) {
 	}
 	if _, err := InstallFile(context.Background(), dir, gone); !errors.Is(err, errdefs.Invalid) {
 		t.Errorf("a directory: %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo-1.0-py3-none-any.whl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InstallFile(context.Background(), fifo, gone); !errors.Is(err, errdefs.Invalid) {
+		t.Errorf("a FIFO: %v", err)
 	}
 	if _, err := Install(context.Background(), bytes.NewReader(data), int64(len(data)), "demo.zip", gone); !errors.Is(err, errdefs.Invalid) {
 		t.Errorf("a bad file name: %v", err)

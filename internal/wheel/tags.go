@@ -42,8 +42,9 @@ var legacyManylinux = map[[2]int]string{{2, 17}: "manylinux2014", {2, 12}: "many
 // as packaging guesses it (there is none yet).
 const lastGlibcMinor = 50
 
-// Tags returns the tags the target supports, best first, in the order of
-// pip's packaging.tags.sys_tags for that interpreter on Linux: the
+// Tags returns the tags the target supports, best first, in the order pip
+// picks wheels by (pip._internal.utils.compatibility_tags.get_supported,
+// packaging.tags' sys_tags but for <interpreter>-none-any) on Linux: the
 // interpreter's ABI, then abi3 and none for each platform (manylinux from
 // the target's glibc down with the legacy aliases, musllinux, then
 // linux_<arch>), abi3 of older CPython 3 minors down to 3.2, then
@@ -105,12 +106,7 @@ func (t Target) Tags() ([]Tag, error) {
 	for _, py := range pys {
 		add(py, "none", plats...)
 	}
-	switch impl {
-	case "cp":
-		add(interp, "none", "any")
-	case "pp":
-		add("pp"+strconv.Itoa(major), "none", "any")
-	}
+	add(interp, "none", "any")
 	for _, py := range pys {
 		add(py, "none", "any")
 	}

@@ -20,6 +20,7 @@ var goldenTargets = map[string]Target{
 	"cp37-x86_64-glibc2.17":   {PythonVersion: "3.7", Platform: "amd64", Glibc: "2.17"},
 	"cp312-x86_64-musl1.2":    {PythonVersion: "3.12", Platform: "x86_64", Musl: "1.2"},
 	"cp39-ppc64le-none":       {PythonVersion: "3.9", Implementation: "cp", ABI: "cp39", Platform: "ppc64le", Glibc: "0"},
+	"pp310-x86_64-glibc2.28":  {PythonVersion: "3.10", Implementation: "pp", ABI: "pypy310_pp73", Platform: "x86_64", Glibc: "2.28"},
 }
 
 func tagStrings(tags []Tag) []string {

@@ -15,8 +15,9 @@ from unittest import mock
 
 from pip._vendor.packaging import _manylinux, _musllinux, tags
 
-# name: (python version, abi, machine, glibc, musl)
+# name: (python version, abi, machine, glibc, musl[, implementation])
 TARGETS = {
+    "pp310-x86_64-glibc2.28": ((3, 10), "pypy310_pp73", "x86_64", (2, 28), None, "pp"),
     "cp311-x86_64-glibc2.36": ((3, 11), "cp311", "x86_64", (2, 36), None),
     "cp310-aarch64-glibc2.28": ((3, 10), "cp310", "aarch64", (2, 28), None),
     "cp37-x86_64-glibc2.17": ((3, 7), "cp37m", "x86_64", (2, 17), None),
@@ -25,7 +26,7 @@ TARGETS = {
 }
 
 
-def target_tags(py, abi, arch, glibc, musl):
+def target_tags(py, abi, arch, glibc, musl, impl="cp"):
     musl_version = _musllinux._MuslVersion(*musl) if musl else None
     with mock.patch.object(_manylinux, "_get_glibc_version", return_value=glibc or (-1, -1)), \
             mock.patch.object(_manylinux, "_have_compatible_abi", return_value=True), \
@@ -33,8 +34,11 @@ def target_tags(py, abi, arch, glibc, musl):
             mock.patch.object(tags.sysconfig, "get_platform", return_value="linux-" + arch), \
             mock.patch.object(tags, "_32_BIT_INTERPRETER", False):
         platforms = list(tags._linux_platforms(is_32bit=False))
-    interp = "cp%d%d" % py
-    yield from tags.cpython_tags(py, [abi], platforms)
+    interp = "%s%d%d" % (impl, py[0], py[1])
+    if impl == "cp":
+        yield from tags.cpython_tags(py, [abi], platforms)
+    else:
+        yield from tags.generic_tags(interp, [abi], platforms)
     yield from tags.compatible_tags(py, interp, platforms)
 
 
