@@ -20,9 +20,10 @@
 //     (Root-Is-Purelib is read and reported, Installed.Purelib).
 //   - .data/scripts are skipped unless WithScripts names a directory under
 //     root (then mode 0755, "#!python" rewritten to the interpreter given);
-//     .data/data likewise with WithData; .data/headers always. Skipped
-//     members are verified and listed in Installed.Skipped. Console-script
-//     wrappers for entry points are not generated.
+//     .data/data likewise with WithData; .data/headers always; any other
+//     file of .data is ErrFormat. Skipped members are verified and listed
+//     in Installed.Skipped. Console-script wrappers for entry points are
+//     not generated.
 //   - The .dist-info directory is kept as is but for INSTALLER ("prebake")
 //     and RECORD, rewritten with the installed paths and sha256s (RECORD.jws
 //     and RECORD.p7s, which signed the old RECORD, are dropped). No
@@ -39,19 +40,22 @@
 //     for the wheel's project; a WHEEL with Wheel-Version 1.x: else
 //     ErrFormat.
 //   - Expansion is bounded: the members' total uncompressed size
-//     (WithMaxSize, 2 GiB) and each member's compression ratio over 1 MiB
-//     (WithMaxRatio, 200:1); else ErrTooLarge. The zip reader also checks
-//     each member's size and CRC.
+//     (WithMaxSize, 2 GiB), their number (WithMaxFiles, 262144) and each
+//     member's compression ratio over 1 MiB (WithMaxRatio, 200:1); else
+//     ErrTooLarge. A member path is at most 1024 bytes. The zip reader
+//     also checks each member's size and CRC.
 //   - Output is deterministic: files 0644 (0755 when the zip mode has an
 //     execute bit), directories 0755, every mtime WithEpoch's (default
 //     1970-01-01T00:00:01Z, pass layers.Epoch() for SOURCE_DATE_EPOCH), the
 //     RECORD sorted; the member order of the zip does not matter.
 //   - Nothing is half-written: root must not exist or be empty; the wheel
 //     is installed into a temporary directory beside root, renamed to root
-//     once every member is verified. So each wheel gets its own root (one
-//     layer per wheel; namespace packages merge when the layers stack).
+//     once every member is verified (a killed process may leave the
+//     temporary ".<root>.tmp-*", never a partial root). So each wheel gets
+//     its own root (one layer per wheel; namespace packages merge when the
+//     layers stack).
 //
 // A refused wheel is errdefs.Invalid (exit 65) naming the wheel and the
 // member; a write failure errdefs.CantWrite; a bad option or root
-// errdefs.BadArgument.
+// errdefs.BadArgument; a cancelled ctx its error.
 package wheel

@@ -50,6 +50,9 @@ type File struct {
 	SHA256 [sha256.Size]byte
 }
 
+// maxPath bounds a member's path (PATH_MAX is 4096 with root's own).
+const maxPath = 1024
+
 // metadataMax bounds the WHEEL and RECORD files, read into memory.
 const metadataMax = 64 << 20
 
@@ -211,6 +214,9 @@ func plan(zr *zip.Reader, n Name, o *options) (*layout, error) {
 	fail := func(name string, err error) error {
 		return errdefs.New(errdefs.Invalid, fmt.Errorf("wheel %s: %.200q: %w", n.File, name, err))
 	}
+	if len(zr.File) > o.maxFiles {
+		return nil, errdefs.Errorf(errdefs.Invalid, "wheel %s: %w: more than %d members", n.File, ErrTooLarge, o.maxFiles)
+	}
 	var files []*zip.File
 	seen := map[string]string{} // lower-case name → name
 	var total uint64
@@ -336,10 +342,13 @@ func plan(zr *zip.Reader, n Name, o *options) (*layout, error) {
 
 // checkMember refuses a member path that could leave root: absolute, a
 // backslash, an empty, "." or ".." segment, a control character, invalid
-// UTF-8.
+// UTF-8; or that the file system could refuse: longer than maxPath.
 func checkMember(name string) error {
 	if strings.HasPrefix(name, "/") {
 		return fmt.Errorf("%w: an absolute path", safepath.ErrUnsafe)
+	}
+	if len(name) > maxPath {
+		return fmt.Errorf("%w: a path longer than %d bytes", safepath.ErrUnsafe, maxPath)
 	}
 	for _, seg := range strings.Split(name, "/") {
 		if err := safepath.Name(seg); err != nil {

@@ -414,6 +414,10 @@ func TestInstallRefuses(t *testing.T) {
 				}
 			})
 		}, nil, ErrTooLarge},
+		{"too many members", func(t *testing.T) []byte { return wheelOf(t, good) }, []Option{WithMaxFiles(5)}, ErrTooLarge},
+		{"a long path", func(t *testing.T) []byte {
+			return wheelOf(t, with(zf{name: strings.Repeat("d/", 600) + "x.py", body: "x"}))
+		}, nil, safepath.ErrUnsafe},
 		{"no dist-info", func(t *testing.T) []byte { return zipFiles(t, good[:3]) }, nil, ErrFormat},
 		{"two dist-infos", func(t *testing.T) []byte {
 			return wheelOf(t, with(zf{name: "other-1.0.dist-info/METADATA", body: "x"}))
@@ -512,7 +516,7 @@ func TestInstallRoot(t *testing.T) {
 
 func TestOptionsRefused(t *testing.T) {
 	for _, opt := range []Option{
-		WithMaxSize(0), WithMaxRatio(-1), WithScripts("", ""), WithScripts("/bin", ""), WithScripts("../bin", ""),
+		WithMaxSize(0), WithMaxRatio(-1), WithMaxFiles(0), WithScripts("", ""), WithScripts("/bin", ""), WithScripts("../bin", ""),
 		WithScripts("bin", "python3"), WithScripts("bin", "/usr/bin/env python3"), WithData("a//b"), WithData("a/"),
 	} {
 		if _, err := makeOptions([]Option{opt}); !errors.Is(err, errdefs.BadArgument) || errdefs.OptionOf(err) == "" {

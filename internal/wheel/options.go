@@ -11,6 +11,10 @@ import (
 // DefaultMaxSize is the default bound on a wheel's uncompressed bytes.
 const DefaultMaxSize = 2 << 30
 
+// DefaultMaxFiles is the default bound on a wheel's members (the largest
+// real wheels hold some tens of thousands).
+const DefaultMaxFiles = 1 << 18
+
 // DefaultMaxRatio is the default bound on a member's uncompressed size over
 // its compressed size, for members over 1 MiB (deflate tops out near 1032).
 const DefaultMaxRatio = 200
@@ -29,6 +33,7 @@ type Option func(*options) error
 
 type options struct {
 	maxSize    int64
+	maxFiles   int
 	maxRatio   int64
 	scriptsDir string // "" skips .data/scripts
 	python     string
@@ -37,7 +42,7 @@ type options struct {
 }
 
 func makeOptions(opts []Option) (*options, error) {
-	o := &options{maxSize: DefaultMaxSize, maxRatio: DefaultMaxRatio, epoch: DefaultEpoch}
+	o := &options{maxSize: DefaultMaxSize, maxFiles: DefaultMaxFiles, maxRatio: DefaultMaxRatio, epoch: DefaultEpoch}
 	for _, opt := range opts {
 		if err := opt(o); err != nil {
 			return nil, err
@@ -58,6 +63,18 @@ func WithMaxSize(n int64) Option {
 			return errdefs.Optionf(errdefs.BadArgument, "wheel.WithMaxSize", "max size %d: want a positive number of bytes", n)
 		}
 		o.maxSize = n
+		return nil
+	}
+}
+
+// WithMaxFiles bounds the number of members, directories included (else
+// ErrTooLarge). The default is DefaultMaxFiles (262144).
+func WithMaxFiles(n int) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return errdefs.Optionf(errdefs.BadArgument, "wheel.WithMaxFiles", "max files %d: want a positive number", n)
+		}
+		o.maxFiles = n
 		return nil
 	}
 }
