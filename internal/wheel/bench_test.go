@@ -8,12 +8,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // benchFiles is a synthetic wheel of about 50 MB: 100 modules of 512 KiB,
-// half random bytes (like a shared library, deflate cannot shrink them),
-// half text-like (shrinks about 4:1).
+// half random bytes (deflate cannot shrink them), half text of 18 letters
+// (deflate halves it).
 func benchFiles() []zf {
 	r := rand.New(rand.NewPCG(1, 2))
 	files := []zf{
@@ -55,16 +57,20 @@ func BenchmarkInstall(b *testing.B) {
 	}
 	size := benchSize(files)
 	b.SetBytes(size)
+	var cpu cpuMeter
 	for i := 0; b.Loop(); i++ {
 		root := filepath.Join(dir, fmt.Sprint("root", i))
+		cpu.start()
 		if _, err := InstallFile(context.Background(), path, root); err != nil {
 			b.Fatal(err)
 		}
+		cpu.stop()
 		b.StopTimer()
 		os.RemoveAll(root)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(len(data))/float64(size), "zip/raw")
+	cpu.report(b, size)
 }
 
 // BenchmarkFloor writes and hashes the synthetic wheel's files with no zip:
@@ -72,9 +78,12 @@ func BenchmarkInstall(b *testing.B) {
 func BenchmarkFloor(b *testing.B) {
 	files := benchFiles()
 	dir := b.TempDir()
-	b.SetBytes(benchSize(files))
+	size := benchSize(files)
+	b.SetBytes(size)
+	var cpu cpuMeter
 	for i := 0; b.Loop(); i++ {
 		root := filepath.Join(dir, fmt.Sprint("root", i))
+		cpu.start()
 		for _, f := range files {
 			p := filepath.Join(root, filepath.FromSlash(f.name))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -90,8 +99,33 @@ func BenchmarkFloor(b *testing.B) {
 			}
 			out.Close()
 		}
+		cpu.stop()
 		b.StopTimer()
 		os.RemoveAll(root)
 		b.StartTimer()
+	}
+	cpu.report(b, size)
+}
+
+// cpuMeter adds up the process's CPU time (user and system) between start
+// and stop: on a shared machine MB per CPU second varies less than MB/s.
+type cpuMeter struct {
+	at, total time.Duration
+	n         int
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck // RUSAGE_SELF does not fail
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (c *cpuMeter) start() { c.at = cpuTime() }
+func (c *cpuMeter) stop()  { c.total += cpuTime() - c.at; c.n++ }
+
+// report reports MB (of size bytes an operation) per CPU second.
+func (c *cpuMeter) report(b *testing.B, size int64) {
+	if c.total > 0 {
+		b.ReportMetric(float64(size)*float64(c.n)/1e6/c.total.Seconds(), "MB/cpu-s")
 	}
 }

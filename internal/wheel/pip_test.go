@@ -16,8 +16,8 @@ import (
 )
 
 // realWheels returns real wheels found on this machine: the ones ensurepip
-// bundles with python3, and six 1.16.0 fetched by pip (PyPI as pip is
-// configured), when it can.
+// bundles with python3, and six 1.16.0 and jupyterlab_pygments 0.3.0 (it
+// has .data/data) fetched by pip (PyPI as pip is configured), when it can.
 func realWheels(t *testing.T) []string {
 	t.Helper()
 	out, err := exec.Command("python3", "-c", `import ensurepip, glob, os
@@ -29,9 +29,10 @@ print("\n".join(glob.glob(os.path.join(os.path.dirname(ensurepip.__file__), "_bu
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	dl := exec.CommandContext(ctx, "python3", "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "six==1.16.0", "-d", dir)
+	dl := exec.CommandContext(ctx, "python3", "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
+		"--only-binary=:all:", "six==1.16.0", "jupyterlab_pygments==0.3.0", "-d", dir)
 	if out, err := dl.CombinedOutput(); err != nil {
-		t.Logf("pip download six: %v\n%s", err, out)
+		t.Logf("pip download: %v\n%s", err, out)
 	}
 	found, _ := filepath.Glob(filepath.Join(dir, "*.whl"))
 	return append(wheels, found...)
@@ -72,8 +73,9 @@ func pipTree(t *testing.T, root string) map[string]string {
 	return out
 }
 
-// TestInstallMatchesPip installs real wheels with Install and with pip
-// install --target: the same files, the same content.
+// TestInstallMatchesPip installs real wheels with Install (.data/data at
+// root, as pip does) and with pip install --target: the same files, the
+// same content.
 func TestInstallMatchesPip(t *testing.T) {
 	if err := exec.Command("python3", "-m", "pip", "--version").Run(); err != nil {
 		t.Skipf("no python3 with pip: %v", err)
@@ -86,7 +88,7 @@ func TestInstallMatchesPip(t *testing.T) {
 		t.Run(filepath.Base(w), func(t *testing.T) {
 			dir := t.TempDir()
 			ours, theirs := filepath.Join(dir, "ours"), filepath.Join(dir, "pip")
-			in, err := InstallFile(context.Background(), w, ours)
+			in, err := InstallFile(context.Background(), w, ours, WithData("."))
 			if err != nil {
 				t.Fatal(err)
 			}
