@@ -35,7 +35,8 @@
 //     empty, "." or ".." segment, control character or invalid UTF-8, and
 //     no link, device or FIFO entry (the zip's Unix mode): else
 //     safepath.ErrUnsafe. Two members with the same name or names differing
-//     only in case, two members installed to one path, a file where another
+//     only in case (the archive may be unpacked on a case-insensitive file
+//     system), two members installed to one path, a file where another
 //     needs a directory: ErrDuplicate. Only one .dist-info directory, named
 //     for the wheel's project; a WHEEL with Wheel-Version 1.x: else
 //     ErrFormat.

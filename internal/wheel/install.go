@@ -214,33 +214,9 @@ func plan(zr *zip.Reader, n Name, o *options) (*layout, error) {
 	fail := func(name string, err error) error {
 		return errdefs.New(errdefs.Invalid, fmt.Errorf("wheel %s: %.200q: %w", n.File, name, err))
 	}
-	if len(zr.File) > o.maxFiles {
-		return nil, errdefs.Errorf(errdefs.Invalid, "wheel %s: %w: more than %d members", n.File, ErrTooLarge, o.maxFiles)
-	}
-	var files []*zip.File
-	seen := map[string]string{} // lower-case name → name
-	var total uint64
-	for _, f := range zr.File {
-		dir := strings.HasSuffix(f.Name, "/")
-		if err := checkMember(strings.TrimSuffix(f.Name, "/")); err != nil {
-			return nil, fail(f.Name, err)
-		}
-		if err := checkType(f.Mode(), dir); err != nil {
-			return nil, fail(f.Name, err)
-		}
-		if prev, dup := seen[strings.ToLower(f.Name)]; dup {
-			return nil, fail(f.Name, fmt.Errorf("%w: the wheel holds %.200q too", ErrDuplicate, prev))
-		}
-		seen[strings.ToLower(f.Name)] = f.Name
-		if total += f.UncompressedSize64; total > uint64(o.maxSize) {
-			return nil, fail(f.Name, fmt.Errorf("%w: more than %d bytes uncompressed", ErrTooLarge, o.maxSize))
-		}
-		if f.UncompressedSize64 > ratioFloor && f.UncompressedSize64/max(f.CompressedSize64, 1) > uint64(o.maxRatio) {
-			return nil, fail(f.Name, fmt.Errorf("%w: %d bytes compressed to %d, more than %d:1", ErrTooLarge, f.UncompressedSize64, f.CompressedSize64, o.maxRatio))
-		}
-		if !dir {
-			files = append(files, f)
-		}
+	files, err := checkMembers(zr, o, fail)
+	if err != nil {
+		return nil, err
 	}
 	p := &layout{}
 	for _, f := range files {
@@ -338,6 +314,40 @@ func plan(zr *zip.Reader, n Name, o *options) (*layout, error) {
 	})
 	slices.Sort(p.skipped)
 	return p, nil
+}
+
+// checkMembers checks every entry's path, type and sizes (before any is
+// read) and returns the files, directories left out.
+func checkMembers(zr *zip.Reader, o *options, fail func(string, error) error) ([]*zip.File, error) {
+	if len(zr.File) > o.maxFiles {
+		return nil, fail(zr.File[o.maxFiles].Name, fmt.Errorf("%w: more than %d members", ErrTooLarge, o.maxFiles))
+	}
+	var files []*zip.File
+	seen := map[string]string{} // lower-case name → name
+	var total uint64
+	for _, f := range zr.File {
+		dir := strings.HasSuffix(f.Name, "/")
+		if err := checkMember(strings.TrimSuffix(f.Name, "/")); err != nil {
+			return nil, fail(f.Name, err)
+		}
+		if err := checkType(f.Mode(), dir); err != nil {
+			return nil, fail(f.Name, err)
+		}
+		if prev, dup := seen[strings.ToLower(f.Name)]; dup {
+			return nil, fail(f.Name, fmt.Errorf("%w: the wheel holds %.200q too", ErrDuplicate, prev))
+		}
+		seen[strings.ToLower(f.Name)] = f.Name
+		if total += f.UncompressedSize64; total > uint64(o.maxSize) {
+			return nil, fail(f.Name, fmt.Errorf("%w: more than %d bytes uncompressed", ErrTooLarge, o.maxSize))
+		}
+		if f.UncompressedSize64 > ratioFloor && f.UncompressedSize64/max(f.CompressedSize64, 1) > uint64(o.maxRatio) {
+			return nil, fail(f.Name, fmt.Errorf("%w: %d bytes compressed to %d, more than %d:1", ErrTooLarge, f.UncompressedSize64, f.CompressedSize64, o.maxRatio))
+		}
+		if !dir {
+			files = append(files, f)
+		}
+	}
+	return files, nil
 }
 
 // checkMember refuses a member path that could leave root: absolute, a
