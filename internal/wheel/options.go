@@ -58,38 +58,20 @@ func makeOptions(opts []Option) (*options, error) {
 // counted (a zip bomb is errdefs.Invalid, ErrTooLarge). The default is
 // DefaultMaxSize (2 GiB).
 func WithMaxSize(n int64) Option {
-	return func(o *options) error {
-		if n <= 0 {
-			return errdefs.Optionf(errdefs.BadArgument, "wheel.WithMaxSize", "max size %d: want a positive number of bytes", n)
-		}
-		o.maxSize = n
-		return nil
-	}
+	return positive("wheel.WithMaxSize", n, func(o *options) *int64 { return &o.maxSize })
 }
 
 // WithMaxFiles bounds the number of members, directories included (else
 // ErrTooLarge). The default is DefaultMaxFiles (262144).
 func WithMaxFiles(n int) Option {
-	return func(o *options) error {
-		if n <= 0 {
-			return errdefs.Optionf(errdefs.BadArgument, "wheel.WithMaxFiles", "max files %d: want a positive number", n)
-		}
-		o.maxFiles = n
-		return nil
-	}
+	return positive("wheel.WithMaxFiles", n, func(o *options) *int { return &o.maxFiles })
 }
 
 // WithMaxRatio bounds each member's uncompressed size over its compressed
 // size (members under 1 MiB are not checked). The default is
 // DefaultMaxRatio (200).
 func WithMaxRatio(r int64) Option {
-	return func(o *options) error {
-		if r <= 0 {
-			return errdefs.Optionf(errdefs.BadArgument, "wheel.WithMaxRatio", "max ratio %d: want a positive number", r)
-		}
-		o.maxRatio = r
-		return nil
-	}
+	return positive("wheel.WithMaxRatio", r, func(o *options) *int64 { return &o.maxRatio })
 }
 
 // WithScripts installs the wheel's .data/scripts under dir (a relative
@@ -127,6 +109,17 @@ func WithData(dir string) Option {
 // default is DefaultEpoch, 1970-01-01T00:00:01Z.
 func WithEpoch(t time.Time) Option {
 	return func(o *options) error { o.epoch = t; return nil }
+}
+
+// positive is an option setting a bound to n, which must be positive.
+func positive[T int | int64](option string, n T, bound func(*options) *T) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return errdefs.Optionf(errdefs.BadArgument, option, "%d: want a positive number", n)
+		}
+		*bound(o) = n
+		return nil
+	}
 }
 
 func checkDir(option, dir string) error {
