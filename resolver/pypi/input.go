@@ -1,0 +1,328 @@
+// Package pypi is the Python half of resolution. This part reads what a
+// PySpark job's Python dependencies are: a requirements file (pip's
+// format), a pyproject.toml's [project] dependencies, or an already
+// resolved PEP 751 pylock.toml or uv.lock, into one typed Input; with
+// PEP 440 versions and specifiers and PEP 508 markers evaluated for a
+// target environment.
+//
+// Indexes: the machine's pip configuration is where wheels come from.
+// The --index-url, --extra-index-url and --find-links lines of a
+// requirements file are recorded (Input.Indexes, without userinfo) but
+// not honoured: a file committed next to a job must not send the
+// machine's downloads to another host (a dependency confusion through
+// --extra-index-url, or an air gap bypassed), and the lock records the
+// index that served each wheel, so a difference shows. The same holds
+// for the index a pylock.toml or uv.lock names for a package: its wheels
+// carry their own URLs and hashes, which the fetch checks.
+package pypi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/localfile"
+	"github.com/prebake/prebake/internal/redact"
+)
+
+// Format is the kind of file an Input was read from.
+type Format string
+
+// The formats.
+const (
+	Requirements Format = "requirements"
+	Pyproject    Format = "pyproject"
+	Pylock       Format = "pylock"
+	UvLock       Format = "uv.lock"
+)
+
+// Input is what a job asks for: requirements to resolve, or packages
+// already pinned by a lock.
+type Input struct {
+	Format Format
+	// File is the file read (includes are named by each Source).
+	File string
+	// Requirements to resolve (requirements file, pyproject.toml).
+	Requirements []Requirement
+	// Constraints (-c files) narrow the requirements' versions; they add
+	// no package.
+	Constraints []Requirement
+	// Pinned are the packages of a pylock.toml or uv.lock.
+	Pinned []Pin
+	// Roots are a uv.lock's project's own dependency edges (its
+	// workspace members'), where a walk of Pinned starts; the extras of
+	// optional ones are in Extra.
+	Roots []PinDependency
+	// Indexes are the index lines of a requirements file, recorded only
+	// (see the package comment).
+	Indexes []Index
+	// RequiresPython is the lock's or project's requires-python.
+	RequiresPython Specifiers
+	// RequireHashes is --require-hashes; Pre is --pre.
+	RequireHashes bool
+	Pre           bool
+}
+
+// Source is where something was read: a file and its line (the first
+// line of a continued one).
+type Source struct {
+	File string
+	Line int
+}
+
+// String is "file:line", or "file" when the line is not known.
+func (s Source) String() string {
+	if s.Line <= 0 {
+		return s.File
+	}
+	return fmt.Sprintf("%s:%d", s.File, s.Line)
+}
+
+// Requirement is one PEP 508 requirement by name.
+type Requirement struct {
+	// Name is the PEP 503 normalized name ("typing-extensions").
+	Name string
+	// Extras are normalized and sorted.
+	Extras     []string
+	Specifiers Specifiers
+	Marker     Marker
+	// Hashes are --hash values, "sha256:<hex>" (sha384, sha512 too).
+	Hashes []string
+	Source Source
+}
+
+// Index is an index line of a requirements file: Option is
+// "--index-url", "--extra-index-url", "--find-links" or "--no-index";
+// URL has no userinfo.
+type Index struct {
+	Option string
+	URL    string
+	Source Source
+}
+
+// Pin is a package of a lock at one version.
+type Pin struct {
+	Name    string // normalized
+	Version string
+	// Marker says where the package is installed (pylock.toml); a
+	// uv.lock says it on Dependencies instead.
+	Marker         Marker
+	RequiresPython Specifiers
+	// Index is the index the lock names, without userinfo.
+	Index  string
+	Wheels []Wheel
+	// Sdist is the source distribution, if any: a package with no wheel
+	// cannot be locked as wheels (SdistOnly).
+	Sdist *Dist
+	// Dependencies are a uv.lock's edges, ResolutionMarkers the forks the
+	// version belongs to.
+	Dependencies      []PinDependency
+	ResolutionMarkers []string
+	Source            Source
+}
+
+// SdistOnly reports a package with no wheel: not lockable as wheels.
+func (p Pin) SdistOnly() bool { return len(p.Wheels) == 0 }
+
+// Wheel is one wheel file of a pinned package.
+type Wheel struct {
+	// Name is the wheel's file name (its tags choose it for a target).
+	Name string
+	// URL has no userinfo.
+	URL    string
+	SHA256 string
+	Size   int64
+}
+
+// Dist is a source distribution.
+type Dist struct {
+	URL    string
+	SHA256 string
+	Size   int64
+}
+
+// PinDependency is an edge of a uv.lock: the dependency's name, version
+// when several are locked, extras and marker; Extra is the depending
+// package's extra that asks for it ("" for a plain dependency).
+type PinDependency struct {
+	Name    string
+	Version string
+	Extras  []string
+	Marker  Marker
+	Extra   string
+}
+
+// FullyPinned reports an input that needs no resolver: a lock, or a
+// requirements file in pip's hash-checking form (every requirement is
+// "==V" with at least one --hash).
+func (in *Input) FullyPinned() bool {
+	switch in.Format {
+	case Pylock, UvLock:
+		return true
+	case Requirements:
+		if len(in.Requirements) == 0 {
+			return false
+		}
+		for _, r := range in.Requirements {
+			if _, ok := r.Specifiers.Pinned(); !ok || len(r.Hashes) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// Limits on hostile input.
+const (
+	// MaxFileSize is the largest file read.
+	MaxFileSize = 1 << 20
+	// MaxIncludeDepth bounds -r/-c chains.
+	MaxIncludeDepth = 16
+	// MaxFiles bounds the files one requirements file includes in all.
+	MaxFiles = 256
+)
+
+// LineError is an error at a line of an input file; errors.As finds it.
+type LineError struct {
+	Source
+	Err error
+}
+
+func (e *LineError) Error() string { return e.Source.String() + ": " + e.Err.Error() }
+
+// Unwrap returns the error.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// lineErrorf is an Invalid error at src.
+func lineErrorf(src Source, format string, args ...any) error {
+	return errdefs.New(errdefs.Invalid, &LineError{Source: src, Err: fmt.Errorf(format, args...)})
+}
+
+// lineError wraps err at src, keeping err's kind (Invalid when none).
+func lineError(src Source, err error) error {
+	k := errdefs.KindOf(err)
+	if k == errdefs.Unknown {
+		k = errdefs.Invalid
+	}
+	return errdefs.New(k, &LineError{Source: src, Err: err})
+}
+
+// Option configures reading an input.
+type Option func(*options)
+
+type options struct {
+	extras  []string
+	getenv  func(string) (string, bool)
+	maxSize int64
+}
+
+// WithExtras asks for a pyproject.toml's optional dependencies of these
+// extras (an extra the project does not declare is an error). The
+// default is none.
+func WithExtras(extras ...string) Option {
+	return func(o *options) { o.extras = append(o.extras, extras...) }
+}
+
+// WithGetenv sets how ${VAR} in a requirements file is expanded. The
+// default is os.LookupEnv.
+func WithGetenv(getenv func(string) (string, bool)) Option {
+	return func(o *options) { o.getenv = getenv }
+}
+
+// WithMaxSize sets the largest file read. The default is MaxFileSize.
+func WithMaxSize(n int64) Option {
+	return func(o *options) { o.maxSize = n }
+}
+
+func makeOptions(opts []Option) *options {
+	o := &options{getenv: lookupEnv, maxSize: MaxFileSize}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+// Read reads the input at path, its format chosen by its name:
+// pyproject.toml, pylock.toml (or pylock.NAME.toml), uv.lock, and any
+// other name a requirements file.
+func Read(ctx context.Context, path string, opts ...Option) (*Input, error) {
+	switch base := filepath.Base(path); {
+	case base == "pyproject.toml":
+		return ReadPyproject(ctx, path, opts...)
+	case base == "uv.lock":
+		return ReadUvLock(ctx, path, opts...)
+	case base == "pylock.toml" || strings.HasPrefix(base, "pylock.") && strings.HasSuffix(base, ".toml"):
+		return ReadPylock(ctx, path, opts...)
+	}
+	return ReadRequirements(ctx, path, opts...)
+}
+
+// readFile reads a file a user named, refusing a FIFO, a device or a
+// directory (without blocking), and one over the size limit.
+func readFile(path string, o *options) ([]byte, error) {
+	if path == "" {
+		return nil, errdefs.Optionf(errdefs.BadArgument, "path", "no file named")
+	}
+	return localfile.Read(path, o.maxSize)
+}
+
+// checkText refuses NUL bytes and invalid UTF-8, naming the line.
+func checkText(file string, data []byte) error {
+	line := 1
+	for i, b := range data {
+		switch b {
+		case '\n':
+			line++
+		case 0:
+			return lineErrorf(Source{file, line}, "a NUL byte at offset %d", i)
+		}
+	}
+	if !isUTF8(data) {
+		return lineErrorf(Source{file, badUTF8Line(data)}, "not valid UTF-8")
+	}
+	return nil
+}
+
+// nameRE is PEP 508's project name.
+var nameRE = regexp.MustCompile(`^(?i:[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$`)
+
+var nameSepRE = regexp.MustCompile(`[-_.]+`)
+
+// CanonicalName is PEP 503's normalized project name: lowercase, each run
+// of "-", "_" and "." one "-".
+func CanonicalName(name string) string {
+	return nameSepRE.ReplaceAllString(strings.ToLower(name), "-")
+}
+
+// cleanURL removes a URL's userinfo (it is never stored nor logged).
+func cleanURL(u string) string { return redact.StripUserinfo(u) }
+
+// errNotWheel is matched by requirements that cannot be locked as wheels.
+var errNotWheel = errors.New("not lockable as wheels")
+
+func lookupEnv(k string) (string, bool) { return os.LookupEnv(k) }
+
+func isUTF8(data []byte) bool { return utf8.Valid(data) }
+
+// badUTF8Line is the line of data's first invalid UTF-8 sequence.
+func badUTF8Line(data []byte) int {
+	line := 1
+	for len(data) > 0 {
+		r, n := utf8.DecodeRune(data)
+		if r == utf8.RuneError && n <= 1 {
+			return line
+		}
+		if r == '\n' {
+			line++
+		}
+		data = data[n:]
+	}
+	return line
+}
