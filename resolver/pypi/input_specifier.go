@@ -76,7 +76,7 @@ func (sp Specifier) check() error {
 	}
 	v, err := ParseVersion(vs)
 	if err != nil {
-		return errors.Join(ErrSpecifier, err)
+		return fmt.Errorf("%w: %w", ErrSpecifier, err)
 	}
 	switch {
 	case wild && sp.Op != "==" && sp.Op != "!=":

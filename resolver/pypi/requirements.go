@@ -343,9 +343,15 @@ func splitShell(s string) ([]string, error) {
 // archiveExts are the file names pip takes as archives (a path).
 var archiveExts = []string{".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tar", ".tar.lz"}
 
+// nameAtRE is a PEP 508 URL requirement's start: "name[extras] @".
+var nameAtRE = regexp.MustCompile(`^\s*[A-Za-z0-9._-]+\s*(\[[^\]]*\])?\s*@`)
+
 // looksLikeLocation reports what pip would take for a URL, a path or a
 // VCS reference rather than a requirement by name.
 func looksLikeLocation(s string) bool {
+	if nameAtRE.MatchString(s) {
+		return false // name @ URL: ParseRequirement says so
+	}
 	name, _, _ := strings.Cut(s, ";")
 	name = strings.TrimSpace(name)
 	lower := strings.ToLower(name)
