@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -301,8 +302,14 @@ func CanonicalName(name string) string {
 	return nameSepRE.ReplaceAllString(strings.ToLower(name), "-")
 }
 
-// cleanURL removes a URL's userinfo (it is never stored nor logged).
-func cleanURL(u string) string { return redact.StripUserinfo(u) }
+// cleanURL removes a URL's userinfo (it is never stored nor logged); a
+// URL that does not parse loses all that may be userinfo.
+func cleanURL(s string) string {
+	if _, err := url.Parse(s); err != nil {
+		return redact.URL(s)
+	}
+	return redact.StripUserinfo(s)
+}
 
 // errNotWheel is matched by requirements that cannot be locked as wheels.
 var errNotWheel = errors.New("not lockable as wheels")

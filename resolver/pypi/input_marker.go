@@ -60,6 +60,19 @@ func (m Marker) String() string {
 	return m.root.String()
 }
 
+// MarshalText is the marker's normal form (String).
+func (m Marker) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText parses a marker (ParseMarker).
+func (m *Marker) UnmarshalText(b []byte) error {
+	p, err := ParseMarker(string(b))
+	if err != nil {
+		return err
+	}
+	*m = p
+	return nil
+}
+
 // IsZero reports a marker that holds everywhere (none was written).
 func (m Marker) IsZero() bool { return m.root == nil }
 

@@ -14,16 +14,16 @@ type pylockFile struct {
 }
 
 type pylockPackage struct {
-	Name           string            `toml:"name"`
-	Version        string            `toml:"version"`
-	Marker         string            `toml:"marker"`
-	RequiresPython string            `toml:"requires-python"`
-	Index          string            `toml:"index"`
-	Wheels         []pylockDist      `toml:"wheels"`
-	Sdist          *pylockDist       `toml:"sdist"`
-	VCS            map[string]any    `toml:"vcs"`
-	Directory      map[string]any    `toml:"directory"`
-	Archive        map[string]any    `toml:"archive"`
+	Name           string         `toml:"name"`
+	Version        string         `toml:"version"`
+	Marker         string         `toml:"marker"`
+	RequiresPython string         `toml:"requires-python"`
+	Index          string         `toml:"index"`
+	Wheels         []pylockDist   `toml:"wheels"`
+	Sdist          *pylockDist    `toml:"sdist"`
+	VCS            map[string]any `toml:"vcs"`
+	Directory      map[string]any `toml:"directory"`
+	Archive        map[string]any `toml:"archive"`
 }
 
 type pylockDist struct {

@@ -154,7 +154,7 @@ func checkErr(t *testing.T, err error, kind errdefs.Kind, msg string) {
 		t.Errorf("%v: kind %v, want %v", err, got, kind)
 	}
 	if diff := cmp.Diff(msg, err.Error()); diff != "" {
-		t.Errorf("message (-want +got):\n%s", diff)
+		t.Errorf("message %q (-want +got):\n%s", err.Error(), diff)
 	}
 	var le *LineError
 	if kind == errdefs.Invalid && !errors.As(err, &le) {
@@ -283,6 +283,42 @@ func TestReadRequirementsHostile(t *testing.T) {
 				t.Errorf("message (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestReadRequirementsManyFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "leaf.txt"), []byte("six\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Not a cycle: the same file included again and again (pip reads it
+	// each time), until MaxFiles.
+	top := filepath.Join(dir, "top.txt")
+	if err := os.WriteFile(top, []byte(strings.Repeat("-r leaf.txt\n", MaxFiles)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadRequirements(context.Background(), top)
+	checkErr(t, err, errdefs.Invalid, fmt.Sprintf("%s:%d: more than %d files included", top, MaxFiles, MaxFiles))
+	if err := os.WriteFile(top, []byte("-r leaf.txt\n-r leaf.txt\n--index-url https://u:p/w@h/simple\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadRequirements(context.Background(), top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Requirements) != 2 {
+		t.Errorf("%d requirements, want 2 (a file included twice is read twice)", len(in.Requirements))
+	}
+	if diff := cmp.Diff("https://h/simple", in.Indexes[0].URL); diff != "" {
+		t.Errorf("an unparsable index URL keeps its userinfo (-want +got):\n%s", diff)
+	}
+}
+
+func TestReadRequirementsCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ReadRequirements(ctx, filepath.Join("testdata", "requirements", "requirements.txt")); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
 
