@@ -28,11 +28,8 @@ type pyprojectFile struct {
 func ReadPyproject(ctx context.Context, path string, opts ...Option) (*Input, error) {
 	o := makeOptions(opts)
 	var pf pyprojectFile
-	f, err := decodeTOML(path, o, &pf)
+	f, err := decodeTOML(ctx, path, o, &pf)
 	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	p := pf.Project
@@ -42,10 +39,8 @@ func ReadPyproject(ctx context.Context, path string, opts ...Option) (*Input, er
 	projLine := f.find(1, "[project]")
 	self := CanonicalName(p.Name)
 	in := &Input{Format: Pyproject, File: path}
-	if p.RequiresPython != "" {
-		if in.RequiresPython, err = ParseSpecifiers(p.RequiresPython); err != nil {
-			return nil, lineError(f.at(f.keyLine(projLine, "requires-python")), fmt.Errorf("requires-python: %w", err))
-		}
+	if in.RequiresPython, err = f.requiresPython(projLine, p.RequiresPython); err != nil {
+		return nil, err
 	}
 	for _, d := range p.Dynamic {
 		switch {

@@ -1,6 +1,7 @@
 package pypi
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,7 +22,10 @@ type tomlFile struct {
 }
 
 // decodeTOML reads path (with readFile's checks) and decodes it into v.
-func decodeTOML(path string, o *options, v any) (*tomlFile, error) {
+func decodeTOML(ctx context.Context, path string, o *options, v any) (*tomlFile, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	data, err := readFile(path, o)
 	if err != nil {
 		return nil, err
@@ -38,6 +42,16 @@ func decodeTOML(path string, o *options, v any) (*tomlFile, error) {
 		return nil, lineErrorf(Source{path, 0}, "not valid TOML: %v", err)
 	}
 	return f, nil
+}
+
+// requiresPython parses the value of the requires-python key at or
+// after line from ("" gives none).
+func (f *tomlFile) requiresPython(from int, value string) (Specifiers, error) {
+	ss, err := ParseSpecifiers(value)
+	if err != nil {
+		return nil, lineError(f.at(f.keyLine(from, "requires-python")), fmt.Errorf("requires-python: %w", err))
+	}
+	return ss, nil
 }
 
 // at is a Source of the file at line.

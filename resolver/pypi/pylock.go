@@ -44,11 +44,8 @@ type pylockDist struct {
 func ReadPylock(ctx context.Context, path string, opts ...Option) (*Input, error) {
 	o := makeOptions(opts)
 	var lf pylockFile
-	f, err := decodeTOML(path, o, &lf)
+	f, err := decodeTOML(ctx, path, o, &lf)
 	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	major, _, _ := strings.Cut(lf.LockVersion, ".")
@@ -56,10 +53,8 @@ func ReadPylock(ctx context.Context, path string, opts ...Option) (*Input, error
 		return nil, lineErrorf(f.at(f.keyLine(1, "lock-version")), "lock-version %q: only PEP 751 lock-version 1.x is read", lf.LockVersion)
 	}
 	in := &Input{Format: Pylock, File: path}
-	if lf.RequiresPython != "" {
-		if in.RequiresPython, err = ParseSpecifiers(lf.RequiresPython); err != nil {
-			return nil, lineError(f.at(f.keyLine(1, "requires-python")), fmt.Errorf("requires-python: %w", err))
-		}
+	if in.RequiresPython, err = f.requiresPython(1, lf.RequiresPython); err != nil {
+		return nil, err
 	}
 	heads := f.headers("packages")
 	for i, p := range lf.Packages {

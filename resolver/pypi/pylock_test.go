@@ -182,6 +182,7 @@ func TestReadLockErrors(t *testing.T) {
 		{"no version", "pylock.toml", "lock-version = '1.0'\n[[packages]]\nname = 'six'\nwheels = []\n", `F:3: package six: no version`},
 		{"ftp url", "pylock.toml", "lock-version = '1.0'\n[[packages]]\nname = 'six'\nversion = '1'\nwheels = [{url = 'ftp://u:pw@h/six-1-py3-none-any.whl', hashes = {sha256 = " + h + "}}]\n", `F:5: package six, wheel six-1-py3-none-any.whl: URL "ftp://h/six-1-py3-none-any.whl" is not an http(s) URL`},
 		{"bad name", "pylock.toml", "lock-version = '1.0'\n# a comment\n[[packages]]\nname = '../etc'\nversion = '1'\n", `F:3: package name "../etc" is not a project name`},
+		{"requires-python", "pylock.toml", "lock-version = '1.0'\nrequires-python = '>=3.x'\n", `F:2: requires-python: ">=3.x": not a PEP 440 version specifier: "3.x": not a PEP 440 version`},
 		{"uv version", "uv.lock", "version = 2\n", `F:1: uv.lock version 2: only version 1 is read`},
 		{"uv git", "uv.lock", "version = 1\n\n[[package]]\nname = 'p'\nversion = '1.0'\nsource = { git = 'https://tok@github.com/u/p?rev=v1#abc' }\n", `F:6: package p: from git https://github.com/u/p?rev=v1#abc: not lockable as wheels`},
 		{"uv hash", "uv.lock", "version = 1\n[[package]]\nname = 'six'\nversion = '1.17.0'\nsource = { registry = 'https://pypi.org/simple' }\nwheels = [\n  { " + strings.ReplaceAll(wheel, "'", `"`) + ", hash = \"md5:00\" },\n]\n", `F:7: package six, wheel six-1.17.0-py2.py3-none-any.whl: hash "md5:00": want sha256:<hex>`},

@@ -51,21 +51,16 @@ type uvDep struct {
 func ReadUvLock(ctx context.Context, path string, opts ...Option) (*Input, error) {
 	o := makeOptions(opts)
 	var lf uvLockFile
-	f, err := decodeTOML(path, o, &lf)
+	f, err := decodeTOML(ctx, path, o, &lf)
 	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if lf.Version != 1 {
 		return nil, lineErrorf(f.at(f.keyLine(1, "version")), "uv.lock version %d: only version 1 is read", lf.Version)
 	}
 	in := &Input{Format: UvLock, File: path}
-	if lf.RequiresPython != "" {
-		if in.RequiresPython, err = ParseSpecifiers(lf.RequiresPython); err != nil {
-			return nil, lineError(f.at(f.keyLine(1, "requires-python")), fmt.Errorf("requires-python: %w", err))
-		}
+	if in.RequiresPython, err = f.requiresPython(1, lf.RequiresPython); err != nil {
+		return nil, err
 	}
 	heads := f.headers("package")
 	for i, p := range lf.Packages {
