@@ -80,3 +80,30 @@ func TestReadPyprojectErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestReadFormatByName(t *testing.T) {
+	dir := t.TempDir()
+	lock := "lock-version = '1.0'\n"
+	for _, tc := range []struct {
+		name, text string
+		want       Format
+	}{
+		{"pylock.spark.toml", lock, Pylock},
+		{"pylock.toml", lock, Pylock},
+		{"uv.lock", "version = 1\n", UvLock},
+		{"pyproject.toml", "[project]\nname = 'x'\n", Pyproject},
+		{"requirements-prod.in", "six\n", Requirements},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in, err := Read(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if in.Format != tc.want {
+			t.Errorf("%s: format %q, want %q", tc.name, in.Format, tc.want)
+		}
+	}
+}
