@@ -243,7 +243,7 @@ func WithMaxSize(n int64) Option {
 }
 
 func makeOptions(opts []Option) *options {
-	o := &options{getenv: lookupEnv, maxSize: MaxFileSize}
+	o := &options{getenv: os.LookupEnv, maxSize: MaxFileSize}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -285,7 +285,7 @@ func checkText(file string, data []byte) error {
 			return lineErrorf(Source{file, line}, "a NUL byte at offset %d", i)
 		}
 	}
-	if !isUTF8(data) {
+	if !utf8.Valid(data) {
 		return lineErrorf(Source{file, badUTF8Line(data)}, "not valid UTF-8")
 	}
 	return nil
@@ -311,12 +311,11 @@ func cleanURL(s string) string {
 	return redact.StripUserinfo(s)
 }
 
-// errNotWheel is matched by requirements that cannot be locked as wheels.
-var errNotWheel = errors.New("not lockable as wheels")
+// ErrNotWheel is matched (errors.Is) by what cannot be locked as wheels
+// from an index: editable, URL, path and VCS requirements, and a lock's
+// packages from a VCS, a directory, an archive, git or a path.
+var ErrNotWheel = errors.New("not lockable as wheels")
 
-func lookupEnv(k string) (string, bool) { return os.LookupEnv(k) }
-
-func isUTF8(data []byte) bool { return utf8.Valid(data) }
 
 // badUTF8Line is the line of data's first invalid UTF-8 sequence.
 func badUTF8Line(data []byte) int {

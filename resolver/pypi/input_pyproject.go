@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
 )
 
 type pyprojectFile struct {
@@ -60,7 +61,7 @@ func ReadPyproject(ctx context.Context, path string, opts ...Option) (*Input, er
 		for _, d := range deps {
 			src := f.at(f.find(from, quoted(d)...))
 			if looksLikeLocation(d) {
-				return nil, lineError(src, fmt.Errorf("%q is a URL or path requirement: %w", d, errNotWheel))
+				return nil, lineError(src, fmt.Errorf("%q is a URL or path requirement: %w", redact.String(d), ErrNotWheel))
 			}
 			r, err := ParseRequirement(d)
 			if err != nil {

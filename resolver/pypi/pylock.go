@@ -74,15 +74,15 @@ func pylockPin(f *tomlFile, line int, p pylockPackage) (Pin, error) {
 	}
 	pin := Pin{Name: CanonicalName(p.Name), Version: p.Version, Index: cleanURL(p.Index), Source: src}
 	fail := func(key, format string, args ...any) (Pin, error) {
-		return Pin{}, lineErrorf(f.at(f.keyLine(line, key)), "package %s: %s", pin.Name, fmt.Sprintf(format, args...))
+		return Pin{}, lineErrorf(f.at(f.keyLine(line, key)), "package %s: %w", pin.Name, fmt.Errorf(format, args...))
 	}
 	switch {
 	case p.VCS != nil:
-		return fail("vcs", "from a VCS: %v", errNotWheel)
+		return fail("vcs", "from a VCS: %w", ErrNotWheel)
 	case p.Directory != nil:
-		return fail("directory", "from a directory: %v", errNotWheel)
+		return fail("directory", "from a directory: %w", ErrNotWheel)
 	case p.Archive != nil:
-		return fail("archive", "from an archive: %v", errNotWheel)
+		return fail("archive", "from an archive: %w", ErrNotWheel)
 	case p.Version == "":
 		return fail("name", "no version")
 	}
@@ -100,7 +100,7 @@ func pylockPin(f *tomlFile, line int, p pylockPackage) (Pin, error) {
 		name := wheelName(w.Name, w.URL)
 		wline := f.find(line, name)
 		bad := func(format string, args ...any) (Pin, error) {
-			return Pin{}, lineErrorf(f.at(wline), "package %s, wheel %s: %s", pin.Name, name, fmt.Sprintf(format, args...))
+			return Pin{}, lineErrorf(f.at(wline), "package %s, wheel %s: %w", pin.Name, name, fmt.Errorf(format, args...))
 		}
 		if w.URL == "" {
 			return bad("no url (a wheel by path is not fetched from an index)")

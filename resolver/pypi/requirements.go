@@ -164,7 +164,7 @@ func (r *reqReader) line(src Source, line string, constraint bool) error {
 		return r.options(src, tokens)
 	}
 	if looksLikeLocation(args) {
-		return lineError(src, fmt.Errorf("%q is a URL, path or VCS requirement: %w (name the project and its version from an index)", redact.String(args), errNotWheel))
+		return lineError(src, fmt.Errorf("%q is a URL, path or VCS requirement: %w (name the project and its version from an index)", redact.String(args), ErrNotWheel))
 	}
 	req, err := ParseRequirement(args)
 	if err != nil {
@@ -219,7 +219,7 @@ func (r *reqReader) options(src Source, tokens []string) error {
 				return err
 			}
 		case "-e", "--editable":
-			return lineError(src, fmt.Errorf("an editable requirement (%s %s) is %w", name, redact.String(val), errNotWheel))
+			return lineError(src, fmt.Errorf("an editable requirement (%s %s) is %w", name, redact.String(val), ErrNotWheel))
 		case "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--no-index":
 			long := map[string]string{"-i": "--index-url", "-f": "--find-links"}[name]
 			if long == "" {

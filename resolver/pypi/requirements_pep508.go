@@ -47,7 +47,7 @@ func ParseRequirement(s string) (Requirement, error) {
 		rest = strings.TrimSpace(rest[end+1:])
 	}
 	if strings.HasPrefix(rest, "@") {
-		return Requirement{}, fmt.Errorf("%s is a URL requirement (name @ URL): %w", r.Name, errNotWheel)
+		return Requirement{}, fmt.Errorf("%s is a URL requirement (name @ URL): %w", r.Name, ErrNotWheel)
 	}
 	spec, marker, hasMarker := strings.Cut(rest, ";")
 	spec = strings.TrimSpace(spec)

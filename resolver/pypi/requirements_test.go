@@ -160,6 +160,9 @@ func checkErr(t *testing.T, err error, kind errdefs.Kind, msg string) {
 	if kind == errdefs.Invalid && !errors.As(err, &le) {
 		t.Errorf("%v: not a *LineError", err)
 	}
+	if strings.Contains(msg, "not lockable as wheels") && !errors.Is(err, ErrNotWheel) {
+		t.Errorf("%v: not ErrNotWheel", err)
+	}
 }
 
 func TestReadRequirementsErrors(t *testing.T) {

@@ -71,7 +71,7 @@ func ReadUvLock(ctx context.Context, path string, opts ...Option) (*Input, error
 		}
 		name := CanonicalName(p.Name)
 		fail := func(key, format string, args ...any) (*Input, error) {
-			return nil, lineErrorf(f.at(f.keyLine(line, key)), "package %s: %s", name, fmt.Sprintf(format, args...))
+			return nil, lineErrorf(f.at(f.keyLine(line, key)), "package %s: %w", name, fmt.Errorf(format, args...))
 		}
 		deps, err := uvDeps(p.Dependencies, "")
 		if err != nil {
@@ -93,7 +93,7 @@ func ReadUvLock(ctx context.Context, path string, opts ...Option) (*Input, error
 		case "":
 			return fail("source", "no source")
 		default:
-			return fail("source", "from %s %s: %v", kind, cleanURL(where), errNotWheel)
+			return fail("source", "from %s %s: %w", kind, cleanURL(where), ErrNotWheel)
 		}
 		if _, err := ParseVersion(p.Version); err != nil {
 			return fail("version", "%v", err)
