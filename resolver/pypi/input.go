@@ -316,7 +316,6 @@ func cleanURL(s string) string {
 // packages from a VCS, a directory, an archive, git or a path.
 var ErrNotWheel = errors.New("not lockable as wheels")
 
-
 // badUTF8Line is the line of data's first invalid UTF-8 sequence.
 func badUTF8Line(data []byte) int {
 	line := 1
