@@ -37,17 +37,17 @@ type Format string
 
 // The formats.
 const (
-	Requirements Format = "requirements"
-	Pyproject    Format = "pyproject"
-	Pylock       Format = "pylock"
-	UvLock       Format = "uv.lock"
+	FormatRequirements Format = "requirements"
+	FormatPyproject    Format = "pyproject"
+	FormatPylock       Format = "pylock"
+	FormatUvLock       Format = "uv.lock"
 )
 
 // Input is what a job asks for: requirements to resolve, or packages
 // already pinned by a lock.
 type Input struct {
 	Format Format
-	// File is the file read (includes are named by each Source).
+	// File is the file read (includes are named by each Origin).
 	File string
 	// Requirements to resolve (requirements file, pyproject.toml).
 	Requirements []Requirement
@@ -62,7 +62,7 @@ type Input struct {
 	Roots []PinDependency
 	// Indexes are the index lines of a requirements file, recorded only
 	// (see the package comment).
-	Indexes []Index
+	Indexes []IndexLine
 	// RequiresPython is the lock's or project's requires-python.
 	RequiresPython Specifiers
 	// RequireHashes is --require-hashes; Pre is --pre.
@@ -70,15 +70,15 @@ type Input struct {
 	Pre           bool
 }
 
-// Source is where something was read: a file and its line (the first
+// Origin is where something was read: a file and its line (the first
 // line of a continued one).
-type Source struct {
+type Origin struct {
 	File string
 	Line int
 }
 
 // String is "file:line", or "file" when the line is not known.
-func (s Source) String() string {
+func (s Origin) String() string {
 	if s.Line <= 0 {
 		return s.File
 	}
@@ -95,16 +95,16 @@ type Requirement struct {
 	Marker     Marker
 	// Hashes are --hash values, "sha256:<hex>" (sha384, sha512 too).
 	Hashes []string
-	Source Source
+	Origin Origin
 }
 
-// Index is an index line of a requirements file: Option is
+// IndexLine is an index line of a requirements file: Flag is
 // "--index-url", "--extra-index-url", "--find-links" or "--no-index";
 // URL has no userinfo.
-type Index struct {
-	Option string
+type IndexLine struct {
+	Flag   string
 	URL    string
-	Source Source
+	Origin Origin
 }
 
 // Pin is a package of a lock at one version.
@@ -117,22 +117,22 @@ type Pin struct {
 	RequiresPython Specifiers
 	// Index is the index the lock names, without userinfo.
 	Index  string
-	Wheels []Wheel
+	Wheels []PinnedWheel
 	// Sdist is the source distribution, if any: a package with no wheel
 	// cannot be locked as wheels (SdistOnly).
-	Sdist *Dist
+	Sdist *PinnedSdist
 	// Dependencies are a uv.lock's edges, ResolutionMarkers the forks the
 	// version belongs to.
 	Dependencies      []PinDependency
 	ResolutionMarkers []string
-	Source            Source
+	Origin            Origin
 }
 
 // SdistOnly reports a package with no wheel: not lockable as wheels.
 func (p Pin) SdistOnly() bool { return len(p.Wheels) == 0 }
 
-// Wheel is one wheel file of a pinned package.
-type Wheel struct {
+// PinnedWheel is one wheel file of a pinned package.
+type PinnedWheel struct {
 	// Name is the wheel's file name (its tags choose it for a target).
 	Name string
 	// URL has no userinfo.
@@ -141,8 +141,8 @@ type Wheel struct {
 	Size   int64
 }
 
-// Dist is a source distribution.
-type Dist struct {
+// PinnedSdist is a source distribution.
+type PinnedSdist struct {
 	URL    string
 	SHA256 string
 	Size   int64
@@ -164,9 +164,9 @@ type PinDependency struct {
 // "==V" with at least one --hash).
 func (in *Input) FullyPinned() bool {
 	switch in.Format {
-	case Pylock, UvLock:
+	case FormatPylock, FormatUvLock:
 		return true
-	case Requirements:
+	case FormatRequirements:
 		if len(in.Requirements) == 0 {
 			return false
 		}
@@ -192,33 +192,33 @@ const (
 
 // LineError is an error at a line of an input file; errors.As finds it.
 type LineError struct {
-	Source
+	Origin
 	Err error
 }
 
-func (e *LineError) Error() string { return e.Source.String() + ": " + e.Err.Error() }
+func (e *LineError) Error() string { return e.Origin.String() + ": " + e.Err.Error() }
 
 // Unwrap returns the error.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // lineErrorf is an Invalid error at src.
-func lineErrorf(src Source, format string, args ...any) error {
-	return errdefs.New(errdefs.Invalid, &LineError{Source: src, Err: fmt.Errorf(format, args...)})
+func lineErrorf(src Origin, format string, args ...any) error {
+	return errdefs.New(errdefs.Invalid, &LineError{Origin: src, Err: fmt.Errorf(format, args...)})
 }
 
 // lineError wraps err at src, keeping err's kind (Invalid when none).
-func lineError(src Source, err error) error {
+func lineError(src Origin, err error) error {
 	k := errdefs.KindOf(err)
 	if k == errdefs.Unknown {
 		k = errdefs.Invalid
 	}
-	return errdefs.New(k, &LineError{Source: src, Err: err})
+	return errdefs.New(k, &LineError{Origin: src, Err: err})
 }
 
-// Option configures reading an input.
-type Option func(*options)
+// ReadOption configures reading an input.
+type ReadOption func(*readOptions)
 
-type options struct {
+type readOptions struct {
 	extras  []string
 	getenv  func(string) (string, bool)
 	maxSize int64
@@ -227,23 +227,23 @@ type options struct {
 // WithExtras asks for a pyproject.toml's optional dependencies of these
 // extras (an extra the project does not declare is an error). The
 // default is none.
-func WithExtras(extras ...string) Option {
-	return func(o *options) { o.extras = append(o.extras, extras...) }
+func WithExtras(extras ...string) ReadOption {
+	return func(o *readOptions) { o.extras = append(o.extras, extras...) }
 }
 
 // WithGetenv sets how ${VAR} in a requirements file is expanded. The
 // default is os.LookupEnv.
-func WithGetenv(getenv func(string) (string, bool)) Option {
-	return func(o *options) { o.getenv = getenv }
+func WithGetenv(getenv func(string) (string, bool)) ReadOption {
+	return func(o *readOptions) { o.getenv = getenv }
 }
 
-// WithMaxSize sets the largest file read. The default is MaxFileSize.
-func WithMaxSize(n int64) Option {
-	return func(o *options) { o.maxSize = n }
+// WithMaxFileSize sets the largest file read. The default is MaxFileSize.
+func WithMaxFileSize(n int64) ReadOption {
+	return func(o *readOptions) { o.maxSize = n }
 }
 
-func makeOptions(opts []Option) *options {
-	o := &options{getenv: os.LookupEnv, maxSize: MaxFileSize}
+func makeReadOptions(opts []ReadOption) *readOptions {
+	o := &readOptions{getenv: os.LookupEnv, maxSize: MaxFileSize}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -253,7 +253,7 @@ func makeOptions(opts []Option) *options {
 // Read reads the input at path, its format chosen by its name:
 // pyproject.toml, pylock.toml (or pylock.NAME.toml), uv.lock, and any
 // other name a requirements file.
-func Read(ctx context.Context, path string, opts ...Option) (*Input, error) {
+func Read(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
 	switch base := filepath.Base(path); {
 	case base == "pyproject.toml":
 		return ReadPyproject(ctx, path, opts...)
@@ -265,9 +265,9 @@ func Read(ctx context.Context, path string, opts ...Option) (*Input, error) {
 	return ReadRequirements(ctx, path, opts...)
 }
 
-// readFile reads a file a user named, refusing a FIFO, a device or a
+// readInputFile reads a file a user named, refusing a FIFO, a device or a
 // directory (without blocking), and one over the size limit.
-func readFile(path string, o *options) ([]byte, error) {
+func readInputFile(path string, o *readOptions) ([]byte, error) {
 	if path == "" {
 		return nil, errdefs.Optionf(errdefs.BadArgument, "path", "no file named")
 	}
@@ -282,11 +282,11 @@ func checkText(file string, data []byte) error {
 		case '\n':
 			line++
 		case 0:
-			return lineErrorf(Source{file, line}, "a NUL byte at offset %d", i)
+			return lineErrorf(Origin{file, line}, "a NUL byte at offset %d", i)
 		}
 	}
 	if !utf8.Valid(data) {
-		return lineErrorf(Source{file, badUTF8Line(data)}, "not valid UTF-8")
+		return lineErrorf(Origin{file, badUTF8Line(data)}, "not valid UTF-8")
 	}
 	return nil
 }
@@ -302,9 +302,9 @@ func CanonicalName(name string) string {
 	return nameSepRE.ReplaceAllString(strings.ToLower(name), "-")
 }
 
-// cleanURL removes a URL's userinfo (it is never stored nor logged); a
+// noUserinfo removes a URL's userinfo (it is never stored nor logged); a
 // URL that does not parse loses all that may be userinfo.
-func cleanURL(s string) string {
+func noUserinfo(s string) string {
 	if _, err := url.Parse(s); err != nil {
 		return redact.URL(s)
 	}

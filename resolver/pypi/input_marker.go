@@ -329,7 +329,7 @@ func (p *markerParser) next() string {
 			}
 		}
 		n := 0
-		for n < len(s) && (isAlnum(s[n]) || s[n] == '_' || s[n] == '.') {
+		for n < len(s) && (isNameByte(s[n]) || s[n] == '_' || s[n] == '.') {
 			n++
 		}
 		if n == 0 {
@@ -436,6 +436,6 @@ func (p *markerParser) value() (markerValue, error) {
 	return markerValue{Var: name}, nil
 }
 
-func isAlnum(c byte) bool {
+func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

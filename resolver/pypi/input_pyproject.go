@@ -26,8 +26,8 @@ type pyprojectFile struct {
 // dependency on the project itself, "name[extra]", adds that extra's).
 // Dependencies a build backend computes (dynamic) are refused: they are
 // not in the file.
-func ReadPyproject(ctx context.Context, path string, opts ...Option) (*Input, error) {
-	o := makeOptions(opts)
+func ReadPyproject(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
+	o := makeReadOptions(opts)
 	var pf pyprojectFile
 	f, err := decodeTOML(ctx, path, o, &pf)
 	if err != nil {
@@ -39,7 +39,7 @@ func ReadPyproject(ctx context.Context, path string, opts ...Option) (*Input, er
 	}
 	projLine := f.find(1, "[project]")
 	self := CanonicalName(p.Name)
-	in := &Input{Format: Pyproject, File: path}
+	in := &Input{Format: FormatPyproject, File: path}
 	if in.RequiresPython, err = f.requiresPython(projLine, p.RequiresPython); err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func ReadPyproject(ctx context.Context, path string, opts ...Option) (*Input, er
 	add := func(deps []string, from int) ([]string, error) {
 		var more []string
 		for _, d := range deps {
-			src := f.at(f.find(from, quoted(d)...))
+			src := f.at(f.find(from, tomlQuoted(d)...))
 			if looksLikeLocation(d) {
 				return nil, lineError(src, fmt.Errorf("%q is a URL or path requirement: %w", redact.String(d), ErrNotWheel))
 			}
@@ -67,7 +67,7 @@ func ReadPyproject(ctx context.Context, path string, opts ...Option) (*Input, er
 			if err != nil {
 				return nil, lineError(src, err)
 			}
-			r.Source = src
+			r.Origin = src
 			if self != "" && r.Name == self {
 				more = append(more, r.Extras...)
 				continue

@@ -153,9 +153,9 @@ func (sp Specifier) Contains(v Version) bool {
 	}
 	switch sp.Op {
 	case "==":
-		return equal(v, s, wild)
+		return versionEqual(v, s, wild)
 	case "!=":
-		return !equal(v, s, wild)
+		return !versionEqual(v, s, wild)
 	case "<=":
 		return v.public().Compare(s) <= 0
 	case ">=":
@@ -176,16 +176,16 @@ func (sp Specifier) Contains(v Version) bool {
 	case "~=":
 		prefix := s.base()
 		prefix.Release = prefix.Release[:len(prefix.Release)-1]
-		return v.public().Compare(s) >= 0 && equal(v, prefix, true)
+		return v.public().Compare(s) >= 0 && versionEqual(v, prefix, true)
 	}
 	return false
 }
 
-// equal is ==: a prefix match compares v's leading segments (epoch and
-// release, its pre-release label counting as a segment) with s's, padding
-// v's release with zeros; otherwise v's local label counts only when s has
-// one.
-func equal(v, s Version, wild bool) bool {
+// versionEqual is ==. A prefix match ("1.2.*") compares v's epoch and
+// leading release segments with s's, v's release padded with zeros, so
+// 1.2rc1, 1.2.post1 and 1.2.3 all match (packaging's _version_split and
+// _pad_version); otherwise v's local label counts only when s has one.
+func versionEqual(v, s Version, wild bool) bool {
 	if !wild {
 		if len(s.Local) == 0 {
 			v = v.public()
@@ -196,11 +196,9 @@ func equal(v, s Version, wild bool) bool {
 		return false
 	}
 	for i, r := range s.Release {
-		if at(v.Release, i) != r {
+		if releaseAt(v.Release, i) != r {
 			return false
 		}
 	}
-	// 1.2.* against 1.2rc1: packaging splits "2rc1" into "2", "rc1" and
-	// pads nothing; the release segments above decide.
 	return true
 }

@@ -13,11 +13,11 @@ import (
 
 func TestReadPyproject(t *testing.T) {
 	path := filepath.Join("testdata", "pyproject.toml")
-	src := func(line int) Source { return Source{path, line} }
+	src := func(line int) Origin { return Origin{path, line} }
 	base := []Requirement{
-		{Name: "pyspark", Extras: []string{"connect"}, Specifiers: mustSpecs(t, "==3.5.3"), Source: src(10)},
-		{Name: "numpy", Specifiers: mustSpecs(t, ">=1.26,<3"), Source: src(11)},
-		{Name: "pandas", Specifiers: mustSpecs(t, ">=2.1"), Marker: mustMarker(t, `python_version >= "3.10"`), Source: src(12)},
+		{Name: "pyspark", Extras: []string{"connect"}, Specifiers: mustSpecs(t, "==3.5.3"), Origin: src(10)},
+		{Name: "numpy", Specifiers: mustSpecs(t, ">=1.26,<3"), Origin: src(11)},
+		{Name: "pandas", Specifiers: mustSpecs(t, ">=2.1"), Marker: mustMarker(t, `python_version >= "3.10"`), Origin: src(12)},
 	}
 	for _, tc := range []struct {
 		name   string
@@ -25,18 +25,18 @@ func TestReadPyproject(t *testing.T) {
 		want   []Requirement
 	}{
 		{"no extras", nil, base},
-		{"extra", []string{"Arrow"}, append(base[:3:3], Requirement{Name: "pyarrow", Specifiers: mustSpecs(t, ">=15"), Source: src(16)})},
+		{"extra", []string{"Arrow"}, append(base[:3:3], Requirement{Name: "pyarrow", Specifiers: mustSpecs(t, ">=15"), Origin: src(16)})},
 		// ml asks for the project's own arrow extra.
 		{"self extra", []string{"ml"}, append(base[:3:3],
-			Requirement{Name: "scikit-learn", Specifiers: mustSpecs(t, "~=1.5"), Source: src(18)},
-			Requirement{Name: "pyarrow", Specifiers: mustSpecs(t, ">=15"), Source: src(16)})},
+			Requirement{Name: "scikit-learn", Specifiers: mustSpecs(t, "~=1.5"), Origin: src(18)},
+			Requirement{Name: "pyarrow", Specifiers: mustSpecs(t, ">=15"), Origin: src(16)})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Read(context.Background(), path, WithExtras(tc.extras...))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &Input{Format: Pyproject, File: path, Requirements: tc.want, RequiresPython: mustSpecs(t, ">=3.10")}
+			want := &Input{Format: FormatPyproject, File: path, Requirements: tc.want, RequiresPython: mustSpecs(t, ">=3.10")}
 			if diff := cmp.Diff(want, got, cmpMarkers); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -76,7 +76,7 @@ func TestReadPyprojectErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := ReadPyproject(context.Background(), f, WithExtras(tc.extras...))
-			checkErr(t, err, errdefs.Invalid, strings.ReplaceAll(tc.msg, "F", f))
+			checkInputErr(t, err, errdefs.Invalid, strings.ReplaceAll(tc.msg, "F", f))
 		})
 	}
 }
@@ -88,11 +88,11 @@ func TestReadFormatByName(t *testing.T) {
 		name, text string
 		want       Format
 	}{
-		{"pylock.spark.toml", lock, Pylock},
-		{"pylock.toml", lock, Pylock},
-		{"uv.lock", "version = 1\n", UvLock},
-		{"pyproject.toml", "[project]\nname = 'x'\n", Pyproject},
-		{"requirements-prod.in", "six\n", Requirements},
+		{"pylock.spark.toml", lock, FormatPylock},
+		{"pylock.toml", lock, FormatPylock},
+		{"uv.lock", "version = 1\n", FormatUvLock},
+		{"pyproject.toml", "[project]\nname = 'x'\n", FormatPyproject},
+		{"requirements-prod.in", "six\n", FormatRequirements},
 	} {
 		p := filepath.Join(dir, tc.name)
 		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {

@@ -22,11 +22,11 @@ type tomlFile struct {
 }
 
 // decodeTOML reads path (with readFile's checks) and decodes it into v.
-func decodeTOML(ctx context.Context, path string, o *options, v any) (*tomlFile, error) {
+func decodeTOML(ctx context.Context, path string, o *readOptions, v any) (*tomlFile, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	data, err := readFile(path, o)
+	data, err := readInputFile(path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -37,9 +37,9 @@ func decodeTOML(ctx context.Context, path string, o *options, v any) (*tomlFile,
 	if _, err := toml.Decode(string(data), v); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, lineErrorf(Source{path, pe.Position.Line}, "not valid TOML: %s", pe.Message)
+			return nil, lineErrorf(Origin{path, pe.Position.Line}, "not valid TOML: %s", pe.Message)
 		}
-		return nil, lineErrorf(Source{path, 0}, "not valid TOML: %v", err)
+		return nil, lineErrorf(Origin{path, 0}, "not valid TOML: %v", err)
 	}
 	return f, nil
 }
@@ -54,8 +54,8 @@ func (f *tomlFile) requiresPython(from int, value string) (Specifiers, error) {
 	return ss, nil
 }
 
-// at is a Source of the file at line.
-func (f *tomlFile) at(line int) Source { return Source{File: f.name, Line: line} }
+// at is a Origin of the file at line.
+func (f *tomlFile) at(line int) Origin { return Origin{File: f.name, Line: line} }
 
 // headers returns the lines (1-based) of the array-of-tables headers
 // [[name]], in order: the i-th decoded table is at the i-th.
@@ -70,8 +70,8 @@ func (f *tomlFile) headers(name string) []int {
 	return out
 }
 
-// nth is the i-th of lines, or 0.
-func nth(lines []int, i int) int {
+// nthLine is the i-th of lines, or 0.
+func nthLine(lines []int, i int) int {
 	if i < len(lines) {
 		return lines[i]
 	}
@@ -102,12 +102,12 @@ func (f *tomlFile) keyLine(from int, key string) int {
 	return from
 }
 
-// quoted are the TOML spellings of s as a string.
-func quoted(s string) []string { return []string{`"` + s + `"`, `'` + s + `'`} }
+// tomlQuoted are the TOML spellings of s as a string.
+func tomlQuoted(s string) []string { return []string{`"` + s + `"`, `'` + s + `'`} }
 
-// wheelName is a wheel's file name: the one given, else its URL's last
+// lockWheelName is a wheel's file name: the one given, else its URL's last
 // segment.
-func wheelName(name, rawURL string) string {
+func lockWheelName(name, rawURL string) string {
 	if name != "" {
 		return name
 	}
@@ -118,8 +118,8 @@ func wheelName(name, rawURL string) string {
 	return path.Base(u.Path)
 }
 
-// checkSHA256 checks a sha256 hex digest, lowercasing it.
-func checkSHA256(h string) (string, error) {
+// lockSHA256 checks a sha256 hex digest, lowercasing it.
+func lockSHA256(h string) (string, error) {
 	h = strings.ToLower(h)
 	if _, err := hex.DecodeString(h); err != nil || len(h) != 64 {
 		return "", fmt.Errorf("sha256 %q is not 64 hex digits", h)
@@ -127,12 +127,12 @@ func checkSHA256(h string) (string, error) {
 	return h, nil
 }
 
-// checkFileURL checks the URL of a wheel or sdist: http(s), no userinfo
+// lockFileURL checks the URL of a wheel or sdist: http(s), no userinfo
 // kept.
-func checkFileURL(raw string) (string, error) {
+func lockFileURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return "", fmt.Errorf("URL %q is not an http(s) URL", redact.URL(raw))
 	}
-	return cleanURL(raw), nil
+	return noUserinfo(raw), nil
 }

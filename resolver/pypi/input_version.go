@@ -142,7 +142,7 @@ func (v Version) Compare(w Version) int {
 		return c
 	}
 	for i := 0; i < max(len(v.Release), len(w.Release)); i++ {
-		if c := cmp.Compare(at(v.Release, i), at(w.Release, i)); c != 0 {
+		if c := cmp.Compare(releaseAt(v.Release, i), releaseAt(w.Release, i)); c != 0 {
 			return c
 		}
 	}
@@ -215,7 +215,7 @@ func cmpLocal(a, b []string) int {
 	return cmp.Compare(len(a), len(b))
 }
 
-func at(r []uint64, i int) uint64 {
+func releaseAt(r []uint64, i int) uint64 {
 	if i < len(r) {
 		return r[i]
 	}

@@ -41,8 +41,8 @@ type pylockDist struct {
 // a VCS, a directory or an archive, a wheel by path and a wheel without a
 // sha256 hash are refused: they cannot be fetched from an index and
 // checked. Which wheel fits a target is chosen later.
-func ReadPylock(ctx context.Context, path string, opts ...Option) (*Input, error) {
-	o := makeOptions(opts)
+func ReadPylock(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
+	o := makeReadOptions(opts)
 	var lf pylockFile
 	f, err := decodeTOML(ctx, path, o, &lf)
 	if err != nil {
@@ -52,13 +52,13 @@ func ReadPylock(ctx context.Context, path string, opts ...Option) (*Input, error
 	if major != "1" {
 		return nil, lineErrorf(f.at(f.keyLine(1, "lock-version")), "lock-version %q: only PEP 751 lock-version 1.x is read", lf.LockVersion)
 	}
-	in := &Input{Format: Pylock, File: path}
+	in := &Input{Format: FormatPylock, File: path}
 	if in.RequiresPython, err = f.requiresPython(1, lf.RequiresPython); err != nil {
 		return nil, err
 	}
 	heads := f.headers("packages")
 	for i, p := range lf.Packages {
-		pin, err := pylockPin(f, nth(heads, i), p)
+		pin, err := pylockPin(f, nthLine(heads, i), p)
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func pylockPin(f *tomlFile, line int, p pylockPackage) (Pin, error) {
 	if !nameRE.MatchString(p.Name) {
 		return Pin{}, lineErrorf(src, "package name %q is not a project name", p.Name)
 	}
-	pin := Pin{Name: CanonicalName(p.Name), Version: p.Version, Index: cleanURL(p.Index), Source: src}
+	pin := Pin{Name: CanonicalName(p.Name), Version: p.Version, Index: noUserinfo(p.Index), Origin: src}
 	fail := func(key, format string, args ...any) (Pin, error) {
 		return Pin{}, lineErrorf(f.at(f.keyLine(line, key)), "package %s: %w", pin.Name, fmt.Errorf(format, args...))
 	}
@@ -97,7 +97,7 @@ func pylockPin(f *tomlFile, line int, p pylockPackage) (Pin, error) {
 		return fail("requires-python", "requires-python: %v", err)
 	}
 	for _, w := range p.Wheels {
-		name := wheelName(w.Name, w.URL)
+		name := lockWheelName(w.Name, w.URL)
 		wline := f.find(line, name)
 		bad := func(format string, args ...any) (Pin, error) {
 			return Pin{}, lineErrorf(f.at(wline), "package %s, wheel %s: %w", pin.Name, name, fmt.Errorf(format, args...))
@@ -105,7 +105,7 @@ func pylockPin(f *tomlFile, line int, p pylockPackage) (Pin, error) {
 		if w.URL == "" {
 			return bad("no url (a wheel by path is not fetched from an index)")
 		}
-		u, err := checkFileURL(w.URL)
+		u, err := lockFileURL(w.URL)
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -115,21 +115,21 @@ func pylockPin(f *tomlFile, line int, p pylockPackage) (Pin, error) {
 		if w.Hashes["sha256"] == "" {
 			return bad("no sha256 hash")
 		}
-		h, err := checkSHA256(w.Hashes["sha256"])
+		h, err := lockSHA256(w.Hashes["sha256"])
 		if err != nil {
 			return bad("%v", err)
 		}
-		pin.Wheels = append(pin.Wheels, Wheel{Name: name, URL: u, SHA256: h, Size: w.Size})
+		pin.Wheels = append(pin.Wheels, PinnedWheel{Name: name, URL: u, SHA256: h, Size: w.Size})
 	}
 	if s := p.Sdist; s != nil {
-		d := &Dist{Size: s.Size}
+		d := &PinnedSdist{Size: s.Size}
 		if s.URL != "" {
-			if d.URL, err = checkFileURL(s.URL); err != nil {
+			if d.URL, err = lockFileURL(s.URL); err != nil {
 				return fail("sdist", "sdist: %v", err)
 			}
 		}
 		if s.Hashes["sha256"] != "" {
-			if d.SHA256, err = checkSHA256(s.Hashes["sha256"]); err != nil {
+			if d.SHA256, err = lockSHA256(s.Hashes["sha256"]); err != nil {
 				return fail("sdist", "sdist: %v", err)
 			}
 		}

@@ -13,17 +13,17 @@ import (
 	"github.com/prebake/prebake/errdefs"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files of resolver/pypi")
+var updateInput = flag.Bool("update-input", false, "rewrite the golden files of resolver/pypi's inputs")
 
-// golden compares in, as indented JSON, with the golden file name.
-func golden(t *testing.T, name string, in *Input) {
+// inputGolden compares in, as indented JSON, with the golden file name.
+func inputGolden(t *testing.T, name string, in *Input) {
 	t.Helper()
 	got, err := json.MarshalIndent(in, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	if *update {
+	if *updateInput {
 		if err := os.WriteFile(name, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -43,19 +43,19 @@ func TestReadPylockPEP751(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := func(line int) Source { return Source{path, line} }
-	want := &Input{Format: Pylock, File: path, RequiresPython: mustSpecs(t, "==3.12"), Pinned: []Pin{
-		{Name: "attrs", Version: "25.1.0", RequiresPython: mustSpecs(t, ">=3.8"), Source: src(9), Wheels: []Wheel{{
+	src := func(line int) Origin { return Origin{path, line} }
+	want := &Input{Format: FormatPylock, File: path, RequiresPython: mustSpecs(t, "==3.12"), Pinned: []Pin{
+		{Name: "attrs", Version: "25.1.0", RequiresPython: mustSpecs(t, ">=3.8"), Origin: src(9), Wheels: []PinnedWheel{{
 			Name: "attrs-25.1.0-py3-none-any.whl",
 			URL:  "https://files.pythonhosted.org/packages/fc/30/d4986a882011f9df997a55e6becd864812ccfcd821d64aac8570ee39f719/attrs-25.1.0-py3-none-any.whl",
 			Size: 63152, SHA256: "c75a69e28a550a7e93789579c22aa26b0f5b83b75dc4e08fe092980051e1090a",
 		}}},
-		{Name: "cattrs", Version: "24.1.2", RequiresPython: mustSpecs(t, ">=3.8"), Index: "https://pypi.org/simple", Source: src(27), Wheels: []Wheel{{
+		{Name: "cattrs", Version: "24.1.2", RequiresPython: mustSpecs(t, ">=3.8"), Index: "https://pypi.org/simple", Origin: src(27), Wheels: []PinnedWheel{{
 			Name: "cattrs-24.1.2-py3-none-any.whl",
 			URL:  "https://files.pythonhosted.org/packages/c8/d5/867e75361fc45f6de75fe277dd085627a9db5ebb511a87f27dc1396b5351/cattrs-24.1.2-py3-none-any.whl",
 			Size: 66446, SHA256: "67c7495b760168d931a10233f979b28dc04daf853b30752246f4f8471c6d68d0",
 		}}},
-		{Name: "numpy", Version: "2.2.3", RequiresPython: mustSpecs(t, ">=3.10"), Source: src(43), Wheels: []Wheel{{
+		{Name: "numpy", Version: "2.2.3", RequiresPython: mustSpecs(t, ">=3.10"), Origin: src(43), Wheels: []PinnedWheel{{
 			Name: "numpy-2.2.3-cp312-cp312-win_amd64.whl",
 			URL:  "https://files.pythonhosted.org/packages/42/6e/55580a538116d16ae7c9aa17d4edd56e83f42126cb1dfe7a684da7925d2c/numpy-2.2.3-cp312-cp312-win_amd64.whl",
 			Size: 12626357, SHA256: "83807d445817326b4bcdaaaf8e8e9f1753da04341eceec705c001ff342002e5d",
@@ -64,12 +64,12 @@ func TestReadPylockPEP751(t *testing.T) {
 			URL:  "https://files.pythonhosted.org/packages/39/04/78d2e7402fb479d893953fb78fa7045f7deb635ec095b6b4f0260223091a/numpy-2.2.3-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
 			Size: 16116679, SHA256: "3b787adbf04b0db1967798dba8da1af07e387908ed1553a0d6e74c084d1ceafe",
 		}}},
-		{Name: "colorama", Version: "0.4.6", Marker: mustMarker(t, `sys_platform == "win32"`), Index: "https://pypi.example.com/simple", Source: src(52), Wheels: []Wheel{{
+		{Name: "colorama", Version: "0.4.6", Marker: mustMarker(t, `sys_platform == "win32"`), Index: "https://pypi.example.com/simple", Origin: src(52), Wheels: []PinnedWheel{{
 			Name: "colorama-0.4.6-py2.py3-none-any.whl",
 			URL:  "https://files.pythonhosted.org/packages/d1/d6/3965ed04c63042e047cb6a3e6ed1a63a35087b6a609aa3a15ed8ac56c221/colorama-0.4.6-py2.py3-none-any.whl",
 			Size: 25335, SHA256: "4f1d9991f5acc0ca119f9d443620b77f9d6b33703e51011c16baf57afb285fc6",
 		}}},
-		{Name: "docopt", Version: "0.6.2", Index: "https://pypi.org/simple", Source: src(63), Sdist: &Dist{
+		{Name: "docopt", Version: "0.6.2", Index: "https://pypi.org/simple", Origin: src(63), Sdist: &PinnedSdist{
 			URL:  "https://files.pythonhosted.org/packages/a2/55/8f8cab2afd404cf578136ef2cc5dfb50baa1761b68c9da1fb1e4eed343c9/docopt-0.6.2.tar.gz",
 			Size: 25901, SHA256: "49b3a825280bd66b3aa83585ef59c4a8c82f2c8a522dbe754a8bc8d08c85c491",
 		}},
@@ -96,7 +96,7 @@ func TestReadUvExports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, path+".golden.json", in)
+			inputGolden(t, path+".golden.json", in)
 			if !in.FullyPinned() {
 				t.Error("FullyPinned: false")
 			}
@@ -195,7 +195,7 @@ func TestReadLockErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := Read(context.Background(), f)
-			checkErr(t, err, errdefs.Invalid, strings.ReplaceAll(tc.msg, "F", f))
+			checkInputErr(t, err, errdefs.Invalid, strings.ReplaceAll(tc.msg, "F", f))
 		})
 	}
 }

@@ -20,8 +20,8 @@ import (
 // error) and index lines (recorded, not honoured: see the package
 // comment). Editable, URL, path and VCS requirements are refused: they
 // are not lockable as wheels. Every error names the file and line.
-func ReadRequirements(ctx context.Context, path string, opts ...Option) (*Input, error) {
-	r := &reqReader{ctx: ctx, o: makeOptions(opts), in: &Input{Format: Requirements, File: path}}
+func ReadRequirements(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
+	r := &reqReader{ctx: ctx, o: makeReadOptions(opts), in: &Input{Format: FormatRequirements, File: path}}
 	if err := r.file(path, nil, false); err != nil {
 		return nil, err
 	}
@@ -30,15 +30,15 @@ func ReadRequirements(ctx context.Context, path string, opts ...Option) (*Input,
 
 type reqReader struct {
 	ctx   context.Context
-	o     *options
+	o     *readOptions
 	in    *Input
 	stack []string // the files being read, outermost first (identities)
 	names []string // the same, as named
 	files int
 }
 
-// identity is what makes two names one file (symbolic links followed).
-func identity(path string) string {
+// fileIdentity is what makes two names one file (symbolic links followed).
+func fileIdentity(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return filepath.Clean(path)
@@ -51,7 +51,7 @@ func identity(path string) string {
 
 // file reads path, included from the line from (nil for the top file);
 // constraint says its requirements are constraints (a -c file).
-func (r *reqReader) file(path string, from *Source, constraint bool) error {
+func (r *reqReader) file(path string, from *Origin, constraint bool) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
@@ -67,12 +67,12 @@ func (r *reqReader) file(path string, from *Source, constraint bool) error {
 	if r.files++; r.files > MaxFiles {
 		return at(fmt.Errorf("more than %d files included", MaxFiles))
 	}
-	id := identity(path)
+	id := fileIdentity(path)
 	if i := slices.Index(r.stack, id); i >= 0 {
 		chain := strings.Join(append(slices.Clone(r.names[i:]), path), " → ")
 		return at(fmt.Errorf("%s includes itself (%s)", path, chain))
 	}
-	data, err := readFile(path, r.o)
+	data, err := readInputFile(path, r.o)
 	if err != nil {
 		return at(err)
 	}
@@ -86,7 +86,7 @@ func (r *reqReader) file(path string, from *Source, constraint bool) error {
 		if line == "" {
 			continue
 		}
-		if err := r.line(Source{File: path, Line: ln.no}, r.expand(line), constraint); err != nil {
+		if err := r.line(Origin{File: path, Line: ln.no}, r.expand(line), constraint); err != nil {
 			return err
 		}
 	}
@@ -154,7 +154,7 @@ func (r *reqReader) expand(line string) string {
 
 // line handles one logical line: a requirement with its options, or a
 // line of options.
-func (r *reqReader) line(src Source, line string, constraint bool) error {
+func (r *reqReader) line(src Origin, line string, constraint bool) error {
 	args, rest := breakArgsOptions(line)
 	tokens, err := splitShell(rest)
 	if err != nil {
@@ -170,7 +170,7 @@ func (r *reqReader) line(src Source, line string, constraint bool) error {
 	if err != nil {
 		return lineError(src, err)
 	}
-	req.Source = src
+	req.Origin = src
 	for i := 0; i < len(tokens); {
 		name, val, next, err := optionValue(tokens, i)
 		if err != nil {
@@ -198,7 +198,7 @@ func (r *reqReader) line(src Source, line string, constraint bool) error {
 }
 
 // options handles a line of options (no requirement).
-func (r *reqReader) options(src Source, tokens []string) error {
+func (r *reqReader) options(src Origin, tokens []string) error {
 	for i := 0; i < len(tokens); {
 		name, val, next, err := optionValue(tokens, i)
 		if err != nil {
@@ -225,7 +225,7 @@ func (r *reqReader) options(src Source, tokens []string) error {
 			if long == "" {
 				long = name
 			}
-			r.in.Indexes = append(r.in.Indexes, Index{Option: long, URL: cleanURL(val), Source: src})
+			r.in.Indexes = append(r.in.Indexes, IndexLine{Flag: long, URL: noUserinfo(val), Origin: src})
 		case "--pre":
 			r.in.Pre = true
 		case "--require-hashes":

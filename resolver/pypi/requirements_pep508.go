@@ -14,11 +14,11 @@ var ErrRequirement = errors.New("not a PEP 508 requirement")
 // ParseRequirement parses a PEP 508 requirement by name ("requests[socks]
 // >=2.31,<3; python_version >= '3.8'"). A URL requirement ("name @
 // https://…") is refused: it is not lockable as wheels from an index.
-// The result has no Source.
+// The result has no Origin.
 func ParseRequirement(s string) (Requirement, error) {
 	rest := strings.TrimSpace(s)
 	n := 0
-	for n < len(rest) && (isAlnum(rest[n]) || rest[n] == '.' || rest[n] == '-' || rest[n] == '_') {
+	for n < len(rest) && (isNameByte(rest[n]) || rest[n] == '.' || rest[n] == '-' || rest[n] == '_') {
 		n++
 	}
 	name := rest[:n]

@@ -36,43 +36,43 @@ func mustSpecs(t *testing.T, s string) Specifiers {
 	return ss
 }
 
-func env(vars map[string]string) Option {
+func withEnv(vars map[string]string) ReadOption {
 	return WithGetenv(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 }
 
 func TestReadRequirements(t *testing.T) {
 	dir := filepath.Join("testdata", "requirements")
 	top := filepath.Join(dir, "requirements.txt")
-	src := func(file string, line int) Source { return Source{File: file, Line: line} }
+	src := func(file string, line int) Origin { return Origin{File: file, Line: line} }
 	base, common := filepath.Join(dir, "sub", "base.txt"), filepath.Join(dir, "sub", "common.txt")
 	cons := filepath.Join(dir, "constraints.txt")
 	want := &Input{
-		Format: Requirements,
+		Format: FormatRequirements,
 		File:   top,
 		Requirements: []Requirement{
-			{Name: "python-dateutil", Specifiers: mustSpecs(t, ">=2.8.2"), Source: src(common, 1)},
-			{Name: "six", Specifiers: mustSpecs(t, ">=1.16"), Source: src(base, 3)},
+			{Name: "python-dateutil", Specifiers: mustSpecs(t, ">=2.8.2"), Origin: src(common, 1)},
+			{Name: "six", Specifiers: mustSpecs(t, ">=1.16"), Origin: src(base, 3)},
 			{Name: "pandas", Extras: []string{"excel", "performance"}, Specifiers: mustSpecs(t, ">=2.1,<3"),
-				Marker: mustMarker(t, `python_version >= "3.9"`), Source: src(top, 7)},
-			{Name: "numpy", Specifiers: mustSpecs(t, "~= 1.26.0"), Source: src(top, 8)},
-			{Name: "requests", Extras: []string{"socks"}, Specifiers: mustSpecs(t, ">=2.31, !=2.32.0"), Source: src(top, 9)},
-			{Name: "colorama", Marker: mustMarker(t, `sys_platform == "win32"`), Source: src(top, 10)},
+				Marker: mustMarker(t, `python_version >= "3.9"`), Origin: src(top, 7)},
+			{Name: "numpy", Specifiers: mustSpecs(t, "~= 1.26.0"), Origin: src(top, 8)},
+			{Name: "requests", Extras: []string{"socks"}, Specifiers: mustSpecs(t, ">=2.31, !=2.32.0"), Origin: src(top, 9)},
+			{Name: "colorama", Marker: mustMarker(t, `sys_platform == "win32"`), Origin: src(top, 10)},
 			{Name: "typing-extensions", Specifiers: mustSpecs(t, "==4.12.2"), Hashes: []string{
 				"sha256:04e5ca0351e0f3f85c6853954072df659d0d13fac324d0072316b67d7794700d",
 				"sha256:1a7ead55c7e559dd4dee8856e3a88b41225abfe1ce8df57b7c13915fe121ffb8",
-			}, Source: src(top, 11)},
-			{Name: "pyarrow", Specifiers: mustSpecs(t, "==17.0.0"), Source: src(top, 14)},
+			}, Origin: src(top, 11)},
+			{Name: "pyarrow", Specifiers: mustSpecs(t, "==17.0.0"), Origin: src(top, 14)},
 		},
 		Constraints: []Requirement{
-			{Name: "numpy", Specifiers: mustSpecs(t, "<2"), Source: src(cons, 1)},
-			{Name: "urllib3", Specifiers: mustSpecs(t, "==2.2.3"), Source: src(cons, 2)},
+			{Name: "numpy", Specifiers: mustSpecs(t, "<2"), Origin: src(cons, 1)},
+			{Name: "urllib3", Specifiers: mustSpecs(t, "==2.2.3"), Origin: src(cons, 2)},
 		},
-		Indexes: []Index{
-			{Option: "--index-url", URL: "https://mirror.example.com/simple", Source: src(top, 2)},
-			{Option: "--extra-index-url", URL: "https://pypi.example.org/simple", Source: src(top, 3)},
+		Indexes: []IndexLine{
+			{Flag: "--index-url", URL: "https://mirror.example.com/simple", Origin: src(top, 2)},
+			{Flag: "--extra-index-url", URL: "https://pypi.example.org/simple", Origin: src(top, 3)},
 		},
 	}
-	got, err := ReadRequirements(context.Background(), top, env(map[string]string{"PYARROW_VERSION": "17.0.0"}))
+	got, err := ReadRequirements(context.Background(), top, withEnv(map[string]string{"PYARROW_VERSION": "17.0.0"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +93,9 @@ func TestReadRequirementsHashed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Input{Format: Requirements, File: top, RequireHashes: true, Requirements: []Requirement{
-		{Name: "six", Specifiers: mustSpecs(t, "==1.17.0"), Hashes: []string{"sha256:4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"}, Source: Source{top, 3}},
-		{Name: "idna", Specifiers: mustSpecs(t, "==3.20"), Hashes: []string{"sha256:ab7ae7122974553370f0bdb919e1a960b2cd1bc1ef0276416d896db81c14582c"}, Source: Source{top, 4}},
+	want := &Input{Format: FormatRequirements, File: top, RequireHashes: true, Requirements: []Requirement{
+		{Name: "six", Specifiers: mustSpecs(t, "==1.17.0"), Hashes: []string{"sha256:4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"}, Origin: Origin{top, 3}},
+		{Name: "idna", Specifiers: mustSpecs(t, "==3.20"), Hashes: []string{"sha256:ab7ae7122974553370f0bdb919e1a960b2cd1bc1ef0276416d896db81c14582c"}, Origin: Origin{top, 4}},
 	}}
 	if diff := cmp.Diff(want, got, cmpMarkers); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -139,13 +139,13 @@ func TestReadRequirementsCycle(t *testing.T) {
 		{"cycle-a.txt", "testdata/requirements/cycle-b.txt:2: testdata/requirements/cycle-a.txt includes itself (testdata/requirements/cycle-a.txt → testdata/requirements/cycle-b.txt → testdata/requirements/cycle-a.txt)"},
 	} {
 		_, err := ReadRequirements(context.Background(), filepath.Join(dir, tc.file))
-		checkErr(t, err, errdefs.Invalid, tc.msg)
+		checkInputErr(t, err, errdefs.Invalid, tc.msg)
 	}
 }
 
-// checkErr checks err's kind, its message and that it is a *LineError
+// checkInputErr checks err's kind, its message and that it is a *LineError
 // (every error names its file and line).
-func checkErr(t *testing.T, err error, kind errdefs.Kind, msg string) {
+func checkInputErr(t *testing.T, err error, kind errdefs.Kind, msg string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("no error, want %q", msg)
@@ -205,13 +205,13 @@ func TestReadRequirementsErrors(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "c.txt"), []byte("six[socks]<2\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ReadRequirements(context.Background(), f, env(nil))
+			_, err := ReadRequirements(context.Background(), f, withEnv(nil))
 			kind := tc.kind
 			if kind == 0 {
 				kind = errdefs.Invalid
 			}
 			msg := strings.ReplaceAll(strings.ReplaceAll(tc.msg, "F:", f+":"), "D/", dir+"/")
-			checkErr(t, err, kind, msg)
+			checkInputErr(t, err, kind, msg)
 		})
 	}
 }
@@ -228,9 +228,9 @@ func TestReadRequirementsContinuations(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Requirement{
-		{Name: "six", Specifiers: mustSpecs(t, ">=1.0"), Source: Source{f, 2}},
-		{Name: "idna", Source: Source{f, 5}},
-		{Name: "numpy", Source: Source{f, 7}},
+		{Name: "six", Specifiers: mustSpecs(t, ">=1.0"), Origin: Origin{f, 2}},
+		{Name: "idna", Origin: Origin{f, 5}},
+		{Name: "numpy", Origin: Origin{f, 7}},
 	}
 	if diff := cmp.Diff(want, got.Requirements, cmpMarkers); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -301,7 +301,7 @@ func TestReadRequirementsManyFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadRequirements(context.Background(), top)
-	checkErr(t, err, errdefs.Invalid, fmt.Sprintf("%s:%d: more than %d files included", top, MaxFiles, MaxFiles))
+	checkInputErr(t, err, errdefs.Invalid, fmt.Sprintf("%s:%d: more than %d files included", top, MaxFiles, MaxFiles))
 	if err := os.WriteFile(top, []byte("-r leaf.txt\n-r leaf.txt\n--index-url https://u:p/w@h/simple\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -48,8 +48,8 @@ type uvDep struct {
 // workspace) are not pins: their dependency edges are Input.Roots. A
 // package from git, a URL or a path is refused: not lockable as wheels
 // from an index.
-func ReadUvLock(ctx context.Context, path string, opts ...Option) (*Input, error) {
-	o := makeOptions(opts)
+func ReadUvLock(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
+	o := makeReadOptions(opts)
 	var lf uvLockFile
 	f, err := decodeTOML(ctx, path, o, &lf)
 	if err != nil {
@@ -58,13 +58,13 @@ func ReadUvLock(ctx context.Context, path string, opts ...Option) (*Input, error
 	if lf.Version != 1 {
 		return nil, lineErrorf(f.at(f.keyLine(1, "version")), "uv.lock version %d: only version 1 is read", lf.Version)
 	}
-	in := &Input{Format: UvLock, File: path}
+	in := &Input{Format: FormatUvLock, File: path}
 	if in.RequiresPython, err = f.requiresPython(1, lf.RequiresPython); err != nil {
 		return nil, err
 	}
 	heads := f.headers("package")
 	for i, p := range lf.Packages {
-		line := nth(heads, i)
+		line := nthLine(heads, i)
 		src := f.at(line)
 		if !nameRE.MatchString(p.Name) {
 			return nil, lineErrorf(src, "package name %q is not a project name", p.Name)
@@ -93,20 +93,20 @@ func ReadUvLock(ctx context.Context, path string, opts ...Option) (*Input, error
 		case "":
 			return fail("source", "no source")
 		default:
-			return fail("source", "from %s %s: %w", kind, cleanURL(where), ErrNotWheel)
+			return fail("source", "from %s %s: %w", kind, noUserinfo(where), ErrNotWheel)
 		}
 		if _, err := ParseVersion(p.Version); err != nil {
 			return fail("version", "%v", err)
 		}
-		pin := Pin{Name: name, Version: p.Version, Index: cleanURL(where), Dependencies: deps,
-			ResolutionMarkers: p.ResolutionMarkers, Source: src}
+		pin := Pin{Name: name, Version: p.Version, Index: noUserinfo(where), Dependencies: deps,
+			ResolutionMarkers: p.ResolutionMarkers, Origin: src}
 		for _, m := range p.ResolutionMarkers {
 			if _, err := ParseMarker(m); err != nil {
 				return fail("resolution-markers", "%v", err)
 			}
 		}
 		for _, w := range p.Wheels {
-			wname := wheelName("", w.URL)
+			wname := lockWheelName("", w.URL)
 			wline := f.find(line, wname)
 			if w.URL == "" {
 				return nil, lineErrorf(f.at(wline), "package %s: a wheel with no url (by path: not fetched from an index)", name)
@@ -118,14 +118,14 @@ func ReadUvLock(ctx context.Context, path string, opts ...Option) (*Input, error
 			if !strings.HasSuffix(wname, ".whl") {
 				return nil, lineErrorf(f.at(wline), "package %s: %q is not a wheel file name", name, wname)
 			}
-			pin.Wheels = append(pin.Wheels, Wheel{Name: wname, URL: u, SHA256: h, Size: w.Size})
+			pin.Wheels = append(pin.Wheels, PinnedWheel{Name: wname, URL: u, SHA256: h, Size: w.Size})
 		}
 		if p.Sdist != nil && p.Sdist.URL != "" {
 			u, h, err := uvDistCheck(*p.Sdist)
 			if err != nil {
 				return fail("sdist", "sdist: %v", err)
 			}
-			pin.Sdist = &Dist{URL: u, SHA256: h, Size: p.Sdist.Size}
+			pin.Sdist = &PinnedSdist{URL: u, SHA256: h, Size: p.Sdist.Size}
 		}
 		if len(pin.Wheels) == 0 && pin.Sdist == nil {
 			return fail("name", "no wheel and no sdist")
@@ -170,14 +170,14 @@ func uvDeps(ds []uvDep, extra string) ([]PinDependency, error) {
 
 // uvDistCheck checks a wheel's or sdist's URL and "sha256:<hex>" hash.
 func uvDistCheck(d uvDist) (u, sha string, err error) {
-	if u, err = checkFileURL(d.URL); err != nil {
+	if u, err = lockFileURL(d.URL); err != nil {
 		return "", "", err
 	}
 	alg, h, _ := strings.Cut(d.Hash, ":")
 	if alg != "sha256" {
 		return "", "", fmt.Errorf("hash %q: want sha256:<hex>", d.Hash)
 	}
-	if sha, err = checkSHA256(h); err != nil {
+	if sha, err = lockSHA256(h); err != nil {
 		return "", "", err
 	}
 	return u, sha, nil
