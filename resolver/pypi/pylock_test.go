@@ -199,3 +199,21 @@ func TestReadLockErrors(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkReadUvLock(b *testing.B) {
+	path := filepath.Join("testdata", "uvproject", "uv.lock")
+	for b.Loop() {
+		if _, err := ReadUvLock(context.Background(), path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadRequirements(b *testing.B) {
+	path := filepath.Join("testdata", "requirements", "requirements.txt")
+	for b.Loop() {
+		if _, err := ReadRequirements(context.Background(), path, withEnv(map[string]string{"PYARROW_VERSION": "17.0.0"})); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
