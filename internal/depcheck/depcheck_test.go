@@ -46,6 +46,12 @@ var allowed = map[string][]string{
 	"layers":                 {"errdefs", "lock", "internal/"},
 	"s3store":                {"errdefs", "lock", "internal/"},
 	"submit":                 {"errdefs", "lock", "internal/"},
+
+	// The Python half (a PySpark job's wheels), a leaf like repo: its
+	// inputs (requirements, pyproject.toml, pylock.toml, uv.lock),
+	// versions and markers; never the Maven resolver nor its model.
+	"resolver/pypi": {"errdefs", "lock", "resolver/cache", "internal/"},
+
 	// Orchestration (resolve → bake → rewrite) over the libraries; no
 	// backend (no client-go).
 	"pipeline": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "internal/"},
