@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,6 +111,7 @@ func orNone(s string) string {
 // same reports whether two locks are the same file, as prebake writes it.
 func same(a, b *lock.File) bool {
 	a2, b2 := *a, *b
+	a2.Artifacts, b2.Artifacts = slices.Clone(a.Artifacts), slices.Clone(b.Artifacts) // Normalize sorts them
 	a2.Normalize()
 	b2.Normalize()
 	da, err1 := a2.Marshal()

@@ -223,11 +223,16 @@ func assemble(lf *lock.File, paths []string, sigs map[string][]byte, o *options)
 			c.sigs = append(c.sigs, sig)
 		}
 	}
-	if c.indexData, err = json.MarshalIndent(c.index, "", "  "); err != nil {
+	if c.indexData, err = jsonIndent(c.index); err != nil {
 		return nil, errdefs.New(errdefs.Internal, err)
 	}
-	c.indexData = append(c.indexData, '\n')
 	return c, nil
+}
+
+// jsonIndent is index.json's form of ix.
+func jsonIndent(ix *Index) ([]byte, error) {
+	data, err := json.MarshalIndent(ix, "", "  ")
+	return append(data, '\n'), err
 }
 
 func entryOf(path string, data []byte) Entry {
