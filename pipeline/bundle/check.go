@@ -42,14 +42,21 @@ func (e *LockDiffersError) Error() string {
 	case e.Reason != "":
 		what = e.Reason
 	case e.Diff != nil && !e.Diff.Equal:
-		what = e.Diff.Why
+		var parts []string
 		if red := e.Diff.ContentChanged(); len(red) > 0 {
 			var names []string
 			for _, m := range red {
 				names = append(names, m.New.File)
 			}
-			what = fmt.Sprintf("other bytes under the same version for %s; %s", strings.Join(names, ", "), what)
+			parts = append(parts, "other bytes under the same version for "+strings.Join(names, ", "))
 		}
+		if n := len(e.Diff.Modules); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d modules differ", n))
+		}
+		if e.Diff.InputsChanged {
+			parts = append(parts, "the inputs differ")
+		}
+		what = strings.Join(parts, "; ")
 	case len(e.Signers) > 0:
 		what = "another signer recorded for " + strings.Join(e.Signers, ", ")
 	default:

@@ -128,10 +128,10 @@ type ExportResult struct {
 	Digest   string `json:"digest"`
 	LockHash string `json:"lockHash"`
 	Jars     int    `json:"jars"`
-	// Signatures counts the jars' signatures the bundle carries.
-	Signatures int `json:"signatures"`
 	// Bytes is the size of the files (index, lock, SBOM, jars, signatures).
 	Bytes int64 `json:"bytes"`
+	// Signatures counts the jars' signatures the bundle carries.
+	Signatures int `json:"signatures"`
 }
 
 // contents are a bundle's files in memory (the jars as paths).

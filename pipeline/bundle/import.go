@@ -32,12 +32,12 @@ type ImportResult struct {
 	// Paths are the cache paths of the lock's jars, in lock order.
 	Paths []string `json:"-"`
 	Jars  int      `json:"jars"`
-	// Signatures counts the jars' signatures the bundle carried, now in
-	// the cache.
-	Signatures int `json:"signatures"`
 	// Bytes is the size of the files (index, lock, SBOM, jars,
 	// signatures), as ExportResult.Bytes.
 	Bytes int64 `json:"bytes"`
+	// Signatures counts the jars' signatures the bundle carried, now in
+	// the cache.
+	Signatures int `json:"signatures"`
 }
 
 // source reads one form of bundle: its index, then each file in the

@@ -55,7 +55,7 @@ func newStaging(cacheDir string) (*staging, error) {
 	if err := cachedir.Make(tmp); err != nil && !cachedir.Tolerable(err) {
 		return nil, err
 	}
-	SweepStaging(tmp)
+	sweepStaging(tmp)
 	dir, err := os.MkdirTemp(tmp, stagingPrefix+"*")
 	if err != nil {
 		return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", c.Dir, err))
@@ -72,11 +72,11 @@ func newStaging(cacheDir string) (*staging, error) {
 	return st, nil
 }
 
-// SweepStaging removes, from a cache's temp directory tmp, the staging
+// sweepStaging removes, from a cache's temp directory tmp, the staging
 // directories of imports that no longer run: those whose lock is free,
 // or, where no lock can be tested, older than an hour. It reports how
 // many it removed.
-func SweepStaging(tmp string) int {
+func sweepStaging(tmp string) int {
 	ents, err := os.ReadDir(tmp)
 	if err != nil {
 		return 0
