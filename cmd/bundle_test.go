@@ -275,10 +275,7 @@ func TestBundleSignaturesCLI(t *testing.T) {
 	run(0, resolveArgs(near, nearCache, keyring)...)
 	good := filepath.Join(tmp, "good.tar")
 	run(0, "bundle", "export", "-q", "--lock", near, "--cache", nearCache, "--to", good)
-	var names []string
-	for _, e := range readTarNames(t, good) {
-		names = append(names, e)
-	}
+	names := readTarNames(t, good)
 	want := []string{"index.json", "prebake.lock", "sbom.cdx.json", "jars/com.example_lib-a-1.0.jar", "jars/com.example_lib-b-1.0.jar",
 		"signatures/com.example_lib-a-1.0.jar.asc", "signatures/com.example_lib-b-1.0.jar.asc"}
 	if diff := cmp.Diff(want, names); diff != "" {
