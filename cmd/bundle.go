@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
+	"github.com/prebake/prebake/internal/lockdiff"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline"
@@ -42,7 +44,9 @@ func newBundleExportCmd(g *globals) *cobra.Command {
 		Short: "Write a lock's jars, the lock and its SBOM as one reproducible bundle",
 		Long: `bundle export writes one bundle: index.json (every file's sha256 and size), the
 lock, its CycloneDX SBOM and the lock's jars (fetched into the cache first, from
-the repositories the lock records, when they are missing). FILE.tar is one tar
+the repositories the lock records, when they are missing), and the signature
+(.asc) of every jar the lock records a signer of (signedBy), from the cache
+(exit 66 when one is not there: export with --verify-signatures). FILE.tar is one tar
 file; oci:DIR an OCI image layout; anything else an OCI artifact pushed to a
 registry (artifactType application/vnd.prebake.bundle.v1; the tag defaults to
 the lock hash). The same lock and jars give the same bytes and digest.`,
@@ -91,7 +95,8 @@ func runBundleExport(ctx context.Context, g *globals, o *bundleExportOptions, ar
 	if err != nil {
 		return err
 	}
-	res, err := bundle.Export(ctx, lf, paths, o.to, bundle.WithEpoch(ts), bundle.WithToolVersion(buildVersion()), bundle.WithLayerOptions(lopts...))
+	res, err := bundle.Export(ctx, lf, paths, o.to, bundle.WithEpoch(ts), bundle.WithToolVersion(buildVersion()), bundle.WithLayerOptions(lopts...),
+		bundle.WithCacheDir(pipeline.CacheDir(o.resolve.cache)))
 	rep.Wait()
 	if err != nil {
 		return err
@@ -106,10 +111,13 @@ func runBundleExport(ctx context.Context, g *globals, o *bundleExportOptions, ar
 }
 
 type bundleImportOptions struct {
-	s3       s3StoreFlags
-	registry registryFlags
-	cache    string
-	lock     string
+	s3               s3StoreFlags
+	registry         registryFlags
+	cache            string
+	lock             string
+	force            bool
+	verifySignatures bool
+	keyring          string
 }
 
 func newBundleImportCmd(g *globals) *cobra.Command {
@@ -120,10 +128,17 @@ func newBundleImportCmd(g *globals) *cobra.Command {
 		Long: `bundle import reads a bundle (FILE.tar, oci:DIR[:tag|@digest] or a registry
 reference) and checks all of it before it writes anything: the index, the lock's
 sha256 and lock hash, every jar against the lock, no file extra, missing or out
-of order. A bundle that fails is refused (exit 65) naming the file. The jars go
-into the cache (--cache, default $PREBAKE_CACHE), or with --store into a jar
-store as bake s3 writes it; the lock is written to --lock. No repository is
-asked: bake image, bake s3 and submit --frozen then run with --offline.`,
+of order, the SBOM against the lock. A bundle that fails is refused (exit 65)
+naming the file. The jars go into the cache (--cache, default $PREBAKE_CACHE), or
+with --store into a jar store as bake s3 writes it, with the jars' signatures
+(.asc) the bundle carries; the lock is written to --lock.
+
+An existing --lock is never replaced by another one: unless it is the same lock
+(or --force is given), the bundle is refused (exit 65) before anything is
+written, and the difference is printed. With --verify-signatures, every jar must
+record a signer pinned in --keyring and carry a signature made by that key
+(exit 65 naming the jar). No repository is asked: bake image, bake s3 and
+submit --frozen (--verify-signatures too) then run with --offline.`,
 		Example: `  prebake bundle import jobs.bundle.tar --cache /var/cache/prebake --lock prebake.lock
   prebake bundle import registry.internal/team/bundles:<lock-hash> --store s3://jars/prebake`,
 		Args: cobra.ExactArgs(1),
@@ -133,7 +148,10 @@ asked: bake image, bake s3 and submit --frozen then run with --offline.`,
 	}
 	fs := c.Flags()
 	fs.StringVar(&o.cache, "cache", "", "cache directory to fill (default $PREBAKE_CACHE, else the user cache)")
-	fs.StringVar(&o.lock, "lock", "prebake.lock", "write the bundle's lock here")
+	fs.StringVar(&o.lock, "lock", "prebake.lock", "write the bundle's lock here; an existing, different lock is not replaced (exit 65) without --force")
+	fs.BoolVar(&o.force, "force", false, "replace an existing --lock that differs from the bundle's (the difference is printed)")
+	fs.BoolVar(&o.verifySignatures, "verify-signatures", false, "check every jar's signature (.asc, carried by the bundle) against --keyring and the signer the lock records (exit 65 naming the jar)")
+	fs.StringVar(&o.keyring, "keyring", defaultKeyring, "armored public keys pinned for --verify-signatures (see prebake keys)")
 	o.s3.add(fs)
 	o.s3.addConcurrency(fs)
 	o.registry.add(fs)
@@ -179,8 +197,28 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 	default:
 		cache = pipeline.CacheDir(cache)
 	}
-	res, err := bundle.Import(ctx, from, cache, bundle.WithLayerOptions(lopts...))
+	kr, err := (&resolveFlags{verifySignatures: o.verifySignatures, keyring: o.keyring}).signatures()
 	if err != nil {
+		return err
+	}
+	iopts := []bundle.Option{bundle.WithLayerOptions(lopts...), bundle.WithExistingLock(o.lock), bundle.WithForce(o.force)}
+	if kr != nil {
+		iopts = append(iopts, bundle.WithSignatures(kr))
+	}
+	// With --force, what is replaced is said (the check is Import's own
+	// without it).
+	var replaced error
+	res, err := bundle.Import(ctx, from, cache, iopts...)
+	if err == nil && o.force {
+		replaced = bundle.CheckReplace(o.lock, res.Lock, from)
+	}
+	if err != nil {
+		var ld *bundle.LockDiffersError
+		if errors.As(err, &ld) {
+			rep.Wait()
+			writeLockDiff(stderr, ld)
+			return fmt.Errorf("%w; pass --force to replace it, or --lock another file", err)
+		}
 		return err
 	}
 	js := jsondoc.BundleImport{ImportResult: res, Lock: o.lock}
@@ -196,6 +234,13 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 	if err := atomicfile.Write(o.lock, res.LockData, 0o644); err != nil {
 		return exitcode.New(exitcode.CantCreate, fmt.Errorf("writing lockfile %s: %w", o.lock, err))
 	}
+	if ld := (*bundle.LockDiffersError)(nil); errors.As(replaced, &ld) {
+		rep.Warnf("%s: replaced (--force) by the lock of bundle %s", o.lock, from)
+		rep.Wait()
+		if !g.quiet {
+			writeLockDiff(stderr, ld)
+		}
+	}
 	rep.Wait()
 	if out == outJSON {
 		return printJSON(stdout, js)
@@ -205,6 +250,22 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 	if js.Store != "" {
 		where = js.Store
 	}
-	_, err = fmt.Fprintf(stdout, "imported %d jars (%d bytes, lock %s) into %s; lock written to %s\n", res.Jars, res.Bytes, res.LockHash, where, o.lock)
+	sigs := ""
+	if res.Signatures > 0 {
+		sigs = fmt.Sprintf(", %d signatures", res.Signatures)
+	}
+	_, err = fmt.Fprintf(stdout, "imported %d jars%s (%d bytes, lock %s) into %s; lock written to %s\n", res.Jars, sigs, res.Bytes, res.LockHash, where, o.lock)
 	return err
+}
+
+// writeLockDiff prints how the bundle's lock differs from the existing
+// one: the lock diff (prebake lock diff's text), or the signers that
+// differ.
+func writeLockDiff(w io.Writer, ld *bundle.LockDiffersError) {
+	if ld.Diff != nil && !ld.Diff.Equal {
+		lockdiff.WriteText(w, ld.Diff)
+	}
+	for _, s := range ld.Signers {
+		fmt.Fprintf(w, "signer changed: %s\n", s)
+	}
 }

@@ -1,11 +1,17 @@
 package cmd
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +19,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/mavenhttp"
+	"github.com/prebake/prebake/internal/pgpverify/pgptest"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -230,4 +237,197 @@ func TestLockStrictCLI(t *testing.T) {
 			t.Errorf("%s: exit %d (want 65 naming %s)\n%s", c.name, code, c.field, errs)
 		}
 	}
+}
+
+// TestBundleSignaturesCLI: a lock resolved with signatures verified is
+// exported with its jars' signatures; imported into a fresh cache with the
+// repository gone, resolve --verify-signatures --frozen --offline passes.
+// A bundle of other jars (signed by an unpinned key) is refused with
+// --verify-signatures naming the jar, and without it does not replace
+// the existing lock (65, the difference printed) unless --force; a
+// tampered jar or signature is refused.
+func TestBundleSignaturesCLI(t *testing.T) {
+	_, tmp := isolatedCLI(t)
+	signer, stranger := pgptest.NewKey(t, "signer"), pgptest.NewKey(t, "stranger")
+	keyring := filepath.Join(tmp, "keyring.asc")
+	if err := os.WriteFile(keyring, signer.Public(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	both := filepath.Join(tmp, "both.asc")
+	if err := os.WriteFile(both, append(signer.Public(t), stranger.Public(t)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo := s3FileRepo(t)
+	signRepo(t, repo, func(jar []byte) []byte { return signer.Sign(t, jar) })
+	run := func(want int, args ...string) string {
+		t.Helper()
+		out, errs, code := runCLI(t, args...)
+		if code != want {
+			t.Fatalf("prebake %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errs)
+		}
+		return out + errs
+	}
+	near, nearCache := filepath.Join(tmp, "near.lock"), filepath.Join(tmp, "near-cache")
+	resolveArgs := func(lock, cache, keys string, more ...string) []string {
+		return append([]string{"resolve", "-q", "--verify-signatures", "--keyring", keys, "--no-default-repositories", "--repositories", repo,
+			"--cache", cache, "--lock", lock, "com.example:lib-a:1.0"}, more...)
+	}
+	run(0, resolveArgs(near, nearCache, keyring)...)
+	good := filepath.Join(tmp, "good.tar")
+	run(0, "bundle", "export", "-q", "--lock", near, "--cache", nearCache, "--to", good)
+	names := readTarNames(t, good)
+	want := []string{"index.json", "prebake.lock", "sbom.cdx.json", "jars/com.example_lib-a-1.0.jar", "jars/com.example_lib-b-1.0.jar",
+		"signatures/com.example_lib-a-1.0.jar.asc", "signatures/com.example_lib-b-1.0.jar.asc"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("bundle files (-want +got):\n%s", diff)
+	}
+	// An evil bundle: the same coordinates, lib-b's bytes changed, signed
+	// by a key the far side did not pin.
+	evilRepo := s3FileRepo(t)
+	evilJar := filepath.Join(strings.TrimPrefix(evilRepo, "file://"), "com", "example", "lib-b", "1.0", "lib-b-1.0.jar")
+	if err := os.WriteFile(evilJar, []byte("PK\x03\x04 evil"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	signRepo(t, evilRepo, func(jar []byte) []byte {
+		if strings.Contains(string(jar), "evil") {
+			return stranger.Sign(t, jar)
+		}
+		return signer.Sign(t, jar)
+	})
+	evilLock, evilCache := filepath.Join(tmp, "evil.lock"), filepath.Join(tmp, "evil-cache")
+	run(0, "resolve", "-q", "--verify-signatures", "--keyring", both, "--no-default-repositories", "--repositories", evilRepo,
+		"--cache", evilCache, "--lock", evilLock, "com.example:lib-a:1.0")
+	evil := filepath.Join(tmp, "evil.tar")
+	run(0, "bundle", "export", "-q", "--lock", evilLock, "--cache", evilCache, "--to", evil)
+
+	// The air gap: the repository is gone.
+	root := strings.TrimPrefix(repo, "file://")
+	if err := os.Rename(root, strings.TrimSuffix(root, "/")+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	far, farCache := filepath.Join(tmp, "far.lock"), filepath.Join(tmp, "far-cache")
+	if out := run(0, "bundle", "import", good, "--cache", farCache, "--lock", far, "--verify-signatures", "--keyring", keyring); !strings.Contains(out, "2 jars, 2 signatures") {
+		t.Errorf("import: %s", out)
+	}
+	run(0, resolveArgs(far, farCache, keyring, "--frozen", "--offline")...)
+	// The same bundle again: the same lock, accepted.
+	run(0, "bundle", "import", "-q", good, "--cache", farCache, "--lock", far)
+
+	farData, _ := os.ReadFile(far)
+	out := run(exitcode.DataErr, "bundle", "import", evil, "--cache", filepath.Join(tmp, "c-evil1"), "--lock", filepath.Join(tmp, "new.lock"), "--verify-signatures", "--keyring", keyring)
+	if !strings.Contains(out, "com.example_lib-b-1.0.jar") || !strings.Contains(out, "not a pinned key") {
+		t.Errorf("evil bundle, --verify-signatures: %s", out)
+	}
+	out = run(exitcode.DataErr, "bundle", "import", evil, "--cache", filepath.Join(tmp, "c-evil2"), "--lock", far)
+	for _, w := range []string{"CONTENT CHANGED UNDER THE SAME VERSION", "com.example:lib-b", far + " was not replaced", "other bytes under the same version for com.example_lib-b-1.0.jar", "--force"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("evil bundle over an existing lock: no %q in\n%s", w, out)
+		}
+	}
+	if data, _ := os.ReadFile(far); string(data) != string(farData) {
+		t.Error("the existing lock was replaced")
+	}
+	if n := count(t, filepath.Join(tmp, "c-evil2", "blobs", "sha256")); n != 0 {
+		t.Errorf("a refused bundle wrote %d blobs", n)
+	}
+	out = run(0, "bundle", "import", evil, "--cache", filepath.Join(tmp, "c-evil3"), "--lock", far, "--force")
+	if !strings.Contains(out, "warning: "+far+": replaced (--force)") || !strings.Contains(out, "CONTENT CHANGED") {
+		t.Errorf("--force: %s", out)
+	}
+
+	// Tampered: a jar byte (65 naming the jar), a signature over other
+	// bytes, index fixed (65 naming the jar with --verify-signatures).
+	data, _ := os.ReadFile(good)
+	bad := bytes.Clone(data)
+	i := bytes.LastIndex(bad, []byte("PK\x03\x04 fake jar lib-b"))
+	bad[i+10] ^= 1
+	badTar := filepath.Join(tmp, "bad.tar")
+	os.WriteFile(badTar, bad, 0o644)
+	if out := run(exitcode.DataErr, "bundle", "import", badTar, "--cache", filepath.Join(tmp, "c-bad"), "--lock", filepath.Join(tmp, "bad.lock")); !strings.Contains(out, "jars/com.example_lib-b-1.0.jar") {
+		t.Errorf("tampered jar: %s", out)
+	}
+	swapped := filepath.Join(tmp, "swapped.tar")
+	rewriteTar(t, good, swapped, func(name string, data []byte) []byte {
+		if name == "signatures/com.example_lib-b-1.0.jar.asc" {
+			return signer.Sign(t, []byte("other bytes"))
+		}
+		return data
+	})
+	out = run(exitcode.DataErr, "bundle", "import", swapped, "--cache", filepath.Join(tmp, "c-swapped"), "--lock", filepath.Join(tmp, "swapped.lock"), "--verify-signatures", "--keyring", keyring)
+	if !strings.Contains(out, "jar com.example_lib-b-1.0.jar") || !strings.Contains(out, "bad signature") {
+		t.Errorf("a signature over other bytes: %s", out)
+	}
+}
+
+func readTarNames(t *testing.T, path string) []string {
+	t.Helper()
+	names := []string{"index.json"}
+	rewriteTar(t, path, "", func(name string, data []byte) []byte { names = append(names, name); return data })
+	return names
+}
+
+// rewriteTar copies the tar at from to `to` ("": none), each file's bytes
+// through edit, and fixes the index's sha256 and size of what changed.
+func rewriteTar(t *testing.T, from, to string, edit func(name string, data []byte) []byte) {
+	t.Helper()
+	f, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type file struct {
+		hdr  *tar.Header
+		data []byte
+	}
+	var files []file
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(tr)
+		files = append(files, file{h, data})
+	}
+	sum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	index := string(files[0].data)
+	for i := range files[1:] {
+		fl := &files[i+1]
+		was := fl.data
+		fl.data = edit(fl.hdr.Name, bytes.Clone(was))
+		if !bytes.Equal(was, fl.data) {
+			index = strings.Replace(index, `"sha256": "`+sum(was)+`",
+      "size": `+strconv.Itoa(len(was)), `"sha256": "`+sum(fl.data)+`",
+      "size": `+strconv.Itoa(len(fl.data)), 1)
+		}
+	}
+	files[0].data = []byte(index)
+	if to == "" {
+		return
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, fl := range files {
+		fl.hdr.Size = int64(len(fl.data))
+		if err := tw.WriteHeader(fl.hdr); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(fl.data)
+	}
+	tw.Close()
+	if err := os.WriteFile(to, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func count(t *testing.T, dir string) int {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return len(es)
 }

@@ -308,7 +308,7 @@ func TestImportOCITampered(t *testing.T) {
 	blobs := func(titles ...string) []layers.ArtifactBlob {
 		var out []layers.ArtifactBlob
 		for i, ti := range titles {
-			out = append(out, layers.ArtifactBlob{Title: ti, MediaType: mediaType(i), Sha256: strings.Repeat(string(rune('a'+i)), 64)})
+			out = append(out, layers.ArtifactBlob{Title: ti, MediaType: mediaType(i, ti), Sha256: strings.Repeat(string(rune('a'+i)), 64)})
 		}
 		return out
 	}

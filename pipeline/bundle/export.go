@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,9 +17,13 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/sbom"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver"
+	blobcache "github.com/prebake/prebake/resolver/cache"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // Option configures Export and Import.
@@ -29,6 +34,10 @@ type options struct {
 	toolVersion string
 	layerOpts   []layers.Option
 	limits      Limits
+	cacheDir    string
+	existing    string
+	force       bool
+	verifier    resolver.SignatureVerifier
 }
 
 // WithEpoch sets the tar entries' mtime and the SBOM's timestamp
@@ -46,6 +55,31 @@ func WithLayerOptions(opts ...layers.Option) Option {
 
 // WithLimits bounds what Import reads (default DefaultLimits).
 func WithLimits(l Limits) Option { return func(o *options) { o.limits = l } }
+
+// WithCacheDir is the cache Export reads the jars' signatures from (the
+// .asc files cached when they verified; "": the default cache). Every jar
+// whose lock entry records a signer (signedBy) goes with its signature.
+func WithCacheDir(dir string) Option { return func(o *options) { o.cacheDir = dir } }
+
+// WithExistingLock is the lock file Import is to replace: when it exists,
+// the bundle's lock must be the same (CheckReplace), else Import refuses
+// the bundle before it writes anything (a *LockDiffersError), unless
+// WithForce.
+func WithExistingLock(path string) Option { return func(o *options) { o.existing = path } }
+
+// WithForce lets Import replace an existing lock that differs from the
+// bundle's (WithExistingLock).
+func WithForce(force bool) Option { return func(o *options) { o.force = force } }
+
+// WithSignatures makes Import check every jar's signature against v (the
+// pinned keys): each locked jar must record a signer (signedBy) that v
+// holds and the bundle must carry its signature, which must verify over
+// the jar with that very key. A jar that fails is refused by name
+// (errdefs.Invalid, matching pgpverify.ErrSignature or
+// ErrSignatureMissing) and nothing is written.
+func WithSignatures(v resolver.SignatureVerifier) Option {
+	return func(o *options) { o.verifier = v }
+}
 
 func makeOptions(opts []Option) (*options, error) {
 	o := &options{toolVersion: "unknown", limits: DefaultLimits}
@@ -94,8 +128,10 @@ type ExportResult struct {
 	Digest   string `json:"digest"`
 	LockHash string `json:"lockHash"`
 	Jars     int    `json:"jars"`
-	// Bytes is the size of the files (index, lock, SBOM, jars).
+	// Bytes is the size of the files (index, lock, SBOM, jars, signatures).
 	Bytes int64 `json:"bytes"`
+	// Signatures counts the jars' signatures the bundle carries.
+	Signatures int `json:"signatures"`
 }
 
 // contents are a bundle's files in memory (the jars as paths).
@@ -105,11 +141,52 @@ type contents struct {
 	lockData  []byte
 	sbomData  []byte
 	jars      []string
+	// sigs are the signatures, in the order of the index's signature
+	// entries.
+	sigs [][]byte
+}
+
+// data is the bytes of the i-th index entry other than a jar.
+func (c *contents) data(i int) []byte {
+	switch i {
+	case 0:
+		return c.lockData
+	case 1:
+		return c.sbomData
+	}
+	return c.sigs[i-2-len(c.jars)]
+}
+
+// ErrSignatureMissing is matched (errors.Is) when a jar whose lock entry
+// records a signer has no signature: in the cache Export reads, or in the
+// bundle Import checks with WithSignatures.
+var ErrSignatureMissing = repo.ErrSignatureMissing
+
+// readSignatures reads, from the cache in cacheDir, the signature of each
+// artifact of lf that records a signer, by file name.
+func readSignatures(lf *lock.File, cacheDir string) (map[string][]byte, error) {
+	cacheDir = blobcache.Dir(cacheDir)
+	sigs := map[string][]byte{}
+	for _, a := range lf.Artifacts {
+		if a.SignedBy == "" {
+			continue
+		}
+		p := repo.SignaturePath(cacheDir, a.Sha256)
+		data, err := localfile.Read(p, MaxSignature)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errdefs.Optionf(errdefs.NotFound, "resolver.Request.Signatures", "bundle: artifact %s (%s): %w in the cache (%s), though the lock records its signer %s; the bundle would not carry it: verify the signatures again to fetch it", a.File, a.Coord, ErrSignatureMissing, p, a.SignedBy)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bundle: artifact %s: signature %w", a.File, err)
+		}
+		sigs[a.File] = data
+	}
+	return sigs, nil
 }
 
 // assemble builds the index, lock and SBOM of lf, whose jars are at
-// paths (index for index).
-func assemble(lf *lock.File, paths []string, o *options) (*contents, error) {
+// paths (index for index), and sigs the signatures by jar file.
+func assemble(lf *lock.File, paths []string, sigs map[string][]byte, o *options) (*contents, error) {
 	if len(paths) != len(lf.Artifacts) {
 		return nil, errdefs.Errorf(errdefs.Internal, "bundle: %d jars for %d locked artifacts", len(paths), len(lf.Artifacts))
 	}
@@ -139,11 +216,23 @@ func assemble(lf *lock.File, paths []string, o *options) (*contents, error) {
 		c.index.Files = append(c.index.Files, Entry{Path: JarDir + a.File, Sha256: a.Sha256, Size: a.Size})
 		c.jars = append(c.jars, paths[i])
 	}
-	if c.indexData, err = json.MarshalIndent(c.index, "", "  "); err != nil {
+	for _, i := range order {
+		a := lf.Artifacts[i]
+		if sig, ok := sigs[a.File]; ok {
+			c.index.Files = append(c.index.Files, entryOf(sigPath(a.File), sig))
+			c.sigs = append(c.sigs, sig)
+		}
+	}
+	if c.indexData, err = jsonIndent(c.index); err != nil {
 		return nil, errdefs.New(errdefs.Internal, err)
 	}
-	c.indexData = append(c.indexData, '\n')
 	return c, nil
+}
+
+// jsonIndent is index.json's form of ix.
+func jsonIndent(ix *Index) ([]byte, error) {
+	data, err := json.MarshalIndent(ix, "", "  ")
+	return append(data, '\n'), err
 }
 
 func entryOf(path string, data []byte) Entry {
@@ -160,11 +249,15 @@ func Export(ctx context.Context, lf *lock.File, paths []string, to string, opts 
 	if err != nil {
 		return nil, err
 	}
-	c, err := assemble(lf, paths, o)
+	sigs, err := readSignatures(lf, o.cacheDir)
 	if err != nil {
 		return nil, err
 	}
-	res := &ExportResult{Kind: KindOf(to), LockHash: c.index.LockHash, Jars: len(c.jars), Bytes: int64(len(c.indexData))}
+	c, err := assemble(lf, paths, sigs, o)
+	if err != nil {
+		return nil, err
+	}
+	res := &ExportResult{Kind: KindOf(to), LockHash: c.index.LockHash, Jars: len(c.jars), Signatures: len(c.sigs), Bytes: int64(len(c.indexData))}
 	for _, e := range c.index.Files {
 		res.Bytes += e.Size
 	}
@@ -186,15 +279,12 @@ func (c *contents) artifact() *layers.Artifact {
 	a := &layers.Artifact{ArtifactType: ArtifactType, ConfigMediaType: IndexMediaType, Config: c.indexData,
 		Annotations: map[string]string{LockAnnotation: c.index.LockHash}, Tag: c.index.LockHash}
 	for i, e := range c.index.Files {
-		b := layers.ArtifactBlob{Title: e.Path, MediaType: mediaType(i), Sha256: e.Sha256, Size: e.Size}
-		switch i {
-		case 0:
-			b.Open = bytesOpener(c.lockData)
-		case 1:
-			b.Open = bytesOpener(c.sbomData)
-		default:
+		b := layers.ArtifactBlob{Title: e.Path, MediaType: mediaType(i, e.Path), Sha256: e.Sha256, Size: e.Size}
+		if i >= 2 && i < 2+len(c.jars) {
 			path := c.jars[i-2]
 			b.Open = func() (io.ReadCloser, error) { return openChecked(path, e) }
+		} else {
+			b.Open = bytesOpener(c.data(i))
 		}
 		a.Blobs = append(a.Blobs, b)
 	}
@@ -285,7 +375,7 @@ func writeTarFile(ctx context.Context, path string, c *contents, epoch time.Time
 		f.Close()
 		return "", err
 	}
-	for i, e := range c.index.Files[2:] {
+	for i, e := range c.index.Files[2 : 2+len(c.jars)] {
 		rc, err := openChecked(c.jars[i], e)
 		if err != nil {
 			f.Close()
@@ -294,6 +384,13 @@ func writeTarFile(ctx context.Context, path string, c *contents, epoch time.Time
 		err = add(e.Path, e.Size, rc)
 		rc.Close()
 		if err != nil {
+			f.Close()
+			return "", err
+		}
+	}
+	for i, sig := range c.sigs {
+		e := c.index.Files[2+len(c.jars)+i]
+		if err := add(e.Path, e.Size, bytes.NewReader(sig)); err != nil {
 			f.Close()
 			return "", err
 		}

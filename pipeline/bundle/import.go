@@ -9,13 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/coordpart"
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
-	"github.com/prebake/prebake/resolver"
+	blobcache "github.com/prebake/prebake/resolver/cache"
 )
 
 // ImportResult is what Import verified and wrote.
@@ -31,9 +32,12 @@ type ImportResult struct {
 	// Paths are the cache paths of the lock's jars, in lock order.
 	Paths []string `json:"-"`
 	Jars  int      `json:"jars"`
-	// Bytes is the size of the files (index, lock, SBOM, jars), as
-	// ExportResult.Bytes.
+	// Bytes is the size of the files (index, lock, SBOM, jars,
+	// signatures), as ExportResult.Bytes.
 	Bytes int64 `json:"bytes"`
+	// Signatures counts the jars' signatures the bundle carried, now in
+	// the cache.
+	Signatures int `json:"signatures"`
 }
 
 // source reads one form of bundle: its index, then each file in the
@@ -51,11 +55,16 @@ type source interface {
 // registry reference), verifies it and puts its jars into the cache in
 // cacheDir, making no request to any repository: the index (ParseIndex),
 // the lock's sha256 and lock hash against the index, every jar of the
-// index against the lock, and every file's bytes against its sha256 and
-// size. A bundle with a file that is extra, missing, out of order, of
-// another size or sha256 is refused (ErrBadBundle, errdefs.Invalid)
-// naming the file, and the cache is left as it was: the jars are staged
-// (resolver.Stage) and committed only once every file is verified.
+// index against the lock, the SBOM against the lock (checkSBOM), every
+// file's bytes against its sha256 and size, and with WithExistingLock the
+// lock against the one it would replace (CheckReplace), with
+// WithSignatures every jar's signature against the pinned keys. A bundle
+// with a file that is extra, missing, out of order, of another size or
+// sha256 is refused (ErrBadBundle, errdefs.Invalid) naming the file, and
+// the cache is left as it was: the files are staged (stage.go) and moved
+// into the cache only once every one is verified. The signatures the
+// bundle carries go where a frozen, offline run with signatures verified
+// finds them (<cache>/signatures/sha256/<jar sha256>.asc).
 func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*ImportResult, error) {
 	o, err := makeOptions(opts)
 	if err != nil {
@@ -96,15 +105,30 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 	if err := ix.checkLock(from, res.Lock); err != nil {
 		return nil, err
 	}
+	if o.existing != "" && !o.force {
+		if err := CheckReplace(o.existing, res.Lock, from); err != nil {
+			return nil, err
+		}
+	}
+	if o.verifier != nil {
+		if err := checkSigners(from, o.verifier, res.Lock, ix); err != nil {
+			return nil, err
+		}
+	}
 	if res.SBOM, err = readSmall(src, 1, ix.Files[1], from); err != nil {
 		return nil, err
 	}
-	st, err := resolver.Stage(cacheDir)
+	if err := checkSBOM(from, res.SBOM, res.Lock); err != nil {
+		return nil, err
+	}
+	cacheDir = blobcache.Dir(cacheDir)
+	st, err := newStaging(cacheDir)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Abort() // a no-op after Commit
-	for i, e := range ix.Files[2:] {
+	defer st.remove()
+	jars := ix.jars()
+	for i, e := range jars {
 		if err := ctx.Err(); err != nil {
 			return nil, errdefs.New(errdefs.Timeout, fmt.Errorf("bundle %s: %w", from, err))
 		}
@@ -112,34 +136,80 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 		if err != nil {
 			return nil, err
 		}
-		err = st.Add(e.Path, r, e.Sha256, e.Size)
+		sr := &sourceReader{r: r}
+		err = st.staged.Add(e.Path, sr, e.Sha256, e.Size)
 		r.Close()
 		if err != nil {
+			if sr.err != nil && errors.Is(sr.err, ErrBadBundle) {
+				// The source's own error names the bundle and the file.
+				return nil, sr.err
+			}
 			if errdefs.KindOf(err) == errdefs.Invalid {
 				return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%w %s: %w", ErrBadBundle, from, err))
 			}
 			return nil, err
 		}
 	}
+	sigs := map[string][]byte{} // by jar file
+	for i, e := range ix.sigs() {
+		sig, err := readSmall(src, 2+len(jars)+i, e, from)
+		if err != nil {
+			return nil, err
+		}
+		sigs[strings.TrimSuffix(strings.TrimPrefix(e.Path, SigDir), SigExt)] = sig
+	}
 	if err := src.finish(); err != nil {
 		return nil, err
 	}
-	blobs, err := st.Commit()
+	staged, err := st.staged.Commit()
 	if err != nil {
 		return nil, err
 	}
-	bySum := map[string]string{}
-	for i, e := range ix.Files[2:] {
-		bySum[e.Sha256] = blobs[i]
+	stagedBySum := map[string]string{}
+	for i, e := range jars {
+		stagedBySum[e.Sha256] = staged[i]
+	}
+	if o.verifier != nil {
+		if err := verifySignatures(from, o.verifier, res.Lock, stagedBySum, sigs); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range jars {
+		if err := st.move(stagedBySum[e.Sha256], e.Sha256, e.Size); err != nil {
+			return nil, err
+		}
 	}
 	for _, a := range res.Lock.Artifacts {
-		res.Paths = append(res.Paths, bySum[a.Sha256])
+		if sig, ok := sigs[a.File]; ok {
+			if err := st.putSignature(a.Sha256, sig, o.verifier != nil); err != nil {
+				return nil, err
+			}
+		}
 	}
-	res.LockHash, res.Jars, res.Bytes = ix.LockHash, len(ix.Files)-2, int64(len(data))
+	for _, a := range res.Lock.Artifacts {
+		res.Paths = append(res.Paths, blobcache.BlobPath(cacheDir, a.Sha256))
+	}
+	res.LockHash, res.Jars, res.Signatures, res.Bytes = ix.LockHash, len(jars), len(sigs), int64(len(data))
 	for _, e := range ix.Files {
 		res.Bytes += e.Size
 	}
 	return res, nil
+}
+
+// sourceReader keeps the source's error (a truncated tar, a blob the
+// registry fails to verify): the staging wraps what it reads with the
+// file's name, and the source's error names it already.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (r *sourceReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 // readSmall reads the i-th file (lock or SBOM) into memory, checked.
@@ -150,6 +220,9 @@ func readSmall(src source, i int, e Entry, name string) ([]byte, error) {
 	}
 	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, e.Size+1))
+	if errors.Is(err, ErrBadBundle) {
+		return nil, err // it names the bundle and the file
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %s: %w", name, e.Path, err)
 	}
@@ -314,8 +387,8 @@ func (s *artifactSource) check(ix *Index) error {
 			return bad(s.name, "blob %d is %s, the index says %s", i, coordpart.Quote(b.Title), e.Path)
 		case b.Sha256 != e.Sha256 || b.Size != e.Size:
 			return bad(s.name, "blob %s: sha256 %s size %d, the index says %s size %d", e.Path, b.Sha256, b.Size, e.Sha256, e.Size)
-		case b.MediaType != mediaType(i):
-			return bad(s.name, "blob %s: media type %s is not %s", e.Path, coordpart.Quote(b.MediaType), mediaType(i))
+		case b.MediaType != mediaType(i, e.Path):
+			return bad(s.name, "blob %s: media type %s is not %s", e.Path, coordpart.Quote(b.MediaType), mediaType(i, e.Path))
 		}
 	}
 	if len(s.a.Blobs) < len(ix.Files) {

@@ -9,6 +9,9 @@
 //	prebake.lock     the lock (application/vnd.prebake.lock.v1+json)
 //	sbom.cdx.json    its CycloneDX SBOM (application/vnd.cyclonedx+json)
 //	jars/<file>      each locked jar, in lock order (application/java-archive)
+//	signatures/<file>.asc  the cached OpenPGP signature of each jar whose
+//	                 lock entry records a signer (signedBy), in file order
+//	                 (application/pgp-signature); none when no jar records one
 //
 // The tar form holds index.json first, then the files, as regular files
 // with a fixed mtime (SOURCE_DATE_EPOCH, else 1970-01-01T00:00:01Z), mode
@@ -18,7 +21,8 @@
 //
 // What a frozen run (one that only fetches the locked jars) reads from a
 // cache is the lock's jars, by sha256: that is what a bundle carries (POMs
-// are read only to resolve afresh).
+// are read only to resolve afresh), and, for a lock written with signatures
+// verified, each jar's signature, which a frozen run checks again offline.
 package bundle
 
 import (
@@ -31,6 +35,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/coordpart"
+	"github.com/prebake/prebake/internal/pgpverify"
 	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/lock"
 )
@@ -42,11 +47,14 @@ const (
 	LockMediaType  = "application/vnd.prebake.lock.v1+json"
 	SBOMMediaType  = "application/vnd.cyclonedx+json"
 	JarMediaType   = "application/java-archive"
+	SigMediaType   = "application/pgp-signature"
 
 	IndexName = "index.json"
 	LockName  = "prebake.lock"
 	SBOMName  = "sbom.cdx.json"
 	JarDir    = "jars/"
+	SigDir    = "signatures/"
+	SigExt    = ".asc"
 
 	// IndexVersion is the index schema version.
 	IndexVersion = 1
@@ -63,6 +71,10 @@ const (
 	MaxSBOM = 64 << 20
 	// MaxManifest bounds the OCI manifest.
 	MaxManifest = 32 << 20
+	// MaxSignature bounds one signature (.asc), as a fetched one is
+	// bounded; MaxSignatures all of them (they are held in memory).
+	MaxSignature  = pgpverify.MaxSignatureSize
+	MaxSignatures = 64 << 20
 )
 
 // Limits bound a bundle: its entry count, each file's size and the total.
@@ -102,8 +114,8 @@ func bad(name, format string, args ...any) error {
 // ParseIndex parses and checks index.json of bundle name (used in errors,
 // which name the field): no unknown field; version IndexVersion; lockHash
 // and every sha256 64 hex digits; prebake.lock, sbom.cdx.json, then
-// jars/<file> with file a bare name (safepath.Name), sorted, none twice;
-// sizes within lim.
+// jars/<file> with file a bare name (safepath.Name), sorted, none twice,
+// then signatures/<file>.asc likewise; sizes within lim.
 func ParseIndex(name string, data []byte, lim Limits) (*Index, error) {
 	var ix Index
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -123,41 +135,64 @@ func ParseIndex(name string, data []byte, lim Limits) (*Index, error) {
 	if len(ix.Files) < 2 {
 		return nil, bad(name, "%s: files: %d entries, want %s and %s first", IndexName, len(ix.Files), LockName, SBOMName)
 	}
-	if n := len(ix.Files) - 2; n > lim.Entries {
+	if n := len(ix.jars()); n > lim.Entries {
 		return nil, bad(name, "%s: files: %d jars, more than %d", IndexName, n, lim.Entries)
 	}
-	var total int64
-	prev := ""
+	if n := len(ix.sigs()); n > lim.Entries {
+		return nil, bad(name, "%s: files: %d signatures, more than %d", IndexName, n, lim.Entries)
+	}
+	var total, sigs int64
+	prev, prevDir := "", JarDir
 	for i, e := range ix.Files {
 		field := fmt.Sprintf("%s: files[%d]", IndexName, i)
 		switch {
 		case i == 0 && e.Path != LockName, i == 1 && e.Path != SBOMName:
 			return nil, bad(name, "%s.path %s: want %s", field, coordpart.Quote(e.Path), []string{LockName, SBOMName}[i])
 		case i >= 2:
-			file, ok := strings.CutPrefix(e.Path, JarDir)
+			dir := JarDir
+			if strings.HasPrefix(e.Path, SigDir) {
+				if prevDir != SigDir {
+					prev = ""
+				}
+				dir = SigDir
+			}
+			if dir == JarDir && prevDir == SigDir {
+				return nil, bad(name, "%s.path %s: after the signatures (jars come first)", field, coordpart.Quote(e.Path))
+			}
+			file, ok := strings.CutPrefix(e.Path, dir)
 			if !ok {
-				return nil, bad(name, "%s.path %s is not under %s", field, coordpart.Quote(e.Path), JarDir)
+				return nil, bad(name, "%s.path %s is not under %s or %s", field, coordpart.Quote(e.Path), JarDir, SigDir)
 			}
 			if err := safepath.Name(file); err != nil {
 				return nil, bad(name, "%s.path: %v", field, err)
 			}
-			if file <= prev {
-				return nil, bad(name, "%s.path %s: not after %s (sorted, once each)", field, coordpart.Quote(e.Path), coordpart.Quote(JarDir+prev))
+			if dir == SigDir && !strings.HasSuffix(file, SigExt) {
+				return nil, bad(name, "%s.path %s does not end in %s", field, coordpart.Quote(e.Path), SigExt)
 			}
-			prev = file
+			if file <= prev && dir == prevDir {
+				return nil, bad(name, "%s.path %s: not after %s (sorted, once each)", field, coordpart.Quote(e.Path), coordpart.Quote(dir+prev))
+			}
+			prev, prevDir = file, dir
 		}
 		if !isHex64(e.Sha256) {
 			return nil, bad(name, "%s.sha256 %s is not 64 hex digits", field, coordpart.Quote(e.Sha256))
 		}
 		max := lim.File
-		switch i {
-		case 0:
+		switch {
+		case i == 0:
 			max = lock.MaxSize
-		case 1:
+		case i == 1:
 			max = MaxSBOM
+		case prevDir == SigDir:
+			max = MaxSignature
 		}
 		if e.Size < 0 || e.Size > max {
 			return nil, bad(name, "%s.size %d is not within 0..%d", field, e.Size, max)
+		}
+		if i >= 2 && prevDir == SigDir {
+			if sigs += e.Size; sigs > MaxSignatures {
+				return nil, bad(name, "%s: the signatures add up to more than %d bytes", IndexName, MaxSignatures)
+			}
 		}
 		if total += e.Size; total > lim.Total {
 			return nil, bad(name, "%s: the files add up to more than %d bytes", IndexName, lim.Total)
@@ -166,13 +201,41 @@ func ParseIndex(name string, data []byte, lim Limits) (*Index, error) {
 	return &ix, nil
 }
 
-// checkLock checks that lf is the lock ix names (its lock hash) and that
-// the jars of ix are lf's artifacts exactly.
+// jars are the jar entries of ix; sigs the signature entries, after them.
+func (ix *Index) jars() []Entry {
+	rest := ix.Files[2:]
+	for i, e := range rest {
+		if strings.HasPrefix(e.Path, SigDir) {
+			return rest[:i]
+		}
+	}
+	return rest
+}
+
+func (ix *Index) sigs() []Entry { return ix.Files[2+len(ix.jars()):] }
+
+// sigPath is the bundle path of the signature of a jar file.
+func sigPath(file string) string { return SigDir + file + SigExt }
+
+// checkLock checks that lf is the lock ix names (its lock hash), that the
+// jars of ix are lf's artifacts exactly, and that each signature of ix is
+// of a jar whose lock entry records a signer.
 func (ix *Index) checkLock(name string, lf *lock.File) error {
 	if h := lf.Hash(); h != ix.LockHash {
 		return bad(name, "%s: lock hash %s, the index says %s", LockName, h, ix.LockHash)
 	}
-	jars := ix.Files[2:]
+	signed := map[string]bool{}
+	for _, a := range lf.Artifacts {
+		if a.SignedBy != "" {
+			signed[sigPath(a.File)] = true
+		}
+	}
+	for i, e := range ix.sigs() {
+		if !signed[e.Path] {
+			return bad(name, "%s: files[%d] %s is not the signature of a jar the lock records a signer of", IndexName, 2+len(ix.jars())+i, e.Path)
+		}
+	}
+	jars := ix.jars()
 	want := map[string]lock.Artifact{}
 	for _, a := range lf.Artifacts {
 		want[JarDir+a.File] = a
@@ -198,13 +261,16 @@ func isHex64(s string) bool {
 	return len(s) == 64 && err == nil && strings.ToLower(s) == s
 }
 
-// mediaType is the media type of the OCI blob of an index entry.
-func mediaType(i int) string {
-	switch i {
-	case 0:
+// mediaType is the media type of the OCI blob of the i-th index entry,
+// of path.
+func mediaType(i int, path string) string {
+	switch {
+	case i == 0:
 		return LockMediaType
-	case 1:
+	case i == 1:
 		return SBOMMediaType
+	case strings.HasPrefix(path, SigDir):
+		return SigMediaType
 	}
 	return JarMediaType
 }
