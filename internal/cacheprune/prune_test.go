@@ -104,6 +104,28 @@ func tree(t *testing.T, dir string) []string {
 	return out
 }
 
+// stickyDir makes p, mode 1777 (a directory root made for a team).
+func stickyDir(t *testing.T, p string) string {
+	t.Helper()
+	if err := os.Mkdir(p, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// teamCache is root's team cache base/prr (1777: for root, the cache is
+// the directory itself), holding an old jar that a refused prune must
+// leave.
+func teamCache(t *testing.T, base string) string {
+	t.Helper()
+	prr := stickyDir(t, filepath.Join(base, "prr"))
+	write(t, prr, 0o755, sixtyDaysAgo, map[string]string{"blobs/sha256/" + blobA: "old jar"})
+	return prr
+}
+
 var (
 	sixtyDaysAgo = time.Now().Add(-60 * 24 * time.Hour)
 	blobA        = strings.Repeat("a", 64)
@@ -128,12 +150,7 @@ func TestPruneRefusesPlantedLinks(t *testing.T) {
 		// directory itself; nobody links rewrite to a root-only directory.
 		name: "rewrite link in root's 1777 cache",
 		setup: func(t *testing.T, base, outside string) (string, string) {
-			prr := filepath.Join(base, "prr")
-			if err := os.Mkdir(prr, 0o777); err != nil {
-				t.Fatal(err)
-			}
-			os.Chmod(prr, 0o777|os.ModeSticky)
-			write(t, prr, 0o755, sixtyDaysAgo, map[string]string{"blobs/sha256/" + blobA: "old jar"})
+			prr := teamCache(t, base)
 			asNobody(t, "ln", "-s", outside, filepath.Join(prr, "rewrite"))
 			return prr, filepath.Join(prr, "rewrite")
 		},
@@ -143,10 +160,7 @@ func TestPruneRefusesPlantedLinks(t *testing.T) {
 		// being nobody's.
 		name: "retrieve of another user",
 		setup: func(t *testing.T, base, outside string) (string, string) {
-			prr := filepath.Join(base, "prr")
-			os.Mkdir(prr, 0o777)
-			os.Chmod(prr, 0o777|os.ModeSticky)
-			write(t, prr, 0o755, sixtyDaysAgo, map[string]string{"blobs/sha256/" + blobA: "old jar"})
+			prr := teamCache(t, base)
 			asNobody(t, "mkdir", "-m", "0755", filepath.Join(prr, "retrieve"))
 			asNobody(t, "ln", "-s", outside, filepath.Join(prr, "retrieve", "3ca88651"))
 			return prr, filepath.Join(prr, "retrieve")
@@ -157,10 +171,7 @@ func TestPruneRefusesPlantedLinks(t *testing.T) {
 		// to another user's files.
 		name: "cache of another user with retrieve and blobs links",
 		setup: func(t *testing.T, base, outside string) (string, string) {
-			pr := filepath.Join(base, "pr")
-			os.Mkdir(pr, 0o777)
-			os.Chmod(pr, 0o777|os.ModeSticky)
-			shared := filepath.Join(pr, "shared")
+			shared := filepath.Join(stickyDir(t, filepath.Join(base, "pr")), "shared")
 			asNobody(t, "mkdir", "-m", "0777", shared)
 			asNobody(t, "ln", "-s", outside, filepath.Join(shared, "retrieve"))
 			asNobody(t, "ln", "-s", outside, filepath.Join(shared, "blobs"))
