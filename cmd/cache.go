@@ -46,17 +46,23 @@ func newCachePruneCmd(g *globals) *cobra.Command {
 		Long: `prune removes from the local cache (--cache, $PREBAKE_CACHE, prebake.yaml) the jar blobs,
 built image layers, retrieve directories and edited properties files not used for longer
 than --older-than (a layer counts as used on every cache hit, a jar when it was fetched),
-then, with --max-size, the oldest of the rest until the cache fits. Jars that a kept lock
-names (--keep-lock, repeatable; default ./prebake.lock when it exists) are never removed.
+then, with --max-size, the oldest of the rest until the cache fits, except the retrieve
+directories and edited files written in the last hour (a job may be using the paths a
+rewrite just printed). Jars that a kept lock names (--keep-lock, repeatable; default
+./prebake.lock when it exists) are never removed.
 The bookkeeping goes with them: index entries and stamps of removed jars, download-lock and
 404 files and temp files older than the age (a day with only --max-size), unless a running
 prebake holds the lock. For CI caches (actions/cache, a GitLab cache), run it before the
-cache is saved.`,
+cache is saved.
+
+prune removes only inside the cache and follows no symbolic link: a link found in the cache
+is removed itself, never what it points to. Like every command that uses the cache, it
+refuses (exit 73, removing nothing) a cache directory that another user owns or may change.`,
 		Example: `  prebake cache prune --older-than 30d
   prebake cache prune --older-than 14d --max-size 5GB --keep-lock jobs/etl/prebake.lock --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runCachePrune(g, o, c.OutOrStdout())
+			return runCachePrune(g, o, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
 	fs := c.Flags()
@@ -68,7 +74,7 @@ cache is saved.`,
 	return c
 }
 
-func runCachePrune(g *globals, o *cachePruneOptions, stdout io.Writer) error {
+func runCachePrune(g *globals, o *cachePruneOptions, stdout, stderr io.Writer) error {
 	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
@@ -97,7 +103,11 @@ func runCachePrune(g *globals, o *cachePruneOptions, stdout io.Writer) error {
 			keep[a.Sha256] = true
 		}
 	}
-	rep, err := cacheprune.Prune(cachedir.Root(dir), cacheprune.Options{OlderThan: o.olderThan, MaxSize: size, Keep: keep, DryRun: o.dryRun})
+	// A cache directory open to others is worth a warning even under -q
+	// (audit 4, L3), as a link prune does not follow.
+	progress := g.reporter(stderr)
+	defer progress.Wait()
+	rep, err := cacheprune.Prune(cachedir.Root(dir), cacheprune.Options{OlderThan: o.olderThan, MaxSize: size, Keep: keep, DryRun: o.dryRun, Warnf: progress.Alertf})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -138,6 +139,118 @@ func TestParseSize(t *testing.T) {
 		got, err := parseSize(tt.in)
 		if (err != nil) != tt.bad || got != tt.want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d (error: %v)", tt.in, got, err, tt.want, tt.bad)
+		}
+	}
+}
+
+// TestCachePruneRefusesPlantedLinks reproduces audit 4, H1 with the CLI:
+// in root's 1777 team cache, uid 65534 linked rewrite/ to a root-only
+// directory, and `cache prune --older-than 30d` deleted what was in it
+// (exit 0); in a cache directory uid 65534 owns, its retrieve and blobs
+// links made prune delete another user's files, where resolve refused
+// (73). prune now refuses both with the error and code (73) of the
+// commands that use those directories, and removes nothing.
+func TestCachePruneRefusesPlantedLinks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: uid 65534 plants links in the cache (CI runs as root)")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("needs setpriv (util-linux) to act as uid 65534")
+	}
+	root, _ := isolatedCLI(t)
+	base, err := os.MkdirTemp("", "prune-h1-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	os.Chmod(base, 0o755)
+	asNobody := func(args ...string) {
+		t.Helper()
+		out, err := exec.Command("setpriv", append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("as nobody %v: %v\n%s", args, err, out)
+		}
+	}
+	mkdir := func(p string, mode os.FileMode) {
+		t.Helper()
+		if err := os.MkdirAll(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, mode)
+	}
+	// Root-only data, 90 days old, outside every cache.
+	rootdata := filepath.Join(base, "rootdata")
+	mkdir(filepath.Join(rootdata, "etc-like"), 0o700)
+	os.Chmod(rootdata, 0o700)
+	conf := filepath.Join(rootdata, "etc-like", "config.conf")
+	if err := os.WriteFile(conf, []byte("important\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-90 * 24 * time.Hour)
+	for _, p := range []string{conf, filepath.Join(rootdata, "etc-like")} {
+		os.Chtimes(p, old, old)
+	}
+	demo := []string{"--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "demo-repo") + "/"}
+
+	// (a) root's 1777 cache: resolve is fine (it uses no rewrite/), rewrite
+	// and prune refuse the link.
+	prr := filepath.Join(base, "prr")
+	mkdir(prr, 0o777|os.ModeSticky)
+	asNobody("ln", "-s", rootdata, filepath.Join(prr, "rewrite"))
+	if code, _, errs := runPrebake(context.Background(), append([]string{"resolve", "-q", "--cache", prr, "-o", "names", "org.slf4j:slf4j-api:2.0.7"}, demo...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, errs)
+	}
+	want := "unsafe cache directory " + filepath.Join(prr, "rewrite") + ": a symbolic link owned by uid 65534 (nobody), not by you"
+	// rewrite writes an edited copy of a properties file into rewrite/.
+	props := filepath.Join(base, "job.properties")
+	if err := os.WriteFile(props, []byte("spark.jars.packages=org.slf4j:slf4j-api:2.0.7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runPrebake(context.Background(), append([]string{"rewrite", "-q", "--cache", prr}, append(demo, "--", "--master", "local[1]", "--properties-file", props, "app.jar")...)...)
+	if code != exitcode.CantCreate || !strings.Contains(errs, want) {
+		t.Errorf("rewrite in root's team cache with nobody's rewrite link: exit %d\n%s", code, errs)
+	}
+	for _, dry := range []string{"--dry-run", "-q"} {
+		code, out, errs := runPrebake(context.Background(), "cache", "prune", "--older-than", "30d", "--cache", prr, dry, "-o", "json")
+		if code != exitcode.CantCreate || !strings.Contains(errs, want) {
+			t.Errorf("cache prune %s in root's team cache: exit %d, want %d with %q\n%s%s", dry, code, exitcode.CantCreate, want, out, errs)
+		}
+	}
+	if data, err := os.ReadFile(conf); err != nil || string(data) != "important\n" {
+		t.Errorf("root's data outside the cache: %q, %v", data, err)
+	}
+
+	// (b) a cache directory nobody owns, its retrieve and blobs linked to
+	// another user's (daemon's) files: resolve and prune refuse it alike.
+	pr := filepath.Join(base, "pr")
+	mkdir(pr, 0o777|os.ModeSticky)
+	victim := filepath.Join(pr, "victim")
+	mkdir(filepath.Join(victim, "reports", "sub"), 0o755)
+	mkdir(filepath.Join(victim, "blobsdir", "sha256"), 0o755)
+	files := []string{filepath.Join(victim, "reports", "q1.txt"), filepath.Join(victim, "reports", "sub", "deep.txt"), filepath.Join(victim, "blobsdir", "sha256", "holiday.jpg")}
+	for _, f := range files {
+		if err := os.WriteFile(f, []byte("daemon's"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(f, old, old)
+	}
+	filepath.WalkDir(victim, func(p string, _ os.DirEntry, _ error) error { return os.Lchown(p, 1, 1) })
+	shared := filepath.Join(pr, "shared")
+	asNobody("mkdir", "-m", "0777", shared)
+	asNobody("ln", "-s", filepath.Join(victim, "reports"), filepath.Join(shared, "retrieve"))
+	asNobody("ln", "-s", filepath.Join(victim, "blobsdir"), filepath.Join(shared, "blobs"))
+	want = "unsafe cache directory " + shared + ": a directory owned by uid 65534 (nobody), not by you"
+	code, _, errs = runPrebake(context.Background(), append([]string{"resolve", "-q", "--cache", shared, "-o", "names", "org.slf4j:slf4j-api:2.0.7"}, demo...)...)
+	if code != exitcode.CantCreate || !strings.Contains(errs, want) {
+		t.Errorf("resolve in nobody's cache: exit %d\n%s", code, errs)
+	}
+	code, out, errs := runPrebake(context.Background(), "cache", "prune", "--older-than", "1d", "--cache", shared, "-o", "json")
+	if code != exitcode.CantCreate || !strings.Contains(errs, want) {
+		t.Errorf("cache prune in nobody's cache: exit %d, want %d with %q\n%s%s", code, exitcode.CantCreate, want, out, errs)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("daemon's file outside the cache: %v", err)
 		}
 	}
 }

@@ -222,6 +222,11 @@ func runSubmit(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *sub
 	}
 	// The conf's secrets are masked by value wherever spark-submit, the
 	// driver or a server prints them (audit 3 N11).
+	// A big properties file takes a while to load: a SIGINT or SIGTERM
+	// meanwhile ends the run here (80), before anything is prepared.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	redact.AddConfSecrets(sub.SparkConf())
 	master := sub.Master()
 	r := &run{f: f, master: master, quiet: g.quiet, verbose: g.verbose, stdout: c.OutOrStdout(), stderr: stderr}

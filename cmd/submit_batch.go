@@ -65,6 +65,11 @@ func runBatch(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *subm
 	apps := make([]*submit.Prepared, len(entries))
 	f.memo = &pipeline.Memo{} // one resolve and bake per set of packages and images
 	for i, e := range entries {
+		// A signal between lines ends the batch before it submits
+		// anything (80): preparing a line can take a second or more.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("--batch %s: stopped before line %d, nothing submitted: %w", f.batch, e.Line, err)
+		}
 		if apps[i], err = prepareBatchApp(ctx, g, f, pp, e, stderr); err != nil {
 			return err
 		}
@@ -102,6 +107,9 @@ func prepareBatchApp(ctx context.Context, g *globals, f *submitFlags, pp prepare
 	sub, err := submit.LoadSubmission(e.Args, os.Environ())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", at, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: stopped, nothing submitted: %w", at, err)
 	}
 	redact.AddConfSecrets(sub.SparkConf())
 	if submit.ClusterKind(sub.Master()) != submit.ClusterK8s || sub.DeployMode() != "cluster" {

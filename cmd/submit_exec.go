@@ -35,6 +35,9 @@ func runExec(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *submi
 	if err != nil {
 		return err
 	}
+	if err := c.Context().Err(); err != nil {
+		return err // a signal while the conf loaded: nothing run (80)
+	}
 	redact.AddConfSecrets(sub.SparkConf())
 	if submit.RunsHere(sub) {
 		ignoreTargetsHere(g, f, c.Flags(), sub.Master(), c.ErrOrStderr())

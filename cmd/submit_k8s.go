@@ -76,8 +76,12 @@ type dryRunK8s struct {
 	stdout io.Writer
 }
 
-// Submit prints the objects; its outcome is nil (nothing to render).
-func (d dryRunK8s) Submit(_ context.Context, p *submit.Prepared) (submit.Outcome, error) {
+// Submit prints the objects; its outcome is nil (nothing to render). A
+// signal while they are built prints nothing (80).
+func (d dryRunK8s) Submit(ctx context.Context, p *submit.Prepared) (submit.Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	objs, err := d.DryRun(p)
 	if err != nil {
 		return nil, err
@@ -85,6 +89,9 @@ func (d dryRunK8s) Submit(_ context.Context, p *submit.Prepared) (submit.Outcome
 	y, err := objs.YAML()
 	if err != nil {
 		return nil, exitcode.New(exitcode.Internal, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	_, err = d.stdout.Write(y)
 	return nil, err
