@@ -10,7 +10,6 @@ package resolver
 import (
 	"context"
 	"errors"
-	"sort"
 	"sync"
 
 	"github.com/prebake/prebake/errdefs"
@@ -163,7 +162,7 @@ func (e *engine) pickIn(ctx context.Context, c maven.Coord, list func(ctx contex
 	}
 	// LatestRevisionStrategy.sort (ascending, stable), walked from the end.
 	sorted := append([]string{}, vs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return revision.Compare(sorted[i], sorted[j]) < 0 })
+	revision.Sort(sorted)
 	probes := 0
 	for i := len(sorted) - 1; i >= 0; i-- {
 		v := sorted[i]
