@@ -63,7 +63,7 @@ func TestRateLimitedExit(t *testing.T) {
 	}
 
 	agents := srv.UserAgents() // since the last Reset
-	want := "prebake/" // the version of a test binary: (devel) or its revision
+	want := "prebake/"         // the version of a test binary: (devel) or its revision
 	for ua := range agents {
 		if !strings.HasPrefix(ua, want) || !strings.HasSuffix(ua, " (+https://github.com/prebake/prebake)") {
 			t.Errorf("User-Agent %q on %d requests, want prebake/<version> (+url)", ua, agents[ua])

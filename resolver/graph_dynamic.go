@@ -10,6 +10,7 @@ package resolver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/prebake/prebake/errdefs"
@@ -37,7 +38,7 @@ type dynamicRevs struct {
 // maxDynamicProbes bounds the candidates one repository's list is probed
 // for (a POM fetched per matching version, latest first): Ivy walks the
 // whole list, and a hostile maven-metadata.xml lists 120,000 versions
-// (security review 4, L1). Past it the repository offers no revision.
+// (security review 4, L1): past it the resolution fails (errdefs.Invalid).
 const maxDynamicProbes = 64
 
 // noteRefused records err if a repository refused to answer (see
@@ -170,7 +171,12 @@ func (e *engine) pickIn(ctx context.Context, c maven.Coord, list func(ctx contex
 			continue
 		}
 		if probes++; probes > maxDynamicProbes {
-			e.log.Printf("warning: %s:%s:%s: gave up after the latest %d matching versions listed had no usable POM", c.Group, c.Artifact, c.Version, maxDynamicProbes)
+			e.dyn.mu.Lock()
+			if e.dyn.bad == nil {
+				e.dyn.bad = fmt.Errorf("%s:%s:%s: the latest %d matching versions a repository lists have no usable POM; prebake probes no further (a listing of %d versions)",
+					c.Group, c.Artifact, c.Version, maxDynamicProbes, len(vs))
+			}
+			e.dyn.mu.Unlock()
 			return "", false
 		}
 		if _, _, err := f.FetchPOM(ctx, c.Group, c.Artifact, v); err != nil {

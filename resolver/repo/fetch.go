@@ -106,15 +106,15 @@ func rateLimited(e *RateLimitError) error {
 // fetcher does GETs with retries, bounded per-host concurrency and one
 // keep-alive client.
 type fetcher struct {
-	client        *http.Client
-	log           Logger
-	attempts      int
-	backoff       time.Duration
-	maxRetryWait  time.Duration // the longest total Retry-After wait of one request
-	idleTimeout   time.Duration
-	slow          noanswer.Limits // see options.slow
-	maxArtifact   int64
-	perHost       int
+	client       *http.Client
+	log          Logger
+	attempts     int
+	backoff      time.Duration
+	maxRetryWait time.Duration // the longest total Retry-After wait of one request
+	idleTimeout  time.Duration
+	slow         noanswer.Limits // see options.slow
+	maxArtifact  int64
+	perHost      int
 	// central reports whether a host is Maven Central's (isCentralHost;
 	// tests replace it): those hosts share one budget of centralPerHost
 	// requests in flight, and a 403 from them is retried.

@@ -38,19 +38,19 @@ import (
 type Option func(*options) error
 
 type options struct {
-	client        *http.Client
-	log           Logger
-	perHost       int
-	attempts      int
-	backoff       time.Duration
-	maxRetryWait  time.Duration
-	idleTimeout   time.Duration
-	userAgent     string               // WithUserAgent
-	central       func(host string) bool // nil: isCentralHost (tests replace it)
-	slow          noanswer.Limits // metadata deadline and minimum rate (see makeOptions)
-	maxArtifact   int64           // cap of an artifact no lock gives the size of
-	parallel      int
-	progress      Progress // WithProgress; nil reports nothing
+	client       *http.Client
+	log          Logger
+	perHost      int
+	attempts     int
+	backoff      time.Duration
+	maxRetryWait time.Duration
+	idleTimeout  time.Duration
+	userAgent    string                 // WithUserAgent
+	central      func(host string) bool // nil: isCentralHost (tests replace it)
+	slow         noanswer.Limits        // metadata deadline and minimum rate (see makeOptions)
+	maxArtifact  int64                  // cap of an artifact no lock gives the size of
+	parallel     int
+	progress     Progress // WithProgress; nil reports nothing
 	// loadSettings and loadIvy read Config.Settings and IvySettings;
 	// tests count the reads (WithSettingsLoaders).
 	loadSettings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error)
@@ -59,13 +59,13 @@ type options struct {
 
 func makeOptions(opts []Option) (*options, error) {
 	o := &options{
-		log:           nopLogger{},
-		perHost:       64,
-		attempts:      4,
-		backoff:       200 * time.Millisecond,
-		maxRetryWait:  DefaultMaxRetryWait,
-		userAgent:     UserAgent(""),
-		idleTimeout:   30 * time.Second,
+		log:          nopLogger{},
+		perHost:      64,
+		attempts:     4,
+		backoff:      200 * time.Millisecond,
+		maxRetryWait: DefaultMaxRetryWait,
+		userAgent:    UserAgent(""),
+		idleTimeout:  30 * time.Second,
 		// Like curl's low-speed limit: a POM, metadata, checksum or listing
 		// must arrive whole within 60s; any body (a jar too) must bring
 		// 1 KiB/s over 30s. A trickling repository fails the attempt (then
@@ -311,9 +311,9 @@ func newSource(req Config, chain []*entry, o *options) (*Source, error) {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "checksum policy %q: must be strict, warn or ignore", policy)
 	}
 	return &Source{
-		chain: chain,
-		cache: c,
-		f:     newFetcher(o),
+		chain:    chain,
+		cache:    c,
+		f:        newFetcher(o),
 		log:      o.log,
 		offline:  req.Offline,
 		parallel: o.parallel,
