@@ -254,7 +254,8 @@ func TestUserAgentOnEveryRequest(t *testing.T) {
 }
 
 // TestPerHostLimit counts the requests a server answers at once: Central
-// (all its names one budget) gets at most centralPerHost, another host
+// (all its names one budget, across the process's sources) gets at most
+// centralPerHost, another host
 // WithMaxPerHost, and a mirror is not held to Central's.
 func TestPerHostLimit(t *testing.T) {
 	a := m2test.New(t)
@@ -278,10 +279,12 @@ func TestPerHostLimit(t *testing.T) {
 	tests := []struct {
 		name     string
 		central  bool
+		sources  int // at once (default 1)
 		opts     []Option
 		min, max int
 	}{
 		{name: "central, default", central: true, min: 2, max: centralPerHost},
+		{name: "central, three sources at once (warm's sets)", central: true, sources: 3, min: 2, max: centralPerHost},
 		{name: "central, WithMaxPerHost(2)", central: true, opts: []Option{WithMaxPerHost(2)}, min: 2, max: 2},
 		{name: "mirror, WithMaxPerHost(3)", opts: []Option{WithMaxPerHost(3)}, min: 2, max: 3},
 		{name: "mirror, default", min: centralPerHost + 1, max: 64},
@@ -294,7 +297,13 @@ func TestPerHostLimit(t *testing.T) {
 			if tt.central {
 				opts = append(opts, withCentralHosts(hostPort(t, srv.URL())))
 			}
-			fetchAll(t, testSource(t, []string{srv.URL()}, ChecksumWarn, opts...))
+			var wg sync.WaitGroup
+			for range max(1, tt.sources) {
+				s := testSource(t, []string{srv.URL()}, ChecksumWarn, opts...)
+				wg.Add(1)
+				go func() { defer wg.Done(); fetchAll(t, s) }()
+			}
+			wg.Wait()
 			if got := srv.MaxInFlight(); got < tt.min || got > tt.max {
 				t.Errorf("%d requests in flight at most, want %d..%d", got, tt.min, tt.max)
 			}

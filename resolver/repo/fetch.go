@@ -121,8 +121,8 @@ type fetcher struct {
 	central  func(host string) bool
 	progress Progress // reports artifact downloads (see track)
 
-	mu   sync.Mutex
-	sems map[string]*hostSem
+	mu       sync.Mutex
+	hostSems map[string]*hostSem
 }
 
 // newFetcher is the fetcher of o.
@@ -130,16 +130,20 @@ func newFetcher(o *options) *fetcher {
 	return &fetcher{
 		client: o.client, log: o.log, attempts: o.attempts, backoff: o.backoff,
 		maxRetryWait: o.maxRetryWait, idleTimeout: o.idleTimeout, perHost: o.perHost,
-		slow: o.slow, maxArtifact: o.maxArtifact, sems: map[string]*hostSem{}, progress: o.progress,
+		slow: o.slow, maxArtifact: o.maxArtifact, hostSems: map[string]*hostSem{}, progress: o.progress,
 		central: o.central,
 	}
 }
 
-// centralPerHost is how many requests prebake has in flight to Maven
-// Central at most (all its host names are one budget, as Sonatype counts
-// them), whatever WithMaxPerHost allows other repositories: Maven's own
+// centralPerHost is how many requests a prebake process has in flight to
+// Maven Central at most (all its host names are one budget, as Sonatype
+// counts them), across its sources and fetchers (warm's concurrent sets
+// too), whatever WithMaxPerHost allows other repositories: Maven's own
 // resolver uses 5 threads. A mirror is not limited by it.
 const centralPerHost = 4
+
+// centralSem is the process's one budget for Central (centralPerHost).
+var centralSem = newHostSem(centralPerHost)
 
 // centralHosts are Maven Central's host names (repo.maven.apache.org is a
 // CNAME of repo1.maven.org: one budget).
@@ -161,20 +165,21 @@ func (f *fetcher) isCentral(host string) bool {
 	return isCentralHost(host)
 }
 
-// sem is the per-host limit of host: Central's hosts share one.
-func (f *fetcher) sem(host string) *hostSem {
-	key, n := host, f.perHost
-	if f.isCentral(host) {
-		key, n = "maven-central", min(n, centralPerHost)
-	}
+// sems are the limits a request to host takes, in this order: the
+// fetcher's per-host limit (WithMaxPerHost), then, for Central, the
+// process's Central budget. One order everywhere: no deadlock.
+func (f *fetcher) sems(host string) []*hostSem {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	s, ok := f.sems[key]
+	s, ok := f.hostSems[host]
 	if !ok {
-		s = newHostSem(n)
-		f.sems[key] = s
+		s = newHostSem(f.perHost)
+		f.hostSems[host] = s
 	}
-	return s
+	f.mu.Unlock()
+	if f.isCentral(host) {
+		return []*hostSem{s, centralSem}
+	}
+	return []*hostSem{s}
 }
 
 // hostSem bounds the concurrent requests to one host. Low-priority requests
@@ -398,11 +403,13 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	if err != nil {
 		return -1, errdefs.Errorf(errdefs.BadArgument, "bad URL %s: %v", redact.URL(t.url), redactErr(err))
 	}
-	sem, spec := f.sem(u.Host), t.low
-	if err := sem.acquire(ctx, spec); err != nil {
-		return -1, errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, err))
+	spec := t.low
+	for _, sem := range f.sems(u.Host) {
+		if err := sem.acquire(ctx, spec); err != nil {
+			return -1, errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, err))
+		}
+		defer sem.release(spec)
 	}
-	defer sem.release(spec)
 
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
