@@ -95,11 +95,16 @@ func TestRefusalIsNeverNotFound(t *testing.T) {
 					t.Errorf("errors.As *RateLimitError: %+v", rl)
 				}
 			}
-			// Recovered: the same source, and a new one over the same cache
-			// (the next run), find it.
+			// Recovered: the next run finds it; so does this run after a 403
+			// (after a 429 it honours the Retry-After: TestRateLimitBlocksHost).
 			srv.SetFault(etPOM, nil)
-			if _, err := s.POM(context.Background(), "org.x", "m", "1.0"); err != nil {
-				t.Errorf("same source after recovery: %v", err)
+			if _, err := testSource(t, repos, ChecksumWarn).POM(context.Background(), "org.x", "m", "1.0"); err != nil {
+				t.Errorf("next run after recovery: %v", err)
+			}
+			if tt.wantKind == errdefs.Denied {
+				if _, err := s.POM(context.Background(), "org.x", "m", "1.0"); err != nil {
+					t.Errorf("same source after recovery: %v", err)
+				}
 			}
 		})
 	}
@@ -425,3 +430,31 @@ func TestIvySettingsRefusesRunningResolvers(t *testing.T) {
 }
 
 func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o644) }
+
+// TestRateLimitBlocksHost: once a repository has answered 429 with a
+// Retry-After longer than the wait allowed, the run sends it no more
+// requests (Central blocks the whole IP; each request only adds to the
+// count): the next file fails at once, unasked, still rate limited. A
+// new run (after the block) asks again.
+func TestRateLimitBlocksHost(t *testing.T) {
+	a := etRepo(t)
+	a.Module("org.x", "n", "1.0")
+	srv := mavenhttp.New(a.Dir)
+	defer srv.Close()
+	srv.SetFault(etPOM, mavenhttp.Status(429, -1, "Retry-After", "1800"))
+	s := testSource(t, []string{srv.URL()}, ChecksumWarn)
+	if _, err := s.POM(context.Background(), "org.x", "m", "1.0"); errdefs.KindOf(err) != errdefs.RateLimited {
+		t.Fatalf("first: %v", err)
+	}
+	before := srv.Requests()
+	_, err := s.POM(context.Background(), "org.x", "n", "1.0")
+	if errdefs.KindOf(err) != errdefs.RateLimited || !strings.Contains(err.Error(), "not sent") || errors.Is(err, ErrNotFound) {
+		t.Errorf("second: %v (kind %v), want RateLimited, not sent", err, errdefs.KindOf(err))
+	}
+	if n := srv.Requests() - before; n != 0 {
+		t.Errorf("%d requests after the 429, want 0", n)
+	}
+	if _, err := testSource(t, []string{srv.URL()}, ChecksumWarn).POM(context.Background(), "org.x", "n", "1.0"); err != nil {
+		t.Errorf("a new run: %v", err)
+	}
+}

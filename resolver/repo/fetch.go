@@ -79,6 +79,9 @@ func (e *RateLimitError) Error() string {
 		repo = hostOf(e.URL)
 	}
 	msg := fmt.Sprintf("GET %s: 429 Too Many Requests: repository %s is rate-limiting this client", e.URL, repo)
+	if e.Attempts == 0 {
+		msg = fmt.Sprintf("GET %s: not sent: repository %s is rate-limiting this client (429 Too Many Requests to an earlier request)", e.URL, repo)
+	}
 	switch {
 	case e.RetryAfter > 0 && e.TooLong:
 		msg += fmt.Sprintf("; it asks to retry after %s (at %s), longer than the %s prebake may wait, so it did not", e.RetryAfter, e.At.UTC().Format(time.RFC3339), e.MaxWait)
@@ -123,6 +126,29 @@ type fetcher struct {
 
 	mu       sync.Mutex
 	hostSems map[string]*hostSem
+	// blocked: host → when its last 429 said to retry. Until then a
+	// request that may not wait so long is not sent (Central blocks the
+	// whole IP: more requests only add to the count).
+	blocked map[string]time.Time
+}
+
+// block records that host asked (429) not to be asked before until.
+func (f *fetcher) block(host string, until time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.blocked == nil {
+		f.blocked = map[string]time.Time{}
+	}
+	if until.After(f.blocked[host]) {
+		f.blocked[host] = until
+	}
+}
+
+// blockedFor is how long host asked not to be asked any more (0 if not).
+func (f *fetcher) blockedFor(host string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return max(0, time.Until(f.blocked[host]))
 }
 
 // newFetcher is the fetcher of o.
@@ -310,6 +336,11 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 				return errdefs.New(errdefs.CantWrite, fmt.Errorf("GET %s: %w", t.url, err))
 			}
 		}
+		if d := f.blockedFor(hostOf(t.url)); d > 0 && waited+d > f.maxRetryWait {
+			// An earlier 429 of this host asked for longer than this
+			// request may wait: fail without asking again.
+			return f.final(t, &HTTPError{URL: t.url, StatusCode: http.StatusTooManyRequests, Repository: t.repo, retryAfter: d.Round(time.Second)}, attempts, true)
+		}
 		attempts++
 		wait, err := f.once(ctx, t, w)
 		if err == nil {
@@ -321,6 +352,9 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 		}
 		var he *HTTPError
 		asked := errors.As(err, &he) && he.retryAfter > 0
+		if asked && he.StatusCode == http.StatusTooManyRequests {
+			f.block(hostOf(t.url), time.Now().Add(he.retryAfter))
+		}
 		if asked && waited+he.retryAfter > f.maxRetryWait {
 			// Central's IP blocks say Retry-After: 1800. Sleeping that long
 			// helps nobody: say so now, with when to retry.

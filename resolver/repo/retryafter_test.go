@@ -71,9 +71,10 @@ func TestThrottledRepository(t *testing.T) {
 					!strings.Contains(err.Error(), "429") || !strings.Contains(err.Error(), tt.wantMsg) || !strings.Contains(err.Error(), "repository "+srv.URL()) {
 					t.Errorf("err = %v (kind %v), want a 429 RateLimited naming %s and %q, not ErrNotFound", err, errdefs.KindOf(err), srv.URL(), tt.wantMsg)
 				}
-				// Not remembered as missing: the next lookup, unthrottled, works.
+				// Not remembered as missing: the next run, unthrottled, works
+				// (this one honours the Retry-After: TestRateLimitBlocksHost).
 				srv.SetFault(pom, nil)
-				if _, err := s.POM(context.Background(), "org.x", "m", "1.0"); err != nil {
+				if _, err := testSource(t, []string{srv.URL()}, ChecksumWarn, tt.opts...).POM(context.Background(), "org.x", "m", "1.0"); err != nil {
 					t.Errorf("after the throttling stopped: %v", err)
 				}
 			case err != nil:
