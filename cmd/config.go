@@ -52,6 +52,7 @@ var settings = []setting{
 	{key: "conflict", env: "PREBAKE_CONFLICT", flags: []string{"conflict"}},
 	{key: "checksumPolicy", env: "PREBAKE_CHECKSUM_POLICY", flags: []string{"checksum-policy"}},
 	{key: "offline", env: "PREBAKE_OFFLINE", flags: []string{"offline"}, bool: true},
+	{key: "maxRetryWait", env: "PREBAKE_MAX_RETRY_WAIT", flags: []string{"max-retry-wait"}},
 	{key: "verifySignatures", env: "PREBAKE_VERIFY_SIGNATURES", flags: []string{"verify-signatures"}, bool: true},
 	{key: "keyring", env: "PREBAKE_KEYRING", flags: []string{"keyring"}, path: true},
 	{key: "strict", env: "PREBAKE_STRICT", flags: []string{"strict"}, bool: true},

@@ -43,6 +43,7 @@ var optionHints = map[string]string{
 	"resolver.Request.IvyHome":               "flag --ivy",
 	"resolver.Request.Excludes":              "flag --exclude-packages (or spark.jars.excludes)",
 	"resolver.Request.Signatures":            "checked by --verify-signatures against --keyring; pin a signer with: prebake keys add",
+	"resolver.Request.MaxRetryWait":          "the limit is --max-retry-wait",
 
 	"pipeline.ImageFrom.Ref":   "flag --image-from",
 	"pipeline.StoreTarget.URL": "flag --store",

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/prebake/prebake/lock"
 
@@ -34,6 +35,9 @@ type resolveFlags struct {
 	checksumPolicy        resolver.ChecksumPolicy
 	verifySignatures      bool
 	keyring               string
+	// maxRetryWait bounds the Retry-After waits of one repository request
+	// (--max-retry-wait): a longer one fails at once (429: exit 76).
+	maxRetryWait time.Duration
 	// sparkVersion: resolve's and rewrite's --spark-version (addSparkVersion;
 	// submit has its own flag of that name).
 	sparkVersion string
@@ -69,6 +73,7 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 	fs.StringVar((*string)(&f.checksumPolicy), "checksum-policy", string(resolver.ChecksumWarn), "missing checksum: strict (fail), warn or ignore; a mismatch always fails")
 	fs.BoolVar(&f.verifySignatures, "verify-signatures", false, "verify every jar's PGP signature (.asc) against --keyring and record its signer in the lock (exit 65 naming the jar when one is missing or bad)")
 	fs.StringVar(&f.keyring, "keyring", defaultKeyring, "armored public keys pinned for --verify-signatures (see prebake keys)")
+	durationVar(fs, &f.maxRetryWait, "max-retry-wait", repo.DefaultMaxRetryWait, "longest a repository request waits, in all, for the Retry-After of a 429 or 503; a longer one (Maven Central's blocks say 1800s) fails at once, a 429 with exit 76 and when to retry; 0 waits for none")
 }
 
 // request builds a resolver.Request; extra are positional coordinates.
@@ -95,6 +100,13 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 	if _, err := resolver.IvyOf(f.sparkVersion); err != nil {
 		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--spark-version: %v", err)
 	}
+	if f.maxRetryWait < 0 {
+		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--max-retry-wait %s: must not be negative", f.maxRetryWait)
+	}
+	maxRetryWait := f.maxRetryWait
+	if maxRetryWait == 0 {
+		maxRetryWait = -1 // the resolver's "wait for none"; its 0 is the default
+	}
 	verifier, err := f.signatures()
 	if err != nil {
 		return resolver.Request{}, err
@@ -118,6 +130,8 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		Offline:                   f.offline,
 		CacheDir:                  cache,
 		ChecksumPolicy:            f.checksumPolicy,
+		UserAgent:                 repo.UserAgent(buildVersion()),
+		MaxRetryWait:              maxRetryWait,
 	}, nil
 }
 

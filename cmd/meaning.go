@@ -22,6 +22,8 @@ func codeMeaning(code int) string {
 		return "cache or store could not be written"
 	case exitcode.Timeout:
 		return "timeout"
+	case exitcode.RateLimited:
+		return "rate-limited by a service"
 	case exitcode.NoPerm:
 		return "permission denied"
 	case exitcode.StaleLock:

@@ -213,17 +213,20 @@ func newerVersions(group, current string, vs []string, withinSparkLine bool) []s
 		return ""
 	}
 	out := []string{}
+	cur, curTag := revision.Parse(current), tag(current)
+	seen := make(map[string]bool, len(vs)) // a listing may hold 100,000 versions (security review 4, L1)
 	for _, v := range vs {
 		switch {
-		case strings.HasSuffix(v, "-SNAPSHOT") || v == "SNAPSHOT",
-			revision.Compare(v, current) <= 0,
-			tag(v) != tag(current),
-			withinSparkLine && line(v) != line(current),
-			slices.Contains(out, v):
+		case seen[v],
+			strings.HasSuffix(v, "-SNAPSHOT") || v == "SNAPSHOT",
+			revision.CompareKeys(revision.Parse(v), cur) <= 0,
+			tag(v) != curTag,
+			withinSparkLine && line(v) != line(current):
 			continue
 		}
+		seen[v] = true
 		out = append(out, v)
 	}
-	slices.SortFunc(out, revision.Compare)
+	revision.Sort(out)
 	return out
 }

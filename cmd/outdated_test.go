@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prebake/prebake/internal/revision"
 	"github.com/prebake/prebake/lock"
@@ -185,4 +186,25 @@ func TestOutdatedCentralIT(t *testing.T) {
 		}
 	}
 	t.Logf("spark-core_2.12 3.5.0 within its line: %v", got.Packages[0].Newer)
+}
+
+// TestNewerVersionsHostileListing: a maven-metadata.xml of 120,000
+// versions, all newer (security review 4, L1: 20 s, 480,000 in 268 s),
+// is filtered in about linear time: duplicates are found by a set.
+func TestNewerVersionsHostileListing(t *testing.T) {
+	vs := make([]string, 0, 120_000)
+	for i := range 120_000 {
+		vs = append(vs, fmt.Sprintf("%d.%02d-rc%d.x", 1+i/10000, i%100, i))
+	}
+	vs = append(vs, vs[:1000]...) // listed twice
+	start := time.Now()
+	got := newerVersions("od", "0.1", vs, false)
+	took := time.Since(start)
+	if len(got) != 120_000 {
+		t.Errorf("%d newer versions, want 120000", len(got))
+	}
+	t.Logf("120,000 versions: %s", took)
+	if took > 10*time.Second {
+		t.Errorf("120,000 versions took %s", took)
+	}
 }

@@ -24,6 +24,7 @@ const (
 	CantWrite         // the cache or a store could not be written
 	Timeout           // a deadline passed
 	Denied            // 401/403 from a service, after retries
+	RateLimited       // 429 from a service: throttled, not missing (RateLimitError says when to retry)
 	Stale             // a lock that no longer matches its inputs, where that is refused
 	Hung              // the driver hung after SparkContext stopped, no exit code known
 	DriverFailed      // the driver failed with no container exit code
@@ -31,7 +32,7 @@ const (
 )
 
 var kindNames = [...]string{"unknown", "bad argument", "invalid input", "not found", "unavailable", "internal error",
-	"cannot write", "timeout", "permission denied", "stale lock", "driver hung", "driver failed", "driver exit code"}
+	"cannot write", "timeout", "permission denied", "rate limited", "stale lock", "driver hung", "driver failed", "driver exit code"}
 
 // String names k.
 func (k Kind) String() string {

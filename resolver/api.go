@@ -5,6 +5,7 @@ package resolver
 
 import (
 	"context"
+	"time"
 
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver/repo"
@@ -76,6 +77,15 @@ type Request struct {
 	// a lock used as it is must record a signer for every jar, each one
 	// checked again (offline from the cache). Nil checks no signature.
 	Signatures SignatureVerifier
+	// UserAgent is the User-Agent of every repository request
+	// (repo.UserAgent with the caller's version); "" is repo.UserAgent("").
+	// Like Home, the caller (cmd) sets it: the resolver reads no global.
+	UserAgent string
+	// MaxRetryWait bounds how long, in all, one request waits for the
+	// Retry-After of a 429 or 503 before failing with it (a 429 is
+	// errdefs.RateLimited): 0 is repo.DefaultMaxRetryWait, a negative
+	// value waits for none.
+	MaxRetryWait time.Duration
 }
 
 // Result is what Resolve gives back.

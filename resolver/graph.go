@@ -88,6 +88,9 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 	if e.dyn.bad != nil {
 		return nil, errdefs.New(errdefs.Invalid, e.dyn.bad)
 	}
+	if e.dyn.refused != nil {
+		return nil, e.dyn.refused
+	}
 	if e.err != nil {
 		return nil, e.err
 	}

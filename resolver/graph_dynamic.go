@@ -10,9 +10,10 @@ package resolver
 import (
 	"context"
 	"errors"
-	"sort"
+	"fmt"
 	"sync"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/revision"
 
 	"github.com/prebake/prebake/maven"
@@ -28,6 +29,30 @@ type dynamicRevs struct {
 	// resolution fails with it (errdefs.Invalid), not with the "not found" it
 	// leads to.
 	bad error
+	// refused is the first refusal met while picking (a 429 rate limited,
+	// a 401/403 denied): the resolution fails with it, never with the
+	// "not found" a revision left unresolved leads to.
+	refused error
+}
+
+// maxDynamicProbes bounds the candidates one repository's list is probed
+// for (a POM fetched per matching version, latest first): Ivy walks the
+// whole list, and a hostile maven-metadata.xml lists 120,000 versions
+// (security review 4, L1): past it the resolution fails (errdefs.Invalid).
+const maxDynamicProbes = 64
+
+// noteRefused records err if a repository refused to answer (see
+// dynamicRevs.refused) and reports whether it did.
+func (e *engine) noteRefused(err error) bool {
+	if k := errdefs.KindOf(err); k != errdefs.RateLimited && k != errdefs.Denied {
+		return false
+	}
+	e.dyn.mu.Lock()
+	if e.dyn.refused == nil {
+		e.dyn.refused = err
+	}
+	e.dyn.mu.Unlock()
+	return true
 }
 
 // repoVersioner is the per-repository view of a Source, which Ivy's
@@ -133,17 +158,31 @@ func (e *engine) pickIn(ctx context.Context, c maven.Coord, list func(ctx contex
 			}
 			e.dyn.mu.Unlock()
 		}
+		e.noteRefused(err)
 		return "", false
 	}
 	// LatestRevisionStrategy.sort (ascending, stable), walked from the end.
 	sorted := append([]string{}, vs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return revision.Compare(sorted[i], sorted[j]) < 0 })
+	revision.Sort(sorted)
+	probes := 0
 	for i := len(sorted) - 1; i >= 0; i-- {
 		v := sorted[i]
 		if !MatchRevision(c.Version, v) {
 			continue
 		}
+		if probes++; probes > maxDynamicProbes {
+			e.dyn.mu.Lock()
+			if e.dyn.bad == nil {
+				e.dyn.bad = fmt.Errorf("%s:%s:%s: the latest %d matching versions a repository lists have no usable POM; prebake probes no further (a listing of %d versions)",
+					c.Group, c.Artifact, c.Version, maxDynamicProbes, len(vs))
+			}
+			e.dyn.mu.Unlock()
+			return "", false
+		}
 		if _, _, err := f.FetchPOM(ctx, c.Group, c.Artifact, v); err != nil {
+			if e.noteRefused(err) {
+				return "", false // asking for more would be refused too
+			}
 			continue // unreachable
 		}
 		if needsStatus(c.Version) {

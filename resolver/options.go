@@ -69,9 +69,10 @@ func WithRetry(attempts int, backoff time.Duration) Option {
 	return withRepo(repo.WithRetry(attempts, backoff))
 }
 
-// WithMaxRetryAfter caps how long the Retry-After of a 429 or 503 is
-// honoured, per wait (repo.WithMaxRetryAfter).
-func WithMaxRetryAfter(d time.Duration) Option { return withRepo(repo.WithMaxRetryAfter(d)) }
+// WithMaxRetryWait bounds how long, in all, one request waits for the
+// Retry-After of a 429 or 503 (repo.WithMaxRetryWait); Request.MaxRetryWait
+// sets it too.
+func WithMaxRetryWait(d time.Duration) Option { return withRepo(repo.WithMaxRetryWait(d)) }
 
 // WithIdleTimeout fails an attempt when no byte arrives for d (repo.WithIdleTimeout).
 func WithIdleTimeout(d time.Duration) Option { return withRepo(repo.WithIdleTimeout(d)) }

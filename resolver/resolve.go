@@ -293,5 +293,7 @@ func (req Request) repoConfig() repo.Config {
 		Offline:                   req.Offline,
 		CacheDir:                  req.CacheDir,
 		ChecksumPolicy:            req.ChecksumPolicy,
+		UserAgent:                 req.UserAgent,
+		MaxRetryWait:              req.MaxRetryWait,
 	}
 }

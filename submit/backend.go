@@ -189,11 +189,11 @@ func DriverExit(code int, msg string) error {
 
 // prebakeCodes are the exit codes prebake itself gives (the README's
 // exit-code table; cmd's tests check this set against internal/exitcode).
-var prebakeCodes = map[int]bool{64: true, 65: true, 66: true, 69: true, 70: true, 73: true, 75: true, 77: true, 78: true, 79: true, 80: true}
+var prebakeCodes = map[int]bool{64: true, 65: true, 66: true, 69: true, 70: true, 73: true, 75: true, 76: true, 77: true, 78: true, 79: true, 80: true}
 
 // PassesThrough reports whether a driver's exit code is passed through
-// unchanged: 1–255 except prebake's own codes (64–66, 69, 70, 73, 75,
-// 77–80).
+// unchanged: 1–255 except prebake's own codes (64–66, 69, 70, 73,
+// 75–80).
 func PassesThrough(code int) bool {
 	return code >= 1 && code <= 255 && !prebakeCodes[code]
 }

@@ -22,6 +22,7 @@ const (
 	Internal     = 70 // internal error
 	CantCreate   = 73 // the cache or a store could not be written
 	Timeout      = 75 // a time limit was reached
+	RateLimited  = 76 // rate-limited by a service: 429; the message names it and when to retry
 	NoPerm       = 77 // 401/403 from any service, after retries
 	StaleLock    = 78 // a stale lock, where a stale lock is refused
 	Hung         = 79 // submit: driver hung after SparkContext stopped, no exit code known
@@ -31,7 +32,7 @@ const (
 // Own reports whether code is one of prebake's own exit codes (0 included).
 func Own(code int) bool {
 	switch code {
-	case OK, Usage, DataErr, NotFound, Unavailable, Internal, CantCreate, Timeout, NoPerm, StaleLock, Hung, DriverFailed:
+	case OK, Usage, DataErr, NotFound, Unavailable, Internal, CantCreate, Timeout, RateLimited, NoPerm, StaleLock, Hung, DriverFailed:
 		return true
 	}
 	return false
@@ -87,6 +88,7 @@ var kindCodes = map[errdefs.Kind]int{
 	errdefs.CantWrite:    CantCreate,
 	errdefs.Timeout:      Timeout,
 	errdefs.Denied:       NoPerm,
+	errdefs.RateLimited:  RateLimited,
 	errdefs.Stale:        StaleLock,
 	errdefs.Hung:         Hung,
 	errdefs.DriverFailed: DriverFailed,

@@ -32,6 +32,7 @@ func TestCodeClassifiesKinds(t *testing.T) {
 		{"driver failed", errdefs.DriverError(errors.New("d")), got{DriverFailed, SourceDriver}},
 		{"prebake cancel", errdefs.New(errdefs.DriverFailed, errors.New("d")), got{DriverFailed, SourcePrebake}},
 		{"denied", errdefs.New(errdefs.Denied, errors.New("d")), got{NoPerm, SourcePrebake}},
+		{"rate limited", errdefs.New(errdefs.RateLimited, errors.New("d")), got{RateLimited, SourcePrebake}},
 		{"unavailable", errdefs.New(errdefs.Unavailable, errors.New("d")), got{Unavailable, SourcePrebake}},
 		{"bad argument", errdefs.New(errdefs.BadArgument, errors.New("d")), got{Usage, SourcePrebake}},
 		{"stale", errdefs.New(errdefs.Stale, errors.New("d")), got{StaleLock, SourcePrebake}},

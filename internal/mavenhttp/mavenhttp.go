@@ -27,7 +27,10 @@ type Server struct {
 	noSum bool
 
 	requests atomic.Int64
+	inFlight atomic.Int64 // requests being answered now
+	maxIn    atomic.Int64 // the most ever in flight at once
 	mu       sync.Mutex
+	agents   map[string]int // User-Agent → requests
 	perPath  map[string]int
 	faults   map[string]Fault
 	log      []Entry
@@ -70,14 +73,22 @@ func WithBasicAuth(user, pass string) Option {
 // New serves the Maven repository directory root on 127.0.0.1. Close it
 // when done.
 func New(root string, opts ...Option) *Server {
-	s := &Server{root: root, perPath: map[string]int{}, faults: map[string]Fault{}}
+	s := &Server{root: root, perPath: map[string]int{}, faults: map[string]Fault{}, agents: map[string]int{}}
 	for _, o := range opts {
 		o(s)
 	}
 	fs := http.FileServer(http.Dir(root))
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		in := s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
+		for {
+			if m := s.maxIn.Load(); in <= m || s.maxIn.CompareAndSwap(m, in) {
+				break
+			}
+		}
 		s.mu.Lock()
+		s.agents[r.UserAgent()]++
 		s.perPath[r.URL.Path]++
 		i, gen := len(s.log), s.gen
 		s.log = append(s.log, Entry{At: time.Now(), Path: r.URL.Path})
@@ -119,6 +130,21 @@ func (s *Server) URL() string { return s.Server.URL + "/" }
 
 // Requests is the number of requests served so far.
 func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// MaxInFlight is the most requests the server was answering at once
+// (since New or Reset).
+func (s *Server) MaxInFlight() int { return int(s.maxIn.Load()) }
+
+// UserAgents counts the requests so far by User-Agent header.
+func (s *Server) UserAgents() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.agents))
+	for k, v := range s.agents {
+		out[k] = v
+	}
+	return out
+}
 
 // Count is the number of requests for one path.
 func (s *Server) Count(path string) int {
@@ -174,8 +200,10 @@ func (s *Server) Timeline() []Entry {
 // Reset zeroes the counters and the log.
 func (s *Server) Reset() {
 	s.requests.Store(0)
+	s.maxIn.Store(0)
 	s.mu.Lock()
 	s.perPath = map[string]int{}
+	s.agents = map[string]int{}
 	s.log = nil
 	s.gen++
 	s.mu.Unlock()

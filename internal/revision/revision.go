@@ -2,8 +2,8 @@
 package revision
 
 import (
-	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -46,26 +46,58 @@ func revParts(rev string) []string {
 	return javaSplit(rev)
 }
 
+// Key is a revision parsed once for Compare: sorting a long list (a
+// maven-metadata.xml may list 100,000 versions) compares keys, not
+// strings parsed again at every comparison.
+type Key struct {
+	Rev   string
+	parts []string
+	num   []bool // parts[i] is all digits
+}
+
+// Parse parses rev for CompareKeys.
+func Parse(rev string) Key {
+	k := Key{Rev: rev, parts: revParts(rev)}
+	k.num = make([]bool, len(k.parts))
+	for i, p := range k.parts {
+		k.num[i] = allDigits.MatchString(p)
+	}
+	return k
+}
+
 // Compare compares two revisions with Ivy's latest-revision
 // strategy: <0 when a is older than b, 0 when equivalent, >0 when newer.
-func Compare(a, b string) int {
-	p1, p2 := revParts(a), revParts(b)
+func Compare(a, b string) int { return CompareKeys(Parse(a), Parse(b)) }
+
+// Sort sorts vs oldest first (Compare), stably, parsing each once.
+func Sort(vs []string) {
+	keys := make([]Key, len(vs))
+	for i, v := range vs {
+		keys[i] = Parse(v)
+	}
+	slices.SortStableFunc(keys, CompareKeys)
+	for i, k := range keys {
+		vs[i] = k.Rev
+	}
+}
+
+// CompareKeys is Compare over parsed revisions.
+func CompareKeys(a, b Key) int {
+	p1, p2 := a.parts, b.parts
 	i := 0
 	for ; i < len(p1) && i < len(p2); i++ {
 		x, y := p1[i], p2[i]
 		if x == y {
 			continue
 		}
-		n1, n2 := allDigits.MatchString(x), allDigits.MatchString(y)
+		n1, n2 := a.num[i], b.num[i]
 		switch {
 		case n1 && !n2:
 			return 1
 		case n2 && !n1:
 			return -1
 		case n1 && n2:
-			bx, _ := new(big.Int).SetString(x, 10)
-			by, _ := new(big.Int).SetString(y, 10)
-			return bx.Cmp(by)
+			return cmpDigits(x, y)
 		}
 		sm1, ok1 := specialMeanings[strings.ToLower(x)]
 		sm2, ok2 := specialMeanings[strings.ToLower(y)]
@@ -78,18 +110,28 @@ func Compare(a, b string) int {
 		return javaStringCompare(x, y)
 	}
 	if i < len(p1) {
-		if allDigits.MatchString(p1[i]) {
+		if a.num[i] {
 			return 1
 		}
 		return -1
 	}
 	if i < len(p2) {
-		if allDigits.MatchString(p2[i]) {
+		if b.num[i] {
 			return -1
 		}
 		return 1
 	}
 	return 0
+}
+
+// cmpDigits compares two strings of ASCII digits as numbers of any size
+// (BigInteger's order, without allocating one).
+func cmpDigits(x, y string) int {
+	x, y = strings.TrimLeft(x, "0"), strings.TrimLeft(y, "0")
+	if len(x) != len(y) {
+		return cmpInt(len(x), len(y))
+	}
+	return strings.Compare(x, y)
 }
 
 func cmpInt(a, b int) int {

@@ -853,6 +853,21 @@ var ivyBenignAttrs = map[string]bool{
 	"descriptor": true, "allownomd": true, "latest": true,
 }
 
+// refusedResolvers are the Ivy resolver types that do more than read
+// files from a repository, each with why prebake refuses it. Like every
+// type but ibiblio, url, filesystem and chain they are refused while the
+// file is read, before any request; these say why.
+var refusedResolvers = map[string]string{
+	"packager": "it downloads packaging instructions and runs them as an Ant build under its buildRoot, " +
+		"and a module coordinate with ../ escapes buildRoot (CVE-2026-26032, Ivy before 2.6.0); " +
+		"prebake never builds or runs what a repository sends: resolve the packaged artifacts from an ibiblio or url repository",
+	"ssh":  "it logs in to a host and runs commands there (ls, find) to list and fetch files; prebake reads repositories over http, https and file only",
+	"sftp": "it logs in to a host with a password or private key; prebake reads repositories over http, https and file only",
+	"vfs": "Commons VFS reaches any scheme it knows (ftp, smb, sftp, zip, jar, res, tmp), files inside archives among them; " +
+		"prebake reads repositories over http, https and file only",
+	"jar": "it reads a repository out of a jar it downloads or opens; prebake reads repositories over http, https and file only",
+}
+
 // resolverElement reads a resolver (or a ref="name" to one).
 func (s *parser) resolverElement(e *element) (*Resolver, error) {
 	bad := func(format string, args ...any) error {
@@ -878,6 +893,9 @@ func (s *parser) resolverElement(e *element) (*Resolver, error) {
 	case "chain":
 		allowed = []string{"returnFirst", "dual"}
 	default:
+		if why, ok := refusedResolvers[e.Name]; ok {
+			return nil, bad("resolver type %s is refused by prebake: %s", e.Name, why)
+		}
 		return nil, bad("resolver type %s is not supported by prebake (ibiblio, url, filesystem, chain)", e.Name)
 	}
 	for _, k := range e.order {

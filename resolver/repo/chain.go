@@ -18,7 +18,7 @@ type Chain struct {
 // NewChain builds cfg's chain (spark-semantics §1.4): Config.Settings is
 // read and applied, or Config.IvySettings read and flattened.
 func NewChain(ctx context.Context, cfg Config, opts ...Option) (*Chain, error) {
-	o, err := makeOptions(opts)
+	o, err := makeOptions(cfg.options(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func NewChain(ctx context.Context, cfg Config, opts ...Option) (*Chain, error) {
 // (FetchLocked): the lock's repositories reached with cfg's credentials,
 // mirrors and layouts. Offline is cfg.Offline or the settings' <offline>.
 func LockedChain(ctx context.Context, cfg Config, opts ...Option) (*Chain, error) {
-	o, err := makeOptions(opts)
+	o, err := makeOptions(cfg.options(opts))
 	if err != nil {
 		return nil, err
 	}

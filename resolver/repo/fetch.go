@@ -34,10 +34,20 @@ var ErrChecksumMissing = errors.New("no checksum file")
 type HTTPError struct {
 	URL        string // without userinfo
 	StatusCode int
+	// Repository is the root URL of the repository that answered, without
+	// userinfo ("" when unknown): a 401/403 names it (see Error).
+	Repository string
+	// retryAfter is the server's Retry-After (429, 503), uncapped; 0 when
+	// it gave none.
+	retryAfter time.Duration
 }
 
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("GET %s: %d %s", e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	msg := fmt.Sprintf("GET %s: %d %s", e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	if (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden) && e.Repository != "" {
+		msg += fmt.Sprintf(" (repository %s refused the request: check its credentials; a repository behind a CDN, Maven Central among them, also answers 403 on some cache misses and to clients it blocks: retry later or use a mirror)", e.Repository)
+	}
+	return msg
 }
 
 // Is makes a 404/410 match ErrNotFound.
@@ -45,33 +55,157 @@ func (e *HTTPError) Is(target error) bool {
 	return target == ErrNotFound && (e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusGone)
 }
 
+// RateLimitError is a 429 Too Many Requests from a repository: it is
+// throttling this client (Maven Central's limits), which says nothing of
+// whether the file exists. It is never ErrNotFound and never cached; its
+// kind is errdefs.RateLimited.
+type RateLimitError struct {
+	URL        string // the file, without userinfo
+	Repository string // the repository's root URL, without userinfo
+	// RetryAfter is the server's Retry-After (0 when it gave none) and At
+	// the time it names.
+	RetryAfter time.Duration
+	At         time.Time
+	// MaxWait is the longest wait allowed (WithMaxRetryWait); TooLong is
+	// true when the Retry-After was longer, so nothing was waited.
+	MaxWait  time.Duration
+	TooLong  bool
+	Attempts int
+}
+
+func (e *RateLimitError) Error() string {
+	repo := e.Repository
+	if repo == "" {
+		repo = hostOf(e.URL)
+	}
+	msg := fmt.Sprintf("GET %s: 429 Too Many Requests: repository %s is rate-limiting this client", e.URL, repo)
+	if e.Attempts == 0 {
+		msg = fmt.Sprintf("GET %s: not sent: repository %s is rate-limiting this client (429 Too Many Requests to an earlier request)", e.URL, repo)
+	}
+	switch {
+	case e.RetryAfter > 0 && e.TooLong:
+		msg += fmt.Sprintf("; it asks to retry after %s (at %s), longer than the %s prebake may wait, so it did not", e.RetryAfter, e.At.UTC().Format(time.RFC3339), e.MaxWait)
+	case e.RetryAfter > 0:
+		msg += fmt.Sprintf(" (%d attempts); it asks to retry after %s (at %s)", e.Attempts, e.RetryAfter, e.At.UTC().Format(time.RFC3339))
+	default:
+		msg += fmt.Sprintf(" (%d attempts, no Retry-After)", e.Attempts)
+	}
+	when := "later"
+	if e.RetryAfter > 0 {
+		when = "then"
+	}
+	return msg + "; retry " + when + ", use a mirror (a repository manager), or bring the jars with bundle import"
+}
+
+// rateLimited is e as an error of kind RateLimited; when e.TooLong, the
+// wait allowed (WithMaxRetryWait) explains it.
+func rateLimited(e *RateLimitError) error {
+	if e.TooLong {
+		return errdefs.New(errdefs.RateLimited, &errdefs.OptionError{Option: "resolver.Request.MaxRetryWait", Err: e})
+	}
+	return errdefs.New(errdefs.RateLimited, e)
+}
+
 // fetcher does GETs with retries, bounded per-host concurrency and one
 // keep-alive client.
 type fetcher struct {
-	client        *http.Client
-	log           Logger
-	attempts      int
-	backoff       time.Duration
-	maxRetryAfter time.Duration
-	idleTimeout   time.Duration
-	slow          noanswer.Limits // see options.slow
-	maxArtifact   int64
-	perHost       int
-	progress      Progress // reports artifact downloads (see track)
+	client       *http.Client
+	log          Logger
+	attempts     int
+	backoff      time.Duration
+	maxRetryWait time.Duration // the longest total Retry-After wait of one request
+	idleTimeout  time.Duration
+	slow         noanswer.Limits // see options.slow
+	maxArtifact  int64
+	perHost      int
+	// central reports whether a host is Maven Central's (isCentralHost;
+	// tests replace it): those hosts share one budget of centralPerHost
+	// requests in flight, and a 403 from them is retried.
+	central  func(host string) bool
+	progress Progress // reports artifact downloads (see track)
 
-	mu   sync.Mutex
-	sems map[string]*hostSem
+	mu       sync.Mutex
+	hostSems map[string]*hostSem
+	// blocked: host → when its last 429 said to retry. Until then a
+	// request that may not wait so long is not sent (Central blocks the
+	// whole IP: more requests only add to the count).
+	blocked map[string]time.Time
 }
 
-func (f *fetcher) sem(host string) *hostSem {
+// block records that host asked (429) not to be asked before until.
+func (f *fetcher) block(host string, until time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s, ok := f.sems[host]
+	if f.blocked == nil {
+		f.blocked = map[string]time.Time{}
+	}
+	if until.After(f.blocked[host]) {
+		f.blocked[host] = until
+	}
+}
+
+// blockedFor is how long host asked not to be asked any more (0 if not).
+func (f *fetcher) blockedFor(host string) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return max(0, time.Until(f.blocked[host]))
+}
+
+// newFetcher is the fetcher of o.
+func newFetcher(o *options) *fetcher {
+	return &fetcher{
+		client: o.client, log: o.log, attempts: o.attempts, backoff: o.backoff,
+		maxRetryWait: o.maxRetryWait, idleTimeout: o.idleTimeout, perHost: o.perHost,
+		slow: o.slow, maxArtifact: o.maxArtifact, hostSems: map[string]*hostSem{}, progress: o.progress,
+		central: o.central,
+	}
+}
+
+// centralPerHost is how many requests a prebake process has in flight to
+// Maven Central at most (all its host names are one budget, as Sonatype
+// counts them), across its sources and fetchers (warm's concurrent sets
+// too), whatever WithMaxPerHost allows other repositories: Maven's own
+// resolver uses 5 threads. A mirror is not limited by it.
+const centralPerHost = 4
+
+// centralSem is the process's one budget for Central (centralPerHost).
+var centralSem = newHostSem(centralPerHost)
+
+// centralHosts are Maven Central's host names (repo.maven.apache.org is a
+// CNAME of repo1.maven.org: one budget).
+var centralHosts = []string{"repo1.maven.org", "repo.maven.apache.org", "repo.maven.org", "central.maven.org"}
+
+// isCentralHost reports whether host (a URL's host[:port]) is Maven Central's.
+func isCentralHost(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	return slices.Contains(centralHosts, strings.ToLower(h))
+}
+
+func (f *fetcher) isCentral(host string) bool {
+	if f.central != nil {
+		return f.central(host)
+	}
+	return isCentralHost(host)
+}
+
+// sems are the limits a request to host takes, in this order: the
+// fetcher's per-host limit (WithMaxPerHost), then, for Central, the
+// process's Central budget. One order everywhere: no deadlock.
+func (f *fetcher) sems(host string) []*hostSem {
+	f.mu.Lock()
+	s, ok := f.hostSems[host]
 	if !ok {
 		s = newHostSem(f.perHost)
-		f.sems[host] = s
+		f.hostSems[host] = s
 	}
-	return s
+	f.mu.Unlock()
+	if f.isCentral(host) {
+		return []*hostSem{s, centralSem}
+	}
+	return []*hostSem{s}
 }
 
 // hostSem bounds the concurrent requests to one host. Low-priority requests
@@ -164,6 +298,7 @@ func (s *hostSem) release(spec bool) {
 // priority.
 type target struct {
 	url        string // without userinfo
+	repo       string // the repository's root URL, without userinfo
 	user, pass string
 	hasAuth    bool
 	// low marks a speculative request for the per-host limit (hostSem):
@@ -175,7 +310,7 @@ type target struct {
 func (t target) priority(low bool) target { t.low = low; return t }
 
 func (r *entry) target(rel string) target {
-	return target{url: r.base + rel, user: r.user, pass: r.pass, hasAuth: r.hasAuth}
+	return target{url: r.base + rel, repo: r.URL, user: r.user, pass: r.pass, hasAuth: r.hasAuth}
 }
 
 // errTruncated marks a body shorter than its Content-Length.
@@ -183,19 +318,30 @@ var errTruncated = errors.New("truncated body")
 
 // get downloads t.url into w (which is reset before each retry). It
 // returns an error that names the URL (without userinfo) and carries an
-// exit code: 404/410 match ErrNotFound and are never retried; 401/403 are
-// NoPerm; 5xx, 429, timeouts and truncated bodies are retried with backoff
-// (429 and 503 after their Retry-After, capped at maxRetryAfter) and end as
-// Unavailable, never as not found. A wait that would pass ctx's deadline
-// ends the retries at once.
+// errdefs kind: 404/410 match ErrNotFound and are never retried; 401/403
+// are Denied (a 403 from Maven Central, which answers it on some cache
+// misses, is retried first); 429 is RateLimited (a *RateLimitError naming
+// the repository and its Retry-After); 5xx, timeouts and truncated bodies
+// are retried with backoff and end as Unavailable. None of them is ever
+// "not found". A 429 or 503 waits its Retry-After, unless the waits of
+// this request would then pass maxRetryWait or ctx's deadline: it fails at
+// once instead of sleeping. Every wait ends with ctx.
 func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 	var last error
+	var waited time.Duration
+	attempts := 0
 	for attempt := 0; attempt < f.attempts; attempt++ {
 		if attempt > 0 {
 			if err := w.reset(); err != nil {
 				return errdefs.New(errdefs.CantWrite, fmt.Errorf("GET %s: %w", t.url, err))
 			}
 		}
+		if d := f.blockedFor(hostOf(t.url)); d > 0 && waited+d > f.maxRetryWait {
+			// An earlier 429 of this host asked for longer than this
+			// request may wait: fail without asking again.
+			return f.final(t, &HTTPError{URL: t.url, StatusCode: http.StatusTooManyRequests, Repository: t.repo, retryAfter: d.Round(time.Second)}, attempts, true)
+		}
+		attempts++
 		wait, err := f.once(ctx, t, w)
 		if err == nil {
 			return nil
@@ -204,11 +350,24 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 		if wait < 0 { // not retryable
 			return err
 		}
+		var he *HTTPError
+		asked := errors.As(err, &he) && he.retryAfter > 0
+		if asked && he.StatusCode == http.StatusTooManyRequests {
+			f.block(hostOf(t.url), time.Now().Add(he.retryAfter))
+		}
+		if asked && waited+he.retryAfter > f.maxRetryWait {
+			// Central's IP blocks say Retry-After: 1800. Sleeping that long
+			// helps nobody: say so now, with when to retry.
+			return f.final(t, he, attempts, true)
+		}
 		if ctx.Err() != nil {
 			return errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, ctx.Err()))
 		}
 		if attempt+1 >= f.attempts {
 			break
+		}
+		if asked {
+			wait = he.retryAfter
 		}
 		if wait == 0 {
 			wait = f.backoff << attempt
@@ -217,7 +376,13 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			// The overall budget ends before the server would take the
 			// request again: fail now rather than sleep into the deadline.
+			if errors.As(err, &he) && he.StatusCode == http.StatusTooManyRequests {
+				return f.final(t, he, attempts, false)
+			}
 			return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w (after %d attempts; the next in %s would pass the deadline)", last, attempt+1, wait.Round(time.Millisecond)))
+		}
+		if asked {
+			waited += wait
 		}
 		if rl, ok := f.log.(retryLogger); ok {
 			rl.Retryf(hostOf(t.url), "retrying %s in %s: %s", t.url, wait.Round(time.Millisecond), redact.String(err.Error()))
@@ -234,9 +399,29 @@ func (f *fetcher) get(ctx context.Context, t target, w resetWriter) error {
 	}
 	var he *HTTPError
 	if errors.As(last, &he) {
-		return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w (after %d attempts)", last, f.attempts))
+		return f.final(t, he, attempts, false)
 	}
-	return errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w (after %d attempts)", t.url, last, f.attempts))
+	return errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w (after %d attempts)", t.url, last, attempts))
+}
+
+// final is the error of a request whose last answer was he, after
+// attempts; tooLong says its Retry-After was longer than maxRetryWait
+// allows (so it was not waited).
+func (f *fetcher) final(t target, he *HTTPError, attempts int, tooLong bool) error {
+	switch {
+	case he.StatusCode == http.StatusTooManyRequests:
+		e := &RateLimitError{URL: t.url, Repository: t.repo, RetryAfter: he.retryAfter, MaxWait: f.maxRetryWait, TooLong: tooLong, Attempts: attempts}
+		if e.RetryAfter > 0 {
+			e.At = time.Now().Add(e.RetryAfter).Truncate(time.Second)
+		}
+		return rateLimited(e)
+	case he.StatusCode == http.StatusUnauthorized || he.StatusCode == http.StatusForbidden:
+		return errdefs.New(errdefs.Denied, fmt.Errorf("%w (after %d attempts)", he, attempts))
+	case tooLong:
+		return errdefs.New(errdefs.Unavailable, &errdefs.OptionError{Option: "resolver.Request.MaxRetryWait",
+			Err: fmt.Errorf("%w: it asks to retry after %s, longer than the %s prebake may wait, so it did not", he, he.retryAfter, f.maxRetryWait)})
+	}
+	return errdefs.New(errdefs.Unavailable, fmt.Errorf("%w (after %d attempts)", he, attempts))
 }
 
 // resetWriter is a download destination that can start over.
@@ -252,11 +437,13 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	if err != nil {
 		return -1, errdefs.Errorf(errdefs.BadArgument, "bad URL %s: %v", redact.URL(t.url), redactErr(err))
 	}
-	sem, spec := f.sem(u.Host), t.low
-	if err := sem.acquire(ctx, spec); err != nil {
-		return -1, errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, err))
+	spec := t.low
+	for _, sem := range f.sems(u.Host) {
+		if err := sem.acquire(ctx, spec); err != nil {
+			return -1, errdefs.New(errdefs.Unavailable, fmt.Errorf("GET %s: %w", t.url, err))
+		}
+		defer sem.release(spec)
 	}
-	defer sem.release(spec)
 
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -295,13 +482,18 @@ func (f *fetcher) once(ctx context.Context, t target, w io.Writer) (time.Duratio
 	case resp.StatusCode == http.StatusOK:
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		return -1, errdefs.New(errdefs.NotFound, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return -1, errdefs.New(errdefs.Denied, &HTTPError{URL: t.url, StatusCode: resp.StatusCode})
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
-		// Throttled or overloaded: wait as long as the server asks (within
-		// maxRetryAfter), the default backoff without a Retry-After.
+	case resp.StatusCode == http.StatusForbidden && f.isCentral(req.URL.Host):
+		// Central's edge answers 403 on some cache misses: retried, then
+		// Denied (final), never "not found".
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return f.retryAfter(resp.Header.Get("Retry-After")), &HTTPError{URL: t.url, StatusCode: resp.StatusCode}
+		return 0, &HTTPError{URL: t.url, StatusCode: resp.StatusCode, Repository: t.repo}
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return -1, errdefs.New(errdefs.Denied, &HTTPError{URL: t.url, StatusCode: resp.StatusCode, Repository: t.repo})
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
+		// Throttled or overloaded: get waits as long as the server asks,
+		// within maxRetryWait (the default backoff without a Retry-After).
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return 0, &HTTPError{URL: t.url, StatusCode: resp.StatusCode, Repository: t.repo, retryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	case resp.StatusCode >= 500:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return 0, &HTTPError{URL: t.url, StatusCode: resp.StatusCode}
@@ -357,27 +549,25 @@ func netErr(u string, err error, ctx context.Context) error {
 	return errors.New(redact.String(err.Error()))
 }
 
-// retryAfter parses Retry-After (seconds or an HTTP date), capped at
-// maxRetryAfter; absent, unparsable or in the past it is the first backoff.
-func (f *fetcher) retryAfter(v string) time.Duration {
+// maxRetryAfter bounds a parsed Retry-After (no overflow; far beyond any
+// wait allowed).
+const maxRetryAfter = 365 * 24 * time.Hour
+
+// parseRetryAfter parses Retry-After (delay-seconds or an HTTP date) at
+// now; absent, unparsable or in the past it is 0.
+func parseRetryAfter(v string, now time.Time) time.Duration {
 	var d time.Duration
 	v = strings.TrimSpace(v)
 	if v != "" && strings.Trim(v, "0123456789") == "" { // delay-seconds
 		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || secs > int64(f.maxRetryAfter/time.Second)+1 {
-			secs = int64(f.maxRetryAfter/time.Second) + 1 // capped below; no overflow
+		if err != nil || secs > int64(maxRetryAfter/time.Second) {
+			secs = int64(maxRetryAfter / time.Second) // beyond int64 too
 		}
 		d = time.Duration(secs) * time.Second
 	} else if t, err := http.ParseTime(v); err == nil {
-		d = time.Until(t)
+		d = t.Sub(now)
 	}
-	if d <= 0 {
-		d = f.backoff
-	}
-	if d > f.maxRetryAfter {
-		d = f.maxRetryAfter
-	}
-	return d
+	return max(0, min(d, maxRetryAfter))
 }
 
 // idleReader resets the idle timer on each read.

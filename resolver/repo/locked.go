@@ -144,7 +144,7 @@ func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*e
 	if err != nil {
 		return nil, err
 	}
-	f := o.newFetcher()
+	f := newFetcher(o)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
 	for _, i := range missing {

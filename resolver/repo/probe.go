@@ -31,7 +31,7 @@ const DefaultProbeTimeout = 5 * time.Second
 // probes are in chain order; an Ivy settings resolver in dual mode is
 // followed by its artifact repositories. Nothing is cached, nothing retried.
 func ProbeChain(ctx context.Context, req Config, timeout time.Duration, opts ...Option) ([]RepositoryProbe, error) {
-	o, err := makeOptions(opts)
+	o, err := makeOptions(req.options(opts))
 	if err != nil {
 		return nil, err
 	}

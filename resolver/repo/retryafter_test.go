@@ -26,6 +26,7 @@ func TestThrottledRepository(t *testing.T) {
 		opts      []Option
 		timeout   time.Duration
 		wantErr   bool
+		wantMsg   string
 		wantCount int
 		minTime   time.Duration
 		maxTime   time.Duration
@@ -37,10 +38,12 @@ func TestThrottledRepository(t *testing.T) {
 		{name: "503 Retry-After HTTP date", fault: func() mavenhttp.Fault {
 			return mavenhttp.Status(503, 1, "Retry-After", time.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
 		}, wantCount: 2, minTime: 500 * time.Millisecond, maxTime: 8 * time.Second},
-		{name: "429 Retry-After 3600 is capped", fault: func() mavenhttp.Fault { return mavenhttp.Status(429, 1, "Retry-After", "3600") },
-			opts: []Option{WithMaxRetryAfter(300 * time.Millisecond)}, wantCount: 2, minTime: 300 * time.Millisecond, maxTime: 5 * time.Second},
-		{name: "a wait past the deadline ends the retries", fault: func() mavenhttp.Fault { return mavenhttp.Status(429, -1, "Retry-After", "3600") },
-			timeout: 2 * time.Second, wantErr: true, wantCount: 1, maxTime: 1500 * time.Millisecond},
+		{name: "429 Retry-After 1800 fails at once", fault: func() mavenhttp.Fault { return mavenhttp.Status(429, 1, "Retry-After", "1800") },
+			wantErr: true, wantMsg: "retry after 30m0s", wantCount: 1, maxTime: 1500 * time.Millisecond},
+		{name: "429 Retry-After 1 past WithMaxRetryWait fails at once", fault: func() mavenhttp.Fault { return mavenhttp.Status(429, 1, "Retry-After", "1") },
+			opts: []Option{WithMaxRetryWait(300 * time.Millisecond)}, wantErr: true, wantMsg: "longer than the 300ms", wantCount: 1, maxTime: 1500 * time.Millisecond},
+		{name: "a wait past the deadline ends the retries", fault: func() mavenhttp.Fault { return mavenhttp.Status(429, -1, "Retry-After", "5") },
+			timeout: 2 * time.Second, wantErr: true, wantMsg: "retry after 5s", wantCount: 1, maxTime: 1500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,12 +66,15 @@ func TestThrottledRepository(t *testing.T) {
 			case tt.wantErr && err == nil:
 				t.Fatal("no error")
 			case tt.wantErr:
-				if errors.Is(err, ErrNotFound) || errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "429") || !strings.Contains(err.Error(), "deadline") {
-					t.Errorf("err = %v (code %d), want a 429 Unavailable that names the deadline and is not ErrNotFound", err, errdefs.KindOf(err))
+				var rl *RateLimitError
+				if errors.Is(err, ErrNotFound) || errdefs.KindOf(err) != errdefs.RateLimited || !errors.As(err, &rl) ||
+					!strings.Contains(err.Error(), "429") || !strings.Contains(err.Error(), tt.wantMsg) || !strings.Contains(err.Error(), "repository "+srv.URL()) {
+					t.Errorf("err = %v (kind %v), want a 429 RateLimited naming %s and %q, not ErrNotFound", err, errdefs.KindOf(err), srv.URL(), tt.wantMsg)
 				}
-				// Not remembered as missing: the next lookup, unthrottled, works.
+				// Not remembered as missing: the next run, unthrottled, works
+				// (this one honours the Retry-After: TestRateLimitBlocksHost).
 				srv.SetFault(pom, nil)
-				if _, err := s.POM(context.Background(), "org.x", "m", "1.0"); err != nil {
+				if _, err := testSource(t, []string{srv.URL()}, ChecksumWarn, tt.opts...).POM(context.Background(), "org.x", "m", "1.0"); err != nil {
 					t.Errorf("after the throttling stopped: %v", err)
 				}
 			case err != nil:
@@ -85,27 +91,27 @@ func TestThrottledRepository(t *testing.T) {
 	}
 }
 
-func TestRetryAfterParse(t *testing.T) {
-	f := &fetcher{backoff: 200 * time.Millisecond, maxRetryAfter: 30 * time.Second}
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Now()
 	tests := []struct {
 		in       string
 		min, max time.Duration
 	}{
-		{"", 200 * time.Millisecond, 200 * time.Millisecond},
+		{"", 0, 0},
 		{"1", time.Second, time.Second},
 		{" 2 ", 2 * time.Second, 2 * time.Second},
-		{"3600", 30 * time.Second, 30 * time.Second},
-		{"99999999999999999999", 30 * time.Second, 30 * time.Second}, // beyond int64: still capped
-		{"9223372036854775807", 30 * time.Second, 30 * time.Second},
-		{"-5", 200 * time.Millisecond, 200 * time.Millisecond},
-		{"soon", 200 * time.Millisecond, 200 * time.Millisecond},
-		{time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat), 200 * time.Millisecond, 200 * time.Millisecond},
-		{time.Now().Add(time.Hour).UTC().Format(http.TimeFormat), 30 * time.Second, 30 * time.Second},
-		{time.Now().Add(5 * time.Second).UTC().Format(http.TimeFormat), 3 * time.Second, 5 * time.Second},
+		{"1800", 30 * time.Minute, 30 * time.Minute},
+		{"99999999999999999999", maxRetryAfter, maxRetryAfter}, // beyond int64: bounded
+		{"9223372036854775807", maxRetryAfter, maxRetryAfter},
+		{"-5", 0, 0},
+		{"soon", 0, 0},
+		{now.Add(-time.Hour).UTC().Format(http.TimeFormat), 0, 0},
+		{now.Add(time.Hour).UTC().Format(http.TimeFormat), 59 * time.Minute, time.Hour},
+		{now.Add(5 * time.Second).UTC().Format(http.TimeFormat), 3 * time.Second, 5 * time.Second},
 	}
 	for _, tt := range tests {
-		if got := f.retryAfter(tt.in); got < tt.min || got > tt.max {
-			t.Errorf("retryAfter(%q) = %s, want %s..%s", tt.in, got, tt.min, tt.max)
+		if got := parseRetryAfter(tt.in, now); got < tt.min || got > tt.max {
+			t.Errorf("parseRetryAfter(%q) = %s, want %s..%s", tt.in, got, tt.min, tt.max)
 		}
 	}
 }

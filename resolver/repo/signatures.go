@@ -84,7 +84,7 @@ func Unsigned(arts []lock.Artifact) *lock.Artifact {
 func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Artifact, cacheDir string, chain []*entry, offline, locked bool, o *options) error {
 	cacheDir = cache.Dir(cacheDir)
 	openOnce := sync.OnceValues(func() (*cache.Cache, error) { return cache.Open(cacheDir, privateChain(chain), o.log) })
-	f := o.newFetcher()
+	f := newFetcher(o)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
 	for i := range arts {
@@ -215,13 +215,4 @@ func lockedRepo(chain []*entry, a lock.Artifact) (*entry, error) {
 		}
 	}
 	return parseRepo("locked", a.Repository)
-}
-
-// newFetcher is a fetcher with o's transport, retries and limits.
-func (o *options) newFetcher() *fetcher {
-	return &fetcher{
-		client: o.client, log: o.log, attempts: o.attempts, backoff: o.backoff,
-		maxRetryAfter: o.maxRetryAfter, idleTimeout: o.idleTimeout, perHost: o.perHost,
-		slow: o.slow, maxArtifact: o.maxArtifact, sems: map[string]*hostSem{}, progress: o.progress,
-	}
 }

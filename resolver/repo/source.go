@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,17 +38,19 @@ import (
 type Option func(*options) error
 
 type options struct {
-	client        *http.Client
-	log           Logger
-	perHost       int
-	attempts      int
-	backoff       time.Duration
-	maxRetryAfter time.Duration
-	idleTimeout   time.Duration
-	slow          noanswer.Limits // metadata deadline and minimum rate (see makeOptions)
-	maxArtifact   int64           // cap of an artifact no lock gives the size of
-	parallel      int
-	progress      Progress // WithProgress; nil reports nothing
+	client       *http.Client
+	log          Logger
+	perHost      int
+	attempts     int
+	backoff      time.Duration
+	maxRetryWait time.Duration
+	idleTimeout  time.Duration
+	userAgent    string                 // WithUserAgent
+	central      func(host string) bool // nil: isCentralHost (tests replace it)
+	slow         noanswer.Limits        // metadata deadline and minimum rate (see makeOptions)
+	maxArtifact  int64                  // cap of an artifact no lock gives the size of
+	parallel     int
+	progress     Progress // WithProgress; nil reports nothing
 	// loadSettings and loadIvy read Config.Settings and IvySettings;
 	// tests count the reads (WithSettingsLoaders).
 	loadSettings func(path, home string, lookup func(string) (string, bool)) (*mavensettings.Settings, error)
@@ -56,12 +59,13 @@ type options struct {
 
 func makeOptions(opts []Option) (*options, error) {
 	o := &options{
-		log:           nopLogger{},
-		perHost:       64,
-		attempts:      4,
-		backoff:       200 * time.Millisecond,
-		maxRetryAfter: 30 * time.Second,
-		idleTimeout:   30 * time.Second,
+		log:          nopLogger{},
+		perHost:      64,
+		attempts:     4,
+		backoff:      200 * time.Millisecond,
+		maxRetryWait: DefaultMaxRetryWait,
+		userAgent:    UserAgent(""),
+		idleTimeout:  30 * time.Second,
 		// Like curl's low-speed limit: a POM, metadata, checksum or listing
 		// must arrive whole within 60s; any body (a jar too) must bring
 		// 1 KiB/s over 30s. A trickling repository fails the attempt (then
@@ -86,12 +90,14 @@ func makeOptions(opts []Option) (*options, error) {
 		tr.DialContext = (&net.Dialer{Timeout: o.idleTimeout, KeepAlive: 30 * time.Second}).DialContext
 		o.client = &http.Client{Transport: tr}
 	}
-	o.client = redirect.DropCredentials(o.client)
+	o.client = withUserAgent(redirect.DropCredentials(o.client), o.userAgent)
 	switch {
 	case o.perHost < 1:
 		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.WithMaxPerHost", "WithMaxPerHost: must be at least 1")
 	case o.attempts < 1:
 		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.WithRetry", "WithRetry: attempts must be at least 1")
+	case o.maxRetryWait < 0:
+		return nil, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.MaxRetryWait", "the longest wait for a throttled repository must not be negative (0 waits for none)")
 	}
 	return o, nil
 }
@@ -127,10 +133,37 @@ func WithRetry(attempts int, backoff time.Duration) Option {
 	return func(o *options) error { o.attempts, o.backoff = attempts, backoff; return nil }
 }
 
-// WithMaxRetryAfter caps how long the Retry-After of a 429 or 503 is
-// honoured, per wait. The default is 30s.
-func WithMaxRetryAfter(d time.Duration) Option {
-	return func(o *options) error { o.maxRetryAfter = d; return nil }
+// DefaultMaxRetryWait is how long, in all, one request waits for the
+// Retry-After of a 429 or 503 by default.
+const DefaultMaxRetryWait = 60 * time.Second
+
+// WithMaxRetryWait bounds how long, in all, one request waits for the
+// Retry-After of a 429 or 503: a Retry-After that would pass it (Maven
+// Central's IP blocks say 1800 seconds) fails at once, naming it, instead
+// of sleeping. 0 never waits for a Retry-After. The default is
+// DefaultMaxRetryWait.
+func WithMaxRetryWait(d time.Duration) Option {
+	return func(o *options) error { o.maxRetryWait = d; return nil }
+}
+
+// WithUserAgent sets the User-Agent of every repository request (see
+// UserAgent). The default is UserAgent("").
+func WithUserAgent(ua string) Option {
+	return func(o *options) error {
+		if ua != "" {
+			o.userAgent = ua
+		}
+		return nil
+	}
+}
+
+// withCentralHosts makes hosts (host:port) count as Maven Central's
+// (tests: the per-host budget and the 403 retry).
+func withCentralHosts(hosts ...string) Option {
+	return func(o *options) error {
+		o.central = func(h string) bool { return slices.Contains(hosts, h) || isCentralHost(h) }
+		return nil
+	}
 }
 
 // WithIdleTimeout fails an attempt when no byte arrives for d (connecting,
@@ -278,21 +311,9 @@ func newSource(req Config, chain []*entry, o *options) (*Source, error) {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "checksum policy %q: must be strict, warn or ignore", policy)
 	}
 	return &Source{
-		chain: chain,
-		cache: c,
-		f: &fetcher{
-			client:        o.client,
-			log:           o.log,
-			attempts:      o.attempts,
-			backoff:       o.backoff,
-			maxRetryAfter: o.maxRetryAfter,
-			idleTimeout:   o.idleTimeout,
-			slow:          o.slow,
-			maxArtifact:   o.maxArtifact,
-			perHost:       o.perHost,
-			sems:          map[string]*hostSem{},
-			progress:      o.progress,
-		},
+		chain:    chain,
+		cache:    c,
+		f:        newFetcher(o),
 		log:      o.log,
 		offline:  req.Offline,
 		parallel: o.parallel,
@@ -663,6 +684,10 @@ type misses struct {
 	// answered "not found": an authoritative answer.
 	answered bool
 	hard     error // the first failure
+	// throttled is the first failure that a repository chose (429 rate
+	// limited, 401/403 denied): it may well have the module, so the miss
+	// is never "not found".
+	throttled error
 }
 
 // add records r's answer err and reports whether it was a failure (not
@@ -679,6 +704,9 @@ func (m *misses) add(r *entry, err error) bool {
 		if m.hard == nil {
 			m.hard = err
 		}
+		if k := errdefs.KindOf(err); m.throttled == nil && (k == errdefs.RateLimited || k == errdefs.Denied) {
+			m.throttled = err
+		}
 		return true
 	}
 	return false
@@ -689,6 +717,9 @@ func (m *misses) add(r *entry, err error) bool {
 // that were not asked (offline) or could not answer. The kind:
 //   - offline, with a repository not asked: Unavailable (a run online may
 //     find it), wrapping errNotCached and ErrNotFound;
+//   - a repository refused to answer (429 rate limited, 401/403 denied):
+//     that failure's kind, never NotFound, even when another answered
+//     "not found" (the refusing one may have it);
 //   - a repository other than the local Maven cache answered "not found":
 //     NotFound, even when others were unreachable (a typo is not an
 //     outage), wrapping ErrNotFound;
@@ -710,6 +741,10 @@ func (m *misses) err(what string) error {
 	case len(m.notCached) > 0:
 		e.causes = []error{cache.ErrNotCached, ErrNotFound}
 		return errdefs.New(errdefs.Unavailable, e)
+	case m.throttled != nil:
+		e.causes = []error{m.throttled}
+		e.msg += ": " + m.throttled.Error()
+		return errdefs.New(errdefs.KindOf(m.throttled), e)
 	case m.hard != nil && m.answered:
 		e.causes = []error{ErrNotFound, m.hard}
 		e.msg += ": " + m.hard.Error()

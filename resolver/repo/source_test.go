@@ -292,8 +292,8 @@ func Test429NeverCachedAsMissing(t *testing.T) {
 	srv.SetFault(pom, mavenhttp.Status(429, -1, "Retry-After", "0"))
 	s := testSource(t, []string{srv.URL()}, ChecksumWarn)
 	_, err := s.POM(context.Background(), "org.x", "m", "1.0")
-	if err == nil || errors.Is(err, ErrNotFound) || errdefs.KindOf(err) != errdefs.Unavailable || !strings.Contains(err.Error(), "429") {
-		t.Fatalf("err = %v (code %d), want a 429 Unavailable error that is not ErrNotFound", err, errdefs.KindOf(err))
+	if err == nil || errors.Is(err, ErrNotFound) || errdefs.KindOf(err) != errdefs.RateLimited || !strings.Contains(err.Error(), "429") {
+		t.Fatalf("err = %v (kind %v), want a 429 RateLimited error that is not ErrNotFound", err, errdefs.KindOf(err))
 	}
 	srv.SetFault(pom, nil)
 	if _, err := s.POM(context.Background(), "org.x", "m", "1.0"); err != nil {

@@ -1,6 +1,10 @@
 package repo
 
-import "github.com/prebake/prebake/resolver/cache"
+import (
+	"time"
+
+	"github.com/prebake/prebake/resolver/cache"
+)
 
 // Config is where a chain's repositories are and how they are reached:
 // the I/O half of resolver.Request, with its meaning (see there).
@@ -15,6 +19,29 @@ type Config struct {
 	Offline                   bool
 	CacheDir                  string
 	ChecksumPolicy            ChecksumPolicy
+	// UserAgent is the User-Agent of every repository request; "" is
+	// UserAgent("") (WithUserAgent).
+	UserAgent string
+	// MaxRetryWait bounds the Retry-After waits of one request
+	// (WithMaxRetryWait): 0 is DefaultMaxRetryWait, a negative value waits
+	// for none.
+	MaxRetryWait time.Duration
+}
+
+// options are the transport options cfg sets (UserAgent, MaxRetryWait),
+// applied before the caller's.
+func (cfg Config) options(opts []Option) []Option {
+	var out []Option
+	if cfg.UserAgent != "" {
+		out = append(out, WithUserAgent(cfg.UserAgent))
+	}
+	switch {
+	case cfg.MaxRetryWait < 0:
+		out = append(out, WithMaxRetryWait(0))
+	case cfg.MaxRetryWait > 0:
+		out = append(out, WithMaxRetryWait(cfg.MaxRetryWait))
+	}
+	return append(out, opts...)
 }
 
 // ChecksumPolicy says what a missing checksum does (a mismatch always
