@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/prebake/prebake/internal/coordpart"
@@ -175,4 +176,23 @@ func checkPythonInputs(p PythonInputs) error {
 		}
 	}
 	return nil
+}
+
+// Equal reports whether p and q are the same Python inputs (nil is only
+// equal to nil).
+func (p *PythonInputs) Equal(q *PythonInputs) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	return p.Version == q.Version && slices.Equal(p.Requirements, q.Requirements) &&
+		slices.Equal(p.Indexes, q.Indexes) && slices.Equal(p.Platforms, q.Platforms)
+}
+
+// String is a short form for messages: "none", or the version, platforms
+// and requirements (indexes left out: they may be long).
+func (p *PythonInputs) String() string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprintf("[python %s; platforms %s; requirements %s]", p.Version, strings.Join(p.Platforms, ","), strings.Join(p.Requirements, ","))
 }
