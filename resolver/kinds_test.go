@@ -21,19 +21,7 @@ import (
 // and the Maven fetch and the retrieve directory refuse it.
 func TestLockWithWheels(t *testing.T) {
 	ctx := context.Background()
-	repo, err := filepath.Abs("../testdata/demo-repo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	req := Request{
-		Packages:              []string{"org.slf4j:slf4j-api:2.0.7"},
-		Repositories:          []string{"file://" + repo + "/"},
-		NoDefaultRepositories: true,
-		Conflict:              ConflictLatest,
-		LockPath:              filepath.Join(dir, "prebake.lock"),
-		CacheDir:              filepath.Join(dir, "cache"),
-	}
+	repo, req := demoLockRequest(t)
 	res, err := Resolve(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -87,5 +75,25 @@ func TestLockWithWheels(t *testing.T) {
 	}
 	if _, _, err := cache.Retrieve(ctx, py, req.CacheDir); !errors.Is(err, lock.ErrUnsupportedKind) {
 		t.Errorf("Retrieve: %v, want lock.ErrUnsupportedKind", err)
+	}
+}
+
+// demoLockRequest is a request for slf4j-api 2.0.7 from testdata's demo
+// repository (its absolute path, returned too), with a lock and a cache
+// in a temporary directory.
+func demoLockRequest(t *testing.T) (repo string, req Request) {
+	t.Helper()
+	repo, err := filepath.Abs("../testdata/demo-repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	return repo, Request{
+		Packages:              []string{"org.slf4j:slf4j-api:2.0.7"},
+		Repositories:          []string{"file://" + repo + "/"},
+		NoDefaultRepositories: true,
+		Conflict:              ConflictLatest,
+		LockPath:              filepath.Join(dir, "prebake.lock"),
+		CacheDir:              filepath.Join(dir, "cache"),
 	}
 }

@@ -102,59 +102,18 @@ func TestCompareModules(t *testing.T) {
 			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"repository"}, Old: ptr(art("g:a:1", r1, 'a')), New: ptr(art("g:a:1", r2, 'a'))}},
 			summary: lockdiff.Summary{RepositoryChanged: 1},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d, err := lockdiff.Compare("old", lf(in, tt.old...), "new", lf(in, tt.new...))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, d.Modules); diff != "" {
-				t.Errorf("modules (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.summary, d.Summary); diff != "" {
-				t.Errorf("summary (-want +got):\n%s", diff)
-			}
-			if got, want := d.Equal, len(tt.want) == 0; got != want {
-				t.Errorf("Equal = %v, want %v", got, want)
-			}
-			if d.InputsChanged {
-				t.Errorf("InputsChanged = true for equal inputs")
-			}
-		})
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
-const pypi = "https://pypi.org/simple/"
-
-func wheel(name, version string, shaChar byte) lock.Artifact {
-	return lock.Artifact{Kind: lock.KindWheel, Name: name, Version: version, File: strings.ReplaceAll(name, "-", "_") + "-" + version + "-py3-none-any.whl",
-		Repository: pypi, Sha256: sha(shaChar), Size: 10}
-}
-
-// TestCompareWheels: wheels are modules "pypi/<project>", compared by PEP
-// 440 order, beside the jars and never mixed with them.
-func TestCompareWheels(t *testing.T) {
-	in := lock.Inputs{Conflict: "latest", Python: &lock.PythonInputs{Version: "3.11", Platforms: []string{"any"}}}
-	jar := art("g:a:1", r1, 'j')
-	tests := []struct {
-		name     string
-		old, new []lock.Artifact
-		want     []lockdiff.ModuleChange
-		summary  lockdiff.Summary
-	}{
+		// Wheels are modules "pypi/<project>", compared in PEP 440 order,
+		// beside the jars and never mixed with them.
 		{
-			name: "equal",
-			old:  []lock.Artifact{jar, wheel("six", "1.16.0", 'a')},
-			new:  []lock.Artifact{jar, wheel("six", "1.16.0", 'a')},
+			name: "wheels equal",
+			old:  []lock.Artifact{art("g:a:1", r1, 'j'), wheel("six", "1.16.0", 'a')},
+			new:  []lock.Artifact{art("g:a:1", r1, 'j'), wheel("six", "1.16.0", 'a')},
 			want: []lockdiff.ModuleChange{},
 		},
 		{
-			name:    "added and removed",
-			old:     []lock.Artifact{jar, wheel("six", "1.16.0", 'a')},
-			new:     []lock.Artifact{jar, wheel("typing-extensions", "4.12.2", 'b')},
+			name:    "wheels added and removed",
+			old:     []lock.Artifact{art("g:a:1", r1, 'j'), wheel("six", "1.16.0", 'a')},
+			new:     []lock.Artifact{art("g:a:1", r1, 'j'), wheel("typing-extensions", "4.12.2", 'b')},
 			want:    []lockdiff.ModuleChange{{Module: "pypi/six", Changes: []string{"removed"}, Old: ptr(wheel("six", "1.16.0", 'a'))}, {Module: "pypi/typing-extensions", Changes: []string{"added"}, New: ptr(wheel("typing-extensions", "4.12.2", 'b'))}},
 			summary: lockdiff.Summary{Added: 1, Removed: 1},
 		},
@@ -199,11 +158,23 @@ func TestCompareWheels(t *testing.T) {
 			if diff := cmp.Diff(tt.summary, d.Summary); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
-			if d.Equal != (len(tt.want) == 0) || d.InputsChanged {
-				t.Errorf("Equal = %v, InputsChanged = %v", d.Equal, d.InputsChanged)
+			if got, want := d.Equal, len(tt.want) == 0; got != want {
+				t.Errorf("Equal = %v, want %v", got, want)
+			}
+			if d.InputsChanged {
+				t.Errorf("InputsChanged = true for equal inputs")
 			}
 		})
 	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+const pypi = "https://pypi.org/simple/"
+
+func wheel(name, version string, shaChar byte) lock.Artifact {
+	return lock.Artifact{Kind: lock.KindWheel, Name: name, Version: version, File: strings.ReplaceAll(name, "-", "_") + "-" + version + "-py3-none-any.whl",
+		Repository: pypi, Sha256: sha(shaChar), Size: 10}
 }
 
 func TestComparePythonInputs(t *testing.T) {
