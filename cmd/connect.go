@@ -87,11 +87,11 @@ func runConnectAdd(ctx context.Context, g *globals, o *connectAddOptions, args [
 	if err != nil {
 		return err
 	}
-	if len(paths) != len(lf.Artifacts) {
-		return errdefs.Errorf(errdefs.Internal, "connect add: %d jar files for %d locked artifacts", len(paths), len(lf.Artifacts))
+	if len(paths) != len(lf.Jars()) {
+		return errdefs.Errorf(errdefs.Internal, "connect add: %d jar files for %d locked artifacts", len(paths), len(lf.Jars()))
 	}
 	jars := make([]connect.Jar, len(paths))
-	for i, a := range lf.Artifacts {
+	for i, a := range lf.Jars() {
 		jars[i] = connect.Jar{File: a.File, Path: paths[i], Sha256: a.Sha256, Size: a.Size}
 	}
 	res, err := connect.Push(ctx, remote, jars, connect.WithLogf(rep.Warnf))

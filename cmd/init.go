@@ -154,20 +154,20 @@ what changed; --force rewrites the file with this command's settings.`,
 				}
 				changes := lockChanges(oldLock, res.Lock)
 				next := initNext(file, rf.lock, args)
-				js := jsondoc.Init{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Artifacts), Next: next, ConfigKept: keep, Changes: changes}
+				js := jsondoc.Init{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Jars()), Next: next, ConfigKept: keep, Changes: changes}
 				if out == outJSON {
 					return printJSON(c.OutOrStdout(), js)
 				}
 				keepResult(c.OutOrStdout(), js)
 				switch {
 				case keep && oldLock != nil && oldLock.Inputs.InputsHash == res.Lock.Inputs.InputsHash:
-					fmt.Fprintf(c.OutOrStdout(), "kept %s; %s unchanged (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash())
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; %s unchanged (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Jars()), res.Lock.Hash())
 				case keep && oldLock != nil && len(changes) == 0:
-					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s: new inputs, the same jars (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash())
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s: new inputs, the same jars (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Jars()), res.Lock.Hash())
 				case keep:
-					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash())
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Jars()), res.Lock.Hash())
 				default:
-					fmt.Fprintf(c.OutOrStdout(), "wrote %s and %s (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Artifacts), res.Lock.Hash())
+					fmt.Fprintf(c.OutOrStdout(), "wrote %s and %s (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Jars()), res.Lock.Hash())
 				}
 				for _, ch := range changes {
 					fmt.Fprintf(c.OutOrStdout(), "  %s\n", ch)

@@ -154,7 +154,7 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 			return err
 		}
 		res.Written, res.LockHash = true, r.Lock.Hash()
-		rep.Printf("lockfile %s written: %d jars, lock %s", f.lock, len(r.Lock.Artifacts), r.Lock.Hash())
+		rep.Printf("lockfile %s written: %d jars, lock %s", f.lock, len(r.Lock.Jars()), r.Lock.Hash())
 	}
 	rep.Wait()
 	if out == outJSON {

@@ -48,7 +48,7 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 				return err
 			}
 			if req.LockPath != "" && !res.FromLock {
-				rep.Printf("lockfile %s written: %d jars, lock %s", req.LockPath, len(res.Lock.Artifacts), res.Lock.Hash())
+				rep.Printf("lockfile %s written: %d jars, lock %s", req.LockPath, len(res.Lock.Jars()), res.Lock.Hash())
 			}
 			return printResolve(cmd.OutOrStdout(), out, res)
 		},
@@ -64,7 +64,7 @@ func printResolve(w io.Writer, format outputFormat, res *resolver.Result) error 
 	}
 	switch format {
 	case outNames:
-		for _, a := range res.Lock.Artifacts {
+		for _, a := range res.Lock.Jars() {
 			fmt.Fprintln(w, a.File)
 		}
 		return nil
@@ -74,7 +74,7 @@ func printResolve(w io.Writer, format outputFormat, res *resolver.Result) error 
 	// tree
 	if res.Graph == nil {
 		fmt.Fprintf(w, "(from lock %s)\n", res.Lock.Hash())
-		for _, a := range res.Lock.Artifacts {
+		for _, a := range res.Lock.Jars() {
 			fmt.Fprintf(w, "%s\n", a.Coord)
 		}
 		return nil
@@ -101,7 +101,7 @@ func printResolve(w io.Writer, format outputFormat, res *resolver.Result) error 
 	for i, r := range res.Graph.Roots {
 		walk(r, "", i == len(res.Graph.Roots)-1)
 	}
-	fmt.Fprintf(w, "%d jar(s)%s\n", len(res.Lock.Artifacts), evictedSummary(res.Graph))
+	fmt.Fprintf(w, "%d jar(s)%s\n", len(res.Lock.Jars()), evictedSummary(res.Graph))
 	return nil
 }
 
@@ -136,7 +136,7 @@ func hasCoordinate(packages []string) bool {
 // resolveResult is resolve's JSON result (-o json, --result-file).
 func resolveResult(res *resolver.Result) jsondoc.Resolve {
 	j := jsondoc.Resolve{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []jsondoc.ResolvedArtifact{}, Evicted: []jsondoc.Evicted{}, Tree: []*jsondoc.Tree{}}
-	for i, a := range res.Lock.Artifacts {
+	for i, a := range res.Lock.Jars() {
 		j.Artifacts = append(j.Artifacts, jsondoc.ResolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i], SignedBy: a.SignedBy})
 	}
 	if res.Graph != nil {

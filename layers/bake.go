@@ -67,7 +67,7 @@ type JarsAnnotation struct {
 type BakeInput struct {
 	// Lock is the resolved set; its artifacts are in spark.jars order.
 	Lock *lock.File
-	// Jars gives the local files of Lock.Artifacts, index for index
+	// Jars gives the local files of Lock.Jars(), index for index
 	// (lock.LocalJars for files at hand); it is called only on a cache
 	// miss.
 	Jars lock.Jars
@@ -208,8 +208,8 @@ func coordsOf(l *lock.File) string {
 	if len(l.Inputs.Packages) > 0 {
 		return strings.Join(l.Inputs.Packages, ",")
 	}
-	cs := make([]string, len(l.Artifacts))
-	for i, a := range l.Artifacts {
+	cs := make([]string, len(l.Jars()))
+	for i, a := range l.Jars() {
 		cs[i] = a.Coord
 	}
 	return strings.Join(cs, ",")
@@ -273,7 +273,16 @@ func planBake(in BakeInput, o *options) (*baking, error) {
 	if err := checkCompression(o.compression); err != nil {
 		return nil, err
 	}
-	for _, a := range in.Lock.Artifacts {
+	// Wheels have no place in an image yet: refused, never baked as jars.
+	if err := in.Lock.JarsOnly("bake image"); err != nil {
+		return nil, err
+	}
+	if in.Shared != nil {
+		if err := in.Shared.JarsOnly("bake image (its shared set)"); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range in.Lock.Jars() {
 		if err := lock.CheckArtifact(a); err != nil {
 			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
 		}
@@ -404,7 +413,7 @@ func (bk *baking) keyFromBase(ctx context.Context) error {
 	var sharedKey []string
 	if in.Shared != nil {
 		sharedKey = []string{}
-		for i, a := range in.Lock.Artifacts {
+		for i, a := range in.Lock.Jars() {
 			if bk.shared[i] {
 				sharedKey = append(sharedKey, a.File+" "+a.Sha256)
 			}
@@ -456,8 +465,8 @@ func (bk *baking) jarPaths(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 	}
-	if len(paths) != len(bk.in.Lock.Artifacts) {
-		return nil, errdefs.Errorf(errdefs.Internal, "bake: %d paths for %d artifacts", len(paths), len(bk.in.Lock.Artifacts))
+	if len(paths) != len(bk.in.Lock.Jars()) {
+		return nil, errdefs.Errorf(errdefs.Internal, "bake: %d paths for %d artifacts", len(paths), len(bk.in.Lock.Jars()))
 	}
 	return paths, nil
 }
@@ -498,9 +507,9 @@ func (bk *baking) classpathReport(ctx context.Context, first platformImage) (map
 	if err != nil {
 		return nil, registryError(err, "reading base "+in.Base)
 	}
-	coords := make([]string, len(in.Lock.Artifacts))
-	files := make([]string, len(in.Lock.Artifacts))
-	for i, a := range in.Lock.Artifacts {
+	coords := make([]string, len(in.Lock.Jars()))
+	files := make([]string, len(in.Lock.Jars()))
+	for i, a := range in.Lock.Jars() {
 		coords[i], files[i] = a.Coord, a.File
 	}
 	report := conflictReport(coords, files, bj, sparkJars)
@@ -529,7 +538,7 @@ func (bk *baking) classpathReport(ctx context.Context, first platformImage) (map
 func (bk *baking) buildLayers(ctx context.Context, paths []string, skip map[string]bool) (built []builtJarLayer, withShared bool, err error) {
 	in, o, res := bk.in, bk.o, bk.res
 	var jars, sjars []bakeJar
-	for i, a := range in.Lock.Artifacts {
+	for i, a := range in.Lock.Jars() {
 		if skip[a.File] {
 			continue
 		}
@@ -554,7 +563,7 @@ func (bk *baking) buildLayers(ctx context.Context, paths []string, skip map[stri
 	}
 	if in.Shared != nil {
 		res.SharedMissing = bk.sharedMissing
-		o.logger.Printf("shared set: %d of its %d jars in the shared layer", len(sjars), len(in.Shared.Artifacts))
+		o.logger.Printf("shared set: %d of its %d jars in the shared layer", len(sjars), len(in.Shared.Jars()))
 		if len(bk.sharedMissing) > 0 {
 			o.logger.Printf("the lock lacks %d jar(s) of the shared set (%s): this shared layer differs from that of a lock that has them all", len(bk.sharedMissing), strings.Join(bk.sharedMissing, ", "))
 		}
@@ -803,24 +812,24 @@ const (
 // name and sha256), and lists the files of s that l lacks (or has with
 // another sha256), in s's order. A nil s marks none.
 func sharedJars(l, s *lock.File) (in []bool, missing []string, err error) {
-	in = make([]bool, len(l.Artifacts))
+	in = make([]bool, len(l.Jars()))
 	if s == nil {
 		return in, nil, nil
 	}
-	want := make(map[string]string, len(s.Artifacts))
-	for _, a := range s.Artifacts {
+	want := make(map[string]string, len(s.Jars()))
+	for _, a := range s.Jars() {
 		if err := lock.CheckArtifact(a); err != nil {
 			return nil, nil, errdefs.New(errdefs.Invalid, fmt.Errorf("shared set: %w", err))
 		}
 		want[a.File] = a.Sha256
 	}
 	have := map[string]bool{}
-	for i, a := range l.Artifacts {
+	for i, a := range l.Jars() {
 		if sum, ok := want[a.File]; ok && sum == a.Sha256 {
 			in[i], have[a.File] = true, true
 		}
 	}
-	for _, a := range s.Artifacts {
+	for _, a := range s.Jars() {
 		if !have[a.File] {
 			missing = append(missing, a.File)
 		}

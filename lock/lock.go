@@ -24,8 +24,16 @@ import (
 	"github.com/prebake/prebake/internal/safepath"
 )
 
-// SchemaVersion is the lockfile schema version.
-const SchemaVersion = 1
+// The lockfile schema versions. A lock with jars only is version 1, byte
+// for byte what prebake wrote before wheels existed; a lock with a Python
+// half (a non-jar artifact or Inputs.Python) is version 2, so that a
+// prebake that knows only jars refuses it instead of treating a wheel as a
+// jar. See docs/design.md, "The lock's artifact kinds".
+const (
+	SchemaVersion      = 1 // jars only
+	SchemaVersionKinds = 2 // artifacts of several kinds (jar, wheel)
+	MaxSchemaVersion   = SchemaVersionKinds
+)
 
 // Conflict is the conflict manager of a resolution.
 type Conflict string
@@ -40,8 +48,10 @@ const (
 // sha256 (or size) a lock records for it.
 var ErrCorruptBlob = errors.New("cache blob does not match its sha256")
 
-// File is prebake.lock: the inputs of a resolution and the jars it gave,
-// in spark.jars order (sorted by file name). Field order is alphabetical so
+// File is prebake.lock: the inputs of a resolution and the artifacts it
+// gave (jars, and wheels for a PySpark job's Python half), sorted by file
+// name, which is spark.jars order for the jars. Consumers that handle jars
+// only read them through Jars and refuse another kind with JarsOnly. Field order is alphabetical so
 // that encoding/json writes sorted keys.
 type File struct {
 	Artifacts []Artifact `json:"artifacts"`
@@ -59,23 +69,36 @@ type Inputs struct {
 	InputsHash string   `json:"inputsHash"`
 	// Ivy is "2.5.1" when the resolution followed a Spark line whose Ivy
 	// predates 2.5.2 (IVY-1642), else empty (and not hashed).
-	Ivy          string   `json:"ivy,omitempty"`
-	Packages     []string `json:"packages"`
-	Repositories []string `json:"repositories"`
+	Ivy      string   `json:"ivy,omitempty"`
+	Packages []string `json:"packages"`
+	// Python is the Python half's inputs; nil (absent, not hashed) for a
+	// lock with jars only.
+	Python       *PythonInputs `json:"python,omitempty"`
+	Repositories []string      `json:"repositories"`
 }
 
-// Artifact is one resolved jar.
+// Artifact is one resolved artifact: a jar (Kind empty) or a wheel. The
+// fields of one kind are empty in the other (Check refuses them).
 type Artifact struct {
-	Coord      string `json:"coord"`      // g:a:v[:classifier]
-	File       string `json:"file"`       // Spark-style name: <g>_<a>-<v>[-<classifier>].jar
-	Repository string `json:"repository"` // the URL that served it, without userinfo
-	Sha256     string `json:"sha256"`     // hex
+	Coord string `json:"coord,omitempty"` // jar: g:a:v[:classifier]
+	// File is the jar's Spark-style name <g>_<a>-<v>[-<classifier>].jar, or
+	// the wheel's PEP 427 file name. File names are unique across kinds.
+	File string `json:"file"`
+	// Kind is empty for a jar (written as no "kind", so a jar-only lock
+	// reads and hashes as before wheels existed; "jar" is read as empty)
+	// and KindWheel for a wheel.
+	Kind       Kind   `json:"kind,omitempty"`
+	Name       string `json:"name,omitempty"` // wheel: the PEP 503 normalized project name
+	Repository string `json:"repository"`     // the URL that served it (a wheel: its index), without userinfo
+	Sha256     string `json:"sha256"`         // hex
 	// SignedBy is the primary fingerprint (upper-case hex) of the OpenPGP
 	// key whose signature (.asc) of the jar verified when the lock was
 	// written with signatures verified; empty otherwise. It is not part of
 	// the lock hash: the same jars are the same set.
+	// Jars only.
 	SignedBy string `json:"signedBy,omitempty"`
 	Size     int64  `json:"size"`
+	Version  string `json:"version,omitempty"` // wheel: the normalized PEP 440 version
 }
 
 // ComputeInputsHash returns the sha256 of the canonical form of in (the
@@ -99,27 +122,49 @@ func ComputeInputsHash(in Inputs) string {
 	if in.Ivy != "" {
 		write("ivy", []string{in.Ivy})
 	}
+	if p := in.Python; p != nil {
+		// Only when present: a jar-only lock keeps its inputsHash.
+		write("python-requirements", p.Requirements)
+		write("python-indexes", p.Indexes)
+		write("python-version", []string{p.Version})
+		write("python-platforms", p.Platforms)
+	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
 }
 
-// Hash returns the lock hash: the sha256 of the canonical artifacts list
-// (coord, file, sha256 per line, in file order). It names the set everywhere.
+// Hash returns the lock hash: the sha256 of the canonical artifacts list,
+// one line per artifact in file order. It names the set everywhere. A jar's
+// line is "coord, file, sha256", as before wheels existed, so a jar-only
+// lock keeps its hash; another kind's line starts with its kind and has
+// five fields ("wheel, name, version, file, sha256"), so it can never read
+// as a jar's (whose first field holds a ':').
 func (l *File) Hash() string {
 	arts := slices.Clone(l.Artifacts)
 	slices.SortFunc(arts, func(a, b Artifact) int { return strings.Compare(a.File, b.File) })
 	var b strings.Builder
 	b.WriteString("prebake-lock-v1\n")
 	for _, a := range arts {
-		fmt.Fprintf(&b, "%s\t%s\t%s\n", a.Coord, a.File, a.Sha256)
+		if a.IsJar() {
+			fmt.Fprintf(&b, "%s\t%s\t%s\n", a.Coord, a.File, a.Sha256)
+			continue
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", a.Kind, a.Name, a.Version, a.File, a.Sha256)
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
 }
 
-// Normalize sorts the artifacts by file name and fills the hashes and version.
+// Normalize sorts the artifacts by file name, writes a jar's kind as
+// absent, and fills the hashes and the version (1 for jars only, 2 with a
+// Python half).
 func (l *File) Normalize() {
 	slices.SortFunc(l.Artifacts, func(a, b Artifact) int { return strings.Compare(a.File, b.File) })
+	for i := range l.Artifacts {
+		if l.Artifacts[i].Kind == KindJar {
+			l.Artifacts[i].Kind = ""
+		}
+	}
 	if l.Inputs.Packages == nil {
 		l.Inputs.Packages = []string{}
 	}
@@ -132,9 +177,16 @@ func (l *File) Normalize() {
 	if l.Artifacts == nil {
 		l.Artifacts = []Artifact{}
 	}
+	if p := l.Inputs.Python; p != nil {
+		for _, xs := range []*[]string{&p.Indexes, &p.Platforms, &p.Requirements} {
+			if *xs == nil {
+				*xs = []string{}
+			}
+		}
+	}
 	l.Inputs.InputsHash = ComputeInputsHash(l.Inputs)
 	l.LockHash = l.Hash()
-	l.Version = SchemaVersion
+	l.Version = l.wantVersion()
 }
 
 // Marshal returns the stable, indented JSON form with a trailing newline.
@@ -155,10 +207,17 @@ func Parse(name string, data []byte) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
+		// A newer lock may have fields this prebake does not know: its
+		// version is the clearer error.
+		var v struct{ Version int }
+		if json.Unmarshal(data, &v) == nil && v.Version > MaxSchemaVersion {
+			l.Version = v.Version
+			err = l.checkVersion()
+		}
 		return nil, errdefs.Errorf(errdefs.Invalid, "lockfile %s: %w", name, err)
 	}
-	if l.Version != SchemaVersion {
-		return nil, errdefs.Errorf(errdefs.Invalid, "lockfile %s: unsupported version %d (want %d)", name, l.Version, SchemaVersion)
+	if err := l.checkVersion(); err != nil {
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", name, err))
 	}
 	if err := l.Check(); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s: %w", name, err))
@@ -177,16 +236,28 @@ func Parse(name string, data []byte) (*File, error) {
 // CheckArtifact refuses.
 var ErrBadLock = errors.New("invalid lock entry")
 
-// CheckArtifact checks one locked jar, from a lock or a store manifest:
-// coord is g:a:v[:classifier] with every part passing maven.CheckPart (internal/coordpart) and
-// none empty; file is a bare file name (safepath.Name); sha256 is 64 hex
-// digits; size is not negative. The error matches ErrBadLock.
+// CheckArtifact checks one locked artifact, from a lock or a store
+// manifest. A jar: coord is g:a:v[:classifier] with every part passing
+// maven.CheckPart (internal/coordpart) and none empty; file is a bare file
+// name (safepath.Name); sha256 is 64 hex digits; size is not negative; no
+// wheel field is set. A wheel: see checkWheel. Another kind is refused. The
+// error names the field and matches ErrBadLock.
 func CheckArtifact(a Artifact) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: artifact %s: %s", ErrBadLock, coordpart.Quote(a.File), fmt.Sprintf(format, args...))
 	}
+	switch a.Kind {
+	case "", KindJar:
+	case KindWheel:
+		return checkWheel(a, bad)
+	default:
+		return bad("kind %s is not %q or %q", coordpart.Quote(string(a.Kind)), KindJar, KindWheel)
+	}
 	if err := safepath.Name(a.File); err != nil {
 		return bad("file: %v", err)
+	}
+	if a.Name != "" || a.Version != "" {
+		return bad("name and version are a wheel's fields, not a jar's (it has coord)")
 	}
 	p := strings.Split(a.Coord, ":")
 	if len(p) != 3 && len(p) != 4 {
@@ -198,14 +269,8 @@ func CheckArtifact(a Artifact) error {
 	if err := coordpart.CheckParts(p...); err != nil {
 		return bad("coord: %v", err)
 	}
-	if len(a.Sha256) != 64 {
-		return bad("sha256 %s is not 64 hex digits", coordpart.Quote(a.Sha256))
-	}
-	if _, err := hex.DecodeString(a.Sha256); err != nil {
-		return bad("sha256 %s is not hex", coordpart.Quote(a.Sha256))
-	}
-	if a.Size < 0 {
-		return bad("size %d is negative", a.Size)
+	if err := checkContent(a, bad); err != nil {
+		return err
 	}
 	if a.SignedBy != "" {
 		if n := len(a.SignedBy); n != 40 && n != 64 {
@@ -218,9 +283,26 @@ func CheckArtifact(a Artifact) error {
 	return nil
 }
 
-// Check is CheckArtifact on every artifact, and no file name twice.
+// checkContent checks the fields every kind has: sha256 and size.
+func checkContent(a Artifact, bad func(format string, args ...any) error) error {
+	if len(a.Sha256) != 64 {
+		return bad("sha256 %s is not 64 hex digits", coordpart.Quote(a.Sha256))
+	}
+	if _, err := hex.DecodeString(a.Sha256); err != nil {
+		return bad("sha256 %s is not hex", coordpart.Quote(a.Sha256))
+	}
+	if a.Size < 0 {
+		return bad("size %d is negative", a.Size)
+	}
+	return nil
+}
+
+// Check is CheckArtifact on every artifact, no file name twice (across
+// kinds), no wheel project twice, and the Python half's inputs: present
+// and valid when the lock has a wheel (the target they were chosen for).
 func (l *File) Check() error {
 	seen := make(map[string]bool, len(l.Artifacts))
+	projects := map[string]bool{}
 	for _, a := range l.Artifacts {
 		if err := CheckArtifact(a); err != nil {
 			return err
@@ -229,6 +311,19 @@ func (l *File) Check() error {
 			return fmt.Errorf("%w: artifact %s appears twice", ErrBadLock, coordpart.Quote(a.File))
 		}
 		seen[a.File] = true
+		if a.Kind == KindWheel {
+			if projects[a.Name] {
+				return fmt.Errorf("%w: artifact %s: name: wheel project %s appears twice (a lock has one target, so one wheel per project)", ErrBadLock, coordpart.Quote(a.File), coordpart.Quote(a.Name))
+			}
+			projects[a.Name] = true
+		}
+	}
+	if l.Inputs.Python != nil {
+		if err := checkPythonInputs(*l.Inputs.Python); err != nil {
+			return err
+		}
+	} else if len(projects) > 0 {
+		return fmt.Errorf("%w: inputs.python: missing, but the lock has wheels (it records the target they were chosen for)", ErrBadLock)
 	}
 	return nil
 }

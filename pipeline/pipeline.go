@@ -242,9 +242,9 @@ func checkLocalSpark(o Options, res *resolver.Result) ([]rewrite.Warning, error)
 		o.Reporter.Debugf("%s has no jars: the resolved jars are not checked against the local Spark", o.LocalSparkJars)
 		return nil, nil
 	}
-	coords := make([]string, len(res.Lock.Artifacts))
-	files := make([]string, len(res.Lock.Artifacts))
-	for i, a := range res.Lock.Artifacts {
+	coords := make([]string, len(res.Lock.Jars()))
+	files := make([]string, len(res.Lock.Jars()))
+	for i, a := range res.Lock.Jars() {
 		coords[i], files[i] = a.Coord, a.File
 	}
 	r := layers.CheckJars(coords, files, spark, o.LocalSparkJars)

@@ -111,6 +111,9 @@ func (t *StoreTarget) Place(ctx context.Context, _ *submit.Submission, in PlaceI
 // Find reads the set's manifest (one GET): ErrNotHeld when the store has
 // no such set; a missing bucket is not that.
 func (t *StoreTarget) Find(ctx context.Context, lf *lock.File) (*Placed, error) {
+	if err := lf.JarsOnly("a store's set"); err != nil {
+		return nil, err
+	}
 	urls, err := s3store.SetURLs(ctx, t.URL, lf.Hash(), t.URLStyle, t.Options...)
 	switch {
 	case errors.Is(err, s3store.ErrNotFound) && !errors.Is(err, s3store.ErrNoBucket):
@@ -118,8 +121,8 @@ func (t *StoreTarget) Find(ctx context.Context, lf *lock.File) (*Placed, error) 
 	case err != nil:
 		return nil, err
 	}
-	if len(urls) != len(lf.Artifacts) {
-		return nil, errdefs.Optionf(errdefs.Invalid, "pipeline.StoreTarget.URL", "store %s: set %s lists %d jars, the lock %d", redact.URL(t.URL), lf.Hash(), len(urls), len(lf.Artifacts))
+	if len(urls) != len(lf.Jars()) {
+		return nil, errdefs.Optionf(errdefs.Invalid, "pipeline.StoreTarget.URL", "store %s: set %s lists %d jars, the lock %d", redact.URL(t.URL), lf.Hash(), len(urls), len(lf.Jars()))
 	}
 	return t.placed(urls), nil
 }
@@ -175,6 +178,9 @@ type ImageFrom struct {
 // Find reads the image's jar list; a jar of the lock it lacks is an error
 // matching ErrNotHeld.
 func (t *ImageFrom) Find(ctx context.Context, lf *lock.File) (*Placed, error) {
+	if err := lf.JarsOnly("an image's jars"); err != nil {
+		return nil, err
+	}
 	dir, files, err := layers.ReadJars(ctx, t.Ref, t.Options...)
 	if err != nil {
 		return nil, err
@@ -184,7 +190,7 @@ func (t *ImageFrom) Find(ctx context.Context, lf *lock.File) (*Placed, error) {
 		have[f] = true
 	}
 	var urls []string
-	for _, a := range lf.Artifacts {
+	for _, a := range lf.Jars() {
 		if !have[a.File] {
 			return nil, notHeld{errdefs.Optionf(errdefs.NotFound, "pipeline.ImageFrom.Ref", "image %s: the image has no %s (its dev.prebake.jars lacks it); bake this lock into it first", t.Ref, a.File)}
 		}

@@ -43,7 +43,7 @@ func LockFor(ctx context.Context, req Request, opts ...Option) (*lock.File, erro
 	if req.Signatures != nil {
 		// No jar is read here: the lock must record a pinned signer for
 		// every jar (the signatures were verified when it was written).
-		if err := repo.CheckSigners(req.Signatures, lock.Artifacts); err != nil {
+		if err := repo.CheckSigners(req.Signatures, lock.Jars()); err != nil { // signatures are the jars
 			return nil, err
 		}
 	}

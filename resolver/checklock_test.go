@@ -4,24 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
 func TestLockFor(t *testing.T) {
-	repo, err := filepath.Abs("../testdata/demo-repo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	req := Request{
-		Packages:              []string{"org.slf4j:slf4j-api:2.0.7"},
-		Repositories:          []string{"file://" + repo + "/"},
-		NoDefaultRepositories: true,
-		Conflict:              ConflictLatest,
-		LockPath:              filepath.Join(dir, "prebake.lock"),
-		CacheDir:              filepath.Join(dir, "cache"),
-	}
+	_, req := demoLockRequest(t)
 	if _, err := LockFor(context.Background(), req); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("no lock yet: got %v, want os.ErrNotExist", err)
 	}

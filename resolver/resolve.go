@@ -80,7 +80,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 			stale = inputsDiff(lf.Inputs, in)
 		}
 		if err == nil && req.Signatures != nil && !req.Frozen && lf.Inputs.InputsHash == in.InputsHash {
-			if a := repo.Unsigned(lf.Artifacts); a != nil {
+			if a := repo.Unsigned(lf.Jars()); a != nil { // signatures apply to jars only
 				// Signatures are asked for and the lock has none: it is
 				// resolved again and rewritten, as a stale one.
 				stale = fmt.Sprintf("it records no signing key for %s", a.File)
@@ -94,7 +94,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 				return nil, err
 			}
 			if req.Signatures != nil {
-				if err := chain.VerifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, req.Offline, true); err != nil {
+				if err := chain.VerifySignatures(ctx, req.Signatures, lf.Jars(), req.CacheDir, req.Offline, true); err != nil {
 					return nil, err
 				}
 			}
@@ -110,13 +110,18 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 				return nil, err
 			}
 			if req.Signatures != nil {
-				if err := chain.VerifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, req.Offline, true); err != nil {
+				if err := chain.VerifySignatures(ctx, req.Signatures, lf.Jars(), req.CacheDir, req.Offline, true); err != nil {
 					return nil, err
 				}
 			}
 			return &Result{Lock: lf, Paths: paths, FromLock: true}, nil
 		case err == nil && req.Frozen:
 			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "lockfile %s is stale: %s", req.LockPath, inputsDiff(lf.Inputs, in))
+		case err == nil && lf.HasPython():
+			// Resolving again would rewrite the lock without its Python
+			// half, which this resolver cannot resolve: refused.
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("lockfile %s is stale (%s) and has a Python half (inputs.python, %d wheels) that this resolution cannot write: %w; it is not rewritten",
+				req.LockPath, inputsDiff(lf.Inputs, in), len(lf.Wheels()), lock.ErrUnsupportedKind))
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			// A malformed or unreadable lock is bad input, frozen or not:
 			// resolving afresh would not fix it.
@@ -211,7 +216,8 @@ func canonicalInputs(req Request, chain *repo.Chain) lock.Inputs {
 // request and only where the jars come from changed.
 func onlyRepositoriesChanged(old, cur lock.Inputs) bool {
 	return old.InputsHash != cur.InputsHash && !slices.Equal(old.Repositories, cur.Repositories) &&
-		slices.Equal(old.Packages, cur.Packages) && slices.Equal(old.Excludes, cur.Excludes) && old.Conflict == cur.Conflict && old.Ivy == cur.Ivy
+		slices.Equal(old.Packages, cur.Packages) && slices.Equal(old.Excludes, cur.Excludes) && old.Conflict == cur.Conflict && old.Ivy == cur.Ivy &&
+		old.Python.Equal(cur.Python) // the wheels are part of the set
 }
 
 // repositoriesNotice says that a lock is used by content because only its
@@ -235,6 +241,9 @@ func inputsDiff(old, cur lock.Inputs) string {
 	list("excludes", old.Excludes, cur.Excludes)
 	if old.Conflict != cur.Conflict {
 		d = append(d, fmt.Sprintf("conflict changed from %s to %s", old.Conflict, cur.Conflict))
+	}
+	if !old.Python.Equal(cur.Python) {
+		d = append(d, fmt.Sprintf("python inputs changed from %s to %s", old.Python, cur.Python))
 	}
 	if len(d) == 0 {
 		return "inputsHash " + old.InputsHash + " does not match " + cur.InputsHash
@@ -276,7 +285,7 @@ func fetchLockedReq(ctx context.Context, lf *lock.File, req Request, opts []Opti
 	if err != nil || req.Signatures == nil {
 		return paths, err
 	}
-	return paths, chain.VerifySignatures(ctx, req.Signatures, lf.Artifacts, req.CacheDir, offline, true)
+	return paths, chain.VerifySignatures(ctx, req.Signatures, lf.Jars(), req.CacheDir, offline, true)
 }
 
 // repoConfig is the I/O half of req: where its repositories are and how

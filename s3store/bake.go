@@ -38,10 +38,11 @@ type ManifestJar struct {
 	Size   int64  `json:"size"`
 }
 
-// NewManifest builds the manifest of lock.
+// NewManifest builds the manifest of lock, a lock with jars only
+// (lf.JarsOnly: the manifest's lockHash must be that of its jars).
 func NewManifest(lf *lock.File) *Manifest {
-	m := &Manifest{Jars: make([]ManifestJar, 0, len(lf.Artifacts)), LockHash: lf.Hash(), Version: ManifestVersion}
-	for _, a := range lf.Artifacts {
+	m := &Manifest{Jars: make([]ManifestJar, 0, len(lf.Jars())), LockHash: lf.Hash(), Version: ManifestVersion}
+	for _, a := range lf.Jars() {
 		m.Jars = append(m.Jars, ManifestJar{Coord: a.Coord, File: a.File, Path: JarPath(a.Sha256, a.File), Sha256: a.Sha256, Size: a.Size})
 	}
 	return m
@@ -116,7 +117,12 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ..
 	for _, opt := range opts {
 		opt(&bo)
 	}
-	for _, a := range lf.Artifacts {
+	// A set's manifest names jars only: a lock with wheels is refused,
+	// never stored as if they were jars.
+	if err := lf.JarsOnly("bake s3"); err != nil {
+		return nil, err
+	}
+	for _, a := range lf.Jars() {
 		if err := lock.CheckArtifact(a); err != nil {
 			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
 		}
@@ -146,8 +152,8 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ..
 		if err != nil {
 			return err
 		}
-		if len(p) != len(lf.Artifacts) {
-			return errdefs.Errorf(errdefs.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lf.Artifacts))
+		if len(p) != len(lf.Jars()) {
+			return errdefs.Errorf(errdefs.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lf.Jars()))
 		}
 		paths = p
 		return nil

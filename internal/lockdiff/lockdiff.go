@@ -1,4 +1,5 @@
-// Package lockdiff compares two prebake lockfiles: which modules were added,
+// Package lockdiff compares two prebake lockfiles: which modules (jars by
+// group:artifact[:classifier], wheels by "pypi/<project>") were added,
 // removed, upgraded or downgraded, which changed content under the same
 // version (a supply-chain red flag), which moved to another repository, and
 // which inputs changed — the "why" of the module changes.
@@ -40,13 +41,18 @@ const (
 //	    "packages":     {"added": [..], "removed": [..], "reordered": bool},
 //	    "repositories": {"added": [..], "removed": [..], "reordered": bool},
 //	    "excludes":     {"added": [..], "removed": [..], "reordered": bool},
-//	    "conflict":     {"old": "latest", "new": "strict"}   // omitted when equal
+//	    "conflict":     {"old": "latest", "new": "strict"},  // omitted when equal
+//	    "python": {                     // omitted when neither lock has inputs.python
+//	      "requirements", "indexes", "platforms": {"added", "removed", "reordered"},
+//	      "version": {"old", "new"}     // omitted when equal
+//	    }
 //	  },
 //	  "why": "one sentence",
 //	  "modules": [                      // sorted by module
-//	    {"module": "g:a[:classifier]",
+//	    {"module": "g:a[:classifier]" or "pypi/<project>",
 //	     "changes": ["upgrade", "repository", ...],   // kinds, see the constants
-//	     "old": {"coord", "file", "repository", "sha256", "size"},   // omitted when added
+//	     "old": {"coord", "file", "repository", "sha256", "size"},   // omitted when added;
+//	                                   // a wheel's: {"file", "kind", "name", "repository", "sha256", "size", "version"}
 //	     "new": {...}}                                              // omitted when removed
 //	  ],
 //	  "summary": {"added", "removed", "upgraded", "downgraded", "versionChanged",
@@ -78,6 +84,44 @@ type InputsDiff struct {
 	Repositories ListDiff     `json:"repositories"`
 	Excludes     ListDiff     `json:"excludes"`
 	Conflict     *ValueChange `json:"conflict,omitempty"`
+	// Python is how inputs.python changed; nil when neither lock has it.
+	Python *PythonDiff `json:"python,omitempty"`
+}
+
+// PythonDiff is how the Python half's inputs changed. A lock without
+// inputs.python reads as empty lists and version "".
+type PythonDiff struct {
+	Requirements ListDiff     `json:"requirements"`
+	Indexes      ListDiff     `json:"indexes"`
+	Platforms    ListDiff     `json:"platforms"`
+	Version      *ValueChange `json:"version,omitempty"`
+}
+
+// Changed reports whether the Python inputs differ at all.
+func (d *PythonDiff) Changed() bool {
+	return d != nil && (d.Requirements.Changed() || d.Indexes.Changed() || d.Platforms.Changed() || d.Version != nil)
+}
+
+func diffPython(o, n *lock.PythonInputs) *PythonDiff {
+	if o == nil && n == nil {
+		return nil
+	}
+	var empty lock.PythonInputs
+	if o == nil {
+		o = &empty
+	}
+	if n == nil {
+		n = &empty
+	}
+	d := &PythonDiff{
+		Requirements: diffList(o.Requirements, n.Requirements),
+		Indexes:      diffList(redactAll(o.Indexes), redactAll(n.Indexes)),
+		Platforms:    diffList(o.Platforms, n.Platforms),
+	}
+	if o.Version != n.Version {
+		d.Version = &ValueChange{Old: o.Version, New: n.Version}
+	}
+	return d
 }
 
 // ListDiff is the difference of two ordered lists. Reordered is true when
@@ -98,7 +142,8 @@ type ValueChange struct {
 	New string `json:"new"`
 }
 
-// ModuleChange is one module (group:artifact[:classifier]) that differs.
+// ModuleChange is one module that differs: a jar's group:artifact[:classifier]
+// or a wheel's "pypi/<project>" (a jar's module never holds a '/').
 type ModuleChange struct {
 	Module  string         `json:"module"`
 	Changes []string       `json:"changes"`
@@ -118,6 +163,9 @@ func (m ModuleChange) NewVersion() string { return versionOf(m.New) }
 func versionOf(a *lock.Artifact) string {
 	if a == nil {
 		return ""
+	}
+	if !a.IsJar() {
+		return a.Version
 	}
 	c, _ := ParseCoord(a.Coord)
 	return c.Version
@@ -170,6 +218,7 @@ func ParseCoord(s string) (Coord, error) {
 // sides (usually their paths). Errors (a malformed coordinate) carry
 // errdefs.Invalid.
 func Compare(oldName string, oldLock *lock.File, newName string, newLock *lock.File) (*Diff, error) {
+	// Every kind: a jar by its coordinate, a wheel by its project name.
 	oldArts, err := byModule(oldName, oldLock.Artifacts)
 	if err != nil {
 		return nil, err
@@ -185,6 +234,7 @@ func Compare(oldName string, oldLock *lock.File, newName string, newLock *lock.F
 			Packages:     diffList(oldLock.Inputs.Packages, newLock.Inputs.Packages),
 			Repositories: diffList(redactAll(oldLock.Inputs.Repositories), redactAll(newLock.Inputs.Repositories)),
 			Excludes:     diffList(oldLock.Inputs.Excludes, newLock.Inputs.Excludes),
+			Python:       diffPython(oldLock.Inputs.Python, newLock.Inputs.Python),
 		},
 		Modules: []ModuleChange{},
 	}
@@ -192,7 +242,7 @@ func Compare(oldName string, oldLock *lock.File, newName string, newLock *lock.F
 		d.Inputs.Conflict = &ValueChange{Old: string(oldLock.Inputs.Conflict), New: string(newLock.Inputs.Conflict)}
 	}
 	d.InputsChanged = d.Inputs.Packages.Changed() || d.Inputs.Repositories.Changed() ||
-		d.Inputs.Excludes.Changed() || d.Inputs.Conflict != nil
+		d.Inputs.Excludes.Changed() || d.Inputs.Conflict != nil || d.Inputs.Python.Changed()
 
 	keys := make([]string, 0, len(oldArts)+len(newArts))
 	for k := range oldArts {
@@ -212,40 +262,69 @@ func Compare(oldName string, oldLock *lock.File, newName string, newLock *lock.F
 		}
 	}
 	d.Equal = !d.InputsChanged && len(d.Modules) == 0
-	d.Why = why(d)
+	d.Why = why(d, setNoun(oldLock, newLock))
 	return d, nil
 }
 
-type entry struct {
-	coord Coord
-	art   lock.Artifact
+// setNoun is what the locks' artifacts are called: "jars", or "artifacts"
+// when either lock has a Python half.
+func setNoun(a, b *lock.File) string {
+	if a.HasPython() || b.HasPython() {
+		return "artifacts"
+	}
+	return "jars"
 }
 
+type entry struct {
+	module, version string
+	art             lock.Artifact
+}
+
+// wheelModule is a wheel's module: its project under "pypi/".
+func wheelModule(project string) string { return "pypi/" + project }
+
 // byModule indexes artifacts by module. A module listed twice in one lock
-// (not something a resolution produces) is keyed by its full coordinate so
-// that nothing is lost.
+// (not something a resolution produces) is keyed by its full coordinate
+// (a wheel: module==version) so that nothing is lost.
 func byModule(name string, arts []lock.Artifact) (map[string]*entry, error) {
 	count := map[string]int{}
 	parsed := make([]entry, len(arts))
+	full := make([]string, len(arts))
 	for i, a := range arts {
+		a.Repository = redact.URL(a.Repository)
+		if !a.IsJar() {
+			parsed[i] = entry{module: wheelModule(a.Name), version: a.Version, art: a}
+			full[i] = parsed[i].module + "==" + a.Version
+			count[parsed[i].module]++
+			continue
+		}
 		c, err := ParseCoord(a.Coord)
 		if err != nil {
 			return nil, fmt.Errorf("lockfile %s: artifact %q: %w", name, a.File, err)
 		}
-		a.Repository = redact.URL(a.Repository)
-		parsed[i] = entry{coord: c, art: a}
+		parsed[i] = entry{module: c.Module(), version: c.Version, art: a}
+		full[i] = a.Coord
 		count[c.Module()]++
 	}
 	out := make(map[string]*entry, len(arts))
 	for i := range parsed {
 		e := &parsed[i]
-		k := e.coord.Module()
+		k := e.module
 		if count[k] > 1 {
-			k = e.art.Coord
+			k = full[i]
 		}
 		out[k] = e
 	}
 	return out, nil
+}
+
+// compareVersions orders two versions of one module: Ivy's
+// latest-revision order for a jar, PEP 440's for a wheel.
+func compareVersions(a lock.Artifact, o, n string) int {
+	if !a.IsJar() {
+		return comparePEP440(o, n)
+	}
+	return revision.Compare(o, n)
 }
 
 func compareModule(module string, o, n *entry) (ModuleChange, bool) {
@@ -261,8 +340,8 @@ func compareModule(module string, o, n *entry) (ModuleChange, bool) {
 		return m, true
 	}
 	m.Old, m.New = &o.art, &n.art
-	if o.coord.Version != n.coord.Version {
-		switch c := revision.Compare(o.coord.Version, n.coord.Version); {
+	if o.version != n.version {
+		switch c := compareVersions(o.art, o.version, n.version); {
 		case c < 0:
 			m.Changes = append(m.Changes, Upgrade)
 		case c > 0:
@@ -276,7 +355,7 @@ func compareModule(module string, o, n *entry) (ModuleChange, bool) {
 	if o.art.Repository != n.art.Repository {
 		m.Changes = append(m.Changes, Repository)
 	}
-	if o.coord.Version == n.coord.Version && o.art.File != n.art.File {
+	if o.version == n.version && o.art.File != n.art.File {
 		m.Changes = append(m.Changes, File)
 	}
 	return m, len(m.Changes) > 0
@@ -345,14 +424,14 @@ func (d *Diff) ContentChanged() []ModuleChange {
 	return out
 }
 
-func why(d *Diff) string {
+func why(d *Diff, noun string) string {
 	versions := d.Summary.Added + d.Summary.Removed + d.Summary.Upgraded + d.Summary.Downgraded + d.Summary.VersionChanged
 	var s string
 	switch {
 	case d.Equal:
-		return "The locks are identical: same inputs, same jars."
+		return "The locks are identical: same inputs, same " + noun + "."
 	case d.InputsChanged && len(d.Modules) == 0:
-		s = "The inputs changed (" + changedInputs(d) + ") but resolve to the same jars."
+		s = "The inputs changed (" + changedInputs(d) + ") but resolve to the same " + noun + "."
 	case d.InputsChanged && versions > 0:
 		s = "The inputs changed (" + changedInputs(d) + "); the module changes follow from them."
 	case d.InputsChanged:
@@ -381,6 +460,9 @@ func changedInputs(d *Diff) string {
 	}
 	if d.Inputs.Conflict != nil {
 		parts = append(parts, "conflict")
+	}
+	if d.Inputs.Python.Changed() {
+		parts = append(parts, "python")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -102,6 +102,49 @@ func TestCompareModules(t *testing.T) {
 			want:    []lockdiff.ModuleChange{{Module: "g:a", Changes: []string{"repository"}, Old: ptr(art("g:a:1", r1, 'a')), New: ptr(art("g:a:1", r2, 'a'))}},
 			summary: lockdiff.Summary{RepositoryChanged: 1},
 		},
+		// Wheels are modules "pypi/<project>", compared in PEP 440 order,
+		// beside the jars and never mixed with them.
+		{
+			name: "wheels equal",
+			old:  []lock.Artifact{art("g:a:1", r1, 'j'), wheel("six", "1.16.0", 'a')},
+			new:  []lock.Artifact{art("g:a:1", r1, 'j'), wheel("six", "1.16.0", 'a')},
+			want: []lockdiff.ModuleChange{},
+		},
+		{
+			name:    "wheels added and removed",
+			old:     []lock.Artifact{art("g:a:1", r1, 'j'), wheel("six", "1.16.0", 'a')},
+			new:     []lock.Artifact{art("g:a:1", r1, 'j'), wheel("typing-extensions", "4.12.2", 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "pypi/six", Changes: []string{"removed"}, Old: ptr(wheel("six", "1.16.0", 'a'))}, {Module: "pypi/typing-extensions", Changes: []string{"added"}, New: ptr(wheel("typing-extensions", "4.12.2", 'b'))}},
+			summary: lockdiff.Summary{Added: 1, Removed: 1},
+		},
+		{
+			name:    "upgrade by PEP 440, not string order",
+			old:     []lock.Artifact{wheel("numpy", "1.9.0", 'a')},
+			new:     []lock.Artifact{wheel("numpy", "1.10.0", 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "pypi/numpy", Changes: []string{"upgrade"}, Old: ptr(wheel("numpy", "1.9.0", 'a')), New: ptr(wheel("numpy", "1.10.0", 'b'))}},
+			summary: lockdiff.Summary{Upgraded: 1},
+		},
+		{
+			name:    "downgrade to a release candidate",
+			old:     []lock.Artifact{wheel("numpy", "2.0.0", 'a')},
+			new:     []lock.Artifact{wheel("numpy", "2.0.0rc1", 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "pypi/numpy", Changes: []string{"downgrade"}, Old: ptr(wheel("numpy", "2.0.0", 'a')), New: ptr(wheel("numpy", "2.0.0rc1", 'b'))}},
+			summary: lockdiff.Summary{Downgraded: 1},
+		},
+		{
+			name:    "same version, new content",
+			old:     []lock.Artifact{wheel("six", "1.16.0", 'a')},
+			new:     []lock.Artifact{wheel("six", "1.16.0", 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "pypi/six", Changes: []string{"content"}, Old: ptr(wheel("six", "1.16.0", 'a')), New: ptr(wheel("six", "1.16.0", 'b'))}},
+			summary: lockdiff.Summary{ContentChanged: 1},
+		},
+		{
+			name:    "a jar pypi:six and a wheel six are two modules",
+			old:     []lock.Artifact{art("pypi:six:1", r1, 'a')},
+			new:     []lock.Artifact{art("pypi:six:1", r1, 'a'), wheel("six", "1.16.0", 'b')},
+			want:    []lockdiff.ModuleChange{{Module: "pypi/six", Changes: []string{"added"}, New: ptr(wheel("six", "1.16.0", 'b'))}},
+			summary: lockdiff.Summary{Added: 1},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,6 +169,42 @@ func TestCompareModules(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+const pypi = "https://pypi.org/simple/"
+
+func wheel(name, version string, shaChar byte) lock.Artifact {
+	return lock.Artifact{Kind: lock.KindWheel, Name: name, Version: version, File: strings.ReplaceAll(name, "-", "_") + "-" + version + "-py3-none-any.whl",
+		Repository: pypi, Sha256: sha(shaChar), Size: 10}
+}
+
+func TestComparePythonInputs(t *testing.T) {
+	jars := lock.Inputs{Conflict: "latest"}
+	py := jars
+	py.Python = &lock.PythonInputs{Version: "3.11", Platforms: []string{"any"}, Requirements: []string{"six"}, Indexes: []string{"https://u:secret@pypi.example/simple/"}}
+	d, err := lockdiff.Compare("old", lf(jars), "new", lf(py))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &lockdiff.PythonDiff{
+		Requirements: lockdiff.ListDiff{Added: []string{"six"}, Removed: []string{}},
+		Indexes:      lockdiff.ListDiff{Added: []string{"https://pypi.example/simple/"}, Removed: []string{}},
+		Platforms:    lockdiff.ListDiff{Added: []string{"any"}, Removed: []string{}},
+		Version:      &lockdiff.ValueChange{Old: "", New: "3.11"},
+	}
+	if diff := cmp.Diff(want, d.Inputs.Python); diff != "" {
+		t.Errorf("python inputs (-want +got):\n%s", diff)
+	}
+	if !d.InputsChanged || d.Why != "The inputs changed (python) but resolve to the same artifacts." {
+		t.Errorf("InputsChanged %v, Why %q", d.InputsChanged, d.Why)
+	}
+	same, err := lockdiff.Compare("old", lf(jars), "new", lf(jars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Inputs.Python != nil {
+		t.Errorf("jar-only locks have a python diff: %+v", same.Inputs.Python)
+	}
+}
 
 func TestCompareInputs(t *testing.T) {
 	base := lock.Inputs{Conflict: "latest", Packages: []string{"g:a:1", "g:b:1"}, Repositories: []string{r1, r2}, Excludes: []string{"x:y"}}
@@ -199,6 +278,8 @@ func TestGolden(t *testing.T) {
 		{"base", "base"},
 		{"base", "inputs-changed"},
 		{"base", "content-changed"},
+		{"python", "python-changed"},
+		{"base", "python"},
 	} {
 		name := tc.old + "_" + tc.new
 		t.Run(name, func(t *testing.T) {

@@ -38,6 +38,14 @@ func WriteText(w io.Writer, d *Diff) error {
 		if c := d.Inputs.Conflict; c != nil {
 			fmt.Fprintf(b, "  conflict: %s → %s\n", c.Old, c.New)
 		}
+		if p := d.Inputs.Python; p != nil {
+			writeList(b, "python requirements", p.Requirements)
+			writeList(b, "python indexes", p.Indexes)
+			writeList(b, "python platforms", p.Platforms)
+			if v := p.Version; v != nil {
+				fmt.Fprintf(b, "  python version: %s → %s\n", orNone(v.Old), orNone(v.New))
+			}
+		}
 	}
 
 	if red := d.ContentChanged(); len(red) > 0 {
@@ -127,6 +135,13 @@ func describe(m ModuleChange) string {
 	s := strings.Join(parts, "; ")
 	if !m.Has(Added) && !m.Has(Removed) && !m.Has(Upgrade) && !m.Has(Downgrade) && !m.Has(Version) && !m.Has(Content) {
 		s = m.NewVersion() + "  " + s
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
 	}
 	return s
 }

@@ -7,7 +7,8 @@
 //   - metadata.timestamp is the time given with WithTimestamp, by default
 //     1970-01-01T00:00:01Z (the fixed mtime prebake's image layers use);
 //     the CLI passes SOURCE_DATE_EPOCH when it is set and non-empty;
-//   - components are in the lock's order (sorted by file name).
+//   - components are in the lock's order (sorted by file name): a jar as a
+//     pkg:maven component, a wheel as a pkg:pypi one (PypiPURL).
 package sbom
 
 import (
@@ -132,7 +133,7 @@ func New(lf *lock.File, opts ...Option) (*BOM, error) {
 		},
 		Components: []Component{},
 	}
-	for _, a := range lf.Artifacts {
+	for _, a := range lf.Artifacts { // every kind
 		c, err := component(a)
 		if err != nil {
 			return nil, err
@@ -169,10 +170,28 @@ func inputProperties(lf *lock.File, hash string) []Property {
 	for _, e := range lf.Inputs.Excludes {
 		ps = append(ps, Property{Name: "prebake:exclude", Value: e})
 	}
+	if py := lf.Inputs.Python; py != nil {
+		ps = append(ps, Property{Name: "prebake:python:version", Value: py.Version})
+		for _, r := range py.Requirements {
+			ps = append(ps, Property{Name: "prebake:python:requirement", Value: r})
+		}
+		for _, ix := range py.Indexes {
+			ps = append(ps, Property{Name: "prebake:python:index", Value: redact.URL(ix)})
+		}
+		for _, pl := range py.Platforms {
+			ps = append(ps, Property{Name: "prebake:python:platform", Value: pl})
+		}
+	}
 	return ps
 }
 
 func component(a lock.Artifact) (Component, error) {
+	switch {
+	case a.Kind == lock.KindWheel:
+		return wheelComponent(a), nil
+	case !a.IsJar():
+		return Component{}, errdefs.New(errdefs.Invalid, fmt.Errorf("artifact %q: %w: %q", a.File, lock.ErrUnsupportedKind, a.Kind))
+	}
 	p := strings.Split(a.Coord, ":")
 	if len(p) != 3 && len(p) != 4 {
 		return Component{}, errdefs.Errorf(errdefs.Invalid, "artifact %q: coordinate %q: want group:artifact:version[:classifier]", a.File, a.Coord)
@@ -205,6 +224,34 @@ func component(a lock.Artifact) (Component, error) {
 		c.ExternalReferences = []ExternalReference{{Type: "distribution", URL: u}}
 	}
 	return c, nil
+}
+
+// wheelComponent is a wheel's component: its PyPI package URL, its sha256,
+// the wheel file and the index it came from (without userinfo) as
+// properties. The index serves the file at a URL the lock does not record,
+// so there is no distribution reference.
+func wheelComponent(a lock.Artifact) Component {
+	purl := PypiPURL(a.Name, a.Version)
+	c := Component{
+		Type:       "library",
+		BOMRef:     purl,
+		Name:       a.Name,
+		Version:    a.Version,
+		Hashes:     []Hash{{Alg: "SHA-256", Content: strings.ToLower(a.Sha256)}},
+		PURL:       purl,
+		Properties: []Property{{Name: "prebake:file", Value: a.File}},
+	}
+	if a.Repository != "" {
+		c.Properties = append(c.Properties, Property{Name: "prebake:index", Value: redact.URL(a.Repository)})
+	}
+	return c
+}
+
+// PypiPURL is the package URL of a Python package, per the purl spec's
+// pypi type: pkg:pypi/<name>@<version>, the name PEP 503 normalized (as a
+// lock records it).
+func PypiPURL(name, version string) string {
+	return "pkg:pypi/" + escape(lock.NormalizeProject(name)) + "@" + escape(version)
 }
 
 // PURL is the package URL of a Maven artifact, per the purl spec's maven

@@ -2,6 +2,7 @@ package sbom_test
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"net/url"
 	"os"
@@ -223,8 +224,62 @@ func TestMalformed(t *testing.T) {
 	}
 }
 
+// TestWheels: a wheel is a pkg:pypi component with its sha256; the jars
+// of the same lock stay pkg:maven components.
+func TestWheels(t *testing.T) {
+	l, err := lock.Read("../../testdata/lockdiff/python.lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sbom.New(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type short struct{ PURL, Name, Version, Sha256 string }
+	var got []short
+	for _, c := range b.Components {
+		got = append(got, short{c.PURL, c.Name, c.Version, c.Hashes[0].Content})
+	}
+	want := []short{
+		{"pkg:pypi/numpy@1.26.4", "numpy", "1.26.4", l.Artifacts[0].Sha256},
+		{"pkg:maven/org.slf4j/slf4j-api@2.0.7", "slf4j-api", "2.0.7", l.Artifacts[1].Sha256},
+		{"pkg:pypi/typing-extensions@4.12.2", "typing-extensions", "4.12.2", l.Artifacts[2].Sha256},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("components (-want +got):\n%s", diff)
+	}
+	for in, want := range map[[2]string]string{
+		{"Typing_Extensions", "4.12.2"}: "pkg:pypi/typing-extensions@4.12.2",
+		{"torch", "2.3.0+cpu"}:          "pkg:pypi/torch@2.3.0%2Bcpu",
+		{"zope.interface", "1!6.0"}:     "pkg:pypi/zope-interface@1%216.0",
+	} {
+		if got := sbom.PypiPURL(in[0], in[1]); got != want {
+			t.Errorf("PypiPURL(%q, %q) = %q, want %q", in[0], in[1], got, want)
+		}
+	}
+	odd := &lock.File{Artifacts: []lock.Artifact{{Kind: "egg", File: "x.egg", Sha256: strings.Repeat("a", 64)}}}
+	if _, err := sbom.New(odd); !errors.Is(err, lock.ErrUnsupportedKind) || errdefs.KindOf(err) != errdefs.Invalid {
+		t.Errorf("an unknown kind: %v, want ErrUnsupportedKind (invalid)", err)
+	}
+}
+
 func TestGolden(t *testing.T) {
-	b, err := sbom.New(readLock(t), sbom.WithToolVersion("v0.0.0-test"))
+	for _, tc := range []struct{ lock, golden string }{
+		{"base.lock", "base.cdx.json"},
+		{"python.lock", "python.cdx.json"},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			l, err := lock.Read(filepath.Join("../../testdata/lockdiff", tc.lock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			testGolden(t, l, filepath.Join("../../testdata/sbom", tc.golden))
+		})
+	}
+}
+
+func testGolden(t *testing.T, l *lock.File, path string) {
+	b, err := sbom.New(l, sbom.WithToolVersion("v0.0.0-test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +287,6 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("../../testdata/sbom", "base.cdx.json")
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)

@@ -32,10 +32,14 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 	if err := lock.Check(); err != nil {
 		return "", nil, errdefs.New(errdefs.Invalid, err)
 	}
+	// The retrieve directory is spark.jars' file: paths: jars only.
+	if err := lock.JarsOnly("retrieve"); err != nil {
+		return "", nil, err
+	}
 	root := filepath.Join(cachedir.Root(cacheDir), "retrieve")
 	dir = filepath.Join(root, lock.Hash())
-	paths = make([]string, len(lock.Artifacts))
-	for i, a := range lock.Artifacts {
+	paths = make([]string, len(lock.Jars()))
+	for i, a := range lock.Jars() {
 		if paths[i], err = safepath.Join(dir, a.File); err != nil {
 			return "", nil, errdefs.New(errdefs.Invalid, fmt.Errorf("retrieve: %w", err))
 		}
@@ -52,7 +56,7 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 		return "", nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("retrieve dir %s: %w", root, err))
 	}
 	defer os.RemoveAll(tmp) // a no-op after the rename
-	for _, a := range lock.Artifacts {
+	for _, a := range lock.Jars() {
 		if err := ctx.Err(); err != nil {
 			return "", nil, err
 		}
@@ -102,7 +106,7 @@ func complete(dir string, lock *lock.File, cacheDir, stamps string) bool {
 	if info, err := os.Lstat(dir); err != nil || !info.IsDir() || !checked(dir) {
 		return false
 	}
-	for _, a := range lock.Artifacts {
+	for _, a := range lock.Jars() {
 		file := filepath.Join(dir, a.File)
 		info, err := os.Stat(file)
 		if err != nil || info.Size() != a.Size {

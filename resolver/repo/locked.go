@@ -121,11 +121,16 @@ func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*e
 	if err := lf.Check(); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, err)
 	}
-	paths := make([]string, len(lf.Artifacts))
+	// Maven repositories serve jars: a wheel is refused, never fetched as one.
+	if err := lf.JarsOnly("fetching a locked set from Maven repositories"); err != nil {
+		return nil, err
+	}
+	jars := lf.Jars()
+	paths := make([]string, len(jars))
 	var missing []int
 	bad := map[int]error{}
 	stamps := cache.StampDir(cacheDir, true)
-	for i, a := range lf.Artifacts {
+	for i, a := range jars {
 		paths[i] = cache.BlobPath(cacheDir, a.Sha256)
 		// A stamped blob costs a stat and a small read; one modified after
 		// it was written is fetched again (repaired) like a missing one.
@@ -148,7 +153,7 @@ func fetchLocked(ctx context.Context, lf *lock.File, cacheDir string, chain []*e
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
 	for _, i := range missing {
-		a := lf.Artifacts[i]
+		a := jars[i]
 		g.Go(func() error { return fetchLockedOne(gctx, c, f, chain, a, offline, byContent, bad[i]) })
 	}
 	if err := g.Wait(); err != nil {
