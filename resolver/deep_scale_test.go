@@ -107,7 +107,10 @@ func TestDeepGraphsLinear(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			best := make([]time.Duration, len(tc.sizes))
-			bound := 4.5 * float64(tc.sizes[2]) / float64(tc.sizes[0]) / 3
+			// Twice the linear ratio: a quadratic walk gives four times it,
+			// while GC and a shared machine's load stretch the largest size
+			// of a linear one by up to about 1.6 (measured at load 30).
+			bound := 2 * float64(tc.sizes[2]) / float64(tc.sizes[0])
 			var ratio float64
 			// Up to 3 rounds, each size's best kept across them: a busy
 			// moment of the shared machine passes, a superlinear walk stays.
@@ -144,8 +147,8 @@ func TestDeepGraphsLinear(t *testing.T) {
 				t.Errorf("time(%d)/time(%d) = %.2f, superlinear", tc.sizes[2], tc.sizes[0], ratio)
 			}
 			if !tc.wide {
-				if best[2] > 500*time.Millisecond {
-					t.Errorf("3,000-deep chain: %s, want under 0.5s", best[2])
+				if best[2] > 2*time.Second {
+					t.Errorf("3,000-deep chain: %s, want under 2s (about 0.1s on an idle core)", best[2])
 				}
 			}
 			if os.Getenv("PREBAKE_DEEP_FILE") == "" {

@@ -15,7 +15,7 @@
 //
 // Install follows the binary distribution format, with these rules:
 //
-//   - Root is the site-packages directory (pip install --target): the root
+//   - Root is the site-packages directory (pip install with a target directory): the root
 //     of the wheel and its .data/purelib and .data/platlib go there alike
 //     (Root-Is-Purelib is read and reported, Installed.Purelib).
 //   - .data/scripts are skipped unless WithScripts names a directory under

@@ -93,7 +93,7 @@ func WithScripts(dir, python string) Option {
 }
 
 // WithData installs the wheel's .data/data under dir (a relative path under
-// root; "." is root itself, as pip --target does). The default skips them
+// root; "." is root itself, as pip installing into a target directory does). The default skips them
 // and lists them in Installed.Skipped.
 func WithData(dir string) Option {
 	return func(o *options) error {
