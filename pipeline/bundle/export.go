@@ -245,6 +245,9 @@ func entryOf(path string, data []byte) Entry {
 // oci:DIR[:tag] or REGISTRY/REPO[:tag] (tag default: the lock hash). Each
 // jar is checked against the lock's sha256 and size as it is read.
 func Export(ctx context.Context, lf *lock.File, paths []string, to string, opts ...Option) (*ExportResult, error) {
+	if err := lf.JarsOnly("bundle export"); err != nil {
+		return nil, err
+	}
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err

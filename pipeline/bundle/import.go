@@ -102,6 +102,11 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 	if res.Lock, err = lock.Parse(LockName, res.LockData); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%w %s: %w", ErrBadBundle, from, err))
 	}
+	// A bundle carries jars: a lock with a Python half is refused before
+	// any of its entries is taken for a jar (wheels have no place here yet).
+	if err := res.Lock.JarsOnly("bundle import"); err != nil {
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%w %s: %w", ErrBadBundle, from, err))
+	}
 	if err := ix.checkLock(from, res.Lock); err != nil {
 		return nil, err
 	}
