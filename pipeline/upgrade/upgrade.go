@@ -163,7 +163,7 @@ func (r *Report) Breaks() error {
 			kind = errdefs.NotFound
 		}
 	}
-	return errdefs.New(kind, fmt.Errorf("Spark %s → %s: %d problem(s): %s", r.From.Spark, r.To.Spark, len(msgs), strings.Join(msgs, "; ")))
+	return errdefs.New(kind, fmt.Errorf("upgrading Spark %s to %s: %d problem(s): %s", r.From.Spark, r.To.Spark, len(msgs), strings.Join(msgs, "; ")))
 }
 
 // scalaSuffixRe is an artifact's Scala binary suffix.
