@@ -13,7 +13,7 @@ import (
 )
 
 // checkBase bakes the target set on the base into a scratch OCI layout,
-// not strict, for the classpath report `bake image --strict` acts on: the
+// not strict, for the classpath report a strict bake acts on: the
 // same code reads the base's jars and compares them. The layout is
 // removed; nothing is pushed.
 func checkBase(ctx context.Context, in Input, res *resolver.Result, to, scala string) (*BaseCheck, error) {

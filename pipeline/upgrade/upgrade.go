@@ -5,7 +5,7 @@
 // their lines' Ivy (resolver.IvyOf), compares the two sets jar by jar
 // (internal/lockdiff) with the paths that brought each change in
 // (resolver.Why), checks the target set against a target base image (the
-// report `bake image --strict` acts on) and, for a k8s:// job, compares the
+// report a strict bake image acts on) and, for a k8s:// job, compares the
 // objects the two lines' spark-submit would create (submit/k8s/native).
 package upgrade
 
