@@ -10,6 +10,7 @@ import (
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/pipeline/bundle"
 	"github.com/prebake/prebake/pipeline/doctor"
+	"github.com/prebake/prebake/pipeline/upgrade"
 	"github.com/prebake/prebake/submit/k8s"
 	"github.com/prebake/prebake/submit/rest"
 	"github.com/prebake/prebake/submit/rewrite"
@@ -29,6 +30,7 @@ func JSONDocs() []jsondoc.Doc {
 		t("resolve", "prebake resolve -o json", jsondoc.TypeOf[jsondoc.Resolve](), "tree and evicted are empty when the lock was used (fromLock)"),
 		t("outdated", "prebake outdated -o json", jsondoc.TypeOf[jsondoc.Outdated](), ""),
 		t("why", "prebake why -o json", jsondoc.TypeOf[jsondoc.Why](), ""),
+		t("upgrade-report", "prebake upgrade-report -o json", jsondoc.TypeOf[upgrade.Report](), "base and kubernetes are absent without --base and a k8s:// argv"),
 		t("lock-diff", "prebake lock diff -o json", jsondoc.TypeOf[lockdiff.Diff](), ""),
 		t("keys", "prebake keys list -o json", jsondoc.TypeOf[jsondoc.Keys](), "keys add prints the keys it added"),
 		t("init", "prebake init -o json", jsondoc.TypeOf[jsondoc.Init](), ""),

@@ -140,6 +140,8 @@ func TestJSONGoldens(t *testing.T) {
 			}
 		}},
 		{"why", with(append([]string{"why", "-o", "json", "org.slf4j:slf4j-api"}, coords...)...), 0, nil},
+		{"upgrade-report", []string{"upgrade-report", "-o", "json", "--to", "4.0", "--no-default-repositories", "--repositories", "file://" + filepath.Join(root, "testdata", "upgrade-repo") + "/", "--cache", filepath.Join(tmp, "upgrade-cache"),
+			"--packages", "org.apache.spark:spark-avro_2.12:3.5.1,com.example:lib-good_2.12:1.0,com.example:lib-old_2.12:2.1,org.apache.hadoop:hadoop-aws:3.3.4"}, 0, nil},
 		{"lock-diff", []string{"lock", "diff", "-o", "json", filepath.Join(root, "testdata", "lockdiff", "base.lock"), filepath.Join(root, "testdata", "lockdiff", "inputs-changed.lock")}, 0, nil},
 		{"keys", []string{"keys", "add", "-o", "json", "--keyring", filepath.Join(tmp, "keyring.asc"), keyFile}, 0, nil},
 		{"bundle-export", []string{"bundle", "export", "-o", "json", "--lock", lock, "--cache", cache, "--to", filepath.Join(tmp, "bundle.tar")}, 0, nil},

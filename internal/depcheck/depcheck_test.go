@@ -58,6 +58,10 @@ var allowed = map[string][]string{
 	// Bundles (air gap): the lock, its SBOM, the cache (resolver's
 	// staging) and the OCI artifact (layers); no store, no submit.
 	"pipeline/bundle": {"errdefs", "maven", "lock", "resolver", "layers", "internal/"},
+	// The upgrade report: both lines' resolutions (resolver), the base
+	// image's classpath report (layers) and the native submitter's
+	// objects per line (submit/k8s/native); no backend call.
+	"pipeline/upgrade": {"errdefs", "maven", "lock", "resolver", "layers", "submit", "internal/"},
 	// internal helpers: never a public library package.
 	"internal":          {"errdefs", "internal/"},
 	"internal/lockdiff": {"errdefs", "lock", "internal/"},

@@ -1,0 +1,456 @@
+// Package upgrade answers the question a platform team asks before moving
+// a job to another Spark line: what changes? Plan maps the job's direct
+// coordinates to the target line (Scala suffix, Spark's own modules, the
+// third-party artifacts with no build for it), resolves both sides with
+// their lines' Ivy (resolver.IvyOf), compares the two sets jar by jar
+// (internal/lockdiff) with the paths that brought each change in
+// (resolver.Why), checks the target set against a target base image (the
+// report a strict bake image acts on) and, for a k8s:// job, compares the
+// objects the two lines' spark-submit would create (submit/k8s/native).
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/lockdiff"
+	"github.com/prebake/prebake/internal/revision"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/submit"
+)
+
+// Input is one job and the line to move it to.
+type Input struct {
+	// Request is the job's resolution (packages, repositories, excludes,
+	// conflict mode, cache, …). Its SparkVersion is ignored (From and To
+	// say it) and so are LockPath and Frozen: nothing is written.
+	Request resolver.Request
+	// Argv is the job's spark-submit argv (without spark-submit), optional:
+	// its --packages, --repositories and --exclude-packages (and their
+	// conf keys) add to Request's, and a k8s:// master in cluster mode
+	// gets the Kubernetes comparison.
+	Argv []string
+	// Environ is the submitter's environment ("K=V") for Argv.
+	Environ []string
+	// From is the job's current Spark version (3.5.x needs its patch);
+	// "" takes the version of the job's org.apache.spark modules.
+	From string
+	// To is the target: a line ("4.0") or a version ("4.0.1"). With a line,
+	// Spark's modules move to the newest release of the line the
+	// repositories have.
+	To string
+	// Base is the target base image (a registry reference or oci:PATH:tag),
+	// optional: the target set is checked against its jars.
+	Base string
+	// BaseOptions reach the registry (auth, transport).
+	BaseOptions []layers.Option
+}
+
+// Report is the answer. Its JSON form is the upgrade-report document of
+// docs/json-output.md. Lists are never null.
+type Report struct {
+	From Line `json:"from"`
+	To   Line `json:"to"`
+	// Coordinates are the job's direct coordinates, each with the one
+	// used for the target line.
+	Coordinates []Coordinate `json:"coordinates"`
+	// Jars are the jars that differ between the two resolved sets, sorted
+	// by module.
+	Jars []JarChange `json:"jars"`
+	// Summary counts Jars by change.
+	Summary lockdiff.Summary `json:"summary"`
+	// Base is the check of the target set against the target base image
+	// (absent without one).
+	Base *BaseCheck `json:"base,omitempty"`
+	// Kubernetes is the difference between the objects the two lines'
+	// spark-submit would create (absent for a job that is not k8s://
+	// cluster mode).
+	Kubernetes *KubernetesDiff `json:"kubernetes,omitempty"`
+	// Problems are what breaks on the target line as the job stands.
+	Problems []Problem `json:"problems"`
+}
+
+// Line is one side: the Spark version, its Scala binary, the Ivy the
+// resolution followed and the resolved set.
+type Line struct {
+	Spark string `json:"spark"`
+	Scala string `json:"scala"`
+	// Ivy is "2.5.1" for the versions whose Ivy predates 2.5.2 (IVY-1642),
+	// else "2.5.2+".
+	Ivy      string `json:"ivy"`
+	Packages string `json:"packages"`
+	LockHash string `json:"lockHash"`
+	Jars     int    `json:"jars"`
+}
+
+// Coordinate changes.
+const (
+	Unchanged     = "unchanged"       // the same coordinate on the target line
+	SparkModule   = "spark-module"    // org.apache.spark: moved to the target's version (and Scala)
+	ScalaSuffix   = "scala-suffix"    // the target's Scala build, same version
+	NoTargetBuild = "no-target-build" // no build for the target at this version: Newest is used when there is one
+)
+
+// Coordinate is one direct coordinate of the job.
+type Coordinate struct {
+	From   string `json:"from"`
+	To     string `json:"to,omitempty"` // "" when the target has no build at all
+	Change string `json:"change"`
+	// Newest is, for NoTargetBuild, the newest version with a build for
+	// the target ("" when none).
+	Newest string `json:"newest,omitempty"`
+}
+
+// JarChange is one jar (module) that differs, with the paths that brought
+// it in on the side where it is (the target's, the current line's for a
+// removed jar).
+type JarChange struct {
+	Module string `json:"module"`
+	// Change is added, removed, upgrade, downgrade or version
+	// (lockdiff's kinds).
+	Change string     `json:"change"`
+	From   string     `json:"from,omitempty"`
+	To     string     `json:"to,omitempty"`
+	Why    [][]string `json:"why"`
+}
+
+// BaseCheck is the target set against the target base image: the
+// classpath report `bake image` makes (layers.Report), the conflicts
+// split into what the baked image would shadow (another version) and
+// duplicate (the same one).
+type BaseCheck struct {
+	Image     string            `json:"image"`
+	Shadowed  []layers.Conflict `json:"shadowed"`
+	Duplicate []layers.Conflict `json:"duplicate"`
+	Report    *layers.Report    `json:"report"`
+}
+
+// Problem kinds.
+const (
+	ProblemNoTargetBuild = "no-target-build" // errdefs.NotFound
+	// The base image's warnings (layers.Warn*) and a base whose Spark or
+	// Scala is not the target's: errdefs.Invalid.
+	ProblemBaseLine = "base-line"
+)
+
+// Problem is one thing that breaks on the target line.
+type Problem struct {
+	Kind    string `json:"kind"`
+	Coord   string `json:"coord,omitempty"`
+	Message string `json:"message"`
+}
+
+// Breaks is the error of a report with problems (nil without): it is
+// errdefs.NotFound when an artifact has no build for the target, else
+// errdefs.Invalid (a mismatch).
+func (r *Report) Breaks() error {
+	if len(r.Problems) == 0 {
+		return nil
+	}
+	kind := errdefs.Invalid
+	msgs := make([]string, len(r.Problems))
+	for i, p := range r.Problems {
+		msgs[i] = p.Message
+		if p.Kind == ProblemNoTargetBuild {
+			kind = errdefs.NotFound
+		}
+	}
+	return errdefs.New(kind, fmt.Errorf("upgrading Spark %s to %s: %d problem(s): %s", r.From.Spark, r.To.Spark, len(msgs), strings.Join(msgs, "; ")))
+}
+
+// scalaSuffixRe is an artifact's Scala binary suffix.
+var scalaSuffixRe = regexp.MustCompile(`_(2\.1[0-3]|3)$`)
+
+// ScalaOf is the default Scala binary of Spark version v: 2.13 from 4.0
+// (the only one), else 2.12.
+func ScalaOf(v string) string {
+	if major(v) >= 4 {
+		return "2.13"
+	}
+	return "2.12"
+}
+
+func major(v string) int {
+	n, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
+	return n
+}
+
+// lineOf is "4.0" of "4.0.1".
+func lineOf(v string) string {
+	p := strings.SplitN(v, ".", 3)
+	if len(p) < 2 {
+		return v
+	}
+	return p[0] + "." + p[1]
+}
+
+func isRelease(v string) bool {
+	return !strings.Contains(v, "SNAPSHOT") && !strings.Contains(v, "preview")
+}
+
+// Plan builds the report.
+func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, error) {
+	req := in.Request
+	req.LockPath, req.Frozen = "", false
+	var sub *submit.Submission
+	if len(in.Argv) > 0 {
+		s, err := submit.LoadSubmission(in.Argv, in.Environ)
+		if err != nil {
+			return nil, err
+		}
+		sub = s
+		p := s.Packages()
+		if p.Packages != "" {
+			req.Packages = append(req.Packages, p.Packages)
+		}
+		if p.Repositories != "" {
+			req.Repositories = append(req.Repositories, p.Repositories)
+		}
+		if p.Excludes != "" {
+			req.Excludes = append(req.Excludes, p.Excludes)
+		}
+		if p.IvySettings != "" && req.IvySettings == "" {
+			req.IvySettings = p.IvySettings
+		}
+	}
+	var direct []resolver.Coordinate
+	for _, p := range req.Packages {
+		cs, err := resolver.ParseCoordinates(p)
+		if err != nil {
+			return nil, err
+		}
+		direct = append(direct, cs...)
+	}
+	if len(direct) == 0 {
+		return nil, errdefs.Errorf(errdefs.BadArgument, "no coordinate: give the job's packages, a lock or its spark-submit argv")
+	}
+	if strings.TrimSpace(in.To) == "" {
+		return nil, errdefs.Errorf(errdefs.BadArgument, "no target Spark line: give one, e.g. 4.0 or 4.0.1")
+	}
+	from := in.From
+	if from == "" {
+		for _, c := range direct {
+			if c.Group == "org.apache.spark" {
+				from = c.Version
+				break
+			}
+		}
+		if from == "" {
+			return nil, errdefs.Errorf(errdefs.BadArgument, "the job's Spark version is unknown (no org.apache.spark module among its packages): give it, e.g. 3.5.1")
+		}
+	}
+	if _, err := resolver.IvyOf(from); err != nil {
+		return nil, err
+	}
+	src, err := resolver.NewSource(ctx, req, opts...)
+	if err != nil {
+		return nil, err
+	}
+	fromScala := ScalaOf(from)
+	for _, c := range direct {
+		if m := scalaSuffixRe.FindStringSubmatch(c.Artifact); m != nil {
+			fromScala = m[1]
+			break
+		}
+	}
+
+	rep := &Report{Coordinates: []Coordinate{}, Jars: []JarChange{}, Problems: []Problem{}}
+	to, err := targetVersion(ctx, src, in.To, direct)
+	if err != nil {
+		return nil, err
+	}
+	toScala := fromScala
+	if major(to) >= 4 {
+		toScala = "2.13"
+	}
+	if _, err := resolver.IvyOf(to); err != nil {
+		return nil, err
+	}
+
+	var toPackages []string
+	for _, c := range direct {
+		co, err := mapCoordinate(ctx, src, c, toScala, to)
+		if err != nil {
+			return nil, err
+		}
+		rep.Coordinates = append(rep.Coordinates, co)
+		if co.Change == NoTargetBuild {
+			msg := fmt.Sprintf("%s has no build for Spark %s (Scala %s)", c, to, toScala)
+			if co.Newest != "" {
+				msg += "; the newest with one is " + co.Newest + " (used below)"
+			} else {
+				msg += " at any version (left out below)"
+			}
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemNoTargetBuild, Coord: c.String(), Message: msg})
+		}
+		if co.To != "" {
+			toPackages = append(toPackages, co.To)
+		}
+	}
+
+	fromReq := req
+	fromReq.SparkVersion = from
+	fromRes, err := resolver.Resolve(ctx, fromReq, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("resolving for Spark %s: %w", from, err)
+	}
+	toReq := req
+	toReq.SparkVersion, toReq.Packages = to, []string{strings.Join(toPackages, ",")}
+	toRes, err := resolver.Resolve(ctx, toReq, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("resolving for Spark %s: %w", to, err)
+	}
+	rep.From = line(from, fromScala, fromReq.Packages, fromRes.Lock)
+	rep.To = line(to, toScala, toReq.Packages, toRes.Lock)
+
+	d, err := lockdiff.Compare("Spark "+from, fromRes.Lock, "Spark "+to, toRes.Lock)
+	if err != nil {
+		return nil, err
+	}
+	rep.Summary = d.Summary
+	for _, m := range d.Modules {
+		kind := m.Changes[0]
+		switch kind {
+		case lockdiff.Added, lockdiff.Removed, lockdiff.Upgrade, lockdiff.Downgrade, lockdiff.Version:
+		default:
+			continue // the same version from another repository or file name
+		}
+		g := fromRes.Graph
+		if kind != lockdiff.Removed {
+			g = toRes.Graph
+		}
+		j := JarChange{Module: m.Module, Change: kind, From: m.OldVersion(), To: m.NewVersion(), Why: [][]string{}}
+		ga := strings.Join(strings.SplitN(m.Module, ":", 3)[:2], ":")
+		if mods, err := resolver.Why(g, ga); err == nil {
+			for _, mw := range mods {
+				for _, p := range mw.Paths {
+					if !p.Evicted {
+						j.Why = append(j.Why, p.Nodes)
+					}
+				}
+			}
+		}
+		rep.Jars = append(rep.Jars, j)
+	}
+
+	if in.Base != "" {
+		bc, err := checkBase(ctx, in, toRes, to, toScala)
+		if err != nil {
+			return nil, err
+		}
+		rep.Base = bc
+		for _, w := range bc.Report.Warnings {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine + ":" + w.Kind, Coord: w.Coord, Message: w.Message})
+		}
+		if v := bc.Report.BaseSparkVersion; v != "" && lineOf(v) != lineOf(to) {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Spark %s, not the target line %s", in.Base, v, lineOf(to))})
+		}
+		if s := bc.Report.BaseScalaBinary; s != "" && s != toScala {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Scala %s, not the target's %s", in.Base, s, toScala)})
+		}
+	}
+	if sub != nil {
+		kd, err := kubernetesDiff(sub, from, to)
+		if err != nil {
+			return nil, err
+		}
+		rep.Kubernetes = kd
+	}
+	return rep, nil
+}
+
+func line(v, scala string, packages []string, lf *lock.File) Line {
+	ivy, _ := resolver.IvyOf(v)
+	if ivy == "" {
+		ivy = "2.5.2+"
+	}
+	return Line{Spark: v, Scala: scala, Ivy: ivy, Packages: strings.Join(packages, ","), LockHash: lf.Hash(), Jars: len(lf.Artifacts)}
+}
+
+// targetVersion is to when it is a version, else the newest release of
+// the line to that the job's Spark modules have (on the target's Scala);
+// a line alone when the job has none.
+func targetVersion(ctx context.Context, src resolver.Source, to string, direct []resolver.Coordinate) (string, error) {
+	to = strings.TrimSpace(to)
+	if len(to) > 64 || !regexp.MustCompile(`^\d+\.\d+(\.\d+([-.][0-9A-Za-z.-]+)?)?$`).MatchString(to) {
+		return "", errdefs.Errorf(errdefs.BadArgument, "target %.64q: want a Spark line or version, e.g. 4.0 or 4.0.1", to)
+	}
+	if strings.Count(to, ".") >= 2 {
+		return to, nil
+	}
+	scala := ScalaOf(to)
+	best := ""
+	for _, c := range direct {
+		if c.Group != "org.apache.spark" {
+			continue
+		}
+		a := scalaSuffixRe.ReplaceAllString(c.Artifact, "_"+scala)
+		vs, err := src.Versions(ctx, c.Group, a)
+		if err != nil && !errors.Is(err, resolver.ErrNotFound) {
+			return "", err
+		}
+		for _, v := range vs {
+			if isRelease(v) && lineOf(v) == to && (best == "" || revision.Compare(v, best) > 0) {
+				best = v
+			}
+		}
+	}
+	if best == "" {
+		if major(to) == 3 && to == "3.5" {
+			return "", errdefs.Errorf(errdefs.BadArgument, "target 3.5: give the patch (3.5.0–3.5.8 follow Ivy 2.5.1, 3.5.9 and later Ivy 2.5.3)")
+		}
+		return to, nil
+	}
+	return best, nil
+}
+
+// mapCoordinate is c on the target line.
+func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordinate, scala, to string) (Coordinate, error) {
+	m := scalaSuffixRe.FindStringSubmatch(c.Artifact)
+	if c.Group == "org.apache.spark" {
+		t := c
+		if m != nil {
+			t.Artifact = scalaSuffixRe.ReplaceAllString(c.Artifact, "_"+scala)
+		}
+		if strings.Count(to, ".") >= 2 {
+			t.Version = to
+		}
+		ch := SparkModule
+		if t == c {
+			ch = Unchanged
+		}
+		return Coordinate{From: c.String(), To: t.String(), Change: ch}, nil
+	}
+	if m == nil || m[1] == scala {
+		return Coordinate{From: c.String(), To: c.String(), Change: Unchanged}, nil
+	}
+	t := c
+	t.Artifact = scalaSuffixRe.ReplaceAllString(c.Artifact, "_"+scala)
+	vs, err := src.Versions(ctx, t.Group, t.Artifact)
+	if err != nil && !errors.Is(err, resolver.ErrNotFound) {
+		return Coordinate{}, err
+	}
+	if slices.Contains(vs, c.Version) {
+		return Coordinate{From: c.String(), To: t.String(), Change: ScalaSuffix}, nil
+	}
+	newest := ""
+	for _, v := range vs {
+		if isRelease(v) && (newest == "" || revision.Compare(v, newest) > 0) {
+			newest = v
+		}
+	}
+	co := Coordinate{From: c.String(), Change: NoTargetBuild, Newest: newest}
+	if newest != "" {
+		t.Version = newest
+		co.To = t.String()
+	}
+	return co, nil
+}
