@@ -34,6 +34,9 @@ import (
 //	                                   // annotateExitException=true), redacted, at most 4 KiB
 //	  "terminationMessage": "...",     // the driver container's termination message (what the
 //	                                   // driver wrote to its terminationMessagePath), redacted
+//	                                   // and at most 4 KiB; so is every text the driver, the kubelet or
+//	                                   // the operator wrote (message, reason, containers[].message,
+//	                                   // logTail): a cut one ends "… [N bytes, cut to K]"
 //	  "containers": [{"name": "spark-kubernetes-driver", "state": "terminated",
 //	                  "exitCode": 137, "reason": "OOMKilled", "explanation": "..."}],
 //	  "logTail": ["..."],              // last driver log lines (WithLogTail), on failure
