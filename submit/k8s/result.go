@@ -106,8 +106,8 @@ func (r *Result) finish(now time.Time, err error) {
 }
 
 // sanitize redacts and bounds (redact.Message) every text of r that a
-// driver, an operator or the API server wrote, once, before r reaches
-// text, -o json or --result-file: each container's message, the
+// driver, an operator or the API server wrote, once, before r reaches any
+// output (text, JSON, a result file): each container's message, the
 // operator's errorMessage, the exit exception, the log tail.
 func (r *Result) sanitize() {
 	for _, p := range []*string{&r.Reason, &r.Message, &r.ExitException, &r.TerminationMessage} {

@@ -89,8 +89,8 @@ func (r *Result) finish(now time.Time, reason string, err error) *Result {
 }
 
 // sanitize redacts and bounds (redact.Message) every text of r that the
-// master or the driver wrote, once, before r reaches text, -o json or
-// --result-file.
+// master or the driver wrote, once, before r reaches any output (text,
+// JSON, a result file).
 func (r *Result) sanitize() {
 	for _, p := range []*string{&r.State, &r.TaskState, &r.WorkerID, &r.WorkerHostPort, &r.Reason, &r.Message} {
 		*p = redact.Message(*p)
