@@ -139,7 +139,7 @@ func TestLineWriter(t *testing.T) {
 // TestAudit3Gaps is audit 3 N11: the forms the redaction missed, each as the
 // audit saw it, and the text around them that must stay.
 func TestAudit3Gaps(t *testing.T) {
-	for _, tt := range []struct{ name, in, want string }{
+	lineCases(t, []lineCase{
 		{"401 retry line quoting the token", "Unauthorized: token Bearer K8STOKENsecret99; re-reading credentials from spark.kubernetes.authenticate.submission.oauthToken (value not shown) (attempt 1 of 3)",
 			"Unauthorized: token Bearer xxxxx; re-reading credentials from spark.kubernetes.authenticate.submission.oauthToken (value not shown) (attempt 1 of 3)"},
 		{"letters-only bearer token", "Unauthorized: token Bearer abcdefghijklmnopqrstuvwxyz", "Unauthorized: token Bearer xxxxx"},
@@ -153,13 +153,7 @@ func TestAudit3Gaps(t *testing.T) {
 		{"Scala tuple", "(spark.hadoop.fs.s3a.secret.key,TUPLESECRET4)", "(spark.hadoop.fs.s3a.secret.key,xxxxx)"},
 		{"Scala tuple, not a secret", "(spark.executor.memory,4g)", "(spark.executor.memory,4g)"},
 		{"a sentence with a colon", "the API server refused the submission's credentials (kubeconfig /k context ctx) 4 times in a row: Unauthorized", "the API server refused the submission's credentials (kubeconfig /k context ctx) 4 times in a row: Unauthorized"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Line(tt.in); got != tt.want {
-				t.Errorf("Line(%q)\n got %q\nwant %q", tt.in, got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // TestAddSecret: a secret prebake was given is masked by value in any form
@@ -222,7 +216,7 @@ func TestAddConfSecrets(t *testing.T) {
 // TestAudit4L5 is audit 4 L5: the credentials-file form with blanks around
 // "=" is masked, and prebake's own sentences are not.
 func TestAudit4L5(t *testing.T) {
-	for _, tt := range []struct{ name, in, want string }{
+	lineCases(t, []lineCase{
 		{"credentials file", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRET2", "aws_secret_access_key = xxxxx"},
 		{"credentials file, blank after only", "aws_secret_access_key= wJalrXUtnFEMI/K7MDENG", "aws_secret_access_key= xxxxx"},
 		{"credentials file, tab", "aws_session_token\t=\tFwoGZXIvYXdzEJr", "aws_session_token\t=\txxxxx"},
@@ -232,13 +226,7 @@ func TestAudit4L5(t *testing.T) {
 		{"prebake's prose: line", "malformed XML in /tmp/secret/aws-credentials: line 1: content is not allowed in prolog", "malformed XML in /tmp/secret/aws-credentials: line 1: content is not allowed in prolog"},
 		{"a log's password still masked", "password: LOGSECRET4", "password: xxxxx"},
 		{"a lower-case password still masked", "db password: hunter", "db password: xxxxx"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Line(tt.in); got != tt.want {
-				t.Errorf("Line(%q)\n got %q\nwant %q", tt.in, got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // TestMessage: a message from a driver, an operator or a server is
@@ -278,5 +266,19 @@ func BenchmarkMessage3MiB(b *testing.B) {
 	s := strings.Repeat("x", 3<<20)
 	for b.Loop() {
 		Message(s)
+	}
+}
+
+type lineCase struct{ name, in, want string }
+
+// lineCases checks Line on each case, as a subtest.
+func lineCases(t *testing.T, cases []lineCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Line(tt.in); got != tt.want {
+				t.Errorf("Line(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }

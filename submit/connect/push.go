@@ -275,7 +275,7 @@ func (p *pusher) statuses(ctx context.Context, names []string) (*statusResponse,
 		return nil
 	})
 	if out != nil && out.serverSession != "" {
-		p.res.ServerSideSessionID = out.serverSession
+		p.res.ServerSideSessionID = redact.MessageN(out.serverSession, 256) // the server's
 	}
 	return out, err
 }
@@ -368,7 +368,7 @@ func (p *pusher) add(ctx context.Context, arts []artifact) (int64, error) {
 			return errdefs.New(errdefs.Invalid, err)
 		}
 		if r.serverSession != "" {
-			p.res.ServerSideSessionID = r.serverSession
+			p.res.ServerSideSessionID = redact.MessageN(r.serverSession, 256)
 		}
 		for _, a := range arts {
 			if ok, seen := r.crcOK[a.name]; !seen || !ok {
@@ -457,6 +457,13 @@ func (p *pusher) recvWithin(sctx context.Context, cancel context.CancelFunc, str
 // deadline is err, or the deadline that ended it (a call's, cctx; the
 // push's, ctx) as an errdefs.Timeout saying which.
 func (p *pusher) deadline(cctx, ctx context.Context, err error) error {
+	if status.Code(err) == codes.DeadlineExceeded {
+		// The server may see the deadline (sent as grpc-timeout) a moment
+		// before this side does: wait for ours when it is that close.
+		if dl, ok := cctx.Deadline(); ok && time.Until(dl) < time.Second {
+			<-cctx.Done()
+		}
+	}
 	for _, c := range []context.Context{ctx, cctx} {
 		if c.Err() != nil && errors.Is(context.Cause(c), errDeadline) {
 			return errdefs.New(errdefs.Timeout, fmt.Errorf("connect: %w", context.Cause(c)))
