@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,7 @@ func newConnectCmd(g *globals) *cobra.Command {
 type connectAddOptions struct {
 	resolve resolveFlags
 	remote  string
+	timeout time.Duration
 }
 
 func newConnectAddCmd(g *globals) *cobra.Command {
@@ -54,7 +56,8 @@ use: SparkSession.builder.remote("<remote>").`,
 		},
 	}
 	fs := c.Flags()
-	fs.StringVar(&o.remote, "remote", "", "the Spark Connect server and session: sc://host[:port][/;session_id=UUID;user_id=ID;token=…;use_ssl=true] (default $SPARK_REMOTE)")
+	fs.StringVar(&o.remote, "remote", "", "the Spark Connect server and session: sc://host[:port][/;session_id=UUID;user_id=ID;token=…;use_ssl=true] (default $SPARK_REMOTE); a token goes only over TLS, as pyspark sends it")
+	durationVar(fs, &o.timeout, "timeout", connect.DefaultTimeout, fmt.Sprintf("bound the whole push (0: none); each call the server must answer within %s; exit 75 when reached", connect.DefaultCallTimeout))
 	o.resolve.add(fs)
 	return c
 }
@@ -94,7 +97,7 @@ func runConnectAdd(ctx context.Context, g *globals, o *connectAddOptions, args [
 	for i, a := range lf.Jars() {
 		jars[i] = connect.Jar{File: a.File, Path: paths[i], Sha256: a.Sha256, Size: a.Size}
 	}
-	res, err := connect.Push(ctx, remote, jars, connect.WithLogf(rep.Warnf))
+	res, err := connect.Push(ctx, remote, jars, connect.WithLogf(rep.Warnf), connect.WithTimeout(o.timeout))
 	rep.Wait()
 	if err != nil {
 		return err

@@ -37,6 +37,7 @@ func TestConnectAddExitCodes(t *testing.T) {
 		{name: "bad remote", remote: "http://x:1/;token=s3cret", code: exitcode.Usage, want: "starts with sc://"},
 		{name: "no session uuid", remote: "sc://127.0.0.1:1/;session_id=1;token=s3cret", code: exitcode.Usage, want: "not a UUID"},
 		{name: "no server", remote: "sc://127.0.0.1:1/;x-k=v", code: exitcode.Unavailable, want: "ArtifactStatus: Unavailable"},
+		{name: "token in clear text", remote: "sc://127.0.0.1:1/;token=s3cret;use_ssl=false", code: exitcode.Usage, want: "use_ssl=false would send it in clear text"}, // audit 4 L2
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,6 +86,7 @@ followed to its real end.`,
 		if g.quiet && g.verbose {
 			return exitcode.Errorf(exitcode.Usage, "-q and -v: give one of them")
 		}
+		routeKlog(c.ErrOrStderr(), g.verbose)
 		g.explicit = map[string]bool{}
 		c.Flags().Visit(func(f *pflag.Flag) { g.explicit[f.Name] = true })
 		path, err := applySettings(c.Flags(), g.config, os.Getenv)

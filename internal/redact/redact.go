@@ -257,7 +257,27 @@ var (
 	jsonPairRE   = regexp.MustCompile(`"(` + secretKeyPat + `)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
 	colonPairRE  = regexp.MustCompile(`\b(` + secretKeyPat + `)(:[ \t]+)([^\s"',;)}\]]+)`)
 	tuplePairRE  = regexp.MustCompile(`\((` + secretKeyPat + `),([^)\s]*)\)`)
+	// spacedPairRE is key = value with blanks around "=", as an INI file
+	// writes it (~/.aws/credentials: aws_secret_access_key = …).
+	spacedPairRE = regexp.MustCompile(`\b(` + secretKeyPat + `)([ \t]+=[ \t]*|=[ \t]+)([^\s"',;)}\]]+)`)
 )
+
+// proseWords are the words that follow "credentials: " or "token: " in a
+// sentence (prebake's own messages among them: "the repositories carry
+// credentials: this run …", "…/aws-credentials: line 1: …"): such a value
+// is prose, not a secret, and stays.
+var proseWords = map[string]bool{
+	"a": true, "an": true, "the": true, "this": true, "that": true, "these": true, "those": true, "it": true, "its": true,
+	"is": true, "are": true, "was": true, "were": true, "be": true, "been": true, "not": true, "no": true, "none": true,
+	"null": true, "nil": true, "empty": true, "missing": true, "required": true, "invalid": true, "expired": true,
+	"unset": true, "given": true, "line": true, "from": true, "for": true, "in": true, "on": true, "of": true,
+	"to": true, "and": true, "or": true, "with": true, "without": true, "see": true, "use": true, "using": true,
+	"run": true, "when": true, "if": true, "only": true, "any": true, "all": true, "each": true, "must": true,
+	"may": true, "will": true, "would": true, "can": true, "cannot": true, "has": true, "have": true, "had": true,
+	"unknown": true, "denied": true, "refused": true, "rejected": true, "failed": true, "unauthorized": true,
+	"forbidden": true, "redacted": true, "hidden": true, "xxxxx": true, "there": true, "they": true, "we": true,
+	"you": true, "your": true, "our": true, "their": true, "which": true, "what": true, "how": true, "so": true,
+}
 
 // redactPairs masks the value of each match of re whose key (submatch 1)
 // names a secret; value is the submatch index of the value.
@@ -265,7 +285,7 @@ func redactPairs(re *regexp.Regexp, s string, value int) string {
 	return re.ReplaceAllStringFunc(s, func(m string) string {
 		sub := re.FindStringSubmatchIndex(m)
 		k, v := m[sub[2]:sub[3]], m[sub[2*value]:sub[2*value+1]]
-		if v == "" || v == mask || Conf(k, v) != mask {
+		if v == "" || v == mask || Conf(k, v) != mask || proseWords[strings.ToLower(v)] {
 			return m
 		}
 		return m[:sub[2*value]] + mask + m[sub[2*value+1]:]
@@ -282,6 +302,7 @@ func Line(s string) string {
 	s = redactAuthHeaders(s)
 	s = redactPairs(jsonPairRE, s, 3)
 	s = redactPairs(colonPairRE, s, 3)
+	s = redactPairs(spacedPairRE, s, 3)
 	s = redactPairs(tuplePairRE, s, 2)
 	return confPairRE.ReplaceAllStringFunc(s, func(m string) string {
 		k, v, _ := strings.Cut(m, "=")
@@ -370,6 +391,45 @@ func Cut(s string, n int) string {
 		i--
 	}
 	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
+}
+
+// MaxResultMessage bounds each message from a driver, an operator or a
+// server that a result keeps (a container's termination message, an
+// operator's errorMessage, a REST master's or a Spark Connect server's
+// message): Kubernetes itself keeps at most 4096 bytes of a termination
+// message.
+const MaxResultMessage = 4096
+
+// Message is what a result keeps of a message from a driver, an operator
+// or a server: redacted line by line (Line) and bounded to
+// MaxResultMessage bytes, marker included (MessageN).
+func Message(s string) string { return MessageN(s, MaxResultMessage) }
+
+// MessageN redacts s line by line (Line) and keeps at most n bytes of the
+// result, marker included: a cut one ends with "… [M bytes, cut to K]"
+// (M the message's length, K what is kept; whole UTF-8 characters). Trailing
+// newlines go. Only the first 16·n bytes of a longer s are read (up to
+// their last blank, so that no secret is redacted in part): the rest would
+// be cut anyway.
+func MessageN(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	total, read := len(s), len(s)
+	if total > 16*n {
+		read = max(0, strings.LastIndexAny(s[:16*n], " \t\r\n"))
+	}
+	lines := strings.Split(s[:read], "\n")
+	for i, l := range lines {
+		lines[i] = Line(l)
+	}
+	s = strings.Join(lines, "\n")
+	if read == total && len(s) <= n {
+		return s
+	}
+	keep := min(len(s), max(0, n-len(fmt.Sprintf("… [%d bytes, cut to %d]", total, n))))
+	for keep > 0 && keep < len(s) && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return fmt.Sprintf("%s… [%d bytes, cut to %d]", s[:keep], total, keep)
 }
 
 // CutError is err with its message bounded to MaxMessage bytes (Cut); the

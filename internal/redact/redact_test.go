@@ -139,7 +139,7 @@ func TestLineWriter(t *testing.T) {
 // TestAudit3Gaps is audit 3 N11: the forms the redaction missed, each as the
 // audit saw it, and the text around them that must stay.
 func TestAudit3Gaps(t *testing.T) {
-	for _, tt := range []struct{ name, in, want string }{
+	lineCases(t, []lineCase{
 		{"401 retry line quoting the token", "Unauthorized: token Bearer K8STOKENsecret99; re-reading credentials from spark.kubernetes.authenticate.submission.oauthToken (value not shown) (attempt 1 of 3)",
 			"Unauthorized: token Bearer xxxxx; re-reading credentials from spark.kubernetes.authenticate.submission.oauthToken (value not shown) (attempt 1 of 3)"},
 		{"letters-only bearer token", "Unauthorized: token Bearer abcdefghijklmnopqrstuvwxyz", "Unauthorized: token Bearer xxxxx"},
@@ -153,13 +153,7 @@ func TestAudit3Gaps(t *testing.T) {
 		{"Scala tuple", "(spark.hadoop.fs.s3a.secret.key,TUPLESECRET4)", "(spark.hadoop.fs.s3a.secret.key,xxxxx)"},
 		{"Scala tuple, not a secret", "(spark.executor.memory,4g)", "(spark.executor.memory,4g)"},
 		{"a sentence with a colon", "the API server refused the submission's credentials (kubeconfig /k context ctx) 4 times in a row: Unauthorized", "the API server refused the submission's credentials (kubeconfig /k context ctx) 4 times in a row: Unauthorized"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Line(tt.in); got != tt.want {
-				t.Errorf("Line(%q)\n got %q\nwant %q", tt.in, got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // TestAddSecret: a secret prebake was given is masked by value in any form
@@ -216,5 +210,75 @@ func TestAddConfSecrets(t *testing.T) {
 	want := "key xxxxx at /mnt/secrets/db from db-pass:password, false, /var/run/token, short, 1200000000"
 	if got := String(in); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestAudit4L5 is audit 4 L5: the credentials-file form with blanks around
+// "=" is masked, and prebake's own sentences are not.
+func TestAudit4L5(t *testing.T) {
+	lineCases(t, []lineCase{
+		{"credentials file", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRET2", "aws_secret_access_key = xxxxx"},
+		{"credentials file, blank after only", "aws_secret_access_key= wJalrXUtnFEMI/K7MDENG", "aws_secret_access_key= xxxxx"},
+		{"credentials file, tab", "aws_session_token\t=\tFwoGZXIvYXdzEJr", "aws_session_token\t=\txxxxx"},
+		{"credentials file, key id kept", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"},
+		{"ini, not a secret", "region = eu-west-1", "region = eu-west-1"},
+		{"prebake's prose: this", "cache /c is shared and the repositories carry credentials: this run would be served from it", "cache /c is shared and the repositories carry credentials: this run would be served from it"},
+		{"prebake's prose: line", "malformed XML in /tmp/secret/aws-credentials: line 1: content is not allowed in prolog", "malformed XML in /tmp/secret/aws-credentials: line 1: content is not allowed in prolog"},
+		{"a log's password still masked", "password: LOGSECRET4", "password: xxxxx"},
+		{"a lower-case password still masked", "db password: hunter", "db password: xxxxx"},
+	})
+}
+
+// TestMessage: a message from a driver, an operator or a server is
+// redacted and bounded, marker included; a short one is kept whole.
+func TestMessage(t *testing.T) {
+	term := "boom password: LOGSECRET4 token Bearer GOOD-TOKEN-2 " + strings.Repeat("M", 50_000)
+	op := "driver container failed with ExitCode: 7, Reason: Error; password: OPSECRET9 token Bearer OPBEARER9 " + strings.Repeat("Z", 200_000)
+	grpc := strings.Repeat("é ", 3<<20/3) + " https://u:pw@h/x"
+	for _, tt := range []struct {
+		name, in, prefix, suffix string
+	}{
+		{"termination message", term, "boom password: xxxxx token Bearer xxxxx MMM", fmt.Sprintf("M… [%d bytes, cut to 4066]", len(term))},
+		{"operator errorMessage", op, "driver container failed with ExitCode: 7, Reason: Error; password: xxxxx token Bearer xxxxx", "xxxxx… [200100 bytes, cut to 91]"}, // the run of Z is beyond what is read,
+		{"3 MiB, multibyte", grpc, "é é é", fmt.Sprintf("é… [%d bytes, cut to 4064]", len(grpc))},
+		{"lines redacted one by one", "a\nspark.authenticate.secret=abc123\nb\n\n", "a\nspark.authenticate.secret=xxxxx\nb", "b"},
+		{"short", "Error: ImagePullBackOff", "Error: ImagePullBackOff", "ImagePullBackOff"},
+		{"no blank in the first 64 KiB", strings.Repeat("Q", 100_000), "", "… [100000 bytes, cut to 0]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Message(tt.in)
+			if len(got) > MaxResultMessage || !utf8.ValidString(got) || !strings.HasPrefix(got, tt.prefix) || !strings.HasSuffix(got, tt.suffix) {
+				t.Errorf("Message: %d bytes, %q … %q", len(got), got[:min(len(got), 120)], got[max(0, len(got)-60):])
+			}
+			for _, secret := range []string{"LOGSECRET4", "GOOD-TOKEN-2", "OPSECRET9", "OPBEARER9", "abc123", ":pw@"} {
+				if strings.Contains(got, secret) {
+					t.Errorf("Message leaked %q", secret)
+				}
+			}
+		})
+	}
+	if got := MessageN("0123456789 abcdef", 10); got != "… [17 bytes, cut to 0]" {
+		t.Errorf("MessageN(…, 10) = %q", got)
+	}
+}
+
+func BenchmarkMessage3MiB(b *testing.B) {
+	s := strings.Repeat("x", 3<<20)
+	for b.Loop() {
+		Message(s)
+	}
+}
+
+type lineCase struct{ name, in, want string }
+
+// lineCases checks Line on each case, as a subtest.
+func lineCases(t *testing.T, cases []lineCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Line(tt.in); got != tt.want {
+				t.Errorf("Line(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }

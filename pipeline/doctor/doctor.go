@@ -179,6 +179,10 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i := range probes {
+		// A repository URL may carry a token in its query (?token=…).
+		probes[i].URL, probes[i].Error = redact.URL(probes[i].URL), redact.Line(probes[i].Error)
+	}
 	r.Repositories = probes
 	for _, p := range probes {
 		switch {

@@ -122,6 +122,26 @@ func TestCheckRepositories(t *testing.T) {
 	}
 }
 
+// TestCheckRepositoryURLRedacted is audit 4 L5: a repository URL with a
+// token in its query is reported without it (-o json's url, the
+// unreachable list, the warnings).
+func TestCheckRepositoryURLRedacted(t *testing.T) {
+	e := newEnv(t)
+	in := e.input()
+	in.Resolve.Repositories = []string{strings.TrimSuffix(e.ok, "/") + "/?token=QUERYTOK55", strings.TrimSuffix(e.closed, "/") + "/?token=QUERYTOK55"}
+	r, err := Check(context.Background(), in, WithTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "QUERYTOK55") || !strings.Contains(string(b), "?REDACTED") {
+		t.Errorf("report: %s", b)
+	}
+}
+
 // TestCheckSparkHome: the Spark line from jars/spark-core_*.jar, else RELEASE.
 func TestCheckSparkHome(t *testing.T) {
 	jars, release, empty := t.TempDir(), t.TempDir(), t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
 )
 
 // ChunkSize is the size of one artifact chunk, and the most a batch of
@@ -72,11 +74,21 @@ type Result struct {
 }
 
 type options struct {
-	clientType string
-	attempts   int
-	backoff    time.Duration
-	logf       func(format string, args ...any)
+	clientType  string
+	attempts    int
+	backoff     time.Duration
+	timeout     time.Duration
+	callTimeout time.Duration
+	logf        func(format string, args ...any)
 }
+
+// DefaultTimeout bounds a whole Push (WithTimeout); DefaultCallTimeout
+// bounds each ArtifactStatus call and the wait for AddArtifacts' answer
+// once the jars are sent (WithCallTimeout).
+const (
+	DefaultTimeout     = 10 * time.Minute
+	DefaultCallTimeout = time.Minute
+)
 
 // An Option configures Push.
 type Option func(*options)
@@ -90,6 +102,16 @@ func WithClientType(s string) Option { return func(o *options) { o.clientType = 
 func WithRetries(attempts int, backoff time.Duration) Option {
 	return func(o *options) { o.attempts, o.backoff = attempts, backoff }
 }
+
+// WithTimeout bounds the whole Push (default DefaultTimeout; 0: none):
+// when it passes, Push ends with an errdefs.Timeout.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithCallTimeout bounds each ArtifactStatus call, and the wait for the
+// server's answer to AddArtifacts once everything is sent (default
+// DefaultCallTimeout; 0: none): a server that never answers is an
+// errdefs.Timeout.
+func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callTimeout = d } }
 
 // WithLogf sets where progress lines go.
 func WithLogf(f func(format string, args ...any)) Option { return func(o *options) { o.logf = f } }
@@ -113,9 +135,15 @@ type pusher struct {
 // Unavailable, Unauthenticated and PermissionDenied are Denied, a deadline
 // is Timeout.
 func Push(ctx context.Context, r *Remote, jars []Jar, opts ...Option) (*Result, error) {
-	o := &options{clientType: "prebake", attempts: 4, backoff: 500 * time.Millisecond, logf: func(string, ...any) {}}
+	o := &options{clientType: "prebake", attempts: 4, backoff: 500 * time.Millisecond, timeout: DefaultTimeout, callTimeout: DefaultCallTimeout,
+		logf: func(string, ...any) {}}
 	for _, f := range opts {
 		f(o)
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, fmt.Errorf("%w: the push took more than %s", errDeadline, o.timeout))
+		defer cancel()
 	}
 	rr := *r
 	if rr.SessionID == "" {
@@ -234,8 +262,10 @@ func (p *pusher) statuses(ctx context.Context, names []string) (*statusResponse,
 	var out *statusResponse
 	err := p.retry(ctx, "ArtifactStatus", func() error {
 		var resp []byte
-		if err := p.conn.Invoke(ctx, methodStatus, req, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
-			return err
+		cctx, cancel := p.callContext(ctx)
+		defer cancel()
+		if err := p.conn.Invoke(cctx, methodStatus, req, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
+			return p.deadline(cctx, ctx, err)
 		}
 		r, err := parseStatusResponse(resp)
 		if err != nil {
@@ -245,7 +275,7 @@ func (p *pusher) statuses(ctx context.Context, names []string) (*statusResponse,
 		return nil
 	})
 	if out != nil && out.serverSession != "" {
-		p.res.ServerSideSessionID = out.serverSession
+		p.res.ServerSideSessionID = redact.MessageN(out.serverSession, 256) // the server's
 	}
 	return out, err
 }
@@ -330,15 +360,15 @@ func (p *pusher) add(ctx context.Context, arts []artifact) (int64, error) {
 			return err
 		}
 		var resp []byte
-		if err := stream.RecvMsg(&resp); err != nil {
-			return err
+		if err := p.recvWithin(sctx, cancel, stream, &resp); err != nil {
+			return p.deadline(sctx, ctx, err)
 		}
 		r, err := parseAddResponse(resp)
 		if err != nil {
 			return errdefs.New(errdefs.Invalid, err)
 		}
 		if r.serverSession != "" {
-			p.res.ServerSideSessionID = r.serverSession
+			p.res.ServerSideSessionID = redact.MessageN(r.serverSession, 256)
 		}
 		for _, a := range arts {
 			if ok, seen := r.crcOK[a.name]; !seen || !ok {
@@ -398,6 +428,50 @@ func (p *pusher) sendChunked(a artifact, send func([]byte) error) (int64, error)
 	return sent, nil
 }
 
+// errDeadline is the cause of a Push's or a call's deadline.
+var errDeadline = errors.New("no answer in time")
+
+// callContext is ctx bounded by the call timeout.
+func (p *pusher) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.o.callTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, p.o.callTimeout, fmt.Errorf("%w: the server did not answer within %s", errDeadline, p.o.callTimeout))
+}
+
+// recvWithin waits for the stream's answer at most the call timeout:
+// past it, cancel (the stream's) ends the wait.
+func (p *pusher) recvWithin(sctx context.Context, cancel context.CancelFunc, stream grpc.ClientStream, resp *[]byte) error {
+	var fired atomic.Bool
+	if p.o.callTimeout > 0 {
+		t := time.AfterFunc(p.o.callTimeout, func() { fired.Store(true); cancel() })
+		defer t.Stop()
+	}
+	err := stream.RecvMsg(resp)
+	if err != nil && fired.Load() {
+		return errdefs.Errorf(errdefs.Timeout, "connect: AddArtifacts: %v: the server did not answer within %s of the last artifact", errDeadline, p.o.callTimeout)
+	}
+	return err
+}
+
+// deadline is err, or the deadline that ended it (a call's, cctx; the
+// push's, ctx) as an errdefs.Timeout saying which.
+func (p *pusher) deadline(cctx, ctx context.Context, err error) error {
+	if status.Code(err) == codes.DeadlineExceeded {
+		// The server may see the deadline (sent as grpc-timeout) a moment
+		// before this side does: wait for ours when it is that close.
+		if dl, ok := cctx.Deadline(); ok && time.Until(dl) < time.Second {
+			<-cctx.Done()
+		}
+	}
+	for _, c := range []context.Context{ctx, cctx} {
+		if c.Err() != nil && errors.Is(context.Cause(c), errDeadline) {
+			return errdefs.New(errdefs.Timeout, fmt.Errorf("connect: %w", context.Cause(c)))
+		}
+	}
+	return err
+}
+
 // retry runs f until it succeeds, fails with anything but Unavailable, or
 // has been tried o.attempts times; the gRPC status is mapped to an
 // errdefs kind.
@@ -414,7 +488,7 @@ func (p *pusher) retry(ctx context.Context, rpc string, f func() error) error {
 		if i == p.o.attempts-1 {
 			return classify(rpc, err, fmt.Sprintf(" (after %d attempts)", p.o.attempts))
 		}
-		p.o.logf("connect: %s: %v; retrying in %s", rpc, status.Convert(err).Message(), wait)
+		p.o.logf("connect: %s: %s; retrying in %s", rpc, redact.Message(status.Convert(err).Message()), wait)
 		select {
 		case <-ctx.Done():
 			return errdefs.New(errdefs.Timeout, fmt.Errorf("connect: %s: %w", rpc, context.Cause(ctx)))
@@ -432,7 +506,7 @@ func classify(rpc string, err error, suffix string) error {
 	}
 	st, ok := status.FromError(err)
 	if !ok {
-		return errdefs.New(errdefs.Unavailable, fmt.Errorf("connect: %s: %w", rpc, err))
+		return errdefs.New(errdefs.Unavailable, fmt.Errorf("connect: %s: %w", rpc, redact.CutError(err)))
 	}
 	kind := errdefs.Unavailable
 	switch st.Code() {
@@ -447,7 +521,7 @@ func classify(rpc string, err error, suffix string) error {
 	case codes.InvalidArgument, codes.AlreadyExists, codes.FailedPrecondition, codes.OutOfRange:
 		kind = errdefs.Invalid
 	}
-	msg := st.Message()
+	msg := redact.Message(st.Message()) // the server's: it may quote a secret, and be megabytes long
 	if st.Code() == codes.Unimplemented {
 		msg += " (a Spark Connect server older than 3.5 has no ArtifactStatus)"
 	}

@@ -77,6 +77,7 @@ func ParseRemote(s string) (*Remote, error) {
 		return nil, bad("bad host %q", host)
 	}
 	r.Host = host
+	sslOff := false
 	if params != "" {
 		if !strings.HasPrefix(params, ";") {
 			return nil, bad("the path must be empty; parameters follow as /;key=value")
@@ -101,16 +102,23 @@ func ParseRemote(s string) (*Remote, error) {
 				}
 				r.SessionID = strings.ToLower(v)
 			case "token":
-				r.Token = v
-				r.UseSSL = true // pyspark: a token implies TLS
+				r.Token = v // pyspark: a token implies TLS (below)
 			case "use_ssl":
 				r.UseSSL = strings.EqualFold(v, "true")
+				sslOff = !r.UseSSL
 			case "user_agent":
 				r.UserAgent = v
 			default:
 				r.Headers[strings.ToLower(k)] = v
 			}
 		}
+	}
+	if r.Token != "" {
+		if sslOff {
+			// pyspark (ChannelBuilder): secure = use_ssl or token is not None.
+			return nil, bad("a token goes only over TLS, as Spark's clients send it: use_ssl=false would send it in clear text; drop use_ssl=false")
+		}
+		r.UseSSL = true
 	}
 	return r, nil
 }

@@ -32,6 +32,11 @@ func TestParseRemote(t *testing.T) {
 		{in: "sc://localhost/path", wantErr: "the path must be empty"},
 		{in: "sc://localhost/;token", wantErr: "token=REDACTED"},
 		{in: "sc://", wantErr: "no host"},
+		// audit 4 L2: a token never goes in clear text, whatever the order.
+		{in: "sc://localhost/;token=s3cret;use_ssl=false", wantErr: "use_ssl=false would send it in clear text"},
+		{in: "sc://localhost/;use_ssl=false;token=s3cret", wantErr: "use_ssl=false would send it in clear text"},
+		{in: "sc://localhost/;use_ssl=true;token=s3cret", want: &Remote{Host: "localhost", Port: DefaultPort, Token: "s3cret", UseSSL: true, Headers: map[string]string{}}, str: "sc://localhost:15002/;use_ssl=true"},
+		{in: "sc://localhost/;use_ssl=false", want: &Remote{Host: "localhost", Port: DefaultPort, Headers: map[string]string{}}, str: "sc://localhost:15002"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

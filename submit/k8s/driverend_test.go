@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,7 +55,7 @@ func TestDriverEndPerLine(t *testing.T) {
 			wantExc: "java.lang.RuntimeException: cannot open s3a://bucket/x with spark.hadoop.fs.s3a.secret.key=xxxxx",
 			wantMsg: "secret.key=xxxxx"},
 		{name: "4.3: a long exception is bounded", line: "4.3.0", exc: long,
-			wantExc: long[:MaxDriverEnd] + "…", wantMsg: "; the driver: java.lang.RuntimeException: xxx"},
+			wantExc: long[:4067] + fmt.Sprintf("… [%d bytes, cut to 4067]", len(long)), wantMsg: "; the driver: java.lang.RuntimeException: xxx"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

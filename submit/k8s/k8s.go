@@ -499,7 +499,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 			res.Reason = "Failed"
 		}
 		w.fillLogTail(ctx, pod, res)
-		detail := submit.OneLine(pod.Status.Message)
+		detail := submit.OneLine(redact.Message(pod.Status.Message))
 		if e := res.driverEndSummary(); e != "" {
 			detail += "; the driver: " + e
 		}
@@ -527,7 +527,7 @@ func (w *driverWatch) observe(ctx context.Context, pod *corev1.Pod, res *Result,
 		res.Containers = w.containers(pod)
 		detail := res.Reason
 		if msg != "" {
-			detail += ": " + submit.OneLine(msg)
+			detail += ": " + submit.OneLine(redact.Message(msg))
 		}
 		err := fmt.Errorf("driver pod %s/%s stuck in %s for %s, the pending time limit: %s", w.ns, w.pod, pod.Status.Phase, w.o.pendingTimeout, detail)
 		if w.o.killOnCancel {
@@ -568,7 +568,7 @@ func (w *driverWatch) checkExecutors(ctx context.Context, driver *corev1.Pod, re
 			}
 		}
 		if f.ExitCode == nil && p.Status.Phase == corev1.PodFailed {
-			f.Reason, f.Explanation = p.Status.Reason, submit.OneLine(p.Status.Message)
+			f.Reason, f.Explanation = p.Status.Reason, submit.OneLine(redact.Message(p.Status.Message))
 		}
 		if f.ExitCode == nil && f.Reason == "" {
 			continue

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/submit"
 )
 
@@ -203,6 +204,7 @@ func (w *driverWatch) runOperator(ctx context.Context, a *k8sArgs, res *Result) 
 			retry = apiRetry{}
 			state, _, _ := unstructured.NestedString(u.Object, "status", "applicationState", "state")
 			msg, _, _ := unstructured.NestedString(u.Object, "status", "applicationState", "errorMessage")
+			msg = redact.Message(msg) // the operator's: it may quote a secret, and be megabytes long
 			if pod, _, _ := unstructured.NestedString(u.Object, "status", "driverInfo", "podName"); pod != "" {
 				w.pod, res.Pod = pod, pod
 			}

@@ -223,7 +223,7 @@ func driverStatus(p corev1.Pod) DriverStatus {
 	return DriverStatus{
 		SubmissionID: p.Namespace + ":" + p.Name,
 		Namespace:    p.Namespace, Pod: p.Name,
-		Phase: string(p.Status.Phase), Reason: p.Status.Reason,
+		Phase: string(p.Status.Phase), Reason: redact.Message(p.Status.Reason),
 		Labels: p.Labels, Node: p.Spec.NodeName,
 		Created:    p.CreationTimestamp.Time,
 		Deleting:   p.DeletionTimestamp != nil,

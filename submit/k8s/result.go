@@ -3,7 +3,6 @@ package k8s
 import (
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -35,6 +34,9 @@ import (
 //	                                   // annotateExitException=true), redacted, at most 4 KiB
 //	  "terminationMessage": "...",     // the driver container's termination message (what the
 //	                                   // driver wrote to its terminationMessagePath), redacted
+//	                                   // and at most 4 KiB; so is every text the driver, the kubelet or
+//	                                   // the operator wrote (message, reason, containers[].message,
+//	                                   // logTail): a cut one ends "… [N bytes, cut to K]"
 //	  "containers": [{"name": "spark-kubernetes-driver", "state": "terminated",
 //	                  "exitCode": 137, "reason": "OOMKilled", "explanation": "..."}],
 //	  "logTail": ["..."],              // last driver log lines (WithLogTail), on failure
@@ -97,9 +99,36 @@ func (r *Result) Err() error { return r.err }
 func (r *Result) finish(now time.Time, err error) {
 	r.err = err
 	if err != nil && r.Message == "" {
-		r.Message = redact.Line(err.Error())
+		r.Message = err.Error()
 	}
+	r.sanitize()
 	r.Timings.Finish(now)
+}
+
+// sanitize redacts and bounds (redact.Message) every text of r that a
+// driver, an operator or the API server wrote, once, before r reaches any
+// output (text, JSON, a result file): each container's message, the
+// operator's errorMessage, the exit exception, the log tail.
+func (r *Result) sanitize() {
+	for _, p := range []*string{&r.Reason, &r.Message, &r.ExitException, &r.TerminationMessage} {
+		*p = redact.Message(*p)
+	}
+	sanitizeContainers(r.Containers)
+	for i := range r.ExecutorFailures {
+		f := &r.ExecutorFailures[i]
+		f.Reason, f.Explanation = redact.Message(f.Reason), redact.Message(f.Explanation)
+	}
+	for i, l := range r.LogTail {
+		r.LogTail[i] = redact.Message(l)
+	}
+}
+
+// sanitizeContainers redacts and bounds the texts the kubelet or the
+// container wrote (reason, message).
+func sanitizeContainers(cs []ContainerResult) {
+	for i := range cs {
+		cs[i].Reason, cs[i].Message = redact.Message(cs[i].Reason), redact.Message(cs[i].Message)
+	}
 }
 
 // explainExit says what a container exit code usually means for Spark.
@@ -178,6 +207,7 @@ func containerResults(pod *corev1.Pod) []ContainerResult {
 	for _, st := range pod.Status.ContainerStatuses {
 		add(st, false)
 	}
+	sanitizeContainers(out)
 	return out
 }
 
@@ -223,24 +253,6 @@ func (r *Result) driverEndSummary() string {
 	return ""
 }
 
-// boundText redacts s and keeps at most MaxDriverEnd bytes of it (whole
-// UTF-8 characters), marking a cut with "…".
-func boundText(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if s == "" {
-		return ""
-	}
-	var lines []string
-	for _, l := range strings.Split(s, "\n") {
-		lines = append(lines, redact.Line(l))
-	}
-	s = strings.Join(lines, "\n")
-	if len(s) <= MaxDriverEnd {
-		return s
-	}
-	cut := MaxDriverEnd
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// boundText redacts s and keeps at most MaxDriverEnd bytes of it
+// (redact.Message).
+func boundText(s string) string { return redact.MessageN(s, MaxDriverEnd) }

@@ -341,7 +341,7 @@ func restFirstLines(s string) string {
 		}
 		keep = append(keep, strings.TrimSpace(l))
 	}
-	return redact.String(redact.Cut(strings.Join(keep, " "), redact.MaxMessage))
+	return redact.Line(redact.Cut(strings.Join(keep, " "), redact.MaxMessage))
 }
 
 // round tries each master once, from the one that answered last.
@@ -466,7 +466,7 @@ func (c *Client) Create(ctx context.Context, req *CreateSubmissionRequest) (*Res
 		return nil, err
 	}
 	if r.Action != "CreateSubmissionResponse" {
-		return nil, errdefs.Errorf(errdefs.Unavailable, "%s answered create with %s", r.Master, r.Action)
+		return nil, errdefs.Errorf(errdefs.Unavailable, "%s answered create with %s", r.Master, redact.Message(r.Action))
 	}
 	if len(r.UnknownFields) > 0 {
 		fmt.Fprintf(c.o.log, "prebake: the master ignored unknown fields %s\n", strings.Join(r.UnknownFields, ", "))

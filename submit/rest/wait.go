@@ -81,10 +81,27 @@ func (r *Result) finish(now time.Time, reason string, err error) *Result {
 		r.Reason = reason
 	}
 	if err != nil {
-		r.Message = redact.String(err.Error())
+		r.Message = err.Error()
 	}
+	r.sanitize()
 	r.Timings.Finish(now)
 	return r
+}
+
+// sanitize redacts and bounds (redact.Message) every text of r that the
+// master or the driver wrote, once, before r reaches any output (text,
+// JSON, a result file).
+func (r *Result) sanitize() {
+	for _, p := range []*string{&r.State, &r.TaskState, &r.WorkerID, &r.WorkerHostPort, &r.Reason, &r.Message} {
+		*p = redact.Message(*p)
+	}
+	for i := range r.Transitions {
+		t := &r.Transitions[i]
+		t.State, t.WorkerID, t.WorkerHostPort, t.Message = redact.Message(t.State), redact.Message(t.WorkerID), redact.Message(t.WorkerHostPort), redact.Message(t.Message)
+	}
+	for i, l := range r.LogTail {
+		r.LogTail[i] = redact.Message(l)
+	}
 }
 
 var errRestTimeout = errors.New("time limit reached")
@@ -132,7 +149,7 @@ func submitREST(ctx context.Context, sub *submit.Submission, opts ...Option) *Re
 	res.SubmissionID = r.SubmissionID
 	res.Timings.Submitted = &now
 	if r.Message != "" {
-		fmt.Fprintf(o.log, "prebake: %s\n", r.Message)
+		fmt.Fprintf(o.log, "prebake: %s\n", redact.Message(r.Message))
 	} else {
 		fmt.Fprintf(o.log, "prebake: submitted as %s\n", r.SubmissionID)
 	}
@@ -435,8 +452,9 @@ func (b *Backend) state(id string, r *Response) []submit.DriverState {
 	if r == nil {
 		return nil
 	}
-	return []submit.DriverState{DriverState{SubmissionID: id, Master: redact.URL(b.master), RestURL: r.Master, State: r.DriverState,
-		WorkerID: r.WorkerID, WorkerHostPort: r.WorkerHostPort, Message: r.Message, ServerSparkVersion: r.ServerSparkVersion}}
+	m := redact.Message // the master's texts: redacted and bounded
+	return []submit.DriverState{DriverState{SubmissionID: id, Master: redact.URL(b.master), RestURL: r.Master, State: m(r.DriverState),
+		WorkerID: m(r.WorkerID), WorkerHostPort: m(r.WorkerHostPort), Message: m(r.Message), ServerSparkVersion: m(r.ServerSparkVersion)}}
 }
 
 // Status asks each master for id's state once (with retries on network
