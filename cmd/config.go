@@ -33,6 +33,9 @@ type setting struct {
 	// the home directory, as a shell expands it (the environment's value
 	// was expanded by the shell that set it).
 	path bool
+	// local is this machine's (the cache directory): prebake init leaves
+	// it out of the prebake.yaml a team commits.
+	local bool
 }
 
 var settings = []setting{
@@ -44,7 +47,7 @@ var settings = []setting{
 	{key: "expires", env: "PREBAKE_EXPIRES", flags: []string{"expires"}},
 	// submit --image-target and bake image --target name the same thing.
 	{key: "imageTarget", env: "PREBAKE_IMAGE_TARGET", flags: []string{"image-target", "target"}},
-	{key: "cache", env: "PREBAKE_CACHE", flags: []string{"cache"}, path: true},
+	{key: "cache", env: "PREBAKE_CACHE", flags: []string{"cache"}, path: true, local: true},
 	{key: "repositories", env: "PREBAKE_REPOSITORIES", flags: []string{"repositories"}, list: true},
 	{key: "noDefaultRepositories", env: "PREBAKE_NO_DEFAULT_REPOSITORIES", flags: []string{"no-default-repositories"}, bool: true},
 	{key: "excludePackages", env: "PREBAKE_EXCLUDE_PACKAGES", flags: []string{"exclude-packages"}, list: true},
