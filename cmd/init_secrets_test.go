@@ -36,7 +36,7 @@ func TestInitWritesNoSecret(t *testing.T) {
 		name  string
 		env   map[string]string
 		flags []string
-		want  string // the file's settings
+		want  string   // the file's settings
 		said  []string // in stderr
 	}{
 		{"from the environment", map[string]string{"PREBAKE_REPOSITORIES": withCreds, "PREBAKE_NO_DEFAULT_REPOSITORIES": "true", "PREBAKE_CACHE": filepath.Join(tmp, "c")}, nil,
