@@ -133,6 +133,11 @@ what changed; --force rewrites the file with this command's settings.`,
 				if rf.lock == "" {
 					rf.lock = "prebake.lock"
 				}
+				// init is how a lock is updated: frozen: in prebake.yaml (or
+				// $PREBAKE_FROZEN) pins the runs, not init; --frozen does.
+				if settingFrom(c.Flags(), "frozen") != "" {
+					rf.frozen = false
+				}
 				base, err := rf.request()
 				if err != nil {
 					return err
@@ -212,7 +217,7 @@ func initConfig(fl *pflag.FlagSet, only map[string]bool, file string, getenv fun
 	for _, s := range settings {
 		for _, name := range s.flags {
 			f := fl.Lookup(name)
-			if f == nil || !f.Changed || only != nil && !only[name] {
+			if f == nil || !f.Changed || only != nil && !only[name] || initSkips[s.key] {
 				continue
 			}
 			if from := settingFrom(fl, name); from != "" && from != file+": "+s.key {
@@ -286,6 +291,12 @@ func initConfig(fl *pflag.FlagSet, only map[string]bool, file string, getenv fun
 	}
 	return append(data, out...), left, nil
 }
+
+// initSkips are the settings init never writes: its --lock and --frozen
+// are its own run's, and the next command it prints names them. A team
+// that pins every run (spark-submit link mode) adds lock: and frozen:
+// to the file itself.
+var initSkips = map[string]bool{"lock": true, "frozen": true}
 
 // committable is v as prebake.yaml may hold it for every machine: a URL
 // without its userinfo, a path under the home directory as ~/…; ok is

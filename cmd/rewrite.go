@@ -109,7 +109,9 @@ for packages they set themselves.`,
 				return err
 			}
 			var jars *rewrite.Jars
+			fromLock := false
 			if sub.Argv.Action == submit.ActionSubmit {
+				fromLock = lockMatches(c.Context(), req, sub.Packages())
 				if jars, err = pipeline.FindJars(c.Context(), req, sub.Packages(), finder, rep); err != nil {
 					return err
 				}
@@ -117,6 +119,10 @@ for packages they set themselves.`,
 			r, err := rewrite.Apply(c.Context(), sub, jars, opts...)
 			if err != nil {
 				return err
+			}
+			if line := resolutionSummary(r, req.LockPath, fromLock); line != "" {
+				rep.Printf("%s", line)
+				rep.Wait()
 			}
 			withWarningHints("rewrite", r.Warnings)
 			if pyEnv {
