@@ -63,6 +63,26 @@ for packages they set themselves.`,
 			if err != nil {
 				return err
 			}
+			var sub *submit.Submission
+			pyEnv := manifest == "" && (execProg || len(args) == 0)
+			switch {
+			case manifest != "":
+			case pyEnv:
+				sub, err = submit.LoadPySparkSubmission(os.Environ())
+			default:
+				sub, err = submit.LoadSubmission(args, os.Environ())
+			}
+			if err != nil {
+				return err
+			}
+			if sub != nil && sf.store != "" {
+				// A driver that runs here reads the jars from the local
+				// cache, as submit's does: a worker-wide $PREBAKE_STORE,
+				// meant for its cluster jobs, is not asked.
+				if kind, err := submit.Route(sub); err == nil && kind == submit.KindLocal {
+					ignoreHere(g, c.Flags(), sub.Master(), c.ErrOrStderr(), hereTarget{"store", &sf.store})
+				}
+			}
 			store := sf.store
 			if imageFrom != "" && store != "" {
 				return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
@@ -97,16 +117,8 @@ for packages they set themselves.`,
 			if manifest != "" {
 				return rewriteManifest(c, g, manifest, out, append(opts, rewrite.WithJarSource(pipeline.JarSource(req, finder, rep))))
 			}
-			var sub *submit.Submission
-			pyEnv := execProg || len(args) == 0
 			if pyEnv {
-				sub, err = submit.LoadPySparkSubmission(os.Environ())
 				opts = append(opts, rewrite.WithPythonApps(pythonFiles(args)...))
-			} else {
-				sub, err = submit.LoadSubmission(args, os.Environ())
-			}
-			if err != nil {
-				return err
 			}
 			var jars *rewrite.Jars
 			fromLock := false
