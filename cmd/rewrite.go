@@ -63,6 +63,14 @@ for packages they set themselves.`,
 			if err != nil {
 				return err
 			}
+			if imageFrom != "" && sf.store != "" {
+				return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
+			}
+			if sf.store != "" {
+				if err := sf.check(); err != nil {
+					return err
+				}
+			}
 			var sub *submit.Submission
 			pyEnv := manifest == "" && (execProg || len(args) == 0)
 			switch {
@@ -84,14 +92,6 @@ for packages they set themselves.`,
 				}
 			}
 			store := sf.store
-			if imageFrom != "" && store != "" {
-				return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
-			}
-			if store != "" {
-				if err := sf.check(); err != nil {
-					return err
-				}
-			}
 			req, err := rf.request()
 			if err != nil {
 				return err
