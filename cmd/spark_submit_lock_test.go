@@ -103,3 +103,25 @@ func TestLinkPinnedByLock(t *testing.T) {
 		})
 	}
 }
+
+// TestInitIgnoresFrozenSetting: frozen: in prebake.yaml (or
+// $PREBAKE_FROZEN) pins the runs, not init, which is how the pinned lock is
+// updated; init's own --frozen still applies.
+func TestInitIgnoresFrozenSetting(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	t.Chdir(tmp)
+	repo := "file://" + filepath.Join(root, "testdata", "demo-repo") + "/"
+	line := func(pkg string) []string {
+		return []string{"init", "--force", "--no-default-repositories", "--repositories", repo, "--", "--master", "local[1]", "--packages", pkg, "app.py"}
+	}
+	if code, _, errs := runPrebake(t.Context(), line("org.slf4j:slf4j-api:1.7.36")...); code != 0 {
+		t.Fatalf("init: exit %d\n%s", code, errs)
+	}
+	t.Setenv("PREBAKE_FROZEN", "true")
+	if code, out, errs := runPrebake(t.Context(), line("org.slf4j:slf4j-api:2.0.7")...); code != 0 || !strings.Contains(out, "slf4j-api: 1.7.36 -> 2.0.7") {
+		t.Errorf("init with $PREBAKE_FROZEN and new packages: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := runPrebake(t.Context(), append([]string{"init", "--frozen"}, line("ch.qos.logback:logback-classic:1.4.11")[1:]...)...); code != exitcode.StaleLock {
+		t.Errorf("init --frozen with new packages: exit %d, want 78\n%s", code, errs)
+	}
+}
