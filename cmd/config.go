@@ -33,6 +33,13 @@ type setting struct {
 	// the home directory, as a shell expands it (the environment's value
 	// was expanded by the shell that set it).
 	path bool
+	// nearFile: a relative path in prebake.yaml is relative to the
+	// file's directory, not to the working directory (an Airflow task's
+	// is its own temporary one).
+	nearFile bool
+	// local is this machine's (the cache directory): prebake init leaves
+	// it out of the prebake.yaml a team commits.
+	local bool
 }
 
 var settings = []setting{
@@ -44,7 +51,7 @@ var settings = []setting{
 	{key: "expires", env: "PREBAKE_EXPIRES", flags: []string{"expires"}},
 	// submit --image-target and bake image --target name the same thing.
 	{key: "imageTarget", env: "PREBAKE_IMAGE_TARGET", flags: []string{"image-target", "target"}},
-	{key: "cache", env: "PREBAKE_CACHE", flags: []string{"cache"}, path: true},
+	{key: "cache", env: "PREBAKE_CACHE", flags: []string{"cache"}, path: true, local: true},
 	{key: "repositories", env: "PREBAKE_REPOSITORIES", flags: []string{"repositories"}, list: true},
 	{key: "noDefaultRepositories", env: "PREBAKE_NO_DEFAULT_REPOSITORIES", flags: []string{"no-default-repositories"}, bool: true},
 	{key: "excludePackages", env: "PREBAKE_EXCLUDE_PACKAGES", flags: []string{"exclude-packages"}, list: true},
@@ -56,6 +63,11 @@ var settings = []setting{
 	{key: "verifySignatures", env: "PREBAKE_VERIFY_SIGNATURES", flags: []string{"verify-signatures"}, bool: true},
 	{key: "keyring", env: "PREBAKE_KEYRING", flags: []string{"keyring"}, path: true},
 	{key: "strict", env: "PREBAKE_STRICT", flags: []string{"strict"}, bool: true},
+	// A lock and frozen pin every run that reads the file, the runs of
+	// prebake as spark-submit (SparkSubmitOperator) included, which take
+	// no prebake flag. A relative lock in prebake.yaml is next to the file.
+	{key: "lock", env: "PREBAKE_LOCK", flags: []string{"lock"}, path: true, nearFile: true},
+	{key: "frozen", env: "PREBAKE_FROZEN", flags: []string{"frozen"}, bool: true},
 }
 
 // configPath picks the configuration file: --config, else $PREBAKE_CONFIG,
@@ -177,6 +189,9 @@ func applySettings(fl *pflag.FlagSet, explicit string, getenv func(string) strin
 			for _, v := range vals {
 				if s.path && from != s.env {
 					v = expandTilde(v, getenv)
+					if s.nearFile && v != "" && !filepath.IsAbs(v) {
+						v = filepath.Join(filepath.Dir(path), v)
+					}
 				}
 				if err := fl.Set(name, v); err != nil {
 					return path, exitcode.Errorf(exitcode.Usage, "%s (for --%s): %v", from, name, err)

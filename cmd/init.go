@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -79,8 +80,11 @@ func newInitCmd(g *globals) *cobra.Command {
 			Long: `init adopts prebake for an existing spark-submit command line: it resolves the
 line's packages (with the resolution flags given here), writes the lock (--lock, default
 prebake.lock) and a prebake.yaml that holds the settings given here (store or image target,
-repositories, cache, …), so that ` + "`prebake submit --lock prebake.lock --frozen -- <the same args>`" + `
-run from this directory uses exactly that lock. Run again (with changed packages), init
+repositories, …), so that ` + "`prebake submit --lock prebake.lock --frozen -- <the same args>`" + `
+run from this directory uses exactly that lock. The file is for committing: it holds only
+what this command line gave, never a credential (a URL's user:password is removed, a value
+with a token left out) nor this machine's cache directory or PREBAKE_* variables; init names
+on stderr what it left out. Run again (with changed packages), init
 keeps an existing prebake.yaml whose settings are this command's, updates the lock and lists
 what changed; --force rewrites the file with this command's settings.`,
 			Example: `  prebake init --store s3://team-spark-jars/prebake -- \
@@ -99,7 +103,7 @@ what changed; --force rewrites the file with this command's settings.`,
 				if sf.store != "" && imageTarget != "" {
 					return exitcode.Errorf(exitcode.Usage, "init: --store %s and --image-target %s (from the flags, PREBAKE_* or %s): give one of them; submit takes one", redact.URL(sf.store), imageTarget, file)
 				}
-				data, err := initConfig(c.Flags(), nil)
+				data, left, err := initConfig(c.Flags(), nil, file, os.Getenv)
 				if err != nil {
 					return err
 				}
@@ -108,7 +112,7 @@ what changed; --force rewrites the file with this command's settings.`,
 				// and the lock is updated.
 				keep := false
 				if old, err := os.ReadFile(file); err == nil && !force {
-					given, err := initConfig(c.Flags(), g.explicit)
+					given, _, err := initConfig(c.Flags(), g.explicit, file, os.Getenv)
 					if err != nil {
 						return err
 					}
@@ -128,6 +132,11 @@ what changed; --force rewrites the file with this command's settings.`,
 				}
 				if rf.lock == "" {
 					rf.lock = "prebake.lock"
+				}
+				// init is how a lock is updated: frozen: in prebake.yaml (or
+				// $PREBAKE_FROZEN) pins the runs, not init; --frozen does.
+				if settingFrom(c.Flags(), "frozen") != "" {
+					rf.frozen = false
 				}
 				base, err := rf.request()
 				if err != nil {
@@ -150,6 +159,11 @@ what changed; --force rewrites the file with this command's settings.`,
 				if !keep {
 					if err := writeAtomic("writing", file, data); err != nil {
 						return err
+					}
+					if len(left) > 0 {
+						rep := g.reporter(c.ErrOrStderr())
+						rep.Warnf("not written to %s, which is for committing: %s", file, strings.Join(left, "; "))
+						rep.Wait()
 					}
 				}
 				changes := lockChanges(oldLock, res.Lock)
@@ -187,43 +201,120 @@ what changed; --force rewrites the file with this command's settings.`,
 	}
 }
 
-// initConfig is the prebake.yaml of init: every setting init's command line
-// (or the environment) gave, in the settings table's order; with only, the
-// settings of the flags only names.
-func initConfig(fl *pflag.FlagSet, only map[string]bool) ([]byte, error) {
+// initConfig is the prebake.yaml of init: the settings init's command
+// line gave (and those of file, the one it replaces), in the settings
+// table's order; with only, the settings of the flags only names. The file
+// is for committing (the CI guide adds it to git), so it holds nothing
+// secret and nothing of this machine's: a setting from the environment
+// (PREBAKE_*) or another configuration file, the cache directory, a
+// value with a token or a presigned query are left out, and a URL's
+// userinfo is removed (the lock records the repository without it too, so
+// the lock stays fresh). left says what was left out and why, by setting
+// name only, never the value.
+func initConfig(fl *pflag.FlagSet, only map[string]bool, file string, getenv func(string) string) (data []byte, left []string, err error) {
 	var doc yaml.Node
 	doc.Kind = yaml.MappingNode
 	for _, s := range settings {
 		for _, name := range s.flags {
 			f := fl.Lookup(name)
-			if f == nil || !f.Changed || only != nil && !only[name] {
+			if f == nil || !f.Changed || only != nil && !only[name] || initSkips[s.key] {
+				continue
+			}
+			if from := settingFrom(fl, name); from != "" && from != file+": "+s.key {
+				if strings.HasPrefix(from, "PREBAKE_") {
+					from = "$" + from
+				}
+				left = append(left, fmt.Sprintf("%s (from %s, not this command line)", s.key, from))
+				continue
+			}
+			if s.local {
+				left = append(left, fmt.Sprintf("%s (this machine's: set $%s where it runs)", s.key, s.env))
 				continue
 			}
 			var v yaml.Node
 			switch {
 			case s.list:
 				vals, _ := fl.GetStringArray(name)
-				if err := v.Encode(vals); err != nil {
-					return nil, exitcode.New(exitcode.Internal, err)
+				var kept []string
+				stripped := 0
+				for _, val := range vals {
+					clean, ok := committable(s, val, getenv)
+					if !ok {
+						continue
+					}
+					if clean != val {
+						stripped++
+					}
+					kept = append(kept, clean)
+				}
+				if n := len(vals) - len(kept); n > 0 {
+					left = append(left, fmt.Sprintf("%s (%d of its values hold a secret)", s.key, n))
+				}
+				if stripped > 0 {
+					left = append(left, fmt.Sprintf("the credentials of %d URL(s) of %s (give them in a Maven settings.xml's <servers>, --settings, or $%s where the job runs)", stripped, s.key, s.env))
+				}
+				if len(kept) == 0 {
+					continue
+				}
+				if err := v.Encode(kept); err != nil {
+					return nil, nil, exitcode.New(exitcode.Internal, err)
 				}
 			case s.bool:
 				b, _ := fl.GetBool(name)
 				if err := v.Encode(b); err != nil {
-					return nil, exitcode.New(exitcode.Internal, err)
+					return nil, nil, exitcode.New(exitcode.Internal, err)
 				}
 			default:
-				if err := v.Encode(f.Value.String()); err != nil {
-					return nil, exitcode.New(exitcode.Internal, err)
+				val := f.Value.String()
+				clean, ok := committable(s, val, getenv)
+				if !ok {
+					left = append(left, fmt.Sprintf("%s (its value holds a secret)", s.key))
+					continue
+				}
+				if clean != val && strings.Contains(val, "@") {
+					left = append(left, fmt.Sprintf("the credentials of %s's URL", s.key))
+				}
+				if err := v.Encode(clean); err != nil {
+					return nil, nil, exitcode.New(exitcode.Internal, err)
 				}
 			}
 			doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: s.key}, &v)
 		}
 	}
+	data = []byte("# written by prebake init; flags and PREBAKE_* variables override it\n")
+	if len(doc.Content) == 0 {
+		return data, left, nil
+	}
 	out, err := yaml.Marshal(&doc)
 	if err != nil {
-		return nil, exitcode.New(exitcode.Internal, err)
+		return nil, nil, exitcode.New(exitcode.Internal, err)
 	}
-	return append([]byte("# written by prebake init; flags and PREBAKE_* variables override it\n"), out...), nil
+	return append(data, out...), left, nil
+}
+
+// initSkips are the settings init never writes: its --lock and --frozen
+// are its own run's, and the next command it prints names them. A team
+// that pins every run (spark-submit link mode) adds lock: and frozen:
+// to the file itself.
+var initSkips = map[string]bool{"lock": true, "frozen": true}
+
+// committable is v as prebake.yaml may hold it for every machine: a URL
+// without its userinfo, a path under the home directory as ~/…; ok is
+// false when v holds a secret userinfo is not all of (a token, a
+// presigned query).
+func committable(s setting, v string, getenv func(string) string) (string, bool) {
+	clean := redact.StripUserinfo(v)
+	if redact.Line(clean) != clean || redact.URL(clean) != clean && strings.Contains(clean, "?") {
+		return "", false
+	}
+	if s.path {
+		if home := getenv("HOME"); home != "" && filepath.IsAbs(clean) {
+			if rel, err := filepath.Rel(home, clean); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+				clean = "~/" + filepath.ToSlash(rel)
+			}
+		}
+	}
+	return clean, true
 }
 
 // initNext is the submit command init prints: shell-quoted as rewrite

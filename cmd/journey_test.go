@@ -395,10 +395,14 @@ func TestInit(t *testing.T) {
 		t.Fatalf("init: exit %d %v\n%s\n%s", code, err, out, errs)
 	}
 	yml, _ := os.ReadFile("prebake.yaml")
-	for _, want := range []string{"store: file://", "noDefaultRepositories: true", "repositories:\n    - file://", "cache: "} {
+	for _, want := range []string{"store: file://", "noDefaultRepositories: true", "repositories:\n    - file://"} {
 		if !strings.Contains(string(yml), want) {
 			t.Errorf("prebake.yaml lacks %q:\n%s", want, yml)
 		}
+	}
+	// The cache is this machine's (review 4, HIGH 3; TestInitWritesNoSecret).
+	if strings.Contains(string(yml), "cache:") || !strings.Contains(errs, "cache (this machine's") {
+		t.Errorf("init wrote the cache into prebake.yaml, or did not say it left it out:\n%s\n%s", yml, errs)
 	}
 	if code, _, errs := runPrebake(context.Background(), append([]string{"submit", "--lock", "prebake.lock", "--frozen", "--spark-submit", bin, "--"}, argv...)...); code != 0 {
 		t.Errorf("submit --frozen after init: exit %d\n%s", code, errs)

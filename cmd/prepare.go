@@ -41,12 +41,16 @@ func submitOptions(ctx context.Context, f *submitFlags, sub *submit.Submission, 
 	if o.Target, err = submitTarget(f, rep); err != nil {
 		return pipeline.SubmitOptions{}, err
 	}
+	fromLock := lockMatches(ctx, req, sub.Packages())
 	report := func(r *pipeline.Result) error {
 		defer rep.Wait()
 		if isS3Store(f.s3.store) && f.urlStyle == s3store.StylePresigned {
 			presignedAlert(rep, f.expires)
 		}
 		reportPrepared(rep, r)
+		if line := resolutionSummary(r.Result, req.LockPath, fromLock); line != "" {
+			rep.Printf("%s", line)
+		}
 		return nil
 	}
 	return pipeline.SubmitOptions{Options: o, Report: report, Prepare: pp}, nil

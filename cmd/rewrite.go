@@ -63,15 +63,35 @@ for packages they set themselves.`,
 			if err != nil {
 				return err
 			}
-			store := sf.store
-			if imageFrom != "" && store != "" {
+			if imageFrom != "" && sf.store != "" {
 				return exitcode.Errorf(exitcode.Usage, "--image-from and --store: give one of them")
 			}
-			if store != "" {
+			if sf.store != "" {
 				if err := sf.check(); err != nil {
 					return err
 				}
 			}
+			var sub *submit.Submission
+			pyEnv := manifest == "" && (execProg || len(args) == 0)
+			switch {
+			case manifest != "":
+			case pyEnv:
+				sub, err = submit.LoadPySparkSubmission(os.Environ())
+			default:
+				sub, err = submit.LoadSubmission(args, os.Environ())
+			}
+			if err != nil {
+				return err
+			}
+			if sub != nil && sf.store != "" {
+				// A driver that runs here reads the jars from the local
+				// cache, as submit's does: a worker-wide $PREBAKE_STORE,
+				// meant for its cluster jobs, is not asked.
+				if kind, err := submit.Route(sub); err == nil && kind == submit.KindLocal {
+					ignoreHere(g, c.Flags(), sub.Master(), c.ErrOrStderr(), hereTarget{"store", &sf.store})
+				}
+			}
+			store := sf.store
 			req, err := rf.request()
 			if err != nil {
 				return err
@@ -97,19 +117,13 @@ for packages they set themselves.`,
 			if manifest != "" {
 				return rewriteManifest(c, g, manifest, out, append(opts, rewrite.WithJarSource(pipeline.JarSource(req, finder, rep))))
 			}
-			var sub *submit.Submission
-			pyEnv := execProg || len(args) == 0
 			if pyEnv {
-				sub, err = submit.LoadPySparkSubmission(os.Environ())
 				opts = append(opts, rewrite.WithPythonApps(pythonFiles(args)...))
-			} else {
-				sub, err = submit.LoadSubmission(args, os.Environ())
-			}
-			if err != nil {
-				return err
 			}
 			var jars *rewrite.Jars
+			fromLock := false
 			if sub.Argv.Action == submit.ActionSubmit {
+				fromLock = lockMatches(c.Context(), req, sub.Packages())
 				if jars, err = pipeline.FindJars(c.Context(), req, sub.Packages(), finder, rep); err != nil {
 					return err
 				}
@@ -117,6 +131,10 @@ for packages they set themselves.`,
 			r, err := rewrite.Apply(c.Context(), sub, jars, opts...)
 			if err != nil {
 				return err
+			}
+			if line := resolutionSummary(r, req.LockPath, fromLock); line != "" {
+				rep.Printf("%s", line)
+				rep.Wait()
 			}
 			withWarningHints("rewrite", r.Warnings)
 			if pyEnv {

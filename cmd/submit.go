@@ -162,12 +162,23 @@ func localSparkJars(flag string, getenv func(string) string, lookPath func(strin
 // the environment or prebake.yaml is dropped with a -v line, one from the
 // command line with a warning.
 func ignoreTargetsHere(g *globals, f *submitFlags, fl *pflag.FlagSet, master string, stderr io.Writer) {
+	ignoreHere(g, fl, master, stderr, hereTarget{"image-target", &f.imageTarget}, hereTarget{"store", &f.s3.store})
+}
+
+// A hereTarget is a flag (and its value) that a driver running here does
+// not use (ignoreHere).
+type hereTarget struct {
+	flag string
+	val  *string
+}
+
+// ignoreHere empties each target's value for master, whose driver runs
+// here: one from the environment or prebake.yaml with a -v line, one from
+// the command line with a warning (ignoreTargetsHere; rewrite's --store).
+func ignoreHere(g *globals, fl *pflag.FlagSet, master string, stderr io.Writer, targets ...hereTarget) {
 	rep := g.reporter(stderr)
 	defer rep.Wait()
-	for _, t := range []struct {
-		flag string
-		val  *string
-	}{{"image-target", &f.imageTarget}, {"store", &f.s3.store}} {
+	for _, t := range targets {
 		if *t.val == "" {
 			continue
 		}

@@ -280,6 +280,12 @@ type Process struct {
 // java's child, outlived a signal to java alone), and what survived the
 // grace is killed with it. On a terminal, the terminal's own ^C reaches
 // the whole foreground group, and a group of its own could not read it.
+//
+// Nothing of the child outlives prebake, even killed with SIGKILL (as
+// Airflow's on_kill does): on Linux the child gets SIGTERM from the
+// kernel when prebake dies (the parent-death signal), and, in a group of
+// its own, a reaper (a shell that outlives prebake) gives the whole group
+// SIGTERM, then SIGKILL after KillGrace (at most reaperGrace).
 func (p *Process) Run(ctx context.Context) (code int, tail []string, err error) {
 	cmd := exec.CommandContext(ctx, p.Bin, p.Args...)
 	cmd.Env = p.Env
@@ -288,16 +294,22 @@ func (p *Process) Run(ctx context.Context) (code int, tail []string, err error) 
 	if group {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
+	// The parent-death signal fires when the thread that forked the child
+	// exits: this goroutine keeps its thread until the child is waited for.
+	defer lockThread()()
+	cmd.SysProcAttr = withParentDeath(cmd.SysProcAttr, syscall.SIGTERM)
+	var rp *reaper
+	if group {
+		rp = startReaper(min(killGrace(p.KillGrace), reaperGrace))
+		defer rp.stop()
+	}
 	cmd.Cancel = func() error {
 		if group {
 			return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		}
 		return cmd.Process.Signal(syscall.SIGTERM)
 	}
-	cmd.WaitDelay = p.KillGrace
-	if cmd.WaitDelay <= 0 {
-		cmd.WaitDelay = 30 * time.Second
-	}
+	cmd.WaitDelay = killGrace(p.KillGrace)
 	tw := &submit.TailWriter{Max: p.TailLines}
 	stderr := p.Stderr
 	if stderr == nil {
@@ -310,7 +322,10 @@ func (p *Process) Run(ctx context.Context) (code int, tail []string, err error) 
 	if p.StdoutToStderr {
 		cmd.Stdout = cmd.Stderr
 	}
-	err = cmd.Run()
+	if err = cmd.Start(); err == nil {
+		rp.watch(cmd.Process.Pid)
+		err = cmd.Wait()
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -333,6 +348,19 @@ func (p *Process) Run(ctx context.Context) (code int, tail []string, err error) 
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	return code, tw.Lines(), nil
+}
+
+// reaperGrace bounds how long the reaper gives a job to stop after
+// SIGTERM once prebake is gone: whoever killed prebake expects the job to
+// end soon after.
+const reaperGrace = 10 * time.Second
+
+// killGrace is d, or the default 30s when d <= 0.
+func killGrace(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 30 * time.Second
+	}
+	return d
 }
 
 // isTerminal reports whether r is a terminal.
