@@ -323,7 +323,7 @@ func classify(err error) (code errdefs.Kind, why string, sentinel error) {
 		apiCode == "ExpiredToken" || apiCode == "InvalidToken" ||
 		apiCode == "XAdminUserNotFound" || // versitygw: an unknown access key
 		status == 401 || status == 403:
-		return errdefs.Denied, "permission denied (check the AWS credentials: env, profile or web identity)", nil
+		return errdefs.Denied, "permission denied (check the AWS credentials in the environment, profile or web identity)", nil
 	case apiCode == "NoSuchBucket":
 		return errdefs.NotFound, "the bucket does not exist", ErrNoBucket
 	case apiCode == "NoSuchKey" || apiCode == "NotFound" || status == 404:
