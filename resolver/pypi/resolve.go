@@ -586,11 +586,16 @@ func (r *Resolver) fetch(ctx context.Context, c choice) (Wheel, error) {
 		}
 		sum, size, w.Path = sums.SHA256, sums.Size, path
 	default:
+		// One download per URL across processes sharing the cache.
+		unlock, err := r.cache.LockURL(ctx, f.URL)
+		if err != nil {
+			return Wheel{}, err
+		}
+		defer unlock()
 		if e, ok := r.cache.Lookup(f.URL); ok && (want == "" || e.Sha256 == want) && (f.Size < 0 || e.Size == f.Size) {
 			sum, size, w.Path = e.Sha256, e.Size, r.cache.BlobPath(e.Sha256)
 			break
 		}
-		var err error
 		if sum, size, w.Path, err = r.download(ctx, c, want); err != nil {
 			return Wheel{}, err
 		}
@@ -700,4 +705,3 @@ func checkAllowed(c choice, path, sum string) error {
 	}
 	return errdefs.New(errdefs.Invalid, &LineError{Origin: c.pin.origin, Err: fmt.Errorf("%s %s: %s: %w: sha256:%s is none of the pinned hashes %s", c.pin.name, c.pin.version, c.file.Filename, ErrHashMismatch, sum, strings.Join(list, ", "))})
 }
-

@@ -76,10 +76,10 @@ func demoIndex(t testing.TB, html bool) (*fakeIndex, map[string][]byte) {
 	ix := newFakeIndex(t, html)
 	w := map[string][]byte{
 		"demo-1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl": testWheel(t, "demo", "1.0", "cp311-cp311-manylinux_2_17_x86_64"),
-		"demo-1.0-py3-none-any.whl":                        testWheel(t, "demo", "1.0", "py3-none-any"),
-		"demo-1.0-cp311-cp311-macosx_11_0_arm64.whl":       testWheel(t, "demo", "1.0", "cp311-cp311-macosx_11_0_arm64"),
-		"six-1.16.0-py2.py3-none-any.whl":                  testWheel(t, "six", "1.16.0", "py2.py3-none-any"),
-		"demo-1.0-cp312-cp312-manylinux_2_17_x86_64.whl":   testWheel(t, "demo", "1.0", "cp312-cp312-manylinux_2_17_x86_64"),
+		"demo-1.0-py3-none-any.whl":                      testWheel(t, "demo", "1.0", "py3-none-any"),
+		"demo-1.0-cp311-cp311-macosx_11_0_arm64.whl":     testWheel(t, "demo", "1.0", "cp311-cp311-macosx_11_0_arm64"),
+		"six-1.16.0-py2.py3-none-any.whl":                testWheel(t, "six", "1.16.0", "py2.py3-none-any"),
+		"demo-1.0-cp312-cp312-manylinux_2_17_x86_64.whl": testWheel(t, "demo", "1.0", "cp312-cp312-manylinux_2_17_x86_64"),
 	}
 	for name, body := range w {
 		project := "demo"
@@ -196,15 +196,15 @@ func TestResolveErrors(t *testing.T) {
 		is         error
 		says       []string
 	}{
-		{"sdist only", "sdistonly==0.1 --hash=sha256:"+zeros+"\n", errdefs.NotFound, ErrSdistOnly,
+		{"sdist only", "sdistonly==0.1 --hash=sha256:" + zeros + "\n", errdefs.NotFound, ErrSdistOnly,
 			[]string{"requirements.txt:1", "sdistonly 0.1", "pip wheel --no-deps sdistonly==0.1", "find-links", "pin a version"}},
-		{"no wheel for the target", "macos==1.0 --hash=sha256:"+zeros+"\n", errdefs.NotFound, ErrNoWheel,
+		{"no wheel for the target", "macos==1.0 --hash=sha256:" + zeros + "\n", errdefs.NotFound, ErrNoWheel,
 			[]string{"macos 1.0", "macos-1.0-cp311-cp311-macosx_11_0_arm64.whl", "cp311-cp311-manylinux_2_36_x86_64"}},
 		{"--hash mismatch", "demo==1.0 --hash=sha256:" + strings.Repeat("ab", 32) + "\n", errdefs.Invalid, ErrHashMismatch,
 			[]string{"requirements.txt:1", ml, "sha256:" + sha256Hex(w[ml])}},
 		{"index hash mismatch", "tampered==1.0 --hash=sha256:" + sha256Hex(bad) + "\n", errdefs.Invalid, ErrHashMismatch,
 			[]string{"tampered-1.0-py3-none-any.whl", sha256Hex(bad)}},
-		{"no such project", "nothere==1.0 --hash=sha256:"+zeros+"\n", errdefs.NotFound, nil,
+		{"no such project", "nothere==1.0 --hash=sha256:" + zeros + "\n", errdefs.NotFound, nil,
 			[]string{"nothere", "404"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,3 +363,40 @@ func TestResolveNeedsUV(t *testing.T) {
 }
 
 var zeros = strings.Repeat("0", 64)
+
+// TestResolveBounds: a page over WithMaxPage and a wheel over WithMaxWheel
+// are refused, and nothing is committed to the cache.
+func TestResolveBounds(t *testing.T) {
+	ix, w := demoIndex(t, false)
+	six := "six-1.16.0-py2.py3-none-any.whl"
+	in := readReqs(t, hashLine("six", "1.16.0", w[six]))
+	cfg := &IndexConfig{IndexURL: ix.simple()}
+	for _, tc := range []struct {
+		name string
+		opt  ClientOption
+		says string
+	}{
+		{"page", WithMaxPage(64), "over 64 bytes"},
+		{"wheel", WithMaxWheel(100), "limit of 100"},
+	} {
+		c, err := cache.Open(t.TempDir(), false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := NewClient(cfg, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewResolver(cfg, c, WithIndexClient(cl), WithUVEnv(noUV(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Resolve(context.Background(), in, testTarget)
+		if !errors.Is(err, errdefs.Invalid) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: error %v, want Invalid saying %q", tc.name, err, tc.says)
+		}
+		if _, err := os.Stat(c.BlobPath(sha256Hex(w[six]))); err == nil {
+			t.Errorf("%s: the wheel was committed", tc.name)
+		}
+	}
+}

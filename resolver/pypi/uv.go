@@ -179,7 +179,11 @@ func CompileWithUV(ctx context.Context, uv string, in *Input, t Target, cfg *Ind
 				msg = strings.ReplaceAll(msg, u, noUserinfo(u))
 			}
 		}
-		return nil, errdefs.Errorf(errdefs.NotFound, "%s: uv could not resolve the requirements for Python %s on %s (%v): %s", in.File, t.fullVersion(), plat, err, msg)
+		hint := ""
+		if strings.Contains(msg, "no usable wheels") || strings.Contains(msg, "no wheels") {
+			hint = "; prebake installs wheels only, no build runs: build a wheel of that package into a find-links directory of the machine's pip configuration, or ask for a version that has wheels for the target"
+		}
+		return nil, errdefs.Errorf(errdefs.NotFound, "%s: uv could not resolve the requirements for Python %s on %s (%v): %s%s", in.File, t.fullVersion(), plat, err, msg, hint)
 	}
 	out, err := ReadRequirements(ctx, outFile)
 	if err != nil {
