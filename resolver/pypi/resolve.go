@@ -308,8 +308,10 @@ func pinOf(p Pin) (pinned, error) {
 	return pp, nil
 }
 
-// walkUvLock follows a uv.lock's edges from its roots, markers evaluated
-// for env; with no roots every package is taken.
+// walkUvLock follows a uv.lock's edges from its roots (the project's own
+// dependencies, not its optional ones: export a pylock.toml with the
+// extras for those), markers evaluated for env; with no roots every
+// package is taken.
 func walkUvLock(in *Input, env Env) ([]Pin, error) {
 	byName := map[string][]Pin{}
 	for _, p := range in.Pinned {
@@ -336,8 +338,13 @@ func walkUvLock(in *Input, env Env) ([]Pin, error) {
 		}
 		return ps[0], true
 	}
-	roots := in.Roots
-	if len(roots) == 0 {
+	var roots []PinDependency
+	for _, d := range in.Roots {
+		if d.Extra == "" { // the project's optional dependencies are not asked for
+			roots = append(roots, d)
+		}
+	}
+	if len(in.Roots) == 0 {
 		for _, p := range in.Pinned {
 			roots = append(roots, PinDependency{Name: p.Name, Version: p.Version})
 		}
@@ -699,9 +706,5 @@ func checkAllowed(c choice, path, sum string) error {
 			return nil
 		}
 	}
-	var list []string
-	for _, h := range c.pin.hashes {
-		list = append(list, h)
-	}
-	return errdefs.New(errdefs.Invalid, &LineError{Origin: c.pin.origin, Err: fmt.Errorf("%s %s: %s: %w: sha256:%s is none of the pinned hashes %s", c.pin.name, c.pin.version, c.file.Filename, ErrHashMismatch, sum, strings.Join(list, ", "))})
+	return errdefs.New(errdefs.Invalid, &LineError{Origin: c.pin.origin, Err: fmt.Errorf("%s %s: %s: %w: sha256:%s is none of the pinned hashes %s", c.pin.name, c.pin.version, c.file.Filename, ErrHashMismatch, sum, strings.Join(c.pin.hashes, ", "))})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -398,5 +399,32 @@ func TestResolveBounds(t *testing.T) {
 		if _, err := os.Stat(c.BlobPath(sha256Hex(w[six]))); err == nil {
 			t.Errorf("%s: the wheel was committed", tc.name)
 		}
+	}
+}
+
+// TestWalkUvLock: the packages a uv.lock installs on a CPython 3.11 Linux
+// image: its forks' numpy for 3.11, no colorama (win32), no optional
+// dependency of the project.
+func TestWalkUvLock(t *testing.T) {
+	in, err := ReadUvLock(context.Background(), filepath.Join("testdata", "uvproject", "uv.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins, err := walkUvLock(in, testTarget.Env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pins {
+		got = append(got, p.Name+"=="+p.Version)
+	}
+	slices.Sort(got)
+	if d := cmp.Diff([]string{"docopt==0.6.2", "idna==3.20", "numpy==2.4.6"}, got); d != "" {
+		t.Errorf("pins (-want +got):\n%s", d)
+	}
+	// docopt has only an sdist: the resolve says so, naming the lock.
+	r, _ := newTestResolver(t, &IndexConfig{IndexURL: "http://127.0.0.1:1/simple/"})
+	if _, err := r.Resolve(context.Background(), in, testTarget); !errors.Is(err, ErrSdistOnly) || !strings.Contains(err.Error(), "uv.lock") {
+		t.Errorf("error %v, want ErrSdistOnly naming uv.lock", err)
 	}
 }
