@@ -153,7 +153,7 @@ type pinned struct {
 // come back sorted by name.
 //
 // A version with only an sdist is ErrSdistOnly, one whose wheels fit
-// other targets ErrNoWheel (both errdefs.NotFound, exit 3, naming the
+// other targets ErrNoWheel (both errdefs.NotFound, exit 66, naming the
 // package, its origin and the way out); a digest mismatch ErrHashMismatch
 // (errdefs.Invalid, exit 65).
 func (r *Resolver) Resolve(ctx context.Context, in *Input, t Target) ([]Wheel, error) {
@@ -527,6 +527,14 @@ func choose(p pinned, cands []candidate, t Target) (choice, error) {
 		return choice{pin: p, file: files[i], name: names[i]}, nil
 	}
 	if len(names) == 0 && yanked == 0 && pyTooNew == 0 {
+		if len(p.byFile) > 0 {
+			var locked []string
+			for f := range p.byFile {
+				locked = append(locked, f)
+			}
+			slices.Sort(locked)
+			return choice{}, errdefs.New(errdefs.NotFound, &LineError{Origin: p.origin, Err: fmt.Errorf("%s %s: none of the lock's wheels (%s) is in the machine's indexes or find-links (%d files of the project there)", p.name, p.version, listOrNone(locked), len(cands))})
+		}
 		if sdist {
 			return choice{}, sdistOnly(p.name, p.version.String(), p.origin)
 		}
