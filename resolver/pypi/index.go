@@ -321,7 +321,7 @@ func pageFile(page *url.URL, filename, href string) (IndexFile, error) {
 		return IndexFile{}, fmt.Errorf("file %s: URL does not parse", filename)
 	}
 	u := page.ResolveReference(ref)
-	if u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "file" {
+	if u.Scheme != "https" && u.Scheme != "http" {
 		return IndexFile{}, fmt.Errorf("file %s: URL scheme %q", filename, u.Scheme)
 	}
 	u.User, u.Fragment, u.RawFragment = nil, "", ""

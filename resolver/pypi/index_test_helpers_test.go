@@ -81,6 +81,8 @@ type fakeIndex struct {
 	page      func(w http.ResponseWriter, r *http.Request) bool
 	pages     atomic.Int64
 	downloads atomic.Int64
+	// user and pass, if set, are required (basic auth) on every request.
+	user, pass string
 }
 
 func newFakeIndex(t testing.TB, html bool) *fakeIndex {
@@ -102,6 +104,10 @@ func (f *fakeIndex) simple() string { return f.URL + "/simple/" }
 func (f *fakeIndex) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if u, p, _ := r.BasicAuth(); f.user != "" && (u != f.user || p != f.pass) {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
 	if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
 		for _, files := range f.projects {
 			for _, ff := range files {

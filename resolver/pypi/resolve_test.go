@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -426,5 +427,53 @@ func TestWalkUvLock(t *testing.T) {
 	r, _ := newTestResolver(t, &IndexConfig{IndexURL: "http://127.0.0.1:1/simple/"})
 	if _, err := r.Resolve(context.Background(), in, testTarget); !errors.Is(err, ErrSdistOnly) || !strings.Contains(err.Error(), "uv.lock") {
 		t.Errorf("error %v, want ErrSdistOnly naming uv.lock", err)
+	}
+}
+
+// TestResolveCredentials: the index's userinfo is sent to it (pages and
+// files of its origin) and appears in no result and no cache index line.
+func TestResolveCredentials(t *testing.T) {
+	ix, w := demoIndex(t, false)
+	ix.user, ix.pass = "team", "s3cret"
+	six := "six-1.16.0-py2.py3-none-any.whl"
+	cfg := &IndexConfig{IndexURL: strings.Replace(ix.simple(), "http://", "http://team:s3cret@", 1)}
+	r, c := newTestResolver(t, cfg)
+	got, err := r.Resolve(context.Background(), readReqs(t, hashLine("six", "1.16.0", w[six])), testTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].URL != ix.URL+"/files/"+six || got[0].Index != ix.simple() {
+		t.Errorf("got %+v", got)
+	}
+	data, err := os.ReadFile(c.IndexPath(got[0].URL))
+	if err != nil || strings.Contains(string(data), "s3cret") {
+		t.Errorf("cache index line %q, %v", data, err)
+	}
+	if !strings.Contains(cfg.String(), ix.simple()) || strings.Contains(cfg.String(), "s3cret") {
+		t.Errorf("config %q", cfg)
+	}
+}
+
+// TestParsePageHostile: links an index cannot serve as files (other
+// schemes, path tricks) are dropped from an HTML page, refused in JSON.
+func TestParsePageHostile(t *testing.T) {
+	page, _ := url.Parse("https://ix.example/simple/demo/")
+	body := `<a href="file:///etc/passwd">demo-1.0-py3-none-any.whl</a>
+<a href="javascript:alert(1)">x.whl</a>
+<a href="../../files/..">..</a>
+<A HREF='/files/demo-1.0-py3-none-any.whl#SHA256=ABCD' data-requires-python="&gt;=3.8" data-yanked>ok</A>`
+	p, err := parsePage("https://ix.example/simple/", page, "text/html", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []IndexFile{{Filename: "demo-1.0-py3-none-any.whl", URL: "https://ix.example/files/demo-1.0-py3-none-any.whl",
+		Hashes: map[string]string{"sha256": "abcd"}, RequiresPython: ">=3.8", Yanked: true, Size: -1}}
+	if d := cmp.Diff(want, p.Files); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	_, err = parsePage("https://ix.example/simple/", page, mediaJSON,
+		[]byte(`{"meta":{"api-version":"1.1"},"files":[{"filename":"../x.whl","url":"/f","hashes":{}}]}`))
+	if !errors.Is(err, ErrNotSimplePage) {
+		t.Errorf("a JSON file named ../x.whl: %v", err)
 	}
 }
