@@ -101,7 +101,7 @@ func WithUVEnv(getenv func(string) (string, bool)) Option {
 	return func(r *Resolver) { r.getenv = getenv }
 }
 
-// WithConcurrency bounds the downloads in flight (default 4).
+// WithConcurrency bounds the page reads and downloads in flight (default 4).
 func WithConcurrency(n int) Option { return func(r *Resolver) { r.workers = max(1, n) } }
 
 // Resolver picks and fetches the wheels of an Input for a Target.
@@ -175,41 +175,52 @@ func (r *Resolver) Resolve(ctx context.Context, in *Input, t Target) ([]Wheel, e
 	if err != nil {
 		return nil, err
 	}
-	chosen := make([]choice, len(pins))
-	pages := map[string][]candidate{}
-	for i, p := range pins {
-		cands, ok := pages[p.name]
-		if !ok {
-			if cands, err = r.candidates(ctx, p.name); err != nil {
-				return nil, fmt.Errorf("%s: %w", p.name, err)
-			}
-			pages[p.name] = cands
+	// The project pages, side by side (bounded), then the choice.
+	pages := make([][]candidate, len(pins))
+	if err := r.parallel(len(pins), func(i int) (err error) {
+		if pages[i], err = r.candidates(ctx, pins[i].name); err != nil {
+			return fmt.Errorf("%s: %w", pins[i].name, err)
 		}
-		if chosen[i], err = choose(p, cands, t); err != nil {
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	chosen := make([]choice, len(pins))
+	for i, p := range pins {
+		if chosen[i], err = choose(p, pages[i], t); err != nil {
 			return nil, err
 		}
 	}
 	wheels := make([]Wheel, len(chosen))
-	errs := make([]error, len(chosen))
-	sem := make(chan struct{}, r.workers)
-	var wg sync.WaitGroup
-	for i := range chosen {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			wheels[i], errs[i] = r.fetch(ctx, chosen[i])
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := r.parallel(len(chosen), func(i int) (err error) {
+		wheels[i], err = r.fetch(ctx, chosen[i])
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(wheels, func(a, b Wheel) int {
 		return strings.Compare(a.Name+"\x00"+a.Version+"\x00"+a.File, b.Name+"\x00"+b.Version+"\x00"+b.File)
 	})
 	return wheels, nil
+}
+
+// parallel runs f(0..n-1), r.workers at a time, and joins the errors
+// in index order.
+func (r *Resolver) parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, r.workers)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // pinsOf lists the packages in installs on the target.
