@@ -108,6 +108,7 @@ type Client struct {
 	attempts      int
 	maxRetryAfter time.Duration
 	userAgent     string
+	log           Logger
 	// creds are the indexes' userinfo by origin.
 	creds map[string]*url.Userinfo
 }
@@ -131,10 +132,23 @@ func WithRetries(attempts int, maxRetryAfter time.Duration) ClientOption {
 	return func(cl *Client) { cl.attempts, cl.maxRetryAfter = attempts, maxRetryAfter }
 }
 
+// Logger receives the client's retry notes (cache.Logger and
+// *progress.Reporter are ones).
+type Logger interface {
+	Printf(format string, args ...any)
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// WithLogger sets where retries are noted (the default nowhere).
+func WithLogger(l Logger) ClientOption { return func(cl *Client) { cl.log = l } }
+
 // NewClient returns a client of the indexes cfg names.
 func NewClient(cfg *IndexConfig, opts ...ClientOption) (*Client, error) {
 	cl := &Client{cfg: cfg, maxPage: DefaultMaxPage, maxWheel: DefaultMaxWheel, attempts: DefaultAttempts,
-		maxRetryAfter: DefaultMaxRetryAfter, userAgent: "prebake", creds: map[string]*url.Userinfo{}}
+		maxRetryAfter: DefaultMaxRetryAfter, userAgent: "prebake", log: nopLogger{}, creds: map[string]*url.Userinfo{}}
 	for _, opt := range opts {
 		opt(cl)
 	}
@@ -357,7 +371,7 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 				return nil, ctx.Err()
 			}
 			last = errdefs.Errorf(errdefs.Unavailable, "index %s: GET %s: %s", index, shown, redact.String(err.Error()))
-			if !cl.wait(ctx, "", attempt) {
+			if !cl.wait(ctx, "", attempt, last) {
 				break
 			}
 			continue
@@ -379,7 +393,7 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 			} else {
 				last = errdefs.Errorf(errdefs.Unavailable, "index %s: GET %s: %d %s", index, shown, code, http.StatusText(code))
 			}
-			if !cl.wait(ctx, ra, attempt) {
+			if !cl.wait(ctx, ra, attempt, last) {
 				return nil, last
 			}
 		case code == http.StatusUnauthorized:
@@ -395,7 +409,7 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 
 // wait sleeps before the next attempt (Retry-After, capped; else a short
 // backoff), false when there is none or ctx ended.
-func (cl *Client) wait(ctx context.Context, retryAfter string, attempt int) bool {
+func (cl *Client) wait(ctx context.Context, retryAfter string, attempt int, why error) bool {
 	if attempt+1 >= cl.attempts {
 		return false
 	}
@@ -411,6 +425,7 @@ func (cl *Client) wait(ctx context.Context, retryAfter string, attempt int) bool
 	if d < 0 {
 		d = 0
 	}
+	cl.log.Printf("%v; retrying in %s (attempt %d of %d)", why, d.Round(time.Millisecond), attempt+2, cl.attempts)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -2,6 +2,7 @@ package pypi
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"net/http"
 	"net/url"
@@ -263,8 +264,23 @@ func TestResolveIndexAnswers(t *testing.T) {
 			ix := newFakeIndex(t, false)
 			ix.page = func(w http.ResponseWriter, r *http.Request) bool { tc.answer(w); return true }
 			cfg := &IndexConfig{IndexURL: strings.Replace(ix.simple(), "http://", "http://user:s3cret@", 1)}
-			r, _ := newTestResolver(t, cfg)
-			_, err := r.Resolve(context.Background(), readReqs(t, "demo==1.0 --hash=sha256:"+zeros+"\n"), testTarget)
+			var notes strings.Builder
+			c, err := cache.Open(t.TempDir(), false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := NewClient(cfg, WithRetries(2, 5*time.Millisecond), WithLogger(logTo{&notes}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := NewResolver(cfg, c, WithIndexClient(cl), WithUVEnv(noUV(t)))
+			_, err = r.Resolve(context.Background(), readReqs(t, "demo==1.0 --hash=sha256:"+zeros+"\n"), testTarget)
+			if tc.pages > 1 && !strings.Contains(notes.String(), "retrying in 5ms (attempt 2 of 2)") {
+				t.Errorf("retry notes %q", notes.String())
+			}
+			if strings.Contains(notes.String(), "s3cret") {
+				t.Errorf("retry notes %q show the password", notes.String())
+			}
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -477,3 +493,7 @@ func TestParsePageHostile(t *testing.T) {
 		t.Errorf("a JSON file named ../x.whl: %v", err)
 	}
 }
+
+type logTo struct{ b *strings.Builder }
+
+func (l logTo) Printf(format string, args ...any) { fmt.Fprintf(l.b, format+"\n", args...) }
