@@ -2,8 +2,8 @@ package pypi
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
