@@ -534,6 +534,24 @@ func choose(p pinned, cands []candidate, t Target) (choice, error) {
 		files = append(files, c)
 		others = append(others, c.Filename)
 	}
+	// pip's hash-checking mode: the files whose index sha256 is pinned
+	// are preferred (a better-tagged file of another digest, on another
+	// index, would fail the check). A lock names its files: the best of
+	// them is taken and checked against the lock's digest for it.
+	if allowed := sha256s(p.hashes); len(allowed) > 0 && len(p.byFile) == 0 {
+		var n2 []wheel.Name
+		var f2 []candidate
+		for i, f := range files {
+			if allowed[f.Hashes["sha256"]] {
+				n2, f2 = append(n2, names[i]), append(f2, f)
+			}
+		}
+		if len(n2) > 0 {
+			if i, ok := t.Best(n2); ok {
+				return choice{pin: p, file: f2[i], name: n2[i]}, nil
+			}
+		}
+	}
 	if i, ok := t.Best(names); ok {
 		return choice{pin: p, file: files[i], name: names[i]}, nil
 	}
@@ -557,6 +575,17 @@ func choose(p pinned, cands []candidate, t Target) (choice, error) {
 		want = tags[0].String()
 	}
 	return choice{}, errdefs.New(errdefs.NotFound, &LineError{Origin: p.origin, Err: fmt.Errorf("%s %s: %w (python %s, best tag %s): wheels %s; %d yanked, %d for other Python versions; pin a version with a wheel for the target, or put one in a find-links directory", p.name, p.version, ErrNoWheel, t.fullVersion(), want, listOrNone(others), yanked, pyTooNew)})
+}
+
+// sha256s are the sha256 digests among hashes ("sha256:<hex>").
+func sha256s(hashes []string) map[string]bool {
+	m := map[string]bool{}
+	for _, h := range hashes {
+		if algo, sum, ok := strings.Cut(strings.ToLower(h), ":"); ok && algo == "sha256" {
+			m[sum] = true
+		}
+	}
+	return m
 }
 
 func listOrNone(s []string) string {

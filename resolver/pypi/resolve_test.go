@@ -497,3 +497,22 @@ func TestParsePageHostile(t *testing.T) {
 type logTo struct{ b *strings.Builder }
 
 func (l logTo) Printf(format string, args ...any) { fmt.Fprintf(l.b, format+"\n", args...) }
+
+// TestResolvePrefersPinnedHashes: an extra index serving a better-tagged
+// wheel of the same version with another digest does not displace the
+// pinned file of the main index.
+func TestResolvePrefersPinnedHashes(t *testing.T) {
+	main := newFakeIndex(t, false)
+	pure := testWheel(t, "demo", "1.0", "py3-none-any")
+	main.add("demo", fakeFile{name: "demo-1.0-py3-none-any.whl", body: pure})
+	extra := newFakeIndex(t, true)
+	extra.add("demo", fakeFile{name: "demo-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", body: testWheel(t, "demo", "1.0", "cp311-cp311-manylinux_2_17_x86_64")})
+	r, _ := newTestResolver(t, &IndexConfig{IndexURL: main.simple(), ExtraIndexURLs: []string{extra.simple()}})
+	got, err := r.Resolve(context.Background(), readReqs(t, hashLine("demo", "1.0", pure)), testTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].File != "demo-1.0-py3-none-any.whl" || got[0].Index != main.simple() || extra.downloads.Load() != 0 {
+		t.Errorf("got %+v (%d downloads from the extra index)", got, extra.downloads.Load())
+	}
+}
