@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -139,5 +140,17 @@ func TestResolveWithUVIT(t *testing.T) {
 	}
 	if _, ok := names["six"]; !ok || len(got) != 2 {
 		t.Errorf("wheels %+v", got)
+	}
+}
+
+// TestUVVersionInStep: the project's setup installs the uv prebake looks
+// for in the CI cache.
+func TestUVVersionInStep(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "hack", "infra.d", "72-uv.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `uv_version="${PREBAKE_UV_VERSION:-` + UVVersion + `}"`; !strings.Contains(string(data), want) {
+		t.Errorf("hack/infra.d/72-uv.sh does not say %s", want)
 	}
 }
