@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,5 +123,20 @@ func TestLoadIndexConfigDefault(t *testing.T) {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not say %q", err, s)
 		}
+	}
+}
+
+// TestAskPipDefault asks this machine's pip (when there is one) for its
+// default index: an http(s) URL.
+func TestAskPipDefault(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	u, err := askPipDefault(context.Background())
+	if err != nil {
+		t.Skipf("python3 has no pip: %v", err)
+	}
+	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		t.Errorf("default index %q", u)
 	}
 }

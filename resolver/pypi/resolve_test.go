@@ -259,6 +259,7 @@ func TestResolveIndexAnswers(t *testing.T) {
 			w.Write([]byte("{not json"))
 		}, errdefs.Invalid, ErrNotSimplePage, 1, []string{"does not parse"}},
 		{"500s", func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) }, errdefs.Unavailable, nil, 2, []string{"502"}},
+		{"401", func(w http.ResponseWriter) { w.WriteHeader(http.StatusUnauthorized) }, errdefs.Denied, nil, 1, []string{"401", "pip configuration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ix := newFakeIndex(t, false)
@@ -514,5 +515,16 @@ func TestResolvePrefersPinnedHashes(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].File != "demo-1.0-py3-none-any.whl" || got[0].Index != main.simple() || extra.downloads.Load() != 0 {
 		t.Errorf("got %+v (%d downloads from the extra index)", got, extra.downloads.Load())
+	}
+}
+
+func TestTargetEnv(t *testing.T) {
+	env := Target{Target: wheel.Target{PythonVersion: "3.12", Platform: "arm64", Glibc: "2.36"}}.Env()
+	want := LinuxEnv("3.12.0", "aarch64")
+	if d := cmp.Diff(want, env); d != "" {
+		t.Errorf("env (-want +got):\n%s", d)
+	}
+	if ok, err := mustMarker(t, `python_full_version >= "3.12" and platform_machine == "aarch64"`).Evaluate(env, ""); !ok || err != nil {
+		t.Errorf("marker: %v, %v", ok, err)
 	}
 }
