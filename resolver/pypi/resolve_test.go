@@ -528,3 +528,18 @@ func TestTargetEnv(t *testing.T) {
 		t.Errorf("marker: %v, %v", ok, err)
 	}
 }
+
+// TestResolveFindLinksPage: a find-links http page of links is a source
+// as a directory is.
+func TestResolveFindLinksPage(t *testing.T) {
+	ix, w := demoIndex(t, true)
+	six := "six-1.16.0-py2.py3-none-any.whl"
+	r, _ := newTestResolver(t, &IndexConfig{FindLinks: []string{ix.URL + "/simple/six/"}, NoIndex: true})
+	got, err := r.Resolve(context.Background(), readReqs(t, hashLine("six", "1.16.0", w[six])), testTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].URL != ix.URL+"/files/"+six || got[0].Index != ix.URL+"/simple/six/" {
+		t.Errorf("got %+v", got)
+	}
+}
