@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -278,11 +279,7 @@ var (
 func parseHTMLPage(p *ProjectPage, pageURL *url.URL, body []byte, bad func(string, ...any) error) (*ProjectPage, error) {
 	anchors := anchorRE.FindAllSubmatch(body, -1)
 	if len(anchors) == 0 && !metaRE.Match(body) {
-		title := ""
-		if m := titleRE.FindSubmatch(body); m != nil {
-			title = " titled " + strconv.Quote(redact.Cut(strings.TrimSpace(html.UnescapeString(string(m[1]))), 80))
-		}
-		return nil, bad("an HTML page%s with no file links (an error or login page where a project page was asked for?)", title)
+		return nil, bad("an HTML page%s with no file links (an error or login page where a project page was asked for?)", pageTitle(body))
 	}
 	base := pageURL
 	for _, a := range anchors {
@@ -321,7 +318,20 @@ func parseHTMLPage(p *ProjectPage, pageURL *url.URL, body []byte, bad func(strin
 		}
 		p.Files = append(p.Files, file)
 	}
+	if !metaRE.Match(body) && !slices.ContainsFunc(p.Files, func(f IndexFile) bool {
+		return strings.HasSuffix(f.Filename, ".whl") || isSdistName(f.Filename)
+	}) {
+		return nil, bad("an HTML page%s whose links are no distribution files (an error or login page where a project page was asked for?)", pageTitle(body))
+	}
 	return p, nil
+}
+
+// pageTitle is ` titled "…"` for an HTML page with a title, else "".
+func pageTitle(body []byte) string {
+	if m := titleRE.FindSubmatch(body); m != nil {
+		return " titled " + strconv.Quote(redact.Cut(strings.TrimSpace(html.UnescapeString(string(m[1]))), 80))
+	}
+	return ""
 }
 
 // pageFile resolves a file's URL against its page, dropping userinfo and

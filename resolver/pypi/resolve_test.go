@@ -254,6 +254,10 @@ func TestResolveIndexAnswers(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Write([]byte("<html><head><title>Sign in &amp; continue</title></head><body><form>password</form></body></html>"))
 		}, errdefs.Invalid, ErrNotSimplePage, 1, []string{"Sign in & continue", "an HTML page"}},
+		{"page of other links", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte(`<html><title>Error</title><a href="/login">Log in</a> <a href="/help">help</a></html>`))
+		}, errdefs.Invalid, ErrNotSimplePage, 1, []string{"no distribution files", "Error"}},
 		{"bad JSON", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", mediaJSON)
 			w.Write([]byte("{not json"))
