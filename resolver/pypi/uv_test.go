@@ -107,9 +107,17 @@ func TestResolveWithUV(t *testing.T) {
 	if got[0].Sha256 != sha256Hex(ix.projects["demo"][0].body) {
 		t.Errorf("demo's sha256 %s", got[0].Sha256)
 	}
+	// A pyproject.toml's dependencies are resolved alike.
+	pp, err := ReadPyproject(context.Background(), writeFile(t, t.TempDir(), "pyproject.toml", "[project]\nname = \"job\"\nversion = \"0\"\ndependencies = [\"demo>=1\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Resolve(context.Background(), pp, testTarget); err != nil || len(got) != 2 {
+		t.Errorf("pyproject.toml: %+v, %v", got, err)
+	}
 	// A requirement that only an sdist meets is refused by uv, naming it.
 	_, err = r.Resolve(context.Background(), readReqs(t, "demo>=2\n"), testTarget)
-	if err == nil || !strings.Contains(err.Error(), "demo") {
+	if !errors.Is(err, errdefs.NotFound) || !strings.Contains(err.Error(), "demo") || !strings.Contains(err.Error(), "wheels only") {
 		t.Errorf("demo>=2 (sdist only): %v", err)
 	}
 	t.Logf("demo>=2: %v", err)
