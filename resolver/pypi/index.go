@@ -44,8 +44,9 @@ const (
 	// DefaultAttempts is how many times a request is tried when the
 	// index answers 429, 5xx or the connection fails.
 	DefaultAttempts = 3
-	// DefaultMaxRetryAfter caps the wait a Retry-After asks for.
-	DefaultMaxRetryAfter = 30 * time.Second
+	// DefaultMaxRetryAfter is the longest wait a Retry-After may ask
+	// for (a longer one fails at once), as resolver/repo's default.
+	DefaultMaxRetryAfter = 60 * time.Second
 )
 
 // IndexFile is one file of a project page.
@@ -73,26 +74,44 @@ type ProjectPage struct {
 	Files []IndexFile
 }
 
-// LimitError is an index's 429 (Too Many Requests) or 403 (Forbidden)
-// after the retries: errdefs.Unavailable (exit 69) for a 429,
-// errdefs.Denied (exit 77) for a 403. errors.As finds it.
+// LimitError is an index's 429 (Too Many Requests) or 403 (Forbidden),
+// as resolver/repo's RateLimitError is a Maven repository's: a 429 is
+// errdefs.RateLimited (exit 76), a 403 errdefs.Denied (exit 77), never a
+// missing package. errors.As finds it.
 type LimitError struct {
 	Index      string // without userinfo
 	URL        string // without userinfo
 	StatusCode int
-	// RetryAfter is the index's Retry-After as it said it ("" if not).
-	RetryAfter string
+	// RetryAfter is the index's Retry-After (0 when it gave none) and At
+	// the time it names.
+	RetryAfter time.Duration
+	At         time.Time
+	// MaxWait is the longest wait allowed (WithRetries); TooLong is true
+	// when the Retry-After was longer, so nothing was waited.
+	MaxWait  time.Duration
+	TooLong  bool
+	Attempts int
 }
 
 func (e *LimitError) Error() string {
 	msg := fmt.Sprintf("index %s: GET %s: %d %s", e.Index, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
-	if e.RetryAfter != "" {
-		msg += " (Retry-After: " + e.RetryAfter + ")"
+	if e.StatusCode != http.StatusTooManyRequests {
+		return msg + ": the index refuses this client (the credentials in the index URL of the machine's pip configuration, or a block)"
 	}
-	if e.StatusCode == http.StatusTooManyRequests {
-		return msg + ": the index limits this machine's requests; wait, or use a mirror the machine's pip configuration names"
+	msg += ": the index is rate-limiting this client"
+	switch {
+	case e.RetryAfter > 0 && e.TooLong:
+		msg += fmt.Sprintf("; it asks to retry after %s (at %s), longer than the %s prebake may wait, so it did not", e.RetryAfter, e.At.UTC().Format(time.RFC3339), e.MaxWait)
+	case e.RetryAfter > 0:
+		msg += fmt.Sprintf(" (%d attempts); it asks to retry after %s (at %s)", e.Attempts, e.RetryAfter, e.At.UTC().Format(time.RFC3339))
+	default:
+		msg += fmt.Sprintf(" (%d attempts, no Retry-After)", e.Attempts)
 	}
-	return msg + ": the index refuses this machine (its credentials in the pip configuration, or its rate limit)"
+	when := "later"
+	if e.RetryAfter > 0 {
+		when = "then"
+	}
+	return msg + "; retry " + when + ", or use a mirror named in the machine's pip configuration"
 }
 
 // ErrNotSimplePage is matched (errors.Is) by an answer that is not a
@@ -127,8 +146,8 @@ func WithMaxPage(n int64) ClientOption { return func(cl *Client) { cl.maxPage = 
 // WithMaxWheel bounds a wheel's size.
 func WithMaxWheel(n int64) ClientOption { return func(cl *Client) { cl.maxWheel = n } }
 
-// WithRetries sets the attempts per request and the cap on a
-// Retry-After's wait.
+// WithRetries sets the attempts per request and the longest wait a
+// Retry-After may ask for: a longer one fails at once (LimitError.TooLong).
 func WithRetries(attempts int, maxRetryAfter time.Duration) ClientOption {
 	return func(cl *Client) { cl.attempts, cl.maxRetryAfter = attempts, maxRetryAfter }
 }
@@ -381,7 +400,7 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 				return nil, ctx.Err()
 			}
 			last = errdefs.Errorf(errdefs.Unavailable, "index %s: GET %s: %s", index, shown, redact.String(err.Error()))
-			if !cl.wait(ctx, "", attempt, last) {
+			if !cl.wait(ctx, 0, attempt, last) {
 				break
 			}
 			continue
@@ -394,16 +413,18 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 			return nil, errdefs.Errorf(errdefs.NotFound, "index %s: GET %s: %d %s", index, shown, code, http.StatusText(code))
 		case code == http.StatusForbidden:
 			resp.Body.Close()
-			return nil, errdefs.New(errdefs.Denied, &LimitError{Index: index, URL: shown, StatusCode: code, RetryAfter: resp.Header.Get("Retry-After")})
+			return nil, errdefs.New(errdefs.Denied, &LimitError{Index: index, URL: shown, StatusCode: code, Attempts: attempt + 1})
 		case code == http.StatusTooManyRequests || code >= 500:
-			ra := resp.Header.Get("Retry-After")
+			ra, at := retryAfter(resp.Header.Get("Retry-After"))
 			resp.Body.Close()
+			tooLong := ra > cl.maxRetryAfter
 			if code == http.StatusTooManyRequests {
-				last = errdefs.New(errdefs.Unavailable, &LimitError{Index: index, URL: shown, StatusCode: code, RetryAfter: ra})
+				last = errdefs.New(errdefs.RateLimited, &LimitError{Index: index, URL: shown, StatusCode: code,
+					RetryAfter: ra, At: at, MaxWait: cl.maxRetryAfter, TooLong: tooLong, Attempts: attempt + 1})
 			} else {
 				last = errdefs.Errorf(errdefs.Unavailable, "index %s: GET %s: %d %s", index, shown, code, http.StatusText(code))
 			}
-			if !cl.wait(ctx, ra, attempt, last) {
+			if tooLong || !cl.wait(ctx, ra, attempt, last) {
 				return nil, last
 			}
 		case code == http.StatusUnauthorized:
@@ -417,23 +438,19 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 	return nil, last
 }
 
-// wait sleeps before the next attempt (Retry-After, capped; else a short
+// wait sleeps before the next attempt (the Retry-After, else a short
 // backoff), false when there is none or ctx ended.
-func (cl *Client) wait(ctx context.Context, retryAfter string, attempt int, why error) bool {
+func (cl *Client) wait(ctx context.Context, retryAfter time.Duration, attempt int, why error) bool {
 	if attempt+1 >= cl.attempts {
 		return false
 	}
-	d := time.Duration(200*(attempt+1)) * time.Millisecond
-	if s, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && s >= 0 {
-		d = time.Duration(s) * time.Second
-	} else if t, err := http.ParseTime(retryAfter); err == nil {
-		d = time.Until(t)
+	d := retryAfter
+	if d <= 0 {
+		d = time.Duration(200*(attempt+1)) * time.Millisecond
 	}
-	if d > cl.maxRetryAfter {
-		d = cl.maxRetryAfter
-	}
-	if d < 0 {
-		d = 0
+	d = min(d, cl.maxRetryAfter)
+	if dl, ok := ctx.Deadline(); ok && time.Now().Add(d).After(dl) {
+		return false // a wait that would pass the deadline is not started
 	}
 	cl.log.Printf("%v; retrying in %s (attempt %d of %d)", why, d.Round(time.Millisecond), attempt+2, cl.attempts)
 	t := time.NewTimer(d)
@@ -444,6 +461,22 @@ func (cl *Client) wait(ctx context.Context, retryAfter string, attempt int, why 
 	case <-t.C:
 		return true
 	}
+}
+
+// retryAfter reads a Retry-After (seconds or an HTTP date): the wait and
+// when it ends; 0 when absent, unreadable or past.
+func retryAfter(v string) (time.Duration, time.Time) {
+	v = strings.TrimSpace(v)
+	var d time.Duration
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
+		d = time.Duration(min(s, 1<<31)) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = time.Until(t).Round(time.Second)
+	}
+	if d <= 0 {
+		return 0, time.Time{}
+	}
+	return d, time.Now().Add(d)
 }
 
 // exists reports whether path is a directory (a find-links entry).

@@ -245,10 +245,12 @@ func TestResolveIndexAnswers(t *testing.T) {
 		pages  int64
 		says   []string
 	}{
-		{"429", func(w http.ResponseWriter) {
+		{"429 with a long Retry-After", func(w http.ResponseWriter) {
 			w.Header().Set("Retry-After", "7")
 			w.WriteHeader(http.StatusTooManyRequests)
-		}, errdefs.Unavailable, nil, 2, []string{"429 Too Many Requests", "Retry-After: 7", "/simple/"}},
+		}, errdefs.RateLimited, nil, 1, []string{"429 Too Many Requests", "rate-limiting", "retry after 7s (at ", "longer than the 5ms prebake may wait", "mirror"}},
+		{"429", func(w http.ResponseWriter) { w.WriteHeader(http.StatusTooManyRequests) },
+			errdefs.RateLimited, nil, 2, []string{"429 Too Many Requests", "(2 attempts, no Retry-After)"}},
 		{"403", func(w http.ResponseWriter) { w.WriteHeader(http.StatusForbidden) }, errdefs.Denied, nil, 1, []string{"403 Forbidden"}},
 		{"login page", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -293,10 +295,10 @@ func TestResolveIndexAnswers(t *testing.T) {
 				t.Errorf("error %v: kind %v, want %v and %v", err, errdefs.KindOf(err), tc.kind, tc.is)
 			}
 			var le *LimitError
-			if (tc.name == "429" || tc.name == "403") != errors.As(err, &le) {
+			if strings.HasPrefix(tc.name, "4") != errors.As(err, &le) && tc.name != "401" {
 				t.Errorf("error %v: *LimitError %v", err, le)
 			}
-			if le != nil && (le.Index != ix.simple() || tc.name == "429" && le.RetryAfter != "7") {
+			if le != nil && (le.Index != ix.simple() || tc.name == "429 with a long Retry-After" && (le.RetryAfter != 7*time.Second || !le.TooLong)) {
 				t.Errorf("LimitError %+v", le)
 			}
 			for _, s := range append(tc.says, ix.simple()) {
