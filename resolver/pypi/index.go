@@ -165,6 +165,11 @@ func (nopLogger) Printf(string, ...any) {}
 // WithLogger sets where retries are noted (the default nowhere).
 func WithLogger(l Logger) ClientOption { return func(cl *Client) { cl.log = l } }
 
+// WithUserAgent sets the User-Agent of every request (the caller passes
+// repo.UserAgent(version), as for Maven repositories; the default is
+// "prebake").
+func WithUserAgent(ua string) ClientOption { return func(cl *Client) { cl.userAgent = ua } }
+
 // NewClient returns a client of the indexes cfg names.
 func NewClient(cfg *IndexConfig, opts ...ClientOption) (*Client, error) {
 	cl := &Client{cfg: cfg, maxPage: DefaultMaxPage, maxWheel: DefaultMaxWheel, attempts: DefaultAttempts,
