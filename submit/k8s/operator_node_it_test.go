@@ -154,7 +154,7 @@ func noMavenFromSpark(t *testing.T, maven *testenv.Proxy, driver *corev1.Pod) {
 	t.Helper()
 	created := driver.CreationTimestamp.Add(time.Second) // second precision
 	for _, r := range maven.Requests() {
-		if !strings.HasPrefix(r.UserAgent, "Go-http-client/") || r.RemoteIP != k8scluster.NodeIP || r.At.After(created) {
+		if !strings.HasPrefix(r.UserAgent, "prebake/") || r.RemoteIP != k8scluster.NodeIP || r.At.After(created) {
 			t.Errorf("a Maven request that is not prebake's resolve: %+v (driver pod %s created %s)", r, driver.Name, driver.CreationTimestamp)
 		}
 	}

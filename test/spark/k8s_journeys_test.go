@@ -241,14 +241,14 @@ func (j *journey) executors(t *testing.T) []corev1.Pod {
 // noMavenAfterResolve checks the proxy in front of Maven Central: prebake's
 // resolve asked it (resolved > 0 when the cache was cold), and nothing
 // else did: no request from a JVM (spark-submit's Ivy, the driver, the
-// executors: their User-Agent is Java's or Ivy's, prebake's is Go's), none
+// executors: their User-Agent is Java's or Ivy's, prebake's is its own: prebake/<version>), none
 // from a pod's address, none after the driver pod was created.
 func (j *journey) noMavenAfterResolve(t *testing.T, driver *corev1.Pod, coldCache bool) {
 	t.Helper()
 	reqs := j.maven.Requests()
 	created := driver.CreationTimestamp.Add(time.Second) // second precision
 	for _, r := range reqs {
-		if !strings.HasPrefix(r.UserAgent, "Go-http-client/") || r.RemoteIP != k8scluster.NodeIP || r.At.After(created) {
+		if !strings.HasPrefix(r.UserAgent, "prebake/") || r.RemoteIP != k8scluster.NodeIP || r.At.After(created) {
 			t.Errorf("a Maven request that is not prebake's resolve: %+v (driver pod created %s)", r, driver.CreationTimestamp)
 		}
 	}
