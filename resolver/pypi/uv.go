@@ -132,7 +132,7 @@ func CompileWithUV(ctx context.Context, uv string, in *Input, t Target, cfg *Ind
 	if err := os.WriteFile(reqFile, reqs.Bytes(), 0o600); err != nil {
 		return nil, errdefs.New(errdefs.CantWrite, err)
 	}
-	args := []string{"pip", "compile", "--quiet", "--no-header", "--no-annotate", "--no-config",
+	args := []string{"pip", "compile", "-q", "--no-header", "--no-annotate", "--no-config",
 		"--generate-hashes", "--only-binary", ":all:", "--python-version", t.fullVersion(),
 		"--python-platform", plat, "-o", outFile}
 	if cons.Len() > 0 {
