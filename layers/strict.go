@@ -1,7 +1,9 @@
 package layers
 
 import (
+	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -76,3 +78,42 @@ func sparkLine(v string) string {
 	}
 	return p[0] + "." + p[1]
 }
+
+// BaseReport reads the Spark, Scala and Hadoop versions of a base image
+// (a registry reference or oci:DIR[:TAG]) as a bake would (its jars under
+// sparkHome/jars, "" is /opt/spark; the first image of an index): the
+// report of no artifact. Registry errors are typed as a bake's are.
+func BaseReport(ctx context.Context, base, sparkHome string, opts ...Option) (*Report, error) {
+	home, err := cleanSparkHome(sparkHome)
+	if err != nil {
+		return nil, err
+	}
+	r, err := parseRef(base)
+	if err != nil {
+		return nil, err
+	}
+	o := makeOptions(opts...)
+	o.scopeAuth(r)
+	b, err := loadBase(ctx, r, o)
+	if err != nil {
+		return nil, err
+	}
+	imgs, err := selectImages(b, nil, base)
+	if err != nil {
+		return nil, err
+	}
+	if len(imgs) == 0 {
+		return nil, errdefs.Errorf(errdefs.NotFound, "base %s: no image in its index", base)
+	}
+	sparkJars := path.Join(home, "jars")
+	bj, err := baseJars(ctx, imgs[0].img, []string{sparkJars}, processIndex, o.cacheDir)
+	if err != nil {
+		return nil, registryError(err, "reading base "+base)
+	}
+	return conflictReport(nil, nil, bj, sparkJars), nil
+}
+
+// IsHadoopModule tells whether module (group:artifact) is a Hadoop
+// connector (hadoop-aws, hadoop-azure, …) that links against the exact
+// Hadoop release of the base (a hadoop-version warning when it differs).
+func IsHadoopModule(module string) bool { return hadoopModules[module] }
