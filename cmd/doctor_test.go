@@ -55,7 +55,7 @@ func TestDoctorCLI(t *testing.T) {
 		t.Fatalf("doctor: exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, want := range []string{"repo-1", "ok (HTTP 200)", "repo-2", "answered (HTTP 404): up", "Spark 3.5.7, Scala 2.12 (from jars)",
-		"org.slf4j:slf4j-api:1.7.36  " + dir, "ok: every repository answered; 1 warning(s) above"} {
+		"org.slf4j:slf4j-api:1.7.36  " + dir, "ok: everything probed answered; 1 warning(s) above"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
@@ -78,12 +78,18 @@ func TestDoctorCLI(t *testing.T) {
 		t.Errorf("doctor --master (REST down): exit %d, want 69\n%s\n%s", code, out, errs)
 	}
 
-	args := []string{"doctor", "--no-default-repositories", "--repositories", up.URL + "/," + closed, "--timeout", "2s"}
+	// A repository after one that answered is a warning (resolution goes
+	// on without it); a first one that does not answer is an outage.
+	code, out, errs = runPrebake(context.Background(), "doctor", "--no-default-repositories", "--repositories", up.URL+"/,"+closed, "--timeout", "2s")
+	if code != 0 || !strings.Contains(out, "unreachable: refused") {
+		t.Errorf("doctor with a closed port after one that answered: exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+	args := []string{"doctor", "--no-default-repositories", "--repositories", closed + "," + up.URL + "/", "--timeout", "2s"}
 	code, out, errs = runPrebake(context.Background(), args...)
 	if code != exitcode.Unavailable {
 		t.Fatalf("doctor with a closed port: exit %d, want 69\n%s\n%s", code, out, errs)
 	}
-	if !strings.Contains(out, "unreachable: refused") || !strings.Contains(errs, "not answering: repo-2 ("+closed+")") {
+	if !strings.Contains(out, "unreachable: refused") || !strings.Contains(errs, "not answering: repo-1 ("+closed+")") {
 		t.Errorf("doctor with a closed port:\n%s\n%s", out, errs)
 	}
 	code, out, _ = runPrebake(context.Background(), append(args, "-o", "json")...)
@@ -103,7 +109,7 @@ func TestDoctorCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, out)
 	}
-	if rep.OK || len(rep.Repositories) != 2 || rep.Repositories[1].ErrorClass != "refused" || len(rep.M2.POMOnly) != 1 || rep.M2.POMOnly[0].Dir != dir {
+	if rep.OK || len(rep.Repositories) != 2 || rep.Repositories[0].ErrorClass != "refused" || len(rep.M2.POMOnly) != 1 || rep.M2.POMOnly[0].Dir != dir {
 		t.Errorf("-o json: %+v", rep)
 	}
 }

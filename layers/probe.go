@@ -2,6 +2,7 @@ package layers
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
@@ -33,8 +34,21 @@ func PingRegistry(ctx context.Context, ref string, push bool, opts ...Option) er
 	if push {
 		scope = transport.PushScope
 	}
-	if _, err := transport.NewWithContext(ctx, repo.Registry, auth, o.roundTripper(), []string{repo.Scope(scope)}); err != nil {
-		return registryError(err, "registry "+repo.RegistryStr())
+	what := "registry " + repo.RegistryStr()
+	rt, err := transport.NewWithContext(ctx, repo.Registry, auth, o.roundTripper(), []string{repo.Scope(scope)})
+	if err != nil {
+		return registryError(err, what)
 	}
-	return nil
+	// A Basic-auth registry is not asked for a token: GET /v2/ with the
+	// credentials tells whether it takes them.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, repo.Registry.Scheme()+"://"+repo.RegistryStr()+"/v2/", nil)
+	if err != nil {
+		return errdefs.New(errdefs.BadArgument, err)
+	}
+	resp, err := (&http.Client{Transport: rt}).Do(req)
+	if err != nil {
+		return registryError(err, what)
+	}
+	resp.Body.Close()
+	return registryError(transport.CheckError(resp, http.StatusOK), what)
 }

@@ -16,8 +16,7 @@ import (
 // line (3.4 on 3.5) is WarnSparkVersion.
 const WarnSparkPatch = "spark-patch"
 
-// StrictDefault are the kinds a bare strict (--strict, strict: true)
-// fails on: every kind but WarnSparkPatch.
+// StrictDefault are the kinds a bare strictness ("true") fails on: every kind but WarnSparkPatch.
 var StrictDefault = []string{WarnScalaBinary, WarnSparkVersion, WarnHadoopVersion, WarnNoSpark}
 
 // StrictKinds are every warning kind a strictness may name.
