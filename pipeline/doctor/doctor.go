@@ -188,12 +188,13 @@ func (r *Report) problem(k errdefs.Kind, msg string) {
 	r.Problems = append(r.Problems, msg)
 }
 
-// finding records err as an outage when it is Unavailable or Timeout, else
-// as a problem of its kind; what names the service.
+// finding records err as an outage when it is Unavailable or Timeout
+// (what, the service, is named; its section of the report has the error),
+// else as a problem of its kind.
 func (r *Report) finding(what string, err error) {
 	switch k := errdefs.KindOf(err); k {
 	case errdefs.Unavailable, errdefs.Timeout:
-		r.Unreachable = append(r.Unreachable, what+": "+redact.Line(err.Error()))
+		r.Unreachable = append(r.Unreachable, what)
 	default:
 		r.problem(k, what+": "+redact.Line(err.Error()))
 	}
@@ -365,7 +366,7 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 		r.Kube = k
 		switch {
 		case !k.Reachable:
-			r.Unreachable = append(r.Unreachable, "API server "+k.APIServer+": "+k.Error)
+			r.Unreachable = append(r.Unreachable, "API server "+k.APIServer)
 		case k.Error != "":
 			r.problem(errdefs.Denied, "API server "+k.APIServer+": "+k.Error)
 		case len(k.Denied) > 0:
