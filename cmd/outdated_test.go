@@ -85,13 +85,10 @@ func TestNewerVersionsLines(t *testing.T) {
 	}
 }
 
-// versionsRepo is a file:// repository of org.o:app (1.0, 1.1, 2.0, and a
-// 3.0-SNAPSHOT) with its maven-metadata.xml, and org.o:lib:1.0 that every
-// app version depends on.
-func versionsRepo(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	put := func(rel, data string) {
+// fileWriter writes files (slash paths) under root, making directories.
+func fileWriter(t *testing.T, root string) func(rel, data string) {
+	return func(rel, data string) {
+		t.Helper()
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -100,6 +97,15 @@ func versionsRepo(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+}
+
+// versionsRepo is a file:// repository of org.o:app (1.0, 1.1, 2.0, and a
+// 3.0-SNAPSHOT) with its maven-metadata.xml, and org.o:lib:1.0 that every
+// app version depends on.
+func versionsRepo(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	put := fileWriter(t, root)
 	put("org/o/lib/1.0/lib-1.0.pom", `<project><modelVersion>4.0.0</modelVersion><groupId>org.o</groupId><artifactId>lib</artifactId><version>1.0</version></project>`)
 	put("org/o/lib/1.0/lib-1.0.jar", "lib jar")
 	for _, v := range []string{"1.0", "1.1", "2.0"} {
@@ -233,15 +239,7 @@ func TestOutdatedCentralIT(t *testing.T) {
 func sparkLineRepo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	put := func(rel, data string) {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := fileWriter(t, root)
 	type dep struct{ g, a, v string }
 	module := func(g, a string, deps func(v string) []dep, vs ...string) {
 		dir := strings.ReplaceAll(g, ".", "/") + "/" + a

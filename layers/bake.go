@@ -441,7 +441,7 @@ func (bk *baking) cacheHit(ctx context.Context) (bool, error) {
 		res.Files = info.Files
 		res.Platforms = info.Platforms
 		res.SparkVersion = info.SparkVersion
-		res.Warnings = info.Warnings
+		res.Warnings = reclassify(info.Warnings, info.SparkVersion)
 		return true, strict(bk.in, res.Warnings, "the image exists already (a cache hit)")
 	}
 	if info != nil {

@@ -116,3 +116,19 @@ func BaseReport(ctx context.Context, base, sparkHome string, opts ...Option) (*R
 // connector (hadoop-aws, hadoop-azure, …) that links against the exact
 // Hadoop release of the base (a hadoop-version warning when it differs).
 func IsHadoopModule(module string) bool { return hadoopModules[module] }
+
+// reclassify makes the spark-version warnings of a verdict stored before
+// spark-patch existed spark-patch when the module is of baseSpark's line,
+// as a fresh report would say.
+func reclassify(ws []Warning, baseSpark string) []Warning {
+	if baseSpark == "" {
+		return ws
+	}
+	out := slices.Clone(ws)
+	for i, w := range out {
+		if w.Kind == WarnSparkVersion && sparkLine(parseCoord(w.Coord).version) == sparkLine(baseSpark) {
+			out[i].Kind = WarnSparkPatch
+		}
+	}
+	return out
+}

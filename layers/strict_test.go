@@ -93,3 +93,25 @@ func TestStrictByKind(t *testing.T) {
 		})
 	}
 }
+
+// TestReclassify: a verdict stored before spark-patch existed reads as a
+// fresh report would.
+func TestReclassify(t *testing.T) {
+	ws := []Warning{
+		{Kind: WarnSparkVersion, Coord: "org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.7"},
+		{Kind: WarnSparkVersion, Coord: "org.apache.spark:spark-avro_2.12:3.4.1"},
+		{Kind: WarnScalaBinary, Coord: "org.apache.spark:spark-avro_2.13:3.5.7"},
+	}
+	got := reclassify(ws, "3.5.9")
+	want := []string{WarnSparkPatch, WarnSparkVersion, WarnScalaBinary}
+	var kinds []string
+	for _, w := range got {
+		kinds = append(kinds, w.Kind)
+	}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if ws[0].Kind != WarnSparkVersion {
+		t.Error("reclassify changed its input")
+	}
+}
