@@ -1,13 +1,17 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+
+	"github.com/prebake/prebake/internal/exitcode"
 )
 
 // TestStrictFlag: --strict alone is every kind but spark-patch (nil: the
@@ -68,5 +72,41 @@ func TestStrictFlag(t *testing.T) {
 				t.Errorf("(-want +got):\n%s\n%v", diff, err)
 			}
 		})
+	}
+}
+
+// TestStrictByKindCLI is review 4's MEDIUM 3 on the testdata base (Spark
+// 3.5.0, Scala 2.12): spark-sql-kafka 3.5.1 is another patch of the base's
+// line, reported but not fatal under a bare --strict; --strict=spark-patch
+// makes it fatal, --strict=scala-binary does not.
+func TestStrictByKindCLI(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	t.Setenv("HOME", tmp)
+	repo := sparkLineRepo(t)
+	base := "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0-amd64"
+	bake := func(strict string) (int, string) {
+		t.Helper()
+		code, _, errs := runPrebake(context.Background(), "bake", "image", strict, "--base", base,
+			"--target", "oci:"+filepath.Join(tmp, "img"), "--no-default-repositories", "--repositories", repo,
+			"--cache", filepath.Join(tmp, "cache"), "org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.1")
+		return code, errs
+	}
+	for _, c := range []struct {
+		strict string
+		code   int
+	}{
+		{"--strict", exitcode.OK},
+		{"--strict=scala-binary,hadoop-version", exitcode.OK},
+		{"--strict=spark-patch", exitcode.DataErr},
+		{"--strict=all,spark-patch", exitcode.DataErr},
+		{"--strict=spark-line", exitcode.Usage},
+	} {
+		code, errs := bake(c.strict)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d\n%s", c.strict, code, c.code, errs)
+		}
+		if c.code != exitcode.Usage && !strings.Contains(errs, "(spark-patch)") && !strings.Contains(errs, "WARNING (spark-patch)") {
+			t.Errorf("%s: no spark-patch warning:\n%s", c.strict, errs)
+		}
 	}
 }
