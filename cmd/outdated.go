@@ -70,6 +70,7 @@ type outdatedOptions struct {
 	set                    []string
 	base, sparkHome        string
 	registry               *registryFlags
+	lockPath               string
 }
 
 func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOptions) error {
@@ -127,9 +128,16 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 		return err
 	}
 	lines := sparkLines{}
+	opt.lockPath = f.lock
 	if opt.withinSparkLine || opt.base != "" {
 		if lines, err = linesOf(c, lf, opt, rep); err != nil {
 			return err
+		}
+	}
+	// A version changes nothing of an artifact's Scala suffix: say so.
+	for _, d := range direct {
+		if m := artifactScalaRe.FindStringSubmatch(d.Artifact); m != nil && lines.scala != "" && m[1] != lines.scala {
+			rep.Printf("warning: %s:%s is built for Scala %s but the base has Scala %s; outdated changes versions, not artifacts: use %s_%s", d.Group, d.Artifact, m[1], lines.scala, strings.TrimSuffix(d.Artifact, "_"+m[1]), lines.scala)
 		}
 	}
 	res := jsondoc.Outdated{Lock: f.lock, Packages: []jsondoc.OutdatedPackage{}}
@@ -206,6 +214,8 @@ var (
 	scalaTagRe = regexp.MustCompile(`(?:s_|_)(2\.1[0-3]|3)$`)
 	// sparkLineRe is a Spark line named in a version (0.8.4-spark3.5-s_2.12).
 	sparkLineRe = regexp.MustCompile(`spark(\d+\.\d+)`)
+	// artifactScalaRe is the Scala suffix of an artifact id (delta-spark_2.12).
+	artifactScalaRe = regexp.MustCompile(`_(2\.1[0-3]|3)$`)
 )
 
 // sparkLines is what --within-spark-line keeps a package on; the zero
@@ -253,6 +263,7 @@ func linesOf(c *cobra.Command, lf *lock.File, opt outdatedOptions, rep *progress
 			}
 		}
 		r = layers.CheckJars(nil, nil, jars, "/jars")
+		rep.Printf("lock %s: Spark %s, Scala %s, Hadoop %s", opt.lockPath, orNone(r.BaseSparkVersion), orNone(r.BaseScalaBinary), orNone(r.BaseHadoopVersion))
 	}
 	l.spark, l.scala, l.hadoop = r.BaseSparkVersion, r.BaseScalaBinary, r.BaseHadoopVersion
 	return l, nil

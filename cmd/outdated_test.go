@@ -316,6 +316,10 @@ func TestOutdatedWithinSparkLine(t *testing.T) {
 	// The base image of testdata: Spark 3.5.0 (no Kafka newer than it).
 	base := "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0-amd64"
 	got := newer("--base", base)
+	// A lock of Scala 2.12 artifacts on a 2.13 base is said, not fixed.
+	if _, stderr, _ := runCLI(t, append([]string{"outdated", "--within-spark-line"}, common...)...); strings.Contains(stderr, "is built for Scala") || !strings.Contains(stderr, "Hadoop 3.3.4") {
+		t.Errorf("a Scala warning on the lock's own Scala:\n%s", stderr)
+	}
 	t.Logf("--base: %v", got)
 	if diff := cmp.Diff([]string{}, got["org.apache.spark:spark-sql-kafka-0-10_2.12"]); diff != "" {
 		t.Errorf("--base %s: Kafka (-want +got):\n%s", base, diff)
