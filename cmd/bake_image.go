@@ -76,7 +76,7 @@ type bakeImageOptions struct {
 	addSelf      bool
 	compression  string
 	sparkHome    string
-	strict       bool
+	strict       strictness
 	sharedLock   string
 }
 
@@ -119,7 +119,7 @@ conflict report against the base's /opt/spark/jars.`,
 	fs.BoolVar(&o.addSelf, "add-self", false, "also add this prebake binary as "+selfPath+" (linux only; the base platform must match), so the image can run prebake submit")
 	fs.StringVar(&o.compression, "compression", string(layers.DefaultCompression), "layer compression: none (plain tar: one hash pass; jars are already deflated), gzip, zstd (OCI manifests only) or estargz (gzip that lazy-pulling snapshotters mount before the pull ends); see docs/design.md, \"Layer compression\"")
 	fs.StringVar(&o.sparkHome, "spark-home", "", "where the base image keeps Spark (default /opt/spark): the conflict report reads its jars/")
-	fs.BoolVar(&o.strict, "strict", false, strictHelp)
+	addStrictFlag(fs, &o.strict)
 	fs.StringVar(&o.sharedLock, "shared-lock", "", "lock FILE of a shared (platform) set, e.g. the packages common to a team's jobs: the jars of this bake that it also has go into one layer below the per-job layer, the same layer digest for every job that has them all, so a node pulls it once; see docs/design.md, \"Shared layers\"")
 	fs.IntVar(&o.layers, "layers", 1, fmt.Sprintf("split the jars into up to N layers (1..%d; big jars alone) so a re-bake re-uploads only what changed", layers.MaxLayers))
 	return c
@@ -151,7 +151,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	in := layers.BakeInput{
 		Base: o.base, Target: o.target, Tag: o.tag,
 		JarsDir: o.jarsDir, Platforms: o.platforms, SkipProvided: o.skipProvided,
-		SparkHome: o.sparkHome, Strict: o.strict,
+		SparkHome: o.sparkHome, Strict: o.strict.on, StrictKinds: o.strict.kinds,
 	}
 	if o.addSelf {
 		if in.Extra, in.ExtraPlatform, err = selfFile(); err != nil {
@@ -219,7 +219,7 @@ func selfFile() ([]layers.File, string, error) {
 }
 
 // strictHelp is --strict's help (bake image, submit).
-const strictHelp = "fail (exit 65) on a warning that changes the outcome: a Scala or Spark mismatch with the base image (submit: or with $SPARK_HOME/jars in local mode), or a base without Spark; also strict: in prebake.yaml"
+const strictHelp = "fail (exit 65) on a warning that changes the outcome: a Scala, Spark-line or Hadoop mismatch with the base image (submit: or with $SPARK_HOME/jars in local mode), or a base without Spark; =KIND,… fails on those kinds only (scala-binary, spark-version, spark-patch, hadoop-version, no-spark; a bare --strict is all but spark-patch, another patch of the base's Spark line); also strict: in prebake.yaml"
 
 // printBakeWarnings prints a bake's verdict (also on a cache hit) and
 // adds it to the run's warnings.

@@ -103,7 +103,7 @@ func submitTarget(f *submitFlags, rep *progress.Reporter) (pipeline.JarTarget, e
 		if err != nil {
 			return nil, err
 		}
-		return &pipeline.ImageTarget{Repo: f.imageTarget, Options: opts, SparkHome: f.sparkHome, Strict: f.strict}, nil
+		return &pipeline.ImageTarget{Repo: f.imageTarget, Options: opts, SparkHome: f.sparkHome, Strict: f.strict.on, StrictKinds: f.strict.kinds}, nil
 	}
 	return nil, nil
 }

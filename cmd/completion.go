@@ -18,6 +18,7 @@ var enumValues = map[string][]string{
 	"via":             {"operator"},
 	"submitter":       {k8s.SubmitterSparkSubmit, k8s.SubmitterNative, k8s.SubmitterAuto},
 	"compression":     compressionNames(),
+	"strict":          append([]string{"true", "false", "all"}, layers.StrictKinds...),
 }
 
 // compressionNames are --compression's values.

@@ -29,6 +29,8 @@ type setting struct {
 	flags []string // the flags it sets, on the commands that have them
 	list  bool     // a YAML list (each entry one flag value)
 	bool  bool     // a YAML boolean
+	// orWords: with bool, a string is taken too (strict: scala-binary,hadoop-version)
+	orWords bool
 	// path is a file or directory: a leading ~ or ~/ in prebake.yaml is
 	// the home directory, as a shell expands it (the environment's value
 	// was expanded by the shell that set it).
@@ -62,7 +64,7 @@ var settings = []setting{
 	{key: "maxRetryWait", env: "PREBAKE_MAX_RETRY_WAIT", flags: []string{"max-retry-wait"}},
 	{key: "verifySignatures", env: "PREBAKE_VERIFY_SIGNATURES", flags: []string{"verify-signatures"}, bool: true},
 	{key: "keyring", env: "PREBAKE_KEYRING", flags: []string{"keyring"}, path: true},
-	{key: "strict", env: "PREBAKE_STRICT", flags: []string{"strict"}, bool: true},
+	{key: "strict", env: "PREBAKE_STRICT", flags: []string{"strict"}, bool: true, orWords: true},
 	// A lock and frozen pin every run that reads the file, the runs of
 	// prebake as spark-submit (SparkSubmitOperator) included, which take
 	// no prebake flag. A relative lock in prebake.yaml is next to the file.
@@ -140,7 +142,7 @@ func configValues(s setting, v any) ([]string, error) {
 		}
 		return []string{strconv.FormatBool(x)}, nil
 	case string:
-		if s.bool {
+		if s.bool && !s.orWords {
 			return nil, fmt.Errorf("want true or false, got %q", x)
 		}
 		return []string{x}, nil

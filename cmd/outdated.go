@@ -16,6 +16,8 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
+	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -23,6 +25,8 @@ func newOutdatedCmd(g *globals) *cobra.Command {
 	var f resolveFlags
 	var write, withinSparkLine bool
 	var set []string
+	var base, sparkHome string
+	var reg registryFlags
 	c := &cobra.Command{
 		Use:   "outdated --lock FILE",
 		Short: "List newer versions of a lock's direct packages, and re-lock with them",
@@ -31,30 +35,42 @@ repositories (maven-metadata.xml, fetched fresh, or from the cache with
 --offline) and lists the newer ones: never a SNAPSHOT, and with the same
 Scala suffix when the version carries one (spark-packages' 0.8.4-spark3.5-s_2.12).
 --within-spark-line keeps org.apache.spark modules (and versions naming a
-spark3.5-style line) on their own Spark line.
+spark3.5-style line) on their own Spark line, Hadoop connectors
+(hadoop-aws, …, and the AWS SDK bundle hadoop-aws pins) on the Hadoop of
+the lock's other jars (hadoop-client-api), and versions with a Scala suffix
+on that Scala: nothing that bake --strict would refuse. With --base, the
+Spark, Scala and Hadoop lines are the base image's (Spark modules go no
+further than its Spark release).
 
 --write re-locks with the newest version of every outdated package; --set
 g:a:v (repeatable) re-locks with the versions chosen, alone or on top of
 --write. The lock's excludes and conflict mode are kept.`,
 		Example: `  prebake outdated --lock prebake.lock
   prebake outdated --lock prebake.lock --within-spark-line -o json
+  prebake outdated --lock prebake.lock --within-spark-line --base apache/spark:3.5.1 --write
   prebake outdated --lock prebake.lock --write
   prebake outdated --lock prebake.lock --set io.delta:delta-spark_2.12:3.3.0`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runOutdated(c, g, &f, outdatedOptions{write: write, set: set, withinSparkLine: withinSparkLine})
+			return runOutdated(c, g, &f, outdatedOptions{write: write, set: set, withinSparkLine: withinSparkLine, base: base, sparkHome: sparkHome, registry: &reg})
 		},
 	}
 	f.add(c.Flags(), "packages", "exclude-packages", "conflict", "frozen")
 	c.Flags().BoolVar(&write, "write", false, "re-lock with the newest version of every outdated package")
 	c.Flags().StringArrayVar(&set, "set", nil, "re-lock with this version of a direct package, g:a:v (repeatable)")
-	c.Flags().BoolVar(&withinSparkLine, "within-spark-line", false, "keep org.apache.spark modules (and spark3.5-style versions) on their Spark line")
+	c.Flags().BoolVar(&withinSparkLine, "within-spark-line", false, "keep org.apache.spark modules (and spark3.5-style versions) on their Spark line, Hadoop connectors on the Hadoop of the lock (or --base), Scala suffixes on its Scala")
+	c.Flags().StringVar(&base, "base", "", "the base image (registry reference or oci:PATH[:tag]) whose Spark, Scala and Hadoop to keep to (implies --within-spark-line)")
+	c.Flags().StringVar(&sparkHome, "spark-home", "", "where the --base image keeps Spark (default /opt/spark)")
+	reg.add(c.Flags())
 	return c
 }
 
 type outdatedOptions struct {
 	write, withinSparkLine bool
 	set                    []string
+	base, sparkHome        string
+	registry               *registryFlags
+	lockPath               string
 }
 
 func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOptions) error {
@@ -111,13 +127,26 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 	if err != nil {
 		return err
 	}
+	lines := sparkLines{}
+	opt.lockPath = f.lock
+	if opt.withinSparkLine || opt.base != "" {
+		if lines, err = linesOf(c, lf, opt, rep); err != nil {
+			return err
+		}
+	}
+	// A version changes nothing of an artifact's Scala suffix: say so.
+	for _, d := range direct {
+		if m := artifactScalaRe.FindStringSubmatch(d.Artifact); m != nil && lines.scala != "" && m[1] != lines.scala {
+			rep.Printf("warning: %s:%s is built for Scala %s but the base has Scala %s; outdated changes versions, not artifacts: use %s_%s", d.Group, d.Artifact, m[1], lines.scala, strings.TrimSuffix(d.Artifact, "_"+m[1]), lines.scala)
+		}
+	}
 	res := jsondoc.Outdated{Lock: f.lock, Packages: []jsondoc.OutdatedPackage{}}
 	for _, d := range direct {
 		vs, err := src.Versions(c.Context(), d.Group, d.Artifact)
 		if err != nil {
 			return err
 		}
-		newer := newerVersions(d.Group, d.Version, vs, opt.withinSparkLine)
+		newer := newerVersions(d.Group, d.Artifact, d.Version, vs, lines)
 		p := jsondoc.OutdatedPackage{Module: d.Group + ":" + d.Artifact, Current: d.Version, Newer: newer}
 		if len(newer) > 0 {
 			p.Latest = newer[len(newer)-1]
@@ -185,14 +214,67 @@ var (
 	scalaTagRe = regexp.MustCompile(`(?:s_|_)(2\.1[0-3]|3)$`)
 	// sparkLineRe is a Spark line named in a version (0.8.4-spark3.5-s_2.12).
 	sparkLineRe = regexp.MustCompile(`spark(\d+\.\d+)`)
+	// artifactScalaRe is the Scala suffix of an artifact id (delta-spark_2.12).
+	artifactScalaRe = regexp.MustCompile(`_(2\.1[0-3]|3)$`)
 )
+
+// sparkLines is what --within-spark-line keeps a package on; the zero
+// value keeps nothing (every newer version is listed).
+type sparkLines struct {
+	within bool
+	// spark is the Spark version of the base (--base) or of the lock's
+	// spark-core; "" is each module's own line. capSpark (--base): no
+	// Spark module newer than spark.
+	spark    string
+	capSpark bool
+	// scala is the Scala binary of the base or the lock ("" is each
+	// version's own suffix); hadoop its Hadoop release (hadoop-client-api),
+	// "" when unknown: a Hadoop connector, and the AWS SDK bundle
+	// hadoop-aws pins, then stays where it is.
+	scala, hadoop string
+}
+
+// awsBundles are the AWS SDK bundles hadoop-aws pins (v1 up to Hadoop
+// 3.3, v2 from 3.4): they follow hadoop-aws, never the newest release.
+var awsBundles = map[string]bool{"com.amazonaws:aws-java-sdk-bundle": true, "software.amazon.awssdk:bundle": true}
+
+// linesOf reads the lines to keep to: the base image's (--base) else the
+// lock's jars' (spark-core, scala-library, hadoop-client-api), read as a
+// bake reads a base's.
+func linesOf(c *cobra.Command, lf *lock.File, opt outdatedOptions, rep *progress.Reporter) (sparkLines, error) {
+	l := sparkLines{within: true}
+	var r *layers.Report
+	if opt.base != "" {
+		ropts, err := opt.registry.options(nil)
+		if err != nil {
+			return l, err
+		}
+		if r, err = layers.BaseReport(c.Context(), opt.base, opt.sparkHome, ropts...); err != nil {
+			return l, err
+		}
+		l.capSpark = r.BaseSparkVersion != ""
+		rep.Printf("base %s: Spark %s, Scala %s, Hadoop %s", opt.base, orNone(r.BaseSparkVersion), orNone(r.BaseScalaBinary), orNone(r.BaseHadoopVersion))
+	} else {
+		// The lock's jars, named as a distribution names them.
+		var jars []string
+		for _, a := range lf.Artifacts {
+			if p := strings.Split(a.Coord, ":"); len(p) == 3 {
+				jars = append(jars, "/jars/"+p[1]+"-"+p[2]+".jar")
+			}
+		}
+		r = layers.CheckJars(nil, nil, jars, "/jars")
+		rep.Printf("lock %s: Spark %s, Scala %s, Hadoop %s", opt.lockPath, orNone(r.BaseSparkVersion), orNone(r.BaseScalaBinary), orNone(r.BaseHadoopVersion))
+	}
+	l.spark, l.scala, l.hadoop = r.BaseSparkVersion, r.BaseScalaBinary, r.BaseHadoopVersion
+	return l, nil
+}
 
 // newerVersions are the versions of vs newer than current (Ivy's
 // latest-revision order, oldest first): no SNAPSHOT, the same Scala
 // suffix as current's (none when it has none) and, withinSparkLine, the
 // same Spark line (org.apache.spark: the same major.minor; a version that
 // names spark3.5: the same).
-func newerVersions(group, current string, vs []string, withinSparkLine bool) []string {
+func newerVersions(group, artifact, current string, vs []string, l sparkLines) []string {
 	tag := func(v string) string {
 		if m := scalaTagRe.FindStringSubmatch(v); m != nil {
 			return m[1]
@@ -212,16 +294,40 @@ func newerVersions(group, current string, vs []string, withinSparkLine bool) []s
 		}
 		return ""
 	}
+	wantLine, wantTag := line(current), tag(current)
+	if l.within && l.spark != "" && wantLine != "" {
+		if p := strings.SplitN(l.spark, ".", 3); len(p) >= 2 {
+			wantLine = p[0] + "." + p[1]
+		}
+	}
+	if l.within && l.scala != "" && wantTag != "" {
+		wantTag = l.scala
+	}
+	module := group + ":" + artifact
+	held := func(v string) bool {
+		switch {
+		case !l.within:
+			return false
+		case layers.IsHadoopModule(module):
+			// Its classes link against the base's exact Hadoop release.
+			return l.hadoop == "" || v != l.hadoop
+		case awsBundles[module]:
+			return true
+		case group == "org.apache.spark" && l.capSpark && revision.Compare(v, l.spark) > 0:
+			return true
+		}
+		return line(v) != wantLine
+	}
 	out := []string{}
-	cur, curTag := revision.Parse(current), tag(current)
+	cur := revision.Parse(current)
 	seen := make(map[string]bool, len(vs)) // a listing may hold 100,000 versions (security review 4, L1)
 	for _, v := range vs {
 		switch {
 		case seen[v],
 			strings.HasSuffix(v, "-SNAPSHOT") || v == "SNAPSHOT",
 			revision.CompareKeys(revision.Parse(v), cur) <= 0,
-			tag(v) != curTag,
-			withinSparkLine && line(v) != line(current):
+			tag(v) != wantTag,
+			held(v):
 			continue
 		}
 		seen[v] = true

@@ -13,6 +13,7 @@ import (
 	"github.com/prebake/prebake/lock"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
@@ -40,10 +41,62 @@ func TestNewerVersions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, newerVersions(tt.group, tt.current, tt.vs, tt.within)); diff != "" {
+			if diff := cmp.Diff(tt.want, newerVersions(tt.group, "a", tt.current, tt.vs, sparkLines{within: tt.within})); diff != "" {
 				t.Errorf("newerVersions (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestNewerVersionsLines: --within-spark-line keeps a Hadoop connector on
+// the lock's (or base's) Hadoop release, the AWS SDK bundle where
+// hadoop-aws pins it, Spark modules on the base's line and no further than
+// its release, and Scala-suffixed versions on its Scala.
+func TestNewerVersionsLines(t *testing.T) {
+	hadoop := []string{"3.3.4", "3.3.6", "3.4.1", "3.5.0"}
+	spark := []string{"3.5.1", "3.5.3", "3.5.7", "4.0.0"}
+	tests := []struct {
+		name, module, current string
+		vs                    []string
+		lines                 sparkLines
+		want                  []string
+	}{
+		{"hadoop-aws, lock on 3.3.4", "org.apache.hadoop:hadoop-aws", "3.3.4", hadoop, sparkLines{within: true, hadoop: "3.3.4"}, []string{}},
+		{"hadoop-aws, base on 3.3.6", "org.apache.hadoop:hadoop-aws", "3.3.4", hadoop, sparkLines{within: true, hadoop: "3.3.6"}, []string{"3.3.6"}},
+		{"hadoop-aws, Hadoop unknown: held", "org.apache.hadoop:hadoop-aws", "3.3.4", hadoop, sparkLines{within: true}, []string{}},
+		{"hadoop-aws, not within", "org.apache.hadoop:hadoop-aws", "3.3.4", hadoop, sparkLines{hadoop: "3.3.4"}, []string{"3.3.6", "3.4.1", "3.5.0"}},
+		{"hadoop-azure too", "org.apache.hadoop:hadoop-azure", "3.3.4", hadoop, sparkLines{within: true, hadoop: "3.3.4"}, []string{}},
+		{"AWS SDK v1 bundle follows hadoop-aws", "com.amazonaws:aws-java-sdk-bundle", "1.12.262", []string{"1.12.262", "1.12.780"}, sparkLines{within: true, hadoop: "3.3.4"}, []string{}},
+		{"AWS SDK v2 bundle follows hadoop-aws", "software.amazon.awssdk:bundle", "2.24.6", []string{"2.24.6", "2.35.4"}, sparkLines{within: true}, []string{}},
+		{"spark module, base 3.5.3: capped", "org.apache.spark:spark-sql-kafka-0-10_2.12", "3.5.1", spark, sparkLines{within: true, spark: "3.5.3", capSpark: true}, []string{"3.5.3"}},
+		{"spark module, lock's line", "org.apache.spark:spark-sql-kafka-0-10_2.12", "3.5.1", spark, sparkLines{within: true, spark: "3.5.1"}, []string{"3.5.3", "3.5.7"}},
+		{"spark module on 3.4, base 3.5: moved to the base's line", "org.apache.spark:spark-avro_2.12", "3.4.1", []string{"3.4.4", "3.5.1", "3.5.3", "4.0.0"}, sparkLines{within: true, spark: "3.5.3", capSpark: true}, []string{"3.5.1", "3.5.3"}},
+		{"spark-packages, base's line and Scala", "graphframes:graphframes", "0.8.3-spark3.4-s_2.12",
+			[]string{"0.8.4-spark3.5-s_2.12", "0.8.4-spark3.5-s_2.13", "0.8.4-spark3.4-s_2.12", "0.8.5-spark4.0-s_2.13"},
+			sparkLines{within: true, spark: "3.5.3", scala: "2.13"}, []string{"0.8.4-spark3.5-s_2.13"}},
+		{"no line: any newer", "io.delta:delta-spark_2.12", "3.2.0", []string{"3.2.1", "3.3.0"}, sparkLines{within: true, spark: "3.5.3", scala: "2.12", hadoop: "3.3.4"}, []string{"3.2.1", "3.3.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, a, _ := strings.Cut(tt.module, ":")
+			if diff := cmp.Diff(tt.want, newerVersions(g, a, tt.current, tt.vs, tt.lines)); diff != "" {
+				t.Errorf("newerVersions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// fileWriter writes files (slash paths) under root, making directories.
+func fileWriter(t *testing.T, root string) func(rel, data string) {
+	return func(rel, data string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -53,15 +106,7 @@ func TestNewerVersions(t *testing.T) {
 func versionsRepo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	put := func(rel, data string) {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := fileWriter(t, root)
 	put("org/o/lib/1.0/lib-1.0.pom", `<project><modelVersion>4.0.0</modelVersion><groupId>org.o</groupId><artifactId>lib</artifactId><version>1.0</version></project>`)
 	put("org/o/lib/1.0/lib-1.0.jar", "lib jar")
 	for _, v := range []string{"1.0", "1.1", "2.0"} {
@@ -198,7 +243,7 @@ func TestNewerVersionsHostileListing(t *testing.T) {
 	}
 	vs = append(vs, vs[:1000]...) // listed twice
 	start := time.Now()
-	got := newerVersions("od", "0.1", vs, false)
+	got := newerVersions("od", "lib", "0.1", vs, sparkLines{})
 	took := time.Since(start)
 	if len(got) != 120_000 {
 		t.Errorf("%d newer versions, want 120000", len(got))
@@ -206,5 +251,120 @@ func TestNewerVersionsHostileListing(t *testing.T) {
 	t.Logf("120,000 versions: %s", took)
 	if took > 10*time.Second {
 		t.Errorf("120,000 versions took %s", took)
+	}
+}
+
+// sparkLineRepo is a file:// repository for the lock of review 4's
+// MEDIUM 4 (spark-sql-kafka 3.5.1, hadoop-aws 3.3.4, delta-spark 3.2.0)
+// with newer releases of each: Kafka 3.5.7 and 4.0.0, hadoop-aws up to
+// 3.5.0 (which pins the v2 AWS SDK bundle), delta-spark 3.3.0.
+func sparkLineRepo(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	put := fileWriter(t, root)
+	type dep struct{ g, a, v string }
+	module := func(g, a string, deps func(v string) []dep, vs ...string) {
+		dir := strings.ReplaceAll(g, ".", "/") + "/" + a
+		var list strings.Builder
+		for _, v := range vs {
+			var ds strings.Builder
+			if deps != nil {
+				for _, d := range deps(v) {
+					fmt.Fprintf(&ds, "<dependency><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version></dependency>", d.g, d.a, d.v)
+				}
+			}
+			put(fmt.Sprintf("%s/%s/%s-%s.pom", dir, v, a, v), fmt.Sprintf(`<project><modelVersion>4.0.0</modelVersion><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version><dependencies>%s</dependencies></project>`, g, a, v, ds.String()))
+			put(fmt.Sprintf("%s/%s/%s-%s.jar", dir, v, a, v), a+" "+v)
+			list.WriteString("<version>" + v + "</version>")
+		}
+		put(dir+"/maven-metadata.xml", fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<metadata><groupId>%s</groupId><artifactId>%s</artifactId><versioning><versions>%s</versions></versioning></metadata>
+`, g, a, list.String()))
+	}
+	module("org.apache.hadoop", "hadoop-client-api", nil, "3.3.4", "3.4.1")
+	module("com.amazonaws", "aws-java-sdk-bundle", nil, "1.12.262", "1.12.780")
+	module("software.amazon.awssdk", "bundle", nil, "2.35.4")
+	module("org.apache.spark", "spark-sql-kafka-0-10_2.12", func(v string) []dep {
+		if strings.HasPrefix(v, "4.") {
+			return []dep{{"org.apache.hadoop", "hadoop-client-api", "3.4.1"}}
+		}
+		return []dep{{"org.apache.hadoop", "hadoop-client-api", "3.3.4"}}
+	}, "3.5.1", "3.5.7", "4.0.0")
+	module("org.apache.hadoop", "hadoop-aws", func(v string) []dep {
+		if v == "3.5.0" {
+			return []dep{{"software.amazon.awssdk", "bundle", "2.35.4"}}
+		}
+		return []dep{{"com.amazonaws", "aws-java-sdk-bundle", "1.12.262"}}
+	}, "3.3.4", "3.3.6", "3.5.0")
+	module("io.delta", "delta-spark_2.12", nil, "3.2.0", "3.3.0")
+	return "file://" + root + "/"
+}
+
+// TestOutdatedWithinSparkLine is review 4's MEDIUM 4: --within-spark-line
+// --write wrote hadoop-aws 3.5.0 (and the AWS SDK v2 bundle) next to
+// hadoop-client-api 3.3.4, which bake --strict then refused. hadoop-aws
+// now stays on the lock's Hadoop, Kafka on its Spark line; with --base,
+// on the base's Hadoop and Spark.
+func TestOutdatedWithinSparkLine(t *testing.T) {
+	root, tmp := isolatedCLI(t)
+	repo := sparkLineRepo(t)
+	lockPath := filepath.Join(tmp, "od.lock")
+	common := []string{"--no-default-repositories", "--repositories", repo, "--cache", filepath.Join(tmp, "cache"), "--lock", lockPath}
+	if _, stderr, code := runCLI(t, append([]string{"resolve"}, append(common,
+		"org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.1,org.apache.hadoop:hadoop-aws:3.3.4,io.delta:delta-spark_2.12:3.2.0")...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	newer := func(args ...string) map[string][]string {
+		t.Helper()
+		out, stderr, code := runCLI(t, append(append([]string{"outdated", "-o", "json", "--within-spark-line"}, common...), args...)...)
+		var got jsondoc.Outdated
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+			t.Fatalf("outdated %v: exit %d\n%s%s", args, code, out, stderr)
+		}
+		m := map[string][]string{}
+		for _, p := range got.Packages {
+			m[p.Module] = p.Newer
+		}
+		return m
+	}
+	want := map[string][]string{
+		"org.apache.spark:spark-sql-kafka-0-10_2.12": {"3.5.7"},
+		"org.apache.hadoop:hadoop-aws":               {},
+		"io.delta:delta-spark_2.12":                  {"3.3.0"},
+	}
+	if diff := cmp.Diff(want, newer()); diff != "" {
+		t.Errorf("--within-spark-line (-want +got):\n%s", diff)
+	}
+	// The base image of testdata: Spark 3.5.0 (no Kafka newer than it).
+	base := "oci:" + filepath.Join(root, "testdata", "base-image") + ":3.5.0-amd64"
+	got := newer("--base", base)
+	// A lock of Scala 2.12 artifacts on a 2.13 base is said, not fixed.
+	if _, stderr, _ := runCLI(t, append([]string{"outdated", "--within-spark-line"}, common...)...); strings.Contains(stderr, "is built for Scala") || !strings.Contains(stderr, "Hadoop 3.3.4") {
+		t.Errorf("a Scala warning on the lock's own Scala:\n%s", stderr)
+	}
+	t.Logf("--base: %v", got)
+	if diff := cmp.Diff([]string{}, got["org.apache.spark:spark-sql-kafka-0-10_2.12"]); diff != "" {
+		t.Errorf("--base %s: Kafka (-want +got):\n%s", base, diff)
+	}
+	if diff := cmp.Diff([]string{}, got["org.apache.hadoop:hadoop-aws"]); diff != "" {
+		t.Errorf("--base %s: hadoop-aws (-want +got):\n%s", base, diff)
+	}
+
+	out, stderr, code := runCLI(t, append([]string{"outdated", "--write", "--within-spark-line"}, common...)...)
+	if code != 0 {
+		t.Fatalf("--write: exit %d\n%s%s", code, out, stderr)
+	}
+	lf, err := lock.Read(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var coords []string
+	for _, a := range lf.Artifacts {
+		coords = append(coords, a.Coord)
+	}
+	wantCoords := []string{"com.amazonaws:aws-java-sdk-bundle:1.12.262", "io.delta:delta-spark_2.12:3.3.0",
+		"org.apache.hadoop:hadoop-aws:3.3.4", "org.apache.hadoop:hadoop-client-api:3.3.4", "org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.7"}
+	if diff := cmp.Diff(wantCoords, coords, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("lock after --write --within-spark-line (-want +got):\n%s", diff)
 	}
 }

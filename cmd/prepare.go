@@ -37,7 +37,7 @@ func submitOptions(ctx context.Context, f *submitFlags, sub *submit.Submission, 
 		return pipeline.SubmitOptions{}, err
 	}
 	o := pipeline.Options{Request: req, CacheDir: f.resolve.cache, Reporter: rep,
-		LocalSparkJars: f.localSparkJars, Strict: f.strict, Memo: f.memo, RewriteOptions: f.rewriteOptions}
+		LocalSparkJars: f.localSparkJars, Strict: f.strict.on, StrictKinds: f.strict.kinds, Memo: f.memo, RewriteOptions: f.rewriteOptions}
 	if o.Target, err = submitTarget(f, rep); err != nil {
 		return pipeline.SubmitOptions{}, err
 	}

@@ -97,7 +97,7 @@ type submitFlags struct {
 	batch        string // --batch FILE (cmd/submit_batch.go)
 	parallel     int
 	memo         *pipeline.Memo // a batch's: one resolve and bake per set of packages and images
-	strict       bool
+	strict       strictness
 	sparkHome    string // the base image's
 	// localSparkJars is the jars directory of the Spark that runs a driver
 	// here (set for the local backend): the resolved jars are checked
@@ -348,7 +348,7 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, as adapters) {
 	durationVar(fs, &f.timeout, "timeout", 0, "bound the whole run (0: none); exit 75 when reached")
 	durationVar(fs, &f.pollInterval, "poll-interval", 10*time.Second, "how often to poll the driver (with jitter)")
 	fs.BoolVar(&f.killOnCancel, "kill-on-cancel", true, "on SIGINT/SIGTERM, kill the driver")
-	fs.BoolVar(&f.strict, "strict", false, strictHelp)
+	addStrictFlag(fs, &f.strict)
 	fs.StringVar(&f.sparkHome, "spark-home", "", "with --image-target: where the base image keeps Spark (default /opt/spark); the local Spark is $SPARK_HOME")
 	fs.StringVar(&f.batch, "batch", "", "k8s cluster mode: submit every application of FILE (one JSON array of spark-submit arguments per line; - for stdin) natively from this one process, without waiting for them; exit code: the highest of the results'")
 	fs.IntVar(&f.parallel, "parallel", 16, "with --batch: submissions in flight at once")

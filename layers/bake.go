@@ -96,6 +96,9 @@ type BakeInput struct {
 	// warnings, before anything is pushed; on a cache hit, when the stored
 	// verdict has any.
 	Strict bool
+	// StrictKinds are the warning kinds Strict fails on (ParseStrict);
+	// nil is StrictDefault (every kind but WarnSparkPatch).
+	StrictKinds []string
 	// Shared, when set, is a shared ("platform") set: the jars of Lock it
 	// also has (same file name and sha256) go into one layer of their own,
 	// right above the base, and the others into the per-job layer(s) above
@@ -447,7 +450,7 @@ func (bk *baking) cacheHit(ctx context.Context) (bool, error) {
 		res.Files = info.Files
 		res.Platforms = info.Platforms
 		res.SparkVersion = info.SparkVersion
-		res.Warnings = info.Warnings
+		res.Warnings = reclassify(info.Warnings, info.SparkVersion)
 		return true, strict(bk.in, res.Warnings, "the image exists already (a cache hit)")
 	}
 	if info != nil {
@@ -671,7 +674,7 @@ func strict(in BakeInput, ws []Warning, what string) error {
 	if !in.Strict {
 		return nil
 	}
-	return StrictError("base "+in.Base, ws, what)
+	return StrictError("base "+in.Base, StrictWarnings(ws, in.StrictKinds), what)
 }
 
 // StrictError is the ErrStrict error (kind Invalid) for the warnings ws of

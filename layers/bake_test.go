@@ -335,7 +335,7 @@ func TestConflictReportAndSkipProvided(t *testing.T) {
 		},
 		Warnings: []Warning{
 			{Kind: WarnScalaBinary, Coord: "org.apache.spark:spark-connect_2.13:3.5.1", Message: "org.apache.spark:spark-connect_2.13:3.5.1 is built for Scala 2.13 but the base image has Scala 2.12"},
-			{Kind: WarnSparkVersion, Coord: "org.apache.spark:spark-connect_2.13:3.5.1", Message: "org.apache.spark:spark-connect_2.13:3.5.1 is Spark 3.5.1 but the base image has Spark 3.5.0"},
+			{Kind: WarnSparkPatch, Coord: "org.apache.spark:spark-connect_2.13:3.5.1", Message: "org.apache.spark:spark-connect_2.13:3.5.1 is Spark 3.5.1 but the base image has Spark 3.5.0"},
 		},
 	}
 	if diff := cmp.Diff(want, res.Report); diff != "" {

@@ -335,7 +335,11 @@ func conflictReport(coords, files []string, base []string, sparkJars string) *Re
 				Message: fmt.Sprintf("%s is Hadoop %s but the base image has Hadoop %s (hadoop-client-api); use %s:%s", cs, c.version, r.BaseHadoopVersion, c.artifact, r.BaseHadoopVersion)})
 		}
 		if c.group == "org.apache.spark" && strings.HasPrefix(c.artifact, "spark-") && r.BaseSparkVersion != "" && c.version != r.BaseSparkVersion {
-			r.Warnings = append(r.Warnings, Warning{Kind: WarnSparkVersion, Coord: cs,
+			kind := WarnSparkVersion
+			if sparkLine(c.version) == sparkLine(r.BaseSparkVersion) {
+				kind = WarnSparkPatch
+			}
+			r.Warnings = append(r.Warnings, Warning{Kind: kind, Coord: cs,
 				Message: fmt.Sprintf("%s is Spark %s but the base image has Spark %s", cs, c.version, r.BaseSparkVersion)})
 		}
 	}

@@ -29,6 +29,9 @@ type ImageTarget struct {
 	SparkHome string
 	// Strict fails the bake (layers.ErrStrict) on a warning of that check.
 	Strict bool
+	// StrictKinds are the warning kinds Strict fails on
+	// (layers.ParseStrict); nil is layers.StrictDefault.
+	StrictKinds []string
 	// Shared, when set, is a shared (platform) set: its jars go in a layer
 	// of their own (layers.BakeInput.Shared).
 	Shared *lock.File
@@ -64,7 +67,7 @@ func (t *ImageTarget) Place(ctx context.Context, sub *submit.Submission, in Plac
 			return r.Ref, nil
 		}
 		r, err := layers.Bake(ctx, layers.BakeInput{Lock: in.Lock, Jars: in.Jars, Base: base, Target: t.Repo,
-			SparkHome: t.SparkHome, Strict: t.Strict, Shared: t.Shared}, lopts...)
+			SparkHome: t.SparkHome, Strict: t.Strict, StrictKinds: t.StrictKinds, Shared: t.Shared}, lopts...)
 		if err != nil {
 			return "", err
 		}

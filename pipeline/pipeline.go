@@ -55,6 +55,9 @@ type Options struct {
 	// of the local check, before anything is pushed or run (an
 	// ImageTarget has its own Strict for its bake).
 	Strict bool
+	// StrictKinds are the warning kinds Strict fails on
+	// (layers.ParseStrict); nil is layers.StrictDefault.
+	StrictKinds []string
 	// Memo, when set, keeps what Prepare resolved and baked for a set of
 	// packages and base images: the next submission with the same ones
 	// (of a batch, with the same Options) is only rewritten. nil: none.
@@ -260,7 +263,7 @@ func checkLocalSpark(o Options, res *resolver.Result) ([]rewrite.Warning, error)
 		ws = append(ws, rewrite.Warning{Kind: rewrite.WarnClasspath, Text: "local Spark " + o.LocalSparkJars + ": " + w.Message + " (" + w.Kind + ")"})
 	}
 	if o.Strict {
-		if err := layers.StrictError("local Spark "+o.LocalSparkJars, kept, "nothing was run"); err != nil {
+		if err := layers.StrictError("local Spark "+o.LocalSparkJars, layers.StrictWarnings(kept, o.StrictKinds), "nothing was run"); err != nil {
 			return nil, err
 		}
 	}

@@ -3,7 +3,12 @@
 // the chain answers, which registry and store credentials are in use (where
 // they come from, never their values), $SPARK_HOME and its Spark line, the
 // POM-only entries of ~/.m2 (repo.M2POMOnlyError) and the REST port of
-// a spark:// master.
+// a spark:// master; with what a job of the command line needs, it probes
+// the registry (a /v2/ ping and a token with the keychain), the store
+// (a list of its bucket), the API server of a k8s:// master (reachable,
+// and a SelfSubjectAccessReview per permission a submission needs, through
+// Input.Kube), the keyring of signature verification and the spark-submit
+// a submission would run.
 package doctor
 
 import (
@@ -19,8 +24,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/netprobe"
+	"github.com/prebake/prebake/internal/pgpverify"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/resolver/repo"
 	"github.com/prebake/prebake/s3store"
@@ -53,6 +61,53 @@ type Input struct {
 	// StoreOptions configure it (region, static credentials).
 	Store        string
 	StoreOptions []s3store.Option
+
+	// BaseImage is the base image a bake reads (pinged with pull scope;
+	// ImageRefs with push scope); RegistryOptions reach the registries
+	// (layers.WithBasicAuth). NoPing skips the registry and store probes
+	// (credential sources only).
+	BaseImage       string
+	RegistryOptions []layers.Option
+	NoPing          bool
+	// Kube, for a k8s:// master, probes its API server (cmd hands
+	// submit/k8s's ProbeAPIServer); nil: none.
+	Kube func(ctx context.Context, timeout time.Duration) (*Kube, error)
+	// Keyring is the keyring of signature verification ("" when signatures
+	// are not verified): a missing or empty one is a problem.
+	Keyring string
+	// SparkSubmit is the spark-submit a submission would run ("" for none
+	// needed); SparkSubmitNeeded makes its absence a problem.
+	SparkSubmit       string
+	SparkSubmitNeeded bool
+}
+
+// Kube is what the API server of a k8s:// master answered.
+type Kube struct {
+	APIServer string `json:"apiServer"`
+	// Source is where the credentials come from (never their values).
+	Source    string `json:"source,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Reachable bool   `json:"reachable"`
+	Version   string `json:"version,omitempty"`
+	// Access is one "verb resource" per permission checked, Denied those
+	// the credentials lack.
+	Access  []string `json:"access"`
+	Denied  []string `json:"denied"`
+	Error   string   `json:"error,omitempty"`
+	Warning string   `json:"warning,omitempty"`
+}
+
+// Keyring is the keyring of signature verification.
+type Keyring struct {
+	Path  string `json:"path"`
+	Keys  int    `json:"keys"`
+	Error string `json:"error,omitempty"`
+}
+
+// SparkSubmit is the spark-submit a submission would run.
+type SparkSubmit struct {
+	Path  string `json:"path"`
+	Error string `json:"error,omitempty"`
 }
 
 // Option configures Check.
@@ -79,12 +134,19 @@ func WithM2ScanLimit(n int) Option { return func(o *options) { o.scanLimit = n }
 // Report is the result of Check. Its JSON form is a stable schema (the
 // CLI's JSON document for doctor).
 type Report struct {
-	// OK is true when every repository and REST server probed is
-	// reachable (Unreachable is empty).
+	// OK is true when every service the job needs answered
+	// (Unreachable is empty) and nothing it needs is missing or refused
+	// (Problems is empty).
 	OK bool `json:"ok"`
-	// Unreachable names ("name (url)") the repositories and REST servers
-	// that did not answer, or answered 5xx.
+	// Unreachable names ("name (url)") the repositories, REST servers,
+	// registries, store and API server that did not answer, or answered
+	// 5xx. A repository after one that answered is a warning instead:
+	// resolution goes on without it.
 	Unreachable []string `json:"unreachable"`
+	// Problems are what fails the job without an outage: credentials a
+	// registry, the store or the API server refuses, a missing bucket,
+	// keyring or spark-submit, a permission the submission lacks.
+	Problems []string `json:"problems"`
 	// Warnings are what may fail a job without being an outage: denied
 	// repositories, POM-only ~/.m2 entries, no Spark line, no credentials.
 	Warnings     []string                   `json:"warnings"`
@@ -94,6 +156,48 @@ type Report struct {
 	SparkHome    SparkHome                  `json:"sparkHome"`
 	M2           M2                         `json:"m2"`
 	Master       Master                     `json:"master"`
+	Kube         *Kube                      `json:"kube,omitempty"`
+	Keyring      *Keyring                   `json:"keyring,omitempty"`
+	SparkSubmit  *SparkSubmit               `json:"sparkSubmit,omitempty"`
+
+	// kind is the kind of the first problem (Err).
+	kind errdefs.Kind
+}
+
+// Err is nil when r is OK, else an error of kind Unavailable when a
+// service did not answer, else of the first problem's kind.
+func (r *Report) Err() error {
+	switch {
+	case len(r.Unreachable) > 0:
+		return errdefs.Errorf(errdefs.Unavailable, "doctor: not answering: %s", strings.Join(r.Unreachable, ", "))
+	case len(r.Problems) > 0:
+		k := r.kind
+		if k == errdefs.Unknown {
+			k = errdefs.Invalid
+		}
+		return errdefs.Errorf(k, "doctor: %s", strings.Join(r.Problems, "; "))
+	}
+	return nil
+}
+
+// problem records a problem of kind k (the first one's kind is Err's).
+func (r *Report) problem(k errdefs.Kind, msg string) {
+	if len(r.Problems) == 0 {
+		r.kind = k
+	}
+	r.Problems = append(r.Problems, msg)
+}
+
+// finding records err as an outage when it is Unavailable or Timeout
+// (what, the service, is named; its section of the report has the error),
+// else as a problem of its kind.
+func (r *Report) finding(what string, err error) {
+	switch k := errdefs.KindOf(err); k {
+	case errdefs.Unavailable, errdefs.Timeout:
+		r.Unreachable = append(r.Unreachable, what)
+	default:
+		r.problem(k, what+": "+redact.Line(err.Error()))
+	}
 }
 
 // Registry is where registry credentials come from.
@@ -121,6 +225,13 @@ type RegistryTarget struct {
 	Ref    string `json:"ref"`
 	Host   string `json:"host"`
 	Source string `json:"source"`
+	// Push is true for a target pushed to (a base is read); Ping is what
+	// its registry answered: "ok" (the /v2/ ping and a token of that
+	// scope), else the error; "" when not probed.
+	Push bool   `json:"push"`
+	Ping string `json:"ping,omitempty"`
+
+	raw string // the reference as given
 }
 
 // Store is the jar store's credential source.
@@ -130,6 +241,9 @@ type Store struct {
 	// "" when none was found (Error says why) or the store needs none.
 	Source string `json:"source"`
 	Error  string `json:"error,omitempty"`
+	// Ping is what the store answered to a list of its prefix: "ok", else
+	// the error; "" when not probed.
+	Ping string `json:"ping,omitempty"`
 }
 
 // SparkHome is the local Spark.
@@ -173,19 +287,27 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 	if o.client == nil {
 		o.client = &http.Client{}
 	}
-	r := &Report{Unreachable: []string{}, Warnings: []string{}, Repositories: []resolver.RepositoryProbe{}}
+	r := &Report{Unreachable: []string{}, Problems: []string{}, Warnings: []string{}, Repositories: []resolver.RepositoryProbe{}}
 
 	probes, err := resolver.ProbeChain(ctx, in.Resolve, o.timeout, in.ResolverOptions...)
-	if err != nil {
+	switch k := errdefs.KindOf(err); {
+	case err == nil:
+	case ctx.Err() == nil && (k == errdefs.NotFound || k == errdefs.Invalid):
+		// A missing or bad settings file: a finding, the rest is checked.
+		r.problem(k, "repository chain: "+redact.Line(err.Error()))
+	default:
 		return nil, err
 	}
 	for i := range probes {
 		// A repository URL may carry a token in its query (?token=…).
 		probes[i].URL, probes[i].Error = redact.URL(probes[i].URL), redact.Line(probes[i].Error)
 	}
-	r.Repositories = probes
+	r.Repositories = append(r.Repositories, probes...)
+	answered := false // a remote repository earlier in the chain answered
 	for _, p := range probes {
 		switch {
+		case !p.Reachable() && answered:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("repository %s (%s) is not answering; an earlier one answered, and resolution goes on without it", p.Name, p.URL))
 		case !p.Reachable():
 			r.Unreachable = append(r.Unreachable, p.Name+" ("+p.URL+")")
 		case p.Status == netprobe.StatusAbsent && p.Name != repo.RepoLocalM2:
@@ -193,13 +315,20 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 		case p.Status == netprobe.StatusDenied:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("repository %s (%s) answered %d: check its credentials", p.Name, p.URL, p.HTTPStatus))
 		}
+		if p.Reachable() && p.Status != netprobe.StatusDenied && p.Name != repo.RepoLocalM2 && strings.HasPrefix(p.URL, "http") {
+			answered = true
+		}
 	}
 
 	r.Registry = registry(in)
+	pingRegistries(ctx, in, o, r)
 	r.Store = store(ctx, in, o.timeout)
 	if r.Store.Error != "" {
 		r.Warnings = append(r.Warnings, "store "+r.Store.URL+": "+r.Store.Error)
 	}
+	pingStore(ctx, in, o, r)
+	checkKeyring(in, r)
+	checkSparkSubmit(in, r)
 	r.SparkHome = sparkHome(in.SparkHome)
 	if r.SparkHome.Error != "" {
 		r.Warnings = append(r.Warnings, "SPARK_HOME "+r.SparkHome.Path+": "+r.SparkHome.Error)
@@ -233,8 +362,108 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 			r.Unreachable = append(r.Unreachable, "REST server "+p.URL)
 		}
 	}
-	r.OK = len(r.Unreachable) == 0
+	if in.Kube != nil {
+		k, err := in.Kube(ctx, o.timeout)
+		if err != nil {
+			return nil, err
+		}
+		r.Kube = k
+		switch {
+		case !k.Reachable:
+			r.Unreachable = append(r.Unreachable, "API server "+k.APIServer)
+		case k.Error != "":
+			r.problem(errdefs.Denied, "API server "+k.APIServer+": "+k.Error)
+		case len(k.Denied) > 0:
+			r.problem(errdefs.Denied, fmt.Sprintf("API server %s: the credentials (%s) may not %s in namespace %s", k.APIServer, k.Source, strings.Join(k.Denied, ", "), k.Namespace))
+		}
+		if k.Warning != "" {
+			r.Warnings = append(r.Warnings, "API server "+k.APIServer+": "+k.Warning)
+		}
+	}
+	r.OK = len(r.Unreachable) == 0 && len(r.Problems) == 0
 	return r, ctx.Err()
+}
+
+// pingRegistries pings the registry of each target (push scope) and of the
+// base (pull scope), recording the answer in r.Registry.Targets.
+func pingRegistries(ctx context.Context, in Input, o *options, r *Report) {
+	if in.NoPing {
+		return
+	}
+	for i := range r.Registry.Targets {
+		t := &r.Registry.Targets[i]
+		pctx, cancel := context.WithTimeout(ctx, o.timeout)
+		err := layers.PingRegistry(pctx, t.raw, t.Push, append(append([]layers.Option{}, in.RegistryOptions...), layers.WithResponseTimeout(o.timeout))...)
+		cancel()
+		if err != nil {
+			t.Ping = redact.Line(err.Error())
+			r.finding("registry "+t.Host, err)
+			continue
+		}
+		t.Ping = "ok"
+	}
+}
+
+// pingStore lists the store's prefix once with the credentials in use.
+func pingStore(ctx context.Context, in Input, o *options, r *Report) {
+	if in.Store == "" || in.NoPing {
+		return
+	}
+	opts := append(append([]s3store.Option{}, in.StoreOptions...), s3store.WithRetry(1, 0), s3store.WithResponseTimeout(o.timeout))
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	st, err := s3store.Open(pctx, in.Store, opts...)
+	if err == nil {
+		err = st.Probe(pctx)
+	}
+	if err != nil {
+		r.Store.Ping = redact.Line(err.Error())
+		r.finding("store "+r.Store.URL, err)
+		return
+	}
+	r.Store.Ping = "ok"
+}
+
+// checkKeyring reads the keyring of signature verification.
+func checkKeyring(in Input, r *Report) {
+	if in.Keyring == "" {
+		return
+	}
+	r.Keyring = &Keyring{Path: in.Keyring}
+	kr, err := pgpverify.ReadKeyring(in.Keyring)
+	if err != nil {
+		r.Keyring.Error = redact.Line(err.Error())
+		r.problem(errdefs.KindOf(err), "signature keyring "+in.Keyring+": "+r.Keyring.Error)
+		return
+	}
+	r.Keyring.Keys = len(kr.Keys())
+}
+
+// checkSparkSubmit checks that the spark-submit a submission would run
+// is an executable file.
+func checkSparkSubmit(in Input, r *Report) {
+	if in.SparkSubmit == "" && !in.SparkSubmitNeeded {
+		return
+	}
+	r.SparkSubmit = &SparkSubmit{Path: in.SparkSubmit}
+	st, err := os.Stat(in.SparkSubmit)
+	switch {
+	case in.SparkSubmit == "":
+		r.SparkSubmit.Error = "none found ($SPARK_HOME/bin/spark-submit, spark-submit on $PATH)"
+	case err != nil:
+		r.SparkSubmit.Error = redact.Line(err.Error())
+	case st.IsDir() || st.Mode()&0o111 == 0:
+		r.SparkSubmit.Error = "not an executable file"
+	}
+	if r.SparkSubmit.Error == "" {
+		return
+	}
+	msg := "spark-submit " + r.SparkSubmit.Path + ": " + r.SparkSubmit.Error
+	if in.SparkSubmitNeeded {
+		r.problem(errdefs.NotFound, msg)
+	} else {
+		r.Warnings = append(r.Warnings, msg)
+	}
 }
 
 // master probes the REST servers of a master.
@@ -317,11 +546,15 @@ func registry(in Input) Registry {
 		r.Registries = append(r.Registries, h)
 	}
 	sort.Strings(r.Registries)
-	for _, ref := range in.ImageRefs {
+	refs := in.ImageRefs
+	if in.BaseImage != "" {
+		refs = append(append([]string{}, refs...), in.BaseImage)
+	}
+	for i, ref := range refs {
 		if ref == "" || strings.HasPrefix(ref, "oci:") {
 			continue
 		}
-		t := RegistryTarget{Ref: redact.URL(ref), Host: refHost(ref)}
+		t := RegistryTarget{Ref: redact.URL(ref), Host: refHost(ref), Push: i < len(in.ImageRefs), raw: ref}
 		switch {
 		case in.RegistryAuth:
 			t.Source = "explicit"

@@ -82,6 +82,7 @@ func (e *env) input() Input {
 		Home:         e.home,
 		DockerConfig: filepath.Join(e.home, ".docker"),
 		ImageRefs:    []string{"registry.example.com/team/jobs", "123.dkr.ecr.eu-west-1.amazonaws.com/jobs", "spark:3.5.7", "ghcr.io/x/y"},
+		NoPing:       true, // the credential sources; doctor_probe_test pings
 	}
 }
 
@@ -98,7 +99,9 @@ func TestCheckRepositories(t *testing.T) {
 		{"up", []string{e.ok}, []string{netprobe.StatusOK}, true},
 		{"404 for the probe, but up", []string{e.notFound}, []string{netprobe.StatusAnswered}, true},
 		{"closed port", []string{e.closed}, []string{netprobe.StatusUnreachable}, false},
-		{"all three", []string{e.ok, e.notFound, e.closed}, []string{netprobe.StatusOK, netprobe.StatusAnswered, netprobe.StatusUnreachable}, false},
+		// The closed one comes after one that answered: a warning.
+		{"all three", []string{e.ok, e.notFound, e.closed}, []string{netprobe.StatusOK, netprobe.StatusAnswered, netprobe.StatusUnreachable}, true},
+		{"closed first", []string{e.closed, e.ok}, []string{netprobe.StatusUnreachable, netprobe.StatusOK}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
