@@ -412,7 +412,8 @@ func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, co
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))
 	}
-	f, err := os.CreateTemp(bdir, ".tmp-*")
+	sweepTemps(bdir, time.Now()) // the temp files of killed bakes
+	f, err := createTemp(bdir)
 	if err != nil {
 		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))
 	}
