@@ -12,12 +12,13 @@ import (
 // its digest. The writer holds an exclusive lock (flock) on its temp file
 // for as long as it writes, so that a temp file left by a killed bake (kill
 // -9: no defer runs; a 400 MB jar left 242 MB) can be told from a live
-// one: the next bake that writes a layer into the same directory removes
-// the temp files nobody holds (sweepTemps). On a platform without flock,
+// one: the next bake that uses the same layer cache removes the temp
+// files nobody holds (sweepTemps). On a platform without flock,
 // only temp files older than staleTempAge go.
 
-// tempGrace protects a temp file just made, before its writer locks it.
-const tempGrace = time.Minute
+// tempGrace protects a temp file just made, before its writer locks it
+// (microseconds later; the margin is for a loaded machine).
+const tempGrace = 10 * time.Second
 
 // staleTempAge is the age past which a temp file that cannot be tested
 // with a lock is taken as left behind (no bake writes one layer for a day).
