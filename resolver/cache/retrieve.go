@@ -28,7 +28,8 @@ import (
 // (FetchLocked) and verify (VerifyBlob: a modified blob is an
 // errdefs.Invalid error); an existing directory whose files no longer match the
 // lock is rebuilt, one that does is reused and its time set to now (the
-// grace of cache prune --max-size counts from the last Retrieve). paths
+// grace of cacheprune.Recent for a prune by size counts from the last
+// Retrieve). paths
 // are in lock order.
 func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string, paths []string, err error) {
 	cacheDir = Dir(cacheDir)
@@ -48,9 +49,9 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 	}
 	stamps := StampDir(cacheDir, true)
 	if complete(dir, lock, cacheDir, stamps) {
-		// Reused: dated now, so that cache prune --max-size keeps it
-		// for its grace (cacheprune.Recent) after the paths are handed
-		// out again. A failure only shortens that grace.
+		// Reused: dated now, so that a prune by size keeps it for its
+		// grace (cacheprune.Recent) after the paths are handed out
+		// again. A failure only shortens that grace.
 		now := time.Now()
 		_ = os.Chtimes(dir, now, now)
 		return dir, paths, nil
