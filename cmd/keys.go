@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -131,8 +132,15 @@ func printKeys(out outputFormat, w io.Writer, keyring string, keys []pgpverify.K
 	}
 	for _, k := range keys {
 		exp := ""
-		if !k.Expires.IsZero() {
+		switch {
+		case !k.Expires.IsZero() && k.Expires.Before(time.Now()):
+			exp = " EXPIRED " + k.Expires.Format("2006-01-02")
+		case !k.Expires.IsZero():
 			exp = " expires " + k.Expires.Format("2006-01-02")
+		}
+		if k.Revoked {
+			// Its signatures are refused whatever their date.
+			exp += " REVOKED"
 		}
 		fmt.Fprintf(w, "%s  created %s%s  %s\n", k.Fingerprint, k.Created.Format("2006-01-02"), exp, strings.Join(k.UserIDs, ", "))
 	}

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
@@ -116,5 +120,49 @@ func TestVerifySignaturesCLI(t *testing.T) {
 	_, stderr, code = runCLI(t, "resolve", "--verify-signatures", "--keyring", filepath.Join(tmp, "none.asc"), "--no-default-repositories", "--repositories", repo, "--cache", cache, "com.example:lib-a:1.0")
 	if code != exitcode.NotFound || !strings.Contains(stderr, "none.asc") {
 		t.Errorf("missing keyring: exit %d, want 66\n%s", code, stderr)
+	}
+}
+
+// keys list marks a revoked key and an expired one (audit 4, L4).
+func TestKeysListMarks(t *testing.T) {
+	_, tmp := isolatedCLI(t)
+	now := time.Now()
+	good := pgptest.NewKey(t, "good")
+	revoked := pgptest.NewKey(t, "revoked")
+	revoked.Revoke(t, now, packet.KeyRetired)
+	expired := pgptest.NewKeyAt(t, "expired", now.Add(-48*time.Hour), 24*time.Hour)
+	keyring := filepath.Join(tmp, "keyring.asc")
+	if err := os.WriteFile(keyring, append(append(good.Public(t), revoked.Public(t)...), expired.Public(t)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI(t, "keys", "list", "--keyring", keyring)
+	if code != 0 {
+		t.Fatalf("keys list: exit %d\n%s%s", code, out, stderr)
+	}
+	marks := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		fp, _, _ := strings.Cut(line, " ")
+		switch {
+		case strings.Contains(line, " REVOKED"):
+			marks[fp] = "revoked"
+		case strings.Contains(line, " EXPIRED "):
+			marks[fp] = "expired"
+		default:
+			marks[fp] = ""
+		}
+	}
+	want := map[string]string{good.Fingerprint(): "", revoked.Fingerprint(): "revoked", expired.Fingerprint(): "expired"}
+	if diff := cmp.Diff(want, marks); diff != "" {
+		t.Errorf("marks (-want +got):\n%s\n%s", diff, out)
+	}
+	out, _, _ = runCLI(t, "keys", "list", "--keyring", keyring, "-o", "json")
+	var listed jsondoc.Keys
+	if err := json.Unmarshal([]byte(out), &listed); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range listed.Keys {
+		if k.Revoked != (k.Fingerprint == revoked.Fingerprint()) {
+			t.Errorf("json: %s revoked = %v", k.Fingerprint, k.Revoked)
+		}
 	}
 }

@@ -151,7 +151,9 @@ references. A set is kept when --keep-sets lists it (lock hashes or lockfile
 paths, one per line; # starts a comment) or, with --older-than, when it was
 used more recently than that: baked, or hit by bake s3, warm, rewrite --store or
 submit --store (each hit records used/<lock-hash>/<day> in the store). Jars younger than --grace are never deleted,
-because a bake in progress uploads its jars before its manifest.`,
+because a bake in progress uploads its jars before its manifest. The multipart
+uploads under the store's jars/ that a killed bake s3 left unfinished (stored, and
+billed, yet no object) are aborted once older than --grace too ("upload" lines).`,
 		Example: `  # keep the sets of the locks in use (lockfile paths or lock hashes, one per line)
   prebake gc --store s3://team-spark-jars/prebake --keep-sets keep.txt --dry-run
   prebake gc --store s3://team-spark-jars/prebake --older-than 30d`,
@@ -163,7 +165,7 @@ because a bake in progress uploads its jars before its manifest.`,
 	o.s3.add(c.Flags())
 	c.Flags().StringVar(&o.keepSets, "keep-sets", "", "file listing the sets to keep (lock hashes or lockfile paths)")
 	c.Flags().StringVar(&o.olderThan, "older-than", "", "delete sets not baked or hit for longer than this (e.g. 30d, 12h)")
-	durationVar(c.Flags(), &o.grace, "grace", time.Hour, "never delete jars younger than this")
+	durationVar(c.Flags(), &o.grace, "grace", time.Hour, "never delete jars, nor abort unfinished uploads, younger than this")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted, delete nothing")
 	return c
 }
@@ -235,13 +237,20 @@ func runGC(ctx context.Context, g *globals, o *gcOptions, stdout, stderr io.Writ
 	for _, j := range res.DeletedJars {
 		fmt.Fprintf(stdout, "jar\t%s\n", j)
 	}
+	for _, u := range res.AbortedUploads {
+		fmt.Fprintf(stdout, "upload\t%s\n", u)
+	}
 	if !g.quiet {
 		verb := "deleted"
 		if o.dryRun {
 			verb = "would delete"
 		}
-		fmt.Fprintf(stderr, "gc: kept %d sets; %s %d sets and %d jars (%d bytes); %d young jars left alone\n",
-			res.KeptSets, verb, len(res.DeletedSets), len(res.DeletedJars), res.FreedBytes, res.YoungSkipped)
+		aborted := ""
+		if n := len(res.AbortedUploads); n > 0 {
+			aborted = fmt.Sprintf("; %s %d unfinished uploads", map[bool]string{true: "would abort", false: "aborted"}[o.dryRun], n)
+		}
+		fmt.Fprintf(stderr, "gc: kept %d sets; %s %d sets and %d jars (%d bytes); %d young jars left alone%s\n",
+			res.KeptSets, verb, len(res.DeletedSets), len(res.DeletedJars), res.FreedBytes, res.YoungSkipped, aborted)
 	}
 	return nil
 }

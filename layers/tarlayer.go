@@ -376,6 +376,9 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, o *options) 
 		dir = filepath.Join(cachedir.Root(o.cacheDir), "layers")
 		if err := cachedir.Make(dir); err != nil && !cachedir.Tolerable(err) {
 			key = ""
+		} else {
+			// The temp files of killed bakes, layer cache hit or not.
+			sweepTemps(filepath.Join(dir, "blobs", "sha256"), time.Now())
 		}
 	}
 	if key != "" {
@@ -412,7 +415,8 @@ func writeLayerBlob(ctx context.Context, entries []tarEntry, epoch time.Time, co
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))
 	}
-	f, err := os.CreateTemp(bdir, ".tmp-*")
+	sweepTemps(bdir, time.Now()) // the temp files of killed bakes (once per process)
+	f, err := createTemp(bdir)
 	if err != nil {
 		return layerDigests{}, "", errdefs.New(errdefs.CantWrite, fmt.Errorf("layer cache %s: %w", dir, err))
 	}

@@ -164,6 +164,11 @@ func (b *fileBackend) list(_ context.Context, prefix string) ([]object, error) {
 	return objs, nil
 }
 
+// A directory store has no multipart uploads.
+func (b *fileBackend) uploads(context.Context, string) ([]upload, error) { return nil, nil }
+
+func (b *fileBackend) abort(context.Context, upload) error { return nil }
+
 func (b *fileBackend) remove(_ context.Context, key string) error {
 	if err := os.Remove(b.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return b.wrap("removing", key, err)

@@ -14,6 +14,15 @@ type GCResult struct {
 	DeletedJars  []string `json:"deletedJars"`
 	FreedBytes   int64    `json:"freedBytes"`
 	YoungSkipped int      `json:"youngJarsSkipped"`
+	// AbortedUploads are the keys of the multipart uploads under the
+	// store's jars/ that a killed bake left (older than the grace), aborted.
+	AbortedUploads []string `json:"abortedUploads"`
+}
+
+// upload is a multipart upload in progress.
+type upload struct {
+	Key, ID   string
+	Initiated time.Time
 }
 
 // GCOption configures one GC.
@@ -37,15 +46,16 @@ func WithDryRun(b bool) GCOption { return func(o *gcOptions) { o.dryRun = b } }
 // write time and its last recorded hit (used/<lock-hash>/<day>); the use
 // markers of deleted sets go with them, and a kept set keeps only its
 // latest. Jars younger than WithGrace are left alone, since a bake in
-// progress uploads its jars before its manifest. WithDryRun deletes
-// nothing.
+// progress uploads its jars before its manifest. The multipart uploads
+// under jars/ begun before the grace (a killed bake's) are aborted.
+// WithDryRun deletes nothing.
 func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.Time) bool, opts ...GCOption) (*GCResult, error) {
 	var o gcOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
 	grace, dryRun := o.grace, o.dryRun
-	res := &GCResult{DeletedSets: []string{}, DeletedJars: []string{}}
+	res := &GCResult{DeletedSets: []string{}, DeletedJars: []string{}, AbortedUploads: []string{}}
 	sets, err := s.b.list(ctx, s.key("sets/"))
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
@@ -108,6 +118,24 @@ func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.
 		res.FreedBytes += o.Size
 		if !dryRun {
 			if err := s.b.remove(ctx, o.Key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Multipart uploads a killed bake left: they are no object (list
+	// does not see them), yet their parts are stored and billed until
+	// aborted. One younger than the grace may be a bake in progress.
+	ups, err := s.b.uploads(ctx, s.key("jars/"))
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range ups {
+		if now.Sub(u.Initiated) < grace {
+			continue
+		}
+		res.AbortedUploads = append(res.AbortedUploads, strings.TrimPrefix(u.Key, s.prefix))
+		if !dryRun {
+			if err := s.b.abort(ctx, u); err != nil {
 				return nil, err
 			}
 		}

@@ -35,6 +35,7 @@ import (
 type s3API interface {
 	transfermanager.S3APIClient
 	DeleteObject(context.Context, *s3.DeleteObjectInput, ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+	ListMultipartUploads(context.Context, *s3.ListMultipartUploadsInput, ...func(*s3.Options)) (*s3.ListMultipartUploadsOutput, error)
 }
 
 type s3Backend struct {
@@ -279,6 +280,40 @@ func (b *s3Backend) list(ctx context.Context, prefix string) ([]object, error) {
 		}
 	}
 	return objs, nil
+}
+
+// maxUploadPages bounds the listing of multipart uploads (1,000 a page).
+const maxUploadPages = 100
+
+func (b *s3Backend) uploads(ctx context.Context, prefix string) ([]upload, error) {
+	var ups []upload
+	in := &s3.ListMultipartUploadsInput{Bucket: &b.bucket, Prefix: &prefix}
+	for range maxUploadPages {
+		page, err := b.client.ListMultipartUploads(ctx, in)
+		if err != nil {
+			return nil, b.wrap("LIST uploads", prefix, err)
+		}
+		for _, u := range page.Uploads {
+			key := aws.ToString(u.Key)
+			if !strings.HasPrefix(key, prefix) {
+				continue // a server that ignored the prefix
+			}
+			ups = append(ups, upload{Key: key, ID: aws.ToString(u.UploadId), Initiated: aws.ToTime(u.Initiated)})
+		}
+		if !aws.ToBool(page.IsTruncated) || (aws.ToString(page.NextKeyMarker) == "" && aws.ToString(page.NextUploadIdMarker) == "") {
+			break
+		}
+		in.KeyMarker, in.UploadIdMarker = page.NextKeyMarker, page.NextUploadIdMarker
+	}
+	return ups, nil
+}
+
+func (b *s3Backend) abort(ctx context.Context, u upload) error {
+	_, err := b.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &b.bucket, Key: &u.Key, UploadId: &u.ID})
+	if err != nil && !errors.Is(b.wrap("ABORT upload", u.Key, err), ErrNotFound) {
+		return b.wrap("ABORT upload", u.Key, err)
+	}
+	return nil
 }
 
 func (b *s3Backend) remove(ctx context.Context, key string) error {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
@@ -403,5 +405,42 @@ func TestITSlowManifest(t *testing.T) {
 	}
 	if took > 10*time.Second {
 		t.Errorf("took %s", took)
+	}
+}
+
+// The multipart upload a killed bake left on a real server: gc lists it
+// (dry run) and aborts it past the grace (audit 4, L6).
+func TestITGCAbortsKilledUpload(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t, "gc-uploads")
+	ctx := context.Background()
+	c := srv.Client("")
+	key := "team/cache/jars/ab/killed.jar" // under the store's prefix (s3test.Open)
+	out, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := strings.Repeat("x", 5<<20)
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: &bucket, Key: &key, UploadId: out.UploadId,
+		PartNumber: aws.Int32(1), Body: strings.NewReader(part)}); err != nil {
+		t.Fatal(err)
+	}
+	st := openS3(t, srv.Endpoint, bucket)
+	keep := func(string, time.Time) bool { return true }
+	if res, err := st.GC(ctx, keep, s3store.WithGrace(time.Hour)); err != nil || len(res.AbortedUploads) != 0 {
+		t.Fatalf("young upload: %+v %v", res, err)
+	}
+	res, err := st.GC(ctx, keep, s3store.WithDryRun(true))
+	if err != nil || len(res.AbortedUploads) != 1 || res.AbortedUploads[0] != "jars/ab/killed.jar" {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	if ups := srv.MultipartUploads(t, bucket); len(ups) != 1 {
+		t.Fatalf("dry run aborted: %v", ups)
+	}
+	if res, err := st.GC(ctx, keep); err != nil || len(res.AbortedUploads) != 1 {
+		t.Fatalf("gc: %+v %v", res, err)
+	}
+	if ups := srv.MultipartUploads(t, bucket); len(ups) != 0 {
+		t.Errorf("uploads left: %v", ups)
 	}
 }

@@ -308,6 +308,12 @@ type backend interface {
 	list(ctx context.Context, prefix string) ([]object, error)
 	// remove deletes an object; a missing object is no error.
 	remove(ctx context.Context, key string) error
+	// uploads lists the multipart uploads in progress (never completed
+	// nor aborted) under a key prefix; none for a backend without them.
+	uploads(ctx context.Context, prefix string) ([]upload, error)
+	// abort aborts a multipart upload, dropping its parts; one already
+	// gone is no error.
+	abort(ctx context.Context, u upload) error
 	// name returns the printable location of key (no credentials).
 	name(key string) string
 }

@@ -6,12 +6,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/johannesboyne/gofakes3"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/lock"
@@ -260,5 +265,63 @@ func TestOpenSchemes(t *testing.T) {
 		if _, err := s3store.Open(context.Background(), bad); errdefs.KindOf(err) != errdefs.BadArgument {
 			t.Errorf("Open(%q): %v, want a usage error", bad, err)
 		}
+	}
+}
+
+// A bake killed mid-upload leaves a multipart upload that is no object
+// (audit 4, L6): gc lists it, and aborts it once older than the grace;
+// a young one (a bake in progress) and one outside jars/ stay.
+func TestGCAbortsStaleMultipartUploads(t *testing.T) {
+	ctx := context.Background()
+	clock := gofakes3.FixedTimeSource(time.Now().Add(-3 * time.Hour))
+	endpoint := s3test.InProcessClock(t, clock, "jars")
+	st, err := s3store.Open(ctx, "s3://jars/p", s3store.WithEndpoint(endpoint), s3store.WithPathStyle(true),
+		s3store.WithStaticCredentials("k", "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")}
+	c := s3.NewFromConfig(cfg, func(o *s3.Options) { o.BaseEndpoint = aws.String(endpoint); o.UsePathStyle = true })
+	start := func(key string) {
+		t.Helper()
+		out, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("jars"), Key: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("jars"), Key: aws.String(key), UploadId: out.UploadId,
+			PartNumber: aws.Int32(1), Body: strings.NewReader("part one of a killed upload")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start("p/jars/ab/killed.jar")    // three hours old
+	start("other/jars/ab/other.jar") // another tool's, outside the store
+	clock.Advance(3 * time.Hour)
+	start("p/jars/cd/running.jar") // now: a bake in progress
+	keep := func(string, time.Time) bool { return true }
+
+	for _, dry := range []bool{true, false} {
+		res, err := st.GC(ctx, keep, s3store.WithGrace(time.Hour), s3store.WithDryRun(dry))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"jars/ab/killed.jar"}, res.AbortedUploads); diff != "" {
+			t.Errorf("dry run %v: aborted uploads (-want +got):\n%s", dry, diff)
+		}
+	}
+	list, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String("jars")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, u := range list.Uploads {
+		left = append(left, aws.ToString(u.Key))
+	}
+	sort.Strings(left)
+	if diff := cmp.Diff([]string{"other/jars/ab/other.jar", "p/jars/cd/running.jar"}, left); diff != "" {
+		t.Errorf("uploads left (-want +got):\n%s", diff)
+	}
+	res, err := st.GC(ctx, keep, s3store.WithGrace(time.Hour))
+	if err != nil || len(res.AbortedUploads) != 0 {
+		t.Errorf("second gc: %+v %v", res.AbortedUploads, err)
 	}
 }

@@ -14,6 +14,7 @@ package pgpverify
 
 import (
 	"bytes"
+	"crypto"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -76,6 +77,9 @@ type Key struct {
 	Created     time.Time `json:"created"`
 	// Expires is the zero time for a key that does not expire.
 	Expires time.Time `json:"expires,omitzero"`
+	// Revoked is set for a key that carries a revocation of itself: its
+	// signatures are refused, whatever their date.
+	Revoked bool `json:"revoked,omitempty"`
 }
 
 // ReadKeyring reads a keyring file (at most MaxKeyringSize bytes).
@@ -170,7 +174,7 @@ func (k *Keyring) Merge(o *Keyring) *Keyring {
 func (k *Keyring) Keys() []Key {
 	var out []Key
 	for _, e := range k.entities {
-		key := Key{Fingerprint: Fingerprint(e.PrimaryKey.Fingerprint), Created: e.PrimaryKey.CreationTime.UTC()}
+		key := Key{Fingerprint: Fingerprint(e.PrimaryKey.Fingerprint), Created: e.PrimaryKey.CreationTime.UTC(), Revoked: e.Revoked(time.Now())}
 		for name, id := range e.Identities {
 			key.UserIDs = append(key.UserIDs, name)
 			if id.SelfSignature != nil && id.SelfSignature.KeyLifetimeSecs != nil && *id.SelfSignature.KeyLifetimeSecs > 0 {
@@ -243,8 +247,11 @@ func CheckFingerprint(fp string) error {
 // (streamed; read twice for a key that has expired since),
 // and returns the primary fingerprint of the key that made it. now is the
 // time of the check (the zero time: time.Now). A key that expired after
-// the signature was made is accepted; one that had expired (or was
-// revoked) when it signed is ErrExpired. The error matches ErrSignature.
+// the signature was made is accepted (the signature's date is the
+// signer's claim: see docs/design.md, "Signature times"); one that had
+// expired when it signed, or that is revoked now, is ErrExpired. A
+// signature dated before its key was made, or a SHA-1 one dated from
+// SHA1Cutoff on, is ErrBad. The error matches ErrSignature.
 func (k *Keyring) Verify(signed io.ReadSeeker, sig []byte, now time.Time) (string, error) {
 	if len(sig) > MaxSignatureSize {
 		return "", &failure{ErrBad, fmt.Sprintf("signature is %d bytes, more than %d", len(sig), MaxSignatureSize)}
@@ -267,6 +274,13 @@ func (k *Keyring) Verify(signed io.ReadSeeker, sig []byte, now time.Time) (strin
 	}
 	cfg := &packet.Config{Time: func() time.Time { return now }}
 	s, signer, err := openpgp.VerifyDetachedSignature(k.entities, signed, bytes.NewReader(body), cfg)
+	if s != nil && signer != nil {
+		// It verifies over the file: what it claims is checked first,
+		// before the library's view of the key at its claimed time.
+		if cerr := checkClaims(s, signer, now); cerr != nil {
+			return "", cerr
+		}
+	}
 	if errors.Is(err, pgperrors.ErrKeyExpired) && s != nil {
 		// Expired now: was it valid when it signed? The file is hashed
 		// again (streamed, never held in memory).
@@ -275,6 +289,9 @@ func (k *Keyring) Verify(signed io.ReadSeeker, sig []byte, now time.Time) (strin
 		}
 		at := s.CreationTime
 		cfg := &packet.Config{Time: func() time.Time { return at }}
+		// checkClaims above refused a key revoked now, whatever the
+		// signature claims (this second check looks at revocations as
+		// of the signature's own time).
 		_, signer, err = openpgp.VerifyDetachedSignature(k.entities, signed, bytes.NewReader(body), cfg)
 	}
 	switch {
@@ -290,6 +307,57 @@ func (k *Keyring) Verify(signed io.ReadSeeker, sig []byte, now time.Time) (strin
 		return "", &failure{ErrExpired, "key " + who + ": " + err.Error()}
 	}
 	return "", &failure{ErrBad, err.Error()}
+}
+
+// SHA1Cutoff is the time from which a SHA-1 signature is refused: SHA-1
+// stopped being collision resistant enough for new signatures (the
+// cut-off of Sequoia-PGP's standard policy). Before it, no one could make
+// the colliding pair of files a SHA-1 signature could be moved between, so
+// the older signatures of Central's artifacts stay good. The date is the
+// signature's own claim, but the one who gains from a collision is not
+// the signer: the signer writes the date, honestly, into what it hashes.
+var SHA1Cutoff = time.Date(2013, 2, 1, 0, 0, 0, 0, time.UTC)
+
+// checkClaims refuses what the library accepts in a signature that
+// verifies: a creation time before the signing key's own (the signer
+// backdated it past its key's birth), and a SHA-1 digest dated from
+// SHA1Cutoff on (MD5 and RIPEMD-160 the library refuses itself).
+func checkClaims(s *packet.Signature, signer *openpgp.Entity, now time.Time) error {
+	fp := Fingerprint(signer.PrimaryKey.Fingerprint)
+	created := signer.PrimaryKey.CreationTime
+	if s.IssuerKeyId != nil {
+		for _, sk := range signer.Subkeys {
+			if sk.PublicKey != nil && sk.PublicKey.KeyId == *s.IssuerKeyId {
+				created = sk.PublicKey.CreationTime
+			}
+		}
+	}
+	if s.CreationTime.Before(created) {
+		return &failure{ErrBad, fmt.Sprintf("key %s: the signature is dated %s, before its key was made (%s)",
+			fp, s.CreationTime.UTC().Format(time.RFC3339), created.UTC().Format(time.RFC3339))}
+	}
+	if s.Hash == crypto.SHA1 && !s.CreationTime.Before(SHA1Cutoff) {
+		return &failure{ErrBad, fmt.Sprintf("key %s: the signature uses SHA-1, refused for signatures dated from %s (this one: %s)",
+			fp, SHA1Cutoff.Format("2006-01-02"), s.CreationTime.UTC().Format("2006-01-02"))}
+	}
+	if revokedAt(signer, s.IssuerKeyId, now) {
+		return &failure{ErrExpired, "key " + fp + ": revoked"}
+	}
+	return nil
+}
+
+// revokedAt reports whether e's primary key, or its subkey with the ID
+// *id, holds a revocation in force at now.
+func revokedAt(e *openpgp.Entity, id *uint64, now time.Time) bool {
+	if e.Revoked(now) {
+		return true
+	}
+	for i := range e.Subkeys {
+		if id != nil && e.Subkeys[i].PublicKey != nil && e.Subkeys[i].PublicKey.KeyId == *id && e.Subkeys[i].Revoked(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // issuer names the key a binary signature says made it: the issuer

@@ -2,12 +2,14 @@ package pgpverify_test
 
 import (
 	"bytes"
+	"crypto"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
@@ -21,8 +23,21 @@ func TestVerify(t *testing.T) {
 	other := pgptest.NewKey(t, "other")
 	// Valid for a day, two days ago: it expired yesterday.
 	expiring := pgptest.NewKeyAt(t, "expiring", now.Add(-48*time.Hour), 24*time.Hour)
-	kr, err := pgpverify.ParseKeyring("test", append(append(pinned.Public(t), []byte("some text between blocks\n")...), expiring.Public(t)...))
+	// Revoked an hour ago (retired, not compromised), expired or not.
+	revoked := pgptest.NewKeyAt(t, "revoked", now.Add(-48*time.Hour), 0)
+	revoked.Revoke(t, now.Add(-time.Hour), packet.KeyRetired)
+	revokedExpired := pgptest.NewKeyAt(t, "revoked-expired", now.Add(-48*time.Hour), 24*time.Hour)
+	revokedExpired.Revoke(t, now.Add(-time.Hour), packet.KeyRetired)
+	keys := append(append(pinned.Public(t), []byte("some text between blocks\n")...), expiring.Public(t)...)
+	keys = append(append(keys, revoked.Public(t)...), revokedExpired.Public(t)...)
+	kr, err := pgpverify.ParseKeyring("test", keys)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A key of 2010, for signatures of before SHA1Cutoff.
+	old := pgptest.NewKeyAt(t, "old", time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC), 0)
+	keys = append(keys, old.Public(t)...)
+	if kr, err = pgpverify.ParseKeyring("test", keys); err != nil {
 		t.Fatal(err)
 	}
 	jar := []byte("PK\x03\x04 a jar")
@@ -40,6 +55,14 @@ func TestVerify(t *testing.T) {
 		{"wrong key", other.Sign(t, jar), jar, "", pgpverify.ErrUnknownKey},
 		{"expired when it signed", expiring.SignAt(t, jar, now.Add(-time.Hour)), jar, "", pgpverify.ErrExpired},
 		{"expired since it signed: accepted", expiring.SignAt(t, jar, now.Add(-47*time.Hour)), jar, expiring.Fingerprint(), nil},
+		{"dated before its key was made", expiring.SignAt(t, jar, now.Add(-49*time.Hour)), jar, "", pgpverify.ErrBad},
+		{"dated in 2000, key of now", pinned.SignAt(t, jar, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)), jar, "", pgpverify.ErrBad},
+		{"SHA-1, dated now", pinned.SignHash(t, jar, now, crypto.SHA1), jar, "", pgpverify.ErrBad},
+		{"SHA-1, dated on the cut-off", old.SignHash(t, jar, pgpverify.SHA1Cutoff, crypto.SHA1), jar, "", pgpverify.ErrBad},
+		{"SHA-1, dated before the cut-off: accepted", old.SignHash(t, jar, pgpverify.SHA1Cutoff.Add(-time.Second), crypto.SHA1), jar, old.Fingerprint(), nil},
+		{"SHA-512: accepted", pinned.SignHash(t, jar, now, crypto.SHA512), jar, pinned.Fingerprint(), nil},
+		{"revoked, signed before the revocation", revoked.SignAt(t, jar, now.Add(-2*time.Hour)), jar, "", pgpverify.ErrExpired},
+		{"revoked and expired, signed while valid", revokedExpired.SignAt(t, jar, now.Add(-47*time.Hour)), jar, "", pgpverify.ErrExpired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/prebake/prebake/lock"
 
@@ -26,7 +27,10 @@ import (
 // reader never sees it half made. Every blob must already be in the cache
 // (FetchLocked) and verify (VerifyBlob: a modified blob is an
 // errdefs.Invalid error); an existing directory whose files no longer match the
-// lock is rebuilt. paths are in lock order.
+// lock is rebuilt, one that does is reused and its time set to now (the
+// grace of cacheprune.Recent for a prune by size counts from the last
+// Retrieve). paths
+// are in lock order.
 func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string, paths []string, err error) {
 	cacheDir = Dir(cacheDir)
 	if err := lock.Check(); err != nil {
@@ -49,6 +53,11 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 	}
 	stamps := StampDir(cacheDir, true)
 	if complete(dir, lock, cacheDir, stamps) {
+		// Reused: dated now, so that a prune by size keeps it for its
+		// grace (cacheprune.Recent) after the paths are handed out
+		// again. A failure only shortens that grace.
+		now := time.Now()
+		_ = os.Chtimes(dir, now, now)
 		return dir, paths, nil
 	}
 	tmp, err := os.MkdirTemp(root, ".tmp-")

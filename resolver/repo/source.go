@@ -680,6 +680,9 @@ func managedVersion(h maven.Hints, key string) string {
 // offline (not in the cache) and those that failed (unreachable, 5xx).
 type misses struct {
 	notFound, notCached, failed []string
+	// empty are the repositories that answered with a list of no version
+	// (a maven-metadata.xml whose <versions> holds none).
+	empty []string
 	// answered is true when a repository other than the local Maven cache
 	// answered "not found": an authoritative answer.
 	answered bool
@@ -735,6 +738,12 @@ func (m *misses) err(what string) error {
 	}
 	if len(m.failed) > 0 {
 		parts = append(parts, "could not ask "+strings.Join(m.failed, ", "))
+	}
+	if len(m.empty) > 0 {
+		parts = append(parts, "no version listed by "+strings.Join(m.empty, ", "))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no repository to ask")
 	}
 	e := &chainMiss{msg: what + ": " + strings.Join(parts, "; ")}
 	switch {
@@ -1222,6 +1231,9 @@ func (s *Source) Versions(ctx context.Context, group, artifact string) ([]string
 				s.warn(asker{}, r.Name+": "+redact.String(err.Error()))
 			}
 			continue
+		}
+		if len(vs) == 0 {
+			m.empty = append(m.empty, r.String())
 		}
 		for _, v := range vs {
 			if !seen[v] {

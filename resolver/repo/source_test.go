@@ -557,6 +557,23 @@ func TestVersions(t *testing.T) {
 	if _, err := s.Versions(context.Background(), "org.x", "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("nope: err = %v, want ErrNotFound", err)
 	}
+
+	// Metadata that lists no version (200,000 nested elements in
+	// <versions>, audit 4 L6, or none at all): the error says so, never
+	// "versions of org.x:m: " with nothing after it.
+	c := m2test.New(t)
+	deep := "<metadata><versioning><versions>" + strings.Repeat("<a>", 200000) + strings.Repeat("</a>", 200000) + "</versions></versioning></metadata>"
+	c.Put("org/x/deep/maven-metadata.xml", []byte(deep), "sha1")
+	c.Put("org/x/none/maven-metadata.xml", []byte("<metadata><versioning><versions></versions></versioning></metadata>"), "sha1")
+	sc := mavenhttp.New(c.Dir)
+	defer sc.Close()
+	s = testSource(t, []string{sc.URL()}, ChecksumWarn)
+	for _, a := range []string{"deep", "none"} {
+		_, err := s.Versions(context.Background(), "org.x", a)
+		if err == nil || strings.HasSuffix(err.Error(), ": ") || !strings.Contains(err.Error(), sc.URL()) {
+			t.Errorf("%s: err = %v, want one naming the repository", a, err)
+		}
+	}
 }
 
 func TestCredentialsNeverPrinted(t *testing.T) {

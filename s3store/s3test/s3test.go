@@ -44,13 +44,26 @@ const (
 // with the given buckets, and returns its endpoint (http://127.0.0.1:PORT).
 func InProcess(t testing.TB, buckets ...string) string {
 	t.Helper()
+	return InProcessClock(t, nil, buckets...)
+}
+
+// InProcessClock is InProcess with the server's clock (nil: the real
+// one): a gofakes3.FixedTimeSource dates objects and multipart uploads in
+// the past, advanced by the test.
+func InProcessClock(t testing.TB, clock gofakes3.TimeSource, buckets ...string) string {
+	t.Helper()
+	var opts []gofakes3.Option
+	if clock != nil {
+		// The clock is the test's, not the request signer's.
+		opts = append(opts, gofakes3.WithTimeSource(clock), gofakes3.WithTimeSkewLimit(0))
+	}
 	backend := s3mem.New()
 	for _, b := range buckets {
 		if err := backend.CreateBucket(b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	srv := httptest.NewServer(gofakes3.New(backend, opts...).Server())
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -164,7 +164,7 @@ func (cc *clientCache) get(c *k8sCreds, o *options) (kubernetes.Interface, error
 	cfg.QPS = -1
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", redact.URL(cfg.Host), err)
+		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("client for %s: %w", redact.URL(cfg.Host), err))
 	}
 	cc.m[k] = cs
 	return cs, nil

@@ -280,7 +280,7 @@ func (w *driverWatch) reload() error {
 	cfg.Timeout = w.o.apiCallTimeout
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("client for %s: %w", redact.URL(cfg.Host), err)
+		return errdefs.New(errdefs.Invalid, fmt.Errorf("client for %s: %w", redact.URL(cfg.Host), err))
 	}
 	w.client = cs
 	return nil

@@ -125,7 +125,9 @@ func findDrivers(ctx context.Context, master, id string, o *options) ([]corev1.P
 		}
 		cfg.Timeout = o.apiCallTimeout
 		if o.client, err = kubernetes.NewForConfig(cfg); err != nil {
-			return nil, errdefs.New(errdefs.BadArgument, err)
+			// The credentials did not load (a client key or certificate
+			// that is not PEM): bad input data, not a usage error.
+			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("credentials from %s: %w", creds.Source(), err))
 		}
 		defNS = creds.Namespace()
 	}

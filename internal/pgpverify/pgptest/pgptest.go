@@ -73,11 +73,24 @@ func (k *Key) Sign(t testing.TB, data []byte) []byte {
 // signature, for the verifier to refuse).
 func (k *Key) SignAt(t testing.TB, data []byte, at time.Time) []byte {
 	t.Helper()
+	return k.SignHash(t, data, at, crypto.SHA256)
+}
+
+// SignHash is SignAt with the digest algorithm hash (crypto.SHA1: a
+// weak-digest signature, for the verifier to refuse). The claimed time at
+// may be anything, before the key's creation too.
+func (k *Key) SignHash(t testing.TB, data []byte, at time.Time, hash crypto.Hash) []byte {
+	t.Helper()
 	pk := k.e.PrimaryKey
 	id := pk.KeyId
 	cfg := &packet.Config{Time: func() time.Time { return at }}
+	if hash == crypto.SHA1 {
+		// The salt notation has no length for SHA-1 (gpg adds none).
+		no := false
+		cfg.NonDeterministicSignaturesViaNotation = &no
+	}
 	sig := &packet.Signature{
-		Version: pk.Version, SigType: packet.SigTypeBinary, PubKeyAlgo: pk.PubKeyAlgo, Hash: crypto.SHA256,
+		Version: pk.Version, SigType: packet.SigTypeBinary, PubKeyAlgo: pk.PubKeyAlgo, Hash: hash,
 		CreationTime: at, IssuerKeyId: &id, IssuerFingerprint: pk.Fingerprint,
 	}
 	h, err := sig.PrepareSign(cfg)
@@ -101,4 +114,13 @@ func (k *Key) SignAt(t testing.TB, data []byte, at time.Time) []byte {
 	}
 	b.WriteString("\n")
 	return b.Bytes()
+}
+
+// Revoke adds a revocation of the key, made at at with reason (as
+// packet.KeyRetired), to the key Public then returns.
+func (k *Key) Revoke(t testing.TB, at time.Time, reason packet.ReasonForRevocation) {
+	t.Helper()
+	if err := k.e.RevokeKey(reason, "test", &packet.Config{Time: func() time.Time { return at }}); err != nil {
+		t.Fatal(err)
+	}
 }
