@@ -8,10 +8,10 @@ import (
 	"github.com/prebake/prebake/lock"
 )
 
-// TestBakeRefusesWheels: a lock with wheels is refused (65, with
-// lock.ErrUnsupportedKind) before anything is fetched, as a lock and as a
-// shared set: an image never holds wheels baked as jars.
-func TestBakeRefusesWheels(t *testing.T) {
+// TestBakeRefusesWheelsInSharedSet: a shared set with wheels is refused
+// (65, with lock.ErrUnsupportedKind) before anything is fetched: a shared
+// layer holds jars only (a lock with wheels bakes: python_test.go).
+func TestBakeRefusesWheelsInSharedSet(t *testing.T) {
 	py, err := lock.Read("../testdata/lockdiff/python.lock")
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +21,6 @@ func TestBakeRefusesWheels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, in := range map[string]BakeInput{
-		"lock":       {Lock: py, Base: "oci:/nonexistent", Target: "oci:/nonexistent"},
 		"shared set": {Lock: jars, Shared: py, Base: "oci:/nonexistent", Target: "oci:/nonexistent"},
 	} {
 		t.Run(name, func(t *testing.T) {

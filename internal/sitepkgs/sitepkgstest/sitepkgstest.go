@@ -89,3 +89,8 @@ func Artifact(t testing.TB, dir, file string, data []byte) (lock.Artifact, strin
 	return lock.Artifact{Kind: lock.KindWheel, File: file, Name: lock.NormalizeProject(w.Distribution), Version: strings.ToLower(w.Version),
 		Repository: "https://pypi.org/simple/", Sha256: sum, Size: int64(len(data))}, p
 }
+
+// PythonInputs are the inputs.python of a test lock with wheels.
+func PythonInputs() *lock.PythonInputs {
+	return &lock.PythonInputs{Version: "3.11", Platforms: []string{"manylinux_2_17_x86_64"}, Requirements: []string{}, Indexes: []string{"https://pypi.org/simple/"}}
+}
