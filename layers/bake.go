@@ -294,7 +294,7 @@ func planBake(in BakeInput, o *options) (*baking, error) {
 		return nil, err
 	}
 	// Jars and wheels have their places; any other kind is refused.
-	if err := checkKinds(in.Lock); err != nil {
+	if err := checkKinds(in.Lock, in.Wheels); err != nil {
 		return nil, err
 	}
 	if in.Shared != nil {

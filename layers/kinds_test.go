@@ -8,10 +8,12 @@ import (
 	"github.com/prebake/prebake/lock"
 )
 
-// TestBakeRefusesWheelsInSharedSet: a shared set with wheels is refused
-// (65, with lock.ErrUnsupportedKind) before anything is fetched: a shared
-// layer holds jars only (a lock with wheels bakes: python_test.go).
-func TestBakeRefusesWheelsInSharedSet(t *testing.T) {
+// TestBakeRefusesWheels: a lock with wheels but no BakeInput.Wheels (a
+// caller that does not ship wheels) and a shared set with wheels are
+// refused (65, with lock.ErrUnsupportedKind) before anything is fetched:
+// an image never holds wheels baked as jars, and a shared layer holds
+// jars only (a lock with wheels and their files bakes: python_test.go).
+func TestBakeRefusesWheels(t *testing.T) {
 	py, err := lock.Read("../testdata/lockdiff/python.lock")
 	if err != nil {
 		t.Fatal(err)
@@ -21,6 +23,7 @@ func TestBakeRefusesWheelsInSharedSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, in := range map[string]BakeInput{
+		"lock":       {Lock: py, Base: "oci:/nonexistent", Target: "oci:/nonexistent"},
 		"shared set": {Lock: jars, Shared: py, Base: "oci:/nonexistent", Target: "oci:/nonexistent"},
 	} {
 		t.Run(name, func(t *testing.T) {

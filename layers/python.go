@@ -50,8 +50,12 @@ func cleanPythonDir(d string) (string, error) {
 }
 
 // checkKinds refuses a lock holding an artifact that Bake has no place for
-// (a kind other than jar and wheel), and checks every artifact.
-func checkKinds(l *lock.File) error {
+// (a kind other than jar and wheel; wheels without BakeInput.Wheels, as
+// from a caller that does not ship them yet), and checks every artifact.
+func checkKinds(l *lock.File, wheels lock.Jars) error {
+	if wheels == nil && len(l.Wheels()) > 0 {
+		return l.JarsOnly("bake image (without the wheels' files, BakeInput.Wheels)")
+	}
 	for _, a := range l.Artifacts {
 		switch a.KindOf() {
 		case lock.KindJar, lock.KindWheel:
@@ -70,9 +74,6 @@ func (bk *baking) wheelPaths(ctx context.Context) ([]string, error) {
 	n := len(bk.in.Lock.Wheels())
 	if n == 0 {
 		return nil, nil
-	}
-	if bk.in.Wheels == nil {
-		return nil, errdefs.Errorf(errdefs.Internal, "bake: the lock has %d wheels and no local files for them (BakeInput.Wheels)", n)
 	}
 	paths, err := bk.in.Wheels(ctx)
 	if err != nil {
