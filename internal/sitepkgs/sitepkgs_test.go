@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,31 +27,15 @@ import (
 
 type W = sitepkgstest.File
 
-
 func stage(t *testing.T, files map[string][]byte) (*sitepkgs.Tree, error) {
 	t.Helper()
 	blobs := t.TempDir()
 	var ws []sitepkgs.Wheel
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		a, p := sitepkgstest.Artifact(t, blobs, name, files[name])
 		ws = append(ws, sitepkgs.Wheel{File: a.File, Sha256: a.Sha256, Size: a.Size, Path: p})
 	}
 	return sitepkgs.Stage(context.Background(), ws, t.TempDir(), time.Unix(1, 0))
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	for i := range ks {
-		for j := i + 1; j < len(ks); j++ {
-			if ks[j] < ks[i] {
-				ks[i], ks[j] = ks[j], ks[i]
-			}
-		}
-	}
-	return ks
 }
 
 func twoWheels(t *testing.T) map[string][]byte {
