@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/safepath"
@@ -41,24 +42,10 @@ func wheelLock(t *testing.T, wheels map[string][]byte) (*lock.File, []string, []
 	t.Helper()
 	dir := t.TempDir()
 	lf, _ := makeLock(t, dir, demoArtifacts...)
-	blobs := t.TempDir()
-	byFile := map[string]string{}
-	for file, data := range wheels {
-		a, p := sitepkgstest.Artifact(t, blobs, file, data)
-		lf.Artifacts = append(lf.Artifacts, a)
-		byFile[file] = p
-	}
-	lf.Inputs.Python = sitepkgstest.PythonInputs()
-	lf.Normalize()
-	if err := lf.Check(); err != nil {
-		t.Fatal(err)
-	}
-	var jars, whls []string
+	whls := sitepkgstest.AddWheels(t, lf, wheels)
+	var jars []string
 	for _, a := range lf.Jars() {
 		jars = append(jars, filepath.Join(dir, a.Sha256[:12]+".jar"))
-	}
-	for _, a := range lf.Wheels() {
-		whls = append(whls, byFile[a.File])
 	}
 	return lf, jars, whls
 }
@@ -220,17 +207,23 @@ func TestCleanPythonDir(t *testing.T) {
 
 func imageEnv(t *testing.T, ref string) []string {
 	t.Helper()
+	cf, err := testImage(t, ref).ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cf.Config.Env
+}
+
+// testImage reads the image ref (not an index).
+func testImage(t *testing.T, ref string) v1.Image {
+	t.Helper()
 	r, err := parseRef(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := loadBase(context.Background(), r, makeOptions())
 	if err != nil || b.img == nil {
-		t.Fatalf("%s: %v", ref, err)
+		t.Fatalf("%s: %v (an index?)", ref, err)
 	}
-	cf, err := b.img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cf.Config.Env
+	return b.img
 }

@@ -40,23 +40,24 @@ func testWheels(t *testing.T) map[string][]byte {
 func wheelSet(t *testing.T, wheels map[string][]byte) (*lock.File, []string, []string) {
 	t.Helper()
 	lf, jars := s3test.Fixture(t, t.TempDir(), 7, s3test.Jar{Name: "a", Size: 3 << 10}, s3test.Jar{Name: "b", Size: 2 << 10})
-	blobs := t.TempDir()
-	byFile := map[string]string{}
-	for file, data := range wheels {
-		a, p := sitepkgstest.Artifact(t, blobs, file, data)
-		lf.Artifacts = append(lf.Artifacts, a)
-		byFile[file] = p
-	}
-	lf.Inputs.Python = sitepkgstest.PythonInputs()
-	lf.Normalize()
-	if err := lf.Check(); err != nil {
+	return lf, jars, sitepkgstest.AddWheels(t, lf, wheels)
+}
+
+// bakeWheelSet bakes the test wheels' set into a new file:// store.
+func bakeWheelSet(t *testing.T) (st *s3store.Store, dir string, lf *lock.File, jars, wheels []string, res *s3store.BakeResult) {
+	t.Helper()
+	ctx := context.Background()
+	lf, jars, wheels = wheelSet(t, testWheels(t))
+	dir = t.TempDir()
+	st, err := s3store.Open(ctx, dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var whls []string
-	for _, a := range lf.Wheels() {
-		whls = append(whls, byFile[a.File])
+	res, err = st.Bake(ctx, lf, lock.LocalJars(jars), s3store.WithWheels(lock.LocalJars(wheels)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return lf, jars, whls
+	return st, dir, lf, jars, wheels, res
 }
 
 func sha(t *testing.T, file string) string {
@@ -75,16 +76,7 @@ func sha(t *testing.T, file string) string {
 // re-sends a deleted archive, the same bytes; PythonConf ships it.
 func TestBakeWheelsFileStore(t *testing.T) {
 	ctx := context.Background()
-	lf, jars, wheels := wheelSet(t, testWheels(t))
-	dir := t.TempDir()
-	st, err := s3store.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := st.Bake(ctx, lf, lock.LocalJars(jars), s3store.WithWheels(lock.LocalJars(wheels)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, dir, lf, jars, wheels, res := bakeWheelSet(t)
 	if res.Hit || res.Uploaded != 2 || !res.ArchiveSent {
 		t.Fatalf("first bake: %+v", res)
 	}
@@ -289,16 +281,7 @@ func TestBakeWheelsHostile(t *testing.T) {
 // archive outside archives/sha256/<hex>/, a hostile wheel name, or wheels
 // its lockHash does not cover is refused (65).
 func TestParseManifestPythonHostile(t *testing.T) {
-	ctx := context.Background()
-	lf, jars, wheels := wheelSet(t, testWheels(t))
-	st, err := s3store.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := st.Bake(ctx, lf, lock.LocalJars(jars), s3store.WithWheels(lock.LocalJars(wheels)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, _, _, _, res := bakeWheelSet(t)
 	for name, edit := range map[string]func(m *s3store.Manifest){
 		"archive path":   func(m *s3store.Manifest) { m.Python.Archive.Path = "archives/sha256/../../../etc/passwd" },
 		"archive sha256": func(m *s3store.Manifest) { m.Python.Archive.Sha256 = "../x" },
@@ -323,16 +306,7 @@ func TestParseManifestPythonHostile(t *testing.T) {
 // TestGCArchives: an archive stays while its set does, and goes with it.
 func TestGCArchives(t *testing.T) {
 	ctx := context.Background()
-	lf, jars, wheels := wheelSet(t, testWheels(t))
-	dir := t.TempDir()
-	st, err := s3store.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := st.Bake(ctx, lf, lock.LocalJars(jars), s3store.WithWheels(lock.LocalJars(wheels)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _, _, _, _, res := bakeWheelSet(t)
 	path := res.Manifest.Python.Archive.Path
 	kept, err := st.GC(ctx, func(string, time.Time) bool { return true })
 	if err != nil || len(kept.DeletedJars) != 0 {

@@ -94,3 +94,27 @@ func Artifact(t testing.TB, dir, file string, data []byte) (lock.Artifact, strin
 func PythonInputs() *lock.PythonInputs {
 	return &lock.PythonInputs{Version: "3.11", Platforms: []string{"manylinux_2_17_x86_64"}, Requirements: []string{}, Indexes: []string{"https://pypi.org/simple/"}}
 }
+
+// AddWheels writes wheels (file name -> bytes) as cache blobs under a
+// temporary directory, adds them to lf with PythonInputs, normalizes and
+// checks lf, and returns their paths index for index of lf.Wheels().
+func AddWheels(t testing.TB, lf *lock.File, wheels map[string][]byte) []string {
+	t.Helper()
+	blobs := t.TempDir()
+	byFile := map[string]string{}
+	for file, data := range wheels {
+		a, p := Artifact(t, blobs, file, data)
+		lf.Artifacts = append(lf.Artifacts, a)
+		byFile[file] = p
+	}
+	lf.Inputs.Python = PythonInputs()
+	lf.Normalize()
+	if err := lf.Check(); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, a := range lf.Wheels() {
+		paths = append(paths, byFile[a.File])
+	}
+	return paths
+}
