@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -328,4 +329,35 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestArchiveImports: the archive unpacked as Spark unpacks
+// spark.archives=<url>#pydeps (into ./pydeps of the working directory)
+// is importable by a real Python through PYTHONPATH=./pydeps, with no
+// site-packages of its own (-S). Skipped without python3.
+func TestArchiveImports(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	_, dir, _, _, _, res := bakeWheelSet(t)
+	work := t.TempDir()
+	unpacked := filepath.Join(work, s3store.ArchiveName)
+	if err := os.Mkdir(unpacked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, filepath.FromSlash(res.Manifest.Python.Archive.Path))
+	if out, err := exec.Command("tar", "-xzf", archive, "-C", unpacked).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v: %s", err, out)
+	}
+	cmd := exec.Command(py, "-S", "-c", "import alpha, os; print(alpha.A, os.path.relpath(alpha.__file__), os.access('pydeps/native/_c.cpython-311-x86_64-linux-gnu.so', os.X_OK))")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "PYTHONPATH=./"+s3store.ArchiveName)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python: %v: %s", err, out)
+	}
+	if got, want := strings.TrimSpace(string(out)), "1 pydeps/alpha/__init__.py True"; got != want {
+		t.Errorf("python printed %q, want %q", got, want)
+	}
 }
