@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -226,4 +227,40 @@ func testImage(t *testing.T, ref string) v1.Image {
 		t.Fatalf("%s: %v (an index?)", ref, err)
 	}
 	return b.img
+}
+
+// TestPythonLayerImports: the wheels' layer unpacked under a root is
+// importable by a real Python through PYTHONPATH=<root>/<PythonDir>, with
+// no site-packages of its own (-S). Skipped without python3.
+func TestPythonLayerImports(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	lf, jars, wheels := wheelLock(t, testWheels(t))
+	res, err := bakeWheels(t, lf, jars, wheels, filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := testImage(t, res.Ref).Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := ls[len(ls)-1].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	root := t.TempDir()
+	tar := exec.Command("tar", "-xf", "-", "-C", root)
+	tar.Stdin = rc
+	if out, err := tar.CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v: %s", err, out)
+	}
+	cmd := exec.Command(py, "-S", "-c", "import alpha, beta, ns; print(alpha.A, beta.B)")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, DefaultPythonDir))
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "1 2" {
+		t.Fatalf("python: %v: %q", err, out)
+	}
 }
