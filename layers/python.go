@@ -54,7 +54,7 @@ func cleanPythonDir(d string) (string, error) {
 // from a caller that does not ship them yet), and checks every artifact.
 func checkKinds(l *lock.File, wheels lock.Jars) error {
 	if wheels == nil && len(l.Wheels()) > 0 {
-		return l.JarsOnly("bake image (without the wheels' files, BakeInput.Wheels)")
+		return l.JarsOnly("bake image") // as before wheels had a place
 	}
 	for _, a := range l.Artifacts {
 		switch a.KindOf() {

@@ -84,7 +84,7 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // every artifact.
 func checkSetKinds(lf *lock.File, wheels lock.Jars) error {
 	if wheels == nil && len(lf.Wheels()) > 0 {
-		return lf.JarsOnly("bake s3 (without the wheels' files, WithWheels)")
+		return lf.JarsOnly("bake s3") // as before wheels had a place
 	}
 	for _, a := range lf.Artifacts {
 		switch a.KindOf() {
