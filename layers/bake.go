@@ -65,12 +65,24 @@ type JarsAnnotation struct {
 
 // BakeInput is one bake.
 type BakeInput struct {
-	// Lock is the resolved set; its artifacts are in spark.jars order.
+	// Lock is the resolved set; its jars are in spark.jars order. Its
+	// wheels, when it has any, go into one layer of their own above the
+	// jars' (python.go).
 	Lock *lock.File
 	// Jars gives the local files of Lock.Jars(), index for index
 	// (lock.LocalJars for files at hand); it is called only on a cache
 	// miss.
 	Jars lock.Jars
+	// Wheels gives the local files of Lock.Wheels(), index for index (the
+	// resolver's cache blobs); it is called only on a cache miss, and only
+	// for a lock with wheels. Each is checked against the lock's sha256
+	// and size before it is installed.
+	Wheels lock.Jars
+	// PythonDir is the absolute directory the wheels are installed into
+	// (one site-packages tree), appended to the image's PYTHONPATH; "" is
+	// DefaultPythonDir. It is part of the bake key of a lock with wheels
+	// only.
+	PythonDir string
 	// Base and Target are references: registry or oci:PATH[:tag]. A tag in
 	// Target is used as the tag.
 	Base, Target string
@@ -156,6 +168,10 @@ type Result struct {
 	Requests int64 `json:"registryRequests"`
 	// Duration is the wall time of the bake.
 	Duration time.Duration `json:"durationNs"`
+	// PythonDir is the site-packages directory of the lock's wheels in the
+	// image (on its PYTHONPATH); "" for a lock without wheels. Not in the
+	// JSON document yet (the CLI does not bake wheels yet).
+	PythonDir string `json:"-"`
 }
 
 // SparkConf returns the Spark settings to use with the image.
@@ -178,7 +194,7 @@ func jarURLs(dir string, files []string) []string {
 // bakeKey names the bake: everything that decides the image's bytes.
 // v2 records the verdict (AnnotationWarnings), which a v1 bake lacks; the
 // Spark home it was made against is part of it.
-func bakeKey(baseDigest, lockHash, jarsDir, sparkHome string, platforms []string, skip bool, layers int, big int64, comp Compression, epoch time.Time, extra []File, shared []string) string {
+func bakeKey(baseDigest, lockHash, jarsDir, sparkHome string, platforms []string, skip bool, layers int, big int64, comp Compression, epoch time.Time, extra []File, shared []string, pythonDir string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "prebake-bake-v2\nbase %s\nlock %s\ndir %s\nspark %s\nplatforms %s\nskip %t\nlayers %d %d\n%s\nepoch %d\n",
 		baseDigest, lockHash, jarsDir, sparkHome, strings.Join(platforms, ","), skip, layers, big, comp.id(), epoch.Unix())
@@ -190,6 +206,9 @@ func bakeKey(baseDigest, lockHash, jarsDir, sparkHome string, platforms []string
 		for _, f := range shared {
 			fmt.Fprintf(h, "s %s\n", f)
 		}
+	}
+	if pythonDir != "" { // a lock without wheels keeps its key; the lock hash covers the wheels
+		fmt.Fprintf(h, "python %s\n", pythonDir)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -251,6 +270,7 @@ type baking struct {
 	o                  *options
 	lockHash           string
 	jarsDir, sparkHome string
+	pythonDir          string // "" for a lock without wheels
 	baseRef, targetRef *ref
 	tag                string // in.Tag or the target's; "" derives it from the key
 	plats              []v1.Platform
@@ -276,8 +296,8 @@ func planBake(in BakeInput, o *options) (*baking, error) {
 	if err := checkCompression(o.compression); err != nil {
 		return nil, err
 	}
-	// Wheels have no place in an image yet: refused, never baked as jars.
-	if err := in.Lock.JarsOnly("bake image"); err != nil {
+	// Jars and wheels have their places; any other kind is refused.
+	if err := checkKinds(in.Lock, in.Wheels); err != nil {
 		return nil, err
 	}
 	if in.Shared != nil {
@@ -285,13 +305,13 @@ func planBake(in BakeInput, o *options) (*baking, error) {
 			return nil, err
 		}
 	}
-	for _, a := range in.Lock.Jars() {
-		if err := lock.CheckArtifact(a); err != nil {
-			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
-		}
-	}
 	bk := &baking{in: in, o: o, lockHash: in.Lock.Hash()}
 	var err error
+	if len(in.Lock.Wheels()) > 0 {
+		if bk.pythonDir, err = cleanPythonDir(in.PythonDir); err != nil {
+			return nil, err
+		}
+	}
 	if bk.jarsDir, err = cleanJarsDir(in.JarsDir); err != nil {
 		return nil, err
 	}
@@ -376,6 +396,10 @@ func (bk *baking) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	wheels, err := bk.wheelPaths(ctx)
+	if err != nil {
+		return nil, err
+	}
 	b, targets, err := bk.images(ctx) // 4
 	if err != nil {
 		return nil, err
@@ -384,7 +408,15 @@ func (bk *baking) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	built, withShared, err := bk.buildLayers(ctx, paths, skip) // 6
+	var py *builtJarLayer
+	if len(wheels) > 0 { // 6a: the wheels' layer, first: a refused wheel stops the bake before any jar layer
+		pl, err := buildPythonLayer(ctx, bk.in.Lock, wheels, bk.pythonDir, bk)
+		if err != nil {
+			return nil, err
+		}
+		py = &pl
+	}
+	built, withShared, err := bk.buildLayers(ctx, paths, skip, py) // 6
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +454,7 @@ func (bk *baking) keyFromBase(ctx context.Context) error {
 			}
 		}
 	}
-	bk.key = bakeKey(baseDigest, bk.lockHash, bk.jarsDir, bk.sparkHome, bk.platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, bk.epoch, in.Extra, sharedKey)
+	bk.key = bakeKey(baseDigest, bk.lockHash, bk.jarsDir, bk.sparkHome, bk.platNames, in.SkipProvided, o.maxLayers, o.bigJar, o.compression, bk.epoch, in.Extra, sharedKey, bk.pythonDir)
 	tag := bk.tag
 	if tag == "" {
 		tag = cacheTag(bk.key)
@@ -430,7 +462,7 @@ func (bk *baking) keyFromBase(ctx context.Context) error {
 	if bk.target, err = bk.targetRef.withTag(tag); err != nil {
 		return err
 	}
-	bk.res = &Result{Tag: bk.target.String(), LockHash: bk.lockHash, BaseDigest: baseDigest, JarsDir: bk.jarsDir, Layers: []LayerInfo{}, Platforms: []string{}, Compression: o.compression}
+	bk.res = &Result{Tag: bk.target.String(), LockHash: bk.lockHash, BaseDigest: baseDigest, JarsDir: bk.jarsDir, Layers: []LayerInfo{}, Platforms: []string{}, Compression: o.compression, PythonDir: bk.pythonDir}
 	return nil
 }
 
@@ -536,9 +568,10 @@ func (bk *baking) classpathReport(ctx context.Context, first platformImage) (map
 
 // buildLayers is step 6: the layers, built once for every platform: the
 // shared layer (a shared set), the Extra files' when there is a shared
-// layer, the per-job layer(s), the Extra files' otherwise. withShared
+// layer, the per-job layer(s), py (the wheels', built in step 6a) when
+// not nil, the Extra files' otherwise. withShared
 // reports a shared layer.
-func (bk *baking) buildLayers(ctx context.Context, paths []string, skip map[string]bool) (built []builtJarLayer, withShared bool, err error) {
+func (bk *baking) buildLayers(ctx context.Context, paths []string, skip map[string]bool, py *builtJarLayer) (built []builtJarLayer, withShared bool, err error) {
 	in, o, res := bk.in, bk.o, bk.res
 	var jars, sjars []bakeJar
 	for i, a := range in.Lock.Jars() {
@@ -599,6 +632,9 @@ func (bk *baking) buildLayers(ctx context.Context, paths []string, skip map[stri
 		}
 		built = append(built, jl...)
 	}
+	if py != nil { // the wheels' layer, right above the jars'
+		built = append(built, *py)
+	}
 	built = append(built, extra...)
 	for _, bl := range built {
 		res.Layers = append(res.Layers, bl.info)
@@ -625,12 +661,22 @@ func (bk *baking) appendAll(targets []platformImage, built []builtJarLayer, with
 	if withShared {
 		anns[AnnotationShared] = in.Shared.Hash()
 	}
+	if bk.pythonDir != "" {
+		files := make([]string, 0, len(in.Lock.Wheels()))
+		for _, a := range in.Lock.Wheels() {
+			files = append(files, a.File)
+		}
+		anns[AnnotationPython] = pythonAnnotation(bk.pythonDir, files)
+	}
 	verdict, _ := json.Marshal(res.Warnings)
 	anns[AnnotationWarnings] = string(verdict)
 	history := v1.History{Created: v1.Time{Time: bk.epoch}, CreatedBy: "prebake bake image", Comment: "prebake lock " + bk.lockHash}
 	var out []platformImage
 	for _, t := range targets {
 		img, err := appendLayers(t.img, built, history, anns)
+		if err == nil && bk.pythonDir != "" {
+			img, err = WithPythonPath(img, bk.pythonDir)
+		}
 		if err != nil {
 			return nil, nil, errdefs.New(errdefs.Internal, fmt.Errorf("appending layers to %s: %w", in.Base, err))
 		}

@@ -47,15 +47,7 @@ func TestParseCompression(t *testing.T) {
 // the base's n layers.
 func addedLayers(t *testing.T, ref string, n int) []v1.Layer {
 	t.Helper()
-	r, err := parseRef(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := loadBase(context.Background(), r, makeOptions())
-	if err != nil || b.img == nil {
-		t.Fatalf("%s: %v (an index?)", ref, err)
-	}
-	ls, err := b.img.Layers()
+	ls, err := testImage(t, ref).Layers()
 	if err != nil {
 		t.Fatal(err)
 	}

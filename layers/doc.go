@@ -49,6 +49,9 @@
 //     back into Result.SparkVersion;
 //   - dev.prebake.shared: the shared set's hash (BakeInput.Shared), when
 //     the bake has a shared layer;
+//   - dev.prebake.python: {"dir":"/opt/prebake/python/site-packages",
+//     "files":[…]}, the wheels installed there, in lock order (a lock with
+//     wheels only);
 //   - org.opencontainers.image.base.digest: the base's digest.
 //
 // An eStargz layer's descriptor (CompressionEstargz, estargz.go) carries
@@ -62,6 +65,17 @@
 // layer(s) last: the shared layer depends only on its jars, so every job
 // whose lock holds the set gets the same digest, and the bytes a node pulls
 // for its next job are that job's own layer (TestITSharedLayerPull).
+//
+// # Python
+//
+// A lock with wheels (BakeInput.Wheels gives their files) gets one more
+// layer right above the jars' (python.go): the wheels installed by
+// internal/wheel (no script runs) and merged by internal/sitepkgs into one
+// site-packages tree at DefaultPythonDir, with the layers' rules above;
+// two wheels writing one path are refused naming both. The image config's
+// PYTHONPATH gets the directory appended (WithPythonPath), which Spark's
+// driver and executor Pythons put after pyspark's own. The bake key adds
+// the directory for a lock with wheels only: jar-only keys are unchanged.
 //
 // # JSON
 //

@@ -8,9 +8,11 @@ import (
 	"github.com/prebake/prebake/lock"
 )
 
-// TestBakeRefusesWheels: a lock with wheels is refused (65, with
-// lock.ErrUnsupportedKind) before anything is fetched, as a lock and as a
-// shared set: an image never holds wheels baked as jars.
+// TestBakeRefusesWheels: a lock with wheels but no BakeInput.Wheels (a
+// caller that does not ship wheels) and a shared set with wheels are
+// refused (65, with lock.ErrUnsupportedKind) before anything is fetched:
+// an image never holds wheels baked as jars, and a shared layer holds
+// jars only (a lock with wheels and their files bakes: python_test.go).
 func TestBakeRefusesWheels(t *testing.T) {
 	py, err := lock.Read("../testdata/lockdiff/python.lock")
 	if err != nil {

@@ -22,11 +22,17 @@ import (
 const ManifestVersion = 1
 
 // Manifest is sets/<lock-hash>.json: the jars of one set in lock order
-// (spark.jars order). Field order is alphabetical, so keys are sorted.
+// (spark.jars order) and, for a lock with wheels, its Python half
+// (python.go). Field order is alphabetical, so keys are sorted.
 type Manifest struct {
 	Jars     []ManifestJar `json:"jars"`
 	LockHash string        `json:"lockHash"`
-	Version  int           `json:"version"`
+	// Python is absent (nil) for a set without wheels: such a manifest
+	// keeps the bytes it had before wheels existed. A reader that predates
+	// it ignores the key, and then refuses the set (its lockHash covers
+	// the wheels, not only the jars it reads).
+	Python  *ManifestPython `json:"python,omitempty"`
+	Version int             `json:"version"`
 }
 
 // ManifestJar is one jar of a set.
@@ -38,8 +44,8 @@ type ManifestJar struct {
 	Size   int64  `json:"size"`
 }
 
-// NewManifest builds the manifest of lock, a lock with jars only
-// (lf.JarsOnly: the manifest's lockHash must be that of its jars).
+// NewManifest builds the manifest of lock's jars; a lock with wheels gets
+// its Python half (the archive, known once built) from Bake.
 func NewManifest(lf *lock.File) *Manifest {
 	m := &Manifest{Jars: make([]ManifestJar, 0, len(lf.Jars())), LockHash: lf.Hash(), Version: ManifestVersion}
 	for _, a := range lf.Jars() {
@@ -79,6 +85,13 @@ func ParseManifest(name string, data []byte) (*Manifest, error) {
 		}
 		lf.Artifacts = append(lf.Artifacts, lock.Artifact{Coord: j.Coord, File: j.File, Sha256: j.Sha256})
 	}
+	if m.Python != nil {
+		ws, err := checkPython(name, m.Python)
+		if err != nil {
+			return nil, err
+		}
+		lf.Artifacts = append(lf.Artifacts, ws...)
+	}
 	if h := lf.Hash(); h != m.LockHash {
 		return nil, errdefs.Errorf(errdefs.Invalid, "manifest %s: lockHash %s does not match its jars (%s)", name, m.LockHash, h)
 	}
@@ -92,8 +105,12 @@ type BakeResult struct {
 	Hit bool
 	// Uploaded and Skipped count jars sent and jars found in place.
 	Uploaded, Skipped int
-	// Repaired counts jars that a verified hit found missing and re-sent.
+	// Repaired counts jars (and the archive) that a verified hit found
+	// missing and re-sent.
 	Repaired int
+	// ArchiveSent is true when the set's site-packages archive was sent
+	// (a lock with wheels).
+	ArchiveSent bool
 	// BytesSent is the jar and manifest bytes sent.
 	BytesSent int64
 }
@@ -101,7 +118,10 @@ type BakeResult struct {
 // BakeOption configures one Bake.
 type BakeOption func(*bakeOptions)
 
-type bakeOptions struct{ verify bool }
+type bakeOptions struct {
+	verify bool
+	wheels lock.Jars // WithWheels
+}
 
 // WithVerify makes a hit of the Bake also HEAD every jar of the set and
 // re-upload the missing ones. The default is false: a hit costs one GET.
@@ -117,15 +137,10 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ..
 	for _, opt := range opts {
 		opt(&bo)
 	}
-	// A set's manifest names jars only: a lock with wheels is refused,
-	// never stored as if they were jars.
-	if err := lf.JarsOnly("bake s3"); err != nil {
+	// Jars go into the manifest, wheels into one archive (WithWheels);
+	// any other kind is refused, never stored as if it were a jar.
+	if err := checkSetKinds(lf, bo.wheels); err != nil {
 		return nil, err
-	}
-	for _, a := range lf.Jars() {
-		if err := lock.CheckArtifact(a); err != nil {
-			return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
-		}
 	}
 	want := NewManifest(lf)
 	res := &BakeResult{Manifest: want}
@@ -148,9 +163,12 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ..
 		if paths != nil {
 			return nil
 		}
-		p, err := jars(ctx)
-		if err != nil {
-			return err
+		var p []string
+		if jars != nil { // a lock with wheels only may give none
+			var err error
+			if p, err = jars(ctx); err != nil {
+				return err
+			}
 		}
 		if len(p) != len(lf.Jars()) {
 			return errdefs.Errorf(errdefs.Internal, "set %s: %d local paths for %d jars", want.LockHash, len(p), len(lf.Jars()))
@@ -162,6 +180,18 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ..
 		if err := needPaths(); err != nil {
 			return nil, err
 		}
+	}
+	var sentArchive int64
+	// The wheels' archive first: a refused wheel stops the bake before
+	// any byte is sent.
+	if !res.Hit && len(lf.Wheels()) > 0 {
+		py, n, err := s.putArchive(ctx, lf, bo.wheels, "")
+		if err != nil {
+			return nil, err
+		}
+		want.Python = py
+		sentArchive = n
+		res.ArchiveSent = n > 0
 	}
 	// HEAD every jar; collect the missing ones.
 	todo, err := s.missing(ctx, want)
@@ -192,9 +222,24 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ..
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	res.Uploaded, res.BytesSent = int(uploaded.Load()), sent.Load()
+	res.Uploaded, res.BytesSent = int(uploaded.Load()), sent.Load()+sentArchive
+	if res.Hit && res.Manifest.Python != nil {
+		ok, err := s.hasArchive(ctx, res.Manifest)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			_, n, err := s.putArchive(ctx, lf, bo.wheels, res.Manifest.Python.Archive.Sha256)
+			if err != nil {
+				return nil, err
+			}
+			res.BytesSent += n
+			res.ArchiveSent = n > 0
+			res.Repaired++
+		}
+	}
 	if res.Hit {
-		res.Repaired = len(todo)
+		res.Repaired += len(todo)
 		if len(todo) > 0 {
 			s.o.logger.Printf("set %s: repaired %d missing jars", want.LockHash[:12], len(todo))
 		}

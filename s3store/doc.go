@@ -9,6 +9,7 @@
 // prefix it holds:
 //
 //	<prefix>/jars/sha256/<hex>/<spark-file-name>.jar   one jar, immutable
+//	<prefix>/archives/sha256/<hex>/site-packages.tar.gz one set's wheels, immutable
 //	<prefix>/sets/<lock-hash>.json                      one set's manifest
 //
 // The parts of a key:
@@ -18,6 +19,13 @@
 //     lists the set's jars (coord, file, sha256, size and path, relative to
 //     the prefix) in lock order, which is spark.jars order. It is written
 //     last, only after every jar is in place, so no reader sees a partial set.
+//   - A set whose lock has wheels (WithWheels gives their files) also has
+//     one archive: the wheels installed by prebake and merged into one
+//     site-packages tree, a tar.gz with deterministic bytes, named by its
+//     sha256, written before the jars; the manifest's "python" key names it
+//     and the wheels. PythonConf is the Spark conf that ships it
+//     (spark.archives=<url>#pydeps, PYTHONPATH=./pydeps). A jar-only set's
+//     manifest has no "python" key: its bytes are unchanged (python.go).
 //
 // # Writes
 //

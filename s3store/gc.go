@@ -41,7 +41,8 @@ func WithGrace(d time.Duration) GCOption { return func(o *gcOptions) { o.grace =
 // delete. The default is false.
 func WithDryRun(b bool) GCOption { return func(o *gcOptions) { o.dryRun = b } }
 
-// GC deletes the sets for which keep returns false, then every jar that no
+// GC deletes the sets for which keep returns false, then every jar (and
+// site-packages archive, listed in DeletedJars) that no
 // remaining set references. keep gets the set's last use: the later of its
 // write time and its last recorded hit (used/<lock-hash>/<day>); the use
 // markers of deleted sets go with them, and a kept set keeps only its
@@ -88,6 +89,9 @@ func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.
 			for _, j := range m.Jars {
 				referenced[s.key(j.Path)] = true
 			}
+			if m.Python != nil {
+				referenced[s.key(m.Python.Archive.Path)] = true
+			}
 			res.KeptSets++
 			continue
 		}
@@ -105,6 +109,11 @@ func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
+	archives, err := s.b.list(ctx, s.key("archives/"))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	jars = append(jars, archives...) // the sets' site-packages archives
 	now := time.Now()
 	for _, o := range jars {
 		if referenced[o.Key] {
