@@ -66,6 +66,9 @@ var allowed = map[string][]string{
 	"internal":          {"errdefs", "internal/"},
 	"internal/lockdiff": {"errdefs", "lock", "internal/"},
 	"internal/sbom":     {"errdefs", "lock", "internal/"},
+	// A lock's wheels merged into one site-packages tree (the image layer
+	// and the store's archive share it).
+	"internal/sitepkgs": {"errdefs", "lock", "internal/"},
 	// The CLI's JSON documents (the edge's types and their schemas): they
 	// embed the libraries' results.
 	"internal/jsondoc": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "pipeline", "internal/"},
