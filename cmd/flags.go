@@ -80,9 +80,17 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 	fs.StringVar((*string)(&f.checksumPolicy), "checksum-policy", string(resolver.ChecksumWarn), "missing checksum: strict (fail), warn or ignore; a mismatch always fails")
 	fs.BoolVar(&f.verifySignatures, "verify-signatures", false, "verify every jar's PGP signature (.asc) against --keyring and record its signer in the lock (exit 65 naming the jar when one is missing or bad)")
 	fs.StringVar(&f.keyring, "keyring", defaultKeyring, "armored public keys pinned for --verify-signatures (see prebake keys)")
-	f.addPython(fs)
+	if pythonCommands[into.Name()] {
+		f.addPython(fs)
+	}
 	durationVar(fs, &f.maxRetryWait, "max-retry-wait", repo.DefaultMaxRetryWait, "longest a repository request waits, in all, for the Retry-After of a 429 or 503; a longer one (Maven Central's blocks say 1800s) fails at once, a 429 with exit 76 and when to retry; 0 waits for none")
 }
+
+// pythonCommands name (by flag set: a cobra command's name) the commands
+// the Python half applies to: resolve reads it (pythonWired), the others
+// refuse its flags until they read it too. Doctor, why, outdated and the
+// like do not take them.
+var pythonCommands = map[string]bool{"resolve": true, "image": true, "s3": true, "rewrite": true, "submit": true, "warm": true}
 
 // pythonFlags are the Python half's flags.
 type pythonFlags struct {

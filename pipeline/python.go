@@ -63,11 +63,11 @@ func ParsePythonTarget(version, platform string) (pypi.Target, error) {
 	var t pypi.Target
 	parts := strings.Split(version, ".")
 	if len(parts) != 2 || parts[0] == "" || parts[1] == "" || strings.Trim(parts[0]+parts[1], "0123456789") != "" || len(version) > 7 {
-		return t, errdefs.Optionf(errdefs.BadArgument, "python-version", "python version %q: want major.minor, e.g. 3.11 (the image's python3)", version)
+		return t, errdefs.Optionf(errdefs.BadArgument, "pipeline.PythonRequest.Version", "python version %q: want major.minor, e.g. 3.11 (the image's python3)", version)
 	}
 	t.PythonVersion = version
 	bad := func() error {
-		return errdefs.Optionf(errdefs.BadArgument, "python-platform", "python platform %q: want a Linux platform tag: manylinux_2_36_x86_64 (glibc 2.36), manylinux2014_x86_64, musllinux_1_2_x86_64 or linux_x86_64", platform)
+		return errdefs.Optionf(errdefs.BadArgument, "pipeline.PythonRequest.Platform", "python platform %q: want a Linux platform tag: manylinux_2_36_x86_64 (glibc 2.36), manylinux2014_x86_64, musllinux_1_2_x86_64 or linux_x86_64", platform)
 	}
 	glibcOf := func(maj, min string) string { return maj + "." + min }
 	switch {
@@ -192,7 +192,7 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 			}
 		}
 		if missing && req.Offline {
-			return nil, errdefs.Errorf(errdefs.Unavailable, "offline: a wheel of lockfile %s is not in the cache %s; run once without --offline to fetch it", req.LockPath, req.CacheDir)
+			return nil, errdefs.Optionf(errdefs.Unavailable, "resolver.Request.Offline", "offline: a wheel of lockfile %s is not in the cache %s; a run that may reach the index fetches it", req.LockPath, req.CacheDir)
 		}
 		if missing {
 			// Fetched by the lock's file names and digests, as a pylock.toml.
@@ -207,11 +207,11 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 	} else {
 		switch {
 		case req.Frozen && old == nil:
-			return nil, errdefs.Optionf(errdefs.Stale, "frozen", "frozen: needs a lockfile matching the inputs (%s: none)", req.LockPath)
+			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "frozen: needs a lockfile matching the inputs (%s: none)", req.LockPath)
 		case req.Frozen:
-			return nil, errdefs.Optionf(errdefs.Stale, "frozen", "lockfile %s is stale: python inputs changed from %s to %s", req.LockPath, old.Inputs.Python, &pyIn)
+			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "lockfile %s is stale: python inputs changed from %s to %s", req.LockPath, old.Inputs.Python, &pyIn)
 		case req.Offline:
-			return nil, errdefs.Errorf(errdefs.Unavailable, "offline: the Python input %s is not locked (no lock with these python inputs at %q): resolving it asks the index; run once without --offline", py.Requirements, req.LockPath)
+			return nil, errdefs.Optionf(errdefs.Unavailable, "resolver.Request.Offline", "offline: the Python input %s is not locked (no lock with these python inputs at %q): resolving it asks the index", py.Requirements, req.LockPath)
 		}
 		if wheels, err = fetchWheels(ctx, cfg, req, py, in, target); err != nil {
 			return nil, err
