@@ -266,6 +266,22 @@ func TestResolvePython(t *testing.T) {
 		t.Errorf("frozen, python 3.12: exit %d, want 78\n%s", code, stderr)
 	}
 
+	// Other jars, not frozen: the jar half is resolved again, the wheels
+	// kept from the lock (0 index requests), one lock rewritten; the
+	// notice names the lock, not a temporary file.
+	ix.requests.Store(0)
+	other := []string{"resolve", "--no-default-repositories", "--repositories", "file://" + demo + "/", "--packages", "org.slf4j:slf4j-api:1.7.36", "--cache", cache}
+	if _, stderr, code := runCLI(t, append(append(other, target...), "--py-requirements", reqs, "--lock", lockPath)...); code != 0 ||
+		!strings.Contains(stderr, lockPath+" was stale") || strings.Contains(stderr, os.TempDir()+"/prebake-jars-") {
+		t.Errorf("other jars: exit %d\n%s", code, stderr)
+	}
+	if n := ix.requests.Load(); n != 0 {
+		t.Errorf("other jars: %d index requests, want 0", n)
+	}
+	if l2, err := lock.Read(lockPath); err != nil || len(l2.Wheels()) != 2 || len(l2.Jars()) != 1 || l2.Jars()[0].Coord != "org.slf4j:slf4j-api:1.7.36" {
+		t.Errorf("other jars: lock %v %+v", err, l2)
+	}
+
 	// Without the Python half the same jars give a version 1 lock, as before.
 	jarLock := filepath.Join(dir, "jars.lock")
 	if _, stderr, code := runCLI(t, append(append([]string{"resolve"}, jars...), "--lock", jarLock)...); code != 0 {

@@ -47,6 +47,9 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 				return err
 			}
 			rep := g.reporter(cmd.ErrOrStderr())
+			if py != nil {
+				py.Log = rep
+			}
 			res, err := pipeline.ResolveWithPython(cmd.Context(), req, py, resolver.WithLogger(rep), resolver.WithProgress(rep))
 			rep.Wait()
 			if err != nil {

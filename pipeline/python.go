@@ -35,6 +35,9 @@ type PythonRequest struct {
 	// MaxRetryWait bounds a Retry-After wait (resolver.Request's
 	// semantics: 0 is the default, negative waits for none).
 	MaxRetryWait time.Duration
+	// Log receives the notes of both halves (the resolver's, with the
+	// lock's own path; the index client's retries). Nil: none.
+	Log resolver.Logger
 	// Getenv reads pip's configuration variables and uv's location
 	// (nil: os.LookupEnv).
 	Getenv func(string) (string, bool)
@@ -170,7 +173,7 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 			return nil, err
 		}
 	}
-	jars, err := resolveJarHalf(ctx, req, old, opts)
+	jars, err := resolveJarHalf(ctx, req, old, py.Log, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +248,7 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 // written to a temporary file): the resolver checks, reuses or resolves
 // the jars as for a jar-only lock, and the one lock is written by the
 // caller. Its errors name req.LockPath, not the temporary file.
-func resolveJarHalf(ctx context.Context, req resolver.Request, old *lock.File, opts []resolver.Option) (*resolver.Result, error) {
+func resolveJarHalf(ctx context.Context, req resolver.Request, old *lock.File, log resolver.Logger, opts []resolver.Option) (*resolver.Result, error) {
 	if !hasPackage(req.Packages) {
 		// A Python half alone: no jar, no repository asked.
 		conflict := req.Conflict
@@ -265,6 +268,9 @@ func resolveJarHalf(ctx context.Context, req resolver.Request, old *lock.File, o
 		}
 		defer os.RemoveAll(dir)
 		req.LockPath = filepath.Join(dir, filepath.Base(real))
+		if log != nil {
+			opts = append(slices.Clone(opts), resolver.WithLogger(renamingLogger{log, req.LockPath, real}))
+		}
 		if old != nil {
 			view := &lock.File{Inputs: old.Inputs, Artifacts: old.Jars()}
 			view.Inputs.Python = nil
@@ -281,6 +287,16 @@ func resolveJarHalf(ctx context.Context, req resolver.Request, old *lock.File, o
 		return nil, err
 	}
 	return res, nil
+}
+
+// renamingLogger logs to l with the path from replaced by to.
+type renamingLogger struct {
+	l        resolver.Logger
+	from, to string
+}
+
+func (r renamingLogger) Printf(format string, args ...any) {
+	r.l.Printf("%s", strings.ReplaceAll(fmt.Sprintf(format, args...), r.from, r.to))
 }
 
 // hasPackage reports whether packages (comma-separated lists) name one.
@@ -422,7 +438,11 @@ func fetchWheels(ctx context.Context, cfg *pypi.IndexConfig, req resolver.Reques
 	if ua == "" {
 		ua = "prebake"
 	}
-	cl, err := pypi.NewClient(cfg, pypi.WithUserAgent(ua), pypi.WithRetries(pypi.DefaultAttempts, wait))
+	copts := []pypi.ClientOption{pypi.WithUserAgent(ua), pypi.WithRetries(pypi.DefaultAttempts, wait)}
+	if py.Log != nil {
+		copts = append(copts, pypi.WithLogger(py.Log))
+	}
+	cl, err := pypi.NewClient(cfg, copts...)
 	if err != nil {
 		return nil, err
 	}
