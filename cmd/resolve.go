@@ -139,17 +139,8 @@ func evictedSummary(g *resolver.Graph) string {
 }
 
 // hasCoordinate reports whether the --packages values hold a coordinate
-// (Spark drops empty entries: --packages ',' holds none).
-func hasCoordinate(packages []string) bool {
-	for _, p := range packages {
-		for _, c := range strings.Split(p, ",") {
-			if strings.TrimSpace(c) != "" {
-				return true
-			}
-		}
-	}
-	return false
-}
+// (pipeline.HasCoordinate).
+func hasCoordinate(packages []string) bool { return pipeline.HasCoordinate(packages) }
 
 // printPython prints the tree's "python" section: each wheel as
 // name==version and its file.

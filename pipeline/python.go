@@ -249,7 +249,7 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 // the jars as for a jar-only lock, and the one lock is written by the
 // caller. Its errors name req.LockPath, not the temporary file.
 func resolveJarHalf(ctx context.Context, req resolver.Request, old *lock.File, log resolver.Logger, opts []resolver.Option) (*resolver.Result, error) {
-	if !hasPackage(req.Packages) {
+	if !HasCoordinate(req.Packages) {
 		// A Python half alone: no jar, no repository asked.
 		conflict := req.Conflict
 		if conflict == "" {
@@ -299,8 +299,10 @@ func (r renamingLogger) Printf(format string, args ...any) {
 	r.l.Printf("%s", strings.ReplaceAll(fmt.Sprintf(format, args...), r.from, r.to))
 }
 
-// hasPackage reports whether packages (comma-separated lists) name one.
-func hasPackage(packages []string) bool {
+// HasCoordinate reports whether the packages (comma-separated lists, as
+// spark-submit's) hold a coordinate: Spark drops empty entries, so ","
+// holds none.
+func HasCoordinate(packages []string) bool {
 	for _, p := range packages {
 		for _, c := range strings.Split(p, ",") {
 			if strings.TrimSpace(c) != "" {
