@@ -229,6 +229,9 @@ func TestResolvePython(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &j); err != nil {
 			t.Fatal(err)
 		}
+		if mode == nil {
+			checkResolvePythonJSON(t, out, map[string]string{dir: "$TMP", ix.URL: "$INDEX", filepath.Dir(filepath.Dir(demo)): "$ROOT"})
+		}
 		if !j.FromLock || j.LockHash != lf.LockHash || len(j.Wheels) != 2 || len(j.Artifacts) != 1 || j.Wheels[1].Name != "six" {
 			t.Errorf("%v: json %+v", mode, j)
 		}
@@ -240,6 +243,18 @@ func TestResolvePython(t *testing.T) {
 		if now, _ := os.ReadFile(lockPath); !bytes.Equal(now, written) {
 			t.Errorf("%v: the lock was rewritten", mode)
 		}
+	}
+
+	// Frozen, only the Maven repositories changed (a mirror): the lock
+	// holds by content and is kept.
+	mirror := filepath.Join(dir, "mirror")
+	must(t, os.Symlink(demo, mirror))
+	moved := []string{"resolve", "--no-default-repositories", "--repositories", "file://" + mirror + "/", "--packages", "org.slf4j:slf4j-api:2.0.7", "--cache", cache}
+	if _, stderr, code := runCLI(t, append(append(moved, target...), "--py-requirements", reqs, "--lock", lockPath, "--frozen")...); code != 0 {
+		t.Errorf("frozen, mirror: exit %d\n%s", code, stderr)
+	}
+	if now, _ := os.ReadFile(lockPath); !bytes.Equal(now, written) {
+		t.Errorf("frozen, mirror: the lock was rewritten")
 	}
 
 	// A wheel blob gone from the cache: offline is 69; online it is fetched
@@ -314,6 +329,40 @@ func TestResolvePython(t *testing.T) {
 		t.Errorf("429: a lock was written (%v)", err)
 	}
 	ix.limit.Store(false)
+}
+
+// checkResolvePythonJSON validates resolve's -o json with wheels against
+// its schema and compares it, its temporary paths and index URL replaced,
+// with testdata/json/resolve-python.json (-update rewrites it).
+func checkResolvePythonJSON(t *testing.T, out string, dirs map[string]string) {
+	t.Helper()
+	for _, d := range JSONDocs() {
+		if d.Name != "resolve" {
+			continue
+		}
+		s, err := JSONSchema(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.Validate([]byte(out)) {
+			t.Errorf("resolve -o json with wheels does not match its schema: %s\n%s", p, out)
+		}
+	}
+	for k, v := range dirs {
+		out = strings.ReplaceAll(out, k, v)
+	}
+	golden := filepath.Join("..", "testdata", "json", "resolve-python.json")
+	if *updateJSON {
+		must(t, os.WriteFile(golden, []byte(out), 0o644))
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd -run TestResolvePython -update writes it)", err)
+	}
+	if diff := cmp.Diff(string(want), out); diff != "" {
+		t.Errorf("resolve -o json with wheels changed (-%s +got):\n%s", golden, diff)
+	}
 }
 
 // TestResolvePythonOnly: a Python half alone (no coordinate) is a lock of

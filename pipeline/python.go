@@ -228,6 +228,11 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 		return nil, err
 	}
 	fromLock := jars.FromLock && pyFromLock && old != nil && old.Hash() == lf.Hash() && old.Inputs.InputsHash == lf.Inputs.InputsHash
+	if req.Frozen && old != nil && old.Hash() == lf.Hash() {
+		// Frozen never writes: only the repositories changed (the jar
+		// half holds by content), and the lock is kept as it is.
+		fromLock = true
+	}
 	if req.LockPath != "" && !fromLock {
 		if err := lock.Write(req.LockPath, lf); err != nil {
 			return nil, err
