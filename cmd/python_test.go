@@ -148,7 +148,10 @@ func pyFixture(t *testing.T) (ix *pyIndex, reqs, dir string) {
 	t.Setenv("PIP_EXTRA_INDEX_URL", "")
 	t.Setenv("PIP_FIND_LINKS", "")
 	t.Setenv("PIP_NO_INDEX", "")
-	t.Setenv("UV", filepath.Join(dir, "no-uv")) // a fully pinned input needs no uv
+	// A fully pinned input needs no uv: none is anywhere.
+	t.Setenv("PREBAKE_UV", "")
+	t.Setenv("PREBAKE_CI_CACHE", filepath.Join(dir, "no-ci-cache"))
+	t.Setenv("PATH", filepath.Join(dir, "no-bin"))
 	return ix, reqs, dir
 }
 
@@ -393,6 +396,39 @@ func TestResolvePythonOnly(t *testing.T) {
 	}
 	if ml, err := lock.Read(musl); err != nil || ml.Wheels()[0].File != "fastmath-2.0.1-cp311-cp311-musllinux_1_2_x86_64.whl" {
 		t.Errorf("musl lock: %v %+v", err, ml)
+	}
+}
+
+// TestResolvePythonUV: requirements that are not fully pinned go through
+// uv (here a stand-in that writes uv pip compile's hashed output), and the
+// lock records them as written; with no uv it is 69 saying how to get one.
+func TestResolvePythonUV(t *testing.T) {
+	_, reqs, dir := pyFixture(t)
+	pinned, err := os.ReadFile(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose := filepath.Join(dir, "loose.txt")
+	must(t, os.WriteFile(loose, []byte("six>=1.0\nfastmath ; python_version >= \"3.8\"\n"), 0o644))
+	args := []string{"resolve", "--py-requirements", loose, "--python-version", "3.11", "--python-platform", "manylinux_2_36_x86_64", "--lock", filepath.Join(dir, "loose.lock"), "--cache", filepath.Join(dir, "cache")}
+	if _, stderr, code := runCLI(t, args...); code != exitcode.Unavailable || !strings.Contains(stderr, "pip install uv") {
+		t.Errorf("no uv: exit %d, want 69 saying how to get uv\n%s", code, stderr)
+	}
+	// The stand-in: uv pip compile ... -o OUT ... writes the pins.
+	uv := filepath.Join(dir, "uv")
+	script := "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\ncat > \"$out\" <<'EOF'\n" + string(pinned) + "EOF\n"
+	must(t, os.WriteFile(uv, []byte(script), 0o755))
+	t.Setenv("PREBAKE_UV", uv)
+	t.Setenv("PATH", "/usr/bin:/bin")
+	if _, stderr, code := runCLI(t, args...); code != 0 {
+		t.Fatalf("with uv: exit %d\n%s", code, stderr)
+	}
+	lf, err := lock.Read(filepath.Join(dir, "loose.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"six>=1.0", `fastmath; python_version >= "3.8"`}, lf.Inputs.Python.Requirements); diff != "" || len(lf.Wheels()) != 2 {
+		t.Errorf("requirements (-want +got):\n%s\nwheels %+v", diff, lf.Wheels())
 	}
 }
 
