@@ -275,6 +275,9 @@ func TestResolvePython(t *testing.T) {
 		if now, _ := os.ReadFile(lockPath); !bytes.Equal(now, written) {
 			t.Errorf("refetch: the lock was rewritten")
 		}
+		if _, err := os.Stat(blob); err != nil {
+			t.Errorf("refetch: %v", err)
+		}
 	} else {
 		t.Logf("blob layout not as assumed (%v): the refetch case is not run", err)
 	}

@@ -173,17 +173,28 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 			return nil, err
 		}
 	}
+	var wheels []lock.Artifact
+	pyFromLock := false
+	if old != nil && old.Inputs.Python.Equal(&pyIn) && lockedHashesAllowed(old.Wheels(), in) {
+		wheels, pyFromLock = old.Wheels(), true
+	}
+	// Before anything is fetched: a frozen or offline run cannot resolve
+	// the Python half again.
+	switch {
+	case pyFromLock:
+	case req.Frozen && old == nil:
+		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "frozen: needs a lockfile matching the inputs (%s: none)", req.LockPath)
+	case req.Frozen:
+		return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "lockfile %s is stale: python inputs changed from %s to %s", req.LockPath, old.Inputs.Python, &pyIn)
+	case req.Offline:
+		return nil, errdefs.Optionf(errdefs.Unavailable, "resolver.Request.Offline", "offline: the Python input %s is not locked (no lock with these python inputs at %q): resolving it asks the index", py.Requirements, req.LockPath)
+	}
 	jars, err := resolveJarHalf(ctx, req, old, py.Log, opts)
 	if err != nil {
 		return nil, err
 	}
 
 	req.CacheDir = cache.Dir(req.CacheDir)
-	var wheels []lock.Artifact
-	pyFromLock := false
-	if old != nil && old.Inputs.Python.Equal(&pyIn) && lockedHashesAllowed(old.Wheels(), in) {
-		wheels, pyFromLock = old.Wheels(), true
-	}
 	if pyFromLock {
 		missing := false
 		for _, w := range wheels {
@@ -208,14 +219,6 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 			}
 		}
 	} else {
-		switch {
-		case req.Frozen && old == nil:
-			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "frozen: needs a lockfile matching the inputs (%s: none)", req.LockPath)
-		case req.Frozen:
-			return nil, errdefs.Optionf(errdefs.Stale, "resolver.Request.Frozen", "lockfile %s is stale: python inputs changed from %s to %s", req.LockPath, old.Inputs.Python, &pyIn)
-		case req.Offline:
-			return nil, errdefs.Optionf(errdefs.Unavailable, "resolver.Request.Offline", "offline: the Python input %s is not locked (no lock with these python inputs at %q): resolving it asks the index", py.Requirements, req.LockPath)
-		}
 		if wheels, err = fetchWheels(ctx, cfg, req, py, in, target); err != nil {
 			return nil, err
 		}
