@@ -70,6 +70,11 @@ var settings = []setting{
 	// no prebake flag. A relative lock in prebake.yaml is next to the file.
 	{key: "lock", env: "PREBAKE_LOCK", flags: []string{"lock"}, path: true, nearFile: true},
 	{key: "frozen", env: "PREBAKE_FROZEN", flags: []string{"frozen"}, bool: true},
+	// The Python half: its input (relative to the file, as the lock) and
+	// the target, until the target is read from the base image.
+	{key: "pyRequirements", env: "PREBAKE_PY_REQUIREMENTS", flags: []string{"py-requirements"}, path: true, nearFile: true},
+	{key: "pythonVersion", env: "PREBAKE_PYTHON_VERSION", flags: []string{"python-version"}},
+	{key: "pythonPlatform", env: "PREBAKE_PYTHON_PLATFORM", flags: []string{"python-platform"}},
 }
 
 // configPath picks the configuration file: --config, else $PREBAKE_CONFIG,

@@ -27,7 +27,11 @@ var notLibrary = []string{"cmd", "hack", "examples", "test", "internal/depcheck"
 // still name, with the reason. Keep it empty: a library says what failed in
 // its own terms (errdefs.OptionError, a typed error or warning kind) and cmd
 // names the flag (errhints.go).
-var flagNameAllowed = map[string][]string{}
+var flagNameAllowed = map[string][]string{
+	// uv's own command line (uv pip compile's options), which prebake
+	// drives: uv's vocabulary, as spark-submit's options are Spark's.
+	"resolver/pypi/uv.go": {"--quiet", "--python-version", "--python-platform"},
+}
 
 // sparkSubmitSwitches are spark-submit's options without a value (the
 // others: submit.IsValueOption).

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/pgpverify"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/resolver/repo"
 )
@@ -38,6 +40,11 @@ type resolveFlags struct {
 	// maxRetryWait bounds the Retry-After waits of one repository request
 	// (--max-retry-wait): a longer one fails at once (429: exit 76).
 	maxRetryWait time.Duration
+	// python is the Python half (--py-requirements, --python-version,
+	// --python-platform): read by the commands that set pythonWired
+	// (resolve), refused by the others (addPython).
+	python      pythonFlags
+	pythonWired bool
 	// sparkVersion: resolve's and rewrite's --spark-version (addSparkVersion;
 	// submit has its own flag of that name).
 	sparkVersion string
@@ -73,7 +80,80 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 	fs.StringVar((*string)(&f.checksumPolicy), "checksum-policy", string(resolver.ChecksumWarn), "missing checksum: strict (fail), warn or ignore; a mismatch always fails")
 	fs.BoolVar(&f.verifySignatures, "verify-signatures", false, "verify every jar's PGP signature (.asc) against --keyring and record its signer in the lock (exit 65 naming the jar when one is missing or bad)")
 	fs.StringVar(&f.keyring, "keyring", defaultKeyring, "armored public keys pinned for --verify-signatures (see prebake keys)")
+	if pythonCommands[into.Name()] {
+		f.addPython(fs)
+	}
 	durationVar(fs, &f.maxRetryWait, "max-retry-wait", repo.DefaultMaxRetryWait, "longest a repository request waits, in all, for the Retry-After of a 429 or 503; a longer one (Maven Central's blocks say 1800s) fails at once, a 429 with exit 76 and when to retry; 0 waits for none")
+}
+
+// pythonCommands name (by flag set: a cobra command's name) the commands
+// the Python half applies to: resolve reads it (pythonWired), the others
+// refuse its flags until they read it too. Doctor, why, outdated and the
+// like do not take them.
+var pythonCommands = map[string]bool{"resolve": true, "image": true, "s3": true, "rewrite": true, "submit": true, "warm": true}
+
+// pythonFlags are the Python half's flags.
+type pythonFlags struct {
+	requirements, version, platform string
+}
+
+// set reports whether any Python flag has a value.
+func (p pythonFlags) set() bool { return p.requirements != "" || p.version != "" || p.platform != "" }
+
+// pythonFlag is a Python flag's value: a command that does not read the
+// Python half yet refuses it (exit 64) instead of ignoring it.
+type pythonFlag struct {
+	dst   *string
+	wired *bool
+	name  string
+}
+
+func (v pythonFlag) String() string { return *v.dst }
+func (v pythonFlag) Type() string   { return "string" }
+func (v pythonFlag) Set(s string) error {
+	if !*v.wired {
+		return fmt.Errorf("not yet: only prebake resolve reads the Python half (--%s) so far; resolve it into the lock with prebake resolve --py-requirements FILE --lock prebake.lock, and run this command without the Python flags (and without the python keys of prebake.yaml)", v.name)
+	}
+	*v.dst = s
+	return nil
+}
+
+// addPython defines the Python half's flags (see the conventions: one
+// definition for every command that resolves).
+func (f *resolveFlags) addPython(fs *pflag.FlagSet) {
+	for _, d := range []struct {
+		dst         *string
+		name, usage string
+	}{
+		{&f.python.requirements, "py-requirements", "the job's Python dependencies: a requirements file (pins, ranges, markers, --hash lines), pyproject.toml, pylock.toml or uv.lock (chosen by name); its wheels go into the same lock as the jars"},
+		{&f.python.version, "python-version", "the target's Python, major.minor (e.g. 3.11): override of the image's python3 the wheels are chosen for"},
+		{&f.python.platform, "python-platform", "the target's platform tag (e.g. manylinux_2_36_x86_64 for glibc 2.36 on x86_64; musllinux_1_2_aarch64, linux_x86_64): override of the image's"},
+	} {
+		usage := d.usage
+		if !f.pythonWired {
+			usage = "not yet read by this command (prebake resolve only, for now)"
+		}
+		fs.Var(pythonFlag{dst: d.dst, wired: &f.pythonWired, name: d.name}, d.name, usage)
+	}
+}
+
+// pythonRequest is the Python half of the request (nil when no Python
+// flag is given): a Python input needs the target (both --python-version
+// and --python-platform, until they are read from the base image), 64
+// otherwise.
+func (f *resolveFlags) pythonRequest(maxRetryWait time.Duration) (*pipeline.PythonRequest, error) {
+	p := f.python
+	if !p.set() {
+		return nil, nil
+	}
+	if p.requirements == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--python-version and --python-platform name the target of --py-requirements FILE, which is missing")
+	}
+	if p.version == "" || p.platform == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--py-requirements %s: needs the target: --python-version (the image's python3 major.minor: docker run IMAGE python3 -V) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64: docker run IMAGE ldd --version)", p.requirements)
+	}
+	return &pipeline.PythonRequest{Requirements: p.requirements, Version: p.version, Platform: p.platform,
+		UserAgent: repo.UserAgent(buildVersion()), MaxRetryWait: maxRetryWait}, nil
 }
 
 // request builds a resolver.Request; extra are positional coordinates.
@@ -172,8 +252,11 @@ func (f *resolveFlags) signatures() (resolver.SignatureVerifier, error) {
 func (f *resolveFlags) lockRequest(fs *pflag.FlagSet, what string, extra ...string) (resolver.Request, error) {
 	if f.lock != "" && !hasCoordinate(f.packages) && !hasCoordinate(extra) {
 		lock, err := lock.Read(f.lock)
-		if err != nil {
+		if err != nil && !(f.python.set() && errors.Is(err, os.ErrNotExist)) {
 			return resolver.Request{}, err
+		}
+		if lock == nil { // a Python half alone, and no lock yet
+			return f.request(extra...)
 		}
 		f.packages = lock.Inputs.Packages
 		if !fs.Changed("exclude-packages") && len(f.excludes) == 0 {
@@ -187,7 +270,7 @@ func (f *resolveFlags) lockRequest(fs *pflag.FlagSet, what string, extra ...stri
 	if err != nil {
 		return req, err
 	}
-	if !hasCoordinate(req.Packages) {
+	if !hasCoordinate(req.Packages) && !f.python.set() {
 		return req, exitcode.Errorf(exitcode.Usage, "%s: no coordinate to resolve; give group:artifact:version as arguments or with --packages, or --lock FILE to resolve a lock's own packages again", what)
 	}
 	return req, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/prebake/prebake/internal/jsondoc"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -41,39 +42,56 @@ or JSON (-o json). Coordinates come from --packages and/or positional arguments.
 			if err != nil {
 				return err
 			}
+			py, err := f.pythonRequest(req.MaxRetryWait)
+			if err != nil {
+				return err
+			}
 			rep := g.reporter(cmd.ErrOrStderr())
-			res, err := resolver.Resolve(cmd.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
+			if py != nil {
+				py.Log = rep
+			}
+			res, err := pipeline.ResolveWithPython(cmd.Context(), req, py, resolver.WithLogger(rep), resolver.WithProgress(rep))
 			rep.Wait()
 			if err != nil {
 				return err
 			}
 			if req.LockPath != "" && !res.FromLock {
-				rep.Printf("lockfile %s written: %d jars, lock %s", req.LockPath, len(res.Lock.Jars()), res.Lock.Hash())
+				if py != nil {
+					rep.Printf("lockfile %s written: %d jars, %d wheels, lock %s", req.LockPath, len(res.Lock.Jars()), len(res.Wheels), res.Lock.Hash())
+				} else {
+					rep.Printf("lockfile %s written: %d jars, lock %s", req.LockPath, len(res.Lock.Jars()), res.Lock.Hash())
+				}
 			}
 			return printResolve(cmd.OutOrStdout(), out, res)
 		},
 	}
+	f.pythonWired = true
 	f.add(c.Flags())
 	f.addSparkVersion(c.Flags())
 	return c
 }
 
-func printResolve(w io.Writer, format outputFormat, res *resolver.Result) error {
+func printResolve(w io.Writer, format outputFormat, pres *pipeline.PythonResult) error {
 	if format != outJSON && wantsResult(w) {
-		keepResult(w, resolveResult(res))
+		keepResult(w, resolveResult(pres))
 	}
+	res := pres.Jars
 	switch format {
 	case outNames:
 		for _, a := range res.Lock.Jars() {
 			fmt.Fprintln(w, a.File)
 		}
+		for _, a := range pres.Wheels {
+			fmt.Fprintln(w, a.File)
+		}
 		return nil
 	case outJSON:
-		return printJSON(w, resolveResult(res))
+		return printJSON(w, resolveResult(pres))
 	}
 	// tree
+	defer printPython(w, pres)
 	if res.Graph == nil {
-		fmt.Fprintf(w, "(from lock %s)\n", res.Lock.Hash())
+		fmt.Fprintf(w, "(from lock %s)\n", pres.Lock.Hash())
 		for _, a := range res.Lock.Jars() {
 			fmt.Fprintf(w, "%s\n", a.Coord)
 		}
@@ -121,23 +139,42 @@ func evictedSummary(g *resolver.Graph) string {
 }
 
 // hasCoordinate reports whether the --packages values hold a coordinate
-// (Spark drops empty entries: --packages ',' holds none).
-func hasCoordinate(packages []string) bool {
-	for _, p := range packages {
-		for _, c := range strings.Split(p, ",") {
-			if strings.TrimSpace(c) != "" {
-				return true
-			}
-		}
+// (pipeline.HasCoordinate).
+func hasCoordinate(packages []string) bool { return pipeline.HasCoordinate(packages) }
+
+// printPython prints the tree's "python" section: each wheel as
+// name==version and its file.
+func printPython(w io.Writer, pres *pipeline.PythonResult) {
+	if len(pres.Wheels) == 0 && pres.Lock.Inputs.Python == nil {
+		return
 	}
-	return false
+	fmt.Fprintf(w, "python %s (%s)\n", pres.Lock.Inputs.Python.Version, firstOr(pres.Lock.Inputs.Python.Platforms, "no platform"))
+	for i, a := range pres.Wheels {
+		branch := "├── "
+		if i == len(pres.Wheels)-1 {
+			branch = "└── "
+		}
+		fmt.Fprintf(w, "%s%s==%s  %s\n", branch, a.Name, a.Version, a.File)
+	}
+	fmt.Fprintf(w, "%d wheel(s); lock %s\n", len(pres.Wheels), pres.Lock.Hash())
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) == 0 {
+		return def
+	}
+	return s[0]
 }
 
 // resolveResult is resolve's JSON result (-o json, --result-file).
-func resolveResult(res *resolver.Result) jsondoc.Resolve {
-	j := jsondoc.Resolve{LockHash: res.Lock.Hash(), FromLock: res.FromLock, Artifacts: []jsondoc.ResolvedArtifact{}, Evicted: []jsondoc.Evicted{}, Tree: []*jsondoc.Tree{}}
+func resolveResult(pres *pipeline.PythonResult) jsondoc.Resolve {
+	res := pres.Jars
+	j := jsondoc.Resolve{LockHash: pres.Lock.Hash(), FromLock: pres.FromLock, Artifacts: []jsondoc.ResolvedArtifact{}, Evicted: []jsondoc.Evicted{}, Tree: []*jsondoc.Tree{}}
 	for i, a := range res.Lock.Jars() {
 		j.Artifacts = append(j.Artifacts, jsondoc.ResolvedArtifact{Coord: a.Coord, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: res.Paths[i], SignedBy: a.SignedBy})
+	}
+	for i, a := range pres.Wheels {
+		j.Wheels = append(j.Wheels, jsondoc.ResolvedWheel{Name: a.Name, Version: a.Version, File: a.File, Sha256: a.Sha256, Size: a.Size, Repository: a.Repository, Path: pres.WheelPaths[i]})
 	}
 	if res.Graph != nil {
 		for _, e := range res.Graph.Evicted {

@@ -30,6 +30,20 @@ type Resolve struct {
 	Artifacts []ResolvedArtifact `json:"artifacts"`
 	Evicted   []Evicted          `json:"evicted"`
 	Tree      []*Tree            `json:"tree"`
+	// Wheels are the Python half's wheels (--py-requirements), sorted by
+	// name; absent for a resolution of jars only.
+	Wheels []ResolvedWheel `json:"wheels,omitempty"`
+}
+
+// ResolvedWheel is one locked wheel and where it is in the cache.
+type ResolvedWheel struct {
+	Name       string `json:"name"`    // PEP 503 normalized project name
+	Version    string `json:"version"` // normalized PEP 440 version
+	File       string `json:"file"`    // PEP 427 file name
+	Sha256     string `json:"sha256"`
+	Size       int64  `json:"size"`
+	Repository string `json:"repository"` // the index that served it, without userinfo
+	Path       string `json:"path"`
 }
 
 // ResolvedArtifact is one locked jar and where it is in the cache.

@@ -1,0 +1,467 @@
+package cmd
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
+	"github.com/prebake/prebake/lock"
+	blobcache "github.com/prebake/prebake/resolver/cache"
+	"github.com/prebake/prebake/resolver/repo"
+)
+
+// pyIndex is a fake PEP 691 (JSON) simple index over httptest that
+// counts its requests and the User-Agents it saw.
+type pyIndex struct {
+	*httptest.Server
+	mu       sync.Mutex
+	projects map[string]map[string][]byte // project → file name → bytes
+	requests atomic.Int64
+	agents   map[string]bool
+	// limit answers every request with a 429 and a long Retry-After.
+	limit atomic.Bool
+}
+
+func newPyIndex(t *testing.T) *pyIndex {
+	ix := &pyIndex{projects: map[string]map[string][]byte{}, agents: map[string]bool{}}
+	ix.Server = httptest.NewServer(http.HandlerFunc(ix.serve))
+	t.Cleanup(ix.Close)
+	return ix
+}
+
+func (ix *pyIndex) add(project, file string, body []byte) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.projects[project] == nil {
+		ix.projects[project] = map[string][]byte{}
+	}
+	ix.projects[project][file] = body
+}
+
+func (ix *pyIndex) serve(w http.ResponseWriter, r *http.Request) {
+	ix.requests.Add(1)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.agents[r.UserAgent()] = true
+	if ix.limit.Load() {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
+	if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
+		for _, files := range ix.projects {
+			if b, ok := files[name]; ok {
+				w.Write(b)
+				return
+			}
+		}
+		http.NotFound(w, r)
+		return
+	}
+	project, ok := strings.CutPrefix(r.URL.Path, "/simple/")
+	files, known := ix.projects[strings.TrimSuffix(project, "/")]
+	if !ok || !known {
+		http.NotFound(w, r)
+		return
+	}
+	type file struct {
+		Filename string            `json:"filename"`
+		URL      string            `json:"url"`
+		Hashes   map[string]string `json:"hashes"`
+		Size     int               `json:"size"`
+	}
+	var out []file
+	for name, b := range files {
+		out = append(out, file{Filename: name, URL: "/files/" + name, Hashes: map[string]string{"sha256": sha256Of(b)}, Size: len(b)})
+	}
+	w.Header().Set("Content-Type", "application/vnd.pypi.simple.v1+json")
+	json.NewEncoder(w).Encode(map[string]any{"meta": map[string]string{"api-version": "1.1"}, "name": project, "files": out})
+}
+
+func sha256Of(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// buildWheel is a minimal wheel of dist at version (METADATA, WHEEL,
+// RECORD and a module): resolve fetches and hashes it, installing it is
+// the layers' part.
+func buildWheel(t *testing.T, dist, version, tag string) []byte {
+	t.Helper()
+	mod := strings.ReplaceAll(dist, "-", "_")
+	di := mod + "-" + version + ".dist-info"
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range [][2]string{
+		{mod + "/__init__.py", fmt.Sprintf("VERSION = %q\n", version)},
+		{di + "/METADATA", "Metadata-Version: 2.1\nName: " + dist + "\nVersion: " + version + "\n"},
+		{di + "/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: " + tag + "\n"},
+		{di + "/RECORD", ""},
+	} {
+		w, err := zw.Create(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(f[1]))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// pyFixture is a fake index with a pure-Python wheel, a manylinux one and
+// an sdist-only package, and a fully pinned, hashed requirements file of
+// the first two; pip's configuration points at the index alone.
+func pyFixture(t *testing.T) (ix *pyIndex, reqs, dir string) {
+	ix = newPyIndex(t)
+	pure := buildWheel(t, "six", "1.16.0", "py2.py3-none-any")
+	native := buildWheel(t, "fastmath", "2.0.1", "cp311-cp311-manylinux_2_17_x86_64")
+	other := buildWheel(t, "fastmath", "2.0.1", "cp311-cp311-musllinux_1_2_x86_64")
+	ix.add("six", "six-1.16.0-py2.py3-none-any.whl", pure)
+	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", native)
+	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-musllinux_1_2_x86_64.whl", other)
+	ix.add("onlysource", "onlysource-1.0.tar.gz", []byte("not a wheel"))
+	dir = t.TempDir()
+	reqs = filepath.Join(dir, "requirements.txt")
+	body := fmt.Sprintf("six==1.16.0 --hash=sha256:%s\nfastmath==2.0.1 \\\n  --hash=sha256:%s \\\n  --hash=sha256:%s\n", sha256Of(pure), sha256Of(native), sha256Of(other))
+	if err := os.WriteFile(reqs, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PIP_CONFIG_FILE", os.DevNull)
+	t.Setenv("PIP_INDEX_URL", ix.URL+"/simple/")
+	t.Setenv("PIP_EXTRA_INDEX_URL", "")
+	t.Setenv("PIP_FIND_LINKS", "")
+	t.Setenv("PIP_NO_INDEX", "")
+	// A fully pinned input needs no uv: none is anywhere.
+	t.Setenv("PREBAKE_UV", "")
+	t.Setenv("PREBAKE_CI_CACHE", filepath.Join(dir, "no-ci-cache"))
+	t.Setenv("PATH", filepath.Join(dir, "no-bin"))
+	return ix, reqs, dir
+}
+
+// TestResolvePython: resolve --py-requirements writes ONE lock (version
+// 2) with the jars and the wheels; lock diff and sbom read it; a frozen
+// (or offline) run with the blobs cached makes no index request; an
+// sdist-only package is 66 naming it, a 429 from the index 76; the other
+// commands refuse the Python flags (64).
+func TestResolvePython(t *testing.T) {
+	ix, reqs, dir := pyFixture(t)
+	demo, err := filepath.Abs(filepath.Join("..", "testdata", "demo-repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, lockPath := filepath.Join(dir, "cache"), filepath.Join(dir, "prebake.lock")
+	jars := []string{"--no-default-repositories", "--repositories", "file://" + demo + "/", "--packages", "org.slf4j:slf4j-api:2.0.7", "--cache", cache}
+	target := []string{"--python-version", "3.11", "--python-platform", "manylinux_2_36_x86_64"}
+	resolve := func(extra ...string) (string, string, int) {
+		return runCLI(t, append(append(append([]string{"resolve"}, jars...), target...), extra...)...)
+	}
+
+	out, stderr, code := resolve("--py-requirements", reqs, "--lock", lockPath)
+	if code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	for _, s := range []string{"org.slf4j:slf4j-api:2.0.7", "python 3.11 (manylinux_2_36_x86_64)", "six==1.16.0  six-1.16.0-py2.py3-none-any.whl", "fastmath==2.0.1  fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", "2 wheel(s)"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("tree lacks %q:\n%s", s, out)
+		}
+	}
+	lf, err := lock.Read(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, a := range lf.Artifacts {
+		files = append(files, string(a.KindOf())+" "+a.File)
+	}
+	want := []string{"wheel fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", "jar org.slf4j_slf4j-api-2.0.7.jar", "wheel six-1.16.0-py2.py3-none-any.whl"}
+	if diff := cmp.Diff(want, files); diff != "" || lf.Version != lock.SchemaVersionKinds {
+		t.Errorf("lock version %d, artifacts (-want +got):\n%s", lf.Version, diff)
+	}
+	py := lf.Inputs.Python
+	if py == nil || py.Version != "3.11" || py.Platforms[0] != "manylinux_2_36_x86_64" ||
+		!cmp.Equal(py.Requirements, []string{"six==1.16.0", "fastmath==2.0.1"}) || !cmp.Equal(py.Indexes, []string{ix.URL + "/simple/"}) {
+		t.Errorf("inputs.python = %+v", py)
+	}
+	for _, w := range lf.Wheels() {
+		if w.Repository != ix.URL+"/simple/" || w.Size <= 0 || len(w.Sha256) != 64 {
+			t.Errorf("wheel %+v", w)
+		}
+	}
+	if !ix.agents[repo.UserAgent(buildVersion())] || len(ix.agents) != 1 {
+		t.Errorf("User-Agents %v, want prebake's alone", ix.agents)
+	}
+
+	// lock diff and sbom read it.
+	if out, stderr, code := runCLI(t, "lock", "diff", lockPath, lockPath); code != 0 || !strings.Contains(out, "identical") {
+		t.Errorf("lock diff: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := runCLI(t, "sbom", "--lock", lockPath); code != 0 || !strings.Contains(out, "pkg:pypi/six@1.16.0") || !strings.Contains(out, "pkg:maven/org.slf4j/slf4j-api@2.0.7") {
+		t.Errorf("sbom: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// Warm: frozen, offline, and plain with the same inputs: from the
+	// lock, 0 index requests, the lock not rewritten.
+	written, _ := os.ReadFile(lockPath)
+	for _, mode := range [][]string{{"--frozen"}, {"--offline"}, {"--frozen", "--offline"}, nil} {
+		ix.requests.Store(0)
+		out, stderr, code := resolve(append([]string{"--py-requirements", reqs, "--lock", lockPath, "-o", "json"}, mode...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", mode, code, stderr)
+		}
+		if n := ix.requests.Load(); n != 0 {
+			t.Errorf("%v: %d index requests, want 0", mode, n)
+		}
+		var j jsondoc.Resolve
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		if mode == nil {
+			checkResolvePythonJSON(t, out, map[string]string{dir: "$TMP", ix.URL: "$INDEX", filepath.Dir(filepath.Dir(demo)): "$ROOT"})
+		}
+		if !j.FromLock || j.LockHash != lf.LockHash || len(j.Wheels) != 2 || len(j.Artifacts) != 1 || j.Wheels[1].Name != "six" {
+			t.Errorf("%v: json %+v", mode, j)
+		}
+		for _, w := range j.Wheels {
+			if _, err := os.Stat(w.Path); err != nil {
+				t.Errorf("%v: %v", mode, err)
+			}
+		}
+		if now, _ := os.ReadFile(lockPath); !bytes.Equal(now, written) {
+			t.Errorf("%v: the lock was rewritten", mode)
+		}
+	}
+
+	// Frozen, only the Maven repositories changed (a mirror): the lock
+	// holds by content and is kept.
+	mirror := filepath.Join(dir, "mirror")
+	must(t, os.Symlink(demo, mirror))
+	moved := []string{"resolve", "--no-default-repositories", "--repositories", "file://" + mirror + "/", "--packages", "org.slf4j:slf4j-api:2.0.7", "--cache", cache}
+	if _, stderr, code := runCLI(t, append(append(moved, target...), "--py-requirements", reqs, "--lock", lockPath, "--frozen")...); code != 0 {
+		t.Errorf("frozen, mirror: exit %d\n%s", code, stderr)
+	}
+	if now, _ := os.ReadFile(lockPath); !bytes.Equal(now, written) {
+		t.Errorf("frozen, mirror: the lock was rewritten")
+	}
+
+	// A wheel blob gone from the cache: offline is 69; online it is fetched
+	// again by the lock's name and digest, and the lock kept.
+	six := lf.Wheels()[1]
+	blob := blobcache.BlobPath(cache, six.Sha256)
+	if _, err := os.Stat(blob); err == nil {
+		os.Remove(blob)
+		if _, stderr, code := resolve("--py-requirements", reqs, "--lock", lockPath, "--offline"); code != exitcode.Unavailable {
+			t.Errorf("offline, blob gone: exit %d, want 69\n%s", code, stderr)
+		}
+		if _, stderr, code := resolve("--py-requirements", reqs, "--lock", lockPath, "--frozen"); code != 0 {
+			t.Errorf("frozen, blob gone: exit %d\n%s", code, stderr)
+		}
+		if now, _ := os.ReadFile(lockPath); !bytes.Equal(now, written) {
+			t.Errorf("refetch: the lock was rewritten")
+		}
+		if _, err := os.Stat(blob); err != nil {
+			t.Errorf("refetch: %v", err)
+		}
+	} else {
+		t.Logf("blob layout not as assumed (%v): the refetch case is not run", err)
+	}
+
+	// Frozen with other Python inputs: stale (78), the lock kept.
+	if _, stderr, code := runCLI(t, append(append(append([]string{"resolve"}, jars...), "--python-version", "3.12", "--python-platform", "manylinux_2_36_x86_64"), "--py-requirements", reqs, "--lock", lockPath, "--frozen")...); code != exitcode.StaleLock || !strings.Contains(stderr, "python inputs changed") {
+		t.Errorf("frozen, python 3.12: exit %d, want 78\n%s", code, stderr)
+	}
+
+	// Other jars, not frozen: the jar half is resolved again, the wheels
+	// kept from the lock (0 index requests), one lock rewritten; the
+	// notice names the lock, not a temporary file.
+	ix.requests.Store(0)
+	other := []string{"resolve", "--no-default-repositories", "--repositories", "file://" + demo + "/", "--packages", "org.slf4j:slf4j-api:1.7.36", "--cache", cache}
+	if _, stderr, code := runCLI(t, append(append(other, target...), "--py-requirements", reqs, "--lock", lockPath)...); code != 0 ||
+		!strings.Contains(stderr, lockPath+" was stale") || strings.Contains(stderr, os.TempDir()+"/prebake-jars-") {
+		t.Errorf("other jars: exit %d\n%s", code, stderr)
+	}
+	if n := ix.requests.Load(); n != 0 {
+		t.Errorf("other jars: %d index requests, want 0", n)
+	}
+	if l2, err := lock.Read(lockPath); err != nil || len(l2.Wheels()) != 2 || len(l2.Jars()) != 1 || l2.Jars()[0].Coord != "org.slf4j:slf4j-api:1.7.36" {
+		t.Errorf("other jars: lock %v %+v", err, l2)
+	}
+
+	// Without the Python half the same jars give a version 1 lock, as before.
+	jarLock := filepath.Join(dir, "jars.lock")
+	if _, stderr, code := runCLI(t, append(append([]string{"resolve"}, jars...), "--lock", jarLock)...); code != 0 {
+		t.Fatalf("jar-only resolve: exit %d\n%s", code, stderr)
+	}
+	if jl, err := lock.Read(jarLock); err != nil || jl.Version != lock.SchemaVersion || jl.Inputs.Python != nil {
+		t.Errorf("jar-only lock: %v %+v", err, jl)
+	}
+	if data, _ := os.ReadFile(jarLock); bytes.Contains(data, []byte(`"kind"`)) || bytes.Contains(data, []byte("python")) {
+		t.Errorf("jar-only lock mentions kinds or python:\n%s", data)
+	}
+
+	// An sdist-only package: 66, naming it and the way out.
+	sdist := filepath.Join(dir, "sdist.txt")
+	os.WriteFile(sdist, []byte("onlysource==1.0 --hash=sha256:"+sha256Of([]byte("not a wheel"))+"\n"), 0o644)
+	if _, stderr, code := resolve("--py-requirements", sdist, "--lock", filepath.Join(dir, "sdist.lock")); code != exitcode.NotFound || !strings.Contains(stderr, "onlysource") || !strings.Contains(stderr, "pip wheel") {
+		t.Errorf("sdist-only: exit %d, want 66 naming onlysource\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sdist.lock")); !os.IsNotExist(err) {
+		t.Errorf("sdist-only: a lock was written (%v)", err)
+	}
+
+	// A 429 from the index: 76, nothing written.
+	ix.limit.Store(true)
+	limited := filepath.Join(dir, "limited.lock")
+	if _, stderr, code := resolve("--py-requirements", reqs, "--lock", limited); code != exitcode.RateLimited || !strings.Contains(stderr, "429") {
+		t.Errorf("429: exit %d, want 76\n%s", code, stderr)
+	}
+	if _, err := os.Stat(limited); !os.IsNotExist(err) {
+		t.Errorf("429: a lock was written (%v)", err)
+	}
+	ix.limit.Store(false)
+}
+
+// checkResolvePythonJSON validates resolve's -o json with wheels against
+// its schema and compares it, its temporary paths and index URL replaced,
+// with testdata/json/resolve-python.json (-update rewrites it).
+func checkResolvePythonJSON(t *testing.T, out string, dirs map[string]string) {
+	t.Helper()
+	for _, d := range JSONDocs() {
+		if d.Name != "resolve" {
+			continue
+		}
+		s, err := JSONSchema(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.Validate([]byte(out)) {
+			t.Errorf("resolve -o json with wheels does not match its schema: %s\n%s", p, out)
+		}
+	}
+	for k, v := range dirs {
+		out = strings.ReplaceAll(out, k, v)
+	}
+	golden := filepath.Join("..", "testdata", "json", "resolve-python.json")
+	if *updateJSON {
+		must(t, os.WriteFile(golden, []byte(out), 0o644))
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd -run TestResolvePython -update writes it)", err)
+	}
+	if diff := cmp.Diff(string(want), out); diff != "" {
+		t.Errorf("resolve -o json with wheels changed (-%s +got):\n%s", golden, diff)
+	}
+}
+
+// TestResolvePythonOnly: a Python half alone (no coordinate) is a lock of
+// wheels, and resolve --lock with the Python flags keeps the lock's jars.
+func TestResolvePythonOnly(t *testing.T) {
+	ix, reqs, dir := pyFixture(t)
+	lockPath, cache := filepath.Join(dir, "py.lock"), filepath.Join(dir, "cache")
+	args := []string{"resolve", "--py-requirements", reqs, "--python-version", "3.11", "--python-platform", "manylinux2014_x86_64", "--lock", lockPath, "--cache", cache, "--no-default-repositories"}
+	out, stderr, code := runCLI(t, append(args, "-o", "names")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if diff := cmp.Diff("fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl\nsix-1.16.0-py2.py3-none-any.whl\n", out); diff != "" {
+		t.Errorf("-o names (-want +got):\n%s", diff)
+	}
+	lf, err := lock.Read(lockPath)
+	if err != nil || len(lf.Jars()) != 0 || len(lf.Wheels()) != 2 || lf.Version != lock.SchemaVersionKinds {
+		t.Fatalf("lock: %v %+v", err, lf)
+	}
+	ix.requests.Store(0)
+	if _, stderr, code := runCLI(t, append(args, "--frozen")...); code != 0 || ix.requests.Load() != 0 {
+		t.Errorf("frozen: exit %d, %d index requests\n%s", code, ix.requests.Load(), stderr)
+	}
+	// A musl target takes the other wheel of the same hashed pin.
+	musl := filepath.Join(dir, "musl.lock")
+	if _, stderr, code := runCLI(t, "resolve", "--py-requirements", reqs, "--python-version", "3.11", "--python-platform", "musllinux_1_2_x86_64", "--lock", musl, "--cache", cache, "--no-default-repositories"); code != 0 {
+		t.Fatalf("musl: exit %d\n%s", code, stderr)
+	}
+	if ml, err := lock.Read(musl); err != nil || ml.Wheels()[0].File != "fastmath-2.0.1-cp311-cp311-musllinux_1_2_x86_64.whl" {
+		t.Errorf("musl lock: %v %+v", err, ml)
+	}
+}
+
+// TestResolvePythonUV: requirements that are not fully pinned go through
+// uv (here a stand-in that writes uv pip compile's hashed output), and the
+// lock records them as written; with no uv it is 69 saying how to get one.
+func TestResolvePythonUV(t *testing.T) {
+	_, reqs, dir := pyFixture(t)
+	pinned, err := os.ReadFile(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose := filepath.Join(dir, "loose.txt")
+	must(t, os.WriteFile(loose, []byte("six>=1.0\nfastmath ; python_version >= \"3.8\"\n"), 0o644))
+	args := []string{"resolve", "--py-requirements", loose, "--python-version", "3.11", "--python-platform", "manylinux_2_36_x86_64", "--lock", filepath.Join(dir, "loose.lock"), "--cache", filepath.Join(dir, "cache")}
+	if _, stderr, code := runCLI(t, args...); code != exitcode.Unavailable || !strings.Contains(stderr, "pip install uv") {
+		t.Errorf("no uv: exit %d, want 69 saying how to get uv\n%s", code, stderr)
+	}
+	// The stand-in: uv pip compile ... -o OUT ... writes the pins.
+	uv := filepath.Join(dir, "uv")
+	script := "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\ncat > \"$out\" <<'EOF'\n" + string(pinned) + "EOF\n"
+	must(t, os.WriteFile(uv, []byte(script), 0o755))
+	t.Setenv("PREBAKE_UV", uv)
+	t.Setenv("PATH", "/usr/bin:/bin")
+	if _, stderr, code := runCLI(t, args...); code != 0 {
+		t.Fatalf("with uv: exit %d\n%s", code, stderr)
+	}
+	lf, err := lock.Read(filepath.Join(dir, "loose.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"six>=1.0", `fastmath; python_version >= "3.8"`}, lf.Inputs.Python.Requirements); diff != "" || len(lf.Wheels()) != 2 {
+		t.Errorf("requirements (-want +got):\n%s\nwheels %+v", diff, lf.Wheels())
+	}
+}
+
+// TestPythonFlagsUsage: a Python input needs its target; the commands that
+// do not read the Python half yet refuse its flags and keys (64).
+func TestPythonFlagsUsage(t *testing.T) {
+	_, reqs, dir := pyFixture(t)
+	for _, args := range [][]string{
+		{"resolve", "--py-requirements", reqs, "--lock", filepath.Join(dir, "a.lock")},
+		{"resolve", "--python-version", "3.11", "--python-platform", "manylinux_2_36_x86_64", "--packages", "a:b:1"},
+		{"resolve", "--py-requirements", reqs, "--python-version", "3", "--python-platform", "manylinux_2_36_x86_64"},
+		{"resolve", "--py-requirements", reqs, "--python-version", "3.11", "--python-platform", "win_amd64"},
+		{"bake", "image", "--py-requirements", reqs},
+		{"bake", "s3", "--py-requirements", reqs},
+		{"rewrite", "--python-version", "3.11"},
+		{"warm", "--python-platform", "manylinux_2_36_x86_64"},
+		{"submit", "--py-requirements", reqs},
+	} {
+		_, stderr, code := runCLI(t, args...)
+		if code != exitcode.Usage {
+			t.Errorf("%v: exit %d, want 64\n%s", args, code, stderr)
+		}
+		if args[0] != "resolve" && !strings.Contains(stderr, "not yet") {
+			t.Errorf("%v: %s, want a \"not yet\"", args, stderr)
+		}
+	}
+	// The same from prebake.yaml.
+	cfg := filepath.Join(dir, "prebake.yaml")
+	os.WriteFile(cfg, []byte("pyRequirements: requirements.txt\n"), 0o644)
+	if _, stderr, code := runCLI(t, "--config", cfg, "bake", "image"); code != exitcode.Usage || !strings.Contains(stderr, "not yet") {
+		t.Errorf("bake image with pyRequirements in prebake.yaml: exit %d, want 64\n%s", code, stderr)
+	}
+}
