@@ -493,3 +493,83 @@ func TestExampleAirflowShipsLockRBACCacheXCom(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleWarmJobCacheNoWarning replays the warm Job's cache volume: an
+// emptyDir (0777, root's), its init container's command, then prebake as
+// the container's user. With the init container prebake prints no warning
+// about the cache; without it, the emptyDir would draw one (the control).
+func TestExampleWarmJobCacheNoWarning(t *testing.T) {
+	bin := testenv.Prebake(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and setpriv (util-linux) to run prebake as the Job's user")
+	}
+	var job map[string]any
+	for _, d := range yamlDocs(t, "warm-job.yaml") {
+		if d["kind"] == "Job" {
+			job = d
+		}
+	}
+	pod := at(job, "spec", "template", "spec")
+	uid, _ := at(pod, "containers", 0, "securityContext", "runAsUser").(int)
+	if uid == 0 {
+		t.Fatal("the warm container must run as a non-root runAsUser")
+	}
+	var initCmd []string
+	mount := ""
+	if m, _ := at(pod, "volumes", 1, "emptyDir").(map[string]any); m == nil || at(pod, "volumes", 1, "name") != "cache" {
+		t.Fatalf("volume 1 must be the cache emptyDir: %v", at(pod, "volumes", 1))
+	}
+	for _, a := range at(pod, "initContainers", 0, "command").([]any) {
+		initCmd = append(initCmd, a.(string))
+	}
+	mount, _ = at(pod, "initContainers", 0, "volumeMounts", 0, "mountPath").(string)
+	if at(pod, "initContainers", 0, "volumeMounts", 0, "name") != "cache" || len(initCmd) == 0 {
+		t.Fatalf("the init container must prepare the cache volume: %v %v", initCmd, mount)
+	}
+	r := root(t)
+	repoDir := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("cp", "-r", filepath.Join(r, "testdata", "demo-repo"), repoDir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "a+rX", filepath.Dir(repoDir)).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v %s", err, out)
+	}
+	for _, withInit := range []bool{true, false} {
+		base := t.TempDir()
+		for _, d := range []string{base, filepath.Dir(base)} { // t.TempDir's are 0700: let the Job's user in
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cache := filepath.Join(base, "cache")
+		if err := os.Mkdir(cache, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(cache, 0o777); err != nil { // as the kubelet makes an emptyDir
+			t.Fatal(err)
+		}
+		if withInit {
+			args := slices.Clone(initCmd)
+			for i, a := range args {
+				args[i] = strings.ReplaceAll(a, mount, cache)
+			}
+			if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("init container's %q: %v %s", args, err, out)
+			}
+		}
+		var stderr bytes.Buffer
+		c := exec.Command(setpriv, "--reuid", strconv.Itoa(uid), "--regid", strconv.Itoa(uid), "--clear-groups",
+			bin, "resolve", "--no-default-repositories", "--repositories", "file://"+repoDir+"/",
+			"--cache", cache, "ch.qos.logback:logback-classic:1.4.11")
+		c.Env = []string{"HOME=/nonexistent", "PATH=/usr/bin:/bin"}
+		c.Stderr = &stderr
+		if err := c.Run(); err != nil {
+			t.Fatalf("init %v: prebake as uid %d: %v\n%s", withInit, uid, err, stderr.String())
+		}
+		warned := strings.Contains(stderr.String(), "warning: cache directory")
+		if warned == withInit {
+			t.Errorf("init container %v: warned %v, want %v:\n%s", withInit, warned, !withInit, stderr.String())
+		}
+	}
+}
