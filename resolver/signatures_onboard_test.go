@@ -78,6 +78,23 @@ func TestSignatureFailuresAllAtOnce(t *testing.T) {
 		}
 	})
 
+	t.Run("a missing signature and an unknown key", func(t *testing.T) {
+		err := resolve(t, bySigner(
+			func(t *testing.T, jar []byte) []byte { return alice.Sign(t, jar) },
+			func(*testing.T, []byte) []byte { return nil }))
+		t.Log(err)
+		var se *repo.SignaturesError
+		if !errors.As(err, &se) || !errors.Is(err, repo.ErrSignatureMissing) || !errors.Is(err, pgpverify.ErrUnknownKey) || errdefs.KindOf(err) != errdefs.Invalid {
+			t.Fatalf("Resolve: %v (exit %d), want ErrSignatureMissing and ErrUnknownKey, exit 65", err, errdefs.KindOf(err))
+		}
+		if diff := cmp.Diff([]string{"org.s_lib-1.0.jar"}, se.Missing); diff != "" || len(se.Unknown) != 1 {
+			t.Errorf("missing (-want +got):\n%s\nunknown %v", diff, se.Unknown)
+		}
+		if got := errdefs.OptionOf(err); got != "resolver.Request.Signatures" {
+			t.Errorf("option %q, want the pin-a-signer hint for the unknown key", got)
+		}
+	})
+
 	t.Run("bad signature and an unknown key", func(t *testing.T) {
 		err := resolve(t, bySigner(
 			func(t *testing.T, jar []byte) []byte { return alice.Sign(t, jar) },

@@ -118,6 +118,10 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Arti
 			cached := err == nil
 			if !cached {
 				if where, sig, err = fetchSignature(gctx, f, chain, *a, offline); err != nil {
+					if errors.Is(err, ErrSignatureMissing) && errdefs.KindOf(err) == errdefs.Invalid {
+						failed(sigFailure{i: i, a: *a, err: err, missing: true}) // the repository has none: reported with the rest
+						return nil
+					}
 					return err
 				}
 			}
@@ -166,7 +170,9 @@ type sigFailure struct {
 	a      lock.Artifact
 	where  string // the signature's path or URL
 	issuer string // the key it names, when that key is not pinned
-	err    error
+	// missing: the repository has no signature for it (err says where).
+	missing bool
+	err     error
 }
 
 // SignaturesError reports every artifact of a run whose signature failed.
@@ -177,9 +183,11 @@ type SignaturesError struct {
 	// ID, in the order first met), the files it signs.
 	Unknown []UnknownSigner
 	// Bad lists the files whose signature does not verify over them.
-	Bad  []string
-	msg  string
-	errs []error
+	Bad []string
+	// Missing lists the files whose repository has no signature for them.
+	Missing []string
+	msg     string
+	errs    []error
 }
 
 // UnknownSigner is a key that signs artifacts and is not in the keyring.
@@ -195,19 +203,23 @@ func (e *SignaturesError) Unwrap() []error { return e.errs }
 // nil for none. A bad signature (the jar or its signature altered) is
 // errdefs.Invalid with no option: pinning a key cannot fix it. Otherwise
 // (keys not pinned, or expired) it names signaturesOption and every key
-// at once, so one run tells what to pin.
+// at once, so one run tells what to pin; signatures a repository lacks are
+// listed too (alone, they name no option either).
 func signatureFailures(fails []sigFailure) error {
 	if len(fails) == 0 {
 		return nil
 	}
 	slices.SortFunc(fails, func(x, y sigFailure) int { return x.i - y.i })
 	e := &SignaturesError{}
-	var bad, other []string
+	var bad, other, missing []string
 	byIssuer := map[string]int{}
 	for _, x := range fails {
 		e.errs = append(e.errs, x.err)
 		name := fmt.Sprintf("%s (%s)", x.a.File, x.a.Coord)
 		switch {
+		case x.missing:
+			e.Missing = append(e.Missing, x.a.File)
+			missing = append(missing, x.err.Error())
 		case errors.Is(x.err, pgpverify.ErrBad):
 			e.Bad = append(e.Bad, x.a.File)
 			bad = append(bad, fmt.Sprintf("artifact %s: signature %s: %v", name, x.where, x.err))
@@ -236,6 +248,8 @@ func signatureFailures(fails []sigFailure) error {
 			plural(len(e.Unknown), "pin it if you trust it", "pin each one you trust, all in one go"), strings.Join(keys, "; ")))
 	}
 	parts = append(parts, other...)
+	keyed := len(parts) > 0 // what pinning (or refreshing) a key can fix
+	parts = append(parts, missing...)
 	if len(bad) > 0 {
 		e.msg = fmt.Sprintf("%s: the jar or its signature is not what the signer published (altered in the repository, a proxy or on the way, or a signature of another file); pinning a key does not fix this: do not use the jar, and check the repository it came from",
 			strings.Join(bad, "; "))
@@ -245,6 +259,9 @@ func signatureFailures(fails []sigFailure) error {
 		return errdefs.New(errdefs.Invalid, e)
 	}
 	e.msg = strings.Join(parts, "; ")
+	if !keyed {
+		return errdefs.New(errdefs.Invalid, e)
+	}
 	return errdefs.Optionf(errdefs.Invalid, signaturesOption, "%w", e)
 }
 
