@@ -19,8 +19,12 @@ import (
 type gopomShape struct {
 	XMLName                *xml.Name `xml:"project,omitempty"`
 	DistributionManagement *struct {
-		Repository         *struct{ UniqueVersion *bool `xml:"uniqueVersion,omitempty"` } `xml:"repository,omitempty"`
-		SnapshotRepository *struct{ UniqueVersion *bool `xml:"uniqueVersion,omitempty"` } `xml:"snapshotRepository,omitempty"`
+		Repository *struct {
+			UniqueVersion *bool `xml:"uniqueVersion,omitempty"`
+		} `xml:"repository,omitempty"`
+		SnapshotRepository *struct {
+			UniqueVersion *bool `xml:"uniqueVersion,omitempty"`
+		} `xml:"snapshotRepository,omitempty"`
 	} `xml:"distributionManagement,omitempty"`
 	Dependencies *[]struct {
 		GroupID *string `xml:"groupId,omitempty"`
