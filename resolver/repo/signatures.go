@@ -105,7 +105,7 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Arti
 		g.Go(func() error {
 			if locked {
 				if a.SignedBy == "" {
-					return checkSigner(v, *a)
+					return noSigner(*a)
 				}
 				if !v.Has(a.SignedBy) {
 					failed(sigFailure{i: i, a: *a, issuer: a.SignedBy, err: errLockedUnpinned})
@@ -280,27 +280,26 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// checkSigner checks that a locked artifact records a signer that is
-// pinned: errdefs.Stale when it records none, errdefs.Invalid when the
-// keyring does not hold it.
-func checkSigner(v SignatureVerifier, a lock.Artifact) error {
-	if a.SignedBy == "" {
-		return errdefs.New(errdefs.Stale, fmt.Errorf("artifact %s (%s): the lock records no signing key: %w; resolve again with signatures verified", a.File, a.Coord, ErrSignatureMissing))
-	}
-	if !v.Has(a.SignedBy) {
-		return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): the lock says it is signed by %s, which is not in the keyring", a.File, a.Coord, a.SignedBy)
-	}
-	return nil
+// noSigner is the error of a locked artifact that records no signer:
+// errdefs.Stale (the lock predates verification).
+func noSigner(a lock.Artifact) error {
+	return errdefs.New(errdefs.Stale, fmt.Errorf("artifact %s (%s): the lock records no signing key: %w; resolve again with signatures verified", a.File, a.Coord, ErrSignatureMissing))
 }
 
-// CheckSigners is checkSigner on every artifact.
+// CheckSigners checks that every locked artifact records a signer
+// (errdefs.Stale if one does not) that the keyring holds, naming every
+// signer it does not hold in one error (see signatureFailures).
 func CheckSigners(v SignatureVerifier, arts []lock.Artifact) error {
-	for _, a := range arts {
-		if err := checkSigner(v, a); err != nil {
-			return err
+	var fails []sigFailure
+	for i, a := range arts {
+		if a.SignedBy == "" {
+			return noSigner(a)
+		}
+		if !v.Has(a.SignedBy) {
+			fails = append(fails, sigFailure{i: i, a: a, issuer: a.SignedBy, err: errLockedUnpinned})
 		}
 	}
-	return nil
+	return signatureFailures(fails)
 }
 
 func verifyBlobSignature(v SignatureVerifier, blob string, sig []byte) (string, error) {
