@@ -61,10 +61,13 @@ func TestImage(t *testing.T) {
 			}
 			cached = mtimes
 			// The binary is stamped, as make build's is.
-			if host := filepath.Join(filepath.Dir(filepath.Dir(bins[0])), "linux-"+runtime.GOARCH, "prebake"); runtime.GOOS == "linux" {
-				out, err := exec.Command(host, "--version").CombinedOutput()
+			for _, b := range bins {
+				if runtime.GOOS != "linux" || filepath.Base(filepath.Dir(b)) != "linux-"+runtime.GOARCH {
+					continue // only the host's binary runs here
+				}
+				out, err := exec.Command(b, "--version").CombinedOutput()
 				if err != nil || !strings.Contains(string(out), testVersion) {
-					t.Errorf("build %d: %s --version: %v %q, want %s", i, host, err, out, testVersion)
+					t.Errorf("build %d: %s --version: %v %q, want %s", i, b, err, out, testVersion)
 				}
 			}
 		}
