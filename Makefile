@@ -93,10 +93,11 @@ demo-spark: build
 		--master 'local[2]' --conf spark.ui.enabled=false --packages dev.prebake.demo:greeting:1.0 \
 		$(CURDIR)/testdata/spark-demo/app.py
 
-## image: prebake's own image (static binary + CA certificates on scratch, linux/amd64+arm64) as an OCI layout, built by prebake's layers package.
+## image: prebake's own image (static binary + CA certificates on scratch, linux/amd64+arm64) as an OCI layout, built by prebake's layers package;
+## its binary is stamped with VERSION as make build's is. It holds no writable directory: mount a volume for HOME and PREBAKE_CACHE.
 IMAGE ?= oci:dist/prebake-image:latest
 image:
-	$(GO) run ./hack/image -target $(IMAGE)
+	$(GO) run ./hack/image -target $(IMAGE) -version '$(VERSION)'
 
 ## parity-refresh: regenerate the golden .expected files with the real Ivy oracle.
 parity-refresh:

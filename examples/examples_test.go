@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 	"github.com/prebake/prebake/cmd"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // root is the repository root.
@@ -201,35 +201,82 @@ func TestExampleSparkApplication(t *testing.T) {
 	}
 }
 
-func TestExampleGitHubWorkflow(t *testing.T) {
+// workflowBakeStep returns the GitHub Actions example and the script of
+// its step that bakes (id bake).
+func workflowBakeStep(t *testing.T) (map[string]any, string) {
+	t.Helper()
 	docs := yamlDocs(t, "ci/github-actions-bake-image.yml")
 	if len(docs) != 1 {
 		t.Fatalf("%d documents", len(docs))
 	}
 	w := docs[0]
-	if at(w, "on", "push") == nil {
-		t.Error("the workflow must run on push (every commit)")
-	}
 	jobs, _ := w["jobs"].(map[string]any)
-	found := false
 	for _, j := range jobs {
 		steps, _ := at(j, "steps").([]any)
 		for _, s := range steps {
-			if run, _ := at(s, "run").(string); strings.Contains(run, "examples/ci/bake-image.sh") {
-				found = true
+			if at(s, "id") == "bake" {
+				run, _ := at(s, "run").(string)
+				return w, run
 			}
 		}
 	}
-	if !found {
-		t.Error("no step runs examples/ci/bake-image.sh")
+	t.Fatal("the workflow has no step with id bake")
+	return nil, ""
+}
+
+// The workflow runs as copied into a user's repository: no step calls a
+// file of prebake's repository, and it installs a pinned prebake (a
+// variable at the top), never @latest.
+func TestExampleGitHubWorkflow(t *testing.T) {
+	w, bake := workflowBakeStep(t)
+	if at(w, "on", "push") == nil {
+		t.Error("the workflow must run on push (every commit)")
+	}
+	if !strings.Contains(bake, "prebake bake image") || !strings.Contains(bake, "$GITHUB_OUTPUT") {
+		t.Errorf("the bake step must run prebake bake image and set its output inline:\n%s", bake)
+	}
+	version, _ := at(w, "env", "PREBAKE_VERSION").(string)
+	if version == "" || version == "latest" {
+		t.Errorf("env.PREBAKE_VERSION %q: the workflow must pin prebake's version at its top", version)
+	}
+	installs := 0
+	jobs, _ := w["jobs"].(map[string]any)
+	for _, j := range jobs {
+		steps, _ := at(j, "steps").([]any)
+		for _, s := range steps {
+			run, _ := at(s, "run").(string)
+			if strings.Contains(run, "examples/") || strings.Contains(run, ".sh") {
+				t.Errorf("step %v runs a file of prebake's repository, which a user's repository lacks: %s", at(s, "name"), run)
+			}
+			if strings.Contains(run, "@latest") {
+				t.Errorf("step %v installs @latest: %s", at(s, "name"), run)
+			}
+			if strings.Contains(run, "go install github.com/prebake/prebake/cmd/prebake@") || strings.Contains(run, `go install "github.com/prebake/prebake/cmd/prebake@`) {
+				installs++
+				if !strings.Contains(run, "@${PREBAKE_VERSION}") {
+					t.Errorf("step %v installs prebake without the pinned $PREBAKE_VERSION: %s", at(s, "name"), run)
+				}
+			}
+		}
+	}
+	if installs != 1 {
+		t.Errorf("%d steps install prebake, want 1", installs)
 	}
 }
 
 // TestExampleCIBakeImage runs the CI step twice against OCI layouts: the
 // first run bakes, the second (same lock) is a cache hit with the same
-// digest.
+// digest. It runs examples/ci/bake-image.sh, and the GitHub Actions
+// example's bake step as its workflow holds it (bash -eo pipefail, prebake
+// on PATH, as GitHub's runner runs it).
 func TestExampleCIBakeImage(t *testing.T) {
+	t.Run("bake-image.sh", func(t *testing.T) { testCIBakeImage(t, false) })
+	t.Run("github-actions", func(t *testing.T) { testCIBakeImage(t, true) })
+}
+
+func testCIBakeImage(t *testing.T, workflow bool) {
 	r := root(t)
+	_, script := workflowBakeStep(t)
 	tmp := t.TempDir()
 	bin := testenv.Prebake(t)
 	cache := filepath.Join(tmp, "cache")
@@ -252,12 +299,17 @@ func TestExampleCIBakeImage(t *testing.T) {
 		out := filepath.Join(tmp, "bake-"+strconv.Itoa(n)+".json")
 		ghOut := filepath.Join(tmp, "github-output-"+strconv.Itoa(n))
 		cmd := exec.Command("bash", filepath.Join(r, "examples", "ci", "bake-image.sh"))
+		if workflow {
+			out = filepath.Join(tmp, "bake-image.json") // the step's own name
+			cmd = exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+		}
 		cmd.Dir = tmp
 		cmd.Env = append(os.Environ(),
 			"BASE_IMAGE=oci:"+filepath.Join(r, "testdata", "base-image")+":3.5.0",
 			"TARGET_IMAGE=oci:"+filepath.Join(tmp, "image"),
 			"LOCK="+lock, "PREBAKE="+bin, "BAKE_JSON="+out,
-			"PREBAKE_CACHE="+cache, "GITHUB_OUTPUT="+ghOut)
+			"PREBAKE_CACHE="+cache, "GITHUB_OUTPUT="+ghOut,
+			"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
@@ -271,7 +323,7 @@ func TestExampleCIBakeImage(t *testing.T) {
 		if err := json.Unmarshal(data, &b); err != nil {
 			t.Fatalf("run %d: %s: %v", n, out, err)
 		}
-		if got := strings.TrimSpace(stdout.String()); got != b.Ref {
+		if got := strings.TrimSpace(stdout.String()); !workflow && got != b.Ref {
 			t.Errorf("run %d: stdout %q, want the ref %q", n, got, b.Ref)
 		}
 		gh, err := os.ReadFile(ghOut)
@@ -299,43 +351,83 @@ func TestExampleCIBakeImage(t *testing.T) {
 	}
 }
 
-// TestExampleSetsRun runs the example as it is: every lock a set names
-// exists and parses, and `prebake warm --file examples/sets.yaml` warms the
-// lock-pinned set (shard 4/5 is that set alone; the others need Central)
-// into a store, from a cache that already holds its jars.
-func TestExampleSetsRun(t *testing.T) {
-	r := root(t)
+// TestExampleSetsFromCentral checks that every set of sets.yaml can
+// succeed as shipped: a set names no repository but Maven Central (none
+// only on spark-packages or a placeholder host), and every lock a set
+// names exists, parses, and records Central and real jars (no placeholder
+// of a few hundred bytes).
+func TestExampleSetsFromCentral(t *testing.T) {
 	docs := yamlDocs(t, "sets.yaml")
 	sets, _ := docs[0]["sets"].([]any)
-	pinned := -1
+	pinned := 0
 	for i, s := range sets {
+		name, _ := at(s, "name").(string)
+		repos, _ := at(s, "repositories").([]any)
+		for _, r := range repos {
+			if r != repo.DefaultCentralURL {
+				t.Errorf("set %s: repository %v: the example's sets resolve from Maven Central (%s) as shipped", name, r, repo.DefaultCentralURL)
+			}
+		}
 		lockPath, _ := at(s, "lock").(string)
 		if lockPath == "" {
 			continue
 		}
-		pinned = i
-		if _, err := lock.Read(lockPath); err != nil {
+		pinned++
+		l, err := lock.Read(lockPath)
+		if err != nil {
 			t.Errorf("set %d: lock %s: %v", i, lockPath, err)
+			continue
+		}
+		for _, r := range l.Inputs.Repositories {
+			if r != repo.DefaultCentralURL {
+				t.Errorf("set %s: lock %s resolves from %s, not Maven Central", name, lockPath, r)
+			}
+		}
+		for _, a := range l.Artifacts {
+			if a.Repository != repo.DefaultCentralURL || a.Size < 4096 {
+				t.Errorf("set %s: lock %s: %s from %s, %d bytes: want a real jar from Maven Central", name, lockPath, a.File, a.Repository, a.Size)
+			}
 		}
 	}
-	if pinned < 0 {
+	if pinned == 0 {
 		t.Fatal("sets.yaml pins no set with a lock")
 	}
+}
+
+// TestExampleSetsRunIT runs the example as it is, against Maven Central:
+// `prebake warm --file examples/sets.yaml` warms every set into a store
+// and exits 0; a second run sends no jar bytes.
+func TestExampleSetsRunIT(t *testing.T) {
+	testenv.RequireIT(t)
 	tmp := t.TempDir()
 	t.Setenv("PREBAKE_CONFIG", "")
 	t.Setenv("PREBAKE_STORE", "")
-	cache := filepath.Join(tmp, "cache")
-	var out, errs bytes.Buffer
-	if code := cmd.ExecuteContext(context.Background(), []string{"resolve", "-q", "--no-default-repositories", "--repositories", "file://" + filepath.Join(r, "testdata", "demo-repo") + "/",
-		"--cache", cache, "ch.qos.logback:logback-classic:1.4.11", "org.slf4j:slf4j-api:1.7.36"}, &out, &errs); code != 0 {
-		t.Fatalf("seeding the cache: exit %d\n%s", code, errs.String())
+	sets, _ := yamlDocs(t, "sets.yaml")[0]["sets"].([]any)
+	type result struct {
+		Sets []struct {
+			Name      string `json:"name"`
+			Hit       bool   `json:"hit"`
+			BytesSent int64  `json:"bytesSent"`
+		} `json:"sets"`
 	}
-	out.Reset()
-	errs.Reset()
-	shard := fmt.Sprintf("%d/%d", pinned, len(sets))
-	code := cmd.ExecuteContext(context.Background(), []string{"warm", "--file", "sets.yaml", "--shard", shard, "--store", "file://" + filepath.Join(tmp, "store"), "--cache", cache, "-o", "json"}, &out, &errs)
-	if code != 0 || !strings.Contains(out.String(), `"etl-pinned"`) {
-		t.Fatalf("warm --file examples/sets.yaml --shard %s: exit %d\n%s\n%s", shard, code, out.String(), errs.String())
+	args := []string{"warm", "--file", "sets.yaml", "--store", "file://" + filepath.Join(tmp, "store"), "--cache", filepath.Join(tmp, "cache"), "-o", "json"}
+	for run := 1; run <= 2; run++ {
+		var out, errs bytes.Buffer
+		if code := cmd.ExecuteContext(context.Background(), args, &out, &errs); code != 0 {
+			t.Fatalf("run %d: warm --file examples/sets.yaml: exit %d\n%s\n%s", run, code, out.String(), errs.String())
+		}
+		var res result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("run %d: %v\n%s", run, err, out.String())
+		}
+		if len(res.Sets) != len(sets) {
+			t.Errorf("run %d: %d sets warmed, want %d", run, len(res.Sets), len(sets))
+		}
+		for _, s := range res.Sets {
+			if run == 2 && (!s.Hit || s.BytesSent != 0) {
+				t.Errorf("run 2: set %s: hit %v, %d bytes sent: want a hit sending nothing", s.Name, s.Hit, s.BytesSent)
+			}
+		}
 	}
 }
 
@@ -398,6 +490,86 @@ func TestExampleAirflowShipsLockRBACCacheXCom(t *testing.T) {
 	for res, verbs := range need {
 		if len(verbs) > 0 {
 			t.Errorf("rbac.yaml: spark-submitter lacks %v on %s", verbs, res)
+		}
+	}
+}
+
+// TestExampleWarmJobCacheNoWarning replays the warm Job's cache volume: an
+// emptyDir (0777, root's), its init container's command, then prebake as
+// the container's user. With the init container prebake prints no warning
+// about the cache; without it, the emptyDir would draw one (the control).
+func TestExampleWarmJobCacheNoWarning(t *testing.T) {
+	bin := testenv.Prebake(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and setpriv (util-linux) to run prebake as the Job's user")
+	}
+	var job map[string]any
+	for _, d := range yamlDocs(t, "warm-job.yaml") {
+		if d["kind"] == "Job" {
+			job = d
+		}
+	}
+	pod := at(job, "spec", "template", "spec")
+	uid, _ := at(pod, "containers", 0, "securityContext", "runAsUser").(int)
+	if uid == 0 {
+		t.Fatal("the warm container must run as a non-root runAsUser")
+	}
+	var initCmd []string
+	mount := ""
+	if m, _ := at(pod, "volumes", 1, "emptyDir").(map[string]any); m == nil || at(pod, "volumes", 1, "name") != "cache" {
+		t.Fatalf("volume 1 must be the cache emptyDir: %v", at(pod, "volumes", 1))
+	}
+	for _, a := range at(pod, "initContainers", 0, "command").([]any) {
+		initCmd = append(initCmd, a.(string))
+	}
+	mount, _ = at(pod, "initContainers", 0, "volumeMounts", 0, "mountPath").(string)
+	if at(pod, "initContainers", 0, "volumeMounts", 0, "name") != "cache" || len(initCmd) == 0 {
+		t.Fatalf("the init container must prepare the cache volume: %v %v", initCmd, mount)
+	}
+	r := root(t)
+	repoDir := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("cp", "-r", filepath.Join(r, "testdata", "demo-repo"), repoDir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "a+rX", filepath.Dir(repoDir)).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v %s", err, out)
+	}
+	for _, withInit := range []bool{true, false} {
+		base := t.TempDir()
+		for _, d := range []string{base, filepath.Dir(base)} { // t.TempDir's are 0700: let the Job's user in
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cache := filepath.Join(base, "cache")
+		if err := os.Mkdir(cache, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(cache, 0o777); err != nil { // as the kubelet makes an emptyDir
+			t.Fatal(err)
+		}
+		if withInit {
+			args := slices.Clone(initCmd)
+			for i, a := range args {
+				args[i] = strings.ReplaceAll(a, mount, cache)
+			}
+			if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("init container's %q: %v %s", args, err, out)
+			}
+		}
+		var stderr bytes.Buffer
+		c := exec.Command(setpriv, "--reuid", strconv.Itoa(uid), "--regid", strconv.Itoa(uid), "--clear-groups",
+			bin, "resolve", "--no-default-repositories", "--repositories", "file://"+repoDir+"/",
+			"--cache", cache, "ch.qos.logback:logback-classic:1.4.11")
+		c.Env = []string{"HOME=/nonexistent", "PATH=/usr/bin:/bin"}
+		c.Stderr = &stderr
+		if err := c.Run(); err != nil {
+			t.Fatalf("init %v: prebake as uid %d: %v\n%s", withInit, uid, err, stderr.String())
+		}
+		warned := strings.Contains(stderr.String(), "warning: cache directory")
+		if warned == withInit {
+			t.Errorf("init container %v: warned %v, want %v:\n%s", withInit, warned, !withInit, stderr.String())
 		}
 	}
 }

@@ -4,12 +4,16 @@
 // layout. No Docker daemon is involved, and the same sources give the same
 // digest (SOURCE_DATE_EPOCH, sorted entries, uid/gid 0).
 //
-//	go run ./hack/image -target oci:dist/prebake-image:latest [-platforms linux/amd64,linux/arm64] [-cache DIR]
+//	go run ./hack/image -target oci:dist/prebake-image:latest [-platforms linux/amd64,linux/arm64] [-cache DIR] [-version V]
 //
 // With -cache, each platform's binary is kept in DIR under a hash of what
 // builds it (the Go files and embedded files of the main module's packages
-// that cmd/prebake imports, go.mod, go.sum, the Go version, the flags), so
+// that cmd/prebake imports, go.mod, go.sum, the Go version, the flags with
+// the -version stamped), so
 // an unchanged tree builds no binary again (the tests' image, issue 25).
+//
+// The image holds no writable directory: HOME and PREBAKE_CACHE (set in its
+// config) need a mounted volume (docs/contributing.md, "make image").
 //
 // The image serves `prebake bake` and `prebake warm` jobs. Submissions that run
 // spark-submit run in the Spark image instead, with prebake added
@@ -26,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -36,16 +41,21 @@ import (
 func main() {
 	target := flag.String("target", "oci:dist/prebake-image:latest", "where to write the image: oci:PATH:TAG or a registry reference")
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms")
+	version := flag.String("version", "", "what `prebake --version` prints (make image passes the Makefile's VERSION, as make build does)")
 	caFile := flag.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle to include (Debian's ca-certificates)")
 	cache := flag.String("cache", "", "keep the built binaries in this directory, by a hash of their sources (none: build every time)")
 	flag.Parse()
-	if err := run(context.Background(), *target, strings.Split(*platforms, ","), *caFile, *cache); err != nil {
+	if err := run(context.Background(), *target, strings.Split(*platforms, ","), *caFile, *cache, *version); err != nil {
 		fmt.Fprintf(os.Stderr, "image: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, target string, platforms []string, caFile, cache string) error {
+func run(ctx context.Context, target string, platforms []string, caFile, cache, version string) error {
+	flags, err := buildFlags(version)
+	if err != nil {
+		return err
+	}
 	ca, err := fileFrom("/etc/ssl/certs/ca-certificates.crt", caFile, 0o644)
 	if err != nil {
 		return fmt.Errorf("CA certificates %s (apt-get install ca-certificates): %w", caFile, err)
@@ -68,7 +78,7 @@ func run(ctx context.Context, target string, platforms []string, caFile, cache s
 		if !ok || osName != "linux" {
 			return fmt.Errorf("platform %q: want linux/ARCH", p)
 		}
-		bin, err := binary(ctx, osName, strings.Split(arch, "/")[0], tmp, cache)
+		bin, err := binary(ctx, osName, strings.Split(arch, "/")[0], tmp, cache, flags)
 		if err != nil {
 			return fmt.Errorf("building prebake for %s: %w", p, err)
 		}
@@ -92,14 +102,33 @@ func run(ctx context.Context, target string, platforms []string, caFile, cache s
 	return nil
 }
 
+// versionVar is the variable `prebake --version` prints (cmd/version.go),
+// set at link time as make build sets it.
+const versionVar = "github.com/prebake/prebake/cmd.version"
+
 // buildFlags are go build's flags for the image's binary: static,
-// reproducible.
-var buildFlags = []string{"-trimpath", "-ldflags=-s -w -buildid="}
+// reproducible (no build ID, no paths), and stamped with version when it is
+// not "" (a version is part of what the binary is: the same sources and
+// version give the same binary).
+func buildFlags(version string) ([]string, error) {
+	ldflags := "-s -w -buildid="
+	if version != "" {
+		if !versionRE.MatchString(version) {
+			return nil, fmt.Errorf("version %q: want letters, digits and . _ + - only (git describe's output)", version)
+		}
+		ldflags += " -X " + versionVar + "=" + version
+	}
+	return []string{"-trimpath", "-ldflags=" + ldflags}, nil
+}
+
+// versionRE is what a version may hold: nothing go build's -ldflags would
+// split or quote.
+var versionRE = regexp.MustCompile(`^[A-Za-z0-9._+-]+$`)
 
 // binary builds prebake for goos/goarch into tmp, or, with a cache
 // directory, returns the cached binary of the same sources (building and
 // adding it when missing).
-func binary(ctx context.Context, goos, goarch, tmp, cache string) (string, error) {
+func binary(ctx context.Context, goos, goarch, tmp, cache string, buildFlags []string) (string, error) {
 	env := append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
 	build := func(out string) error {
 		cmd := exec.CommandContext(ctx, "go", append(append([]string{"build"}, buildFlags...), "-o", out, "./cmd/prebake")...)
@@ -110,7 +139,7 @@ func binary(ctx context.Context, goos, goarch, tmp, cache string) (string, error
 		bin := filepath.Join(tmp, goos+"-"+goarch, "prebake")
 		return bin, build(bin)
 	}
-	key, err := sourceKey(ctx, env)
+	key, err := sourceKey(ctx, env, buildFlags)
 	if err != nil {
 		return "", err
 	}
@@ -140,7 +169,7 @@ func binary(ctx context.Context, goos, goarch, tmp, cache string) (string, error
 // ./cmd/prebake under env (GOOS, GOARCH, CGO_ENABLED): each package's Go,
 // assembly and embedded files, go.mod and go.sum (which pin every other
 // module), the Go version and the build flags.
-func sourceKey(ctx context.Context, env []string) (string, error) {
+func sourceKey(ctx context.Context, env, buildFlags []string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f",
 		`{{if .Module}}{{if .Module.Main}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{range .SFiles}} {{.}}{{end}}{{range .EmbedFiles}} {{.}}{{end}}{{end}}{{end}}`,
 		"./cmd/prebake")

@@ -19,6 +19,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/cachedir"
+	"github.com/prebake/prebake/internal/pgpverify"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/safepath"
 )
@@ -78,21 +81,35 @@ func Unsigned(arts []lock.Artifact) *lock.Artifact {
 // verifySignatures checks the signature of every artifact of arts. With
 // locked, each must verify with the key its SignedBy records (and that key
 // be pinned); else SignedBy is set to the signer. Errors are
-// errdefs.Invalid naming the artifact (a missing or bad signature, an
-// unpinned or expired key), errdefs.Unavailable when a repository cannot
-// be reached or an offline run has no cached signature.
+// errdefs.Invalid naming the artifact (a missing signature), or every
+// artifact whose signature fails (see signatureFailures: all of them, so
+// that one run names every key to pin), errdefs.Unavailable when a
+// repository cannot be reached or an offline run has no cached signature.
 func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Artifact, cacheDir string, chain []*entry, offline, locked bool, o *options) error {
 	cacheDir = cache.Dir(cacheDir)
 	openOnce := sync.OnceValues(func() (*cache.Cache, error) { return cache.Open(cacheDir, privateChain(chain), o.log) })
 	f := newFetcher(o)
+	var (
+		mu    sync.Mutex
+		fails []sigFailure
+	)
+	failed := func(x sigFailure) {
+		mu.Lock()
+		defer mu.Unlock()
+		fails = append(fails, x)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.parallel)
 	for i := range arts {
 		a := &arts[i]
 		g.Go(func() error {
 			if locked {
-				if err := checkSigner(v, *a); err != nil {
-					return err
+				if a.SignedBy == "" {
+					return noSigner(*a)
+				}
+				if !v.Has(a.SignedBy) {
+					failed(sigFailure{i: i, a: *a, issuer: a.SignedBy, err: errLockedUnpinned})
+					return nil
 				}
 			}
 			sigPath := SignaturePath(cacheDir, a.Sha256)
@@ -101,10 +118,22 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Arti
 			cached := err == nil
 			if !cached {
 				if where, sig, err = fetchSignature(gctx, f, chain, *a, offline); err != nil {
+					if errors.Is(err, ErrSignatureMissing) && errdefs.KindOf(err) == errdefs.Invalid {
+						failed(sigFailure{i: i, a: *a, err: err, missing: true}) // the repository has none: reported with the rest
+						return nil
+					}
 					return err
 				}
 			}
 			fp, err := verifyBlobSignature(v, cache.BlobPath(cacheDir, a.Sha256), sig)
+			if errors.Is(err, pgpverify.ErrSignature) {
+				x := sigFailure{i: i, a: *a, where: where, err: err}
+				if errors.Is(err, pgpverify.ErrUnknownKey) {
+					x.issuer = pgpverify.Issuer(sig)
+				}
+				failed(x)
+				return nil
+			}
 			if err != nil {
 				return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): signature %s: %w", a.File, a.Coord, where, err)
 			}
@@ -125,30 +154,152 @@ func verifySignatures(ctx context.Context, v SignatureVerifier, arts []lock.Arti
 			return nil
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return signatureFailures(fails)
 }
 
-// checkSigner checks that a locked artifact records a signer that is
-// pinned: errdefs.Stale when it records none, errdefs.Invalid when the
-// keyring does not hold it.
-func checkSigner(v SignatureVerifier, a lock.Artifact) error {
-	if a.SignedBy == "" {
-		return errdefs.New(errdefs.Stale, fmt.Errorf("artifact %s (%s): the lock records no signing key: %w; resolve again with signatures verified", a.File, a.Coord, ErrSignatureMissing))
-	}
-	if !v.Has(a.SignedBy) {
-		return errdefs.Optionf(errdefs.Invalid, signaturesOption, "artifact %s (%s): the lock says it is signed by %s, which is not in the keyring", a.File, a.Coord, a.SignedBy)
-	}
-	return nil
+// errLockedUnpinned is a locked artifact whose recorded signer the keyring
+// does not hold.
+var errLockedUnpinned = errors.New("the lock records its signer, which is not in the keyring")
+
+// sigFailure is an artifact whose signature did not verify.
+type sigFailure struct {
+	i      int // its index, for a stable order
+	a      lock.Artifact
+	where  string // the signature's path or URL
+	issuer string // the key it names, when that key is not pinned
+	// missing: the repository has no signature for it (err says where).
+	missing bool
+	err     error
 }
 
-// CheckSigners is checkSigner on every artifact.
-func CheckSigners(v SignatureVerifier, arts []lock.Artifact) error {
-	for _, a := range arts {
-		if err := checkSigner(v, a); err != nil {
-			return err
+// SignaturesError reports every artifact of a run whose signature failed.
+// It matches (errors.Is) each failure's own error: pgpverify.ErrBad,
+// pgpverify.ErrUnknownKey, pgpverify.ErrExpired.
+type SignaturesError struct {
+	// Unknown lists, per key not in the keyring (its fingerprint or key
+	// ID, in the order first met), the files it signs.
+	Unknown []UnknownSigner
+	// Bad lists the files whose signature does not verify over them.
+	Bad []string
+	// Missing lists the files whose repository has no signature for them.
+	Missing []string
+	msg     string
+	errs    []error
+}
+
+// UnknownSigner is a key that signs artifacts and is not in the keyring.
+type UnknownSigner struct {
+	Issuer string
+	Files  []string
+}
+
+func (e *SignaturesError) Error() string   { return e.msg }
+func (e *SignaturesError) Unwrap() []error { return e.errs }
+
+// signatureFailures is the one error for every failed signature of a run,
+// nil for none. A bad signature (the jar or its signature altered) is
+// errdefs.Invalid with no option: pinning a key cannot fix it. Otherwise
+// (keys not pinned, or expired) it names signaturesOption and every key
+// at once, so one run tells what to pin; signatures a repository lacks are
+// listed too (alone, they name no option either).
+func signatureFailures(fails []sigFailure) error {
+	if len(fails) == 0 {
+		return nil
+	}
+	slices.SortFunc(fails, func(x, y sigFailure) int { return x.i - y.i })
+	e := &SignaturesError{}
+	var bad, other, missing []string
+	byIssuer := map[string]int{}
+	for _, x := range fails {
+		e.errs = append(e.errs, x.err)
+		name := fmt.Sprintf("%s (%s)", x.a.File, x.a.Coord)
+		switch {
+		case x.missing:
+			e.Missing = append(e.Missing, x.a.File)
+			missing = append(missing, x.err.Error())
+		case errors.Is(x.err, pgpverify.ErrBad):
+			e.Bad = append(e.Bad, x.a.File)
+			bad = append(bad, fmt.Sprintf("artifact %s: signature %s: %v", name, x.where, x.err))
+		case x.issuer != "":
+			k, ok := byIssuer[x.issuer]
+			if !ok {
+				k = len(e.Unknown)
+				byIssuer[x.issuer] = k
+				e.Unknown = append(e.Unknown, UnknownSigner{Issuer: x.issuer})
+			}
+			e.Unknown[k].Files = append(e.Unknown[k].Files, name)
+		default:
+			other = append(other, fmt.Sprintf("artifact %s: signature %s: %v", name, x.where, x.err))
 		}
 	}
-	return nil
+	var parts []string
+	if len(e.Unknown) > 0 {
+		var keys []string
+		for _, u := range e.Unknown {
+			keys = append(keys, fmt.Sprintf("issuer %s signs %s", u.Issuer, strings.Join(u.Files, ", ")))
+		}
+		n := countFiles(e.Unknown)
+		parts = append(parts, fmt.Sprintf("%d %s by %d %s that %s not in the keyring (%s): %s",
+			n, plural(n, "artifact is signed", "artifacts are signed"), len(e.Unknown),
+			plural(len(e.Unknown), "key", "keys"), plural(len(e.Unknown), "is", "are"),
+			plural(len(e.Unknown), "pin it if you trust it", "pin each one you trust, all in one go"), strings.Join(keys, "; ")))
+	}
+	parts = append(parts, other...)
+	keyed := len(parts) > 0 // what pinning (or refreshing) a key can fix
+	parts = append(parts, missing...)
+	if len(bad) > 0 {
+		e.msg = fmt.Sprintf("%s: the jar or its signature is not what the signer published (altered in the repository, a proxy or on the way, or a signature of another file); pinning a key does not fix this: do not use the jar, and check the repository it came from",
+			strings.Join(bad, "; "))
+		if len(parts) > 0 {
+			e.msg += "; also: " + strings.Join(parts, "; ")
+		}
+		return errdefs.New(errdefs.Invalid, e)
+	}
+	e.msg = strings.Join(parts, "; ")
+	if !keyed {
+		return errdefs.New(errdefs.Invalid, e)
+	}
+	return errdefs.Optionf(errdefs.Invalid, signaturesOption, "%w", e)
+}
+
+func countFiles(us []UnknownSigner) int {
+	n := 0
+	for _, u := range us {
+		n += len(u.Files)
+	}
+	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// noSigner is the error of a locked artifact that records no signer:
+// errdefs.Stale (the lock predates verification).
+func noSigner(a lock.Artifact) error {
+	return errdefs.New(errdefs.Stale, fmt.Errorf("artifact %s (%s): the lock records no signing key: %w; resolve again with signatures verified", a.File, a.Coord, ErrSignatureMissing))
+}
+
+// CheckSigners checks that every locked artifact records a signer
+// (errdefs.Stale if one does not) that the keyring holds, naming every
+// signer it does not hold in one error (see signatureFailures).
+func CheckSigners(v SignatureVerifier, arts []lock.Artifact) error {
+	var fails []sigFailure
+	for i, a := range arts {
+		if a.SignedBy == "" {
+			return noSigner(a)
+		}
+		if !v.Has(a.SignedBy) {
+			fails = append(fails, sigFailure{i: i, a: a, issuer: a.SignedBy, err: errLockedUnpinned})
+		}
+	}
+	return signatureFailures(fails)
 }
 
 func verifyBlobSignature(v SignatureVerifier, blob string, sig []byte) (string, error) {
