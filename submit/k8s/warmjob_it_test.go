@@ -513,6 +513,16 @@ func TestWarmJobNodeIT(t *testing.T) {
 	spec := &job.Spec.Template.Spec
 	ctr := &spec.Containers[0]
 	ctr.Image, ctr.ImagePullPolicy = image, corev1.PullIfNotPresent
+	// The example's init container (chmod 1777 /cache, so prebake keeps a
+	// private cache under it without a warning) runs from the node's
+	// registry's busybox, whose applets are called through /bin/busybox.
+	for i := range spec.InitContainers {
+		ic := &spec.InitContainers[i]
+		ic.Image, ic.ImagePullPolicy = c.TestImage, corev1.PullIfNotPresent
+		if len(ic.Command) > 0 && !strings.HasPrefix(ic.Command[0], "/") {
+			ic.Command = append([]string{"/bin/busybox"}, ic.Command...)
+		}
+	}
 	ctr.Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
