@@ -69,7 +69,7 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 	default:
 		return nil, errdefs.Errorf(errdefs.BadArgument, "conflict mode %q: must be latest or nearest", req.Conflict)
 	}
-	ivy, err := IvyOf(req.SparkVersion)
+	ivy, err := EffectiveIvy(req.SparkVersion, req.IvyVersion)
 	if err != nil {
 		return nil, err
 	}
