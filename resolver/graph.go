@@ -76,6 +76,7 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 	e := newEngine(src, log, rules)
 	e.literal = literal
 	e.mergeByRevision = ivy == Ivy251
+	e.setIvy(ivy)
 	if len(coords) == 0 {
 		return &Graph{}, nil
 	}
