@@ -57,6 +57,9 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if _, err := EffectiveIvy(req.SparkVersion, req.IvyVersion); err != nil {
 		return nil, err
 	}
+	if req, err = ivySettingsConflict(ctx, req); err != nil {
+		return nil, err
+	}
 	req.CacheDir = cache.Dir(req.CacheDir)
 	// The chain is built once (its settings file read once) for the lock
 	// check, the source and the signatures; a settings file's <offline>
