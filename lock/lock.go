@@ -68,9 +68,9 @@ type Inputs struct {
 	Excludes   []string `json:"excludes"`
 	InputsHash string   `json:"inputsHash"`
 	// Ivy is the Ivy the resolution followed when it is not 2.5.2/2.5.3:
-	// "2.5.1" (a Spark line whose Ivy predates 2.5.2, IVY-1642, or
-	// --ivy-version 2.5.1) or "2.6.0" (--ivy-version 2.6.0); else empty
-	// (and not hashed). Check refuses another value.
+	// "2.5.1" (a Spark line whose Ivy predates 2.5.2, IVY-1642, or that
+	// Ivy chosen) or "2.6.0" (chosen ahead of Spark); else empty (and not
+	// hashed). Check refuses another value.
 	Ivy      string   `json:"ivy,omitempty"`
 	Packages []string `json:"packages"`
 	// Python is the Python half's inputs; nil (absent, not hashed) for a

@@ -29,9 +29,10 @@ func ivySettingsConflict(ctx context.Context, req Request) (Request, error) {
 		return req, err
 	}
 	if ivy != Ivy260 {
-		return req, ivysettings.Errorf(errdefs.BadArgument, st.Path,
-			"%s: <settings defaultConflictManager=\"nearest\">: the nearest conflict manager is Ivy 2.6.0's (IVY-813); Ivy %s, followed here, has none (choose --ivy-version 2.6.0, or remove it)",
+		err := ivysettings.Errorf(errdefs.BadArgument, st.Path,
+			"%s: <settings defaultConflictManager=\"nearest\">: the nearest conflict manager is Ivy 2.6.0's (IVY-813); Ivy %s, followed here, has none (follow Ivy 2.6.0, or remove it)",
 			st.ConflictAt, ivy)
+		return req, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.IvyVersion", "%w", err)
 	}
 	req.Conflict = ConflictNearest
 	return req, nil

@@ -66,7 +66,7 @@ func IvyOf(v string) (string, error) {
 	return "", nil
 }
 
-// The Ivy versions prebake follows (Request.IvyVersion, --ivy-version).
+// The Ivy versions prebake follows (Request.IvyVersion).
 const (
 	// Ivy253 is Ivy 2.5.2 and 2.5.3 (the same resolution): Spark 3.5.9
 	// and 4.x.
