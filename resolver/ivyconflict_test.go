@@ -12,6 +12,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/m2test"
+	"github.com/prebake/prebake/lock"
 )
 
 // TestIvySettingsNearest: <settings defaultConflictManager="nearest"> (Ivy
@@ -67,7 +68,6 @@ func TestIvySettingsNearest(t *testing.T) {
 				if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), path) {
 					t.Fatalf("Resolve: %v, want a %v error naming %s", err, tc.kind, path)
 				}
-				t.Log(err)
 				if tc.kind == errdefs.BadArgument && (!strings.Contains(err.Error(), ":3") || !strings.Contains(err.Error(), "2.6.0")) {
 					t.Errorf("error %q: want the line (3) and Ivy 2.6.0 named", err)
 				}
@@ -76,12 +76,7 @@ func TestIvySettingsNearest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, a := range res.Lock.Artifacts {
-				got = append(got, a.File)
-			}
-			sort.Strings(got)
-			if d := cmp.Diff(tc.want, got); d != "" {
+			if d := cmp.Diff(tc.want, lockFiles(res.Lock)); d != "" {
 				t.Errorf("jars (-want +got):\n%s", d)
 			}
 			if res.Lock.Inputs.Conflict != tc.conflict || res.Lock.Inputs.Ivy != "2.6.0" {
@@ -89,4 +84,14 @@ func TestIvySettingsNearest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockFiles are the file names of l's artifacts, sorted.
+func lockFiles(l *lock.File) []string {
+	var out []string
+	for _, a := range l.Artifacts {
+		out = append(out, a.File)
+	}
+	sort.Strings(out)
+	return out
 }

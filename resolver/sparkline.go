@@ -85,7 +85,7 @@ var KnownIvyVersions = []string{Ivy251, Ivy253, Ivy260}
 // ErrUnknownIvyVersion is matched (errors.Is) by an Ivy version prebake
 // does not follow; the error is errdefs.BadArgument and names
 // KnownIvyVersions.
-var ErrUnknownIvyVersion = errors.New("unknown Ivy version")
+var ErrUnknownIvyVersion = errors.New("not an Ivy prebake follows")
 
 // EffectiveIvy is the Ivy a resolution follows: ivyVersion, one of
 // KnownIvyVersions, when set, else the Spark line's (Ivy251 before 3.5.9,
@@ -102,7 +102,7 @@ func EffectiveIvy(sparkVersion, ivyVersion string) (string, error) {
 		return line, nil
 	}
 	if !slices.Contains(KnownIvyVersions, ivyVersion) {
-		return "", errdefs.New(errdefs.BadArgument, fmt.Errorf("Ivy version %s: %w; prebake follows %s",
+		return "", errdefs.New(errdefs.BadArgument, fmt.Errorf("unknown Ivy version %s (%w); prebake follows %s",
 			maven.Quote(ivyVersion), ErrUnknownIvyVersion, strings.Join(KnownIvyVersions, ", ")))
 	}
 	return ivyVersion, nil

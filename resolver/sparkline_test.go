@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -93,12 +92,7 @@ func TestIvy1642(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, a := range res.Lock.Artifacts {
-				got = append(got, a.File)
-			}
-			sort.Strings(got)
-			if d := cmp.Diff(tc.want, got); d != "" {
+			if d := cmp.Diff(tc.want, lockFiles(res.Lock)); d != "" {
 				t.Errorf("jars (-want +got):\n%s", d)
 			}
 			if res.Lock.Inputs.Ivy != tc.ivy {

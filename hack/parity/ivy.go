@@ -30,7 +30,7 @@ func ivyJar(v string) (string, error) {
 	}
 	jar := filepath.Join(home, ".m2", "repository", "org", "apache", "ivy", "ivy", v, "ivy-"+v+".jar")
 	if _, err := os.Stat(jar); err != nil {
-		return "", fmt.Errorf("Ivy %s: %s is missing: mvn dependency:get -Dartifact=org.apache.ivy:ivy:%s", v, jar, v)
+		return "", fmt.Errorf("the jar of Ivy %s, %s, is missing: mvn dependency:get -Dartifact=org.apache.ivy:ivy:%s", v, jar, v)
 	}
 	return jar, nil
 }
