@@ -59,6 +59,8 @@ var settings = []setting{
 	{key: "excludePackages", env: "PREBAKE_EXCLUDE_PACKAGES", flags: []string{"exclude-packages"}, list: true},
 	{key: "settings", env: "PREBAKE_SETTINGS", flags: []string{"settings"}, path: true},
 	{key: "conflict", env: "PREBAKE_CONFLICT", flags: []string{"conflict"}},
+	// The Ivy a team follows ahead of Spark (2.6.0), for every resolution.
+	{key: "ivyVersion", env: "PREBAKE_IVY_VERSION", flags: []string{"ivy-version"}},
 	{key: "checksumPolicy", env: "PREBAKE_CHECKSUM_POLICY", flags: []string{"checksum-policy"}},
 	{key: "offline", env: "PREBAKE_OFFLINE", flags: []string{"offline"}, bool: true},
 	{key: "maxRetryWait", env: "PREBAKE_MAX_RETRY_WAIT", flags: []string{"max-retry-wait"}},

@@ -43,6 +43,7 @@ var optionHints = map[string]string{
 	"resolver.Request.Settings":              "--settings and --ivy-settings cannot be combined",
 	"resolver.Request.IvySettings":           "flag --ivy-settings",
 	"resolver.Request.IvyHome":               "flag --ivy",
+	"resolver.Request.IvyVersion":            "flag --ivy-version (or prebake.yaml ivyVersion)",
 	"resolver.Request.Excludes":              "flag --exclude-packages (or spark.jars.excludes)",
 	"resolver.Request.Signatures":            "checked by --verify-signatures against --keyring; pin a signer with: prebake keys add",
 	"resolver.Request.MaxRetryWait":          "the limit is --max-retry-wait",

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prebake/prebake/lock"
@@ -48,6 +49,8 @@ type resolveFlags struct {
 	// sparkVersion: resolve's and rewrite's --spark-version (addSparkVersion;
 	// submit has its own flag of that name).
 	sparkVersion string
+	// ivyVersion is --ivy-version: the Ivy to follow, "" for the line's.
+	ivyVersion string
 }
 
 // addSparkVersion defines --spark-version: the Spark line whose Ivy the
@@ -72,6 +75,7 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 	fs.StringVar(&f.settings, "settings", "", "Maven settings.xml for mirrors and server credentials")
 	fs.StringVar(&f.ivySettings, "ivy-settings", "", "Ivy settings file whose resolvers replace the default chain, as spark.jars.ivySettings")
 	fs.StringVar(&f.ivyHome, "ivy", "", "Ivy user directory, as spark.jars.ivy (prebake keeps its own cache; see docs/design.md)")
+	fs.StringVar(&f.ivyVersion, "ivy-version", "", "the Ivy to follow: "+strings.Join(resolver.KnownIvyVersions, ", ")+" (default the Spark line's: 2.5.1 before 3.5.9, else 2.5.3); 2.6.0 matches dependencyManagement by type and classifier (IVY-1654), ahead of Spark; the lock records it")
 	fs.StringVar((*string)(&f.conflict), "conflict", string(resolver.ConflictLatest), "conflict rule: latest (Spark/Ivy) or nearest (Maven)")
 	fs.StringVar(&f.lock, "lock", "", "lockfile: used when it matches the inputs, written after a resolution")
 	fs.BoolVar(&f.frozen, "frozen", false, "fail (exit 78) when the lock is missing or stale instead of resolving")
@@ -180,6 +184,9 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 	if _, err := resolver.IvyOf(f.sparkVersion); err != nil {
 		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--spark-version: %v", err)
 	}
+	if _, err := resolver.EffectiveIvy(f.sparkVersion, f.ivyVersion); err != nil {
+		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--ivy-version: %v", err)
+	}
 	if f.maxRetryWait < 0 {
 		return resolver.Request{}, exitcode.Errorf(exitcode.Usage, "--max-retry-wait %s: must not be negative", f.maxRetryWait)
 	}
@@ -196,6 +203,7 @@ func (f *resolveFlags) request(extra ...string) (resolver.Request, error) {
 		Home:                      home,
 		DefaultArtifactRepository: defaultRepo,
 		SparkVersion:              f.sparkVersion,
+		IvyVersion:                f.ivyVersion,
 		Signatures:                verifier,
 		Packages:                  append(append([]string{}, f.packages...), extra...),
 		Repositories:              f.repositories,

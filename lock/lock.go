@@ -67,8 +67,10 @@ type Inputs struct {
 	Conflict   Conflict `json:"conflict"`
 	Excludes   []string `json:"excludes"`
 	InputsHash string   `json:"inputsHash"`
-	// Ivy is "2.5.1" when the resolution followed a Spark line whose Ivy
-	// predates 2.5.2 (IVY-1642), else empty (and not hashed).
+	// Ivy is the Ivy the resolution followed when it is not 2.5.2/2.5.3:
+	// "2.5.1" (a Spark line whose Ivy predates 2.5.2, IVY-1642, or that
+	// Ivy chosen) or "2.6.0" (chosen ahead of Spark); else empty (and not
+	// hashed). Check refuses another value.
 	Ivy      string   `json:"ivy,omitempty"`
 	Packages []string `json:"packages"`
 	// Python is the Python half's inputs; nil (absent, not hashed) for a
@@ -317,6 +319,11 @@ func (l *File) Check() error {
 			}
 			projects[a.Name] = true
 		}
+	}
+	switch l.Inputs.Ivy {
+	case "", "2.5.1", "2.6.0":
+	default:
+		return fmt.Errorf("%w: inputs.ivy: %s is not an Ivy prebake follows (\"2.5.1\", \"2.6.0\", or absent for 2.5.2/2.5.3)", ErrBadLock, coordpart.Quote(l.Inputs.Ivy))
 	}
 	if l.Inputs.Python != nil {
 		if err := checkPythonInputs(*l.Inputs.Python); err != nil {

@@ -111,3 +111,18 @@ func TestSignedBy(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckIvy: inputs.ivy is absent (2.5.2/2.5.3), "2.5.1" or "2.6.0".
+func TestCheckIvy(t *testing.T) {
+	for _, tc := range []struct {
+		ivy string
+		ok  bool
+	}{{"", true}, {"2.5.1", true}, {"2.6.0", true}, {"2.5.3", false}, {"2.7.0", false}, {"2.6.0\n", false}} {
+		l := sample()
+		l.Inputs.Ivy = tc.ivy
+		err := l.Check()
+		if (err == nil) != tc.ok || (err != nil && (!errors.Is(err, ErrBadLock) || !strings.Contains(err.Error(), "inputs.ivy"))) {
+			t.Errorf("Check with inputs.ivy %q: %v, want ok = %v (else ErrBadLock naming inputs.ivy)", tc.ivy, err, tc.ok)
+		}
+	}
+}

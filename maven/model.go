@@ -39,7 +39,9 @@ type Dependency struct {
 // Managed is one dependencyManagement entry.
 type Managed struct {
 	Group, Artifact, Version, Scope, Type string
-	Exclusions                            []Exclusion
+	// Classifier is read for Loader.ManagedByKind's matching only.
+	Classifier string
+	Exclusions []Exclusion
 }
 
 // Model is the effective descriptor of one module, as Ivy builds it.
@@ -63,9 +65,13 @@ type Model struct {
 	props [][2]string
 	// raw inherited elements, re-interpolated by each child (Ivy re-reads
 	// the parent's elements with the child's properties).
-	rawDeps  []pomDependency
-	rawMgmt  []mgmtEntry
-	hasModel bool
+	rawDeps []pomDependency
+	rawMgmt []mgmtEntry
+	// rawMgmtKinds is the dependencyManagement keyed by
+	// groupId:artifactId:type:classifier, built with
+	// Loader.ManagedByKind only.
+	rawMgmtKinds []mgmtEntry
+	hasModel     bool
 
 	once       sync.Once
 	managedIdx map[[2]string]string
@@ -102,6 +108,14 @@ type Loader struct {
 	f Fetcher
 	// Profile activation environment.
 	Env ProfileEnv
+	// ManagedByKind is Ivy 2.6.0's dependencyManagement (IVY-1654): an
+	// entry gives its version, scope and exclusions to a dependency only
+	// when their groupId, artifactId, type ("" is jar) and classifier are
+	// the same. Ivy 2.5 matches on groupId:artifactId alone, the last such
+	// entry winning whatever its type or classifier. Transitive version
+	// mediation (Model.Managed, ManagedVersion) is by groupId:artifactId in
+	// both. Set it before the first Load.
+	ManagedByKind bool
 
 	mu    sync.Mutex
 	cache map[Coord]*loadCall
@@ -522,13 +536,25 @@ func (l *Loader) effective(ctx context.Context, p *project, stack []Coord) (*Mod
 	}
 
 	// dependencyManagement: the parent's (re-read with our properties), then ours.
-	mgmt := newMgmt()
+	// kmgmt is Ivy 2.6.0's table keyed by type and classifier too.
+	mgmt := newMgmt(false)
+	var kmgmt *mgmtTable
+	if l.ManagedByKind {
+		kmgmt = newMgmt(true)
+	}
+	reread := func(e mgmtEntry) mgmtEntry {
+		if e.raw != nil {
+			return mgmtEntry{raw: e.raw, resolved: in.managed(e.raw)}
+		}
+		return e
+	}
 	if parent != nil {
 		for _, e := range parent.rawMgmt {
-			if e.raw != nil {
-				mgmt.put(mgmtEntry{raw: e.raw, resolved: in.managed(e.raw)})
-			} else {
-				mgmt.put(e)
+			mgmt.put(reread(e))
+		}
+		if kmgmt != nil {
+			for _, e := range parent.rawMgmtKinds {
+				kmgmt.put(reread(e))
 			}
 		}
 	}
@@ -548,11 +574,25 @@ func (l *Loader) effective(ctx context.Context, p *project, stack []Coord) (*Mod
 				e := e
 				mgmt.put(mgmtEntry{resolved: Managed{Group: e.Group, Artifact: e.Artifact, Version: e.Version, Scope: e.Scope, Exclusions: e.Exclusions}})
 			}
+			if kmgmt != nil {
+				// Ivy 2.6.0 imports every entry of the BOM, with its type
+				// and classifier.
+				for _, e := range bom.rawMgmtKinds {
+					kmgmt.put(mgmtEntry{resolved: e.resolved})
+				}
+			}
 			continue
 		}
-		mgmt.put(mgmtEntry{raw: &d, resolved: in.managed(&d)})
+		e := mgmtEntry{raw: &d, resolved: in.managed(&d)}
+		mgmt.put(e)
+		if kmgmt != nil {
+			kmgmt.put(e)
+		}
 	}
 	m.rawMgmt = mgmt.list()
+	if kmgmt != nil {
+		m.rawMgmtKinds = kmgmt.list()
+	}
 	for _, e := range m.rawMgmt {
 		m.Managed = append(m.Managed, e.resolved)
 	}
@@ -563,7 +603,7 @@ func (l *Loader) effective(ctx context.Context, p *project, stack []Coord) (*Mod
 		m.rawDeps = append(m.rawDeps, parent.rawDeps...)
 	}
 	for i := range m.rawDeps {
-		if d, ok := in.dependency(&m.rawDeps[i], m, mgmt); ok {
+		if d, ok := in.dependency(&m.rawDeps[i], m, mgmt, kmgmt); ok {
 			if err := d.check(); err != nil && in.err == nil {
 				in.err = err
 			}
@@ -597,23 +637,41 @@ func (m *Model) propertyMap() map[string]string {
 	return out
 }
 
+// mgmtTable is a dependencyManagement keyed by groupId:artifactId (Ivy
+// 2.5), or with byKind by groupId:artifactId:type:classifier (Ivy 2.6.0's
+// DependencyMgtKey: an empty type is jar). A later entry of a key replaces
+// the earlier one in its place.
 type mgmtTable struct {
-	order []string
-	byKey map[string]mgmtEntry
+	byKind bool
+	order  []string
+	byKey  map[string]mgmtEntry
 }
 
-func newMgmt() *mgmtTable { return &mgmtTable{byKey: map[string]mgmtEntry{}} }
+func newMgmt(byKind bool) *mgmtTable {
+	return &mgmtTable{byKind: byKind, byKey: map[string]mgmtEntry{}}
+}
+
+func (t *mgmtTable) key(g, a, typ, classifier string) string {
+	if !t.byKind {
+		return g + ":" + a
+	}
+	if typ == "" {
+		typ = "jar"
+	}
+	return g + ":" + a + ":" + typ + ":" + classifier
+}
 
 func (t *mgmtTable) put(e mgmtEntry) {
-	k := e.resolved.Group + ":" + e.resolved.Artifact
+	k := t.key(e.resolved.Group, e.resolved.Artifact, e.resolved.Type, e.resolved.Classifier)
 	if _, ok := t.byKey[k]; !ok {
 		t.order = append(t.order, k)
 	}
 	t.byKey[k] = e
 }
 
-func (t *mgmtTable) get(g, a string) (Managed, bool) {
-	e, ok := t.byKey[g+":"+a]
+// get is the entry managing a dependency g:a of type typ and classifier.
+func (t *mgmtTable) get(g, a, typ, classifier string) (Managed, bool) {
+	e, ok := t.byKey[t.key(g, a, typ, classifier)]
 	return e.resolved, ok
 }
 
@@ -643,13 +701,15 @@ func (in *interp) exclusions(d *pomDependency) []Exclusion {
 func (in *interp) managed(d *pomDependency) Managed {
 	return Managed{
 		Group: in.s(d.GroupID), Artifact: in.s(d.ArtifactID), Version: in.s(d.Version),
-		Scope: in.s(d.Scope), Type: in.s(d.Type), Exclusions: in.exclusions(d),
+		Scope: in.s(d.Scope), Type: in.s(d.Type), Classifier: in.s(d.Classifier), Exclusions: in.exclusions(d),
 	}
 }
 
 var knownScopes = map[string]bool{"compile": true, "runtime": true, "provided": true, "test": true, "system": true}
 
-func (in *interp) dependency(raw *pomDependency, m *Model, mgmt *mgmtTable) (Dependency, bool) {
+// dependency is raw as Ivy reads it, managed by mgmt (Ivy 2.5) or, when
+// not nil, by kmgmt (Ivy 2.6.0).
+func (in *interp) dependency(raw *pomDependency, m *Model, mgmt, kmgmt *mgmtTable) (Dependency, bool) {
 	d := Dependency{
 		Group: in.s(raw.GroupID), Artifact: in.s(raw.ArtifactID), Version: in.s(raw.Version),
 		Scope: in.s(raw.Scope), Classifier: in.s(raw.Classifier), Type: in.s(raw.Type),
@@ -660,7 +720,10 @@ func (in *interp) dependency(raw *pomDependency, m *Model, mgmt *mgmtTable) (Dep
 	if d.Group == m.Group && d.Artifact == m.Artifact {
 		return d, false
 	}
-	mg, managed := mgmt.get(d.Group, d.Artifact)
+	if kmgmt != nil {
+		mgmt = kmgmt
+	}
+	mg, managed := mgmt.get(d.Group, d.Artifact, d.Type, d.Classifier)
 	if d.Scope == "" {
 		if managed {
 			d.Scope = mg.Scope

@@ -247,3 +247,68 @@ func TestConcurrentParentCycle(t *testing.T) {
 		})
 	}
 }
+
+// TestManagedByKind: Ivy 2.6.0's dependencyManagement (IVY-1654) matches
+// type and classifier as well; Ivy 2.5's matches groupId:artifactId, the
+// last entry winning. Mediation (ManagedVersion) is by module in both.
+func TestManagedByKind(t *testing.T) {
+	mg := func(body string) string {
+		return `<dependencyManagement><dependencies>` + body + `</dependencies></dependencyManagement>`
+	}
+	const (
+		libData  = `<dependency><groupId>l</groupId><artifactId>lib</artifactId><version>3</version><classifier>data</classifier></dependency>`
+		libPlain = `<dependency><groupId>l</groupId><artifactId>lib</artifactId><version>2</version></dependency>`
+	)
+	f := memFetcher{
+		"p:par:1": pom(`<groupId>p</groupId><artifactId>par</artifactId><version>1</version><packaging>pom</packaging>` + mg(libData+libPlain)),
+		"p:bom:1": pom(`<groupId>p</groupId><artifactId>bom</artifactId><version>1</version><packaging>pom</packaging>` + mg(libData+libPlain)),
+		"p:classifier:1": pom(`<groupId>p</groupId><artifactId>classifier</artifactId><version>1</version>` + mg(libData+libPlain) +
+			`<dependencies><dependency><groupId>l</groupId><artifactId>lib</artifactId><classifier>data</classifier></dependency></dependencies>`),
+		"p:type:1": pom(`<groupId>p</groupId><artifactId>type</artifactId><version>1</version>` +
+			mg(`<dependency><groupId>l</groupId><artifactId>lib</artifactId><version>3</version><type>bundle</type></dependency>`+libPlain) +
+			`<dependencies><dependency><groupId>l</groupId><artifactId>lib</artifactId><type>bundle</type></dependency></dependencies>`),
+		"p:jartype:1": pom(`<groupId>p</groupId><artifactId>jartype</artifactId><version>1</version>` +
+			mg(`<dependency><groupId>l</groupId><artifactId>lib</artifactId><version>3</version><type>jar</type></dependency>`) +
+			`<dependencies><dependency><groupId>l</groupId><artifactId>lib</artifactId></dependency></dependencies>`),
+		"p:scope:1": pom(`<groupId>p</groupId><artifactId>scope</artifactId><version>1</version>` +
+			mg(`<dependency><groupId>l</groupId><artifactId>lib</artifactId><version>2</version><scope>provided</scope><exclusions><exclusion><groupId>z</groupId><artifactId>z</artifactId></exclusion></exclusions></dependency>`) +
+			`<dependencies><dependency><groupId>l</groupId><artifactId>lib</artifactId><version>2</version><classifier>data</classifier></dependency></dependencies>`),
+		"p:child:1": pom(`<parent><groupId>p</groupId><artifactId>par</artifactId><version>1</version></parent><artifactId>child</artifactId>
+			<dependencies><dependency><groupId>l</groupId><artifactId>lib</artifactId><classifier>data</classifier></dependency></dependencies>`),
+		"p:imports:1": pom(`<groupId>p</groupId><artifactId>imports</artifactId><version>1</version>` +
+			mg(`<dependency><groupId>p</groupId><artifactId>bom</artifactId><version>1</version><type>pom</type><scope>import</scope></dependency>`) +
+			`<dependencies><dependency><groupId>l</groupId><artifactId>lib</artifactId><classifier>data</classifier></dependency></dependencies>`),
+	}
+	for _, tc := range []struct {
+		module    string
+		ivy25     []string
+		ivy26     []string
+		mediation string // ManagedVersion of l:lib, both
+	}{
+		{"p:classifier:1", []string{"l:lib:2/compile"}, []string{"l:lib:3/compile"}, "2"},
+		{"p:type:1", []string{"l:lib:2/compile"}, []string{"l:lib:3/compile"}, "2"},
+		{"p:jartype:1", []string{"l:lib:3/compile"}, []string{"l:lib:3/compile"}, "3"},
+		{"p:scope:1", []string{"l:lib:2/provided/-z:z"}, []string{"l:lib:2/compile"}, "2"},
+		{"p:child:1", []string{"l:lib:2/compile"}, []string{"l:lib:3/compile"}, "2"},
+		{"p:imports:1", []string{"l:lib:2/compile"}, []string{"l:lib:3/compile"}, "2"},
+	} {
+		t.Run(tc.module, func(t *testing.T) {
+			p := splitColon(tc.module)
+			for _, byKind := range []bool{false, true} {
+				l := NewLoader(f)
+				l.ManagedByKind = byKind
+				m, err := l.Load(context.Background(), p[0], p[1], p[2])
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[bool][]string{false: tc.ivy25, true: tc.ivy26}[byKind]
+				if d := cmp.Diff(want, deps(m)); d != "" {
+					t.Errorf("ManagedByKind %v: dependencies (-want +got):\n%s", byKind, d)
+				}
+				if v, _ := m.ManagedVersion("l", "lib"); v != tc.mediation {
+					t.Errorf("ManagedByKind %v: ManagedVersion = %q, want %q", byKind, v, tc.mediation)
+				}
+			}
+		})
+	}
+}

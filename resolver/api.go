@@ -58,8 +58,16 @@ type Request struct {
 	// SparkVersion is the Spark version whose Ivy the resolution follows
 	// (IvyOf): before 3.5.9 Ivy 2.5.1, which loses POM dependencies that
 	// differ only by classifier (IVY-1642). "" follows Ivy 2.5.2 and later
-	// (3.5.9+, 4.x). The lock records the Ivy when it is 2.5.1.
+	// (3.5.9+, 4.x). The lock records the Ivy when it is 2.5.1. IvyVersion
+	// overrides it.
 	SparkVersion string
+	// IvyVersion chooses the Ivy to follow, one of KnownIvyVersions
+	// (EffectiveIvy): "" is the Spark line's. 2.6.0, which no Spark
+	// release ships yet, matches dependencyManagement by type and
+	// classifier (IVY-1654) and lets an ivySettings file select the nearest
+	// conflict manager (IVY-813). The lock records an Ivy other than
+	// 2.5.2/2.5.3.
+	IvyVersion string
 	// LockPath, when set, is read if it exists and matches the inputs, and
 	// written after a fresh resolution.
 	LockPath string

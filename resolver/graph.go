@@ -69,13 +69,14 @@ func buildIvyGraph(ctx context.Context, req Request, src Source, log Logger, lit
 	default:
 		return nil, errdefs.Errorf(errdefs.BadArgument, "conflict mode %q: must be latest or nearest", req.Conflict)
 	}
-	ivy, err := IvyOf(req.SparkVersion)
+	ivy, err := EffectiveIvy(req.SparkVersion, req.IvyVersion)
 	if err != nil {
 		return nil, err
 	}
 	e := newEngine(src, log, rules)
 	e.literal = literal
 	e.mergeByRevision = ivy == Ivy251
+	e.setIvy(ivy)
 	if len(coords) == 0 {
 		return &Graph{}, nil
 	}

@@ -187,6 +187,12 @@ func newEngine(src Source, log Logger, rules []ExcludeRule) *engine {
 	return e
 }
 
+// setIvy makes the engine follow Ivy version ivy (EffectiveIvy's answer):
+// 2.6.0 reads dependencyManagement by type and classifier (IVY-1654).
+func (e *engine) setIvy(ivy string) {
+	e.loader.ManagedByKind = ivy == Ivy260
+}
+
 func (e *engine) rootExcludes(group, artifact string) bool {
 	for _, r := range e.rules {
 		if r.Matches(group, artifact) {

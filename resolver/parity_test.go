@@ -28,6 +28,9 @@ type parityCase struct {
 	expectJars      []string
 	expectErr       bool
 	expectedRaw     string
+	// ivy is the Request.IvyVersion the case is resolved with ("" the
+	// default line's).
+	ivy string
 }
 
 func loadParityCases(t *testing.T, dir string, vars map[string]string) []parityCase {
@@ -46,7 +49,7 @@ func loadParityCases(t *testing.T, dir string, vars map[string]string) []parityC
 			}
 			return strings.TrimSpace(string(b))
 		}
-		c := parityCase{name: name, dir: dir, coords: read(".coords"), exclude: read(".exclude"), expectedRaw: read(".expected")}
+		c := parityCase{name: name, dir: dir, coords: read(".coords"), exclude: read(".exclude")}
 		for _, r := range strings.Split(read(".repos"), "\n") {
 			if r = strings.TrimSpace(r); r != "" {
 				for k, v := range vars {
@@ -55,17 +58,23 @@ func loadParityCases(t *testing.T, dir string, vars map[string]string) []parityC
 				c.repos = append(c.repos, r)
 			}
 		}
-		for _, l := range strings.Split(c.expectedRaw, "\n") {
-			switch {
-			case strings.HasPrefix(l, "jar "):
-				c.expectJars = append(c.expectJars, strings.TrimPrefix(l, "jar "))
-			case strings.HasPrefix(l, "error "):
-				c.expectErr = true
-			}
-		}
+		c.setExpected(read(".expected"))
 		out = append(out, c)
 	}
 	return out
+}
+
+// setExpected sets the oracle's answer, raw: its output.
+func (c *parityCase) setExpected(raw string) {
+	c.expectedRaw, c.expectJars, c.expectErr = raw, nil, false
+	for _, l := range strings.Split(raw, "\n") {
+		switch {
+		case strings.HasPrefix(l, "jar "):
+			c.expectJars = append(c.expectJars, strings.TrimPrefix(l, "jar "))
+		case strings.HasPrefix(l, "error "):
+			c.expectErr = true
+		}
+	}
 }
 
 // resolveWithFS builds the graph through the test file-system Source and
@@ -75,7 +84,7 @@ func resolveWithFS(ctx context.Context, t testing.TB, c parityCase) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	req := Request{Packages: []string{c.coords}}
+	req := Request{Packages: []string{c.coords}, IvyVersion: c.ivy}
 	if c.exclude != "" {
 		req.Excludes = []string{c.exclude}
 	}
@@ -182,6 +191,48 @@ func parityDir(t *testing.T) string {
 func TestParity(t *testing.T) {
 	d := parityDir(t)
 	runParity(t, loadParityCases(t, filepath.Join(d, "cases"), map[string]string{"PARITY": d}))
+}
+
+// TestParityIvyVersions runs testdata/parity/ivyversions: each case has
+// the real Ivy's answer per version, NAME@VERSION.expected (the oracle of
+// ../shared/oracle with IVY_JAR set to Debian's 2.5.1 and to Maven
+// Central's 2.5.3 and 2.6.0 jars), and is resolved with that
+// Request.IvyVersion. The ivy1654-* cases are the ones where 2.5.x and
+// 2.6.0 differ (IVY-1654: dependencyManagement matched by type and
+// classifier), except ivy1654-same, where they agree.
+func TestParityIvyVersions(t *testing.T) {
+	d := parityDir(t)
+	dir := filepath.Join(d, "ivyversions")
+	var cases []parityCase
+	for _, c := range loadParityCases(t, dir, map[string]string{"PARITY": d}) {
+		n := 0
+		for _, v := range KnownIvyVersions {
+			b, err := os.ReadFile(filepath.Join(dir, c.name+"@"+v+".expected"))
+			if err != nil {
+				t.Fatalf("case %s: %v (every case has an answer per Ivy version)", c.name, err)
+			}
+			vc := c
+			vc.name, vc.ivy = c.name+"@"+v, v
+			vc.setExpected(strings.TrimSpace(string(b)))
+			cases = append(cases, vc)
+			n++
+		}
+	}
+	runParity(t, cases)
+	// The cases show a difference: 2.5.3 and 2.6.0 disagree on all but one.
+	answers := map[string]map[string]string{}
+	for _, c := range cases {
+		name, v, _ := strings.Cut(c.name, "@")
+		if answers[name] == nil {
+			answers[name] = map[string]string{}
+		}
+		answers[name][v] = strings.Join(c.expectJars, " ")
+	}
+	for name, a := range answers {
+		if same := a[Ivy253] == a[Ivy260]; same != (name == "ivy1654-same") {
+			t.Errorf("%s: 2.5.3 and 2.6.0 answers alike = %v", name, same)
+		}
+	}
 }
 
 // TestParityCorpus runs ../shared/corpus/cases (skipped when ../shared is absent).

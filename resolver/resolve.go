@@ -54,7 +54,10 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := IvyOf(req.SparkVersion); err != nil {
+	if _, err := EffectiveIvy(req.SparkVersion, req.IvyVersion); err != nil {
+		return nil, err
+	}
+	if req, err = ivySettingsConflict(ctx, req); err != nil {
 		return nil, err
 	}
 	req.CacheDir = cache.Dir(req.CacheDir)
@@ -204,8 +207,11 @@ func canonicalInputs(req Request, chain *repo.Chain) lock.Inputs {
 		Packages:     split(req.Packages),
 		Repositories: chain.Inputs(),
 	}
-	// A bad SparkVersion fails in BuildGraph; here it records nothing.
-	in.Ivy, _ = IvyOf(req.SparkVersion)
+	// A bad SparkVersion or IvyVersion fails in BuildGraph; here it
+	// records nothing.
+	if ivy, err := EffectiveIvy(req.SparkVersion, req.IvyVersion); err == nil {
+		in.Ivy = lockIvy(ivy)
+	}
 	in.InputsHash = lock.ComputeInputsHash(in)
 	return in
 }

@@ -1,10 +1,14 @@
 package resolver
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/maven"
 )
 
 // Ivy251 is IvyOf's answer for the Spark versions whose Ivy predates 2.5.2
@@ -60,4 +64,56 @@ func IvyOf(v string) (string, error) {
 		return Ivy251, nil
 	}
 	return "", nil
+}
+
+// The Ivy versions prebake follows (Request.IvyVersion).
+const (
+	// Ivy253 is Ivy 2.5.2 and 2.5.3 (the same resolution): Spark 3.5.9
+	// and 4.x.
+	Ivy253 = "2.5.3"
+	// Ivy260 is Ivy 2.6.0, which no Spark release ships yet (SPARK-58878
+	// proposes it): a POM's dependencyManagement entry applies to a
+	// dependency only when their type and classifier match too
+	// (IVY-1654), and an ivySettings file may select the Maven-style
+	// nearest conflict manager (IVY-813).
+	Ivy260 = "2.6.0"
+)
+
+// KnownIvyVersions are the Ivy versions prebake follows, oldest first.
+var KnownIvyVersions = []string{Ivy251, Ivy253, Ivy260}
+
+// ErrUnknownIvyVersion is matched (errors.Is) by an Ivy version prebake
+// does not follow; the error is errdefs.BadArgument and names
+// KnownIvyVersions.
+var ErrUnknownIvyVersion = errors.New("not an Ivy prebake follows")
+
+// EffectiveIvy is the Ivy a resolution follows: ivyVersion, one of
+// KnownIvyVersions, when set, else the Spark line's (Ivy251 before 3.5.9,
+// else Ivy253; see IvyOf).
+func EffectiveIvy(sparkVersion, ivyVersion string) (string, error) {
+	line, err := IvyOf(sparkVersion)
+	if err != nil {
+		return "", err
+	}
+	if ivyVersion == "" {
+		if line == "" {
+			return Ivy253, nil
+		}
+		return line, nil
+	}
+	if !slices.Contains(KnownIvyVersions, ivyVersion) {
+		return "", errdefs.New(errdefs.BadArgument, fmt.Errorf("unknown Ivy version %s (%w); prebake follows %s",
+			maven.Quote(ivyVersion), ErrUnknownIvyVersion, strings.Join(KnownIvyVersions, ", ")))
+	}
+	return ivyVersion, nil
+}
+
+// lockIvy is what a lock's inputs.ivy records for the Ivy effective: ""
+// for 2.5.2/2.5.3 (every lock written before the choice existed, so they
+// keep their bytes and inputsHash), else the version, which is hashed.
+func lockIvy(effective string) string {
+	if effective == Ivy253 {
+		return ""
+	}
+	return effective
 }

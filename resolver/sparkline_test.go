@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -92,12 +92,7 @@ func TestIvy1642(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, a := range res.Lock.Artifacts {
-				got = append(got, a.File)
-			}
-			sort.Strings(got)
-			if d := cmp.Diff(tc.want, got); d != "" {
+			if d := cmp.Diff(tc.want, lockFiles(res.Lock)); d != "" {
 				t.Errorf("jars (-want +got):\n%s", d)
 			}
 			if res.Lock.Inputs.Ivy != tc.ivy {
@@ -114,5 +109,60 @@ func TestIvy1642(t *testing.T) {
 	_, err := Resolve(context.Background(), Request{Packages: []string{"s:saxon:1"}, SparkVersion: "3.5", CacheDir: t.TempDir()})
 	if !errors.Is(err, errdefs.BadArgument) {
 		t.Fatalf("SparkVersion 3.5: %v, want a BadArgument error", err)
+	}
+}
+
+// TestEffectiveIvy: the Ivy a request follows and what its lock records.
+// The default (the Spark line's Ivy) keeps every existing lock's bytes and
+// inputsHash: a 4.x lock records no Ivy, a 3.4 lock "2.5.1", whether the
+// version is chosen or defaulted.
+func TestEffectiveIvy(t *testing.T) {
+	for _, tc := range []struct {
+		spark, ivy   string
+		want, inLock string
+		bad          bool
+	}{
+		{spark: "", ivy: "", want: Ivy253, inLock: ""},
+		{spark: "4.3.0", ivy: "", want: Ivy253, inLock: ""},
+		{spark: "4.3.0", ivy: "2.5.3", want: Ivy253, inLock: ""},
+		{spark: "4.3.0", ivy: "2.6.0", want: Ivy260, inLock: "2.6.0"},
+		{spark: "4.3.0", ivy: "2.5.1", want: Ivy251, inLock: "2.5.1"},
+		{spark: "3.4.4", ivy: "", want: Ivy251, inLock: "2.5.1"},
+		{spark: "3.4.4", ivy: "2.5.1", want: Ivy251, inLock: "2.5.1"},
+		{spark: "3.4.4", ivy: "2.5.3", want: Ivy253, inLock: ""},
+		{spark: "3.5.0", ivy: "2.6.0", want: Ivy260, inLock: "2.6.0"},
+		{spark: "", ivy: "2.6.0", want: Ivy260, inLock: "2.6.0"},
+		{spark: "4.3.0", ivy: "2.7.0", bad: true},
+		{spark: "4.3.0", ivy: "2.5.2", bad: true},
+		{spark: "4.3.0", ivy: "2.6", bad: true},
+		{spark: "4.3.0", ivy: "2.6.0\n", bad: true},
+		{spark: "3.5", ivy: "2.6.0", bad: true},
+	} {
+		t.Run(tc.spark+"/"+tc.ivy, func(t *testing.T) {
+			got, err := EffectiveIvy(tc.spark, tc.ivy)
+			if tc.bad {
+				if !errors.Is(err, errdefs.BadArgument) {
+					t.Fatalf("EffectiveIvy(%q, %q) = %q, %v; want a BadArgument error", tc.spark, tc.ivy, got, err)
+				}
+				if tc.spark != "3.5" && (!errors.Is(err, ErrUnknownIvyVersion) || !strings.Contains(err.Error(), "2.5.1, 2.5.3, 2.6.0")) {
+					t.Errorf("error %q: want ErrUnknownIvyVersion naming the versions known", err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("EffectiveIvy(%q, %q) = %q, %v; want %q", tc.spark, tc.ivy, got, err, tc.want)
+			}
+			in := canonicalInputs(Request{Packages: []string{"g:a:1"}, SparkVersion: tc.spark, IvyVersion: tc.ivy}, nil)
+			if in.Ivy != tc.inLock {
+				t.Errorf("lock inputs ivy = %q, want %q", in.Ivy, tc.inLock)
+			}
+			// Hashed only when recorded: the same as the request that
+			// leaves the choice to the line whose Ivy it records.
+			line := map[string]string{"": "4.3.0", Ivy251: "3.4.4", Ivy260: "4.3.0"}[tc.inLock]
+			def := canonicalInputs(Request{Packages: []string{"g:a:1"}, SparkVersion: line}, nil)
+			if same := def.InputsHash == in.InputsHash; same != (tc.inLock != Ivy260) {
+				t.Errorf("inputsHash equal to Spark %s's default = %v", line, same)
+			}
+		})
 	}
 }

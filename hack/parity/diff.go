@@ -170,7 +170,7 @@ func prebakeSource(ctx context.Context, repos []string, cacheDir string) (resolv
 
 // prebakeGraph builds the graph of coords through src.
 func prebakeGraph(ctx context.Context, src resolver.Source, coords, exclude string) (*resolver.Graph, error) {
-	req := resolver.Request{Packages: []string{coords}}
+	req := resolver.Request{Packages: []string{coords}, IvyVersion: ivyVersion}
 	if exclude != "" {
 		req.Excludes = []string{exclude}
 	}

@@ -8,6 +8,12 @@
 //	                               # differential test: random coordinate sets from ../shared/corpus, oracle vs prebake's graph
 //	go run ./hack/parity -diff 30 -seeds 1,2,3 # the same over several seeds (make parity-diff: the fixed CI set)
 //	go run ./hack/parity -diff 30 -random 4    # over 4 fresh random seeds, printed to replay (make parity-fuzz SEEDS=4)
+//	go run ./hack/parity -ivy 2.6.0 -diff 30   # any mode with another Ivy: the oracle runs that Ivy's jar, prebake follows it
+//	go run ./hack/parity -ivyversions [-refresh] # testdata/parity/ivyversions under every Ivy prebake knows (NAME@VERSION.expected)
+//
+// The oracle's Ivy is Debian's 2.5.1 unless -ivy names another: 2.5.3 and
+// 2.6.0 run the jar Maven put in ~/.m2 (mvn dependency:get
+// -Dartifact=org.apache.ivy:ivy:VERSION), with Spark's settings as ever.
 //
 // A case's .repos lines use ${PARITY} for testdata/parity.
 package main
@@ -45,6 +51,8 @@ func main() {
 	show := flag.String("show", "", "print prebake's jars, modules and evictions for these coordinates (-repos, -exclude)")
 	showRepos := flag.String("repos", "", "with -show: comma-separated repository URLs")
 	showExcl := flag.String("exclude", "", "with -show: exclusions")
+	flag.StringVar(&ivyVersion, "ivy", "", "the Ivy the oracle runs and prebake follows: "+strings.Join(resolver.KnownIvyVersions, ", ")+" (default: the oracle's 2.5.1, prebake's default)")
+	ivyVersions := flag.Bool("ivyversions", false, "run testdata/parity/ivyversions under every Ivy prebake knows: compare with NAME@VERSION.expected and prebake (-refresh: rewrite them)")
 	flag.Parse()
 	root, _ := os.Getwd()
 	if abs, err := filepath.Abs(*shared); err == nil {
@@ -54,6 +62,18 @@ func main() {
 	oracle := filepath.Join(*shared, "oracle", "run-oracle.sh")
 	var err error
 	cleanup := func() {}
+	if *ivyVersions {
+		err = runIvyVersions(oracle, parity, *refresh)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "parity:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := useIvy(ivyVersion); err != nil {
+		fmt.Fprintln(os.Stderr, "parity:", err)
+		os.Exit(64)
+	}
 	if *diff > 0 || *refresh || *live {
 		if cleanup, err = prepareOracle(oracle); err != nil {
 			fmt.Fprintln(os.Stderr, "parity:", err)
@@ -130,7 +150,12 @@ type kase struct {
 }
 
 func loadCases(parity string) ([]kase, error) {
-	files, err := filepath.Glob(filepath.Join(parity, "cases", "*.coords"))
+	return loadCasesIn(parity, "cases")
+}
+
+// loadCasesIn reads the cases of parity/dir.
+func loadCasesIn(parity, dir string) ([]kase, error) {
+	files, err := filepath.Glob(filepath.Join(parity, dir, "*.coords"))
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +163,7 @@ func loadCases(parity string) ([]kase, error) {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".coords")
 		read := func(ext string) string {
-			b, _ := os.ReadFile(filepath.Join(parity, "cases", name+ext))
+			b, _ := os.ReadFile(filepath.Join(parity, dir, name+ext))
 			return strings.TrimSpace(string(b))
 		}
 		c := kase{name: name, coords: read(".coords"), exclude: read(".exclude")}
@@ -254,7 +279,7 @@ func comparePrebake(c kase, oracleOut string) string {
 		return err.Error()
 	}
 	defer os.RemoveAll(cache)
-	req := resolver.Request{Packages: []string{c.coords}, Repositories: c.repos, NoDefaultRepositories: true, CacheDir: cache, ChecksumPolicy: resolver.ChecksumIgnore}
+	req := resolver.Request{Packages: []string{c.coords}, Repositories: c.repos, NoDefaultRepositories: true, CacheDir: cache, ChecksumPolicy: resolver.ChecksumIgnore, IvyVersion: ivyVersion}
 	if c.exclude != "" {
 		req.Excludes = []string{c.exclude}
 	}

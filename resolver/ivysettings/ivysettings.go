@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -76,7 +77,19 @@ type Settings struct {
 	DefaultResolver string
 	Resolvers       map[string]*Resolver
 	Credentials     []Credentials
+	// ConflictManager is <settings defaultConflictManager>: "" for Ivy's
+	// default, latest-revision (Spark's), or ConflictNearest, Ivy 2.6.0's
+	// Maven-style manager (IVY-813), which Ivy 2.5 does not know: the
+	// resolver maps it to its nearest mode under Ivy 2.6.0 and refuses it
+	// otherwise, naming ConflictAt.
+	ConflictManager string
+	// ConflictAt is where ConflictManager was set ("file:line").
+	ConflictAt string
 }
+
+// ConflictNearest is the name of Ivy 2.6.0's nearest conflict manager
+// (IvySettings registers it as "nearest").
+const ConflictNearest = "nearest"
 
 // parser is one load: the Settings it builds, and the variables, counts
 // and budgets of the load.
@@ -715,9 +728,19 @@ func (s *parser) topLevel(e *element, local map[string]string, abs string) (defa
 			switch k {
 			case "defaultResolver":
 				defaultResolver = v
-			case "defaultConflictManager", "defaultLatestStrategy":
-				// Spark's behaviour is latest-revision; other managers are
-				// not reproduced.
+			case "defaultConflictManager":
+				// Spark's behaviour is latest-revision; Ivy 2.6.0's nearest
+				// is recorded for the resolver (which knows the Ivy
+				// version); other managers are not reproduced.
+				switch v {
+				case "latest-revision":
+					s.ConflictManager, s.ConflictAt = "", ""
+				case ConflictNearest:
+					s.ConflictManager, s.ConflictAt = v, e.At
+				default:
+					return "", false, bad("%s=%q is not supported by prebake (latest-revision, or nearest with Ivy 2.6.0)", k, v)
+				}
+			case "defaultLatestStrategy":
 				if v != "latest-revision" {
 					return "", false, bad("%s=%q is not supported by prebake (only latest-revision)", k, v)
 				}
@@ -997,4 +1020,16 @@ func (s *parser) addResolver(r *Resolver) error {
 		}
 	}
 	return nil
+}
+
+// JVMEnv is the environment a JVM on this machine gives a settings file's
+// variables: home as ${user.home}, the process's user, working directory
+// and environment.
+func JVMEnv(home string) Env {
+	env := Env{Home: home, LookupEnv: os.LookupEnv}
+	if u, err := user.Current(); err == nil {
+		env.User = u.Username
+	}
+	env.Cwd, _ = os.Getwd()
+	return env
 }
