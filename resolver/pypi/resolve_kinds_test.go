@@ -26,7 +26,7 @@ func TestResolveUVKeepsUserHashes(t *testing.T) {
 	ml := w["demo-1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"]
 	dir := t.TempDir()
 	compiled := writeFile(t, dir, "compiled.txt", hashLine("demo", "1.0", ml, pure)+hashLine("six", "1.16.0", six))
-	uv := writeFile(t, dir, "uv", "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = -o ]; then cp "+compiled+" \"$2\"; exit $?; fi\n  shift\ndone\nexit 2\n")
+	uv := writeFile(t, dir, "uv", "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = -o ]; then cp '"+compiled+"' \"$2\"; exit $?; fi\n  shift\ndone\nexit 2\n")
 	if err := os.Chmod(uv, 0o755); err != nil {
 		t.Fatal(err)
 	}
