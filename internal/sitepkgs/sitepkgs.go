@@ -151,7 +151,14 @@ func installVerified(ctx context.Context, w Wheel, root string, epoch time.Time)
 	}
 	f, err := os.Open(w.Path)
 	if err != nil {
-		return nil, errdefs.New(errdefs.NotFound, fmt.Errorf("wheel %s: %w", w.File, err))
+		// Only a missing file is NotFound; one that is there but cannot
+		// be read is CantWrite, as resolver/cache reports an unreadable
+		// cache blob (VerifyFile).
+		kind := errdefs.CantWrite
+		if errors.Is(err, fs.ErrNotExist) {
+			kind = errdefs.NotFound
+		}
+		return nil, errdefs.New(kind, fmt.Errorf("wheel %s: %w", w.File, err))
 	}
 	defer f.Close()
 	fi, err := f.Stat()

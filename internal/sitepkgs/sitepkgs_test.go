@@ -11,6 +11,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -183,5 +184,33 @@ func TestArchiveDeterministic(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("archive entries (-want +got):\n%s", diff)
+	}
+}
+
+// TestStageOpenErrors: a wheel whose file is missing is errdefs.NotFound;
+// one that is there but cannot be opened (a symlink loop, ELOOP, which
+// root cannot read either) is errdefs.CantWrite, as an unreadable cache
+// blob is.
+func TestStageOpenErrors(t *testing.T) {
+	blobs := t.TempDir()
+	a, p := sitepkgstest.Artifact(t, blobs, "alpha-1.0-py3-none-any.whl", sitepkgstest.Wheel(t, "alpha", "1.0", W{Name: "alpha/__init__.py", Body: "A = 1\n"}))
+	loop := filepath.Join(blobs, "loop")
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		kind       errdefs.Kind
+	}{
+		{"missing", p + ".gone", errdefs.NotFound},
+		{"unreadable", loop, errdefs.CantWrite},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := sitepkgs.Wheel{File: a.File, Sha256: a.Sha256, Size: a.Size, Path: tc.path}
+			_, err := sitepkgs.Stage(context.Background(), []sitepkgs.Wheel{w}, t.TempDir(), time.Unix(1, 0))
+			if errdefs.KindOf(err) != tc.kind {
+				t.Errorf("err = %v (kind %v), want kind %v", err, errdefs.KindOf(err), tc.kind)
+			}
+		})
 	}
 }

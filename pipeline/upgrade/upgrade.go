@@ -387,11 +387,12 @@ func targetVersion(ctx context.Context, src resolver.Source, to string, direct [
 		return to, nil
 	}
 	scala := ScalaOf(to)
-	best := ""
+	best, spark := "", false
 	for _, c := range direct {
 		if c.Group != "org.apache.spark" {
 			continue
 		}
+		spark = true
 		a := scalaSuffixRe.ReplaceAllString(c.Artifact, "_"+scala)
 		vs, err := src.Versions(ctx, c.Group, a)
 		if err != nil && !errors.Is(err, resolver.ErrNotFound) {
@@ -407,9 +408,28 @@ func targetVersion(ctx context.Context, src resolver.Source, to string, direct [
 		if major(to) == 3 && to == "3.5" {
 			return "", errdefs.Errorf(errdefs.BadArgument, "target 3.5: give the patch (3.5.0–3.5.8 follow Ivy 2.5.1, 3.5.9 and later Ivy 2.5.3)")
 		}
+		if spark {
+			// The Spark modules would keep their old version under a
+			// line that names none.
+			return "", errdefs.Errorf(errdefs.NotFound, "no release of Spark line %s (Scala %s) in %s: give a version, e.g. %s.0, or a repository that has the line", to, scala, reposOf(src), to)
+		}
 		return to, nil
 	}
 	return best, nil
+}
+
+// reposOf names src's repositories (their URLs have no userinfo), when
+// it tells them.
+func reposOf(src resolver.Source) string {
+	rs, ok := src.(interface{ Repositories() []resolver.Repository })
+	if !ok || len(rs.Repositories()) == 0 {
+		return "the job's repositories"
+	}
+	var names []string
+	for _, r := range rs.Repositories() {
+		names = append(names, r.Name+" ("+r.URL+")")
+	}
+	return strings.Join(names, ", ")
 }
 
 // mapCoordinate is c on the target line.

@@ -183,12 +183,21 @@ func TestPlanErrors(t *testing.T) {
 		{"unknown current line", []string{"org.apache.hadoop:hadoop-aws:3.3.4"}, "", "4.0", errdefs.BadArgument},
 		{"no coordinate", nil, "3.5.1", "4.0", errdefs.BadArgument},
 		{"absent", []string{"org.apache.spark:spark-absent_2.12:3.5.1"}, "", "4.0.0", errdefs.NotFound},
+		{"line with no release", job35, "", "4.2", errdefs.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := repoReq(t, tc.packages...)
 			_, err := Plan(context.Background(), Input{Request: req, From: tc.from, To: tc.to})
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+			if tc.name == "line with no release" {
+				_, url := repoReq(t)
+				for _, w := range []string{"no release of Spark line 4.2", url} {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("err = %v, want it to say %q", err, w)
+					}
+				}
 			}
 		})
 	}

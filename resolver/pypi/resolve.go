@@ -169,6 +169,7 @@ func (r *Resolver) Resolve(ctx context.Context, in *Input, t Target) ([]Wheel, e
 		if err != nil {
 			return nil, err
 		}
+		keepHashes(in, compiled)
 		in = compiled
 	}
 	pins, err := pinsOf(in, t.Env())
@@ -692,8 +693,15 @@ func (r *Resolver) download(ctx context.Context, c choice, want string) (sum str
 		return "", 0, "", err
 	}
 	defer tw.Abort()
-	n, err := io.Copy(tw, io.LimitReader(resp.Body, r.client.maxWheel+1))
+	n, err := io.Copy(writeTagged{tw}, io.LimitReader(resp.Body, r.client.maxWheel+1))
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", 0, "", ctx.Err()
+		}
+		var we writeError
+		if errors.As(err, &we) {
+			return "", 0, "", errdefs.Errorf(errdefs.CantWrite, "%s: writing to the cache: %v", c.file.Filename, we.err)
+		}
 		return "", 0, "", errdefs.Errorf(errdefs.Unavailable, "GET %s: %s", c.file.URL, redact.String(err.Error()))
 	}
 	if n > r.client.maxWheel {
@@ -714,6 +722,46 @@ func (r *Resolver) download(ctx context.Context, c choice, want string) (sum str
 		return "", 0, "", err
 	}
 	return s.SHA256, s.Size, path, nil
+}
+
+// writeTagged tags its writer's errors as writeError, so a failed copy
+// tells a full or broken cache from a broken download.
+type writeTagged struct{ w io.Writer }
+
+func (t writeTagged) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if err != nil {
+		err = writeError{err}
+	}
+	return n, err
+}
+
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return e.err.Error() }
+func (e writeError) Unwrap() error { return e.err }
+
+// keepHashes puts the --hash values the user wrote (on a requirement or
+// a constraint) onto the compiled requirement of the same name, in place
+// of uv's: uv's hashes are the index's own, so a user's hash that the
+// index's file does not match must still fail (checkAllowed). A hashed
+// requirement with no compiled counterpart (its marker excludes the
+// target) is nothing to check.
+func keepHashes(orig, compiled *Input) {
+	user := map[string][]string{}
+	for _, list := range [][]Requirement{orig.Requirements, orig.Constraints} {
+		for _, q := range list {
+			if len(q.Hashes) > 0 {
+				n := CanonicalName(q.Name)
+				user[n] = append(user[n], q.Hashes...)
+			}
+		}
+	}
+	for i := range compiled.Requirements {
+		if h, ok := user[CanonicalName(compiled.Requirements[i].Name)]; ok {
+			compiled.Requirements[i].Hashes = slices.Clone(h)
+		}
+	}
 }
 
 // checkAllowed checks the file against the pin's allowed hashes (any one
