@@ -202,7 +202,7 @@ func kubeProbe(master string, conf map[string]string) func(context.Context, time
 			return nil, err
 		}
 		k := &doctor.Kube{APIServer: p.APIServer, Source: p.Source, Namespace: p.Namespace, Reachable: p.Reachable,
-			Version: p.Version, Error: p.Error, Warning: p.Warning, Access: []string{}, Denied: []string{}}
+			Version: p.Version, Error: p.Error, Warning: p.Warning, Kind: p.Kind, Access: []string{}, Denied: []string{}}
 		for _, a := range p.Access {
 			n := a.Verb + " " + a.Resource
 			k.Access = append(k.Access, n)

@@ -97,7 +97,7 @@ func (s *signalSetup) check(t *testing.T, code int, took, cpu time.Duration, std
 	if code != exitcode.DriverFailed || !strings.Contains(stderr, "cancelled") {
 		t.Errorf("exit %d after SIGTERM, want %d (cancelled)\n%s", code, exitcode.DriverFailed, stderr)
 	}
-	if cpu > 5*time.Second || took > 30*time.Second {
+	if (cpu > 5*time.Second && !raceEnabled) || took > 30*time.Second { // -race on a loaded machine: no CPU bound
 		t.Errorf("ended %v (CPU %v) after SIGTERM, want within a few seconds", took, cpu)
 	}
 	// Nothing on stdout but, with -o json, the error document.

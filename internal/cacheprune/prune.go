@@ -350,7 +350,9 @@ func scan(areas map[string]*area) ([]*entry, error) {
 			return nil, err
 		}
 		for _, d := range lblobs {
-			if _, ok := named[d.Name()]; ok {
+			// A name starting with "." is a running bake's temp file
+			// (.tmp-*), not a blob: never an entry.
+			if _, ok := named[d.Name()]; ok || strings.HasPrefix(d.Name(), ".") {
 				continue
 			}
 			if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {

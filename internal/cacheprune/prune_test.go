@@ -318,3 +318,24 @@ func TestPruneKeepsRecentRetrieve(t *testing.T) {
 		t.Errorf("--older-than 1s: %+v, %v", rep, err)
 	}
 }
+
+// TestPruneKeepsBakeTempFiles: --max-size removed a running bake's temp
+// file in layers/blobs/sha256 (.tmp-*) as if it were a layer no key
+// names. Names starting with "." are never entries.
+func TestPruneKeepsBakeTempFiles(t *testing.T) {
+	cache := t.TempDir()
+	write(t, cache, 0o755, sixtyDaysAgo, map[string]string{
+		"layers/blobs/sha256/.tmp-123": "half a layer",
+		"layers/blobs/sha256/" + blobA: "orphan layer",
+	})
+	rep, err := Prune(cache, Options{MaxSize: 1, OlderThan: time.Hour, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"layers/", "layers/blobs/", "layers/blobs/sha256/", "layers/blobs/sha256/.tmp-123"}, tree(t, cache)); diff != "" {
+		t.Errorf("after --max-size 1 (-want +got):\n%s", diff)
+	}
+	if rep.Layers != 1 {
+		t.Errorf("report: %+v", rep)
+	}
+}

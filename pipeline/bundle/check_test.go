@@ -298,7 +298,8 @@ func TestTruncatedSaidOnce(t *testing.T) {
 
 // TestStagingSwept: an import killed with SIGKILL leaves its staging
 // directory; the next import removes it (its lock is free), and keeps
-// the one of an import that still runs.
+// the one of an import that still runs, and one just made (younger than
+// stagingGrace: its import may not hold its lock yet).
 func TestStagingSwept(t *testing.T) {
 	cache := t.TempDir()
 	tmp := filepath.Join(blobcache.Dir(cache), "tmp")
@@ -309,6 +310,13 @@ func TestStagingSwept(t *testing.T) {
 	os.MkdirAll(filepath.Join(dead, "tmp"), 0o700)
 	os.WriteFile(filepath.Join(dead, stagingLock), nil, 0o600)
 	os.WriteFile(filepath.Join(dead, "tmp", "dl-1"), make([]byte, 1<<20), 0o600)
+	aMinuteAgo := time.Now().Add(-time.Minute)
+	os.Chtimes(dead, aMinuteAgo, aMinuteAgo)
+	// One just made, its lock file created but not yet flocked (the gap
+	// in lockStaging): kept, as younger than stagingGrace.
+	fresh := filepath.Join(tmp, stagingPrefix+"fresh")
+	os.MkdirAll(fresh, 0o700)
+	os.WriteFile(filepath.Join(fresh, stagingLock), nil, 0o600)
 	// A live one: its lock held by another process (flock, as an import
 	// holds it).
 	live := filepath.Join(tmp, stagingPrefix+"live")
@@ -339,7 +347,7 @@ func TestStagingSwept(t *testing.T) {
 	for _, e := range es {
 		left = append(left, e.Name())
 	}
-	if diff := cmp.Diff([]string{stagingPrefix + "live", stagingPrefix + "young"}, left); diff != "" {
+	if diff := cmp.Diff([]string{stagingPrefix + "fresh", stagingPrefix + "live", stagingPrefix + "young"}, left); diff != "" {
 		t.Errorf("tmp after an import (-want +got):\n%s", diff)
 	}
 }

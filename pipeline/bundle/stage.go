@@ -31,6 +31,10 @@ const (
 	// staleStaging is how old a staging directory with no lock to test
 	// must be to be removed.
 	staleStaging = time.Hour
+	// stagingGrace protects a staging directory just made, between the
+	// creation of its lock file and the flock on it (as layers' tempGrace
+	// does for temp files).
+	stagingGrace = 10 * time.Second
 )
 
 // staging is one import's staging directory: a cache of its own (so
@@ -74,8 +78,9 @@ func newStaging(cacheDir string) (*staging, error) {
 
 // sweepStaging removes, from a cache's temp directory tmp, the staging
 // directories of imports that no longer run: those whose lock is free,
-// or, where no lock can be tested, older than an hour. It reports how
-// many it removed.
+// or, where no lock can be tested, older than an hour. A directory
+// younger than stagingGrace is kept whatever its lock (its import may
+// not have taken it yet). It reports how many it removed.
 func sweepStaging(tmp string) int {
 	ents, err := os.ReadDir(tmp)
 	if err != nil {
@@ -87,10 +92,13 @@ func sweepStaging(tmp string) int {
 			continue
 		}
 		dir := filepath.Join(tmp, e.Name())
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < stagingGrace {
+			continue // just made: its lock may not be taken yet
+		}
 		free, known := stagingFree(filepath.Join(dir, stagingLock))
 		if !known {
-			info, err := e.Info()
-			free = err == nil && time.Since(info.ModTime()) > staleStaging
+			free = time.Since(info.ModTime()) > staleStaging
 		}
 		if free && os.RemoveAll(dir) == nil {
 			n++

@@ -95,6 +95,11 @@ type Kube struct {
 	Denied  []string `json:"denied"`
 	Error   string   `json:"error,omitempty"`
 	Warning string   `json:"warning,omitempty"`
+	// Kind is what kind of failure Error is (submit/k8s's Probe.Kind):
+	// Unavailable or Timeout is an outage, any other a problem of its
+	// kind. Unknown (not said): Unavailable when not Reachable, else
+	// Denied.
+	Kind errdefs.Kind `json:"-"`
 }
 
 // Keyring is the keyring of signature verification.
@@ -368,11 +373,18 @@ func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
 			return nil, err
 		}
 		r.Kube = k
+		kind := k.Kind
+		if kind == errdefs.Unknown {
+			kind = errdefs.Denied
+			if !k.Reachable {
+				kind = errdefs.Unavailable
+			}
+		}
 		switch {
-		case !k.Reachable:
+		case (k.Error != "" || !k.Reachable) && (kind == errdefs.Unavailable || kind == errdefs.Timeout):
 			r.Unreachable = append(r.Unreachable, "API server "+k.APIServer)
-		case k.Error != "":
-			r.problem(errdefs.Denied, "API server "+k.APIServer+": "+k.Error)
+		case k.Error != "" || !k.Reachable:
+			r.problem(kind, "API server "+k.APIServer+": "+k.Error)
 		case len(k.Denied) > 0:
 			r.problem(errdefs.Denied, fmt.Sprintf("API server %s: the credentials (%s) may not %s in namespace %s", k.APIServer, k.Source, strings.Join(k.Denied, ", "), k.Namespace))
 		}

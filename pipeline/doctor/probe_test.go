@@ -92,6 +92,15 @@ func TestCheckProbes(t *testing.T) {
 		{"API server denies", func(in *Input) {
 			in.Kube = noKube(&Kube{APIServer: "https://k8s.test", Reachable: true, Namespace: "jobs", Access: []string{"create pods", "create services"}, Denied: []string{"create services"}})
 		}, outcome{Problems: []string{"API server https://k8s.test: the credentials () may not create services"}, Kind: errdefs.Denied}},
+		{"API server refuses the credentials (401)", func(in *Input) {
+			in.Kube = noKube(&Kube{APIServer: "https://k8s.test", Reachable: true, Error: "Unauthorized", Kind: errdefs.Denied, Access: []string{}, Denied: []string{}})
+		}, outcome{Problems: []string{"API server https://k8s.test: Unauthorized"}, Kind: errdefs.Denied}},
+		{"bad kubeconfig", func(in *Input) {
+			in.Kube = noKube(&Kube{APIServer: "https://k8s.test", Error: "credentials from kubeconfig: bad key", Kind: errdefs.Invalid, Access: []string{}, Denied: []string{}})
+		}, outcome{Problems: []string{"API server https://k8s.test: credentials from"}, Kind: errdefs.Invalid}},
+		{"access review times out", func(in *Input) {
+			in.Kube = noKube(&Kube{APIServer: "https://k8s.test", Reachable: true, Error: "access review of create pods: timeout", Kind: errdefs.Unavailable, Access: []string{}, Denied: []string{}})
+		}, outcome{Unreachable: []string{"API server https://k8s.test"}, Kind: errdefs.Unavailable}},
 		{"API server grants", func(in *Input) {
 			in.Kube = noKube(&Kube{APIServer: "https://k8s.test", Reachable: true, Access: []string{"create pods"}, Denied: []string{}})
 		}, outcome{OK: true}},

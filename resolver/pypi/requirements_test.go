@@ -273,7 +273,7 @@ func TestReadRequirementsHostile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
 			_, err := ReadRequirements(context.Background(), tc.path)
-			if d := time.Since(start); d > 2*time.Second {
+			if d := time.Since(start); d > 15*time.Second {
 				t.Errorf("took %v", d)
 			}
 			if err == nil {
