@@ -18,14 +18,19 @@ import (
 // -o json); the backends only return the values.
 
 // writeSummary prints the one-line summary of a run on stdout:
-// "<id> <state> exit=N source=S[ task=T][ reason=R] total=D".
-func writeSummary(w io.Writer, id, state string, exit int, source, task, reason string, timings submit.Timings) {
+// "<id> <state> exit=N source=S[ task=T][ pod=P][ reason=R] total=D"
+// (task is a REST driver's task state, pod a K8s pod phase that lags the
+// driver container's end; see summaryState).
+func writeSummary(w io.Writer, id, state string, exit int, source, task, pod, reason string, timings submit.Timings) {
 	if id == "" {
 		id = "(not submitted)"
 	}
 	fmt.Fprintf(w, "%s %s exit=%d source=%s", id, state, exit, source)
 	if task != "" {
 		fmt.Fprintf(w, " task=%s", task)
+	}
+	if pod != "" {
+		fmt.Fprintf(w, " pod=%s", pod)
 	}
 	if reason != "" {
 		fmt.Fprintf(w, " reason=%s", reason)
@@ -70,7 +75,36 @@ func writeK8sText(o k8sOutcome, stdout, stderr io.Writer) {
 	if r.Phase == "Submitting" && o.ExitCode == exitcode.Usage {
 		id = "" // refused before any object was created: no pod to name
 	}
-	writeSummary(stdout, id, r.Phase, o.ExitCode, o.Source, "", r.Reason, r.Timings)
+	state, pod := summaryState(r)
+	writeSummary(stdout, id, state, o.ExitCode, o.Source, "", pod, r.Reason, r.Timings)
+}
+
+// summaryState is the state the K8s summary line names, and the extra
+// "pod=<phase>" it adds. The result's phase is the API server's at the
+// moment the driver container ended, and a pod often still reads Running
+// (or Pending, Unknown) for a beat after that: a final log line saying
+// "Running" reads as "still running" (review ux-4, LOW 3). When the driver
+// container has terminated, the line names the outcome its exit code says
+// (Succeeded for 0, Failed otherwise, as the pod will end) and keeps the
+// lagging phase as pod=<phase>. A driver container that has not
+// terminated (hung, timed out, interrupted) keeps the pod's phase: that
+// pod is still running. The JSON result's phase is not touched.
+func summaryState(r *k8s.Result) (state, pod string) {
+	switch r.Phase {
+	case "Pending", "Running", "Unknown":
+	default:
+		return r.Phase, ""
+	}
+	for _, c := range r.Containers {
+		if !c.Driver || c.State != "terminated" || c.ExitCode == nil {
+			continue
+		}
+		if *c.ExitCode == 0 {
+			return "Succeeded", r.Phase
+		}
+		return "Failed", r.Phase
+	}
+	return r.Phase, ""
 }
 
 // writeRESTText prints a REST result's one-line summary to w (stdout), what `prebake
@@ -81,7 +115,7 @@ func writeRESTText(o restOutcome, w io.Writer) {
 	if state == "" {
 		state = "-"
 	}
-	writeSummary(w, r.SubmissionID, state, o.ExitCode, o.Source, r.TaskState, r.Reason, r.Timings)
+	writeSummary(w, r.SubmissionID, state, o.ExitCode, o.Source, r.TaskState, "", r.Reason, r.Timings)
 }
 
 // writeK8sStatusText prints k8s.Status's result as spark-submit --status does.

@@ -84,3 +84,60 @@ func TestTextForms(t *testing.T) {
 		})
 	}
 }
+
+// TestK8sSummaryState: the K8s summary line's state when the pod's phase
+// lags the driver container's end (review ux-4, LOW 3): a final line saying
+// "Running" read as "still running" in an Airflow task log.
+func TestK8sSummaryState(t *testing.T) {
+	timings := submit.Timings{TotalSeconds: 80}
+	driver := func(state string, code *int, reason string) []k8s.ContainerResult {
+		return []k8s.ContainerResult{
+			{Name: "init", Init: true, State: "terminated", ExitCode: intp(0)},
+			{Name: "sidecar", State: "running"},
+			{Name: "spark-kubernetes-driver", Driver: true, State: state, ExitCode: code, Reason: reason},
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		phase  string
+		cs     []k8s.ContainerResult
+		exit   int
+		reason string
+		want   string
+	}{
+		{"running, driver ended 0", "Running", driver("terminated", intp(0), "Completed"), 0, "Completed",
+			"ns:app-driver Succeeded exit=0 source=driver pod=Running reason=Completed total=1m20s\n"},
+		{"running, driver ended 3", "Running", driver("terminated", intp(3), "Error"), 3, "Error",
+			"ns:app-driver Failed exit=3 source=driver pod=Running reason=Error total=1m20s\n"},
+		{"pending, driver ended 1", "Pending", driver("terminated", intp(1), "Error"), 1, "Error",
+			"ns:app-driver Failed exit=1 source=driver pod=Pending reason=Error total=1m20s\n"},
+		{"succeeded", "Succeeded", driver("terminated", intp(0), "Completed"), 0, "Completed",
+			"ns:app-driver Succeeded exit=0 source=driver reason=Completed total=1m20s\n"},
+		{"failed", "Failed", driver("terminated", intp(3), "Error"), 3, "Error",
+			"ns:app-driver Failed exit=3 source=driver reason=Error total=1m20s\n"},
+		// A driver still running (hung, timed out) is still running: the pod's phase stays.
+		{"running, hung", "Running", driver("running", nil, ""), 75, k8s.ReasonHung,
+			"ns:app-driver Running exit=75 source=prebake reason=DriverHung total=1m20s\n"},
+		// Only the driver container counts: an ended sidecar does not.
+		{"running, other container ended", "Running", []k8s.ContainerResult{
+			{Name: "sidecar", State: "terminated", ExitCode: intp(0)},
+			{Name: "spark-kubernetes-driver", Driver: true, State: "running"}}, 75, "Timeout",
+			"ns:app-driver Running exit=75 source=prebake reason=Timeout total=1m20s\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &k8s.Result{SubmissionID: "ns:app-driver", Phase: tt.phase, Reason: tt.reason, Containers: tt.cs, Timings: timings}
+			source := "driver"
+			if tt.exit == 75 {
+				source = "prebake"
+			}
+			var stdout, stderr bytes.Buffer
+			writeK8sText(k8sOutcome{ExitCode: tt.exit, Source: source, Result: r}, &stdout, &stderr)
+			if d := cmp.Diff(tt.want, stdout.String()); d != "" {
+				t.Errorf("stdout (-want +got):\n%s", d)
+			}
+			if r.Phase != tt.phase {
+				t.Errorf("the result's phase changed: %q, want %q (JSON keeps the API server's phase)", r.Phase, tt.phase)
+			}
+		})
+	}
+}

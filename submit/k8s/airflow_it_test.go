@@ -359,10 +359,10 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 		return out, ok
 	}
 	// The task's log is the pod's: prebake's summary and final statuses.
-	// The summary names the pod's phase when the driver container ended,
-	// which may still be Running for a beat: the driver's exit is the check.
+	// The summary names the outcome of the driver container's end, even
+	// when the pod's phase still read Running then (review ux-4, LOW 3).
 	taskEnds(t, run, []taskCase{
-		{"succeeded", "kpo-ok", nil, true, "exit=0 source=driver"},
+		{"succeeded", "kpo-ok", nil, true, " Succeeded exit=0 source=driver"},
 		{"failed", "kpo-fail", []string{"3"}, false, "exit code: 3"},
 	})
 }
