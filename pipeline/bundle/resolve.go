@@ -62,7 +62,7 @@ func resolveRef(ctx context.Context, from string, o *options) (ref string, byLoc
 	if len(shown) > listedTags {
 		shown, more = shown[:listedTags], fmt.Sprintf(" (and %d more)", len(found)-listedTags)
 	}
-	return "", false, errdefs.Errorf(errdefs.BadArgument, "bundle import %s: the repository holds %d bundles; name one (%s:<lock-hash>), or import with the --lock whose hash is its tag: %s%s",
+	return "", false, errdefs.Errorf(errdefs.BadArgument, "bundle import %s: the repository holds %d bundles; name one (%s:<lock-hash>), or import over an existing lock whose hash is its tag: %s%s",
 		from, len(found), repo, strings.Join(shown, ", "), more)
 }
 
@@ -72,5 +72,5 @@ func lockTagMissing(err error, o *options) error {
 	if errdefs.KindOf(err) != errdefs.NotFound {
 		return err
 	}
-	return errdefs.New(errdefs.NotFound, fmt.Errorf("%w (the tag is the hash of the existing lock %s, as bundle export tags; name the bundle's tag or digest to import another lock, with --force to replace it)", err, o.existing))
+	return errdefs.New(errdefs.NotFound, fmt.Errorf("%w (the tag is the hash of the existing lock %s, as bundle export tags; name the bundle's tag or digest to import another lock)", err, o.existing))
 }
