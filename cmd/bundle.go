@@ -133,6 +133,11 @@ naming the file. The jars go into the cache (--cache, default $PREBAKE_CACHE), o
 with --store into a jar store as bake s3 writes it, with the jars' signatures
 (.asc) the bundle carries; the lock is written to --lock.
 
+A registry repository named without a tag or digest is read at the tag bundle
+export gives, the lock hash: that of the existing --lock if there is one, else
+the repository's only tag of that form (several: exit 64 listing them; none:
+exit 66). "latest" is never assumed.
+
 An existing --lock is never replaced by another one: unless it is the same lock
 (or --force is given), the bundle is refused (exit 65) before anything is
 written, and the difference is printed. With --verify-signatures, every jar must

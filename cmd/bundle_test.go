@@ -21,6 +21,7 @@ import (
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/pgpverify/pgptest"
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // bundleDemo resolves the demo packages from repo into a lock; it returns
@@ -100,6 +101,24 @@ func TestBundleCLI(t *testing.T) {
 	}
 	if code, _, errs := runPrebake(context.Background(), "bundle", "import", filepath.Join(tmp, "none.tar"), "--cache", cache3); code != exitcode.NotFound {
 		t.Errorf("a missing bundle: exit %d, want 66\n%s", code, errs)
+	}
+
+	// A registry repository without a tag: the bundle export tagged with
+	// the lock hash (not "latest"); only a latest tag is 66.
+	reg := registrytest.InProcess(t) + "/team/bundles"
+	if code, _, errs := runPrebake(context.Background(), "bundle", "export", "--lock", lock, "--cache", filepath.Join(tmp, "c1"), "--to", reg); code != 0 {
+		t.Fatalf("export to a registry: exit %d\n%s", code, errs)
+	}
+	code, out, errs = runPrebake(context.Background(), "bundle", "import", reg, "--cache", filepath.Join(tmp, "c4"), "--lock", filepath.Join(tmp, "reg.lock"), "-o", "json")
+	if code != 0 || json.Unmarshal([]byte(out), &js) != nil || js.LockHash == "" {
+		t.Fatalf("import without a tag: exit %d\n%s\n%s", code, out, errs)
+	}
+	latest := strings.Replace(reg, "/bundles", "/latest-only", 1)
+	if code, _, errs := runPrebake(context.Background(), "bundle", "export", "--lock", lock, "--cache", filepath.Join(tmp, "c1"), "--to", latest+":latest"); code != 0 {
+		t.Fatalf("export to :latest: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := runPrebake(context.Background(), "bundle", "import", latest, "--cache", filepath.Join(tmp, "c5"), "--lock", filepath.Join(tmp, "latest.lock")); code != exitcode.NotFound || !strings.Contains(errs, "lock hash") {
+		t.Errorf("only a latest tag: exit %d, want 66\n%s", code, errs)
 	}
 }
 

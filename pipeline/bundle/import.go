@@ -64,9 +64,15 @@ type source interface {
 // the cache is left as it was: the files are staged (stage.go) and moved
 // into the cache only once every one is verified. The signatures the
 // bundle carries go where a frozen, offline run with signatures verified
-// finds them (<cache>/signatures/sha256/<jar sha256>.asc).
+// finds them (<cache>/signatures/sha256/<jar sha256>.asc). A registry
+// repository without a tag or digest is read at the tag Export gives
+// (resolveRef), never at "latest"; ImportResult.From names the tag.
 func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*ImportResult, error) {
 	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	from, byLock, err := resolveRef(ctx, from, o)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +82,9 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 	case KindTar:
 		src, err = openTar(from, o.limits)
 	default:
-		src, err = openArtifact(ctx, from, o)
+		if src, err = openArtifact(ctx, from, o); err != nil && byLock {
+			err = lockTagMissing(err, o)
+		}
 	}
 	if err != nil {
 		return nil, err
