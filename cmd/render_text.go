@@ -72,7 +72,7 @@ func writeK8sText(o k8sOutcome, stdout, stderr io.Writer) {
 		writeLogTail(stderr, r.LogTail)
 	}
 	id := r.SubmissionID
-	if r.Phase == "Submitting" && o.ExitCode == exitcode.Usage {
+	if (r.Phase == "Submitting" || r.Phase == k8s.PhaseNotSubmitted) && o.ExitCode == exitcode.Usage {
 		id = "" // refused before any object was created: no pod to name
 	}
 	state, pod := summaryState(r)

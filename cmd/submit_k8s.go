@@ -13,6 +13,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s"
 )
@@ -41,7 +42,7 @@ func (b *k8sAdapter) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&b.via, "via", "", "k8s: \"operator\" creates a kubeflow SparkApplication instead of running spark-submit, and polls its state")
 	durationVar(fs, &b.apiRetryTimeout, "api-retry-timeout", 5*time.Minute, "k8s: give up (exit 69) when the API server fails this long")
 	fs.StringVar(&b.submitter, "submitter", k8s.SubmitterSparkSubmit, "k8s cluster mode: spark-submit (run it), native (create the driver pod, ConfigMap and Service in Go, no JVM; refuses what it cannot reproduce) or auto (native when the argv is inside its supported set, else spark-submit)")
-	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x) for --submitter native|auto and --dry-run; default: what the baked image's jars say (--image-target), else an apache/spark image's tag")
+	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x) for --submitter native|auto and --dry-run; default: what the baked image's jars say (--image-target), else an apache/spark image's tag, else the dev.prebake.spark-version annotation of the driver image (asked with --registry-auth or the docker keychain)")
 	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
 
@@ -82,7 +83,7 @@ func (d dryRunK8s) Submit(ctx context.Context, p *submit.Prepared) (submit.Outco
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	objs, err := d.DryRun(p)
+	objs, err := d.DryRun(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +114,24 @@ func (b *k8sAdapter) options(r *run) []k8s.Option {
 		k8s.WithQuiet(r.quiet),
 		k8s.WithVerbose(r.verbose),
 		k8s.WithStderr(r.stderr),
+		k8s.WithImageSparkVersionLookup(imageSparkVersion(&r.f.registry)),
+	}
+}
+
+// imageSparkVersion reads the Spark version prebake recorded on an image
+// (dev.prebake.spark-version) with the registry flags' credentials (else the
+// usual keychain): the native submitter's version when no flag gives it.
+func imageSparkVersion(rf *registryFlags) func(ctx context.Context, image string) (string, error) {
+	return func(ctx context.Context, image string) (string, error) {
+		opts, err := rf.options(nil)
+		if err != nil {
+			return "", err
+		}
+		info, err := layers.Inspect(ctx, image, opts...)
+		if err != nil {
+			return "", err
+		}
+		return info.SparkVersion, nil
 	}
 }
 

@@ -60,7 +60,7 @@ func dryRunWith(sub *submit.Submission, w io.Writer, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	objs, err := b.DryRun(&submit.Prepared{Sub: sub})
+	objs, err := b.DryRun(context.Background(), &submit.Prepared{Sub: sub})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func TestCreateOrderAndOwner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs, err := b.DryRun(&submit.Prepared{Sub: mustLoad(t, append(args, "--class", "Main", "local:///opt/app.jar"), env)})
+		objs, err := b.DryRun(context.Background(), &submit.Prepared{Sub: mustLoad(t, append(args, "--class", "Main", "local:///opt/app.jar"), env)})
 		if err != nil {
 			t.Fatal(err)
 		}

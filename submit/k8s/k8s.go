@@ -103,6 +103,7 @@ func submitK8s(ctx context.Context, sub *submit.Submission, o *options) (*Result
 func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result) error {
 	a := newK8sArgs(sub)
 	if o.sparkSubmit == "" && o.via == "" && o.submitter != SubmitterNative {
+		notSubmitted(res)
 		return errdefs.Optionf(errdefs.BadArgument, "k8s.WithSparkSubmit", "no spark-submit: give its path, set $SPARK_HOME or put spark-submit on $PATH")
 	}
 	if o.timeout > 0 {
@@ -144,8 +145,9 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 		"spark.kubernetes.driver.pod.name", w.pod,
 	}
 	subArgs := a.withConf(extra...)
-	objs, err := chooseSubmitter(sub, extra, o, w.progressf)
+	objs, err := chooseSubmitter(ctx, sub, extra, o, w.progressf)
 	if err != nil {
+		notSubmitted(res)
 		return err
 	}
 	if objs != nil {
@@ -184,6 +186,16 @@ func runK8s(ctx context.Context, sub *submit.Submission, o *options, res *Result
 		return w.submitted(res)
 	}
 	return w.run(ctx, res)
+}
+
+// PhaseNotSubmitted is a Result's phase when the submission was refused
+// before any object was created (a usage error): it names no pod and no
+// submission ID.
+const PhaseNotSubmitted = "NotSubmitted"
+
+// notSubmitted marks res as refused before anything was created.
+func notSubmitted(res *Result) {
+	res.Phase, res.SubmissionID, res.Pod = PhaseNotSubmitted, "", ""
 }
 
 // PhaseSubmitted is a Result's phase when the user's

@@ -40,7 +40,7 @@ var currentUser = user.Current
 // nativeObjects builds what spark-submit would create for sub with the
 // --conf pairs extra added last; a conflict between o.driverSparkVersion and
 // the baked image goes to o.stderr.
-func nativeObjects(sub *submit.Submission, extra []string, o *options) (*native.Objects, error) {
+func nativeObjects(ctx context.Context, sub *submit.Submission, extra []string, o *options) (*native.Objects, error) {
 	env := map[string]string{}
 	for _, k := range nativeEnv {
 		if v := o.getenv(k); v != "" {
@@ -69,8 +69,44 @@ func nativeObjects(sub *submit.Submission, extra []string, o *options) (*native.
 	if warning != "" {
 		fmt.Fprintf(o.stderr, "prebake: warning: %s\n", warning)
 	}
+	var lookupErr error
+	img := driverImage(in.Conf)
+	if v == "" && img != "" && o.lookupVersion != nil {
+		v, lookupErr = lookupImageVersion(ctx, o.lookupVersion, img)
+	}
 	in.SparkVersion = v
-	return native.Build(in)
+	objs, err := native.Build(in)
+	var ue *native.UnsupportedError
+	if lookupErr != nil && errors.As(err, &ue) && ue.Option == native.OptionSparkVersion {
+		return nil, fmt.Errorf("%w; the image %s was asked: %v", err, img, lookupErr)
+	}
+	return objs, err
+}
+
+// imageLookupTimeout bounds the read of the driver image's annotations.
+var imageLookupTimeout = 10 * time.Second
+
+// lookupImageVersion asks image for the Spark version prebake recorded on
+// it; an image without one is an error saying so.
+func lookupImageVersion(ctx context.Context, lookup func(context.Context, string) (string, error), image string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, imageLookupTimeout)
+	defer cancel()
+	v, err := lookup(ctx, image)
+	switch {
+	case err != nil:
+		return "", err
+	case v == "":
+		return "", errors.New("it records no Spark version (dev.prebake.spark-version): it was not baked by prebake")
+	}
+	return v, nil
+}
+
+// driverImage is the driver's container image as the conf names it.
+func driverImage(conf map[string]string) string {
+	if img := conf["spark.kubernetes.driver.container.image"]; img != "" {
+		return img
+	}
+	return conf["spark.kubernetes.container.image"]
 }
 
 // driverSparkVersion picks the Spark version whose rules the native
@@ -98,11 +134,7 @@ var officialTag = regexp.MustCompile(`(^|/)(apache/)?spark:([0-9]+\.[0-9]+\.[0-9
 // imageSparkVersion reads the Spark version from the driver image's tag
 // when the image is one of Apache Spark's own; "" otherwise.
 func imageSparkVersion(conf map[string]string) string {
-	img := conf["spark.kubernetes.driver.container.image"]
-	if img == "" {
-		img = conf["spark.kubernetes.container.image"]
-	}
-	if m := officialTag.FindStringSubmatch(img); m != nil {
+	if m := officialTag.FindStringSubmatch(driverImage(conf)); m != nil {
 		return m[3]
 	}
 	return ""
@@ -120,11 +152,11 @@ func checkSubmitter(s string) error {
 // native, nil when it goes through spark-submit. Submitter native fails
 // (a bad argument, naming the option) on what it cannot reproduce; auto falls back to
 // spark-submit then, and says why.
-func chooseSubmitter(sub *submit.Submission, extra []string, o *options, progress func(string, ...any)) (*native.Objects, error) {
+func chooseSubmitter(ctx context.Context, sub *submit.Submission, extra []string, o *options, progress func(string, ...any)) (*native.Objects, error) {
 	if o.submitter == "" || o.submitter == SubmitterSparkSubmit {
 		return nil, nil
 	}
-	objs, err := nativeObjects(sub, extra, o)
+	objs, err := nativeObjects(ctx, sub, extra, o)
 	switch {
 	case err == nil:
 		return objs, nil
@@ -184,12 +216,12 @@ func propsSources(sub *submit.Submission) string {
 // (in creation order: Objects.Pod, then Objects.Owned), and creates
 // nothing; the caller prints them (Objects.YAML). What it cannot reproduce
 // is a bad argument naming the option.
-func (b *Backend) DryRun(p *submit.Prepared) (*native.Objects, error) {
-	return dryRun(p.Sub, b.run(p))
+func (b *Backend) DryRun(ctx context.Context, p *submit.Prepared) (*native.Objects, error) {
+	return dryRun(ctx, p.Sub, b.run(p))
 }
 
-func dryRun(sub *submit.Submission, o *options) (*native.Objects, error) {
-	objs, err := nativeObjects(sub, nil, o)
+func dryRun(ctx context.Context, sub *submit.Submission, o *options) (*native.Objects, error) {
+	objs, err := nativeObjects(ctx, sub, nil, o)
 	if err != nil {
 		var ue *native.UnsupportedError
 		if errors.As(err, &ue) {

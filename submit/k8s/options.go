@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"context"
 	"io"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ type options struct {
 	submitter          string
 	driverSparkVersion string
 	imageSparkVersion  string
+	lookupVersion      func(ctx context.Context, image string) (string, error)
 	quiet, verbose     bool
 	stderr             io.Writer
 	environ            []string // "K=V": Status and Kill's, or the submission's (run)
@@ -185,9 +187,20 @@ func WithSubmitter(s string) Option {
 // native submitter and DryRun need (3.5.x or 4.0.x). It wins over the
 // baked image's (submit.Prepared.DriverSparkVersion, as its jars say; with
 // a warning when they differ), which wins over the tag of an official
-// Apache Spark image. No default.
+// Apache Spark image, which wins over what WithImageSparkVersionLookup
+// reads from the driver image. No default.
 func WithDriverSparkVersion(v string) Option {
 	return func(o *options) error { o.driverSparkVersion = v; return nil }
+}
+
+// WithImageSparkVersionLookup sets how the native submitter and DryRun
+// read the Spark version recorded on the driver image (prebake's
+// dev.prebake.spark-version annotation) when neither WithDriverSparkVersion
+// nor the baked image of this run, nor an official image's tag, gives it.
+// Each call is bounded by a short time limit (imageLookupTimeout). The
+// default is nil: the image is not asked.
+func WithImageSparkVersionLookup(f func(ctx context.Context, image string) (string, error)) Option {
+	return func(o *options) error { o.lookupVersion = f; return nil }
 }
 
 // WithQuiet drops the progress lines written to WithStderr's writer. The

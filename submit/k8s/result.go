@@ -19,7 +19,9 @@ import (
 //	  "namespace": "ns",
 //	  "pod": "my-app-1a2b3c4d5e6f-driver",
 //	  "phase": "Succeeded",            // last pod phase seen: Pending|Running|Succeeded|Failed|Unknown,
-//	                                   // or "Deleted" (pod gone), "NotFound" (never seen), "Submitting"
+//	                                   // or "Deleted" (pod gone), "NotFound" (never seen), "Submitting",
+//	                                   // "NotSubmitted" (refused before any object was created: a usage
+//	                                   // error; no submissionId, no pod)
 //	  "exitCode": 0,                   // the CLI's: prebake's own exit code for this run
 //	  "driverExitCode": 0,             // the driver container's exitCode, or the one SparkContext
 //	                                   // reported for a hung driver (absent when unknown)
