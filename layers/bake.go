@@ -297,7 +297,7 @@ func planBake(in BakeInput, o *options) (*baking, error) {
 		return nil, err
 	}
 	// Jars and wheels have their places; any other kind is refused.
-	if err := checkKinds(in.Lock, in.Wheels); err != nil {
+	if err := in.Lock.Placeable("bake image", in.Wheels != nil); err != nil {
 		return nil, err
 	}
 	if in.Shared != nil {

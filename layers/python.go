@@ -3,7 +3,6 @@ package layers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path"
@@ -47,26 +46,6 @@ func cleanPythonDir(d string) (string, error) {
 		return "", errdefs.Optionf(errdefs.BadArgument, "layers.BakeInput.PythonDir", "Python directory %q: must be an absolute path without ':'", d)
 	}
 	return path.Clean(d), nil
-}
-
-// checkKinds refuses a lock holding an artifact that Bake has no place for
-// (a kind other than jar and wheel; wheels without BakeInput.Wheels, as
-// from a caller that does not ship them yet), and checks every artifact.
-func checkKinds(l *lock.File, wheels lock.Jars) error {
-	if wheels == nil && len(l.Wheels()) > 0 {
-		return l.JarsOnly("bake image") // as before wheels had a place
-	}
-	for _, a := range l.Artifacts {
-		switch a.KindOf() {
-		case lock.KindJar, lock.KindWheel:
-		default:
-			return l.JarsOnly("bake image")
-		}
-		if err := lock.CheckArtifact(a); err != nil {
-			return errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
-		}
-	}
-	return nil
 }
 
 // wheelPaths is the local files of the lock's wheels (BakeInput.Wheels).

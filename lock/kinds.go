@@ -79,6 +79,28 @@ func (l *File) JarsOnly(consumer string) error {
 	return nil
 }
 
+// Placeable returns nil when a consumer (e.g. "bake image") that places
+// jars and, given their files (withWheels), wheels can place every artifact
+// of l, and each artifact is valid (CheckArtifact). Otherwise the error is
+// JarsOnly's for a kind it has no place for, or errdefs.Invalid naming the
+// bad artifact.
+func (l *File) Placeable(consumer string, withWheels bool) error {
+	if !withWheels && len(l.Wheels()) > 0 {
+		return l.JarsOnly(consumer) // as before wheels had a place
+	}
+	for _, a := range l.Artifacts {
+		switch a.KindOf() {
+		case KindJar, KindWheel:
+		default:
+			return l.JarsOnly(consumer)
+		}
+		if err := CheckArtifact(a); err != nil {
+			return errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
+		}
+	}
+	return nil
+}
+
 // HasPython reports whether l has a Python half: a non-jar artifact or
 // Inputs.Python. Such a lock is SchemaVersionKinds.
 func (l *File) HasPython() bool {

@@ -139,7 +139,7 @@ func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ..
 	}
 	// Jars go into the manifest, wheels into one archive (WithWheels);
 	// any other kind is refused, never stored as if it were a jar.
-	if err := checkSetKinds(lf, bo.wheels); err != nil {
+	if err := lf.Placeable("bake s3", bo.wheels != nil); err != nil {
 		return nil, err
 	}
 	want := NewManifest(lf)

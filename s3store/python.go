@@ -79,26 +79,6 @@ func WithWheels(wheels lock.Jars) BakeOption { return func(o *bakeOptions) { o.w
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// checkSetKinds refuses a lock the store cannot hold: a kind other than
-// jar and wheel, or wheels without their files (WithWheels); and checks
-// every artifact.
-func checkSetKinds(lf *lock.File, wheels lock.Jars) error {
-	if wheels == nil && len(lf.Wheels()) > 0 {
-		return lf.JarsOnly("bake s3") // as before wheels had a place
-	}
-	for _, a := range lf.Artifacts {
-		switch a.KindOf() {
-		case lock.KindJar, lock.KindWheel:
-		default:
-			return lf.JarsOnly("bake s3")
-		}
-		if err := lock.CheckArtifact(a); err != nil {
-			return errdefs.New(errdefs.Invalid, fmt.Errorf("bake: %w", err))
-		}
-	}
-	return nil
-}
-
 // manifestWheels lists lf's wheels for its manifest.
 func manifestWheels(lf *lock.File) []ManifestWheel {
 	out := make([]ManifestWheel, 0, len(lf.Wheels()))
