@@ -23,6 +23,7 @@ import (
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/redirect"
+	"github.com/prebake/prebake/internal/retryafter"
 )
 
 // Media types of the simple repository API (PEP 691, PEP 503).
@@ -99,19 +100,7 @@ func (e *LimitError) Error() string {
 		return msg + ": the index refuses this client (the credentials in the index URL of the machine's pip configuration, or a block)"
 	}
 	msg += ": the index is rate-limiting this client"
-	switch {
-	case e.RetryAfter > 0 && e.TooLong:
-		msg += fmt.Sprintf("; it asks to retry after %s (at %s), longer than the %s prebake may wait, so it did not", e.RetryAfter, e.At.UTC().Format(time.RFC3339), e.MaxWait)
-	case e.RetryAfter > 0:
-		msg += fmt.Sprintf(" (%d attempts); it asks to retry after %s (at %s)", e.Attempts, e.RetryAfter, e.At.UTC().Format(time.RFC3339))
-	default:
-		msg += fmt.Sprintf(" (%d attempts, no Retry-After)", e.Attempts)
-	}
-	when := "later"
-	if e.RetryAfter > 0 {
-		when = "then"
-	}
-	return msg + "; retry " + when + ", or use a mirror named in the machine's pip configuration"
+	return msg + retryafter.Advice(e.RetryAfter, e.At, e.MaxWait, e.TooLong, e.Attempts, "or use a mirror named in the machine's pip configuration")
 }
 
 // ErrNotSimplePage is matched (errors.Is) by an answer that is not a
@@ -471,17 +460,12 @@ func (cl *Client) wait(ctx context.Context, retryAfter time.Duration, attempt in
 // retryAfter reads a Retry-After (seconds or an HTTP date): the wait and
 // when it ends; 0 when absent, unreadable or past.
 func retryAfter(v string) (time.Duration, time.Time) {
-	v = strings.TrimSpace(v)
-	var d time.Duration
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
-		d = time.Duration(min(s, 1<<31)) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = time.Until(t).Round(time.Second)
-	}
+	now := time.Now()
+	d := retryafter.Parse(v, now)
 	if d <= 0 {
 		return 0, time.Time{}
 	}
-	return d, time.Now().Add(d)
+	return d, now.Add(d)
 }
 
 // exists reports whether path is a directory (a find-links entry).

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/prebake/prebake/internal/noanswer"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/redirect"
+	"github.com/prebake/prebake/internal/retryafter"
 )
 
 // ErrChecksumMismatch is matched by every checksum mismatch error.
@@ -82,19 +82,7 @@ func (e *RateLimitError) Error() string {
 	if e.Attempts == 0 {
 		msg = fmt.Sprintf("GET %s: not sent: repository %s is rate-limiting this client (429 Too Many Requests to an earlier request)", e.URL, repo)
 	}
-	switch {
-	case e.RetryAfter > 0 && e.TooLong:
-		msg += fmt.Sprintf("; it asks to retry after %s (at %s), longer than the %s prebake may wait, so it did not", e.RetryAfter, e.At.UTC().Format(time.RFC3339), e.MaxWait)
-	case e.RetryAfter > 0:
-		msg += fmt.Sprintf(" (%d attempts); it asks to retry after %s (at %s)", e.Attempts, e.RetryAfter, e.At.UTC().Format(time.RFC3339))
-	default:
-		msg += fmt.Sprintf(" (%d attempts, no Retry-After)", e.Attempts)
-	}
-	when := "later"
-	if e.RetryAfter > 0 {
-		when = "then"
-	}
-	return msg + "; retry " + when + ", use a mirror (a repository manager), or bring the jars with bundle import"
+	return msg + retryafter.Advice(e.RetryAfter, e.At, e.MaxWait, e.TooLong, e.Attempts, "use a mirror (a repository manager), or bring the jars with bundle import")
 }
 
 // rateLimited is e as an error of kind RateLimited; when e.TooLong, the
@@ -549,26 +537,12 @@ func netErr(u string, err error, ctx context.Context) error {
 	return errors.New(redact.String(err.Error()))
 }
 
-// maxRetryAfter bounds a parsed Retry-After (no overflow; far beyond any
-// wait allowed).
-const maxRetryAfter = 365 * 24 * time.Hour
+// maxRetryAfter bounds a parsed Retry-After.
+const maxRetryAfter = retryafter.Max
 
 // parseRetryAfter parses Retry-After (delay-seconds or an HTTP date) at
-// now; absent, unparsable or in the past it is 0.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	var d time.Duration
-	v = strings.TrimSpace(v)
-	if v != "" && strings.Trim(v, "0123456789") == "" { // delay-seconds
-		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || secs > int64(maxRetryAfter/time.Second) {
-			secs = int64(maxRetryAfter / time.Second) // beyond int64 too
-		}
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	return max(0, min(d, maxRetryAfter))
-}
+// now: 0 when absent, unparsable or past; at most maxRetryAfter.
+func parseRetryAfter(v string, now time.Time) time.Duration { return retryafter.Parse(v, now) }
 
 // idleReader resets the idle timer on each read.
 type idleReader struct {
