@@ -283,11 +283,7 @@ func newerVersions(group, artifact, current string, vs []string, l sparkLines) [
 	}
 	line := func(v string) string {
 		if group == "org.apache.spark" {
-			p := strings.SplitN(v, ".", 3)
-			if len(p) >= 2 {
-				return p[0] + "." + p[1]
-			}
-			return v
+			return revision.MajorMinor(v)
 		}
 		if m := sparkLineRe.FindStringSubmatch(v); m != nil {
 			return m[1]
@@ -296,8 +292,8 @@ func newerVersions(group, artifact, current string, vs []string, l sparkLines) [
 	}
 	wantLine, wantTag := line(current), tag(current)
 	if l.within && l.spark != "" && wantLine != "" {
-		if p := strings.SplitN(l.spark, ".", 3); len(p) >= 2 {
-			wantLine = p[0] + "." + p[1]
+		if strings.Contains(l.spark, ".") {
+			wantLine = revision.MajorMinor(l.spark)
 		}
 	}
 	if l.within && l.scala != "" && wantTag != "" {

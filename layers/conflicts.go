@@ -17,6 +17,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/prebake/prebake/internal/atomicfile"
+	"github.com/prebake/prebake/internal/revision"
 )
 
 // SparkJarsDir is where a Spark distribution keeps its jars.
@@ -336,7 +337,7 @@ func conflictReport(coords, files []string, base []string, sparkJars string) *Re
 		}
 		if c.group == "org.apache.spark" && strings.HasPrefix(c.artifact, "spark-") && r.BaseSparkVersion != "" && c.version != r.BaseSparkVersion {
 			kind := WarnSparkVersion
-			if sparkLine(c.version) == sparkLine(r.BaseSparkVersion) {
+			if revision.MajorMinor(c.version) == revision.MajorMinor(r.BaseSparkVersion) {
 				kind = WarnSparkPatch
 			}
 			r.Warnings = append(r.Warnings, Warning{Kind: kind, Coord: cs,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/revision"
 )
 
 // WarnSparkPatch: a Spark module of the base's Spark line but another
@@ -69,15 +70,6 @@ func StrictWarnings(ws []Warning, kinds []string) []Warning {
 	return out
 }
 
-// sparkLine is a Spark version's major.minor ("3.5.7" → "3.5").
-func sparkLine(v string) string {
-	p := strings.SplitN(v, ".", 3)
-	if len(p) < 2 {
-		return v
-	}
-	return p[0] + "." + p[1]
-}
-
 // BaseReport reads the Spark, Scala and Hadoop versions of a base image
 // (a registry reference or oci:DIR[:TAG]) as a bake would (its jars under
 // sparkHome/jars, "" is /opt/spark; the first image of an index): the
@@ -126,7 +118,7 @@ func reclassify(ws []Warning, baseSpark string) []Warning {
 	}
 	out := slices.Clone(ws)
 	for i, w := range out {
-		if w.Kind == WarnSparkVersion && sparkLine(parseCoord(w.Coord).version) == sparkLine(baseSpark) {
+		if w.Kind == WarnSparkVersion && revision.MajorMinor(parseCoord(w.Coord).version) == revision.MajorMinor(baseSpark) {
 			out[i].Kind = WarnSparkPatch
 		}
 	}

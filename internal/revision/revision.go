@@ -167,3 +167,13 @@ func utf16Units(s string) []uint16 {
 	}
 	return out
 }
+
+// MajorMinor is v's line, its first two dot-separated parts ("3.5" of
+// "3.5.9"), or v itself when it has fewer.
+func MajorMinor(v string) string {
+	p := strings.SplitN(v, ".", 3)
+	if len(p) < 2 {
+		return v
+	}
+	return p[0] + "." + p[1]
+}

@@ -183,15 +183,6 @@ func major(v string) int {
 	return n
 }
 
-// lineOf is "4.0" of "4.0.1".
-func lineOf(v string) string {
-	p := strings.SplitN(v, ".", 3)
-	if len(p) < 2 {
-		return v
-	}
-	return p[0] + "." + p[1]
-}
-
 func isRelease(v string) bool {
 	return !strings.Contains(v, "SNAPSHOT") && !strings.Contains(v, "preview")
 }
@@ -350,8 +341,8 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 		for _, w := range bc.Report.Warnings {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine + ":" + w.Kind, Coord: w.Coord, Message: w.Message})
 		}
-		if v := bc.Report.BaseSparkVersion; v != "" && lineOf(v) != lineOf(to) {
-			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Spark %s, not the target line %s", in.Base, v, lineOf(to))})
+		if v := bc.Report.BaseSparkVersion; v != "" && revision.MajorMinor(v) != revision.MajorMinor(to) {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Spark %s, not the target line %s", in.Base, v, revision.MajorMinor(to))})
 		}
 		if s := bc.Report.BaseScalaBinary; s != "" && s != toScala {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Scala %s, not the target's %s", in.Base, s, toScala)})
@@ -399,7 +390,7 @@ func targetVersion(ctx context.Context, src resolver.Source, to string, direct [
 			return "", err
 		}
 		for _, v := range vs {
-			if isRelease(v) && lineOf(v) == to && (best == "" || revision.Compare(v, best) > 0) {
+			if isRelease(v) && revision.MajorMinor(v) == to && (best == "" || revision.Compare(v, best) > 0) {
 				best = v
 			}
 		}
