@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -98,21 +99,26 @@ func sha256Of(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// buildWheel is a minimal wheel of dist at version (METADATA, WHEEL,
-// RECORD and a module): resolve fetches and hashes it, installing it is
-// the layers' part.
+// buildWheel is a minimal valid wheel of dist at version (METADATA,
+// WHEEL, RECORD and a module): resolve fetches, hashes and checks it.
 func buildWheel(t *testing.T, dist, version, tag string) []byte {
 	t.Helper()
 	mod := strings.ReplaceAll(dist, "-", "_")
 	di := mod + "-" + version + ".dist-info"
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range [][2]string{
+	files := [][2]string{
 		{mod + "/__init__.py", fmt.Sprintf("VERSION = %q\n", version)},
 		{di + "/METADATA", "Metadata-Version: 2.1\nName: " + dist + "\nVersion: " + version + "\n"},
 		{di + "/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: " + tag + "\n"},
-		{di + "/RECORD", ""},
-	} {
+	}
+	var record strings.Builder
+	for _, f := range files {
+		sum := sha256.Sum256([]byte(f[1]))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(sum[:]), len(f[1]))
+	}
+	record.WriteString(di + "/RECORD,,\n")
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range append(files, [2]string{di + "/RECORD", record.String()}) {
 		w, err := zw.Create(f[0])
 		if err != nil {
 			t.Fatal(err)

@@ -636,6 +636,9 @@ func (r *Resolver) fetch(ctx context.Context, c choice) (Wheel, error) {
 		if st.Size() > r.client.maxWheel {
 			return Wheel{}, errdefs.Errorf(errdefs.Invalid, "%s: %d bytes, over the limit of %d", f.local, st.Size(), r.client.maxWheel)
 		}
+		if err := wheel.CheckFile(ctx, f.local, wheel.WithMaxSize(r.client.maxWheel)); err != nil {
+			return Wheel{}, r.refused(c, err)
+		}
 		sums, path, err := r.cache.PutFile(f.local)
 		if err != nil {
 			return Wheel{}, err
@@ -667,6 +670,15 @@ func (r *Resolver) fetch(ctx context.Context, c choice) (Wheel, error) {
 	}
 	w.Sha256, w.Size = sum, size
 	return w, nil
+}
+
+// refused is a wheel that wheel.Check refused, named with its package,
+// its origin and where it came from; a cancelled ctx stays itself.
+func (r *Resolver) refused(c choice, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return lineError(c.pin.origin, fmt.Errorf("%s %s: %s (from %s): %w", c.pin.name, c.pin.version, c.file.Filename, c.file.URL, err))
 }
 
 func (r *Resolver) mismatch(c choice, got, want string) error {
@@ -713,6 +725,11 @@ func (r *Resolver) download(ctx context.Context, c choice, want string) (sum str
 	s := tw.Sums()
 	if want != "" && s.SHA256 != want {
 		return "", 0, "", r.mismatch(c, "sha256 "+s.SHA256+" of the bytes", "the index's "+want)
+	}
+	// The wheel is checked as Install will check it (paths, links,
+	// RECORD, bounds) before the cache or a lock holds it.
+	if err := wheel.Check(ctx, tw.ReaderAt(), s.Size, c.file.Filename, wheel.WithMaxSize(r.client.maxWheel)); err != nil {
+		return "", 0, "", r.refused(c, err)
 	}
 	path, err = tw.Commit()
 	if err != nil {
