@@ -27,14 +27,16 @@ type hostileIndex struct {
 	mu      sync.Mutex
 	files   map[string][]byte
 	claimed map[string]string
-	page    http.HandlerFunc
-	fileFn  http.HandlerFunc
+	// sizes are PEP 700 sizes the page claims (none when absent).
+	sizes  map[string]int
+	page   http.HandlerFunc
+	fileFn http.HandlerFunc
 	// auths are the Authorization headers the index saw.
 	auths []string
 }
 
 func newHostileIndex(t *testing.T) *hostileIndex {
-	ix := &hostileIndex{files: map[string][]byte{}, claimed: map[string]string{}}
+	ix := &hostileIndex{files: map[string][]byte{}, claimed: map[string]string{}, sizes: map[string]int{}}
 	ix.Server = httptest.NewServer(http.HandlerFunc(ix.serve))
 	t.Cleanup(ix.Close)
 	return ix
@@ -69,6 +71,7 @@ func (ix *hostileIndex) serve(w http.ResponseWriter, r *http.Request) {
 		Filename string            `json:"filename"`
 		URL      string            `json:"url"`
 		Hashes   map[string]string `json:"hashes"`
+		Size     *int              `json:"size,omitempty"`
 	}
 	var out []file
 	ix.mu.Lock()
@@ -78,7 +81,11 @@ func (ix *hostileIndex) serve(w http.ResponseWriter, r *http.Request) {
 			if sum == "" {
 				sum = sha256Of(b)
 			}
-			out = append(out, file{Filename: name, URL: "/files/" + name, Hashes: map[string]string{"sha256": sum}})
+			f := file{Filename: name, URL: "/files/" + name, Hashes: map[string]string{"sha256": sum}}
+			if n, ok := ix.sizes[name]; ok {
+				f.Size = &n
+			}
+			out = append(out, f)
 		}
 	}
 	ix.mu.Unlock()
@@ -274,6 +281,9 @@ func TestPythonHostileIndex(t *testing.T) {
 		{"wheel hash not the index's", func(ix *hostileIndex) {
 			ix.claimed[six] = sha256Of([]byte("other bytes"))
 		}, nil, exitcode.DataErr, []string{six, "hash mismatch", sha256Of(wheelData)}, 0},
+		{"wheel size not the index's", func(ix *hostileIndex) {
+			ix.sizes[six] = len(wheelData) + 1
+		}, nil, exitcode.DataErr, []string{six, fmt.Sprintf("%d bytes, the index says %d", len(wheelData), len(wheelData)+1)}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ix := newHostileIndex(t)

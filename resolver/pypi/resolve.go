@@ -663,7 +663,7 @@ func (r *Resolver) fetch(ctx context.Context, c choice) (Wheel, error) {
 		return Wheel{}, r.mismatch(c, "sha256 "+sum+" of the bytes", "the index's "+want)
 	}
 	if f.Size >= 0 && f.Size != size {
-		return Wheel{}, errdefs.New(errdefs.Invalid, fmt.Errorf("%s: %d bytes, the index says %d", f.Filename, size, f.Size))
+		return Wheel{}, r.sizeMismatch(c, size)
 	}
 	if err := checkAllowed(c, w.Path, sum); err != nil {
 		return Wheel{}, err
@@ -679,6 +679,11 @@ func (r *Resolver) refused(c choice, err error) error {
 		return err
 	}
 	return lineError(c.pin.origin, fmt.Errorf("%s %s: %s (from %s): %w", c.pin.name, c.pin.version, c.file.Filename, c.file.URL, err))
+}
+
+// sizeMismatch is a file of another size than its index page says.
+func (r *Resolver) sizeMismatch(c choice, size int64) error {
+	return errdefs.New(errdefs.Invalid, &LineError{Origin: c.pin.origin, Err: fmt.Errorf("%s %s: %s: %d bytes, the index says %d", c.pin.name, c.pin.version, c.file.Filename, size, c.file.Size)})
 }
 
 func (r *Resolver) mismatch(c choice, got, want string) error {
@@ -725,6 +730,9 @@ func (r *Resolver) download(ctx context.Context, c choice, want string) (sum str
 	s := tw.Sums()
 	if want != "" && s.SHA256 != want {
 		return "", 0, "", r.mismatch(c, "sha256 "+s.SHA256+" of the bytes", "the index's "+want)
+	}
+	if c.file.Size >= 0 && s.Size != c.file.Size {
+		return "", 0, "", r.sizeMismatch(c, s.Size)
 	}
 	// The wheel is checked as Install will check it (paths, links,
 	// RECORD, bounds) before the cache or a lock holds it.
