@@ -65,6 +65,9 @@ var allowed = map[string][]string{
 	// internal helpers: never a public library package.
 	"internal":          {"errdefs", "internal/"},
 	"internal/lockdiff": {"errdefs", "lock", "internal/"},
+	// PEP 440 versions, one implementation for the Python resolver and
+	// the lock tooling: a leaf.
+	"internal/pep440": {},
 	"internal/sbom":     {"errdefs", "lock", "internal/"},
 	// A lock's wheels merged into one site-packages tree (the image layer
 	// and the store's archive share it).
