@@ -348,3 +348,55 @@ func TestPythonHostileIndex(t *testing.T) {
 		}
 	})
 }
+
+// TestOutdatedWheels: outdated lists a v2 lock's direct wheels as
+// pypi/<name> with the newer versions that have a wheel for the lock's
+// target (not another platform's); --offline leaves them out with a
+// note; --write and --set would drop the Python half: 64, lock kept.
+func TestOutdatedWheels(t *testing.T) {
+	ix, reqs, dir := pyFixture(t)
+	lockPath, cache := filepath.Join(dir, "py.lock"), filepath.Join(dir, "cache")
+	if _, stderr, code := runCLI(t, "resolve", "--py-requirements", reqs, "--python-version", "3.11", "--python-platform", "manylinux_2_36_x86_64",
+		"--lock", lockPath, "--cache", cache, "--no-default-repositories"); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	ix.add("six", "six-1.17.0-py2.py3-none-any.whl", buildWheel(t, "six", "1.17.0", "py2.py3-none-any"))
+	ix.add("six", "six-1.10.0-py2.py3-none-any.whl", buildWheel(t, "six", "1.10.0", "py2.py3-none-any"))
+	ix.add("six", "six-2.0.0b1-py2.py3-none-any.whl", buildWheel(t, "six", "2.0.0b1", "py2.py3-none-any"))
+	ix.add("fastmath", "fastmath-3.0-cp311-cp311-macosx_11_0_arm64.whl", buildWheel(t, "fastmath", "3.0", "cp311-cp311-macosx_11_0_arm64"))
+	before, _ := os.ReadFile(lockPath)
+
+	out, stderr, code := runCLI(t, "outdated", "--lock", lockPath, "--no-default-repositories", "-o", "json")
+	if code != 0 {
+		t.Fatalf("outdated: exit %d\n%s", code, stderr)
+	}
+	var j struct {
+		Packages []struct {
+			Module, Current, Latest string
+			Newer                   []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(j.Packages)
+	if want := "[{pypi/fastmath 2.0.1  []} {pypi/six 1.16.0 1.17.0 [1.17.0]}]"; got != want {
+		t.Errorf("packages %s, want %s", got, want)
+	}
+	if out, stderr, code := runCLI(t, "outdated", "--lock", lockPath, "--no-default-repositories"); code != 0 || !strings.Contains(out, "pypi/six") || !strings.Contains(out, "1.17.0") {
+		t.Errorf("text: exit %d\n%s%s", code, out, stderr)
+	}
+	ix.requests.Store(0)
+	if out, stderr, code := runCLI(t, "outdated", "--lock", lockPath, "--no-default-repositories", "--offline", "--cache", cache); code != 0 || strings.Contains(out, "pypi/") || !strings.Contains(stderr, "not listed") || ix.requests.Load() != 0 {
+		t.Errorf("offline: exit %d, %d index requests\n%s%s", code, ix.requests.Load(), out, stderr)
+	}
+	for _, extra := range [][]string{{"--write"}, {"--set", "a:b:1"}} {
+		_, stderr, code := runCLI(t, append([]string{"outdated", "--lock", lockPath, "--no-default-repositories"}, extra...)...)
+		if code != exitcode.Usage || !strings.Contains(stderr, "--py-requirements") {
+			t.Errorf("%v: exit %d, want 64 saying to resolve with --py-requirements\n%s", extra, code, stderr)
+		}
+	}
+	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
+		t.Error("the lock was rewritten")
+	}
+}
