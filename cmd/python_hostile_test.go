@@ -15,6 +15,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sitepkgs/sitepkgstest"
+	"github.com/prebake/prebake/lock"
 	blobcache "github.com/prebake/prebake/resolver/cache"
 )
 
@@ -398,5 +399,61 @@ func TestOutdatedWheels(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(lockPath); string(after) != string(before) {
 		t.Error("the lock was rewritten")
+	}
+}
+
+// TestBundlePython: bundle export carries a v2 lock's jars and wheels,
+// bundle import restores them into another cache with the lock (checked
+// by its hash), and an offline resolve from there asks no index; a wheel
+// gone from the cache is 69 at export, naming it and the way out.
+func TestBundlePython(t *testing.T) {
+	ix, reqs, dir := pyFixture(t)
+	demo, err := filepath.Abs(filepath.Join("..", "testdata", "demo-repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, lockPath := filepath.Join(dir, "cache"), filepath.Join(dir, "prebake.lock")
+	target := []string{"--python-version", "3.11", "--python-platform", "manylinux_2_36_x86_64"}
+	resolve := append([]string{"resolve", "--no-default-repositories", "--repositories", "file://" + demo + "/", "--packages", "org.slf4j:slf4j-api:2.0.7",
+		"--py-requirements", reqs}, target...)
+	if _, stderr, code := runCLI(t, append(resolve, "--lock", lockPath, "--cache", cache)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	tarPath := filepath.Join(dir, "b.tar")
+	out, stderr, code := runCLI(t, "bundle", "export", "--lock", lockPath, "--cache", cache, "--no-default-repositories", "--repositories", "file://"+demo+"/", "--to", tarPath, "-o", "json")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(out, `"jars":1`) || !strings.Contains(out, `"wheels":2`) {
+		t.Errorf("export json: %s", out)
+	}
+	cache2, lock2 := filepath.Join(dir, "cache2"), filepath.Join(dir, "imported.lock")
+	out, stderr, code = runCLI(t, "bundle", "import", tarPath, "--cache", cache2, "--lock", lock2)
+	if code != 0 || !strings.Contains(out, "imported 1 jars, 2 wheels") {
+		t.Fatalf("import: exit %d\n%s%s", code, out, stderr)
+	}
+	want, _ := os.ReadFile(lockPath)
+	if got, _ := os.ReadFile(lock2); string(got) != string(want) {
+		t.Errorf("the imported lock differs:\n%s", got)
+	}
+	ix.requests.Store(0)
+	if _, stderr, code := runCLI(t, append(resolve, "--lock", lock2, "--cache", cache2, "--offline", "--frozen")...); code != 0 || ix.requests.Load() != 0 {
+		t.Errorf("offline from the imported cache: exit %d, %d index requests\n%s", code, ix.requests.Load(), stderr)
+	}
+	// A wheel blob gone: 69 naming it.
+	lf, err := lock.Read(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := lf.Wheels()[0]
+	if err := os.Remove(blobcache.BlobPath(cache, w.Sha256)); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = runCLI(t, "bundle", "export", "--lock", lockPath, "--cache", cache, "--no-default-repositories", "--repositories", "file://"+demo+"/", "--to", filepath.Join(dir, "c.tar"))
+	if code != exitcode.Unavailable || !strings.Contains(stderr, w.File) || !strings.Contains(stderr, "--py-requirements") {
+		t.Errorf("wheel gone: exit %d, want 69 naming %s\n%s", code, w.File, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.tar")); !os.IsNotExist(err) {
+		t.Errorf("wheel gone: a bundle was written (%v)", err)
 	}
 }
