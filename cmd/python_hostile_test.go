@@ -98,9 +98,10 @@ func (ix *hostileIndex) serve(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"meta": map[string]string{"api-version": "1.1"}, "name": project, "files": out})
 }
 
-// hostileEnv points pip's configuration at index (with userinfo when
-// given) and nothing else, and leaves no uv anywhere.
-func hostileEnv(t *testing.T, index string) string {
+// pipEnv points pip's configuration at index (with userinfo when given)
+// and nothing else, and leaves no uv anywhere (a fully pinned input needs
+// none); it returns a temporary directory.
+func pipEnv(t *testing.T, index string) string {
 	dir := t.TempDir()
 	t.Setenv("PIP_CONFIG_FILE", os.DevNull)
 	t.Setenv("PIP_INDEX_URL", index)
@@ -162,7 +163,7 @@ func TestPythonHostileWheels(t *testing.T) {
 		t.Run(h.Case, func(t *testing.T) {
 			ix := newHostileIndex(t)
 			ix.files[file] = h.Data
-			dir := hostileEnv(t, ix.URL+"/simple/")
+			dir := pipEnv(t, ix.URL+"/simple/")
 			reqs := filepath.Join(dir, "requirements.txt")
 			must(t, os.WriteFile(reqs, []byte("evil==1.0 --hash=sha256:"+sha256Of(h.Data)+"\n"), 0o644))
 			_, stderr, code := resolvePy(t, dir, reqs)
@@ -186,7 +187,7 @@ func TestPythonHostileWheels(t *testing.T) {
 // file; nothing written.
 func TestPythonHostileInputs(t *testing.T) {
 	ix := newHostileIndex(t)
-	dir := hostileEnv(t, ix.URL+"/simple/")
+	dir := pipEnv(t, ix.URL+"/simple/")
 	in := filepath.Join(dir, "in")
 	must(t, os.MkdirAll(in, 0o755))
 	write := func(name, body string) string {
@@ -290,7 +291,7 @@ func TestPythonHostileIndex(t *testing.T) {
 			ix := newHostileIndex(t)
 			ix.files[six] = wheelData
 			tc.setup(ix)
-			dir := hostileEnv(t, strings.Replace(ix.URL, "http://", "http://team:s3cret@", 1)+"/simple/")
+			dir := pipEnv(t, strings.Replace(ix.URL, "http://", "http://team:s3cret@", 1)+"/simple/")
 			reqs := filepath.Join(dir, "requirements.txt")
 			must(t, os.WriteFile(reqs, []byte("six==1.16.0 --hash=sha256:"+sha256Of(wheelData)+"\n"), 0o644))
 			start := time.Now()
@@ -331,7 +332,7 @@ func TestPythonHostileIndex(t *testing.T) {
 		ix.fileFn = func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, other.URL+"/cdn/"+six, http.StatusFound)
 		}
-		dir := hostileEnv(t, strings.Replace(ix.URL, "http://", "http://team:s3cret@", 1)+"/simple/")
+		dir := pipEnv(t, strings.Replace(ix.URL, "http://", "http://team:s3cret@", 1)+"/simple/")
 		reqs := filepath.Join(dir, "requirements.txt")
 		must(t, os.WriteFile(reqs, []byte("six==1.16.0 --hash=sha256:"+sha256Of(wheelData)+"\n"), 0o644))
 		out, stderr, code := resolvePy(t, dir, reqs, "-o", "json")

@@ -143,21 +143,12 @@ func pyFixture(t *testing.T) (ix *pyIndex, reqs, dir string) {
 	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", native)
 	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-musllinux_1_2_x86_64.whl", other)
 	ix.add("onlysource", "onlysource-1.0.tar.gz", []byte("not a wheel"))
-	dir = t.TempDir()
+	dir = pipEnv(t, ix.URL+"/simple/")
 	reqs = filepath.Join(dir, "requirements.txt")
 	body := fmt.Sprintf("six==1.16.0 --hash=sha256:%s\nfastmath==2.0.1 \\\n  --hash=sha256:%s \\\n  --hash=sha256:%s\n", sha256Of(pure), sha256Of(native), sha256Of(other))
 	if err := os.WriteFile(reqs, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PIP_CONFIG_FILE", os.DevNull)
-	t.Setenv("PIP_INDEX_URL", ix.URL+"/simple/")
-	t.Setenv("PIP_EXTRA_INDEX_URL", "")
-	t.Setenv("PIP_FIND_LINKS", "")
-	t.Setenv("PIP_NO_INDEX", "")
-	// A fully pinned input needs no uv: none is anywhere.
-	t.Setenv("PREBAKE_UV", "")
-	t.Setenv("PREBAKE_CI_CACHE", filepath.Join(dir, "no-ci-cache"))
-	t.Setenv("PATH", filepath.Join(dir, "no-bin"))
 	return ix, reqs, dir
 }
 
