@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/sitepkgs/sitepkgstest"
+	"github.com/prebake/prebake/resolver/cache"
 )
 
 // TestResolveRefusesHostileWheels: a wheel whose members or RECORD escape
@@ -118,5 +120,39 @@ func TestResolveRedirectDropsCredentials(t *testing.T) {
 	}
 	if _, serr := os.Stat(c.BlobPath(sha256Hex(append([]byte("x"), wheelData...)))); serr == nil {
 		t.Error("tampered: the file was committed to the cache")
+	}
+}
+
+// TestRetryAfterInAll: the longest wait allowed bounds a request's
+// Retry-After waits in all: two 1s waits do not fit in 1.5s, so the
+// second 429 fails at once (76) instead of sleeping again.
+func TestRetryAfterInAll(t *testing.T) {
+	ix := newFakeIndex(t, false)
+	ix.page = func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return true
+	}
+	cfg := &IndexConfig{IndexURL: ix.simple()}
+	c, err := cache.Open(t.TempDir(), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewClient(cfg, WithRetries(3, 1500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewResolver(cfg, c, WithIndexClient(cl), WithUVEnv(noUV(t)))
+	start := time.Now()
+	_, err = r.Resolve(context.Background(), readReqs(t, "demo==1.0 --hash=sha256:"+zeros+"\n"), testTarget)
+	var le *LimitError
+	if !errors.Is(err, errdefs.RateLimited) || !errors.As(err, &le) || !le.TooLong || le.Attempts != 2 {
+		t.Fatalf("error %v (%+v), want a 429 too long to wait for at the second attempt", err, le)
+	}
+	if d := time.Since(start); d > 1400*time.Millisecond {
+		t.Errorf("took %s: waited past the 1.5s allowed in all", d)
+	}
+	if n := ix.pages.Load(); n != 2 {
+		t.Errorf("%d page requests, want 2", n)
 	}
 }
