@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -13,10 +14,12 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/lockdiff"
+	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/pipeline/bundle"
+	blobcache "github.com/prebake/prebake/resolver/cache"
 	"github.com/prebake/prebake/s3store"
 )
 
@@ -41,10 +44,12 @@ func newBundleExportCmd(g *globals) *cobra.Command {
 	o := &bundleExportOptions{}
 	c := &cobra.Command{
 		Use:   "export --lock FILE --to (FILE.tar | oci:DIR[:tag] | REGISTRY/REPO[:tag])",
-		Short: "Write a lock's jars, the lock and its SBOM as one reproducible bundle",
+		Short: "Write a lock's jars and wheels, the lock and its SBOM as one reproducible bundle",
 		Long: `bundle export writes one bundle: index.json (every file's sha256 and size), the
 lock, its CycloneDX SBOM and the lock's jars (fetched into the cache first, from
-the repositories the lock records, when they are missing), and the signature
+the repositories the lock records, when they are missing), its wheels when it
+has a Python half (from the cache, where resolve --py-requirements put them:
+exit 69 naming a wheel that is not there), and the signature
 (.asc) of every jar the lock records a signer of (signedBy), from the cache
 (exit 66 when one is not there: export with --verify-signatures). FILE.tar is one tar
 file; oci:DIR an OCI image layout; anything else an OCI artifact pushed to a
@@ -62,6 +67,77 @@ the lock hash). The same lock and jars give the same bytes and digest.`,
 	o.registry.addJobs(fs)
 	fs.StringVar(&o.to, "to", "", "where: FILE.tar, oci:DIR[:tag] or REGISTRY/REPO[:tag]")
 	return c
+}
+
+// wheelCount is ", N wheels" for N > 0, else "".
+func wheelCount(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d wheels", n)
+}
+
+// bundleFiles is the lock bundle export writes and its artifacts' files,
+// index for index with its Artifacts. The jars are fetched as a bake
+// fetches them (into the cache, when missing); a lock's wheels must be in
+// the cache already (by sha256, checked): the Python half is fetched by
+// prebake resolve --py-requirements, which export does not take.
+func bundleFiles(ctx context.Context, f *resolveFlags, args []string, rep *progress.Reporter) (*lock.File, []string, error) {
+	var lf *lock.File
+	if len(f.packages) == 0 && len(args) == 0 && f.lock != "" {
+		var err error
+		if lf, err = lock.Read(f.lock); err != nil {
+			return nil, nil, err
+		}
+	}
+	if lf == nil || !lf.HasPython() {
+		lf, jars, err := resolveLockAndJars(ctx, f, args, rep)
+		if err != nil {
+			return nil, nil, err
+		}
+		paths, err := jars(ctx)
+		return lf, paths, err
+	}
+	// The jar half, fetched from a jar-only view of the lock.
+	var jarPaths []string
+	if len(lf.Jars()) > 0 {
+		dir, err := os.MkdirTemp("", "prebake-bundle-")
+		if err != nil {
+			return nil, nil, exitcode.New(exitcode.CantCreate, err)
+		}
+		defer os.RemoveAll(dir)
+		view := &lock.File{Inputs: lf.Inputs, Artifacts: lf.Jars()}
+		view.Inputs.Python = nil
+		jf := *f
+		jf.lock = filepath.Join(dir, filepath.Base(f.lock))
+		if err := lock.Write(jf.lock, view); err != nil {
+			return nil, nil, err
+		}
+		_, jars, err := resolveLockAndJars(ctx, &jf, nil, rep)
+		if err != nil {
+			return nil, nil, err
+		}
+		if jarPaths, err = jars(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	cache := pipeline.CacheDir(f.cache)
+	paths := make([]string, 0, len(lf.Artifacts))
+	for _, a := range lf.Artifacts {
+		if a.IsJar() {
+			paths, jarPaths = append(paths, jarPaths[0]), jarPaths[1:]
+			continue
+		}
+		if err := blobcache.VerifyBlob(cache, a.Sha256, a.Size); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, nil, exitcode.Errorf(exitcode.Unavailable, "bundle export: wheel %s (sha256 %s) of %s is not in the cache %s: fetch the Python half first with prebake resolve --py-requirements FILE --python-version %s --python-platform %s --lock %s --cache %s",
+					a.File, a.Sha256, f.lock, cache, lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], f.lock, cache)
+			}
+			return nil, nil, err
+		}
+		paths = append(paths, blobcache.BlobPath(cache, a.Sha256))
+	}
+	return lf, paths, nil
 }
 
 func runBundleExport(ctx context.Context, g *globals, o *bundleExportOptions, args []string, stdout, stderr io.Writer) error {
@@ -83,11 +159,7 @@ func runBundleExport(ctx context.Context, g *globals, o *bundleExportOptions, ar
 	if err != nil {
 		return err
 	}
-	lf, jars, err := resolveLockAndJars(ctx, &o.resolve, args, rep)
-	if err != nil {
-		return err
-	}
-	paths, err := jars(ctx)
+	lf, paths, err := bundleFiles(ctx, &o.resolve, args, rep)
 	if err != nil {
 		return err
 	}
@@ -105,7 +177,7 @@ func runBundleExport(ctx context.Context, g *globals, o *bundleExportOptions, ar
 		return printJSON(stdout, res)
 	}
 	keepResult(stdout, res)
-	rep.Printf("bundle of %d jars (%d bytes, lock %s) written to %s", res.Jars, res.Bytes, res.LockHash, res.To)
+	rep.Printf("bundle of %d jars%s (%d bytes, lock %s) written to %s", res.Jars, wheelCount(res.Wheels), res.Bytes, res.LockHash, res.To)
 	_, err = fmt.Fprintf(stdout, "%s\n%s\n", res.To, res.Digest)
 	return err
 }
@@ -127,9 +199,9 @@ func newBundleImportCmd(g *globals) *cobra.Command {
 		Short: "Verify a bundle and put its jars into the cache or a store, fetching nothing",
 		Long: `bundle import reads a bundle (FILE.tar, oci:DIR[:tag|@digest] or a registry
 reference) and checks all of it before it writes anything: the index, the lock's
-sha256 and lock hash, every jar against the lock, no file extra, missing or out
-of order, the SBOM against the lock. A bundle that fails is refused (exit 65)
-naming the file. The jars go into the cache (--cache, default $PREBAKE_CACHE), or
+sha256 and lock hash, every jar and wheel against the lock, no file extra,
+missing or out of order, the SBOM against the lock. A bundle that fails is
+refused (exit 65) naming the file. The jars and wheels go into the cache (--cache, default $PREBAKE_CACHE), or
 with --store into a jar store as bake s3 writes it, with the jars' signatures
 (.asc) the bundle carries; the lock is written to --lock.
 
@@ -259,7 +331,7 @@ func runBundleImport(ctx context.Context, g *globals, o *bundleImportOptions, fr
 	if res.Signatures > 0 {
 		sigs = fmt.Sprintf(", %d signatures", res.Signatures)
 	}
-	_, err = fmt.Fprintf(stdout, "imported %d jars%s (%d bytes, lock %s) into %s; lock written to %s\n", res.Jars, sigs, res.Bytes, res.LockHash, where, o.lock)
+	_, err = fmt.Fprintf(stdout, "imported %d jars%s%s (%d bytes, lock %s) into %s; lock written to %s\n", res.Jars, wheelCount(res.Wheels), sigs, res.Bytes, res.LockHash, where, o.lock)
 	return err
 }
 

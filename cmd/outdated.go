@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +19,11 @@ import (
 	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
+	blobcache "github.com/prebake/prebake/resolver/cache"
+	"github.com/prebake/prebake/resolver/pypi"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 func newOutdatedCmd(g *globals) *cobra.Command {
@@ -85,6 +90,9 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 	if err != nil {
 		return err
 	}
+	if lf.HasPython() && (opt.write || len(opt.set) > 0) {
+		return exitcode.Errorf(exitcode.Usage, "outdated --write and --set re-lock jars only, and %s has a Python half (%d wheels) that they would drop: list with prebake outdated --lock %s, then change the Python requirements and run prebake resolve --py-requirements FILE --lock %s again", f.lock, len(lf.Wheels()), f.lock, f.lock)
+	}
 	var direct []resolver.Coordinate
 	for _, p := range lf.Inputs.Packages {
 		cs, err := resolver.ParseCoordinates(p)
@@ -123,9 +131,12 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 		vreq.CacheDir = tmp
 	}
 	rep := g.reporter(c.ErrOrStderr())
-	src, err := resolver.NewSource(c.Context(), vreq, resolver.WithLogger(rep))
-	if err != nil {
-		return err
+	// A lock of wheels alone has no Maven package to ask about.
+	var src resolver.Source
+	if len(direct) > 0 || !lf.HasPython() {
+		if src, err = resolver.NewSource(c.Context(), vreq, resolver.WithLogger(rep)); err != nil {
+			return err
+		}
 	}
 	lines := sparkLines{}
 	opt.lockPath = f.lock
@@ -152,6 +163,13 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 			p.Latest = newer[len(newer)-1]
 		}
 		res.Packages = append(res.Packages, p)
+	}
+	if lf.HasPython() {
+		wheels, err := outdatedWheels(c.Context(), lf, req.Offline, rep)
+		if err != nil {
+			return err
+		}
+		res.Packages = append(res.Packages, wheels...)
 	}
 
 	if opt.write || len(chosen) > 0 {
@@ -190,6 +208,84 @@ func runOutdated(c *cobra.Command, g *globals, f *resolveFlags, opt outdatedOpti
 		return printJSON(c.OutOrStdout(), res)
 	}
 	return writeOutdatedText(c.OutOrStdout(), res)
+}
+
+// outdatedWheels lists the newer versions of the lock's direct wheels
+// (those a line of inputs.python.requirements names; every wheel when none
+// does) on the machine's indexes that have a wheel for the lock's target,
+// as modules "pypi/<name>". Offline, the index is not asked: a note says
+// the wheels were left out.
+func outdatedWheels(ctx context.Context, lf *lock.File, offline bool, rep *progress.Reporter) ([]jsondoc.OutdatedPackage, error) {
+	wheels, py := lf.Wheels(), lf.Inputs.Python
+	if len(wheels) == 0 || py == nil {
+		return nil, nil
+	}
+	if offline {
+		rep.Printf("note: --offline: the lock's %d wheel(s) are not listed (their index is not asked)", len(wheels))
+		return nil, nil
+	}
+	if len(py.Platforms) == 0 {
+		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile: inputs.python has no platform")
+	}
+	target, err := pipeline.ParsePythonTarget(py.Version, py.Platforms[0])
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.DataErr, "lockfile: inputs.python: %v", err)
+	}
+	cfg, err := pypi.LoadIndexConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "prebake-outdated-py-")
+	if err != nil {
+		return nil, exitcode.New(exitcode.CantCreate, err)
+	}
+	defer os.RemoveAll(tmp)
+	bc, err := blobcache.Open(tmp, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := pypi.NewClient(cfg, pypi.WithUserAgent(repo.UserAgent(buildVersion())), pypi.WithLogger(rep))
+	if err != nil {
+		return nil, err
+	}
+	r, err := pypi.NewResolver(cfg, bc, pypi.WithIndexClient(cl))
+	if err != nil {
+		return nil, err
+	}
+	direct := map[string]bool{}
+	for _, s := range py.Requirements {
+		if q, err := pypi.ParseRequirement(s); err == nil {
+			direct[pypi.CanonicalName(q.Name)] = true
+		}
+	}
+	if !slices.ContainsFunc(wheels, func(w lock.Artifact) bool { return direct[w.Name] }) {
+		direct = nil // a lock input (pylock.toml, uv.lock) names no package: every wheel
+	}
+	var out []jsondoc.OutdatedPackage
+	for _, w := range wheels {
+		if direct != nil && !direct[w.Name] {
+			continue
+		}
+		cur, err := pypi.ParseVersion(w.Version)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.DataErr, "lockfile: wheel %s: %v", w.File, err)
+		}
+		vs, err := r.Versions(ctx, w.Name, target, cur.IsPrerelease())
+		if err != nil {
+			return nil, err
+		}
+		p := jsondoc.OutdatedPackage{Module: "pypi/" + w.Name, Current: w.Version}
+		for _, v := range vs {
+			if v.Compare(cur) > 0 {
+				p.Newer = append(p.Newer, v.String())
+			}
+		}
+		if len(p.Newer) > 0 {
+			p.Latest = p.Newer[len(p.Newer)-1]
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func writeOutdatedText(w io.Writer, res jsondoc.Outdated) error {

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -98,21 +99,26 @@ func sha256Of(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// buildWheel is a minimal wheel of dist at version (METADATA, WHEEL,
-// RECORD and a module): resolve fetches and hashes it, installing it is
-// the layers' part.
+// buildWheel is a minimal valid wheel of dist at version (METADATA,
+// WHEEL, RECORD and a module): resolve fetches, hashes and checks it.
 func buildWheel(t *testing.T, dist, version, tag string) []byte {
 	t.Helper()
 	mod := strings.ReplaceAll(dist, "-", "_")
 	di := mod + "-" + version + ".dist-info"
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range [][2]string{
+	files := [][2]string{
 		{mod + "/__init__.py", fmt.Sprintf("VERSION = %q\n", version)},
 		{di + "/METADATA", "Metadata-Version: 2.1\nName: " + dist + "\nVersion: " + version + "\n"},
 		{di + "/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: " + tag + "\n"},
-		{di + "/RECORD", ""},
-	} {
+	}
+	var record strings.Builder
+	for _, f := range files {
+		sum := sha256.Sum256([]byte(f[1]))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(sum[:]), len(f[1]))
+	}
+	record.WriteString(di + "/RECORD,,\n")
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range append(files, [2]string{di + "/RECORD", record.String()}) {
 		w, err := zw.Create(f[0])
 		if err != nil {
 			t.Fatal(err)
@@ -137,21 +143,12 @@ func pyFixture(t *testing.T) (ix *pyIndex, reqs, dir string) {
 	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", native)
 	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-musllinux_1_2_x86_64.whl", other)
 	ix.add("onlysource", "onlysource-1.0.tar.gz", []byte("not a wheel"))
-	dir = t.TempDir()
+	dir = pipEnv(t, ix.URL+"/simple/")
 	reqs = filepath.Join(dir, "requirements.txt")
 	body := fmt.Sprintf("six==1.16.0 --hash=sha256:%s\nfastmath==2.0.1 \\\n  --hash=sha256:%s \\\n  --hash=sha256:%s\n", sha256Of(pure), sha256Of(native), sha256Of(other))
 	if err := os.WriteFile(reqs, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PIP_CONFIG_FILE", os.DevNull)
-	t.Setenv("PIP_INDEX_URL", ix.URL+"/simple/")
-	t.Setenv("PIP_EXTRA_INDEX_URL", "")
-	t.Setenv("PIP_FIND_LINKS", "")
-	t.Setenv("PIP_NO_INDEX", "")
-	// A fully pinned input needs no uv: none is anywhere.
-	t.Setenv("PREBAKE_UV", "")
-	t.Setenv("PREBAKE_CI_CACHE", filepath.Join(dir, "no-ci-cache"))
-	t.Setenv("PATH", filepath.Join(dir, "no-bin"))
 	return ix, reqs, dir
 }
 

@@ -74,6 +74,10 @@ var allowed = map[string][]string{
 	"internal/jsondoc": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "pipeline", "internal/"},
 	// The tests' real cluster builds its images with layers.
 	"internal/testenv/cluster": {"errdefs", "lock", "layers", "internal/"},
+
+	// PEP 440 versions, one implementation for the Python resolver and
+	// the lock tooling: a leaf.
+	"internal/pep440": {},
 }
 
 // edgeOnly are packages only the edge (the free packages) may import:

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/pep440"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/revision"
 	"github.com/prebake/prebake/lock"
@@ -322,7 +323,7 @@ func byModule(name string, arts []lock.Artifact) (map[string]*entry, error) {
 // latest-revision order for a jar, PEP 440's for a wheel.
 func compareVersions(a lock.Artifact, o, n string) int {
 	if !a.IsJar() {
-		return comparePEP440(o, n)
+		return pep440.Compare(o, n)
 	}
 	return revision.Compare(o, n)
 }

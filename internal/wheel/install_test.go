@@ -466,6 +466,10 @@ func TestInstallRefuses(t *testing.T) {
 			if left, _ := os.ReadDir(dir); len(left) != 0 {
 				t.Errorf("left behind: %v", left)
 			}
+			// Check refuses what Install refuses, for the same reason.
+			if cerr := Check(context.Background(), bytes.NewReader(data), int64(len(data)), file, tc.opts...); !errors.Is(cerr, tc.want) || !errors.Is(cerr, errdefs.Invalid) || !strings.Contains(cerr.Error(), file) {
+				t.Errorf("Check = %v, want %v (invalid) naming the wheel", cerr, tc.want)
+			}
 		})
 	}
 }

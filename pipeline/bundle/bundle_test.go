@@ -267,7 +267,7 @@ func TestImportLimits(t *testing.T) {
 		lim  Limits
 		want string
 	}{
-		{Limits{Entries: 1, File: 1 << 20, Total: 1 << 30}, "2 jars, more than 1"},
+		{Limits{Entries: 1, File: 1 << 20, Total: 1 << 30}, "2 jars and wheels, more than 1"},
 		{Limits{Entries: 10, File: 100, Total: 1 << 30}, "files[2].size 3015 is not within 0..100"},
 		{Limits{Entries: 10, File: 1 << 20, Total: 5000}, "add up to more than 5000"},
 	} {

@@ -178,7 +178,7 @@ func checkSigners(name string, v resolver.SignatureVerifier, lf *lock.File, ix *
 	for _, e := range ix.sigs() {
 		carried[e.Path] = true
 	}
-	for _, a := range lf.Artifacts {
+	for _, a := range lf.Jars() { // wheels carry no signature
 		switch {
 		case a.SignedBy == "":
 			return errdefs.Optionf(errdefs.Invalid, sigsOption, "bundle %s: jar %s (%s): %v: the bundle's lock records no signer", name, a.File, a.Coord, ErrSignatureMissing)
@@ -194,7 +194,7 @@ func checkSigners(name string, v resolver.SignatureVerifier, lf *lock.File, ix *
 // verifySignatures verifies each jar's signature (sigs, by file) over its
 // staged blob (by sha256): it must be made by the key the lock records.
 func verifySignatures(name string, v resolver.SignatureVerifier, lf *lock.File, blobs map[string]string, sigs map[string][]byte) error {
-	for _, a := range lf.Artifacts {
+	for _, a := range lf.Jars() {
 		f, err := os.Open(blobs[a.Sha256])
 		if err != nil {
 			return errdefs.New(errdefs.CantWrite, fmt.Errorf("bundle %s: jar %s: %w", name, a.File, err))

@@ -128,19 +128,26 @@ type ExportResult struct {
 	Digest   string `json:"digest"`
 	LockHash string `json:"lockHash"`
 	Jars     int    `json:"jars"`
-	// Bytes is the size of the files (index, lock, SBOM, jars, signatures).
+	// Wheels counts the Python half's wheels (absent for a lock of jars
+	// only).
+	Wheels int `json:"wheels,omitempty"`
+	// Bytes is the size of the files (index, lock, SBOM, jars, wheels,
+	// signatures).
 	Bytes int64 `json:"bytes"`
 	// Signatures counts the jars' signatures the bundle carries.
 	Signatures int `json:"signatures"`
 }
 
-// contents are a bundle's files in memory (the jars as paths).
+// contents are a bundle's files in memory (the jars and wheels as paths).
 type contents struct {
 	index     *Index
 	indexData []byte
 	lockData  []byte
 	sbomData  []byte
-	jars      []string
+	// jars are the blob paths of the jars and wheels, in the order of the
+	// index's entries.
+	jars   []string
+	wheels int
 	// sigs are the signatures, in the order of the index's signature
 	// entries.
 	sigs [][]byte
@@ -184,11 +191,12 @@ func readSignatures(lf *lock.File, cacheDir string) (map[string][]byte, error) {
 	return sigs, nil
 }
 
-// assemble builds the index, lock and SBOM of lf, whose jars are at
-// paths (index for index), and sigs the signatures by jar file.
+// assemble builds the index, lock and SBOM of lf, whose artifacts (jars
+// and wheels) are at paths (index for index), and sigs the signatures by
+// jar file.
 func assemble(lf *lock.File, paths []string, sigs map[string][]byte, o *options) (*contents, error) {
 	if len(paths) != len(lf.Artifacts) {
-		return nil, errdefs.Errorf(errdefs.Internal, "bundle: %d jars for %d locked artifacts", len(paths), len(lf.Artifacts))
+		return nil, errdefs.Errorf(errdefs.Internal, "bundle: %d files for %d locked artifacts", len(paths), len(lf.Artifacts))
 	}
 	if err := lf.Check(); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("bundle: %w", err))
@@ -197,7 +205,10 @@ func assemble(lf *lock.File, paths []string, sigs map[string][]byte, o *options)
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(lf.Artifacts[a].File, lf.Artifacts[b].File) })
+	// Jars, then wheels, each kind by file name.
+	slices.SortFunc(order, func(a, b int) int {
+		return strings.Compare(blobPath(lf.Artifacts[a]), blobPath(lf.Artifacts[b]))
+	})
 	c := &contents{}
 	var err error
 	if c.lockData, err = lf.Marshal(); err != nil {
@@ -213,8 +224,11 @@ func assemble(lf *lock.File, paths []string, sigs map[string][]byte, o *options)
 	c.index = &Index{Version: IndexVersion, LockHash: lf.Hash(), Files: []Entry{entryOf(LockName, c.lockData), entryOf(SBOMName, c.sbomData)}}
 	for _, i := range order {
 		a := lf.Artifacts[i]
-		c.index.Files = append(c.index.Files, Entry{Path: JarDir + a.File, Sha256: a.Sha256, Size: a.Size})
+		c.index.Files = append(c.index.Files, Entry{Path: blobPath(a), Sha256: a.Sha256, Size: a.Size})
 		c.jars = append(c.jars, paths[i])
+		if !a.IsJar() {
+			c.wheels++
+		}
 	}
 	for _, i := range order {
 		a := lf.Artifacts[i]
@@ -240,14 +254,12 @@ func entryOf(path string, data []byte) Entry {
 	return Entry{Path: path, Sha256: hex.EncodeToString(s[:]), Size: int64(len(data))}
 }
 
-// Export writes the bundle of lf, whose jars are at paths (index for
-// index, as lock.Jars gives them), to `to`: FILE.tar (written atomically),
-// oci:DIR[:tag] or REGISTRY/REPO[:tag] (tag default: the lock hash). Each
-// jar is checked against the lock's sha256 and size as it is read.
+// Export writes the bundle of lf, whose artifacts (jars and wheels) are at
+// paths (index for index with lf.Artifacts), to `to`: FILE.tar (written
+// atomically), oci:DIR[:tag] or REGISTRY/REPO[:tag] (tag default: the lock
+// hash). Each file is checked against the lock's sha256 and size as it is
+// read.
 func Export(ctx context.Context, lf *lock.File, paths []string, to string, opts ...Option) (*ExportResult, error) {
-	if err := lf.JarsOnly("bundle export"); err != nil {
-		return nil, err
-	}
 	o, err := makeOptions(opts)
 	if err != nil {
 		return nil, err
@@ -260,7 +272,7 @@ func Export(ctx context.Context, lf *lock.File, paths []string, to string, opts 
 	if err != nil {
 		return nil, err
 	}
-	res := &ExportResult{Kind: KindOf(to), LockHash: c.index.LockHash, Jars: len(c.jars), Signatures: len(c.sigs), Bytes: int64(len(c.indexData))}
+	res := &ExportResult{Kind: KindOf(to), LockHash: c.index.LockHash, Jars: len(c.jars) - c.wheels, Wheels: c.wheels, Signatures: len(c.sigs), Bytes: int64(len(c.indexData))}
 	for _, e := range c.index.Files {
 		res.Bytes += e.Size
 	}

@@ -29,10 +29,14 @@ type ImportResult struct {
 	LockData []byte     `json:"-"`
 	LockHash string     `json:"lockHash"`
 	SBOM     []byte     `json:"-"`
-	// Paths are the cache paths of the lock's jars, in lock order.
+	// Paths are the cache paths of the lock's artifacts (jars and
+	// wheels), in lock order.
 	Paths []string `json:"-"`
 	Jars  int      `json:"jars"`
-	// Bytes is the size of the files (index, lock, SBOM, jars,
+	// Wheels counts the Python half's wheels, now in the cache (absent
+	// for a lock of jars only).
+	Wheels int `json:"wheels,omitempty"`
+	// Bytes is the size of the files (index, lock, SBOM, jars, wheels,
 	// signatures), as ExportResult.Bytes.
 	Bytes int64 `json:"bytes"`
 	// Signatures counts the jars' signatures the bundle carried, now in
@@ -110,11 +114,6 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 	if res.Lock, err = lock.Parse(LockName, res.LockData); err != nil {
 		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%w %s: %w", ErrBadBundle, from, err))
 	}
-	// A bundle carries jars: a lock with a Python half is refused before
-	// any of its entries is taken for a jar (wheels have no place here yet).
-	if err := res.Lock.JarsOnly("bundle import"); err != nil {
-		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("%w %s: %w", ErrBadBundle, from, err))
-	}
 	if err := ix.checkLock(from, res.Lock); err != nil {
 		return nil, err
 	}
@@ -140,7 +139,7 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 		return nil, err
 	}
 	defer st.remove()
-	jars := ix.jars()
+	jars := ix.blobs()
 	for i, e := range jars {
 		if err := ctx.Err(); err != nil {
 			return nil, errdefs.New(errdefs.Timeout, fmt.Errorf("bundle %s: %w", from, err))
@@ -202,7 +201,8 @@ func Import(ctx context.Context, from, cacheDir string, opts ...Option) (*Import
 	for _, a := range res.Lock.Artifacts {
 		res.Paths = append(res.Paths, blobcache.BlobPath(cacheDir, a.Sha256))
 	}
-	res.LockHash, res.Jars, res.Signatures, res.Bytes = ix.LockHash, len(jars), len(sigs), int64(len(data))
+	res.Wheels = len(res.Lock.Wheels())
+	res.LockHash, res.Jars, res.Signatures, res.Bytes = ix.LockHash, len(jars)-res.Wheels, len(sigs), int64(len(data))
 	for _, e := range ix.Files {
 		res.Bytes += e.Size
 	}

@@ -8,7 +8,10 @@
 //
 //	prebake.lock     the lock (application/vnd.prebake.lock.v1+json)
 //	sbom.cdx.json    its CycloneDX SBOM (application/vnd.cyclonedx+json)
-//	jars/<file>      each locked jar, in lock order (application/java-archive)
+//	jars/<file>      each locked jar, in file order (application/java-archive)
+//	wheels/<file>    each locked wheel of the Python half, in file order
+//	                 (application/zip); none for a lock of jars only, whose
+//	                 bundle is what it always was
 //	signatures/<file>.asc  the cached OpenPGP signature of each jar whose
 //	                 lock entry records a signer (signedBy), in file order
 //	                 (application/pgp-signature); none when no jar records one
@@ -19,10 +22,13 @@
 // ArtifactType whose config is the index (IndexMediaType) and whose blobs
 // are the files, each named by org.opencontainers.image.title.
 //
-// What a frozen run (one that only fetches the locked jars) reads from a
-// cache is the lock's jars, by sha256: that is what a bundle carries (POMs
-// are read only to resolve afresh), and, for a lock written with signatures
-// verified, each jar's signature, which a frozen run checks again offline.
+// What a frozen run (one that only fetches the locked jars and wheels)
+// reads from a cache is the lock's artifacts, by sha256: that is what a
+// bundle carries (POMs and index pages are read only to resolve afresh),
+// and, for a lock written with signatures verified, each jar's signature,
+// which a frozen run checks again offline. Wheels carry no signature.
+// An older prebake refuses a bundle with wheels (its index names a
+// directory it does not know), as it refuses their lock.
 package bundle
 
 import (
@@ -47,12 +53,14 @@ const (
 	LockMediaType  = "application/vnd.prebake.lock.v1+json"
 	SBOMMediaType  = "application/vnd.cyclonedx+json"
 	JarMediaType   = "application/java-archive"
+	WheelMediaType = "application/zip"
 	SigMediaType   = "application/pgp-signature"
 
 	IndexName = "index.json"
 	LockName  = "prebake.lock"
 	SBOMName  = "sbom.cdx.json"
 	JarDir    = "jars/"
+	WheelDir  = "wheels/"
 	SigDir    = "signatures/"
 	SigExt    = ".asc"
 
@@ -115,7 +123,8 @@ func bad(name, format string, args ...any) error {
 // which name the field): no unknown field; version IndexVersion; lockHash
 // and every sha256 64 hex digits; prebake.lock, sbom.cdx.json, then
 // jars/<file> with file a bare name (safepath.Name), sorted, none twice,
-// then signatures/<file>.asc likewise; sizes within lim.
+// then wheels/<file> likewise, then signatures/<file>.asc likewise; sizes
+// within lim.
 func ParseIndex(name string, data []byte, lim Limits) (*Index, error) {
 	var ix Index
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -135,8 +144,8 @@ func ParseIndex(name string, data []byte, lim Limits) (*Index, error) {
 	if len(ix.Files) < 2 {
 		return nil, bad(name, "%s: files: %d entries, want %s and %s first", IndexName, len(ix.Files), LockName, SBOMName)
 	}
-	if n := len(ix.jars()); n > lim.Entries {
-		return nil, bad(name, "%s: files: %d jars, more than %d", IndexName, n, lim.Entries)
+	if n := len(ix.blobs()); n > lim.Entries {
+		return nil, bad(name, "%s: files: %d jars and wheels, more than %d", IndexName, n, lim.Entries)
 	}
 	if n := len(ix.sigs()); n > lim.Entries {
 		return nil, bad(name, "%s: files: %d signatures, more than %d", IndexName, n, lim.Entries)
@@ -150,18 +159,20 @@ func ParseIndex(name string, data []byte, lim Limits) (*Index, error) {
 			return nil, bad(name, "%s.path %s: want %s", field, coordpart.Quote(e.Path), []string{LockName, SBOMName}[i])
 		case i >= 2:
 			dir := JarDir
-			if strings.HasPrefix(e.Path, SigDir) {
-				if prevDir != SigDir {
-					prev = ""
+			for _, d := range []string{WheelDir, SigDir} {
+				if strings.HasPrefix(e.Path, d) {
+					dir = d
 				}
-				dir = SigDir
 			}
-			if dir == JarDir && prevDir == SigDir {
-				return nil, bad(name, "%s.path %s: after the signatures (jars come first)", field, coordpart.Quote(e.Path))
+			if dirRank[dir] < dirRank[prevDir] {
+				return nil, bad(name, "%s.path %s: after the %s (jars, wheels, then signatures)", field, coordpart.Quote(e.Path), strings.TrimSuffix(prevDir, "/"))
+			}
+			if dir != prevDir {
+				prev = ""
 			}
 			file, ok := strings.CutPrefix(e.Path, dir)
 			if !ok {
-				return nil, bad(name, "%s.path %s is not under %s or %s", field, coordpart.Quote(e.Path), JarDir, SigDir)
+				return nil, bad(name, "%s.path %s is not under %s, %s or %s", field, coordpart.Quote(e.Path), JarDir, WheelDir, SigDir)
 			}
 			if err := safepath.Name(file); err != nil {
 				return nil, bad(name, "%s.path: %v", field, err)
@@ -201,8 +212,12 @@ func ParseIndex(name string, data []byte, lim Limits) (*Index, error) {
 	return &ix, nil
 }
 
-// jars are the jar entries of ix; sigs the signature entries, after them.
-func (ix *Index) jars() []Entry {
+// dirRank orders the directories of a bundle's files.
+var dirRank = map[string]int{JarDir: 0, WheelDir: 1, SigDir: 2}
+
+// blobs are the jar and wheel entries of ix; sigs the signature entries,
+// after them.
+func (ix *Index) blobs() []Entry {
 	rest := ix.Files[2:]
 	for i, e := range rest {
 		if strings.HasPrefix(e.Path, SigDir) {
@@ -212,7 +227,16 @@ func (ix *Index) jars() []Entry {
 	return rest
 }
 
-func (ix *Index) sigs() []Entry { return ix.Files[2+len(ix.jars()):] }
+func (ix *Index) sigs() []Entry { return ix.Files[2+len(ix.blobs()):] }
+
+// blobPath is the bundle path of a locked artifact: jars/<file> for a
+// jar, wheels/<file> for a wheel.
+func blobPath(a lock.Artifact) string {
+	if a.IsJar() {
+		return JarDir + a.File
+	}
+	return WheelDir + a.File
+}
 
 // sigPath is the bundle path of the signature of a jar file.
 func sigPath(file string) string { return SigDir + file + SigExt }
@@ -232,18 +256,17 @@ func (ix *Index) checkLock(name string, lf *lock.File) error {
 	}
 	for i, e := range ix.sigs() {
 		if !signed[e.Path] {
-			return bad(name, "%s: files[%d] %s is not the signature of a jar the lock records a signer of", IndexName, 2+len(ix.jars())+i, e.Path)
+			return bad(name, "%s: files[%d] %s is not the signature of a jar the lock records a signer of", IndexName, 2+len(ix.blobs())+i, e.Path)
 		}
 	}
-	jars := ix.jars()
 	want := map[string]lock.Artifact{}
 	for _, a := range lf.Artifacts {
-		want[JarDir+a.File] = a
+		want[blobPath(a)] = a
 	}
-	for i, e := range jars {
+	for i, e := range ix.blobs() {
 		a, ok := want[e.Path]
 		if !ok {
-			return bad(name, "%s: files[%d] %s is not a jar of the lock", IndexName, i+2, e.Path)
+			return bad(name, "%s: files[%d] %s is not an artifact of the lock", IndexName, i+2, e.Path)
 		}
 		if a.Sha256 != e.Sha256 || a.Size != e.Size {
 			return bad(name, "%s: files[%d] %s: sha256 %s size %d, the lock says %s size %d", IndexName, i+2, e.Path, e.Sha256, e.Size, a.Sha256, a.Size)
@@ -271,6 +294,8 @@ func mediaType(i int, path string) string {
 		return SBOMMediaType
 	case strings.HasPrefix(path, SigDir):
 		return SigMediaType
+	case strings.HasPrefix(path, WheelDir):
+		return WheelMediaType
 	}
 	return JarMediaType
 }

@@ -391,6 +391,10 @@ func (t *TempWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ReaderAt reads the bytes written so far (a wheel is checked as a zip
+// before it is committed).
+func (t *TempWriter) ReaderAt() io.ReaderAt { return t.f }
+
 // reset truncates the temp file for a retry.
 func (t *TempWriter) Reset() error {
 	if _, err := t.f.Seek(0, io.SeekStart); err != nil {

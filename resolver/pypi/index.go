@@ -372,6 +372,9 @@ func pageFile(page *url.URL, filename, href string) (IndexFile, error) {
 func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept string) (*http.Response, error) {
 	shown := noUserinfo(u.String())
 	var last error
+	// waited is the time slept on this request's Retry-Afters: the
+	// longest wait allowed bounds them in all, as for a Maven repository.
+	var waited time.Duration
 	for attempt := 0; attempt < cl.attempts; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, noUserinfo(u.String()), nil)
 		if err != nil {
@@ -394,7 +397,7 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 				return nil, ctx.Err()
 			}
 			last = errdefs.Errorf(errdefs.Unavailable, "index %s: GET %s: %s", index, shown, redact.String(err.Error()))
-			if !cl.wait(ctx, 0, attempt, last) {
+			if !cl.wait(ctx, 0, attempt, last, &waited) {
 				break
 			}
 			continue
@@ -411,14 +414,14 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 		case code == http.StatusTooManyRequests || code >= 500:
 			ra, at := retryAfter(resp.Header.Get("Retry-After"))
 			resp.Body.Close()
-			tooLong := ra > cl.maxRetryAfter
+			tooLong := ra > cl.maxRetryAfter-waited
 			if code == http.StatusTooManyRequests {
 				last = errdefs.New(errdefs.RateLimited, &LimitError{Index: index, URL: shown, StatusCode: code,
 					RetryAfter: ra, At: at, MaxWait: cl.maxRetryAfter, TooLong: tooLong, Attempts: attempt + 1})
 			} else {
 				last = errdefs.Errorf(errdefs.Unavailable, "index %s: GET %s: %d %s", index, shown, code, http.StatusText(code))
 			}
-			if tooLong || !cl.wait(ctx, ra, attempt, last) {
+			if tooLong || !cl.wait(ctx, ra, attempt, last, &waited) {
 				return nil, last
 			}
 		case code == http.StatusUnauthorized:
@@ -433,16 +436,19 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 }
 
 // wait sleeps before the next attempt (the Retry-After, else a short
-// backoff), false when there is none or ctx ended.
-func (cl *Client) wait(ctx context.Context, retryAfter time.Duration, attempt int, why error) bool {
+// backoff), false when there is none or ctx ended; a Retry-After's wait is
+// added to waited.
+func (cl *Client) wait(ctx context.Context, retryAfter time.Duration, attempt int, why error, waited *time.Duration) bool {
 	if attempt+1 >= cl.attempts {
 		return false
 	}
 	d := retryAfter
 	if d <= 0 {
-		d = time.Duration(200*(attempt+1)) * time.Millisecond
+		d = min(time.Duration(200*(attempt+1))*time.Millisecond, cl.maxRetryAfter)
+	} else {
+		d = min(d, cl.maxRetryAfter-*waited)
+		*waited += d
 	}
-	d = min(d, cl.maxRetryAfter)
 	if dl, ok := ctx.Deadline(); ok && time.Now().Add(d).After(dl) {
 		return false // a wait that would pass the deadline is not started
 	}

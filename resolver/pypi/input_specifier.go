@@ -157,26 +157,26 @@ func (sp Specifier) Contains(v Version) bool {
 	case "!=":
 		return !versionEqual(v, s, wild)
 	case "<=":
-		return v.public().Compare(s) <= 0
+		return v.WithoutLocal().Compare(s) <= 0
 	case ">=":
-		return v.public().Compare(s) >= 0
+		return v.WithoutLocal().Compare(s) >= 0
 	case "<":
 		if v.Compare(s) >= 0 {
 			return false
 		}
-		return s.IsPrerelease() || !v.IsPrerelease() || v.base().Compare(s.base()) != 0
+		return s.IsPrerelease() || !v.IsPrerelease() || v.Base().Compare(s.Base()) != 0
 	case ">":
 		if v.Compare(s) <= 0 {
 			return false
 		}
-		if !s.HasPost && v.HasPost && v.base().Compare(s.base()) == 0 {
+		if !s.HasPost && v.HasPost && v.Base().Compare(s.Base()) == 0 {
 			return false
 		}
-		return len(v.Local) == 0 || v.base().Compare(s.base()) != 0
+		return len(v.Local) == 0 || v.Base().Compare(s.Base()) != 0
 	case "~=":
-		prefix := s.base()
+		prefix := s.Base()
 		prefix.Release = prefix.Release[:len(prefix.Release)-1]
-		return v.public().Compare(s) >= 0 && versionEqual(v, prefix, true)
+		return v.WithoutLocal().Compare(s) >= 0 && versionEqual(v, prefix, true)
 	}
 	return false
 }
@@ -188,7 +188,7 @@ func (sp Specifier) Contains(v Version) bool {
 func versionEqual(v, s Version, wild bool) bool {
 	if !wild {
 		if len(s.Local) == 0 {
-			v = v.public()
+			v = v.WithoutLocal()
 		}
 		return v.Compare(s) == 0
 	}
@@ -196,7 +196,7 @@ func versionEqual(v, s Version, wild bool) bool {
 		return false
 	}
 	for i, r := range s.Release {
-		if releaseAt(v.Release, i) != r {
+		if v.ReleaseAt(i) != r {
 			return false
 		}
 	}

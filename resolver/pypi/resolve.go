@@ -636,6 +636,9 @@ func (r *Resolver) fetch(ctx context.Context, c choice) (Wheel, error) {
 		if st.Size() > r.client.maxWheel {
 			return Wheel{}, errdefs.Errorf(errdefs.Invalid, "%s: %d bytes, over the limit of %d", f.local, st.Size(), r.client.maxWheel)
 		}
+		if err := wheel.CheckFile(ctx, f.local, wheel.WithMaxSize(r.client.maxWheel)); err != nil {
+			return Wheel{}, r.refused(c, err)
+		}
 		sums, path, err := r.cache.PutFile(f.local)
 		if err != nil {
 			return Wheel{}, err
@@ -660,13 +663,27 @@ func (r *Resolver) fetch(ctx context.Context, c choice) (Wheel, error) {
 		return Wheel{}, r.mismatch(c, "sha256 "+sum+" of the bytes", "the index's "+want)
 	}
 	if f.Size >= 0 && f.Size != size {
-		return Wheel{}, errdefs.New(errdefs.Invalid, fmt.Errorf("%s: %d bytes, the index says %d", f.Filename, size, f.Size))
+		return Wheel{}, r.sizeMismatch(c, size)
 	}
 	if err := checkAllowed(c, w.Path, sum); err != nil {
 		return Wheel{}, err
 	}
 	w.Sha256, w.Size = sum, size
 	return w, nil
+}
+
+// refused is a wheel that wheel.Check refused, named with its package,
+// its origin and where it came from; a cancelled ctx stays itself.
+func (r *Resolver) refused(c choice, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return lineError(c.pin.origin, fmt.Errorf("%s %s: %s (from %s): %w", c.pin.name, c.pin.version, c.file.Filename, c.file.URL, err))
+}
+
+// sizeMismatch is a file of another size than its index page says.
+func (r *Resolver) sizeMismatch(c choice, size int64) error {
+	return errdefs.New(errdefs.Invalid, &LineError{Origin: c.pin.origin, Err: fmt.Errorf("%s %s: %s: %d bytes, the index says %d", c.pin.name, c.pin.version, c.file.Filename, size, c.file.Size)})
 }
 
 func (r *Resolver) mismatch(c choice, got, want string) error {
@@ -713,6 +730,14 @@ func (r *Resolver) download(ctx context.Context, c choice, want string) (sum str
 	s := tw.Sums()
 	if want != "" && s.SHA256 != want {
 		return "", 0, "", r.mismatch(c, "sha256 "+s.SHA256+" of the bytes", "the index's "+want)
+	}
+	if c.file.Size >= 0 && s.Size != c.file.Size {
+		return "", 0, "", r.sizeMismatch(c, s.Size)
+	}
+	// The wheel is checked as Install will check it (paths, links,
+	// RECORD, bounds) before the cache or a lock holds it.
+	if err := wheel.Check(ctx, tw.ReaderAt(), s.Size, c.file.Filename, wheel.WithMaxSize(r.client.maxWheel)); err != nil {
+		return "", 0, "", r.refused(c, err)
 	}
 	path, err = tw.Commit()
 	if err != nil {
