@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/resolver/cache"
@@ -483,4 +484,54 @@ func fetchWheels(ctx context.Context, cfg *pypi.IndexConfig, req resolver.Reques
 // PythonSummary is a one-line account of a lock's wheels for a log.
 func PythonSummary(lf *lock.File) string {
 	return fmt.Sprintf("%d jars, %d wheels", len(lf.Jars()), len(lf.Wheels()))
+}
+
+// PythonTargetFromImage reads the target a job's wheels are chosen for
+// from the image it runs on (layers.InspectPython): python3's major.minor,
+// and the platform tag of the image's C library and machine
+// (manylinux_2_36_x86_64 for glibc 2.36 on amd64, musllinux_1_2_aarch64
+// for musl on arm64). An image without python3 or without a C library
+// found is errdefs.BadArgument for the option
+// "pipeline.PythonTargetFromImage" (the target must then be given), naming
+// the image; a missing image errdefs.NotFound.
+func PythonTargetFromImage(ctx context.Context, image string, opts ...layers.Option) (pypi.Target, error) {
+	ip, err := layers.InspectPython(ctx, image, opts...)
+	if err != nil {
+		if errdefs.KindOf(err) == errdefs.BadArgument {
+			return pypi.Target{}, errdefs.Optionf(errdefs.BadArgument, OptionPythonTargetFromImage,
+				"the wheels' target cannot be read from the image: %w; give the target's Python version and platform tag, or run an image with python3", err)
+		}
+		return pypi.Target{}, err
+	}
+	return ParsePythonTarget(ip.Version, ImagePlatformTag(ip))
+}
+
+// OptionPythonTargetFromImage is the option of PythonTargetFromImage's
+// errors for an image whose target cannot be read.
+const OptionPythonTargetFromImage = "pipeline.PythonTargetFromImage"
+
+// ImagePlatformTag is the platform tag of an image's C library and
+// machine: manylinux_X_Y_MACHINE for glibc X.Y, musllinux_X_Y_MACHINE
+// for musl, linux_MACHINE for neither.
+func ImagePlatformTag(ip *layers.ImagePython) string {
+	tag := func(kind, v string) string {
+		return kind + "_" + strings.ReplaceAll(v, ".", "_") + "_" + ip.Machine
+	}
+	switch {
+	case ip.Glibc != "":
+		return tag("manylinux", ip.Glibc)
+	case ip.Musl != "":
+		return tag("musllinux", ip.Musl)
+	}
+	return "linux_" + ip.Machine
+}
+
+// PythonPlatformTag is t's platform tag, the most specific
+// (manylinux_2_36_x86_64): the platform option's spelling.
+func PythonPlatformTag(t pypi.Target) string {
+	tags, err := platformTags(t)
+	if err != nil || len(tags) == 0 {
+		return ""
+	}
+	return tags[0]
 }
