@@ -40,6 +40,11 @@ type Input struct {
 	Argv []string
 	// Environ is the submitter's environment ("K=V") for Argv.
 	Environ []string
+	// Manifest is the job's SparkApplication (ReadSparkApplication),
+	// optional: its packages add to Request's, its spec.sparkVersion (else
+	// its image's tag) is the current version unless From says, and its
+	// image is reported as the current line's.
+	Manifest *ManifestJob
 	// From is the job's current Spark version (3.5.x needs its patch);
 	// "" takes the version of the job's org.apache.spark modules.
 	From string
@@ -76,6 +81,10 @@ type Report struct {
 	Kubernetes *KubernetesDiff `json:"kubernetes,omitempty"`
 	// Problems are what breaks on the target line as the job stands.
 	Problems []Problem `json:"problems"`
+	// FromLock and ToLock are the two resolved sets (not part of the
+	// document: From and To name them by lock hash).
+	FromLock *lock.File `json:"-"`
+	ToLock   *lock.File `json:"-"`
 }
 
 // Line is one side: the Spark version, its Scala binary, the Ivy the
@@ -89,14 +98,22 @@ type Line struct {
 	Packages string `json:"packages"`
 	LockHash string `json:"lockHash"`
 	Jars     int    `json:"jars"`
+	// Image is the job's Spark image (a SparkApplication's spec.image),
+	// on the current line only.
+	Image string `json:"image,omitempty"`
 }
 
 // Coordinate changes.
 const (
-	Unchanged     = "unchanged"       // the same coordinate on the target line
-	SparkModule   = "spark-module"    // org.apache.spark: moved to the target's version (and Scala)
-	ScalaSuffix   = "scala-suffix"    // the target's Scala build, same version
-	NoTargetBuild = "no-target-build" // no build for the target at this version: Newest is used when there is one
+	Unchanged   = "unchanged"    // the same coordinate on the target line
+	SparkModule = "spark-module" // org.apache.spark: moved to the target's version (and Scala)
+	ScalaSuffix = "scala-suffix" // the target's Scala build, same version
+	// SparkLineArtifact is a third-party artifact built per Spark line,
+	// whose name carries the line (iceberg-spark-runtime-3.5_2.12,
+	// sedona-spark-shaded-3.5_2.12): the target line's artifact (and
+	// Scala), same version.
+	SparkLineArtifact = "spark-line-artifact"
+	NoTargetBuild     = "no-target-build" // no build for the target at this version: Newest is used when there is one
 )
 
 // Coordinate is one direct coordinate of the job.
@@ -198,18 +215,13 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 			return nil, err
 		}
 		sub = s
-		p := s.Packages()
-		if p.Packages != "" {
-			req.Packages = append(req.Packages, p.Packages)
-		}
-		if p.Repositories != "" {
-			req.Repositories = append(req.Repositories, p.Repositories)
-		}
-		if p.Excludes != "" {
-			req.Excludes = append(req.Excludes, p.Excludes)
-		}
-		if p.IvySettings != "" && req.IvySettings == "" {
-			req.IvySettings = p.IvySettings
+		addPackages(&req, s.Packages())
+	}
+	from := in.From
+	if m := in.Manifest; m != nil {
+		addPackages(&req, m.Packages)
+		if from == "" {
+			from = m.sparkVersionOf()
 		}
 	}
 	var direct []resolver.Coordinate
@@ -221,12 +233,11 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 		direct = append(direct, cs...)
 	}
 	if len(direct) == 0 {
-		return nil, errdefs.Errorf(errdefs.BadArgument, "no coordinate: give the job's packages, a lock or its spark-submit argv")
+		return nil, errdefs.Errorf(errdefs.BadArgument, "no coordinate: give the job's packages, a lock, its spark-submit argv or its SparkApplication")
 	}
 	if strings.TrimSpace(in.To) == "" {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "no target Spark line: give one, e.g. 4.0 or 4.0.1")
 	}
-	from := in.From
 	if from == "" {
 		for _, c := range direct {
 			if c.Group == "org.apache.spark" {
@@ -268,7 +279,7 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 
 	var toPackages []string
 	for _, c := range direct {
-		co, err := mapCoordinate(ctx, src, c, toScala, to)
+		co, err := mapCoordinate(ctx, src, c, toScala, from, to)
 		if err != nil {
 			return nil, err
 		}
@@ -301,6 +312,10 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 	}
 	rep.From = line(from, fromScala, fromReq.Packages, fromRes.Lock)
 	rep.To = line(to, toScala, toReq.Packages, toRes.Lock)
+	rep.FromLock, rep.ToLock = fromRes.Lock, toRes.Lock
+	if in.Manifest != nil {
+		rep.From.Image = in.Manifest.Image
+	}
 
 	d, err := lockdiff.Compare("Spark "+from, fromRes.Lock, "Spark "+to, toRes.Lock)
 	if err != nil {
@@ -356,6 +371,22 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 		rep.Kubernetes = kd
 	}
 	return rep, nil
+}
+
+// addPackages adds what a submission or a manifest would resolve to req.
+func addPackages(req *resolver.Request, p submit.Packages) {
+	if p.Packages != "" {
+		req.Packages = append(req.Packages, p.Packages)
+	}
+	if p.Repositories != "" {
+		req.Repositories = append(req.Repositories, p.Repositories)
+	}
+	if p.Excludes != "" {
+		req.Excludes = append(req.Excludes, p.Excludes)
+	}
+	if p.IvySettings != "" && req.IvySettings == "" {
+		req.IvySettings = p.IvySettings
+	}
 }
 
 func line(v, scala string, packages []string, lf *lock.File) Line {
@@ -423,8 +454,16 @@ func reposOf(src resolver.Source) string {
 	return strings.Join(names, ", ")
 }
 
+// sparkLineRe is an artifact name that carries a Spark line, with an
+// optional Scala suffix: iceberg-spark-runtime-3.5_2.12.
+var sparkLineRe = regexp.MustCompile(`^(.+-)(\d+\.\d+)(_(?:2\.1[0-3]|3))?$`)
+
 // mapCoordinate is c on the target line.
-func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordinate, scala, to string) (Coordinate, error) {
+func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordinate, scala, from, to string) (Coordinate, error) {
+	if m := sparkLineRe.FindStringSubmatch(c.Artifact); m != nil && c.Group != "org.apache.spark" &&
+		m[2] == revision.MajorMinor(from) && m[2] != revision.MajorMinor(to) {
+		return mapSparkLineArtifact(ctx, src, c, m, scala, to)
+	}
 	m := scalaSuffixRe.FindStringSubmatch(c.Artifact)
 	if c.Group == "org.apache.spark" {
 		t := c
@@ -452,6 +491,32 @@ func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordina
 	if slices.Contains(vs, c.Version) {
 		return Coordinate{From: c.String(), To: t.String(), Change: ScalaSuffix}, nil
 	}
+	return noTargetBuild(c, t, vs), nil
+}
+
+// mapSparkLineArtifact maps an artifact built per Spark line (m: its name
+// split by sparkLineRe) to the target line's artifact at the same version,
+// else to the newest version of the target line's artifact
+// (NoTargetBuild, no To when the target line has none).
+func mapSparkLineArtifact(ctx context.Context, src resolver.Source, c resolver.Coordinate, m []string, scala, to string) (Coordinate, error) {
+	t := c
+	t.Artifact = m[1] + revision.MajorMinor(to)
+	if m[3] != "" {
+		t.Artifact += "_" + scala
+	}
+	vs, err := src.Versions(ctx, t.Group, t.Artifact)
+	if err != nil && !errors.Is(err, resolver.ErrNotFound) {
+		return Coordinate{}, err
+	}
+	if slices.Contains(vs, c.Version) {
+		return Coordinate{From: c.String(), To: t.String(), Change: SparkLineArtifact}, nil
+	}
+	return noTargetBuild(c, t, vs), nil
+}
+
+// noTargetBuild is c with no build t at its version: the newest release
+// of t's versions vs, when there is one.
+func noTargetBuild(c, t resolver.Coordinate, vs []string) Coordinate {
 	newest := ""
 	for _, v := range vs {
 		if isRelease(v) && (newest == "" || revision.Compare(v, newest) > 0) {
@@ -463,5 +528,5 @@ func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordina
 		t.Version = newest
 		co.To = t.String()
 	}
-	return co, nil
+	return co
 }
