@@ -49,9 +49,14 @@ The job's current Spark version is --from, else the manifest's, else its
 org.apache.spark modules'.
 Nothing is written: --lock is read, never updated.
 
+A target set that does not resolve (a module the target's builds name is missing from
+the repositories, as spark-submit would fail on it) is reported as a problem, with no
+jar changes.
+
 Exit codes: 0; with --check, 66 when an artifact has no build for the target at
-its version, else 65 on a mismatch (the base image's line, Scala or Hadoop); 64 for
-a usage error, 66 for a coordinate that does not resolve.`,
+its version or the target set does not resolve, else 65 on a mismatch (the base
+image's line, Scala or Hadoop); 64 for a usage error, 66 for a coordinate of the
+current set that does not resolve.`,
 		Example: `  prebake upgrade-report --to 4.0 --packages org.apache.spark:spark-avro_2.12:3.5.1,org.apache.hadoop:hadoop-aws:3.3.4
   prebake upgrade-report --to 4.0.1 --lock prebake.lock --from 3.5.1 -o json
   prebake upgrade-report --to 4.0 --manifest examples/spark-application.yaml

@@ -2,10 +2,12 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/m2test"
 	"github.com/prebake/prebake/resolver"
 )
@@ -63,6 +65,44 @@ func TestPlanSparkLineArtifact(t *testing.T) {
 			}
 			if r.ToLock == nil || len(r.ToLock.Artifacts) != r.To.Jars {
 				t.Errorf("ToLock %v: want the target set of %d jars", r.ToLock, r.To.Jars)
+			}
+		})
+	}
+}
+
+// TestPlanTargetUnresolved: a target set that does not resolve (a module
+// the target build names is missing), or that is empty (every coordinate
+// left out), is a report with the problem and no target lock, as
+// spark-submit's "unresolved dependency" is its answer; Breaks is NotFound.
+func TestPlanTargetUnresolved(t *testing.T) {
+	dep := "<dependencies><dependency><groupId>org.example</groupId><artifactId>missing</artifactId><version>1</version></dependency></dependencies>"
+	files := map[string]string{
+		"repo/org/example/dg-3.5_2.12/1/dg-3.5_2.12-1.pom": "<project><modelVersion>4.0.0</modelVersion><groupId>org.example</groupId><artifactId>dg-3.5_2.12</artifactId><version>1</version></project>",
+		"repo/org/example/dg-3.5_2.12/1/dg-3.5_2.12-1.jar": "x",
+		"repo/org/example/dg-4.0_2.13/1/dg-4.0_2.13-1.pom": "<project><modelVersion>4.0.0</modelVersion><groupId>org.example</groupId><artifactId>dg-4.0_2.13</artifactId><version>1</version>" + dep + "</project>",
+		"repo/org/example/dg-4.0_2.13/1/dg-4.0_2.13-1.jar": "x",
+		"repo/org/example/dg-4.0_2.13/maven-metadata.xml":  "<metadata><versioning><versions><version>1</version></versions></versioning></metadata>",
+	}
+	dir := m2test.WriteFiles(t, files)
+	for _, tc := range []struct{ name, to, kind, packages string }{
+		{"unresolved", "4.0.0", ProblemTargetUnresolved, "org.example:dg-4.0_2.13:1"},
+		{"all left out", "4.1.0", ProblemNoTargetBuild, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := resolver.Request{Packages: []string{"org.example:dg-3.5_2.12:1"}, Repositories: []string{"file://" + dir + "/repo/"},
+				NoDefaultRepositories: true, CacheDir: t.TempDir()}
+			r, err := Plan(context.Background(), Input{Request: req, From: "3.5.1", To: tc.to})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ToLock != nil || r.To.Jars != 0 || r.To.Packages != tc.packages || len(r.Jars) != 0 {
+				t.Errorf("target %+v, lock %v, %d jar changes: want no target set", r.To, r.ToLock, len(r.Jars))
+			}
+			if len(r.Problems) == 0 || r.Problems[len(r.Problems)-1].Kind != tc.kind {
+				t.Errorf("problems %+v, want a %s", r.Problems, tc.kind)
+			}
+			if err := r.Breaks(); !errors.Is(err, errdefs.NotFound) {
+				t.Errorf("Breaks() = %v, want NotFound", err)
 			}
 		})
 	}

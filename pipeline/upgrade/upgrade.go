@@ -153,6 +153,10 @@ type BaseCheck struct {
 // Problem kinds.
 const (
 	ProblemNoTargetBuild = "no-target-build" // errdefs.NotFound
+	// ProblemTargetUnresolved: the target set does not resolve (a module
+	// its coordinates bring in is missing): errdefs.NotFound. The report
+	// then has no target lock, no jar changes and no base check.
+	ProblemTargetUnresolved = "target-unresolved"
 	// The base image's warnings (layers.Warn*) and a base whose Spark or
 	// Scala is not the target's: errdefs.Invalid.
 	ProblemBaseLine = "base-line"
@@ -176,7 +180,7 @@ func (r *Report) Breaks() error {
 	msgs := make([]string, len(r.Problems))
 	for i, p := range r.Problems {
 		msgs[i] = p.Message
-		if p.Kind == ProblemNoTargetBuild {
+		if p.Kind == ProblemNoTargetBuild || p.Kind == ProblemTargetUnresolved {
 			kind = errdefs.NotFound
 		}
 	}
@@ -304,63 +308,31 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 	if err != nil {
 		return nil, fmt.Errorf("resolving for Spark %s: %w", from, err)
 	}
-	toReq := req
-	toReq.SparkVersion, toReq.Packages = to, []string{strings.Join(toPackages, ",")}
-	toRes, err := resolver.Resolve(ctx, toReq, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("resolving for Spark %s: %w", to, err)
-	}
 	rep.From = line(from, fromScala, fromReq.Packages, fromRes.Lock)
-	rep.To = line(to, toScala, toReq.Packages, toRes.Lock)
-	rep.FromLock, rep.ToLock = fromRes.Lock, toRes.Lock
+	rep.FromLock = fromRes.Lock
 	if in.Manifest != nil {
 		rep.From.Image = in.Manifest.Image
 	}
-
-	d, err := lockdiff.Compare("Spark "+from, fromRes.Lock, "Spark "+to, toRes.Lock)
-	if err != nil {
-		return nil, err
+	toReq := req
+	toReq.SparkVersion, toReq.Packages = to, []string{strings.Join(toPackages, ",")}
+	rep.To = line(to, toScala, toReq.Packages, nil)
+	var toRes *resolver.Result
+	if len(toPackages) > 0 {
+		// A target set that does not resolve (a module the target's
+		// version names is not in the repositories) is the report's
+		// answer, as spark-submit's "unresolved dependency" would be.
+		toRes, err = resolver.Resolve(ctx, toReq, opts...)
+		if errors.Is(err, resolver.ErrNotFound) {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemTargetUnresolved,
+				Message: fmt.Sprintf("the target set (%s) does not resolve for Spark %s: %v", rep.To.Packages, to, err)})
+			toRes = nil
+		} else if err != nil {
+			return nil, fmt.Errorf("resolving for Spark %s: %w", to, err)
+		}
 	}
-	rep.Summary = d.Summary
-	for _, m := range d.Modules {
-		kind := m.Changes[0]
-		switch kind {
-		case lockdiff.Added, lockdiff.Removed, lockdiff.Upgrade, lockdiff.Downgrade, lockdiff.Version:
-		default:
-			continue // the same version from another repository or file name
-		}
-		g := fromRes.Graph
-		if kind != lockdiff.Removed {
-			g = toRes.Graph
-		}
-		j := JarChange{Module: m.Module, Change: kind, From: m.OldVersion(), To: m.NewVersion(), Why: [][]string{}}
-		ga := strings.Join(strings.SplitN(m.Module, ":", 3)[:2], ":")
-		if mods, err := resolver.Why(g, ga); err == nil {
-			for _, mw := range mods {
-				for _, p := range mw.Paths {
-					if !p.Evicted {
-						j.Why = append(j.Why, p.Nodes)
-					}
-				}
-			}
-		}
-		rep.Jars = append(rep.Jars, j)
-	}
-
-	if in.Base != "" {
-		bc, err := checkBase(ctx, in, toRes, to, toScala)
-		if err != nil {
+	if toRes != nil {
+		if err := rep.compare(ctx, in, fromRes, toRes, from, to, toScala); err != nil {
 			return nil, err
-		}
-		rep.Base = bc
-		for _, w := range bc.Report.Warnings {
-			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine + ":" + w.Kind, Coord: w.Coord, Message: w.Message})
-		}
-		if v := bc.Report.BaseSparkVersion; v != "" && revision.MajorMinor(v) != revision.MajorMinor(to) {
-			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Spark %s, not the target line %s", in.Base, v, revision.MajorMinor(to))})
-		}
-		if s := bc.Report.BaseScalaBinary; s != "" && s != toScala {
-			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Scala %s, not the target's %s", in.Base, s, toScala)})
 		}
 	}
 	if sub != nil {
@@ -389,12 +361,17 @@ func addPackages(req *resolver.Request, p submit.Packages) {
 	}
 }
 
+// line is one side; lf is nil for a set that did not resolve.
 func line(v, scala string, packages []string, lf *lock.File) Line {
 	ivy, _ := resolver.IvyOf(v)
 	if ivy == "" {
 		ivy = "2.5.2+"
 	}
-	return Line{Spark: v, Scala: scala, Ivy: ivy, Packages: strings.Join(packages, ","), LockHash: lf.Hash(), Jars: len(lf.Artifacts)}
+	l := Line{Spark: v, Scala: scala, Ivy: ivy, Packages: strings.Join(packages, ",")}
+	if lf != nil {
+		l.LockHash, l.Jars = lf.Hash(), len(lf.Artifacts)
+	}
+	return l
 }
 
 // targetVersion is to when it is a version, else the newest release of
@@ -529,4 +506,59 @@ func noTargetBuild(c, t resolver.Coordinate, vs []string) Coordinate {
 		co.To = t.String()
 	}
 	return co
+}
+
+// compare fills the report from the two resolved sets: the target's line
+// and lock, the jars that differ with the paths that brought them in, and
+// the check against the target base image.
+func (rep *Report) compare(ctx context.Context, in Input, fromRes, toRes *resolver.Result, from, to, toScala string) error {
+	rep.To = line(to, toScala, []string{rep.To.Packages}, toRes.Lock)
+	rep.ToLock = toRes.Lock
+	d, err := lockdiff.Compare("Spark "+from, fromRes.Lock, "Spark "+to, toRes.Lock)
+	if err != nil {
+		return err
+	}
+	rep.Summary = d.Summary
+	for _, m := range d.Modules {
+		kind := m.Changes[0]
+		switch kind {
+		case lockdiff.Added, lockdiff.Removed, lockdiff.Upgrade, lockdiff.Downgrade, lockdiff.Version:
+		default:
+			continue // the same version from another repository or file name
+		}
+		g := fromRes.Graph
+		if kind != lockdiff.Removed {
+			g = toRes.Graph
+		}
+		j := JarChange{Module: m.Module, Change: kind, From: m.OldVersion(), To: m.NewVersion(), Why: [][]string{}}
+		ga := strings.Join(strings.SplitN(m.Module, ":", 3)[:2], ":")
+		if mods, err := resolver.Why(g, ga); err == nil {
+			for _, mw := range mods {
+				for _, p := range mw.Paths {
+					if !p.Evicted {
+						j.Why = append(j.Why, p.Nodes)
+					}
+				}
+			}
+		}
+		rep.Jars = append(rep.Jars, j)
+	}
+	if in.Base == "" {
+		return nil
+	}
+	bc, err := checkBase(ctx, in, toRes, to, toScala)
+	if err != nil {
+		return err
+	}
+	rep.Base = bc
+	for _, w := range bc.Report.Warnings {
+		rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine + ":" + w.Kind, Coord: w.Coord, Message: w.Message})
+	}
+	if v := bc.Report.BaseSparkVersion; v != "" && revision.MajorMinor(v) != revision.MajorMinor(to) {
+		rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Spark %s, not the target line %s", in.Base, v, revision.MajorMinor(to))})
+	}
+	if s := bc.Report.BaseScalaBinary; s != "" && s != toScala {
+		rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Scala %s, not the target's %s", in.Base, s, toScala)})
+	}
+	return nil
 }

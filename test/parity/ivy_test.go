@@ -195,7 +195,7 @@ func TestIvySparkSubmitLive(t *testing.T) {
 	// over the three distributions.
 	subs := make([]*sparkSubmit, len(ivyHomes))
 	for i, h := range ivyHomes {
-		subs[i] = newSparkSubmit(t, h.dir, central, 2)
+		subs[i] = newSparkSubmit(t, h.dir, central, newIvyPool(t, 2))
 	}
 	type run struct {
 		c ivyCase

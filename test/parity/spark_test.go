@@ -66,27 +66,39 @@ func sparkHomeOf(t testing.TB, dir string) (home, pyPath string) {
 // sparkSubmit runs the real spark-submit of one distribution. Its JVM gets
 // a throw-away user.home and HOME (so Spark's local-m2-cache and Ivy's
 // default directories are empty), an empty SPARK_CONF_DIR, and
-// spark.jars.ivy in a directory of its own per concurrent run (Ivy's cache
-// takes no lock across JVMs), reused by that slot's later runs;
-// DEFAULT_ARTIFACT_REPOSITORY points Spark's central resolver at the
-// machine's Central.
+// spark.jars.ivy in a directory of its pool's (ivyPool); DEFAULT_ARTIFACT_REPOSITORY
+// points Spark's central resolver at the machine's Central.
 type sparkSubmit struct {
 	home, pyPath, central string
-	dir                   string
-	slots                 chan int // free slot numbers: at most cap(slots) runs in flight
+	pool                  *ivyPool
 }
 
-func newSparkSubmit(t testing.TB, dir, central string, inFlight int) *sparkSubmit {
+// ivyPool is a set of spark.jars.ivy directories, one per run in flight
+// (Ivy's cache takes no lock across JVMs), each reused by later runs: its
+// cache is shared by the distributions of one Ivy version (the cache holds
+// the descriptors that Ivy made of the POMs, so distributions of different
+// Ivys never share a pool). At most cap(slots) runs are in flight.
+type ivyPool struct {
+	dir   string
+	slots chan int
+}
+
+func newIvyPool(t testing.TB, inFlight int) *ivyPool {
 	t.Helper()
-	home, pyPath := sparkHomeOf(t, dir)
-	s := &sparkSubmit{home: home, pyPath: pyPath, central: central, dir: t.TempDir(), slots: make(chan int, inFlight)}
+	p := &ivyPool{dir: t.TempDir(), slots: make(chan int, inFlight)}
 	for i := range inFlight {
-		s.slots <- i
+		p.slots <- i
 	}
-	if err := os.WriteFile(filepath.Join(s.dir, "noop.py"), []byte("# a no-op application: only --packages matters\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.dir, "noop.py"), []byte("# a no-op application: only --packages matters\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return p
+}
+
+func newSparkSubmit(t testing.TB, dir, central string, pool *ivyPool) *sparkSubmit {
+	t.Helper()
+	home, pyPath := sparkHomeOf(t, dir)
+	return &sparkSubmit{home: home, pyPath: pyPath, central: central, pool: pool}
 }
 
 // job is one spark-submit's resolution inputs.
@@ -106,9 +118,9 @@ type outcome struct {
 // retrieved (<spark.jars.ivy>/jars, emptied first). A resolution failure
 // is an outcome; anything else is an error.
 func (s *sparkSubmit) run(ctx context.Context, j job) (outcome, error) {
-	slot := <-s.slots
-	defer func() { s.slots <- slot }()
-	base := filepath.Join(s.dir, fmt.Sprint(slot))
+	slot := <-s.pool.slots
+	defer func() { s.pool.slots <- slot }()
+	base := filepath.Join(s.pool.dir, fmt.Sprint(slot))
 	ivy, home, conf := filepath.Join(base, "ivy"), filepath.Join(base, "home"), filepath.Join(base, "conf")
 	if err := os.RemoveAll(filepath.Join(ivy, "jars")); err != nil {
 		return outcome{}, err
@@ -128,7 +140,7 @@ func (s *sparkSubmit) run(ctx context.Context, j job) (outcome, error) {
 	if j.ivySettings != "" {
 		args = append(args, "--conf", "spark.jars.ivySettings="+j.ivySettings)
 	}
-	args = append(args, filepath.Join(s.dir, "noop.py"))
+	args = append(args, filepath.Join(s.pool.dir, "noop.py"))
 	cmd := exec.CommandContext(ctx, filepath.Join(s.home, "bin", "spark-submit"), args...)
 	cmd.Env = append(sparkEnv(),
 		"SPARK_HOME="+s.home, "PYTHONPATH="+s.pyPath, "PYSPARK_PYTHON=python3",
