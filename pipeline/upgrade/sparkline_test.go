@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,5 +106,39 @@ func TestPlanTargetUnresolved(t *testing.T) {
 				t.Errorf("Breaks() = %v, want NotFound", err)
 			}
 		})
+	}
+}
+
+// TestPlanBuiltFor: a third-party build whose POM depends on another Spark
+// line's modules (Delta's delta-spark_2.13:3.3.2 on Spark 3.5's, provided)
+// has no build for the target at its version: the report names the line it
+// is built for and moves to the newest version built for the target line.
+func TestPlanBuiltFor(t *testing.T) {
+	pom := func(a, v, spark string) string {
+		return "<project><modelVersion>4.0.0</modelVersion><groupId>org.example</groupId><artifactId>" + a + "</artifactId><version>" + v +
+			"</version><dependencies><dependency><groupId>org.apache.spark</groupId><artifactId>spark-sql" + a[len(a)-5:] +
+			"</artifactId><version>" + spark + "</version><scope>provided</scope></dependency></dependencies></project>"
+	}
+	files := map[string]string{"repo/org/example/dl_2.13/maven-metadata.xml": "<metadata><versioning><versions><version>1</version><version>2</version><version>3</version></versions></versioning></metadata>"}
+	for _, b := range [][3]string{{"dl_2.12", "1", "3.5.3"}, {"dl_2.13", "1", "3.5.3"}, {"dl_2.13", "2", "4.0.0"}, {"dl_2.13", "3", "4.1.0"}} {
+		d := "repo/org/example/" + b[0] + "/" + b[1] + "/" + b[0] + "-" + b[1]
+		files[d+".pom"], files[d+".jar"] = pom(b[0], b[1], b[2]), b[0]
+	}
+	dir := m2test.WriteFiles(t, files)
+	req := resolver.Request{Packages: []string{"org.example:dl_2.12:1"}, Repositories: []string{"file://" + dir + "/repo/"},
+		NoDefaultRepositories: true, CacheDir: t.TempDir()}
+	r, err := Plan(context.Background(), Input{Request: req, From: "3.5.1", To: "4.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Coordinate{{From: "org.example:dl_2.12:1", To: "org.example:dl_2.13:2", Change: NoTargetBuild, Newest: "2", BuiltFor: "3.5"}}
+	if d := cmp.Diff(want, r.Coordinates); d != "" {
+		t.Errorf("coordinates (-want +got):\n%s", d)
+	}
+	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0].Message, "org.example:dl_2.13:1 is built for Spark 3.5") {
+		t.Errorf("problems %+v", r.Problems)
+	}
+	if r.To.Jars != 1 {
+		t.Errorf("target %+v: want dl_2.13:2 resolved", r.To)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/prebake/prebake/internal/revision"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/maven"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
 )
@@ -124,6 +125,10 @@ type Coordinate struct {
 	// Newest is, for NoTargetBuild, the newest version with a build for
 	// the target ("" when none).
 	Newest string `json:"newest,omitempty"`
+	// BuiltFor is, for NoTargetBuild, the Spark line the target build at
+	// the job's version was compiled against (its POM's org.apache.spark
+	// dependency), when that is what rules it out.
+	BuiltFor string `json:"builtFor,omitempty"`
 }
 
 // JarChange is one jar (module) that differs, with the paths that brought
@@ -282,14 +287,22 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 	}
 
 	var toPackages []string
+	poms := maven.NewLoader(pomFetcher{src})
 	for _, c := range direct {
 		co, err := mapCoordinate(ctx, src, c, toScala, from, to)
+		built := ""
+		if err == nil {
+			co, built, err = checkBuiltFor(ctx, src, poms, co, revision.MajorMinor(to))
+		}
 		if err != nil {
 			return nil, err
 		}
 		rep.Coordinates = append(rep.Coordinates, co)
 		if co.Change == NoTargetBuild {
 			msg := fmt.Sprintf("%s has no build for Spark %s (Scala %s)", c, to, toScala)
+			if co.BuiltFor != "" {
+				msg = fmt.Sprintf("%s is built for Spark %s (its POM's Spark dependency), not %s", built, co.BuiltFor, revision.MajorMinor(to))
+			}
 			if co.Newest != "" {
 				msg += "; the newest with one is " + co.Newest + " (used below)"
 			} else {
