@@ -34,7 +34,9 @@ or a version, 4.0.1), and reports:
     at its version, with the newest version that has one (maven-metadata.xml through
     the repository chain); that one is used for the target's resolution. An artifact
     whose name carries the Spark line (iceberg-spark-runtime-3.5_2.12) moves to the
-    target line's (iceberg-spark-runtime-4.0_2.13);
+    target line's (iceberg-spark-runtime-4.0_2.13); a build whose POM depends on
+    another line's Spark (delta-spark_2.13:3.3.2 on Spark 3.5) has no build for the
+    target either, and moves to the newest version built for the target line;
   - both sets resolved with their line's Ivy (as --spark-version selects it), and
     the jars that differ (added, removed, changed versions) with the paths that
     brought each in (as prebake why shows them);
