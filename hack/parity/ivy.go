@@ -144,7 +144,7 @@ func runDiffIvys(oracle, corpus string, versions []string, n int, seeds []int64,
 			r += "." + v
 		}
 		if err := runDiffSeeds(oracle, corpus, n, seeds, par, r); err != nil {
-			errs = append(errs, fmt.Errorf("Ivy %s: %w", v, err))
+			errs = append(errs, fmt.Errorf("under Ivy %s: %w", v, err))
 		}
 		cleanup()
 	}

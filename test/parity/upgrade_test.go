@@ -97,11 +97,6 @@ func TestUpgradeReportLive(t *testing.T) {
 		}
 		subs[l] = newSparkSubmit(t, dir, central, pools[ivy])
 	}
-	type step struct {
-		job      string
-		from, to string
-		packages string
-	}
 	var (
 		mu       sync.Mutex
 		problems []string
