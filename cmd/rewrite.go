@@ -180,8 +180,21 @@ const maxManifestSize = 16 << 20
 // rewriteManifest runs `prebake rewrite --manifest FILE`: the rewritten YAML
 // on stdout, or -o json with the changes.
 func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat, opts []rewrite.Option) error {
-	var data []byte
-	var err error
+	name, data, err := readManifest(c, file)
+	if err != nil {
+		return err
+	}
+	r, err := rewrite.Manifest(c.Context(), name, data, opts...)
+	if err != nil {
+		return err
+	}
+	withWarningHints("rewrite", r.Warnings)
+	return printRewrite(c, g, out, r, r.Warnings, r.YAML)
+}
+
+// readManifest reads a --manifest FILE ("-": stdin, named <stdin>),
+// bounded by maxManifestSize: 66 when it is missing, else 65.
+func readManifest(c *cobra.Command, file string) (name string, data []byte, err error) {
 	if file == "-" {
 		data, err = io.ReadAll(io.LimitReader(c.InOrStdin(), maxManifestSize+1))
 		if err == nil && len(data) > maxManifestSize {
@@ -194,20 +207,15 @@ func rewriteManifest(c *cobra.Command, g *globals, file string, out outputFormat
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return exitcode.New(exitcode.NotFound, fmt.Errorf("--manifest: %w", err))
+		return "", nil, exitcode.New(exitcode.NotFound, fmt.Errorf("--manifest: %w", err))
 	case err != nil:
-		return exitcode.New(exitcode.DataErr, fmt.Errorf("--manifest: %w", err))
+		return "", nil, exitcode.New(exitcode.DataErr, fmt.Errorf("--manifest: %w", err))
 	}
-	name := file
+	name = file
 	if file == "-" {
 		name = "<stdin>"
 	}
-	r, err := rewrite.Manifest(c.Context(), name, data, opts...)
-	if err != nil {
-		return err
-	}
-	withWarningHints("rewrite", r.Warnings)
-	return printRewrite(c, g, out, r, r.Warnings, r.YAML)
+	return name, data, nil
 }
 
 // printRewrite prints a rewrite result: v as JSON with -o json, else the

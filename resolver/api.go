@@ -64,8 +64,9 @@ type Request struct {
 	// IvyVersion chooses the Ivy to follow, one of KnownIvyVersions
 	// (EffectiveIvy): "" is the Spark line's. 2.6.0, which no Spark
 	// release ships yet, matches dependencyManagement by type and
-	// classifier (IVY-1654) and lets an ivySettings file select the nearest
-	// conflict manager (IVY-813). The lock records an Ivy other than
+	// classifier (IVY-1654) and accepts an ivySettings file naming the
+	// nearest conflict manager (IVY-813), which spark-submit's resolution
+	// does not apply (ivySettingsConflict). The lock records an Ivy other than
 	// 2.5.2/2.5.3.
 	IvyVersion string
 	// LockPath, when set, is read if it exists and matches the inputs, and

@@ -7,12 +7,15 @@ import (
 	"github.com/prebake/prebake/resolver/ivysettings"
 )
 
-// ivySettingsConflict applies an Ivy settings file's conflict manager:
-// <settings defaultConflictManager="nearest"> is Ivy 2.6.0's Maven-style
-// manager (IVY-813), which the request then follows as ConflictNearest
-// (recorded in the lock's inputs.conflict). Under Ivy 2.5, which has no
-// such manager, it is refused (errdefs.BadArgument) naming the file and
-// line, before any request.
+// ivySettingsConflict checks an Ivy settings file's conflict manager:
+// <settings defaultConflictManager="nearest"> names Ivy 2.6.0's
+// Maven-style manager (IVY-813). Under Ivy 2.5, which has no such
+// manager, it is refused (errdefs.BadArgument) naming the file and line,
+// before any request, as spark-submit fails on it. Under Ivy 2.6.0 the
+// file loads, but the real spark-submit (the newest line's with Ivy 2.6.0's
+// jar, testdata/parity/spark/nearest@2.6.0.golden) still resolves with
+// latest-revision: Ivy's own command line applies the manager, Spark's
+// resolution does not. So the request keeps its conflict mode, as Spark.
 func ivySettingsConflict(ctx context.Context, req Request) (Request, error) {
 	if req.IvySettings == "" {
 		return req, nil
@@ -34,6 +37,5 @@ func ivySettingsConflict(ctx context.Context, req Request) (Request, error) {
 			st.ConflictAt, ivy)
 		return req, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.IvyVersion", "%w", err)
 	}
-	req.Conflict = ConflictNearest
 	return req, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
 )
 
@@ -15,14 +16,36 @@ import (
 // each one's default).
 var ivyVersion string
 
-// ivyJar is the jar of Ivy version v for the oracle: "" for Debian's 2.5.1
-// (run-oracle.sh's default), else the one Maven keeps in ~/.m2.
+// ivyDistributions are, per Ivy version, the Spark distribution (under
+// testenv.CacheDir()) whose jars/ivy-<version>.jar the oracle runs, as
+// spark-submit does: a line that ships that Ivy (2.5.1: 3.4; 2.5.3: 3.5.9
+// and 4.x), and for 2.6.0 the newest line's with Ivy 2.6.0's jar
+// (hack/infra.d/62-spark-ivy.sh).
+var ivyDistributions = map[string]string{
+	resolver.Ivy251: "pyspark-3.4.4",
+	resolver.Ivy253: "pyspark-4.3.0",
+	resolver.Ivy260: "spark-4.3.0-ivy-2.6.0",
+}
+
+// ivyJar is the jar of Ivy version v for the oracle: "" (run-oracle.sh's
+// default, Debian's 2.5.1) without -ivy; else the jar of the Spark
+// distribution that ships v (ivyDistributions) when it is installed, else
+// Debian's for 2.5.1 and the one Maven keeps in ~/.m2 for the others.
 func ivyJar(v string) (string, error) {
-	if v == "" || v == resolver.Ivy251 {
+	if v == "" {
 		return "", nil
 	}
 	if !slices.Contains(resolver.KnownIvyVersions, v) {
-		return "", fmt.Errorf("-ivy %q: prebake follows %s", v, strings.Join(resolver.KnownIvyVersions, ", "))
+		return "", fmt.Errorf("-ivy %q: prebake follows %s (or all)", v, strings.Join(resolver.KnownIvyVersions, ", "))
+	}
+	if d, ok := ivyDistributions[v]; ok {
+		jar := filepath.Join(testenv.CacheDir(), d, "pyspark", "jars", "ivy-"+v+".jar")
+		if _, err := os.Stat(jar); err == nil {
+			return jar, nil
+		}
+	}
+	if v == resolver.Ivy251 {
+		return "", nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -100,4 +123,30 @@ func runIvyVersions(oracle, parity string, refresh bool) error {
 	}
 	fmt.Printf("%d cases × %d Ivy versions: the oracle matches the goldens and prebake\n", len(cases), len(resolver.KnownIvyVersions))
 	return nil
+}
+
+// runDiffIvys is -diff under each Ivy of versions in turn (-ivy all: every
+// Ivy prebake follows), the oracle running the jar of the Spark
+// distribution that ships it (ivyJar) and prebake following it.
+func runDiffIvys(oracle, corpus string, versions []string, n int, seeds []int64, par int, report string) error {
+	var errs []error
+	for _, v := range versions {
+		if err := useIvy(v); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "parity: -diff under Ivy %s (oracle: %s)\n", v, os.Getenv("IVY_JAR"))
+		cleanup, err := prepareOracle(oracle)
+		if err != nil {
+			return err
+		}
+		r := report
+		if r != "" {
+			r += "." + v
+		}
+		if err := runDiffSeeds(oracle, corpus, n, seeds, par, r); err != nil {
+			errs = append(errs, fmt.Errorf("under Ivy %s: %w", v, err))
+		}
+		cleanup()
+	}
+	return errors.Join(errs...)
 }

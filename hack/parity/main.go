@@ -9,10 +9,16 @@
 //	go run ./hack/parity -diff 30 -seeds 1,2,3 # the same over several seeds (make parity-diff: the fixed CI set)
 //	go run ./hack/parity -diff 30 -random 4    # over 4 fresh random seeds, printed to replay (make parity-fuzz SEEDS=4)
 //	go run ./hack/parity -ivy 2.6.0 -diff 30   # any mode with another Ivy: the oracle runs that Ivy's jar, prebake follows it
+//	go run ./hack/parity -ivy all -diff 30 -seeds 1,2
+//	                               # -diff under each Ivy in turn: 2.5.1 (Spark 3.4's jar), 2.5.3 (4.3's),
+//	                               # 2.6.0 (4.3's distribution with Ivy 2.6.0's, hack/infra.d/62-spark-ivy.sh)
 //	go run ./hack/parity -ivyversions [-refresh] # testdata/parity/ivyversions under every Ivy prebake knows (NAME@VERSION.expected)
 //
-// The oracle's Ivy is Debian's 2.5.1 unless -ivy names another: 2.5.3 and
-// 2.6.0 run the jar Maven put in ~/.m2 (mvn dependency:get
+// The oracle's Ivy is Debian's 2.5.1 unless -ivy names one: then it runs
+// the jar of the Spark distribution that ships it (pyspark 3.4.4 for
+// 2.5.1, 4.3.0 for 2.5.3, and 4.3.0 with Ivy 2.6.0's jar for 2.6.0, under
+// $PREBAKE_CI_CACHE: hack/infra.sh installs them), else Debian's 2.5.1 or
+// the jar Maven put in ~/.m2 (mvn dependency:get
 // -Dartifact=org.apache.ivy:ivy:VERSION), with Spark's settings as ever.
 //
 // A case's .repos lines use ${PARITY} for testdata/parity.
@@ -51,7 +57,7 @@ func main() {
 	show := flag.String("show", "", "print prebake's jars, modules and evictions for these coordinates (-repos, -exclude)")
 	showRepos := flag.String("repos", "", "with -show: comma-separated repository URLs")
 	showExcl := flag.String("exclude", "", "with -show: exclusions")
-	flag.StringVar(&ivyVersion, "ivy", "", "the Ivy the oracle runs and prebake follows: "+strings.Join(resolver.KnownIvyVersions, ", ")+" (default: the oracle's 2.5.1, prebake's default)")
+	flag.StringVar(&ivyVersion, "ivy", "", "the Ivy the oracle runs and prebake follows: "+strings.Join(resolver.KnownIvyVersions, ", ")+", or all with -diff (default: the oracle's 2.5.1, prebake's default)")
 	ivyVersions := flag.Bool("ivyversions", false, "run testdata/parity/ivyversions under every Ivy prebake knows: compare with NAME@VERSION.expected and prebake (-refresh: rewrite them)")
 	flag.Parse()
 	root, _ := os.Getwd()
@@ -68,6 +74,22 @@ func main() {
 			fmt.Fprintln(os.Stderr, "parity:", err)
 			os.Exit(1)
 		}
+		return
+	}
+	if ivyVersion == "all" {
+		if *diff == 0 {
+			fmt.Fprintln(os.Stderr, "parity: -ivy all goes with -diff")
+			os.Exit(64)
+		}
+		list, err := seedList(*seed, *seeds, *random)
+		if err == nil {
+			err = runDiffIvys(oracle, filepath.Join(*shared, "corpus"), resolver.KnownIvyVersions, *diff, list, *par, *report)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "parity:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "parity: ok")
 		return
 	}
 	if err := useIvy(ivyVersion); err != nil {

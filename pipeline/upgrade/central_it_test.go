@@ -7,15 +7,21 @@ import (
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/resolver/repo"
 )
 
 // TestPlanCentralIT moves a real 3.5 job (spark-avro, hadoop-aws) to the
 // newest 4.0.x on Maven Central (PREBAKE_IT=1; network only, no JVM).
 func TestPlanCentralIT(t *testing.T) {
 	testenv.RequireIT(t)
+	// The machine's Central (Maven's settings), no host written here.
+	central, err := repo.MavenCentralURL("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	req := resolver.Request{
 		Packages:              []string{"org.apache.spark:spark-avro_2.12:3.5.1,org.apache.hadoop:hadoop-aws:3.3.4"},
-		Repositories:          []string{"https://repo1.maven.org/maven2/"},
+		Repositories:          []string{central},
 		NoDefaultRepositories: true,
 		CacheDir:              t.TempDir(),
 	}

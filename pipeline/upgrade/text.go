@@ -12,6 +12,9 @@ func WriteText(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Spark %s (Scala %s, Ivy %s) → Spark %s (Scala %s, Ivy %s)\n\n",
 		r.From.Spark, r.From.Scala, r.From.Ivy, r.To.Spark, r.To.Scala, r.To.Ivy)
+	if r.From.Image != "" {
+		fmt.Fprintf(&b, "Current image: %s\n\n", r.From.Image)
+	}
 	b.WriteString("Coordinates:\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, c := range r.Coordinates {

@@ -23,6 +23,7 @@ import (
 	"github.com/prebake/prebake/internal/revision"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
+	"github.com/prebake/prebake/maven"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
 )
@@ -40,6 +41,11 @@ type Input struct {
 	Argv []string
 	// Environ is the submitter's environment ("K=V") for Argv.
 	Environ []string
+	// Manifest is the job's SparkApplication (ReadSparkApplication),
+	// optional: its packages add to Request's, its spec.sparkVersion (else
+	// its image's tag) is the current version unless From says, and its
+	// image is reported as the current line's.
+	Manifest *ManifestJob
 	// From is the job's current Spark version (3.5.x needs its patch);
 	// "" takes the version of the job's org.apache.spark modules.
 	From string
@@ -76,6 +82,10 @@ type Report struct {
 	Kubernetes *KubernetesDiff `json:"kubernetes,omitempty"`
 	// Problems are what breaks on the target line as the job stands.
 	Problems []Problem `json:"problems"`
+	// FromLock and ToLock are the two resolved sets (not part of the
+	// document: From and To name them by lock hash).
+	FromLock *lock.File `json:"-"`
+	ToLock   *lock.File `json:"-"`
 }
 
 // Line is one side: the Spark version, its Scala binary, the Ivy the
@@ -89,14 +99,22 @@ type Line struct {
 	Packages string `json:"packages"`
 	LockHash string `json:"lockHash"`
 	Jars     int    `json:"jars"`
+	// Image is the job's Spark image (a SparkApplication's spec.image),
+	// on the current line only.
+	Image string `json:"image,omitempty"`
 }
 
 // Coordinate changes.
 const (
-	Unchanged     = "unchanged"       // the same coordinate on the target line
-	SparkModule   = "spark-module"    // org.apache.spark: moved to the target's version (and Scala)
-	ScalaSuffix   = "scala-suffix"    // the target's Scala build, same version
-	NoTargetBuild = "no-target-build" // no build for the target at this version: Newest is used when there is one
+	Unchanged   = "unchanged"    // the same coordinate on the target line
+	SparkModule = "spark-module" // org.apache.spark: moved to the target's version (and Scala)
+	ScalaSuffix = "scala-suffix" // the target's Scala build, same version
+	// SparkLineArtifact is a third-party artifact built per Spark line,
+	// whose name carries the line (iceberg-spark-runtime-3.5_2.12,
+	// sedona-spark-shaded-3.5_2.12): the target line's artifact (and
+	// Scala), same version.
+	SparkLineArtifact = "spark-line-artifact"
+	NoTargetBuild     = "no-target-build" // no build for the target at this version: Newest is used when there is one
 )
 
 // Coordinate is one direct coordinate of the job.
@@ -107,6 +125,10 @@ type Coordinate struct {
 	// Newest is, for NoTargetBuild, the newest version with a build for
 	// the target ("" when none).
 	Newest string `json:"newest,omitempty"`
+	// BuiltFor is, for NoTargetBuild, the Spark line the target build at
+	// the job's version was compiled against (its POM's org.apache.spark
+	// dependency), when that is what rules it out.
+	BuiltFor string `json:"builtFor,omitempty"`
 }
 
 // JarChange is one jar (module) that differs, with the paths that brought
@@ -136,6 +158,10 @@ type BaseCheck struct {
 // Problem kinds.
 const (
 	ProblemNoTargetBuild = "no-target-build" // errdefs.NotFound
+	// ProblemTargetUnresolved: the target set does not resolve (a module
+	// its coordinates bring in is missing): errdefs.NotFound. The report
+	// then has no target lock, no jar changes and no base check.
+	ProblemTargetUnresolved = "target-unresolved"
 	// The base image's warnings (layers.Warn*) and a base whose Spark or
 	// Scala is not the target's: errdefs.Invalid.
 	ProblemBaseLine = "base-line"
@@ -159,7 +185,7 @@ func (r *Report) Breaks() error {
 	msgs := make([]string, len(r.Problems))
 	for i, p := range r.Problems {
 		msgs[i] = p.Message
-		if p.Kind == ProblemNoTargetBuild {
+		if p.Kind == ProblemNoTargetBuild || p.Kind == ProblemTargetUnresolved {
 			kind = errdefs.NotFound
 		}
 	}
@@ -198,18 +224,13 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 			return nil, err
 		}
 		sub = s
-		p := s.Packages()
-		if p.Packages != "" {
-			req.Packages = append(req.Packages, p.Packages)
-		}
-		if p.Repositories != "" {
-			req.Repositories = append(req.Repositories, p.Repositories)
-		}
-		if p.Excludes != "" {
-			req.Excludes = append(req.Excludes, p.Excludes)
-		}
-		if p.IvySettings != "" && req.IvySettings == "" {
-			req.IvySettings = p.IvySettings
+		addPackages(&req, s.Packages())
+	}
+	from := in.From
+	if m := in.Manifest; m != nil {
+		addPackages(&req, m.Packages)
+		if from == "" {
+			from = m.sparkVersionOf()
 		}
 	}
 	var direct []resolver.Coordinate
@@ -221,12 +242,11 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 		direct = append(direct, cs...)
 	}
 	if len(direct) == 0 {
-		return nil, errdefs.Errorf(errdefs.BadArgument, "no coordinate: give the job's packages, a lock or its spark-submit argv")
+		return nil, errdefs.Errorf(errdefs.BadArgument, "no coordinate: give the job's packages, a lock, its spark-submit argv or its SparkApplication")
 	}
 	if strings.TrimSpace(in.To) == "" {
 		return nil, errdefs.Errorf(errdefs.BadArgument, "no target Spark line: give one, e.g. 4.0 or 4.0.1")
 	}
-	from := in.From
 	if from == "" {
 		for _, c := range direct {
 			if c.Group == "org.apache.spark" {
@@ -267,14 +287,22 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 	}
 
 	var toPackages []string
+	poms := maven.NewLoader(pomFetcher{src})
 	for _, c := range direct {
-		co, err := mapCoordinate(ctx, src, c, toScala, to)
+		co, err := mapCoordinate(ctx, src, c, toScala, from, to)
+		built := ""
+		if err == nil {
+			co, built, err = checkBuiltFor(ctx, src, poms, co, revision.MajorMinor(to))
+		}
 		if err != nil {
 			return nil, err
 		}
 		rep.Coordinates = append(rep.Coordinates, co)
 		if co.Change == NoTargetBuild {
 			msg := fmt.Sprintf("%s has no build for Spark %s (Scala %s)", c, to, toScala)
+			if co.BuiltFor != "" {
+				msg = fmt.Sprintf("%s is built for Spark %s (its POM's Spark dependency), not %s", built, co.BuiltFor, revision.MajorMinor(to))
+			}
 			if co.Newest != "" {
 				msg += "; the newest with one is " + co.Newest + " (used below)"
 			} else {
@@ -293,59 +321,31 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 	if err != nil {
 		return nil, fmt.Errorf("resolving for Spark %s: %w", from, err)
 	}
+	rep.From = line(from, fromScala, fromReq.Packages, fromRes.Lock)
+	rep.FromLock = fromRes.Lock
+	if in.Manifest != nil {
+		rep.From.Image = in.Manifest.Image
+	}
 	toReq := req
 	toReq.SparkVersion, toReq.Packages = to, []string{strings.Join(toPackages, ",")}
-	toRes, err := resolver.Resolve(ctx, toReq, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("resolving for Spark %s: %w", to, err)
-	}
-	rep.From = line(from, fromScala, fromReq.Packages, fromRes.Lock)
-	rep.To = line(to, toScala, toReq.Packages, toRes.Lock)
-
-	d, err := lockdiff.Compare("Spark "+from, fromRes.Lock, "Spark "+to, toRes.Lock)
-	if err != nil {
-		return nil, err
-	}
-	rep.Summary = d.Summary
-	for _, m := range d.Modules {
-		kind := m.Changes[0]
-		switch kind {
-		case lockdiff.Added, lockdiff.Removed, lockdiff.Upgrade, lockdiff.Downgrade, lockdiff.Version:
-		default:
-			continue // the same version from another repository or file name
+	rep.To = line(to, toScala, toReq.Packages, nil)
+	var toRes *resolver.Result
+	if len(toPackages) > 0 {
+		// A target set that does not resolve (a module the target's
+		// version names is not in the repositories) is the report's
+		// answer, as spark-submit's "unresolved dependency" would be.
+		toRes, err = resolver.Resolve(ctx, toReq, opts...)
+		if errors.Is(err, resolver.ErrNotFound) {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemTargetUnresolved,
+				Message: fmt.Sprintf("the target set (%s) does not resolve for Spark %s: %v", rep.To.Packages, to, err)})
+			toRes = nil
+		} else if err != nil {
+			return nil, fmt.Errorf("resolving for Spark %s: %w", to, err)
 		}
-		g := fromRes.Graph
-		if kind != lockdiff.Removed {
-			g = toRes.Graph
-		}
-		j := JarChange{Module: m.Module, Change: kind, From: m.OldVersion(), To: m.NewVersion(), Why: [][]string{}}
-		ga := strings.Join(strings.SplitN(m.Module, ":", 3)[:2], ":")
-		if mods, err := resolver.Why(g, ga); err == nil {
-			for _, mw := range mods {
-				for _, p := range mw.Paths {
-					if !p.Evicted {
-						j.Why = append(j.Why, p.Nodes)
-					}
-				}
-			}
-		}
-		rep.Jars = append(rep.Jars, j)
 	}
-
-	if in.Base != "" {
-		bc, err := checkBase(ctx, in, toRes, to, toScala)
-		if err != nil {
+	if toRes != nil {
+		if err := rep.compare(ctx, in, fromRes, toRes, from, to, toScala); err != nil {
 			return nil, err
-		}
-		rep.Base = bc
-		for _, w := range bc.Report.Warnings {
-			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine + ":" + w.Kind, Coord: w.Coord, Message: w.Message})
-		}
-		if v := bc.Report.BaseSparkVersion; v != "" && revision.MajorMinor(v) != revision.MajorMinor(to) {
-			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Spark %s, not the target line %s", in.Base, v, revision.MajorMinor(to))})
-		}
-		if s := bc.Report.BaseScalaBinary; s != "" && s != toScala {
-			rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Scala %s, not the target's %s", in.Base, s, toScala)})
 		}
 	}
 	if sub != nil {
@@ -358,12 +358,33 @@ func Plan(ctx context.Context, in Input, opts ...resolver.Option) (*Report, erro
 	return rep, nil
 }
 
+// addPackages adds what a submission or a manifest would resolve to req.
+func addPackages(req *resolver.Request, p submit.Packages) {
+	if p.Packages != "" {
+		req.Packages = append(req.Packages, p.Packages)
+	}
+	if p.Repositories != "" {
+		req.Repositories = append(req.Repositories, p.Repositories)
+	}
+	if p.Excludes != "" {
+		req.Excludes = append(req.Excludes, p.Excludes)
+	}
+	if p.IvySettings != "" && req.IvySettings == "" {
+		req.IvySettings = p.IvySettings
+	}
+}
+
+// line is one side; lf is nil for a set that did not resolve.
 func line(v, scala string, packages []string, lf *lock.File) Line {
 	ivy, _ := resolver.IvyOf(v)
 	if ivy == "" {
 		ivy = "2.5.2+"
 	}
-	return Line{Spark: v, Scala: scala, Ivy: ivy, Packages: strings.Join(packages, ","), LockHash: lf.Hash(), Jars: len(lf.Artifacts)}
+	l := Line{Spark: v, Scala: scala, Ivy: ivy, Packages: strings.Join(packages, ",")}
+	if lf != nil {
+		l.LockHash, l.Jars = lf.Hash(), len(lf.Artifacts)
+	}
+	return l
 }
 
 // targetVersion is to when it is a version, else the newest release of
@@ -423,8 +444,16 @@ func reposOf(src resolver.Source) string {
 	return strings.Join(names, ", ")
 }
 
+// sparkLineRe is an artifact name that carries a Spark line, with an
+// optional Scala suffix: iceberg-spark-runtime-3.5_2.12.
+var sparkLineRe = regexp.MustCompile(`^(.+-)(\d+\.\d+)(_(?:2\.1[0-3]|3))?$`)
+
 // mapCoordinate is c on the target line.
-func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordinate, scala, to string) (Coordinate, error) {
+func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordinate, scala, from, to string) (Coordinate, error) {
+	if m := sparkLineRe.FindStringSubmatch(c.Artifact); m != nil && c.Group != "org.apache.spark" &&
+		m[2] == revision.MajorMinor(from) && m[2] != revision.MajorMinor(to) {
+		return mapSparkLineArtifact(ctx, src, c, m, scala, to)
+	}
 	m := scalaSuffixRe.FindStringSubmatch(c.Artifact)
 	if c.Group == "org.apache.spark" {
 		t := c
@@ -452,6 +481,32 @@ func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordina
 	if slices.Contains(vs, c.Version) {
 		return Coordinate{From: c.String(), To: t.String(), Change: ScalaSuffix}, nil
 	}
+	return noTargetBuild(c, t, vs), nil
+}
+
+// mapSparkLineArtifact maps an artifact built per Spark line (m: its name
+// split by sparkLineRe) to the target line's artifact at the same version,
+// else to the newest version of the target line's artifact
+// (NoTargetBuild, no To when the target line has none).
+func mapSparkLineArtifact(ctx context.Context, src resolver.Source, c resolver.Coordinate, m []string, scala, to string) (Coordinate, error) {
+	t := c
+	t.Artifact = m[1] + revision.MajorMinor(to)
+	if m[3] != "" {
+		t.Artifact += "_" + scala
+	}
+	vs, err := src.Versions(ctx, t.Group, t.Artifact)
+	if err != nil && !errors.Is(err, resolver.ErrNotFound) {
+		return Coordinate{}, err
+	}
+	if slices.Contains(vs, c.Version) {
+		return Coordinate{From: c.String(), To: t.String(), Change: SparkLineArtifact}, nil
+	}
+	return noTargetBuild(c, t, vs), nil
+}
+
+// noTargetBuild is c with no build t at its version: the newest release
+// of t's versions vs, when there is one.
+func noTargetBuild(c, t resolver.Coordinate, vs []string) Coordinate {
 	newest := ""
 	for _, v := range vs {
 		if isRelease(v) && (newest == "" || revision.Compare(v, newest) > 0) {
@@ -463,5 +518,60 @@ func mapCoordinate(ctx context.Context, src resolver.Source, c resolver.Coordina
 		t.Version = newest
 		co.To = t.String()
 	}
-	return co, nil
+	return co
+}
+
+// compare fills the report from the two resolved sets: the target's line
+// and lock, the jars that differ with the paths that brought them in, and
+// the check against the target base image.
+func (rep *Report) compare(ctx context.Context, in Input, fromRes, toRes *resolver.Result, from, to, toScala string) error {
+	rep.To = line(to, toScala, []string{rep.To.Packages}, toRes.Lock)
+	rep.ToLock = toRes.Lock
+	d, err := lockdiff.Compare("Spark "+from, fromRes.Lock, "Spark "+to, toRes.Lock)
+	if err != nil {
+		return err
+	}
+	rep.Summary = d.Summary
+	for _, m := range d.Modules {
+		kind := m.Changes[0]
+		switch kind {
+		case lockdiff.Added, lockdiff.Removed, lockdiff.Upgrade, lockdiff.Downgrade, lockdiff.Version:
+		default:
+			continue // the same version from another repository or file name
+		}
+		g := fromRes.Graph
+		if kind != lockdiff.Removed {
+			g = toRes.Graph
+		}
+		j := JarChange{Module: m.Module, Change: kind, From: m.OldVersion(), To: m.NewVersion(), Why: [][]string{}}
+		ga := strings.Join(strings.SplitN(m.Module, ":", 3)[:2], ":")
+		if mods, err := resolver.Why(g, ga); err == nil {
+			for _, mw := range mods {
+				for _, p := range mw.Paths {
+					if !p.Evicted {
+						j.Why = append(j.Why, p.Nodes)
+					}
+				}
+			}
+		}
+		rep.Jars = append(rep.Jars, j)
+	}
+	if in.Base == "" {
+		return nil
+	}
+	bc, err := checkBase(ctx, in, toRes, to, toScala)
+	if err != nil {
+		return err
+	}
+	rep.Base = bc
+	for _, w := range bc.Report.Warnings {
+		rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine + ":" + w.Kind, Coord: w.Coord, Message: w.Message})
+	}
+	if v := bc.Report.BaseSparkVersion; v != "" && revision.MajorMinor(v) != revision.MajorMinor(to) {
+		rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Spark %s, not the target line %s", in.Base, v, revision.MajorMinor(to))})
+	}
+	if s := bc.Report.BaseScalaBinary; s != "" && s != toScala {
+		rep.Problems = append(rep.Problems, Problem{Kind: ProblemBaseLine, Message: fmt.Sprintf("the base image %s has Scala %s, not the target's %s", in.Base, s, toScala)})
+	}
+	return nil
 }
