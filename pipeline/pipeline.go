@@ -162,7 +162,7 @@ func resolveAndBake(ctx context.Context, sub *submit.Submission, o Options) (*pr
 		}
 	}
 	if pl == nil {
-		s, err := resolveSet(ctx, o.Request, sub.Packages(), o.Python, o.Reporter)
+		s, err := resolveSubmission(ctx, o.Request, sub.Packages(), o.Python, o.Reporter)
 		if err != nil {
 			return nil, err
 		}

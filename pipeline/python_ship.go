@@ -31,11 +31,11 @@ type resolvedSet struct {
 	wheelPaths []string         // the cache's blobs, in lock order
 }
 
-// resolveSet resolves the packages of a command line (plus those of req)
+// resolveSubmission resolves the packages of a command line (plus those of req)
 // and, when py is set, its Python half into one lock (ResolveWithPython),
 // and retrieves the jars for file: paths. It returns nil when there is
 // nothing to resolve.
-func resolveSet(ctx context.Context, req resolver.Request, p submit.Packages, py *PythonRequest, rep *progress.Reporter) (*resolvedSet, error) {
+func resolveSubmission(ctx context.Context, req resolver.Request, p submit.Packages, py *PythonRequest, rep *progress.Reporter) (*resolvedSet, error) {
 	req, err := RequestFor(req, p)
 	if err != nil || (len(req.Packages) == 0 && py == nil) {
 		return nil, err
@@ -162,7 +162,7 @@ func checkImagePython(ref string, info *layers.Info, lf *lock.File) (*rewrite.Py
 // wheels unpacked for a driver that runs here (sub), and the cluster's
 // URLs and Python settings the finder holds for the lock (f nil: none).
 func FindSet(ctx context.Context, req resolver.Request, py *PythonRequest, sub *submit.Submission, f SetFinder, rep *progress.Reporter) (*rewrite.Jars, error) {
-	s, err := resolveSet(ctx, req, sub.Packages(), py, rep)
+	s, err := resolveSubmission(ctx, req, sub.Packages(), py, rep)
 	if err != nil || s == nil {
 		return nil, err
 	}
