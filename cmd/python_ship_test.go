@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sitepkgs/sitepkgstest"
 )
 
@@ -234,5 +235,31 @@ func TestRewritePythonShipJSON(t *testing.T) {
 	}
 	if n := ix.requests.Load() - before; n != 0 {
 		t.Errorf("frozen rewrite: %d index requests", n)
+	}
+}
+
+// TestShipPythonTarget: without --python-version and --python-platform,
+// a driver here with no python3 (PATH is empty) takes the lock's target,
+// and with no lock either the run is a usage error (64) that says what
+// to give.
+func TestShipPythonTarget(t *testing.T) {
+	_, reqs, dir := pyShipFixture(t)
+	t.Chdir(dir)
+	app := filepath.Join(dir, "app.py")
+	os.WriteFile(app, []byte("import six\n"), 0o644)
+	cache := filepath.Join(dir, "cache")
+	lockPath := filepath.Join(dir, "prebake.lock")
+	rewrite := func(extra ...string) (string, string, int) {
+		return runCLI(t, append(append([]string{"rewrite", "--cache", cache, "--py-requirements", reqs}, extra...), "--", "--master", "local[1]", app)...)
+	}
+	if _, stderr, code := rewrite(); code != exitcode.Usage || !strings.Contains(stderr, "--python-version") {
+		t.Errorf("no target anywhere: exit %d, want 64 naming --python-version\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, append([]string{"resolve", "--cache", cache, "--lock", lockPath}, pyShipFlags(reqs)...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code := rewrite("--lock", lockPath, "--frozen")
+	if code != 0 || !strings.Contains(stderr, "python 3.11, manylinux_2_36_x86_64 (target from lock)") {
+		t.Errorf("target from the lock: exit %d\n%s", code, stderr)
 	}
 }

@@ -165,7 +165,7 @@ func newWheelIndex(files map[string]map[string][]byte) *wheelIndex {
 // cache hold everything) and nothing installed. The same run through
 // prebake installed as spark-submit (what Airflow's SparkSubmitOperator
 // runs) takes the Python input from $PREBAKE_PY_REQUIREMENTS and the
-// target from $PREBAKE_PYTHON_VERSION and $PREBAKE_PYTHON_PLATFORM.
+// target from the python3 that runs the driver.
 func TestLocalPythonWheels(t *testing.T) {
 	testenv.RequireIT(t)
 	if runtime.GOOS != "linux" {
@@ -247,8 +247,9 @@ func TestLocalPythonWheels(t *testing.T) {
 	if err := os.Symlink(prebakeBin, link); err != nil {
 		t.Fatal(err)
 	}
-	linkEnv := append(append([]string{}, env...), "PREBAKE_PY_REQUIREMENTS="+reqs, "PREBAKE_PYTHON_VERSION="+py.version,
-		"PREBAKE_PYTHON_PLATFORM="+target, "PREBAKE_LOCK="+lockPath, "PREBAKE_FROZEN=true")
+	// The target: this host's python3, which runs the driver (the
+	// lock's, or --frozen would fail).
+	linkEnv := append(append([]string{}, env...), "PREBAKE_PY_REQUIREMENTS="+reqs, "PREBAKE_LOCK="+lockPath, "PREBAKE_FROZEN=true")
 	cmd := exec.Command(link, "--master", "local[2]", "--conf", "spark.ui.enabled=false", app)
 	cmd.Env = linkEnv
 	cmd.Dir = dir
@@ -263,4 +264,7 @@ func TestLocalPythonWheels(t *testing.T) {
 		code = ee.ExitCode()
 	}
 	check("as spark-submit", result{code, stdout.String(), stderr.String()})
+	if want := "python " + py.version + ", " + target + " (target from this host's python3)"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("as spark-submit: stderr lacks %q:\n%s", want, stderr.String())
+	}
 }
