@@ -135,17 +135,7 @@ func TestShipPythonStore(t *testing.T) {
 	// rewrite --store finds the set (its manifest names the archive) and
 	// says what it merged.
 	argv := append(append([]string{"rewrite", "-o", "json", "--store", "file://" + storeDir, "--no-default-repositories", "--repositories", "file://" + filepath.Join(repoRoot(t), "testdata/demo-repo") + "/"}, pyShipFlags(reqs)...), "--")
-	out, stderr, code := runCLI(t, append(argv, args...)...)
-	if code != 0 {
-		t.Fatalf("rewrite --store: exit %d\n%s", code, stderr)
-	}
-	var r struct {
-		Args     []string `json:"args"`
-		Warnings []string `json:"warnings"`
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	r := rewriteJSON(t, append(argv, args...))
 	checkShipGolden(t, "store", r.Args, shipNormalizer(storeDir, "$STORE"))
 	want := []string{
 		`spark.archives: the user's s3a://team/env.tar.gz#env is kept, and prebake's file://` + storeDir + `/archives/sha256/` + filepath.Base(filepath.Dir(m[0])) + `/site-packages.tar.gz#pydeps joined after it (",")`,
@@ -207,35 +197,44 @@ func TestRewritePythonShipJSON(t *testing.T) {
 	t.Setenv("PYTHONPATH", "")
 	cache := filepath.Join(dir, "cache")
 	lockPath := filepath.Join(dir, "prebake.lock")
-	argv := append(append([]string{"rewrite", "-o", "json", "--cache", cache, "--lock", lockPath}, pyShipFlags(reqs)...), "--", "--master", "local[1]", app)
-	out, stderr, code := runCLI(t, argv...)
-	if code != 0 {
-		t.Fatalf("rewrite: exit %d\n%s", code, stderr)
-	}
-	var r struct {
-		Args     []string          `json:"args"`
-		Env      map[string]string `json:"env"`
-		Warnings []string          `json:"warnings"`
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	pp := r.Env["PYTHONPATH"]
-	if !strings.HasPrefix(pp, cache) {
+	flags := append([]string{"rewrite", "-o", "json", "--cache", cache, "--lock", lockPath}, pyShipFlags(reqs)...)
+	submission := []string{"--", "--master", "local[1]", app}
+	r := rewriteJSON(t, append(flags[:len(flags):len(flags)], submission...))
+	if pp := r.Env["PYTHONPATH"]; !strings.HasPrefix(pp, cache) {
 		t.Errorf("env = %v, want PYTHONPATH under %s", r.Env, cache)
 	}
 	want := app + ":3: it installs packages at run time (pip install); the lock's wheels are shipped with the job: delete the install and add the package to the Python requirements instead"
 	if !cmp.Equal(r.Warnings, []string{want}) {
 		t.Errorf("warnings = %q, want [%q]", r.Warnings, want)
 	}
-	// Again from the lock: no index request.
+	// Again, frozen: from the lock and the cache, no index request.
 	before := ix.requests.Load()
-	if _, stderr, code := runCLI(t, append(argv[:len(argv):len(argv)], "--frozen")...); code != 0 {
-		t.Fatalf("frozen rewrite: exit %d\n%s", code, stderr)
-	}
+	rewriteJSON(t, append(append(flags, "--frozen"), submission...))
 	if n := ix.requests.Load() - before; n != 0 {
 		t.Errorf("frozen rewrite: %d index requests", n)
 	}
+}
+
+// shipRewrite is the part of rewrite -o json these tests read.
+type shipRewrite struct {
+	Args     []string          `json:"args"`
+	Env      map[string]string `json:"env"`
+	Warnings []string          `json:"warnings"`
+}
+
+// rewriteJSON runs prebake with argv (a rewrite -o json) and decodes its
+// result; a failure is fatal.
+func rewriteJSON(t *testing.T, argv []string) shipRewrite {
+	t.Helper()
+	out, stderr, code := runCLI(t, argv...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s", argv, code, stderr)
+	}
+	var r shipRewrite
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // TestShipPythonTarget: without --python-version and --python-platform,

@@ -1,24 +1,18 @@
 package spark
 
 import (
-	"archive/zip"
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
+	"github.com/prebake/prebake/internal/sitepkgs/sitepkgstest"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -74,89 +68,6 @@ print("%d.%d" % sys.version_info[:2]); print(sysconfig.get_paths()["include"]); 
 	return pyTarget{f[0], f[1], f[2], f[3], f[4]}
 }
 
-// buildTestWheel zips files (name → body, mode) as a wheel with its
-// METADATA, WHEEL (tag) and RECORD.
-func buildTestWheel(t *testing.T, dist, version, tag string, purelib bool, files map[string][]byte, exec map[string]bool) []byte {
-	t.Helper()
-	di := dist + "-" + version + ".dist-info"
-	files[di+"/METADATA"] = []byte(fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", dist, version))
-	files[di+"/WHEEL"] = []byte(fmt.Sprintf("Wheel-Version: 1.0\nGenerator: prebake-test\nRoot-Is-Purelib: %t\nTag: %s\n", purelib, tag))
-	var rec strings.Builder
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	write := func(name string, body []byte) {
-		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
-		h.SetMode(0o644)
-		if exec[name] {
-			h.SetMode(0o755)
-		}
-		w, err := zw.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(body)
-	}
-	for name, body := range files {
-		s := sha256.Sum256(body)
-		fmt.Fprintf(&rec, "%s,sha256=%s,%d\n", name, base64.RawURLEncoding.EncodeToString(s[:]), len(body))
-		write(name, body)
-	}
-	rec.WriteString(di + "/RECORD,,\n")
-	write(di+"/RECORD", []byte(rec.String()))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// wheelIndex is a PEP 691 simple index of fixed files that counts its
-// requests.
-type wheelIndex struct {
-	*httptest.Server
-	mu       sync.Mutex
-	files    map[string]map[string][]byte // project → file → bytes
-	requests atomic.Int64
-}
-
-func newWheelIndex(files map[string]map[string][]byte) *wheelIndex {
-	ix := &wheelIndex{files: files}
-	ix.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ix.requests.Add(1)
-		ix.mu.Lock()
-		defer ix.mu.Unlock()
-		if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
-			for _, fs := range ix.files {
-				if b, ok := fs[name]; ok {
-					w.Write(b)
-					return
-				}
-			}
-			http.NotFound(w, r)
-			return
-		}
-		project := strings.Trim(strings.TrimPrefix(r.URL.Path, "/simple/"), "/")
-		fs, ok := ix.files[project]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		type file struct {
-			Filename string            `json:"filename"`
-			URL      string            `json:"url"`
-			Hashes   map[string]string `json:"hashes"`
-			Size     int               `json:"size"`
-		}
-		var out []file
-		for name, b := range fs {
-			s := sha256.Sum256(b)
-			out = append(out, file{name, "/files/" + name, map[string]string{"sha256": hex.EncodeToString(s[:])}, len(b)})
-		}
-		w.Header().Set("Content-Type", "application/vnd.pypi.simple.v1+json")
-		json.NewEncoder(w).Encode(map[string]any{"meta": map[string]string{"api-version": "1.1"}, "name": project, "files": out})
-	}))
-	return ix
-}
-
 // TestLocalPythonWheels: `prebake submit --py-requirements` in local mode
 // with the real spark-submit: the lock's two wheels (a pure one and a
 // manylinux one with a C extension built here) are unpacked into the
@@ -188,17 +99,15 @@ func TestLocalPythonWheels(t *testing.T) {
 	}
 	cp := "cp" + strings.ReplaceAll(py.version, ".", "")
 	plat := "manylinux_2_17_" + py.machine
-	pure := buildTestWheel(t, "prebake_pure", "1.0", "py3-none-any", true,
-		map[string][]byte{"prebake_pure/__init__.py": []byte("GREETING = 'hi'\n")}, nil)
-	soName := "prebake_fast/_fast" + py.extSuffix
-	native := buildTestWheel(t, "prebake_fast", "1.0", cp+"-"+cp+"-"+plat, false,
-		map[string][]byte{"prebake_fast/__init__.py": []byte("from ._fast import twice\n"), soName: soBytes}, map[string]bool{soName: true})
+	type wf = sitepkgstest.File
+	pure := sitepkgstest.WheelTagged(t, "prebake_pure", "1.0", "py3-none-any", true, wf{Name: "prebake_pure/__init__.py", Body: "GREETING = 'hi'\n"})
+	native := sitepkgstest.WheelTagged(t, "prebake_fast", "1.0", cp+"-"+cp+"-"+plat, false, wf{Name: "prebake_fast/__init__.py", Body: "from ._fast import twice\n"},
+		wf{Name: "prebake_fast/_fast" + py.extSuffix, Body: string(soBytes), Mode: 0o755})
 	pureFile, nativeFile := "prebake_pure-1.0-py3-none-any.whl", "prebake_fast-1.0-"+cp+"-"+cp+"-"+plat+".whl"
-	ix := newWheelIndex(map[string]map[string][]byte{
-		"prebake-pure": {pureFile: pure},
-		"prebake-fast": {nativeFile: native},
-	})
+	ix := sitepkgstest.NewIndex()
 	defer ix.Close()
+	ix.Add("prebake-pure", pureFile, pure)
+	ix.Add("prebake-fast", nativeFile, native)
 	sum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 	reqs := filepath.Join(dir, "requirements.txt")
 	os.WriteFile(reqs, []byte("prebake-pure==1.0 --hash=sha256:"+sum(pure)+"\nprebake-fast==1.0 --hash=sha256:"+sum(native)+"\n"), 0o644)
@@ -209,11 +118,11 @@ func TestLocalPythonWheels(t *testing.T) {
 	env = append(env, "PIP_CONFIG_FILE="+os.DevNull, "PIP_INDEX_URL="+ix.URL+"/simple/", "PIP_EXTRA_INDEX_URL=", "PIP_FIND_LINKS=", "PIP_NO_INDEX=", "PREBAKE_UV=")
 	pyFlags := []string{"--py-requirements", reqs, "--python-version", py.version, "--python-platform", target}
 
-	r := prebake(t, env, append(append([]string{"resolve", "-o", "names", "--lock", lockPath}, pyFlags...))...)
+	r := prebake(t, env, append([]string{"resolve", "-o", "names", "--lock", lockPath}, pyFlags...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, nativeFile) || !strings.Contains(r.stdout, pureFile) {
 		t.Fatalf("resolve: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	t.Logf("resolve: %d index requests", ix.requests.Load())
+	t.Logf("resolve: %d index requests", ix.Requests.Load())
 	// Run time: the index is a closed port.
 	ix.Close()
 
