@@ -1,11 +1,15 @@
 package cmd
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -260,5 +264,62 @@ func TestShipPythonTarget(t *testing.T) {
 	_, stderr, code := rewrite("--lock", lockPath, "--frozen")
 	if code != 0 || !strings.Contains(stderr, "python 3.11, manylinux_2_36_x86_64 (target from lock)") {
 		t.Errorf("target from the lock: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestShipPythonYARN: with no image or store, YARN (and client mode
+// elsewhere) ships a site-packages archive built in the cache with
+// spark.archives (a local file, which Spark uploads or serves itself);
+// the driver here also gets the unpacked tree on its PYTHONPATH.
+func TestShipPythonYARN(t *testing.T) {
+	_, reqs, dir := pyShipFixture(t)
+	t.Chdir(dir)
+	cache := filepath.Join(dir, "cache")
+	t.Setenv("PYTHONPATH", "")
+	app := filepath.Join(dir, "app.py")
+	os.WriteFile(app, []byte("import six\n"), 0o644)
+	r := rewriteJSON(t, append(append([]string{"rewrite", "-o", "json", "--cache", cache}, pyShipFlags(reqs)...), "--", "--master", "yarn", "--deploy-mode", "client", app))
+	norm := shipNormalizer(cache, "$CACHE", dir, "$DIR")
+	checkShipGolden(t, "yarn", r.Args, func(s string) string {
+		return regexp.MustCompile(`archives/[0-9a-f]{64}`).ReplaceAllString(norm(s), "archives/KEY")
+	})
+	if norm(r.Env["PYTHONPATH"]) != "$CACHE/python/site-packages/KEY" {
+		t.Errorf("env = %v", r.Env)
+	}
+	m, _ := filepath.Glob(filepath.Join(cache, "python", "archives", "*", "site-packages.tar.gz"))
+	if len(m) != 1 {
+		t.Fatalf("archives in the cache: %v", m)
+	}
+	names := tarNames(t, m[0])
+	for _, want := range []string{"six/__init__.py", "fastmath/_c.cpython-311-x86_64-linux-gnu.so"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("archive lacks %s: %v", want, names)
+		}
+	}
+}
+
+// tarNames lists a tar.gz's entries.
+func tarNames(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
 	}
 }
