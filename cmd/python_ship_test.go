@@ -17,6 +17,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sitepkgs/sitepkgstest"
+	"github.com/prebake/prebake/submit"
 )
 
 var updatePythonShip = flag.Bool("update-python-ship", false, "rewrite cmd/testdata/python_ship/*.golden")
@@ -321,5 +322,31 @@ func tarNames(t *testing.T, file string) []string {
 			t.Fatal(err)
 		}
 		names = append(names, h.Name)
+	}
+}
+
+// TestRewritePythonShipExec: rewrite --exec prints the driver's
+// PYTHONPATH as a second export line, after $PYSPARK_SUBMIT_ARGS's; the
+// program's .py file is checked for installs too.
+func TestRewritePythonShipExec(t *testing.T) {
+	_, reqs, dir := pyShipFixture(t)
+	t.Chdir(dir)
+	t.Setenv("SPARK_HOME", "")
+	t.Setenv("SPARK_CONF_DIR", t.TempDir())
+	t.Setenv("PYTHONPATH", "")
+	t.Setenv(submit.EnvPySparkSubmitArgs, "--master local[2] pyspark-shell")
+	app := filepath.Join(dir, "nb.py")
+	os.WriteFile(app, []byte("%pip install polars\n"), 0o644)
+	cache := filepath.Join(dir, "cache")
+	out, stderr, code := runCLI(t, append(append([]string{"rewrite", "--exec", "--cache", cache}, pyShipFlags(reqs)...), "--", "python3", app)...)
+	if code != 0 {
+		t.Fatalf("rewrite --exec: exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "export PYSPARK_SUBMIT_ARGS=") || !strings.HasPrefix(lines[1], `export PYTHONPATH="`+cache+"/python/site-packages/") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	if want := app + ":1: it installs packages at run time (%pip)"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }
