@@ -95,7 +95,7 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 // it (pythonWired, set in each command's file), the others refuse its
 // flags until they read it too. Doctor, why, outdated and the
 // like do not take them.
-var pythonCommands = map[string]bool{"resolve": true, "image": true, "s3": true, "rewrite": true, "submit": true, "warm": true}
+var pythonCommands = map[string]bool{"init": true, "resolve": true, "image": true, "s3": true, "rewrite": true, "submit": true, "warm": true}
 
 // pythonFlags are the Python half's flags.
 type pythonFlags struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/lockdiff"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/submit"
@@ -70,6 +71,7 @@ func newInitCmd(g *globals) *cobra.Command {
 			rf          resolveFlags
 			sf          s3StoreFlags
 			uf          storeURLFlags
+			reg         registryFlags
 			imageTarget string // written to prebake.yaml through the settings table
 			file        string
 			force       bool
@@ -146,16 +148,28 @@ what changed; --force rewrites the file with this command's settings.`,
 				if err != nil {
 					return err
 				}
-				if !hasCoordinate(req.Packages) {
-					return exitcode.Errorf(exitcode.Usage, "init: the command line has no --packages (nor spark.jars.packages): nothing to pin")
+				rep := g.reporter(c.ErrOrStderr())
+				// The Python half (--py-requirements): its target is read
+				// as submit reads it (the flags, the job's image, the
+				// python3 of a driver that runs here), so that the lock
+				// init writes is the one submit finds fresh.
+				py, err := pythonShip(c.Context(), &rf, sub, "", func() ([]layers.Option, error) { return reg.options(rep) }, rep)
+				if err != nil {
+					rep.Wait()
+					return err
+				}
+				if !hasCoordinate(req.Packages) && py == nil {
+					rep.Wait()
+					return exitcode.Errorf(exitcode.Usage, "init: the command line has no --packages (nor spark.jars.packages) and no Python input (--py-requirements): nothing to pin")
 				}
 				oldLock, _ := lock.Read(rf.lock)
-				rep := g.reporter(c.ErrOrStderr())
-				res, err := resolver.Resolve(c.Context(), req, resolver.WithLogger(rep), resolver.WithProgress(rep))
+				pres, err := pipeline.ResolveWithPython(c.Context(), req, py, resolver.WithLogger(rep), resolver.WithProgress(rep))
 				rep.Wait()
 				if err != nil {
 					return err
 				}
+				res := pres.Jars
+				res.Lock = pres.Lock
 				if !keep {
 					if err := writeAtomic("writing", file, data); err != nil {
 						return err
@@ -175,13 +189,13 @@ what changed; --force rewrites the file with this command's settings.`,
 				keepResult(c.OutOrStdout(), js)
 				switch {
 				case keep && oldLock != nil && oldLock.Inputs.InputsHash == res.Lock.Inputs.InputsHash:
-					fmt.Fprintf(c.OutOrStdout(), "kept %s; %s unchanged (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Jars()), res.Lock.Hash())
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; %s unchanged (%s, lock %s)\n", file, rf.lock, initCounts(res.Lock), res.Lock.Hash())
 				case keep && oldLock != nil && len(changes) == 0:
-					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s: new inputs, the same jars (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Jars()), res.Lock.Hash())
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s: new inputs, the same jars (%s, lock %s)\n", file, rf.lock, initCounts(res.Lock), res.Lock.Hash())
 				case keep:
-					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Jars()), res.Lock.Hash())
+					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s (%s, lock %s)\n", file, rf.lock, initCounts(res.Lock), res.Lock.Hash())
 				default:
-					fmt.Fprintf(c.OutOrStdout(), "wrote %s and %s (%d jars, lock %s)\n", file, rf.lock, len(res.Lock.Jars()), res.Lock.Hash())
+					fmt.Fprintf(c.OutOrStdout(), "wrote %s and %s (%s, lock %s)\n", file, rf.lock, initCounts(res.Lock), res.Lock.Hash())
 				}
 				for _, ch := range changes {
 					fmt.Fprintf(c.OutOrStdout(), "  %s\n", ch)
@@ -191,12 +205,14 @@ what changed; --force rewrites the file with this command's settings.`,
 			},
 		}
 		fs := c.Flags()
+		rf.pythonWired = true
 		rf.add(fs, "packages")
 		sf.add(fs)
 		uf.add(fs)
 		fs.StringVar(&imageTarget, "image-target", "", "the repository submit bakes the jars into (imageTarget in prebake.yaml)")
 		fs.StringVar(&file, "file", "prebake.yaml", "the configuration file to write")
 		fs.BoolVar(&force, "force", false, "replace an existing configuration file")
+		reg.add(fs)
 		return c
 	}
 }
@@ -315,6 +331,16 @@ func committable(s setting, v string, getenv func(string) string) (string, bool)
 		}
 	}
 	return clean, true
+}
+
+// initCounts says what a lock init wrote holds: "3 jars", with its
+// wheels when it has a Python half ("3 jars, 2 wheels").
+func initCounts(lf *lock.File) string {
+	s := fmt.Sprintf("%d jars", len(lf.Jars()))
+	if n := len(lf.Wheels()); n > 0 {
+		s += fmt.Sprintf(", %d wheels", n)
+	}
+	return s
 }
 
 // initNext is the submit command init prints: shell-quoted as rewrite
