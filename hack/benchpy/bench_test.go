@@ -525,4 +525,3 @@ func benchLayer(b *testing.B, st *state) {
 			median(times["bake_gzip"]).Round(time.Millisecond), med("bake_gzip")/med("floor"), pyLayer.Digest)
 	}
 }
-
