@@ -3,7 +3,6 @@ package layers
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path"
 	"slices"
@@ -82,10 +81,14 @@ func buildPythonLayer(ctx context.Context, lf *lock.File, paths []string, dir st
 	if err != nil {
 		return builtJarLayer{}, errdefs.New(errdefs.CantWrite, err)
 	}
-	tree, err := sitepkgs.Stage(ctx, ws, staging, bk.epoch)
+	// Streaming: the layer's files are read from the wheels as the tar
+	// is written (checked against each wheel's RECORD as they are read),
+	// not written to staging first and read back.
+	tree, err := sitepkgs.Stage(ctx, ws, staging, bk.epoch, sitepkgs.Streaming())
 	if err != nil {
 		return builtJarLayer{}, err
 	}
+	defer tree.Close()
 	l, err := buildLayer(ctx, treeFiles(tree, dir), bk.epoch, o)
 	if err != nil {
 		return builtJarLayer{}, err
@@ -98,9 +101,7 @@ func buildPythonLayer(ctx context.Context, lf *lock.File, paths []string, dir st
 func treeFiles(tree *sitepkgs.Tree, dir string) []File {
 	files := make([]File, len(tree.Entries))
 	for i, e := range tree.Entries {
-		src := e.Src
-		files[i] = File{Name: path.Join(dir, e.Path), Mode: int64(e.Mode.Perm()), Size: e.Size, ID: e.Sha256,
-			Open: func() (io.ReadCloser, error) { return os.Open(src) }}
+		files[i] = File{Name: path.Join(dir, e.Path), Mode: int64(e.Mode.Perm()), Size: e.Size, ID: e.Sha256, Open: e.Open}
 	}
 	return files
 }
