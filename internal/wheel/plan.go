@@ -62,6 +62,7 @@ func Plan(ctx context.Context, r io.ReaderAt, size int64, file string, opts ...O
 	if err != nil {
 		return nil, errdefs.Errorf(errdefs.Invalid, "wheel %s: %w: %w", file, ErrFormat, err)
 	}
+	useInflater(zr)
 	p, err := plan(zr, name, o)
 	if err != nil {
 		return nil, err
