@@ -3,8 +3,10 @@ package layers
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -89,7 +91,10 @@ func buildPythonLayer(ctx context.Context, lf *lock.File, paths []string, dir st
 		return builtJarLayer{}, err
 	}
 	defer tree.Close()
-	l, err := buildLayer(ctx, treeFiles(tree, dir), bk.epoch, o)
+	// The members are inflated ahead of the tar writer on every core.
+	pf := tree.Prefetch(ctx, runtime.GOMAXPROCS(0), prefetchBudget)
+	defer pf.Close()
+	l, err := buildLayer(ctx, treeFiles(tree, dir, pf), bk.epoch, o)
 	if err != nil {
 		return builtJarLayer{}, err
 	}
@@ -97,11 +102,18 @@ func buildPythonLayer(ctx context.Context, lf *lock.File, paths []string, dir st
 	return builtJarLayer{layer: l, info: LayerInfo{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size, Files: tree.Wheels, Role: RolePython}}, nil
 }
 
-// treeFiles are the layer files of tree under dir.
-func treeFiles(tree *sitepkgs.Tree, dir string) []File {
+// prefetchBudget bounds the bytes of the Python layer's files read ahead
+// of the tar writer.
+const prefetchBudget = 64 << 20
+
+// treeFiles are the layer files of tree under dir, read through pf (the
+// tar writer opens them in the tree's order: the names keep it under one
+// dir).
+func treeFiles(tree *sitepkgs.Tree, dir string, pf *sitepkgs.Prefetcher) []File {
 	files := make([]File, len(tree.Entries))
 	for i, e := range tree.Entries {
-		files[i] = File{Name: path.Join(dir, e.Path), Mode: int64(e.Mode.Perm()), Size: e.Size, ID: e.Sha256, Open: e.Open}
+		files[i] = File{Name: path.Join(dir, e.Path), Mode: int64(e.Mode.Perm()), Size: e.Size, ID: e.Sha256,
+			Open: func() (io.ReadCloser, error) { return pf.Open(i) }}
 	}
 	return files
 }
