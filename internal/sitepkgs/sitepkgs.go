@@ -8,8 +8,10 @@
 // .data/headers are verified and skipped) into a staging directory of its
 // own, and merges the installed files into one sorted list of entries,
 // each naming the staged file that holds its bytes: nothing is copied
-// twice. Two wheels that install the same path are ErrConflict naming
-// both, unless the two files are byte-for-byte the same with the same mode
+// twice. With Streaming nothing is staged at all: each entry is read from
+// its wheel when it is opened (wheel.Plan), and a Prefetcher reads the
+// entries ahead of a writer on every core. Two wheels that install the
+// same path are ErrConflict naming both, unless the two files are byte-for-byte the same with the same mode
 // (a legacy pkg_resources namespace package's __init__.py, which pip also
 // lets one wheel overwrite with the other's identical copy); a file of one
 // wheel where another needs a directory is ErrConflict too.
