@@ -10,7 +10,7 @@ export PREBAKE_JVM ?= 1
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test test-fast test-live unit lint bench demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
+.PHONY: build test test-fast test-live unit lint bench bench-py demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
 
 # VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -56,7 +56,13 @@ lint:
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed (hack/infra.sh installs it)"; fi
 
 bench: build
-	PREBAKE_IT=1 $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./... 
+	PREBAKE_IT=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./... 
+
+## bench-py: make bench's Python rows alone (hack/benchpy: cold resolve + fetch of pandas + pyarrow against
+## uv pip install --target, warm resolve over a process start with 0 index connections, the Python layer bake against
+## its read + write + hash floor) and internal/wheel's install benchmarks.
+bench-py: build
+	PREBAKE_IT=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./hack/benchpy/ ./internal/wheel/
 
 ## demo: the main job on the embedded defaults, with nothing outside this repository and no network:
 ## resolve real coordinates from testdata/demo-repo over file:// (prints the tree, writes .demo/prebake.lock),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -82,11 +83,18 @@ func buildPythonLayer(ctx context.Context, lf *lock.File, paths []string, dir st
 	if err != nil {
 		return builtJarLayer{}, errdefs.New(errdefs.CantWrite, err)
 	}
-	tree, err := sitepkgs.Stage(ctx, ws, staging, bk.epoch)
+	// Streaming: the layer's files are read from the wheels as the tar
+	// is written (checked against each wheel's RECORD as they are read),
+	// not written to staging first and read back.
+	tree, err := sitepkgs.Stage(ctx, ws, staging, bk.epoch, sitepkgs.Streaming())
 	if err != nil {
 		return builtJarLayer{}, err
 	}
-	l, err := buildLayer(ctx, treeFiles(tree, dir), bk.epoch, o)
+	defer tree.Close()
+	// The members are inflated ahead of the tar writer on every core.
+	pf := tree.Prefetch(ctx, runtime.GOMAXPROCS(0), prefetchBudget)
+	defer pf.Close()
+	l, err := buildLayer(ctx, treeFiles(tree, dir, pf), bk.epoch, o)
 	if err != nil {
 		return builtJarLayer{}, err
 	}
@@ -94,13 +102,18 @@ func buildPythonLayer(ctx context.Context, lf *lock.File, paths []string, dir st
 	return builtJarLayer{layer: l, info: LayerInfo{Digest: l.digest.String(), DiffID: l.diffID.String(), Size: l.size, Files: tree.Wheels, Role: RolePython}}, nil
 }
 
-// treeFiles are the layer files of tree under dir.
-func treeFiles(tree *sitepkgs.Tree, dir string) []File {
+// prefetchBudget bounds the bytes of the Python layer's files read ahead
+// of the tar writer.
+const prefetchBudget = 64 << 20
+
+// treeFiles are the layer files of tree under dir, read through pf (the
+// tar writer opens them in the tree's order: the names keep it under one
+// dir).
+func treeFiles(tree *sitepkgs.Tree, dir string, pf *sitepkgs.Prefetcher) []File {
 	files := make([]File, len(tree.Entries))
 	for i, e := range tree.Entries {
-		src := e.Src
 		files[i] = File{Name: path.Join(dir, e.Path), Mode: int64(e.Mode.Perm()), Size: e.Size, ID: e.Sha256,
-			Open: func() (io.ReadCloser, error) { return os.Open(src) }}
+			Open: func() (io.ReadCloser, error) { return pf.Open(i) }}
 	}
 	return files
 }

@@ -155,7 +155,7 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := pypi.LoadIndexConfig(ctx, pypi.WithConfigEnv(getenv))
+	cfg, err := pypi.LoadIndexConfig(ctx, pypi.WithConfigEnv(getenv), pypi.WithPipDefaultMemo(cache.Dir(req.CacheDir)))
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,9 @@ package sitepkgs
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -78,13 +78,16 @@ func (t *Tree) writeTar(ctx context.Context, tw *tar.Writer, epoch time.Time) er
 
 // copyVerified copies e's staged file to w, checking its size and sha256.
 func copyVerified(w io.Writer, e Entry, buf []byte) error {
-	f, err := os.Open(e.Src)
+	f, err := e.Open()
 	if err != nil {
 		return errdefs.New(errdefs.CantWrite, fmt.Errorf("%s (from %s): %w", e.Path, e.Wheel, err))
 	}
 	defer f.Close()
 	h := newVerifier(e)
 	n, err := io.CopyBuffer(io.MultiWriter(w, h), io.LimitReader(f, e.Size+1), buf)
+	if ee := (*errdefs.Error)(nil); errors.As(err, &ee) {
+		return err // a wheel member that is not its RECORD's (Streaming)
+	}
 	if err != nil {
 		return errdefs.New(errdefs.CantWrite, fmt.Errorf("%s (from %s): %w", e.Path, e.Wheel, err))
 	}

@@ -8,8 +8,10 @@
 // .data/headers are verified and skipped) into a staging directory of its
 // own, and merges the installed files into one sorted list of entries,
 // each naming the staged file that holds its bytes: nothing is copied
-// twice. Two wheels that install the same path are ErrConflict naming
-// both, unless the two files are byte-for-byte the same with the same mode
+// twice. With Streaming nothing is staged at all: each entry is read from
+// its wheel when it is opened (wheel.Plan), and a Prefetcher reads the
+// entries ahead of a writer on every core. Two wheels that install the
+// same path are ErrConflict naming both, unless the two files are byte-for-byte the same with the same mode
 // (a legacy pkg_resources namespace package's __init__.py, which pip also
 // lets one wheel overwrite with the other's identical copy); a file of one
 // wheel where another needs a directory is ErrConflict too.
@@ -72,12 +74,25 @@ func WheelsOf(lf *lock.File, paths []string) ([]Wheel, error) {
 
 // Entry is one file of the merged tree.
 type Entry struct {
-	Path   string      // relative to the tree's root, slash-separated
-	Src    string      // the staged file holding its bytes
+	Path string // relative to the tree's root, slash-separated
+	// Src is the staged file holding its bytes; "" for a file read from
+	// its wheel (Streaming).
+	Src    string
 	Mode   fs.FileMode // 0644 or 0755
 	Size   int64
 	Sha256 string // hex
 	Wheel  string // the wheel that installed it
+	open   func() (io.ReadCloser, error)
+}
+
+// Open opens the entry's bytes: its staged file, or (Streaming) its wheel's
+// member, inflated as it is read and checked against the wheel's RECORD at
+// its end.
+func (e Entry) Open() (io.ReadCloser, error) {
+	if e.open != nil {
+		return e.open()
+	}
+	return os.Open(e.Src)
 }
 
 // Tree is the merged site-packages tree: its files sorted by Path, and the
@@ -85,7 +100,36 @@ type Entry struct {
 type Tree struct {
 	Entries []Entry
 	Wheels  []string
+	// closers are the wheels a streaming tree reads from.
+	closers []io.Closer
 }
+
+// Close closes the wheels a tree staged with Streaming reads its files from
+// (a no-op for one staged on disk).
+func (t *Tree) Close() error {
+	var errs []error
+	for _, c := range t.closers {
+		errs = append(errs, c.Close())
+	}
+	t.closers = nil
+	return errors.Join(errs...)
+}
+
+// StageOption configures Stage.
+type StageOption func(*stageOptions)
+
+type stageOptions struct{ streaming bool }
+
+// Streaming stages no copy of a wheel's files: each entry is read from its
+// wheel when it is opened (Entry.Open), checked against the wheel's RECORD
+// as it is read, so a layer writer that reads every entry once (and fails
+// on a read error) writes the tree without writing it twice. The tree
+// keeps the wheels open until Tree.Close. A wheel whose installed bytes
+// are not its members' (wheel.ErrNotStreamable) is installed under
+// staging as without the option. Entry.Sha256 is then RECORD's digest,
+// which the read checks; the entries' sizes, modes and digests are the
+// same as a staged tree's.
+func Streaming() StageOption { return func(o *stageOptions) { o.streaming = true } }
 
 // Stage installs wheels, in order, each under staging/<index>, and merges
 // them (see the package comment). staging must be an existing directory
@@ -94,21 +138,36 @@ type Tree struct {
 // errdefs.Invalid matching lock.ErrCorruptBlob; a refused wheel is what
 // wheel.Install returns (errdefs.Invalid naming the wheel and member); a
 // conflict errdefs.Invalid matching ErrConflict.
-func Stage(ctx context.Context, wheels []Wheel, staging string, epoch time.Time) (*Tree, error) {
+func Stage(ctx context.Context, wheels []Wheel, staging string, epoch time.Time, opts ...StageOption) (tree *Tree, err error) {
+	var o stageOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	t := &Tree{Entries: []Entry{}, Wheels: make([]string, 0, len(wheels))}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
 	byPath := map[string]int{}
 	for i, w := range wheels {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		root := filepath.Join(staging, strconv.Itoa(i))
-		in, err := installVerified(ctx, w, root, epoch)
+		in, planned, err := installVerified(ctx, w, root, epoch, o.streaming, t)
 		if err != nil {
 			return nil, err
 		}
 		t.Wheels = append(t.Wheels, w.File)
 		for _, f := range in.Files {
-			e := Entry{Path: f.Path, Src: filepath.Join(root, filepath.FromSlash(f.Path)), Mode: f.Mode, Size: f.Size, Sha256: hex.EncodeToString(f.SHA256[:]), Wheel: w.File}
+			e := Entry{Path: f.Path, Mode: f.Mode, Size: f.Size, Sha256: hex.EncodeToString(f.SHA256[:]), Wheel: w.File}
+			if planned != nil {
+				p := f.Path
+				e.open = func() (io.ReadCloser, error) { return planned.Open(p) }
+			} else {
+				e.Src = filepath.Join(root, filepath.FromSlash(f.Path))
+			}
 			if j, ok := byPath[e.Path]; ok {
 				if o := t.Entries[j]; o.Sha256 == e.Sha256 && o.Mode == e.Mode {
 					continue // the same bytes: either copy will do
@@ -144,10 +203,11 @@ func conflict(p, first, second, what string) error {
 }
 
 // installVerified opens w, checks its bytes against the lock and installs
-// the same open file into root.
-func installVerified(ctx context.Context, w Wheel, root string, epoch time.Time) (*wheel.Installed, error) {
+// the same open file into root; or, streaming, plans it (the file is kept
+// open, closed with t) unless it is not streamable.
+func installVerified(ctx context.Context, w Wheel, root string, epoch time.Time, streaming bool, t *Tree) (*wheel.Installed, *wheel.Planned, error) {
 	if err := safeName(w.File); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := os.Open(w.Path)
 	if err != nil {
@@ -158,24 +218,41 @@ func installVerified(ctx context.Context, w Wheel, root string, epoch time.Time)
 		if errors.Is(err, fs.ErrNotExist) {
 			kind = errdefs.NotFound
 		}
-		return nil, errdefs.New(kind, fmt.Errorf("wheel %s: %w", w.File, err))
+		return nil, nil, errdefs.New(kind, fmt.Errorf("wheel %s: %w", w.File, err))
 	}
-	defer f.Close()
+	kept := false
+	defer func() {
+		if !kept {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("wheel %s: %w", w.File, err))
+		return nil, nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("wheel %s: %w", w.File, err))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errdefs.Errorf(errdefs.Invalid, "wheel %s at %s: not a regular file", w.File, w.Path)
+		return nil, nil, errdefs.Errorf(errdefs.Invalid, "wheel %s at %s: not a regular file", w.File, w.Path)
 	}
 	sum, n, err := digest.Reader(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
-		return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading wheel %s at %s: %w", w.File, w.Path, err))
+		return nil, nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("reading wheel %s at %s: %w", w.File, w.Path, err))
 	}
 	if sum != w.Sha256 || n != w.Size {
-		return nil, errdefs.New(errdefs.Invalid, fmt.Errorf("wheel %s at %s: %w: sha256 %s and %d bytes, the lock says %s and %d bytes", w.File, w.Path, lock.ErrCorruptBlob, sum, n, w.Sha256, w.Size))
+		return nil, nil, errdefs.New(errdefs.Invalid, fmt.Errorf("wheel %s at %s: %w: sha256 %s and %d bytes, the lock says %s and %d bytes", w.File, w.Path, lock.ErrCorruptBlob, sum, n, w.Sha256, w.Size))
 	}
-	return wheel.Install(ctx, f, n, w.File, root, wheel.WithEpoch(epoch))
+	if streaming {
+		p, err := wheel.Plan(ctx, f, n, w.File, wheel.WithEpoch(epoch))
+		switch {
+		case err == nil:
+			kept = true
+			t.closers = append(t.closers, f)
+			return &p.Installed, p, nil
+		case !errors.Is(err, wheel.ErrNotStreamable):
+			return nil, nil, err
+		}
+	}
+	in, err := wheel.Install(ctx, f, n, w.File, root, wheel.WithEpoch(epoch))
+	return in, nil, err
 }
 
 // safeName refuses a wheel file name that is not a bare PEP 427 name.

@@ -116,6 +116,7 @@ func Install(ctx context.Context, r io.ReaderAt, size int64, file, root string, 
 	if err != nil {
 		return nil, errdefs.Errorf(errdefs.Invalid, "wheel %s: %w: %w", file, ErrFormat, err)
 	}
+	useInflater(zr)
 	p, err := plan(zr, name, o)
 	if err != nil {
 		return nil, err

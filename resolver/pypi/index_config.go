@@ -64,6 +64,7 @@ type configOptions struct {
 	home       string
 	etc        string
 	pipDefault func(ctx context.Context) (string, error)
+	memoDir    string // WithPipDefaultMemo
 }
 
 // WithConfigEnv sets how the PIP_* and XDG_* variables are read (the
@@ -176,8 +177,8 @@ func LoadIndexConfig(ctx context.Context, opts ...ConfigOption) (*IndexConfig, e
 	if c.IndexURL == "" && !c.NoIndex {
 		var def string
 		var err error
-		if o.pipDefault != nil {
-			def, err = o.pipDefault(ctx)
+		if ask := memoized(o.memoDir, o.getenv, o.pipDefault); ask != nil {
+			def, err = ask(ctx)
 		}
 		if def == "" {
 			why := ""
