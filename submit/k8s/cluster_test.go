@@ -216,11 +216,9 @@ func launchCluster(etcdBin, apiBin, dir string) (_ *testCluster, err error) {
 			return nil, err
 		}
 	}
-	var ports [4]int
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return nil, err
-		}
+	ports, err := testenv.FreePorts(4)
+	if err != nil {
+		return nil, err
 	}
 	clientPort, peerPort, apiPort := ports[0], ports[1], ports[3]
 	// etcd over TLS with client certificates whose keys are in dir (0700):
@@ -339,15 +337,6 @@ func haltProc(cmd *exec.Cmd, logf func(string, ...any)) {
 		_ = cmd.Process.Kill()
 		<-done
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tailFile(path string, n int) string {

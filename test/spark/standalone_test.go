@@ -113,15 +113,6 @@ func stopProc(p *exec.Cmd) {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func startStandalone(sparkHome string) (*standaloneCluster, error) {
 	return startStandaloneREST(sparkHome, false)
 }
@@ -142,11 +133,9 @@ func startStandaloneREST(sparkHome string, restByDefault bool) (*standaloneClust
 	if c.appJar, err = buildApp(sparkHome, dir); err != nil {
 		return nil, err
 	}
-	ports := make([]int, 4)
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return nil, err
-		}
+	ports, err := testenv.FreePorts(4)
+	if err != nil {
+		return nil, err
 	}
 	rpcPort, workerWeb := ports[0], ports[3]
 	c.restPort, c.webPort = ports[1], ports[2]
@@ -365,13 +354,9 @@ func TestStandaloneREST(t *testing.T) {
 		}
 	})
 	t.Run("HA: the first master is dead", func(t *testing.T) {
-		ports := make([]int, 3)
-		for i := range ports {
-			p, err := freePort()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ports[i] = p
+		ports, err := testenv.FreePorts(3)
+		if err != nil {
+			t.Fatal(err)
 		}
 		// A real master that was running on that port and is now gone.
 		dead, err := c.startMaster("dead-master", ports[0], ports[1], ports[2])

@@ -285,7 +285,7 @@ func (c *Cluster) network() error {
 }
 
 func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
-	ports, err := freePorts(1)
+	ports, err := testenv.FreePorts(1)
 	if err != nil {
 		return err
 	}
@@ -350,7 +350,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string,
 	if err := os.WriteFile(c.path("tokens.csv"), []byte(c.Token+`,prebake-admin,1001,"system:masters"`+"\n"), 0o600); err != nil {
 		return err
 	}
-	ports, err := freePorts(6)
+	ports, err := testenv.FreePorts(6)
 	if err != nil {
 		return err
 	}
@@ -427,7 +427,7 @@ current-context: prebake
 }
 
 func (c *Cluster) startNode(ctx context.Context, bins map[string]string) error {
-	ports, err := freePorts(5)
+	ports, err := testenv.FreePorts(5)
 	if err != nil {
 		return err
 	}
