@@ -182,11 +182,11 @@ func noMavenFromSpark(t *testing.T, maven *testenv.Proxy, driver *corev1.Pod) {
 // operator's spark-submit, the driver or the executors.
 func TestSparkOperatorNodeIT(t *testing.T) {
 	testenv.RequireIT(t)
-	sparkHome, _ := testenv.SparkHome(t, nodeSparkVersion)
+	sparkHome, _ := testenv.SparkHome(t, k8scluster.NodeSparkVersion)
 	opDir := sparkOperatorDir(t)
 	c := k8scluster.Start(t)
-	app := nodeAppImage(t, c)
-	prebake := nodePrebake(t)
+	app := c.NodeAppImage(t)
+	prebake := testenv.Prebake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	apps := installOperatorCRDs(t, c.Config, filepath.Join(opDir, "crds"))
@@ -239,7 +239,7 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 	// classpath.
 	ended := func(t *testing.T, ns string, want int32) *corev1.Pod {
 		t.Helper()
-		pod, log := driverPod(ctx, t, c, ns)
+		pod, log := c.DriverPod(ctx, ns)
 		if pod == nil {
 			t.Fatalf("no single driver pod in %s; operator log:\n%s", ns, tailFile(opLog, 40))
 		}
@@ -249,10 +249,10 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 		if img := pod.Spec.Containers[0].Image; !strings.HasPrefix(img, c.Registry+"/") || img == app {
 			t.Errorf("driver pod image %s; want the one prebake baked into %s", img, c.Registry)
 		}
-		if got := driverExitCode(pod); got != want {
+		if got := k8scluster.DriverExitCode(pod); got != want {
 			t.Errorf("driver exit code %d, want %d", got, want)
 		}
-		if !nodeAppRan(log, want == 0) {
+		if !k8scluster.NodeAppRan(log, want == 0) {
 			t.Errorf("the driver did not run the baked class:\n%s", log)
 		}
 		checkDriverProps(ctx, t, c.Client, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
@@ -272,7 +272,7 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := maven.Count()
 			start := time.Now()
-			args := append([]string{"submit", "-o", "json", "--via", "operator", "--spark-version", nodeSparkVersion,
+			args := append([]string{"submit", "-o", "json", "--via", "operator", "--spark-version", k8scluster.NodeSparkVersion,
 				"--image-target", c.Registry + "/op-jobs", "--cache", cache, "--poll-interval", "1s",
 				"--no-default-repositories", "--repositories", maven.URL, "--"}, submitArgs(tc.ns, tc.appArgs...)...)
 			out, stderr, code := run(args...)
@@ -316,7 +316,7 @@ metadata:
 spec:
   type: Java
   mode: cluster
-  sparkVersion: `+nodeSparkVersion+`
+  sparkVersion: `+k8scluster.NodeSparkVersion+`
   image: `+app+`
   mainClass: NodeApp
   mainApplicationFile: local:///opt/spark/app/app.jar
