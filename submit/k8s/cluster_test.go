@@ -103,12 +103,7 @@ func countStart(ready time.Duration) int {
 
 // shared is the test binary's one etcd + kube-apiserver (sharedCluster);
 // TestMain stops it (stopSharedCluster).
-var shared struct {
-	once sync.Once
-	mu   sync.Mutex
-	c    *testCluster
-	err  error
-}
+var shared testenv.Shared[*testCluster]
 
 // sharedCluster returns the test binary's etcd + kube-apiserver, started on
 // the first call. Tests share it: each uses namespaces of its own (emptied
@@ -120,44 +115,32 @@ func sharedCluster(t testing.TB) *testCluster {
 	t.Helper()
 	testenv.RequireIT(t)
 	etcdBin, apiBin := k8sBinary(t, "etcd"), k8sBinary(t, "kube-apiserver")
-	shared.once.Do(func() {
+	return shared.Get(t, func() (*testCluster, error) {
 		dir, err := os.MkdirTemp("", "prebake-k8s-it-")
 		if err != nil {
-			shared.err = err
-			return
+			return nil, fmt.Errorf("the shared kube-apiserver: %w", err)
 		}
 		c, err := launchCluster(etcdBin, apiBin, dir)
 		if err != nil {
 			_ = os.RemoveAll(dir)
-			shared.err = err
-			return
+			return nil, fmt.Errorf("the shared kube-apiserver: %w", err)
 		}
 		c.shared = true
 		n := countStart(c.ready)
 		t.Logf("etcd + kube-apiserver (the test binary's shared one, start %d) ready in %s", n, c.ready.Round(10*time.Millisecond))
-		shared.mu.Lock()
-		shared.c = c
-		shared.mu.Unlock()
+		return c, nil
 	})
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.err != nil {
-		t.Fatalf("the shared kube-apiserver: %v", shared.err)
-	}
-	return shared.c
 }
 
 // stopSharedCluster stops the shared cluster, if one was started, and
 // reports this binary's starts on stderr.
 func stopSharedCluster() {
-	shared.mu.Lock()
-	c := shared.c
-	shared.c, shared.err = nil, errors.New("the shared kube-apiserver is stopped")
-	shared.mu.Unlock()
-	if c != nil {
-		c.stop(func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
-		_ = os.RemoveAll(c.dir)
-	}
+	shared.Close(func(c *testCluster) {
+		if c != nil {
+			c.stop(func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+			_ = os.RemoveAll(c.dir)
+		}
+	})
 	startsMu.Lock()
 	defer startsMu.Unlock()
 	if starts > 0 {

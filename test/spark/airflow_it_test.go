@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,29 +25,25 @@ type airflowEnv struct {
 	env                 []string
 }
 
-var (
-	airflowOnce sync.Once
-	airflowHome *airflowEnv
-	airflowErr  error
-)
+var airflowHome testenv.Shared[*airflowEnv]
 
 // sharedAirflow is the test binary's Airflow (real Airflow,
 // hack/infra.d/70-airflow.sh); each run adds its own environment.
 func sharedAirflow(t *testing.T) *airflowEnv {
 	t.Helper()
 	bin := testenv.Airflow(t)
-	airflowOnce.Do(func() { airflowHome, airflowErr = newAirflow(t, bin, "airflow_k8s_dag.py", "airflow_kpo_dag.py") })
-	if airflowErr != nil {
-		t.Fatal(airflowErr)
-	}
-	return airflowHome
+	return airflowHome.Get(t, func() (*airflowEnv, error) {
+		return newAirflow(t, bin, "airflow_k8s_dag.py", "airflow_kpo_dag.py")
+	})
 }
 
 // removeAirflow removes the test binary's Airflow home (TestMain).
 func removeAirflow() {
-	if airflowHome != nil {
-		os.RemoveAll(airflowHome.home)
-	}
+	airflowHome.Close(func(a *airflowEnv) {
+		if a != nil {
+			os.RemoveAll(a.home)
+		}
+	})
 }
 
 func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, error) {

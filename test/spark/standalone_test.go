@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,31 +68,32 @@ type standaloneCluster struct {
 	restByDefault bool
 }
 
-var (
-	clusterOnce sync.Once
-	cluster     *standaloneCluster
-	clusterErr  error
-)
+var sharedStandalone testenv.Shared[*standaloneCluster]
 
 // standalone starts the shared cluster on first use.
 func standalone(t *testing.T) *standaloneCluster {
 	t.Helper()
 	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
-	clusterOnce.Do(func() { cluster, clusterErr = startStandalone(sparkHome) })
-	if clusterErr != nil {
-		t.Fatalf("standalone cluster: %v", clusterErr)
-	}
-	return cluster
+	return sharedStandalone.Get(t, func() (*standaloneCluster, error) {
+		c, err := startStandalone(sparkHome)
+		if err != nil {
+			err = fmt.Errorf("standalone cluster: %w", err)
+		}
+		return c, err
+	})
 }
 
+// stopStandalone stops the shared cluster, a half-started one included.
 func stopStandalone() {
-	if cluster == nil {
-		return
-	}
-	for i := len(cluster.procs) - 1; i >= 0; i-- {
-		stopProc(cluster.procs[i])
-	}
-	os.RemoveAll(cluster.dir)
+	sharedStandalone.Close(func(c *standaloneCluster) {
+		if c == nil {
+			return
+		}
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			stopProc(c.procs[i])
+		}
+		os.RemoveAll(c.dir)
+	})
 }
 
 // stopProc sends SIGTERM (Spark's shutdown hooks stop the drivers a worker

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,24 +53,9 @@ func NodeAppRan(log string, ok bool) bool {
 		(!ok || strings.Contains(log, "NODE APP: count 10"))
 }
 
-// onceRef is a reference (an image) built once per test binary; a failed
-// build fails every test that asks for it.
-type onceRef struct {
-	once sync.Once
-	ref  string
-	err  error
-}
-
-func (o *onceRef) get(t testing.TB, build func() (string, error)) string {
-	t.Helper()
-	o.once.Do(func() { o.ref, o.err = build() })
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	return o.ref
-}
-
-var nodeAppRef, prebakeImageRef onceRef
+// The images built once per test binary (a failed build fails every test
+// that asks for it).
+var nodeAppRef, prebakeImageRef testenv.Shared[string]
 
 // NodeAppImage is the team's image of the journeys: the Spark base image
 // (NodeSparkVersion) and NodeApp at local:///opt/spark/app/app.jar, built
@@ -79,7 +63,7 @@ var nodeAppRef, prebakeImageRef onceRef
 func (c *Cluster) NodeAppImage(t testing.TB) string {
 	t.Helper()
 	sparkHome, _ := testenv.SparkHome(t, NodeSparkVersion)
-	return nodeAppRef.get(t, func() (string, error) {
+	return nodeAppRef.Get(t, func() (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		ref := c.Registry + "/team/node-app:1"
@@ -99,7 +83,7 @@ func ImageCache() string { return filepath.Join(testenv.CacheDir(), "prebake-ima
 // binary under load, seconds from the cache).
 func (c *Cluster) PrebakeImage(t testing.TB) string {
 	t.Helper()
-	return prebakeImageRef.get(t, func() (string, error) {
+	return prebakeImageRef.Get(t, func() (string, error) {
 		root, err := testenv.ModuleRoot()
 		if err != nil {
 			return "", err
