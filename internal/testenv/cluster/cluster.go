@@ -43,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 const (
@@ -320,20 +321,15 @@ func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
 	if err := guardPorts(ports[0]); err != nil {
 		return err
 	}
-	cfg := fmt.Sprintf(`version: 0.1
-log: {level: warn, accesslog: {disabled: true}}
-storage:
-  filesystem: {rootdirectory: %s/registry}
-  delete: {enabled: true}
-  maintenance: {uploadpurging: {enabled: false}}
-http:
-  addr: %s
-  secret: ci-only-not-secret
-`, c.Dir, c.Registry)
-	if err := os.WriteFile(filepath.Join(c.Dir, "registry.yml"), []byte(cfg), 0o644); err != nil {
+	dir := c.path("registry")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if _, err := c.start("registry", bin, "serve", filepath.Join(c.Dir, "registry.yml")); err != nil {
+	cfg, err := registrytest.WriteConfig(dir, c.Registry, "")
+	if err != nil {
+		return err
+	}
+	if _, err := c.start("registry", bin, "serve", cfg); err != nil {
 		return err
 	}
 	if err := c.waitFor("registry", "registry", 10*time.Second, func() bool { return httpOK("http://" + c.Registry + "/v2/") }); err != nil {
