@@ -231,9 +231,8 @@ func (c *Cluster) namespaces() map[string]bool {
 	return out
 }
 
-// UseWait is how long this binary waited for an attached node, in all
-// (TestMain may report it).
-func UseWait() time.Duration {
+// useWait is how long this binary waited for an attached node, in all.
+func useWait() time.Duration {
 	use.mu.Lock()
 	defer use.mu.Unlock()
 	return use.wait

@@ -185,6 +185,11 @@ func Stop() {
 	c := shared
 	shared, sharedEr = nil, errors.New("cluster stopped")
 	mu.Unlock()
+	if c != nil && c.attached {
+		// The wait for another binary's node tests, in all: what the
+		// machine lock cost before the bed (issue 43).
+		fmt.Fprintf(os.Stderr, "cluster: this binary waited %s for the test bed in all\n", useWait().Round(100*time.Millisecond))
+	}
 	if c != nil {
 		if err := c.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "cluster: stop: %v\n", err)
