@@ -310,16 +310,7 @@ func stopProc(t testing.TB, cmd *exec.Cmd) { haltProc(cmd, t.Logf) }
 
 // haltProc stops cmd with SIGTERM, or SIGKILL after 15 s.
 func haltProc(cmd *exec.Cmd, logf func(string, ...any)) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		logf("%s ignored SIGTERM; killing it", cmd.Path)
-		_ = cmd.Process.Kill()
-		<-done
-	}
+	testenv.StopProcess(cmd, 15*time.Second, logf)
 }
 
 func tailFile(path string, n int) string {

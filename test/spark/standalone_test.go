@@ -98,20 +98,7 @@ func stopStandalone() {
 
 // stopProc sends SIGTERM (Spark's shutdown hooks stop the drivers a worker
 // runs), then SIGKILL after 20s.
-func stopProc(p *exec.Cmd) {
-	if p.Process == nil {
-		return
-	}
-	_ = p.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = p.Process.Kill()
-		<-done
-	}
-}
+func stopProc(p *exec.Cmd) { testenv.StopProcess(p, 20*time.Second, nil) }
 
 func startStandalone(sparkHome string) (*standaloneCluster, error) {
 	return startStandaloneREST(sparkHome, false)
