@@ -10,7 +10,7 @@ export PREBAKE_JVM ?= 1
 PATH := $(shell $(GO) env GOPATH)/bin:$(PATH)
 export PATH
 
-.PHONY: build test test-fast test-live unit lint bench bench-py demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
+.PHONY: build bed-bin test test-fast test-live unit lint bench bench-py demo demo-spark image parity-refresh parity-live parity-diff parity-fuzz parity-central parity-lines native-lines cluster cluster-down infra docs clean
 
 # VERSION is what `prebake --version` prints: the checkout's tag (or commit), stamped at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
@@ -21,17 +21,24 @@ build:
 
 ## test: unit and integration tests (integration tests start real servers on 127.0.0.1), every journey on the real
 ## node included. It runs hack/infra.sh first (idempotent; cached by version), so a fresh clone needs nothing else.
-## The CLI is built once (bin/prebake, PREBAKE_BIN) for every test binary; the live oracles re-ask the real
-## spark-submit only when a stamp of their inputs changed (test-live forces them). It ends with a table of the time
-## each test binary took (also in .test-times).
-test: infra build
-	set -o pipefail; PREBAKE_IT=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -json -race -timeout 60m ./... \
-		| $(GO) run ./hack/testtable -o .test-times
+## The real node is the run's test bed (hack/cluster run: started once unless `make cluster` already runs it, every
+## test binary attaches to it a group of tests at a time). The CLI is built once (bin/prebake, PREBAKE_BIN) for
+## every test binary; the live oracles re-ask the real spark-submit only when a stamp of their inputs changed
+## (test-live forces them). It ends with a table of the time each test binary took (also in .test-times).
+BED_DIR ?= $(CURDIR)/.cluster
+test: infra build bed-bin
+	bin/prebake-cluster run -dir $(BED_DIR) -- bash -c 'set -o pipefail; \
+		PREBAKE_IT=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -json -race -timeout 60m ./... \
+		| $(GO) run ./hack/testtable -o .test-times'
+
+bed-bin:
+	$(GO) build -o bin/prebake-cluster ./hack/cluster
 
 ## test-live: the live oracles alone, re-asked whatever their stamps say (the real spark-submit's objects for every
 ## native case); a pass records the new stamp beside the goldens (commit it).
 test-live: infra build
 	PREBAKE_IT=1 PREBAKE_LIVE=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -timeout 60m -run '^TestNativeEquivalenceIT$$' ./submit/k8s/
+	PREBAKE_IT=1 PREBAKE_JVM=1 PREBAKE_LIVE=1 $(GO) test -timeout 60m -run '^TestIvySparkSubmitLive$$' ./test/parity/
 
 ## test-fast: the server tests (nginx, registry, versitygw, kube-apiserver) without the JVM tier
 ## (PREBAKE_JVM=0: no spark-submit, Spark, Airflow or real pods) and without -race; the servers
@@ -149,16 +156,14 @@ native-lines:
 	PREBAKE_IT=1 PREBAKE_SPARK_LINES=all $(GO) test -count=1 -timeout 40m -run 'TestNativeLinesEquivalenceIT' ./submit/k8s/
 
 ## cluster: the tests' real single-node Kubernetes (internal/testenv/cluster), in the background, for a person:
-## prints the kubeconfig, the registry on 127.0.0.1 and the Spark base images. Needs root and `make infra`.
+## the same test bed `make test` runs (every test binary attaches to it: `go test -run X ./test/spark` uses it).
+## Prints the kubeconfig, the registry on 127.0.0.1 and the Spark base images. Needs root and `make infra`.
 ## cluster-down stops it and leaves nothing running.
-CLUSTER_DIR ?= $(CURDIR)/.cluster
-cluster:
-	$(GO) build -o bin/prebake-cluster ./hack/cluster
-	bin/prebake-cluster up -dir $(CLUSTER_DIR)
+cluster: bed-bin
+	bin/prebake-cluster up -dir $(BED_DIR)
 
-cluster-down:
-	$(GO) build -o bin/prebake-cluster ./hack/cluster
-	bin/prebake-cluster down -dir $(CLUSTER_DIR)
+cluster-down: bed-bin
+	bin/prebake-cluster down -dir $(BED_DIR)
 
 infra:
 	hack/infra.sh

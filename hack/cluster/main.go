@@ -1,12 +1,18 @@
 // Command cluster runs the tests' real single-node Kubernetes
-// (internal/testenv/cluster) for a person: `make cluster` starts it in the
-// background and prints the kubeconfig, the registry and the Spark base
-// images; `make cluster-down` stops it and leaves nothing running.
+// (internal/testenv/cluster) as the test bed of a run: it publishes the
+// node in cluster.StateFile, and every test binary's cluster.Start attaches
+// to it instead of launching its own (issue 43). `make cluster` starts it
+// in the background for a person and prints the kubeconfig, the registry
+// and the Spark base images; `make cluster-down` stops it and leaves
+// nothing running; `make test` wraps the test run in `run`, which starts
+// the bed unless one is up and stops only what it started.
 //
 //	go run ./hack/cluster up   [-dir .cluster]
 //	go run ./hack/cluster down [-dir .cluster]
+//	go run ./hack/cluster run  [-dir .cluster] -- COMMAND [ARG...]
 //
-// It needs root, and the binaries hack/infra.sh builds.
+// It needs root, and the binaries hack/infra.sh builds; without them `run`
+// runs the command alone (the tests then skip or launch as before).
 package main
 
 import (
@@ -29,7 +35,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: cluster up|down [-dir DIR]")
+		fmt.Fprintln(os.Stderr, "usage: cluster up|down [-dir DIR] | run [-dir DIR] -- COMMAND [ARG...]")
 		os.Exit(64)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -44,8 +50,14 @@ func main() {
 			err = serve(abs)
 		case "down":
 			err = down(abs)
+		case "run":
+			var code int
+			code, err = run(abs, fs.Args())
+			if err == nil {
+				os.Exit(code)
+			}
 		default:
-			err = fmt.Errorf("unknown command %q: want up or down", os.Args[1])
+			err = fmt.Errorf("unknown command %q: want up, down or run", os.Args[1])
 		}
 	}
 	if err != nil {
@@ -113,6 +125,7 @@ func serve(dir string) error {
 		return err
 	}
 	defer func() {
+		_ = os.Remove(cluster.StateFile)
 		if err := c.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stop: %v\n", err)
 		}
@@ -132,6 +145,9 @@ func serve(dir string) error {
 		fmt.Fprintf(&b, "spark %-6s %s\n", v+":", ref)
 	}
 	fmt.Fprintf(&b, "logs:        %s/*.log\nstop it with `make cluster-down`\n", c.Dir)
+	if err := c.Publish(cluster.StateFile); err != nil {
+		return err
+	}
 	if err := os.WriteFile(infoFile(dir), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
@@ -162,6 +178,50 @@ func down(dir string) error {
 		time.Sleep(250 * time.Millisecond)
 	}
 	return fmt.Errorf("pid %d still running after 60s (log %s)", pid, logFile(dir))
+}
+
+// run runs args with the test bed up: the one running (cluster.StateFile),
+// else one it starts (up) and stops (down) when args end. It returns args'
+// exit code. Without root, with the JVM tier off (PREBAKE_JVM=0) or when
+// the bed cannot start, args run alone.
+func run(dir string, args []string) (int, error) {
+	if len(args) == 0 {
+		return 0, errors.New("run: no command (run -- COMMAND [ARG...])")
+	}
+	started := false
+	switch _, err := cluster.Attach(context.Background(), cluster.StateFile); {
+	case err == nil:
+		fmt.Fprintf(os.Stderr, "test bed: the running one (%s)\n", cluster.StateFile)
+	case os.Geteuid() != 0 || os.Getenv("PREBAKE_JVM") == "0":
+		fmt.Fprintln(os.Stderr, "test bed: none (the real node needs root and the JVM tier)")
+	default:
+		start := time.Now()
+		if err := up(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "test bed: not started, each test binary launches its own node: %v\n", err)
+			break
+		}
+		started = true
+		fmt.Fprintf(os.Stderr, "test bed: up in %s\n", time.Since(start).Round(time.Second))
+	}
+	// An interrupt goes to the command (the terminal's process group); run
+	// outlives it to stop the bed it started.
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	runErr := cmd.Run()
+	if started {
+		if err := down(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "test bed: %v\n", err)
+		}
+	}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(runErr, &exit):
+		return exit.ExitCode(), nil
+	case runErr != nil:
+		return 0, runErr
+	}
+	return 0, nil
 }
 
 func readPid(dir string) (int, error) {

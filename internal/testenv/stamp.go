@@ -33,7 +33,7 @@ type Stamp struct {
 // such as versions. The stamp is kept in file (relative to the module root).
 func NewStamp(t testing.TB, file string, paths []string, values ...string) *Stamp {
 	t.Helper()
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +85,8 @@ func (s *Stamp) Record() error { return os.WriteFile(s.file, []byte(s.sum+"\n"),
 // String is the stamp's hash.
 func (s *Stamp) String() string { return s.sum }
 
-// moduleRoot is the directory of go.mod above the working directory.
-func moduleRoot() (string, error) {
+// ModuleRoot is the directory of go.mod above the working directory.
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -85,12 +85,33 @@ func Binary(t testing.TB, name, envVar string, cachePaths ...string) string {
 // FreePort returns a free TCP port on 127.0.0.1.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports[0]
+}
+
+// FreePorts returns n distinct free TCP ports on 127.0.0.1: the one
+// free-port helper of the test servers' launchers (a port may be taken
+// again between this call and the server's listen; the launchers retry or
+// fail with the server's log).
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	seen := map[int]bool{}
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !seen[p] {
+			seen[p] = true
+			ports = append(ports, p)
+		}
+	}
+	return ports, nil
 }
 
 // SharedDir returns ../shared (the corpus and oracle beside the clone), or

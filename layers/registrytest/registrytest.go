@@ -72,16 +72,7 @@ func Start(t testing.TB, opts ...Option) *Registry {
 	}
 	r := &Registry{t: t, bin: testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY"), Dir: t.TempDir()}
 	r.Host = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	cfg := fmt.Sprintf(`version: 0.1
-log: {level: warn, accesslog: {disabled: true}}
-storage:
-  filesystem: {rootdirectory: %s/data}
-  delete: {enabled: true}
-  maintenance: {uploadpurging: {enabled: false}}
-http:
-  addr: %s
-  secret: ci-only-not-secret
-`, r.Dir, r.Host)
+	var auth string
 	if o.pass != "" {
 		htpasswd := testenv.Binary(t, "htpasswd", "")
 		out, err := exec.Command(htpasswd, "-Bbn", User, o.pass).Output()
@@ -91,14 +82,34 @@ http:
 		if err := os.WriteFile(filepath.Join(r.Dir, "htpasswd"), out, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cfg += fmt.Sprintf("auth: {htpasswd: {realm: prebake-test, path: %s/htpasswd}}\n", r.Dir)
+		auth = fmt.Sprintf("auth: {htpasswd: {realm: prebake-test, path: %s/htpasswd}}\n", r.Dir)
 	}
-	if err := os.WriteFile(filepath.Join(r.Dir, "config.yml"), []byte(cfg), 0o644); err != nil {
+	if _, err := WriteConfig(r.Dir, r.Host, auth); err != nil {
 		t.Fatal(err)
 	}
 	r.Restart()
 	t.Cleanup(r.Stop)
 	return r
+}
+
+// WriteConfig writes docker-registry's configuration to dir/config.yml and
+// returns its path: serving host (127.0.0.1:PORT, plain http), storage in
+// dir/data (deletes allowed, no upload purging), warnings only, and extra
+// (YAML, e.g. auth) appended. The one configuration of the real registry:
+// Start's, and the real node's (internal/testenv/cluster).
+func WriteConfig(dir, host, extra string) (string, error) {
+	cfg := fmt.Sprintf(`version: 0.1
+log: {level: warn, accesslog: {disabled: true}}
+storage:
+  filesystem: {rootdirectory: %s/data}
+  delete: {enabled: true}
+  maintenance: {uploadpurging: {enabled: false}}
+http:
+  addr: %s
+  secret: ci-only-not-secret
+`, dir, host) + extra
+	path := filepath.Join(dir, "config.yml")
+	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }
 
 // Restart starts the registry again after Stop, on the same port and

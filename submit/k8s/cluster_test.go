@@ -103,12 +103,7 @@ func countStart(ready time.Duration) int {
 
 // shared is the test binary's one etcd + kube-apiserver (sharedCluster);
 // TestMain stops it (stopSharedCluster).
-var shared struct {
-	once sync.Once
-	mu   sync.Mutex
-	c    *testCluster
-	err  error
-}
+var shared testenv.Shared[*testCluster]
 
 // sharedCluster returns the test binary's etcd + kube-apiserver, started on
 // the first call. Tests share it: each uses namespaces of its own (emptied
@@ -120,44 +115,32 @@ func sharedCluster(t testing.TB) *testCluster {
 	t.Helper()
 	testenv.RequireIT(t)
 	etcdBin, apiBin := k8sBinary(t, "etcd"), k8sBinary(t, "kube-apiserver")
-	shared.once.Do(func() {
+	return shared.Get(t, func() (*testCluster, error) {
 		dir, err := os.MkdirTemp("", "prebake-k8s-it-")
 		if err != nil {
-			shared.err = err
-			return
+			return nil, fmt.Errorf("the shared kube-apiserver: %w", err)
 		}
 		c, err := launchCluster(etcdBin, apiBin, dir)
 		if err != nil {
 			_ = os.RemoveAll(dir)
-			shared.err = err
-			return
+			return nil, fmt.Errorf("the shared kube-apiserver: %w", err)
 		}
 		c.shared = true
 		n := countStart(c.ready)
 		t.Logf("etcd + kube-apiserver (the test binary's shared one, start %d) ready in %s", n, c.ready.Round(10*time.Millisecond))
-		shared.mu.Lock()
-		shared.c = c
-		shared.mu.Unlock()
+		return c, nil
 	})
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.err != nil {
-		t.Fatalf("the shared kube-apiserver: %v", shared.err)
-	}
-	return shared.c
 }
 
 // stopSharedCluster stops the shared cluster, if one was started, and
 // reports this binary's starts on stderr.
 func stopSharedCluster() {
-	shared.mu.Lock()
-	c := shared.c
-	shared.c, shared.err = nil, errors.New("the shared kube-apiserver is stopped")
-	shared.mu.Unlock()
-	if c != nil {
-		c.stop(func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
-		_ = os.RemoveAll(c.dir)
-	}
+	shared.Close(func(c *testCluster) {
+		if c != nil {
+			c.stop(func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+			_ = os.RemoveAll(c.dir)
+		}
+	})
 	startsMu.Lock()
 	defer startsMu.Unlock()
 	if starts > 0 {
@@ -216,11 +199,9 @@ func launchCluster(etcdBin, apiBin, dir string) (_ *testCluster, err error) {
 			return nil, err
 		}
 	}
-	var ports [4]int
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return nil, err
-		}
+	ports, err := testenv.FreePorts(4)
+	if err != nil {
+		return nil, err
 	}
 	clientPort, peerPort, apiPort := ports[0], ports[1], ports[3]
 	// etcd over TLS with client certificates whose keys are in dir (0700):
@@ -329,25 +310,7 @@ func stopProc(t testing.TB, cmd *exec.Cmd) { haltProc(cmd, t.Logf) }
 
 // haltProc stops cmd with SIGTERM, or SIGKILL after 15 s.
 func haltProc(cmd *exec.Cmd, logf func(string, ...any)) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		logf("%s ignored SIGTERM; killing it", cmd.Path)
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	testenv.StopProcess(cmd, 15*time.Second, logf)
 }
 
 func tailFile(path string, n int) string {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/testenv"
+	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
 )
 
 // itEnv is the shared cluster of TestK8sIT.
@@ -582,7 +583,7 @@ func TestK8sIT(t *testing.T) {
 					go func() { // the test "operator"
 						defer close(done)
 						ctx := context.Background()
-						app := waitSparkApp(ctx, t, apps, tc.ns)
+						app := k8scluster.WaitSparkApp(ctx, t, apps, tc.ns)
 						if app == nil {
 							return
 						}
@@ -598,7 +599,7 @@ func TestK8sIT(t *testing.T) {
 							if state == tc.final {
 								e.k.setStatus(t, tc.ns, pod, phaseWith(corev1.PodFailed, terminated(driverC, tc.code, "Error")))
 							}
-							if !setAppStatus(ctx, t, apps, tc.ns, app.GetName(), state, pod, "") {
+							if !k8scluster.SetAppStatus(ctx, t, apps, tc.ns, app.GetName(), state, pod, "") {
 								return
 							}
 							time.Sleep(500 * time.Millisecond)

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
 
@@ -25,7 +26,7 @@ import (
 func imageBinary(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "img")
-	cmd := exec.Command("go", "run", "./hack/image", "-target", "oci:"+dir+":latest", "-platforms", "linux/amd64", "-cache", imageCache())
+	cmd := exec.Command("go", "run", "./hack/image", "-target", "oci:"+dir+":latest", "-platforms", "linux/amd64", "-cache", k8scluster.ImageCache())
 	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the image: %v\n%s", err, out)

@@ -1,207 +1,24 @@
 package k8s
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/internal/testenv/cluster"
 )
 
-// The tests of this file and of airflow_it_test.go run on the real
-// single-node cluster (internal/testenv/cluster): real pods from images in
-// its registry. It starts once per test binary; TestMain stops it. The
-// other ITs of the package need only an API server: they share one
-// (sharedCluster), which TestMain stops too.
+// TestSparkOperatorNodeIT and TestWarmJobNodeIT run on the real
+// single-node cluster (internal/testenv/cluster): the run's test bed when
+// one serves it, else one this binary launches and TestMain stops. The
+// other real-node journeys live in test/spark. The package's other ITs
+// need only an API server: they share one (sharedCluster), which TestMain
+// stops too.
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	cluster.Stop()
 	stopSharedCluster()
-	if airflowHome != nil {
-		os.RemoveAll(airflowHome.home)
-	}
 	testenv.RemovePrebake()
 	os.Exit(code)
-}
-
-// nodeSparkVersion is the Spark of the real driver pods (its base image and
-// the spark-submit that submits them).
-const nodeSparkVersion = "3.5.9"
-
-// onceRef is a reference (an image, a binary) built once per test binary;
-// a failed build fails every test that asks for it.
-type onceRef struct {
-	once sync.Once
-	ref  string
-	err  error
-}
-
-func (o *onceRef) get(t testing.TB, build func() (string, error)) string {
-	t.Helper()
-	o.once.Do(func() { o.ref, o.err = build() })
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	return o.ref
-}
-
-var prebakeImageRef onceRef
-
-// prebakeImage builds prebake's own image (`make image`: hack/image, the
-// layers package, no Docker) for linux/amd64 straight into c's registry,
-// once per test binary, and returns its reference. The static binary is
-// cached by a hash of its sources in $PREBAKE_CI_CACHE/prebake-image
-// (hack/image -cache): an unchanged tree only pushes the two layers
-// (measured: 276 s with a cold binary under load, seconds from the cache).
-func prebakeImage(t testing.TB, c *cluster.Cluster) string {
-	t.Helper()
-	return prebakeImageRef.get(t, func() (string, error) {
-		start := time.Now()
-		ref := c.Registry + "/prebake/prebake:it"
-		cmd := exec.Command("go", "run", "./hack/image", "-target", ref, "-platforms", "linux/amd64", "-cache", imageCache())
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("make image (go run ./hack/image -target %s): %v\n%s", ref, err, out)
-		}
-		t.Logf("prebake's image %s built and pushed in %s", ref, time.Since(start).Round(100*time.Millisecond))
-		return ref, nil
-	})
-}
-
-// nodeApp is the driver's main class of the real-node journeys: it calls
-// the one class of dev.prebake.demo:greeting:1.0 (testdata/spark-demo; on
-// the classpath only when prebake baked it); then, given an exit code, it
-// exits with it at once (a failing job, no executor), else it counts a
-// range on the executors.
-const nodeApp = `import org.apache.spark.sql.SparkSession;
-
-public class NodeApp {
-  public static void main(String[] args) throws Exception {
-    Object g = Class.forName("dev.prebake.demo.Greeting").getMethod("hello", String.class).invoke(null, "the node");
-    System.out.println("NODE APP: " + g);
-    if (args.length > 0) System.exit(Integer.parseInt(args[0]));
-    SparkSession s = SparkSession.builder().appName("prebake-node").getOrCreate();
-    System.out.println("NODE APP: count " + s.range(0, 10, 1, 2).count());
-    s.stop();
-  }
-}
-`
-
-// nodeAppRan reports whether the driver's log shows NodeApp ran with the
-// baked class (and, when ok, counted on its executors).
-func nodeAppRan(log string, ok bool) bool {
-	return strings.Contains(log, "NODE APP: hello the node from a jar that prebake resolved") &&
-		(!ok || strings.Contains(log, "NODE APP: count 10"))
-}
-
-// imageCache is where hack/image keeps prebake's static binaries by source
-// hash for the tests that build prebake's image.
-func imageCache() string { return filepath.Join(testenv.CacheDir(), "prebake-image") }
-
-var nodeAppRef onceRef
-
-// nodeAppImage is the team's image of the journeys: the Spark base image
-// and NodeApp at local:///opt/spark/app/app.jar, built once.
-func nodeAppImage(t testing.TB, c *cluster.Cluster) string {
-	t.Helper()
-	sparkHome, _ := testenv.SparkHome(t, nodeSparkVersion)
-	return nodeAppRef.get(t, func() (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		ref := c.Registry + "/team/node-app:1"
-		return ref, c.JavaAppImage(ctx, sparkHome, nodeSparkVersion, "NodeApp", nodeApp, ref)
-	})
-}
-
-// demoRepoURL is testdata/spark-demo/repo (dev.prebake.demo:greeting:1.0)
-// as a file:// repository.
-func demoRepoURL(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "spark-demo", "repo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "file://" + dir + "/"
-}
-
-// sparkConfMap is c.SparkConf(ns)'s --conf pairs as a map, and its master.
-func sparkConfMap(t testing.TB, c *cluster.Cluster, ns string) (master string, conf map[string]string) {
-	t.Helper()
-	args := c.SparkConf(ns)
-	conf = map[string]string{}
-	for i := 0; i+1 < len(args); i += 2 {
-		switch args[i] {
-		case "--master":
-			master = args[i+1]
-		case "--conf":
-			k, v, _ := strings.Cut(args[i+1], "=")
-			conf[k] = v
-		}
-	}
-	return master, conf
-}
-
-// submitterAccount creates service account name in ns with a Role that
-// lets it run a Spark submission there (driver pods, their ConfigMaps and
-// Services): what an in-cluster `prebake submit` needs.
-func submitterAccount(ctx context.Context, t testing.TB, c *cluster.Cluster, ns, name string) {
-	t.Helper()
-	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	all := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
-	if _, err := c.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods", "configmaps", "services", "persistentvolumeclaims"}, Verbs: all},
-			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
-			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// driverPod returns the one driver pod of ns and its log ("" if none).
-func driverPod(ctx context.Context, t testing.TB, c *cluster.Cluster, ns string) (*corev1.Pod, string) {
-	t.Helper()
-	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
-	if err != nil || len(pods.Items) != 1 {
-		return nil, ""
-	}
-	p := &pods.Items[0]
-	b, _ := c.Client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	return p, string(b)
-}
-
-// driverExitCode is the terminated driver container's exit code, or -1.
-func driverExitCode(p *corev1.Pod) int32 {
-	if p == nil {
-		return -1
-	}
-	for _, s := range p.Status.ContainerStatuses {
-		if s.Name == driverC && s.State.Terminated != nil {
-			return s.State.Terminated.ExitCode
-		}
-	}
-	return -1
 }

@@ -15,83 +15,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/prebake/prebake/internal/testenv"
+	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
 )
-
-// sparkOperatorDir is where hack/infra.d/57-spark-operator.sh installs the
-// kubeflow spark-operator controller (spark-operator) and its CRDs (crds/),
-// built from the Go module proxy.
-func sparkOperatorDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(testenv.CacheDir(), "spark-operator-current")
-	if !fileExists(filepath.Join(dir, "spark-operator")) || !fileExists(filepath.Join(dir, "crds", "sparkoperator.k8s.io_sparkapplications.yaml")) {
-		testenv.Skip(t, "the kubeflow spark-operator is not installed: run hack/infra.sh (hack/infra.d/57-spark-operator.sh)")
-	}
-	return dir
-}
 
 // installOperatorCRDs creates the operator's own CRDs (config/crd/bases of
 // the module) and waits until SparkApplications are served.
 func (c *testCluster) installOperatorCRDs(t testing.TB, dir string) dynamic.NamespaceableResourceInterface {
 	t.Helper()
-	return installOperatorCRDs(t, &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}, dir)
-}
-
-// installOperatorCRDs creates the CRDs of dir with cfg's client and waits
-// until SparkApplications are served.
-func installOperatorCRDs(t testing.TB, cfg *rest.Config, dir string) dynamic.NamespaceableResourceInterface {
-	t.Helper()
-	dyn := dynamic.NewForConfigOrDie(cfg)
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no CRDs in %s (%v)", dir, err)
-	}
-	for _, f := range files {
-		var obj map[string]any
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := yaml.Unmarshal(b, &obj); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := dyn.Resource(crdGVR).Create(context.Background(), &unstructured.Unstructured{Object: jsonable(obj).(map[string]any)}, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating the CRD of %s: %v", filepath.Base(f), err)
-		}
-	}
-	apps := dyn.Resource(sparkAppGVR)
-	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
-		if _, err := apps.Namespace("default").List(context.Background(), metav1.ListOptions{}); err == nil {
-			return apps
-		} else if time.Since(start) > 60*time.Second {
-			t.Fatalf("SparkApplication CRD not served after 60s: %v", err)
-		}
-	}
-}
-
-// jsonable turns YAML's decoded values into JSON-compatible ones (ints as
-// int64, nested maps with string keys) for unstructured.
-func jsonable(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonable(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = jsonable(e)
-		}
-		return x
-	case int:
-		return int64(x)
-	}
-	return v
+	return k8scluster.InstallSparkOperatorCRDs(t, &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}, dir)
 }
 
 // TestSparkOperatorRealIT: a SparkApplication with spec.deps.packages (and
@@ -111,7 +46,7 @@ func jsonable(v any) any {
 func TestSparkOperatorRealIT(t *testing.T) {
 	testenv.RequireIT(t)
 	sparkHome, _ := testenv.SparkHome(t, "3.5.9")
-	opDir := sparkOperatorDir(t)
+	opDir := k8scluster.SparkOperatorDir(t)
 	// A private control plane: the operator's own SparkApplication CRD
 	// (the shared cluster serves the schemaless test CRD of that name) and
 	// its controller.
@@ -189,11 +124,11 @@ spec:
 	// The operator: a local process with pyspark's spark-submit.
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	e.c.writeKubeconfig(t, kubeconfig)
-	opLog := startSparkOperator(t, opDir, env, kubeconfig, e.c.url, ns)
+	opLog := k8scluster.StartSparkOperator(t, opDir, env, kubeconfig, e.c.url, ns)
 
 	ctx := context.Background()
 	applied := time.Now()
-	if _, err := apps.Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: jsonable(obj).(map[string]any)}, metav1.CreateOptions{}); err != nil {
+	if _, err := apps.Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: k8scluster.JSONable(obj).(map[string]any)}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("applying the rewritten SparkApplication: %v", err)
 	}
 	// The operator's spark-submit (a JVM on a busy machine) makes the pod.
@@ -215,7 +150,7 @@ spec:
 	if img := driver.Spec.Containers[0].Image; img != baked.Ref {
 		t.Errorf("driver pod image %q; want the baked %q", img, baked.Ref)
 	}
-	checkDriverProps(ctx, t, e.c.admin, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
+	k8scluster.CheckDriverProps(ctx, t, e.c.admin, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
 
 	// The SparkApplication names its driver pod (status.driverInfo.podName):
 	// prebake follows that pod, while the test kubelet runs it to a
@@ -268,7 +203,7 @@ spec:
 	if state != "COMPLETED" {
 		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, tailFile(opLog, 40))
 	}
-	logb := noResolveAtSubmit(t, opLog, home)
+	logb := k8scluster.NoResolveAtSubmit(t, opLog, home)
 	submitLine := ""
 	for _, l := range strings.Split(logb, "\n") {
 		if strings.Contains(l, "Running spark-submit") {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
 )
 
 // TestOperatorStatesIT: `--via operator` against the real kube-apiserver,
@@ -39,7 +41,7 @@ func TestOperatorStatesIT(t *testing.T) {
 			go func() { // the test "operator": states only, no driver pod
 				defer close(done)
 				ctx := context.Background()
-				app := waitSparkApp(ctx, t, apps, tc.ns)
+				app := k8scluster.WaitSparkApp(ctx, t, apps, tc.ns)
 				if app == nil {
 					return
 				}
@@ -51,7 +53,7 @@ func TestOperatorStatesIT(t *testing.T) {
 					if state == "FAILED" || state == "SUBMISSION_FAILED" {
 						msg = tc.msg
 					}
-					if !setAppStatus(ctx, t, apps, tc.ns, app.GetName(), state, pod, msg) {
+					if !k8scluster.SetAppStatus(ctx, t, apps, tc.ns, app.GetName(), state, pod, msg) {
 						return
 					}
 					time.Sleep(500 * time.Millisecond)

@@ -491,7 +491,7 @@ func buildPrebakeOnce(t testing.TB) string {
 func TestWarmJobNodeIT(t *testing.T) {
 	testenv.RequireIT(t)
 	c := k8scluster.Start(t)
-	image := prebakeImage(t, c)
+	image := c.PrebakeImage(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	repoDir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "demo-repo"))

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -90,11 +89,7 @@ type journeySetup struct {
 	image     string
 }
 
-var (
-	journeyOnce sync.Once
-	journeyEnv  *journeySetup
-	journeyErr  error
-)
+var journeyEnv testenv.Shared[*journeySetup]
 
 func setupJourneys(t *testing.T) *journeySetup {
 	t.Helper()
@@ -105,19 +100,15 @@ func setupJourneys(t *testing.T) *journeySetup {
 		testenv.Skip(t, "no route to Maven Central: "+err.Error())
 	}
 	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
-	journeyOnce.Do(func() {
+	return journeyEnv.Get(t, func() (*journeySetup, error) {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		image := c.Registry + "/team/journey-app:1"
-		journeyErr = c.JavaAppImage(ctx, sparkHome, sparkVersion, "JourneyApp", journeyApp, image)
-		journeyEnv = &journeySetup{c: c, central: central, sparkHome: sparkHome, image: image}
+		err := c.JavaAppImage(ctx, sparkHome, sparkVersion, "JourneyApp", journeyApp, image)
 		t.Logf("journeys: app image %s in %s", image, time.Since(start).Round(time.Millisecond))
+		return &journeySetup{c: c, central: central, sparkHome: sparkHome, image: image}, err
 	})
-	if journeyErr != nil {
-		t.Fatal(journeyErr)
-	}
-	return journeyEnv
 }
 
 // journey is one scenario's namespace (with the driver's service account),

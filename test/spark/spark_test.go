@@ -2,7 +2,10 @@
 // pyspark distribution that hack/infra.d/60-spark.sh installs): local mode
 // through the real spark-submit, a real standalone master (REST server on)
 // and worker on 127.0.0.1, and Airflow's SparkSubmitOperator in
-// examples/. The prebake binary is built once per test binary, and one
+// examples/. It is also the home of the journeys on the real node
+// (internal/testenv/cluster: k8s_*, Airflow's SparkSubmitOperator and
+// KubernetesPodOperator, the API server probe), so that one binary holds
+// the node. The prebake binary is built once per test binary, and one
 // master and worker serve every standalone test.
 package spark
 
@@ -46,6 +49,7 @@ func TestMain(m *testing.M) {
 			defer testenv.RemovePrebake()
 			defer stopStandalone()
 			defer k8scluster.Stop()
+			defer removeAirflow()
 		}
 		return m.Run()
 	}())

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,58 +68,37 @@ type standaloneCluster struct {
 	restByDefault bool
 }
 
-var (
-	clusterOnce sync.Once
-	cluster     *standaloneCluster
-	clusterErr  error
-)
+var sharedStandalone testenv.Shared[*standaloneCluster]
 
 // standalone starts the shared cluster on first use.
 func standalone(t *testing.T) *standaloneCluster {
 	t.Helper()
 	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
-	clusterOnce.Do(func() { cluster, clusterErr = startStandalone(sparkHome) })
-	if clusterErr != nil {
-		t.Fatalf("standalone cluster: %v", clusterErr)
-	}
-	return cluster
+	return sharedStandalone.Get(t, func() (*standaloneCluster, error) {
+		c, err := startStandalone(sparkHome)
+		if err != nil {
+			err = fmt.Errorf("standalone cluster: %w", err)
+		}
+		return c, err
+	})
 }
 
+// stopStandalone stops the shared cluster, a half-started one included.
 func stopStandalone() {
-	if cluster == nil {
-		return
-	}
-	for i := len(cluster.procs) - 1; i >= 0; i-- {
-		stopProc(cluster.procs[i])
-	}
-	os.RemoveAll(cluster.dir)
+	sharedStandalone.Close(func(c *standaloneCluster) {
+		if c == nil {
+			return
+		}
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			stopProc(c.procs[i])
+		}
+		os.RemoveAll(c.dir)
+	})
 }
 
 // stopProc sends SIGTERM (Spark's shutdown hooks stop the drivers a worker
 // runs), then SIGKILL after 20s.
-func stopProc(p *exec.Cmd) {
-	if p.Process == nil {
-		return
-	}
-	_ = p.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = p.Process.Kill()
-		<-done
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+func stopProc(p *exec.Cmd) { testenv.StopProcess(p, 20*time.Second, nil) }
 
 func startStandalone(sparkHome string) (*standaloneCluster, error) {
 	return startStandaloneREST(sparkHome, false)
@@ -142,11 +120,9 @@ func startStandaloneREST(sparkHome string, restByDefault bool) (*standaloneClust
 	if c.appJar, err = buildApp(sparkHome, dir); err != nil {
 		return nil, err
 	}
-	ports := make([]int, 4)
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return nil, err
-		}
+	ports, err := testenv.FreePorts(4)
+	if err != nil {
+		return nil, err
 	}
 	rpcPort, workerWeb := ports[0], ports[3]
 	c.restPort, c.webPort = ports[1], ports[2]
@@ -365,13 +341,9 @@ func TestStandaloneREST(t *testing.T) {
 		}
 	})
 	t.Run("HA: the first master is dead", func(t *testing.T) {
-		ports := make([]int, 3)
-		for i := range ports {
-			p, err := freePort()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ports[i] = p
+		ports, err := testenv.FreePorts(3)
+		if err != nil {
+			t.Fatal(err)
 		}
 		// A real master that was running on that port and is now gone.
 		dead, err := c.startMaster("dead-master", ports[0], ports[1], ports[2])

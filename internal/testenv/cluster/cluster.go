@@ -5,10 +5,14 @@
 // (no outside registry is reachable). The binaries come from
 // hack/infra.d/50-k8s.sh and 55-node.sh.
 //
-// A test binary starts it once (Start, from any test) and stops it in
-// TestMain (Stop):
+// A test binary asks for it with Start, from any test, and calls Stop in
+// TestMain:
 //
 //	func TestMain(m *testing.M) { code := m.Run(); cluster.Stop(); os.Exit(code) }
+//
+// Start attaches to the run's test bed when one serves the node (bed.go:
+// `make test` and `make cluster` run it) and launches the binary's own
+// otherwise (Stop then stops it).
 //
 // The node needs root (CI runs as root), a cgroup hierarchy, overlayfs and
 // bridges; pods live on a bridge (Bridge, PodCIDR) in network namespaces the
@@ -39,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 const (
@@ -83,6 +88,7 @@ type Cluster struct {
 	netnsAtUp  map[string]bool
 	containerd string // its socket
 	ownDir     bool   // Dir is a temporary directory of Launch
+	attached   bool   // another process serves it (Attach): Stop stops nothing
 	imgMu      sync.Mutex
 	pushed     map[string]bool
 	ca         *pki
@@ -117,9 +123,13 @@ var (
 	mu       sync.Mutex
 )
 
-// Start returns the test binary's cluster, launching it on the first call.
-// Its pods run JVMs: it skips unless the JVM tier runs (testenv.NeedJVM),
-// and when not root (a failure under CI=true).
+// Start returns the test binary's cluster. When a test bed serves the
+// node (`make test`, `make cluster`: StateFile, or the file
+// PREBAKE_CLUSTER names), Start attaches to it and holds it for t's
+// duration (with the binary's other running node tests); otherwise it
+// launches the binary's own on the first call, under the machine lock
+// until Stop. Its pods run JVMs: it skips unless the JVM tier runs
+// (testenv.NeedJVM), and when not root (a failure under CI=true).
 // Stop it in TestMain with Stop.
 func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
@@ -134,6 +144,19 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	}
 	once.Do(func() {
 		start := time.Now()
+		if p := statePath(); p != "" {
+			c, err := Attach(context.Background(), p)
+			if err == nil {
+				mu.Lock()
+				shared = c
+				mu.Unlock()
+				t.Logf("cluster: attached to the test bed %s (%s, registry %s, logs in %s)", p, c.Server, c.Registry, c.Dir)
+				return
+			}
+			if !errors.Is(err, errNoBed) {
+				t.Logf("cluster: not attaching to %s: %v", p, err)
+			}
+		}
 		opts = append([]Option{WithLog(func(f string, a ...any) { t.Logf("cluster: "+f, a...) })}, opts...)
 		c, err := Launch(context.Background(), opts...)
 		mu.Lock()
@@ -144,19 +167,29 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		}
 	})
 	mu.Lock()
-	defer mu.Unlock()
-	if sharedEr != nil {
-		t.Fatalf("cluster: %v", sharedEr)
+	c, err := shared, sharedEr
+	mu.Unlock()
+	if err != nil {
+		t.Fatalf("cluster: %v", err)
 	}
-	return shared
+	if c.attached {
+		c.hold(t)
+	}
+	return c
 }
 
-// Stop stops the test binary's cluster, if Start launched one.
+// Stop stops the test binary's cluster, if Start launched one (an attached
+// test bed keeps running).
 func Stop() {
 	mu.Lock()
 	c := shared
 	shared, sharedEr = nil, errors.New("cluster stopped")
 	mu.Unlock()
+	if c != nil && c.attached {
+		// The wait for another binary's node tests, in all: what the
+		// machine lock cost before the bed (issue 43).
+		fmt.Fprintf(os.Stderr, "cluster: this binary waited %s for the test bed in all\n", useWait().Round(100*time.Millisecond))
+	}
 	if c != nil {
 		if err := c.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "cluster: stop: %v\n", err)
@@ -285,7 +318,7 @@ func (c *Cluster) network() error {
 }
 
 func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
-	ports, err := freePorts(1)
+	ports, err := testenv.FreePorts(1)
 	if err != nil {
 		return err
 	}
@@ -293,20 +326,15 @@ func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
 	if err := guardPorts(ports[0]); err != nil {
 		return err
 	}
-	cfg := fmt.Sprintf(`version: 0.1
-log: {level: warn, accesslog: {disabled: true}}
-storage:
-  filesystem: {rootdirectory: %s/registry}
-  delete: {enabled: true}
-  maintenance: {uploadpurging: {enabled: false}}
-http:
-  addr: %s
-  secret: ci-only-not-secret
-`, c.Dir, c.Registry)
-	if err := os.WriteFile(filepath.Join(c.Dir, "registry.yml"), []byte(cfg), 0o644); err != nil {
+	dir := c.path("registry")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if _, err := c.start("registry", bin, "serve", filepath.Join(c.Dir, "registry.yml")); err != nil {
+	cfg, err := registrytest.WriteConfig(dir, c.Registry, "")
+	if err != nil {
+		return err
+	}
+	if _, err := c.start("registry", bin, "serve", cfg); err != nil {
 		return err
 	}
 	if err := c.waitFor("registry", "registry", 10*time.Second, func() bool { return httpOK("http://" + c.Registry + "/v2/") }); err != nil {
@@ -335,6 +363,11 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string,
 	if err := os.WriteFile(c.CAFile, ca.caPEM(), 0o644); err != nil {
 		return err
 	}
+	// For the binaries that attach to a served node (ServingCert); Dir is
+	// 0700, as for the other keys.
+	if err := writeKey(c.path("ca.key"), ca.caKey); err != nil {
+		return err
+	}
 	svcIP := kubernetesServiceIP
 	if err := ca.serving(c.path("apiserver.crt"), c.path("apiserver.key"), []string{NodeIP, "127.0.0.1", svcIP},
 		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"); err != nil {
@@ -350,7 +383,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string,
 	if err := os.WriteFile(c.path("tokens.csv"), []byte(c.Token+`,prebake-admin,1001,"system:masters"`+"\n"), 0o600); err != nil {
 		return err
 	}
-	ports, err := freePorts(6)
+	ports, err := testenv.FreePorts(6)
 	if err != nil {
 		return err
 	}
@@ -427,7 +460,7 @@ current-context: prebake
 }
 
 func (c *Cluster) startNode(ctx context.Context, bins map[string]string) error {
-	ports, err := freePorts(5)
+	ports, err := testenv.FreePorts(5)
 	if err != nil {
 		return err
 	}
@@ -558,6 +591,9 @@ staticPodPath: ""
 // first, etcd last), the node's mounts, network namespaces and iptables
 // rules, and the bridge; then removes Dir unless WithDir chose it.
 func (c *Cluster) Stop() error {
+	if c.attached {
+		return nil
+	}
 	var errs []error
 	byName := map[string]*proc{}
 	for _, p := range c.procs {

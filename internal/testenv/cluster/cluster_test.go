@@ -124,6 +124,12 @@ func runPod(ctx context.Context, t *testing.T, c *Cluster, pod *corev1.Pod) *cor
 	if _, err := c.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The node may be the run's test bed, which outlives the test: a rerun
+	// creates the pod again.
+	t.Cleanup(func() {
+		zero := int64(0)
+		_ = c.Client.CoreV1().Pods(pod.Namespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
 	for {
 		p, err := c.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {

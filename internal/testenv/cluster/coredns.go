@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/prebake/prebake/internal/testenv"
 )
 
 // startDNS runs CoreDNS (hack/infra.d/56-coredns.sh) on NodeIP:53, the
@@ -19,7 +21,7 @@ import (
 // plugin has synced (its ready endpoint) and it answers for the kubernetes
 // Service.
 func (c *Cluster) startDNS(ctx context.Context, bin string) error {
-	ports, err := freePorts(2)
+	ports, err := testenv.FreePorts(2)
 	if err != nil {
 		return err
 	}

@@ -120,34 +120,6 @@ func httpOK(url string) bool {
 	return resp.StatusCode == 200 || resp.StatusCode == 401
 }
 
-// freePort is a free TCP port on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, n)
-	seen := map[int]bool{}
-	for i := range ports {
-		for {
-			p, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			if !seen[p] {
-				seen[p], ports[i] = true, p
-				break
-			}
-		}
-	}
-	return ports, nil
-}
-
 func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)

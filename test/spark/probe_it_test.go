@@ -1,4 +1,4 @@
-package k8s
+package spark
 
 import (
 	"context"
@@ -12,7 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/internal/testenv/cluster"
+	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
+	"github.com/prebake/prebake/submit/k8s"
 )
 
 // TestProbeAPIServerIT asks the real API server: the admin token may do
@@ -21,7 +22,7 @@ import (
 // would be (review 4, HIGH 1's 403).
 func TestProbeAPIServerIT(t *testing.T) {
 	testenv.RequireIT(t)
-	c := cluster.Start(t)
+	c := k8scluster.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const ns = "doctor-probe"
@@ -29,7 +30,7 @@ func TestProbeAPIServerIT(t *testing.T) {
 		t.Fatal(err)
 	}
 	master := "k8s://" + c.Server
-	denied := func(p *Probe) []string {
+	denied := func(p *k8s.Probe) []string {
 		out := []string{}
 		for _, a := range p.Access {
 			if !a.Allowed {
@@ -38,7 +39,7 @@ func TestProbeAPIServerIT(t *testing.T) {
 		}
 		return out
 	}
-	admin, err := ProbeAPIServer(ctx, master, map[string]string{confOAuthToken: c.Token, confCACertFile: c.CAFile, "spark.kubernetes.namespace": ns}, SubmitNeeds, 10*time.Second)
+	admin, err := k8s.ProbeAPIServer(ctx, master, map[string]string{"spark.kubernetes.authenticate.submission.oauthToken": c.Token, "spark.kubernetes.authenticate.submission.caCertFile": c.CAFile, "spark.kubernetes.namespace": ns}, k8s.SubmitNeeds, 10*time.Second)
 	if err != nil || !admin.Reachable || admin.Error != "" {
 		t.Fatalf("admin: %+v, %v", admin, err)
 	}
@@ -62,7 +63,7 @@ func TestProbeAPIServerIT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sa, err := ProbeAPIServer(ctx, master, map[string]string{confOAuthToken: tok.Status.Token, confCACertFile: c.CAFile, "spark.kubernetes.namespace": ns}, SubmitNeeds, 10*time.Second)
+	sa, err := k8s.ProbeAPIServer(ctx, master, map[string]string{"spark.kubernetes.authenticate.submission.oauthToken": tok.Status.Token, "spark.kubernetes.authenticate.submission.caCertFile": c.CAFile, "spark.kubernetes.namespace": ns}, k8s.SubmitNeeds, 10*time.Second)
 	if err != nil || !sa.Reachable || sa.Error != "" {
 		t.Fatalf("pods-only: %+v, %v", sa, err)
 	}

@@ -1,4 +1,4 @@
-package k8s
+package spark
 
 import (
 	"bytes"
@@ -10,12 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/internal/testenv/cluster"
+	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
 )
 
 // airflowEnv is the Airflow of the test binary: a DAG folder holding the
@@ -26,22 +25,25 @@ type airflowEnv struct {
 	env                 []string
 }
 
-var (
-	airflowOnce sync.Once
-	airflowHome *airflowEnv
-	airflowErr  error
-)
+var airflowHome testenv.Shared[*airflowEnv]
 
 // sharedAirflow is the test binary's Airflow (real Airflow,
 // hack/infra.d/70-airflow.sh); each run adds its own environment.
 func sharedAirflow(t *testing.T) *airflowEnv {
 	t.Helper()
 	bin := testenv.Airflow(t)
-	airflowOnce.Do(func() { airflowHome, airflowErr = newAirflow(t, bin, "airflow_k8s_dag.py", "airflow_kpo_dag.py") })
-	if airflowErr != nil {
-		t.Fatal(airflowErr)
-	}
-	return airflowHome
+	return airflowHome.Get(t, func() (*airflowEnv, error) {
+		return newAirflow(t, bin, "airflow_k8s_dag.py", "airflow_kpo_dag.py")
+	})
+}
+
+// removeAirflow removes the test binary's Airflow home (TestMain).
+func removeAirflow() {
+	airflowHome.Close(func(a *airflowEnv) {
+		if a != nil {
+			os.RemoveAll(a.home)
+		}
+	})
 }
 
 func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, error) {
@@ -161,12 +163,6 @@ func (a *airflowEnv) dagsTest(t *testing.T, dag string, env ...string) (string, 
 	return s, success
 }
 
-// nodePrebake is the prebake CLI, built once per test binary.
-func nodePrebake(t testing.TB) string {
-	t.Helper()
-	return testenv.Prebake(t)
-}
-
 // TestK8sAirflowIT is journey 7 of issue 25 on the real node: Airflow's
 // SparkSubmitOperator, unchanged (testdata/k8s/airflow_k8s_dag.py), K8s
 // cluster mode, prebake installed as spark-submit in front of the real
@@ -179,21 +175,25 @@ func nodePrebake(t testing.TB) string {
 // an "exit code: N" line), a driver exiting 3 a task failure carrying 3.
 func TestK8sAirflowIT(t *testing.T) {
 	testenv.RequireIT(t)
-	c := cluster.Start(t)
-	sparkHome, _ := testenv.SparkHome(t, nodeSparkVersion)
-	app := nodeAppImage(t, c)
+	c := k8scluster.Start(t)
+	sparkHome, _ := testenv.SparkHome(t, k8scluster.NodeSparkVersion)
+	app := c.NodeAppImage(t)
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(nodePrebake(t), filepath.Join(bin, "spark-submit")); err != nil {
+	if err := os.Symlink(prebakeBin, filepath.Join(bin, "spark-submit")); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(tmp, "prebake.yaml")
-	writeFile(t, cfg, "cache: "+filepath.Join(tmp, "cache")+"\nrepositories: ["+demoRepoURL(t)+"]\nnoDefaultRepositories: true\n")
+	if err := os.WriteFile(cfg, []byte("cache: "+filepath.Join(tmp, "cache")+"\nrepositories: ["+demoRepo()+"]\nnoDefaultRepositories: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tokenFile := filepath.Join(tmp, "token")
-	writeFile(t, tokenFile, c.Token)
+	if err := os.WriteFile(tokenFile, []byte(c.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	airflowBin := testenv.Airflow(t)
 	a := sharedAirflow(t)
 	env := []string{
@@ -209,7 +209,7 @@ func TestK8sAirflowIT(t *testing.T) {
 		if err := c.SparkNamespace(ctx, ns); err != nil {
 			t.Fatal(err)
 		}
-		master, conf := sparkConfMap(t, c, ns)
+		master, conf := c.SparkConfMap(ns)
 		conf["spark.kubernetes.authenticate.submission.oauthTokenFile"] = tokenFile
 		conf["spark.kubernetes.container.image"] = app
 		conf["spark.executor.instances"] = "1" // tiny: one executor pod
@@ -227,16 +227,16 @@ func TestK8sAirflowIT(t *testing.T) {
 		out, ok := a.dagsTest(t, "spark_k8s_prebake", append(slices.Clip(env), "AIRFLOW_CONN_SPARK_K8S="+string(conn),
 			"PREBAKE_IT_APP_NAME=af-"+ns, "PREBAKE_IT_PACKAGES=dev.prebake.demo:greeting:1.0", "PREBAKE_IT_CONF="+string(confJSON),
 			"PREBAKE_IT_APPLICATION=local:///opt/spark/app/app.jar", "PREBAKE_IT_CLASS=NodeApp", "PREBAKE_IT_ARGS="+string(argsJSON))...)
-		pod, log := driverPod(ctx, t, c, ns)
+		pod, log := c.DriverPod(ctx, ns)
 		t.Logf("%s: task %s in %s; driver exit code %d", ns, map[bool]string{true: "success", false: "failed"}[ok],
-			time.Since(start).Round(100*time.Millisecond), driverExitCode(pod))
+			time.Since(start).Round(100*time.Millisecond), k8scluster.DriverExitCode(pod))
 		if pod == nil {
 			t.Fatalf("no single driver pod in %s:\n%s", ns, out)
 		}
 		if img := pod.Spec.Containers[0].Image; !strings.HasPrefix(img, c.Registry+"/af-jobs") {
 			t.Errorf("driver image %s, want the baked image in %s/af-jobs", img, c.Registry)
 		}
-		if !nodeAppRan(log, len(args) == 0) {
+		if !k8scluster.NodeAppRan(log, len(args) == 0) {
 			t.Errorf("the driver did not run the baked class:\n%s", log)
 		}
 		for _, s := range []string{":: resolving dependencies", "Ivy Default Cache"} {
@@ -297,16 +297,16 @@ func taskEnds(t *testing.T, run func(t *testing.T, ns string, args ...string) (s
 // driver ends the task a success, a driver exiting 3 a task failure.
 func TestK8sAirflowPodOperatorIT(t *testing.T) {
 	testenv.RequireIT(t)
-	c := cluster.Start(t)
-	image := prebakeImage(t, c)
-	app := nodeAppImage(t, c)
+	c := k8scluster.Start(t)
+	image := c.PrebakeImage(t)
+	app := c.NodeAppImage(t)
 	tmp := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	// The CI step: bake the package into the team's image.
-	bake := exec.CommandContext(ctx, nodePrebake(t), "bake", "image", "--base", app, "--target", c.Registry+"/kpo-jobs",
+	bake := exec.CommandContext(ctx, prebakeBin, "bake", "image", "--base", app, "--target", c.Registry+"/kpo-jobs",
 		"--cache", filepath.Join(tmp, "cache"),
-		"--no-default-repositories", "--repositories", demoRepoURL(t), "dev.prebake.demo:greeting:1.0")
+		"--no-default-repositories", "--repositories", demoRepo(), "dev.prebake.demo:greeting:1.0")
 	bake.Env = append(os.Environ(), "HOME="+tmp, "DOCKER_CONFIG="+t.TempDir(), "PREBAKE_CONFIG=", "PREBAKE_CACHE=")
 	out, err := bake.Output()
 	if err != nil {
@@ -326,15 +326,15 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 		if err := c.SparkNamespace(ctx, ns); err != nil {
 			t.Fatal(err)
 		}
-		submitterAccount(ctx, t, c, ns, "prebake-submit")
-		_, conf := sparkConfMap(t, c, ns)
+		c.SubmitterAccount(ctx, t, ns, "prebake-submit")
+		_, conf := c.SparkConfMap(ns)
 		delete(conf, "spark.kubernetes.authenticate.submission.caCertFile") // the pod's own service account
 		for _, l := range lines[1:] {
 			k, v, _ := strings.Cut(l, "=")
 			conf[k] = v
 		}
 		conf["spark.executor.instances"] = "1"
-		args := []string{"submit", "--submitter", "native", "--spark-version", nodeSparkVersion, "--",
+		args := []string{"submit", "--submitter", "native", "--spark-version", k8scluster.NodeSparkVersion, "--",
 			"--master", "k8s://https://kubernetes.default.svc", "--deploy-mode", "cluster", "--name", "kpo-" + ns, "--class", "NodeApp"}
 		for k, v := range conf {
 			args = append(args, "--conf", k+"="+v)
@@ -347,13 +347,13 @@ func TestK8sAirflowPodOperatorIT(t *testing.T) {
 		start := time.Now()
 		out, ok := a.dagsTest(t, "prebake_kpo", "AIRFLOW_CONN_KUBERNETES_DEFAULT="+string(conn), "PREBAKE_IT_NAMESPACE="+ns, "PREBAKE_IT_IMAGE="+image,
 			"PREBAKE_IT_SERVICE_ACCOUNT=prebake-submit", "PREBAKE_IT_ARGS="+string(argsJSON))
-		pod, log := driverPod(ctx, t, c, ns)
+		pod, log := c.DriverPod(ctx, ns)
 		t.Logf("%s: task %s in %s; driver exit code %d", ns, map[bool]string{true: "success", false: "failed"}[ok],
-			time.Since(start).Round(100*time.Millisecond), driverExitCode(pod))
+			time.Since(start).Round(100*time.Millisecond), k8scluster.DriverExitCode(pod))
 		if pod == nil {
 			t.Fatalf("no single driver pod in %s:\n%s", ns, out)
 		}
-		if !nodeAppRan(log, len(appArgs) == 0) {
+		if !k8scluster.NodeAppRan(log, len(appArgs) == 0) {
 			t.Errorf("the driver did not run the baked class:\n%s", log)
 		}
 		return out, ok

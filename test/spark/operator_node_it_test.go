@@ -1,4 +1,4 @@
-package k8s
+package spark
 
 import (
 	"bytes"
@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,131 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/prebake/prebake/internal/testenv"
 	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
+	"github.com/prebake/prebake/submit/k8s"
 )
-
-// startSparkOperator runs the kubeflow spark-operator controller of opDir
-// as a local process watching namespaces, with env (its spark-submit is
-// $SPARK_HOME's) and kubeconfig; server is the API server's URL, which the
-// operator gives its spark-submit as the master. It returns the path of
-// the operator's log and stops the operator at cleanup.
-func startSparkOperator(t testing.TB, opDir string, env []string, kubeconfig, server string, namespaces ...string) string {
-	t.Helper()
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := exec.Command(filepath.Join(opDir, "spark-operator"), "controller", "start", "--namespaces="+strings.Join(namespaces, ","),
-		"--enable-ui-service=false", "--leader-election=false", "--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(testenv.FreePort(t)), "--controller-threads=2")
-	op.Env = append(env, "KUBECONFIG="+kubeconfig, "KUBERNETES_SERVICE_HOST="+u.Hostname(), "KUBERNETES_SERVICE_PORT="+u.Port())
-	opLog := filepath.Join(t.TempDir(), "spark-operator.log")
-	lf, err := os.Create(opLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op.Stdout, op.Stderr = lf, lf
-	if err := op.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopProc(t, op); lf.Close() })
-	return opLog
-}
-
-// checkDriverProps checks the spark.properties of the driver's ConfigMap
-// in ns (what the operator's spark-submit gave the driver; the executors'
-// spark-exec-… ConfigMap holds little): it holds jar
-// (a local:// URL of the baked image) and no packages key.
-func checkDriverProps(ctx context.Context, t testing.TB, client kubernetes.Interface, ns, jar string) {
-	t.Helper()
-	var props string
-	for start := time.Now(); props == "" && time.Since(start) < 30*time.Second; time.Sleep(200 * time.Millisecond) {
-		l, _ := client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-		for _, cm := range l.Items {
-			if p, ok := cm.Data["spark.properties"]; ok && !strings.HasPrefix(cm.Name, "spark-exec-") {
-				props = p
-			}
-		}
-	}
-	if !strings.Contains(props, strings.Replace(jar, ":", "\\:", 1)) && !strings.Contains(props, jar) {
-		t.Errorf("spark.properties lacks the baked %s:\n%s", jar, props)
-	}
-	for _, k := range []string{"spark.jars.packages", "spark.jars.repositories", "spark.jars.excludes", "spark.jars.ivy"} {
-		if strings.Contains(props, k) {
-			t.Errorf("spark.properties still has %s:\n%s", k, props)
-		}
-	}
-}
-
-// noResolveAtSubmit checks that the operator's spark-submit resolved
-// nothing: no Ivy in its log (opLog), no Ivy directory in its home; it
-// returns the log.
-func noResolveAtSubmit(t testing.TB, opLog, home string) string {
-	t.Helper()
-	logb, _ := os.ReadFile(opLog)
-	for _, s := range []string{":: resolving dependencies", "Ivy Default Cache set to", "artifacts copied"} {
-		if strings.Contains(string(logb), s) {
-			t.Errorf("the operator's spark-submit resolved packages (%q in its log)", s)
-		}
-	}
-	for _, d := range []string{".ivy2", ".ivy2.5.2"} {
-		if _, err := os.Stat(filepath.Join(home, d)); err == nil {
-			t.Errorf("~/%s exists: something resolved at submit time", d)
-		}
-	}
-	return string(logb)
-}
-
-// waitSparkApp waits up to a minute for the one SparkApplication of ns (the
-// test playing the operator); nil, an error of t, if none came.
-func waitSparkApp(ctx context.Context, t testing.TB, apps dynamic.NamespaceableResourceInterface, ns string) *unstructured.Unstructured {
-	t.Helper()
-	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
-		if l, err := apps.Namespace(ns).List(ctx, metav1.ListOptions{}); err == nil && len(l.Items) > 0 {
-			return &l.Items[0]
-		}
-	}
-	t.Errorf("no SparkApplication in %s after 60s", ns)
-	return nil
-}
-
-// setAppStatus sets the status of SparkApplication ns/name as the
-// operator does: the state, and the driver pod and error message when not
-// empty. It reports whether it could.
-func setAppStatus(ctx context.Context, t testing.TB, apps dynamic.NamespaceableResourceInterface, ns, name, state, pod, msg string) bool {
-	t.Helper()
-	cur, err := apps.Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Error(err)
-		return false
-	}
-	_ = unstructured.SetNestedField(cur.Object, state, "status", "applicationState", "state")
-	for path, v := range map[string]string{"driverInfo.podName": pod, "applicationState.errorMessage": msg} {
-		if v != "" {
-			_ = unstructured.SetNestedField(cur.Object, v, append([]string{"status"}, strings.Split(path, ".")...)...)
-		}
-	}
-	if _, err := apps.Namespace(ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Error(err)
-		return false
-	}
-	return true
-}
-
-// appState is a SparkApplication's status.applicationState.state, "" when
-// it cannot be read.
-func appState(ctx context.Context, apps dynamic.NamespaceableResourceInterface, ns, name string) string {
-	u, err := apps.Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	s, _, _ := unstructured.NestedString(u.Object, "status", "applicationState", "state")
-	return s
-}
 
 // noMavenFromSpark checks the counting proxy in front of the Maven
 // repository: every request is prebake's (Go's User-Agent, from the host on
@@ -182,14 +60,14 @@ func noMavenFromSpark(t *testing.T, maven *testenv.Proxy, driver *corev1.Pod) {
 // operator's spark-submit, the driver or the executors.
 func TestSparkOperatorNodeIT(t *testing.T) {
 	testenv.RequireIT(t)
-	sparkHome, _ := testenv.SparkHome(t, nodeSparkVersion)
-	opDir := sparkOperatorDir(t)
+	sparkHome, _ := testenv.SparkHome(t, k8scluster.NodeSparkVersion)
+	opDir := k8scluster.SparkOperatorDir(t)
 	c := k8scluster.Start(t)
-	app := nodeAppImage(t, c)
-	prebake := nodePrebake(t)
+	app := c.NodeAppImage(t)
+	prebake := prebakeBin
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	apps := installOperatorCRDs(t, c.Config, filepath.Join(opDir, "crds"))
+	apps := k8scluster.InstallSparkOperatorCRDs(t, c.Config, filepath.Join(opDir, "crds"))
 	nss := []string{"op-node-ok", "op-node-fail", "op-node-manifest"}
 	for _, ns := range nss {
 		if err := c.SparkNamespace(ctx, ns); err != nil {
@@ -198,7 +76,7 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 	}
 	// The Maven repository (testdata/spark-demo/repo over http), behind a
 	// counting proxy on the node's address, where the pods could reach it.
-	repoDir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "spark-demo", "repo"))
+	repoDir, err := filepath.Abs(filepath.Join(repoRoot, "testdata", "spark-demo", "repo"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,15 +100,17 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 		_ = cmd.Run()
 		return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
 	}
-	opLog := startSparkOperator(t, opDir, env, c.Kubeconfig, c.Server, nss...)
+	opLog := k8scluster.StartSparkOperator(t, opDir, env, c.Kubeconfig, c.Server, nss...)
 	tokenFile := filepath.Join(dir, "token")
-	writeFile(t, tokenFile, c.Token)
+	if err := os.WriteFile(tokenFile, []byte(c.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// submitArgs is spark-submit's part of a submission to the node: its
 	// conf, one executor, the submission token, the team's image.
 	submitArgs := func(ns string, appArgs ...string) []string {
 		args := append(c.SparkConf(ns), "--name", ns, "--class", "NodeApp",
 			"--conf", "spark.executor.instances=1",
-			"--conf", confOAuthTokenFile+"="+tokenFile,
+			"--conf", "spark.kubernetes.authenticate.submission.oauthTokenFile="+tokenFile,
 			"--conf", "spark.kubernetes.container.image="+app)
 		return append(append(args, "--packages", "dev.prebake.demo:greeting:1.0", "local:///opt/spark/app/app.jar"), appArgs...)
 	}
@@ -239,9 +119,9 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 	// classpath.
 	ended := func(t *testing.T, ns string, want int32) *corev1.Pod {
 		t.Helper()
-		pod, log := driverPod(ctx, t, c, ns)
+		pod, log := c.DriverPod(ctx, ns)
 		if pod == nil {
-			t.Fatalf("no single driver pod in %s; operator log:\n%s", ns, tailFile(opLog, 40))
+			t.Fatalf("no single driver pod in %s; operator log:\n%s", ns, testenv.TailFile(opLog, 40))
 		}
 		if pod.Spec.NodeName != k8scluster.NodeName {
 			t.Errorf("driver pod %s on node %q, want %s", pod.Name, pod.Spec.NodeName, k8scluster.NodeName)
@@ -249,13 +129,13 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 		if img := pod.Spec.Containers[0].Image; !strings.HasPrefix(img, c.Registry+"/") || img == app {
 			t.Errorf("driver pod image %s; want the one prebake baked into %s", img, c.Registry)
 		}
-		if got := driverExitCode(pod); got != want {
+		if got := k8scluster.DriverExitCode(pod); got != want {
 			t.Errorf("driver exit code %d, want %d", got, want)
 		}
-		if !nodeAppRan(log, want == 0) {
+		if !k8scluster.NodeAppRan(log, want == 0) {
 			t.Errorf("the driver did not run the baked class:\n%s", log)
 		}
-		checkDriverProps(ctx, t, c.Client, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
+		k8scluster.CheckDriverProps(ctx, t, c.Client, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
 		noMavenFromSpark(t, maven, pod)
 		return pod
 	}
@@ -272,24 +152,24 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := maven.Count()
 			start := time.Now()
-			args := append([]string{"submit", "-o", "json", "--via", "operator", "--spark-version", nodeSparkVersion,
+			args := append([]string{"submit", "-o", "json", "--via", "operator", "--spark-version", k8scluster.NodeSparkVersion,
 				"--image-target", c.Registry + "/op-jobs", "--cache", cache, "--poll-interval", "1s",
 				"--no-default-repositories", "--repositories", maven.URL, "--"}, submitArgs(tc.ns, tc.appArgs...)...)
 			out, stderr, code := run(args...)
 			took := time.Since(start)
-			var r Result
+			var r k8s.Result
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("prebake submit -o json (exit %d): %v\nstdout:\n%s\nstderr:\n%s", code, err, out, stderr)
 			}
 			if code != tc.code || r.DriverExitCode == nil || *r.DriverExitCode != tc.code || r.Phase != tc.state {
 				t.Errorf("prebake exit %d, result driverExitCode %v phase %q; want %d, %d, %s\nstdout:\n%s\nstderr:\n%s\noperator log:\n%s",
-					code, r.DriverExitCode, r.Phase, tc.code, tc.code, tc.state, out, stderr, tailFile(opLog, 40))
+					code, r.DriverExitCode, r.Phase, tc.code, tc.code, tc.state, out, stderr, testenv.TailFile(opLog, 40))
 			}
 			if !strings.Contains(stderr, "SparkApplication "+tc.ns+"/") {
 				t.Errorf("prebake did not report the SparkApplication's states:\n%s", stderr)
 			}
 			ended(t, tc.ns, int32(tc.code))
-			if s := appState(ctx, apps, tc.ns, strings.TrimSuffix(r.Pod, "-driver")); s != tc.state {
+			if s := k8scluster.AppState(ctx, apps, tc.ns, strings.TrimSuffix(r.Pod, "-driver")); s != tc.state {
 				t.Errorf("SparkApplication state %q, want %s", s, tc.state)
 			}
 			t.Logf("%s: prebake submit --via operator exit %d in %s (resolve, bake, operator, driver; SparkApplication created after %.1fs, then %.1fs pending, %.1fs running); %d Maven requests (all prebake's)",
@@ -308,7 +188,7 @@ func TestSparkOperatorNodeIT(t *testing.T) {
 			t.Fatalf("prebake bake image: exit %d, %v\n%s\n%s", code, err, out, stderr)
 		}
 		manifest := filepath.Join(dir, "app.yaml")
-		writeFile(t, manifest, `apiVersion: sparkoperator.k8s.io/v1beta2
+		if err := os.WriteFile(manifest, []byte(`apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata:
   name: prebake-op-manifest
@@ -316,7 +196,7 @@ metadata:
 spec:
   type: Java
   mode: cluster
-  sparkVersion: `+nodeSparkVersion+`
+  sparkVersion: `+k8scluster.NodeSparkVersion+`
   image: `+app+`
   mainClass: NodeApp
   mainApplicationFile: local:///opt/spark/app/app.jar
@@ -331,7 +211,9 @@ spec:
     packages: [dev.prebake.demo:greeting:1.0]
   driver: {cores: 1, memory: 512m, serviceAccount: spark}
   executor: {instances: 1, cores: 1, memory: 512m}
-`)
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		rewritten, stderr, code := run("rewrite", "--no-default-repositories", "--manifest", manifest, "--image-from", baked.Ref)
 		if code != 0 {
 			t.Fatalf("prebake rewrite --manifest: exit %d\n%s", code, stderr)
@@ -346,7 +228,7 @@ spec:
 			t.Fatal(err)
 		}
 		resolved := maven.Count() - before
-		if _, err := apps.Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: jsonable(obj).(map[string]any)}, metav1.CreateOptions{}); err != nil {
+		if _, err := apps.Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: k8scluster.JSONable(obj).(map[string]any)}, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("applying the rewritten SparkApplication: %v", err)
 		}
 		applied := time.Now()
@@ -359,10 +241,10 @@ spec:
 			time.Sleep(500 * time.Millisecond)
 		}
 		if pod == "" {
-			t.Fatalf("the SparkApplication names no driver pod after 5m; operator log:\n%s", tailFile(opLog, 40))
+			t.Fatalf("the SparkApplication names no driver pod after 5m; operator log:\n%s", testenv.TailFile(opLog, 40))
 		}
 		out, stderr, code = run("submit", "-o", "json", "--poll-interval", "1s", "--status-poll-only", ns+":"+pod, "--",
-			"--master", "k8s://"+c.Server, "--conf", confOAuthTokenFile+"="+tokenFile, "--conf", confCACertFile+"="+c.CAFile)
+			"--master", "k8s://"+c.Server, "--conf", "spark.kubernetes.authenticate.submission.oauthTokenFile="+tokenFile, "--conf", "spark.kubernetes.authenticate.submission.caCertFile="+c.CAFile)
 		if code != 0 {
 			t.Errorf("prebake submit --status-poll-only %s:%s: exit %d\n%s\n%s", ns, pod, code, out, stderr)
 		}
@@ -372,13 +254,13 @@ spec:
 		}
 		state := ""
 		for time.Since(applied) < 8*time.Minute {
-			if state = appState(ctx, apps, ns, "prebake-op-manifest"); state == "COMPLETED" || state == "FAILED" {
+			if state = k8scluster.AppState(ctx, apps, ns, "prebake-op-manifest"); state == "COMPLETED" || state == "FAILED" {
 				break
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
 		if state != "COMPLETED" {
-			t.Errorf("SparkApplication state %q, want COMPLETED; operator log:\n%s", state, tailFile(opLog, 40))
+			t.Errorf("SparkApplication state %q, want COMPLETED; operator log:\n%s", state, testenv.TailFile(opLog, 40))
 		}
 		if maven.Count()-before != resolved {
 			t.Errorf("%d Maven requests after prebake's bake and rewrite", maven.Count()-before-resolved)
@@ -387,6 +269,6 @@ spec:
 			ns, time.Since(start).Round(100*time.Millisecond), time.Since(applied).Round(100*time.Millisecond), resolved)
 	})
 
-	noResolveAtSubmit(t, opLog, home)
+	k8scluster.NoResolveAtSubmit(t, opLog, home)
 	t.Logf("Maven proxy: %d requests in all, every one prebake's resolve", maven.Count())
 }

@@ -1,0 +1,54 @@
+package testenv
+
+import (
+	"errors"
+	"sync"
+	"testing"
+)
+
+// Shared is a value a test binary makes once for all its tests (a server,
+// an image, an Airflow home): the first Get makes it, every Get returns it,
+// and a failed make fails every test that asks. TestMain ends it with
+// Close, which also gets what a failed make returned (a half-started
+// server to stop, or the zero value). The zero value is ready to use.
+type Shared[T any] struct {
+	once sync.Once
+	mu   sync.Mutex
+	v    T
+	err  error
+	ran  bool // make returned: v is its to stop
+}
+
+// errClosed: Get after Close.
+var errClosed = errors.New("stopped at the end of the test binary")
+
+// Get returns the value, made by make on the first call.
+func (s *Shared[T]) Get(t testing.TB, make func() (T, error)) T {
+	t.Helper()
+	s.once.Do(func() {
+		v, err := make()
+		s.mu.Lock()
+		s.v, s.err, s.ran = v, err, true
+		s.mu.Unlock()
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.v
+}
+
+// Close hands what make returned, if it ran, to stop (once; stop must
+// accept a failed make's value); later Gets fail.
+func (s *Shared[T]) Close(stop func(T)) {
+	s.once.Do(func() {}) // no make after Close
+	s.mu.Lock()
+	v, ran := s.v, s.ran
+	var zero T
+	s.v, s.ran, s.err = zero, false, errClosed
+	s.mu.Unlock()
+	if ran && stop != nil {
+		stop(v)
+	}
+}
