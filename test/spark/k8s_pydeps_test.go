@@ -187,8 +187,11 @@ func resolvePyDeps(t *testing.T, env []string, ix *pyindex.Index, maven *testenv
 	kinds := map[pyindex.Kind]int{}
 	for _, q := range reqsSeen {
 		kinds[q.Kind]++
-		if !strings.HasPrefix(q.UserAgent, "prebake") {
-			t.Errorf("an index request that is not prebake's: %s", q)
+		// prebake's own client, or the uv it runs to resolve a
+		// requirements file's ranges and transitive dependencies (pointed
+		// at the same index).
+		if !strings.HasPrefix(q.UserAgent, "prebake") && !strings.HasPrefix(q.UserAgent, "uv/") {
+			t.Errorf("an index request that is not prebake resolve's: %s", q)
 		}
 	}
 	if kinds[pyindex.Page] == 0 || kinds[pyindex.File] == 0 {

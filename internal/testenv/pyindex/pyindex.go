@@ -322,7 +322,7 @@ func (ix *Index) file(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	ix.record(r, File, redacted(up), resp.StatusCode)
-	copyHeaders(w, resp, "Content-Type", "Content-Length", "Retry-After", "Last-Modified", "ETag")
+	copyHeaders(w, resp, "Content-Type", "Content-Length", "Content-Range", "Accept-Ranges", "Retry-After", "Last-Modified", "ETag")
 	w.WriteHeader(resp.StatusCode)
 	if r.Method == http.MethodGet {
 		_, _ = io.Copy(w, resp.Body)
