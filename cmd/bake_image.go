@@ -95,18 +95,29 @@ An index base gets the layer on every platform, or only on --platform (one
 platform gives a plain image). The same base digest and lock always give the
 same image digest (SOURCE_DATE_EPOCH sets the file times).
 
+A PySpark job's wheels (--py-requirements FILE, or a --lock that has wheels)
+are installed into one more layer, under ` + layers.DefaultPythonDir + `, which the
+image's PYTHONPATH gets. They are chosen for the target --python-version and
+--python-platform name, else for the base's own python3: its major.minor, its C
+library (glibc X.Y: manylinux_X_Y; musl: musllinux_1_2) and its architecture,
+read from the base's layers; a base without python3 needs both flags.
+
 stdout: the digest reference, then spark.kubernetes.container.image=… and
 spark.jars=local:///… in the lock's order. stderr: progress and the classpath
 conflict report against the base's /opt/spark/jars.`,
 		Example: `  prebake bake image --base oci:testdata/base-image:3.5.0 --target oci:.demo/image \
     --lock .demo/prebake.lock
   prebake bake image --base apache/spark:3.5.0 --target registry.example.com/team/spark-jobs \
-    --packages org.apache.spark:spark-avro_2.12:3.5.0 --lock prebake.lock`,
+    --packages org.apache.spark:spark-avro_2.12:3.5.0 --lock prebake.lock
+  # a PySpark job: its wheels too, for the base's python3
+  prebake bake image --base apache/spark:3.5.0 --target registry.example.com/team/spark-jobs \
+    --py-requirements requirements.txt --lock prebake.lock`,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runBakeImage(c.Context(), g, o, args, c.OutOrStdout(), c.ErrOrStderr())
+			return runBakeImage(c.Context(), g, o, c.Flags(), args, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
 	fs := c.Flags()
+	o.resolve.pythonWired = true
 	o.resolve.add(fs)
 	o.registry.add(fs)
 	o.registry.addJobs(fs)
@@ -125,7 +136,7 @@ conflict report against the base's /opt/spark/jars.`,
 	return c
 }
 
-func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []string, stdout, stderr io.Writer) error {
+func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
@@ -163,18 +174,18 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 			return err
 		}
 	}
-	lock, jars, err := resolveLockAndJars(ctx, &o.resolve, args, rep)
+	set, err := resolveBakeSet(ctx, &o.resolve, fs, "bake image", args, rep, o.base, opts)
 	if err != nil {
 		return err
 	}
-	in.Lock, in.Jars = lock, jars
+	in.Lock, in.Jars, in.Wheels = set.lock, set.jars, set.wheels
 	res, err := layers.Bake(ctx, in, opts...)
 	rep.Wait()
 	if err != nil {
 		return err
 	}
 	conf := res.SparkConf()
-	js := jsondoc.BakeImage{Result: res, SparkConf: map[string]string{}}
+	js := jsondoc.BakeImage{Result: res, SparkConf: map[string]string{}, Python: set.python(res.PythonDir, "")}
 	for _, kv := range conf {
 		js.SparkConf[kv[0]] = kv[1]
 	}
@@ -184,6 +195,7 @@ func runBakeImage(ctx context.Context, g *globals, o *bakeImageOptions, args []s
 	keepResult(stdout, js)
 	if !g.quiet {
 		printBakeSummary(stderr, res, g.verbose)
+		printBakePython(stderr, js.Python, "in "+res.PythonDir+", on the image's PYTHONPATH", g.verbose)
 	}
 	// A Scala or Spark mismatch changes the outcome: -q does not hide it,
 	// and a cache hit repeats the verdict stored with the image.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/lock"
@@ -167,19 +168,27 @@ func newBakeS3Cmd(g *globals) *cobra.Command {
 A set already in the store costs one GET; --verify also HEADs every jar and
 re-uploads missing ones. URL styles: s3a (default; needs hadoop-aws and the AWS
 SDK in the image), presigned (needs nothing, but the URLs are bearer credentials
-valid for --expires, which must outlast the job), https (public-read buckets).`,
+valid for --expires, which must outlast the job), https (public-read buckets).
+
+A PySpark job's wheels (--py-requirements FILE, or a --lock that has wheels) go
+into one content-addressed site-packages archive; after the spark.jars value,
+stdout then has its settings, one key=value a line: spark.archives=URL#pydeps
+and PYTHONPATH=./pydeps for the executors and the driver. The wheels are chosen
+for --python-version and --python-platform (the job image's python3 and platform
+tag), else for the target --lock records.`,
 		Example: `  prebake bake s3 --store s3://team-spark-jars/prebake --lock prebake.lock
   prebake bake s3 --store s3://jars/prebake --endpoint http://127.0.0.1:7070 --path-style \
     --packages org.apache.spark:spark-avro_2.12:3.5.0 --url-style presigned --expires 12h
   # a local store (the same layout), e.g. for the demo
   prebake bake s3 --store "file://$PWD/.demo/store" --lock .demo/prebake.lock --cache "$PWD/.demo/cache"`,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runBakeS3(c.Context(), g, o, args, c.OutOrStdout(), c.ErrOrStderr())
+			return runBakeS3(c.Context(), g, o, c.Flags(), args, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
 	fs := c.Flags()
 	o.s3.add(fs)
 	o.s3.addConcurrency(fs)
+	o.resolve.pythonWired = true
 	o.resolve.add(fs)
 	o.storeURLFlags.add(fs)
 	fs.BoolVar(&o.verify, "verify", false, "on a hit, HEAD every jar and re-upload missing ones")
@@ -198,6 +207,10 @@ type bakeS3JSON struct {
 	URLStyle  s3store.URLStyle `json:"urlStyle"`
 	SparkJars string           `json:"sparkJars"`
 	Jars      []bakeS3JarJS    `json:"jars"`
+	// PythonConf (spark.archives and the PYTHONPATH settings,
+	// s3store.Store.PythonConf) and Python are a lock with wheels' only.
+	PythonConf map[string]string   `json:"pythonConf,omitempty"`
+	Python     *jsondoc.BakePython `json:"python,omitempty"`
 }
 
 type bakeS3JarJS struct {
@@ -208,7 +221,7 @@ type bakeS3JarJS struct {
 	URL    string `json:"url"`
 }
 
-func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string, stdout, stderr io.Writer) error {
+func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	out, err := checkOutput(g, outText, outJSON)
 	if err != nil {
 		return err
@@ -227,16 +240,24 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	if err != nil {
 		return err
 	}
-	lock, jars, err := resolveLockAndJars(ctx, &o.resolve, args, rep)
+	set, err := resolveBakeSet(ctx, &o.resolve, fs, "bake s3", args, rep, "", nil)
 	if err != nil {
 		return err
 	}
-	res, err := store.Bake(ctx, lock, jars, s3store.WithVerify(o.verify))
+	bopts := []s3store.BakeOption{s3store.WithVerify(o.verify)}
+	if set.wheels != nil {
+		bopts = append(bopts, s3store.WithWheels(set.wheels))
+	}
+	res, err := store.Bake(ctx, set.lock, set.jars, bopts...)
 	rep.Wait()
 	if err != nil {
 		return err
 	}
 	urls, err := store.URLs(ctx, res.Manifest, o.urlStyle)
+	if err != nil {
+		return err
+	}
+	pyConf, err := store.PythonConf(ctx, res.Manifest, o.urlStyle)
 	if err != nil {
 		return err
 	}
@@ -254,12 +275,31 @@ func runBakeS3(ctx context.Context, g *globals, o *bakeS3Options, args []string,
 	for i, j := range res.Manifest.Jars {
 		js.Jars = append(js.Jars, bakeS3JarJS{Coord: j.Coord, File: j.File, Sha256: j.Sha256, Size: j.Size, URL: urls[i]})
 	}
+	if len(pyConf) > 0 {
+		js.PythonConf = map[string]string{}
+		for _, kv := range pyConf {
+			js.PythonConf[kv[0]] = kv[1]
+		}
+		archive, _, _ := strings.Cut(js.PythonConf["spark.archives"], "#")
+		js.Python = set.python("", archive)
+	}
 	if out == outJSON {
 		return printJSON(stdout, js)
 	}
 	keepResult(stdout, js)
-	_, err = fmt.Fprintln(stdout, value)
-	return err
+	if !g.quiet && js.Python != nil {
+		printBakePython(stderr, js.Python, "in the store's archive "+res.Manifest.Python.Archive.Path, g.verbose)
+	}
+	if _, err := fmt.Fprintln(stdout, value); err != nil {
+		return err
+	}
+	// The Python half's settings, one key=value a line after the jars.
+	for _, kv := range pyConf {
+		if _, err := fmt.Fprintf(stdout, "%s=%s\n", kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // resolveLockAndJars gets the set to bake (pipeline.LockOrResolve): from

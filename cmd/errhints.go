@@ -34,6 +34,7 @@ var optionHints = map[string]string{
 	"pipeline.ParseShard":             "flag --shard",
 	"pipeline.PythonRequest.Version":  "flag --python-version",
 	"pipeline.PythonRequest.Platform": "flag --python-platform",
+	"pipeline.PythonTargetFromImage":  "give --python-version and --python-platform, or use an image with python3",
 
 	"resolver.Request.Frozen":                "stale (--frozen): run without --frozen to update the lock",
 	"resolver.Request.LockPath":              "--frozen needs --lock",

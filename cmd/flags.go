@@ -42,8 +42,8 @@ type resolveFlags struct {
 	// (--max-retry-wait): a longer one fails at once (429: exit 76).
 	maxRetryWait time.Duration
 	// python is the Python half (--py-requirements, --python-version,
-	// --python-platform): read by the commands that set pythonWired
-	// (resolve), refused by the others (addPython).
+	// --python-platform): read by the commands that set pythonWired,
+	// refused by the others (addPython).
 	python      pythonFlags
 	pythonWired bool
 	// sparkVersion: resolve's and rewrite's --spark-version (addSparkVersion;
@@ -91,8 +91,9 @@ func (f *resolveFlags) add(into *pflag.FlagSet, without ...string) {
 }
 
 // pythonCommands name (by flag set: a cobra command's name) the commands
-// the Python half applies to: resolve reads it (pythonWired), the others
-// refuse its flags until they read it too. Doctor, why, outdated and the
+// the Python half applies to: resolve, bake image, bake s3 and warm read
+// it (pythonWired, set in each command's file), the others refuse its
+// flags until they read it too. Doctor, why, outdated and the
 // like do not take them.
 var pythonCommands = map[string]bool{"resolve": true, "image": true, "s3": true, "rewrite": true, "submit": true, "warm": true}
 
@@ -116,7 +117,7 @@ func (v pythonFlag) String() string { return *v.dst }
 func (v pythonFlag) Type() string   { return "string" }
 func (v pythonFlag) Set(s string) error {
 	if !*v.wired {
-		return fmt.Errorf("not yet: only prebake resolve reads the Python half (--%s) so far; resolve it into the lock with prebake resolve --py-requirements FILE --lock prebake.lock, and run this command without the Python flags (and without the python keys of prebake.yaml)", v.name)
+		return fmt.Errorf("not yet: this command does not read the Python half (--%s) so far (resolve, bake image, bake s3 and warm do); resolve it into the lock with prebake resolve --py-requirements FILE --lock prebake.lock, and run this command without the Python flags (and without the python keys of prebake.yaml)", v.name)
 	}
 	*v.dst = s
 	return nil
@@ -135,7 +136,7 @@ func (f *resolveFlags) addPython(fs *pflag.FlagSet) {
 	} {
 		usage := d.usage
 		if !f.pythonWired {
-			usage = "not yet read by this command (prebake resolve only, for now)"
+			usage = "not yet read by this command (resolve, bake image, bake s3 and warm do)"
 		}
 		fs.Var(pythonFlag{dst: d.dst, wired: &f.pythonWired, name: d.name}, d.name, usage)
 	}
@@ -143,9 +144,18 @@ func (f *resolveFlags) addPython(fs *pflag.FlagSet) {
 
 // pythonRequest is the Python half of the request (nil when no Python
 // flag is given): a Python input needs the target (both --python-version
-// and --python-platform, until they are read from the base image), 64
+// and --python-platform; resolve has no image to read it from), 64
 // otherwise.
 func (f *resolveFlags) pythonRequest(maxRetryWait time.Duration) (*pipeline.PythonRequest, error) {
+	return f.pythonRequestWith(maxRetryWait, func(p pythonFlags) (string, string, error) {
+		return "", "", exitcode.Errorf(exitcode.Usage, "--py-requirements %s: needs the target: --python-version (the image's python3 major.minor: docker run IMAGE python3 -V) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64: docker run IMAGE ldd --version)", p.requirements)
+	})
+}
+
+// pythonRequestWith is pythonRequest with the target, when neither
+// --python-version nor --python-platform is given, from target (the job's
+// image, the lock): its version and platform tag.
+func (f *resolveFlags) pythonRequestWith(maxRetryWait time.Duration, target func(pythonFlags) (version, platform string, err error)) (*pipeline.PythonRequest, error) {
 	p := f.python
 	if !p.set() {
 		return nil, nil
@@ -153,8 +163,15 @@ func (f *resolveFlags) pythonRequest(maxRetryWait time.Duration) (*pipeline.Pyth
 	if p.requirements == "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--python-version and --python-platform name the target of --py-requirements FILE, which is missing")
 	}
-	if p.version == "" || p.platform == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "--py-requirements %s: needs the target: --python-version (the image's python3 major.minor: docker run IMAGE python3 -V) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64: docker run IMAGE ldd --version)", p.requirements)
+	switch {
+	case p.version == "" && p.platform == "":
+		v, pl, err := target(p)
+		if err != nil {
+			return nil, err
+		}
+		p.version, p.platform = v, pl
+	case p.version == "" || p.platform == "":
+		return nil, exitcode.Errorf(exitcode.Usage, "--py-requirements %s: --python-version and --python-platform go together (the target's Python and platform tag); give both, or neither to read them from the image", p.requirements)
 	}
 	return &pipeline.PythonRequest{Requirements: p.requirements, Version: p.version, Platform: p.platform,
 		UserAgent: repo.UserAgent(buildVersion()), MaxRetryWait: maxRetryWait}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/prebake/prebake/internal/localfile"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline"
+	"github.com/prebake/prebake/resolver/repo"
 	"github.com/prebake/prebake/s3store"
 )
 
@@ -36,7 +37,13 @@ func newWarmCmd(g *globals) *cobra.Command {
 the store, as bake s3 does. A second run sends no jar bytes. --shard i/n takes
 every n-th set starting at i, so a Kubernetes indexed Job can split the work
 (--shard $(JOB_COMPLETION_INDEX)/N; see examples/warm-job.yaml). The resolution
-flags are defaults for every set; a set's repositories and excludes add to them.`,
+flags are defaults for every set; a set's repositories and excludes add to them.
+
+A set may carry a Python half (python: requirements, a path relative to the sets
+file, and the target: version and platform, or neither for the one its lock
+records): its wheels go into the set's site-packages archive, as bake s3
+--py-requirements does. A set of a lock with wheels bakes them too. The Python
+flags are not read here: the sets file holds each set's.`,
 		Example: `  prebake warm --file examples/sets.yaml
   # shard 2 of 4 (in an indexed Job: --shard=$(JOB_COMPLETION_INDEX)/4)
   prebake warm --file sets.yaml --shard 2/4 --store s3://team-spark-jars/prebake -o json`,
@@ -103,7 +110,8 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 		return err
 	}
 	results, werr := pipeline.Warm(ctx, store, sets, pipeline.WarmOptions{Request: def, Dir: filepath.Dir(o.file), Concurrency: o.sets, Reporter: rep,
-		Bake: []s3store.BakeOption{s3store.WithVerify(o.verify)}})
+		Bake:   []s3store.BakeOption{s3store.WithVerify(o.verify)},
+		Python: pipeline.PythonRequest{UserAgent: repo.UserAgent(buildVersion()), MaxRetryWait: def.MaxRetryWait}})
 	rep.Wait()
 	if out == outJSON {
 		if err := printJSON(stdout, jsondoc.WarmOutput{Store: store.URL(), Shard: o.shard, Sets: results}); err != nil {
@@ -121,6 +129,8 @@ func runWarm(ctx context.Context, g *globals, o *warmOptions, stdout, stderr io.
 			fmt.Fprintf(stdout, "%s\tFAILED\t%s\n", r.Name, r.Error)
 		case r.Hit:
 			fmt.Fprintf(stdout, "%s\t%s\thit\n", r.Name, r.LockHash)
+		case r.Wheels > 0:
+			fmt.Fprintf(stdout, "%s\t%s\tuploaded %d jars and the archive of %d wheels (%d bytes), %d already there\n", r.Name, r.LockHash, r.Uploaded, r.Wheels, r.BytesSent, r.Skipped)
 		default:
 			fmt.Fprintf(stdout, "%s\t%s\tuploaded %d jars (%d bytes), %d already there\n", r.Name, r.LockHash, r.Uploaded, r.BytesSent, r.Skipped)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	"github.com/prebake/prebake/resolver/cache"
@@ -196,27 +197,8 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 
 	req.CacheDir = cache.Dir(req.CacheDir)
 	if pyFromLock {
-		missing := false
-		for _, w := range wheels {
-			if err := cache.VerifyBlob(req.CacheDir, w.Sha256, w.Size); err != nil {
-				if !errors.Is(err, os.ErrNotExist) {
-					return nil, err
-				}
-				missing = true
-			}
-		}
-		if missing && req.Offline {
-			return nil, errdefs.Optionf(errdefs.Unavailable, "resolver.Request.Offline", "offline: a wheel of lockfile %s is not in the cache %s; a run that may reach the index fetches it", req.LockPath, req.CacheDir)
-		}
-		if missing {
-			// Fetched by the lock's file names and digests, as a pylock.toml.
-			got, err := fetchWheels(ctx, cfg, req, py, lockedInput(req.LockPath, wheels), target)
-			if err != nil {
-				return nil, err
-			}
-			if !sameWheels(got, wheels) {
-				return nil, errdefs.Errorf(errdefs.Invalid, "lockfile %s: the wheels fetched again are not the lock's", req.LockPath)
-			}
+		if err := cachedWheels(ctx, cfg, req, py, wheels, target); err != nil {
+			return nil, err
 		}
 	} else {
 		if wheels, err = fetchWheels(ctx, cfg, req, py, in, target); err != nil {
@@ -251,6 +233,93 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 	return res, nil
 }
 
+// cachedWheels makes sure every locked wheel is in req.CacheDir (each
+// checked by its sha256): a missing one is fetched by the lock's file name
+// and digest, as a pylock.toml, unless req.Offline.
+func cachedWheels(ctx context.Context, cfg *pypi.IndexConfig, req resolver.Request, py *PythonRequest, wheels []lock.Artifact, target pypi.Target) error {
+	missing := false
+	for _, w := range wheels {
+		if err := cache.VerifyBlob(req.CacheDir, w.Sha256, w.Size); err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			missing = true
+		}
+	}
+	if !missing {
+		return nil
+	}
+	if req.Offline {
+		return errdefs.Optionf(errdefs.Unavailable, "resolver.Request.Offline", "offline: a wheel of lockfile %s is not in the cache %s; a run that may reach the index fetches it", req.LockPath, req.CacheDir)
+	}
+	got, err := fetchWheels(ctx, cfg, req, py, lockedInput(req.LockPath, wheels), target)
+	if err != nil {
+		return err
+	}
+	if !sameWheels(got, wheels) {
+		return errdefs.Errorf(errdefs.Invalid, "lockfile %s: the wheels fetched again are not the lock's", req.LockPath)
+	}
+	return nil
+}
+
+// LockedWheels gives the cache blobs of lf's wheels (index for index of
+// lf.Wheels()) for a bake of a lock alone (layers.BakeInput.Wheels,
+// s3store.WithWheels): each blob is checked by its sha256, and a missing
+// one is fetched by the lock's file name and digest from the index
+// configuration (pip's, read through py.Getenv), for the target the lock
+// records; with req.Offline a missing one is errdefs.Unavailable.
+// req.LockPath names the lock in errors and req.CacheDir is the cache; py
+// may be nil (no User-Agent, no log).
+func LockedWheels(lf *lock.File, req resolver.Request, py *PythonRequest) lock.Jars {
+	return func(ctx context.Context) ([]string, error) {
+		if py == nil {
+			py = &PythonRequest{}
+		}
+		wheels := lf.Wheels()
+		req.CacheDir = cache.Dir(req.CacheDir)
+		out := make([]string, 0, len(wheels))
+		for _, w := range wheels {
+			out = append(out, cache.BlobPath(req.CacheDir, w.Sha256))
+		}
+		target, err := LockTarget(lf)
+		if err != nil {
+			return nil, err
+		}
+		getenv := py.Getenv
+		if getenv == nil {
+			getenv = os.LookupEnv
+		}
+		cfg, err := pypi.LoadIndexConfig(ctx, pypi.WithConfigEnv(getenv))
+		if err != nil {
+			return nil, err
+		}
+		if err := cachedWheels(ctx, cfg, req, py, wheels, target); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+}
+
+// LockTarget is the target a lock's wheels were chosen for (its
+// inputs.python: the version and the first, most specific, platform tag).
+// A lock without inputs.python is errdefs.Invalid.
+func LockTarget(lf *lock.File) (pypi.Target, error) {
+	p := lf.Inputs.Python
+	if p == nil || len(p.Platforms) == 0 {
+		return pypi.Target{}, errdefs.Errorf(errdefs.Invalid, "lock %s: wheels without inputs.python (the target they were chosen for)", lf.Hash())
+	}
+	return ParsePythonTarget(p.Version, p.Platforms[0])
+}
+
+// JarHalf is lf's jar half: its jars, and its inputs without
+// inputs.python (a version 1 lock), what a Maven fetch reads
+// (LockedJars).
+func JarHalf(lf *lock.File) *lock.File {
+	view := &lock.File{Inputs: lf.Inputs, Artifacts: lf.Jars()}
+	view.Inputs.Python = nil
+	return view
+}
+
 // resolveJarHalf runs resolver.Resolve against the jar half of the lock
 // old (its jars and inputs without inputs.python, a version 1 lock
 // written to a temporary file): the resolver checks, reuses or resolves
@@ -280,9 +349,7 @@ func resolveJarHalf(ctx context.Context, req resolver.Request, old *lock.File, l
 			opts = append(slices.Clone(opts), resolver.WithLogger(renamingLogger{log, req.LockPath, real}))
 		}
 		if old != nil {
-			view := &lock.File{Inputs: old.Inputs, Artifacts: old.Jars()}
-			view.Inputs.Python = nil
-			if err := lock.Write(req.LockPath, view); err != nil {
+			if err := lock.Write(req.LockPath, JarHalf(old)); err != nil {
 				return nil, err
 			}
 		}
@@ -483,4 +550,54 @@ func fetchWheels(ctx context.Context, cfg *pypi.IndexConfig, req resolver.Reques
 // PythonSummary is a one-line account of a lock's wheels for a log.
 func PythonSummary(lf *lock.File) string {
 	return fmt.Sprintf("%d jars, %d wheels", len(lf.Jars()), len(lf.Wheels()))
+}
+
+// PythonTargetFromImage reads the target a job's wheels are chosen for
+// from the image it runs on (layers.InspectPython): python3's major.minor,
+// and the platform tag of the image's C library and machine
+// (manylinux_2_36_x86_64 for glibc 2.36 on amd64, musllinux_1_2_aarch64
+// for musl on arm64). An image without python3 or without a C library
+// found is errdefs.BadArgument for the option
+// "pipeline.PythonTargetFromImage" (the target must then be given), naming
+// the image; a missing image errdefs.NotFound.
+func PythonTargetFromImage(ctx context.Context, image string, opts ...layers.Option) (pypi.Target, error) {
+	ip, err := layers.InspectPython(ctx, image, opts...)
+	if err != nil {
+		if errdefs.KindOf(err) == errdefs.BadArgument {
+			return pypi.Target{}, errdefs.Optionf(errdefs.BadArgument, OptionPythonTargetFromImage,
+				"the wheels' target cannot be read from the image: %w; give the target's Python version and platform tag, or run an image with python3", err)
+		}
+		return pypi.Target{}, err
+	}
+	return ParsePythonTarget(ip.Version, ImagePlatformTag(ip))
+}
+
+// OptionPythonTargetFromImage is the option of PythonTargetFromImage's
+// errors for an image whose target cannot be read.
+const OptionPythonTargetFromImage = "pipeline.PythonTargetFromImage"
+
+// ImagePlatformTag is the platform tag of an image's C library and
+// machine: manylinux_X_Y_MACHINE for glibc X.Y, musllinux_X_Y_MACHINE
+// for musl, linux_MACHINE for neither.
+func ImagePlatformTag(ip *layers.ImagePython) string {
+	tag := func(kind, v string) string {
+		return kind + "_" + strings.ReplaceAll(v, ".", "_") + "_" + ip.Machine
+	}
+	switch {
+	case ip.Glibc != "":
+		return tag("manylinux", ip.Glibc)
+	case ip.Musl != "":
+		return tag("musllinux", ip.Musl)
+	}
+	return "linux_" + ip.Machine
+}
+
+// PythonPlatformTag is t's platform tag, the most specific
+// (manylinux_2_36_x86_64): the platform option's spelling.
+func PythonPlatformTag(t pypi.Target) string {
+	tags, err := platformTags(t)
+	if err != nil || len(tags) == 0 {
+		return ""
+	}
+	return tags[0]
 }

@@ -1,13 +1,21 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/wheel"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/resolver/pypi"
 )
 
@@ -58,5 +66,52 @@ func TestSourceURL(t *testing.T) {
 		if got := sourceURL(in); got != want {
 			t.Errorf("sourceURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestImagePlatformTag(t *testing.T) {
+	tests := []struct {
+		in   layers.ImagePython
+		want string
+	}{
+		{layers.ImagePython{Version: "3.11", Machine: "x86_64", Glibc: "2.36"}, "manylinux_2_36_x86_64"},
+		{layers.ImagePython{Version: "3.12", Machine: "aarch64", Musl: "1.2"}, "musllinux_1_2_aarch64"},
+		{layers.ImagePython{Version: "3.12", Machine: "s390x"}, "linux_s390x"},
+	}
+	for _, tc := range tests {
+		got := ImagePlatformTag(&tc.in)
+		if got != tc.want {
+			t.Errorf("ImagePlatformTag(%+v) = %q, want %q", tc.in, got, tc.want)
+		}
+		tg, err := ParsePythonTarget(tc.in.Version, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back := PythonPlatformTag(tg); back != tc.want {
+			t.Errorf("PythonPlatformTag(%+v) = %q, want %q", tg, back, tc.want)
+		}
+	}
+}
+
+func TestPythonTargetFromImageWithoutPython(t *testing.T) {
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "img")
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendImage(img); err != nil {
+		t.Fatal(err)
+	}
+	ref := layers.OCIPrefix + dir
+	_, err = PythonTargetFromImage(context.Background(), ref)
+	if errdefs.KindOf(err) != errdefs.BadArgument || errdefs.OptionOf(err) != OptionPythonTargetFromImage || !errors.Is(err, layers.ErrNoPython) {
+		t.Fatalf("PythonTargetFromImage = %v (kind %s, option %q), want BadArgument, %s, layers.ErrNoPython", err, errdefs.KindOf(err), errdefs.OptionOf(err), OptionPythonTargetFromImage)
+	}
+	if !strings.Contains(err.Error(), ref) {
+		t.Errorf("error %q does not name the image", err)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,8 +38,24 @@ type SetSpec struct {
 	Excludes     []string      `yaml:"excludes"`
 	Conflict     lock.Conflict `yaml:"conflict"`
 	// Lock is a lockfile path (relative to the sets file); with no
-	// packages, the set is exactly the lock.
+	// packages, the set is exactly the lock (its wheels too, when it has
+	// any).
 	Lock string `yaml:"lock"`
+	// Python is the set's Python half: its wheels go into the set's
+	// site-packages archive (optional).
+	Python *SetPython `yaml:"python"`
+}
+
+// SetPython is a set's Python half: an input file and the target its
+// wheels are chosen for (PythonRequest's).
+type SetPython struct {
+	// Requirements is a requirements file, pyproject.toml, pylock.toml or
+	// uv.lock, relative to the sets file.
+	Requirements string `yaml:"requirements"`
+	// Version ("3.11") and Platform (manylinux_2_36_x86_64) are the
+	// target: both, or neither for the target the set's lock records.
+	Version  string `yaml:"version"`
+	Platform string `yaml:"platform"`
 }
 
 // ParseSets parses a sets file; name is used in errors.
@@ -64,6 +82,21 @@ func ParseSets(name string, data []byte) (*SetsFile, error) {
 		case "", lock.ConflictLatest, lock.ConflictNearest:
 		default:
 			return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q: conflict %q must be latest or nearest", name, s.Name, s.Conflict)
+		}
+		if p := s.Python; p != nil {
+			switch {
+			case p.Requirements == "":
+				return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q: python needs requirements (a requirements file, pyproject.toml, pylock.toml or uv.lock, relative to the sets file)", name, s.Name)
+			case (p.Version == "") != (p.Platform == ""):
+				return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q: python version and platform go together (the target, e.g. 3.11 and manylinux_2_36_x86_64)", name, s.Name)
+			case p.Version == "" && s.Lock == "":
+				return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q: python needs its target, version and platform (e.g. 3.11 and manylinux_2_36_x86_64), or a lock that records one", name, s.Name)
+			}
+			if p.Version != "" {
+				if _, err := ParsePythonTarget(p.Version, p.Platform); err != nil {
+					return nil, errdefs.Errorf(errdefs.Invalid, "sets file %s: set %q: python: %w", name, s.Name, err)
+				}
+			}
 		}
 	}
 	if len(f.Sets) == 0 {
@@ -112,6 +145,10 @@ type WarmOptions struct {
 	Reporter *progress.Reporter
 	// Bake are the options of each set's bake (s3store.WithVerify).
 	Bake []s3store.BakeOption
+	// Python holds the defaults of a set's Python half: UserAgent,
+	// MaxRetryWait, Log and Getenv (the input and the target are the
+	// set's).
+	Python PythonRequest
 }
 
 // SetRequest is the resolution request of one set of a sets file: def's
@@ -142,21 +179,90 @@ type WarmResult struct {
 	Uploaded  int    `json:"uploaded"`
 	Skipped   int    `json:"skipped"`
 	BytesSent int64  `json:"bytesSent"`
-	Error     string `json:"error,omitempty"`
+	// Wheels counts the set's wheels (in its site-packages archive).
+	Wheels int    `json:"wheels,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
-// Warm resolves each set (SetRequest, LockOrResolve) and bakes it into the
-// store, o.Concurrency sets at a time. It goes on past a failed set, and
-// returns every result in input order with the failures joined; the
-// error's kind is the first failure's.
+// Warm resolves each set (SetRequest, LockOrResolve; with a Python half,
+// ResolveWithPython) and bakes it into the store, wheels included,
+// o.Concurrency sets at a time. It goes on past a failed set, and returns
+// every result in input order with the failures joined; the error's kind
+// is the first failure's.
 func Warm(ctx context.Context, st *s3store.Store, sets []SetSpec, o WarmOptions) ([]WarmResult, error) {
-	return warm(ctx, st, sets, o.Concurrency, o.Bake, func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error) {
-		return LockOrResolve(ctx, SetRequest(o.Request, set, o.Dir), o.Reporter)
+	return warm(ctx, st, sets, o.Concurrency, o.Bake, func(ctx context.Context, set SetSpec) (setFiles, error) {
+		return resolveSet(ctx, set, o)
 	})
 }
 
-// resolveFunc resolves one set to its lock and a source of local jar paths.
-type resolveFunc func(ctx context.Context, set SetSpec) (*lock.File, lock.Jars, error)
+// setFiles are a set's lock and the sources of its jars' and wheels'
+// local files (wheels nil: none).
+type setFiles struct {
+	lock         *lock.File
+	jars, wheels lock.Jars
+}
+
+// resolveSet resolves one set of a sets file, both halves.
+func resolveSet(ctx context.Context, set SetSpec, o WarmOptions) (setFiles, error) {
+	req := SetRequest(o.Request, set, o.Dir)
+	py := o.Python
+	var ropts []resolver.Option
+	if o.Reporter != nil {
+		ropts = append(ropts, resolver.WithLogger(o.Reporter), resolver.WithProgress(o.Reporter))
+		if py.Log == nil {
+			py.Log = o.Reporter
+		}
+	}
+	var old *lock.File
+	if req.LockPath != "" {
+		lf, err := lock.Read(req.LockPath)
+		switch {
+		case err == nil:
+			old = lf
+		case set.Python == nil || !errors.Is(err, os.ErrNotExist):
+			return setFiles{}, err
+		}
+	}
+	if set.Python == nil {
+		if len(req.Packages) == 0 && old != nil && len(old.Wheels()) > 0 {
+			return setFiles{lock: old, jars: LockedJars(JarHalf(old), req, ropts...), wheels: LockedWheels(old, req, &py)}, nil
+		}
+		lf, jars, err := LockOrResolve(ctx, req, o.Reporter)
+		return setFiles{lock: lf, jars: jars}, err
+	}
+	py.Requirements, py.Version, py.Platform = set.Python.Requirements, set.Python.Version, set.Python.Platform
+	if !filepath.IsAbs(py.Requirements) {
+		py.Requirements = filepath.Join(o.Dir, py.Requirements)
+	}
+	if py.Version == "" {
+		if old == nil || old.Inputs.Python == nil || len(old.Inputs.Python.Platforms) == 0 {
+			return setFiles{}, errdefs.Errorf(errdefs.Invalid, "python: no target: the set gives no version and platform, and its lock %s records none", req.LockPath)
+		}
+		py.Version, py.Platform = old.Inputs.Python.Version, old.Inputs.Python.Platforms[0]
+	}
+	if len(req.Packages) == 0 && old != nil {
+		// The lock's own packages, as a bake of a lock with a Python input.
+		req.Packages = old.Inputs.Packages
+		if len(set.Excludes) == 0 {
+			req.Excludes = append(req.Excludes, old.Inputs.Excludes...)
+		}
+		if set.Conflict == "" && old.Inputs.Conflict != "" {
+			req.Conflict = old.Inputs.Conflict
+		}
+	}
+	res, err := ResolveWithPython(ctx, req, &py, ropts...)
+	if err != nil {
+		return setFiles{}, err
+	}
+	f := setFiles{lock: res.Lock, jars: lock.LocalJars(res.Jars.Paths)}
+	if len(res.Wheels) > 0 {
+		f.wheels = lock.LocalJars(res.WheelPaths)
+	}
+	return f, nil
+}
+
+// resolveFunc resolves one set to its lock and the sources of its files.
+type resolveFunc func(ctx context.Context, set SetSpec) (setFiles, error)
 
 // warm is Warm with the resolution given (the tests' fakes).
 func warm(ctx context.Context, st *s3store.Store, sets []SetSpec, concurrency int, bake []s3store.BakeOption, resolve resolveFunc) ([]WarmResult, error) {
@@ -170,16 +276,21 @@ func warm(ctx context.Context, st *s3store.Store, sets []SetSpec, concurrency in
 		g.Go(func() error {
 			r := WarmResult{Name: set.Name}
 			err := func() error {
-				lf, jars, err := resolve(ctx, set)
+				f, err := resolve(ctx, set)
 				if err != nil {
 					return err
 				}
-				r.LockHash = lf.Hash()
-				res, err := st.Bake(ctx, lf, jars, bake...)
+				r.LockHash = f.lock.Hash()
+				opts := bake
+				if f.wheels != nil {
+					opts = append(slices.Clone(bake), s3store.WithWheels(f.wheels))
+				}
+				res, err := st.Bake(ctx, f.lock, f.jars, opts...)
 				if err != nil {
 					return err
 				}
 				r.Hit, r.Uploaded, r.Skipped, r.BytesSent = res.Hit, res.Uploaded, res.Skipped, res.BytesSent
+				r.Wheels = len(f.lock.Wheels())
 				return nil
 			}()
 			if err != nil {

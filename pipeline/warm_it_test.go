@@ -65,9 +65,9 @@ func warmFixtures(t testing.TB, n int, big int64) ([]SetSpec, resolveFunc, int64
 			}
 		}
 	}
-	resolve := func(_ context.Context, s SetSpec) (*lock.File, lock.Jars, error) {
+	resolve := func(_ context.Context, s SetSpec) (setFiles, error) {
 		fs := byName[s.Name]
-		return fs.lf, lock.LocalJars(fs.paths), nil
+		return setFiles{lock: fs.lf, jars: lock.LocalJars(fs.paths)}, nil
 	}
 	return specs, resolve, total
 }

@@ -67,14 +67,14 @@ func TestWarmFileStoreIdempotent(t *testing.T) {
 	lockA, pathsA := s3test.Fixture(t, fix, 21, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "a", Size: 2 << 10})
 	lockB, pathsB := s3test.Fixture(t, fix, 21, s3test.Jar{Name: "shared", Size: 4 << 10}, s3test.Jar{Name: "b", Size: 1 << 10})
 	sets := []SetSpec{{Name: "A", Packages: []string{"x"}}, {Name: "B", Packages: []string{"y"}}, {Name: "bad", Packages: []string{"z"}}}
-	resolve := func(_ context.Context, s SetSpec) (*lock.File, lock.Jars, error) {
+	resolve := func(_ context.Context, s SetSpec) (setFiles, error) {
 		switch s.Name {
 		case "A":
-			return lockA, lock.LocalJars(pathsA), nil
+			return setFiles{lock: lockA, jars: lock.LocalJars(pathsA)}, nil
 		case "B":
-			return lockB, lock.LocalJars(pathsB), nil
+			return setFiles{lock: lockB, jars: lock.LocalJars(pathsB)}, nil
 		}
-		return nil, nil, errdefs.Errorf(errdefs.NotFound, "no such module")
+		return setFiles{}, errdefs.Errorf(errdefs.NotFound, "no such module")
 	}
 	st, err := s3store.Open(context.Background(), dir)
 	if err != nil {

@@ -150,10 +150,42 @@ type ConnectAdd struct {
 	LockHash string `json:"lockHash"`
 }
 
-// BakeImage is a bake: layers.Result plus the Spark settings that run it.
+// BakeImage is a bake: layers.Result plus the Spark settings that run it
+// and, for a lock with wheels, its Python half.
 type BakeImage struct {
 	*layers.Result
 	SparkConf map[string]string `json:"sparkConf"`
+	Python    *BakePython       `json:"python,omitempty"`
+}
+
+// BakePython is the Python half a bake placed (bake image, bake s3): the
+// target the wheels were chosen for, where that came from, where the
+// wheels went and the wheels.
+type BakePython struct {
+	// Version is the target's Python (major.minor), Platform its platform
+	// tag (manylinux_2_36_x86_64).
+	Version  string `json:"version"`
+	Platform string `json:"platform"`
+	// TargetFrom says where the target came from: "flags", "image REF"
+	// (the base's python3, C library and architecture) or "lock" (the
+	// target the lock records).
+	TargetFrom string `json:"targetFrom"`
+	// Dir is the image's site-packages directory (on its PYTHONPATH);
+	// bake image only.
+	Dir string `json:"dir,omitempty"`
+	// Archive is the store's site-packages archive URL (spark.archives);
+	// bake s3 only.
+	Archive string       `json:"archive,omitempty"`
+	Wheels  []BakedWheel `json:"wheels"`
+}
+
+// BakedWheel is one wheel of a bake, as the lock has it.
+type BakedWheel struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	File    string `json:"file"`
+	Sha256  string `json:"sha256"`
+	Size    int64  `json:"size"`
 }
 
 // BundleImport is an import: bundle.ImportResult plus what it wrote (Cache
