@@ -41,6 +41,9 @@ func submitOptions(ctx context.Context, f *submitFlags, sub *submit.Submission, 
 	if o.Target, err = submitTarget(f, rep); err != nil {
 		return pipeline.SubmitOptions{}, err
 	}
+	if o.Python, err = pythonShip(&f.resolve, rep); err != nil {
+		return pipeline.SubmitOptions{}, err
+	}
 	fromLock := lockMatches(ctx, req, sub.Packages())
 	report := func(r *pipeline.Result) error {
 		defer rep.Wait()

@@ -115,7 +115,14 @@ for packages they set themselves.`,
 				finder = t
 			}
 			if manifest != "" {
+				if err := refusePythonManifest(&rf, manifest); err != nil {
+					return err
+				}
 				return rewriteManifest(c, g, manifest, out, append(opts, rewrite.WithJarSource(pipeline.JarSource(req, finder, rep))))
+			}
+			py, err := pythonShip(&rf, rep)
+			if err != nil {
+				return err
 			}
 			if pyEnv {
 				opts = append(opts, rewrite.WithPythonApps(pythonFiles(args)...))
@@ -124,7 +131,12 @@ for packages they set themselves.`,
 			fromLock := false
 			if sub.Argv.Action == submit.ActionSubmit {
 				fromLock = lockMatches(c.Context(), req, sub.Packages())
-				if jars, err = pipeline.FindJars(c.Context(), req, sub.Packages(), finder, rep); err != nil {
+				if py != nil {
+					jars, err = pipeline.FindSet(c.Context(), req, py, sub, finder, rep)
+				} else {
+					jars, err = pipeline.FindJars(c.Context(), req, sub.Packages(), finder, rep)
+				}
+				if err != nil {
 					return err
 				}
 			}
@@ -138,13 +150,20 @@ for packages they set themselves.`,
 			}
 			withWarningHints("rewrite", r.Warnings)
 			if pyEnv {
-				v := r.Env[submit.EnvPySparkSubmitArgs]
-				return printRewrite(c, g, out, r, r.Warnings, exportLine(submit.EnvPySparkSubmitArgs, v))
+				text := exportLine(submit.EnvPySparkSubmitArgs, r.Env[submit.EnvPySparkSubmitArgs])
+				if v, ok := r.Env[rewrite.EnvPythonPath]; ok {
+					text += exportLine(rewrite.EnvPythonPath, v)
+				}
+				return printRewrite(c, g, out, r, r.Warnings, text)
+			}
+			if out != outJSON {
+				printEnvNote(c.ErrOrStderr(), g.quiet, r)
 			}
 			return printRewrite(c, g, out, r, r.Warnings, r.Command+"\n")
 		},
 	}
 	fs := c.Flags()
+	rf.pythonWired = true
 	rf.add(fs)
 	rf.addSparkVersion(fs)
 	fs.StringVar(&imageFrom, "image-from", "", "use the jars baked into this image (its dev.prebake.jars annotation); also sets spark.kubernetes.container.image")

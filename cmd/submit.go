@@ -337,6 +337,7 @@ func newIDCmd(g *globals, as adapters, op string) *cobra.Command {
 
 // addSubmitFlags defines submit's flags on fs.
 func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, as adapters) {
+	f.resolve.pythonWired = true
 	f.resolve.add(fs)
 	f.s3.add(fs)
 	f.registry.add(fs)

@@ -66,7 +66,7 @@ func (t *ImageTarget) Place(ctx context.Context, sub *submit.Submission, in Plac
 		if r, ok := baked[base]; ok {
 			return r.Ref, nil
 		}
-		r, err := layers.Bake(ctx, layers.BakeInput{Lock: in.Lock, Jars: in.Jars, Base: base, Target: t.Repo,
+		r, err := layers.Bake(ctx, layers.BakeInput{Lock: in.Lock, Jars: in.Jars, Wheels: in.Wheels, Base: base, Target: t.Repo,
 			SparkHome: t.SparkHome, Strict: t.Strict, StrictKinds: t.StrictKinds, Shared: t.Shared}, lopts...)
 		if err != nil {
 			return "", err
@@ -105,6 +105,10 @@ func (t *ImageTarget) Place(ctx context.Context, sub *submit.Submission, in Plac
 		rep.Debugf("image %s: Spark %s (its base's jars)", baked[driverBase].Ref, v)
 	}
 	p.SparkVersion = baked[driverBase].SparkVersion
+	if n := len(in.Lock.Wheels()); n > 0 {
+		// Every baked image has them on its PYTHONPATH (layers.WithPythonPath).
+		p.Python = &rewrite.Python{Wheels: n, InImage: true, From: p.From}
+	}
 	p.RewriteOptions = []rewrite.Option{rewrite.WithImage(mainRef), rewrite.WithRoleImages(driverRef, executorRef)}
 	return p, nil
 }

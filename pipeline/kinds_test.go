@@ -9,20 +9,20 @@ import (
 	"github.com/prebake/prebake/lock"
 )
 
-// TestFindRefusesWheels: a store's set and an image's jars are jars only,
-// so a lock with wheels is refused (65, lock.ErrUnsupportedKind) before
-// the store or the image is asked.
-func TestFindRefusesWheels(t *testing.T) {
+// TestFindWithWheels: a store's set and an image hold wheels too, so a
+// lock with wheels is looked up, not refused: a store without its set is
+// ErrNotHeld (resolve and upload it), a missing image NotFound.
+func TestFindWithWheels(t *testing.T) {
 	py, err := lock.Read("../testdata/lockdiff/python.lock")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, f := range map[string]SetFinder{
-		"store": &StoreTarget{URL: "file:///nonexistent"},
-		"image": &ImageFrom{Ref: "oci:/nonexistent"},
-	} {
-		if _, err := f.Find(context.Background(), py); !errors.Is(err, lock.ErrUnsupportedKind) || !errors.Is(err, errdefs.Invalid) {
-			t.Errorf("%s: %v, want lock.ErrUnsupportedKind (invalid input)", name, err)
-		}
+	_, err = (&StoreTarget{URL: "file:///nonexistent"}).Find(context.Background(), py)
+	if !errors.Is(err, ErrNotHeld) || errors.Is(err, lock.ErrUnsupportedKind) {
+		t.Errorf("store: %v, want ErrNotHeld", err)
+	}
+	_, err = (&ImageFrom{Ref: "oci:/nonexistent"}).Find(context.Background(), py)
+	if errors.Is(err, lock.ErrUnsupportedKind) || !errors.Is(err, errdefs.NotFound) {
+		t.Errorf("image: %v, want not found", err)
 	}
 }

@@ -62,6 +62,11 @@ type Options struct {
 	// packages and base images: the next submission with the same ones
 	// (of a batch, with the same Options) is only rewritten. nil: none.
 	Memo *Memo
+	// Python, when set, is the Python half of the request: its wheels go
+	// into the one lock with the jars and are shipped with them (the
+	// target's image or archive; unpacked in the cache for a driver that
+	// runs here). nil: jars only.
+	Python *PythonRequest
 	// RewriteOptions are added to the rewrite's own (e.g.
 	// rewrite.WithPythonApps for the Python programs a run executes).
 	// nil: none.
@@ -148,22 +153,32 @@ func Prepare(ctx context.Context, sub *submit.Submission, o Options) (*Result, e
 // options.
 func resolveAndBake(ctx context.Context, sub *submit.Submission, o Options) (*prepared, error) {
 	p := &prepared{}
-	pl, hash, err := findFirst(ctx, o, sub)
-	if err != nil {
-		return nil, err
+	var pl *Placed
+	var hash string
+	var err error
+	if o.Python == nil { // a lock with wheels is resolved: its wheels are unpacked here or baked
+		if pl, hash, err = findFirst(ctx, o, sub); err != nil {
+			return nil, err
+		}
 	}
 	if pl == nil {
-		res, paths, err := ResolveJars(ctx, o.Request, sub.Packages(), o.Reporter)
+		s, err := resolveSet(ctx, o.Request, sub.Packages(), o.Python, o.Reporter)
 		if err != nil {
 			return nil, err
 		}
-		if res != nil {
-			p.jars = &rewrite.Jars{Local: paths, LockHash: res.Lock.Hash()}
-			if p.checks, err = checkLocalSpark(o, res); err != nil {
+		if s != nil {
+			p.jars = &rewrite.Jars{Local: s.jarPaths, LockHash: s.lock.Hash()}
+			if p.checks, err = checkLocalSpark(o, s.jars); err != nil {
+				return nil, err
+			}
+			if p.jars.Python, err = shipPython(ctx, sub, o.Request.CacheDir, s, o.Reporter); err != nil {
 				return nil, err
 			}
 			if o.Target != nil {
-				in := PlaceInput{Lock: res.Lock, Jars: lock.LocalJars(res.Paths), CacheDir: o.CacheDir, Reporter: o.Reporter}
+				in := PlaceInput{Lock: s.lock, Jars: lock.LocalJars(s.jars.Paths), CacheDir: o.CacheDir, Reporter: o.Reporter}
+				if len(s.wheelPaths) > 0 {
+					in.Wheels = lock.LocalJars(s.wheelPaths)
+				}
 				if pl, err = o.Target.Place(ctx, sub, in); err != nil {
 					return nil, err
 				}
@@ -174,6 +189,7 @@ func resolveAndBake(ctx context.Context, sub *submit.Submission, o Options) (*pr
 	}
 	if pl != nil {
 		p.jars.Cluster, p.jars.From, p.jars.Conf = pl.Cluster, pl.From, pl.Conf
+		withPlacedPython(p.jars.Python, pl)
 		p.checks = append(p.checks, pl.Warnings...)
 		p.opts, p.late, p.sparkVersion = append(p.opts, pl.RewriteOptions...), pl.Late, pl.SparkVersion
 	}

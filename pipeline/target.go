@@ -52,6 +52,9 @@ func (e notHeld) Is(target error) bool { return target == ErrNotHeld }
 type PlaceInput struct {
 	Lock *lock.File
 	Jars lock.Jars
+	// Wheels gives the local files of Lock.Wheels(), index for index (nil
+	// for a lock without wheels).
+	Wheels lock.Jars
 	// CacheDir is the cache directory ("" is the default; CacheDir).
 	CacheDir string
 	// Reporter gets the steps and progress (nil: none).
@@ -76,6 +79,10 @@ type Placed struct {
 	// SparkVersion is the Spark version of the driver's baked image ("" when
 	// unknown, or no image).
 	SparkVersion string
+	// Python is what the cluster needs to import the set's wheels (nil
+	// for a set without wheels): the image's PYTHONPATH, or a store's
+	// archive settings.
+	Python *rewrite.Python
 }
 
 // StoreTarget is a jar store (s3://bucket/prefix or file:///dir): Place
@@ -95,22 +102,43 @@ func (t *StoreTarget) Place(ctx context.Context, _ *submit.Submission, in PlaceI
 	if err != nil {
 		return nil, err
 	}
-	baked, err := st.Bake(ctx, in.Lock, in.Jars)
+	var bopts []s3store.BakeOption
+	if len(in.Lock.Wheels()) > 0 {
+		bopts = append(bopts, s3store.WithWheels(in.Wheels))
+	}
+	baked, err := st.Bake(ctx, in.Lock, in.Jars, bopts...)
 	in.Reporter.Wait()
 	if err != nil {
 		return nil, err
 	}
 	// The bake already holds the set's manifest: no second GET.
-	urls, err := st.URLs(ctx, baked.Manifest, t.URLStyle)
+	return t.placedFrom(ctx, st, baked.Manifest)
+}
+
+// placedFrom is the set of manifest m in the store st: its jars' URLs and
+// the settings that ship its wheels' archive (Store.PythonConf).
+func (t *StoreTarget) placedFrom(ctx context.Context, st *s3store.Store, m *s3store.Manifest) (*Placed, error) {
+	urls, err := st.URLs(ctx, m, t.URLStyle)
 	if err != nil {
 		return nil, err
 	}
-	return t.placed(urls), nil
+	p := t.placed(urls)
+	if m.Python != nil {
+		conf, err := st.PythonConf(ctx, m, t.URLStyle)
+		if err != nil {
+			return nil, err
+		}
+		p.Python = &rewrite.Python{Wheels: len(m.Python.Wheels), Conf: conf, From: p.From}
+	}
+	return p, nil
 }
 
 // Find reads the set's manifest (one GET): ErrNotHeld when the store has
 // no such set; a missing bucket is not that.
 func (t *StoreTarget) Find(ctx context.Context, lf *lock.File) (*Placed, error) {
+	if len(lf.Wheels()) > 0 {
+		return t.findWithWheels(ctx, lf)
+	}
 	if err := lf.JarsOnly("a store's set"); err != nil {
 		return nil, err
 	}
@@ -125,6 +153,29 @@ func (t *StoreTarget) Find(ctx context.Context, lf *lock.File) (*Placed, error) 
 		return nil, errdefs.Optionf(errdefs.Invalid, "pipeline.StoreTarget.URL", "store %s: set %s lists %d jars, the lock %d", redact.URL(t.URL), lf.Hash(), len(urls), len(lf.Jars()))
 	}
 	return t.placed(urls), nil
+}
+
+// findWithWheels is Find for a lock with wheels: its manifest must name
+// the archive of the same wheels.
+func (t *StoreTarget) findWithWheels(ctx context.Context, lf *lock.File) (*Placed, error) {
+	if err := lf.Placeable("a store's set", true); err != nil {
+		return nil, err
+	}
+	st, err := s3store.Open(ctx, t.URL, t.Options...)
+	if err != nil {
+		return nil, err
+	}
+	m, err := st.Manifest(ctx, lf.Hash())
+	switch {
+	case errors.Is(err, s3store.ErrNotFound) && !errors.Is(err, s3store.ErrNoBucket):
+		return nil, notHeld{errdefs.New(errdefs.NotFound, &s3store.SetMissingError{Hash: lf.Hash(), Store: st.URL(), Err: err})}
+	case err != nil:
+		return nil, err
+	}
+	if len(m.Jars) != len(lf.Jars()) || m.Python == nil || len(m.Python.Wheels) != len(lf.Wheels()) {
+		return nil, errdefs.Optionf(errdefs.Invalid, "pipeline.StoreTarget.URL", "store %s: set %s does not list the lock's %d jars and %d wheels", redact.URL(t.URL), lf.Hash(), len(lf.Jars()), len(lf.Wheels()))
+	}
+	return t.placedFrom(ctx, st, m)
 }
 
 // String is "store", for the lines of Prepare's store-first path.
@@ -178,8 +229,21 @@ type ImageFrom struct {
 // Find reads the image's jar list; a jar of the lock it lacks is an error
 // matching ErrNotHeld.
 func (t *ImageFrom) Find(ctx context.Context, lf *lock.File) (*Placed, error) {
-	if err := lf.JarsOnly("an image's jars"); err != nil {
+	if err := lf.Placeable("an image's set", true); err != nil {
 		return nil, err
+	}
+	var py *rewrite.Python
+	if len(lf.Wheels()) > 0 {
+		info, err := layers.Inspect(ctx, t.Ref, t.Options...)
+		if err != nil {
+			return nil, err
+		}
+		if py, err = checkImagePython(t.Ref, info, lf); err != nil {
+			return nil, err
+		}
+		if len(lf.Jars()) == 0 {
+			return &Placed{From: "image " + t.Ref, Python: py}, nil
+		}
 	}
 	dir, files, err := layers.ReadJars(ctx, t.Ref, t.Options...)
 	if err != nil {
@@ -196,7 +260,7 @@ func (t *ImageFrom) Find(ctx context.Context, lf *lock.File) (*Placed, error) {
 		}
 		urls = append(urls, "local://"+path.Join(dir, a.File))
 	}
-	return &Placed{Cluster: urls, From: "image " + t.Ref}, nil
+	return &Placed{Cluster: urls, From: "image " + t.Ref, Python: py}, nil
 }
 
 // String is "image".

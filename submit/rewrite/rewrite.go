@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/prebake/prebake/errdefs"
@@ -53,6 +55,8 @@ type Jars struct {
 	// endpoint and path style of an S3-compatible store). A key the user
 	// set keeps the user's value.
 	Conf map[string]string
+	// Python is the set's Python half (its wheels): nil for jars only.
+	Python *Python
 }
 
 // A JarSource turns the packages found in a manifest's document into jars
@@ -167,7 +171,8 @@ func makeOptions(opts []Option) (*options, error) {
 //	     "reason": "…"}
 //	  ],
 //	  "warnings": ["…"],                    // packages set where argv cannot reach, and caveats
-//	  "env": {"PYSPARK_SUBMIT_ARGS": "…"}   // only when the command line was $PYSPARK_SUBMIT_ARGS: its new value
+//	  "env": {"PYSPARK_SUBMIT_ARGS": "…",   // only when the command line was $PYSPARK_SUBMIT_ARGS: its new value
+//	          "PYTHONPATH": "…"}            // only when a driver here imports the lock's wheels
 //	}
 type Result struct {
 	Args           []string        `json:"args"`
@@ -188,7 +193,9 @@ type Result struct {
 	// submission loaded from $PYSPARK_SUBMIT_ARGS
 	// (submit.LoadPySparkSubmission), {"PYSPARK_SUBMIT_ARGS": Command},
 	// which pyspark's shlex.split reads back to Args (product: not
-	// redacted). Nil otherwise.
+	// redacted); and for a driver that runs here with the lock's wheels
+	// (Jars.Python), {"PYTHONPATH": …} naming their unpacked directory
+	// (Submission's environment has it too). Nil otherwise.
 	Env map[string]string `json:"env,omitempty"`
 	// Submission is Args loaded (LoadSubmission, same environment): what
 	// a backend runs.
@@ -308,10 +315,17 @@ func apply(ctx context.Context, s *submit.Submission, jars *Jars, o *options) (*
 	if err != nil {
 		return nil, err
 	}
-	r.Submission = sub
 	if s.FromPySparkEnv() {
 		r.Env = map[string]string{submit.EnvPySparkSubmitArgs: r.Command}
 	}
+	for _, k := range slices.Sorted(maps.Keys(rw.env)) {
+		if r.Env == nil {
+			r.Env = map[string]string{}
+		}
+		r.Env[k] = rw.env[k]
+		sub = sub.WithEnv(k, rw.env[k])
+	}
+	r.Submission = sub
 	return r, nil
 }
 
@@ -325,6 +339,8 @@ type rewriter struct {
 	items          []*managed
 	mergedDefaults bool // the copy merges spark-defaults.conf: drop --load-spark-defaults
 	useOverrides   bool // spark-defaults.conf could not be copied: override its keys
+	// env are the variables spark-submit's process needs (Result.Env).
+	env map[string]string
 }
 
 func (w *rewriter) change(action, target, source, old, new, reason string) {
@@ -355,6 +371,9 @@ func (w *rewriter) run(jars *Jars) error {
 		return err
 	}
 	w.detectUnreachable()
+	if jars != nil && jars.Python != nil && jars.Python.Wheels > 0 {
+		w.detectPyInstalls()
+	}
 	return w.emit()
 }
 
@@ -422,6 +441,9 @@ func (w *rewriter) plan(j *Jars) error {
 		if w.kind == submit.ClusterK8s && w.deploy == "cluster" {
 			w.avoidDownload(j)
 		}
+	}
+	if err := w.planPython(j); err != nil {
+		return err
 	}
 	if w.o.image != "" {
 		if w.kind == submit.ClusterK8s {
