@@ -358,7 +358,10 @@ func TestK8sPyDepsImage(t *testing.T) {
 			if sub.submitter == "native" && strings.Contains(r.stderr, "org.apache.spark.deploy") {
 				t.Errorf("spark-submit ran:\n%s", r.stderr)
 			}
-			t.Logf("%s: %s, driver image %s", sub.submitter, time.Since(start).Round(100*time.Millisecond), pod.Spec.Containers[0].Image)
+			if img := pod.Spec.Containers[0].Image; img != ref {
+				t.Errorf("driver image %s, want the one bake image made: %s (the same lock and base)", img, ref)
+			}
+			t.Logf("%s: %s", sub.submitter, time.Since(start).Round(100*time.Millisecond))
 		})
 	}
 	j.noIndexAfterResolve(t)
