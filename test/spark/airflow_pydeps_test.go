@@ -85,7 +85,9 @@ func TestK8sPyDepsAirflow(t *testing.T) {
 		"PATH="+bin+string(os.PathListSeparator)+airflowBin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"AIRFLOW_HOME="+home, "AIRFLOW__CORE__DAGS_FOLDER="+dags, "AIRFLOW__CORE__LOAD_EXAMPLES=False",
 		"AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT=300", // the providers' import, on 2 loaded cores
-		"PREBAKE_SPARK_SUBMIT=", "PREBAKE_CONFIG="+cfg, "PREBAKE_IMAGE_TARGET="+target,
+		// PREBAKE_CACHE empty: prebake.yaml's cache (the one prebake
+		// resolve filled) applies, not sparkEnv's fresh one.
+		"PREBAKE_SPARK_SUBMIT=", "PREBAKE_CACHE=", "PREBAKE_CONFIG="+cfg, "PREBAKE_IMAGE_TARGET="+target,
 		"AIRFLOW_CONN_SPARK_K8S="+string(conn), "PREBAKE_IT_APP_NAME="+name, "PREBAKE_IT_PACKAGES="+avroPackage,
 		"PREBAKE_IT_CONF="+string(confJSON), "PREBAKE_IT_APPLICATION=local:///data/app.py", "PREBAKE_IT_ARGS="+string(appArgs))
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
