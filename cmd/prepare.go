@@ -10,6 +10,7 @@ import (
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
 	"github.com/prebake/prebake/internal/redact"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
@@ -41,7 +42,7 @@ func submitOptions(ctx context.Context, f *submitFlags, sub *submit.Submission, 
 	if o.Target, err = submitTarget(f, rep); err != nil {
 		return pipeline.SubmitOptions{}, err
 	}
-	if o.Python, err = pythonShip(&f.resolve, rep); err != nil {
+	if o.Python, err = pythonShip(ctx, &f.resolve, sub, "", func() ([]layers.Option, error) { return f.registry.options(rep) }, rep); err != nil {
 		return pipeline.SubmitOptions{}, err
 	}
 	fromLock := lockMatches(ctx, req, sub.Packages())

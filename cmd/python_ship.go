@@ -1,28 +1,122 @@
 package cmd
 
 import (
+	"context"
 	"io"
+	"os/exec"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/progress"
+	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/pipeline"
+	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // pythonShip is the Python half of a command that ships it (rewrite,
 // submit, prebake as spark-submit): nil without a Python input
 // (--py-requirements, prebake.yaml's pyRequirements,
-// $PREBAKE_PY_REQUIREMENTS), else the request with its target.
-func pythonShip(f *resolveFlags, rep *progress.Reporter) (*pipeline.PythonRequest, error) {
-	py, err := f.pythonRequest(f.maxRetryWait)
-	if err != nil || py == nil {
+// $PREBAKE_PY_REQUIREMENTS), else the request with its target. Without
+// --python-version and --python-platform the target is read from the
+// job's image (image: --image-from's, else the submission's
+// spark.kubernetes.container.image), else, for a driver that runs here,
+// from the python3 that runs it, else from the lock.
+func pythonShip(ctx context.Context, f *resolveFlags, sub *submit.Submission, image string, lopts func() ([]layers.Option, error), rep *progress.Reporter) (*pipeline.PythonRequest, error) {
+	if !f.python.set() {
+		return nil, nil
+	}
+	if image == "" && sub != nil {
+		image = jobImage(sub)
+	}
+	from := "flags"
+	py, err := f.pythonRequestWith(f.maxRetryWait, func(p pythonFlags) (string, string, error) {
+		if image != "" {
+			opts, err := lopts()
+			if err != nil {
+				return "", "", err
+			}
+			t, err := pipeline.PythonTargetFromImage(ctx, image, opts...)
+			if err != nil {
+				return "", "", err
+			}
+			from = "image " + image
+			return t.PythonVersion, pipeline.PythonPlatformTag(t), nil
+		}
+		if sub != nil && pipeline.DriverHere(sub) {
+			if v, tag, bin, ok := localPythonTarget(ctx, sub); ok {
+				from = "this host's " + bin
+				return v, tag, nil
+			}
+		}
+		if f.lock != "" {
+			if lf, err := lock.Read(f.lock); err == nil && lf.Inputs.Python != nil && len(lf.Inputs.Python.Platforms) > 0 {
+				from = "lock"
+				return lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], nil
+			}
+		}
+		return "", "", exitcode.Errorf(exitcode.Usage, "--py-requirements %s: the submission names no image (spark.kubernetes.container.image) to read the wheels' target from, no python3 runs its driver here, and no --lock records one: give --python-version (the job's python3 major.minor) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64)", p.requirements)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if rep != nil {
-		py.Log = rep
-	}
+	rep.Printf("python %s, %s (target from %s)", py.Version, py.Platform, from)
+	py.Log = rep
 	return py, nil
+}
+
+// jobImage is the image a submission's Python runs in: the driver's
+// (spark.kubernetes.driver.container.image), else the job's
+// (spark.kubernetes.container.image); "" off Kubernetes.
+func jobImage(sub *submit.Submission) string {
+	if submit.ClusterKind(sub.Master()) != submit.ClusterK8s {
+		return ""
+	}
+	for _, k := range []string{"spark.kubernetes.container.image", "spark.kubernetes.driver.container.image", "spark.kubernetes.executor.container.image"} {
+		if v, _, _ := sub.Conf(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// localPythonScript prints what a platform tag needs: major.minor, the C
+// library (glibc's version, else "" ) and the machine.
+const localPythonScript = `import sys, platform
+print("%d.%d" % sys.version_info[:2]); lib, v = platform.libc_ver(); print(v if lib == "glibc" else "-"); print(platform.machine())`
+
+// localPythonTarget asks the python3 that runs a driver here
+// ($PYSPARK_DRIVER_PYTHON, $PYSPARK_PYTHON, else python3 on the
+// submission's PATH) for its version and glibc; ok is false when there is
+// none, it says something else, or its C library is not glibc.
+func localPythonTarget(ctx context.Context, sub *submit.Submission) (version, tag, bin string, ok bool) {
+	bin = "python3"
+	for _, k := range []string{"PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON"} {
+		if v := sub.Getenv(k); v != "" {
+			bin = v
+			break
+		}
+	}
+	if conf, _, _ := sub.Conf("spark.pyspark.driver.python"); conf != "" {
+		bin = conf
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, bin, "-c", localPythonScript)
+	c.Env = sub.Environ()
+	out, err := c.Output()
+	f := strings.Fields(string(out))
+	if err != nil || len(f) != 3 || f[1] == "-" {
+		return "", "", bin, false
+	}
+	tag = pipeline.ImagePlatformTag(&layers.ImagePython{Version: f[0], Glibc: f[1], Machine: f[2]})
+	if _, err := pipeline.ParsePythonTarget(f[0], tag); err != nil {
+		return "", "", bin, false
+	}
+	return f[0], tag, bin, true
 }
 
 // refusePythonManifest refuses the Python half for a --manifest rewrite:
@@ -43,13 +137,12 @@ func printEnvNote(w io.Writer, quiet bool, r *rewrite.Result) {
 	}
 	keys := make([]string, 0, len(r.Env))
 	for k := range r.Env {
-		if k != rewrite.EnvPythonPath {
-			continue
+		if k == rewrite.EnvPythonPath {
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		io.WriteString(w, "prebake: note: run spark-submit with "+exportLine(k, r.Env[k])[len("export "):])
+		io.WriteString(w, "prebake: note: run spark-submit with "+strings.TrimPrefix(exportLine(k, r.Env[k]), "export "))
 	}
 }

@@ -1,17 +1,23 @@
 package cmd
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/sitepkgs/sitepkgstest"
+	"github.com/prebake/prebake/submit"
 )
 
 var updatePythonShip = flag.Bool("update-python-ship", false, "rewrite cmd/testdata/python_ship/*.golden")
@@ -134,17 +140,7 @@ func TestShipPythonStore(t *testing.T) {
 	// rewrite --store finds the set (its manifest names the archive) and
 	// says what it merged.
 	argv := append(append([]string{"rewrite", "-o", "json", "--store", "file://" + storeDir, "--no-default-repositories", "--repositories", "file://" + filepath.Join(repoRoot(t), "testdata/demo-repo") + "/"}, pyShipFlags(reqs)...), "--")
-	out, stderr, code := runCLI(t, append(argv, args...)...)
-	if code != 0 {
-		t.Fatalf("rewrite --store: exit %d\n%s", code, stderr)
-	}
-	var r struct {
-		Args     []string `json:"args"`
-		Warnings []string `json:"warnings"`
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	r := rewriteJSON(t, append(argv, args...))
 	checkShipGolden(t, "store", r.Args, shipNormalizer(storeDir, "$STORE"))
 	want := []string{
 		`spark.archives: the user's s3a://team/env.tar.gz#env is kept, and prebake's file://` + storeDir + `/archives/sha256/` + filepath.Base(filepath.Dir(m[0])) + `/site-packages.tar.gz#pydeps joined after it (",")`,
@@ -206,33 +202,151 @@ func TestRewritePythonShipJSON(t *testing.T) {
 	t.Setenv("PYTHONPATH", "")
 	cache := filepath.Join(dir, "cache")
 	lockPath := filepath.Join(dir, "prebake.lock")
-	argv := append(append([]string{"rewrite", "-o", "json", "--cache", cache, "--lock", lockPath}, pyShipFlags(reqs)...), "--", "--master", "local[1]", app)
-	out, stderr, code := runCLI(t, argv...)
-	if code != 0 {
-		t.Fatalf("rewrite: exit %d\n%s", code, stderr)
-	}
-	var r struct {
-		Args     []string          `json:"args"`
-		Env      map[string]string `json:"env"`
-		Warnings []string          `json:"warnings"`
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	pp := r.Env["PYTHONPATH"]
-	if !strings.HasPrefix(pp, cache) {
+	flags := append([]string{"rewrite", "-o", "json", "--cache", cache, "--lock", lockPath}, pyShipFlags(reqs)...)
+	submission := []string{"--", "--master", "local[1]", app}
+	r := rewriteJSON(t, append(flags[:len(flags):len(flags)], submission...))
+	if pp := r.Env["PYTHONPATH"]; !strings.HasPrefix(pp, cache) {
 		t.Errorf("env = %v, want PYTHONPATH under %s", r.Env, cache)
 	}
 	want := app + ":3: it installs packages at run time (pip install); the lock's wheels are shipped with the job: delete the install and add the package to the Python requirements instead"
 	if !cmp.Equal(r.Warnings, []string{want}) {
 		t.Errorf("warnings = %q, want [%q]", r.Warnings, want)
 	}
-	// Again from the lock: no index request.
+	// Again, frozen: from the lock and the cache, no index request.
 	before := ix.requests.Load()
-	if _, stderr, code := runCLI(t, append(argv[:len(argv):len(argv)], "--frozen")...); code != 0 {
-		t.Fatalf("frozen rewrite: exit %d\n%s", code, stderr)
-	}
+	rewriteJSON(t, append(append(flags, "--frozen"), submission...))
 	if n := ix.requests.Load() - before; n != 0 {
 		t.Errorf("frozen rewrite: %d index requests", n)
+	}
+}
+
+// shipRewrite is the part of rewrite -o json these tests read.
+type shipRewrite struct {
+	Args     []string          `json:"args"`
+	Env      map[string]string `json:"env"`
+	Warnings []string          `json:"warnings"`
+}
+
+// rewriteJSON runs prebake with argv (a rewrite -o json) and decodes its
+// result; a failure is fatal.
+func rewriteJSON(t *testing.T, argv []string) shipRewrite {
+	t.Helper()
+	out, stderr, code := runCLI(t, argv...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s", argv, code, stderr)
+	}
+	var r shipRewrite
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestShipPythonTarget: without --python-version and --python-platform,
+// a driver here with no python3 (PATH is empty) takes the lock's target,
+// and with no lock either the run is a usage error (64) that says what
+// to give.
+func TestShipPythonTarget(t *testing.T) {
+	_, reqs, dir := pyShipFixture(t)
+	t.Chdir(dir)
+	app := filepath.Join(dir, "app.py")
+	os.WriteFile(app, []byte("import six\n"), 0o644)
+	cache := filepath.Join(dir, "cache")
+	lockPath := filepath.Join(dir, "prebake.lock")
+	rewrite := func(extra ...string) (string, string, int) {
+		return runCLI(t, append(append([]string{"rewrite", "--cache", cache, "--py-requirements", reqs}, extra...), "--", "--master", "local[1]", app)...)
+	}
+	if _, stderr, code := rewrite(); code != exitcode.Usage || !strings.Contains(stderr, "--python-version") {
+		t.Errorf("no target anywhere: exit %d, want 64 naming --python-version\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, append([]string{"resolve", "--cache", cache, "--lock", lockPath}, pyShipFlags(reqs)...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code := rewrite("--lock", lockPath, "--frozen")
+	if code != 0 || !strings.Contains(stderr, "python 3.11, manylinux_2_36_x86_64 (target from lock)") {
+		t.Errorf("target from the lock: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestShipPythonYARN: with no image or store, YARN (and client mode
+// elsewhere) ships a site-packages archive built in the cache with
+// spark.archives (a local file, which Spark uploads or serves itself);
+// the driver here also gets the unpacked tree on its PYTHONPATH.
+func TestShipPythonYARN(t *testing.T) {
+	_, reqs, dir := pyShipFixture(t)
+	t.Chdir(dir)
+	cache := filepath.Join(dir, "cache")
+	t.Setenv("PYTHONPATH", "")
+	app := filepath.Join(dir, "app.py")
+	os.WriteFile(app, []byte("import six\n"), 0o644)
+	r := rewriteJSON(t, append(append([]string{"rewrite", "-o", "json", "--cache", cache}, pyShipFlags(reqs)...), "--", "--master", "yarn", "--deploy-mode", "client", app))
+	norm := shipNormalizer(cache, "$CACHE", dir, "$DIR")
+	checkShipGolden(t, "yarn", r.Args, func(s string) string {
+		return regexp.MustCompile(`archives/[0-9a-f]{64}`).ReplaceAllString(norm(s), "archives/KEY")
+	})
+	if norm(r.Env["PYTHONPATH"]) != "$CACHE/python/site-packages/KEY" {
+		t.Errorf("env = %v", r.Env)
+	}
+	m, _ := filepath.Glob(filepath.Join(cache, "python", "archives", "*", "site-packages.tar.gz"))
+	if len(m) != 1 {
+		t.Fatalf("archives in the cache: %v", m)
+	}
+	names := tarNames(t, m[0])
+	for _, want := range []string{"six/__init__.py", "fastmath/_c.cpython-311-x86_64-linux-gnu.so"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("archive lacks %s: %v", want, names)
+		}
+	}
+}
+
+// tarNames lists a tar.gz's entries.
+func tarNames(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+	}
+}
+
+// TestRewritePythonShipExec: rewrite --exec prints the driver's
+// PYTHONPATH as a second export line, after $PYSPARK_SUBMIT_ARGS's; the
+// program's .py file is checked for installs too.
+func TestRewritePythonShipExec(t *testing.T) {
+	_, reqs, dir := pyShipFixture(t)
+	t.Chdir(dir)
+	t.Setenv("SPARK_HOME", "")
+	t.Setenv("SPARK_CONF_DIR", t.TempDir())
+	t.Setenv("PYTHONPATH", "")
+	t.Setenv(submit.EnvPySparkSubmitArgs, "--master local[2] pyspark-shell")
+	app := filepath.Join(dir, "nb.py")
+	os.WriteFile(app, []byte("%pip install polars\n"), 0o644)
+	cache := filepath.Join(dir, "cache")
+	out, stderr, code := runCLI(t, append(append([]string{"rewrite", "--exec", "--cache", cache}, pyShipFlags(reqs)...), "--", "python3", app)...)
+	if code != 0 {
+		t.Fatalf("rewrite --exec: exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "export PYSPARK_SUBMIT_ARGS=") || !strings.HasPrefix(lines[1], `export PYTHONPATH="`+cache+"/python/site-packages/") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	if want := app + ":1: it installs packages at run time (%pip)"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/localfile"
+	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rewrite"
@@ -120,7 +121,7 @@ for packages they set themselves.`,
 				}
 				return rewriteManifest(c, g, manifest, out, append(opts, rewrite.WithJarSource(pipeline.JarSource(req, finder, rep))))
 			}
-			py, err := pythonShip(&rf, rep)
+			py, err := pythonShip(c.Context(), &rf, sub, imageFrom, func() ([]layers.Option, error) { return reg.options(rep) }, rep)
 			if err != nil {
 				return err
 			}

@@ -3,12 +3,9 @@ package layers
 import (
 	"archive/tar"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,7 +13,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/prebake/prebake/internal/atomicfile"
 	"github.com/prebake/prebake/internal/revision"
 )
 
@@ -87,49 +83,7 @@ type jarIndex struct {
 var processIndex = &jarIndex{mem: map[string]*layerJars{}}
 
 func (x *jarIndex) get(ctx context.Context, l v1.Layer, dir string) (*layerJars, error) {
-	d, err := l.Digest()
-	if err != nil {
-		return nil, err
-	}
-	x.mu.Lock()
-	lj, ok := x.mem[d.String()]
-	x.mu.Unlock()
-	if ok {
-		return lj, nil
-	}
-	file := ""
-	if dir != "" {
-		file = filepath.Join(dir, "base-index", d.Hex+".json")
-		if data, err := os.ReadFile(file); err == nil {
-			var c layerJars
-			if json.Unmarshal(data, &c) == nil {
-				x.put(d.String(), &c)
-				return &c, nil
-			}
-		}
-	}
-	lj, err = scanLayer(ctx, l)
-	if err != nil {
-		return nil, fmt.Errorf("reading base layer %s: %w", d, err)
-	}
-	x.mu.Lock()
-	x.scans++
-	x.mu.Unlock()
-	x.put(d.String(), lj)
-	if file != "" {
-		// Best effort: a temp file of its own, so concurrent processes
-		// scanning the same layer never rename each other's half-written file.
-		if data, err := json.Marshal(lj); err == nil {
-			_ = atomicfile.Write(file, data, 0o644)
-		}
-	}
-	return lj, nil
-}
-
-func (x *jarIndex) put(k string, v *layerJars) {
-	x.mu.Lock()
-	x.mem[k] = v
-	x.mu.Unlock()
+	return cachedScan(ctx, &x.mu, x.mem, l, dir, "base-index", scanLayer, func() { x.scans++ })
 }
 
 // scanLayer streams the tar headers of l.
@@ -153,13 +107,13 @@ func scanLayer(ctx context.Context, l v1.Layer) (*layerJars, error) {
 			return nil, err
 		}
 		p := path.Clean("/" + h.Name)
-		dir, base := path.Split(p)
+		del, opaque, isWhiteout := whiteout(p)
 		switch {
-		case base == ".wh..wh..opq":
-			lj.Opaque = append(lj.Opaque, path.Clean(dir))
-		case strings.HasPrefix(base, ".wh."):
-			lj.Whiteouts = append(lj.Whiteouts, path.Join(dir, strings.TrimPrefix(base, ".wh.")))
-		case strings.HasSuffix(base, ".jar") && (h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeSymlink || h.Typeflag == tar.TypeLink):
+		case isWhiteout && opaque:
+			lj.Opaque = append(lj.Opaque, del)
+		case isWhiteout:
+			lj.Whiteouts = append(lj.Whiteouts, del)
+		case strings.HasSuffix(p, ".jar") && (h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeSymlink || h.Typeflag == tar.TypeLink):
 			lj.Jars = append(lj.Jars, p)
 		}
 	}
@@ -174,26 +128,12 @@ func baseJars(ctx context.Context, img interface{ Layers() ([]v1.Layer, error) }
 		return nil, err
 	}
 	files := map[string]bool{}
-	under := func(p, d string) bool { return p == d || strings.HasPrefix(p, d+"/") }
 	for _, l := range ls {
 		lj, err := x.get(ctx, l, cacheDir)
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range lj.Opaque {
-			for f := range files {
-				if f != o && under(f, o) {
-					delete(files, f)
-				}
-			}
-		}
-		for _, w := range lj.Whiteouts {
-			for f := range files {
-				if under(f, w) {
-					delete(files, f)
-				}
-			}
-		}
+		applyWhiteouts(files, lj.Opaque, lj.Whiteouts)
 		for _, j := range lj.Jars {
 			files[j] = true
 		}

@@ -4,13 +4,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,7 +17,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/prebake/prebake/errdefs"
-	"github.com/prebake/prebake/internal/atomicfile"
 )
 
 // ErrNoPython is matched (errors.Is) by the error of InspectPython for an
@@ -208,12 +204,13 @@ func scanPythonLayer(ctx context.Context, l v1.Layer) (*layerPython, error) {
 			return nil, err
 		}
 		p := path.Clean("/" + h.Name)
-		dir, base := path.Split(p)
+		base := path.Base(p)
+		del, opaque, isWhiteout := whiteout(p)
 		switch {
-		case base == ".wh..wh..opq":
-			lp.Opaque = append(lp.Opaque, path.Clean(dir))
-		case strings.HasPrefix(base, ".wh."):
-			lp.Whiteouts = append(lp.Whiteouts, path.Join(dir, strings.TrimPrefix(base, ".wh.")))
+		case isWhiteout && opaque:
+			lp.Opaque = append(lp.Opaque, del)
+		case isWhiteout:
+			lp.Whiteouts = append(lp.Whiteouts, del)
 		case pyBinRE.MatchString(p):
 			lp.Entries = append(lp.Entries, pyEntry{Path: p, Type: h.Typeflag, Link: h.Linkname})
 		case pyLibDirRE.MatchString(p):
@@ -263,65 +260,14 @@ type pyIndex struct {
 var processPyIndex = &pyIndex{mem: map[string]*layerPython{}}
 
 func (x *pyIndex) get(ctx context.Context, l v1.Layer, dir string) (*layerPython, error) {
-	d, err := l.Digest()
-	if err != nil {
-		return nil, err
-	}
-	x.mu.Lock()
-	lp, ok := x.mem[d.String()]
-	x.mu.Unlock()
-	if ok {
-		return lp, nil
-	}
-	file := ""
-	if dir != "" {
-		file = filepath.Join(dir, "python-index", d.Hex+".json")
-		if data, err := os.ReadFile(file); err == nil {
-			var c layerPython
-			if json.Unmarshal(data, &c) == nil {
-				x.put(d.String(), &c)
-				return &c, nil
-			}
-		}
-	}
-	lp, err = scanPythonLayer(ctx, l)
-	if err != nil {
-		return nil, fmt.Errorf("base layer %s: %w", d, err)
-	}
-	x.put(d.String(), lp)
-	if file != "" {
-		if data, err := json.Marshal(lp); err == nil {
-			_ = atomicfile.Write(file, data, 0o644) // best effort
-		}
-	}
-	return lp, nil
-}
-
-func (x *pyIndex) put(k string, v *layerPython) {
-	x.mu.Lock()
-	x.mem[k] = v
-	x.mu.Unlock()
+	return cachedScan(ctx, &x.mu, x.mem, l, dir, "python-index", scanPythonLayer, nil)
 }
 
 // pyFS is the files of interest of an image, its layers applied in order.
 type pyFS map[string]pyEntry
 
 func (fs pyFS) apply(lp *layerPython) {
-	under := func(p, d string) bool { return p == d || strings.HasPrefix(p, d+"/") }
-	for _, o := range lp.Opaque {
-		for p := range fs {
-			if p != o && under(p, o) {
-				delete(fs, p)
-			}
-		}
-	}
-	for _, w := range lp.Whiteouts {
-		for p := range fs {
-			if under(p, w) {
-				delete(fs, p)
-			}
-		}
-	}
+	applyWhiteouts(fs, lp.Opaque, lp.Whiteouts)
 	for _, e := range lp.Entries {
 		fs[e.Path] = e
 	}

@@ -162,7 +162,7 @@ func resolveAndBake(ctx context.Context, sub *submit.Submission, o Options) (*pr
 		}
 	}
 	if pl == nil {
-		s, err := resolveSet(ctx, o.Request, sub.Packages(), o.Python, o.Reporter)
+		s, err := resolveSubmission(ctx, o.Request, sub.Packages(), o.Python, o.Reporter)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +171,7 @@ func resolveAndBake(ctx context.Context, sub *submit.Submission, o Options) (*pr
 			if p.checks, err = checkLocalSpark(o, s.jars); err != nil {
 				return nil, err
 			}
-			if p.jars.Python, err = shipPython(ctx, sub, o.Request.CacheDir, s, o.Reporter); err != nil {
+			if p.jars.Python, err = shipPython(ctx, sub, o.Request.CacheDir, s, o.Target == nil, o.Reporter); err != nil {
 				return nil, err
 			}
 			if o.Target != nil {

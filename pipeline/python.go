@@ -164,15 +164,9 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 		return nil, err
 	}
 
-	var old *lock.File
-	if req.LockPath != "" {
-		lf, err := lock.Read(req.LockPath)
-		switch {
-		case err == nil:
-			old = lf
-		case !errors.Is(err, os.ErrNotExist):
-			return nil, err
-		}
+	old, err := readLock(req.LockPath)
+	if err != nil {
+		return nil, err
 	}
 	var wheels []lock.Artifact
 	pyFromLock := false
@@ -231,6 +225,19 @@ func ResolveWithPython(ctx context.Context, req resolver.Request, py *PythonRequ
 		res.WheelPaths = append(res.WheelPaths, cache.BlobPath(req.CacheDir, w.Sha256))
 	}
 	return res, nil
+}
+
+// readLock reads the lock at path: nil, nil when path is "" or names no
+// file.
+func readLock(path string) (*lock.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	lf, err := lock.Read(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return lf, err
 }
 
 // cachedWheels makes sure every locked wheel is in req.CacheDir (each

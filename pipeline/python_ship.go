@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
 	blobcache "github.com/prebake/prebake/resolver/cache"
+	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rewrite"
 )
@@ -31,11 +33,11 @@ type resolvedSet struct {
 	wheelPaths []string         // the cache's blobs, in lock order
 }
 
-// resolveSet resolves the packages of a command line (plus those of req)
+// resolveSubmission resolves the packages of a command line (plus those of req)
 // and, when py is set, its Python half into one lock (ResolveWithPython),
 // and retrieves the jars for file: paths. It returns nil when there is
 // nothing to resolve.
-func resolveSet(ctx context.Context, req resolver.Request, p submit.Packages, py *PythonRequest, rep *progress.Reporter) (*resolvedSet, error) {
+func resolveSubmission(ctx context.Context, req resolver.Request, p submit.Packages, py *PythonRequest, rep *progress.Reporter) (*resolvedSet, error) {
 	req, err := RequestFor(req, p)
 	if err != nil || (len(req.Packages) == 0 && py == nil) {
 		return nil, err
@@ -108,9 +110,11 @@ func wheelsKey(ws []lock.Artifact) string {
 }
 
 // shipPython is the rewrite's Python half of a resolved set for sub: its
-// wheel count and, when the driver runs here, their unpacked directory in
-// the cache. Nil for a set without wheels.
-func shipPython(ctx context.Context, sub *submit.Submission, cacheDir string, s *resolvedSet, rep *progress.Reporter) (*rewrite.Python, error) {
+// wheel count; when the driver runs here, their unpacked directory in the
+// cache; and, with no cluster target (noTarget) where Spark ships a local
+// archive itself (LocalArchiveShips), the settings of a site-packages
+// archive built in the cache. Nil for a set without wheels.
+func shipPython(ctx context.Context, sub *submit.Submission, cacheDir string, s *resolvedSet, noTarget bool, rep *progress.Reporter) (*rewrite.Python, error) {
 	n := len(s.lock.Wheels())
 	if n == 0 {
 		return nil, nil
@@ -124,7 +128,80 @@ func shipPython(ctx context.Context, sub *submit.Submission, cacheDir string, s 
 		rep.Debugf("python: %d wheels unpacked at %s (the driver here imports them)", n, dir)
 		p.LocalDir = dir
 	}
+	if noTarget && sub != nil && LocalArchiveShips(sub) {
+		file, err := LocalArchive(ctx, cacheDir, s.lock, s.wheelPaths)
+		if err != nil {
+			return nil, err
+		}
+		rel := "./" + s3store.ArchiveName
+		p.From = "local archive " + file
+		p.Conf = [][2]string{
+			{"spark.archives", "file://" + file + "#" + s3store.ArchiveName},
+			{"spark.executorEnv.PYTHONPATH", rel},
+			{"spark.yarn.appMasterEnv.PYTHONPATH", rel},
+		}
+	}
 	return p, nil
+}
+
+// LocalArchiveShips reports whether Spark itself ships a local archive of
+// sub's spark.archives to the executors (and the driver that needs it):
+// YARN in either mode (it uploads it), and client mode elsewhere (the
+// driver serves it); not local mode (nothing to ship), Spark Connect, or
+// cluster mode on K8s, standalone and Mesos (no one uploads it).
+func LocalArchiveShips(sub *submit.Submission) bool {
+	switch submit.ClusterKind(sub.Master()) {
+	case submit.ClusterLocal, submit.ClusterConnect:
+		return false
+	case submit.ClusterYARN:
+		return true
+	}
+	return sub.DeployMode() != "cluster"
+}
+
+// LocalArchive writes the site-packages archive of lf's wheels (their
+// cache blobs at paths; s3store.BuildArchive's bytes, the store's) into
+// the cache, named by the wheels (<cache>/python/archives/<key>/), and
+// returns its absolute path; an archive already there is reused. It is
+// written aside and renamed into place.
+func LocalArchive(ctx context.Context, cacheDir string, lf *lock.File, paths []string) (string, error) {
+	dir, err := filepath.Abs(filepath.Join(cachedir.Root(blobcache.Dir(cacheDir)), "python", "archives", wheelsKey(lf.Wheels())))
+	if err != nil {
+		return "", errdefs.New(errdefs.CantWrite, err)
+	}
+	file := filepath.Join(dir, s3store.ArchiveFile)
+	if _, err := os.Stat(file); err == nil {
+		return file, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", errdefs.New(errdefs.CantWrite, err)
+	}
+	tmp, err := os.MkdirTemp(dir, ".tmp-")
+	if err != nil {
+		return "", errdefs.New(errdefs.CantWrite, err)
+	}
+	defer os.RemoveAll(tmp)
+	part := filepath.Join(tmp, s3store.ArchiveFile)
+	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", errdefs.New(errdefs.CantWrite, err)
+	}
+	stage := filepath.Join(tmp, "stage")
+	if err := os.Mkdir(stage, 0o700); err != nil {
+		f.Close()
+		return "", errdefs.New(errdefs.CantWrite, err)
+	}
+	_, _, err = s3store.BuildArchive(ctx, lf, paths, stage, f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = errdefs.New(errdefs.CantWrite, cerr)
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := os.Rename(part, file); err != nil {
+		return "", errdefs.New(errdefs.CantWrite, err)
+	}
+	return file, nil
 }
 
 // withPlacedPython adds what a target made of the wheels (pl.Python) to p.
@@ -162,12 +239,12 @@ func checkImagePython(ref string, info *layers.Info, lf *lock.File) (*rewrite.Py
 // wheels unpacked for a driver that runs here (sub), and the cluster's
 // URLs and Python settings the finder holds for the lock (f nil: none).
 func FindSet(ctx context.Context, req resolver.Request, py *PythonRequest, sub *submit.Submission, f SetFinder, rep *progress.Reporter) (*rewrite.Jars, error) {
-	s, err := resolveSet(ctx, req, sub.Packages(), py, rep)
+	s, err := resolveSubmission(ctx, req, sub.Packages(), py, rep)
 	if err != nil || s == nil {
 		return nil, err
 	}
 	j := &rewrite.Jars{Local: s.jarPaths, LockHash: s.lock.Hash()}
-	if j.Python, err = shipPython(ctx, sub, req.CacheDir, s, rep); err != nil {
+	if j.Python, err = shipPython(ctx, sub, req.CacheDir, s, f == nil, rep); err != nil {
 		return nil, err
 	}
 	if f == nil {

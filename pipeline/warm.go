@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -213,15 +212,9 @@ func resolveWarmSet(ctx context.Context, set SetSpec, o WarmOptions) (setFiles, 
 			py.Log = o.Reporter
 		}
 	}
-	var old *lock.File
-	if req.LockPath != "" {
-		lf, err := lock.Read(req.LockPath)
-		switch {
-		case err == nil:
-			old = lf
-		case set.Python == nil || !errors.Is(err, os.ErrNotExist):
-			return setFiles{}, err
-		}
+	old, err := readLock(req.LockPath) // a missing one: LockOrResolve says so, or ResolveWithPython writes it
+	if err != nil {
+		return setFiles{}, err
 	}
 	if set.Python == nil {
 		if len(req.Packages) == 0 && old != nil && len(old.Wheels()) > 0 {

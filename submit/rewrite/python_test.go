@@ -44,7 +44,7 @@ func TestPlanPython(t *testing.T) {
 			want: []string{"--master", "k8s://https://k:6443", "--deploy-mode", "cluster", "local:///app.py"}},
 		{name: "k8s cluster, no target", argv: []string{"--master", "k8s://https://k:6443", "--deploy-mode", "cluster", "local:///app.py"}, py: &Python{Wheels: 2}, err: ErrNoClusterJars},
 		{name: "standalone client, store", argv: []string{"--master", "spark://m:7077", "app.py"}, py: withLocal(*store),
-			want: []string{"--master", "spark://m:7077", "--conf", "spark.archives=s3a://b/p/archives/sha256/ab/site-packages.tar.gz#pydeps", "--conf", "spark.executorEnv.PYTHONPATH=./pydeps", "app.py"},
+			want:    []string{"--master", "spark://m:7077", "--conf", "spark.archives=s3a://b/p/archives/sha256/ab/site-packages.tar.gz#pydeps", "--conf", "spark.executorEnv.PYTHONPATH=./pydeps", "app.py"},
 			wantEnv: map[string]string{"PYTHONPATH": "/cache/python/site-packages/k"}},
 		{name: "standalone client, no target", argv: []string{"--master", "spark://m:7077", "app.py"}, py: withLocal(Python{Wheels: 1}),
 			want: []string{"--master", "spark://m:7077", "app.py"}, wantEnv: map[string]string{"PYTHONPATH": "/cache/python/site-packages/k"}, warn: "the executors get none"},

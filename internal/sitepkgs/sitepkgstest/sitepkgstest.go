@@ -6,9 +6,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,19 +26,7 @@ type File struct {
 // METADATA, WHEEL and a RECORD of them all.
 func Wheel(t testing.TB, dist, version string, files ...File) []byte {
 	t.Helper()
-	di := dist + "-" + version + ".dist-info"
-	all := append([]File{}, files...)
-	all = append(all,
-		File{Name: di + "/METADATA", Body: fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", dist, version)},
-		File{Name: di + "/WHEEL", Body: "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"})
-	var rec strings.Builder
-	for _, f := range all {
-		s := sha256.Sum256([]byte(f.Body))
-		fmt.Fprintf(&rec, "%s,sha256=%s,%d\n", f.Name, base64.RawURLEncoding.EncodeToString(s[:]), len(f.Body))
-	}
-	rec.WriteString(di + "/RECORD,,\n")
-	all = append(all, File{Name: di + "/RECORD", Body: rec.String()})
-	return Zip(t, all...)
+	return WheelTagged(t, dist, version, "py3-none-any", true, files...)
 }
 
 // Zip zips files as they are (no RECORD added), deflated.
