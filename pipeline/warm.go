@@ -190,7 +190,7 @@ type WarmResult struct {
 // is the first failure's.
 func Warm(ctx context.Context, st *s3store.Store, sets []SetSpec, o WarmOptions) ([]WarmResult, error) {
 	return warm(ctx, st, sets, o.Concurrency, o.Bake, func(ctx context.Context, set SetSpec) (setFiles, error) {
-		return resolveWarmSet(ctx, set, o)
+		return resolveSet(ctx, set, o)
 	})
 }
 
@@ -201,8 +201,8 @@ type setFiles struct {
 	jars, wheels lock.Jars
 }
 
-// resolveWarmSet resolves one set of a sets file, both halves.
-func resolveWarmSet(ctx context.Context, set SetSpec, o WarmOptions) (setFiles, error) {
+// resolveSet resolves one set of a sets file, both halves.
+func resolveSet(ctx context.Context, set SetSpec, o WarmOptions) (setFiles, error) {
 	req := SetRequest(o.Request, set, o.Dir)
 	py := o.Python
 	var ropts []resolver.Option
