@@ -40,7 +40,6 @@ func TestK8sPyDepsAirflow(t *testing.T) {
 	}
 	cfg := filepath.Join(tmp, "prebake.yaml")
 	yaml := "cache: " + j.cache + "\nlock: " + j.lock + "\nfrozen: true\npyRequirements: " + j.reqs +
-		"\npythonVersion: \"" + pyDepsPython + "\"\npythonPlatform: " + pyDepsPlatform +
 		"\nrepositories: [" + j.maven.URL + "]\nnoDefaultRepositories: true\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)

@@ -252,10 +252,10 @@ func (j *pyJourney) noIndexAfterResolve(t *testing.T) {
 // then spark-submit's (the node's conf, the token, the team's image, /data,
 // one executor, --packages spark-avro) and conf.
 func (j *pyJourney) submitArgs(name string, flags, conf []string) []string {
-	// The target flags: submit does not read it from the argv's image nor
-	// from the lock yet (bake image and bake s3 do).
+	// No target flags: submit reads the wheels' target from the argv's
+	// image (or the store's lock), as bake image and bake s3 do; it must
+	// be the lock's, or --frozen fails.
 	args := append([]string{"submit", "-o", "json", "--cache", j.cache, "--lock", j.lock, "--frozen", "--py-requirements", j.reqs,
-		"--python-version", pyDepsPython, "--python-platform", pyDepsPlatform,
 		"--no-default-repositories", "--repositories", j.maven.URL, "--poll-interval", "2s"}, flags...)
 	args = append(append(append(args, "--"), j.c.SparkConf(j.ns)...), "--name", name,
 		"--conf", "spark.kubernetes.authenticate.submission.oauthTokenFile="+j.tokenFile,

@@ -45,10 +45,10 @@ func TestLocalPyDeps(t *testing.T) {
 
 	start := time.Now()
 	r := prebakeWithin(t, env, 8*time.Minute, "submit", "-o", "json", "--cache", cache, "--lock", lockFile, "--frozen",
-		// The target, as for prebake resolve (this machine's python3 is
-		// the node image's 3.11 on glibc 2.36): submit asks for it with
-		// --py-requirements even when the lock records it.
-		"--py-requirements", reqs, "--python-version", pyDepsPython, "--python-platform", pyDepsPlatform,
+		// No target flags: the driver runs here, so submit reads the
+		// target from the python3 that runs it (this machine's is 3.11 on
+		// glibc 2.36, the lock's, or --frozen fails).
+		"--py-requirements", reqs,
 		"--no-default-repositories", "--repositories", maven.URL, "--",
 		"--master", "local[2]", "--conf", "spark.ui.enabled=false", "--name", "pydeps-local",
 		"--packages", avroPackage, app, filepath.Join(dir, "out.avro"))
