@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +18,6 @@ import (
 	"github.com/prebake/prebake/internal/testenv/pyindex"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/s3store"
-	"github.com/prebake/prebake/s3store/s3test"
 )
 
 // The PySpark journeys of issue 44 ("PySpark's other half") run
@@ -379,54 +378,30 @@ func TestK8sPyDepsStore(t *testing.T) {
 	t.Parallel()
 	j := newPyJourney(t, "pydeps-store")
 	j.resolve(t)
-	gw := s3test.Start(t)
-	bucket := gw.Bucket(t, "pydeps-store")
-	cert, err := j.c.ServingCert(k8scluster.NodeIP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := testenv.CountingProxy(t, gw.Endpoint, testenv.ProxyListen(k8scluster.NodeIP+":0"), testenv.ProxyPreserveHost(), testenv.ProxyTLS(cert))
-	env := append(j.env, "AWS_ACCESS_KEY_ID="+s3test.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3test.SecretKey, "AWS_REGION=us-east-1",
-		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_CA_BUNDLE="+j.c.CAFile)
-	trust := j.trustStore(t)
-	storeFlags := []string{"--store", "s3://" + bucket + "/prebake", "--endpoint", strings.TrimSuffix(store.URL, "/"), "--path-style"}
-	bake := prebakeWithin(t, env, 8*time.Minute, append(append([]string{"bake", "s3", "--cache", j.cache, "--lock", j.lock, "--frozen",
-		"--py-requirements", j.reqs, "--no-default-repositories", "--repositories", j.maven.URL}, storeFlags...), "--packages", avroPackage)...)
+	st := j.nodeStore(t, "pydeps-store")
+	bake := prebakeWithin(t, st.env, 8*time.Minute, append(append([]string{"bake", "s3", "--cache", j.cache, "--lock", j.lock, "--frozen",
+		"--py-requirements", j.reqs, "--no-default-repositories", "--repositories", j.maven.URL}, st.flags...), "--packages", avroPackage)...)
 	if bake.code != 0 {
 		t.Fatalf("prebake bake s3: exit %d\nstdout:\n%s\nstderr:\n%s", bake.code, bake.stdout, bake.stderr)
 	}
-	r := prebakeWithin(t, env, 8*time.Minute, j.submitArgs("pydeps-store", append(storeFlags, "--url-style", "presigned", "--expires", "1h"),
-		[]string{"spark.driver.extraJavaOptions=" + trust, "spark.executor.extraJavaOptions=" + trust})...)
-	j.checkDriver(t, r, "pydeps-store", j.image, inArchive)
+	r := prebakeWithin(t, st.env, 8*time.Minute, j.submitArgs("pydeps-store", append(st.flags, "--url-style", "presigned", "--expires", "1h"),
+		[]string{"spark.driver.extraJavaOptions=" + st.trust, "spark.executor.extraJavaOptions=" + st.trust})...)
+	driver := j.checkDriver(t, r, "pydeps-store", j.image, inArchive)
+	// The driver downloads spark.archives from the store (presigned);
+	// executors get it from the driver, as they get spark.jars.
 	var archive []string
-	for _, q := range store.Requests() {
+	for _, q := range st.proxy.Requests() {
 		if q.Method == "GET" && strings.HasSuffix(q.Path, s3store.ArchiveFile) {
-			archive = append(archive, q.RemoteIP)
+			who := "host " + q.RemoteIP
+			if q.RemoteIP == driver.Status.PodIP {
+				who = "driver"
+			}
+			archive = append(archive, who)
 		}
 	}
-	if len(archive) == 0 {
-		t.Errorf("no pod fetched the site-packages archive from the store: %v", store.Requests())
+	if !slices.Contains(archive, "driver") {
+		t.Errorf("the driver did not fetch the site-packages archive from the store (fetched by %v): %v", archive, st.proxy.Requests())
 	}
 	t.Logf("the archive fetched from the store by %v", archive)
 	j.noIndexAfterResolve(t)
-}
-
-// trustStore writes the cluster's CA as a PKCS12 trust store on /data (the
-// pods' JVMs fetch the presigned URLs over https) and returns the JVM
-// options that use it.
-func (j *journey) trustStore(t *testing.T) string {
-	t.Helper()
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		testenv.Skip(t, "javac (and its keytool) not installed: "+err.Error())
-	}
-	ts := filepath.Join(j.data, "truststore.p12")
-	if out, err := exec.Command(filepath.Join(filepath.Dir(javac), "keytool"), "-importcert", "-noprompt", "-alias", "prebake-test-ca", "-file", j.c.CAFile,
-		"-keystore", ts, "-storetype", "PKCS12", "-storepass", "prebake-test").CombinedOutput(); err != nil {
-		t.Fatalf("keytool: %v\n%s", err, out)
-	}
-	if err := os.Chmod(ts, 0o644); err != nil { // user 185
-		t.Fatal(err)
-	}
-	return "-Djavax.net.ssl.trustStore=/data/truststore.p12 -Djavax.net.ssl.trustStoreType=PKCS12 -Djavax.net.ssl.trustStorePassword=prebake-test"
 }
