@@ -350,3 +350,48 @@ func TestRewritePythonShipExec(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }
+
+// TestShipPythonLockOnly: a lock with wheels, given without a Python
+// input, still ships its wheels (the lock is the input).
+func TestShipPythonLockOnly(t *testing.T) {
+	_, reqs, dir := pyShipFixture(t)
+	t.Chdir(dir)
+	t.Setenv("PYTHONPATH", "")
+	cache := filepath.Join(dir, "cache")
+	lockPath := filepath.Join(dir, "prebake.lock")
+	if _, stderr, code := runCLI(t, append([]string{"resolve", "--cache", cache, "--lock", lockPath, "--packages", "org.slf4j:slf4j-api:2.0.7",
+		"--no-default-repositories", "--repositories", "file://" + filepath.Join(repoRoot(t), "testdata/demo-repo") + "/"}, pyShipFlags(reqs)...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	app := filepath.Join(dir, "app.py")
+	os.WriteFile(app, []byte("import six\n"), 0o644)
+	r := rewriteJSON(t, []string{"rewrite", "-o", "json", "--cache", cache, "--lock", lockPath, "--frozen", "--no-default-repositories", "--repositories", "file://" + filepath.Join(repoRoot(t), "testdata/demo-repo") + "/",
+		"--", "--master", "local[1]", "--packages", "org.slf4j:slf4j-api:2.0.7", app})
+	if !strings.HasPrefix(r.Env["PYTHONPATH"], cache) {
+		t.Errorf("env = %v, want the lock's wheels on PYTHONPATH", r.Env)
+	}
+}
+
+// TestShipPythonLockOnlyStore: submit --store --frozen of a lock with
+// wheels, with no Python input, ships them from the lock (the store's
+// set has the archive) in cluster mode.
+func TestShipPythonLockOnlyStore(t *testing.T) {
+	_, reqs, dir := pyShipFixture(t)
+	t.Chdir(dir)
+	demo := "file://" + filepath.Join(repoRoot(t), "testdata/demo-repo") + "/"
+	lockPath := filepath.Join(dir, "prebake.lock")
+	if _, stderr, code := runCLI(t, append([]string{"resolve", "--cache", filepath.Join(dir, "cache"), "--lock", lockPath, "--packages", "org.slf4j:slf4j-api:2.0.7",
+		"--no-default-repositories", "--repositories", demo}, pyShipFlags(reqs)...)...); code != 0 {
+		t.Fatalf("resolve: exit %d\n%s", code, stderr)
+	}
+	storeDir := filepath.Join(dir, "store")
+	p, err := runPrepared(t, []string{"--store", "file://" + storeDir, "--lock", lockPath, "--frozen"}, []string{
+		"--master", "k8s://https://127.0.0.1:6443", "--deploy-mode", "cluster", "--packages", "org.slf4j:slf4j-api:2.0.7",
+		"--conf", "spark.kubernetes.container.image=apache/spark:3.5.0", "local:///opt/app/main.py"})
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	if joined := strings.Join(p.Sub.Args(), " "); !strings.Contains(joined, "#pydeps") || !strings.Contains(joined, "spark.executorEnv.PYTHONPATH=./pydeps") {
+		t.Errorf("the lock's wheels are not shipped:\n%s", joined)
+	}
+}

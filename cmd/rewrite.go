@@ -132,12 +132,7 @@ for packages they set themselves.`,
 			fromLock := false
 			if sub.Argv.Action == submit.ActionSubmit {
 				fromLock = lockMatches(c.Context(), req, sub.Packages())
-				if py != nil {
-					jars, err = pipeline.FindSet(c.Context(), req, py, sub, finder, rep)
-				} else {
-					jars, err = pipeline.FindJars(c.Context(), req, sub.Packages(), finder, rep)
-				}
-				if err != nil {
+				if jars, err = pipeline.FindSet(c.Context(), req, py, sub, finder, rep); err != nil {
 					return err
 				}
 			}

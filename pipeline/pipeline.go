@@ -156,7 +156,7 @@ func resolveAndBake(ctx context.Context, sub *submit.Submission, o Options) (*pr
 	var pl *Placed
 	var hash string
 	var err error
-	if o.Python == nil { // a lock with wheels is resolved: its wheels are unpacked here or baked
+	if o.Python == nil && !lockHasWheels(o.Request.LockPath) { // a set with wheels is resolved: its wheels are unpacked here or baked
 		if pl, hash, err = findFirst(ctx, o, sub); err != nil {
 			return nil, err
 		}

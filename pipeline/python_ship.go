@@ -39,8 +39,17 @@ type resolvedSet struct {
 // nothing to resolve.
 func resolveSubmission(ctx context.Context, req resolver.Request, p submit.Packages, py *PythonRequest, rep *progress.Reporter) (*resolvedSet, error) {
 	req, err := RequestFor(req, p)
-	if err != nil || (len(req.Packages) == 0 && py == nil) {
+	if err != nil {
 		return nil, err
+	}
+	if py == nil {
+		// A lock with wheels is the Python input itself.
+		if s, err := lockedSet(ctx, req, rep); s != nil || err != nil {
+			return s, err
+		}
+	}
+	if len(req.Packages) == 0 && py == nil {
+		return nil, nil
 	}
 	if py != nil && py.Log == nil && rep != nil {
 		c := *py
@@ -62,6 +71,56 @@ func resolveSubmission(ctx context.Context, req resolver.Request, p submit.Packa
 		rep.Printf("python: %s (lock %s)", PythonSummary(res.Lock), res.Lock.Hash())
 	}
 	return s, nil
+}
+
+// lockedSet is the set of the lock at req.LockPath when it has wheels and
+// no Python input is given: its jar half checked (or resolved again) as a
+// jar-only lock's, its wheels from the cache by their digests (fetched by
+// the lock's file names when missing: LockedWheels). A jar half resolved
+// again is written back with the lock's wheels. Nil when there is no
+// such lock.
+func lockedSet(ctx context.Context, req resolver.Request, rep *progress.Reporter) (*resolvedSet, error) {
+	old, err := readLock(req.LockPath)
+	if err != nil || old == nil || len(old.Wheels()) == 0 {
+		return nil, nil // no lock with wheels: the jar-only path reports any error
+	}
+	opts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
+	jars, err := resolveJarHalf(ctx, req, old, rep, opts)
+	rep.Wait()
+	if err != nil {
+		return nil, err
+	}
+	lf := old
+	if jars.Lock.Hash() != JarHalf(old).Hash() || jars.Lock.Inputs.InputsHash != JarHalf(old).Inputs.InputsHash {
+		lf = &lock.File{Inputs: jars.Lock.Inputs, Artifacts: append(slices.Clone(jars.Lock.Artifacts), old.Wheels()...)}
+		lf.Inputs.Python = old.Inputs.Python
+		lf.Normalize()
+		if err := lf.Check(); err != nil {
+			return nil, err
+		}
+		if err := lock.Write(req.LockPath, lf); err != nil {
+			return nil, err
+		}
+	}
+	req.CacheDir = blobcache.Dir(req.CacheDir)
+	paths, err := LockedWheels(lf, req, &PythonRequest{Log: rep})(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &resolvedSet{lock: lf, jars: jars, wheelPaths: paths}
+	if len(jars.Lock.Jars()) > 0 {
+		if _, s.jarPaths, err = blobcache.Retrieve(ctx, jars.Lock, req.CacheDir); err != nil {
+			return nil, err
+		}
+	}
+	rep.Printf("python: %s from lock %s", PythonSummary(lf), lf.Hash())
+	return s, nil
+}
+
+// lockHasWheels reports whether the lock at path (none: "") holds wheels.
+func lockHasWheels(path string) bool {
+	lf, err := readLock(path)
+	return err == nil && lf != nil && len(lf.Wheels()) > 0
 }
 
 // DriverHere reports whether the driver of sub runs on this host: local
