@@ -185,6 +185,7 @@ func resolvePyDeps(t *testing.T, env []string, ix *pyindex.Index, maven *testenv
 	reqsSeen := ix.Requests()
 	kinds := map[pyindex.Kind]int{}
 	for _, q := range reqsSeen {
+		t.Logf("index: %s %s %s → %d (%s)", q.Kind, q.Method, q.Path[strings.LastIndexByte(strings.TrimSuffix(q.Path, "/"), '/')+1:], q.Status, strings.SplitN(q.UserAgent, " ", 2)[0])
 		kinds[q.Kind]++
 		// prebake's own client, or the uv it runs to resolve a
 		// requirements file's ranges and transitive dependencies (pointed
