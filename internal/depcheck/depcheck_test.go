@@ -74,6 +74,9 @@ var allowed = map[string][]string{
 	"internal/jsondoc": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "pipeline", "internal/"},
 	// The tests' real cluster builds its images with layers.
 	"internal/testenv/cluster": {"errdefs", "lock", "layers", "internal/"},
+	// The tests' counting proxy in front of the Python index reads the
+	// machine's pip configuration as prebake does.
+	"internal/testenv/pyindex": {"errdefs", "lock", "resolver/cache", "resolver/pypi", "internal/"},
 
 	// PEP 440 versions, one implementation for the Python resolver and
 	// the lock tooling: a leaf.

@@ -2,17 +2,10 @@ package spark
 
 import (
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prebake/prebake/internal/testenv"
-	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
-	"github.com/prebake/prebake/s3store/s3test"
 )
 
 // TestK8sJourneyStore is scenario 3 of issue 25, the store path: `prebake
@@ -30,32 +23,9 @@ import (
 func TestK8sJourneyStore(t *testing.T) {
 	t.Parallel() // the journeys overlap, two at a time (-parallel)
 	j := newJourney(t, "journey-store")
-	gw := s3test.Start(t)
-	bucket := gw.Bucket(t, "journey-store")
-	cert, err := j.c.ServingCert(k8scluster.NodeIP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := testenv.CountingProxy(t, gw.Endpoint, testenv.ProxyListen(k8scluster.NodeIP+":0"), testenv.ProxyPreserveHost(), testenv.ProxyTLS(cert))
-	// prebake trusts the cluster's CA through AWS_CA_BUNDLE, the pods'
-	// JVMs through a trust store on the /data hostPath.
-	env := append(j.env, "AWS_ACCESS_KEY_ID="+s3test.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3test.SecretKey, "AWS_REGION=us-east-1",
-		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_CA_BUNDLE="+j.c.CAFile)
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		testenv.Skip(t, "javac (and its keytool) not installed: "+err.Error())
-	}
-	keytool := filepath.Join(filepath.Dir(javac), "keytool")
-	if out, err := exec.Command(keytool, "-importcert", "-noprompt", "-alias", "prebake-test-ca", "-file", j.c.CAFile,
-		"-keystore", filepath.Join(j.data, "truststore.p12"), "-storetype", "PKCS12", "-storepass", "prebake-test").CombinedOutput(); err != nil {
-		t.Fatalf("keytool: %v\n%s", err, out)
-	}
-	if err := os.Chmod(filepath.Join(j.data, "truststore.p12"), 0o644); err != nil { // user 185
-		t.Fatal(err)
-	}
-	trust := "-Djavax.net.ssl.trustStore=/data/truststore.p12 -Djavax.net.ssl.trustStoreType=PKCS12 -Djavax.net.ssl.trustStorePassword=prebake-test"
-	r := prebakeWithin(t, env, 8*time.Minute, j.args([]string{"--store", "s3://" + bucket + "/prebake",
-		"--endpoint", strings.TrimSuffix(store.URL, "/"), "--path-style", "--url-style", "presigned", "--expires", "1h"},
+	st := j.nodeStore(t, "journey-store")
+	store, env, trust := st.proxy, st.env, st.trust
+	r := prebakeWithin(t, env, 8*time.Minute, j.args(append(st.flags, "--url-style", "presigned", "--expires", "1h"),
 		[]string{"spark.executor.instances=1", "spark.driver.extraJavaOptions=" + trust, "spark.executor.extraJavaOptions=" + trust},
 		"avro", "/data/out.avro")...)
 	driver, log := j.checkAvroJourney(t, r, j.image, 1)
