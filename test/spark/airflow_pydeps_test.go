@@ -79,7 +79,7 @@ func TestK8sPyDepsAirflow(t *testing.T) {
 	confJSON, _ := json.Marshal(conf)
 	conn, _ := json.Marshal(map[string]any{"conn_type": "spark", "host": master, "extra": map[string]string{"deploy-mode": "cluster"}})
 	appArgs, _ := json.Marshal([]string{"/data/" + name + ".avro"})
-	home := airflowHome(t, airflowBin, filepath.Join(tmp, "airflow"))
+	home := pydepsAirflowHome(t, airflowBin, filepath.Join(tmp, "airflow"))
 	env := append(j.env,
 		"PATH="+bin+string(os.PathListSeparator)+airflowBin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"AIRFLOW_HOME="+home, "AIRFLOW__CORE__DAGS_FOLDER="+dags, "AIRFLOW__CORE__LOAD_EXAMPLES=False",
@@ -115,10 +115,10 @@ func TestK8sPyDepsAirflow(t *testing.T) {
 	j.noIndexAfterResolve(t)
 }
 
-// airflowHome is an Airflow home at dir with a migrated database: a copy
+// pydepsAirflowHome is an Airflow home at dir with a migrated database: a copy
 // of the one hack's Airflow tests keep in the CI cache (the migration,
 // about 30 s, runs once per machine), else migrated here.
-func airflowHome(t *testing.T, airflowBin, dir string) string {
+func pydepsAirflowHome(t *testing.T, airflowBin, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
