@@ -117,7 +117,7 @@ func (v pythonFlag) String() string { return *v.dst }
 func (v pythonFlag) Type() string   { return "string" }
 func (v pythonFlag) Set(s string) error {
 	if !*v.wired {
-		return fmt.Errorf("not yet: this command does not read the Python half (--%s) so far (resolve, bake image, bake s3 and warm do); resolve it into the lock with prebake resolve --py-requirements FILE --lock prebake.lock, and run this command without the Python flags (and without the python keys of prebake.yaml)", v.name)
+		return fmt.Errorf("--%s: this command takes the Python half per set, not from flags or prebake.yaml: give each set of the sets file its own python: {requirements, version, platform} (or a lock with wheels), and run it without the Python flags (and without the python keys of prebake.yaml)", v.name)
 	}
 	*v.dst = s
 	return nil
@@ -136,7 +136,7 @@ func (f *resolveFlags) addPython(fs *pflag.FlagSet) {
 	} {
 		usage := d.usage
 		if !f.pythonWired {
-			usage = "not yet read by this command (resolve, bake image, bake s3 and warm do)"
+			usage = "not read by this command: each set of the sets file carries its own python: {requirements, version, platform}"
 		}
 		fs.Var(pythonFlag{dst: d.dst, wired: &f.pythonWired, name: d.name}, d.name, usage)
 	}

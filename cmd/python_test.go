@@ -432,8 +432,9 @@ func TestResolvePythonUV(t *testing.T) {
 	}
 }
 
-// TestPythonFlagsUsage: a Python input needs its target; the commands that
-// do not read the Python half yet refuse its flags and keys (64).
+// TestPythonFlagsUsage: a Python input needs its target; warm, whose sets
+// carry their own Python input, refuses the flags and keys (64) and says
+// where the input goes.
 func TestPythonFlagsUsage(t *testing.T) {
 	_, reqs, dir := pyFixture(t)
 	for _, args := range [][]string{
@@ -451,14 +452,62 @@ func TestPythonFlagsUsage(t *testing.T) {
 		if code != exitcode.Usage {
 			t.Errorf("%v: exit %d, want 64\n%s", args, code, stderr)
 		}
-		if reads := args[0] == "resolve" || args[0] == "bake" || args[0] == "rewrite" || args[0] == "submit"; !reads && !strings.Contains(stderr, "not yet") {
-			t.Errorf("%v: %s, want a \"not yet\"", args, stderr)
+		if reads := args[0] != "warm"; !reads && !strings.Contains(stderr, "each set of the sets file its own python:") {
+			t.Errorf("%v: %s, want where the sets' Python input goes", args, stderr)
 		}
 	}
 	// The same from prebake.yaml.
 	cfg := filepath.Join(dir, "prebake.yaml")
 	os.WriteFile(cfg, []byte("pyRequirements: requirements.txt\n"), 0o644)
-	if _, stderr, code := runCLI(t, "--config", cfg, "warm", "-f", filepath.Join(dir, "sets.yaml")); code != exitcode.Usage || !strings.Contains(stderr, "not yet") {
+	if _, stderr, code := runCLI(t, "--config", cfg, "warm", "-f", filepath.Join(dir, "sets.yaml")); code != exitcode.Usage || !strings.Contains(stderr, "each set of the sets file its own python:") {
 		t.Errorf("warm with pyRequirements in prebake.yaml: exit %d, want 64\n%s", code, stderr)
+	}
+}
+
+// TestInitPython: init takes the Python half as submit does: the input is
+// written to prebake.yaml (pyRequirements) and both halves go into the one
+// lock it writes; a command line with only a Python input is something to
+// pin too.
+func TestInitPython(t *testing.T) {
+	_, reqs, dir := pyFixture(t)
+	demo, err := filepath.Abs(filepath.Join("..", "testdata", "demo-repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, lockPath, cache := filepath.Join(dir, "prebake.yaml"), filepath.Join(dir, "prebake.lock"), filepath.Join(dir, "cache")
+	flags := []string{"init", "--file", cfg, "--lock", lockPath, "--cache", cache, "--no-default-repositories",
+		"--py-requirements", reqs, "--python-version", "3.11", "--python-platform", "manylinux_2_36_x86_64"}
+	out, stderr, code := runCLI(t, append(flags, "--repositories", "file://"+demo+"/", "--", "--master", "local[2]", "--packages", "org.slf4j:slf4j-api:2.0.7", "app.py")...)
+	if code != 0 {
+		t.Fatalf("init: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(out, "(1 jars, 2 wheels, lock ") {
+		t.Errorf("init's summary lacks the wheels:\n%s", out)
+	}
+	yml, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pyRequirements:", "pythonVersion:", "pythonPlatform: manylinux_2_36_x86_64"} {
+		if !strings.Contains(string(yml), want) {
+			t.Errorf("%s lacks %q:\n%s", cfg, want, yml)
+		}
+	}
+	lf, err := lock.Read(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lf.Jars()) != 1 || len(lf.Wheels()) != 2 || lf.Inputs.Python == nil {
+		t.Errorf("lock: %d jars, %d wheels, python inputs %v; want 1, 2, set", len(lf.Jars()), len(lf.Wheels()), lf.Inputs.Python)
+	}
+
+	// Only a Python input: still something to pin.
+	os.Remove(cfg)
+	os.Remove(lockPath)
+	if _, stderr, code := runCLI(t, append(flags, "--", "--master", "local[2]", "app.py")...); code != 0 {
+		t.Fatalf("init with a Python input only: exit %d\n%s", code, stderr)
+	}
+	if lf, err := lock.Read(lockPath); err != nil || len(lf.Wheels()) != 2 {
+		t.Errorf("python-only lock: %v, %+v", err, lf)
 	}
 }
