@@ -59,18 +59,18 @@ func checkShipGolden(t *testing.T, name string, args []string, norm func(string)
 	}
 }
 
-// pyShipFixture is pyFixture with installable wheels (a RECORD of their
-// files): a pure one (six) and a manylinux one (fastmath, with a native
-// module).
-func pyShipFixture(t *testing.T) (ix *pyIndex, reqs, dir string) {
-	ix, _, dir = pyFixture(t)
+// pyShipFixture is pyFixture's index and pip configuration with
+// installable wheels (a RECORD of their files): a pure one (six) and a
+// manylinux one (fastmath, with a native module).
+func pyShipFixture(t *testing.T) (ix *sitepkgstest.Index, reqs, dir string) {
+	ix = newPyIndex(t)
+	dir = pipEnv(t, ix.URL+"/simple/")
 	type f = sitepkgstest.File
 	pure := sitepkgstest.Wheel(t, "six", "1.16.0", f{Name: "six/__init__.py", Body: "VERSION = '1.16.0'\n"})
 	native := sitepkgstest.Wheel(t, "fastmath", "2.0.1", f{Name: "fastmath/__init__.py", Body: "from ._c import f\n"},
 		f{Name: "fastmath/_c.cpython-311-x86_64-linux-gnu.so", Body: "\x7fELF", Mode: 0o755})
-	ix.projects = map[string]map[string][]byte{}
-	ix.add("six", "six-1.16.0-py2.py3-none-any.whl", pure)
-	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", native)
+	ix.Add("six", "six-1.16.0-py2.py3-none-any.whl", pure)
+	ix.Add("fastmath", "fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", native)
 	reqs = filepath.Join(dir, "requirements.txt")
 	body := "six==1.16.0 --hash=sha256:" + sha256Of(pure) + "\nfastmath==2.0.1 --hash=sha256:" + sha256Of(native) + "\n"
 	if err := os.WriteFile(reqs, []byte(body), 0o644); err != nil {
@@ -213,9 +213,9 @@ func TestRewritePythonShipJSON(t *testing.T) {
 		t.Errorf("warnings = %q, want [%q]", r.Warnings, want)
 	}
 	// Again, frozen: from the lock and the cache, no index request.
-	before := ix.requests.Load()
+	before := ix.Requests.Load()
 	rewriteJSON(t, append(append(flags, "--frozen"), submission...))
-	if n := ix.requests.Load() - before; n != 0 {
+	if n := ix.Requests.Load() - before; n != 0 {
 		t.Errorf("frozen rewrite: %d index requests", n)
 	}
 }
