@@ -75,14 +75,8 @@ func pythonBase(t *testing.T, dir string, python bool) string {
 // requirements file of them.
 func pyBakeFixture(t *testing.T) (ix *sitepkgstest.Index, reqs, dir string) {
 	ix, _, dir = pyFixture(t)
-	type wf = sitepkgstest.File
-	pure := sitepkgstest.Wheel(t, "tinypure", "1.0", wf{Name: "tinypure/__init__.py", Body: "P = 1\n"})
-	native := sitepkgstest.Wheel(t, "tinynative", "2.0", wf{Name: "tinynative/__init__.py", Body: "from ._c import f\n"},
-		wf{Name: "tinynative/_c.cpython-311-x86_64-linux-gnu.so", Body: "\x7fELF", Mode: 0o755})
-	ix.Add("tinypure", "tinypure-1.0-py3-none-any.whl", pure)
-	ix.Add("tinynative", "tinynative-2.0-cp311-cp311-manylinux_2_17_x86_64.whl", native)
 	reqs = filepath.Join(dir, "bake-requirements.txt")
-	must(t, os.WriteFile(reqs, []byte("tinypure==1.0 --hash=sha256:"+sha256Of(pure)+"\ntinynative==2.0 --hash=sha256:"+sha256Of(native)+"\n"), 0o644))
+	addWheelPair(t, ix, reqs, pureWheel{"tinypure", "1.0", "py3-none-any", "P = 1\n"}, "tinynative", "2.0")
 	return ix, reqs, dir
 }
 
