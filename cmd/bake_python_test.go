@@ -73,16 +73,10 @@ func pythonBase(t *testing.T, dir string, python bool) string {
 // pyBakeFixture is pyFixture (its index, pip's configuration) with two
 // installable wheels, one pure and one manylinux, and a hashed
 // requirements file of them.
-func pyBakeFixture(t *testing.T) (ix *pyIndex, reqs, dir string) {
+func pyBakeFixture(t *testing.T) (ix *sitepkgstest.Index, reqs, dir string) {
 	ix, _, dir = pyFixture(t)
-	type wf = sitepkgstest.File
-	pure := sitepkgstest.Wheel(t, "tinypure", "1.0", wf{Name: "tinypure/__init__.py", Body: "P = 1\n"})
-	native := sitepkgstest.Wheel(t, "tinynative", "2.0", wf{Name: "tinynative/__init__.py", Body: "from ._c import f\n"},
-		wf{Name: "tinynative/_c.cpython-311-x86_64-linux-gnu.so", Body: "\x7fELF", Mode: 0o755})
-	ix.add("tinypure", "tinypure-1.0-py3-none-any.whl", pure)
-	ix.add("tinynative", "tinynative-2.0-cp311-cp311-manylinux_2_17_x86_64.whl", native)
 	reqs = filepath.Join(dir, "bake-requirements.txt")
-	must(t, os.WriteFile(reqs, []byte("tinypure==1.0 --hash=sha256:"+sha256Of(pure)+"\ntinynative==2.0 --hash=sha256:"+sha256Of(native)+"\n"), 0o644))
+	addWheelPair(t, ix, reqs, pureWheel{"tinypure", "1.0", "py3-none-any", "P = 1\n"}, "tinynative", "2.0")
 	return ix, reqs, dir
 }
 
@@ -137,15 +131,15 @@ func TestBakeImagePython(t *testing.T) {
 	}
 
 	// The lock alone: a cache hit, no index request, -o json.
-	ix.requests.Store(0)
+	ix.Requests.Store(0)
 	out, stderr, code = runCLI(t, append(args, "-o", "json", "--frozen")...)
 	var js jsondoc.BakeImage
 	if code != 0 || json.Unmarshal([]byte(out), &js) != nil {
 		t.Fatalf("bake image --lock: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if !js.CacheHit || js.Ref != ref || js.Python == nil || js.Python.TargetFrom != "lock" || js.Python.Platform != "manylinux_2_36_x86_64" ||
-		js.Python.Dir != layers.DefaultPythonDir || len(js.Python.Wheels) != 2 || ix.requests.Load() != 0 {
-		t.Errorf("bake image --lock -o json: %+v python %+v, %d index requests", js.Result, js.Python, ix.requests.Load())
+		js.Python.Dir != layers.DefaultPythonDir || len(js.Python.Wheels) != 2 || ix.Requests.Load() != 0 {
+		t.Errorf("bake image --lock -o json: %+v python %+v, %d index requests", js.Result, js.Python, ix.Requests.Load())
 	}
 
 	// Another tag from an empty cache: the jars none, the wheels fetched
@@ -205,9 +199,9 @@ func TestBakeS3Python(t *testing.T) {
 	}
 
 	// The target from the lock: the same set, no index request.
-	ix.requests.Store(0)
-	if _, stderr, code := runCLI(t, args...); code != 0 || !strings.Contains(stderr, "target from lock") || ix.requests.Load() != 0 {
-		t.Errorf("target from --lock: exit %d, %d index requests\n%s", code, ix.requests.Load(), stderr)
+	ix.Requests.Store(0)
+	if _, stderr, code := runCLI(t, args...); code != 0 || !strings.Contains(stderr, "target from lock") || ix.Requests.Load() != 0 {
+		t.Errorf("target from --lock: exit %d, %d index requests\n%s", code, ix.Requests.Load(), stderr)
 	}
 	// The lock alone, as JSON.
 	out, stderr, code = runCLI(t, "bake", "s3", "--store", store, "--cache", cache, "--lock", lockPath, "-o", "json")

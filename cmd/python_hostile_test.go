@@ -362,10 +362,10 @@ func TestOutdatedWheels(t *testing.T) {
 		"--lock", lockPath, "--cache", cache, "--no-default-repositories"); code != 0 {
 		t.Fatalf("resolve: exit %d\n%s", code, stderr)
 	}
-	ix.add("six", "six-1.17.0-py2.py3-none-any.whl", buildWheel(t, "six", "1.17.0", "py2.py3-none-any"))
-	ix.add("six", "six-1.10.0-py2.py3-none-any.whl", buildWheel(t, "six", "1.10.0", "py2.py3-none-any"))
-	ix.add("six", "six-2.0.0b1-py2.py3-none-any.whl", buildWheel(t, "six", "2.0.0b1", "py2.py3-none-any"))
-	ix.add("fastmath", "fastmath-3.0-cp311-cp311-macosx_11_0_arm64.whl", buildWheel(t, "fastmath", "3.0", "cp311-cp311-macosx_11_0_arm64"))
+	ix.Add("six", "six-1.17.0-py2.py3-none-any.whl", buildWheel(t, "six", "1.17.0", "py2.py3-none-any"))
+	ix.Add("six", "six-1.10.0-py2.py3-none-any.whl", buildWheel(t, "six", "1.10.0", "py2.py3-none-any"))
+	ix.Add("six", "six-2.0.0b1-py2.py3-none-any.whl", buildWheel(t, "six", "2.0.0b1", "py2.py3-none-any"))
+	ix.Add("fastmath", "fastmath-3.0-cp311-cp311-macosx_11_0_arm64.whl", buildWheel(t, "fastmath", "3.0", "cp311-cp311-macosx_11_0_arm64"))
 	before, _ := os.ReadFile(lockPath)
 
 	out, stderr, code := runCLI(t, "outdated", "--lock", lockPath, "--no-default-repositories", "-o", "json")
@@ -388,9 +388,9 @@ func TestOutdatedWheels(t *testing.T) {
 	if out, stderr, code := runCLI(t, "outdated", "--lock", lockPath, "--no-default-repositories"); code != 0 || !strings.Contains(out, "pypi/six") || !strings.Contains(out, "1.17.0") {
 		t.Errorf("text: exit %d\n%s%s", code, out, stderr)
 	}
-	ix.requests.Store(0)
-	if out, stderr, code := runCLI(t, "outdated", "--lock", lockPath, "--no-default-repositories", "--offline", "--cache", cache); code != 0 || strings.Contains(out, "pypi/") || !strings.Contains(stderr, "not listed") || ix.requests.Load() != 0 {
-		t.Errorf("offline: exit %d, %d index requests\n%s%s", code, ix.requests.Load(), out, stderr)
+	ix.Requests.Store(0)
+	if out, stderr, code := runCLI(t, "outdated", "--lock", lockPath, "--no-default-repositories", "--offline", "--cache", cache); code != 0 || strings.Contains(out, "pypi/") || !strings.Contains(stderr, "not listed") || ix.Requests.Load() != 0 {
+		t.Errorf("offline: exit %d, %d index requests\n%s%s", code, ix.Requests.Load(), out, stderr)
 	}
 	for _, extra := range [][]string{{"--write"}, {"--set", "a:b:1"}} {
 		_, stderr, code := runCLI(t, append([]string{"outdated", "--lock", lockPath, "--no-default-repositories"}, extra...)...)
@@ -437,9 +437,9 @@ func TestBundlePython(t *testing.T) {
 	if got, _ := os.ReadFile(lock2); string(got) != string(want) {
 		t.Errorf("the imported lock differs:\n%s", got)
 	}
-	ix.requests.Store(0)
-	if _, stderr, code := runCLI(t, append(resolve, "--lock", lock2, "--cache", cache2, "--offline", "--frozen")...); code != 0 || ix.requests.Load() != 0 {
-		t.Errorf("offline from the imported cache: exit %d, %d index requests\n%s", code, ix.requests.Load(), stderr)
+	ix.Requests.Store(0)
+	if _, stderr, code := runCLI(t, append(resolve, "--lock", lock2, "--cache", cache2, "--offline", "--frozen")...); code != 0 || ix.Requests.Load() != 0 {
+		t.Errorf("offline from the imported cache: exit %d, %d index requests\n%s", code, ix.Requests.Load(), stderr)
 	}
 	// A wheel blob gone: 69 naming it.
 	lf, err := lock.Read(lockPath)

@@ -59,24 +59,34 @@ func checkShipGolden(t *testing.T, name string, args []string, norm func(string)
 	}
 }
 
-// pyShipFixture is pyFixture with installable wheels (a RECORD of their
-// files): a pure one (six) and a manylinux one (fastmath, with a native
-// module).
-func pyShipFixture(t *testing.T) (ix *pyIndex, reqs, dir string) {
-	ix, _, dir = pyFixture(t)
-	type f = sitepkgstest.File
-	pure := sitepkgstest.Wheel(t, "six", "1.16.0", f{Name: "six/__init__.py", Body: "VERSION = '1.16.0'\n"})
-	native := sitepkgstest.Wheel(t, "fastmath", "2.0.1", f{Name: "fastmath/__init__.py", Body: "from ._c import f\n"},
-		f{Name: "fastmath/_c.cpython-311-x86_64-linux-gnu.so", Body: "\x7fELF", Mode: 0o755})
-	ix.projects = map[string]map[string][]byte{}
-	ix.add("six", "six-1.16.0-py2.py3-none-any.whl", pure)
-	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", native)
+// pyShipFixture is pyFixture's index and pip configuration with
+// installable wheels (a RECORD of their files): a pure one (six) and a
+// manylinux one (fastmath, with a native module).
+func pyShipFixture(t *testing.T) (ix *sitepkgstest.Index, reqs, dir string) {
+	ix = newPyIndex(t)
+	dir = pipEnv(t, ix.URL+"/simple/")
 	reqs = filepath.Join(dir, "requirements.txt")
-	body := "six==1.16.0 --hash=sha256:" + sha256Of(pure) + "\nfastmath==2.0.1 --hash=sha256:" + sha256Of(native) + "\n"
-	if err := os.WriteFile(reqs, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	addWheelPair(t, ix, reqs, pureWheel{"six", "1.16.0", "py2.py3-none-any", "VERSION = '1.16.0'\n"}, "fastmath", "2.0.1")
 	return ix, reqs, dir
+}
+
+// pureWheel is a pure-Python wheel of dist at version, its tag, and the
+// body of its module dist/__init__.py.
+type pureWheel struct{ dist, version, tag, body string }
+
+// addWheelPair adds two installable wheels (a RECORD of their files) to
+// ix, pure and a manylinux one of native at version (its module imports a
+// native one), and writes reqs, a hashed requirements file of both.
+func addWheelPair(t *testing.T, ix *sitepkgstest.Index, reqs string, pure pureWheel, native, version string) {
+	t.Helper()
+	type f = sitepkgstest.File
+	pw := sitepkgstest.Wheel(t, pure.dist, pure.version, f{Name: pure.dist + "/__init__.py", Body: pure.body})
+	nw := sitepkgstest.Wheel(t, native, version, f{Name: native + "/__init__.py", Body: "from ._c import f\n"},
+		f{Name: native + "/_c.cpython-311-x86_64-linux-gnu.so", Body: "\x7fELF", Mode: 0o755})
+	ix.Add(pure.dist, pure.dist+"-"+pure.version+"-"+pure.tag+".whl", pw)
+	ix.Add(native, native+"-"+version+"-cp311-cp311-manylinux_2_17_x86_64.whl", nw)
+	body := pure.dist + "==" + pure.version + " --hash=sha256:" + sha256Of(pw) + "\n" + native + "==" + version + " --hash=sha256:" + sha256Of(nw) + "\n"
+	must(t, os.WriteFile(reqs, []byte(body), 0o644))
 }
 
 // pyShipFlags are the Python half's flags of pyFixture's requirements.
@@ -213,9 +223,9 @@ func TestRewritePythonShipJSON(t *testing.T) {
 		t.Errorf("warnings = %q, want [%q]", r.Warnings, want)
 	}
 	// Again, frozen: from the lock and the cache, no index request.
-	before := ix.requests.Load()
+	before := ix.Requests.Load()
 	rewriteJSON(t, append(append(flags, "--frozen"), submission...))
-	if n := ix.requests.Load() - before; n != 0 {
+	if n := ix.Requests.Load() - before; n != 0 {
 		t.Errorf("frozen rewrite: %d index requests", n)
 	}
 }

@@ -8,90 +8,26 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/jsondoc"
+	"github.com/prebake/prebake/internal/sitepkgs/sitepkgstest"
 	"github.com/prebake/prebake/lock"
 	blobcache "github.com/prebake/prebake/resolver/cache"
 	"github.com/prebake/prebake/resolver/repo"
 )
 
-// pyIndex is a fake PEP 691 (JSON) simple index over httptest that
-// counts its requests and the User-Agents it saw.
-type pyIndex struct {
-	*httptest.Server
-	mu       sync.Mutex
-	projects map[string]map[string][]byte // project → file name → bytes
-	requests atomic.Int64
-	agents   map[string]bool
-	// limit answers every request with a 429 and a long Retry-After.
-	limit atomic.Bool
-}
-
-func newPyIndex(t *testing.T) *pyIndex {
-	ix := &pyIndex{projects: map[string]map[string][]byte{}, agents: map[string]bool{}}
-	ix.Server = httptest.NewServer(http.HandlerFunc(ix.serve))
+// newPyIndex is sitepkgstest's fake PEP 691 index, closed with the test.
+func newPyIndex(t *testing.T) *sitepkgstest.Index {
+	ix := sitepkgstest.NewIndex()
 	t.Cleanup(ix.Close)
 	return ix
-}
-
-func (ix *pyIndex) add(project, file string, body []byte) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.projects[project] == nil {
-		ix.projects[project] = map[string][]byte{}
-	}
-	ix.projects[project][file] = body
-}
-
-func (ix *pyIndex) serve(w http.ResponseWriter, r *http.Request) {
-	ix.requests.Add(1)
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ix.agents[r.UserAgent()] = true
-	if ix.limit.Load() {
-		w.Header().Set("Retry-After", "3600")
-		w.WriteHeader(http.StatusTooManyRequests)
-		return
-	}
-	if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
-		for _, files := range ix.projects {
-			if b, ok := files[name]; ok {
-				w.Write(b)
-				return
-			}
-		}
-		http.NotFound(w, r)
-		return
-	}
-	project, ok := strings.CutPrefix(r.URL.Path, "/simple/")
-	files, known := ix.projects[strings.TrimSuffix(project, "/")]
-	if !ok || !known {
-		http.NotFound(w, r)
-		return
-	}
-	type file struct {
-		Filename string            `json:"filename"`
-		URL      string            `json:"url"`
-		Hashes   map[string]string `json:"hashes"`
-		Size     int               `json:"size"`
-	}
-	var out []file
-	for name, b := range files {
-		out = append(out, file{Filename: name, URL: "/files/" + name, Hashes: map[string]string{"sha256": sha256Of(b)}, Size: len(b)})
-	}
-	w.Header().Set("Content-Type", "application/vnd.pypi.simple.v1+json")
-	json.NewEncoder(w).Encode(map[string]any{"meta": map[string]string{"api-version": "1.1"}, "name": project, "files": out})
 }
 
 func sha256Of(b []byte) string {
@@ -134,15 +70,15 @@ func buildWheel(t *testing.T, dist, version, tag string) []byte {
 // pyFixture is a fake index with a pure-Python wheel, a manylinux one and
 // an sdist-only package, and a fully pinned, hashed requirements file of
 // the first two; pip's configuration points at the index alone.
-func pyFixture(t *testing.T) (ix *pyIndex, reqs, dir string) {
+func pyFixture(t *testing.T) (ix *sitepkgstest.Index, reqs, dir string) {
 	ix = newPyIndex(t)
 	pure := buildWheel(t, "six", "1.16.0", "py2.py3-none-any")
 	native := buildWheel(t, "fastmath", "2.0.1", "cp311-cp311-manylinux_2_17_x86_64")
 	other := buildWheel(t, "fastmath", "2.0.1", "cp311-cp311-musllinux_1_2_x86_64")
-	ix.add("six", "six-1.16.0-py2.py3-none-any.whl", pure)
-	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", native)
-	ix.add("fastmath", "fastmath-2.0.1-cp311-cp311-musllinux_1_2_x86_64.whl", other)
-	ix.add("onlysource", "onlysource-1.0.tar.gz", []byte("not a wheel"))
+	ix.Add("six", "six-1.16.0-py2.py3-none-any.whl", pure)
+	ix.Add("fastmath", "fastmath-2.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", native)
+	ix.Add("fastmath", "fastmath-2.0.1-cp311-cp311-musllinux_1_2_x86_64.whl", other)
+	ix.Add("onlysource", "onlysource-1.0.tar.gz", []byte("not a wheel"))
 	dir = pipEnv(t, ix.URL+"/simple/")
 	reqs = filepath.Join(dir, "requirements.txt")
 	body := fmt.Sprintf("six==1.16.0 --hash=sha256:%s\nfastmath==2.0.1 \\\n  --hash=sha256:%s \\\n  --hash=sha256:%s\n", sha256Of(pure), sha256Of(native), sha256Of(other))
@@ -201,8 +137,8 @@ func TestResolvePython(t *testing.T) {
 			t.Errorf("wheel %+v", w)
 		}
 	}
-	if !ix.agents[repo.UserAgent(buildVersion())] || len(ix.agents) != 1 {
-		t.Errorf("User-Agents %v, want prebake's alone", ix.agents)
+	if agents := ix.Agents(); !agents[repo.UserAgent(buildVersion())] || len(agents) != 1 {
+		t.Errorf("User-Agents %v, want prebake's alone", agents)
 	}
 
 	// lock diff and sbom read it.
@@ -217,12 +153,12 @@ func TestResolvePython(t *testing.T) {
 	// lock, 0 index requests, the lock not rewritten.
 	written, _ := os.ReadFile(lockPath)
 	for _, mode := range [][]string{{"--frozen"}, {"--offline"}, {"--frozen", "--offline"}, nil} {
-		ix.requests.Store(0)
+		ix.Requests.Store(0)
 		out, stderr, code := resolve(append([]string{"--py-requirements", reqs, "--lock", lockPath, "-o", "json"}, mode...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s", mode, code, stderr)
 		}
-		if n := ix.requests.Load(); n != 0 {
+		if n := ix.Requests.Load(); n != 0 {
 			t.Errorf("%v: %d index requests, want 0", mode, n)
 		}
 		var j jsondoc.Resolve
@@ -287,13 +223,13 @@ func TestResolvePython(t *testing.T) {
 	// Other jars, not frozen: the jar half is resolved again, the wheels
 	// kept from the lock (0 index requests), one lock rewritten; the
 	// notice names the lock, not a temporary file.
-	ix.requests.Store(0)
+	ix.Requests.Store(0)
 	other := []string{"resolve", "--no-default-repositories", "--repositories", "file://" + demo + "/", "--packages", "org.slf4j:slf4j-api:1.7.36", "--cache", cache}
 	if _, stderr, code := runCLI(t, append(append(other, target...), "--py-requirements", reqs, "--lock", lockPath)...); code != 0 ||
 		!strings.Contains(stderr, lockPath+" was stale") || strings.Contains(stderr, os.TempDir()+"/prebake-jars-") {
 		t.Errorf("other jars: exit %d\n%s", code, stderr)
 	}
-	if n := ix.requests.Load(); n != 0 {
+	if n := ix.Requests.Load(); n != 0 {
 		t.Errorf("other jars: %d index requests, want 0", n)
 	}
 	if l2, err := lock.Read(lockPath); err != nil || len(l2.Wheels()) != 2 || len(l2.Jars()) != 1 || l2.Jars()[0].Coord != "org.slf4j:slf4j-api:1.7.36" {
@@ -323,7 +259,7 @@ func TestResolvePython(t *testing.T) {
 	}
 
 	// A 429 from the index: 76, nothing written.
-	ix.limit.Store(true)
+	ix.Limit.Store(true)
 	limited := filepath.Join(dir, "limited.lock")
 	if _, stderr, code := resolve("--py-requirements", reqs, "--lock", limited); code != exitcode.RateLimited || !strings.Contains(stderr, "429") {
 		t.Errorf("429: exit %d, want 76\n%s", code, stderr)
@@ -331,7 +267,7 @@ func TestResolvePython(t *testing.T) {
 	if _, err := os.Stat(limited); !os.IsNotExist(err) {
 		t.Errorf("429: a lock was written (%v)", err)
 	}
-	ix.limit.Store(false)
+	ix.Limit.Store(false)
 }
 
 // checkResolvePythonJSON validates resolve's -o json with wheels against
@@ -385,9 +321,9 @@ func TestResolvePythonOnly(t *testing.T) {
 	if err != nil || len(lf.Jars()) != 0 || len(lf.Wheels()) != 2 || lf.Version != lock.SchemaVersionKinds {
 		t.Fatalf("lock: %v %+v", err, lf)
 	}
-	ix.requests.Store(0)
-	if _, stderr, code := runCLI(t, append(args, "--frozen")...); code != 0 || ix.requests.Load() != 0 {
-		t.Errorf("frozen: exit %d, %d index requests\n%s", code, ix.requests.Load(), stderr)
+	ix.Requests.Store(0)
+	if _, stderr, code := runCLI(t, append(args, "--frozen")...); code != 0 || ix.Requests.Load() != 0 {
+		t.Errorf("frozen: exit %d, %d index requests\n%s", code, ix.Requests.Load(), stderr)
 	}
 	// A musl target takes the other wheel of the same hashed pin.
 	musl := filepath.Join(dir, "musl.lock")

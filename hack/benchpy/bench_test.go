@@ -393,9 +393,9 @@ func inflate(b *testing.B, paths []string) []member {
 	return out
 }
 
-// floor reads every wheel's bytes, writes the members under root (their
-// directories made once) and hashes the bytes written with one sha256.
-func floor(b *testing.B, paths []string, members []member, root string) {
+// readAll reads every file of paths to its end (the floors' read of the
+// wheels).
+func readAll(b *testing.B, paths []string) {
 	buf := make([]byte, 1<<20)
 	for _, p := range paths {
 		f, err := os.Open(p)
@@ -407,6 +407,12 @@ func floor(b *testing.B, paths []string, members []member, root string) {
 		}
 		f.Close()
 	}
+}
+
+// floor reads every wheel's bytes, writes the members under root (their
+// directories made once) and hashes the bytes written with one sha256.
+func floor(b *testing.B, paths []string, members []member, root string) {
+	readAll(b, paths)
 	h := sha256.New()
 	dirs := map[string]bool{}
 	for _, m := range members {
@@ -436,17 +442,7 @@ func floor(b *testing.B, paths []string, members []member, root string) {
 // other into one file (as a tar's bytes are), no file created per member:
 // the stricter floor.
 func floorStream(b *testing.B, paths []string, members []member, out string) {
-	buf := make([]byte, 1<<20)
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.CopyBuffer(io.Discard, f, buf); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-	}
+	readAll(b, paths)
 	f, err := os.Create(out)
 	if err != nil {
 		b.Fatal(err)

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prebake/prebake/internal/digest"
-	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/testenv"
 )
 
@@ -70,29 +66,14 @@ func (o *oracle) run(ctx context.Context, c kase, testdata string) (outcome, tim
 	if err != nil {
 		return outcome{}, 0, err
 	}
-	jarsDir := filepath.Join(o.ivy, "jars")
-	if err := os.RemoveAll(jarsDir); err != nil {
-		return outcome{}, 0, err
-	}
-	args := []string{"--master", "local[1]", "--conf", "spark.jars.ivy=" + o.ivy, "--conf", "spark.ui.enabled=false", "--packages", c.coords}
+	ss := testenv.SparkSubmit{Home: home, PythonPath: pyPath, Central: o.central, Ivy: o.ivy, UserHome: o.home, ConfDir: o.conf, JVMOpts: o.jvmOpts}
+	job := testenv.SparkJob{Packages: c.coords, Excludes: c.exclude, App: o.app}
 	if r := c.expand(o.central, testdata); len(r) > 0 {
-		args = append(args, "--repositories", strings.Join(r, ","))
+		job.Repositories = strings.Join(r, ",")
 	}
-	if c.exclude != "" {
-		args = append(args, "--exclude-packages", c.exclude)
-	}
-	args = append(args, o.app)
-	cmd := exec.CommandContext(ctx, filepath.Join(home, "bin", "spark-submit"), args...)
-	cmd.Env = append(cleanEnv(),
-		"SPARK_HOME="+home, "PYTHONPATH="+pyPath, "PYSPARK_PYTHON=python3",
-		"HOME="+o.home, "SPARK_CONF_DIR="+o.conf,
-		"SPARK_SUBMIT_OPTS="+strings.TrimSpace("-Duser.home="+o.home+" "+o.jvmOpts),
-		"DEFAULT_ARTIFACT_REPOSITORY="+o.central)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	runErr := cmd.Run()
+	out, runErr := ss.Run(ctx, job)
 	var phase time.Duration
-	if m := resolveRE.FindStringSubmatch(out.String()); m != nil {
+	if m := resolveRE.FindStringSubmatch(out); m != nil {
 		a, _ := strconv.Atoi(m[1])
 		b, _ := strconv.Atoi(m[2])
 		phase = time.Duration(a+b) * time.Millisecond
@@ -103,58 +84,14 @@ func (o *oracle) run(ctx context.Context, c kase, testdata string) (outcome, tim
 		}
 		// A resolution failure is an outcome; anything else is the
 		// harness's problem.
-		if strings.Contains(out.String(), "unresolved dependency") || strings.Contains(out.String(), "RuntimeException: [download failed") {
-			return outcome{failed: true, detail: tail(out.String(), 8)}, phase, nil
+		if strings.Contains(out, "unresolved dependency") || strings.Contains(out, "RuntimeException: [download failed") {
+			return outcome{failed: true, detail: testenv.LastLines(out, 8)}, phase, nil
 		}
-		return outcome{}, 0, fmt.Errorf("spark-submit %s: %v:\n%s", sparkLines[o.line].Version, runErr, tail(out.String(), 15))
+		return outcome{}, 0, fmt.Errorf("spark-submit %s: %v:\n%s", sparkLines[o.line].Version, runErr, testenv.LastLines(out, 15))
 	}
-	jars, err := hashDir(jarsDir)
+	jars, err := ss.Jars()
 	if err != nil {
-		return outcome{}, 0, fmt.Errorf("spark-submit %s retrieved nothing readable: %w:\n%s", sparkLines[o.line].Version, err, tail(out.String(), 15))
+		return outcome{}, 0, fmt.Errorf("spark-submit %s retrieved nothing readable: %w:\n%s", sparkLines[o.line].Version, err, testenv.LastLines(out, 15))
 	}
 	return outcome{jars: jars}, phase, nil
-}
-
-// cleanEnv is the environment without what would change Spark's or
-// Python's behaviour under the harness.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "SPARK_HOME", "PYTHONPATH", "HOME", "SPARK_CONF_DIR", "SPARK_SUBMIT_OPTS", "DEFAULT_ARTIFACT_REPOSITORY", "PYSPARK_SUBMIT_ARGS", "SPARK_LOCAL_IP", "_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "SPARK_LOCAL_IP=127.0.0.1")
-}
-
-// hashDir maps every regular file in dir to its sha256.
-func hashDir(dir string) (map[string]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		sum, _, err := digest.File(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		out[e.Name()] = sum
-	}
-	return out, nil
-}
-
-// tail is the last n lines of s, redacted.
-func tail(s string, n int) string {
-	l := strings.Split(strings.TrimSpace(s), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return redact.String(strings.Join(l, "\n"))
 }

@@ -104,20 +104,7 @@ func openRegular(path string) (*os.File, int64, error) {
 // written to a temporary directory beside root, renamed into place at the
 // end.
 func Install(ctx context.Context, r io.ReaderAt, size int64, file, root string, opts ...Option) (*Installed, error) {
-	o, err := makeOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	name, err := ParseFilename(file)
-	if err != nil {
-		return nil, err
-	}
-	zr, err := zip.NewReader(r, size)
-	if err != nil {
-		return nil, errdefs.Errorf(errdefs.Invalid, "wheel %s: %w: %w", file, ErrFormat, err)
-	}
-	useInflater(zr)
-	p, err := plan(zr, name, o)
+	o, name, p, err := openWheel(r, size, file, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +194,29 @@ type layout struct {
 	purelib  bool
 	members  []member
 	skipped  []string
+}
+
+// openWheel is what Install and Plan do first: their options, the wheel's
+// name (from file) and its checked layout (plan) of the zip r, size bytes.
+func openWheel(r io.ReaderAt, size int64, file string, opts []Option) (*options, Name, *layout, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, Name{}, nil, err
+	}
+	name, err := ParseFilename(file)
+	if err != nil {
+		return nil, Name{}, nil, err
+	}
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, Name{}, nil, errdefs.Errorf(errdefs.Invalid, "wheel %s: %w: %w", file, ErrFormat, err)
+	}
+	useInflater(zr)
+	p, err := plan(zr, name, o)
+	if err != nil {
+		return nil, Name{}, nil, err
+	}
+	return o, name, p, nil
 }
 
 // plan checks every member of zr (paths, types, sizes, RECORD, WHEEL) and

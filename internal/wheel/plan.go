@@ -1,7 +1,6 @@
 package wheel
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -50,20 +49,7 @@ func (p *Planned) Open(path string) (io.ReadCloser, error) {
 // files are read. A wheel whose installed bytes differ from its members'
 // is ErrNotStreamable (errdefs.Invalid); other refusals are Install's.
 func Plan(ctx context.Context, r io.ReaderAt, size int64, file string, opts ...Option) (*Planned, error) {
-	o, err := makeOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	name, err := ParseFilename(file)
-	if err != nil {
-		return nil, err
-	}
-	zr, err := zip.NewReader(r, size)
-	if err != nil {
-		return nil, errdefs.Errorf(errdefs.Invalid, "wheel %s: %w: %w", file, ErrFormat, err)
-	}
-	useInflater(zr)
-	p, err := plan(zr, name, o)
+	o, name, p, err := openWheel(r, size, file, opts)
 	if err != nil {
 		return nil, err
 	}

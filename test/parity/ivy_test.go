@@ -178,7 +178,7 @@ func TestIvySparkSubmitLive(t *testing.T) {
 	newStamp := func() *testenv.Stamp {
 		return testenv.NewStamp(t, "testdata/parity/spark/STAMP",
 			[]string{"testdata/parity/spark", "testdata/parity/repos/ivy1654", "testdata/parity/repos/nearest",
-				"resolver/*.go", "resolver/repo", "resolver/ivysettings", "maven", "test/parity/spark_test.go", "test/parity/ivy_test.go",
+				"resolver/*.go", "resolver/repo", "resolver/ivysettings", "maven", "test/parity/spark_test.go", "test/parity/ivy_test.go", "internal/testenv/sparksubmit.go",
 				"hack/infra.d/62-spark-ivy.sh"}, values...)
 	}
 	stamp := newStamp()

@@ -7,19 +7,15 @@
 package parity
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/prebake/prebake/internal/digest"
-	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/resolver"
 )
@@ -121,93 +117,31 @@ func (s *sparkSubmit) run(ctx context.Context, j job) (outcome, error) {
 	slot := <-s.pool.slots
 	defer func() { s.pool.slots <- slot }()
 	base := filepath.Join(s.pool.dir, fmt.Sprint(slot))
-	ivy, home, conf := filepath.Join(base, "ivy"), filepath.Join(base, "home"), filepath.Join(base, "conf")
-	if err := os.RemoveAll(filepath.Join(ivy, "jars")); err != nil {
-		return outcome{}, err
-	}
-	for _, d := range []string{ivy, home, conf} {
+	ss := testenv.SparkSubmit{Home: s.home, PythonPath: s.pyPath, Central: s.central,
+		Ivy: filepath.Join(base, "ivy"), UserHome: filepath.Join(base, "home"), ConfDir: filepath.Join(base, "conf"),
+		JVMOpts: "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+	for _, d := range []string{ss.Ivy, ss.UserHome, ss.ConfDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return outcome{}, err
 		}
 	}
-	args := []string{"--master", "local[1]", "--conf", "spark.jars.ivy=" + ivy, "--conf", "spark.ui.enabled=false", "--packages", j.packages}
-	if j.repositories != "" {
-		args = append(args, "--repositories", j.repositories)
-	}
-	if j.excludes != "" {
-		args = append(args, "--exclude-packages", j.excludes)
-	}
-	if j.ivySettings != "" {
-		args = append(args, "--conf", "spark.jars.ivySettings="+j.ivySettings)
-	}
-	args = append(args, filepath.Join(s.pool.dir, "noop.py"))
-	cmd := exec.CommandContext(ctx, filepath.Join(s.home, "bin", "spark-submit"), args...)
-	cmd.Env = append(sparkEnv(),
-		"SPARK_HOME="+s.home, "PYTHONPATH="+s.pyPath, "PYSPARK_PYTHON=python3",
-		"HOME="+home, "SPARK_CONF_DIR="+conf,
-		"SPARK_SUBMIT_OPTS=-Duser.home="+home+" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-		"DEFAULT_ARTIFACT_REPOSITORY="+s.central)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	o, err := ss.Run(ctx, testenv.SparkJob{Packages: j.packages, Repositories: j.repositories, Excludes: j.excludes, IvySettings: j.ivySettings,
+		App: filepath.Join(s.pool.dir, "noop.py")})
+	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, ctx.Err()
 		}
-		o := out.String()
 		if strings.Contains(o, "unresolved dependency") || strings.Contains(o, "[download failed") ||
 			strings.Contains(o, "ParseException") || strings.Contains(o, "unknown conflict manager") {
-			return outcome{failed: true, detail: lastLines(o, 6)}, nil
+			return outcome{failed: true, detail: testenv.LastLines(o, 6)}, nil
 		}
-		return outcome{}, fmt.Errorf("spark-submit (%s) %s: %v:\n%s", s.home, j.packages, err, lastLines(o, 15))
+		return outcome{}, fmt.Errorf("spark-submit (%s) %s: %v:\n%s", s.home, j.packages, err, testenv.LastLines(o, 15))
 	}
-	jars, err := hashDir(filepath.Join(ivy, "jars"))
+	jars, err := ss.Jars()
 	if err != nil {
-		return outcome{}, fmt.Errorf("spark-submit (%s) %s retrieved nothing readable: %w:\n%s", s.home, j.packages, err, lastLines(out.String(), 15))
+		return outcome{}, fmt.Errorf("spark-submit (%s) %s retrieved nothing readable: %w:\n%s", s.home, j.packages, err, testenv.LastLines(o, 15))
 	}
 	return outcome{jars: jars}, nil
-}
-
-// sparkEnv is the environment without what would change Spark's or
-// Python's behaviour under the test.
-func sparkEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "SPARK_HOME", "PYTHONPATH", "HOME", "SPARK_CONF_DIR", "SPARK_SUBMIT_OPTS", "DEFAULT_ARTIFACT_REPOSITORY",
-			"PYSPARK_SUBMIT_ARGS", "SPARK_LOCAL_IP", "_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS":
-		default:
-			env = append(env, kv)
-		}
-	}
-	return append(env, "SPARK_LOCAL_IP=127.0.0.1")
-}
-
-// hashDir maps every regular file of dir to its sha256.
-func hashDir(dir string) (map[string]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, e := range ents {
-		if e.Type().IsRegular() {
-			sum, _, err := digest.File(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return nil, err
-			}
-			out[e.Name()] = sum
-		}
-	}
-	return out, nil
-}
-
-// lastLines is the last n lines of s, redacted.
-func lastLines(s string, n int) string {
-	l := strings.Split(strings.TrimSpace(s), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return redact.String(strings.Join(l, "\n"))
 }
 
 // prebakeOutcome resolves req with prebake and returns the locked jars.

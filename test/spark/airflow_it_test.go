@@ -33,7 +33,7 @@ func sharedAirflow(t *testing.T) *airflowEnv {
 	t.Helper()
 	bin := testenv.Airflow(t)
 	return airflowHome.Get(t, func() (*airflowEnv, error) {
-		return newAirflow(t, bin, "airflow_k8s_dag.py", "airflow_kpo_dag.py")
+		return newAirflow(t, bin, "k8s/airflow_k8s_dag.py", "k8s/airflow_kpo_dag.py")
 	})
 }
 
@@ -46,6 +46,9 @@ func removeAirflow() {
 	})
 }
 
+// newAirflow is an Airflow (bin) whose DAG folder holds dagFiles (under
+// testdata) and whose home is migrated once per machine; its caller
+// removes a.home.
 func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, error) {
 	home, err := os.MkdirTemp("", "prebake-airflow-")
 	if err != nil {
@@ -56,11 +59,11 @@ func newAirflow(t *testing.T, bin string, dagFiles ...string) (*airflowEnv, erro
 		return nil, err
 	}
 	for _, f := range dagFiles {
-		dag, err := os.ReadFile(filepath.Join("testdata", "k8s", f))
+		dag, err := os.ReadFile(filepath.Join("testdata", f))
 		if err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(filepath.Join(a.dags, f), dag, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(a.dags, filepath.Base(f)), dag, 0o644); err != nil {
 			return nil, err
 		}
 	}
@@ -144,8 +147,14 @@ func (a *airflowEnv) clone(t *testing.T) *airflowEnv {
 // success.
 func (a *airflowEnv) dagsTest(t *testing.T, dag string, env ...string) (string, bool) {
 	t.Helper()
+	return a.dagsTestWithin(t, 8*time.Minute, dag, env...)
+}
+
+// dagsTestWithin is dagsTest with the run's time limit.
+func (a *airflowEnv) dagsTestWithin(t *testing.T, limit time.Duration, dag string, env ...string) (string, bool) {
+	t.Helper()
 	a = a.clone(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(a.bin, "airflow"), "dags", "test", dag)
 	cmd.Dir, cmd.Env = a.home, append(append([]string(nil), a.env...), env...)
@@ -161,6 +170,20 @@ func (a *airflowEnv) dagsTest(t *testing.T, dag string, env ...string) (string, 
 		t.Fatalf("cannot tell the task's state from the run (success %v, failed %v):\n%s", success, failed, s)
 	}
 	return s, success
+}
+
+// prebakeAsSparkSubmit is dir/bin holding prebake as spark-submit, for
+// the front of an Airflow task's PATH.
+func prebakeAsSparkSubmit(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(prebakeBin, filepath.Join(bin, "spark-submit")); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // TestK8sAirflowIT is journey 7 of issue 25 on the real node: Airflow's
@@ -179,13 +202,7 @@ func TestK8sAirflowIT(t *testing.T) {
 	sparkHome, _ := testenv.SparkHome(t, k8scluster.NodeSparkVersion)
 	app := c.NodeAppImage(t)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(prebakeBin, filepath.Join(bin, "spark-submit")); err != nil {
-		t.Fatal(err)
-	}
+	bin := prebakeAsSparkSubmit(t, tmp)
 	cfg := filepath.Join(tmp, "prebake.yaml")
 	if err := os.WriteFile(cfg, []byte("cache: "+filepath.Join(tmp, "cache")+"\nrepositories: ["+demoRepo()+"]\nnoDefaultRepositories: true\n"), 0o600); err != nil {
 		t.Fatal(err)

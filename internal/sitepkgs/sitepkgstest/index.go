@@ -34,19 +34,22 @@ func WheelTagged(t testing.TB, dist, version, tag string, purelib bool, files ..
 }
 
 // Index is a PEP 691 (JSON) simple index over httptest of fixed files
-// that counts its requests: /simple/<project>/ lists a project's files,
-// /files/<name> serves one.
+// that counts its requests and the User-Agents it saw: /simple/<project>/
+// lists a project's files, /files/<name> serves one.
 type Index struct {
 	*httptest.Server
 	// Requests counts every request answered.
 	Requests atomic.Int64
+	// Limit answers every request with a 429 and a long Retry-After.
+	Limit    atomic.Bool
 	mu       sync.Mutex
 	projects map[string]map[string][]byte // project → file name → bytes
+	agents   map[string]bool
 }
 
 // NewIndex starts an index; Close stops it (a closed port after).
 func NewIndex() *Index {
-	ix := &Index{projects: map[string]map[string][]byte{}}
+	ix := &Index{projects: map[string]map[string][]byte{}, agents: map[string]bool{}}
 	ix.Server = httptest.NewServer(http.HandlerFunc(ix.serve))
 	return ix
 }
@@ -61,10 +64,27 @@ func (ix *Index) Add(project, file string, body []byte) {
 	ix.projects[project][file] = body
 }
 
+// Agents is the set of User-Agents of the requests answered so far.
+func (ix *Index) Agents() map[string]bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	out := make(map[string]bool, len(ix.agents))
+	for a := range ix.agents {
+		out[a] = true
+	}
+	return out
+}
+
 func (ix *Index) serve(w http.ResponseWriter, r *http.Request) {
 	ix.Requests.Add(1)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.agents[r.UserAgent()] = true
+	if ix.Limit.Load() {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
 	if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
 		for _, files := range ix.projects {
 			if b, ok := files[name]; ok {

@@ -96,6 +96,41 @@ func JSONable(v any) any {
 	return v
 }
 
+// OperatorEnv is the environment of prebake and of the operator's
+// spark-submit (SPARK_HOME sparkHome) in a fresh directory dir: HOME is
+// home (an Ivy directory there is a resolve at submit time), SPARK_CONF_DIR
+// and DOCKER_CONFIG are empty directories, and nothing of the machine's
+// kubeconfig or prebake configuration is read; the caller appends
+// PREBAKE_CACHE.
+func OperatorEnv(t testing.TB, sparkHome string) (dir, home string, env []string) {
+	t.Helper()
+	dir = t.TempDir()
+	home = filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env = append(os.Environ(), "HOME="+home, "SPARK_HOME="+sparkHome, "SPARK_CONF_DIR="+t.TempDir(), "KUBECONFIG=",
+		"DOCKER_CONFIG="+t.TempDir(), "PREBAKE_STORE=", "PREBAKE_IMAGE_TARGET=", "PREBAKE_CONFIG=")
+	return dir, home, env
+}
+
+// RewrittenApp is the SparkApplication of a manifest prebake rewrote,
+// ready to apply; it is an error of t when the manifest still names one
+// of bad, fatal when it is not YAML.
+func RewrittenApp(t testing.TB, rewritten string, bad ...string) *unstructured.Unstructured {
+	t.Helper()
+	for _, b := range bad {
+		if strings.Contains(rewritten, b) {
+			t.Errorf("the rewritten manifest still has %q:\n%s", b, rewritten)
+		}
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(rewritten), &obj); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: JSONable(obj).(map[string]any)}
+}
+
 // StartSparkOperator runs the kubeflow spark-operator controller of opDir
 // as a local process watching namespaces, with env (its spark-submit is
 // $SPARK_HOME's) and kubeconfig; server is the API server's URL, which the
