@@ -31,7 +31,17 @@ type proc struct {
 }
 
 func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
-	logf, err := os.Create(filepath.Join(c.Dir, name+".log"))
+	p, err := startProc(c.Dir, name, bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// startProc starts bin with its output in dir/name.log.
+func startProc(dir, name, bin string, args ...string) (*proc, error) {
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +58,6 @@ func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
 	}
 	p := &proc{name: name, cmd: cmd, log: logf, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.done) }()
-	c.procs = append(c.procs, p)
 	return p, nil
 }
 
@@ -79,8 +88,11 @@ func (p *proc) stop(grace time.Duration) {
 }
 
 // tail is the last n lines of the named server's log.
-func (c *Cluster) tail(name string, n int) string {
-	b, _ := os.ReadFile(filepath.Join(c.Dir, name+".log"))
+func (c *Cluster) tail(name string, n int) string { return tailLog(c.Dir, name, n) }
+
+// tailLog is the last n lines of dir/name.log.
+func tailLog(dir, name string, n int) string {
+	b, _ := os.ReadFile(filepath.Join(dir, name+".log"))
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -91,19 +103,24 @@ func (c *Cluster) tail(name string, n int) string {
 // waitFor polls ok every 200ms until it returns true, or fails after d
 // with the tail of the named server's log (or when that server exited).
 func (c *Cluster) waitFor(what, server string, d time.Duration, ok func() bool) error {
+	return waitFor(c.Dir, c.procs, what, server, d, ok)
+}
+
+// waitFor is Cluster.waitFor for the servers procs, logging in dir.
+func waitFor(dir string, procs []*proc, what, server string, d time.Duration, ok func() bool) error {
 	deadline := time.Now().Add(d)
 	var p *proc
-	for _, q := range c.procs {
+	for _, q := range procs {
 		if q.name == server {
 			p = q
 		}
 	}
 	for !ok() {
 		if p != nil && p.exited() {
-			return fmt.Errorf("%s exited while waiting for %s:\n%s", server, what, c.tail(server, 30))
+			return fmt.Errorf("%s exited while waiting for %s:\n%s", server, what, tailLog(dir, server, 30))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not after %s:\n%s", what, d, c.tail(server, 30))
+			return fmt.Errorf("%s: not after %s:\n%s", what, d, tailLog(dir, server, 30))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
