@@ -329,16 +329,14 @@ func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	cfg, err := registrytest.WriteConfig(dir, c.Registry, "")
+	if _, err := registrytest.WriteConfig(dir, c.Registry, ""); err != nil {
+		return err
+	}
+	rp, err := registrytest.Launch(bin, dir, c.Registry, c.path("registry.log"))
 	if err != nil {
 		return err
 	}
-	if _, err := c.start("registry", bin, "serve", cfg); err != nil {
-		return err
-	}
-	if err := c.waitFor("registry", "registry", 10*time.Second, func() bool { return httpOK("http://" + c.Registry + "/v2/") }); err != nil {
-		return err
-	}
+	c.procs = append(c.procs, &proc{name: "registry", cmd: rp.Cmd, done: rp.Done()})
 	c.PauseImage = c.Registry + "/prebake/pause:3.10"
 	c.TestImage = c.Registry + "/prebake/busybox:1.35"
 	if err := pushPause(ctx, c.PauseImage); err != nil {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,8 +25,8 @@ import (
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{}
+	log  *os.File // nil when its launcher closed it (registrytest.Launch)
+	done <-chan struct{}
 }
 
 func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
@@ -56,8 +55,9 @@ func startProc(dir, name, bin string, args ...string) (*proc, error) {
 		logf.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logf, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
+	done := make(chan struct{})
+	p := &proc{name: name, cmd: cmd, log: logf, done: done}
+	go func() { _ = cmd.Wait(); close(done) }()
 	return p, nil
 }
 
@@ -125,16 +125,6 @@ func waitFor(dir string, procs []*proc, what, server string, d time.Duration, ok
 		time.Sleep(200 * time.Millisecond)
 	}
 	return nil
-}
-
-// httpOK reports whether GET url answers 200 (or 401, which means it runs).
-func httpOK(url string) bool {
-	resp, err := http.Get(url)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == 200 || resp.StatusCode == 401
 }
 
 func randHex(n int) string {
