@@ -77,6 +77,8 @@ var allowed = map[string][]string{
 	// The tests' counting proxy in front of the Python index reads the
 	// machine's pip configuration as prebake does.
 	"internal/testenv/pyindex": {"errdefs", "lock", "resolver/cache", "resolver/pypi", "internal/"},
+	// The warm Job's test helpers resolve the sets they warm.
+	"internal/testenv/warmjob": {"errdefs", "maven", "lock", "resolver", "internal/"},
 
 	// PEP 440 versions, one implementation for the Python resolver and
 	// the lock tooling: a leaf.

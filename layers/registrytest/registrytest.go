@@ -48,7 +48,7 @@ type Registry struct {
 
 	t       testing.TB
 	bin     string
-	cmd     *exec.Cmd
+	proc    *Process
 	stopped bool
 }
 
@@ -116,37 +116,74 @@ http:
 // storage, and waits until it answers.
 func (r *Registry) Restart() {
 	r.t.Helper()
-	logf, err := os.OpenFile(filepath.Join(r.Dir, "registry.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	p, err := Launch(r.bin, r.Dir, r.Host, filepath.Join(r.Dir, "registry.log"))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	defer logf.Close()
-	r.cmd = exec.Command(r.bin, "serve", filepath.Join(r.Dir, "config.yml"))
-	r.cmd.Stdout, r.cmd.Stderr = logf, logf
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatalf("starting docker-registry: %v", err)
+	r.proc, r.stopped = p, false
+}
+
+// Process is a running docker-registry (Launch).
+type Process struct {
+	Cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Done is closed when the registry has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Kill kills the registry and waits for its end: its port is then closed.
+func (p *Process) Kill() {
+	_ = p.Cmd.Process.Kill()
+	<-p.done
+}
+
+// Launch starts docker-registry (bin) serving dir/config.yml (WriteConfig)
+// on host, its output appended to logFile, and waits up to 10 s until it
+// answers /v2/; on an error it is killed. The one launcher of the real
+// registry: Start's (and Restart's), and the real node's
+// (internal/testenv/cluster). The registry is killed with the process that
+// launched it, and has its own process group (a Ctrl-C of `make cluster`
+// reaches the launcher only, which stops the servers in order).
+func Launch(bin, dir, host, logFile string) (*Process, error) {
+	logf, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
 	}
-	r.stopped = false
+	defer logf.Close()
+	cmd := exec.Command(bin, "serve", filepath.Join(dir, "config.yml"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting docker-registry: %w", err)
+	}
+	p := &Process{Cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get("http://" + r.Host + "/v2/")
+		select {
+		case <-p.done:
+			data, _ := os.ReadFile(logFile)
+			return nil, fmt.Errorf("docker-registry exited before serving %s: %s", host, data)
+		default:
+		}
+		resp, err := http.Get("http://" + host + "/v2/")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
-				return
+				return p, nil
 			}
 		}
 	}
-	data, _ := os.ReadFile(filepath.Join(r.Dir, "registry.log"))
-	r.t.Fatalf("docker-registry did not start on %s: %s", r.Host, data)
+	p.Kill()
+	data, _ := os.ReadFile(logFile)
+	return nil, fmt.Errorf("docker-registry did not start on %s: %s", host, data)
 }
 
 // Stop kills the registry (idempotent): its port is then closed.
 func (r *Registry) Stop() {
-	if r.cmd == nil || r.stopped {
+	if r.proc == nil || r.stopped {
 		return
 	}
 	r.stopped = true
-	_ = r.cmd.Process.Kill()
-	_ = r.cmd.Wait()
+	r.proc.Kill()
 }

@@ -64,8 +64,7 @@ type testCluster struct {
 
 	mu      sync.Mutex
 	onStop  []func() // run in reverse by stop, before the servers stop
-	procs   []*exec.Cmd
-	logs    []*os.File
+	cp      *cluster.ControlPlane
 	kubelet *testKubelet
 	apps    dynamic.NamespaceableResourceInterface // the test CRD, once installed
 
@@ -114,13 +113,14 @@ var shared testenv.Shared[*testCluster]
 func sharedCluster(t testing.TB) *testCluster {
 	t.Helper()
 	testenv.RequireIT(t)
-	etcdBin, apiBin := k8sBinary(t, "etcd"), k8sBinary(t, "kube-apiserver")
+	k8sBinary(t, "etcd")
+	k8sBinary(t, "kube-apiserver")
 	return shared.Get(t, func() (*testCluster, error) {
 		dir, err := os.MkdirTemp("", "prebake-k8s-it-")
 		if err != nil {
 			return nil, fmt.Errorf("the shared kube-apiserver: %w", err)
 		}
-		c, err := launchCluster(etcdBin, apiBin, dir)
+		c, err := launchCluster(dir)
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, fmt.Errorf("the shared kube-apiserver: %w", err)
@@ -155,8 +155,9 @@ func stopSharedCluster() {
 // SparkApplication CRD and controller).
 func startCluster(t testing.TB) *testCluster {
 	t.Helper()
-	etcdBin, apiBin := k8sBinary(t, "etcd"), k8sBinary(t, "kube-apiserver")
-	c, err := launchCluster(etcdBin, apiBin, t.TempDir())
+	k8sBinary(t, "etcd")
+	k8sBinary(t, "kube-apiserver")
+	c, err := launchCluster(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,104 +167,17 @@ func startCluster(t testing.TB) *testCluster {
 	return c
 }
 
-// launchCluster starts etcd and kube-apiserver with their files in dir and
-// waits until the API server is ready; on an error nothing is left running.
-func launchCluster(etcdBin, apiBin, dir string) (_ *testCluster, err error) {
-	start := time.Now()
-	c := &testCluster{dir: dir, adminToken: randHex(16)}
-	defer func() {
-		if err != nil {
-			c.stop(func(string, ...any) {})
-		}
-	}()
-	certPEM, keyPEM, err := selfSignedPEM("127.0.0.1")
-	if err != nil {
-		return nil, err
-	}
-	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
-	}
-	pub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
-	if err != nil {
-		return nil, err
-	}
-	c.caFile = filepath.Join(dir, "serving.crt")
-	for name, content := range map[string][]byte{
-		"serving.crt": certPEM, "serving.key": keyPEM,
-		"sa.key":     pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}),
-		"sa.pub":     pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}),
-		"tokens.csv": []byte(c.adminToken + `,prebake-admin,1001,"system:masters"` + "\n"),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
-			return nil, err
-		}
-	}
-	ports, err := testenv.FreePorts(4)
-	if err != nil {
-		return nil, err
-	}
-	clientPort, peerPort, apiPort := ports[0], ports[1], ports[3]
-	// etcd over TLS with client certificates whose keys are in dir (0700):
-	// no other local user reaches it (issue 41, H2).
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, err
-	}
-	etcdArgs, apiEtcdArgs, err := cluster.SecureEtcd(dir, clientPort, peerPort)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.launchProc("etcd", etcdBin, etcdArgs...); err != nil {
-		return nil, err
-	}
-	c.url = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
-	if err := c.launchProc("kube-apiserver", apiBin, append(apiEtcdArgs,
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort),
-		"--tls-cert-file="+filepath.Join(dir, "serving.crt"), "--tls-private-key-file="+filepath.Join(dir, "serving.key"),
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"), "--anonymous-auth=false", "--authorization-mode=RBAC",
-		"--service-account-issuer="+c.url, "--service-account-key-file="+filepath.Join(dir, "sa.pub"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"), "--service-cluster-ip-range=10.0.0.0/24",
-		"--disable-admission-plugins=ServiceAccount", "--enable-priority-and-fairness=false", "--v=0")...); err != nil {
-		return nil, err
-	}
-	// No client-side throttling (5 QPS by default): the test kubelets poll.
-	cfg := &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}, QPS: 200, Burst: 400}
-	if c.admin, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		body, err := c.admin.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
-		if err == nil && strings.TrimSpace(string(body)) == "ok" {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("kube-apiserver not ready after 90s: %v\n%s", err, tailFile(filepath.Join(dir, "kube-apiserver.log"), 30))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	c.ready = time.Since(start)
+// launchCluster starts etcd and kube-apiserver with their files in dir
+// (the control plane's one launcher: cluster.LaunchControlPlane) and waits
+// until the API server is ready; on an error nothing is left running.
+func launchCluster(dir string) (*testCluster, error) {
 	// The default service account controller does not run here.
-	return c, nil
-}
-
-// launchProc starts bin with its output in dir/name.log; stop stops it.
-func (c *testCluster) launchProc(name, bin string, args ...string) error {
-	logf, err := os.Create(filepath.Join(c.dir, name+".log"))
+	cp, err := cluster.LaunchControlPlane(context.Background(), dir,
+		cluster.APIServerFlags("--disable-admission-plugins=ServiceAccount"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("starting %s: %v", name, err)
-	}
-	c.mu.Lock()
-	c.procs, c.logs = append(c.procs, cmd), append(c.logs, logf)
-	c.mu.Unlock()
-	return nil
+	return &testCluster{cp: cp, dir: cp.Dir, url: cp.Server, caFile: cp.CAFile, adminToken: cp.Token, admin: cp.Client, ready: cp.Ready}, nil
 }
 
 // atStop runs fn when c stops, before its servers stop.
@@ -276,17 +190,14 @@ func (c *testCluster) atStop(fn func()) {
 // stop runs the atStop functions, then stops kube-apiserver, then etcd.
 func (c *testCluster) stop(logf func(string, ...any)) {
 	c.mu.Lock()
-	onStop, procs, logs := c.onStop, c.procs, c.logs
-	c.onStop, c.procs, c.logs = nil, nil, nil
+	onStop, cp := c.onStop, c.cp
+	c.onStop, c.cp = nil, nil
 	c.mu.Unlock()
 	for i := len(onStop) - 1; i >= 0; i-- {
 		onStop[i]()
 	}
-	for i := len(procs) - 1; i >= 0; i-- {
-		haltProc(procs[i], logf)
-	}
-	for _, f := range logs {
-		f.Close()
+	if cp != nil {
+		cp.Stop(logf)
 	}
 }
 
@@ -316,12 +227,6 @@ func haltProc(cmd *exec.Cmd, logf func(string, ...any)) {
 func tailFile(path string, n int) string {
 	b, _ := os.ReadFile(path)
 	return strings.Join(lastLines(b, n), "\n")
-}
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%x", b)
 }
 
 // selfSigned makes a serving certificate for host, usable as its own CA.

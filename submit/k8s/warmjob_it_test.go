@@ -1,11 +1,9 @@
 package k8s
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,14 +17,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
-	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
-	"github.com/prebake/prebake/resolver"
+	"github.com/prebake/prebake/internal/testenv/warmjob"
 	"github.com/prebake/prebake/s3store/s3test"
 )
 
@@ -42,121 +37,6 @@ func startJobController(t testing.TB, c *testCluster) {
 		"--controllers=job", "--leader-elect=false", "--bind-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(testenv.FreePort(t)), "--v=1")
 	t.Cleanup(func() { stopProc(t, cmd) })
-}
-
-// exampleWarmJob reads examples/warm-job.yaml: its ServiceAccount and Job.
-func exampleWarmJob(t testing.TB) (*corev1.ServiceAccount, *batchv1.Job) {
-	t.Helper()
-	data, err := os.ReadFile("../../examples/warm-job.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := strings.Split(string(data), "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("warm-job.yaml: %d documents, want 2 (ServiceAccount, Job)", len(docs))
-	}
-	sa, job := &corev1.ServiceAccount{}, &batchv1.Job{}
-	if err := yaml.NewYAMLOrJSONDecoder(strings.NewReader(docs[0]), 4096).Decode(sa); err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.NewYAMLOrJSONDecoder(strings.NewReader(docs[1]), 4096).Decode(job); err != nil {
-		t.Fatal(err)
-	}
-	if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
-		t.Fatal("warm-job.yaml: not an Indexed Job")
-	}
-	return sa, job
-}
-
-// warmJobFor is the example Job with n completions, its shard argument
-// made i/n, the store and repository given, and nothing else changed.
-func warmJobFor(t testing.TB, job *batchv1.Job, n int, store string, extra ...string) *batchv1.Job {
-	t.Helper()
-	j := job.DeepCopy()
-	j.Spec.Completions, j.Spec.Parallelism = ptr(int32(n)), ptr(int32(n))
-	if m := j.Spec.MaxFailedIndexes; m != nil && *m > int32(n) {
-		j.Spec.MaxFailedIndexes = ptr(int32(n)) // the API's bound: <= completions
-	}
-	c := &j.Spec.Template.Spec.Containers[0]
-	var args []string
-	shard := false
-	for _, a := range c.Args {
-		switch {
-		case strings.HasPrefix(a, "--shard="):
-			want := fmt.Sprintf("--shard=$(JOB_COMPLETION_INDEX)/%d", *job.Spec.Completions)
-			if a != want {
-				t.Fatalf("warm-job.yaml: shard argument %q, want %q (N = completions)", a, want)
-			}
-			a, shard = fmt.Sprintf("--shard=$(JOB_COMPLETION_INDEX)/%d", n), true
-		case strings.HasPrefix(a, "--store="):
-			a = "--store=" + store
-		case strings.HasPrefix(a, "--region="):
-			if strings.HasPrefix(store, "file:") {
-				continue
-			}
-		}
-		args = append(args, a)
-	}
-	if !shard {
-		t.Fatal("warm-job.yaml: no --shard argument")
-	}
-	c.Args = append(args, extra...)
-	return j
-}
-
-// corpusSets returns n package sets of one module each from
-// ../shared/corpus/repo-debian (every module with a jar, in path order,
-// that resolves there).
-func corpusSets(t testing.TB, repoDir string, n int) []string {
-	t.Helper()
-	repoDir, err := filepath.Abs(repoDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var coords []string
-	filepath.WalkDir(repoDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".pom") {
-			return nil
-		}
-		if _, err := os.Stat(strings.TrimSuffix(p, ".pom") + ".jar"); err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(repoDir, filepath.Dir(p))
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		if len(parts) < 3 {
-			return nil
-		}
-		v, a := parts[len(parts)-1], parts[len(parts)-2]
-		coords = append(coords, strings.Join(parts[:len(parts)-2], ".")+":"+a+":"+v)
-		return nil
-	})
-	sort.Strings(coords)
-	cache := t.TempDir()
-	var out []string
-	var firstErr error
-	for _, c := range coords {
-		_, err := resolver.Resolve(context.Background(), resolver.Request{Packages: []string{c}, Repositories: []string{"file://" + repoDir + "/"},
-			NoDefaultRepositories: true, CacheDir: cache})
-		if err == nil {
-			out = append(out, c)
-		} else if firstErr == nil {
-			firstErr = err
-		}
-		if len(out) == n {
-			return out
-		}
-	}
-	t.Fatalf("only %d of %d corpus modules resolve (of %d; first error: %v)", len(out), n, len(coords), firstErr)
-	return nil
-}
-
-func setsYAML(coords []string) string {
-	var b strings.Builder
-	b.WriteString("sets:\n")
-	for i, c := range coords {
-		fmt.Fprintf(&b, "  - name: s%03d\n    packages: [%q]\n", i, c)
-	}
-	return b.String()
 }
 
 // warmRun is one run of the warm Job.
@@ -243,47 +123,6 @@ func lastN[T any](s []T, n int) []T {
 	return s
 }
 
-// storeState checks a file:// store: the set manifests (each a complete
-// JSON manifest whose jars are all in the store with their size) and no
-// temporary or partial file anywhere.
-func storeState(t testing.TB, dir string) (sets int) {
-	t.Helper()
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Errorf("store: %v", err)
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			t.Errorf("store holds a temporary file %s", p)
-		}
-		return nil
-	})
-	manifests, _ := filepath.Glob(filepath.Join(dir, "sets", "*.json"))
-	for _, m := range manifests {
-		data, err := os.ReadFile(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var man struct {
-			Jars []struct {
-				Path string `json:"path"`
-				Size int64  `json:"size"`
-			} `json:"jars"`
-		}
-		if err := json.NewDecoder(bytes.NewReader(data)).Decode(&man); err != nil || len(man.Jars) == 0 {
-			t.Errorf("manifest %s: %v (%d jars)", m, err, len(man.Jars))
-			continue
-		}
-		for _, j := range man.Jars {
-			st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(j.Path)))
-			if err != nil || st.Size() != j.Size {
-				t.Errorf("manifest %s: jar %s: %v (size %v, want %d)", filepath.Base(m), j.Path, err, st, j.Size)
-			}
-		}
-	}
-	return len(manifests)
-}
-
 // TestITWarmIndexedJob runs examples/warm-job.yaml on a real Job controller
 // (kube-controller-manager) and kube-apiserver, the test kubelet running
 // each indexed pod as a `prebake warm` process: 200 package sets from the
@@ -334,10 +173,10 @@ func warmJobScenario(t testing.TB, stores []string, kill bool) map[warmKey]warmR
 	startJobController(t, c)
 	k := startKubelet(t, c)
 	bin := buildPrebakeOnce(t)
-	sets := setsYAML(corpusSets(t, repoDir, nSets))
+	sets := warmjob.SetsYAML(warmjob.CorpusSets(t, repoDir, nSets))
 	srv := mavenhttp.New(repoDir, mavenhttp.WithDelay(20*time.Millisecond))
 	defer srv.Close()
-	sa, example := exampleWarmJob(t)
+	sa, example := warmjob.Example(t, "../../examples/warm-job.yaml")
 	repoArgs := []string{"--no-default-repositories", "--repositories=" + srv.URL()}
 
 	var s3srv *s3test.Server
@@ -379,7 +218,7 @@ func warmJobScenario(t testing.TB, stores []string, kill bool) map[warmKey]warmR
 				args = append(append([]string(nil), repoArgs...), "--endpoint="+proxy.URL, "--path-style")
 				env = s3env
 			}
-			job := warmJobFor(t, example, n, storeURL, args...)
+			job := warmjob.For(t, example, n, storeURL, args...)
 			if store == "s3" {
 				for i, a := range job.Spec.Template.Spec.Containers[0].Args {
 					if strings.HasPrefix(a, "--region=") {
@@ -436,7 +275,7 @@ func warmJobScenario(t testing.TB, stores []string, kill bool) map[warmKey]warmR
 					t.Errorf("%s: set s%03d done by %d successful pods, want 1", name, i, c)
 				}
 			}
-			if got := storeState(t, storeDir); got != len(hashes) {
+			if got := warmjob.StoreState(t, storeDir); got != len(hashes) {
 				t.Errorf("%s: %d set manifests in the store, want one per lock hash (%d; %d sets)", name, got, len(hashes), nSets)
 			}
 			if r.job.Status.Succeeded != int32(n) {
@@ -474,159 +313,4 @@ func buildPrebakeOnce(t testing.TB) string {
 	t.Helper()
 	e := &itEnv{}
 	return e.prebake(t)
-}
-
-// TestWarmJobNodeIT is journey 9 of issue 25: examples/warm-job.yaml runs as
-// real pods of prebake's own image (`make image`, pushed to the node's
-// registry) on the real node, the Job controller of the cluster's
-// kube-controller-manager driving the indexes: 2 completions warm the 4
-// sets of testdata/demo-repo (a file:// repository and a file:// store,
-// both hostPath volumes: the only change to the example besides the store,
-// the repository, N and tiny requests). The Job completes, each index once,
-// each set is done by exactly one pod (its -o json in the pod's log), and
-// the store holds every set's manifest, complete, with nothing partial.
-// TestITWarmIndexedJob keeps the process kubelet for what a real node
-// cannot give on two cores: 200 sets on 8 shards and a SIGKILL at an exact
-// point of a shard's run.
-func TestWarmJobNodeIT(t *testing.T) {
-	testenv.RequireIT(t)
-	c := k8scluster.Start(t)
-	image := c.PrebakeImage(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	repoDir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "demo-repo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const nSets, n = 4, 2
-	sets := setsYAML(corpusSets(t, repoDir, nSets))
-	storeDir, err := os.MkdirTemp("", "prebake-warm-store-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(storeDir) })
-	if err := os.Chmod(storeDir, 0o777); err != nil { // the image's user 65532
-		t.Fatal(err)
-	}
-	sa, example := exampleWarmJob(t)
-	job := warmJobFor(t, example, n, "file:///store", "--no-default-repositories", "--repositories=file:///repo/")
-	spec := &job.Spec.Template.Spec
-	ctr := &spec.Containers[0]
-	ctr.Image, ctr.ImagePullPolicy = image, corev1.PullIfNotPresent
-	// The example's init container (chmod 1777 /cache, so prebake keeps a
-	// private cache under it without a warning) runs from the node's
-	// registry's busybox, whose applets are called through /bin/busybox.
-	for i := range spec.InitContainers {
-		ic := &spec.InitContainers[i]
-		ic.Image, ic.ImagePullPolicy = c.TestImage, corev1.PullIfNotPresent
-		if len(ic.Command) > 0 && !strings.HasPrefix(ic.Command[0], "/") {
-			ic.Command = append([]string{"/bin/busybox"}, ic.Command...)
-		}
-	}
-	ctr.Resources = corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
-	}
-	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "store", MountPath: "/store"},
-		corev1.VolumeMount{Name: "repo", MountPath: "/repo", ReadOnly: true})
-	spec.Volumes = append(spec.Volumes,
-		corev1.Volume{Name: "store", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: storeDir}}},
-		corev1.Volume{Name: "repo", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: repoDir}}})
-	ns := "warm-node"
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, sa.DeepCopy(), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	etl, err := os.ReadFile("../../examples/locks/etl.lock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prebake-sets"},
-		Data: map[string]string{"sets.yaml": sets, "etl.lock": string(etl)}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if _, err := c.Client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	podLogs := func() string {
-		var b strings.Builder
-		pods, _ := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		for _, p := range pods.Items {
-			log, _ := c.Client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-			fmt.Fprintf(&b, "pod %s (%s, index %s):\n%s\n", p.Name, p.Status.Phase, p.Annotations["batch.kubernetes.io/job-completion-index"], log)
-		}
-		return b.String()
-	}
-	var done *batchv1.Job
-	for done == nil {
-		j, err := c.Client.BatchV1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("job %s/%s: %v\n%s", ns, job.Name, err, podLogs())
-		}
-		for _, cond := range j.Status.Conditions {
-			if cond.Status != corev1.ConditionTrue {
-				continue
-			}
-			switch cond.Type {
-			case batchv1.JobComplete:
-				done = j
-			case batchv1.JobFailed:
-				t.Fatalf("job %s/%s failed: %s: %s\n%s", ns, job.Name, cond.Reason, cond.Message, podLogs())
-			}
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	took := time.Since(start)
-	if done.Status.Succeeded != n || done.Status.Failed != 0 {
-		t.Errorf("job status: %d succeeded, %d failed; want %d, 0", done.Status.Succeeded, done.Status.Failed, n)
-	}
-	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]int{}
-	hashes := map[string]bool{}
-	indexes := map[string]bool{}
-	for _, p := range pods.Items {
-		if p.Spec.NodeName != k8scluster.NodeName || p.Spec.Containers[0].Image != image || p.Status.Phase != corev1.PodSucceeded {
-			t.Errorf("pod %s: node %q, image %s, phase %s; want a pod of %s that ran on %s", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, p.Status.Phase, image, k8scluster.NodeName)
-			continue
-		}
-		indexes[p.Annotations["batch.kubernetes.io/job-completion-index"]] = true
-		log, err := c.Client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out struct {
-			Sets []struct{ Name, LockHash string }
-		}
-		// The container's log is stdout and stderr: the JSON object is the
-		// line that starts with "{".
-		for _, line := range strings.Split(string(log), "\n") {
-			if strings.HasPrefix(line, "{") {
-				if err := json.Unmarshal([]byte(line), &out); err != nil {
-					t.Fatalf("pod %s: -o json: %v\n%s", p.Name, err, log)
-				}
-			}
-		}
-		for _, s := range out.Sets {
-			names[s.Name]++
-			hashes[s.LockHash] = true
-		}
-	}
-	if len(indexes) != n {
-		t.Errorf("pods succeeded for indexes %v, want %d indexes\n%s", indexes, n, podLogs())
-	}
-	for i := range nSets {
-		if got := names[fmt.Sprintf("s%03d", i)]; got != 1 {
-			t.Errorf("set s%03d done by %d pods, want 1\n%s", i, got, podLogs())
-		}
-	}
-	if got := storeState(t, storeDir); got != len(hashes) || got == 0 {
-		t.Errorf("%d set manifests in the store, want one per lock hash (%d)", got, len(hashes))
-	}
-	t.Logf("warm Job of prebake's image: %d sets on %d real pods, complete in %s", nSets, n, took.Round(100*time.Millisecond))
 }

@@ -40,7 +40,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/layers/registrytest"
@@ -330,16 +329,14 @@ func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	cfg, err := registrytest.WriteConfig(dir, c.Registry, "")
+	if _, err := registrytest.WriteConfig(dir, c.Registry, ""); err != nil {
+		return err
+	}
+	rp, err := registrytest.Launch(bin, dir, c.Registry, c.path("registry.log"))
 	if err != nil {
 		return err
 	}
-	if _, err := c.start("registry", bin, "serve", cfg); err != nil {
-		return err
-	}
-	if err := c.waitFor("registry", "registry", 10*time.Second, func() bool { return httpOK("http://" + c.Registry + "/v2/") }); err != nil {
-		return err
-	}
+	c.procs = append(c.procs, &proc{name: "registry", cmd: rp.Cmd, done: rp.Done()})
 	c.PauseImage = c.Registry + "/prebake/pause:3.10"
 	c.TestImage = c.Registry + "/prebake/busybox:1.35"
 	if err := pushPause(ctx, c.PauseImage); err != nil {
@@ -354,106 +351,45 @@ func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
 func (c *Cluster) path(name string) string { return filepath.Join(c.Dir, name) }
 
 func (c *Cluster) startControlPlane(ctx context.Context, bins map[string]string, privileged bool) error {
-	ca, err := newPKI()
+	cp, err := LaunchControlPlane(ctx, c.Dir, BindAddress(NodeIP), guardEtcd(),
+		ServiceAccountIssuer("https://kubernetes.default.svc.cluster.local"),
+		APIServerFlags("--kubelet-preferred-address-types=InternalIP", "--allow-privileged="+strconv.FormatBool(privileged)),
+		beforeAPIServer(func(cp *ControlPlane) ([]string, error) {
+			// The API server's identity towards the kubelet (which
+			// authorizes it by webhook: system:masters may do everything).
+			if err := cp.ca.issue(c.path("apiserver-kubelet-client.crt"), c.path("apiserver-kubelet-client.key"),
+				pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}, nil,
+				[]x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}); err != nil {
+				return nil, err
+			}
+			return []string{"--kubelet-client-certificate=" + c.path("apiserver-kubelet-client.crt"),
+				"--kubelet-client-key=" + c.path("apiserver-kubelet-client.key"),
+				"--kubelet-certificate-authority=" + cp.CAFile}, nil
+		}))
 	if err != nil {
 		return err
 	}
-	c.ca = ca
-	c.CAFile = c.path("ca.crt")
-	if err := os.WriteFile(c.CAFile, ca.caPEM(), 0o644); err != nil {
+	// Stop stops them by name, in the node's order.
+	c.procs = append(c.procs, cp.procs...)
+	c.ca, c.CAFile, c.Token, c.Kubeconfig, c.Server = cp.ca, cp.CAFile, cp.Token, cp.Kubeconfig, cp.Server
+	c.Config, c.Client, c.etcdURL = cp.Config, cp.Client, cp.EtcdURL
+	if err := c.ca.serving(c.path("kubelet.crt"), c.path("kubelet.key"), []string{NodeIP}, NodeName); err != nil {
 		return err
 	}
-	// For the binaries that attach to a served node (ServingCert); Dir is
-	// 0700, as for the other keys.
-	if err := writeKey(c.path("ca.key"), ca.caKey); err != nil {
-		return err
-	}
-	svcIP := kubernetesServiceIP
-	if err := ca.serving(c.path("apiserver.crt"), c.path("apiserver.key"), []string{NodeIP, "127.0.0.1", svcIP},
-		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "localhost"); err != nil {
-		return err
-	}
-	if err := ca.serving(c.path("kubelet.crt"), c.path("kubelet.key"), []string{NodeIP}, NodeName); err != nil {
-		return err
-	}
-	if err := saKeys(c.path("sa.key"), c.path("sa.pub")); err != nil {
-		return err
-	}
-	c.Token = randHex(16)
-	if err := os.WriteFile(c.path("tokens.csv"), []byte(c.Token+`,prebake-admin,1001,"system:masters"`+"\n"), 0o600); err != nil {
-		return err
-	}
-	ports, err := testenv.FreePorts(6)
+	ports, err := testenv.FreePorts(2)
 	if err != nil {
-		return err
-	}
-	etcdArgs, apiEtcdArgs, err := SecureEtcd(c.Dir, ports[0], ports[1])
-	if err != nil {
-		return err
-	}
-	if err := guardPorts(ports[0], ports[1]); err != nil {
-		return err
-	}
-	c.etcdURL = fmt.Sprintf("https://127.0.0.1:%d", ports[0])
-	// The API server's identity towards the kubelet (which authorizes it
-	// by webhook: system:masters may do everything).
-	if err := ca.issue(c.path("apiserver-kubelet-client.crt"), c.path("apiserver-kubelet-client.key"),
-		pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}, nil,
-		[]x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}); err != nil {
-		return err
-	}
-	if _, err := c.start("etcd", bins["etcd"], etcdArgs...); err != nil {
-		return err
-	}
-	c.Server = fmt.Sprintf("https://%s:%d", NodeIP, ports[3])
-	if _, err := c.start("kube-apiserver", bins["kube-apiserver"], append(apiEtcdArgs,
-		"--bind-address="+NodeIP, "--advertise-address="+NodeIP, "--secure-port="+strconv.Itoa(ports[3]),
-		"--tls-cert-file="+c.path("apiserver.crt"), "--tls-private-key-file="+c.path("apiserver.key"),
-		"--client-ca-file="+c.CAFile,
-		"--token-auth-file="+c.path("tokens.csv"), "--anonymous-auth=false", "--authorization-mode=RBAC",
-		"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-key-file="+c.path("sa.pub"),
-		"--service-account-signing-key-file="+c.path("sa.key"), "--service-cluster-ip-range="+ServiceCIDR,
-		"--kubelet-preferred-address-types=InternalIP", "--allow-privileged="+strconv.FormatBool(privileged),
-		"--kubelet-client-certificate="+c.path("apiserver-kubelet-client.crt"), "--kubelet-client-key="+c.path("apiserver-kubelet-client.key"),
-		"--kubelet-certificate-authority="+c.CAFile,
-		"--enable-priority-and-fairness=false", "--v=0")...); err != nil {
-		return err
-	}
-
-	c.Kubeconfig = c.path("kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: prebake, cluster: {server: %q, certificate-authority: %q}}]
-users: [{name: admin, user: {token: %q}}]
-contexts: [{name: prebake, context: {cluster: prebake, user: admin, namespace: default}}]
-current-context: prebake
-`, c.Server, c.CAFile, c.Token)
-	if err := os.WriteFile(c.Kubeconfig, []byte(kc), 0o600); err != nil {
-		return err
-	}
-	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
-		return err
-	}
-	c.Config.QPS, c.Config.Burst = 100, 200
-	if c.Client, err = kubernetes.NewForConfig(c.Config); err != nil {
-		return err
-	}
-	if err := c.waitFor("kube-apiserver /readyz", "kube-apiserver", 120*time.Second, func() bool {
-		body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err == nil && strings.TrimSpace(string(body)) == "ok"
-	}); err != nil {
 		return err
 	}
 	if _, err := c.start("kube-controller-manager", bins["kube-controller-manager"],
 		"--kubeconfig="+c.Kubeconfig, "--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
-		"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[4]),
+		"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[0]),
 		"--service-account-private-key-file="+c.path("sa.key"), "--root-ca-file="+c.CAFile,
 		"--use-service-account-credentials=false", "--allocate-node-cidrs=false", "--v=1"); err != nil {
 		return err
 	}
 	if _, err := c.start("kube-scheduler", bins["kube-scheduler"],
 		"--kubeconfig="+c.Kubeconfig, "--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
-		"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[5]), "--v=1"); err != nil {
+		"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[1]), "--v=1"); err != nil {
 		return err
 	}
 	return nil

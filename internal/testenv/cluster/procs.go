@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,12 +25,22 @@ import (
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{}
+	log  *os.File // nil when its launcher closed it (registrytest.Launch)
+	done <-chan struct{}
 }
 
 func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
-	logf, err := os.Create(filepath.Join(c.Dir, name+".log"))
+	p, err := startProc(c.Dir, name, bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// startProc starts bin with its output in dir/name.log.
+func startProc(dir, name, bin string, args ...string) (*proc, error) {
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
@@ -46,9 +55,9 @@ func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
 		logf.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logf, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	c.procs = append(c.procs, p)
+	done := make(chan struct{})
+	p := &proc{name: name, cmd: cmd, log: logf, done: done}
+	go func() { _ = cmd.Wait(); close(done) }()
 	return p, nil
 }
 
@@ -79,8 +88,11 @@ func (p *proc) stop(grace time.Duration) {
 }
 
 // tail is the last n lines of the named server's log.
-func (c *Cluster) tail(name string, n int) string {
-	b, _ := os.ReadFile(filepath.Join(c.Dir, name+".log"))
+func (c *Cluster) tail(name string, n int) string { return tailLog(c.Dir, name, n) }
+
+// tailLog is the last n lines of dir/name.log.
+func tailLog(dir, name string, n int) string {
+	b, _ := os.ReadFile(filepath.Join(dir, name+".log"))
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -91,33 +103,28 @@ func (c *Cluster) tail(name string, n int) string {
 // waitFor polls ok every 200ms until it returns true, or fails after d
 // with the tail of the named server's log (or when that server exited).
 func (c *Cluster) waitFor(what, server string, d time.Duration, ok func() bool) error {
+	return waitFor(c.Dir, c.procs, what, server, d, ok)
+}
+
+// waitFor is Cluster.waitFor for the servers procs, logging in dir.
+func waitFor(dir string, procs []*proc, what, server string, d time.Duration, ok func() bool) error {
 	deadline := time.Now().Add(d)
 	var p *proc
-	for _, q := range c.procs {
+	for _, q := range procs {
 		if q.name == server {
 			p = q
 		}
 	}
 	for !ok() {
 		if p != nil && p.exited() {
-			return fmt.Errorf("%s exited while waiting for %s:\n%s", server, what, c.tail(server, 30))
+			return fmt.Errorf("%s exited while waiting for %s:\n%s", server, what, tailLog(dir, server, 30))
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not after %s:\n%s", what, d, c.tail(server, 30))
+			return fmt.Errorf("%s: not after %s:\n%s", what, d, tailLog(dir, server, 30))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	return nil
-}
-
-// httpOK reports whether GET url answers 200 (or 401, which means it runs).
-func httpOK(url string) bool {
-	resp, err := http.Get(url)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == 200 || resp.StatusCode == 401
 }
 
 func randHex(n int) string {
