@@ -101,8 +101,12 @@ func (m *manifestRewriter) planPython(j *Jars) error {
 	why := fmt.Sprintf("ships the Python packages: the lock's %d wheels, from %s", p.Wheels, redact.URL(p.From))
 	if p.InImage {
 		for _, role := range []string{"driver", "executor"} {
-			if where, v, ok := m.userPythonPath(role); ok {
-				m.warn("%s sets PYTHONPATH %s, which replaces the image's (the wheels' directory): add the image's PYTHONPATH to it, or delete it", where, redact.String(v))
+			if n, where := m.userPythonPathNode(role); n != nil {
+				v := "its valueFrom"
+				if n.Kind == yaml.ScalarNode {
+					v = redact.String(n.Value)
+				}
+				m.warn("%s sets the %s's PYTHONPATH (%s), which replaces the image's, the one that names the wheels' directory: join the image's PYTHONPATH to it, or delete it", where, role, v)
 			}
 		}
 	}
@@ -167,16 +171,6 @@ func (m *manifestRewriter) pythonPath(role, v, why string) {
 	conf := m.ensureMap("sparkConf")
 	mapSet(conf, key, strNode(v))
 	m.change(ChangeAdded, m.path+".sparkConf."+key, "", v, why)
-}
-
-// userPythonPath reports where and what the user sets as role's
-// PYTHONPATH in the document.
-func (m *manifestRewriter) userPythonPath(role string) (where, v string, ok bool) {
-	n, target := m.userPythonPathNode(role)
-	if n == nil {
-		return "", "", false
-	}
-	return target, n.Value, true
 }
 
 // userPythonPathNode finds the user's PYTHONPATH of role: the value node
