@@ -404,10 +404,10 @@ func TestK8sPyDepsStore(t *testing.T) {
 			}
 			// The driver downloads spark.archives from the store
 			// (presigned); executors get it from the driver, as they get
-			// spark.jars.
+			// spark.jars. Only this run's requests count.
 			var archive []string
 			for _, q := range st.proxy.Requests() {
-				if q.Method == "GET" && strings.HasSuffix(q.Path, s3store.ArchiveFile) {
+				if q.Method == "GET" && strings.HasSuffix(q.Path, s3store.ArchiveFile) && !q.At.Before(start) {
 					who := "host " + q.RemoteIP
 					if q.RemoteIP == driver.Status.PodIP {
 						who = "driver"
