@@ -26,6 +26,12 @@ import (
 // spark.kubernetes.container.image), else, for a driver that runs here,
 // from the python3 that runs it, else from the lock.
 func pythonShip(ctx context.Context, f *resolveFlags, sub *submit.Submission, image string, lopts func() ([]layers.Option, error), rep *progress.Reporter) (*pipeline.PythonRequest, error) {
+	return pythonShipFor(ctx, f, sub, image, "", lopts, rep)
+}
+
+// pythonShipFor is pythonShip; doc, when set, names the manifest document
+// the request is for (sub is then nil).
+func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission, image, doc string, lopts func() ([]layers.Option, error), rep *progress.Reporter) (*pipeline.PythonRequest, error) {
 	if !f.python.set() {
 		return nil, nil
 	}
@@ -57,6 +63,9 @@ func pythonShip(ctx context.Context, f *resolveFlags, sub *submit.Submission, im
 				from = "lock"
 				return lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], nil
 			}
+		}
+		if doc != "" {
+			return "", "", exitcode.Errorf(exitcode.Usage, "--py-requirements %s: %s names no image (spec.image, spec.driver.image) to read the wheels' target from, no --image-from is given, and no --lock records one: give --python-version (the job's python3 major.minor) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64)", p.requirements, doc)
 		}
 		return "", "", exitcode.Errorf(exitcode.Usage, "--py-requirements %s: the submission names no image (spark.kubernetes.container.image) to read the wheels' target from, no python3 runs its driver here, and no --lock records one: give --python-version (the job's python3 major.minor) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64)", p.requirements)
 	})
@@ -119,13 +128,26 @@ func localPythonTarget(ctx context.Context, sub *submit.Submission) (version, ta
 	return f[0], tag, bin, true
 }
 
-// refusePythonManifest refuses the Python half for a --manifest rewrite:
-// a SparkApplication's Python dependencies are not shipped yet.
-func refusePythonManifest(f *resolveFlags, manifest string) error {
-	if manifest != "" && f.python.set() {
-		return exitcode.Errorf(exitcode.Usage, "--manifest %s: not yet with the Python half (--py-requirements): rewrite the command line instead", manifest)
+// manifestPython is the Python half of a --manifest rewrite, asked once
+// per SparkApplication: nil without a Python input. Without
+// --python-version and --python-platform the wheels' target is read from
+// the image: --image-from's (the rewrite sets it), else the document's
+// (spec.image, spec.driver.image, spec.executor.image); else from the lock.
+func manifestPython(f *resolveFlags, imageFrom string, lopts func() ([]layers.Option, error), rep *progress.Reporter) func(context.Context, rewrite.ManifestApp) (*pipeline.PythonRequest, error) {
+	if !f.python.set() {
+		return nil
 	}
-	return nil
+	return func(ctx context.Context, app rewrite.ManifestApp) (*pipeline.PythonRequest, error) {
+		image := imageFrom
+		if image == "" {
+			image = app.Image
+		}
+		doc := app.Where
+		if doc == "" {
+			doc = "the manifest"
+		}
+		return pythonShipFor(ctx, f, nil, image, doc, lopts, rep)
+	}
 }
 
 // printEnvNote tells a user of `prebake rewrite` (text) what the rewritten

@@ -115,13 +115,12 @@ for packages they set themselves.`,
 				}
 				finder = t
 			}
+			lopts := func() ([]layers.Option, error) { return reg.options(rep) }
 			if manifest != "" {
-				if err := refusePythonManifest(&rf, manifest); err != nil {
-					return err
-				}
-				return rewriteManifest(c, g, manifest, out, append(opts, rewrite.WithJarSource(pipeline.JarSource(req, finder, rep))))
+				src := pipeline.AppSource(req, finder, rep, manifestPython(&rf, imageFrom, lopts, rep))
+				return rewriteManifest(c, g, manifest, out, append(opts, rewrite.WithJarSource(src)))
 			}
-			py, err := pythonShip(c.Context(), &rf, sub, imageFrom, func() ([]layers.Option, error) { return reg.options(rep) }, rep)
+			py, err := pythonShip(c.Context(), &rf, sub, imageFrom, lopts, rep)
 			if err != nil {
 				return err
 			}

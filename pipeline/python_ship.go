@@ -298,7 +298,12 @@ func checkImagePython(ref string, info *layers.Info, lf *lock.File) (*rewrite.Py
 // wheels unpacked for a driver that runs here (sub), and the cluster's
 // URLs and Python settings the finder holds for the lock (f nil: none).
 func FindSet(ctx context.Context, req resolver.Request, py *PythonRequest, sub *submit.Submission, f SetFinder, rep *progress.Reporter) (*rewrite.Jars, error) {
-	s, err := resolveSubmission(ctx, req, sub.Packages(), py, rep)
+	return findSet(ctx, req, sub.Packages(), py, sub, f, rep)
+}
+
+// findSet is FindSet for the packages p (sub nil: no driver runs here).
+func findSet(ctx context.Context, req resolver.Request, p submit.Packages, py *PythonRequest, sub *submit.Submission, f SetFinder, rep *progress.Reporter) (*rewrite.Jars, error) {
+	s, err := resolveSubmission(ctx, req, p, py, rep)
 	if err != nil || s == nil {
 		return nil, err
 	}

@@ -79,6 +79,13 @@ const (
 //     spec.deps.pyFiles too. The operator always submits in cluster mode,
 //     so jars without cluster URLs (neither in a baked image nor in a
 //     store) are a usage error;
+//   - the set's Python half (Jars.Python, the lock's wheels): an image
+//     holds them on its own PYTHONPATH; a store's archive is appended to
+//     spec.deps.archives and its directory to the driver's and executors'
+//     PYTHONPATH (the user's settings kept first, with a warning); a
+//     local Python file the document runs that installs packages itself
+//     is warned about. A JarSource that is an AppSource also gets the
+//     document's image (the wheels' target);
 //   - with WithImage, spec.image is set, and spec.driver.image,
 //     spec.executor.image and the sparkConf image keys are replaced where
 //     set.
@@ -314,7 +321,7 @@ func (m *manifestRewriter) run(ctx context.Context) error {
 	var jars *Jars
 	if m.o.source != nil {
 		var err error
-		if jars, err = m.o.source.Jars(ctx, p); err != nil {
+		if jars, err = m.sourceJars(ctx, p); err != nil {
 			return fmt.Errorf("%s: %w", m.where, err)
 		}
 	}
@@ -345,6 +352,16 @@ func (m *manifestRewriter) run(ctx context.Context) error {
 		if m.d.Python {
 			m.mergeList("pyFiles", "spark.submit.pyFiles", jars.Cluster, "Python app: Spark also puts --packages jars on the Python path")
 		}
+	}
+	if err := m.planPython(jars); err != nil {
+		return err
+	}
+	if jars != nil && (len(jars.Local) > 0 || jars.Python != nil && len(jars.Python.Conf) > 0) {
+		from := jars.From
+		if from == "" && jars.Python != nil {
+			from = jars.Python.From
+		}
+		m.addConf(jars.Conf, from)
 	}
 	if m.o.image != "" {
 		m.setImage()

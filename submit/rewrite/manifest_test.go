@@ -40,13 +40,21 @@ var manifestCases = []struct {
 	{name: "no-packages-image", input: "no-packages-image", jars: "image", image: "registry.example/spark:prebake"},
 	{name: "no-packages-no-image", input: "no-packages-image", jars: "image"},
 	{name: "unreachable-env", input: "unreachable-env", jars: "store"},
+	{name: "pyspark-deps-store", input: "pyspark-deps", jars: "store-py"},
+	{name: "pyspark-deps-image", input: "pyspark-deps", jars: "image-py", image: "registry.example/spark-py:3.5.5-prebake"},
+	{name: "pyspark-only-store", input: "pyspark-only", jars: "store-py"},
+	{name: "pyspark-only-refused", input: "pyspark-only", jars: "-py", wantErr: "the lock's 2 wheels need an image or a store", wantIs: ErrNoClusterJars, wantKind: errdefs.BadArgument},
 	{name: "error-malformed", input: "error-malformed", jars: "image", image: "registry.example/spark:prebake", wantErr: "manifest error-malformed.yaml document 2", wantKind: errdefs.Invalid},
 	{name: "error-packages-not-list", input: "error-packages-not-list", jars: "image", wantErr: "spec.deps.packages is not a list", wantKind: errdefs.Invalid},
 }
 
 func manifestOpts(jars, image string, noSource bool) []Option {
 	var opts []Option
-	if !noSource {
+	switch {
+	case noSource:
+	case strings.HasSuffix(jars, "-py"):
+		opts = append(opts, WithJarSource(fakePySource(strings.TrimSuffix(jars, "-py"))))
+	default:
 		opts = append(opts, WithJarSource(fakeRewriteJars(jars)))
 	}
 	if image != "" {
@@ -191,4 +199,39 @@ func TestSplitYAMLDocuments(t *testing.T) {
 			t.Errorf("splitYAMLDocuments(%q): %d documents re-joined as %q; want %d", tt.in, len(segs), joined, tt.want)
 		}
 	}
+}
+
+// fakePySource is fakeRewriteJars with the Python half of a set of two
+// wheels (kind "store": its archive's settings, "image": in the image,
+// "": no cluster target), whatever the document's packages: the Python
+// input is the command line's. It checks that it is asked as an
+// AppSource, with the document's image.
+func fakePySource(kind string) AppSource {
+	return AppSourceFunc(func(ctx context.Context, app ManifestApp) (*Jars, error) {
+		if app.Image == "" || !strings.Contains(app.Where, "SparkApplication") {
+			return nil, fmt.Errorf("AppJars asked with %+v, want the document's image and name", app)
+		}
+		j, err := fakeRewriteJars(kind).Jars(ctx, app.Packages)
+		if err != nil {
+			return nil, err
+		}
+		if j == nil {
+			j = &Jars{LockHash: "0123abcd"}
+		}
+		j.Python = &Python{Wheels: 2}
+		switch kind {
+		case "store":
+			j.Python.From = "store s3://bucket/prebake"
+			j.Python.Conf = [][2]string{
+				{"spark.archives", "s3a://bucket/prebake/archives/sha256/ab12/site-packages.tar.gz#pydeps"},
+				{"spark.executorEnv.PYTHONPATH", "./pydeps"},
+				{"spark.kubernetes.driverEnv.PYTHONPATH", "./pydeps"},
+				{"spark.yarn.appMasterEnv.PYTHONPATH", "./pydeps"},
+			}
+			j.Conf = map[string]string{"spark.hadoop.fs.s3a.endpoint": "http://s3.example:9000", "spark.hadoop.fs.s3a.path.style.access": "true"}
+		case "image":
+			j.Python.From, j.Python.InImage = "image", true
+		}
+		return j, nil
+	})
 }

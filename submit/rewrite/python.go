@@ -155,9 +155,7 @@ const maxPyScanSize = 4 << 20
 // resource, the .py files of --py-files, and WithPythonApps'.
 func (w *rewriter) pyInstallApps() []string {
 	var out []string
-	local := func(p string) bool {
-		return strings.HasSuffix(p, ".py") && (!strings.Contains(p, "://") || strings.HasPrefix(p, "file://"))
-	}
+	local := localPyFile
 	if p := w.s.Argv.Primary; w.s.Argv.IsPython() && local(p) {
 		out = append(out, p)
 	}
@@ -180,8 +178,22 @@ var pipInstall = regexp.MustCompile(`(^|[\s/;&|(])(pip3?(\.\d+)?|-m\s+pip)\s+ins
 // every run (or fails where there is none). A missing or unreadable file
 // is skipped (a warning only).
 func (w *rewriter) detectPyInstalls() {
+	warnPyInstalls(w.pyInstallApps(), w.warn)
+}
+
+// localPyFile reports whether p names a .py file on this host: a path
+// or a file: URL (local:// is the image's, s3a:// the store's).
+func localPyFile(p string) bool {
+	return strings.HasSuffix(p, ".py") && (!strings.Contains(p, "://") || strings.HasPrefix(p, "file://"))
+}
+
+// warnPyInstalls reads each of the local Python files apps (once each)
+// and warns through warn, with file:line, where one installs packages or
+// sets what ships the wheels (pyInstalls). A missing or unreadable file
+// is skipped.
+func warnPyInstalls(apps []string, warn func(format string, args ...any)) {
 	seen := map[string]bool{}
-	for _, app := range w.pyInstallApps() {
+	for _, app := range apps {
 		path := strings.TrimPrefix(strings.TrimPrefix(app, "file://"), "file:")
 		if seen[path] {
 			continue
@@ -192,7 +204,7 @@ func (w *rewriter) detectPyInstalls() {
 			continue
 		}
 		for _, f := range pyInstalls(data) {
-			w.warn("%s:%d: %s; the lock's wheels are shipped with the job: %s", app, f.line, f.what, f.fix)
+			warn("%s:%d: %s; the lock's wheels are shipped with the job: %s", app, f.line, f.what, f.fix)
 		}
 	}
 }

@@ -373,8 +373,10 @@ func TestK8sPyDepsImage(t *testing.T) {
 // address, as TestK8sJourneyStore), then `prebake submit --store` runs
 // app.py on the team's image unchanged: the jars by presigned URL, the
 // archive as spark.archives …#pydeps on the driver's and executors'
-// PYTHONPATH. Both import the packages from the archive, the driver writes
-// and reads Avro, and after prebake resolve neither index had a request.
+// PYTHONPATH, through the real spark-submit and through the native
+// submitter (no JVM on the host). Both import the packages from the
+// archive, the driver writes and reads Avro, and after prebake resolve
+// neither index had a request.
 func TestK8sPyDepsStore(t *testing.T) {
 	t.Parallel()
 	j := newPyJourney(t, "pydeps-store")
@@ -385,24 +387,39 @@ func TestK8sPyDepsStore(t *testing.T) {
 	if bake.code != 0 {
 		t.Fatalf("prebake bake s3: exit %d\nstdout:\n%s\nstderr:\n%s", bake.code, bake.stdout, bake.stderr)
 	}
-	r := prebakeWithin(t, st.env, 8*time.Minute, j.submitArgs("pydeps-store", append(st.flags, "--url-style", "presigned", "--expires", "1h"),
-		[]string{"spark.driver.extraJavaOptions=" + st.trust, "spark.executor.extraJavaOptions=" + st.trust})...)
-	driver := j.checkDriver(t, r, "pydeps-store", j.image, inArchive)
-	// The driver downloads spark.archives from the store (presigned);
-	// executors get it from the driver, as they get spark.jars.
-	var archive []string
-	for _, q := range st.proxy.Requests() {
-		if q.Method == "GET" && strings.HasSuffix(q.Path, s3store.ArchiveFile) {
-			who := "host " + q.RemoteIP
-			if q.RemoteIP == driver.Status.PodIP {
-				who = "driver"
+	for _, sub := range []struct{ name, submitter string }{{"pydeps-store", "spark-submit"}, {"pydeps-store-native", "native"}} {
+		t.Run(sub.submitter, func(t *testing.T) {
+			start := time.Now()
+			flags := append(slices.Clone(st.flags), "--url-style", "presigned", "--expires", "1h", "--submitter", sub.submitter)
+			if sub.submitter == "native" {
+				// The team's image was not baked by prebake: it records no
+				// Spark version, which the native submitter must know.
+				flags = append(flags, "--spark-version", k8scluster.NodeSparkVersion)
 			}
-			archive = append(archive, who)
-		}
+			r := prebakeWithin(t, st.env, 8*time.Minute, j.submitArgs(sub.name, flags,
+				[]string{"spark.driver.extraJavaOptions=" + st.trust, "spark.executor.extraJavaOptions=" + st.trust})...)
+			driver := j.checkDriver(t, r, sub.name, j.image, inArchive)
+			if sub.submitter == "native" && strings.Contains(r.stderr, "org.apache.spark.deploy") {
+				t.Errorf("spark-submit ran:\n%s", r.stderr)
+			}
+			// The driver downloads spark.archives from the store
+			// (presigned); executors get it from the driver, as they get
+			// spark.jars. Only this run's requests count.
+			var archive []string
+			for _, q := range st.proxy.Requests() {
+				if q.Method == "GET" && strings.HasSuffix(q.Path, s3store.ArchiveFile) && !q.At.Before(start) {
+					who := "host " + q.RemoteIP
+					if q.RemoteIP == driver.Status.PodIP {
+						who = "driver"
+					}
+					archive = append(archive, who)
+				}
+			}
+			if !slices.Contains(archive, "driver") {
+				t.Errorf("the driver did not fetch the site-packages archive from the store (fetched by %v): %v", archive, st.proxy.Requests())
+			}
+			t.Logf("%s: the archive fetched from the store by %v; %s", sub.submitter, archive, time.Since(start).Round(100*time.Millisecond))
+		})
 	}
-	if !slices.Contains(archive, "driver") {
-		t.Errorf("the driver did not fetch the site-packages archive from the store (fetched by %v): %v", archive, st.proxy.Requests())
-	}
-	t.Logf("the archive fetched from the store by %v", archive)
 	j.noIndexAfterResolve(t)
 }

@@ -86,10 +86,14 @@ func isLocal(uri string) bool {
 }
 
 // checkURIs refuses globs in remote URIs: spark-submit expands them on the
-// submitter through Hadoop's file systems.
+// submitter through Hadoop's file systems, except local:, http:, https:
+// and ftp: ones, which it passes as they are (DependencyUtils.
+// resolveGlobPath): a presigned URL's query string is no glob.
 func checkURIs(key, uri string) error {
-	if strings.HasPrefix(uri, "local:") {
-		return nil
+	for _, scheme := range []string{"local:", "http:", "https:", "ftp:"} {
+		if len(uri) >= len(scheme) && strings.EqualFold(uri[:len(scheme)], scheme) {
+			return nil
+		}
 	}
 	if strings.ContainsAny(uri, "*?[{") {
 		return unsupported(key, "%s: spark-submit expands globs through Hadoop's file systems", uri)
