@@ -474,7 +474,7 @@ func retryAfter(v string) (time.Duration, time.Time) {
 	return d, now.Add(d)
 }
 
-// exists reports whether path is a directory (a find-links entry).
+// isDir reports whether path is a directory (a find-links entry).
 func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()

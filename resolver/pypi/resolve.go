@@ -484,6 +484,16 @@ func (cl *Client) links(ctx context.Context, page string) (*ProjectPage, error) 
 	return parsePage(noUserinfo(page), resp.Request.URL, "text/html", body)
 }
 
+// admitsPython reports whether a file's requires-python admits the
+// target's full version; an empty or unreadable one admits it.
+func admitsPython(requiresPython string, full Version) bool {
+	if requiresPython == "" {
+		return true
+	}
+	ss, err := ParseSpecifiers(requiresPython)
+	return err != nil || ss.Contains(full, true)
+}
+
 func isSdistName(name string) bool {
 	return strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".zip") || strings.HasSuffix(name, ".tar.bz2")
 }
@@ -525,11 +535,9 @@ func choose(p pinned, cands []candidate, t Target) (choice, error) {
 			yanked++
 			continue
 		}
-		if c.RequiresPython != "" {
-			if ss, err := ParseSpecifiers(c.RequiresPython); err == nil && !ss.Contains(full, true) {
-				pyTooNew++
-				continue
-			}
+		if !admitsPython(c.RequiresPython, full) {
+			pyTooNew++
+			continue
 		}
 		names = append(names, n)
 		files = append(files, c)
