@@ -376,7 +376,7 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 	// longest wait allowed bounds them in all, as for a Maven repository.
 	var waited time.Duration
 	for attempt := 0; attempt < cl.attempts; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, noUserinfo(u.String()), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, shown, nil)
 		if err != nil {
 			return nil, errdefs.Errorf(errdefs.BadArgument, "GET %s: %v", shown, redact.String(err.Error()))
 		}
