@@ -9,6 +9,7 @@ import (
 
 	"github.com/prebake/prebake/internal/coordpart"
 	"github.com/prebake/prebake/internal/safepath"
+	"github.com/prebake/prebake/internal/wheel"
 )
 
 // PythonInputs are the inputs of the Python half: what was asked for and
@@ -35,15 +36,12 @@ var (
 	wheelVer    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._!+]*$`)
 	wheelBuild  = regexp.MustCompile(`^[0-9][A-Za-z0-9_.]*$`)
 	pyVersion   = regexp.MustCompile(`^[0-9]{1,3}\.[0-9]{1,3}$`)
-	pep503Runs  = regexp.MustCompile(`[-_.]+`)
 	maxInputLen = 1024
 )
 
 // NormalizeProject is PEP 503's normalized project name: lower case, runs
-// of '-', '_' and '.' as one '-'.
-func NormalizeProject(name string) string {
-	return strings.ToLower(pep503Runs.ReplaceAllString(name, "-"))
-}
+// of '-', '_' and '.' as one '-' (internal/wheel's, which installs them).
+func NormalizeProject(name string) string { return wheel.NormalizeProject(name) }
 
 // WheelFile is a PEP 427 wheel file name split into its fields.
 type WheelFile struct {

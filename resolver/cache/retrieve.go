@@ -42,8 +42,9 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 	}
 	root := filepath.Join(cachedir.Root(cacheDir), "retrieve")
 	dir = filepath.Join(root, lock.Hash())
-	paths = make([]string, len(lock.Jars()))
-	for i, a := range lock.Jars() {
+	jars := lock.Jars()
+	paths = make([]string, len(jars))
+	for i, a := range jars {
 		if paths[i], err = safepath.Join(dir, a.File); err != nil {
 			return "", nil, errdefs.New(errdefs.Invalid, fmt.Errorf("retrieve: %w", err))
 		}
@@ -65,7 +66,7 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 		return "", nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("retrieve dir %s: %w", root, err))
 	}
 	defer os.RemoveAll(tmp) // a no-op after the rename
-	for _, a := range lock.Jars() {
+	for _, a := range jars {
 		if err := ctx.Err(); err != nil {
 			return "", nil, err
 		}

@@ -376,7 +376,7 @@ func (cl *Client) get(ctx context.Context, index string, u *url.URL, accept stri
 	// longest wait allowed bounds them in all, as for a Maven repository.
 	var waited time.Duration
 	for attempt := 0; attempt < cl.attempts; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, noUserinfo(u.String()), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, shown, nil)
 		if err != nil {
 			return nil, errdefs.Errorf(errdefs.BadArgument, "GET %s: %v", shown, redact.String(err.Error()))
 		}
@@ -474,7 +474,7 @@ func retryAfter(v string) (time.Duration, time.Time) {
 	return d, now.Add(d)
 }
 
-// exists reports whether path is a directory (a find-links entry).
+// isDir reports whether path is a directory (a find-links entry).
 func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()

@@ -1,10 +1,7 @@
 package pypi
 
 import (
-	"archive/zip"
-	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -15,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/prebake/prebake/internal/sitepkgs/sitepkgstest"
 )
 
 // testWheel builds a real wheel of dist at version, tagged tag
@@ -28,31 +27,12 @@ func testWheel(t testing.TB, dist, version, tag string, requires ...string) []by
 	for _, r := range requires {
 		meta += "Requires-Dist: " + r + "\n"
 	}
-	files := [][2]string{
-		{mod + "/__init__.py", "VERSION = " + fmt.Sprintf("%q", version) + "\n"},
-		{di + "/METADATA", meta},
-		{di + "/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: " + fmt.Sprint(strings.HasPrefix(tag, "py")) + "\nTag: " + tag + "\n"},
+	files := []sitepkgstest.File{
+		{Name: mod + "/__init__.py", Body: "VERSION = " + fmt.Sprintf("%q", version) + "\n"},
+		{Name: di + "/METADATA", Body: meta},
+		{Name: di + "/WHEEL", Body: "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: " + fmt.Sprint(strings.HasPrefix(tag, "py")) + "\nTag: " + tag + "\n"},
 	}
-	var rec strings.Builder
-	for _, f := range files {
-		s := sha256.Sum256([]byte(f[1]))
-		fmt.Fprintf(&rec, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(s[:]), len(f[1]))
-	}
-	rec.WriteString(di + "/RECORD,,\n")
-	files = append(files, [2]string{di + "/RECORD", rec.String()})
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range files {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: f[0], Method: zip.Deflate})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(f[1]))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return sitepkgstest.Zip(t, append(files, sitepkgstest.Record(di, files))...)
 }
 
 func sha256Hex(b []byte) string {

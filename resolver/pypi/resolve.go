@@ -468,20 +468,31 @@ func (r *Resolver) candidates(ctx context.Context, name string) ([]candidate, er
 
 // links reads a find-links page of links (PEP 503 HTML).
 func (cl *Client) links(ctx context.Context, page string) (*ProjectPage, error) {
+	shown := noUserinfo(page)
 	u, err := url.Parse(page)
 	if err != nil {
-		return nil, errdefs.Errorf(errdefs.BadArgument, "find-links %s: %v", noUserinfo(page), redact.String(err.Error()))
+		return nil, errdefs.Errorf(errdefs.BadArgument, "find-links %s: %v", shown, redact.String(err.Error()))
 	}
-	resp, err := cl.get(ctx, noUserinfo(page), u, "text/html")
+	resp, err := cl.get(ctx, shown, u, "text/html")
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, cl.maxPage+1))
 	if err != nil || int64(len(body)) > cl.maxPage {
-		return nil, errdefs.Errorf(errdefs.Unavailable, "find-links %s: the page could not be read within %d bytes", noUserinfo(page), cl.maxPage)
+		return nil, errdefs.Errorf(errdefs.Unavailable, "find-links %s: the page could not be read within %d bytes", shown, cl.maxPage)
 	}
-	return parsePage(noUserinfo(page), resp.Request.URL, "text/html", body)
+	return parsePage(shown, resp.Request.URL, "text/html", body)
+}
+
+// admitsPython reports whether a file's requires-python admits the
+// target's full version; an empty or unreadable one admits it.
+func admitsPython(requiresPython string, full Version) bool {
+	if requiresPython == "" {
+		return true
+	}
+	ss, err := ParseSpecifiers(requiresPython)
+	return err != nil || ss.Contains(full, true)
 }
 
 func isSdistName(name string) bool {
@@ -525,11 +536,9 @@ func choose(p pinned, cands []candidate, t Target) (choice, error) {
 			yanked++
 			continue
 		}
-		if c.RequiresPython != "" {
-			if ss, err := ParseSpecifiers(c.RequiresPython); err == nil && !ss.Contains(full, true) {
-				pyTooNew++
-				continue
-			}
+		if !admitsPython(c.RequiresPython, full) {
+			pyTooNew++
+			continue
 		}
 		names = append(names, n)
 		files = append(files, c)

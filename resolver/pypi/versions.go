@@ -40,10 +40,8 @@ func (r *Resolver) Versions(ctx context.Context, name string, t Target, pre bool
 		if err != nil || v.IsPrerelease() && !pre {
 			continue
 		}
-		if c.RequiresPython != "" {
-			if ss, err := ParseSpecifiers(c.RequiresPython); err == nil && !ss.Contains(full, true) {
-				continue
-			}
+		if !admitsPython(c.RequiresPython, full) {
+			continue
 		}
 		if key := v.String(); !seen[key] {
 			seen[key] = true

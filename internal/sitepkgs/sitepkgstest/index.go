@@ -23,14 +23,19 @@ func WheelTagged(t testing.TB, dist, version, tag string, purelib bool, files ..
 	all = append(all,
 		File{Name: di + "/METADATA", Body: fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", dist, version)},
 		File{Name: di + "/WHEEL", Body: fmt.Sprintf("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: %t\nTag: %s\n", purelib, tag)})
+	return Zip(t, append(all, Record(di, all))...)
+}
+
+// Record is the RECORD of files in the dist-info directory di: a line of
+// sha256 and size per file, then RECORD's own.
+func Record(di string, files []File) File {
 	var rec strings.Builder
-	for _, f := range all {
+	for _, f := range files {
 		s := sha256.Sum256([]byte(f.Body))
 		fmt.Fprintf(&rec, "%s,sha256=%s,%d\n", f.Name, base64.RawURLEncoding.EncodeToString(s[:]), len(f.Body))
 	}
 	rec.WriteString(di + "/RECORD,,\n")
-	all = append(all, File{Name: di + "/RECORD", Body: rec.String()})
-	return Zip(t, all...)
+	return File{Name: di + "/RECORD", Body: rec.String()}
 }
 
 // Index is a PEP 691 (JSON) simple index over httptest of fixed files
