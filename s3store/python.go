@@ -132,18 +132,23 @@ func (s *Store) archiveKey(a ManifestArchive) (string, error) {
 // BuildArchive installs the wheels of lf (their local files at paths,
 // index for index of lf.Wheels()) into one site-packages tree and writes
 // it as a tar.gz to w. It returns the archive's sha256 (hex) and size.
-// tmp is an existing directory for the staged wheels (the caller removes
-// it). A refused wheel, a wheel whose bytes are not the lock's, or two
-// wheels writing one path are errdefs.Invalid, and w has had no byte.
+// tmp is an existing directory for the wheels that must be staged (the
+// caller removes it): the others' files are read from the wheels as the
+// archive is written (sitepkgs.Streaming), the same bytes. A refused
+// wheel, a wheel whose bytes are not the lock's, or two wheels writing
+// one path are errdefs.Invalid, and w has had no byte; a member whose
+// bytes are not its RECORD's is errdefs.Invalid too, found as it is
+// written (w then holds part of an archive: write to a temporary file).
 func BuildArchive(ctx context.Context, lf *lock.File, paths []string, tmp string, w io.Writer) (string, int64, error) {
 	ws, err := sitepkgs.WheelsOf(lf, paths)
 	if err != nil {
 		return "", 0, err
 	}
-	tree, err := sitepkgs.Stage(ctx, ws, tmp, ArchiveEpoch)
+	tree, err := sitepkgs.Stage(ctx, ws, tmp, ArchiveEpoch, sitepkgs.Streaming())
 	if err != nil {
 		return "", 0, err
 	}
+	defer tree.Close()
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(w, h)}
 	if err := tree.WriteArchive(ctx, cw, ArchiveEpoch); err != nil {
