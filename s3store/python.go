@@ -81,8 +81,9 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // manifestWheels lists lf's wheels for its manifest.
 func manifestWheels(lf *lock.File) []ManifestWheel {
-	out := make([]ManifestWheel, 0, len(lf.Wheels()))
-	for _, a := range lf.Wheels() {
+	wheels := lf.Wheels()
+	out := make([]ManifestWheel, 0, len(wheels))
+	for _, a := range wheels {
 		out = append(out, ManifestWheel{File: a.File, Name: a.Name, Sha256: a.Sha256, Size: a.Size, Version: a.Version})
 	}
 	return out
