@@ -230,8 +230,9 @@ func coordsOf(l *lock.File) string {
 	if len(l.Inputs.Packages) > 0 {
 		return strings.Join(l.Inputs.Packages, ",")
 	}
-	cs := make([]string, len(l.Jars()))
-	for i, a := range l.Jars() {
+	jars := l.Jars()
+	cs := make([]string, len(jars))
+	for i, a := range jars {
 		cs[i] = a.Coord
 	}
 	return strings.Join(cs, ",")
@@ -542,9 +543,10 @@ func (bk *baking) classpathReport(ctx context.Context, first platformImage) (map
 	if err != nil {
 		return nil, registryError(err, "reading base "+in.Base)
 	}
-	coords := make([]string, len(in.Lock.Jars()))
-	files := make([]string, len(in.Lock.Jars()))
-	for i, a := range in.Lock.Jars() {
+	jars := in.Lock.Jars()
+	coords := make([]string, len(jars))
+	files := make([]string, len(jars))
+	for i, a := range jars {
 		coords[i], files[i] = a.Coord, a.File
 	}
 	report := conflictReport(coords, files, bj, sparkJars)
@@ -662,8 +664,9 @@ func (bk *baking) appendAll(targets []platformImage, built []builtJarLayer, with
 		anns[AnnotationShared] = in.Shared.Hash()
 	}
 	if bk.pythonDir != "" {
-		files := make([]string, 0, len(in.Lock.Wheels()))
-		for _, a := range in.Lock.Wheels() {
+		wheels := in.Lock.Wheels()
+		files := make([]string, 0, len(wheels))
+		for _, a := range wheels {
 			files = append(files, a.File)
 		}
 		anns[AnnotationPython] = pythonAnnotation(bk.pythonDir, files)
@@ -861,24 +864,26 @@ const (
 // name and sha256), and lists the files of s that l lacks (or has with
 // another sha256), in s's order. A nil s marks none.
 func sharedJars(l, s *lock.File) (in []bool, missing []string, err error) {
-	in = make([]bool, len(l.Jars()))
+	ljars := l.Jars()
+	in = make([]bool, len(ljars))
 	if s == nil {
 		return in, nil, nil
 	}
-	want := make(map[string]string, len(s.Jars()))
-	for _, a := range s.Jars() {
+	sjars := s.Jars()
+	want := make(map[string]string, len(sjars))
+	for _, a := range sjars {
 		if err := lock.CheckArtifact(a); err != nil {
 			return nil, nil, errdefs.New(errdefs.Invalid, fmt.Errorf("shared set: %w", err))
 		}
 		want[a.File] = a.Sha256
 	}
 	have := map[string]bool{}
-	for i, a := range l.Jars() {
+	for i, a := range ljars {
 		if sum, ok := want[a.File]; ok && sum == a.Sha256 {
 			in[i], have[a.File] = true, true
 		}
 	}
-	for _, a := range s.Jars() {
+	for _, a := range sjars {
 		if !have[a.File] {
 			missing = append(missing, a.File)
 		}

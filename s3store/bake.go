@@ -47,8 +47,9 @@ type ManifestJar struct {
 // NewManifest builds the manifest of lock's jars; a lock with wheels gets
 // its Python half (the archive, known once built) from Bake.
 func NewManifest(lf *lock.File) *Manifest {
-	m := &Manifest{Jars: make([]ManifestJar, 0, len(lf.Jars())), LockHash: lf.Hash(), Version: ManifestVersion}
-	for _, a := range lf.Jars() {
+	jars := lf.Jars()
+	m := &Manifest{Jars: make([]ManifestJar, 0, len(jars)), LockHash: lf.Hash(), Version: ManifestVersion}
+	for _, a := range jars {
 		m.Jars = append(m.Jars, ManifestJar{Coord: a.Coord, File: a.File, Path: JarPath(a.Sha256, a.File), Sha256: a.Sha256, Size: a.Size})
 	}
 	return m

@@ -81,8 +81,9 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // manifestWheels lists lf's wheels for its manifest.
 func manifestWheels(lf *lock.File) []ManifestWheel {
-	out := make([]ManifestWheel, 0, len(lf.Wheels()))
-	for _, a := range lf.Wheels() {
+	wheels := lf.Wheels()
+	out := make([]ManifestWheel, 0, len(wheels))
+	for _, a := range wheels {
 		out = append(out, ManifestWheel{File: a.File, Name: a.Name, Sha256: a.Sha256, Size: a.Size, Version: a.Version})
 	}
 	return out
@@ -132,18 +133,23 @@ func (s *Store) archiveKey(a ManifestArchive) (string, error) {
 // BuildArchive installs the wheels of lf (their local files at paths,
 // index for index of lf.Wheels()) into one site-packages tree and writes
 // it as a tar.gz to w. It returns the archive's sha256 (hex) and size.
-// tmp is an existing directory for the staged wheels (the caller removes
-// it). A refused wheel, a wheel whose bytes are not the lock's, or two
-// wheels writing one path are errdefs.Invalid, and w has had no byte.
+// tmp is an existing directory for the wheels that must be staged (the
+// caller removes it): the others' files are read from the wheels as the
+// archive is written (sitepkgs.Streaming), the same bytes. A refused
+// wheel, a wheel whose bytes are not the lock's, or two wheels writing
+// one path are errdefs.Invalid, and w has had no byte; a member whose
+// bytes are not its RECORD's is errdefs.Invalid too, found as it is
+// written (w then holds part of an archive: write to a temporary file).
 func BuildArchive(ctx context.Context, lf *lock.File, paths []string, tmp string, w io.Writer) (string, int64, error) {
 	ws, err := sitepkgs.WheelsOf(lf, paths)
 	if err != nil {
 		return "", 0, err
 	}
-	tree, err := sitepkgs.Stage(ctx, ws, tmp, ArchiveEpoch)
+	tree, err := sitepkgs.Stage(ctx, ws, tmp, ArchiveEpoch, sitepkgs.Streaming())
 	if err != nil {
 		return "", 0, err
 	}
+	defer tree.Close()
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(w, h)}
 	if err := tree.WriteArchive(ctx, cw, ArchiveEpoch); err != nil {

@@ -310,8 +310,11 @@ func (b *s3Backend) uploads(ctx context.Context, prefix string) ([]upload, error
 
 func (b *s3Backend) abort(ctx context.Context, u upload) error {
 	_, err := b.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &b.bucket, Key: &u.Key, UploadId: &u.ID})
-	if err != nil && !errors.Is(b.wrap("ABORT upload", u.Key, err), ErrNotFound) {
-		return b.wrap("ABORT upload", u.Key, err)
+	if err == nil {
+		return nil
+	}
+	if err := b.wrap("ABORT upload", u.Key, err); !errors.Is(err, ErrNotFound) {
+		return err
 	}
 	return nil
 }

@@ -1,12 +1,9 @@
 package wheel
 
 import (
-	"archive/zip"
 	"context"
 	"io"
 	"path/filepath"
-
-	"github.com/prebake/prebake/errdefs"
 )
 
 // Check verifies the wheel r (size bytes, named file) as Install would,
@@ -18,19 +15,7 @@ import (
 // cancelled ctx its error. WithMaxSize, WithMaxFiles and WithMaxRatio
 // apply; WithScripts and WithData change nothing checked.
 func Check(ctx context.Context, r io.ReaderAt, size int64, file string, opts ...Option) error {
-	o, err := makeOptions(opts)
-	if err != nil {
-		return err
-	}
-	name, err := ParseFilename(file)
-	if err != nil {
-		return err
-	}
-	zr, err := zip.NewReader(r, size)
-	if err != nil {
-		return errdefs.Errorf(errdefs.Invalid, "wheel %s: %w: %w", file, ErrFormat, err)
-	}
-	p, err := plan(zr, name, o)
+	o, _, p, err := openWheel(r, size, file, opts)
 	if err != nil {
 		return err
 	}
