@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/prebake/prebake/internal/flock"
 )
 
 func lockTemp(f *os.File) {
@@ -22,8 +24,8 @@ func removeIfUnheld(p string, fi os.FileInfo, now time.Time) bool {
 		return false
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if err == syscall.EWOULDBLOCK {
+	if ok, err := flock.TryLock(f); !ok {
+		if err == nil {
 			return false // its writer runs
 		}
 		if now.Sub(fi.ModTime()) < staleTempAge {

@@ -16,26 +16,26 @@ import (
 // jar, testdata/parity/spark/nearest@2.6.0.golden) still resolves with
 // latest-revision: Ivy's own command line applies the manager, Spark's
 // resolution does not. So the request keeps its conflict mode, as Spark.
-func ivySettingsConflict(ctx context.Context, req Request) (Request, error) {
+func ivySettingsConflict(ctx context.Context, req Request) error {
 	if req.IvySettings == "" {
-		return req, nil
+		return nil
 	}
 	st, err := ivysettings.Load(ctx, req.IvySettings, ivysettings.JVMEnv(req.Home))
 	if err != nil {
-		return req, err
+		return err
 	}
 	if st.ConflictManager != ivysettings.ConflictNearest {
-		return req, nil
+		return nil
 	}
 	ivy, err := EffectiveIvy(req.SparkVersion, req.IvyVersion)
 	if err != nil {
-		return req, err
+		return err
 	}
 	if ivy != Ivy260 {
 		err := ivysettings.Errorf(errdefs.BadArgument, st.Path,
 			"%s: <settings defaultConflictManager=\"nearest\">: the nearest conflict manager is Ivy 2.6.0's (IVY-813); Ivy %s, followed here, has none (follow Ivy 2.6.0, or remove it)",
 			st.ConflictAt, ivy)
-		return req, errdefs.Optionf(errdefs.BadArgument, "resolver.Request.IvyVersion", "%w", err)
+		return errdefs.Optionf(errdefs.BadArgument, "resolver.Request.IvyVersion", "%w", err)
 	}
-	return req, nil
+	return nil
 }

@@ -57,7 +57,7 @@ func resolve(ctx context.Context, req Request, opts []Option) (*Result, error) {
 	if _, err := EffectiveIvy(req.SparkVersion, req.IvyVersion); err != nil {
 		return nil, err
 	}
-	if req, err = ivySettingsConflict(ctx, req); err != nil {
+	if err := ivySettingsConflict(ctx, req); err != nil {
 		return nil, err
 	}
 	req.CacheDir = cache.Dir(req.CacheDir)

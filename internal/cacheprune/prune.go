@@ -39,6 +39,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/cachedir"
+	"github.com/prebake/prebake/internal/flock"
 )
 
 // Recent is how long a retrieve directory or an edited copy is safe from
@@ -525,11 +526,11 @@ func held(r *os.Root, p string) bool {
 		return false
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
+	ok, err := flock.TryLock(f)
+	if ok {
+		flock.Unlock(f)
 	}
-	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return false
+	return !ok && err == nil
 }
 
 // walkFiles calls fn for each regular file under the area a (nil: missing,

@@ -5,6 +5,8 @@ package bundle
 import (
 	"os"
 	"syscall"
+
+	"github.com/prebake/prebake/internal/flock"
 )
 
 // lockStaging creates the lock file of a staging directory and holds an
@@ -30,8 +32,6 @@ func stagingFree(path string) (free, known bool) {
 		return false, false
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return false, true
-	}
-	return true, true
+	ok, _ := flock.TryLock(f) // a lock that cannot be taken is not free
+	return ok, true
 }

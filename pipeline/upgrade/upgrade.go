@@ -417,7 +417,7 @@ func targetVersion(ctx context.Context, src resolver.Source, to string, direct [
 		}
 	}
 	if best == "" {
-		if major(to) == 3 && to == "3.5" {
+		if to == "3.5" {
 			return "", errdefs.Errorf(errdefs.BadArgument, "target 3.5: give the patch (3.5.0–3.5.8 follow Ivy 2.5.1, 3.5.9 and later Ivy 2.5.3)")
 		}
 		if spark {

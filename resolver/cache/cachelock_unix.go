@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/prebake/prebake/internal/flock"
 )
 
 // openLockFile opens (creating, 0600, in a 0700 directory) a lock file,
@@ -31,23 +33,9 @@ func OpenLockFile(path string) (*os.File, error) {
 
 // tryLock takes an exclusive flock without waiting: false when another
 // process holds it.
-func tryLock(f *os.File) (bool, error) {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, syscall.EWOULDBLOCK):
-			return false, nil
-		case errors.Is(err, syscall.EINTR):
-			continue
-		default:
-			return false, err
-		}
-	}
-}
+func tryLock(f *os.File) (bool, error) { return flock.TryLock(f) }
 
-func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+func unlockFile(f *os.File) { flock.Unlock(f) }
 
 // openDirNoFollow opens a directory, never through a symbolic link.
 func openDirNoFollow(path string) (*os.File, error) {
