@@ -143,7 +143,7 @@ parity-central:
 ## distributions CI does not (hack/infra.d/60-spark.sh, cached by version under $$PREBAKE_CI_CACHE).
 parity-lines:
 	PREBAKE_CI_CACHE="$${PREBAKE_CI_CACHE:-/var/cache/prebake-ci}" PREBAKE_SPARK_VERSIONS="$$($(GO) run ./hack/central -versions all)" \
-		bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/60-spark.sh'
+		bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/00-lib.sh; source hack/infra.d/60-spark.sh'
 	$(GO) run ./hack/central -lines all
 
 ## native-lines: the per-line native equivalence (TestNativeLinesEquivalenceIT: the real spark-submit of the oldest and
@@ -152,7 +152,7 @@ parity-lines:
 ## (.ci/run checks 3.5.9, 4.0.5 and 4.3.0 live; go test replays every patch's golden). Needs `make infra`.
 SPARK_LINE_PATCHES := 3.5.0 3.5.9 4.0.0 4.0.5 4.1.0 4.1.4 4.2.0 4.2.1 4.3.0
 native-lines:
-	PREBAKE_SPARK_VERSIONS="$(SPARK_LINE_PATCHES)" bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/60-spark.sh'
+	PREBAKE_SPARK_VERSIONS="$(SPARK_LINE_PATCHES)" bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/00-lib.sh; source hack/infra.d/60-spark.sh'
 	PREBAKE_IT=1 PREBAKE_SPARK_LINES=all $(GO) test -count=1 -timeout 40m -run 'TestNativeLinesEquivalenceIT' ./submit/k8s/
 
 ## cluster: the tests' real single-node Kubernetes (internal/testenv/cluster), in the background, for a person:

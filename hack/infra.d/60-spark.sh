@@ -15,10 +15,7 @@ for v in $spark_versions; do
   dir="$PREBAKE_CI_CACHE/pyspark-$v"
   if [ ! -x "$dir/pyspark/bin/spark-submit" ]; then
     log "pip install pyspark==$v into $dir"
-    rm -rf "$dir.tmp"
-    python3 -m pip install --quiet --no-compile --target "$dir.tmp" "pyspark==$v"
-    rm -rf "$dir"
-    mv "$dir.tmp" "$dir"
+    pip_target "$dir" "pyspark==$v"
   fi
 done
 
@@ -28,10 +25,7 @@ done
 connect_deps="$PREBAKE_CI_CACHE/pyspark-connect-deps-4.3.0"
 if [ ! -d "$connect_deps/grpc" ]; then
   log "pip install the Spark Connect client's dependencies into $connect_deps"
-  rm -rf "$connect_deps.tmp"
-  python3 -m pip install --quiet --no-compile --target "$connect_deps.tmp" \
+  pip_target "$connect_deps" \
     grpcio==1.85.3 grpcio-status==1.85.3 googleapis-common-protos==1.76.0 \
     pandas==3.1.1 pyarrow==26.0.1 numpy==2.4.6 zstandard==0.25.0
-  rm -rf "$connect_deps"
-  mv "$connect_deps.tmp" "$connect_deps"
 fi

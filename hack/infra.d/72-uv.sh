@@ -11,8 +11,5 @@ esac
 uv_dir="$PREBAKE_CI_CACHE/uv-$uv_version"
 if [ ! -x "$uv_dir/bin/uv" ]; then
   log "pip install uv==$uv_version into $uv_dir"
-  rm -rf "$uv_dir.tmp"
-  python3 -m pip install --quiet --no-compile --target "$uv_dir.tmp" "uv==$uv_version"
-  rm -rf "$uv_dir"
-  mv "$uv_dir.tmp" "$uv_dir"
+  pip_target "$uv_dir" "uv==$uv_version"
 fi

@@ -58,13 +58,7 @@ func runWarmJob(t testing.TB, c *testCluster, k *testKubelet, bin, ns string, sa
 	if _, err := c.admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa.DeepCopy(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The example's ConfigMap (see its comment): the sets file and the lock
-	// examples/sets.yaml pins; the generated sets do not use the lock.
-	etl, err := os.ReadFile("../../examples/locks/etl.lock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prebake-sets"}, Data: map[string]string{"sets.yaml": sets, "etl.lock": string(etl)}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.admin.CoreV1().ConfigMaps(ns).Create(ctx, warmjob.ConfigMap(t, "../../examples/locks/etl.lock", sets), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pk := startProcKubelet(t, k, ns, bin, append([]string{"PREBAKE_CACHE=", "NO_COLOR=1"}, env...), kill)

@@ -237,9 +237,8 @@ func (j *journey) executors(t *testing.T) []corev1.Pod {
 func (j *journey) noMavenAfterResolve(t *testing.T, driver *corev1.Pod, coldCache bool) {
 	t.Helper()
 	reqs := j.maven.Requests()
-	created := driver.CreationTimestamp.Add(time.Second) // second precision
 	for _, r := range reqs {
-		if !strings.HasPrefix(r.UserAgent, "prebake/") || r.RemoteIP != k8scluster.NodeIP || r.At.After(created) {
+		if !prebakesResolve(r, driver) {
 			t.Errorf("a Maven request that is not prebake's resolve: %+v (driver pod created %s)", r, driver.CreationTimestamp)
 		}
 	}

@@ -29,12 +29,18 @@ import (
 // driver or the executors (a pod's address).
 func noMavenFromSpark(t *testing.T, maven *testenv.Proxy, driver *corev1.Pod) {
 	t.Helper()
-	created := driver.CreationTimestamp.Add(time.Second) // second precision
 	for _, r := range maven.Requests() {
-		if !strings.HasPrefix(r.UserAgent, "prebake/") || r.RemoteIP != k8scluster.NodeIP || r.At.After(created) {
+		if !prebakesResolve(r, driver) {
 			t.Errorf("a Maven request that is not prebake's resolve: %+v (driver pod %s created %s)", r, driver.Name, driver.CreationTimestamp)
 		}
 	}
+}
+
+// prebakesResolve reports whether r is prebake's own (its User-Agent, from
+// the host on the node's address) and came before driver was created.
+func prebakesResolve(r testenv.ProxyRequest, driver *corev1.Pod) bool {
+	created := driver.CreationTimestamp.Add(time.Second) // second precision
+	return strings.HasPrefix(r.UserAgent, "prebake/") && r.RemoteIP == k8scluster.NodeIP && !r.At.After(created)
 }
 
 // TestSparkOperatorNodeIT: the real kubeflow spark-operator v2.3.0 (its

@@ -83,12 +83,7 @@ func TestWarmJobNodeIT(t *testing.T) {
 	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, sa.DeepCopy(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	etl, err := os.ReadFile("../../examples/locks/etl.lock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prebake-sets"},
-		Data: map[string]string{"sets.yaml": sets, "etl.lock": string(etl)}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, warmjob.ConfigMap(t, "../../examples/locks/etl.lock", sets), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -115,12 +115,8 @@ func WithDir(dir string) Option { return func(o *options) { o.dir = dir } }
 // WithLog reports the steps of Launch and Stop (and how long each took).
 func WithLog(f func(format string, args ...any)) Option { return func(o *options) { o.log = f } }
 
-var (
-	once     sync.Once
-	shared   *Cluster
-	sharedEr error
-	mu       sync.Mutex
-)
+// shared is the test binary's cluster (Start, Stop).
+var shared testenv.Shared[*Cluster]
 
 // Start returns the test binary's cluster. When a test bed serves the
 // node (`make test`, `make cluster`: StateFile, or the file
@@ -141,16 +137,13 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 			testenv.Skip(t, err.Error())
 		}
 	}
-	once.Do(func() {
+	c := shared.Get(t, func() (*Cluster, error) {
 		start := time.Now()
 		if p := statePath(); p != "" {
 			c, err := Attach(context.Background(), p)
 			if err == nil {
-				mu.Lock()
-				shared = c
-				mu.Unlock()
 				t.Logf("cluster: attached to the test bed %s (%s, registry %s, logs in %s)", p, c.Server, c.Registry, c.Dir)
-				return
+				return c, nil
 			}
 			if !errors.Is(err, errNoBed) {
 				t.Logf("cluster: not attaching to %s: %v", p, err)
@@ -158,19 +151,12 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		}
 		opts = append([]Option{WithLog(func(f string, a ...any) { t.Logf("cluster: "+f, a...) })}, opts...)
 		c, err := Launch(context.Background(), opts...)
-		mu.Lock()
-		shared, sharedEr = c, err
-		mu.Unlock()
-		if err == nil {
-			t.Logf("cluster: up in %s (%s, registry %s, logs in %s)", time.Since(start).Round(time.Millisecond), c.Server, c.Registry, c.Dir)
+		if err != nil {
+			return c, fmt.Errorf("cluster: %w", err) // Stop still stops what c holds
 		}
+		t.Logf("cluster: up in %s (%s, registry %s, logs in %s)", time.Since(start).Round(time.Millisecond), c.Server, c.Registry, c.Dir)
+		return c, nil
 	})
-	mu.Lock()
-	c, err := shared, sharedEr
-	mu.Unlock()
-	if err != nil {
-		t.Fatalf("cluster: %v", err)
-	}
 	if c.attached {
 		c.hold(t)
 	}
@@ -179,11 +165,10 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 
 // Stop stops the test binary's cluster, if Start launched one (an attached
 // test bed keeps running).
-func Stop() {
-	mu.Lock()
-	c := shared
-	shared, sharedEr = nil, errors.New("cluster stopped")
-	mu.Unlock()
+func Stop() { shared.Close(stop) }
+
+// stop is Stop for the cluster Start made (nil when Launch failed early).
+func stop(c *Cluster) {
 	if c != nil && c.attached {
 		// The wait for another binary's node tests, in all: what the
 		// machine lock cost before the bed (issue 43).

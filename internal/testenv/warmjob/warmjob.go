@@ -18,6 +18,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/prebake/prebake/resolver"
@@ -48,6 +49,19 @@ func Example(t testing.TB, path string) (*corev1.ServiceAccount, *batchv1.Job) {
 		t.Fatal("warm-job.yaml: not an Indexed Job")
 	}
 	return sa, job
+}
+
+// ConfigMap is the example Job's ConfigMap prebake-sets (see its comment):
+// the sets file and the lock examples/sets.yaml pins
+// (examples/locks/etl.lock, at lockPath); the generated sets do not use
+// the lock.
+func ConfigMap(t testing.TB, lockPath, sets string) *corev1.ConfigMap {
+	t.Helper()
+	etl, err := os.ReadFile(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "prebake-sets"}, Data: map[string]string{"sets.yaml": sets, "etl.lock": string(etl)}}
 }
 
 // For is the example Job with n completions, its shard argument
