@@ -68,18 +68,12 @@ func resolveBakeSet(ctx context.Context, f *resolveFlags, fs *pflag.FlagSet, wha
 	from := "flags"
 	py, err := f.pythonRequestWith(req.MaxRetryWait, func(p pythonFlags) (string, string, error) {
 		if image != "" {
-			t, err := pipeline.PythonTargetFromImage(ctx, image, lopts...)
-			if err != nil {
-				return "", "", err
-			}
 			from = "image " + image
-			return t.PythonVersion, pipeline.PythonPlatformTag(t), nil
+			return imagePythonTarget(ctx, image, lopts)
 		}
-		if f.lock != "" {
-			if lf, err := lock.Read(f.lock); err == nil && lf.Inputs.Python != nil && len(lf.Inputs.Python.Platforms) > 0 {
-				from = "lock"
-				return lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], nil
-			}
+		if v, tag, ok := lockPythonTarget(f.lock); ok {
+			from = "lock"
+			return v, tag, nil
 		}
 		return "", "", exitcode.Errorf(exitcode.Usage, "--py-requirements %s: %s has no image to read the wheels' target from, and no --lock that records one: give --python-version (the job image's python3 major.minor: docker run IMAGE python3 -V) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64: docker run IMAGE ldd --version)", p.requirements, what)
 	})

@@ -45,12 +45,8 @@ func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission,
 			if err != nil {
 				return "", "", err
 			}
-			t, err := pipeline.PythonTargetFromImage(ctx, image, opts...)
-			if err != nil {
-				return "", "", err
-			}
 			from = "image " + image
-			return t.PythonVersion, pipeline.PythonPlatformTag(t), nil
+			return imagePythonTarget(ctx, image, opts)
 		}
 		if sub != nil && pipeline.DriverHere(sub) {
 			if v, tag, bin, ok := localPythonTarget(ctx, sub); ok {
@@ -58,11 +54,9 @@ func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission,
 				return v, tag, nil
 			}
 		}
-		if f.lock != "" {
-			if lf, err := lock.Read(f.lock); err == nil && lf.Inputs.Python != nil && len(lf.Inputs.Python.Platforms) > 0 {
-				from = "lock"
-				return lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], nil
-			}
+		if v, tag, ok := lockPythonTarget(f.lock); ok {
+			from = "lock"
+			return v, tag, nil
 		}
 		if doc != "" {
 			return "", "", exitcode.Errorf(exitcode.Usage, "--py-requirements %s: %s names no image (spec.image, spec.driver.image) to read the wheels' target from, no --image-from is given, and no --lock records one: give --python-version (the job's python3 major.minor) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64)", p.requirements, doc)
@@ -75,6 +69,30 @@ func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission,
 	rep.Printf("python %s, %s (target from %s)", py.Version, py.Platform, from)
 	py.Log = rep
 	return py, nil
+}
+
+// imagePythonTarget is the wheels' target read from image's python3
+// (pipeline.PythonTargetFromImage): its version and platform tag.
+func imagePythonTarget(ctx context.Context, image string, opts []layers.Option) (version, platform string, err error) {
+	t, err := pipeline.PythonTargetFromImage(ctx, image, opts...)
+	if err != nil {
+		return "", "", err
+	}
+	return t.PythonVersion, pipeline.PythonPlatformTag(t), nil
+}
+
+// lockPythonTarget is the wheels' target the lock at path records
+// (inputs.python); ok is false for no path, no readable lock or none
+// recorded.
+func lockPythonTarget(path string) (version, platform string, ok bool) {
+	if path == "" {
+		return "", "", false
+	}
+	lf, err := lock.Read(path)
+	if err != nil || lf.Inputs.Python == nil || len(lf.Inputs.Python.Platforms) == 0 {
+		return "", "", false
+	}
+	return lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], true
 }
 
 // jobImage is the image a submission's Python runs in: the driver's
