@@ -48,12 +48,15 @@ func resolveBakeSet(ctx context.Context, f *resolveFlags, fs *pflag.FlagSet, wha
 			if err != nil {
 				return nil, err
 			}
-			if len(lf.Wheels()) > 0 {
-				ropts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
-				py := &pipeline.PythonRequest{UserAgent: repo.UserAgent(buildVersion()), Log: rep}
-				return &bakeSet{lock: lf, jars: pipeline.LockedJars(pipeline.JarHalf(lf), req, ropts...),
-					wheels: pipeline.LockedWheels(lf, req, py), targetFrom: "lock"}, nil
+			ropts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
+			if len(lf.Wheels()) == 0 {
+				// pipeline.LockOrResolve's locked path, without reading
+				// the lock again.
+				return &bakeSet{lock: lf, jars: pipeline.LockedJars(lf, req, ropts...)}, nil
 			}
+			py := &pipeline.PythonRequest{UserAgent: repo.UserAgent(buildVersion()), Log: rep}
+			return &bakeSet{lock: lf, jars: pipeline.LockedJars(pipeline.JarHalf(lf), req, ropts...),
+				wheels: pipeline.LockedWheels(lf, req, py), targetFrom: "lock"}, nil
 		}
 		lf, jars, err := pipeline.LockOrResolve(ctx, req, rep)
 		if err != nil {
