@@ -48,12 +48,15 @@ func resolveBakeSet(ctx context.Context, f *resolveFlags, fs *pflag.FlagSet, wha
 			if err != nil {
 				return nil, err
 			}
-			if len(lf.Wheels()) > 0 {
-				ropts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
-				py := &pipeline.PythonRequest{UserAgent: repo.UserAgent(buildVersion()), Log: rep}
-				return &bakeSet{lock: lf, jars: pipeline.LockedJars(pipeline.JarHalf(lf), req, ropts...),
-					wheels: pipeline.LockedWheels(lf, req, py), targetFrom: "lock"}, nil
+			ropts := []resolver.Option{resolver.WithLogger(rep), resolver.WithProgress(rep)}
+			if len(lf.Wheels()) == 0 {
+				// pipeline.LockOrResolve's locked path, without reading
+				// the lock again.
+				return &bakeSet{lock: lf, jars: pipeline.LockedJars(lf, req, ropts...)}, nil
 			}
+			py := &pipeline.PythonRequest{UserAgent: repo.UserAgent(buildVersion()), Log: rep}
+			return &bakeSet{lock: lf, jars: pipeline.LockedJars(pipeline.JarHalf(lf), req, ropts...),
+				wheels: pipeline.LockedWheels(lf, req, py), targetFrom: "lock"}, nil
 		}
 		lf, jars, err := pipeline.LockOrResolve(ctx, req, rep)
 		if err != nil {
@@ -68,18 +71,12 @@ func resolveBakeSet(ctx context.Context, f *resolveFlags, fs *pflag.FlagSet, wha
 	from := "flags"
 	py, err := f.pythonRequestWith(req.MaxRetryWait, func(p pythonFlags) (string, string, error) {
 		if image != "" {
-			t, err := pipeline.PythonTargetFromImage(ctx, image, lopts...)
-			if err != nil {
-				return "", "", err
-			}
 			from = "image " + image
-			return t.PythonVersion, pipeline.PythonPlatformTag(t), nil
+			return imagePythonTarget(ctx, image, lopts)
 		}
-		if f.lock != "" {
-			if lf, err := lock.Read(f.lock); err == nil && lf.Inputs.Python != nil && len(lf.Inputs.Python.Platforms) > 0 {
-				from = "lock"
-				return lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], nil
-			}
+		if v, tag, ok := lockPythonTarget(f.lock); ok {
+			from = "lock"
+			return v, tag, nil
 		}
 		return "", "", exitcode.Errorf(exitcode.Usage, "--py-requirements %s: %s has no image to read the wheels' target from, and no --lock that records one: give --python-version (the job image's python3 major.minor: docker run IMAGE python3 -V) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64: docker run IMAGE ldd --version)", p.requirements, what)
 	})

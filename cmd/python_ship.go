@@ -26,12 +26,13 @@ import (
 // spark.kubernetes.container.image), else, for a driver that runs here,
 // from the python3 that runs it, else from the lock.
 func pythonShip(ctx context.Context, f *resolveFlags, sub *submit.Submission, image string, lopts func() ([]layers.Option, error), rep *progress.Reporter) (*pipeline.PythonRequest, error) {
-	return pythonShipFor(ctx, f, sub, image, "", lopts, rep)
+	return pythonShipFor(ctx, f, sub, image, "", imageTargetWith(lopts), rep)
 }
 
 // pythonShipFor is pythonShip; doc, when set, names the manifest document
-// the request is for (sub is then nil).
-func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission, image, doc string, lopts func() ([]layers.Option, error), rep *progress.Reporter) (*pipeline.PythonRequest, error) {
+// the request is for (sub is then nil); imageTarget reads an image's
+// target (imageTargetWith).
+func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission, image, doc string, imageTarget imageTargetFunc, rep *progress.Reporter) (*pipeline.PythonRequest, error) {
 	if !f.python.set() {
 		return nil, nil
 	}
@@ -41,16 +42,8 @@ func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission,
 	from := "flags"
 	py, err := f.pythonRequestWith(f.maxRetryWait, func(p pythonFlags) (string, string, error) {
 		if image != "" {
-			opts, err := lopts()
-			if err != nil {
-				return "", "", err
-			}
-			t, err := pipeline.PythonTargetFromImage(ctx, image, opts...)
-			if err != nil {
-				return "", "", err
-			}
 			from = "image " + image
-			return t.PythonVersion, pipeline.PythonPlatformTag(t), nil
+			return imageTarget(ctx, image)
 		}
 		if sub != nil && pipeline.DriverHere(sub) {
 			if v, tag, bin, ok := localPythonTarget(ctx, sub); ok {
@@ -58,11 +51,9 @@ func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission,
 				return v, tag, nil
 			}
 		}
-		if f.lock != "" {
-			if lf, err := lock.Read(f.lock); err == nil && lf.Inputs.Python != nil && len(lf.Inputs.Python.Platforms) > 0 {
-				from = "lock"
-				return lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], nil
-			}
+		if v, tag, ok := lockPythonTarget(f.lock); ok {
+			from = "lock"
+			return v, tag, nil
 		}
 		if doc != "" {
 			return "", "", exitcode.Errorf(exitcode.Usage, "--py-requirements %s: %s names no image (spec.image, spec.driver.image) to read the wheels' target from, no --image-from is given, and no --lock records one: give --python-version (the job's python3 major.minor) and --python-platform (its glibc and machine as a tag, e.g. manylinux_2_36_x86_64)", p.requirements, doc)
@@ -75,6 +66,46 @@ func pythonShipFor(ctx context.Context, f *resolveFlags, sub *submit.Submission,
 	rep.Printf("python %s, %s (target from %s)", py.Version, py.Platform, from)
 	py.Log = rep
 	return py, nil
+}
+
+// An imageTargetFunc reads the wheels' target from an image's python3:
+// its version and platform tag.
+type imageTargetFunc func(ctx context.Context, image string) (version, platform string, err error)
+
+// imageTargetWith is imagePythonTarget with the registry options lopts
+// gives.
+func imageTargetWith(lopts func() ([]layers.Option, error)) imageTargetFunc {
+	return func(ctx context.Context, image string) (string, string, error) {
+		opts, err := lopts()
+		if err != nil {
+			return "", "", err
+		}
+		return imagePythonTarget(ctx, image, opts)
+	}
+}
+
+// imagePythonTarget is the wheels' target read from image's python3
+// (pipeline.PythonTargetFromImage): its version and platform tag.
+func imagePythonTarget(ctx context.Context, image string, opts []layers.Option) (version, platform string, err error) {
+	t, err := pipeline.PythonTargetFromImage(ctx, image, opts...)
+	if err != nil {
+		return "", "", err
+	}
+	return t.PythonVersion, pipeline.PythonPlatformTag(t), nil
+}
+
+// lockPythonTarget is the wheels' target the lock at path records
+// (inputs.python); ok is false for no path, no readable lock or none
+// recorded.
+func lockPythonTarget(path string) (version, platform string, ok bool) {
+	if path == "" {
+		return "", "", false
+	}
+	lf, err := lock.Read(path)
+	if err != nil || lf.Inputs.Python == nil || len(lf.Inputs.Python.Platforms) == 0 {
+		return "", "", false
+	}
+	return lf.Inputs.Python.Version, lf.Inputs.Python.Platforms[0], true
 }
 
 // jobImage is the image a submission's Python runs in: the driver's
@@ -133,9 +164,23 @@ func localPythonTarget(ctx context.Context, sub *submit.Submission) (version, ta
 // --python-version and --python-platform the wheels' target is read from
 // the image: --image-from's (the rewrite sets it), else the document's
 // (spec.image, spec.driver.image, spec.executor.image); else from the lock.
+// Each image is read once for the whole manifest (the documents of one
+// job often share it; --image-from is every document's).
 func manifestPython(f *resolveFlags, imageFrom string, lopts func() ([]layers.Option, error), rep *progress.Reporter) func(context.Context, rewrite.ManifestApp) (*pipeline.PythonRequest, error) {
 	if !f.python.set() {
 		return nil
+	}
+	read := imageTargetWith(lopts)
+	seen := map[string][2]string{}
+	imageTarget := func(ctx context.Context, image string) (string, string, error) {
+		if t, ok := seen[image]; ok {
+			return t[0], t[1], nil
+		}
+		v, tag, err := read(ctx, image)
+		if err == nil {
+			seen[image] = [2]string{v, tag}
+		}
+		return v, tag, err
 	}
 	return func(ctx context.Context, app rewrite.ManifestApp) (*pipeline.PythonRequest, error) {
 		image := imageFrom
@@ -146,7 +191,7 @@ func manifestPython(f *resolveFlags, imageFrom string, lopts func() ([]layers.Op
 		if doc == "" {
 			doc = "the manifest"
 		}
-		return pythonShipFor(ctx, f, nil, image, doc, lopts, rep)
+		return pythonShipFor(ctx, f, nil, image, doc, imageTarget, rep)
 	}
 }
 
