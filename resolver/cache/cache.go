@@ -126,6 +126,26 @@ type Cache struct {
 	Locks string
 	// log receives the lock-wait lines (never nil).
 	log Logger
+	// lockWaitNote and lockWaitMax bound the wait for a held download lock
+	// (WithLockWait).
+	lockWaitNote, lockWaitMax time.Duration
+}
+
+// Option configures Open.
+type Option func(*Cache)
+
+// WithLockWait sets how long a wait for another process's download lock goes
+// on before it is reported (note) and before the download goes ahead without
+// the lock (maxWait); the defaults are 5 s and 30 s. Values <= 0 keep the default.
+func WithLockWait(note, maxWait time.Duration) Option {
+	return func(c *Cache) {
+		if note > 0 {
+			c.lockWaitNote = note
+		}
+		if maxWait > 0 {
+			c.lockWaitMax = maxWait
+		}
+	}
 }
 
 // staleTemp is how old a temp file must be before a new process removes it
@@ -138,7 +158,7 @@ const staleTemp = time.Hour
 // (see the README, "Cache layout": a cache serves what it holds to whoever
 // can read it, as Maven's local repository does). log (may be nil) is
 // warned when a private cache is open to other users.
-func Open(dir string, private bool, log Logger) (*Cache, error) {
+func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) {
 	dir = Dir(dir)
 	if log == nil {
 		log = nopLogger{}
@@ -167,7 +187,11 @@ func Open(dir string, private bool, log Logger) (*Cache, error) {
 	if info, err := os.Stat(root); private && err == nil && info.Mode().Perm()&0o077 != 0 {
 		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private cache directory, or chmod 700 it)", root, info.Mode().Perm())
 	}
-	c := &Cache{Dir: root, stamps: StampDir(dir, true), dirMode: mode, Opened: time.Now(), log: log}
+	c := &Cache{Dir: root, stamps: StampDir(dir, true), dirMode: mode, Opened: time.Now(), log: log,
+		lockWaitNote: defaultLockWaitNote, lockWaitMax: defaultLockWaitMax}
+	for _, o := range opts {
+		o(c)
+	}
 	c.tmp = filepath.Join(root, "tmp")
 	if c.tmpErr = cachedir.Make(c.tmp); cachedir.Tolerable(c.tmpErr) {
 		log.Printf("warning: %v", c.tmpErr)

@@ -49,12 +49,12 @@ const (
 	lockPollMax = 50 * time.Millisecond
 )
 
-// lockWaitNote is how long a wait for a held lock goes on before it is
-// reported (at once under -v: Debugf), and lockWaitMax how long before the
-// download goes ahead without the lock. Variables for the tests.
-var (
-	LockWaitNote = 5 * time.Second
-	LockWaitMax  = 30 * time.Second
+// defaultLockWaitNote is how long a wait for a held lock goes on before it
+// is reported (at once under -v: Debugf), and defaultLockWaitMax how long
+// before the download goes ahead without the lock (WithLockWait sets both).
+const (
+	defaultLockWaitNote = 5 * time.Second
+	defaultLockWaitMax  = 30 * time.Second
 )
 
 // debugLogger is a Logger with a verbose level (*progress.Reporter).
@@ -63,7 +63,7 @@ type debugLogger interface {
 }
 
 // lockURL takes url's download lock, waiting while another process holds
-// it, for lockWaitMax at most. The returned unlock is never nil; err is
+// it, for the lock wait's maximum at most (WithLockWait). The returned unlock is never nil; err is
 // ctx's error when the wait was cancelled.
 func (c *Cache) LockURL(ctx context.Context, url string) (unlock func(), err error) {
 	if c.Locks == "" {
@@ -92,13 +92,13 @@ func (c *Cache) LockURL(ctx context.Context, url string) (unlock func(), err err
 			}
 		}
 		switch waited := time.Since(start); {
-		case waited >= LockWaitMax:
-			c.log.Printf("warning: the download lock of %s (%s) is still held by another process after %s; downloading without it", redact.URL(url), path, LockWaitMax)
+		case waited >= c.lockWaitMax:
+			c.log.Printf("warning: the download lock of %s (%s) is still held by another process after %s; downloading without it", redact.URL(url), path, c.lockWaitMax)
 			f.Close()
 			return func() {}, nil
-		case waited >= LockWaitNote && !noted:
+		case waited >= c.lockWaitNote && !noted:
 			noted = true
-			c.log.Printf("waiting for the download lock of %s (%s), held by another process for %s now; giving up after %s", redact.URL(url), path, waited.Round(time.Second), LockWaitMax)
+			c.log.Printf("waiting for the download lock of %s (%s), held by another process for %s now; giving up after %s", redact.URL(url), path, waited.Round(time.Second), c.lockWaitMax)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,6 +1,6 @@
 //go:build unix
 
-package resolver
+package cache_test
 
 import (
 	"errors"
