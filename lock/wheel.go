@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/prebake/prebake/internal/coordpart"
-	"github.com/prebake/prebake/internal/safepath"
 	"github.com/prebake/prebake/internal/wheel"
 )
 
@@ -32,9 +31,6 @@ var (
 	// project is a PEP 503 normalized project name.
 	project     = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 	wheelTag    = regexp.MustCompile(`^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$`)
-	wheelDist   = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?$`)
-	wheelVer    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._!+]*$`)
-	wheelBuild  = regexp.MustCompile(`^[0-9][A-Za-z0-9_.]*$`)
 	pyVersion   = regexp.MustCompile(`^[0-9]{1,3}\.[0-9]{1,3}$`)
 	maxInputLen = 1024
 )
@@ -43,56 +39,13 @@ var (
 // of '-', '_' and '.' as one '-' (internal/wheel's, which installs them).
 func NormalizeProject(name string) string { return wheel.NormalizeProject(name) }
 
-// WheelFile is a PEP 427 wheel file name split into its fields.
-type WheelFile struct {
-	Distribution, Version, Build, Python, ABI, Platform string
-}
-
-// ParseWheelFile splits a PEP 427 wheel file name,
-// {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl. It
-// accepts a bare file name only (no path separator, no "..").
-func ParseWheelFile(file string) (WheelFile, error) {
-	if err := safepath.Name(file); err != nil {
-		return WheelFile{}, err
-	}
-	stem, ok := strings.CutSuffix(file, ".whl")
-	if !ok {
-		return WheelFile{}, fmt.Errorf("%s does not end in .whl", coordpart.Quote(file))
-	}
-	p := strings.Split(stem, "-")
-	var w WheelFile
-	switch len(p) {
-	case 5:
-		w = WheelFile{Distribution: p[0], Version: p[1], Python: p[2], ABI: p[3], Platform: p[4]}
-	case 6:
-		w = WheelFile{Distribution: p[0], Version: p[1], Build: p[2], Python: p[3], ABI: p[4], Platform: p[5]}
-		if !wheelBuild.MatchString(w.Build) {
-			return WheelFile{}, fmt.Errorf("%s: build tag %s does not start with a digit", coordpart.Quote(file), coordpart.Quote(w.Build))
-		}
-	default:
-		return WheelFile{}, fmt.Errorf("%s is not a PEP 427 wheel name (name-version[-build]-python-abi-platform.whl)", coordpart.Quote(file))
-	}
-	if !wheelDist.MatchString(w.Distribution) {
-		return WheelFile{}, fmt.Errorf("%s: distribution %s", coordpart.Quote(file), coordpart.Quote(w.Distribution))
-	}
-	if !wheelVer.MatchString(w.Version) {
-		return WheelFile{}, fmt.Errorf("%s: version %s", coordpart.Quote(file), coordpart.Quote(w.Version))
-	}
-	for _, t := range []string{w.Python, w.ABI, w.Platform} {
-		if !wheelTag.MatchString(t) {
-			return WheelFile{}, fmt.Errorf("%s: tag %s", coordpart.Quote(file), coordpart.Quote(t))
-		}
-	}
-	return w, nil
-}
-
 // checkWheel checks a wheel entry: file is a PEP 427 wheel name whose
 // distribution normalizes to name and whose version is version; name is a
 // PEP 503 normalized name; version a normalized PEP 440 version;
 // repository the index URL without userinfo; sha256 and size as a jar's;
 // no jar field (coord, signedBy: signatures apply to jars only).
 func checkWheel(a Artifact, bad func(format string, args ...any) error) error {
-	w, err := ParseWheelFile(a.File)
+	w, err := wheel.ParseFilename(a.File)
 	if err != nil {
 		return bad("file: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/wheel"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/lock"
 	"github.com/prebake/prebake/resolver"
@@ -545,7 +546,7 @@ func fetchWheels(ctx context.Context, cfg *pypi.IndexConfig, req resolver.Reques
 	out := make([]lock.Artifact, 0, len(ws))
 	for _, w := range ws {
 		v := w.Version
-		if wf, err := lock.ParseWheelFile(w.File); err == nil {
+		if wf, err := wheel.ParseFilename(w.File); err == nil {
 			v = strings.ToLower(wf.Version)
 		}
 		out = append(out, lock.Artifact{Kind: lock.KindWheel, Name: lock.NormalizeProject(w.Name), Version: v, File: w.File,

@@ -104,7 +104,7 @@ func checkPython(name string, p *ManifestPython) ([]lock.Artifact, error) {
 	}
 	var arts []lock.Artifact
 	for _, w := range p.Wheels {
-		wf, err := lock.ParseWheelFile(w.File)
+		wf, err := wheel.ParseFilename(w.File)
 		if err != nil {
 			return nil, bad("wheel: %v", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prebake/prebake/internal/wheel"
 	"github.com/prebake/prebake/lock"
 )
 
@@ -60,7 +61,7 @@ func Zip(t testing.TB, files ...File) []byte {
 // the path.
 func Artifact(t testing.TB, dir, file string, data []byte) (lock.Artifact, string) {
 	t.Helper()
-	w, err := lock.ParseWheelFile(file)
+	w, err := wheel.ParseFilename(file)
 	if err != nil {
 		t.Fatal(err)
 	}
