@@ -107,7 +107,7 @@ func runCachePrune(g *globals, o *cachePruneOptions, stdout, stderr io.Writer) e
 	// (audit 4, L3), as a link prune does not follow.
 	progress := g.reporter(stderr)
 	defer progress.Wait()
-	rep, err := cacheprune.Prune(cachedir.Root(dir), cacheprune.Options{OlderThan: o.olderThan, MaxSize: size, Keep: keep, DryRun: o.dryRun, Warnf: progress.Alertf})
+	rep, err := cacheprune.Prune(cachedir.At(dir).Root(), cacheprune.Options{OlderThan: o.olderThan, MaxSize: size, Keep: keep, DryRun: o.dryRun, Warnf: progress.Alertf})
 	if err != nil {
 		return err
 	}

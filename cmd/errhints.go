@@ -49,6 +49,8 @@ var optionHints = map[string]string{
 	"resolver.Request.Signatures":            "checked by --verify-signatures against --keyring; pin a signer with: prebake keys add",
 	"resolver.Request.MaxRetryWait":          "the limit is --max-retry-wait",
 
+	"outdated.Input.Set": "flag --set",
+
 	"pipeline.ImageFrom.Ref":   "flag --image-from",
 	"pipeline.StoreTarget.URL": "flag --store",
 

@@ -38,32 +38,6 @@ func settingsIn(doc, file []byte) bool {
 	return true
 }
 
-// lockChanges lists the modules that differ between the lock init
-// replaced (nil: none) and the new one.
-func lockChanges(old, cur *lock.File) []string {
-	out := []string{}
-	if old == nil {
-		return out
-	}
-	d, err := lockdiff.Compare("old", old, "new", cur)
-	if err != nil {
-		return out
-	}
-	for _, m := range d.Modules {
-		switch {
-		case m.Has(lockdiff.Added):
-			out = append(out, "+ "+m.New.Coord)
-		case m.Has(lockdiff.Removed):
-			out = append(out, "- "+m.Old.Coord)
-		case m.OldVersion() != m.NewVersion():
-			out = append(out, fmt.Sprintf("~ %s: %s -> %s", m.Module, m.OldVersion(), m.NewVersion()))
-		default:
-			out = append(out, fmt.Sprintf("~ %s: %s", m.Module, strings.Join(m.Changes, ", ")))
-		}
-	}
-	return out
-}
-
 // newInitCmd is `prebake init`.
 func newInitCmd(g *globals) *cobra.Command {
 	{
@@ -180,24 +154,24 @@ what changed; --force rewrites the file with this command's settings.`,
 						rep.Wait()
 					}
 				}
-				changes := lockChanges(oldLock, res.Lock)
+				u := lockdiff.UpdateOf(oldLock, res.Lock)
 				next := initNext(file, rf.lock, args)
-				js := jsondoc.Init{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Jars()), Next: next, ConfigKept: keep, Changes: changes}
+				js := jsondoc.Init{Config: file, Lock: rf.lock, LockHash: res.Lock.Hash(), Jars: len(res.Lock.Jars()), Next: next, ConfigKept: keep, Changes: u.Changes}
 				if out == outJSON {
 					return printJSON(c.OutOrStdout(), js)
 				}
 				keepResult(c.OutOrStdout(), js)
 				switch {
-				case keep && oldLock != nil && oldLock.Inputs.InputsHash == res.Lock.Inputs.InputsHash:
+				case keep && u.SameInputs:
 					fmt.Fprintf(c.OutOrStdout(), "kept %s; %s unchanged (%s, lock %s)\n", file, rf.lock, initCounts(res.Lock), res.Lock.Hash())
-				case keep && oldLock != nil && len(changes) == 0:
+				case keep && u.Replaced && len(u.Changes) == 0:
 					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s: new inputs, the same jars (%s, lock %s)\n", file, rf.lock, initCounts(res.Lock), res.Lock.Hash())
 				case keep:
 					fmt.Fprintf(c.OutOrStdout(), "kept %s; updated %s (%s, lock %s)\n", file, rf.lock, initCounts(res.Lock), res.Lock.Hash())
 				default:
 					fmt.Fprintf(c.OutOrStdout(), "wrote %s and %s (%s, lock %s)\n", file, rf.lock, initCounts(res.Lock), res.Lock.Hash())
 				}
-				for _, ch := range changes {
+				for _, ch := range u.Changes {
 					fmt.Fprintf(c.OutOrStdout(), "  %s\n", ch)
 				}
 				fmt.Fprintf(c.OutOrStdout(), "next: %s\n", next)

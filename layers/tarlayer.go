@@ -373,7 +373,7 @@ func buildLayer(ctx context.Context, files []File, epoch time.Time, o *options) 
 		// The user's cache (a shared cache directory holds one per user),
 		// used only when it and every directory above it are the user's
 		// or root's and open to no one else (else: no layer cache).
-		dir = filepath.Join(cachedir.Root(o.cacheDir), "layers")
+		dir = cachedir.At(o.cacheDir).Dir(cachedir.DirLayers)
 		if err := cachedir.Make(dir); err != nil && !cachedir.Tolerable(err) {
 			key = ""
 		} else {

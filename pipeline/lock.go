@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"path/filepath"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/cachedir"
@@ -65,7 +64,7 @@ func CacheDir(dir string) string {
 // (rewrite.WithWorkDir): under the cache directory dir ("" is the
 // default).
 func RewriteWorkDir(dir string) string {
-	return filepath.Join(cachedir.Root(CacheDir(dir)), "rewrite")
+	return cachedir.At(CacheDir(dir)).Dir(cachedir.DirRewrite)
 }
 
 // LayerCache are the layers options of a cache directory ("" is the

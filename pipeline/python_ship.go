@@ -143,7 +143,7 @@ func LocalSitePackages(ctx context.Context, cacheDir string, lf *lock.File, path
 	if err != nil {
 		return "", err
 	}
-	dir, err := filepath.Abs(filepath.Join(cachedir.Root(blobcache.Dir(cacheDir)), "python", "site-packages", wheelsKey(lf.Wheels())))
+	dir, err := filepath.Abs(cachedir.At(blobcache.Dir(cacheDir)).SitePackages(wheelsKey(lf.Wheels())))
 	if err != nil {
 		return "", errdefs.New(errdefs.CantWrite, err)
 	}
@@ -224,7 +224,7 @@ func LocalArchiveShips(sub *submit.Submission) bool {
 // returns its absolute path; an archive already there is reused. It is
 // written aside and renamed into place.
 func LocalArchive(ctx context.Context, cacheDir string, lf *lock.File, paths []string) (string, error) {
-	dir, err := filepath.Abs(filepath.Join(cachedir.Root(blobcache.Dir(cacheDir)), "python", "archives", wheelsKey(lf.Wheels())))
+	dir, err := filepath.Abs(cachedir.At(blobcache.Dir(cacheDir)).PythonArchive(wheelsKey(lf.Wheels())))
 	if err != nil {
 		return "", errdefs.New(errdefs.CantWrite, err)
 	}

@@ -18,6 +18,10 @@
 // is only a warning (Tolerable): a directory of the user's or root's that
 // others may write without the sticky bit, as a Kubernetes emptyDir (0777)
 // in a pod whose only user is prebake's.
+//
+// Layout names every directory of the user's cache (blobs, index, stamps,
+// retrieve, rewrite, layers, signatures, the Python half's trees), so the
+// packages that read and write it spell none of them.
 package cachedir
 
 import (

@@ -83,17 +83,18 @@ type Report struct {
 	KeptByLocks int    `json:"keptByLocks"`
 }
 
-// The directories of the cache prune works in, relative to it.
+// The directories of the cache prune works in, relative to it (the
+// cache's layout: cachedir.Layout).
 const (
-	areaBlobs      = "blobs/sha256"
-	areaLayers     = "layers"
-	areaLayerBlobs = "layers/blobs/sha256"
-	areaRetrieve   = "retrieve"
-	areaRewrite    = "rewrite"
-	areaIndex      = "index"
-	areaStamps     = "stamps"
-	areaLocks      = "locks"
-	areaTmp        = "tmp"
+	areaBlobs      = cachedir.DirBlobs
+	areaLayers     = cachedir.DirLayers
+	areaLayerBlobs = cachedir.DirLayerBlobs
+	areaRetrieve   = cachedir.DirRetrieve
+	areaRewrite    = cachedir.DirRewrite
+	areaIndex      = cachedir.DirIndex
+	areaStamps     = cachedir.DirStamps
+	areaLocks      = cachedir.DirLocks
+	areaTmp        = cachedir.DirTmp
 )
 
 var areaNames = []string{areaBlobs, areaLayers, areaLayerBlobs, areaRetrieve, areaRewrite, areaIndex, areaStamps, areaLocks, areaTmp}

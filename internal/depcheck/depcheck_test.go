@@ -62,6 +62,11 @@ var allowed = map[string][]string{
 	// image's classpath report (layers) and the native submitter's
 	// objects per line (submit/k8s/native); no backend call.
 	"pipeline/upgrade": {"errdefs", "maven", "lock", "resolver", "layers", "submit", "internal/"},
+	// outdated: the newer versions of a lock's direct jars (resolver)
+	// and wheels (resolver/pypi, pipeline's Python target), kept to a
+	// base image's lines (layers), and the re-lock; no store, no backend
+	// call.
+	"pipeline/outdated": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "pipeline", "internal/"},
 	// internal helpers: never a public library package.
 	"internal":          {"errdefs", "internal/"},
 	"internal/lockdiff": {"errdefs", "lock", "internal/"},

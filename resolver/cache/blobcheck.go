@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/cachedir"
@@ -33,7 +32,7 @@ var ErrCorruptBlob = lock.ErrCorruptBlob
 // stampDir is the current user's stamp directory, "" when it cannot be
 // used (missing and not creatable, not ours, or open to others).
 func StampDir(cacheDir string, create bool) string {
-	d := filepath.Join(cachedir.Root(cacheDir), "stamps", strconv.Itoa(os.Getuid()))
+	d := cachedir.At(cacheDir).Stamps(os.Getuid())
 	info, err := os.Lstat(d)
 	if errors.Is(err, os.ErrNotExist) && create {
 		_ = os.Mkdir(filepath.Dir(d), 0o755) // not the cache itself: openCache makes it, with its mode

@@ -87,7 +87,7 @@ var ErrNotFound = errors.New("not found")
 // directory). A blob's name is its content hash; blobs are written to a
 // temp file and renamed into place, so a present blob is complete.
 func BlobPath(cacheDir, sha256Hex string) string {
-	return filepath.Join(cachedir.Root(cacheDir), "blobs", "sha256", sha256Hex)
+	return cachedir.At(cacheDir).Blob(sha256Hex)
 }
 
 // cache is the content-addressed store plus an index from a URL (without
@@ -163,7 +163,8 @@ func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) 
 	if log == nil {
 		log = nopLogger{}
 	}
-	root := cachedir.Root(dir)
+	layout := cachedir.At(dir)
+	root := layout.Root()
 	if private {
 		if err := checkPrivate(root); err != nil {
 			return nil, err
@@ -179,8 +180,8 @@ func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) 
 			return nil, err
 		}
 	}
-	for _, d := range []string{"blobs/sha256", "index"} {
-		if err := os.MkdirAll(filepath.Join(root, d), mode); err != nil {
+	for _, d := range []string{cachedir.DirBlobs, cachedir.DirIndex} {
+		if err := os.MkdirAll(layout.Dir(d), mode); err != nil {
 			return nil, errdefs.New(errdefs.CantWrite, fmt.Errorf("cache %s: %w", root, err))
 		}
 	}
@@ -192,7 +193,7 @@ func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) 
 	for _, o := range opts {
 		o(c)
 	}
-	c.tmp = filepath.Join(root, "tmp")
+	c.tmp = layout.Dir(cachedir.DirTmp)
 	if c.tmpErr = cachedir.Make(c.tmp); cachedir.Tolerable(c.tmpErr) {
 		log.Printf("warning: %v", c.tmpErr)
 		c.tmpErr = nil
@@ -202,7 +203,7 @@ func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) 
 	} else {
 		c.sweepTemp()
 	}
-	c.Locks = privateDir(filepath.Join(root, "locks"))
+	c.Locks = privateDir(layout.Dir(cachedir.DirLocks))
 	return c, nil
 }
 
@@ -214,7 +215,7 @@ func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) 
 // fine: the directories prebake creates in it are 0700 and the user's.
 func checkPrivate(root string) error {
 	me := os.Geteuid()
-	for _, d := range []string{root, filepath.Join(root, "blobs"), filepath.Join(root, "blobs", "sha256"), filepath.Join(root, "index")} {
+	for _, d := range []string{root, filepath.Dir(filepath.Join(root, cachedir.DirBlobs)), filepath.Join(root, cachedir.DirBlobs), filepath.Join(root, cachedir.DirIndex)} {
 		uid, ok := cachedir.Owner(d)
 		if !ok || uid == me || (d == root && cachedir.Writable(d)) {
 			continue // missing (created ours), ours, or no owners on this platform
@@ -277,7 +278,7 @@ func (c *Cache) BlobPath(sum string) string { return BlobPath(c.Dir, sum) }
 func (c *Cache) IndexPath(url string) string {
 	h := sha256.Sum256([]byte(url))
 	x := hex.EncodeToString(h[:])
-	return filepath.Join(c.Dir, "index", x[:2], x)
+	return filepath.Join(c.Dir, cachedir.DirIndex, x[:2], x)
 }
 
 // indexEntry is a URL's cached blob.

@@ -40,7 +40,7 @@ func Retrieve(ctx context.Context, lock *lock.File, cacheDir string) (dir string
 	if err := lock.JarsOnly("retrieve"); err != nil {
 		return "", nil, err
 	}
-	root := filepath.Join(cachedir.Root(cacheDir), "retrieve")
+	root := cachedir.At(cacheDir).Dir(cachedir.DirRetrieve)
 	dir = filepath.Join(root, lock.Hash())
 	jars := lock.Jars()
 	paths = make([]string, len(jars))

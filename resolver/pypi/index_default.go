@@ -41,7 +41,7 @@ func memoized(dir string, getenv func(string) (string, bool), ask func(context.C
 		if key == "" {
 			return ask(ctx)
 		}
-		memo := filepath.Join(cachedir.Root(dir), "python", pipDefaultMemoFile)
+		memo := filepath.Join(cachedir.At(dir).Dir(cachedir.DirPython), pipDefaultMemoFile)
 		if u, ok := readMemo(memo, key); ok {
 			return u, nil
 		}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -65,7 +64,7 @@ const maxSignatureSize = 64 << 10
 // SignaturePath is where the cache keeps the verified signature of the jar
 // with the given sha256 (hex).
 func SignaturePath(cacheDir, sha256Hex string) string {
-	return filepath.Join(cachedir.Root(cacheDir), "signatures", "sha256", sha256Hex+".asc")
+	return cachedir.At(cacheDir).Signature(sha256Hex)
 }
 
 // Unsigned returns the first artifact of arts that records no signer, or nil.

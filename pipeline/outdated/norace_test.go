@@ -1,0 +1,5 @@
+//go:build !race
+
+package outdated
+
+const raceEnabled = false
