@@ -315,8 +315,13 @@ func TestTimeout(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "timeout") || !strings.Contains(err.Error(), srv.URL()+jar[1:]) || errdefs.KindOf(err) != errdefs.Unavailable {
 		t.Fatalf("err = %v (code %d), want a timeout naming the URL", err, errdefs.KindOf(err))
 	}
-	if n := srv.Count(jar); n != 2 {
-		t.Errorf("%d attempts, want 2", n)
+	// The client's own count: under load an attempt can time out before the
+	// server has taken its request, so the server may have seen fewer.
+	if !strings.Contains(err.Error(), "after 2 attempts") {
+		t.Errorf("err = %v, want it to say after 2 attempts", err)
+	}
+	if n := srv.Count(jar); n < 1 || n > 2 {
+		t.Errorf("the server saw %d attempts, want 1 or 2", n)
 	}
 	assertNoBlobs(t, s.cache.Dir)
 }
