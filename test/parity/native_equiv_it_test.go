@@ -306,9 +306,9 @@ func createInOrder(ctx context.Context, c kubernetes.Interface, objs *native.Obj
 	core, networking := c.CoreV1().RESTClient(), c.NetworkingV1().RESTClient()
 	for _, o := range objs.Owned() {
 		kind := native.KindOf(o)
-		rc, resource := core, map[string]string{"Service": "services", "ConfigMap": "configmaps",
-			"PersistentVolumeClaim": "persistentvolumeclaims", "NetworkPolicy": "networkpolicies"}[kind]
-		if kind == "NetworkPolicy" {
+		rc, resource := core, map[string]string{"service": "services", "configmap": "configmaps",
+			"persistentvolumeclaim": "persistentvolumeclaims", "networkpolicy": "networkpolicies"}[kind]
+		if kind == "networkpolicy" {
 			rc = networking
 		}
 		if resource == "" {
