@@ -80,8 +80,14 @@ func (s *Stamp) Fresh() bool {
 	return err == nil && strings.TrimSpace(string(b)) == s.sum && !Live()
 }
 
-// Record writes the stamp (call it when the live run passed).
-func (s *Stamp) Record() error { return os.WriteFile(s.file, []byte(s.sum+"\n"), 0o644) }
+// Record writes the stamp, its directory made (call it when the live run
+// passed).
+func (s *Stamp) Record() error {
+	if err := os.MkdirAll(filepath.Dir(s.file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(s.file, []byte(s.sum+"\n"), 0o644)
+}
 
 // String is the stamp's hash.
 func (s *Stamp) String() string { return s.sum }

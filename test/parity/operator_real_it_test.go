@@ -55,12 +55,14 @@ func TestSparkOperatorRealIT(t *testing.T) {
 		return
 	}
 	t.Cleanup(func() {
-		if !t.Failed() {
-			if err := stamp.Record(); err != nil {
-				t.Error(err)
-			}
-			t.Logf("live run passed: stamp %.12s recorded (commit it)", stamp)
+		if t.Failed() {
+			return
 		}
+		if err := stamp.Record(); err != nil {
+			t.Error(err)
+			return
+		}
+		t.Logf("live run passed: stamp %.12s recorded (commit it)", stamp)
 	})
 	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
 	opDir := k8scluster.SparkOperatorDir(t)
