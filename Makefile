@@ -153,7 +153,7 @@ parity-lines:
 SPARK_LINE_PATCHES := 3.5.0 3.5.9 4.0.0 4.0.5 4.1.0 4.1.4 4.2.0 4.2.1 4.3.0
 native-lines:
 	PREBAKE_SPARK_VERSIONS="$(SPARK_LINE_PATCHES)" bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/00-lib.sh; source hack/infra.d/60-spark.sh'
-	PREBAKE_IT=1 PREBAKE_JVM=1 PREBAKE_SPARK_LINES=all $(GO) test -count=1 -timeout 40m -run '^TestNativeLinesEquivalenceIT$$' ./test/parity/
+	PREBAKE_IT=1 PREBAKE_SPARK_LINES=all $(GO) test -count=1 -timeout 40m -run '^TestNativeLinesEquivalenceIT$$' ./test/parity/
 
 ## cluster: the tests' real single-node Kubernetes (internal/testenv/cluster), in the background, for a person:
 ## the same test bed `make test` runs (every test binary attaches to it: `go test -run X ./test/spark` uses it).
