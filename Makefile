@@ -34,11 +34,11 @@ test: infra build bed-bin
 bed-bin:
 	$(GO) build -o bin/prebake-cluster ./hack/cluster
 
-## test-live: the live oracles alone, re-asked whatever their stamps say (the real spark-submit's objects for every
-## native case); a pass records the new stamp beside the goldens (commit it).
+## test-live: the live oracles (test/parity: the real spark-submit's objects for every native case and per Spark line,
+## the real spark-operator, the real spark-submit of each Ivy, the upgrade report on Central), re-asked whatever their
+## stamps say; a pass records each new stamp beside its goldens (commit them).
 test-live: infra build
-	PREBAKE_IT=1 PREBAKE_LIVE=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -timeout 60m -run '^TestNativeEquivalenceIT$$' ./submit/k8s/
-	PREBAKE_IT=1 PREBAKE_JVM=1 PREBAKE_LIVE=1 $(GO) test -timeout 60m -run '^TestIvySparkSubmitLive$$' ./test/parity/
+	PREBAKE_IT=1 PREBAKE_JVM=1 PREBAKE_LIVE=1 PREBAKE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 90m ./test/parity/
 
 ## test-fast: the server tests (nginx, registry, versitygw, kube-apiserver) without the JVM tier
 ## (PREBAKE_JVM=0: no spark-submit, Spark, Airflow or real pods) and without -race; the servers
@@ -153,7 +153,7 @@ parity-lines:
 SPARK_LINE_PATCHES := 3.5.0 3.5.9 4.0.0 4.0.5 4.1.0 4.1.4 4.2.0 4.2.1 4.3.0
 native-lines:
 	PREBAKE_SPARK_VERSIONS="$(SPARK_LINE_PATCHES)" bash -euc 'log() { echo "infra: $$*" >&2; }; source hack/infra.d/00-lib.sh; source hack/infra.d/60-spark.sh'
-	PREBAKE_IT=1 PREBAKE_SPARK_LINES=all $(GO) test -count=1 -timeout 40m -run 'TestNativeLinesEquivalenceIT' ./submit/k8s/
+	PREBAKE_IT=1 PREBAKE_SPARK_LINES=all $(GO) test -count=1 -timeout 40m -run '^TestNativeLinesEquivalenceIT$$' ./test/parity/
 
 ## cluster: the tests' real single-node Kubernetes (internal/testenv/cluster), in the background, for a person:
 ## the same test bed `make test` runs (every test binary attaches to it: `go test -run X ./test/spark` uses it).

@@ -79,6 +79,11 @@ var allowed = map[string][]string{
 	"internal/jsondoc": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "pipeline", "internal/"},
 	// The tests' real cluster builds its images with layers.
 	"internal/testenv/cluster": {"errdefs", "lock", "layers", "internal/"},
+	// The API-server-only test world (the shared kube-apiserver, the test
+	// kubelet, the fault proxy) pushes the test base image (layers'
+	// registrytest) and records the native equivalence cases
+	// (submit/k8s/native/nativetest).
+	"internal/testenv/k8senv": {"errdefs", "lock", "layers", "submit", "internal/"},
 	// The tests' counting proxy in front of the Python index reads the
 	// machine's pip configuration as prebake does.
 	"internal/testenv/pyindex": {"errdefs", "lock", "resolver/cache", "resolver/pypi", "internal/"},
@@ -121,14 +126,15 @@ var free = []string{"cmd", "hack", "examples", "test", "internal/depcheck"}
 
 // sdk says which packages alone may import each SDK directly (their
 // subpackages included); the others reach it only through them. The tests'
-// cluster (internal/testenv/cluster) hands its tests a client-go client;
+// cluster (internal/testenv/cluster) and API server (internal/testenv/k8senv)
+// hand their tests a client-go client;
 // hack/sparkimage makes a layer of a root file system tarball (symbolic
 // links, owners), which layers' files cannot hold.
 var sdk = map[string][]string{
 	"github.com/google/go-containerregistry":   {"layers", "hack/sparkimage"},
 	"github.com/containerd/stargz-snapshotter": {"layers"},
 	"github.com/aws/aws-sdk-go-v2":             {"s3store"},
-	"k8s.io/client-go":                         {"submit/k8s", "internal/testenv/cluster"},
+	"k8s.io/client-go":                         {"submit/k8s", "internal/testenv/cluster", "internal/testenv/k8senv"},
 	"github.com/ProtonMail/go-crypto":          {"internal/pgpverify"},
 	"google.golang.org/grpc":                   {"submit/connect"},
 }

@@ -29,7 +29,8 @@ type Stamp struct {
 
 // NewStamp hashes the inputs: paths (files, directories walked, or globs,
 // relative to the module root; a glob's or a directory's _test.go files are
-// left out, a file named is not; a missing one hashes as missing) and literal values
+// left out, a file named is not; a missing one hashes as missing; a file
+// named STAMP, another oracle's stamp, is never an input) and literal values
 // such as versions. The stamp is kept in file (relative to the module root).
 func NewStamp(t testing.TB, file string, paths []string, values ...string) *Stamp {
 	t.Helper()
@@ -50,7 +51,7 @@ func NewStamp(t testing.TB, file string, paths []string, values ...string) *Stam
 		for _, m := range matches {
 			_ = filepath.WalkDir(m, func(path string, d fs.DirEntry, err error) error {
 				named := path == m && !strings.ContainsAny(p, "*?[")
-				if err == nil && d.Type().IsRegular() && path != filepath.Join(root, file) &&
+				if err == nil && d.Type().IsRegular() && path != filepath.Join(root, file) && d.Name() != "STAMP" &&
 					(named || !strings.HasSuffix(path, "_test.go")) {
 					files = append(files, path)
 				}
@@ -79,8 +80,14 @@ func (s *Stamp) Fresh() bool {
 	return err == nil && strings.TrimSpace(string(b)) == s.sum && !Live()
 }
 
-// Record writes the stamp (call it when the live run passed).
-func (s *Stamp) Record() error { return os.WriteFile(s.file, []byte(s.sum+"\n"), 0o644) }
+// Record writes the stamp, its directory made (call it when the live run
+// passed).
+func (s *Stamp) Record() error {
+	if err := os.MkdirAll(filepath.Dir(s.file), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(s.file, []byte(s.sum+"\n"), 0o644)
+}
 
 // String is the stamp's hash.
 func (s *Stamp) String() string { return s.sum }

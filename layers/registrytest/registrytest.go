@@ -19,7 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/prebake/prebake/internal/testenv"
 )
@@ -186,4 +189,36 @@ func (r *Registry) Stop() {
 	}
 	r.stopped = true
 	r.proc.Kill()
+}
+
+// PushIndex pushes the image index tagged tag
+// (org.opencontainers.image.ref.name) in the OCI layout at dir to ref, on a
+// registry that takes it without credentials.
+func PushIndex(t testing.TB, dir, tag, ref string) {
+	t.Helper()
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Manifests {
+		if d.Annotations["org.opencontainers.image.ref.name"] == tag {
+			child, err := idx.ImageIndex(d.Digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := remote.WriteIndex(r, child); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s has no %s", dir, tag)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 )
 
 // TestK8sAttachIT: submit --status-poll-only follows a driver submitted
@@ -22,8 +23,8 @@ func TestK8sAttachIT(t *testing.T) {
 	ns := "it-attach"
 	first := filepath.Join(t.TempDir(), "argv-first")
 	wait := e.kubeletScript(t, ns, func(pod string) {
-		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
-			phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
+		e.k.RunToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
+			k8senv.PhaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
 	})
 	r := e.submit(t, itRun{ns: ns, env: []string{"FAKE_SPARK_SUBMIT_ARGV=" + first}})
 	wait()
@@ -31,7 +32,7 @@ func TestK8sAttachIT(t *testing.T) {
 
 	// The library: the same end, from the pod alone.
 	run := itRun{ns: ns, tokenFile: filepath.Join(t.TempDir(), "token")}
-	writeFile(t, run.tokenFile, e.c.boundToken(t, e.saNS, e.saName, "tok-attach-again"))
+	testenv.WriteFile(t, run.tokenFile, e.c.BoundToken(t, e.saNS, e.saName, "tok-attach-again"))
 	e.fill(t, &run)
 	again := filepath.Join(t.TempDir(), "argv-again")
 	var stdout, stderr testenv.SyncBuffer

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
@@ -48,13 +49,13 @@ type countingProxy struct {
 
 var resourcePath = regexp.MustCompile(`^/api/v1/namespaces/[^/]+/([a-z]+)`)
 
-func startCountingProxy(b *testing.B, c *testCluster) *countingProxy {
+func startCountingProxy(b *testing.B, c *k8senv.Cluster) *countingProxy {
 	b.Helper()
 	p := &countingProxy{stats: map[string]*apiStats{}}
-	rp := c.reverseProxy(b)
+	rp := c.ReverseProxy(b)
 	rp.Transport = &timingTransport{p: p, next: rp.Transport}
 	var ln net.Listener
-	ln, p.url, p.caFile = listenTLS(b)
+	ln, p.url, p.caFile = k8senv.ListenTLS(b)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -240,7 +241,7 @@ type batchRun struct {
 // (15 %), re-reading the token file per request (8 %), protobuf (7 %) and
 // native.Build (5 %).
 func BenchmarkNativeThroughput(b *testing.B) {
-	c := sharedCluster(b)
+	c := k8senv.Shared(b)
 	p := startCountingProxy(b, c)
 	version := testenv.SparkVersions[0]
 	home, _ := testenv.SparkHome(b, version)
@@ -248,16 +249,16 @@ func BenchmarkNativeThroughput(b *testing.B) {
 	ie := &itEnv{}
 	prebake := ie.prebake(b)
 	tmp := b.TempDir()
-	writeFile(b, filepath.Join(tmp, "token"), c.adminToken)
+	testenv.WriteFile(b, filepath.Join(tmp, "token"), c.AdminToken)
 	// Two credential directories: through the proxy, and straight.
 	viaProxy, direct := filepath.Join(tmp, "proxy"), filepath.Join(tmp, "direct")
-	for dir, ca := range map[string]string{viaProxy: p.caFile, direct: c.caFile} {
+	for dir, ca := range map[string]string{viaProxy: p.caFile, direct: c.CAFile} {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
 			b.Fatal(err)
 		}
-		writeFile(b, filepath.Join(dir, "ca.crt"), string(pem))
-		writeFile(b, filepath.Join(dir, "token"), c.adminToken)
+		testenv.WriteFile(b, filepath.Join(dir, "ca.crt"), string(pem))
+		testenv.WriteFile(b, filepath.Join(dir, "token"), c.AdminToken)
 	}
 	argv := func(ns, master, dir string, i int) []string {
 		return nativetest.Expand(append(nativetest.CommonArgs(ns, version),
@@ -275,7 +276,7 @@ func BenchmarkNativeThroughput(b *testing.B) {
 			buf.WriteByte('\n')
 		}
 		path := filepath.Join(tmp, name)
-		writeFile(b, path, buf.String())
+		testenv.WriteFile(b, path, buf.String())
 		return path
 	}
 	nSpark, nSingle := benchEnvInt("PREBAKE_BENCH_SPARK_N", 5), benchEnvInt("PREBAKE_BENCH_SINGLE_N", 20)
@@ -294,7 +295,7 @@ func BenchmarkNativeThroughput(b *testing.B) {
 	for n := 0; n < b.N; n++ {
 		nsSpark, nsSingle, nsCount := fmt.Sprintf("tp-spark-%d", n), fmt.Sprintf("tp-single-%d", n), fmt.Sprintf("tp-count-%d", n)
 		for _, ns := range []string{nsSpark, nsSingle, nsCount} {
-			c.ensureNamespace(b, ns)
+			c.EnsureNamespace(b, ns)
 		}
 		// The real spark-submit, through the proxy (counted).
 		p.setPhase("spark-submit")
@@ -342,9 +343,9 @@ func BenchmarkNativeThroughput(b *testing.B) {
 		head := batchRun{}
 		for _, par := range parallels {
 			ns := fmt.Sprintf("tp-batch-%d-p%d", n, par)
-			c.ensureNamespace(b, ns)
+			c.EnsureNamespace(b, ns)
 			cmd := exec.Command(prebake, "--quiet", "-o", "json", "submit", "--spark-version", version, "--parallel", strconv.Itoa(par),
-				"--batch", writeBatch(ns+".jsonl", ns, c.url, direct, nBatch))
+				"--batch", writeBatch(ns+".jsonl", ns, c.URL, direct, nBatch))
 			cmd.Env = prebakeEnv
 			out.Reset()
 			cmd.Stdout = &out
@@ -365,8 +366,8 @@ func BenchmarkNativeThroughput(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		c.ensureNamespace(b, fmt.Sprintf("tp-prof-%d", n))
-		profileBatch(b, version, func(i int) []string { return argv(fmt.Sprintf("tp-prof-%d", n), c.url, direct, i) }, 3*nBatch, parallel)
+		c.EnsureNamespace(b, fmt.Sprintf("tp-prof-%d", n))
+		profileBatch(b, version, func(i int) []string { return argv(fmt.Sprintf("tp-prof-%d", n), c.URL, direct, i) }, 3*nBatch, parallel)
 
 		per := func(d time.Duration, k int) float64 { return d.Seconds() / float64(k) }
 		sCPU, _, sRSS := mean(spark)

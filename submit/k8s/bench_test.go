@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -22,19 +23,19 @@ func BenchmarkK8sDetection(b *testing.B) {
 	for n := 0; n < b.N; n++ {
 		for i := 0; i < runs; i++ {
 			ns := fmt.Sprintf("bench-%d-%d", n, i)
-			p := startFaultProxy(b, e.c, nil)
+			p := k8senv.StartFaultProxy(b, e.c, nil)
 			var ended time.Time
 			var runGets, runReqs int
 			wait := e.kubeletScript(b, ns, func(pod string) {
-				e.runToEnd(b, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"}, nil)
-				g0, t0 := p.counts()
+				e.k.RunToEnd(b, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"}, nil)
+				g0, t0 := p.Counts()
 				time.Sleep(5 * poll)
-				g1, t1 := p.counts()
+				g1, t1 := p.Counts()
 				runGets, runReqs = g1-g0, t1-t0
 				ended = time.Now()
-				e.k.setStatus(b, ns, pod, phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
+				e.k.SetStatus(b, ns, pod, k8senv.PhaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
 			})
-			r := e.submit(b, itRun{ns: ns, master: p.url, caFile: p.caFile, opts: func(o *options) { o.pollInterval = poll }})
+			r := e.submit(b, itRun{ns: ns, master: p.URL, caFile: p.CAFile, opts: func(o *options) { o.pollInterval = poll }})
 			done := time.Now()
 			wait()
 			if r.err != nil {

@@ -104,8 +104,8 @@ func TestKubeconfigOverHTTP(t *testing.T) {
 			}
 			dir := t.TempDir()
 			kc := filepath.Join(dir, "kubeconfig")
-			writeFile(t, filepath.Join(dir, "tok"), "KUBECONFIGTOKEN123\n")
-			writeFile(t, kc, `apiVersion: v1
+			testenv.WriteFile(t, filepath.Join(dir, "tok"), "KUBECONFIGTOKEN123\n")
+			testenv.WriteFile(t, kc, `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "`+server+`"}}]
 users: [{name: u, user: {tokenFile: "`+filepath.Join(dir, "tok")+`", username: "", password: ""}}]

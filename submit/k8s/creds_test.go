@@ -2,8 +2,8 @@ package k8s
 
 import (
 	"errors"
+	"github.com/prebake/prebake/internal/testenv"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,22 +17,12 @@ func (r *recordRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Body: http.NoBody, Request: req}, nil
 }
 
-func writeFile(t testing.TB, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // fakeInCluster makes a service-account dir with its own token and an
 // environment that looks like a pod's.
 func fakeInCluster(t *testing.T) (string, func(string) string) {
 	dir := filepath.Join(t.TempDir(), "sa")
-	writeFile(t, filepath.Join(dir, "token"), "pod-own-sa-token")
-	writeFile(t, filepath.Join(dir, "namespace"), "pod-ns")
+	testenv.WriteFile(t, filepath.Join(dir, "token"), "pod-own-sa-token")
+	testenv.WriteFile(t, filepath.Join(dir, "namespace"), "pod-ns")
 	env := map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
 	return dir, func(k string) string { return env[k] }
 }
@@ -40,7 +30,7 @@ func fakeInCluster(t *testing.T) (string, func(string) string) {
 func TestCredsTokenFileReadPerRequest(t *testing.T) {
 	saDir, getenv := fakeInCluster(t)
 	tok := filepath.Join(t.TempDir(), "token")
-	writeFile(t, tok, "token-one\n")
+	testenv.WriteFile(t, tok, "token-one\n")
 	c, err := newK8sCreds("k8s://https://api:6443", map[string]string{confOAuthTokenFile: tok}, getenv, saDir)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +49,7 @@ func TestCredsTokenFileReadPerRequest(t *testing.T) {
 		if _, err := rt.RoundTrip(req); err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, tok, next)
+		testenv.WriteFile(t, tok, next)
 	}
 	if got := strings.Join(rec.auth, ","); got != "Bearer token-one,Bearer token-two" {
 		t.Errorf("Authorization per request = %q", got)
@@ -121,7 +111,7 @@ func TestCredsInClusterFallback(t *testing.T) {
 
 func TestCredsKubeconfigContext(t *testing.T) {
 	kc := filepath.Join(t.TempDir(), "config")
-	writeFile(t, kc, `apiVersion: v1
+	testenv.WriteFile(t, kc, `apiVersion: v1
 kind: Config
 current-context: a
 clusters:

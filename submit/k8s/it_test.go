@@ -23,12 +23,13 @@ import (
 	"github.com/prebake/prebake/errdefs"
 	"github.com/prebake/prebake/internal/testenv"
 	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 )
 
 // itEnv is the shared cluster of TestK8sIT.
 type itEnv struct {
-	c       *testCluster
-	k       *testKubelet
+	c       *k8senv.Cluster
+	k       *k8senv.Kubelet
 	saDir   string // the process's own in-cluster service account (admin!)
 	saNS    string
 	saName  string
@@ -59,14 +60,14 @@ type itResult struct {
 func (e *itEnv) fill(t testing.TB, r *itRun) {
 	t.Helper()
 	if r.master == "" {
-		r.master = e.c.url
+		r.master = e.c.URL
 	}
 	if r.caFile == "" {
-		r.caFile = e.c.caFile
+		r.caFile = e.c.CAFile
 	}
 	if r.tokenFile == "" {
 		r.tokenFile = filepath.Join(t.TempDir(), "token")
-		writeFile(t, r.tokenFile, e.c.boundToken(t, e.saNS, e.saName, "tok-"+r.ns))
+		testenv.WriteFile(t, r.tokenFile, e.c.BoundToken(t, e.saNS, e.saName, "tok-"+r.ns))
 	}
 	if r.name == "" {
 		r.name = "it-" + r.ns
@@ -87,7 +88,7 @@ func (e *itEnv) submit(t testing.TB, r itRun) itResult {
 		// account is an admin: prebake must never use it, since the
 		// submission has a token.
 		environ: slices.Concat(hostEnviron(), r.env, mapEnv(map[string]string{
-			"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": strings.TrimPrefix(e.c.url, "https://127.0.0.1:"),
+			"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": strings.TrimPrefix(e.c.URL, "https://127.0.0.1:"),
 			"HOME": t.TempDir(),
 		})),
 		inClusterDir: e.saDir,
@@ -168,35 +169,22 @@ func hostEnviron() []string {
 // returns when it is done.
 func (e *itEnv) kubeletScript(t testing.TB, ns string, fn func(pod string)) (wait func()) {
 	t.Helper()
-	e.c.ensureNamespace(t, ns)
+	e.c.EnsureNamespace(t, ns)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if pod := e.k.waitPod(t, ns); pod != "" {
+		if pod := e.k.WaitPod(t, ns); pod != "" {
 			fn(pod)
 		}
 	}()
 	return func() { <-done }
 }
 
-// runToEnd binds the pod, starts the driver, logs lines, then ends it.
-func (e *itEnv) runToEnd(t testing.TB, ns, pod string, lines []string, end func(*corev1.PodStatus)) {
-	e.k.bind(t, ns, pod)
-	e.k.setStatus(t, ns, pod, phaseWith(corev1.PodPending, waiting(driverC, "ContainerCreating")))
-	time.Sleep(300 * time.Millisecond)
-	e.k.setStatus(t, ns, pod, phaseWith(corev1.PodRunning, running(driverC)))
-	e.k.log(ns, pod, driverC, lines...)
-	time.Sleep(700 * time.Millisecond)
-	if end != nil {
-		e.k.setStatus(t, ns, pod, end)
-	}
-}
-
 // runExecutor creates executor id of the driver's application (as the
 // driver would) and sets its container status.
 func (e *itEnv) runExecutor(t testing.TB, ns, driverPod, id string, st corev1.ContainerStatus) {
 	ctx := context.Background()
-	d, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, driverPod, metav1.GetOptions{})
+	d, err := e.c.Admin.CoreV1().Pods(ns).Get(ctx, driverPod, metav1.GetOptions{})
 	if err != nil {
 		t.Error(err)
 		return
@@ -205,17 +193,17 @@ func (e *itEnv) runExecutor(t testing.TB, ns, driverPod, id string, st corev1.Co
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 		"spark-role": "executor", "spark-exec-id": id, "spark-app-selector": d.Labels["spark-app-selector"]}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "spark-kubernetes-executor", Image: "apache/spark:3.5.3"}}}}
-	if _, err := e.c.admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+	if _, err := e.c.Admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		t.Error(err)
 		return
 	}
-	e.k.setStatus(t, ns, name, phaseWith(corev1.PodFailed, st))
+	e.k.SetStatus(t, ns, name, k8senv.PhaseWith(corev1.PodFailed, st))
 }
 
 // deleted reports whether the pod is gone or being deleted (no kubelet
 // confirms a graceful deletion here).
 func (e *itEnv) deleted(t testing.TB, ns, pod string) bool {
-	p, err := e.c.admin.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
+	p, err := e.c.Admin.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return true
 	}
@@ -242,12 +230,12 @@ func checkResult(t testing.TB, r itResult, want itWant) {
 	}
 }
 
-// newITEnv is an environment on the shared cluster (sharedCluster) with
+// newITEnv is an environment on the shared cluster (k8senv.Shared) with
 // the submission's service account of its own.
 func newITEnv(t testing.TB) *itEnv {
 	t.Helper()
 	testenv.RequireIT(t)
-	return newITEnvOn(t, sharedCluster(t))
+	return newITEnvOn(t, k8senv.Shared(t))
 }
 
 // itEnvs numbers the environments: each has its own service-account
@@ -256,13 +244,13 @@ var itEnvs atomic.Int64
 
 // newITEnvOn sets up the test kubelet of c and a service account for the
 // submissions, in a namespace of its own.
-func newITEnvOn(t testing.TB, c *testCluster) *itEnv {
+func newITEnvOn(t testing.TB, c *k8senv.Cluster) *itEnv {
 	t.Helper()
-	e := &itEnv{c: c, k: startKubelet(t, c), saNS: fmt.Sprintf("spark-it-%d", itEnvs.Add(1)), saName: "submitter"}
-	c.setupSubmitter(t, e.saNS, e.saName)
+	e := &itEnv{c: c, k: k8senv.StartKubelet(t, c), saNS: fmt.Sprintf("spark-it-%d", itEnvs.Add(1)), saName: "submitter"}
+	c.SetupSubmitter(t, e.saNS, e.saName)
 	e.saDir = filepath.Join(t.TempDir(), "serviceaccount")
-	writeFile(t, filepath.Join(e.saDir, "token"), c.adminToken)
-	writeFile(t, filepath.Join(e.saDir, "namespace"), "default")
+	testenv.WriteFile(t, filepath.Join(e.saDir, "token"), c.AdminToken)
+	testenv.WriteFile(t, filepath.Join(e.saDir, "namespace"), "default")
 	wd, _ := os.Getwd()
 	e.fakeSub = filepath.Join(wd, "testdata", "k8s", "spark-submit")
 	return e
@@ -276,8 +264,8 @@ func TestK8sIT(t *testing.T) {
 			ns := "it-ok"
 			argv := filepath.Join(t.TempDir(), "argv")
 			wait := e.kubeletScript(t, ns, func(pod string) {
-				e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
-					phaseWith(corev1.PodRunning, terminated(driverC, 0, "Completed"), running("istio-proxy")))
+				e.k.RunToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.3"},
+					k8senv.PhaseWith(corev1.PodRunning, terminated(driverC, 0, "Completed"), running("istio-proxy")))
 			})
 			r := e.submit(t, itRun{ns: ns, env: []string{"FAKE_SPARK_SUBMIT_SIDECAR=1", "FAKE_SPARK_SUBMIT_ARGV=" + argv}})
 			wait()
@@ -312,7 +300,7 @@ func TestK8sIT(t *testing.T) {
 			}
 			wait := e.kubeletScript(t, ns, func(pod string) {
 				e.runExecutor(t, ns, pod, "1", terminated("spark-kubernetes-executor", 52, "Error"))
-				e.runToEnd(t, ns, pod, lines, phaseWith(corev1.PodFailed, terminated(driverC, 137, "OOMKilled")))
+				e.k.RunToEnd(t, ns, pod, lines, k8senv.PhaseWith(corev1.PodFailed, terminated(driverC, 137, "OOMKilled")))
 			})
 			r := e.submit(t, itRun{ns: ns})
 			wait()
@@ -336,14 +324,14 @@ func TestK8sIT(t *testing.T) {
 				wait := e.kubeletScript(t, ns, func(p string) {
 					pod = p
 					if reason == "Unschedulable" {
-						e.k.setStatus(t, ns, p, func(s *corev1.PodStatus) {
+						e.k.SetStatus(t, ns, p, func(s *corev1.PodStatus) {
 							s.Phase = corev1.PodPending
 							s.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient memory."}}
 						})
 						return
 					}
-					e.k.bind(t, ns, p)
-					e.k.setStatus(t, ns, p, phaseWith(corev1.PodPending, waiting(driverC, reason)))
+					e.k.Bind(t, ns, p)
+					e.k.SetStatus(t, ns, p, k8senv.PhaseWith(corev1.PodPending, waiting(driverC, reason)))
 				})
 				r := e.submit(t, itRun{ns: ns, opts: func(o *options) { o.pendingTimeout = 3 * time.Second }})
 				wait()
@@ -364,8 +352,8 @@ func TestK8sIT(t *testing.T) {
 			t.Parallel()
 			ns := "it-deleted"
 			wait := e.kubeletScript(t, ns, func(pod string) {
-				e.runToEnd(t, ns, pod, nil, nil)
-				if err := e.c.admin.CoreV1().Pods(ns).Delete(context.Background(), pod, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+				e.k.RunToEnd(t, ns, pod, nil, nil)
+				if err := e.c.Admin.CoreV1().Pods(ns).Delete(context.Background(), pod, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
 					t.Error(err)
 				}
 			})
@@ -397,7 +385,7 @@ func TestK8sIT(t *testing.T) {
 				var pod string
 				wait := e.kubeletScript(t, ns, func(p string) {
 					pod = p
-					e.runToEnd(t, ns, p, append([]string{"INFO SparkContext: Running Spark version 3.5.3"}, tc.lines...), nil)
+					e.k.RunToEnd(t, ns, p, append([]string{"INFO SparkContext: Running Spark version 3.5.3"}, tc.lines...), nil)
 				})
 				r := e.submit(t, itRun{ns: ns})
 				wait()
@@ -416,7 +404,7 @@ func TestK8sIT(t *testing.T) {
 			var pod string
 			wait := e.kubeletScript(t, ns, func(p string) {
 				pod = p
-				e.runToEnd(t, ns, p, nil, nil)
+				e.k.RunToEnd(t, ns, p, nil, nil)
 				cancel()
 			})
 			r := e.submit(t, itRun{ns: ns, ctx: ctx})
@@ -431,7 +419,7 @@ func TestK8sIT(t *testing.T) {
 			t.Parallel()
 			ns := "it-timeout"
 			var pod string
-			wait := e.kubeletScript(t, ns, func(p string) { pod = p; e.runToEnd(t, ns, p, nil, nil) })
+			wait := e.kubeletScript(t, ns, func(p string) { pod = p; e.k.RunToEnd(t, ns, p, nil, nil) })
 			r := e.submit(t, itRun{ns: ns, opts: func(o *options) { o.timeout = 4 * time.Second }})
 			wait()
 			checkResult(t, r, itWant{endKind(errdefs.Timeout), "Timeout", "Running"})
@@ -443,16 +431,16 @@ func TestK8sIT(t *testing.T) {
 		t.Run("fault proxy: 5xx, dropped connections, one 401", func(t *testing.T) {
 			t.Parallel()
 			ns := "it-faults"
-			p := startFaultProxy(t, e.c, map[int]string{2: "503", 3: "drop", 4: "401", 5: "503", 7: "drop", 8: "503"})
+			p := k8senv.StartFaultProxy(t, e.c, map[int]string{2: "503", 3: "drop", 4: "401", 5: "503", 7: "drop", 8: "503"})
 			wait := e.kubeletScript(t, ns, func(pod string) {
-				e.runToEnd(t, ns, pod, nil, nil)
+				e.k.RunToEnd(t, ns, pod, nil, nil)
 				time.Sleep(2 * time.Second) // let the faults happen while it runs
-				e.k.setStatus(t, ns, pod, phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
+				e.k.SetStatus(t, ns, pod, k8senv.PhaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
 			})
-			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile})
+			r := e.submit(t, itRun{ns: ns, master: p.URL, caFile: p.CAFile})
 			wait()
 			checkResult(t, r, itWant{endExit(3), "Error", "Failed"})
-			if d := cmp.Diff(map[string]int{"503": 3, "drop": 2, "401": 1}, p.injected()); d != "" {
+			if d := cmp.Diff(map[string]int{"503": 3, "drop": 2, "401": 1}, p.Injected()); d != "" {
 				t.Errorf("faults injected (-want +got):\n%s", d)
 			}
 		})
@@ -460,39 +448,39 @@ func TestK8sIT(t *testing.T) {
 		t.Run("seed: token rotated and old one revoked", func(t *testing.T) {
 			t.Parallel()
 			ns := "it-rotate"
-			p := startFaultProxy(t, e.c, nil)
+			p := k8senv.StartFaultProxy(t, e.c, nil)
 			tokenFile := filepath.Join(t.TempDir(), "token")
-			oldTok := e.c.boundToken(t, e.saNS, e.saName, "tok-rotate-1")
-			writeFile(t, tokenFile, oldTok)
+			oldTok := e.c.BoundToken(t, e.saNS, e.saName, "tok-rotate-1")
+			testenv.WriteFile(t, tokenFile, oldTok)
 			var newTok string
 			var revokedAfter time.Duration
 			wait := e.kubeletScript(t, ns, func(pod string) {
-				e.runToEnd(t, ns, pod, nil, nil)
+				e.k.RunToEnd(t, ns, pod, nil, nil)
 				// Rotate the projected token, then revoke the old one.
-				newTok = e.c.boundToken(t, e.saNS, e.saName, "tok-rotate-2")
+				newTok = e.c.BoundToken(t, e.saNS, e.saName, "tok-rotate-2")
 				tmp := tokenFile + ".tmp"
-				writeFile(t, tmp, newTok)
+				testenv.WriteFile(t, tmp, newTok)
 				if err := os.Rename(tmp, tokenFile); err != nil {
 					t.Error(err)
 				}
-				if err := e.c.admin.CoreV1().Secrets(e.saNS).Delete(context.Background(), "tok-rotate-1", metav1.DeleteOptions{}); err != nil {
+				if err := e.c.Admin.CoreV1().Secrets(e.saNS).Delete(context.Background(), "tok-rotate-1", metav1.DeleteOptions{}); err != nil {
 					t.Error(err)
 				}
-				revokedAfter = e.c.waitRevoked(t, oldTok)
-				before := p.uses(newTok)[200]
-				for start := time.Now(); p.uses(newTok)[200] < before+3 && time.Since(start) < 10*time.Second; {
+				revokedAfter = e.c.WaitRevoked(t, oldTok)
+				before := p.Uses(newTok)[200]
+				for start := time.Now(); p.Uses(newTok)[200] < before+3 && time.Since(start) < 10*time.Second; {
 					time.Sleep(100 * time.Millisecond)
 				}
-				e.k.setStatus(t, ns, pod, phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
+				e.k.SetStatus(t, ns, pod, k8senv.PhaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
 			})
-			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile, tokenFile: tokenFile})
+			r := e.submit(t, itRun{ns: ns, master: p.URL, caFile: p.CAFile, tokenFile: tokenFile})
 			wait()
-			t.Logf("old token revoked after %s; uses: old %v new %v", revokedAfter.Round(time.Second), p.uses(oldTok), p.uses(newTok))
+			t.Logf("old token revoked after %s; uses: old %v new %v", revokedAfter.Round(time.Second), p.Uses(oldTok), p.Uses(newTok))
 			checkResult(t, r, itWant{endOK, "Completed", "Succeeded"})
-			if p.uses(newTok)[200] < 3 || p.uses(oldTok)[401] != 0 {
-				t.Errorf("new token answered 200 %d times (want ≥3); old token got %d 401s (want 0: prebake re-reads the file)", p.uses(newTok)[200], p.uses(oldTok)[401])
+			if p.Uses(newTok)[200] < 3 || p.Uses(oldTok)[401] != 0 {
+				t.Errorf("new token answered 200 %d times (want ≥3); old token got %d 401s (want 0: prebake re-reads the file)", p.Uses(newTok)[200], p.Uses(oldTok)[401])
 			}
-			if u := p.uses(e.c.adminToken); len(u) != 0 {
+			if u := p.Uses(e.c.AdminToken); len(u) != 0 {
 				t.Errorf("the process's own in-cluster token was used: %v", u)
 			}
 		})
@@ -500,27 +488,27 @@ func TestK8sIT(t *testing.T) {
 		t.Run("token revoked without rotation: 77, in-cluster token never used", func(t *testing.T) {
 			t.Parallel()
 			ns := "it-revoked"
-			p := startFaultProxy(t, e.c, nil)
+			p := k8senv.StartFaultProxy(t, e.c, nil)
 			tokenFile := filepath.Join(t.TempDir(), "token")
-			tok := e.c.boundToken(t, e.saNS, e.saName, "tok-revoked")
-			writeFile(t, tokenFile, tok)
+			tok := e.c.BoundToken(t, e.saNS, e.saName, "tok-revoked")
+			testenv.WriteFile(t, tokenFile, tok)
 			wait := e.kubeletScript(t, ns, func(pod string) {
-				e.runToEnd(t, ns, pod, nil, nil)
-				if err := e.c.admin.CoreV1().Secrets(e.saNS).Delete(context.Background(), "tok-revoked", metav1.DeleteOptions{}); err != nil {
+				e.k.RunToEnd(t, ns, pod, nil, nil)
+				if err := e.c.Admin.CoreV1().Secrets(e.saNS).Delete(context.Background(), "tok-revoked", metav1.DeleteOptions{}); err != nil {
 					t.Error(err)
 				}
 			})
-			r := e.submit(t, itRun{ns: ns, master: p.url, caFile: p.caFile, tokenFile: tokenFile,
+			r := e.submit(t, itRun{ns: ns, master: p.URL, caFile: p.CAFile, tokenFile: tokenFile,
 				opts: func(o *options) { o.timeout = 90 * time.Second }})
 			wait()
 			checkResult(t, r, itWant{endKind(errdefs.Denied), "Unauthorized", "Running"})
 			if !strings.Contains(r.err.Error(), tokenFile) || strings.Contains(r.err.Error(), tok) {
 				t.Errorf("error should name the token file, not the token: %v", r.err)
 			}
-			if p.uses(tok)[401] < authRetries+1 {
-				t.Errorf("401s for the revoked token: %v", p.uses(tok))
+			if p.Uses(tok)[401] < authRetries+1 {
+				t.Errorf("401s for the revoked token: %v", p.Uses(tok))
 			}
-			if u := p.uses(e.c.adminToken); len(u) != 0 {
+			if u := p.Uses(e.c.AdminToken); len(u) != 0 {
 				t.Errorf("the process's own in-cluster token was used: %v", u)
 			}
 		})
@@ -529,7 +517,7 @@ func TestK8sIT(t *testing.T) {
 			t.Parallel()
 			ns := "it-cli-exit"
 			wait := e.kubeletScript(t, ns, func(pod string) {
-				e.runToEnd(t, ns, pod, []string{"ERROR Main: boom"}, phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
+				e.k.RunToEnd(t, ns, pod, []string{"ERROR Main: boom"}, k8senv.PhaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
 			})
 			cmd := e.cli(t, itRun{ns: ns}, "-o", "json")
 			err := cmd.Run()
@@ -545,7 +533,7 @@ func TestK8sIT(t *testing.T) {
 			t.Parallel()
 			ns := "it-cli-sigterm"
 			cmd := e.cli(t, itRun{ns: ns})
-			e.c.ensureNamespace(t, ns)
+			e.c.EnsureNamespace(t, ns)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -553,7 +541,7 @@ func TestK8sIT(t *testing.T) {
 			var pod string
 			wait := e.kubeletScript(t, ns, func(p string) {
 				pod = p
-				e.runToEnd(t, ns, p, nil, nil)
+				e.k.RunToEnd(t, ns, p, nil, nil)
 				_ = proc.Signal(syscall.SIGTERM)
 			})
 			wait()
@@ -565,7 +553,7 @@ func TestK8sIT(t *testing.T) {
 
 		t.Run("via operator", func(t *testing.T) {
 			t.Parallel()
-			apps := e.c.installSparkOperatorCRD(t)
+			apps := e.c.InstallSparkOperatorCRD(t)
 			for _, tc := range []struct {
 				ns    string
 				final string
@@ -577,7 +565,7 @@ func TestK8sIT(t *testing.T) {
 			} {
 				t.Run(tc.final, func(t *testing.T) {
 					t.Parallel()
-					e.c.ensureNamespace(t, tc.ns)
+					e.c.EnsureNamespace(t, tc.ns)
 					done := make(chan struct{})
 					var spec map[string]any
 					go func() { // the test "operator"
@@ -591,13 +579,13 @@ func TestK8sIT(t *testing.T) {
 						pod := app.GetName() + "-driver"
 						driver := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Labels: map[string]string{"spark-role": "driver"}},
 							Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: driverC, Image: "apache/spark:3.5.3"}}}}
-						if _, err := e.c.admin.CoreV1().Pods(tc.ns).Create(ctx, driver, metav1.CreateOptions{}); err != nil {
+						if _, err := e.c.Admin.CoreV1().Pods(tc.ns).Create(ctx, driver, metav1.CreateOptions{}); err != nil {
 							t.Error(err)
 							return
 						}
 						for _, state := range []string{"SUBMITTED", "RUNNING", tc.final} {
 							if state == tc.final {
-								e.k.setStatus(t, tc.ns, pod, phaseWith(corev1.PodFailed, terminated(driverC, tc.code, "Error")))
+								e.k.SetStatus(t, tc.ns, pod, k8senv.PhaseWith(corev1.PodFailed, terminated(driverC, tc.code, "Error")))
 							}
 							if !k8scluster.SetAppStatus(ctx, t, apps, tc.ns, app.GetName(), state, pod, "") {
 								return
@@ -621,32 +609,32 @@ func TestK8sIT(t *testing.T) {
 		t.Run("status and kill with a glob", func(t *testing.T) {
 			t.Parallel()
 			ns := "it-ops"
-			e.c.ensureNamespace(t, ns)
+			e.c.EnsureNamespace(t, ns)
 			for _, name := range []string{"nightly-a-driver", "nightly-b-driver", "other-driver"} {
 				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"spark-role": "driver"}},
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: driverC, Image: "apache/spark:3.5.3"}}}}
-				if _, err := e.c.admin.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+				if _, err := e.c.Admin.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			kc := filepath.Join(t.TempDir(), "kubeconfig")
-			writeFile(t, kc, "apiVersion: v1\nkind: Config\ncurrent-context: it\nclusters:\n- name: c\n  cluster: {server: \""+e.c.url+"\", certificate-authority: \""+e.c.caFile+"\"}\nusers:\n- name: u\n  user: {token: "+e.c.adminToken+"}\ncontexts:\n- name: it\n  context: {cluster: c, user: u, namespace: "+ns+"}\n")
+			testenv.WriteFile(t, kc, "apiVersion: v1\nkind: Config\ncurrent-context: it\nclusters:\n- name: c\n  cluster: {server: \""+e.c.URL+"\", certificate-authority: \""+e.c.CAFile+"\"}\nusers:\n- name: u\n  user: {token: "+e.c.AdminToken+"}\ncontexts:\n- name: it\n  context: {cluster: c, user: u, namespace: "+ns+"}\n")
 			o := options{environ: mapEnv(map[string]string{"KUBECONFIG": kc})}
-			st, err := statusWith(context.Background(), "k8s://"+e.c.url, ns+":nightly-*", use(o))
+			st, err := statusWith(context.Background(), "k8s://"+e.c.URL, ns+":nightly-*", use(o))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(st) != 2 || st[0].Pod != "nightly-a-driver" || st[1].Pod != "nightly-b-driver" {
 				t.Errorf("status: %+v", st)
 			}
-			tried, err := killWith(context.Background(), "k8s://"+e.c.url, "nightly-*", use(o))
+			tried, err := killWith(context.Background(), "k8s://"+e.c.URL, "nightly-*", use(o))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(tried) != 2 || tried[0].Pod != "nightly-a-driver" || !tried[0].Deleting || !e.deleted(t, ns, "nightly-b-driver") || e.deleted(t, ns, "other-driver") {
 				t.Errorf("kill: %+v", tried)
 			}
-			if _, err := statusWith(context.Background(), "k8s://"+e.c.url, ns+":missing-driver", use(o)); errdefs.KindOf(err) != errdefs.NotFound {
+			if _, err := statusWith(context.Background(), "k8s://"+e.c.URL, ns+":missing-driver", use(o)); errdefs.KindOf(err) != errdefs.NotFound {
 				t.Errorf("status of a missing pod: %v", err)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/testenv"
 )
 
 // A kubeconfig whose client key is not a key is bad input (65, naming
@@ -17,7 +18,7 @@ func TestKubeconfigBadClientKey(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-	writeFile(t, kc, `apiVersion: v1
+	testenv.WriteFile(t, kc, `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
 users: [{name: u, user: {client-certificate-data: `+b64("not a certificate")+`, client-key-data: `+b64("not a key")+`}}]

@@ -5,15 +5,16 @@ import (
 	"testing"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 )
 
 // The package's ITs need only an API server: they share one
-// (sharedCluster), which TestMain stops. The real-node journeys
+// (k8senv.Shared), which TestMain stops. The real-node journeys
 // (internal/testenv/cluster) live in test/spark.
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopSharedCluster()
+	k8senv.StopShared("submit/k8s")
 	testenv.RemovePrebake()
 	os.Exit(code)
 }

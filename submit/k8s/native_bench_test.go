@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
 
@@ -86,10 +87,10 @@ func benchEnvInt(name string, def int) int {
 // (PREBAKE_BENCH_NATIVE_N native submissions, default 200;
 // PREBAKE_BENCH_SPARK_N spark-submit ones, default 5, each several seconds).
 func BenchmarkNativeVsSparkSubmit(b *testing.B) {
-	e := newEquivEnv(b)
+	e := k8senv.NewEquiv(b)
 	posts := &podPosts{at: map[string]time.Time{}}
-	e.p.onWrite = posts.record
-	k := startKubelet(b, e.c)
+	e.Proxy.OnWrite(posts.record)
+	k := k8senv.StartKubelet(b, e.C)
 	version := testenv.SparkVersions[0]
 	home, _ := testenv.SparkHome(b, version)
 	sub := filepath.Join(home, "bin", "spark-submit")
@@ -98,7 +99,7 @@ func BenchmarkNativeVsSparkSubmit(b *testing.B) {
 	nSpark, nNative := benchEnvInt("PREBAKE_BENCH_SPARK_N", 5), benchEnvInt("PREBAKE_BENCH_NATIVE_N", 200)
 	argv := func(ns string) []string {
 		return nativetest.Expand(append(nativetest.CommonArgs(ns, version),
-			"--conf", "spark.kubernetes.driver.label.team=data", "--class", "org.example.Main", "local:///opt/app.jar", "arg"), e.repl)
+			"--conf", "spark.kubernetes.driver.label.team=data", "--class", "org.example.Main", "local:///opt/app.jar", "arg"), e.Repl)
 	}
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
@@ -106,21 +107,21 @@ func BenchmarkNativeVsSparkSubmit(b *testing.B) {
 		sparkStart := time.Now()
 		for i := 0; i < nSpark; i++ {
 			ns := fmt.Sprintf("bench-s-%d-%d", n, i)
-			e.c.ensureNamespace(b, ns)
+			e.C.EnsureNamespace(b, ns)
 			cmd := exec.Command(sub, argv(ns)...)
-			cmd.Env = e.sparkSubmitEnv(b, home, nil)
+			cmd.Env = e.SparkSubmitEnv(b, home, nil)
 			spark = append(spark, runMeasured(b, cmd, posts, ns))
 		}
 		sparkElapsed := time.Since(sparkStart)
 		nativeStart := time.Now()
 		for i := 0; i < nNative; i++ {
 			ns := fmt.Sprintf("bench-n-%d-%d", n, i)
-			e.c.ensureNamespace(b, ns)
+			e.C.EnsureNamespace(b, ns)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				if pod := k.waitPod(b, ns); pod != "" {
-					k.setStatus(b, ns, pod, phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
+				if pod := k.WaitPod(b, ns); pod != "" {
+					k.SetStatus(b, ns, pod, k8senv.PhaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
 				}
 			}()
 			cmd := exec.Command(prebake, append([]string{"--quiet", "submit", "--submitter", "native", "--spark-version", version,

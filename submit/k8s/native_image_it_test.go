@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
 
@@ -104,16 +105,16 @@ func extractFile(t testing.TB, rc io.ReadCloser, name string) string {
 // server: it creates the driver pod, Service and ConfigMap, polls the
 // driver to its end and exits with its code.
 func TestNativeFromImageIT(t *testing.T) {
-	e := newEquivEnv(t)
-	k := startKubelet(t, e.c)
+	e := k8senv.NewEquiv(t)
+	k := k8senv.StartKubelet(t, e.C)
 	bin := imageBinary(t)
 	const ns = "native-image"
-	e.c.ensureNamespace(t, ns)
+	e.C.EnsureNamespace(t, ns)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if pod := k.waitPod(t, ns); pod != "" {
-			k.setStatus(t, ns, pod, phaseWith(corev1.PodSucceeded, terminated(driverC, 3, "Error")))
+		if pod := k.WaitPod(t, ns); pod != "" {
+			k.SetStatus(t, ns, pod, k8senv.PhaseWith(corev1.PodSucceeded, terminated(driverC, 3, "Error")))
 		}
 	}()
 	// This run follows the driver to its end: CommonArgs without its
@@ -122,7 +123,7 @@ func TestNativeFromImageIT(t *testing.T) {
 	if i := slices.Index(common, "spark.kubernetes.submission.waitAppCompletion=false"); i > 0 {
 		common = slices.Delete(common, i-1, i+1)
 	}
-	args := nativetest.Expand(append(common, "--class", "org.example.Main", "local:///opt/app.jar"), e.repl)
+	args := nativetest.Expand(append(common, "--class", "org.example.Main", "local:///opt/app.jar"), e.Repl)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"submit", "--submitter", "native", "--spark-version", "3.5.9", "--poll-interval", "200ms", "--"}, args...)...)
@@ -134,11 +135,11 @@ func TestNativeFromImageIT(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("exit %v, want the driver's 3:\n%s", err, out)
 	}
-	cms, err := e.c.admin.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
+	cms, err := e.C.Admin.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svcs, err := e.c.admin.CoreV1().Services(ns).List(context.Background(), metav1.ListOptions{})
+	svcs, err := e.C.Admin.CoreV1().Services(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/prebake/prebake/errdefs"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 )
 
 // TestNativeSubmitIT: with --submitter native, the driver is followed by
@@ -31,8 +32,8 @@ func TestNativeSubmitIT(t *testing.T) {
 		end   func(*corev1.PodStatus)
 		want  itWant
 	}{
-		{"succeeded", "nat-ok", nil, phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")), itWant{endOK, "Completed", "Succeeded"}},
-		{"exit code passed through", "nat-fail", nil, phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")), itWant{endExit(3), "Error", "Failed"}},
+		{"succeeded", "nat-ok", nil, k8senv.PhaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")), itWant{endOK, "Completed", "Succeeded"}},
+		{"exit code passed through", "nat-fail", nil, k8senv.PhaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")), itWant{endExit(3), "Error", "Failed"}},
 		{"hung driver", "nat-hung", []string{"INFO ShutdownHookManager: Shutdown hook called"}, nil, itWant{endKind(errdefs.Hung), "DriverHung", "Running"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,7 +41,7 @@ func TestNativeSubmitIT(t *testing.T) {
 			var pod string
 			wait := e.kubeletScript(t, tc.ns, func(p string) {
 				pod = p
-				e.runToEnd(t, tc.ns, p, append([]string{"INFO SparkContext: Running Spark version 3.5.9"}, tc.lines...), tc.end)
+				e.k.RunToEnd(t, tc.ns, p, append([]string{"INFO SparkContext: Running Spark version 3.5.9"}, tc.lines...), tc.end)
 			})
 			r := e.submit(t, itRun{ns: tc.ns, opts: native})
 			wait()
@@ -56,7 +57,7 @@ func TestNativeSubmitIT(t *testing.T) {
 // beyond the pods: its Service and ConfigMap (and PVCs), owned by the pod.
 func grantOwned(t testing.TB, e *itEnv) {
 	t.Helper()
-	e.c.bindClusterRole(t, "spark-submitter-owned", e.saNS, e.saName, []rbacv1.PolicyRule{
+	e.c.BindClusterRole(t, "spark-submitter-owned", e.saNS, e.saName, []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"services", "configmaps", "persistentvolumeclaims"}, Verbs: []string{"create", "patch"}},
 		// Spark 4.2+: the executors' NetworkPolicy.
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "patch"}},
@@ -75,12 +76,12 @@ func TestDriverEndIT(t *testing.T) {
 	exc := "java.lang.IllegalStateException: no rows for 2026-12-01 (spark.hadoop.fs.s3a.secret.key=AKIAEXAMPLESECRET)\n\tat Main$.main(Main.scala:7)"
 	wait := e.kubeletScript(t, ns, func(pod string) {
 		patch := []byte(`{"metadata":{"annotations":{"` + ExitExceptionAnnotation + `":` + strconv.Quote(exc) + `}}}`)
-		if _, err := e.c.admin.CoreV1().Pods(ns).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := e.c.Admin.CoreV1().Pods(ns).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Errorf("annotating %s: %v", pod, err)
 		}
 		st := terminated(driverC, 1, "Error")
 		st.State.Terminated.Message = "java.lang.IllegalStateException: no rows for 2026-12-01\n"
-		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 4.3.0"}, phaseWith(corev1.PodFailed, st))
+		e.k.RunToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 4.3.0"}, k8senv.PhaseWith(corev1.PodFailed, st))
 	})
 	r := e.submit(t, itRun{ns: ns, opts: func(o *options) {
 		o.submitter, o.driverSparkVersion, o.sparkSubmit = SubmitterNative, "4.3.0", "/nonexistent/spark-submit"

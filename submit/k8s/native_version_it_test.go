@@ -15,7 +15,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 	"github.com/prebake/prebake/layers"
+	"github.com/prebake/prebake/layers/registrytest"
 )
 
 // TestNativeSparkVersionFromBakedImageIT: `prebake submit --submitter
@@ -28,13 +31,13 @@ import (
 // hits the bake cache (nothing read from the base) and still knows 4.0.1.
 func TestNativeSparkVersionFromBakedImageIT(t *testing.T) {
 	e := newITEnv(t)
-	reg := startPlainRegistry(t)
+	reg := registrytest.Start(t).Host
 	base := reg + "/acme/runtime:prod"
 	pushSpark4Base(t, base)
 	ns := "nat-version"
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
-	writeFile(t, tokenFile, e.c.adminToken)
+	testenv.WriteFile(t, tokenFile, e.c.AdminToken)
 	root, _ := filepath.Abs(filepath.Join("..", ".."))
 	cache := filepath.Join(dir, "cache")
 
@@ -44,9 +47,9 @@ func TestNativeSparkVersionFromBakedImageIT(t *testing.T) {
 			"--repositories", "file://" + filepath.Join(root, "testdata", "spark-demo", "repo") + "/",
 			"--spark-submit", "/nonexistent/spark-submit", "--poll-interval", "200ms", "--pending-timeout", "2m"}, extra...)
 		args = append(args, "--",
-			"--master", "k8s://"+e.c.url, "--deploy-mode", "cluster", "--name", "spark4-jars",
+			"--master", "k8s://"+e.c.URL, "--deploy-mode", "cluster", "--name", "spark4-jars",
 			"--conf", "spark.kubernetes.namespace="+ns,
-			"--conf", confOAuthTokenFile+"="+tokenFile, "--conf", confCACertFile+"="+e.c.caFile,
+			"--conf", confOAuthTokenFile+"="+tokenFile, "--conf", confCACertFile+"="+e.c.CAFile,
 			"--conf", "spark.kubernetes.container.image="+base,
 			"--driver-memory", "1g", "--conf", "spark.driver.minMemoryOverhead=1g",
 			"--conf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.data.options.claimName=OnDemand",
@@ -65,14 +68,14 @@ func TestNativeSparkVersionFromBakedImageIT(t *testing.T) {
 	var pvcs []corev1.PersistentVolumeClaim
 	wait := e.kubeletScript(t, ns, func(pod string) {
 		ctx := context.Background()
-		if p, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil {
+		if p, err := e.c.Admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil {
 			driver = p
 		}
-		if l, err := e.c.admin.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		if l, err := e.c.Admin.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
 			pvcs = l.Items
 		}
-		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 4.0.1"},
-			phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
+		e.k.RunToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 4.0.1"},
+			k8senv.PhaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
 	})
 	cmd := prebake()
 	var stdout, stderr bytes.Buffer

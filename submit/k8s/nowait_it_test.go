@@ -39,7 +39,7 @@ func TestSubmitNoWaitIT(t *testing.T) {
 		{"spark-submit argv", "nowait-ss", nil, []string{"--conf", "spark.kubernetes.submission.waitAppCompletion=false"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.c.ensureNamespace(t, tc.ns)
+			e.c.EnsureNamespace(t, tc.ns)
 			start := time.Now()
 			r := e.submit(t, itRun{ns: tc.ns, opts: tc.opts, conf: tc.conf})
 			took := time.Since(start)
@@ -62,7 +62,7 @@ func TestSubmitNoWaitIT(t *testing.T) {
 			if !strings.Contains(r.stderr, "not waiting") {
 				t.Errorf("stderr lacks the not-waiting line:\n%s", r.stderr)
 			}
-			pod, err := e.c.admin.CoreV1().Pods(tc.ns).Get(context.Background(), js.Pod, metav1.GetOptions{})
+			pod, err := e.c.Admin.CoreV1().Pods(tc.ns).Get(context.Background(), js.Pod, metav1.GetOptions{})
 			if err != nil {
 				t.Fatalf("driver pod %s: %v", js.SubmissionID, err)
 			}

@@ -17,7 +17,7 @@ import (
 // are 80 with the operator's message.
 func TestOperatorStatesIT(t *testing.T) {
 	e := newITEnv(t)
-	apps := e.c.installSparkOperatorCRD(t)
+	apps := e.c.InstallSparkOperatorCRD(t)
 	for _, tc := range []struct {
 		ns     string
 		states []string
@@ -36,7 +36,7 @@ func TestOperatorStatesIT(t *testing.T) {
 	} {
 		t.Run(tc.ns, func(t *testing.T) {
 			t.Parallel()
-			e.c.ensureNamespace(t, tc.ns)
+			e.c.EnsureNamespace(t, tc.ns)
 			done := make(chan struct{})
 			go func() { // the test "operator": states only, no driver pod
 				defer close(done)

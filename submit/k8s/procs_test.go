@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,7 +46,7 @@ import (
 // a point the test chooses; exit 137, as the kubelet reports an OOM- or
 // node-killed container). A pod's stdout is kept whole in its podExit.
 type procKubelet struct {
-	k    *testKubelet
+	k    *k8senv.Kubelet
 	t    testing.TB
 	ns   string
 	bin  string
@@ -69,7 +70,7 @@ type podExit struct {
 	Stdout     []byte `json:"-"`
 }
 
-func startProcKubelet(t testing.TB, k *testKubelet, ns, bin string, env []string, kill func(*corev1.Pod) int) *procKubelet {
+func startProcKubelet(t testing.TB, k *k8senv.Kubelet, ns, bin string, env []string, kill func(*corev1.Pod) int) *procKubelet {
 	p := &procKubelet{k: k, t: t, ns: ns, bin: bin, env: env, kill: kill, dir: t.TempDir(), started: map[types.UID]bool{}, stop: make(chan struct{})}
 	done := make(chan struct{})
 	go func() {
@@ -95,7 +96,7 @@ func startProcKubelet(t testing.TB, k *testKubelet, ns, bin string, env []string
 
 // sync starts the pods not seen yet.
 func (p *procKubelet) sync() {
-	pods, err := p.k.c.admin.CoreV1().Pods(p.ns).List(context.Background(), metav1.ListOptions{})
+	pods, err := p.k.Cluster().Admin.CoreV1().Pods(p.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		return
 	}
@@ -112,7 +113,7 @@ func (p *procKubelet) sync() {
 			continue
 		}
 		if pod.Spec.NodeName == "" {
-			p.k.bind(p.t, p.ns, pod.Name)
+			p.k.Bind(p.t, p.ns, pod.Name)
 		}
 		p.wg.Add(1)
 		go func() {
@@ -168,7 +169,7 @@ func (p *procKubelet) run(pod *corev1.Pod) {
 			return
 		}
 		if v.ConfigMap != nil {
-			cm, err := p.k.c.admin.CoreV1().ConfigMaps(p.ns).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+			cm, err := p.k.Cluster().Admin.CoreV1().ConfigMaps(p.ns).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
 			if err != nil {
 				p.finish(pod, 1, "CreateContainerConfigError", err.Error(), false, 0)
 				return
@@ -253,7 +254,7 @@ func (p *procKubelet) run(pod *corev1.Pod) {
 	if p.kill != nil {
 		killAfter = p.kill(pod)
 	}
-	p.k.setStatus(p.t, p.ns, pod.Name, func(s *corev1.PodStatus) {
+	p.k.SetStatus(p.t, p.ns, pod.Name, func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodRunning
 		s.StartTime = &metav1.Time{Time: start}
 		s.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image, Ready: true, Started: ptr(true),
@@ -262,7 +263,7 @@ func (p *procKubelet) run(pod *corev1.Pod) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		p.k.log(p.ns, pod.Name, c.Name, sc.Text())
+		p.k.Log(p.ns, pod.Name, c.Name, sc.Text())
 		if n == killAfter {
 			cmd.Process.Signal(syscall.SIGKILL)
 		}
@@ -298,7 +299,7 @@ func (p *procKubelet) finish(pod *corev1.Pod, code int, reason, msg string, kill
 	if len(pod.Spec.Containers) > 0 {
 		name = pod.Spec.Containers[0].Name
 	}
-	p.k.setStatus(p.t, p.ns, pod.Name, func(s *corev1.PodStatus) {
+	p.k.SetStatus(p.t, p.ns, pod.Name, func(s *corev1.PodStatus) {
 		s.Phase = phase
 		s.ContainerStatuses = []corev1.ContainerStatus{{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: int32(code), Reason: reason, Message: msg, FinishedAt: now}}}}

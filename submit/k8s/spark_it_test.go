@@ -12,14 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/layers/registrytest"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 )
 
 // TestK8sRealSparkSubmitIT runs the whole `prebake submit` journey with the
@@ -35,10 +32,10 @@ func TestK8sRealSparkSubmitIT(t *testing.T) {
 	sparkHome, _ := testenv.SparkHome(t, "3.5.9")
 	e := newITEnv(t)
 	ns := "real-spark"
-	reg, base := e.baseInRegistry(t, ns)
+	reg, base := k8senv.BaseInRegistry(t, e.c, ns)
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
-	writeFile(t, tokenFile, e.c.adminToken)
+	testenv.WriteFile(t, tokenFile, e.c.AdminToken)
 	root, _ := filepath.Abs(filepath.Join("..", ".."))
 
 	var driverPod *corev1.Pod
@@ -52,7 +49,7 @@ func TestK8sRealSparkSubmitIT(t *testing.T) {
 		defer close(done)
 		pod := ""
 		for start := time.Now(); pod == "" && time.Since(start) < 4*time.Minute; time.Sleep(200 * time.Millisecond) {
-			l, err := e.c.admin.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "spark-role=driver"})
+			l, err := e.c.Admin.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "spark-role=driver"})
 			if err == nil && len(l.Items) > 0 {
 				pod = l.Items[0].Name
 			}
@@ -62,27 +59,27 @@ func TestK8sRealSparkSubmitIT(t *testing.T) {
 			return
 		}
 		ctx := context.Background()
-		if p, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil {
+		if p, err := e.c.Admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil {
 			driverPod = p
 		}
 		// Spark creates the ConfigMap right after the pod.
 		for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(200 * time.Millisecond) {
-			l, err := e.c.admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+			l, err := e.c.Admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 			if err == nil && len(l.Items) > 0 {
 				confMaps = l.Items
 				break
 			}
 		}
-		e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.9"},
-			phaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
+		e.k.RunToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.9"},
+			k8senv.PhaseWith(corev1.PodFailed, terminated(driverC, 3, "Error")))
 	}()
 	cmd := exec.Command(e.prebake(t), "submit", "-o", "json", "--image-target", reg+"/spark/prebaked",
 		"--cache", filepath.Join(dir, "cache"), "--no-default-repositories",
 		"--repositories", "file://"+filepath.Join(root, "testdata", "spark-demo", "repo")+"/",
 		"--poll-interval", "200ms", "--pending-timeout", "4m", "--",
-		"--master", "k8s://"+e.c.url, "--deploy-mode", "cluster", "--name", "real-submit",
+		"--master", "k8s://"+e.c.URL, "--deploy-mode", "cluster", "--name", "real-submit",
 		"--conf", "spark.kubernetes.namespace="+ns,
-		"--conf", confOAuthTokenFile+"="+tokenFile, "--conf", confCACertFile+"="+e.c.caFile,
+		"--conf", confOAuthTokenFile+"="+tokenFile, "--conf", confCACertFile+"="+e.c.CAFile,
 		"--conf", "spark.kubernetes.container.image="+base,
 		"--packages", "dev.prebake.demo:greeting:1.0", "--class", "Main", "local:///opt/app/app.jar", "arg1")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "SPARK_HOME="+sparkHome, "SPARK_CONF_DIR="+t.TempDir(), "KUBECONFIG=",
@@ -128,52 +125,4 @@ func TestK8sRealSparkSubmitIT(t *testing.T) {
 	if strings.Contains(props, "spark.jars.packages") {
 		t.Errorf("spark.properties still has a packages key:\n%s", props)
 	}
-}
-
-// baseInRegistry starts a registry holding testdata/base-image's 3.5.0 as
-// REG/spark/base:3.5.0 and makes namespace ns; it returns REG and the base.
-func (e *itEnv) baseInRegistry(t *testing.T, ns string) (reg, base string) {
-	t.Helper()
-	reg = startPlainRegistry(t)
-	base = reg + "/spark/base:3.5.0"
-	pushBaseImage(t, base)
-	e.c.ensureNamespace(t, ns)
-	return reg, base
-}
-
-// startPlainRegistry starts the real registry without auth and returns
-// its host:port.
-func startPlainRegistry(t *testing.T) string {
-	t.Helper()
-	return registrytest.Start(t).Host
-}
-
-// pushBaseImage pushes testdata/base-image (tag 3.5.0, an index) to ref.
-func pushBaseImage(t *testing.T, ref string) {
-	t.Helper()
-	idx, err := layout.ImageIndexFromPath(filepath.Join("..", "..", "testdata", "base-image"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := idx.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range m.Manifests {
-		if d.Annotations["org.opencontainers.image.ref.name"] == "3.5.0" {
-			child, err := idx.ImageIndex(d.Digest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := remote.WriteIndex(r, child); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
-	t.Fatal("testdata/base-image has no 3.5.0")
 }

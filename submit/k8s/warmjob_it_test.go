@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,18 +20,19 @@ import (
 
 	"github.com/prebake/prebake/internal/mavenhttp"
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 	"github.com/prebake/prebake/internal/testenv/warmjob"
 	"github.com/prebake/prebake/s3store/s3test"
 )
 
 // startJobController runs the real kube-controller-manager with the Job
 // controller only, against c; it stops in t.Cleanup (before the cluster).
-func startJobController(t testing.TB, c *testCluster) {
+func startJobController(t testing.TB, c *k8senv.Cluster) {
 	t.Helper()
-	bin := k8sBinary(t, "kube-controller-manager")
-	kc := filepath.Join(c.dir, "kcm.kubeconfig")
-	c.writeKubeconfig(t, kc)
-	cmd := startProc(t, c.dir, "kube-controller-manager", bin,
+	bin := k8senv.Binary(t, "kube-controller-manager")
+	kc := filepath.Join(c.Dir, "kcm.kubeconfig")
+	c.WriteKubeconfig(t, kc)
+	cmd := startProc(t, c.Dir, "kube-controller-manager", bin,
 		"--kubeconfig="+kc, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
 		"--controllers=job", "--leader-elect=false", "--bind-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(testenv.FreePort(t)), "--v=1")
@@ -51,24 +51,24 @@ type warmRun struct {
 // runWarmJob creates the ServiceAccount, the sets ConfigMap and job in a
 // new namespace, runs its pods as prebake processes and waits for the Job
 // controller to mark it Complete.
-func runWarmJob(t testing.TB, c *testCluster, k *testKubelet, bin, ns string, sa *corev1.ServiceAccount, job *batchv1.Job, sets string, srv *mavenhttp.Server, env []string, kill func(*corev1.Pod) int) warmRun {
+func runWarmJob(t testing.TB, c *k8senv.Cluster, k *k8senv.Kubelet, bin, ns string, sa *corev1.ServiceAccount, job *batchv1.Job, sets string, srv *mavenhttp.Server, env []string, kill func(*corev1.Pod) int) warmRun {
 	t.Helper()
 	ctx := context.Background()
-	c.ensureNamespace(t, ns)
-	if _, err := c.admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa.DeepCopy(), metav1.CreateOptions{}); err != nil {
+	c.EnsureNamespace(t, ns)
+	if _, err := c.Admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa.DeepCopy(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.admin.CoreV1().ConfigMaps(ns).Create(ctx, warmjob.ConfigMap(t, "../../examples/locks/etl.lock", sets), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Admin.CoreV1().ConfigMaps(ns).Create(ctx, warmjob.ConfigMap(t, "../../examples/locks/etl.lock", sets), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pk := startProcKubelet(t, k, ns, bin, append([]string{"PREBAKE_CACHE=", "NO_COLOR=1"}, env...), kill)
 	srv.Reset()
 	start := time.Now()
-	if _, err := c.admin.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Admin.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for {
-		j, err := c.admin.BatchV1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		j, err := c.Admin.BatchV1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,41 +80,14 @@ func runWarmJob(t testing.TB, c *testCluster, k *testKubelet, bin, ns string, sa
 			case batchv1.JobComplete:
 				return warmRun{took: time.Since(start), requests: srv.Requests(), exits: pk.finished(), job: j}
 			case batchv1.JobFailed:
-				t.Fatalf("job %s/%s failed: %s: %s\npods: %+v\n%s", ns, job.Name, cond.Reason, cond.Message, pk.finished(), k.dump(ns))
+				t.Fatalf("job %s/%s failed: %s: %s\npods: %+v\n%s", ns, job.Name, cond.Reason, cond.Message, pk.finished(), k.Dump(ns))
 			}
 		}
 		if time.Since(start) > 10*time.Minute {
-			t.Fatalf("job %s/%s not complete after 10 min: %+v\n%s", ns, job.Name, j.Status, k.dump(ns))
+			t.Fatalf("job %s/%s not complete after 10 min: %+v\n%s", ns, job.Name, j.Status, k.Dump(ns))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// dump is every log line the kubelet holds for ns (for a failure message).
-func (k *testKubelet) dump(ns string) string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var keys []string
-	for key := range k.logs {
-		if strings.HasPrefix(key, ns+"/") {
-			keys = append(keys, key)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, key := range keys {
-		for _, e := range lastN(k.logs[key], 20) {
-			fmt.Fprintf(&b, "%s: %s\n", key, e.text)
-		}
-	}
-	return b.String()
-}
-
-func lastN[T any](s []T, n int) []T {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // TestITWarmIndexedJob runs examples/warm-job.yaml on a real Job controller
@@ -163,9 +136,9 @@ func warmJobScenario(t testing.TB, stores []string, kill bool) map[warmKey]warmR
 	repoDir := filepath.Join(testenv.SharedDir(t, "../.."), "corpus", "repo-debian")
 	// A private control plane: the Job controller (kube-controller-manager)
 	// would act on every test's objects.
-	c := startCluster(t)
+	c := k8senv.Start(t)
 	startJobController(t, c)
-	k := startKubelet(t, c)
+	k := k8senv.StartKubelet(t, c)
 	bin := buildPrebakeOnce(t)
 	sets := warmjob.SetsYAML(warmjob.CorpusSets(t, repoDir, nSets))
 	srv := mavenhttp.New(repoDir, mavenhttp.WithDelay(20*time.Millisecond))

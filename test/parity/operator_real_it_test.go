@@ -1,4 +1,4 @@
-package k8s
+package parity
 
 import (
 	"bytes"
@@ -13,19 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
 	"github.com/prebake/prebake/internal/testenv"
 	k8scluster "github.com/prebake/prebake/internal/testenv/cluster"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 )
-
-// installOperatorCRDs creates the operator's own CRDs (config/crd/bases of
-// the module) and waits until SparkApplications are served.
-func (c *testCluster) installOperatorCRDs(t testing.TB, dir string) dynamic.NamespaceableResourceInterface {
-	t.Helper()
-	return k8scluster.InstallSparkOperatorCRDs(t, &rest.Config{Host: c.url, BearerToken: c.adminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: c.caFile}}, dir)
-}
 
 // TestSparkOperatorRealIT: a SparkApplication with spec.deps.packages (and
 // a sparkConf packages key) goes through `prebake rewrite --manifest
@@ -41,23 +33,57 @@ func (c *testCluster) installOperatorCRDs(t testing.TB, dir string) dynamic.Name
 // driver with exit 0; `prebake submit --status-poll-only` follows the driver
 // pod to that end (exit 0) and the operator marks the SparkApplication
 // COMPLETED.
+//
+// A live oracle (issue 43): what it asks of the real operator changes only
+// with the operator (.ci/spark-operator's module, the controller
+// hack/infra.d/57-spark-operator.sh builds), the manifest rewrite it drives
+// (submit/rewrite, cmd/rewrite.go), its helpers
+// (internal/testenv/cluster/operator.go), this test and the Spark and
+// Kubernetes versions; it runs again when the stamp of those
+// (testdata/parity/operator/STAMP) changed, or under PREBAKE_LIVE=1
+// (make test-live), and a pass records the stamp. The real node's operator
+// journey (test/spark's TestSparkOperatorNodeIT) runs in every make test.
 func TestSparkOperatorRealIT(t *testing.T) {
 	testenv.RequireIT(t)
-	sparkHome, _ := testenv.SparkHome(t, "3.5.9")
+	const sparkVersion = "3.5.9"
+	stamp := testenv.NewStamp(t, "testdata/parity/operator/STAMP",
+		[]string{".ci/spark-operator/go.mod", ".ci/spark-operator/go.sum", "hack/infra.d/57-spark-operator.sh",
+			"submit/rewrite", "cmd/rewrite.go", "internal/testenv/cluster/operator.go", "test/parity/operator_real_it_test.go"},
+		"kube-apiserver "+k8scluster.Version, "pyspark "+sparkVersion)
+	if stamp.Fresh() {
+		t.Logf("inputs unchanged since the last live run (stamp %.12s): the operator's answer stands; make test-live re-asks it", stamp)
+		return
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			return
+		}
+		if err := stamp.Record(); err != nil {
+			t.Error(err)
+			return
+		}
+		t.Logf("live run passed: stamp %.12s recorded (commit it)", stamp)
+	})
+	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
 	opDir := k8scluster.SparkOperatorDir(t)
 	// A private control plane: the operator's own SparkApplication CRD
 	// (the shared cluster serves the schemaless test CRD of that name) and
-	// its controller.
-	e := newITEnvOn(t, startCluster(t))
-	apps := e.c.installOperatorCRDs(t, filepath.Join(opDir, "crds"))
+	// its controller, with the test kubelet as the node.
+	c := k8senv.Start(t)
+	k := k8senv.StartKubelet(t, c)
+	apps := k8scluster.InstallSparkOperatorCRDs(t, c.RESTConfig(), filepath.Join(opDir, "crds"))
 	ns := "op-real"
-	reg, base := e.baseInRegistry(t, ns)
+	reg, base := k8senv.BaseInRegistry(t, c, ns)
 	dir, home, env := k8scluster.OperatorEnv(t, sparkHome)
 	env = append(env, "PREBAKE_CACHE="+filepath.Join(dir, "cache"))
-	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	demoRepo := "file://" + filepath.Join(root, "testdata", "spark-demo", "repo") + "/"
+	prebake := testenv.Prebake(t)
 	run := func(args ...string) (string, string, error) {
-		cmd := exec.Command(e.prebake(t), args...)
+		cmd := exec.Command(prebake, args...)
 		cmd.Env = env
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -76,7 +102,7 @@ func TestSparkOperatorRealIT(t *testing.T) {
 		t.Fatalf("bake image -o json: %v\n%s", err, out)
 	}
 	manifest := filepath.Join(dir, "app.yaml")
-	writeFile(t, manifest, `apiVersion: sparkoperator.k8s.io/v1beta2
+	testenv.WriteFile(t, manifest, `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata:
   name: prebake-op
@@ -108,8 +134,8 @@ spec:
 
 	// The operator: a local process with pyspark's spark-submit.
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	e.c.writeKubeconfig(t, kubeconfig)
-	opLog := k8scluster.StartSparkOperator(t, opDir, env, kubeconfig, e.c.url, ns)
+	c.WriteKubeconfig(t, kubeconfig)
+	opLog := k8scluster.StartSparkOperator(t, opDir, env, kubeconfig, c.URL, ns)
 
 	ctx := context.Background()
 	applied := time.Now()
@@ -119,23 +145,23 @@ spec:
 	// The operator's spark-submit (a JVM on a busy machine) makes the pod.
 	pod := ""
 	for start := time.Now(); pod == "" && time.Since(start) < 5*time.Minute; time.Sleep(500 * time.Millisecond) {
-		l, err := e.c.admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
+		l, err := c.Admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "spark-role=driver"})
 		if err == nil && len(l.Items) > 0 {
 			pod = l.Items[0].Name
 		}
 	}
 	if pod == "" {
-		t.Fatalf("no driver pod in %s after 5m; operator log:\n%s", ns, tailFile(opLog, 60))
+		t.Fatalf("no driver pod in %s after 5m; operator log:\n%s", ns, k8senv.TailFile(opLog, 60))
 	}
 	t.Logf("the operator's spark-submit made driver pod %s/%s %s after the apply", ns, pod, time.Since(applied).Round(100*time.Millisecond))
-	driver, err := e.c.admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	driver, err := c.Admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if img := driver.Spec.Containers[0].Image; img != baked.Ref {
 		t.Errorf("driver pod image %q; want the baked %q", img, baked.Ref)
 	}
-	k8scluster.CheckDriverProps(ctx, t, e.c.admin, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
+	k8scluster.CheckDriverProps(ctx, t, c.Admin, ns, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar")
 
 	// The SparkApplication names its driver pod (status.driverInfo.podName):
 	// prebake follows that pod, while the test kubelet runs it to a
@@ -153,19 +179,21 @@ spec:
 		}
 	}
 	tokenFile := filepath.Join(dir, "token")
-	writeFile(t, tokenFile, e.c.adminToken)
+	testenv.WriteFile(t, tokenFile, c.AdminToken)
 	follow := make(chan error, 1)
 	var fout, ferr bytes.Buffer
 	go func() {
-		cmd := exec.Command(e.prebake(t), "submit", "-o", "json", "--poll-interval", "200ms", "--status-poll-only", ns+":"+pod, "--",
-			"--master", "k8s://"+e.c.url, "--conf", confOAuthTokenFile+"="+tokenFile, "--conf", confCACertFile+"="+e.c.caFile)
+		cmd := exec.Command(prebake, "submit", "-o", "json", "--poll-interval", "200ms", "--status-poll-only", ns+":"+pod, "--",
+			"--master", "k8s://"+c.URL, "--conf", "spark.kubernetes.authenticate.submission.oauthTokenFile="+tokenFile,
+			"--conf", "spark.kubernetes.authenticate.submission.caCertFile="+c.CAFile)
 		cmd.Env = env
 		cmd.Stdout, cmd.Stderr = &fout, &ferr
 		follow <- cmd.Run()
 	}()
 	time.Sleep(time.Second)
-	e.runToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.9", "GREETING: hello"},
-		phaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
+	k.RunToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 3.5.9", "GREETING: hello"},
+		k8senv.PhaseWith(corev1.PodSucceeded, corev1.ContainerStatus{Name: k8senv.DriverContainer,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}))
 	select {
 	case err := <-follow:
 		if err != nil {
@@ -186,7 +214,7 @@ spec:
 	}
 	t.Logf("SparkApplication state %s, %s after the apply; driver image %s", state, time.Since(applied).Round(100*time.Millisecond), driver.Spec.Containers[0].Image)
 	if state != "COMPLETED" {
-		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, tailFile(opLog, 40))
+		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, k8senv.TailFile(opLog, 40))
 	}
 	logb := k8scluster.NoResolveAtSubmit(t, opLog, home)
 	submitLine := ""
@@ -196,7 +224,7 @@ spec:
 		}
 	}
 	if submitLine == "" {
-		t.Fatalf("the operator never ran spark-submit:\n%s", tailFile(opLog, 40))
+		t.Fatalf("the operator never ran spark-submit:\n%s", k8senv.TailFile(opLog, 40))
 	}
 	if strings.Contains(submitLine, "--packages") || strings.Contains(submitLine, "spark.jars.packages") || !strings.Contains(submitLine, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") {
 		t.Errorf("the operator's spark-submit arguments: %s", submitLine)

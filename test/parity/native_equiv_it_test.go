@@ -1,4 +1,4 @@
-package k8s
+package parity
 
 import (
 	"context"
@@ -8,20 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/prebake/prebake/internal/testenv"
 	"github.com/prebake/prebake/internal/testenv/cluster"
+	"github.com/prebake/prebake/internal/testenv/k8senv"
 	"github.com/prebake/prebake/submit/k8s/native"
 	"github.com/prebake/prebake/submit/k8s/native/nativetest"
 )
@@ -30,49 +27,6 @@ var (
 	updateEquiv   = flag.Bool("update-equiv", false, "rewrite submit/k8s/native/testdata/equiv goldens from the real spark-submit")
 	equivVersions = flag.String("equiv-versions", "", "comma-separated installed pyspark versions for TestNativeEquivalenceIT (default: testenv.SparkVersions)")
 )
-
-// equivDir is where the goldens and the cases' files live.
-func equivDir(t testing.TB) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(wd, "native", "testdata", "equiv")
-}
-
-// writeRecorder collects the object bodies sent to the API server, by
-// namespace.
-type writeRecorder struct {
-	mu   sync.Mutex
-	objs map[string][]map[string]any
-}
-
-var objectPath = regexp.MustCompile(`^/(?:api/v1|apis/networking\.k8s\.io/v1)/namespaces/([^/]+)/(pods|services|configmaps|persistentvolumeclaims|networkpolicies)(/[^/]+)?$`)
-
-func (w *writeRecorder) record(method, path string, body []byte) {
-	m := objectPath.FindStringSubmatch(path)
-	if m == nil {
-		return
-	}
-	var obj map[string]any
-	if err := yaml.Unmarshal(body, &obj); err != nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.objs == nil {
-		w.objs = map[string][]map[string]any{}
-	}
-	w.objs[m[1]] = append(w.objs[m[1]], obj)
-}
-
-func (w *writeRecorder) take(ns string) []map[string]any {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.objs[ns]
-	delete(w.objs, ns)
-	return out
-}
 
 // readBack lists what is in ns, in creation order: pods, then the owned
 // objects by kind.
@@ -178,53 +132,19 @@ func clearNamespace(t testing.TB, c kubernetes.Interface, ns string) {
 	}
 }
 
-type equivEnv struct {
-	c      *testCluster
-	p      *faultProxy
-	rec    *writeRecorder
-	tmp    string
-	files  string
-	native kubernetes.Interface
-	repl   map[string]string
+// equivInputs are the stamp inputs of a native equivalence oracle whose
+// test is file: the native rules, cases and goldens (submit/k8s/native),
+// what records the bodies sent, and the test.
+func equivInputs(file string) []string {
+	return []string{"submit/k8s/native", "internal/testenv/k8senv/equiv.go", "internal/testenv/k8senv/proxy.go", file}
 }
 
-func newEquivEnv(t testing.TB) *equivEnv {
-	t.Helper()
-	c := sharedCluster(t)
-	e := &equivEnv{c: c, rec: &writeRecorder{}, tmp: t.TempDir(), files: filepath.Join(equivDir(t), "files")}
-	e.p = startFaultProxy(t, c, nil)
-	e.p.onWrite = e.rec.record
-	ca, err := os.ReadFile(e.p.caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(e.tmp, "ca.crt"), string(ca))
-	writeFile(t, filepath.Join(e.tmp, "token"), c.adminToken)
-	e.native = kubernetes.NewForConfigOrDie(&rest.Config{Host: e.p.url, BearerToken: c.adminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAFile: e.p.caFile}, QPS: -1,
-		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
-	e.repl = map[string]string{nativetest.Master: e.p.url, nativetest.TestData: e.files, nativetest.Tmp: e.tmp}
-	return e
-}
-
-// sparkSubmitEnv is the real spark-submit's environment: its Spark home,
-// a fresh HOME (no kubeconfig), a fixed SPARK_USER and the case's extras.
-func (e *equivEnv) sparkSubmitEnv(t testing.TB, home string, extra map[string]string) []string {
-	env := []string{"SPARK_HOME=" + home, "HOME=" + t.TempDir(), "SPARK_USER=prebake", "PATH=" + os.Getenv("PATH"),
-		"KUBECONFIG=" + filepath.Join(e.tmp, "no-kubeconfig")}
-	if jh := os.Getenv("JAVA_HOME"); jh != "" {
-		env = append(env, "JAVA_HOME="+jh)
-	}
-	for k, v := range extra {
-		env = append(env, k+"="+nativetest.Expand([]string{v}, e.repl)[0])
-	}
-	return env
-}
-
-func (e *equivEnv) caseEnv(cs nativetest.Case) map[string]string {
+// caseEnv is the native builder's environment of cs (placeholders
+// expanded), as spark-submit's (SparkSubmitEnv) is.
+func caseEnv(e *k8senv.Equiv, cs nativetest.Case) map[string]string {
 	env := map[string]string{"SPARK_USER": "prebake"}
 	for k, v := range cs.Env {
-		env[k] = nativetest.Expand([]string{v}, e.repl)[0]
+		env[k] = nativetest.Expand([]string{v}, e.Repl)[0]
 	}
 	return env
 }
@@ -241,12 +161,12 @@ func TestNativeEquivalenceIT(t *testing.T) {
 		versions = strings.Split(*equivVersions, ",")
 	}
 	// A live oracle re-asks the real spark-submit only when what it asks
-	// changed (issue 43): the native rules and cases, their goldens, the
-	// submitter's code, this test, the Spark and Kubernetes versions. The
-	// unit tier replays the goldens on every run (native.TestEquivalence…);
-	// make test-live (PREBAKE_LIVE=1) forces the live run.
-	stamp := testenv.NewStamp(t, "submit/k8s/native/testdata/equiv/STAMP",
-		[]string{"submit/k8s/native", "submit/k8s/*.go", "submit/k8s/native_equiv_it_test.go"},
+	// changed (issue 43): the native rules and cases, their goldens, this
+	// test and the recording of what is sent, the Spark and Kubernetes
+	// versions. The unit tier replays the goldens on every run
+	// (native.TestEquivalence…); make test-live (PREBAKE_LIVE=1) forces the
+	// live run.
+	stamp := testenv.NewStamp(t, "submit/k8s/native/testdata/equiv/STAMP", equivInputs("test/parity/native_equiv_it_test.go"),
 		append([]string{"kube-apiserver " + cluster.Version}, versions...)...)
 	if *equivVersions == "" && !*updateEquiv && stamp.Fresh() {
 		t.Logf("inputs unchanged since the last live run (stamp %.12s): the goldens stand; make test-live re-asks spark-submit", stamp)
@@ -260,7 +180,7 @@ func TestNativeEquivalenceIT(t *testing.T) {
 			t.Logf("live run passed: stamp %.12s recorded (commit it with the goldens)", stamp)
 		}
 	})
-	e := newEquivEnv(t)
+	e := k8senv.NewEquiv(t)
 	for _, version := range versions {
 		home, _ := testenv.SparkHome(t, version)
 		for i, cs := range nativetest.Cases {
@@ -270,15 +190,15 @@ func TestNativeEquivalenceIT(t *testing.T) {
 			t.Run(version+"/"+cs.Name, func(t *testing.T) {
 				t.Parallel() // two at a time by default (-parallel follows GOMAXPROCS)
 				ns := fmt.Sprintf("eq-%s-%d", strings.ReplaceAll(version, ".", ""), i)
-				e.c.ensureNamespace(t, ns)
+				e.C.EnsureNamespace(t, ns)
 				args := append(nativetest.CommonArgs(ns, version), cs.Args...)
-				sentSpark, heldSpark, sentNative, heldNative := e.bothWays(t, home, version, ns, args, cs)
+				sentSpark, heldSpark, sentNative, heldNative := bothWays(t, e, home, version, ns, args, cs)
 
-				compareNormalised(t, "objects held by the API server", heldSpark, heldNative, e.repl)
-				compareNormalised(t, "request bodies", sentSpark, sentNative, e.repl)
+				compareNormalised(t, "objects held by the API server", heldSpark, heldNative, e.Repl)
+				compareNormalised(t, "request bodies", sentSpark, sentNative, e.Repl)
 
-				golden := filepath.Join(equivDir(t), version, cs.Name+".json")
-				ns1, err := nativetest.Normalise(sentSpark, e.repl)
+				golden := filepath.Join(k8senv.EquivDir(t), version, cs.Name+".json")
+				ns1, err := nativetest.Normalise(sentSpark, e.Repl)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -342,21 +262,21 @@ func compareNormalised(t testing.TB, what string, spark, nat []map[string]any, r
 // bothWays submits args in ns with the real spark-submit of home and with
 // the native builder of version: what each sent to the API server and what
 // the server then held, the namespace emptied after each.
-func (e *equivEnv) bothWays(t *testing.T, home, version, ns string, args []string, cs nativetest.Case) (sentSpark, heldSpark, sentNative, heldNative []map[string]any) {
+func bothWays(t *testing.T, e *k8senv.Equiv, home, version, ns string, args []string, cs nativetest.Case) (sentSpark, heldSpark, sentNative, heldNative []map[string]any) {
 	t.Helper()
 	start := time.Now()
-	cmd := exec.Command(filepath.Join(home, "bin", "spark-submit"), nativetest.Expand(args, e.repl)...)
-	cmd.Env = e.sparkSubmitEnv(t, home, cs.Env)
+	cmd := exec.Command(filepath.Join(home, "bin", "spark-submit"), nativetest.Expand(args, e.Repl)...)
+	cmd.Env = e.SparkSubmitEnv(t, home, cs.Env)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("spark-submit %s: %v\n%s", version, err, out)
 	}
 	t.Logf("spark-submit %s took %s", version, time.Since(start).Round(time.Millisecond))
-	sentSpark = e.rec.take(ns)
-	heldSpark = readBack(t, e.c.admin, ns)
-	clearNamespace(t, e.c.admin, ns)
+	sentSpark = e.Rec.Take(ns)
+	heldSpark = readBack(t, e.C.Admin, ns)
+	clearNamespace(t, e.C.Admin, ns)
 
-	in, err := nativetest.FromArgv(nativetest.Expand(args, e.repl), version, e.caseEnv(cs))
+	in, err := nativetest.FromArgv(nativetest.Expand(args, e.Repl), version, caseEnv(e, cs))
 	if err != nil {
 		t.Fatalf("FromSubmission: %v", err)
 	}
@@ -364,11 +284,39 @@ func (e *equivEnv) bothWays(t *testing.T, home, version, ns string, args []strin
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	if _, err := createObjects(context.Background(), e.native, objs); err != nil {
+	if err := createInOrder(context.Background(), e.Native, objs); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	sentNative = e.rec.take(ns)
-	heldNative = readBack(t, e.c.admin, ns)
-	clearNamespace(t, e.c.admin, ns)
+	sentNative = e.Rec.Take(ns)
+	heldNative = readBack(t, e.C.Admin, ns)
+	clearNamespace(t, e.C.Admin, ns)
 	return sentSpark, heldSpark, sentNative, heldNative
+}
+
+// createInOrder creates objs as the native submitter does (submit/k8s's
+// own creation is unexported; this oracle asks what the native builder
+// sends): the driver pod first, then, owned by it, the objects in Spark's
+// order (native.Objects.Owned). It stops at the first error.
+func createInOrder(ctx context.Context, c kubernetes.Interface, objs *native.Objects) error {
+	pod, err := c.CoreV1().Pods(objs.Namespace).Create(ctx, objs.Pod, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	objs.SetOwner(pod)
+	core, networking := c.CoreV1().RESTClient(), c.NetworkingV1().RESTClient()
+	for _, o := range objs.Owned() {
+		kind := native.KindOf(o)
+		rc, resource := core, map[string]string{"service": "services", "configmap": "configmaps",
+			"persistentvolumeclaim": "persistentvolumeclaims", "networkpolicy": "networkpolicies"}[kind]
+		if kind == "networkpolicy" {
+			rc = networking
+		}
+		if resource == "" {
+			return fmt.Errorf("no resource for a %s", kind)
+		}
+		if err := rc.Post().Namespace(objs.Namespace).Resource(resource).Body(o).Do(ctx).Error(); err != nil {
+			return fmt.Errorf("creating %s %s: %w", kind, o.GetName(), err)
+		}
+	}
+	return nil
 }
