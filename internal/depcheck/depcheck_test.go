@@ -74,6 +74,11 @@ var allowed = map[string][]string{
 	"internal/jsondoc": {"errdefs", "maven", "lock", "resolver", "layers", "s3store", "submit", "pipeline", "internal/"},
 	// The tests' real cluster builds its images with layers.
 	"internal/testenv/cluster": {"errdefs", "lock", "layers", "internal/"},
+	// The test bed's servers but the node (registry, nginx, versitygw, the
+	// standalone master and worker): their one launcher and the attach;
+	// the helpers (registrytest, s3test, mavenhttp) and the node's package
+	// import it, never the other way (apart), and no SDK.
+	"internal/testenv/bed": {"errdefs", "internal/"},
 	// The tests' counting proxy in front of the Python index reads the
 	// machine's pip configuration as prebake does.
 	"internal/testenv/pyindex": {"errdefs", "lock", "resolver/cache", "resolver/pypi", "internal/"},
@@ -108,6 +113,8 @@ var apart = map[string][]string{
 	"submit/rest":    {"submit/rewrite", "submit/k8s", "submit/local", "submit/connect", "pipeline"},
 	"submit/local":   {"submit/rewrite", "submit/rest", "submit/connect", "pipeline"},
 	"submit/connect": {"submit/rewrite"},
+	// The bed (internal/testenv/bed) launches no node and needs no client-go.
+	"internal/testenv/cluster": {"internal/testenv/bed"},
 }
 
 // free packages may import anything in the module: the edge (cmd), dev

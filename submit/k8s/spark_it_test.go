@@ -141,11 +141,11 @@ func (e *itEnv) baseInRegistry(t *testing.T, ns string) (reg, base string) {
 	return reg, base
 }
 
-// startPlainRegistry starts the real registry without auth and returns
-// its host:port.
+// startPlainRegistry is the real registry without auth (the run's shared
+// one): it returns HOST/PREFIX, the test's own repository prefix on it.
 func startPlainRegistry(t *testing.T) string {
 	t.Helper()
-	return registrytest.Start(t).Host
+	return registrytest.Start(t).Repo("")
 }
 
 // pushBaseImage pushes testdata/base-image (tag 3.5.0, an index) to ref.
