@@ -49,7 +49,7 @@ func StatePath() string {
 // State is what an attaching binary needs of the bed's servers: each is
 // nil when the bed does not run it.
 type State struct {
-	Pid        int                `json:"pid"` // the serving process (hack/cluster serve)
+	Pid        int               `json:"pid"` // the serving process (hack/cluster serve)
 	Registry   *RegistryServer   `json:"registry,omitempty"`
 	Nginx      *NginxServer      `json:"nginx,omitempty"`
 	S3         *S3Server         `json:"s3,omitempty"`

@@ -48,8 +48,8 @@ error_log %[1]s/logs/error.log warn;
 events { worker_connections 1024; }
 http {
   map $uri $bed_id {
-    "~^/private/(?<pid>[A-Za-z0-9-]+)/" $pid;
-    "~^/(?<oid>[A-Za-z0-9-]+)/" $oid;
+    "~^/private/(?<bed_private>[A-Za-z0-9-]+)/" $bed_private;
+    "~^/(?<bed_open>[A-Za-z0-9-]+)/" $bed_open;
     default none;
   }
   access_log %[1]s/logs/$bed_id/access.log;
@@ -166,6 +166,9 @@ func (s *NginxServer) Mount(t testing.TB, root, user, pass string) *NginxMount {
 	m := &NginxMount{URL: s.URL + id + "/", Dir: t.TempDir()}
 	logs := filepath.Join(m.Dir, "logs")
 	if err := os.Mkdir(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logs, "access.log"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	links := []string{filepath.Join(s.Dir, "logs", id), filepath.Join(s.Dir, "www", id)}
