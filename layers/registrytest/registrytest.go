@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
@@ -112,9 +111,7 @@ func Start(t testing.TB, opts ...Option) *Registry {
 	if _, err := bed.WriteRegistryConfig(r.Dir, r.Host, auth); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	r.Restart()
-	bed.Launched("registry", time.Since(start))
 	bed.Used(t, "registry", "private")
 	t.Cleanup(r.Stop)
 	return r

@@ -172,7 +172,6 @@ func Launch(ctx context.Context, dir string, o Options) (*Bed, error) {
 			case err != nil:
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			default:
-				Launched(name, time.Since(start))
 				o.Log("%s: up in %s", name, time.Since(start).Round(100*time.Millisecond))
 			}
 		}()

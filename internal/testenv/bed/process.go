@@ -22,6 +22,9 @@ type Process struct {
 	Cmd  *exec.Cmd
 	Log  string
 	done chan struct{}
+	// started is when the process started: its readiness is logged as a
+	// launch of that long (launchLog).
+	started time.Time
 }
 
 // startProcess starts bin with args, its output appended to logFile, in
@@ -41,7 +44,7 @@ func startProcess(name, logFile string, env []string, bin string, args ...string
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Process{Name: name, Cmd: cmd, Log: logFile, done: make(chan struct{})}
+	p := &Process{Name: name, Cmd: cmd, Log: logFile, done: make(chan struct{}), started: time.Now()}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	return p, nil
 }
@@ -94,6 +97,7 @@ func (p *Process) waitReady(what string, d time.Duration, ok func() bool) error 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	launchLog("launch %s %.2fs", p.Name, time.Since(p.started).Seconds())
 	return nil
 }
 
@@ -131,8 +135,8 @@ func ownDir(name string) (string, error) {
 }
 
 // launchLog appends a line to $PREBAKE_BED_LAUNCHES (when set): each
-// launch of a server with its duration, each use of one by a test; the
-// figures of docs/contributing.md count them.
+// server process launched, with the time until it was ready, and each use
+// of a server by a test; the figures of docs/contributing.md count them.
 func launchLog(format string, args ...any) {
 	path := os.Getenv("PREBAKE_BED_LAUNCHES")
 	if path == "" {
@@ -144,11 +148,6 @@ func launchLog(format string, args ...any) {
 	}
 	defer f.Close()
 	fmt.Fprintf(f, time.Now().UTC().Format("15:04:05.000")+" pid=%d "+format+"\n", append([]any{os.Getpid()}, args...)...)
-}
-
-// Launched records a launch of server that took d (for the launch log).
-func Launched(server string, d time.Duration) {
-	launchLog("launch %s %.2fs", server, d.Seconds())
 }
 
 // Used records that a test used server, the bed's ("bed"), the binary's
@@ -171,13 +170,11 @@ func own[T interface{ stop() }](t testing.TB, name string, shared *testenv.Share
 			var zero T
 			return zero, err
 		}
-		start := time.Now()
 		v, err := launch(dir)
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return v, fmt.Errorf("launching %s for the test binary: %w", name, err)
 		}
-		Launched(name, time.Since(start))
 		testenv.AtExit(func() { shared.Close(func(v T) { v.stop(); _ = os.RemoveAll(dir) }) })
 		return v, nil
 	})
