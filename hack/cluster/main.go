@@ -152,19 +152,8 @@ func serve(dir string, w what) error {
 	} else {
 		nodeErr <- nil
 	}
-	var o bed.Options
-	o.Log = logf
-	if w.standalone {
-		// test/spark's shared master and worker run its Spark (the first
-		// of SparkVersions).
-		if home, ok := testenv.InstalledSparkHome(testenv.SparkVersions[0]); ok {
-			o.SparkHome = home
-		} else {
-			logf("standalone: left out (pyspark %s not installed)", testenv.SparkVersions[0])
-		}
-	}
 	_ = os.RemoveAll(serversDir(dir))
-	b, bedErr := bed.Launch(ctx, serversDir(dir), o)
+	b, bedErr := bed.Launch(ctx, serversDir(dir), bed.Options{Log: logf})
 	if err := <-nodeErr; err != nil || bedErr != nil {
 		if c != nil {
 			_ = c.Stop()
@@ -183,8 +172,7 @@ func serve(dir string, w what) error {
 				fmt.Fprintf(os.Stderr, "stop: %v\n", err)
 			}
 		}
-		_ = os.Remove(bedState)
-		b.Stop()
+		b.Stop() // its published state first
 		_ = os.RemoveAll(serversDir(dir))
 		_ = os.Remove(pidFile(dir))
 		_ = os.Remove(infoFile(dir))
@@ -204,17 +192,25 @@ func serve(dir string, w what) error {
 		}
 		fmt.Fprintf(&info, "logs:        %s/*.log\n", c.Dir)
 	}
-	if r := b.Registry; r != nil {
+	st := b.State()
+	if r := st.Registry; r != nil {
 		fmt.Fprintf(&info, "registry:    %s (plain http; tests use a repository prefix each)\n", r.Host)
 	}
-	if n := b.Nginx; n != nil {
+	if n := st.Nginx; n != nil {
 		fmt.Fprintf(&info, "nginx:       %s (tests serve a directory each)\n", n.URL)
 	}
-	if s := b.S3; s != nil {
+	if s := st.S3; s != nil {
 		fmt.Fprintf(&info, "versitygw:   %s (tests make buckets of their own)\n", s.Endpoint)
 	}
-	if s := b.Standalone; s != nil {
-		fmt.Fprintf(&info, "standalone:  spark://127.0.0.1:%d (REST), UI http://127.0.0.1:%d\n", s.RestPort, s.WebPort)
+	// test/spark's shared master and worker run its Spark (the first of
+	// SparkVersions); they start once the rest is up.
+	sparkHome, ok := testenv.InstalledSparkHome(testenv.SparkVersions[0])
+	switch {
+	case !w.standalone:
+	case !ok:
+		logf("standalone: left out (pyspark %s not installed)", testenv.SparkVersions[0])
+	default:
+		fmt.Fprintf(&info, "standalone:  starting in the background (%s names it when up)\n", bedState)
 	}
 	fmt.Fprintf(&info, "server logs: %s\nstop it with `make cluster-down`\n", serversDir(dir))
 	if c != nil {
@@ -223,12 +219,17 @@ func serve(dir string, w what) error {
 		}
 	}
 	if bedState != "" {
-		if err := bed.Publish(bedState, &b.State); err != nil {
+		if err := b.Publish(bedState); err != nil {
 			return err
 		}
 	}
 	if err := os.WriteFile(infoFile(dir), []byte(info.String()), 0o644); err != nil {
 		return err
+	}
+	if w.standalone && ok {
+		if err := b.StartStandalone(sparkHome); err != nil {
+			return err
+		}
 	}
 	<-sig
 	return nil
@@ -238,7 +239,7 @@ func serve(dir string, w what) error {
 func down(dir string) error {
 	pid, err := readPid(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		fmt.Println("no cluster running")
+		fmt.Println("no test bed running")
 		return nil
 	}
 	if err != nil {
@@ -246,12 +247,12 @@ func down(dir string) error {
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		_ = os.Remove(pidFile(dir))
-		fmt.Println("no cluster running")
+		fmt.Println("no test bed running")
 		return nil
 	}
 	for i := 0; i < 240; i++ {
 		if syscall.Kill(pid, 0) != nil {
-			fmt.Println("cluster stopped")
+			fmt.Println("test bed stopped")
 			return nil
 		}
 		time.Sleep(250 * time.Millisecond)

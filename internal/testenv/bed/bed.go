@@ -54,6 +54,9 @@ type State struct {
 	Nginx      *NginxServer      `json:"nginx,omitempty"`
 	S3         *S3Server         `json:"s3,omitempty"`
 	Standalone *StandaloneServer `json:"standalone,omitempty"`
+	// StandaloneStarting: the standalone master and worker are starting
+	// in the background; Standalone waits for them.
+	StandaloneStarting bool `json:"standaloneStarting,omitempty"`
 }
 
 // Publish writes s to path atomically (a temporary file renamed), 0600.
@@ -131,22 +134,25 @@ func answers(addr string) bool {
 
 // Bed is the servers hack/cluster serve launched.
 type Bed struct {
-	State
-	log func(string, ...any)
+	mu      sync.Mutex
+	state   State
+	path    string // where Publish wrote the state
+	stopped bool
+	saDone  chan struct{} // closed when the standalone launch has ended
+	dir     string
+	log     func(string, ...any)
 }
 
-// Options says what Launch starts.
+// Options says how Launch starts.
 type Options struct {
-	// SparkHome, when set, starts the standalone master and worker of
-	// that distribution.
-	SparkHome string
 	// Log gets progress lines.
 	Log func(format string, args ...any)
 }
 
-// Launch starts, in dir, every server whose binary is installed, in
-// parallel; a missing binary leaves its server out (its tests launch
-// their own, or skip). On an error it stops what it started.
+// Launch starts, in dir, every server whose binary is installed but the
+// standalone master and worker (StartStandalone), in parallel, and
+// returns when they answer; a missing binary leaves its server out (its
+// tests launch their own, or skip). On an error it stops what it started.
 func Launch(ctx context.Context, dir string, o Options) (*Bed, error) {
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}
@@ -154,9 +160,8 @@ func Launch(ctx context.Context, dir string, o Options) (*Bed, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	b := &Bed{State: State{Pid: os.Getpid()}, log: o.Log}
+	b := &Bed{state: State{Pid: os.Getpid()}, dir: dir, log: o.Log}
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	var errs []error
 	launch := func(name string, f func() error) {
 		wg.Add(1)
@@ -164,8 +169,8 @@ func Launch(ctx context.Context, dir string, o Options) (*Bed, error) {
 			defer wg.Done()
 			start := time.Now()
 			err := f()
-			mu.Lock()
-			defer mu.Unlock()
+			b.mu.Lock()
+			defer b.mu.Unlock()
 			switch {
 			case errors.Is(err, errNotInstalled):
 				o.Log("%s: left out (%v)", name, err)
@@ -176,54 +181,127 @@ func Launch(ctx context.Context, dir string, o Options) (*Bed, error) {
 			}
 		}()
 	}
+	var reg *RegistryServer
+	var ng *NginxServer
+	var s3 *S3Server
 	launch("registry", func() (err error) {
 		bin, err := installed(RegistryBinary())
 		if err == nil {
-			b.Registry, err = LaunchRegistry(bin, filepath.Join(dir, "registry"))
+			reg, err = LaunchRegistry(bin, filepath.Join(dir, "registry"))
 		}
 		return err
 	})
 	launch("nginx", func() (err error) {
 		bin, err := installed(NginxBinary())
 		if err == nil {
-			b.Nginx, err = LaunchNginx(bin, filepath.Join(dir, "nginx"))
+			ng, err = LaunchNginx(bin, filepath.Join(dir, "nginx"))
 		}
 		return err
 	})
 	launch("versitygw", func() (err error) {
 		bin, err := installed(S3Binary())
 		if err == nil {
-			b.S3, err = LaunchS3(bin, filepath.Join(dir, "versitygw"))
+			s3, err = LaunchS3(bin, filepath.Join(dir, "versitygw"))
 		}
 		return err
 	})
-	if o.SparkHome != "" {
-		launch("standalone", func() (err error) {
-			b.Standalone, err = LaunchStandalone(o.SparkHome, filepath.Join(dir, "standalone"), false)
-			return err
-		})
-	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	b.mu.Lock()
+	b.state.Registry, b.state.Nginx, b.state.S3 = reg, ng, s3
+	b.mu.Unlock()
+	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
 		b.Stop()
 		return nil, err
 	}
-	return b, ctx.Err()
+	return b, nil
 }
 
-// Stop stops every server the bed launched.
+// StartStandalone starts the standalone master and worker of sparkHome
+// in the background (their JVMs take 10–25 s of both cores; started with
+// the node they slowed its start by about 10 s, so the bed starts them
+// once it is up). Until they are up the state says StandaloneStarting
+// (Standalone waits); then the bed publishes again.
+func (b *Bed) StartStandalone(sparkHome string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped || b.saDone != nil {
+		return errors.New("bed: stopped, or the standalone started already")
+	}
+	b.state.StandaloneStarting = true
+	b.saDone = make(chan struct{})
+	if b.path != "" {
+		if err := Publish(b.path, &b.state); err != nil {
+			return err
+		}
+	}
+	go func() {
+		defer close(b.saDone)
+		start := time.Now()
+		sa, err := LaunchStandalone(sparkHome, filepath.Join(b.dir, "standalone"), false)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.stopped {
+			if sa != nil {
+				sa.stop()
+			}
+			return
+		}
+		b.state.StandaloneStarting = false
+		if err != nil {
+			b.log("standalone: not started, test binaries launch their own: %v", err)
+		} else {
+			b.state.Standalone = sa
+			b.log("standalone: up in %s", time.Since(start).Round(100*time.Millisecond))
+		}
+		if b.path != "" {
+			if err := Publish(b.path, &b.state); err != nil {
+				b.log("standalone: publishing: %v", err)
+			}
+		}
+	}()
+	return nil
+}
+
+// State is a copy of the bed's state now.
+func (b *Bed) State() State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state
+}
+
+// Publish writes the bed's state to path (Publish) now and whenever it
+// changes; Stop removes it.
+func (b *Bed) Publish(path string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.path = path
+	return Publish(path, &b.state)
+}
+
+// Stop removes the published state and stops every server the bed
+// launched (a standalone launch under way ends first).
 func (b *Bed) Stop() {
-	if b.Standalone != nil {
-		b.Standalone.stop()
+	b.mu.Lock()
+	b.stopped = true
+	if b.path != "" {
+		_ = os.Remove(b.path)
 	}
-	if b.S3 != nil {
-		b.S3.stop()
+	st := b.state
+	b.mu.Unlock()
+	if b.saDone != nil {
+		<-b.saDone
 	}
-	if b.Nginx != nil {
-		b.Nginx.stop()
+	if st.Standalone != nil {
+		st.Standalone.stop()
 	}
-	if b.Registry != nil {
-		b.Registry.stop()
+	if st.S3 != nil {
+		st.S3.stop()
+	}
+	if st.Nginx != nil {
+		st.Nginx.stop()
+	}
+	if st.Registry != nil {
+		st.Registry.stop()
 	}
 }
 

@@ -128,6 +128,21 @@ func getJSON(url string, v any) error {
 
 var ownStandalone testenv.Shared[*StandaloneServer]
 
+// publishedStandalone is the bed's standalone master and worker, waiting
+// (3 minutes at most) while they start in the background.
+func publishedStandalone() *StandaloneServer {
+	s := published()
+	for deadline := time.Now().Add(3 * time.Minute); s.StandaloneStarting && time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		r, err := Read(StatePath())
+		if err != nil {
+			return nil
+		}
+		s = r
+	}
+	return s.Standalone
+}
+
 // Standalone is the run's shared standalone master and worker of
 // sparkHome (REST server enabled by its properties) for a JVM test: the
 // bed's when it runs that distribution, else one the test binary launches
@@ -136,7 +151,7 @@ var ownStandalone testenv.Shared[*StandaloneServer]
 func Standalone(t testing.TB, sparkHome string) *StandaloneServer {
 	t.Helper()
 	testenv.NeedJVM(t)
-	b := published().Standalone
+	b := publishedStandalone()
 	ok := b != nil && b.SparkHome == sparkHome && !b.RestByDefault && alive(b.MasterPid) && alive(b.WorkerPid) &&
 		answers(fmt.Sprintf("127.0.0.1:%d", b.RestPort))
 	return own(t, "standalone", &ownStandalone, b, ok, func(dir string) (*StandaloneServer, error) {
