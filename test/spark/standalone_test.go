@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,19 +116,6 @@ func buildApp(sparkHome, dir string) (string, error) {
 		}
 	}
 	return jar, nil
-}
-
-func getJSON(url string, v any) error {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 // restResult is prebake's -o json for spark://.
@@ -308,7 +294,7 @@ func TestStandaloneSIGTERMKills(t *testing.T) {
 	}
 	deadline = time.Now().Add(time.Minute)
 	for {
-		err := getJSON(fmt.Sprintf("http://127.0.0.1:%d/v1/submissions/status/%s", c.RestPort, res.SubmissionID), &st)
+		err := bed.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/v1/submissions/status/%s", c.RestPort, res.SubmissionID), &st)
 		if err == nil && st.DriverState == "KILLED" {
 			break
 		}

@@ -74,7 +74,7 @@ func LaunchStandalone(sparkHome, dir string, restByDefault bool) (_ *StandaloneS
 		var st struct {
 			AliveWorkers int `json:"aliveworkers"`
 		}
-		return getJSON(fmt.Sprintf("http://127.0.0.1:%d/json/", s.WebPort), &st) == nil && st.AliveWorkers > 0
+		return GetJSON(fmt.Sprintf("http://127.0.0.1:%d/json/", s.WebPort), &st) == nil && st.AliveWorkers > 0
 	})
 	if err != nil {
 		return nil, err
@@ -113,7 +113,9 @@ func LaunchMaster(sparkHome, dir, name string, rpcPort, restPort, webPort int, r
 // server the test launched itself (LaunchStandalone).
 func (s *StandaloneServer) Stop() { s.stop() }
 
-func getJSON(url string, v any) error {
+// GetJSON decodes the JSON document at url (5 s at most) into v: a
+// master's /json/ or a submission's status.
+func GetJSON(url string, v any) error {
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Get(url)
 	if err != nil {
