@@ -35,7 +35,7 @@ func TestITBakePythonSparkImage(t *testing.T) {
 	srv := s3test.Start(t)
 	bucket := srv.Bucket(t, "py-bake")
 	ctx := context.Background()
-	base := reg.Host + "/spark:3.5.9"
+	base := reg.Repo("spark:3.5.9")
 	if _, err := layers.BuildImage(ctx, layers.BuildSpec{Base: layers.OCIPrefix + layout + ":spark-3.5.9", Target: base, Platforms: []layers.PlatformFiles{{Platform: "linux/amd64"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestITBakePythonSparkImage(t *testing.T) {
 	cache, lockPath := filepath.Join(dir, "cache"), filepath.Join(dir, "prebake.lock")
 	demo, err := filepath.Abs(filepath.Join("..", "testdata", "demo-repo"))
 	must(t, err)
-	args := []string{"bake", "image", "--base", base, "--target", reg.Host + "/team/pyjobs", "--cache", cache, "--lock", lockPath,
+	args := []string{"bake", "image", "--base", base, "--target", reg.Repo("team/pyjobs"), "--cache", cache, "--lock", lockPath,
 		"--no-default-repositories", "--repositories", "file://" + demo + "/", "--packages", "org.slf4j:slf4j-api:2.0.7", "--py-requirements", reqs}
 	start := time.Now()
 	out, stderr, code := runCLI(t, append(args, "-o", "json")...)

@@ -127,7 +127,7 @@ func TestBundleCLI(t *testing.T) {
 // through a real registry; bake image, bake s3 and submit --frozen then
 // run with --offline and the repository gets 0 requests, in this network
 // namespace and in one without a route (unshare -n); with nginx stopped
-// (its port closed) submit --frozen --offline still succeeds.
+// (its directory no longer served) submit --frozen --offline still succeeds.
 func TestBundleAirGapIT(t *testing.T) {
 	root, tmp := isolatedCLI(t)
 	ng := mavenhttp.StartNginx(t, filepath.Join(root, "testdata", "demo-repo"), "", "")
@@ -223,7 +223,7 @@ func TestBundleAirGapIT(t *testing.T) {
 			t.Errorf("resolving in the namespace: %v (want exit 69)\n%s", err, out)
 		}
 	})
-	// The repository stopped: its port is closed, and nothing needs it.
+	// The repository stopped: its directory is no longer served (404), and nothing needs it.
 	ng.Stop()
 	os.Remove(ran)
 	run(submit...)

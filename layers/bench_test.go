@@ -239,7 +239,7 @@ func BenchmarkBakeLayer(b *testing.B) {
 func BenchmarkCacheHit(b *testing.B) {
 	var host string
 	if testenv.Integration() {
-		host = startRegistry(b, false).Host
+		host = startRegistry(b, false).Repo("") // HOST/PREFIX: the bench's repositories
 	} else {
 		host = registrytest.InProcess(b)
 	}

@@ -216,7 +216,7 @@ func TestITBakeCompressions(t *testing.T) {
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	seen := map[string]bool{}
 	for _, c := range Compressions {
-		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.Host + "/team/jobs"}
+		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.Repo("team/jobs")}
 		res, err := Bake(ctx, in, WithCompression(c))
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)

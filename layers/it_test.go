@@ -29,8 +29,8 @@ import (
 // registrytest.User).
 const itPass = "s3cret-it"
 
-// startRegistry starts the real registry; with auth it requires basic auth
-// as registrytest.User with itPass.
+// startRegistry is the real registry (the run's shared one; with auth a
+// private one that requires basic auth as registrytest.User with itPass).
 func startRegistry(t testing.TB, auth bool) *registrytest.Registry {
 	t.Helper()
 	if auth {
@@ -59,7 +59,7 @@ func registryWithBase(t *testing.T) (*registrytest.Registry, string) {
 	t.Helper()
 	reg := startRegistry(t, false)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	baseRef := reg.Host + "/spark:3.5.0"
+	baseRef := reg.Repo("spark:3.5.0")
 	if _, err := BuildImage(context.Background(), sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64", "linux/arm64")); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestITBakeDistribution(t *testing.T) {
 	reg, baseRef := registryWithBase(t)
 	ctx := context.Background()
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.Host + "/team/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: reg.Repo("team/jobs")}
 	res, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -107,12 +107,12 @@ func TestITBakeDistribution(t *testing.T) {
 		t.Errorf("cache hit took %v, budget 100ms", fastest)
 	}
 	// From the layout straight into the registry: the blobs must cross.
-	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: reg.Host + "/from-layout"})
+	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageAmd64Tag, Target: reg.Repo("from-layout")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	validateImage(t, res2.Ref)
-	_, err = Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: reg.Host + "/missing:1", Target: reg.Host + "/x"})
+	_, err = Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: reg.Repo("missing:1"), Target: reg.Repo("x")})
 	if errdefs.KindOf(err) != errdefs.NotFound {
 		t.Errorf("missing base: kind %v: %v", errdefs.KindOf(err), err)
 	}
@@ -126,13 +126,13 @@ func TestITAuth(t *testing.T) {
 
 	t.Run("docker config", func(t *testing.T) {
 		dockerConfig(t, reg.Host, registrytest.User, itPass)
-		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Host + "/via-config"})
+		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Repo("via-config")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		validateImage(t, res.Ref)
 		// The pushed image is a base for the next bake (pull with auth).
-		res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: res.Ref, Target: reg.Host + "/via-config", JarsDir: "/opt/extra"})
+		res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: res.Ref, Target: reg.Repo("via-config"), JarsDir: "/opt/extra"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestITAuth(t *testing.T) {
 	})
 	t.Run("registry-auth", func(t *testing.T) {
 		t.Setenv("DOCKER_CONFIG", t.TempDir())
-		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Host + "/via-flag"}, WithBasicAuth(registrytest.User, itPass))
+		res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Repo("via-flag")}, WithBasicAuth(registrytest.User, itPass))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestITAuth(t *testing.T) {
 			} else {
 				t.Setenv("DOCKER_CONFIG", t.TempDir())
 			}
-			_, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Host + "/denied"}, tc.opts...)
+			_, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: layoutBase, Target: reg.Repo("denied")}, tc.opts...)
 			if errdefs.KindOf(err) != errdefs.Denied {
 				t.Fatalf("kind %v, want permission denied: %v", errdefs.KindOf(err), err)
 			}
@@ -190,17 +190,17 @@ func (k *killOnUpload) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestITRegistryStopsMidPush(t *testing.T) {
-	reg := startRegistry(t, false)
+	reg := registrytest.Start(t, registrytest.Private()) // stopped and restarted
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ctx := context.Background()
 	lock, paths := makeLock(t, t.TempDir(), testArtifact{"com.example:big:1.0", 8 << 20}, testArtifact{"com.example:small:1.0", 1000})
-	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: reg.Host + "/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag, Target: reg.Repo("jobs")}
 	cache := WithCacheDir(t.TempDir())
 	_, err := Bake(ctx, in, cache, WithTransport(&killOnUpload{base: http.DefaultTransport, reg: reg}))
 	if errdefs.KindOf(err) != errdefs.Unavailable {
 		t.Fatalf("registry stopped: kind %v, want unavailable: %v", errdefs.KindOf(err), err)
 	}
-	if !strings.Contains(err.Error(), "pushing "+reg.Host+"/jobs") {
+	if !strings.Contains(err.Error(), "pushing "+reg.Repo("jobs")) {
 		t.Errorf("error does not say what failed: %v", err)
 	}
 	t.Logf("error: %v", err)
@@ -241,7 +241,8 @@ func TestITMountRefused(t *testing.T) {
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
 	for _, deny := range []bool{false, true} {
 		t.Run(fmt.Sprintf("deny=%v", deny), func(t *testing.T) {
-			host := mountRefuser(t, reg.Host, deny)
+			// The refuser's host and the test's repository prefix.
+			host := mountRefuser(t, reg.Host, deny) + strings.TrimPrefix(reg.Repo(""), reg.Host)
 			baseRef := host + fmt.Sprintf("/spark-%v:3.5.0", deny)
 			if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 				t.Fatal(err)
@@ -267,12 +268,12 @@ func TestITDockerMediaTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := name.ParseReference(reg.Host + "/docker-base:1")
+	ref, _ := name.ParseReference(reg.Repo("docker-base:1"))
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: ref.String(), Target: reg.Host + "/docker-jobs"})
+	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: ref.String(), Target: reg.Repo("docker-jobs")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,10 +290,10 @@ func TestITDockerMediaTypes(t *testing.T) {
 // TestITCrossRegistry bakes a base of one registry into another: the base
 // layers stream across (they cannot be mounted), once; a rerun sends nothing.
 func TestITCrossRegistry(t *testing.T) {
-	a, b := startRegistry(t, false), startRegistry(t, false)
+	a, b := startRegistry(t, false), registrytest.Start(t, registrytest.Private()) // two hosts
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ctx := context.Background()
-	baseRef := a.Host + "/spark:3.5.0"
+	baseRef := a.Repo("spark:3.5.0")
 	built, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64"))
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ func TestITCrossRegistry(t *testing.T) {
 		baseBytes += l.Size
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Host + "/jobs"}
+	in := BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Repo("jobs")}
 	res, err := Bake(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func TestITCrossRegistry(t *testing.T) {
 	if want := baseBytes + res.Layers[0].Size; res.BytesUploaded < want || res.BytesUploaded > want+16384 {
 		t.Errorf("uploaded %d bytes, want base %d + layer %d (+config)", res.BytesUploaded, baseBytes, res.Layers[0].Size)
 	}
-	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Host + "/jobs", Tag: "again"})
+	res2, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Repo("jobs"), Tag: "again"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,12 +327,12 @@ func TestITAuthScoped(t *testing.T) {
 	a, b := registrytest.Start(t, registrytest.WithPassword("base-pw-1")), registrytest.Start(t, registrytest.WithPassword("target-pw-2"))
 	ctx := context.Background()
 	dockerConfig(t, a.Host, registrytest.User, "base-pw-1")
-	baseRef := a.Host + "/spark:3.5.0"
+	baseRef := a.Repo("spark:3.5.0")
 	if _, err := BuildImage(ctx, sparkBaseSpec(t, baseRef, sparkJars, "linux/amd64")); err != nil {
 		t.Fatal(err)
 	}
 	lock, paths := makeLock(t, t.TempDir(), demoArtifacts...)
-	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Host + "/jobs"}, WithBasicAuth(registrytest.User, "target-pw-2"))
+	res, err := Bake(ctx, BakeInput{Lock: lock, Jars: localJars(paths), Base: baseRef, Target: b.Repo("jobs")}, WithBasicAuth(registrytest.User, "target-pw-2"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestITInspectPythonSparkImage(t *testing.T) {
 	}
 	reg := registrytest.Start(t)
 	ctx := context.Background()
-	ref := reg.Host + "/spark:3.5.9"
+	ref := reg.Repo("spark:3.5.9")
 	if _, err := BuildImage(ctx, BuildSpec{Base: OCIPrefix + layout + ":spark-3.5.9", Target: ref, Platforms: []PlatformFiles{{Platform: "linux/amd64"}}}); err != nil {
 		t.Fatal(err)
 	}

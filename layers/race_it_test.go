@@ -25,7 +25,7 @@ func TestITConcurrentBakeOneTarget(t *testing.T) {
 	retries := &raceLog{}
 	for round := range rounds {
 		in := BakeInput{Lock: lock, Jars: localJars(paths), Base: "oci:" + baseImageDir + ":" + baseImageTag,
-			Target: fmt.Sprintf("%s/team/race%d", reg.Host, round)}
+			Target: reg.Repo(fmt.Sprintf("team/race%d", round))}
 		var wg sync.WaitGroup
 		digests := make([]string, n)
 		errs := make([]error, n)

@@ -113,7 +113,7 @@ func TestITSharedLayerPull(t *testing.T) {
 	measure := func(repo string, shared *lock.File) run {
 		t.Helper()
 		bake := func(l *lock.File, paths []string) *Result {
-			r, err := Bake(ctx, BakeInput{Lock: l, Jars: lock.LocalJars(paths), Base: base, Target: reg.Host + "/" + repo, Shared: shared})
+			r, err := Bake(ctx, BakeInput{Lock: l, Jars: lock.LocalJars(paths), Base: base, Target: reg.Repo("") + repo, Shared: shared})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -84,6 +84,11 @@ var allowed = map[string][]string{
 	// registrytest) and records the native equivalence cases
 	// (submit/k8s/native/nativetest).
 	"internal/testenv/k8senv": {"errdefs", "lock", "layers", "submit", "internal/"},
+	// The test bed's servers but the node (registry, nginx, versitygw, the
+	// standalone master and worker): their one launcher and the attach;
+	// the helpers (registrytest, s3test, mavenhttp) and the node's package
+	// import it, never the other way (apart), and no SDK.
+	"internal/testenv/bed": {"errdefs", "internal/"},
 	// The tests' counting proxy in front of the Python index reads the
 	// machine's pip configuration as prebake does.
 	"internal/testenv/pyindex": {"errdefs", "lock", "resolver/cache", "resolver/pypi", "internal/"},
@@ -118,6 +123,8 @@ var apart = map[string][]string{
 	"submit/rest":    {"submit/rewrite", "submit/k8s", "submit/local", "submit/connect", "pipeline"},
 	"submit/local":   {"submit/rewrite", "submit/rest", "submit/connect", "pipeline"},
 	"submit/connect": {"submit/rewrite"},
+	// The bed (internal/testenv/bed) launches no node and needs no client-go.
+	"internal/testenv/cluster": {"internal/testenv/bed"},
 }
 
 // free packages may import anything in the module: the edge (cmd), dev

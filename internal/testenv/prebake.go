@@ -72,10 +72,11 @@ func BuildPrebake() (string, error) {
 	return prebakeBin, prebakeErr
 }
 
-// Main runs the tests of m, removes the CLI Prebake built and exits with
+// Main runs the tests of m, stops what AtExit registered, removes the CLI Prebake built and exits with
 // m's code: func TestMain(m *testing.M) { testenv.Main(m) }.
 func Main(m *testing.M) {
 	code := m.Run()
+	RunAtExit()
 	RemovePrebake()
 	os.Exit(code)
 }

@@ -52,3 +52,31 @@ func (s *Shared[T]) Close(stop func(T)) {
 		stop(v)
 	}
 }
+
+// atExit are the stops AtExit registered, run by RunAtExit.
+var atExit struct {
+	mu    sync.Mutex
+	stops []func()
+}
+
+// AtExit registers stop for the end of the test binary: Main (or a
+// TestMain that does more, by RunAtExit) runs it, last registered first.
+// A server a test binary launched for itself registers its stop here; in
+// a package without such a TestMain the server dies with the binary
+// (Pdeathsig).
+func AtExit(stop func()) {
+	atExit.mu.Lock()
+	atExit.stops = append(atExit.stops, stop)
+	atExit.mu.Unlock()
+}
+
+// RunAtExit runs (once) the stops AtExit registered, last first.
+func RunAtExit() {
+	atExit.mu.Lock()
+	stops := atExit.stops
+	atExit.stops = nil
+	atExit.mu.Unlock()
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
+}

@@ -7,6 +7,7 @@
 package testenv
 
 import (
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -64,22 +65,31 @@ func CacheDir() string {
 // relative to CacheDir(). It skips (fails under CI) when none exists.
 func Binary(t testing.TB, name, envVar string, cachePaths ...string) string {
 	t.Helper()
+	p, err := FindBinary(name, envVar, cachePaths...)
+	if err != nil {
+		Skip(t, err.Error())
+	}
+	return p
+}
+
+// FindBinary is Binary without a test (a launcher outside one): an error
+// when none exists.
+func FindBinary(name, envVar string, cachePaths ...string) (string, error) {
 	if envVar != "" {
 		if p := os.Getenv(envVar); p != "" {
-			return p
+			return p, nil
 		}
 	}
 	if p, err := exec.LookPath(name); err == nil {
-		return p
+		return p, nil
 	}
 	for _, c := range cachePaths {
 		p := filepath.Join(CacheDir(), c)
 		if _, err := os.Stat(p); err == nil {
-			return p
+			return p, nil
 		}
 	}
-	Skip(t, name+" not installed: run hack/infra.sh")
-	return ""
+	return "", errors.New(name + " not installed: run hack/infra.sh")
 }
 
 // FreePort returns a free TCP port on 127.0.0.1.
@@ -177,4 +187,11 @@ func sparkInstalled(version string) (sparkHome, pythonPath string, ok bool) {
 		return "", "", false
 	}
 	return home, dir, true
+}
+
+// InstalledSparkHome is SPARK_HOME of the installed pyspark version (ok
+// false when it is not installed), for a launcher outside a test.
+func InstalledSparkHome(version string) (sparkHome string, ok bool) {
+	home, _, ok := sparkInstalled(version)
+	return home, ok
 }

@@ -1,11 +1,14 @@
-// Package registrytest starts the OCI registries of the tests, one way
+// Package registrytest gives the tests their OCI registries, one way
 // each: InProcess is go-containerregistry's in-memory registry (unit tests:
 // no auth, one global blob store), Start the real CNCF distribution
 // registry (Debian docker-registry; integration tests: on-disk storage,
-// htpasswd basic auth, cross-repository mounts).
+// htpasswd basic auth, cross-repository mounts), launched by the test bed
+// (internal/testenv/bed).
 package registrytest
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log"
@@ -15,9 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -25,6 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/bed"
 )
 
 // Handler is go-containerregistry's in-memory registry, silent, for a test
@@ -43,29 +45,43 @@ func InProcess(t testing.TB) string {
 // User is the user of a registry started WithPassword.
 const User = "prebake"
 
-// Registry is a real distribution registry on 127.0.0.1, started for one
-// test and stopped at its end.
+// Registry is a real distribution registry on 127.0.0.1 for one test: the
+// run's shared one (the test bed's, internal/testenv/bed), where the test
+// names its repositories under a prefix of its own (Repo), or a private
+// one (WithPassword, Private) started for the test and stopped at its end.
 type Registry struct {
 	Host string // 127.0.0.1:PORT
 	Dir  string // config.yml, registry.log, data/ (the storage)
 
+	prefix  string
 	t       testing.TB
 	bin     string
-	proc    *Process
+	proc    *bed.Process
+	shared  bool
 	stopped bool
 }
 
 // Option configures Start.
 type Option func(*options)
 
-type options struct{ pass string }
+type options struct {
+	pass    string
+	private bool
+}
 
-// WithPassword requires htpasswd basic auth as User with pass.
+// WithPassword requires htpasswd basic auth as User with pass: a private
+// registry.
 func WithPassword(pass string) Option { return func(o *options) { o.pass = pass } }
 
-// Start starts docker-registry for an integration test (testenv.RequireIT)
-// and stops it in t.Cleanup. It skips (fails under CI) when docker-registry
-// or, with a password, htpasswd (apache2-utils) is missing.
+// Private starts a registry of the test's own (one it stops, restarts or
+// that must be another host than the shared one's).
+func Private() Option { return func(o *options) { o.private = true } }
+
+// Start returns the registry of an integration test (testenv.RequireIT):
+// the run's shared one, or with WithPassword or Private a private one
+// started now and stopped in t.Cleanup. It skips (fails under CI) when
+// docker-registry or, with a password, htpasswd (apache2-utils) is
+// missing.
 func Start(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
 	testenv.RequireIT(t)
@@ -73,7 +89,15 @@ func Start(t testing.TB, opts ...Option) *Registry {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	r := &Registry{t: t, bin: testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY"), Dir: t.TempDir()}
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	r := &Registry{t: t, prefix: "t" + hex.EncodeToString(b)}
+	if o.pass == "" && !o.private {
+		s := bed.Registry(t)
+		r.Host, r.Dir, r.shared = s.Host, s.Dir, true
+		return r
+	}
+	r.bin, r.Dir = testenv.Binary(t, "docker-registry", "PREBAKE_DOCKER_REGISTRY"), t.TempDir()
 	r.Host = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	var auth string
 	if o.pass != "" {
@@ -87,102 +111,41 @@ func Start(t testing.TB, opts ...Option) *Registry {
 		}
 		auth = fmt.Sprintf("auth: {htpasswd: {realm: prebake-test, path: %s/htpasswd}}\n", r.Dir)
 	}
-	if _, err := WriteConfig(r.Dir, r.Host, auth); err != nil {
+	if _, err := bed.WriteRegistryConfig(r.Dir, r.Host, auth); err != nil {
 		t.Fatal(err)
 	}
 	r.Restart()
+	bed.Used(t, "registry", "private")
 	t.Cleanup(r.Stop)
 	return r
 }
 
-// WriteConfig writes docker-registry's configuration to dir/config.yml and
-// returns its path: serving host (127.0.0.1:PORT, plain http), storage in
-// dir/data (deletes allowed, no upload purging), warnings only, and extra
-// (YAML, e.g. auth) appended. The one configuration of the real registry:
-// Start's, and the real node's (internal/testenv/cluster).
-func WriteConfig(dir, host, extra string) (string, error) {
-	cfg := fmt.Sprintf(`version: 0.1
-log: {level: warn, accesslog: {disabled: true}}
-storage:
-  filesystem: {rootdirectory: %s/data}
-  delete: {enabled: true}
-  maintenance: {uploadpurging: {enabled: false}}
-http:
-  addr: %s
-  secret: ci-only-not-secret
-`, dir, host) + extra
-	path := filepath.Join(dir, "config.yml")
-	return path, os.WriteFile(path, []byte(cfg), 0o644)
+// Repo is the repository name under the test's own prefix, as an image
+// reference's repository: HOST/PREFIX/name (HOST/PREFIX when name is "").
+// Tests that share a registry never write the same repository.
+func (r *Registry) Repo(name string) string {
+	if name == "" {
+		return r.Host + "/" + r.prefix
+	}
+	return r.Host + "/" + r.prefix + "/" + name
 }
 
-// Restart starts the registry again after Stop, on the same port and
+// Restart starts a private registry again after Stop, on the same port and
 // storage, and waits until it answers.
 func (r *Registry) Restart() {
 	r.t.Helper()
-	p, err := Launch(r.bin, r.Dir, r.Host, filepath.Join(r.Dir, "registry.log"))
+	if r.shared {
+		r.t.Fatal("registrytest: Restart of the shared registry; start it with Private()")
+	}
+	p, err := bed.StartRegistryProcess(r.bin, r.Dir, r.Host, filepath.Join(r.Dir, "registry.log"))
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	r.proc, r.stopped = p, false
 }
 
-// Process is a running docker-registry (Launch).
-type Process struct {
-	Cmd  *exec.Cmd
-	done chan struct{}
-}
-
-// Done is closed when the registry has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
-
-// Kill kills the registry and waits for its end: its port is then closed.
-func (p *Process) Kill() {
-	_ = p.Cmd.Process.Kill()
-	<-p.done
-}
-
-// Launch starts docker-registry (bin) serving dir/config.yml (WriteConfig)
-// on host, its output appended to logFile, and waits up to 10 s until it
-// answers /v2/; on an error it is killed. The one launcher of the real
-// registry: Start's (and Restart's), and the real node's
-// (internal/testenv/cluster). The registry is killed with the process that
-// launched it, and has its own process group (a Ctrl-C of `make cluster`
-// reaches the launcher only, which stops the servers in order).
-func Launch(bin, dir, host, logFile string) (*Process, error) {
-	logf, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(bin, "serve", filepath.Join(dir, "config.yml"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting docker-registry: %w", err)
-	}
-	p := &Process{Cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		select {
-		case <-p.done:
-			data, _ := os.ReadFile(logFile)
-			return nil, fmt.Errorf("docker-registry exited before serving %s: %s", host, data)
-		default:
-		}
-		resp, err := http.Get("http://" + host + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
-				return p, nil
-			}
-		}
-	}
-	p.Kill()
-	data, _ := os.ReadFile(logFile)
-	return nil, fmt.Errorf("docker-registry did not start on %s: %s", host, data)
-}
-
-// Stop kills the registry (idempotent): its port is then closed.
+// Stop kills a private registry (idempotent): its port is then closed.
+// The shared one it leaves running.
 func (r *Registry) Stop() {
 	if r.proc == nil || r.stopped {
 		return

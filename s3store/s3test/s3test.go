@@ -1,24 +1,24 @@
-// Package s3test is for tests only. It starts the S3 servers of the tests,
+// Package s3test is for tests only. It gives the tests their S3 servers,
 // one way each: InProcess is gofakes3 in memory (unit tests; it checks no
 // signature), Start the real S3 server of the integration tests (versitygw,
-// posix backend) on 127.0.0.1, with a counting, fault injecting proxy in
+// posix backend, launched by the test bed: internal/testenv/bed) on
+// 127.0.0.1, with a counting, fault injecting proxy of the test's own in
 // front of it.
 package s3test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,13 +31,13 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/bed"
 )
 
 // Test credentials of the root user; never real ones.
 const (
-	AccessKey = "prebake-it"
-	SecretKey = "prebake-it-secret-not-real"
+	AccessKey = bed.S3AccessKey
+	SecretKey = bed.S3SecretKey
 )
 
 // InProcess serves gofakes3 (in memory) on 127.0.0.1 until the test ends,
@@ -68,56 +68,18 @@ func InProcessClock(t testing.TB, clock gofakes3.TimeSource, buckets ...string) 
 	return srv.URL
 }
 
-// Server is a running versitygw.
+// Server is a running versitygw: the run's shared one (the test bed's,
+// internal/testenv/bed), where each test makes buckets of its own.
 type Server struct {
 	Endpoint string // http://127.0.0.1:PORT
 	Root     string // the posix backend's directory: buckets are its subdirectories
 }
 
-// Start starts versitygw for the test (skipping unless PREBAKE_IT=1) and
-// stops it at cleanup.
+// Start returns versitygw for the test (skipping unless PREBAKE_IT=1).
 func Start(t testing.TB) *Server {
 	t.Helper()
-	testenv.RequireIT(t)
-	bin := testenv.Binary(t, "versitygw", "PREBAKE_VERSITYGW", "versitygw-v1.8.0/versitygw")
-	root := t.TempDir()
-	port := testenv.FreePort(t)
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "--access", AccessKey, "--secret", SecretKey, "--port", addr, "--quiet", "posix", root)
-	var logBuf testenv.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &logBuf, &logBuf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting versitygw: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-done:
-			t.Fatalf("versitygw exited: %s", logBuf.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw not ready on %s: %s", addr, logBuf.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return &Server{Endpoint: "http://" + addr, Root: root}
+	s := bed.S3(t)
+	return &Server{Endpoint: s.Endpoint, Root: s.Root}
 }
 
 // Client returns an SDK client for the server (or for endpoint when given).
@@ -133,12 +95,17 @@ func (s *Server) Client(endpoint string) *s3.Client {
 	})
 }
 
-// Bucket creates a bucket named after the test and returns its name.
+// Bucket creates a bucket of the test's own, named name and a random
+// suffix, and returns its name; it is removed at the test's end.
 func (s *Server) Bucket(t testing.TB, name string) string {
 	t.Helper()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	name += "-" + hex.EncodeToString(b)
 	if _, err := s.Client("").CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &name}); err != nil {
 		t.Fatalf("creating bucket %s: %v", name, err)
 	}
+	t.Cleanup(func() { _ = os.RemoveAll(filepath.Join(s.Root, name)) })
 	return name
 }
 

@@ -15,6 +15,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	k8senv.StopShared("submit/k8s")
+	testenv.RunAtExit()
 	testenv.RemovePrebake()
 	os.Exit(code)
 }

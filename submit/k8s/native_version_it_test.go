@@ -31,7 +31,7 @@ import (
 // hits the bake cache (nothing read from the base) and still knows 4.0.1.
 func TestNativeSparkVersionFromBakedImageIT(t *testing.T) {
 	e := newITEnv(t)
-	reg := registrytest.Start(t).Host
+	reg := registrytest.Start(t).Repo("")
 	base := reg + "/acme/runtime:prod"
 	pushSpark4Base(t, base)
 	ns := "nat-version"

@@ -14,6 +14,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	k8senv.StopShared("test/parity")
+	testenv.RunAtExit()
 	testenv.RemovePrebake()
 	os.Exit(code)
 }

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 				return 1
 			}
 			defer testenv.RemovePrebake()
-			defer stopStandalone()
+			defer testenv.RunAtExit() // the servers the binary launched (no bed)
 			defer k8scluster.Stop()
 			defer removeAirflow()
 		}

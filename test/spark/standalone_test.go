@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/prebake/prebake/internal/exitcode"
 	"github.com/prebake/prebake/internal/testenv"
+	"github.com/prebake/prebake/internal/testenv/bed"
 )
 
 // mainJava is the tiny cluster-mode app: it loads the class named by its
@@ -53,148 +51,45 @@ public class Main {
 `
 
 // standaloneCluster is one real master (REST server on) and one real
-// worker on 127.0.0.1, shared by the tests of this binary.
+// worker on 127.0.0.1 (the test bed's, internal/testenv/bed, shared by the
+// run's tests), and the tiny app built against its Spark.
 type standaloneCluster struct {
-	home     string // SPARK_HOME
-	dir      string
-	env      []string
-	restPort int
-	webPort  int
-	workDir  string
-	appJar   string
-	procs    []*exec.Cmd // worker after master: stopped in reverse
-	// restByDefault leaves spark.master.rest.enabled unset: Spark 4.1+
-	// turns the REST server on by default (SPARK-51165).
-	restByDefault bool
+	*bed.StandaloneServer
+	appJar string
 }
 
-var sharedStandalone testenv.Shared[*standaloneCluster]
+// sharedApp is the tiny app's jar, built once for the binary.
+var sharedApp testenv.Shared[string]
 
-// standalone starts the shared cluster on first use.
+// standalone attaches to the shared cluster (the bed's, or one launched
+// on first use for the binary).
 func standalone(t *testing.T) *standaloneCluster {
 	t.Helper()
 	sparkHome, _ := testenv.SparkHome(t, sparkVersion)
-	return sharedStandalone.Get(t, func() (*standaloneCluster, error) {
-		c, err := startStandalone(sparkHome)
-		if err != nil {
-			err = fmt.Errorf("standalone cluster: %w", err)
-		}
-		return c, err
-	})
+	s := bed.Standalone(t, sparkHome)
+	return &standaloneCluster{StandaloneServer: s, appJar: appJar(t, sparkHome)}
 }
 
-// stopStandalone stops the shared cluster, a half-started one included.
-func stopStandalone() {
-	sharedStandalone.Close(func(c *standaloneCluster) {
-		if c == nil {
-			return
+// appJar builds the tiny app against sparkHome's jars, once per binary.
+func appJar(t *testing.T, sparkHome string) string {
+	t.Helper()
+	return sharedApp.Get(t, func() (string, error) {
+		dir, err := os.MkdirTemp("", "prebake-standalone-app-")
+		if err != nil {
+			return "", err
 		}
-		for i := len(c.procs) - 1; i >= 0; i-- {
-			stopProc(c.procs[i])
+		testenv.AtExit(func() { os.RemoveAll(dir) })
+		jar, err := buildApp(sparkHome, dir)
+		if err != nil {
+			err = fmt.Errorf("standalone app: %w", err)
 		}
-		os.RemoveAll(c.dir)
+		return jar, err
 	})
 }
 
 // stopProc sends SIGTERM (Spark's shutdown hooks stop the drivers a worker
 // runs), then SIGKILL after 20s.
-func stopProc(p *exec.Cmd) { testenv.StopProcess(p, 20*time.Second, nil) }
-
-func startStandalone(sparkHome string) (*standaloneCluster, error) {
-	return startStandaloneREST(sparkHome, false)
-}
-
-// startStandaloneREST is startStandalone; restByDefault leaves
-// spark.master.rest.enabled unset (Spark 4.1+ lines).
-func startStandaloneREST(sparkHome string, restByDefault bool) (*standaloneCluster, error) {
-	dir, err := os.MkdirTemp("", "prebake-standalone-")
-	if err != nil {
-		return nil, err
-	}
-	c := &standaloneCluster{home: sparkHome, dir: dir, workDir: filepath.Join(dir, "work"), restByDefault: restByDefault}
-	c.env = append(os.Environ(), "SPARK_HOME="+sparkHome, "SPARK_LOCAL_IP=127.0.0.1", "HOME="+dir,
-		"SPARK_CONF_DIR="+filepath.Join(dir, "conf"), "SPARK_NO_DAEMONIZE=1")
-	if err := os.MkdirAll(filepath.Join(dir, "conf"), 0o755); err != nil {
-		return nil, err
-	}
-	if c.appJar, err = buildApp(sparkHome, dir); err != nil {
-		return nil, err
-	}
-	ports, err := testenv.FreePorts(4)
-	if err != nil {
-		return nil, err
-	}
-	rpcPort, workerWeb := ports[0], ports[3]
-	c.restPort, c.webPort = ports[1], ports[2]
-	master, err := c.startMaster("master", rpcPort, c.restPort, c.webPort)
-	if err != nil {
-		return c, err
-	}
-	c.procs = append(c.procs, master)
-	worker := exec.Command(filepath.Join(sparkHome, "bin", "spark-class"), "org.apache.spark.deploy.worker.Worker",
-		"--host", "127.0.0.1", "--webui-port", strconv.Itoa(workerWeb), "--cores", "2", "--memory", "1536m",
-		"--work-dir", c.workDir, fmt.Sprintf("spark://127.0.0.1:%d", rpcPort))
-	if err := c.start(worker, "worker"); err != nil {
-		return c, err
-	}
-	c.procs = append(c.procs, worker)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		var st struct {
-			AliveWorkers int `json:"aliveworkers"`
-		}
-		if err := getJSON(fmt.Sprintf("http://127.0.0.1:%d/json/", c.webPort), &st); err == nil && st.AliveWorkers > 0 {
-			return c, nil
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "worker.log"))
-			return c, fmt.Errorf("no worker registered after 2m; worker log:\n%s", log)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-}
-
-// startMaster starts a master with its REST server on restPort and waits
-// until that port answers.
-func (c *standaloneCluster) startMaster(name string, rpcPort, restPort, webPort int) (*exec.Cmd, error) {
-	props := filepath.Join(c.dir, name+".properties")
-	conf := fmt.Sprintf("spark.master.rest.port=%d\n", restPort)
-	if !c.restByDefault {
-		conf = "spark.master.rest.enabled=true\n" + conf
-	}
-	if err := os.WriteFile(props, []byte(conf), 0o644); err != nil {
-		return nil, err
-	}
-	m := exec.Command(filepath.Join(c.home, "bin", "spark-class"), "org.apache.spark.deploy.master.Master",
-		"--host", "127.0.0.1", "--port", strconv.Itoa(rpcPort), "--webui-port", strconv.Itoa(webPort), "--properties-file", props)
-	if err := c.start(m, name); err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", restPort), time.Second)
-		if err == nil {
-			conn.Close()
-			return m, nil
-		}
-		if time.Now().After(deadline) {
-			stopProc(m)
-			log, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
-			return nil, fmt.Errorf("%s: REST port %d not up after 2m; log:\n%s", name, restPort, log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// start runs cmd with the cluster's environment and its output in name.log.
-func (c *standaloneCluster) start(cmd *exec.Cmd, name string) error {
-	log, err := os.Create(filepath.Join(c.dir, name+".log"))
-	if err != nil {
-		return err
-	}
-	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = c.env, log, log, c.dir
-	return cmd.Start()
-}
+func stopProc(p *bed.Process) { p.Stop(0, 20*time.Second) }
 
 // buildApp compiles mainJava against Spark's jars into app.jar.
 func buildApp(sparkHome, dir string) (string, error) {
@@ -221,19 +116,6 @@ func buildApp(sparkHome, dir string) (string, error) {
 		}
 	}
 	return jar, nil
-}
-
-func getJSON(url string, v any) error {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 // restResult is prebake's -o json for spark://.
@@ -282,7 +164,7 @@ func parseRest(t *testing.T, r result) restResult {
 
 // driverStdout is what the driver printed, from the worker's work dir.
 func (c *standaloneCluster) driverStdout(id string) string {
-	b, _ := os.ReadFile(filepath.Join(c.workDir, id, "stdout"))
+	b, _ := os.ReadFile(filepath.Join(c.WorkDir, id, "stdout"))
 	return string(b)
 }
 
@@ -294,7 +176,7 @@ func TestStandaloneREST(t *testing.T) {
 	testenv.RequireIT(t)
 	env, _ := sparkEnv(t)
 	c := standalone(t)
-	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
+	master := fmt.Sprintf("spark://127.0.0.1:%d", c.RestPort)
 
 	t.Run("FINISHED", func(t *testing.T) {
 		r := c.submitGreeting(t, env, master)
@@ -314,7 +196,7 @@ func TestStandaloneREST(t *testing.T) {
 	// UIs, for an app that starts a SparkContext.
 	t.Run("SparkContext then throws: the log tail", func(t *testing.T) {
 		args := c.submitArgs(t, master, "dev.prebake.demo.Greeting", "context-throw")
-		args = append([]string{args[0], "--master-ui", fmt.Sprintf("http://127.0.0.1:%d", c.webPort)}, args[1:]...)
+		args = append([]string{args[0], "--master-ui", fmt.Sprintf("http://127.0.0.1:%d", c.WebPort)}, args[1:]...)
 		r := prebake(t, env, args...)
 		var res struct {
 			restResult
@@ -330,7 +212,7 @@ func TestStandaloneREST(t *testing.T) {
 		if !strings.Contains(res.Message, "work/"+res.SubmissionID+"/stderr") || !strings.Contains(res.Message, "/logPage/?driverId="+res.SubmissionID) {
 			t.Errorf("the message does not say where the log is: %s", res.Message)
 		}
-		stderrFile, _ := os.ReadFile(filepath.Join(c.workDir, res.SubmissionID, "stderr"))
+		stderrFile, _ := os.ReadFile(filepath.Join(c.WorkDir, res.SubmissionID, "stderr"))
 		tail := strings.Join(res.LogTail, "\n")
 		t.Logf("message: %s\nlast lines: %q", res.Message, res.LogTail[max(0, len(res.LogTail)-3):])
 		if len(res.LogTail) == 0 || !strings.Contains(tail, "Exception") || !strings.Contains(string(stderrFile), res.LogTail[len(res.LogTail)-1]) {
@@ -346,12 +228,12 @@ func TestStandaloneREST(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A real master that was running on that port and is now gone.
-		dead, err := c.startMaster("dead-master", ports[0], ports[1], ports[2])
+		dead, err := bed.LaunchMaster(c.SparkHome, t.TempDir(), "dead-master", ports[0], ports[1], ports[2], false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		stopProc(dead)
-		ha := fmt.Sprintf("spark://127.0.0.1:%d,127.0.0.1:%d", ports[1], c.restPort)
+		ha := fmt.Sprintf("spark://127.0.0.1:%d,127.0.0.1:%d", ports[1], c.RestPort)
 		r := prebake(t, env, c.submitArgs(t, ha, "dev.prebake.demo.Greeting")...)
 		res := parseRest(t, r)
 		if r.code != 0 || res.State != "FINISHED" {
@@ -368,7 +250,7 @@ func TestStandaloneSIGTERMKills(t *testing.T) {
 	testenv.RequireIT(t)
 	env, _ := sparkEnv(t)
 	c := standalone(t)
-	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
+	master := fmt.Sprintf("spark://127.0.0.1:%d", c.RestPort)
 	cmd := exec.Command(prebakeBin, c.submitArgs(t, master, "dev.prebake.demo.Greeting", "sleep")...)
 	cmd.Env = env
 	var stdout bytes.Buffer
@@ -412,7 +294,7 @@ func TestStandaloneSIGTERMKills(t *testing.T) {
 	}
 	deadline = time.Now().Add(time.Minute)
 	for {
-		err := getJSON(fmt.Sprintf("http://127.0.0.1:%d/v1/submissions/status/%s", c.restPort, res.SubmissionID), &st)
+		err := bed.GetJSON(fmt.Sprintf("http://127.0.0.1:%d/v1/submissions/status/%s", c.RestPort, res.SubmissionID), &st)
 		if err == nil && st.DriverState == "KILLED" {
 			break
 		}
@@ -437,26 +319,23 @@ func TestStandaloneRESTLine4(t *testing.T) {
 	t.Parallel() // its own master and worker: overlaps the other parallel tests
 	env, _ := sparkEnv(t)
 	home, _ := testenv.SparkHome(t, standaloneLine)
-	c, err := startStandaloneREST(home, true)
-	t.Cleanup(func() {
-		if c == nil {
-			return
-		}
-		for i := len(c.procs) - 1; i >= 0; i-- {
-			stopProc(c.procs[i])
-		}
-		os.RemoveAll(c.dir)
-	})
+	s, err := bed.LaunchStandalone(home, t.TempDir(), true)
 	if err != nil {
 		t.Fatalf("standalone %s cluster: %v", standaloneLine, err)
 	}
-	props, _ := os.ReadFile(filepath.Join(c.dir, "master.properties"))
+	t.Cleanup(s.Stop)
+	jar, err := buildApp(home, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &standaloneCluster{StandaloneServer: s, appJar: jar}
+	props, _ := os.ReadFile(filepath.Join(c.Dir, "master.properties"))
 	if strings.Contains(string(props), "spark.master.rest.enabled") {
 		t.Fatalf("the master's properties set spark.master.rest.enabled:\n%s", props)
 	}
-	master := fmt.Sprintf("spark://127.0.0.1:%d", c.restPort)
+	master := fmt.Sprintf("spark://127.0.0.1:%d", c.RestPort)
 	c.submitGreeting(t, env, master)
-	mlog, _ := os.ReadFile(filepath.Join(c.dir, "master.log"))
+	mlog, _ := os.ReadFile(filepath.Join(c.Dir, "master.log"))
 	if !strings.Contains(string(mlog), "Running Spark version "+standaloneLine) && !strings.Contains(string(mlog), "version "+standaloneLine) {
 		t.Logf("master log does not name %s (first 2000 bytes):\n%.2000s", standaloneLine, mlog)
 	}

@@ -51,8 +51,8 @@ type state struct {
 	Containerd, EtcdURL, KubeletURL string
 }
 
-// statePath is the node state file Start attaches to ("" when none).
-func statePath() string {
+// StatePath is the node state file Start attaches to ("" when none).
+func StatePath() string {
 	if p, ok := os.LookupEnv("PREBAKE_CLUSTER"); ok {
 		return p
 	}

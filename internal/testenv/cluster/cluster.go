@@ -42,7 +42,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/prebake/prebake/internal/testenv"
-	"github.com/prebake/prebake/layers/registrytest"
+	"github.com/prebake/prebake/internal/testenv/bed"
 )
 
 const (
@@ -139,7 +139,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	}
 	c := shared.Get(t, func() (*Cluster, error) {
 		start := time.Now()
-		if p := statePath(); p != "" {
+		if p := StatePath(); p != "" {
 			c, err := Attach(context.Background(), p)
 			if err == nil {
 				t.Logf("cluster: attached to the test bed %s (%s, registry %s, logs in %s)", p, c.Server, c.Registry, c.Dir)
@@ -314,10 +314,10 @@ func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if _, err := registrytest.WriteConfig(dir, c.Registry, ""); err != nil {
+	if _, err := bed.WriteRegistryConfig(dir, c.Registry, ""); err != nil {
 		return err
 	}
-	rp, err := registrytest.Launch(bin, dir, c.Registry, c.path("registry.log"))
+	rp, err := bed.StartRegistryProcess(bin, dir, c.Registry, c.path("registry.log"))
 	if err != nil {
 		return err
 	}

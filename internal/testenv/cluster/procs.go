@@ -25,7 +25,7 @@ import (
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	log  *os.File // nil when its launcher closed it (registrytest.Launch)
+	log  *os.File // nil when its launcher closed it (bed.StartRegistryProcess)
 	done <-chan struct{}
 }
 

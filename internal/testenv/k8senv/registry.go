@@ -17,7 +17,7 @@ func BaseInRegistry(t testing.TB, c *Cluster, ns string) (reg, base string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg = registrytest.Start(t).Host
+	reg = registrytest.Start(t).Repo("")
 	base = reg + "/spark/base:3.5.0"
 	registrytest.PushIndex(t, filepath.Join(root, "testdata", "base-image"), "3.5.0", base)
 	c.EnsureNamespace(t, ns)
