@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/local"
 )
@@ -16,6 +17,22 @@ import (
 // masters, YARN, client mode on spark:// and mesos://: submit.Route's
 // KindLocal). spark-submit's exit code is the result.
 type localAdapter struct{}
+
+// localOutcome is a local run as the CLI prints it.
+type localOutcome = jsondoc.Outcome[*local.Result]
+
+// Describe declares the local backend: every master whose driver runs
+// here (submit.RunsHere); it refuses status and kill.
+func (localAdapter) Describe() backendInfo {
+	return backendInfo{
+		Kind:       submit.KindLocal,
+		SubmitDocs: []jsondoc.Doc{{Name: "submit-local", Command: "prebake submit -o json, local, YARN and client mode", Type: jsondoc.TypeOf[localOutcome]()}},
+		OptionHints: map[string]string{
+			"local.WithSparkSubmit": "pass --spark-submit PATH",
+			"local.WithTimeout":     "the limit is --timeout",
+		},
+	}
+}
 
 func (localAdapter) AddFlags(*pflag.FlagSet) {}
 

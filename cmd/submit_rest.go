@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rest"
 )
@@ -17,6 +18,27 @@ type restAdapter struct {
 	restPort      int
 	clientVersion string
 	masterUI      string
+}
+
+// restOutcome is a REST run as the CLI prints it.
+type restOutcome = jsondoc.Outcome[*rest.Result]
+
+// Describe declares the REST backend: spark:// and mesos:// masters in
+// cluster mode.
+func (*restAdapter) Describe() backendInfo {
+	return backendInfo{
+		Kind:       submit.KindREST,
+		SubmitDocs: []jsondoc.Doc{{Name: "submit-rest", Command: "prebake submit -o json, REST (spark://, mesos://)", Type: jsondoc.TypeOf[restOutcome]()}},
+		StatusDocs: []jsondoc.Doc{{Name: "status-rest", Command: "prebake status -o json, spark:// and mesos://", Type: jsondoc.TypeOf[rest.DriverState](),
+			Note: "kill -o json prints it when the kill fails"}},
+		OptionHints: map[string]string{
+			"rest.WithTimeout":      "the limit is --timeout",
+			"rest.WithKillOnCancel": "as --kill-on-cancel=false asks",
+			"rest.WithPort":         "flag --rest-port",
+		},
+		IDMasters:  []string{"spark://…", "mesos://…"},
+		IDExamples: []string{"driver-20261129101010-0001 --master spark://m1:7077,m2:7077"},
+	}
 }
 
 func (b *restAdapter) AddFlags(fs *pflag.FlagSet) {
