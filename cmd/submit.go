@@ -33,6 +33,9 @@ type adapter interface {
 	// AddFlags adds the backend's own flags (shared ones are in
 	// submitFlags).
 	AddFlags(fs *pflag.FlagSet)
+	// AddIDFlags adds the backend's own flags to status and kill (shared
+	// ones are in idFlags).
+	AddIDFlags(fs *pflag.FlagSet)
 	// New constructs the backend for one run.
 	New(r *run) (submit.Backend, error)
 	// Render prints the outcome of Submit or Attach with -o r.out and
@@ -58,11 +61,10 @@ type run struct {
 	stdout, stderr io.Writer
 }
 
-// idFlags are status and kill's.
+// idFlags are status and kill's (the backends' own are their adapters').
 type idFlags struct {
-	master   string
-	conf     []string
-	restPort int
+	master string
+	conf   []string
 }
 
 // A backendInfo is what an adapter declares of its backend (Describe).
@@ -381,7 +383,9 @@ func newIDCmd(g *globals, as adapters, op string) *cobra.Command {
 	}
 	c.Flags().StringVar(&id.master, "master", "", "master URL: "+as.idMasters())
 	c.Flags().StringArrayVarP(&id.conf, "conf", "c", nil, "Spark conf k=v for the credentials, as spark-submit --status/--kill take them (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context, spark.kubernetes.appKillPodDeletionGracePeriod)")
-	c.Flags().IntVar(&id.restPort, "rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
+	for _, a := range as {
+		a.AddIDFlags(c.Flags())
+	}
 	return c
 }
 

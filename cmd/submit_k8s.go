@@ -87,6 +87,10 @@ func (b *k8sAdapter) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
 
+// AddIDFlags adds nothing: status and kill's --conf carries the
+// credentials.
+func (*k8sAdapter) AddIDFlags(*pflag.FlagSet) {}
+
 // New maps the flags onto k8s.New: submit's (a dry run is dryRunK8s),
 // an attach's, or status and kill's (idOptions).
 func (b *k8sAdapter) New(r *run) (submit.Backend, error) {

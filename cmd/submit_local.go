@@ -36,6 +36,9 @@ func (localAdapter) Describe() backendInfo {
 
 func (localAdapter) AddFlags(*pflag.FlagSet) {}
 
+// AddIDFlags adds nothing: the backend refuses status and kill.
+func (localAdapter) AddIDFlags(*pflag.FlagSet) {}
+
 // New maps the flags onto local.New; a spark-submit that is prebake
 // itself is refused.
 func (localAdapter) New(r *run) (submit.Backend, error) {

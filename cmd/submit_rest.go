@@ -16,6 +16,7 @@ import (
 // submission protocol, polled to the end.
 type restAdapter struct {
 	restPort      int
+	idRestPort    int // status and kill's --rest-port
 	clientVersion string
 	masterUI      string
 }
@@ -47,11 +48,15 @@ func (b *restAdapter) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&b.masterUI, "master-ui", "", "standalone: the master's web UI (http://host:port; default port 8080 of each master host), through which a failed driver's stderr is fetched from its worker")
 }
 
+func (b *restAdapter) AddIDFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&b.idRestPort, "rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
+}
+
 // New maps the flags onto rest.New: submit's and an attach's, or status
 // and kill's (--rest-port of the command; progress always shown).
 func (b *restAdapter) New(r *run) (submit.Backend, error) {
 	if r.id != nil {
-		return rest.New(r.master, b.options(r.stderr, false, r.id.restPort)...)
+		return rest.New(r.master, b.options(r.stderr, false, b.idRestPort)...)
 	}
 	return rest.New(r.master, append(b.options(r.stderr, r.quiet, b.restPort),
 		rest.WithPollInterval(r.f.pollInterval),
