@@ -11,14 +11,14 @@ import (
 	"github.com/prebake/prebake/resolver/repo"
 	"github.com/prebake/prebake/s3store"
 	"github.com/prebake/prebake/submit"
-	"github.com/prebake/prebake/submit/k8s/native"
 	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // optionHints holds, for each library option that a flag sets, the hint
 // that names the flag. Libraries name their own options in errors
-// (errdefs.OptionError); the edge adds the flag, here and only here.
-var optionHints = map[string]string{
+// (errdefs.OptionError); the edge adds the flag, here and in the
+// backends' adapters (backendInfo.OptionHints).
+var optionHints = withBackendHints(map[string]string{
 	"layers.BakeInput.JarsDir":        "flag --jars-dir",
 	"layers.BakeInput.Target":         "flag --target",
 	"layers.BakeInput.Tag":            "flag --tag",
@@ -53,40 +53,29 @@ var optionHints = map[string]string{
 
 	"pipeline.ImageFrom.Ref":   "flag --image-from",
 	"pipeline.StoreTarget.URL": "flag --store",
+})
 
-	"k8s.Attach.id":         "flag --status-poll-only",
-	"k8s.WithSubmitter":     "flag --submitter",
-	"k8s.WithSparkSubmit":   "pass --spark-submit PATH",
-	"local.WithSparkSubmit": "pass --spark-submit PATH",
-	"k8s.WithVia":           "flag --via",
-
-	// The options whose value explains an outcome: a limit reached, a
-	// driver left running.
-	"k8s.WithTimeout":        "the limit is --timeout",
-	"local.WithTimeout":      "the limit is --timeout",
-	"rest.WithTimeout":       "the limit is --timeout",
-	"k8s.WithPendingTimeout": "the limit is --pending-timeout",
-	"k8s.WithKillHungDriver": "as --kill-hung-driver=false asks",
-	"rest.WithKillOnCancel":  "as --kill-on-cancel=false asks",
-	"rest.WithPort":          "flag --rest-port",
+// withBackendHints is hints with the option hints of every backend
+// (newAdapters).
+func withBackendHints(hints map[string]string) map[string]string {
+	for _, a := range newAdapters() {
+		for opt, h := range a.Describe().OptionHints {
+			hints[opt] = h
+		}
+	}
+	return hints
 }
 
 // errorHints are hints for typed library errors that no single option
-// explains: each returns its hint and whether err is its.
-var errorHints = []func(err error) (string, bool){
+// explains: each returns its hint and whether err is its. The backends'
+// are their adapters' (backendInfo.ErrorHints).
+var errorHints = withBackendErrorHints([]func(err error) (string, bool){
 	func(err error) (string, bool) {
 		var e *s3store.SetMissingError
 		if !errors.As(err, &e) {
 			return "", false
 		}
 		return fmt.Sprintf("run `prebake bake s3 --store %s --lock <lockfile>` first", submit.ShellQuote([]string{strings.TrimSuffix(e.Store, "/")})), true
-	},
-	func(err error) (string, bool) {
-		var e *native.UnsupportedError
-		return "flag --spark-version", errors.As(err, &e) && e.Option == native.OptionSparkVersion
-	},
-	func(err error) (string, bool) {
-		return "use --submitter spark-submit", errors.Is(err, native.ErrUnsupported)
 	},
 	func(err error) (string, bool) {
 		return "give --image-from or --store", errors.Is(err, rewrite.ErrNoClusterJars)
@@ -98,6 +87,15 @@ var errorHints = []func(err error) (string, bool){
 		var e *repo.M2POMOnlyError
 		return "or leave ~/.m2 out of the chain: --no-default-repositories --repositories " + repo.DefaultCentralURL + " (and the other repositories you need)", errors.As(err, &e)
 	},
+})
+
+// withBackendErrorHints is hints and the error hints of every backend
+// (newAdapters).
+func withBackendErrorHints(hints []func(err error) (string, bool)) []func(err error) (string, bool) {
+	for _, a := range newAdapters() {
+		hints = append(hints, a.Describe().ErrorHints...)
+	}
+	return hints
 }
 
 // warningHints name, per command, the flags that fix each kind of rewrite

@@ -11,21 +11,20 @@ import (
 	"github.com/prebake/prebake/pipeline/bundle"
 	"github.com/prebake/prebake/pipeline/doctor"
 	"github.com/prebake/prebake/pipeline/upgrade"
-	"github.com/prebake/prebake/submit/k8s"
-	"github.com/prebake/prebake/submit/rest"
 	"github.com/prebake/prebake/submit/rewrite"
 )
 
 // JSONDocs is the registry of every JSON document the CLI prints with -o
 // json (and --result-file), in docs/json-output.md's order: the command,
-// the Go type encoding/json marshals. hack/gendocs writes
+// the Go type encoding/json marshals. The backends' are their adapters'
+// (backendInfo), in newAdapters' order. hack/gendocs writes
 // docs/schemas/NAME.schema.json from it; TestJSONGoldens runs each command
 // and compares with testdata/json/NAME.json.
 func JSONDocs() []jsondoc.Doc {
 	t := func(name, command string, ty reflect.Type, note string) jsondoc.Doc {
 		return jsondoc.Doc{Name: name, Command: command, Type: ty, Note: note}
 	}
-	return []jsondoc.Doc{
+	docs := []jsondoc.Doc{
 		t("error", "any command, on failure", jsondoc.TypeOf[jsondoc.Error](), "when the command has not printed its own result; --result-file holds it too"),
 		t("resolve", "prebake resolve -o json", jsondoc.TypeOf[jsondoc.Resolve](), "tree and evicted are empty when the lock was used (fromLock)"),
 		t("outdated", "prebake outdated -o json", jsondoc.TypeOf[jsondoc.Outdated](), ""),
@@ -48,13 +47,16 @@ func JSONDocs() []jsondoc.Doc {
 		t("sbom", "prebake sbom", jsondoc.TypeOf[sbom.BOM](), "CycloneDX 1.5; json is its only output"),
 		{Name: "connect-add", Command: "prebake connect add -o json", Type: jsondoc.TypeOf[jsondoc.ConnectAdd](),
 			NoGolden: "needs a Spark Connect server (test/spark runs the real one)"},
-		t("submit-k8s", "prebake submit -o json, K8s", jsondoc.TypeOf[k8sOutcome](), ""),
-		t("submit-local", "prebake submit -o json, local, YARN and client mode", jsondoc.TypeOf[localOutcome](), ""),
-		t("submit-rest", "prebake submit -o json, REST (spark://, mesos://)", jsondoc.TypeOf[restOutcome](), ""),
-		t("submit-batch", "prebake submit --batch FILE -o json", jsondoc.TypeOf[batchOutput](), ""),
-		t("status-rest", "prebake status -o json, spark:// and mesos://", jsondoc.TypeOf[rest.DriverState](), "kill -o json prints it when the kill fails"),
-		t("status-k8s", "prebake status -o json, k8s://", jsondoc.TypeOf[[]k8s.DriverStatus](), "one entry per matching driver pod; kill -o json prints the pods it deleted"),
 	}
+	as := newAdapters()
+	for _, a := range as {
+		docs = append(docs, a.Describe().SubmitDocs...)
+	}
+	docs = append(docs, t("submit-batch", "prebake submit --batch FILE -o json", jsondoc.TypeOf[batchOutput](), ""))
+	for _, a := range as {
+		docs = append(docs, a.Describe().StatusDocs...)
+	}
+	return docs
 }
 
 // jsonCustom are the schemas of the types that marshal themselves.

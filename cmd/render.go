@@ -20,13 +20,6 @@ import (
 // which the CLI prints with the result (jsondoc.Outcome); the backends say
 // only what failed.
 
-// The results as the CLI prints them.
-type (
-	k8sOutcome   = jsondoc.Outcome[*k8s.Result]
-	restOutcome  = jsondoc.Outcome[*rest.Result]
-	localOutcome = jsondoc.Outcome[*local.Result]
-)
-
 // outcome is r with the exit code and source of its error.
 func outcome[R interface{ Err() error }](r R) jsondoc.Outcome[R] {
 	code, source := exitcode.Outcome(r.Err())

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/pipeline"
 	"github.com/prebake/prebake/submit"
@@ -23,11 +24,18 @@ import (
 // options they map to (New: the constructed submit.Backend) and the
 // renderer of its outcomes. Adapters hold their flag values, so each
 // command tree gets its own (newAdapters). Adding a backend is one package
-// under submit and one adapter here.
+// under submit and one adapter here, which declares the rest (Describe).
 type adapter interface {
+	// Describe declares the backend to the CLI's lists: its kind, its JSON
+	// documents, its option hints, and what status and kill take. It
+	// reads no flag value (the lists are built from fresh adapters).
+	Describe() backendInfo
 	// AddFlags adds the backend's own flags (shared ones are in
 	// submitFlags).
 	AddFlags(fs *pflag.FlagSet)
+	// AddIDFlags adds the backend's own flags to status and kill (shared
+	// ones are in idFlags).
+	AddIDFlags(fs *pflag.FlagSet)
 	// New constructs the backend for one run.
 	New(r *run) (submit.Backend, error)
 	// Render prints the outcome of Submit or Attach with -o r.out and
@@ -53,19 +61,65 @@ type run struct {
 	stdout, stderr io.Writer
 }
 
-// idFlags are status and kill's.
+// idFlags are status and kill's (the backends' own are their adapters').
 type idFlags struct {
-	master   string
-	conf     []string
-	restPort int
+	master string
+	conf   []string
 }
 
-// adapters are a command tree's backends by kind.
-type adapters map[submit.Kind]adapter
+// A backendInfo is what an adapter declares of its backend (Describe).
+// The CLI's lists are built from the adapters of newAdapters, in its
+// order: the kinds (adapters.of), submit's flags (addSubmitFlags), the
+// JSON documents (JSONDocs), the option hints (optionHints, errorHints)
+// and status and kill's masters and examples (newIDCmd).
+type backendInfo struct {
+	Kind submit.Kind
+	// SubmitDocs are the documents of its outcomes (submit -o json),
+	// StatusDocs those of its driver states (status, kill -o json).
+	SubmitDocs, StatusDocs []jsondoc.Doc
+	// OptionHints name, for each of its library options that a flag
+	// sets, the flag (the key is errdefs.OptionOf's: "k8s.WithVia").
+	OptionHints map[string]string
+	// ErrorHints are hints for its typed errors that no single option
+	// explains: each returns its hint and whether err is its.
+	ErrorHints []func(err error) (string, bool)
+	// IDMasters are the master URLs status and kill take ("k8s://…"),
+	// IDExamples their examples: the arguments after "prebake status"
+	// ("ID --master URL"). None: the backend refuses status and kill.
+	IDMasters, IDExamples []string
+}
 
-// newAdapters returns fresh adapters for one command tree.
+// adapters are a command tree's backends, in the order their flags are
+// added and their documents listed.
+type adapters []adapter
+
+// newAdapters returns fresh adapters for one command tree: the one list
+// of the backends built in.
 func newAdapters() adapters {
-	return adapters{submit.KindK8s: &k8sAdapter{}, submit.KindREST: &restAdapter{}, submit.KindLocal: localAdapter{}}
+	return adapters{&k8sAdapter{}, localAdapter{}, &restAdapter{}}
+}
+
+// of returns the adapter of kind, nil when none is built in.
+func (as adapters) of(kind submit.Kind) adapter {
+	for _, a := range as {
+		if a.Describe().Kind == kind {
+			return a
+		}
+	}
+	return nil
+}
+
+// idMasters are the master URLs status and kill take, for their help and
+// messages: "k8s://…, spark://… or mesos://…".
+func (as adapters) idMasters() string {
+	var ms []string
+	for _, a := range as {
+		ms = append(ms, a.Describe().IDMasters...)
+	}
+	if len(ms) < 2 {
+		return strings.Join(ms, "")
+	}
+	return strings.Join(ms[:len(ms)-1], ", ") + " or " + ms[len(ms)-1]
 }
 
 // forKind checks -o (text or json, and outputs) and returns it with the
@@ -75,8 +129,8 @@ func (as adapters) forKind(g *globals, kind submit.Kind, outputs ...outputFormat
 	if err != nil {
 		return "", nil, err
 	}
-	a, ok := as[kind]
-	if !ok {
+	a := as.of(kind)
+	if a == nil {
 		return "", nil, exitcode.Errorf(exitcode.Internal, "no %s backend built in", kind)
 	}
 	return out, a, nil
@@ -112,23 +166,23 @@ type submitFlags struct {
 // kindOf is the backend kind of a master URL (submit.KindOf); cmd names
 // the command for the message. A status, kill or attach asks the cluster
 // manager whatever the deploy mode.
-func kindOf(cmd, master string) (submit.Kind, error) {
+func (as adapters) kindOf(cmd, master string) (submit.Kind, error) {
 	kind, err := submit.KindOf(master)
 	switch {
 	case err == nil:
 		return kind, nil
 	case master == "":
-		return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (k8s://…, spark://… or mesos://…), the master the submission was made to", cmd)
+		return "", exitcode.Errorf(exitcode.Usage, "prebake %s needs --master URL (%s), the master the submission was made to", cmd, as.idMasters())
 	}
 	return "", exitcode.Errorf(exitcode.Usage, "--master %q: not a master Spark takes; prebake takes every one spark-submit does: %s", master, knownMasters)
 }
 
 // route is the backend kind that runs sub (submit.Route), with kindOf's
 // messages.
-func route(cmd string, sub *submit.Submission) (submit.Kind, error) {
+func (as adapters) route(cmd string, sub *submit.Submission) (submit.Kind, error) {
 	kind, err := submit.Route(sub)
 	if err != nil {
-		return kindOf(cmd, sub.Master())
+		return as.kindOf(cmd, sub.Master())
 	}
 	return kind, nil
 }
@@ -246,7 +300,7 @@ func runSubmit(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *sub
 		// stopped on SIGINT/SIGTERM only when --kill-on-cancel is given: a
 		// sensor that gives up must not stop a job it did not start.
 		f.killOnCancel = f.killOnCancel && c.Flags().Changed("kill-on-cancel")
-		kind, err := kindOf(c.Name(), master)
+		kind, err := as.kindOf(c.Name(), master)
 		if err != nil {
 			return err
 		}
@@ -268,7 +322,7 @@ func runSubmit(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *sub
 		}
 		return a.Render(r, o, err)
 	}
-	kind, err := route(c.Name(), sub)
+	kind, err := as.route(c.Name(), sub)
 	if err != nil {
 		return err
 	}
@@ -301,14 +355,12 @@ func runSubmit(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *sub
 func newIDCmd(g *globals, as adapters, op string) *cobra.Command {
 	id := &idFlags{}
 	c := &cobra.Command{
-		Use:   op + " ID --master URL",
-		Short: map[string]string{"status": "Print a driver's state, as spark-submit --status", "kill": "Kill a driver, as spark-submit --kill"}[op],
-		Example: fmt.Sprintf(`  prebake %[1]s spark-ns:my-app-driver --master k8s://https://k8s.example:6443
-  prebake %[1]s 'spark-ns:nightly-*' --master k8s://https://k8s.example:6443
-  prebake %[1]s driver-20261129101010-0001 --master spark://m1:7077,m2:7077`, op),
-		Args: cobra.ExactArgs(1),
+		Use:     op + " ID --master URL",
+		Short:   map[string]string{"status": "Print a driver's state, as spark-submit --status", "kill": "Kill a driver, as spark-submit --kill"}[op],
+		Example: as.idExamples(op),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			kind, err := kindOf(c.Name(), id.master)
+			kind, err := as.kindOf(c.Name(), id.master)
 			if err != nil {
 				return err
 			}
@@ -329,10 +381,23 @@ func newIDCmd(g *globals, as adapters, op string) *cobra.Command {
 			return a.RenderStates(r, op, ss, err)
 		},
 	}
-	c.Flags().StringVar(&id.master, "master", "", "master URL: k8s://…, spark://… or mesos://…")
+	c.Flags().StringVar(&id.master, "master", "", "master URL: "+as.idMasters())
 	c.Flags().StringArrayVarP(&id.conf, "conf", "c", nil, "Spark conf k=v for the credentials, as spark-submit --status/--kill take them (spark.kubernetes.authenticate.submission.*, spark.kubernetes.context, spark.kubernetes.appKillPodDeletionGracePeriod)")
-	c.Flags().IntVar(&id.restPort, "rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
+	for _, a := range as {
+		a.AddIDFlags(c.Flags())
+	}
 	return c
+}
+
+// idExamples are status or kill's (op) examples, the adapters'.
+func (as adapters) idExamples(op string) string {
+	var lines []string
+	for _, a := range as {
+		for _, e := range a.Describe().IDExamples {
+			lines = append(lines, "  prebake "+op+" "+e)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // addSubmitFlags defines submit's flags on fs.
@@ -355,10 +420,8 @@ func addSubmitFlags(fs *pflag.FlagSet, f *submitFlags, as adapters) {
 	fs.IntVar(&f.parallel, "parallel", 16, "with --batch: submissions in flight at once")
 	fs.BoolVar(&f.exec, "exec", false, "the arguments after -- are a Python program that starts its own JVM (python3 app.py, jupyter lab): rewrite $PYSPARK_SUBMIT_ARGS and run it with the new value; its exit code is prebake's")
 	fs.StringVar(&f.pollOnly, "status-poll-only", "", "follow submission ID, made elsewhere, to its end; never submits (k8s://: namespace:driver-pod; spark://, mesos://: the submission ID)")
-	for _, kind := range []submit.Kind{submit.KindK8s, submit.KindREST, submit.KindLocal} {
-		if a, ok := as[kind]; ok {
-			a.AddFlags(fs)
-		}
+	for _, a := range as {
+		a.AddFlags(fs)
 	}
 }
 

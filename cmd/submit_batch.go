@@ -41,7 +41,7 @@ type batchOutput struct {
 // results'.
 func runBatch(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *submitFlags, args []string) error {
 	ctx, stdout, stderr := c.Context(), c.OutOrStdout(), c.ErrOrStderr()
-	b, _ := as[submit.KindK8s].(*k8sAdapter)
+	b, _ := as.of(submit.KindK8s).(*k8sAdapter)
 	switch fl := c.Flags(); {
 	case b == nil:
 		return exitcode.Errorf(exitcode.Internal, "no k8s backend built in")

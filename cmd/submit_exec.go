@@ -45,7 +45,7 @@ func runExec(c *cobra.Command, g *globals, as adapters, pp prepareFunc, f *submi
 	f.localSparkJars = localSparkJars(f.sparkSubmit, os.Getenv, exec.LookPath)
 	f.rewriteOptions = append(f.rewriteOptions, rewrite.WithPythonApps(pythonFiles(args)...))
 	r := &run{f: f, master: sub.Master(), out: out, quiet: g.quiet, verbose: g.verbose, stdout: c.OutOrStdout(), stderr: c.ErrOrStderr()}
-	a := as[submit.KindLocal]
+	a := as.of(submit.KindLocal)
 	be, err := local.New(
 		local.WithPySparkProgram(args),
 		local.WithTimeout(f.timeout),

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -12,10 +13,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/internal/redact"
 	"github.com/prebake/prebake/layers"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/k8s"
+	"github.com/prebake/prebake/submit/k8s/native"
 )
 
 // k8sAdapter is the K8s backend's adapter (k8s.New): k8s:// masters,
@@ -33,6 +36,44 @@ type k8sAdapter struct {
 	dryRun          bool
 }
 
+// k8sOutcome is a K8s run as the CLI prints it.
+type k8sOutcome = jsondoc.Outcome[*k8s.Result]
+
+// Describe declares the K8s backend: k8s:// masters in every deploy mode.
+func (*k8sAdapter) Describe() backendInfo {
+	return backendInfo{
+		Kind:       submit.KindK8s,
+		SubmitDocs: []jsondoc.Doc{{Name: "submit-k8s", Command: "prebake submit -o json, K8s", Type: jsondoc.TypeOf[k8sOutcome]()}},
+		StatusDocs: []jsondoc.Doc{{Name: "status-k8s", Command: "prebake status -o json, k8s://", Type: jsondoc.TypeOf[[]k8s.DriverStatus](),
+			Note: "one entry per matching driver pod; kill -o json prints the pods it deleted"}},
+		OptionHints: map[string]string{
+			"k8s.Attach.id":       "flag --status-poll-only",
+			"k8s.WithSubmitter":   "flag --submitter",
+			"k8s.WithSparkSubmit": "pass --spark-submit PATH",
+			"k8s.WithVia":         "flag --via",
+			// The options whose value explains an outcome: a limit
+			// reached, a driver left running.
+			"k8s.WithTimeout":        "the limit is --timeout",
+			"k8s.WithPendingTimeout": "the limit is --pending-timeout",
+			"k8s.WithKillHungDriver": "as --kill-hung-driver=false asks",
+		},
+		ErrorHints: []func(err error) (string, bool){
+			func(err error) (string, bool) {
+				var e *native.UnsupportedError
+				return "flag --spark-version", errors.As(err, &e) && e.Option == native.OptionSparkVersion
+			},
+			func(err error) (string, bool) {
+				return "use --submitter spark-submit", errors.Is(err, native.ErrUnsupported)
+			},
+		},
+		IDMasters: []string{"k8s://…"},
+		IDExamples: []string{
+			"spark-ns:my-app-driver --master k8s://https://k8s.example:6443",
+			"'spark-ns:nightly-*' --master k8s://https://k8s.example:6443",
+		},
+	}
+}
+
 func (b *k8sAdapter) AddFlags(fs *pflag.FlagSet) {
 	durationVar(fs, &b.pendingTimeout, "pending-timeout", 10*time.Minute, "k8s: fail (exit 75) when the driver stays Pending/waiting this long (ImagePullBackOff, Unschedulable, ...); negative: never")
 	durationVar(fs, &b.hungGrace, "hung-grace", 2*time.Minute, "k8s: a driver still running this long after SparkContext stopped is hung")
@@ -45,6 +86,10 @@ func (b *k8sAdapter) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&b.sparkVersion, "spark-version", "", "k8s: the driver image's Spark version (3.5.x or 4.0.x) for --submitter native|auto and --dry-run; default: what the baked image's jars say (--image-target), else an apache/spark image's tag, else the dev.prebake.spark-version annotation of the driver image (asked with --registry-auth or the docker keychain)")
 	fs.BoolVar(&b.dryRun, "dry-run", false, "k8s: print the objects the native submitter would create (-o yaml), create nothing")
 }
+
+// AddIDFlags adds nothing: status and kill's --conf carries the
+// credentials.
+func (*k8sAdapter) AddIDFlags(*pflag.FlagSet) {}
 
 // New maps the flags onto k8s.New: submit's (a dry run is dryRunK8s),
 // an attach's, or status and kill's (idOptions).

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/prebake/prebake/internal/exitcode"
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/local"
 )
@@ -17,7 +18,26 @@ import (
 // KindLocal). spark-submit's exit code is the result.
 type localAdapter struct{}
 
+// localOutcome is a local run as the CLI prints it.
+type localOutcome = jsondoc.Outcome[*local.Result]
+
+// Describe declares the local backend: every master whose driver runs
+// here (submit.RunsHere); it refuses status and kill.
+func (localAdapter) Describe() backendInfo {
+	return backendInfo{
+		Kind:       submit.KindLocal,
+		SubmitDocs: []jsondoc.Doc{{Name: "submit-local", Command: "prebake submit -o json, local, YARN and client mode", Type: jsondoc.TypeOf[localOutcome]()}},
+		OptionHints: map[string]string{
+			"local.WithSparkSubmit": "pass --spark-submit PATH",
+			"local.WithTimeout":     "the limit is --timeout",
+		},
+	}
+}
+
 func (localAdapter) AddFlags(*pflag.FlagSet) {}
+
+// AddIDFlags adds nothing: the backend refuses status and kill.
+func (localAdapter) AddIDFlags(*pflag.FlagSet) {}
 
 // New maps the flags onto local.New; a spark-submit that is prebake
 // itself is refused.

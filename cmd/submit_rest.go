@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/prebake/prebake/internal/jsondoc"
 	"github.com/prebake/prebake/submit"
 	"github.com/prebake/prebake/submit/rest"
 )
@@ -15,8 +16,30 @@ import (
 // submission protocol, polled to the end.
 type restAdapter struct {
 	restPort      int
+	idRestPort    int // status and kill's --rest-port
 	clientVersion string
 	masterUI      string
+}
+
+// restOutcome is a REST run as the CLI prints it.
+type restOutcome = jsondoc.Outcome[*rest.Result]
+
+// Describe declares the REST backend: spark:// and mesos:// masters in
+// cluster mode.
+func (*restAdapter) Describe() backendInfo {
+	return backendInfo{
+		Kind:       submit.KindREST,
+		SubmitDocs: []jsondoc.Doc{{Name: "submit-rest", Command: "prebake submit -o json, REST (spark://, mesos://)", Type: jsondoc.TypeOf[restOutcome]()}},
+		StatusDocs: []jsondoc.Doc{{Name: "status-rest", Command: "prebake status -o json, spark:// and mesos://", Type: jsondoc.TypeOf[rest.DriverState](),
+			Note: "kill -o json prints it when the kill fails"}},
+		OptionHints: map[string]string{
+			"rest.WithTimeout":      "the limit is --timeout",
+			"rest.WithKillOnCancel": "as --kill-on-cancel=false asks",
+			"rest.WithPort":         "flag --rest-port",
+		},
+		IDMasters:  []string{"spark://…", "mesos://…"},
+		IDExamples: []string{"driver-20261129101010-0001 --master spark://m1:7077,m2:7077"},
+	}
 }
 
 func (b *restAdapter) AddFlags(fs *pflag.FlagSet) {
@@ -25,11 +48,15 @@ func (b *restAdapter) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&b.masterUI, "master-ui", "", "standalone: the master's web UI (http://host:port; default port 8080 of each master host), through which a failed driver's stderr is fetched from its worker")
 }
 
+func (b *restAdapter) AddIDFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&b.idRestPort, "rest-port", 0, "spark:// masters: the REST port (default 6066 when the URL says 7077 or no port)")
+}
+
 // New maps the flags onto rest.New: submit's and an attach's, or status
 // and kill's (--rest-port of the command; progress always shown).
 func (b *restAdapter) New(r *run) (submit.Backend, error) {
 	if r.id != nil {
-		return rest.New(r.master, b.options(r.stderr, false, r.id.restPort)...)
+		return rest.New(r.master, b.options(r.stderr, false, b.idRestPort)...)
 	}
 	return rest.New(r.master, append(b.options(r.stderr, r.quiet, b.restPort),
 		rest.WithPollInterval(r.f.pollInterval),
