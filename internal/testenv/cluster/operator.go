@@ -33,10 +33,14 @@ func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
 // SparkOperatorDir is where hack/infra.d/57-spark-operator.sh installs the
 // kubeflow spark-operator controller (spark-operator) and its CRDs (crds/),
-// built from the Go module proxy.
+// built from the Go module proxy. On a fresh machine .ci/run lets that build
+// run on while the tests start: a test waits for it (testenv.WaitForBuild).
 func SparkOperatorDir(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(testenv.CacheDir(), "spark-operator-current")
+	if !exists(filepath.Join(dir, "spark-operator")) {
+		testenv.WaitForBuild(t, filepath.Join(testenv.CacheDir(), "spark-operator.lock"), "the kubeflow spark-operator", testenv.BuildWait)
+	}
 	if !exists(filepath.Join(dir, "spark-operator")) || !exists(filepath.Join(dir, "crds", "sparkoperator.k8s.io_sparkapplications.yaml")) {
 		testenv.Skip(t, "the kubeflow spark-operator is not installed: run hack/infra.sh (hack/infra.d/57-spark-operator.sh)")
 	}
