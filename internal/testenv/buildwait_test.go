@@ -56,12 +56,14 @@ func TestWaitForBuild(t *testing.T) {
 
 	// A build holding the lock that ends: WaitForBuild returns after it.
 	f := holdLock(t, lock)
-	time.AfterFunc(300*time.Millisecond, func() { flock.Unlock(f) })
+	unlocked := make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { flock.Unlock(f); close(unlocked) })
 	start := time.Now()
 	WaitForBuild(t, lock, "x", time.Minute)
 	if d := time.Since(start); d < 300*time.Millisecond {
 		t.Errorf("returned after %s, before the build let go", d)
 	}
+	<-unlocked // the unlock happens before f's Close at cleanup
 
 	// A build that does not end within the bound: the test fails, naming it.
 	holdLock(t, lock)
