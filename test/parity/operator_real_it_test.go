@@ -151,7 +151,7 @@ spec:
 		}
 	}
 	if pod == "" {
-		t.Fatalf("no driver pod in %s after 5m; operator log:\n%s", ns, k8senv.TailFile(opLog, 60))
+		t.Fatalf("no driver pod in %s after 5m; operator log:\n%s", ns, testenv.TailFile(opLog, 60))
 	}
 	t.Logf("the operator's spark-submit made driver pod %s/%s %s after the apply", ns, pod, time.Since(applied).Round(100*time.Millisecond))
 	driver, err := c.Admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
@@ -214,7 +214,7 @@ spec:
 	}
 	t.Logf("SparkApplication state %s, %s after the apply; driver image %s", state, time.Since(applied).Round(100*time.Millisecond), driver.Spec.Containers[0].Image)
 	if state != "COMPLETED" {
-		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, k8senv.TailFile(opLog, 40))
+		t.Errorf("SparkApplication state %q; want COMPLETED; operator log:\n%s", state, testenv.TailFile(opLog, 40))
 	}
 	logb := k8scluster.NoResolveAtSubmit(t, opLog, home)
 	submitLine := ""
@@ -224,7 +224,7 @@ spec:
 		}
 	}
 	if submitLine == "" {
-		t.Fatalf("the operator never ran spark-submit:\n%s", k8senv.TailFile(opLog, 40))
+		t.Fatalf("the operator never ran spark-submit:\n%s", testenv.TailFile(opLog, 40))
 	}
 	if strings.Contains(submitLine, "--packages") || strings.Contains(submitLine, "spark.jars.packages") || !strings.Contains(submitLine, "local:///opt/spark/prebake/jars/dev.prebake.demo_greeting-1.0.jar") {
 		t.Errorf("the operator's spark-submit arguments: %s", submitLine)

@@ -92,12 +92,7 @@ func (c *Cluster) tail(name string, n int) string { return tailLog(c.Dir, name, 
 
 // tailLog is the last n lines of dir/name.log.
 func tailLog(dir, name string, n int) string {
-	b, _ := os.ReadFile(filepath.Join(dir, name+".log"))
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return testenv.TailFile(filepath.Join(dir, name+".log"), n)
 }
 
 // waitFor polls ok every 200ms until it returns true, or fails after d

@@ -206,14 +206,6 @@ func (c *Cluster) Stop(logf func(string, ...any)) {
 	}
 }
 
-// TailFile is the last n lines of the file at path (for a failure
-// message; "" when it cannot be read).
-func TailFile(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lastN(lines, n), "\n")
-}
-
 func lastN[T any](s []T, n int) []T {
 	if len(s) > n {
 		return s[len(s)-n:]
