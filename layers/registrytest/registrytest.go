@@ -56,7 +56,7 @@ type Registry struct {
 	prefix  string
 	t       testing.TB
 	bin     string
-	proc    *bed.Process
+	proc    *testenv.Process
 	shared  bool
 	stopped bool
 }

@@ -8,34 +8,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
 )
 
-func startProc(t testing.TB, dir, name, bin string, args ...string) *exec.Cmd {
+// startProc starts bin with its output in dir/name.log and stops it
+// (SIGTERM, SIGKILL after 15 s) in t.Cleanup.
+func startProc(t testing.TB, dir, name, bin string, args ...string) {
 	t.Helper()
-	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	p, err := testenv.StartProcess(name, filepath.Join(dir, name+".log"), exec.Command(bin, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	t.Cleanup(func() { logf.Close() })
-	return cmd
-}
-
-func stopProc(t testing.TB, cmd *exec.Cmd) { haltProc(cmd, t.Logf) }
-
-// haltProc stops cmd with SIGTERM, or SIGKILL after 15 s.
-func haltProc(cmd *exec.Cmd, logf func(string, ...any)) {
-	testenv.StopProcess(cmd, 15*time.Second, logf)
+	t.Cleanup(func() { p.Stop(0, 15*time.Second, t.Logf) })
 }
 
 // readLines reads a file of lines (the fake spark-submit's argv).

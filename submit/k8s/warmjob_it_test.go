@@ -32,11 +32,10 @@ func startJobController(t testing.TB, c *k8senv.Cluster) {
 	bin := k8senv.Binary(t, "kube-controller-manager")
 	kc := filepath.Join(c.Dir, "kcm.kubeconfig")
 	c.WriteKubeconfig(t, kc)
-	cmd := startProc(t, c.Dir, "kube-controller-manager", bin,
+	startProc(t, c.Dir, "kube-controller-manager", bin,
 		"--kubeconfig="+kc, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
 		"--controllers=job", "--leader-elect=false", "--bind-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(testenv.FreePort(t)), "--v=1")
-	t.Cleanup(func() { stopProc(t, cmd) })
 }
 
 // warmRun is one run of the warm Job.

@@ -89,7 +89,7 @@ func appJar(t *testing.T, sparkHome string) string {
 
 // stopProc sends SIGTERM (Spark's shutdown hooks stop the drivers a worker
 // runs), then SIGKILL after 20s.
-func stopProc(p *bed.Process) { p.Stop(0, 20*time.Second) }
+func stopProc(p *testenv.Process) { p.Stop(0, 20*time.Second, nil) }
 
 // buildApp compiles mainJava against Spark's jars into app.jar.
 func buildApp(sparkHome, dir string) (string, error) {

@@ -95,8 +95,8 @@ func LaunchNginx(bin, dir string) (*NginxServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &NginxServer{Pid: p.Cmd.Process.Pid, URL: "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/", Dir: dir, server: server{procs: []*Process{p}}}
-	err = p.waitReady("answering "+s.URL, 10*time.Second, func() bool {
+	s := &NginxServer{Pid: p.Cmd.Process.Pid, URL: "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/", Dir: dir, server: server{procs: []*testenv.Process{p}}}
+	err = waitReady(p, "answering "+s.URL, 10*time.Second, func() bool {
 		resp, err := http.Get(s.URL)
 		if err != nil {
 			return false
@@ -115,7 +115,7 @@ func LaunchNginx(bin, dir string) (*NginxServer, error) {
 func (s *NginxServer) stop() {
 	s.once.Do(func() {
 		for _, p := range s.procs {
-			p.Stop(syscall.SIGQUIT, 5*time.Second)
+			p.Stop(syscall.SIGQUIT, 5*time.Second, nil)
 		}
 	})
 }

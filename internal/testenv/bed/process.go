@@ -8,110 +8,42 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
 )
 
-// Process is a server process a launcher started, its output appended to
-// Log.
-type Process struct {
-	Name string
-	Cmd  *exec.Cmd
-	Log  string
-	done chan struct{}
-	// started is when the process started: its readiness is logged as a
-	// launch of that long (launchLog).
-	started time.Time
-}
-
-// startProcess starts bin with args, its output appended to logFile, in
-// its own process group (a Ctrl-C of `make cluster` reaches the launcher
-// only, which stops the servers in order) and killed with the process
-// that launched it (a test binary's end or timeout).
-func startProcess(name, logFile string, env []string, bin string, args ...string) (*Process, error) {
-	logf, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
+// startProcess starts bin with args as the server name (env nil: this
+// process's), in the directory of logFile, its output appended to it
+// (testenv.StartProcess).
+func startProcess(name, logFile string, env []string, bin string, args ...string) (*testenv.Process, error) {
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr, cmd.Env = logf, logf, env
-	cmd.Dir = filepath.Dir(logFile)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &Process{Name: name, Cmd: cmd, Log: logFile, done: make(chan struct{}), started: time.Now()}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	return p, nil
+	cmd.Env, cmd.Dir = env, filepath.Dir(logFile)
+	return testenv.StartProcess(name, logFile, cmd)
 }
 
-// Done is closed when the process has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
-
-// Exited reports whether the process has ended.
-func (p *Process) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
+// waitReady polls ok every 20ms until it returns true (p.WaitReady), and
+// logs the launch with the time it took.
+func waitReady(p *testenv.Process, what string, d time.Duration, ok func() bool) error {
+	if err := p.WaitReady(what, d, 20*time.Millisecond, ok); err != nil {
+		return err
 	}
-}
-
-// Kill kills the process (its group) and waits for its end: its ports are
-// then closed.
-func (p *Process) Kill() {
-	_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
-}
-
-// Stop sends sig (SIGTERM when 0), then kills the process group after
-// grace, and waits for its end.
-func (p *Process) Stop(sig syscall.Signal, grace time.Duration) {
-	if sig == 0 {
-		sig = syscall.SIGTERM
-	}
-	_ = p.Cmd.Process.Signal(sig)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-// waitReady polls ok every 20ms until it returns true; it fails when p
-// exits first or after d, with the tail of p's log.
-func (p *Process) waitReady(what string, d time.Duration, ok func() bool) error {
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if p.Exited() {
-			return fmt.Errorf("%s exited before %s:\n%s", p.Name, what, testenv.TailFile(p.Log, 30))
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not %s after %s:\n%s", p.Name, what, d, testenv.TailFile(p.Log, 30))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	launchLog("launch %s %.2fs", p.Name, time.Since(p.started).Seconds())
+	launchLog("launch %s %.2fs", p.Name, time.Since(p.Started).Seconds())
 	return nil
 }
 
 // server is what every launched server keeps: its processes, stopped in
 // reverse (the attached copy of a published server has none).
 type server struct {
-	procs []*Process
+	procs []*testenv.Process
 	once  sync.Once
 }
 
 func (s *server) stop() {
 	s.once.Do(func() {
 		for i := len(s.procs) - 1; i >= 0; i-- {
-			s.procs[i].Stop(0, 20*time.Second)
+			s.procs[i].Stop(0, 20*time.Second, nil)
 		}
 	})
 }

@@ -52,12 +52,12 @@ http:
 // logFile, and waits up to 10 s until it answers /v2/; on an error it is
 // killed. The one launcher of the real registry process: the bed's, a
 // test's private one (and its restart) and the real node's.
-func StartRegistryProcess(bin, dir, host, logFile string) (*Process, error) {
+func StartRegistryProcess(bin, dir, host, logFile string) (*testenv.Process, error) {
 	p, err := startProcess("docker-registry", logFile, nil, bin, "serve", filepath.Join(dir, "config.yml"))
 	if err != nil {
 		return nil, err
 	}
-	err = p.waitReady("serving "+host, 10*time.Second, func() bool {
+	err = waitReady(p, "serving "+host, 10*time.Second, func() bool {
 		resp, err := http.Get("http://" + host + "/v2/")
 		if err != nil {
 			return false
@@ -89,7 +89,7 @@ func LaunchRegistry(bin, dir string) (*RegistryServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Pid, s.procs = p.Cmd.Process.Pid, []*Process{p}
+	s.Pid, s.procs = p.Cmd.Process.Pid, []*testenv.Process{p}
 	return s, nil
 }
 

@@ -47,11 +47,11 @@ func LaunchS3(bin, dir string) (*S3Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.waitReady("ready on "+addr, 15*time.Second, func() bool { return answers(addr) }); err != nil {
+	if err := waitReady(p, "ready on "+addr, 15*time.Second, func() bool { return answers(addr) }); err != nil {
 		p.Kill()
 		return nil, err
 	}
-	return &S3Server{Pid: p.Cmd.Process.Pid, Endpoint: "http://" + addr, Root: root, Dir: dir, server: server{procs: []*Process{p}}}, nil
+	return &S3Server{Pid: p.Cmd.Process.Pid, Endpoint: "http://" + addr, Root: root, Dir: dir, server: server{procs: []*testenv.Process{p}}}, nil
 }
 
 var ownS3 testenv.Shared[*S3Server]

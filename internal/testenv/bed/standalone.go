@@ -70,7 +70,7 @@ func LaunchStandalone(sparkHome, dir string, restByDefault bool) (_ *StandaloneS
 	}
 	s.procs = append(s.procs, worker)
 	s.WorkerPid = worker.Cmd.Process.Pid
-	err = worker.waitReady("registered", 2*time.Minute, func() bool {
+	err = waitReady(worker, "registered", 2*time.Minute, func() bool {
 		var st struct {
 			AliveWorkers int `json:"aliveworkers"`
 		}
@@ -85,7 +85,7 @@ func LaunchStandalone(sparkHome, dir string, restByDefault bool) (_ *StandaloneS
 // LaunchMaster starts a master of sparkHome named name (dir/name.properties,
 // dir/name.log) with its REST server on restPort and waits until that port
 // answers (2 minutes at most).
-func LaunchMaster(sparkHome, dir, name string, rpcPort, restPort, webPort int, restByDefault bool) (*Process, error) {
+func LaunchMaster(sparkHome, dir, name string, rpcPort, restPort, webPort int, restByDefault bool) (*testenv.Process, error) {
 	props := filepath.Join(dir, name+".properties")
 	conf := fmt.Sprintf("spark.master.rest.port=%d\n", restPort)
 	if !restByDefault {
@@ -101,8 +101,8 @@ func LaunchMaster(sparkHome, dir, name string, rpcPort, restPort, webPort int, r
 		return nil, err
 	}
 	restAddr := fmt.Sprintf("127.0.0.1:%d", restPort)
-	if err := m.waitReady("serving REST on "+restAddr, 2*time.Minute, func() bool { return answers(restAddr) }); err != nil {
-		m.Stop(0, 20*time.Second)
+	if err := waitReady(m, "serving REST on "+restAddr, 2*time.Minute, func() bool { return answers(restAddr) }); err != nil {
+		m.Stop(0, 20*time.Second, nil)
 		return nil, err
 	}
 	return m, nil

@@ -82,7 +82,7 @@ type Cluster struct {
 	// Config is the admin client's configuration.
 	Config *rest.Config
 
-	procs      []*proc
+	procs      []*testenv.Process
 	lock       *os.File
 	netnsAtUp  map[string]bool
 	containerd string // its socket
@@ -321,7 +321,7 @@ func (c *Cluster) startRegistry(ctx context.Context, bin string) error {
 	if err != nil {
 		return err
 	}
-	c.procs = append(c.procs, &proc{name: "registry", cmd: rp.Cmd, done: rp.Done()})
+	c.procs = append(c.procs, rp)
 	c.PauseImage = c.Registry + "/prebake/pause:3.10"
 	c.TestImage = c.Registry + "/prebake/busybox:1.35"
 	if err := pushPause(ctx, c.PauseImage); err != nil {
@@ -516,19 +516,19 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	var errs []error
-	byName := map[string]*proc{}
+	byName := map[string]*testenv.Process{}
 	for _, p := range c.procs {
-		byName[p.name] = p
+		byName[p.Name] = p
 	}
 	stop := func(names ...string) {
 		for _, n := range names {
 			if p := byName[n]; p != nil {
-				p.stop(15 * time.Second)
+				p.Stop(0, 15*time.Second, nil)
 			}
 		}
 	}
 	stop("kubelet")
-	if byName["containerd"] != nil && !byName["containerd"].exited() {
+	if byName["containerd"] != nil && !byName["containerd"].Exited() {
 		c.killContainers()
 	}
 	stop("containerd", "kube-proxy")

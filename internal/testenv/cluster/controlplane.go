@@ -43,7 +43,7 @@ type ControlPlane struct {
 	Ready time.Duration
 
 	ca    *pki
-	procs []*proc
+	procs []*testenv.Process
 }
 
 // ControlPlaneOption configures LaunchControlPlane.
@@ -229,10 +229,10 @@ func (cp *ControlPlane) Stop(logf func(format string, args ...any)) {
 	var errs []error
 	for i := len(cp.procs) - 1; i >= 0; i-- {
 		p := cp.procs[i]
-		if p.exited() {
-			errs = append(errs, fmt.Errorf("%s had exited:\n%s", p.name, tailLog(cp.Dir, p.name, 10)))
+		if p.Exited() {
+			errs = append(errs, fmt.Errorf("%s had exited:\n%s", p.Name, tailLog(cp.Dir, p.Name, 10)))
 		}
-		p.stop(15 * time.Second)
+		p.Stop(0, 15*time.Second, nil)
 	}
 	cp.procs = nil
 	if err := errors.Join(errs...); err != nil {

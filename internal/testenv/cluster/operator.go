@@ -151,15 +151,11 @@ func StartSparkOperator(t testing.TB, opDir string, env []string, kubeconfig, se
 		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(testenv.FreePort(t)), "--controller-threads=2")
 	op.Env = append(env, "KUBECONFIG="+kubeconfig, "KUBERNETES_SERVICE_HOST="+u.Hostname(), "KUBERNETES_SERVICE_PORT="+u.Port())
 	opLog := filepath.Join(t.TempDir(), "spark-operator.log")
-	lf, err := os.Create(opLog)
+	p, err := testenv.StartProcess("spark-operator", opLog, op)
 	if err != nil {
 		t.Fatal(err)
 	}
-	op.Stdout, op.Stderr = lf, lf
-	if err := op.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { testenv.StopProcess(op, 15*time.Second, t.Logf); lf.Close() })
+	t.Cleanup(func() { p.Stop(0, 15*time.Second, t.Logf) })
 	return opLog
 }
 

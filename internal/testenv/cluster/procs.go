@@ -15,21 +15,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prebake/prebake/internal/testenv"
 )
 
-// proc is one server process of the cluster, logging to dir/name.log.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	log  *os.File // nil when its launcher closed it (bed.StartRegistryProcess)
-	done <-chan struct{}
-}
-
-func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
+func (c *Cluster) start(name, bin string, args ...string) (*testenv.Process, error) {
 	p, err := startProc(c.Dir, name, bin, args...)
 	if err != nil {
 		return nil, err
@@ -38,53 +29,11 @@ func (c *Cluster) start(name, bin string, args ...string) (*proc, error) {
 	return p, nil
 }
 
-// startProc starts bin with its output in dir/name.log.
-func startProc(dir, name, bin string, args ...string) (*proc, error) {
-	logf, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		return nil, err
-	}
+// startProc starts bin with its output in dir/name.log (testenv.StartProcess).
+func startProc(dir, name, bin string, args ...string) (*testenv.Process, error) {
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-	// Its own process group, so that a Ctrl-C of `make cluster` reaches
-	// the launcher only, which stops the servers in order; killed with the
-	// launcher if it dies without Stop (a test binary's timeout).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	done := make(chan struct{})
-	p := &proc{name: name, cmd: cmd, log: logf, done: done}
-	go func() { _ = cmd.Wait(); close(done) }()
-	return p, nil
-}
-
-// exited reports whether p has ended (it should not, while the cluster runs).
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM, then SIGKILL after grace.
-func (p *proc) stop(grace time.Duration) {
-	if p.exited() {
-		p.log.Close()
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-	p.log.Close()
+	return testenv.StartProcess(name, filepath.Join(dir, name+".log"), cmd)
 }
 
 // tail is the last n lines of the named server's log.
@@ -102,18 +51,14 @@ func (c *Cluster) waitFor(what, server string, d time.Duration, ok func() bool) 
 }
 
 // waitFor is Cluster.waitFor for the servers procs, logging in dir.
-func waitFor(dir string, procs []*proc, what, server string, d time.Duration, ok func() bool) error {
-	deadline := time.Now().Add(d)
-	var p *proc
-	for _, q := range procs {
-		if q.name == server {
-			p = q
+func waitFor(dir string, procs []*testenv.Process, what, server string, d time.Duration, ok func() bool) error {
+	for _, p := range procs {
+		if p.Name == server {
+			return p.WaitReady(what, d, 200*time.Millisecond, ok)
 		}
 	}
+	deadline := time.Now().Add(d)
 	for !ok() {
-		if p != nil && p.exited() {
-			return fmt.Errorf("%s exited while waiting for %s:\n%s", server, what, tailLog(dir, server, 30))
-		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s: not after %s:\n%s", what, d, tailLog(dir, server, 30))
 		}
