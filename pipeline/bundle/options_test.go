@@ -2,19 +2,17 @@ package bundle
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/prebake/prebake/internal/optiontest"
 	"github.com/prebake/prebake/lock"
 )
 
 // TestOptionErrorStops: an option's error stops Export and Import before
-// they read or write anything, and the options after it are not applied.
+// they read or write anything.
 func TestOptionErrorStops(t *testing.T) {
-	errOpt := errors.New("test option")
-	fail := func(*options) error { return errOpt }
 	dir := t.TempDir()
 	tar := filepath.Join(dir, "bundle.tar")
 	tests := []struct {
@@ -32,14 +30,7 @@ func TestOptionErrorStops(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			applied := false
-			later := func(*options) error { applied = true; return nil }
-			if err := tt.call(WithForce(true), fail, later); !errors.Is(err, errOpt) {
-				t.Errorf("%s: %v, want the option's error", tt.name, err)
-			}
-			if applied {
-				t.Error("an option after the failing one was applied")
-			}
+			optiontest.Stops(t, func(opts ...Option) error { return tt.call(append([]Option{WithForce(true)}, opts...)...) })
 			if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
 				t.Errorf("%s wrote %v (%v), want nothing", tt.name, ents, err)
 			}

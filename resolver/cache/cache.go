@@ -126,9 +126,8 @@ type Cache struct {
 	Locks string
 	// log receives the lock-wait lines (never nil).
 	log Logger
-	// lockWaitNote and lockWaitMax bound the wait for a held download lock
-	// (WithLockWait).
-	lockWaitNote, lockWaitMax time.Duration
+	// options bound the wait for a held download lock (WithLockWait).
+	options
 }
 
 // Option configures Open.
@@ -211,7 +210,7 @@ func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) 
 		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private cache directory, or chmod 700 it)", root, info.Mode().Perm())
 	}
 	c := &Cache{Dir: root, stamps: StampDir(dir, true), dirMode: mode, Opened: time.Now(), log: log,
-		lockWaitNote: o.lockWaitNote, lockWaitMax: o.lockWaitMax}
+		options: *o}
 	c.tmp = layout.Dir(cachedir.DirTmp)
 	if c.tmpErr = cachedir.Make(c.tmp); cachedir.Tolerable(c.tmpErr) {
 		log.Printf("warning: %v", c.tmpErr)

@@ -110,14 +110,8 @@ var ErrNotSimplePage = errors.New("not a simple repository API page")
 // Client reads simple API pages and downloads files from the configured
 // indexes.
 type Client struct {
-	cfg           *IndexConfig
-	http          *http.Client
-	maxPage       int64
-	maxWheel      int64
-	attempts      int
-	maxRetryAfter time.Duration
-	userAgent     string
-	log           Logger
+	cfg *IndexConfig
+	clientOptions
 	// creds are the indexes' userinfo by origin.
 	creds map[string]*url.Userinfo
 }
@@ -198,8 +192,7 @@ func NewClient(cfg *IndexConfig, opts ...ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := &Client{cfg: cfg, http: o.http, maxPage: o.maxPage, maxWheel: o.maxWheel, attempts: o.attempts,
-		maxRetryAfter: o.maxRetryAfter, userAgent: o.userAgent, log: o.log, creds: map[string]*url.Userinfo{}}
+	cl := &Client{cfg: cfg, clientOptions: *o, creds: map[string]*url.Userinfo{}}
 	if cl.http == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		if cfg.Cert != "" {

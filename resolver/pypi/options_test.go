@@ -2,45 +2,47 @@ package pypi
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/prebake/prebake/internal/optiontest"
 )
 
-// TestOptionErrorStops: an option's error (of each option type) stops the
-// call before it reads anything (here files that do not exist), and the
-// options after it are not applied.
+// TestOptionErrorStops: an option's error, of each option type, stops the
+// call before it reads anything (here files that do not exist).
 func TestOptionErrorStops(t *testing.T) {
-	errOpt := errors.New("test option")
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg := &IndexConfig{NoIndex: true}
-	var applied bool
-	read := func(f func(context.Context, string, ...ReadOption) (*Input, error), name string) func() error {
-		return func() error {
-			_, err := f(ctx, filepath.Join(dir, name), WithExtras("x"), func(*readOptions) error { return errOpt },
-				func(*readOptions) error { applied = true; return nil })
-			return err
+	read := func(f func(context.Context, string, ...ReadOption) (*Input, error), name string) func(*testing.T) {
+		return func(t *testing.T) {
+			optiontest.Stops(t, func(opts ...ReadOption) error {
+				_, err := f(ctx, filepath.Join(dir, name), append([]ReadOption{WithExtras("x")}, opts...)...)
+				return err
+			})
 		}
 	}
 	tests := []struct {
 		name string
-		call func() error
+		run  func(*testing.T)
 	}{
-		{"NewResolver", func() error {
-			_, err := NewResolver(cfg, nil, WithConcurrency(2), func(*options) error { return errOpt },
-				func(*options) error { applied = true; return nil })
-			return err
+		{"NewResolver", func(t *testing.T) {
+			optiontest.Stops(t, func(opts ...Option) error {
+				_, err := NewResolver(&IndexConfig{NoIndex: true}, nil, append([]Option{WithConcurrency(2)}, opts...)...)
+				return err
+			})
 		}},
-		{"NewClient", func() error {
-			_, err := NewClient(&IndexConfig{Cert: filepath.Join(dir, "missing.pem")}, WithMaxPage(1),
-				func(*clientOptions) error { return errOpt }, func(*clientOptions) error { applied = true; return nil })
-			return err
+		{"NewClient", func(t *testing.T) {
+			optiontest.Stops(t, func(opts ...ClientOption) error {
+				cfg := &IndexConfig{Cert: filepath.Join(dir, "missing.pem")}
+				_, err := NewClient(cfg, append([]ClientOption{WithMaxPage(1)}, opts...)...)
+				return err
+			})
 		}},
-		{"LoadIndexConfig", func() error {
-			_, err := LoadIndexConfig(ctx, WithConfigRoots(dir, dir), func(*configOptions) error { return errOpt },
-				func(*configOptions) error { applied = true; return nil })
-			return err
+		{"LoadIndexConfig", func(t *testing.T) {
+			optiontest.Stops(t, func(opts ...ConfigOption) error {
+				_, err := LoadIndexConfig(ctx, append([]ConfigOption{WithConfigRoots(dir, dir)}, opts...)...)
+				return err
+			})
 		}},
 		{"Read", read(Read, "requirements.txt")},
 		{"ReadRequirements", read(ReadRequirements, "requirements.txt")},
@@ -49,14 +51,6 @@ func TestOptionErrorStops(t *testing.T) {
 		{"ReadUvLock", read(ReadUvLock, "uv.lock")},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			applied = false
-			if err := tt.call(); !errors.Is(err, errOpt) {
-				t.Errorf("%s: %v, want the option's error", tt.name, err)
-			}
-			if applied {
-				t.Error("an option after the failing one was applied")
-			}
-		})
+		t.Run(tt.name, tt.run)
 	}
 }

@@ -128,11 +128,9 @@ func makeOptions(opts []Option) (*options, error) {
 
 // Resolver picks and fetches the wheels of an Input for a Target.
 type Resolver struct {
-	cfg     *IndexConfig
-	client  *Client
-	cache   *cache.Cache
-	getenv  func(string) (string, bool)
-	workers int
+	cfg   *IndexConfig
+	cache *cache.Cache
+	options
 }
 
 // NewResolver returns a resolver reaching the indexes of cfg and storing
@@ -142,7 +140,7 @@ func NewResolver(cfg *IndexConfig, c *cache.Cache, opts ...Option) (*Resolver, e
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolver{cfg: cfg, cache: c, client: o.client, getenv: o.getenv, workers: o.workers}
+	r := &Resolver{cfg: cfg, cache: c, options: *o}
 	if r.client == nil {
 		cl, err := NewClient(cfg)
 		if err != nil {
