@@ -27,7 +27,7 @@ import (
 )
 
 // Option configures Export and Import.
-type Option func(*options)
+type Option func(*options) error
 
 type options struct {
 	epoch       time.Time
@@ -42,34 +42,46 @@ type options struct {
 
 // WithEpoch sets the tar entries' mtime and the SBOM's timestamp
 // (default: layers.Epoch(), SOURCE_DATE_EPOCH or 1970-01-01T00:00:01Z).
-func WithEpoch(t time.Time) Option { return func(o *options) { o.epoch = t } }
+func WithEpoch(t time.Time) Option {
+	return func(o *options) error { o.epoch = t; return nil }
+}
 
 // WithToolVersion sets the SBOM's prebake version.
-func WithToolVersion(v string) Option { return func(o *options) { o.toolVersion = v } }
+func WithToolVersion(v string) Option {
+	return func(o *options) error { o.toolVersion = v; return nil }
+}
 
 // WithLayerOptions are the registry options (credentials, transport) of
 // the OCI form.
 func WithLayerOptions(opts ...layers.Option) Option {
-	return func(o *options) { o.layerOpts = append(o.layerOpts, opts...) }
+	return func(o *options) error { o.layerOpts = append(o.layerOpts, opts...); return nil }
 }
 
 // WithLimits bounds what Import reads (default DefaultLimits).
-func WithLimits(l Limits) Option { return func(o *options) { o.limits = l } }
+func WithLimits(l Limits) Option {
+	return func(o *options) error { o.limits = l; return nil }
+}
 
 // WithCacheDir is the cache Export reads the jars' signatures from (the
 // .asc files cached when they verified; "": the default cache). Every jar
 // whose lock entry records a signer (signedBy) goes with its signature.
-func WithCacheDir(dir string) Option { return func(o *options) { o.cacheDir = dir } }
+func WithCacheDir(dir string) Option {
+	return func(o *options) error { o.cacheDir = dir; return nil }
+}
 
 // WithExistingLock is the lock file Import is to replace: when it exists,
 // the bundle's lock must be the same (CheckReplace), else Import refuses
 // the bundle before it writes anything (a *LockDiffersError), unless
 // WithForce.
-func WithExistingLock(path string) Option { return func(o *options) { o.existing = path } }
+func WithExistingLock(path string) Option {
+	return func(o *options) error { o.existing = path; return nil }
+}
 
 // WithForce lets Import replace an existing lock that differs from the
 // bundle's (WithExistingLock).
-func WithForce(force bool) Option { return func(o *options) { o.force = force } }
+func WithForce(force bool) Option {
+	return func(o *options) error { o.force = force; return nil }
+}
 
 // WithSignatures makes Import check every jar's signature against v (the
 // pinned keys): each locked jar must record a signer (signedBy) that v
@@ -78,13 +90,15 @@ func WithForce(force bool) Option { return func(o *options) { o.force = force } 
 // (errdefs.Invalid, matching pgpverify.ErrSignature or
 // ErrSignatureMissing) and nothing is written.
 func WithSignatures(v resolver.SignatureVerifier) Option {
-	return func(o *options) { o.verifier = v }
+	return func(o *options) error { o.verifier = v; return nil }
 }
 
 func makeOptions(opts []Option) (*options, error) {
 	o := &options{toolVersion: "unknown", limits: DefaultLimits}
 	for _, opt := range opts {
-		opt(o)
+		if err := opt(o); err != nil {
+			return nil, err
+		}
 	}
 	if o.epoch.IsZero() {
 		t, err := layers.Epoch()

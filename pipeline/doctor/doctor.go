@@ -116,7 +116,7 @@ type SparkSubmit struct {
 }
 
 // Option configures Check.
-type Option func(*options)
+type Option func(*options) error
 
 type options struct {
 	timeout   time.Duration
@@ -126,15 +126,36 @@ type options struct {
 
 // WithTimeout bounds each probe (one request per repository or REST
 // server; the AWS credential lookup). The default is 5s.
-func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) error { o.timeout = d; return nil }
+}
 
 // WithHTTPClient sets the client of the REST probes. The default is a
 // fresh client.
-func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) error { o.client = c; return nil }
+}
 
 // WithM2ScanLimit bounds the directories of ~/.m2/repository visited. The
 // default is repo.DefaultM2ScanLimit.
-func WithM2ScanLimit(n int) Option { return func(o *options) { o.scanLimit = n } }
+func WithM2ScanLimit(n int) Option {
+	return func(o *options) error { o.scanLimit = n; return nil }
+}
+
+// makeOptions sets the defaults, then applies opts; the first option error
+// stops it.
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{timeout: resolver.DefaultProbeTimeout, scanLimit: repo.DefaultM2ScanLimit}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.client == nil {
+		o.client = &http.Client{}
+	}
+	return o, nil
+}
 
 // Report is the result of Check. Its JSON form is a stable schema (the
 // CLI's JSON document for doctor).
@@ -282,15 +303,12 @@ type RESTProbe struct {
 }
 
 // Check runs every check of in. An error is only returned for bad input
-// (a chain that cannot be built) or a cancelled ctx: what did not answer is
-// in the Report.
+// (a chain that cannot be built, an option that cannot apply) or a cancelled
+// ctx: what did not answer is in the Report.
 func Check(ctx context.Context, in Input, opts ...Option) (*Report, error) {
-	o := &options{timeout: resolver.DefaultProbeTimeout, scanLimit: repo.DefaultM2ScanLimit}
-	for _, opt := range opts {
-		opt(o)
-	}
-	if o.client == nil {
-		o.client = &http.Client{}
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	r := &Report{Unreachable: []string{}, Problems: []string{}, Warnings: []string{}, Repositories: []resolver.RepositoryProbe{}}
 

@@ -90,7 +90,7 @@ type Logger interface {
 }
 
 // Option configures Run.
-type Option func(*options)
+type Option func(*options) error
 
 type options struct {
 	log      Logger
@@ -104,16 +104,31 @@ func (discard) Printf(string, ...any) {}
 // WithLogger sends progress lines and warnings to l. The default discards
 // them.
 func WithLogger(l Logger) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if l != nil {
 			o.log = l
 		}
+		return nil
 	}
 }
 
 // WithProgress reports the re-lock's downloads to p. The default reports
 // none.
-func WithProgress(p resolver.Progress) Option { return func(o *options) { o.progress = p } }
+func WithProgress(p resolver.Progress) Option {
+	return func(o *options) error { o.progress = p; return nil }
+}
+
+// makeOptions sets the defaults, then applies opts; the first option error
+// stops it.
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{log: discard{}}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
 
 // Run reads the lock, lists the newer versions of its direct packages and,
 // with Latest or Set, re-locks with the versions chosen (the lock's
@@ -121,9 +136,9 @@ func WithProgress(p resolver.Progress) Option { return func(o *options) { o.prog
 // (option "outdated.Input.Set"); a re-lock of a lock with wheels is a
 // *PythonHalfError of kind errdefs.BadArgument.
 func Run(ctx context.Context, in Input, opts ...Option) (*Report, error) {
-	o := options{log: discard{}}
-	for _, opt := range opts {
-		opt(&o)
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	lf, err := lock.Read(in.LockPath)
 	if err != nil {

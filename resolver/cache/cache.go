@@ -126,26 +126,43 @@ type Cache struct {
 	Locks string
 	// log receives the lock-wait lines (never nil).
 	log Logger
-	// lockWaitNote and lockWaitMax bound the wait for a held download lock
-	// (WithLockWait).
-	lockWaitNote, lockWaitMax time.Duration
+	// options bound the wait for a held download lock (WithLockWait).
+	options
 }
 
 // Option configures Open.
-type Option func(*Cache)
+type Option func(*options) error
+
+type options struct {
+	// lockWaitNote and lockWaitMax bound the wait for a held download lock.
+	lockWaitNote, lockWaitMax time.Duration
+}
 
 // WithLockWait sets how long a wait for another process's download lock goes
 // on before it is reported (note) and before the download goes ahead without
 // the lock (maxWait); the defaults are 5 s and 30 s. Values <= 0 keep the default.
 func WithLockWait(note, maxWait time.Duration) Option {
-	return func(c *Cache) {
+	return func(o *options) error {
 		if note > 0 {
-			c.lockWaitNote = note
+			o.lockWaitNote = note
 		}
 		if maxWait > 0 {
-			c.lockWaitMax = maxWait
+			o.lockWaitMax = maxWait
+		}
+		return nil
+	}
+}
+
+// makeOptions sets the defaults, then applies opts; the first option error
+// stops it.
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{lockWaitNote: defaultLockWaitNote, lockWaitMax: defaultLockWaitMax}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
 		}
 	}
+	return o, nil
 }
 
 // staleTemp is how old a temp file must be before a new process removes it
@@ -159,6 +176,10 @@ const staleTemp = time.Hour
 // can read it, as Maven's local repository does). log (may be nil) is
 // warned when a private cache is open to other users.
 func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	dir = Dir(dir)
 	if log == nil {
 		log = nopLogger{}
@@ -189,10 +210,7 @@ func Open(dir string, private bool, log Logger, opts ...Option) (*Cache, error) 
 		log.Printf("warning: cache %s (mode %04o) is open to other users, and it will hold artifacts fetched with credentials; they will read them without credentials (use a private cache directory, or chmod 700 it)", root, info.Mode().Perm())
 	}
 	c := &Cache{Dir: root, stamps: StampDir(dir, true), dirMode: mode, Opened: time.Now(), log: log,
-		lockWaitNote: defaultLockWaitNote, lockWaitMax: defaultLockWaitMax}
-	for _, o := range opts {
-		o(c)
-	}
+		options: *o}
 	c.tmp = layout.Dir(cachedir.DirTmp)
 	if c.tmpErr = cachedir.Make(c.tmp); cachedir.Tolerable(c.tmpErr) {
 		log.Printf("warning: %v", c.tmpErr)

@@ -110,7 +110,16 @@ var ErrNotSimplePage = errors.New("not a simple repository API page")
 // Client reads simple API pages and downloads files from the configured
 // indexes.
 type Client struct {
-	cfg           *IndexConfig
+	cfg *IndexConfig
+	clientOptions
+	// creds are the indexes' userinfo by origin.
+	creds map[string]*url.Userinfo
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*clientOptions) error
+
+type clientOptions struct {
 	http          *http.Client
 	maxPage       int64
 	maxWheel      int64
@@ -118,27 +127,28 @@ type Client struct {
 	maxRetryAfter time.Duration
 	userAgent     string
 	log           Logger
-	// creds are the indexes' userinfo by origin.
-	creds map[string]*url.Userinfo
 }
-
-// ClientOption configures a Client.
-type ClientOption func(*Client)
 
 // WithHTTPClient sets the HTTP client (the default trusts the system's
 // CAs plus IndexConfig.Cert).
-func WithHTTPClient(c *http.Client) ClientOption { return func(cl *Client) { cl.http = c } }
+func WithHTTPClient(c *http.Client) ClientOption {
+	return func(o *clientOptions) error { o.http = c; return nil }
+}
 
 // WithMaxPage bounds a project page's body.
-func WithMaxPage(n int64) ClientOption { return func(cl *Client) { cl.maxPage = n } }
+func WithMaxPage(n int64) ClientOption {
+	return func(o *clientOptions) error { o.maxPage = n; return nil }
+}
 
 // WithMaxWheel bounds a wheel's size.
-func WithMaxWheel(n int64) ClientOption { return func(cl *Client) { cl.maxWheel = n } }
+func WithMaxWheel(n int64) ClientOption {
+	return func(o *clientOptions) error { o.maxWheel = n; return nil }
+}
 
 // WithRetries sets the attempts per request and the longest wait a
 // Retry-After may ask for: a longer one fails at once (LimitError.TooLong).
 func WithRetries(attempts int, maxRetryAfter time.Duration) ClientOption {
-	return func(cl *Client) { cl.attempts, cl.maxRetryAfter = attempts, maxRetryAfter }
+	return func(o *clientOptions) error { o.attempts, o.maxRetryAfter = attempts, maxRetryAfter; return nil }
 }
 
 // Logger receives the client's retry notes (cache.Logger and
@@ -152,20 +162,37 @@ type nopLogger struct{}
 func (nopLogger) Printf(string, ...any) {}
 
 // WithLogger sets where retries are noted (the default nowhere).
-func WithLogger(l Logger) ClientOption { return func(cl *Client) { cl.log = l } }
+func WithLogger(l Logger) ClientOption {
+	return func(o *clientOptions) error { o.log = l; return nil }
+}
 
 // WithUserAgent sets the User-Agent of every request (the caller passes
 // repo.UserAgent(version), as for Maven repositories; the default is
 // "prebake").
-func WithUserAgent(ua string) ClientOption { return func(cl *Client) { cl.userAgent = ua } }
+func WithUserAgent(ua string) ClientOption {
+	return func(o *clientOptions) error { o.userAgent = ua; return nil }
+}
+
+// makeClientOptions sets the defaults, then applies opts; the first option
+// error stops it.
+func makeClientOptions(opts []ClientOption) (*clientOptions, error) {
+	o := &clientOptions{maxPage: DefaultMaxPage, maxWheel: DefaultMaxWheel, attempts: DefaultAttempts,
+		maxRetryAfter: DefaultMaxRetryAfter, userAgent: "prebake", log: nopLogger{}}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
 
 // NewClient returns a client of the indexes cfg names.
 func NewClient(cfg *IndexConfig, opts ...ClientOption) (*Client, error) {
-	cl := &Client{cfg: cfg, maxPage: DefaultMaxPage, maxWheel: DefaultMaxWheel, attempts: DefaultAttempts,
-		maxRetryAfter: DefaultMaxRetryAfter, userAgent: "prebake", log: nopLogger{}, creds: map[string]*url.Userinfo{}}
-	for _, opt := range opts {
-		opt(cl)
+	o, err := makeClientOptions(opts)
+	if err != nil {
+		return nil, err
 	}
+	cl := &Client{cfg: cfg, clientOptions: *o, creds: map[string]*url.Userinfo{}}
 	if cl.http == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		if cfg.Cert != "" {

@@ -57,7 +57,7 @@ func (c *IndexConfig) String() string {
 }
 
 // ConfigOption configures LoadIndexConfig.
-type ConfigOption func(*configOptions)
+type ConfigOption func(*configOptions) error
 
 type configOptions struct {
 	getenv     func(string) (string, bool)
@@ -70,20 +70,20 @@ type configOptions struct {
 // WithConfigEnv sets how the PIP_* and XDG_* variables are read (the
 // default os.LookupEnv).
 func WithConfigEnv(getenv func(string) (string, bool)) ConfigOption {
-	return func(o *configOptions) { o.getenv = getenv }
+	return func(o *configOptions) error { o.getenv = getenv; return nil }
 }
 
 // WithConfigRoots sets the home directory and the directory holding
 // pip.conf and xdg/pip/pip.conf ("/etc"), for tests.
 func WithConfigRoots(home, etc string) ConfigOption {
-	return func(o *configOptions) { o.home, o.etc = home, etc }
+	return func(o *configOptions) error { o.home, o.etc = home, etc; return nil }
 }
 
 // WithPipDefault sets how the default index is found when nothing
 // configures one (the default asks the machine's python3 -m pip: see
 // LoadIndexConfig). A nil f means there is no default.
 func WithPipDefault(f func(ctx context.Context) (string, error)) ConfigOption {
-	return func(o *configOptions) { o.pipDefault = f }
+	return func(o *configOptions) error { o.pipDefault = f; return nil }
 }
 
 // ErrNoIndex is matched (errors.Is) when no index is configured and the
@@ -117,7 +117,9 @@ func LoadIndexConfig(ctx context.Context, opts ...ConfigOption) (*IndexConfig, e
 		o.home = h
 	}
 	for _, opt := range opts {
-		opt(o)
+		if err := opt(o); err != nil {
+			return nil, err
+		}
 	}
 	vals := map[string]string{}
 	var sources []string

@@ -28,7 +28,7 @@ const pipDefaultMemoFile = "pip-default-index"
 // python3 on $PATH is the same file (path, size, mtime, inode) and for at
 // most a day; "" remembers nothing.
 func WithPipDefaultMemo(dir string) ConfigOption {
-	return func(o *configOptions) { o.memoDir = dir }
+	return func(o *configOptions) error { o.memoDir = dir; return nil }
 }
 
 // memoized wraps ask with the memo in dir (see WithPipDefaultMemo).

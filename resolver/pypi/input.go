@@ -216,7 +216,7 @@ func lineError(src Origin, err error) error {
 }
 
 // ReadOption configures reading an input.
-type ReadOption func(*readOptions)
+type ReadOption func(*readOptions) error
 
 type readOptions struct {
 	extras  []string
@@ -228,26 +228,30 @@ type readOptions struct {
 // extras (an extra the project does not declare is an error). The
 // default is none.
 func WithExtras(extras ...string) ReadOption {
-	return func(o *readOptions) { o.extras = append(o.extras, extras...) }
+	return func(o *readOptions) error { o.extras = append(o.extras, extras...); return nil }
 }
 
 // WithGetenv sets how ${VAR} in a requirements file is expanded. The
 // default is os.LookupEnv.
 func WithGetenv(getenv func(string) (string, bool)) ReadOption {
-	return func(o *readOptions) { o.getenv = getenv }
+	return func(o *readOptions) error { o.getenv = getenv; return nil }
 }
 
 // WithMaxFileSize sets the largest file read. The default is MaxFileSize.
 func WithMaxFileSize(n int64) ReadOption {
-	return func(o *readOptions) { o.maxSize = n }
+	return func(o *readOptions) error { o.maxSize = n; return nil }
 }
 
-func makeReadOptions(opts []ReadOption) *readOptions {
+// makeReadOptions sets the defaults, then applies opts; the first option
+// error stops it.
+func makeReadOptions(opts []ReadOption) (*readOptions, error) {
 	o := &readOptions{getenv: os.LookupEnv, maxSize: MaxFileSize}
 	for _, opt := range opts {
-		opt(o)
+		if err := opt(o); err != nil {
+			return nil, err
+		}
 	}
-	return o
+	return o, nil
 }
 
 // Read reads the input at path, its format chosen by its name:

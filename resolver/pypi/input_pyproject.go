@@ -27,7 +27,10 @@ type pyprojectFile struct {
 // Dependencies a build backend computes (dynamic) are refused: they are
 // not in the file.
 func ReadPyproject(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
-	o := makeReadOptions(opts)
+	o, err := makeReadOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	var pf pyprojectFile
 	f, err := decodeTOML(ctx, path, o, &pf)
 	if err != nil {

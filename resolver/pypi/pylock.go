@@ -42,7 +42,10 @@ type pylockDist struct {
 // sha256 hash are refused: they cannot be fetched from an index and
 // checked. Which wheel fits a target is chosen later.
 func ReadPylock(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
-	o := makeReadOptions(opts)
+	o, err := makeReadOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	var lf pylockFile
 	f, err := decodeTOML(ctx, path, o, &lf)
 	if err != nil {

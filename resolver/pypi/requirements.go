@@ -21,7 +21,11 @@ import (
 // comment). Editable, URL, path and VCS requirements are refused: they
 // are not lockable as wheels. Every error names the file and line.
 func ReadRequirements(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
-	r := &reqReader{ctx: ctx, o: makeReadOptions(opts), in: &Input{Format: FormatRequirements, File: path}}
+	o, err := makeReadOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	r := &reqReader{ctx: ctx, o: o, in: &Input{Format: FormatRequirements, File: path}}
 	if err := r.file(path, nil, false); err != nil {
 		return nil, err
 	}

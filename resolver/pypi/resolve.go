@@ -91,35 +91,56 @@ var ErrNoWheel = errors.New("no wheel for the target")
 var ErrHashMismatch = errors.New("hash mismatch")
 
 // Option configures a Resolver.
-type Option func(*Resolver)
+type Option func(*options) error
+
+type options struct {
+	client  *Client
+	getenv  func(string) (string, bool)
+	workers int
+}
 
 // WithIndexClient sets the index client (the default NewClient(cfg)).
-func WithIndexClient(cl *Client) Option { return func(r *Resolver) { r.client = cl } }
+func WithIndexClient(cl *Client) Option {
+	return func(o *options) error { o.client = cl; return nil }
+}
 
 // WithUV sets how uv is found (see FindUV): its environment lookup.
 func WithUVEnv(getenv func(string) (string, bool)) Option {
-	return func(r *Resolver) { r.getenv = getenv }
+	return func(o *options) error { o.getenv = getenv; return nil }
 }
 
 // WithConcurrency bounds the page reads and downloads in flight (default 4).
-func WithConcurrency(n int) Option { return func(r *Resolver) { r.workers = max(1, n) } }
+func WithConcurrency(n int) Option {
+	return func(o *options) error { o.workers = max(1, n); return nil }
+}
+
+// makeOptions sets the defaults, then applies opts; the first option error
+// stops it.
+func makeOptions(opts []Option) (*options, error) {
+	o := &options{getenv: os.LookupEnv, workers: 4}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
 
 // Resolver picks and fetches the wheels of an Input for a Target.
 type Resolver struct {
-	cfg     *IndexConfig
-	client  *Client
-	cache   *cache.Cache
-	getenv  func(string) (string, bool)
-	workers int
+	cfg   *IndexConfig
+	cache *cache.Cache
+	options
 }
 
 // NewResolver returns a resolver reaching the indexes of cfg and storing
 // wheels in c.
 func NewResolver(cfg *IndexConfig, c *cache.Cache, opts ...Option) (*Resolver, error) {
-	r := &Resolver{cfg: cfg, cache: c, getenv: os.LookupEnv, workers: 4}
-	for _, opt := range opts {
-		opt(r)
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
 	}
+	r := &Resolver{cfg: cfg, cache: c, options: *o}
 	if r.client == nil {
 		cl, err := NewClient(cfg)
 		if err != nil {

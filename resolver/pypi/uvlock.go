@@ -49,7 +49,10 @@ type uvDep struct {
 // package from git, a URL or a path is refused: not lockable as wheels
 // from an index.
 func ReadUvLock(ctx context.Context, path string, opts ...ReadOption) (*Input, error) {
-	o := makeReadOptions(opts)
+	o, err := makeReadOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	var lf uvLockFile
 	f, err := decodeTOML(ctx, path, o, &lf)
 	if err != nil {
