@@ -227,5 +227,9 @@ func (g *globals) reporter(stderr io.Writer) *progress.Reporter {
 	if g.warnings != nil {
 		opts = append(opts, progress.WithWarnings(g.warnings.add))
 	}
-	return progress.New(stderr, level, opts...)
+	r, err := progress.New(stderr, level, opts...)
+	if err != nil {
+		panic(err) // WithWarnings cannot fail
+	}
+	return r
 }

@@ -128,7 +128,10 @@ func ArtifactDigest(a *Artifact) (string, error) {
 // created if missing). A reference without a tag gets a.Tag. It returns
 // the reference by digest (repo@sha256:…).
 func PushArtifact(ctx context.Context, refStr string, a *Artifact, opts ...Option) (string, error) {
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return "", err
+	}
 	defer o.removeTemp()
 	r, err := parseRef(refStr)
 	if err != nil {
@@ -177,7 +180,10 @@ type PulledArtifact struct {
 // A manifest that is not an artifact's (an index, a Docker manifest, a
 // layer that is not sha256) is errdefs.Invalid.
 func PullArtifact(ctx context.Context, refStr string, maxManifest, maxConfig int64, opts ...Option) (*PulledArtifact, error) {
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
 	r, err := parseRef(refStr)
 	if err != nil {
 		return nil, err

@@ -244,7 +244,10 @@ func coordsOf(l *lock.File) string {
 // once (CacheHit) with no download and no push.
 func Bake(ctx context.Context, in BakeInput, opts ...Option) (*Result, error) {
 	start := time.Now()
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
 	defer o.removeTemp()
 	ct := &countingTransport{base: o.roundTripper()}
 	o.transport, o.rt = ct, nil

@@ -98,7 +98,7 @@ func validateImage(t testing.TB, ref string, opts ...Option) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := loadBase(context.Background(), r, makeOptions(opts...))
+	b, err := loadBase(context.Background(), r, testOptions(t, opts...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestBakeLayoutAndCacheHit(t *testing.T) {
 func checkLayer(t *testing.T, res *Result, lf *lock.File, paths []string) {
 	t.Helper()
 	r, _ := parseRef(res.Ref)
-	b, err := loadBase(context.Background(), r, makeOptions())
+	b, err := loadBase(context.Background(), r, testOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestBakeIndexPlatforms(t *testing.T) {
 		t.Errorf("index info = %+v", info)
 	}
 	r, _ := parseRef(all.Ref)
-	b, _ := loadBase(ctx, r, makeOptions())
+	b, _ := loadBase(ctx, r, testOptions(t))
 	im, _ := b.idx.IndexManifest()
 	for _, d := range im.Manifests {
 		img, _ := b.idx.Image(d.Digest)
@@ -611,7 +611,7 @@ func TestBakeExtraFiles(t *testing.T) {
 func TestBaseIndexCached(t *testing.T) {
 	ctx := context.Background()
 	r, _ := parseRef("oci:" + baseImageDir + ":" + baseImageAmd64Tag)
-	b, err := loadBase(ctx, r, makeOptions())
+	b, err := loadBase(ctx, r, testOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}

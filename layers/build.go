@@ -59,7 +59,10 @@ type BuiltImage struct {
 // so the same inputs give the same digest.
 func BuildImage(ctx context.Context, spec BuildSpec, opts ...Option) (*Built, error) {
 	start := time.Now()
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
 	defer o.removeTemp()
 	if o.compression == "" {
 		o.compression = CompressionGzip // images for any runtime: prebake's own, the tests' base

@@ -135,7 +135,10 @@ func (c Compression) String() string { return string(c) }
 // build. The default is DefaultCompression for Bake and gzip for
 // BuildImage (prebake's own image and the tests' base go anywhere).
 func WithCompression(c Compression) Option {
-	return func(o *options) { o.compression = c }
+	return func(o *options) error {
+		o.compression = c
+		return nil
+	}
 }
 
 // checkCompression refuses a value ParseCompression would not return.

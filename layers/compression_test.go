@@ -227,7 +227,7 @@ func TestITBakeCompressions(t *testing.T) {
 		}
 		seen[res.Tag] = true
 		r, _ := parseRef(res.Ref)
-		b, err := loadBase(ctx, r, makeOptions())
+		b, err := loadBase(ctx, r, testOptions(t))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,7 +50,7 @@ func TestBakeEstargz(t *testing.T) {
 		t.Errorf("result compression %q", res.Compression)
 	}
 	r, _ := parseRef(res.Ref)
-	b, err := loadBase(ctx, r, makeOptions())
+	b, err := loadBase(ctx, r, testOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestHostileJarNames(t *testing.T) {
 		"a\x00b.jar",
 		`..\..\x.jar`,
 	} {
-		_, err := buildJarLayers(context.Background(), []bakeJar{{file: name, path: jar, sha256: "x"}}, DefaultJarsDir, DefaultEpoch, makeOptions(), 1)
+		_, err := buildJarLayers(context.Background(), []bakeJar{{file: name, path: jar, sha256: "x"}}, DefaultJarsDir, DefaultEpoch, testOptions(t), 1)
 		if errdefs.KindOf(err) != errdefs.Invalid {
 			t.Errorf("layer of %q: err = %v, want invalid input", name, err)
 		}

@@ -29,7 +29,7 @@ type nopLogger struct{}
 func (nopLogger) Printf(string, ...any) {}
 
 // Option configures Bake, Inspect, ReadJars and BuildImage.
-type Option func(*options)
+type Option func(*options) error
 
 type options struct {
 	auth        authn.Authenticator
@@ -61,7 +61,10 @@ type Progress interface {
 // WithProgress reports the layer builds and the push to p. The default
 // reports nothing.
 func WithProgress(p Progress) Option {
-	return func(o *options) { o.progress = p }
+	return func(o *options) error {
+		o.progress = p
+		return nil
+	}
 }
 
 func (o *options) startTask(name string, total int64) task.Task {
@@ -76,7 +79,9 @@ type nopTask struct{}
 func (nopTask) Add(int64)  {}
 func (nopTask) Done(error) {}
 
-func makeOptions(opts ...Option) *options {
+// makeOptions sets the defaults, applies opts and returns the first
+// option's error.
+func makeOptions(opts ...Option) (*options, error) {
 	o := &options{
 		keychain: authn.DefaultKeychain,
 		respTime: DefaultResponseTimeout,
@@ -93,7 +98,9 @@ func makeOptions(opts ...Option) *options {
 		userAgent: "prebake",
 	}
 	for _, opt := range opts {
-		opt(o)
+		if err := opt(o); err != nil {
+			return nil, err
+		}
 	}
 	if o.jobs < 1 {
 		o.jobs = 1
@@ -104,7 +111,7 @@ func makeOptions(opts ...Option) *options {
 	if o.maxLayers > MaxLayers {
 		o.maxLayers = MaxLayers
 	}
-	return o
+	return o, nil
 }
 
 // WithBasicAuth authenticates with user and password (the CLI's
@@ -113,8 +120,9 @@ func makeOptions(opts ...Option) *options {
 // Other registries (a public base on Docker Hub) keep the Docker config
 // keychain ($DOCKER_CONFIG/config.json, credential helpers), the default.
 func WithBasicAuth(user, password string) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		o.auth = &authn.Basic{Username: user, Password: password}
+		return nil
 	}
 }
 
@@ -125,7 +133,10 @@ func WithBasicAuth(user, password string) Option {
 // pass that too to keep $DOCKER_CONFIG's credentials. WithBasicAuth still
 // wins for its one registry.
 func WithKeychain(kcs ...authn.Keychain) Option {
-	return func(o *options) { o.keychain = authn.NewMultiKeychain(kcs...) }
+	return func(o *options) error {
+		o.keychain = authn.NewMultiKeychain(kcs...)
+		return nil
+	}
 }
 
 // scopedKeychain gives auth to host and asks fallback for the others.
@@ -155,7 +166,10 @@ func (o *options) scopeAuth(r *ref) {
 // (tests count requests with it). The default is remote.DefaultTransport
 // with a response timeout (WithResponseTimeout).
 func WithTransport(rt http.RoundTripper) Option {
-	return func(o *options) { o.transport = rt }
+	return func(o *options) error {
+		o.transport = rt
+		return nil
+	}
 }
 
 // DefaultResponseTimeout is how long the default transport waits for a
@@ -168,7 +182,10 @@ const DefaultResponseTimeout = 60 * time.Second
 // answers fails the attempt (retried by ggcr, then errdefs.Unavailable)
 // instead of hanging the bake. The default is DefaultResponseTimeout.
 func WithResponseTimeout(d time.Duration) Option {
-	return func(o *options) { o.respTime = d }
+	return func(o *options) error {
+		o.respTime = d
+		return nil
+	}
 }
 
 // roundTripper returns the transport: the one given, else a copy of
@@ -204,20 +221,27 @@ func registryKind(r *http.Request) noanswer.Kind {
 
 // withSlowLimits sets the manifest deadline and the minimum rate (tests).
 func withSlowLimits(deadline time.Duration, minRate int64, window time.Duration) Option {
-	return func(o *options) { o.slow.Deadline, o.slow.MinRate, o.slow.Window = deadline, minRate, window }
+	return func(o *options) error {
+		o.slow.Deadline, o.slow.MinRate, o.slow.Window = deadline, minRate, window
+		return nil
+	}
 }
 
 // WithJobs bounds the number of concurrent blob uploads. The default is 4.
 func WithJobs(n int) Option {
-	return func(o *options) { o.jobs = n }
+	return func(o *options) error {
+		o.jobs = n
+		return nil
+	}
 }
 
 // WithLogger sends progress lines to l. The default discards them.
 func WithLogger(l Logger) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if l != nil {
 			o.logger = l
 		}
+		return nil
 	}
 }
 
@@ -227,26 +251,38 @@ func WithLogger(l Logger) Option {
 // cache: layer blobs are written to a temporary directory, removed when the
 // bake returns.
 func WithCacheDir(dir string) Option {
-	return func(o *options) { o.cacheDir = dir }
+	return func(o *options) error {
+		o.cacheDir = dir
+		return nil
+	}
 }
 
 // WithEpoch sets the mtime of every layer entry. The default is
 // SOURCE_DATE_EPOCH when set and non-empty, else 1970-01-01T00:00:01Z.
 func WithEpoch(t time.Time) Option {
-	return func(o *options) { o.epoch = &t }
+	return func(o *options) error {
+		o.epoch = &t
+		return nil
+	}
 }
 
 // WithLayers splits the jars into at most n layers (1..MaxLayers) with a
 // deterministic assignment; jars of at least the big-jar size get a layer of
 // their own while layers remain. The default is 1.
 func WithLayers(n int) Option {
-	return func(o *options) { o.maxLayers = n }
+	return func(o *options) error {
+		o.maxLayers = n
+		return nil
+	}
 }
 
 // WithBigJarSize sets the size from which a jar gets its own layer (with
 // WithLayers > 1). The default is 64 MiB.
 func WithBigJarSize(n int64) Option {
-	return func(o *options) { o.bigJar = n }
+	return func(o *options) error {
+		o.bigJar = n
+		return nil
+	}
 }
 
 // tempDir returns the bake's temporary directory for layer blobs that are
@@ -316,5 +352,8 @@ type JarOpener func(path, sha256 string, size int64) (rc io.ReadCloser, ok bool,
 // WithJarOpener sets the JarOpener of the bake's jars. The default is none:
 // every jar is hashed as the layer reads it.
 func WithJarOpener(jo JarOpener) Option {
-	return func(o *options) { o.jarOpener = jo }
+	return func(o *options) error {
+		o.jarOpener = jo
+		return nil
+	}
 }

@@ -21,7 +21,10 @@ func PingRegistry(ctx context.Context, ref string, push bool, opts ...Option) er
 	if err != nil || r.isLayout() {
 		return err
 	}
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return err
+	}
 	o.scopeAuth(r)
 	repo := r.name.Context()
 	auth := o.auth

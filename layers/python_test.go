@@ -222,7 +222,7 @@ func testImage(t *testing.T, ref string) v1.Image {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := loadBase(context.Background(), r, makeOptions())
+	b, err := loadBase(context.Background(), r, testOptions(t))
 	if err != nil || b.img == nil {
 		t.Fatalf("%s: %v (an index?)", ref, err)
 	}

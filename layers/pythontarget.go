@@ -65,7 +65,10 @@ const (
 // one without a C library found, errdefs.BadArgument; a missing image
 // errdefs.NotFound.
 func InspectPython(ctx context.Context, refStr string, opts ...Option) (*ImagePython, error) {
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
 	r, err := parseRef(refStr)
 	if err != nil {
 		return nil, err

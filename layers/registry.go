@@ -320,7 +320,10 @@ func lookup(ctx context.Context, r *ref, o *options) (*Info, error) {
 // Inspect reads the prebake annotations of the manifest (or index) ref
 // names. A missing image is errdefs.NotFound.
 func Inspect(ctx context.Context, refStr string, opts ...Option) (*Info, error) {
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
 	r, err := parseRef(refStr)
 	if err != nil {
 		return nil, err

@@ -83,7 +83,10 @@ func BaseReport(ctx context.Context, base, sparkHome string, opts ...Option) (*R
 	if err != nil {
 		return nil, err
 	}
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
 	o.scopeAuth(r)
 	b, err := loadBase(ctx, r, o)
 	if err != nil {

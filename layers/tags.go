@@ -22,7 +22,10 @@ const maxTags = 10000
 // same credentials and transport as a pull. A missing repository is
 // errdefs.NotFound; an OCI layout is errdefs.BadArgument.
 func ListTags(ctx context.Context, refStr string, opts ...Option) ([]string, error) {
-	o := makeOptions(opts...)
+	o, err := makeOptions(opts...)
+	if err != nil {
+		return nil, err
+	}
 	r, err := parseRef(refStr)
 	if err != nil {
 		return nil, err

@@ -150,7 +150,11 @@ func TestPrepareTargets(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			r, err := Prepare(context.Background(), sub, Options{Request: req, CacheDir: cache, Target: target, Reporter: progress.New(&out, progress.Normal)})
+			rep, err := progress.New(&out, progress.Normal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Prepare(context.Background(), sub, Options{Request: req, CacheDir: cache, Target: target, Reporter: rep})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -67,7 +67,11 @@ func TestPrepareDriverSparkVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, Target: &ImageTarget{Repo: target}, Reporter: progress.New(&out, progress.Normal)})
+			rep, err := progress.New(&out, progress.Normal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, Target: &ImageTarget{Repo: target}, Reporter: rep})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +111,11 @@ func TestPrepareSharedLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, Target: &ImageTarget{Repo: "oci:" + filepath.Join(t.TempDir(), "out"), Shared: shared}, Reporter: progress.New(&out, progress.Normal)})
+	rep, err := progress.New(&out, progress.Normal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Prepare(ctx, sub, Options{Request: req, CacheDir: cache, Target: &ImageTarget{Repo: "oci:" + filepath.Join(t.TempDir(), "out"), Shared: shared}, Reporter: rep})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,7 +141,10 @@ func TestProgressPlainLines(t *testing.T) {
 	defer srv.Close()
 	for _, level := range []progress.Level{progress.Quiet, progress.Normal, progress.Verbose} {
 		var buf bytes.Buffer
-		rep := progress.New(&buf, level, progress.WithTerminal(false))
+		rep, err := progress.New(&buf, level, progress.WithTerminal(false))
+		if err != nil {
+			t.Fatal(err)
+		}
 		req := Request{
 			Packages:              []string{"org.x:a:1.0,org.x:b:2.0"},
 			Repositories:          []string{strings.Replace(srv.URL(), "http://", "http://bob:s3cret-pw@", 1)},

@@ -117,7 +117,7 @@ type BakeResult struct {
 }
 
 // BakeOption configures one Bake.
-type BakeOption func(*bakeOptions)
+type BakeOption func(*bakeOptions) error
 
 type bakeOptions struct {
 	verify bool
@@ -126,7 +126,7 @@ type bakeOptions struct {
 
 // WithVerify makes a hit of the Bake also HEAD every jar of the set and
 // re-upload the missing ones. The default is false: a hit costs one GET.
-func WithVerify(v bool) BakeOption { return func(o *bakeOptions) { o.verify = v } }
+func WithVerify(v bool) BakeOption { return func(o *bakeOptions) error { o.verify = v; return nil } }
 
 // Bake makes lock's set available in the store: every jar, then the
 // manifest. When the manifest already exists it is a hit and nothing is sent
@@ -136,7 +136,9 @@ func WithVerify(v bool) BakeOption { return func(o *bakeOptions) { o.verify = v 
 func (s *Store) Bake(ctx context.Context, lf *lock.File, jars lock.Jars, opts ...BakeOption) (*BakeResult, error) {
 	var bo bakeOptions
 	for _, opt := range opts {
-		opt(&bo)
+		if err := opt(&bo); err != nil {
+			return nil, err
+		}
 	}
 	// Jars go into the manifest, wheels into one archive (WithWheels);
 	// any other kind is refused, never stored as if it were a jar.

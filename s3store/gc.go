@@ -26,7 +26,7 @@ type upload struct {
 }
 
 // GCOption configures one GC.
-type GCOption func(*gcOptions)
+type GCOption func(*gcOptions) error
 
 type gcOptions struct {
 	grace  time.Duration
@@ -35,11 +35,11 @@ type gcOptions struct {
 
 // WithGrace makes GC leave alone the unreferenced jars younger than d, since
 // a bake in progress uploads its jars before its manifest. The default is 0.
-func WithGrace(d time.Duration) GCOption { return func(o *gcOptions) { o.grace = d } }
+func WithGrace(d time.Duration) GCOption { return func(o *gcOptions) error { o.grace = d; return nil } }
 
 // WithDryRun makes GC delete nothing: its result says what it would
 // delete. The default is false.
-func WithDryRun(b bool) GCOption { return func(o *gcOptions) { o.dryRun = b } }
+func WithDryRun(b bool) GCOption { return func(o *gcOptions) error { o.dryRun = b; return nil } }
 
 // GC deletes the sets for which keep returns false, then every jar (and
 // site-packages archive, listed in DeletedJars) that no
@@ -53,7 +53,9 @@ func WithDryRun(b bool) GCOption { return func(o *gcOptions) { o.dryRun = b } }
 func (s *Store) GC(ctx context.Context, keep func(lockHash string, written time.Time) bool, opts ...GCOption) (*GCResult, error) {
 	var o gcOptions
 	for _, opt := range opts {
-		opt(&o)
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
 	grace, dryRun := o.grace, o.dryRun
 	res := &GCResult{DeletedSets: []string{}, DeletedJars: []string{}, AbortedUploads: []string{}}

@@ -139,7 +139,10 @@ func TestProgressPlainLines(t *testing.T) {
 			lf.Artifacts[0].File + ": 10240 bytes in ", lf.Artifacts[1].File + ": 3 bytes in ", "jars sent"}},
 	} {
 		var buf bytes.Buffer
-		rep := progress.New(&buf, tt.level, progress.WithTerminal(false))
+		rep, err := progress.New(&buf, tt.level, progress.WithTerminal(false))
+		if err != nil {
+			t.Fatal(err)
+		}
 		st, err := s3store.Open(context.Background(), "file://"+t.TempDir(), s3store.WithLogger(rep), s3store.WithProgress(rep))
 		if err != nil {
 			t.Fatal(err)

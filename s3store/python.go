@@ -75,7 +75,9 @@ type ManifestWheel struct {
 // wheels; each is checked against the lock's sha256 and size before it
 // is installed. It is called only when the archive must be built. A lock
 // with wheels baked without it is refused (lock.ErrUnsupportedKind).
-func WithWheels(wheels lock.Jars) BakeOption { return func(o *bakeOptions) { o.wheels = wheels } }
+func WithWheels(wheels lock.Jars) BakeOption {
+	return func(o *bakeOptions) error { o.wheels = wheels; return nil }
+}
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 

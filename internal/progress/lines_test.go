@@ -15,7 +15,7 @@ import (
 // plain line at a steady rate at the default level, and its end.
 func TestPlainLinesWhileRunning(t *testing.T) {
 	var buf bytes.Buffer
-	r := New(&buf, Normal, WithLineInterval(20*time.Millisecond))
+	r := newTest(t, &buf, Normal, WithLineInterval(20*time.Millisecond))
 	task := r.Start("big.jar", 4<<20)
 	for i := 0; i < 4; i++ {
 		time.Sleep(25 * time.Millisecond)
@@ -35,7 +35,7 @@ func TestPlainLinesWhileRunning(t *testing.T) {
 // summary; -v prints each.
 func TestRetriesSummarised(t *testing.T) {
 	var buf bytes.Buffer
-	r := New(&buf, Normal)
+	r := newTest(t, &buf, Normal)
 	for i := 0; i < 5; i++ {
 		r.Retryf("dead.example", "retrying https://dead.example/a%d", i)
 	}
@@ -46,7 +46,7 @@ func TestRetriesSummarised(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", buf.String(), want)
 	}
 	buf.Reset()
-	r = New(&buf, Verbose)
+	r = newTest(t, &buf, Verbose)
 	for i := 0; i < 3; i++ {
 		r.Retryf("dead.example", "retrying %d", i)
 	}
@@ -79,13 +79,13 @@ func TestZeroSizeTerminalGetsLines(t *testing.T) {
 	if err := unix.IoctlSetWinsize(int(pts.Fd()), unix.TIOCSWINSZ, &unix.Winsize{}); err != nil {
 		t.Fatal(err)
 	}
-	if New(pts, Normal).tty {
+	if newTest(t, pts, Normal).tty {
 		t.Errorf("a 0×0 terminal got bars")
 	}
 	if err := unix.IoctlSetWinsize(int(pts.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120}); err != nil {
 		t.Fatal(err)
 	}
-	if !New(pts, Normal).tty {
+	if !newTest(t, pts, Normal).tty {
 		t.Errorf("a 120×40 terminal got no bars")
 	}
 }

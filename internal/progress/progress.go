@@ -51,26 +51,37 @@ const LineInterval = 5 * time.Second
 
 // WithLineInterval sets how often a running transfer prints a plain line
 // when there is no terminal (default LineInterval).
-func WithLineInterval(d time.Duration) Option { return func(r *Reporter) { r.every = d } }
+func WithLineInterval(d time.Duration) Option {
+	return func(o *options) error { o.every = d; return nil }
+}
 
 // Option configures a Reporter.
-type Option func(*Reporter)
+type Option func(*options) error
+
+type options struct {
+	tty    bool
+	warned func(string)
+	every  time.Duration
+}
 
 // WithTerminal forces bar mode on or off. The default detects whether w is a
 // character device.
-func WithTerminal(on bool) Option { return func(r *Reporter) { r.tty = on } }
+func WithTerminal(on bool) Option { return func(o *options) error { o.tty = on; return nil } }
 
 // WithWarnings passes every warning (Warnf, Alertf), redacted, to f as
 // well, whatever the level.
-func WithWarnings(f func(string)) Option { return func(r *Reporter) { r.warned = f } }
+func WithWarnings(f func(string)) Option { return func(o *options) error { o.warned = f; return nil } }
 
-// New returns a Reporter writing to w at level.
-func New(w io.Writer, level Level, opts ...Option) *Reporter {
-	r := &Reporter{w: w, level: level, tty: isTerminal(w), start: time.Now(), every: LineInterval}
-	for _, o := range opts {
-		o(r)
+// New returns a Reporter writing to w at level, or the first option's
+// error.
+func New(w io.Writer, level Level, opts ...Option) (*Reporter, error) {
+	o := options{tty: isTerminal(w), every: LineInterval}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
-	return r
+	return &Reporter{w: w, level: level, tty: o.tty, start: time.Now(), warned: o.warned, every: o.every}, nil
 }
 
 // Discard is a Reporter that prints nothing.

@@ -9,7 +9,7 @@ import (
 
 func TestPlainLinesAndRedaction(t *testing.T) {
 	var buf bytes.Buffer
-	r := New(&buf, Verbose)
+	r := newTest(t, &buf, Verbose)
 	r.Printf("fetching %s", "https://user:s3cret@repo.example/maven2/")
 	task := r.Start("https://user:s3cret@repo.example/a.jar", 10)
 	task.Add(10)
@@ -32,7 +32,7 @@ func TestPlainLinesAndRedaction(t *testing.T) {
 func TestQuietPrintsNothing(t *testing.T) {
 	for _, level := range []Level{Quiet, Normal} {
 		var buf bytes.Buffer
-		r := New(&buf, level)
+		r := newTest(t, &buf, level)
 		if level == Quiet {
 			r.Printf("step")
 			r.Warnf("warn")
@@ -46,7 +46,7 @@ func TestQuietPrintsNothing(t *testing.T) {
 
 func TestNormalHidesDebug(t *testing.T) {
 	var buf bytes.Buffer
-	r := New(&buf, Normal)
+	r := newTest(t, &buf, Normal)
 	r.Debugf("detail")
 	r.Printf("step")
 	if got := buf.String(); got != "step\n" {
@@ -56,7 +56,7 @@ func TestNormalHidesDebug(t *testing.T) {
 
 func TestBarsOnTerminal(t *testing.T) {
 	var buf bytes.Buffer
-	r := New(&buf, Normal, WithTerminal(true))
+	r := newTest(t, &buf, Normal, WithTerminal(true))
 	task := r.Start("jar", 100)
 	task.Add(100)
 	task.Done(nil)

@@ -90,21 +90,25 @@ type options struct {
 }
 
 // Option configures New.
-type Option func(*options)
+type Option func(*options) error
 
 // WithTimestamp sets metadata.timestamp. The default is DefaultTimestamp.
-func WithTimestamp(t time.Time) Option { return func(o *options) { o.timestamp = t } }
+func WithTimestamp(t time.Time) Option { return func(o *options) error { o.timestamp = t; return nil } }
 
 // WithToolVersion sets the version of the prebake tool entry. The default
 // is "unknown".
-func WithToolVersion(v string) Option { return func(o *options) { o.toolVersion = v } }
+func WithToolVersion(v string) Option {
+	return func(o *options) error { o.toolVersion = v; return nil }
+}
 
 // New builds the SBOM of lock. Errors (a malformed coordinate) carry
-// errdefs.Invalid.
+// errdefs.Invalid; an option's error is returned as it is.
 func New(lf *lock.File, opts ...Option) (*BOM, error) {
 	o := options{timestamp: DefaultTimestamp, toolVersion: "unknown"}
 	for _, opt := range opts {
-		opt(&o)
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
 	hash := lf.Hash()
 	b := &BOM{

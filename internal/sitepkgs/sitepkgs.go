@@ -116,7 +116,7 @@ func (t *Tree) Close() error {
 }
 
 // StageOption configures Stage.
-type StageOption func(*stageOptions)
+type StageOption func(*stageOptions) error
 
 type stageOptions struct{ streaming bool }
 
@@ -129,7 +129,7 @@ type stageOptions struct{ streaming bool }
 // staging as without the option. Entry.Sha256 is then RECORD's digest,
 // which the read checks; the entries' sizes, modes and digests are the
 // same as a staged tree's.
-func Streaming() StageOption { return func(o *stageOptions) { o.streaming = true } }
+func Streaming() StageOption { return func(o *stageOptions) error { o.streaming = true; return nil } }
 
 // Stage installs wheels, in order, each under staging/<index>, and merges
 // them (see the package comment). staging must be an existing directory
@@ -141,7 +141,9 @@ func Streaming() StageOption { return func(o *stageOptions) { o.streaming = true
 func Stage(ctx context.Context, wheels []Wheel, staging string, epoch time.Time, opts ...StageOption) (tree *Tree, err error) {
 	var o stageOptions
 	for _, opt := range opts {
-		opt(&o)
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
 	t := &Tree{Entries: []Entry{}, Wheels: make([]string, 0, len(wheels))}
 	defer func() {

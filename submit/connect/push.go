@@ -91,30 +91,34 @@ const (
 )
 
 // An Option configures Push.
-type Option func(*options)
+type Option func(*options) error
 
 // WithClientType sets the client_type the requests carry (default
 // "prebake").
-func WithClientType(s string) Option { return func(o *options) { o.clientType = s } }
+func WithClientType(s string) Option { return func(o *options) error { o.clientType = s; return nil } }
 
 // WithRetries sets how many times an RPC is tried while the server is
 // unavailable (default 4), and the first pause (doubled each time).
 func WithRetries(attempts int, backoff time.Duration) Option {
-	return func(o *options) { o.attempts, o.backoff = attempts, backoff }
+	return func(o *options) error { o.attempts, o.backoff = attempts, backoff; return nil }
 }
 
 // WithTimeout bounds the whole Push (default DefaultTimeout; 0: none):
 // when it passes, Push ends with an errdefs.Timeout.
-func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+func WithTimeout(d time.Duration) Option { return func(o *options) error { o.timeout = d; return nil } }
 
 // WithCallTimeout bounds each ArtifactStatus call, and the wait for the
 // server's answer to AddArtifacts once everything is sent (default
 // DefaultCallTimeout; 0: none): a server that never answers is an
 // errdefs.Timeout.
-func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callTimeout = d } }
+func WithCallTimeout(d time.Duration) Option {
+	return func(o *options) error { o.callTimeout = d; return nil }
+}
 
 // WithLogf sets where progress lines go.
-func WithLogf(f func(format string, args ...any)) Option { return func(o *options) { o.logf = f } }
+func WithLogf(f func(format string, args ...any)) Option {
+	return func(o *options) error { o.logf = f; return nil }
+}
 
 type pusher struct {
 	o          *options
@@ -138,7 +142,9 @@ func Push(ctx context.Context, r *Remote, jars []Jar, opts ...Option) (*Result, 
 	o := &options{clientType: "prebake", attempts: 4, backoff: 500 * time.Millisecond, timeout: DefaultTimeout, callTimeout: DefaultCallTimeout,
 		logf: func(string, ...any) {}}
 	for _, f := range opts {
-		f(o)
+		if err := f(o); err != nil {
+			return nil, err
+		}
 	}
 	if o.timeout > 0 {
 		var cancel context.CancelFunc

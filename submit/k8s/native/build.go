@@ -92,18 +92,20 @@ type options struct {
 }
 
 // Option configures Build.
-type Option func(*options)
+type Option func(*options) error
 
 // WithRand sets the source of the random ids (app id, name suffixes, local
 // dir). The default is crypto/rand.
-func WithRand(r io.Reader) Option { return func(o *options) { o.rnd = r } }
+func WithRand(r io.Reader) Option { return func(o *options) error { o.rnd = r; return nil } }
 
 // WithClock sets the clock of the name suffixes and the properties date.
 // The default is time.Now.
-func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+func WithClock(now func() time.Time) Option {
+	return func(o *options) error { o.now = now; return nil }
+}
 
 // WithAppID fixes the application id instead of a random one.
-func WithAppID(id string) Option { return func(o *options) { o.appID = id } }
+func WithAppID(id string) Option { return func(o *options) error { o.appID = id; return nil } }
 
 // builder carries one Build.
 type builder struct {
@@ -125,11 +127,14 @@ type builder struct {
 // Build makes the objects spark-submit would create for in. Errors are
 // *UnsupportedError (use the real spark-submit), *InvalidError (spark-submit
 // would refuse the submission too), or a pod template file that cannot be
-// read as one (errdefs.NotFound, errdefs.Invalid: see internal/localfile).
+// read as one (errdefs.NotFound, errdefs.Invalid: see internal/localfile),
+// or an option's own error.
 func Build(in *Input, opts ...Option) (*Objects, error) {
 	o := options{rnd: rand.Reader, now: time.Now}
 	for _, opt := range opts {
-		opt(&o)
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
 	ln, err := versionRules(in.SparkVersion)
 	if err != nil {
