@@ -2,9 +2,10 @@ package layers
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/prebake/prebake/internal/optiontest"
 )
 
 // testOptions is makeOptions for tests: an option's error fails t.
@@ -17,34 +18,31 @@ func testOptions(t testing.TB, opts ...Option) *options {
 	return o
 }
 
-// TestOptionErrorStops checks that every entry point taking options
-// returns an option's error before doing anything else.
+// TestOptionErrorStops: an option's error stops every entry point that
+// takes options before it does anything else.
 func TestOptionErrorStops(t *testing.T) {
-	errOpt := errors.New("test option refused")
-	bad := func(*options) error { return errOpt }
 	ctx := context.Background()
 	dir := t.TempDir()
 	layout := "oci:" + filepath.Join(dir, "img")
 	tests := []struct {
 		name string
-		call func() error
+		call func(opts ...Option) error
 	}{
-		{"Bake", func() error { _, err := Bake(ctx, BakeInput{Target: layout}, bad); return err }},
-		{"BuildImage", func() error { _, err := BuildImage(ctx, BuildSpec{Target: layout}, bad); return err }},
-		{"Inspect", func() error { _, err := Inspect(ctx, layout, bad); return err }},
-		{"InspectPython", func() error { _, err := InspectPython(ctx, layout, bad); return err }},
-		{"PushArtifact", func() error { _, err := PushArtifact(ctx, layout, &Artifact{}, bad); return err }},
-		{"PullArtifact", func() error { _, err := PullArtifact(ctx, layout, 1<<20, 1<<20, bad); return err }},
-		{"PingRegistry", func() error { return PingRegistry(ctx, "127.0.0.1:1/x", false, bad) }},
-		{"BaseReport", func() error { _, err := BaseReport(ctx, layout, "", bad); return err }},
-		{"ListTags", func() error { _, err := ListTags(ctx, "127.0.0.1:1/x", bad); return err }},
-		{"makeOptions", func() error { _, err := makeOptions(WithJobs(2), bad, WithLayers(2)); return err }},
+		{"Bake", func(opts ...Option) error { _, err := Bake(ctx, BakeInput{Target: layout}, opts...); return err }},
+		{"BuildImage", func(opts ...Option) error { _, err := BuildImage(ctx, BuildSpec{Target: layout}, opts...); return err }},
+		{"Inspect", func(opts ...Option) error { _, err := Inspect(ctx, layout, opts...); return err }},
+		{"InspectPython", func(opts ...Option) error { _, err := InspectPython(ctx, layout, opts...); return err }},
+		{"PushArtifact", func(opts ...Option) error { _, err := PushArtifact(ctx, layout, &Artifact{}, opts...); return err }},
+		{"PullArtifact", func(opts ...Option) error { _, err := PullArtifact(ctx, layout, 1<<20, 1<<20, opts...); return err }},
+		{"PingRegistry", func(opts ...Option) error { return PingRegistry(ctx, "127.0.0.1:1/x", false, opts...) }},
+		{"BaseReport", func(opts ...Option) error { _, err := BaseReport(ctx, layout, "", opts...); return err }},
+		{"ListTags", func(opts ...Option) error { _, err := ListTags(ctx, "127.0.0.1:1/x", opts...); return err }},
+		{"makeOptions", func(opts ...Option) error {
+			_, err := makeOptions(append([]Option{WithJobs(2)}, opts...)...)
+			return err
+		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.call(); !errors.Is(err, errOpt) {
-				t.Errorf("err = %v, want the option's error", err)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { optiontest.Stops(t, tt.call) })
 	}
 }

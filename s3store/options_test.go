@@ -2,38 +2,40 @@ package s3store
 
 import (
 	"context"
-	"errors"
 	"testing"
+
+	"github.com/prebake/prebake/internal/optiontest"
 )
 
-// TestOptionErrorStops checks that Open, Bake and GC return an option's
-// error before any request.
+// TestOptionErrorStops: an option's error, of each option type, stops
+// Open, Bake and GC before any request.
 func TestOptionErrorStops(t *testing.T) {
-	errOpt := errors.New("test option refused")
 	ctx := context.Background()
 	s := &Store{}
 	tests := []struct {
 		name string
-		call func() error
+		run  func(*testing.T)
 	}{
-		{"Open", func() error {
-			_, err := Open(ctx, "s3://bucket/prefix", func(*options) error { return errOpt })
-			return err
+		{"Open", func(t *testing.T) {
+			optiontest.Stops(t, func(opts ...Option) error {
+				_, err := Open(ctx, "s3://bucket/prefix", opts...)
+				return err
+			})
 		}},
-		{"Bake", func() error {
-			_, err := s.Bake(ctx, nil, nil, WithVerify(true), func(*bakeOptions) error { return errOpt })
-			return err
+		{"Bake", func(t *testing.T) {
+			optiontest.Stops(t, func(opts ...BakeOption) error {
+				_, err := s.Bake(ctx, nil, nil, append([]BakeOption{WithVerify(true)}, opts...)...)
+				return err
+			})
 		}},
-		{"GC", func() error {
-			_, err := s.GC(ctx, nil, WithDryRun(true), func(*gcOptions) error { return errOpt })
-			return err
+		{"GC", func(t *testing.T) {
+			optiontest.Stops(t, func(opts ...GCOption) error {
+				_, err := s.GC(ctx, nil, append([]GCOption{WithDryRun(true)}, opts...)...)
+				return err
+			})
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.call(); !errors.Is(err, errOpt) {
-				t.Errorf("err = %v, want the option's error", err)
-			}
-		})
+		t.Run(tt.name, tt.run)
 	}
 }

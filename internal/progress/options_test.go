@@ -1,9 +1,10 @@
 package progress
 
 import (
-	"errors"
 	"io"
 	"testing"
+
+	"github.com/prebake/prebake/internal/optiontest"
 )
 
 // newTest is New for tests: an option's error fails t.
@@ -16,22 +17,14 @@ func newTest(t testing.TB, w io.Writer, level Level, opts ...Option) *Reporter {
 	return r
 }
 
-// TestOptionErrorStops checks that New returns an option's error.
+// TestOptionErrorStops: an option's error stops New, which returns no
+// Reporter.
 func TestOptionErrorStops(t *testing.T) {
-	errOpt := errors.New("test option refused")
-	bad := func(*options) error { return errOpt }
-	tests := []struct {
-		name string
-		opts []Option
-	}{
-		{"alone", []Option{bad}},
-		{"after others", []Option{WithTerminal(false), WithWarnings(func(string) {}), bad}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if r, err := New(io.Discard, Normal, tt.opts...); !errors.Is(err, errOpt) || r != nil {
-				t.Errorf("New = %v, %v; want nil and the option's error", r, err)
-			}
-		})
-	}
+	optiontest.Stops(t, func(opts ...Option) error {
+		r, err := New(io.Discard, Normal, append([]Option{WithTerminal(false), WithWarnings(func(string) {})}, opts...)...)
+		if r != nil {
+			t.Errorf("New = %v with an option's error, want nil", r)
+		}
+		return err
+	})
 }

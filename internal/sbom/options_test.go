@@ -1,28 +1,16 @@
 package sbom
 
 import (
-	"errors"
 	"testing"
 
+	"github.com/prebake/prebake/internal/optiontest"
 	"github.com/prebake/prebake/lock"
 )
 
-// TestOptionErrorStops checks that New returns an option's error.
+// TestOptionErrorStops: an option's error stops New.
 func TestOptionErrorStops(t *testing.T) {
-	errOpt := errors.New("test option refused")
-	bad := func(*options) error { return errOpt }
-	tests := []struct {
-		name string
-		opts []Option
-	}{
-		{"alone", []Option{bad}},
-		{"after others", []Option{WithToolVersion("v0.0.0-test"), bad}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := New(&lock.File{}, tt.opts...); !errors.Is(err, errOpt) {
-				t.Errorf("err = %v, want the option's error", err)
-			}
-		})
-	}
+	optiontest.Stops(t, func(opts ...Option) error {
+		_, err := New(&lock.File{}, append([]Option{WithToolVersion("v0.0.0-test")}, opts...)...)
+		return err
+	})
 }

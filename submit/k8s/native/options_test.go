@@ -1,26 +1,15 @@
 package native
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/prebake/prebake/internal/optiontest"
 )
 
-// TestOptionErrorStops checks that Build returns an option's error.
+// TestOptionErrorStops: an option's error stops Build.
 func TestOptionErrorStops(t *testing.T) {
-	errOpt := errors.New("test option refused")
-	bad := func(*options) error { return errOpt }
-	tests := []struct {
-		name string
-		opts []Option
-	}{
-		{"alone", []Option{bad}},
-		{"after others", []Option{WithRand(zeros{}), WithAppID("appId"), bad}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := Build(testInput(ResourceJava, nil), tt.opts...); !errors.Is(err, errOpt) {
-				t.Errorf("err = %v, want the option's error", err)
-			}
-		})
-	}
+	optiontest.Stops(t, func(opts ...Option) error {
+		_, err := Build(testInput(ResourceJava, nil), append([]Option{WithRand(zeros{}), WithAppID("appId")}, opts...)...)
+		return err
+	})
 }
