@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,8 +72,12 @@ func TestNativeSparkVersionFromBakedImageIT(t *testing.T) {
 		if p, err := e.c.Admin.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil {
 			driver = p
 		}
-		if l, err := e.c.Admin.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
-			pvcs = l.Items
+		// The submitter creates the driver's PVCs after its pod (as Spark
+		// does, owned by it), so they may come a moment after the pod.
+		for deadline := time.Now().Add(30 * time.Second); len(pvcs) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if l, err := e.c.Admin.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
+				pvcs = l.Items
+			}
 		}
 		e.k.RunToEnd(t, ns, pod, []string{"INFO SparkContext: Running Spark version 4.0.1"},
 			k8senv.PhaseWith(corev1.PodSucceeded, terminated(driverC, 0, "Completed")))
