@@ -83,21 +83,9 @@ type Report struct {
 	KeptByLocks int    `json:"keptByLocks"`
 }
 
-// The directories of the cache prune works in, relative to it (the
-// cache's layout: cachedir.Layout).
-const (
-	areaBlobs      = cachedir.DirBlobs
-	areaLayers     = cachedir.DirLayers
-	areaLayerBlobs = cachedir.DirLayerBlobs
-	areaRetrieve   = cachedir.DirRetrieve
-	areaRewrite    = cachedir.DirRewrite
-	areaIndex      = cachedir.DirIndex
-	areaStamps     = cachedir.DirStamps
-	areaLocks      = cachedir.DirLocks
-	areaTmp        = cachedir.DirTmp
-)
-
-var areaNames = []string{areaBlobs, areaLayers, areaLayerBlobs, areaRetrieve, areaRewrite, areaIndex, areaStamps, areaLocks, areaTmp}
+// areaNames are the directories of the cache prune works in, relative
+// to it (the cache's layout: cachedir.Layout).
+var areaNames = []string{cachedir.DirBlobs, cachedir.DirLayers, cachedir.DirLayerBlobs, cachedir.DirRetrieve, cachedir.DirRewrite, cachedir.DirIndex, cachedir.DirStamps, cachedir.DirLocks, cachedir.DirTmp}
 
 // target is one file or directory to remove: name in the directory area
 // was opened as.
@@ -297,7 +285,7 @@ func openNoFollow(top *os.Root, dir, rel string, warnf func(string, ...any)) (*o
 func scan(areas map[string]*area) ([]*entry, error) {
 	var out []*entry
 	// Jar blobs.
-	if a := areas[areaBlobs]; a != nil {
+	if a := areas[cachedir.DirBlobs]; a != nil {
 		blobs, err := a.readDir()
 		if err != nil {
 			return nil, err
@@ -310,7 +298,7 @@ func scan(areas map[string]*area) ([]*entry, error) {
 	}
 	// Layers: <key>.json names a blob; a blob no key names is an entry of
 	// its own (a bake that failed after writing it).
-	la, lb := areas[areaLayers], areas[areaLayerBlobs]
+	la, lb := areas[cachedir.DirLayers], areas[cachedir.DirLayerBlobs]
 	named := map[string]*entry{}
 	if la != nil {
 		keys, err := la.readDir()
@@ -364,7 +352,7 @@ func scan(areas map[string]*area) ([]*entry, error) {
 	}
 	// Retrieve directories and rewrite files: a symbolic link there is an
 	// entry of its own (removed itself).
-	for _, sub := range []string{areaRetrieve, areaRewrite} {
+	for _, sub := range []string{cachedir.DirRetrieve, cachedir.DirRewrite} {
 		a := areas[sub]
 		if a == nil {
 			continue
@@ -449,7 +437,7 @@ func pruneBookkeeping(areas map[string]*area, removed map[string]bool, now time.
 	}
 	// Index entries: "sha256 size url"; one whose blob is gone is dropped.
 	if len(removed) > 0 {
-		err := walkFiles(areas[areaIndex], func(a *area, p string, _ fs.FileInfo) error {
+		err := walkFiles(areas[cachedir.DirIndex], func(a *area, p string, _ fs.FileInfo) error {
 			if removed[indexSha(a.root, p)] {
 				rep.IndexFiles++
 				return remove([]target{{a, p}}, o.DryRun)
@@ -459,7 +447,7 @@ func pruneBookkeeping(areas map[string]*area, removed map[string]bool, now time.
 		if err != nil {
 			return err
 		}
-		if a := areas[areaStamps]; a != nil {
+		if a := areas[cachedir.DirStamps]; a != nil {
 			users, err := a.readDir()
 			if err != nil {
 				return err
@@ -480,7 +468,7 @@ func pruneBookkeeping(areas map[string]*area, removed map[string]bool, now time.
 		}
 	}
 	// Download locks and 404 records.
-	err := walkFiles(areas[areaLocks], func(a *area, p string, fi fs.FileInfo) error {
+	err := walkFiles(areas[cachedir.DirLocks], func(a *area, p string, fi fs.FileInfo) error {
 		if now.Sub(fi.ModTime()) <= age {
 			return nil
 		}
@@ -500,7 +488,7 @@ func pruneBookkeeping(areas map[string]*area, removed map[string]bool, now time.
 		return err
 	}
 	// Temp files of downloads that died.
-	return walkFiles(areas[areaTmp], func(a *area, p string, fi fs.FileInfo) error {
+	return walkFiles(areas[cachedir.DirTmp], func(a *area, p string, fi fs.FileInfo) error {
 		if now.Sub(fi.ModTime()) <= age {
 			return nil
 		}

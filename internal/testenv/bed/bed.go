@@ -59,9 +59,10 @@ type State struct {
 	StandaloneStarting bool `json:"standaloneStarting,omitempty"`
 }
 
-// Publish writes s to path atomically (a temporary file renamed), 0600.
-func Publish(path string, s *State) error {
-	b, err := json.MarshalIndent(s, "", "  ")
+// Publish writes v (a published state: the bed's, or the node's) to path
+// as JSON, atomically (a temporary file renamed), 0600.
+func Publish(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -89,6 +90,13 @@ var ErrNoBed = errors.New("no running test bed")
 
 // Read returns the state published at path whose serving process is alive.
 func Read(path string) (*State, error) {
+	return ReadState(path, func(s *State) int { return s.Pid })
+}
+
+// ReadState reads the state published at path (Publish) whose serving
+// process, pid of it, is alive: ErrNoBed when none is published or that
+// process is gone.
+func ReadState[T any](path string, pid func(*T) int) (*T, error) {
 	if path == "" {
 		return nil, ErrNoBed
 	}
@@ -99,12 +107,12 @@ func Read(path string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s State
+	var s T
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if !alive(s.Pid) {
-		return nil, fmt.Errorf("%s: its server (pid %d) is gone: %w", path, s.Pid, ErrNoBed)
+	if !alive(pid(&s)) {
+		return nil, fmt.Errorf("%s: its server (pid %d) is gone: %w", path, pid(&s), ErrNoBed)
 	}
 	return &s, nil
 }

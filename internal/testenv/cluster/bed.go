@@ -3,9 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -17,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/prebake/prebake/internal/testenv/bed"
 )
 
 // The test bed (issue 43): one real node per run, not per test binary.
@@ -62,41 +62,20 @@ func StatePath() string {
 // Publish writes c's state to path (0600: it holds the admin token) for
 // Start to attach to; the caller removes it before stopping c.
 func (c *Cluster) Publish(path string) error {
-	b, err := json.MarshalIndent(state{
+	return bed.Publish(path, state{
 		Pid: os.Getpid(), Dir: c.Dir, Kubeconfig: c.Kubeconfig, Server: c.Server,
 		CAFile: c.CAFile, CAKeyFile: c.path("ca.key"), Token: c.Token, Registry: c.Registry,
 		PauseImage: c.PauseImage, TestImage: c.TestImage,
 		Containerd: c.containerd, EtcdURL: c.etcdURL, KubeletURL: c.kubeletURL,
-	}, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".part"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
-
-// errNoBed: no node is published (or its server is gone).
-var errNoBed = errors.New("no running test bed")
 
 // Attach returns the node published in path, whose process must be alive
 // and whose API server ready. Its Stop stops nothing.
 func Attach(ctx context.Context, path string) (*Cluster, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, errNoBed
-	}
+	s, err := bed.ReadState(path, func(s *state) int { return s.Pid })
 	if err != nil {
 		return nil, err
-	}
-	var s state
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if s.Pid <= 0 || syscall.Kill(s.Pid, 0) != nil {
-		return nil, fmt.Errorf("%s: its server (pid %d) is gone: %w", path, s.Pid, errNoBed)
 	}
 	c := &Cluster{Dir: s.Dir, Kubeconfig: s.Kubeconfig, Server: s.Server, CAFile: s.CAFile, Token: s.Token,
 		Registry: s.Registry, PauseImage: s.PauseImage, TestImage: s.TestImage,

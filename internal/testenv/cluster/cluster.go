@@ -145,7 +145,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 				t.Logf("cluster: attached to the test bed %s (%s, registry %s, logs in %s)", p, c.Server, c.Registry, c.Dir)
 				return c, nil
 			}
-			if !errors.Is(err, errNoBed) {
+			if !errors.Is(err, bed.ErrNoBed) {
 				t.Logf("cluster: not attaching to %s: %v", p, err)
 			}
 		}

@@ -83,7 +83,8 @@ func Binary(t testing.TB, name string) string {
 	return testenv.Binary(t, name, env)
 }
 
-// The control-plane starts of this test binary, for TestMain's summary.
+// The control-plane starts of this test binary, for the summary stop
+// prints at its end.
 var (
 	startsMu    sync.Mutex
 	starts      int
@@ -93,13 +94,16 @@ var (
 func countStart(ready time.Duration) int {
 	startsMu.Lock()
 	defer startsMu.Unlock()
+	if starts == 0 {
+		testenv.AtExit(stop) // testenv.Main runs it
+	}
 	starts++
 	startsReady += ready
 	return starts
 }
 
-// shared is the test binary's one etcd + kube-apiserver (Shared);
-// TestMain stops it (StopShared).
+// shared is the test binary's one etcd + kube-apiserver (Shared),
+// stopped at the binary's end (stop).
 var shared testenv.Shared[*Cluster]
 
 // Shared returns the test binary's etcd + kube-apiserver, started on
@@ -130,10 +134,10 @@ func Shared(t testing.TB) *Cluster {
 	})
 }
 
-// StopShared stops the shared cluster, if one was started, and
-// reports this binary's starts (private ones included) on stderr, naming
-// pkg; call it from TestMain.
-func StopShared(pkg string) {
+// stop stops the shared cluster, if one was started, and reports this
+// binary's starts (private ones included) on stderr, naming the test
+// binary. The first start registers it with testenv.AtExit.
+func stop() {
 	shared.Close(func(c *Cluster) {
 		if c != nil {
 			c.Stop(func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
@@ -143,7 +147,8 @@ func StopShared(pkg string) {
 	startsMu.Lock()
 	defer startsMu.Unlock()
 	if starts > 0 {
-		fmt.Fprintf(os.Stderr, "%s: %d etcd + kube-apiserver start(s), %s to ready in all\n", pkg, starts, startsReady.Round(10*time.Millisecond))
+		fmt.Fprintf(os.Stderr, "%s: %d etcd + kube-apiserver start(s), %s to ready in all\n",
+			strings.TrimSuffix(filepath.Base(os.Args[0]), ".test"), starts, startsReady.Round(10*time.Millisecond))
 	}
 }
 
