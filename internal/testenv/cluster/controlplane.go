@@ -204,7 +204,7 @@ current-context: prebake
 	if cp.Client, err = kubernetes.NewForConfig(cp.Config); err != nil {
 		return cp, err
 	}
-	if err := waitFor(dir, cp.procs, "kube-apiserver /readyz", "kube-apiserver", 120*time.Second, func() bool {
+	if err := waitFor(cp.procs, "kube-apiserver /readyz", "kube-apiserver", 120*time.Second, func() bool {
 		body, err := cp.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err == nil && strings.TrimSpace(string(body)) == "ok"
 	}); err != nil {
@@ -230,7 +230,7 @@ func (cp *ControlPlane) Stop(logf func(format string, args ...any)) {
 	for i := len(cp.procs) - 1; i >= 0; i-- {
 		p := cp.procs[i]
 		if p.Exited() {
-			errs = append(errs, fmt.Errorf("%s had exited:\n%s", p.Name, tailLog(cp.Dir, p.Name, 10)))
+			errs = append(errs, fmt.Errorf("%s had exited:\n%s", p.Name, testenv.TailFile(p.Log, 10)))
 		}
 		p.Stop(0, 15*time.Second, nil)
 	}

@@ -47,24 +47,17 @@ func tailLog(dir, name string, n int) string {
 // waitFor polls ok every 200ms until it returns true, or fails after d
 // with the tail of the named server's log (or when that server exited).
 func (c *Cluster) waitFor(what, server string, d time.Duration, ok func() bool) error {
-	return waitFor(c.Dir, c.procs, what, server, d, ok)
+	return waitFor(c.procs, what, server, d, ok)
 }
 
-// waitFor is Cluster.waitFor for the servers procs, logging in dir.
-func waitFor(dir string, procs []*testenv.Process, what, server string, d time.Duration, ok func() bool) error {
+// waitFor is Cluster.waitFor for the servers procs.
+func waitFor(procs []*testenv.Process, what, server string, d time.Duration, ok func() bool) error {
 	for _, p := range procs {
 		if p.Name == server {
 			return p.WaitReady(what, d, 200*time.Millisecond, ok)
 		}
 	}
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not after %s:\n%s", what, d, tailLog(dir, server, 30))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return nil
+	return fmt.Errorf("waiting for %s: no server %s was started", what, server)
 }
 
 func randHex(n int) string {
